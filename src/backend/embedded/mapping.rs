@@ -1,0 +1,259 @@
+//! Elasticsearch-style mappings (`mappings.properties`) turned into a tantivy schema, and JSON
+//! documents turned into tantivy documents under that schema.
+
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use tantivy::schema::{Field, Schema, FAST, INDEXED, STORED, STRING, TEXT};
+use tantivy::{DateTime, TantivyDocument};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Text,
+    Keyword,
+    Long,
+    Double,
+    Boolean,
+    Date,
+    /// Stored as two double fields, `<name>.lon` and `<name>.lat`.
+    GeoPoint,
+}
+
+impl FieldType {
+    fn parse(name: &str) -> Option<FieldType> {
+        Some(match name {
+            "text" | "match_only_text" => FieldType::Text,
+            "keyword" | "constant_keyword" | "wildcard" => FieldType::Keyword,
+            "long" | "integer" | "short" | "byte" | "unsigned_long" => FieldType::Long,
+            "double" | "float" | "half_float" | "scaled_float" => FieldType::Double,
+            "boolean" => FieldType::Boolean,
+            "date" | "date_nanos" => FieldType::Date,
+            "geo_point" => FieldType::GeoPoint,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct MappedField {
+    /// Dotted path of the field in the document (`location`, `user.name`).
+    pub path: Vec<String>,
+    pub kind: FieldType,
+    pub field: Field,
+    /// The latitude field of a geo_point (`field` holds the longitude).
+    pub lat: Option<Field>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Mapping {
+    pub schema: Schema,
+    pub id: Field,
+    pub source: Field,
+    pub fields: Vec<MappedField>,
+    by_name: HashMap<String, usize>,
+}
+
+/// Field types the embedded engine does not map are reported, not silently dropped.
+#[derive(Debug)]
+pub struct UnsupportedType {
+    pub field: String,
+    pub kind: String,
+}
+
+impl Mapping {
+    pub fn from_index_body(body: &Value) -> Result<Mapping, UnsupportedType> {
+        let mut builder = Schema::builder();
+        let id = builder.add_text_field("_id", STRING | STORED);
+        let source = builder.add_bytes_field("_source", STORED);
+        let mut fields = Vec::new();
+        let props = body.pointer("/mappings/properties").and_then(Value::as_object);
+        if let Some(props) = props {
+            collect(props, &mut Vec::new(), &mut builder, &mut fields)?;
+        }
+        let by_name = fields.iter().enumerate().map(|(i, f): (usize, &MappedField)| (f.path.join("."), i)).collect();
+        Ok(Mapping { schema: builder.build(), id, source, fields, by_name })
+    }
+
+    pub fn field(&self, name: &str) -> Option<&MappedField> {
+        self.by_name.get(name).map(|i| &self.fields[*i])
+    }
+
+    /// Builds a document from one NDJSON line; errors name what ES would call a mapper failure.
+    pub fn document(&self, line: &str, id: &str) -> Result<TantivyDocument, String> {
+        let value: Value = serde_json::from_str(line).map_err(|e| format!("document is not valid JSON: {e}"))?;
+        let Value::Object(obj) = &value else { return Err("document is not a JSON object".into()) };
+        let mut doc = TantivyDocument::default();
+        doc.add_text(self.id, id);
+        doc.add_bytes(self.source, line.as_bytes());
+        for f in &self.fields {
+            let Some(v) = lookup(obj, &f.path) else { continue };
+            add_value(&mut doc, f, v).map_err(|m| format!("field `{}`: {m}", f.path.join(".")))?;
+        }
+        Ok(doc)
+    }
+}
+
+fn collect(
+    props: &Map<String, Value>,
+    prefix: &mut Vec<String>,
+    builder: &mut tantivy::schema::SchemaBuilder,
+    out: &mut Vec<MappedField>,
+) -> Result<(), UnsupportedType> {
+    for (name, def) in props {
+        prefix.push(name.clone());
+        let dotted = prefix.join(".");
+        if let Some(sub) = def.get("properties").and_then(Value::as_object) {
+            collect(sub, prefix, builder, out)?;
+        } else {
+            let kind_name = def.get("type").and_then(Value::as_str).unwrap_or("object");
+            let kind = FieldType::parse(kind_name)
+                .ok_or_else(|| UnsupportedType { field: dotted.clone(), kind: kind_name.to_string() })?;
+            let (field, lat) = match kind {
+                FieldType::Text => (builder.add_text_field(&dotted, TEXT), None),
+                FieldType::Keyword => (builder.add_text_field(&dotted, STRING), None),
+                FieldType::Long => (builder.add_i64_field(&dotted, INDEXED | FAST), None),
+                FieldType::Double => (builder.add_f64_field(&dotted, INDEXED | FAST), None),
+                FieldType::Boolean => (builder.add_bool_field(&dotted, INDEXED | FAST), None),
+                FieldType::Date => (builder.add_date_field(&dotted, INDEXED | FAST), None),
+                FieldType::GeoPoint => (
+                    builder.add_f64_field(&format!("{dotted}.lon"), INDEXED | FAST),
+                    Some(builder.add_f64_field(&format!("{dotted}.lat"), INDEXED | FAST)),
+                ),
+            };
+            out.push(MappedField { path: prefix.clone(), kind, field, lat });
+        }
+        prefix.pop();
+    }
+    Ok(())
+}
+
+fn lookup<'a>(obj: &'a Map<String, Value>, path: &[String]) -> Option<&'a Value> {
+    // Documents may spell a nested field either nested or with a dotted key.
+    if let Some(v) = obj.get(&path.join(".")) {
+        return Some(v);
+    }
+    let (first, rest) = path.split_first()?;
+    let v = obj.get(first)?;
+    if rest.is_empty() {
+        return Some(v);
+    }
+    lookup(v.as_object()?, rest)
+}
+
+fn add_value(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(), String> {
+    if f.kind == FieldType::GeoPoint {
+        let (lon, lat) = geo_point(v)?;
+        doc.add_f64(f.field, lon);
+        doc.add_f64(f.lat.expect("geo_point has a latitude field"), lat);
+        return Ok(());
+    }
+    match v {
+        Value::Null => Ok(()),
+        Value::Array(items) => items.iter().try_for_each(|item| add_value(doc, f, item)),
+        _ => add_scalar(doc, f, v),
+    }
+}
+
+fn add_scalar(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(), String> {
+    match f.kind {
+        FieldType::Text | FieldType::Keyword => match v {
+            Value::String(s) => doc.add_text(f.field, s),
+            Value::Number(n) => doc.add_text(f.field, n.to_string()),
+            Value::Bool(b) => doc.add_text(f.field, if *b { "true" } else { "false" }),
+            other => return Err(format!("expected a string, got {other}")),
+        },
+        FieldType::Long => doc.add_i64(f.field, as_i64(v)?),
+        FieldType::Double => doc.add_f64(f.field, as_f64(v)?),
+        FieldType::Boolean => match v {
+            Value::Bool(b) => doc.add_bool(f.field, *b),
+            Value::String(s) if s == "true" || s == "false" => doc.add_bool(f.field, s == "true"),
+            other => return Err(format!("expected a boolean, got {other}")),
+        },
+        FieldType::Date => doc.add_date(f.field, parse_date(v)?),
+        FieldType::GeoPoint => unreachable!("handled by add_value"),
+    }
+    Ok(())
+}
+
+pub fn as_i64(v: &Value) -> Result<i64, String> {
+    match v {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)).ok_or_else(|| format!("{n} is out of range")),
+        Value::String(s) => s.trim().parse().map_err(|_| format!("`{s}` is not a number")),
+        other => Err(format!("expected a number, got {other}")),
+    }
+}
+
+pub fn as_f64(v: &Value) -> Result<f64, String> {
+    match v {
+        Value::Number(n) => n.as_f64().ok_or_else(|| format!("{n} is out of range")),
+        Value::String(s) => s.trim().parse().map_err(|_| format!("`{s}` is not a number")),
+        other => Err(format!("expected a number, got {other}")),
+    }
+}
+
+/// Accepts what Elasticsearch accepts most often: epoch milliseconds, RFC 3339, or a date.
+pub fn parse_date(v: &Value) -> Result<DateTime, String> {
+    match v {
+        Value::Number(n) => n.as_i64().map(DateTime::from_timestamp_millis).ok_or_else(|| format!("{n} is not epoch milliseconds")),
+        Value::String(s) => {
+            if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(s) {
+                return Ok(DateTime::from_timestamp_micros(dt.timestamp_micros()));
+            }
+            if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+                let secs = d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp()).unwrap_or(0);
+                return Ok(DateTime::from_timestamp_secs(secs));
+            }
+            if let Ok(ms) = s.parse::<i64>() {
+                return Ok(DateTime::from_timestamp_millis(ms));
+            }
+            Err(format!("`{s}` is not a date (RFC 3339, yyyy-MM-dd or epoch milliseconds)"))
+        }
+        other => Err(format!("expected a date, got {other}")),
+    }
+}
+
+/// `[lon, lat]`, `{"lat": .., "lon": ..}` or `"lat,lon"`, as Elasticsearch reads a geo_point.
+fn geo_point(v: &Value) -> Result<(f64, f64), String> {
+    let (lon, lat) = match v {
+        Value::Array(a) if a.len() == 2 => (as_f64(&a[0])?, as_f64(&a[1])?),
+        Value::Object(o) => (
+            as_f64(o.get("lon").ok_or("geo_point object needs `lon`")?)?,
+            as_f64(o.get("lat").ok_or("geo_point object needs `lat`")?)?,
+        ),
+        Value::String(s) => {
+            let (lat, lon) = s.split_once(',').ok_or_else(|| format!("`{s}` is not \"lat,lon\""))?;
+            (as_f64(&Value::String(lon.trim().into()))?, as_f64(&Value::String(lat.trim().into()))?)
+        }
+        other => return Err(format!("{other} is not a geo_point")),
+    };
+    if !(-180.0..=180.0).contains(&lon) || !(-90.0..=90.0).contains(&lat) {
+        return Err(format!("geo_point [{lon}, {lat}] is out of range"));
+    }
+    Ok((lon, lat))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn maps_types_and_builds_documents() {
+        let body = json!({"mappings": {"properties": {
+            "name": {"type": "text"}, "cc": {"type": "keyword"}, "population": {"type": "long"},
+            "location": {"type": "geo_point"}, "when": {"type": "date"}, "user": {"properties": {"age": {"type": "integer"}}}
+        }}});
+        let m = Mapping::from_index_body(&body).unwrap();
+        assert_eq!(m.field("user.age").unwrap().kind, FieldType::Long);
+        assert_eq!(m.field("location").unwrap().kind, FieldType::GeoPoint);
+        m.document(r#"{"name":"Sankt Georgen","cc":"AT","population":"12","location":[14.4,48.2],"when":"2020-01-01","user":{"age":3}}"#, "1").unwrap();
+        let e = m.document(r#"{"population":"many"}"#, "2").unwrap_err();
+        assert!(e.contains("population"), "{e}");
+        assert!(m.document(r#"{"location":[200, 0]}"#, "3").is_err());
+    }
+
+    #[test]
+    fn unsupported_types_are_reported() {
+        let e = Mapping::from_index_body(&json!({"mappings": {"properties": {"v": {"type": "dense_vector"}}}})).unwrap_err();
+        assert_eq!(e.field, "v");
+    }
+}

@@ -1,0 +1,191 @@
+//! The subset of the Elasticsearch query DSL the embedded engine understands, compiled once
+//! per task into a tantivy query: match_all, match, match_phrase, term, terms, range, bool.
+
+use super::mapping::{as_f64, as_i64, parse_date, FieldType, MappedField, Mapping};
+use serde_json::{Map, Value};
+use std::ops::Bound;
+use tantivy::query::{AllQuery, BooleanQuery, EmptyQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, Term};
+
+pub struct QueryCompiler<'a> {
+    pub mapping: &'a Mapping,
+    pub index: &'a Index,
+}
+
+fn single_entry<'v>(v: &'v Value, what: &str) -> Result<(&'v String, &'v Value), String> {
+    let obj = v.as_object().ok_or_else(|| format!("`{what}` expects an object"))?;
+    let mut it = obj.iter();
+    match (it.next(), it.next()) {
+        (Some(e), None) => Ok(e),
+        _ => Err(format!("`{what}` expects exactly one field")),
+    }
+}
+
+impl QueryCompiler<'_> {
+    pub fn compile(&self, q: &Value) -> Result<Box<dyn Query>, String> {
+        let (kind, body) = single_entry(q, "query")?;
+        match kind.as_str() {
+            "match_all" => Ok(Box::new(AllQuery)),
+            "match_none" => Ok(Box::new(EmptyQuery)),
+            "match" => self.match_query(body, false),
+            "match_phrase" => self.match_query(body, true),
+            "term" => {
+                let (field, v) = single_entry(body, "term")?;
+                let v = v.get("value").unwrap_or(v);
+                self.term_query(self.field(field)?, v)
+            }
+            "terms" => {
+                let (field, vs) = single_entry(body, "terms")?;
+                let f = self.field(field)?;
+                let items = vs.as_array().ok_or("`terms` expects a list of values")?;
+                let subs = items.iter().map(|v| Ok((Occur::Should, self.term_query(f, v)?))).collect::<Result<Vec<_>, String>>()?;
+                Ok(Box::new(BooleanQuery::new(subs)))
+            }
+            "range" => {
+                let (field, bounds) = single_entry(body, "range")?;
+                self.range_query(self.field(field)?, bounds.as_object().ok_or("`range` expects bounds such as {\"gte\": 1}")?)
+            }
+            "bool" => self.bool_query(body.as_object().ok_or("`bool` expects an object")?),
+            other => Err(format!(
+                "query type `{other}` is not supported by the embedded backend (supported: match_all, match_none, match, match_phrase, term, terms, range, bool)"
+            )),
+        }
+    }
+
+    fn field(&self, name: &str) -> Result<&MappedField, String> {
+        self.mapping.field(name).ok_or_else(|| {
+            let hint = crate::track::did_you_mean(name, self.mapping.fields.iter().map(|f| f.path.last().map(String::as_str).unwrap_or("")));
+            format!("field `{name}` is not in the index mapping{hint}")
+        })
+    }
+
+    fn analyzer(&self, f: &MappedField) -> Result<TextAnalyzer, String> {
+        self.index.tokenizer_for_field(f.field).map_err(|e| e.to_string())
+    }
+
+    fn tokens(&self, f: &MappedField, text: &str) -> Result<Vec<Term>, String> {
+        if f.kind == FieldType::Keyword {
+            return Ok(vec![Term::from_field_text(f.field, text)]);
+        }
+        let mut analyzer = self.analyzer(f)?;
+        let mut stream = analyzer.token_stream(text);
+        let mut terms = Vec::new();
+        while stream.advance() {
+            terms.push(Term::from_field_text(f.field, &stream.token().text));
+        }
+        Ok(terms)
+    }
+
+    fn match_query(&self, body: &Value, phrase: bool) -> Result<Box<dyn Query>, String> {
+        let (field, spec) = single_entry(body, if phrase { "match_phrase" } else { "match" })?;
+        let f = self.field(field)?;
+        let (text, operator, slop) = match spec {
+            Value::Object(o) => (
+                o.get("query").ok_or("needs a `query`")?.clone(),
+                o.get("operator").and_then(Value::as_str).unwrap_or("or").to_ascii_lowercase(),
+                o.get("slop").and_then(Value::as_u64).unwrap_or(0) as u32,
+            ),
+            other => (other.clone(), "or".to_string(), 0),
+        };
+        if !matches!(f.kind, FieldType::Text | FieldType::Keyword) {
+            return self.term_query(f, &text);
+        }
+        let text = match &text {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let terms = self.tokens(f, &text)?;
+        let option = if f.kind == FieldType::Text { IndexRecordOption::WithFreqs } else { IndexRecordOption::Basic };
+        match terms.len() {
+            0 => Ok(Box::new(EmptyQuery)),
+            1 => Ok(Box::new(TermQuery::new(terms.into_iter().next().expect("one term"), option))),
+            _ if phrase => {
+                let positioned = terms.into_iter().enumerate().collect();
+                Ok(Box::new(PhraseQuery::new_with_offset_and_slop(positioned, slop)))
+            }
+            _ => {
+                let occur = if operator == "and" { Occur::Must } else { Occur::Should };
+                let subs = terms.into_iter().map(|t| (occur, Box::new(TermQuery::new(t, option)) as Box<dyn Query>)).collect();
+                Ok(Box::new(BooleanQuery::new(subs)))
+            }
+        }
+    }
+
+    fn term(&self, f: &MappedField, v: &Value) -> Result<Term, String> {
+        Ok(match f.kind {
+            FieldType::Text | FieldType::Keyword => match v {
+                Value::String(s) => Term::from_field_text(f.field, s),
+                other => Term::from_field_text(f.field, &other.to_string()),
+            },
+            FieldType::Long => Term::from_field_i64(f.field, as_i64(v)?),
+            FieldType::Double | FieldType::GeoPoint => Term::from_field_f64(f.field, as_f64(v)?),
+            FieldType::Boolean => Term::from_field_bool(f.field, v.as_bool().ok_or("expected a boolean")?),
+            FieldType::Date => Term::from_field_date_for_search(f.field, parse_date(v)?),
+        })
+    }
+
+    fn term_query(&self, f: &MappedField, v: &Value) -> Result<Box<dyn Query>, String> {
+        Ok(Box::new(TermQuery::new(self.term(f, v)?, IndexRecordOption::Basic)))
+    }
+
+    fn range_query(&self, f: &MappedField, bounds: &Map<String, Value>) -> Result<Box<dyn Query>, String> {
+        let mut lower = Bound::Unbounded;
+        let mut upper = Bound::Unbounded;
+        for (k, v) in bounds {
+            match k.as_str() {
+                "gte" => lower = Bound::Included(self.term(f, v)?),
+                "gt" => lower = Bound::Excluded(self.term(f, v)?),
+                "lte" => upper = Bound::Included(self.term(f, v)?),
+                "lt" => upper = Bound::Excluded(self.term(f, v)?),
+                "format" | "boost" | "time_zone" => {}
+                other => return Err(format!("range bound `{other}` is not one of gte, gt, lte, lt")),
+            }
+        }
+        if matches!((&lower, &upper), (Bound::Unbounded, Bound::Unbounded)) {
+            return Err("`range` needs at least one of gte, gt, lte, lt".into());
+        }
+        Ok(Box::new(RangeQuery::new(lower, upper)))
+    }
+
+    fn bool_query(&self, body: &Map<String, Value>) -> Result<Box<dyn Query>, String> {
+        let mut subs: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut shoulds = 0usize;
+        for (clause, v) in body {
+            let occur = match clause.as_str() {
+                "must" | "filter" => Occur::Must,
+                "should" => Occur::Should,
+                "must_not" => Occur::MustNot,
+                "minimum_should_match" | "boost" => continue,
+                other => return Err(format!("bool clause `{other}` is not one of must, filter, should, must_not")),
+            };
+            let items: Vec<&Value> = match v {
+                Value::Array(a) => a.iter().collect(),
+                one => vec![one],
+            };
+            for item in items {
+                if occur == Occur::Should {
+                    shoulds += 1;
+                }
+                subs.push((occur, self.compile(item)?));
+            }
+        }
+        if let Some(msm) = body.get("minimum_should_match").and_then(Value::as_u64) {
+            if msm as usize > 1 || (msm == 1 && subs.iter().any(|(o, _)| *o != Occur::Should)) {
+                let (should, rest): (Vec<_>, Vec<_>) = subs.into_iter().partition(|(o, _)| *o == Occur::Should);
+                let should_q = BooleanQuery::with_minimum_required_clauses(should, (msm as usize).min(shoulds));
+                let mut all = rest;
+                all.push((Occur::Must, Box::new(should_q)));
+                return Ok(Box::new(BooleanQuery::new(all)));
+            }
+        }
+        if subs.is_empty() {
+            return Ok(Box::new(AllQuery));
+        }
+        if subs.iter().all(|(o, _)| *o == Occur::MustNot) {
+            subs.push((Occur::Must, Box::new(AllQuery)));
+        }
+        Ok(Box::new(BooleanQuery::new(subs)))
+    }
+}

@@ -1,0 +1,116 @@
+//! Command-line arguments, mirrored one to one from the flags.
+
+use crate::backend::BackendKind;
+use crate::driver::OnError;
+use crate::report::ReportFormat;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(name = "runner", version, about = "A declarative YAML benchmark runner in the style of Elasticsearch Rally")]
+pub struct Cli {
+    /// Where races are stored (default: $RUNNER_HOME, else ~/.runner).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a benchmark: track → plan → driver → backend → stored race and report.
+    Race(RaceArgs),
+    /// Print the task graph a race would run, without running it.
+    Plan(PlanArgs),
+    /// List built-in tracks or stored races.
+    List {
+        #[arg(value_enum)]
+        what: ListWhat,
+    },
+    /// Print the report of a stored race.
+    Show {
+        /// Race id, unique id prefix, `latest` or `latest~N`.
+        race: String,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
+    /// Load and check a track (name of a built-in track, or a path), then print what it holds.
+    Validate {
+        /// Built-in track name, track directory or track file.
+        track: String,
+        #[arg(long, value_name = "PARAMS")]
+        track_params: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ListWhat {
+    Tracks,
+    Races,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct TrackArgs {
+    /// A built-in track (see `runner list tracks`).
+    #[arg(long, conflicts_with = "track_path", value_name = "NAME")]
+    pub track: Option<String>,
+    /// A track directory (holding track.yaml) or a track file.
+    #[arg(long, value_name = "PATH")]
+    pub track_path: Option<PathBuf>,
+    /// Challenge to run (default: the track's default challenge).
+    #[arg(long)]
+    pub challenge: Option<String>,
+    /// Track parameters: `k=v,k2=[1,2]`, or a .yaml/.json file.
+    #[arg(long, value_name = "PARAMS")]
+    pub track_params: Option<String>,
+    /// Shrink the race to seconds: first 1,000 documents, few iterations, short periods.
+    #[arg(long)]
+    pub test_mode: bool,
+    /// Run only these tasks (task names, operation names or types), comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "TASKS")]
+    pub include_tasks: Option<Vec<String>>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub report_format: ReportFormat,
+    /// Also write the report to this file.
+    #[arg(long, value_name = "FILE")]
+    pub report_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RaceArgs {
+    #[command(flatten)]
+    pub track: TrackArgs,
+    #[arg(long, value_enum, default_value = "embedded")]
+    pub backend: BackendKind,
+    /// Hosts of a network backend, comma-separated (unused by the embedded backend).
+    #[arg(long, value_delimiter = ',', value_name = "HOSTS")]
+    pub target_hosts: Vec<String>,
+    #[arg(long, value_enum, default_value = "continue")]
+    pub on_error: OnError,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Tags stored with the race, `key:value`; repeatable.
+    #[arg(long = "user-tag", value_name = "KEY:VALUE")]
+    pub user_tags: Vec<String>,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub track: TrackArgs,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: PlanFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum PlanFormat {
+    Text,
+    Json,
+}

@@ -1,0 +1,182 @@
+//! The command line: parses arguments and dispatches; the work lives in the library.
+
+mod args;
+
+pub use args::*;
+
+use crate::race::{self, RaceError, RaceOptions};
+use crate::report;
+use crate::results::{RaceStore, StoreError};
+use crate::track::{self, TrackError};
+use clap::Parser;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Exit code for bad input (track, parameters, race ids).
+pub const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code for a race stopped by Ctrl-C.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Track(#[from] TrackError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Race(#[from] RaceError),
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl CliError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Track(_) | CliError::Store(_) | CliError::Usage(_) => EXIT_BAD_INPUT,
+            CliError::Race(e) => e.exit_code(),
+        }
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn home(cli: &Cli) -> PathBuf {
+    cli.results_dir.clone().unwrap_or_else(RaceStore::default_home)
+}
+
+/// Runs one command; returns the process exit code.
+pub fn run(cli: Cli) -> Result<u8, CliError> {
+    let home = home(&cli);
+    match cli.command {
+        Command::Race(args) => race_command(args, &home),
+        Command::Plan(args) => {
+            let (track, _) = load_track(&args.track)?;
+            let plan = race::plan_for(&track, &args.track)?;
+            match args.format {
+                PlanFormat::Text => print!("{}", crate::plan::render_text(&plan)),
+                PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&plan).unwrap_or_default()),
+            }
+            Ok(0)
+        }
+        Command::List { what: ListWhat::Tracks } => {
+            for name in track::builtin_track_names() {
+                let desc = track::load(&track::builtin_track(&name)?, &Default::default()).map(|t| t.description).unwrap_or_else(|e| format!("(does not load: {e})"));
+                println!("{name:<16} {desc}");
+            }
+            Ok(0)
+        }
+        Command::List { what: ListWhat::Races } => {
+            let store = RaceStore::new(&home);
+            println!("{:<26} {:<12} {:<14} {:<24} {:<10} {:<11}", "race", "track", "challenge", "started", "backend", "status");
+            for id in store.ids() {
+                match store.load(&id) {
+                    Ok((r, _)) => println!("{:<26} {:<12} {:<14} {:<24} {:<10} {:<11}", id, r.track, r.challenge, r.started_at, r.backend.kind, format!("{:?}", race::effective_status(&r)).to_lowercase()),
+                    Err(e) => println!("{id:<26} (unreadable: {e})"),
+                }
+            }
+            Ok(0)
+        }
+        Command::Show { race, report } => {
+            let store = RaceStore::new(&home);
+            let id = store.resolve(&race)?;
+            let (mut record, histograms) = store.load(&id)?;
+            record.status = race::effective_status(&record);
+            emit_report(report::render(report.report_format, &record, &histograms), report.report_file.as_deref())?;
+            Ok(0)
+        }
+        Command::Validate { track: name, track_params } => {
+            let path = track_location(Some(&name), None)?;
+            let params = track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
+            let t = track::load(&path, &track::LoadOptions { params, test_mode: false })?;
+            for c in &t.challenges {
+                crate::plan::build(&t, c, &Default::default())?;
+            }
+            println!(
+                "{}: ok: track `{}` with {} challenge(s) ({}), {} operation(s), {} corpus(es), {} index(es)",
+                track::track_file(&path).display(),
+                t.name,
+                t.challenges.len(),
+                t.challenges.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "),
+                t.operations.len(),
+                t.corpora.len(),
+                t.indices.len()
+            );
+            Ok(0)
+        }
+    }
+}
+
+/// A built-in name, or a path to a directory or file.
+fn track_location(name: Option<&str>, path: Option<&Path>) -> Result<PathBuf, CliError> {
+    match (name, path) {
+        (_, Some(p)) => Ok(p.to_path_buf()),
+        (Some(n), None) if Path::new(n).exists() && (n.contains('/') || n.ends_with(".yaml") || n.ends_with(".yml")) => Ok(PathBuf::from(n)),
+        (Some(n), None) => Ok(track::builtin_track(n)?),
+        (None, None) => Err(CliError::Usage("name a track with --track NAME or --track-path DIR (see `runner list tracks`)".into())),
+    }
+}
+
+fn load_track(args: &TrackArgs) -> Result<(track::Track, PathBuf), CliError> {
+    let path = track_location(args.track.as_deref(), args.track_path.as_deref())?;
+    let params = args.track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
+    let t = track::load(&path, &track::LoadOptions { params, test_mode: args.test_mode })?;
+    Ok((t, path))
+}
+
+fn emit_report(text: String, file: Option<&Path>) -> Result<(), CliError> {
+    print!("{text}");
+    if let Some(f) = file {
+        crate::results::write_report(f, &text).map_err(CliError::Store)?;
+    }
+    Ok(())
+}
+
+fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
+    let (track, path) = load_track(&args.track)?;
+    let mut user_tags = std::collections::BTreeMap::new();
+    for tag in &args.user_tags {
+        let (k, v) = tag.split_once(':').ok_or_else(|| CliError::Usage(format!("--user-tag `{tag}` is not key:value")))?;
+        user_tags.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    let opts = RaceOptions {
+        track_args: args.track.clone(),
+        track_path: path,
+        backend: args.backend,
+        target_hosts: args.target_hosts.clone(),
+        on_error: args.on_error,
+        progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        quiet: args.quiet,
+        home: home.to_path_buf(),
+        user_tags,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Usage(format!("cannot start the async runtime: {e}")))?;
+    let cancel = CancellationToken::new();
+    let outcome = runtime.block_on(async {
+        let on_signal = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ninterrupted: stopping clients and saving what was measured ...");
+                on_signal.cancel();
+            }
+        });
+        race::run(Arc::new(track), opts, cancel.clone()).await
+    })?;
+    let (record, histograms) = &outcome.stored;
+    emit_report(report::render(args.report.report_format, record, histograms), args.report.report_file.as_deref())?;
+    eprintln!("race {} stored in {}", record.race_id, outcome.dir.display());
+    Ok(outcome.exit_code())
+}

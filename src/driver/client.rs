@@ -1,0 +1,119 @@
+//! The one client loop, parameterised by schedule × budget × payload source. Everything it
+//! touches per operation is owned by the client: no allocation, no lock, no formatting.
+
+use super::schedule::{wait_until, Schedule};
+use super::work::{Budget, CorpusFeed, KeyGen};
+use crate::backend::{BackendClient, Outcome, Payload};
+use crate::metrics::Recorder;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// What a leaf executes per call.
+pub enum Exec<P> {
+    /// Runs in the driver itself; `sleep 0` measures the driver's own overhead.
+    Sleep(Duration),
+    Backend(P),
+}
+
+pub enum Source {
+    None,
+    Corpus(Arc<CorpusFeed>),
+    Keys(KeyGen),
+}
+
+/// State shared by the clients of one leaf; touched per operation only through atomics.
+pub struct Shared {
+    pub cancel: CancellationToken,
+    /// Set when `--on-error abort` stops the race: the first error's message.
+    pub abort: Arc<Mutex<Option<String>>>,
+    pub abort_on_error: bool,
+    pub race_cancel: CancellationToken,
+    pub progress: AtomicU64,
+    pub task_label: String,
+}
+
+impl Shared {
+    #[cold]
+    fn abort_with(&self, message: &str) {
+        let mut slot = self.abort.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(format!("{}: {message}", self.task_label));
+        }
+        self.race_cancel.cancel();
+    }
+}
+
+pub struct ClientRun<C: BackendClient> {
+    pub client: C,
+    pub exec: Arc<Exec<C::Prepared>>,
+    pub schedule: Schedule,
+    pub budget: Budget,
+    pub source: Source,
+    pub recorder: Recorder,
+}
+
+impl<C: BackendClient> ClientRun<C> {
+    pub async fn run(mut self, shared: Arc<Shared>) -> Recorder {
+        let corpus_budget = matches!(self.budget, Budget::Corpus);
+        loop {
+            if shared.cancel.is_cancelled() {
+                break;
+            }
+            let Some(mut warmup) = self.budget.next(Instant::now()) else { break };
+            let batch = match &self.source {
+                Source::Corpus(feed) => match feed.next().await {
+                    Some(b) => {
+                        if corpus_budget {
+                            warmup = feed.warmup.is_warmup(&b);
+                        }
+                        Some(b)
+                    }
+                    None => break,
+                },
+                _ => None,
+            };
+            let payload = match (&mut self.source, &batch) {
+                (Source::Keys(keys), _) => keys.draw(),
+                (_, Some(b)) => Payload::Documents { body: &b.body, count: b.docs },
+                _ => Payload::None,
+            };
+            let intended = self.schedule.next();
+            if let Some(at) = intended {
+                if !wait_until(at, &shared.cancel).await {
+                    break;
+                }
+            }
+            let start = Instant::now();
+            let result = match &*self.exec {
+                Exec::Sleep(d) => {
+                    if !d.is_zero() {
+                        tokio::time::sleep(*d).await;
+                    }
+                    Ok(Outcome { units: 1, ..Outcome::default() })
+                }
+                Exec::Backend(op) => self.client.execute(op, &payload).await,
+            };
+            let end = Instant::now();
+            if warmup {
+                self.recorder.record_warmup(&result);
+            } else {
+                self.recorder.record(intended.unwrap_or(start), start, end, &result);
+            }
+            if shared.abort_on_error {
+                match &result {
+                    Err(e) => shared.abort_with(&e.message),
+                    Ok(o) if o.failed_items > 0 => shared.abort_with(&format!("{} items of a bulk request failed", o.failed_items)),
+                    Ok(_) => {}
+                }
+            }
+            shared.progress.fetch_add(1, Ordering::Relaxed);
+            drop(payload);
+            if let (Source::Corpus(feed), Some(b)) = (&self.source, batch) {
+                feed.give_back(b.body);
+            }
+        }
+        self.recorder
+    }
+}

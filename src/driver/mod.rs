@@ -1,0 +1,277 @@
+//! The driver: runs a plan's steps in order against a backend, N clients per leaf on tokio,
+//! and hands every finished trial to the caller (which stores it at once).
+
+mod client;
+mod progress;
+mod schedule;
+mod work;
+
+pub use schedule::{wait_until, Schedule};
+
+use crate::backend::Backend;
+use crate::metrics::{Recorder, TrialMetrics};
+use crate::ops::OpSpec;
+use crate::plan::{sweep_label, Leaf, Plan, Step, Work};
+use client::{ClientRun, Exec, Shared, Source};
+use progress::Progress;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use work::{share, Budget, CorpusFeed, CorpusWarmup, FeedLimits, KeyGen};
+
+/// What to do when an operation fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnError {
+    /// Count the error and go on; the error rate is reported.
+    Continue,
+    /// Stop the race at the first error, keeping what was measured.
+    Abort,
+}
+
+#[derive(Debug, Clone)]
+pub struct DriverOptions {
+    pub on_error: OnError,
+    pub progress: bool,
+}
+
+/// One finished (or cut short) trial of a leaf.
+pub struct TrialRun {
+    pub slot: usize,
+    pub trial: u64,
+    pub started_at: chrono::DateTime<chrono::Utc>,
+    pub wall: Duration,
+    pub metrics: TrialMetrics,
+    /// Why the trial could not run or stopped early (a corpus error, a failed prepare).
+    pub failure: Option<String>,
+    pub interrupted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stop {
+    Completed,
+    /// Ctrl-C: what was measured is kept.
+    Interrupted,
+    /// `--on-error abort`, or a failing reset: the reason.
+    Aborted(String),
+}
+
+pub struct Driver<B: Backend> {
+    backend: Arc<B>,
+    opts: DriverOptions,
+    /// Cancelled by Ctrl-C or by an abort.
+    cancel: CancellationToken,
+    abort: Arc<Mutex<Option<String>>>,
+}
+
+impl<B: Backend> Driver<B> {
+    pub fn new(backend: Arc<B>, opts: DriverOptions, cancel: CancellationToken) -> Self {
+        Driver { backend, opts, cancel, abort: Arc::new(Mutex::new(None)) }
+    }
+
+    fn stop_reason(&self) -> Option<Stop> {
+        if let Some(reason) = self.abort.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            return Some(Stop::Aborted(reason));
+        }
+        self.cancel.is_cancelled().then_some(Stop::Interrupted)
+    }
+
+    /// Runs every step; `on_trial` is called as each trial ends, in order.
+    pub async fn run(&self, plan: &Plan, on_trial: &mut (dyn FnMut(TrialRun) + Send)) -> Stop {
+        for step in &plan.steps {
+            if let Some(stop) = self.stop_reason() {
+                return stop;
+            }
+            match step {
+                Step::Reset { before, operations } => {
+                    for leaf in operations {
+                        let run = self.run_leaves(plan, std::slice::from_ref(leaf), false).await.remove(0);
+                        if let Some(stop) = self.stop_reason() {
+                            return stop;
+                        }
+                        let failed = run.failure.clone().or_else(|| {
+                            (run.metrics.error_count() > 0).then(|| first_error(&run.metrics))
+                        });
+                        if let Some(why) = failed {
+                            return Stop::Aborted(format!("reset before {before} failed: {} ({})", leaf.operation.name, why));
+                        }
+                    }
+                }
+                Step::Run { leaves } => {
+                    let runs = self.run_leaves(plan, leaves, self.opts.progress).await;
+                    for run in runs {
+                        if run.failure.is_some() && self.opts.on_error == OnError::Abort {
+                            let mut slot = self.abort.lock().unwrap_or_else(|p| p.into_inner());
+                            slot.get_or_insert_with(|| run.failure.clone().unwrap_or_default());
+                            self.cancel.cancel();
+                        }
+                        on_trial(run);
+                    }
+                }
+            }
+        }
+        self.stop_reason().unwrap_or(Stop::Completed)
+    }
+
+    async fn run_leaves(&self, plan: &Plan, leaves: &[Leaf], show_progress: bool) -> Vec<TrialRun> {
+        let futures: Vec<_> = leaves.iter().map(|leaf| self.run_leaf(plan, leaf, show_progress)).collect();
+        let mut out = Vec::new();
+        // Parallel leaves run concurrently; each spawns its own clients.
+        let handles = futures::future::join_all(futures).await;
+        out.extend(handles);
+        out
+    }
+
+    async fn run_leaf(&self, plan: &Plan, leaf: &Leaf, show_progress: bool) -> TrialRun {
+        let started_at = chrono::Utc::now();
+        let wall_start = Instant::now();
+        let label = match leaf.result {
+            Some(slot) => {
+                let s = &plan.results[slot];
+                format!("{} [{}] trial {}/{}", leaf.task, sweep_label(&s.sweep), leaf.trial + 1, s.trials)
+            }
+            None => format!("{} ({})", leaf.operation.name, leaf.task),
+        };
+        let empty = |failure: String| TrialRun {
+            slot: leaf.result.unwrap_or(0),
+            trial: leaf.trial,
+            started_at,
+            wall: wall_start.elapsed(),
+            metrics: TrialMetrics::merge(Vec::new()),
+            failure: Some(failure),
+            interrupted: false,
+        };
+        let exec = match &leaf.spec {
+            OpSpec::Sleep(d) => Exec::Sleep(*d),
+            spec => match self.backend.prepare(spec) {
+                Ok(p) => Exec::Backend(p),
+                Err(e) => return empty(format!("{label}: {}", e.message)),
+            },
+        };
+        let exec = Arc::new(exec);
+        let leaf_cancel = self.cancel.child_token();
+        let feed = match &leaf.spec {
+            OpSpec::Bulk(bulk) => match self.start_feed(leaf, bulk, leaf_cancel.clone()).await {
+                Ok(feed) => Some(Arc::new(feed)),
+                Err(e) => return empty(format!("{label}: {e}")),
+            },
+            _ => None,
+        };
+        let mut clients = Vec::new();
+        for _ in 0..leaf.clients {
+            match self.backend.connect().await {
+                Ok(c) => clients.push(c),
+                Err(e) => return empty(format!("{label}: cannot connect: {}", e.message)),
+            }
+        }
+        let shared = Arc::new(Shared {
+            cancel: leaf_cancel.clone(),
+            abort: self.abort.clone(),
+            abort_on_error: self.opts.on_error == OnError::Abort,
+            race_cancel: self.cancel.clone(),
+            progress: AtomicU64::new(0),
+            task_label: label.clone(),
+        });
+        let total_ops = match leaf.work {
+            Work::Iterations { warmup, measured } => Some(warmup + measured),
+            _ => None,
+        };
+        let progress = Progress::start(show_progress, &label, total_ops, shared.clone());
+        let origin = Instant::now();
+        let expected_secs = match leaf.work {
+            Work::Time { warmup, measured } => (warmup + measured).as_secs() as usize + 1,
+            _ => 16,
+        };
+        // Each client's share of the target rate: its schedule slot.
+        let slot = match leaf.target_throughput {
+            Some(t) if leaf.schedule != crate::track::ScheduleKind::Unthrottled => t.interval() * leaf.clients as u32,
+            _ => Duration::ZERO,
+        };
+        let mut handles = Vec::new();
+        for (i, client) in clients.into_iter().enumerate() {
+            let i = i as u64;
+            let budget = match leaf.work {
+                Work::Iterations { warmup, measured } => Budget::Iterations { warmup: share(warmup, leaf.clients, i), measured: share(measured, leaf.clients, i), done: 0 },
+                Work::Time { warmup, measured } => Budget::Time { warmup_end: origin + warmup, end: origin + warmup + measured },
+                Work::Corpus { .. } => Budget::Corpus,
+            };
+            let source = match (&leaf.spec, &feed) {
+                (_, Some(feed)) => Source::Corpus(feed.clone()),
+                (OpSpec::Kv(kv), _) => Source::Keys(KeyGen::new(kv, i)),
+                _ => Source::None,
+            };
+            let run = ClientRun {
+                client,
+                exec: exec.clone(),
+                schedule: Schedule::new(leaf.schedule, leaf.target_throughput, origin, i, leaf.clients, 0x5EED ^ leaf.trial),
+                budget,
+                source,
+                recorder: Recorder::new(origin, expected_secs, slot),
+            };
+            handles.push(tokio::spawn(run.run(shared.clone())));
+        }
+        let mut recorders = Vec::new();
+        let mut failure = None;
+        for h in handles {
+            match h.await {
+                Ok(r) => recorders.push(r),
+                Err(e) => failure = Some(format!("{label}: a client crashed: {e}")),
+            }
+        }
+        progress.finish();
+        if let Some(e) = feed.as_ref().and_then(|f| f.take_error()) {
+            failure = Some(format!("{label}: {e}"));
+        }
+        let interrupted = self.cancel.is_cancelled() && self.abort.lock().unwrap_or_else(|p| p.into_inner()).is_none();
+        TrialRun {
+            slot: leaf.result.unwrap_or(0),
+            trial: leaf.trial,
+            started_at,
+            wall: wall_start.elapsed(),
+            metrics: TrialMetrics::merge(recorders),
+            failure,
+            interrupted,
+        }
+    }
+
+    async fn start_feed(&self, leaf: &Leaf, bulk: &crate::ops::BulkSpec, cancel: CancellationToken) -> Result<CorpusFeed, String> {
+        let limits = FeedLimits {
+            bulk_size: bulk.bulk_size.0,
+            flush_bytes: bulk.flush_bytes.map(|b| b.0),
+            max_requests: match leaf.work {
+                Work::Iterations { warmup, measured } => Some(warmup + measured),
+                _ => None,
+            },
+            document_limit: leaf.document_limit,
+        };
+        let warmup_docs = match leaf.work {
+            Work::Corpus { warmup_fraction } if warmup_fraction > 0.0 => {
+                let declared: Option<u64> = bulk.files.iter().map(|f| f.document_count).sum();
+                let total = match declared {
+                    Some(n) => n,
+                    None => {
+                        let files = bulk.files.clone();
+                        let limit = leaf.document_limit;
+                        tokio::task::spawn_blocking(move || crate::track::count_documents(&files, limit))
+                            .await
+                            .map_err(|e| e.to_string())?
+                            .map_err(|e| e.to_string())?
+                    }
+                };
+                let total = leaf.document_limit.map_or(total, |l| total.min(l));
+                match bulk.flush_bytes {
+                    None => CorpusWarmup::Requests((warmup_fraction * total.div_ceil(bulk.bulk_size.0) as f64).floor() as u64),
+                    Some(_) => CorpusWarmup::Documents((warmup_fraction * total as f64).floor() as u64),
+                }
+            }
+            _ => CorpusWarmup::Requests(0),
+        };
+        CorpusFeed::start(bulk.files.clone(), limits, leaf.clients, warmup_docs, cancel).map_err(|e| e.to_string())
+    }
+}
+
+fn first_error(m: &TrialMetrics) -> String {
+    m.first_error.iter().flatten().next().cloned().unwrap_or_else(|| "an operation failed".into())
+}
+

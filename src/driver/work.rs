@@ -1,0 +1,207 @@
+//! What each client does next: how much work is left (iterations, time, corpus) and the
+//! payload of the next operation (a batch of documents, a set of keys). Buffers are reused.
+
+use crate::backend::Payload;
+use crate::ops::KvSpec;
+use crate::track::{CorpusError, CorpusReader, DocumentFile};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// A batch of documents read by the corpus feeder.
+pub struct Batch {
+    pub body: String,
+    pub docs: u64,
+    /// Position of the first document in the corpus.
+    pub first_doc: u64,
+    /// Position of this request in the feed (0-based).
+    pub seq: u64,
+}
+
+/// Which requests of a whole-corpus bulk are warmup.
+#[derive(Debug, Clone, Copy)]
+pub enum CorpusWarmup {
+    /// The first N requests (fixed bulk size: "the first 40% of bulk requests").
+    Requests(u64),
+    /// Requests lying wholly within the first N documents (with a byte flush threshold the
+    /// request count is not known in advance).
+    Documents(u64),
+}
+
+impl CorpusWarmup {
+    #[inline]
+    pub fn is_warmup(self, b: &Batch) -> bool {
+        match self {
+            CorpusWarmup::Requests(n) => b.seq < n,
+            CorpusWarmup::Documents(n) => b.first_doc + b.docs <= n,
+        }
+    }
+}
+
+/// Reads the corpus on its own thread and hands batches to clients through a bounded channel,
+/// so memory holds at most `2 × clients` batches and clients never wait on disk or zstd
+/// inside a measured call.
+pub struct CorpusFeed {
+    batches: async_channel::Receiver<Batch>,
+    recycle: async_channel::Sender<String>,
+    error: Arc<Mutex<Option<CorpusError>>>,
+    pub warmup: CorpusWarmup,
+}
+
+#[derive(Clone, Copy)]
+pub struct FeedLimits {
+    pub bulk_size: u64,
+    pub flush_bytes: Option<u64>,
+    pub max_requests: Option<u64>,
+    pub document_limit: Option<u64>,
+}
+
+impl CorpusFeed {
+    pub fn start(files: Vec<DocumentFile>, limits: FeedLimits, clients: u64, warmup: CorpusWarmup, cancel: CancellationToken) -> Result<CorpusFeed, CorpusError> {
+        let mut reader = CorpusReader::open(files, limits.document_limit)?;
+        let depth = (clients as usize * 2).max(2);
+        let (tx, rx) = async_channel::bounded::<Batch>(depth);
+        let (recycle_tx, recycle_rx) = async_channel::bounded::<String>(depth + clients as usize);
+        let error = Arc::new(Mutex::new(None));
+        let error_slot = error.clone();
+        std::thread::Builder::new()
+            .name("corpus-feed".into())
+            .spawn(move || {
+                let mut sent = 0u64;
+                loop {
+                    if cancel.is_cancelled() || limits.max_requests.is_some_and(|m| sent >= m) {
+                        break;
+                    }
+                    let mut body = recycle_rx.try_recv().unwrap_or_default();
+                    body.clear();
+                    let first_doc = reader.documents_read();
+                    match reader.fill(&mut body, limits.bulk_size, limits.flush_bytes) {
+                        Ok(0) => break,
+                        Ok(docs) => {
+                            if tx.send_blocking(Batch { body, docs, first_doc, seq: sent }).is_err() {
+                                break;
+                            }
+                            sent += 1;
+                        }
+                        Err(e) => {
+                            *error_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                            cancel.cancel();
+                            break;
+                        }
+                    }
+                }
+            })
+            .expect("spawn corpus feeder thread");
+        Ok(CorpusFeed { batches: rx, recycle: recycle_tx, error, warmup })
+    }
+
+    pub async fn next(&self) -> Option<Batch> {
+        self.batches.recv().await.ok()
+    }
+
+    pub fn give_back(&self, body: String) {
+        let _ = self.recycle.try_send(body);
+    }
+
+    /// The corpus error that stopped the feed, if any.
+    pub fn take_error(&self) -> Option<CorpusError> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+/// Random keys (and a value) for key-value operations, in buffers allocated once.
+pub struct KeyGen {
+    rng: SmallRng,
+    keyspace: u64,
+    key_size: usize,
+    keys: Vec<u8>,
+    value: Vec<u8>,
+}
+
+impl KeyGen {
+    pub fn new(spec: &KvSpec, client: u64) -> KeyGen {
+        let mut rng = SmallRng::seed_from_u64(spec.seed.wrapping_add(client.wrapping_mul(0x2545_F491_4F6C_DD1D)));
+        let value = (0..spec.value_size).map(|_| rng.random_range(b'a'..=b'z')).collect();
+        KeyGen { rng, keyspace: spec.keyspace, key_size: spec.key_size, keys: vec![b'0'; spec.key_size * spec.batch as usize], value }
+    }
+
+    /// Draws fresh keys: `k` then the key number, zero-padded to the key size.
+    #[inline]
+    pub fn draw(&mut self) -> Payload<'_> {
+        for key in self.keys.chunks_exact_mut(self.key_size) {
+            let mut n = self.rng.random_range(0..self.keyspace);
+            key[0] = b'k';
+            for byte in key[1..].iter_mut().rev() {
+                *byte = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+        }
+        Payload::Keys { keys: &self.keys, key_size: self.key_size, value: &self.value }
+    }
+}
+
+/// How much a client still has to do.
+pub enum Budget {
+    Iterations { warmup: u64, measured: u64, done: u64 },
+    Time { warmup_end: Instant, end: Instant },
+    /// Until the corpus feed runs dry.
+    Corpus,
+}
+
+impl Budget {
+    /// Whether another operation should run, and whether it is warmup. For corpus budgets the
+    /// batch decides (see [`CorpusWarmup`]).
+    #[inline]
+    pub fn next(&mut self, now: Instant) -> Option<bool> {
+        match self {
+            Budget::Iterations { warmup, measured, done } => {
+                if *done >= *warmup + *measured {
+                    return None;
+                }
+                *done += 1;
+                Some(*done <= *warmup)
+            }
+            Budget::Time { warmup_end, end } => (now < *end).then_some(now < *warmup_end),
+            Budget::Corpus => Some(false),
+        }
+    }
+}
+
+/// Splits `total` across `clients` as evenly as possible; client `i` gets its share.
+pub fn share(total: u64, clients: u64, i: u64) -> u64 {
+    total / clients + u64::from(i < total % clients)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up() {
+        let total: u64 = (0..3).map(|i| share(10, 3, i)).sum();
+        assert_eq!(total, 10);
+        assert_eq!(share(10, 3, 0), 4);
+        assert_eq!(share(2, 4, 3), 0);
+    }
+
+    #[test]
+    fn iteration_budget_marks_warmup_first() {
+        let mut b = Budget::Iterations { warmup: 2, measured: 1, done: 0 };
+        let now = Instant::now();
+        assert_eq!((b.next(now), b.next(now), b.next(now), b.next(now)), (Some(true), Some(true), Some(false), None));
+    }
+
+    #[test]
+    fn keys_are_fixed_size_and_in_keyspace() {
+        let spec = KvSpec { command: crate::ops::KvCommand::Get, keyspace: 100, key_size: 8, value_size: 16, batch: 3, seed: 1 };
+        let mut g = KeyGen::new(&spec, 0);
+        let Payload::Keys { keys, key_size, value } = g.draw() else { panic!() };
+        assert_eq!((keys.len(), key_size, value.len()), (24, 8, 16));
+        for k in keys.chunks(8) {
+            let n: u64 = std::str::from_utf8(&k[1..]).unwrap().parse().unwrap();
+            assert!(n < 100 && k[0] == b'k');
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! `runner`: a declarative benchmark runner in the style of Elasticsearch Rally.
+//!
+//! A race flows through the modules in this order:
+//! [`track`] (YAML + templates + schema) → [`plan`] (task graph) → [`driver`] (clients,
+//! schedules, measurement) → [`backend`] (the system under test) → [`metrics`] (HDR
+//! histograms) → [`results`] (the race store) → [`report`] (markdown, csv, json).
+//! [`cli`] only parses arguments and dispatches.
+
+pub mod backend;
+pub mod cli;
+pub mod driver;
+pub mod metrics;
+pub mod ops;
+pub mod plan;
+pub mod race;
+pub mod report;
+pub mod results;
+pub mod track;
+pub mod units;

@@ -1,0 +1,253 @@
+//! What one client measures during a trial, and the merge of all clients into trial metrics.
+//! Recording is a few adds and two histogram increments: no allocation, no lock.
+
+use super::histogram::new_histogram;
+use crate::backend::{ErrorKind, OpError, Outcome};
+use hdrhistogram::Histogram;
+use std::time::{Duration, Instant};
+
+pub struct Recorder {
+    /// Time zero of the trial: per-second buckets count from here.
+    origin: Instant,
+    /// This client's scheduled time between operations (zero when unthrottled): the measured
+    /// window of a throttled client runs to the end of its last slot, so N operations at rate
+    /// r span N/r seconds, not (N-1)/r.
+    slot: Duration,
+    pub service: Histogram<u64>,
+    pub latency: Histogram<u64>,
+    service_nanos: u128,
+    latency_nanos: u128,
+    pub operations: u64,
+    pub successes: u64,
+    pub units: u64,
+    pub hits: u64,
+    pub errors: [u64; ErrorKind::COUNT],
+    /// The first message seen for each error kind, to show the user what went wrong.
+    pub first_error: [Option<String>; ErrorKind::COUNT],
+    pub warmup_operations: u64,
+    /// Units done by warmup operations (e.g. documents indexed during warmup).
+    pub warmup_units: u64,
+    pub first_start: Option<Instant>,
+    pub last_end: Option<Instant>,
+    /// Units completed in each second since `origin` (measured operations only).
+    pub per_second: Vec<u64>,
+}
+
+fn micros(d: Duration) -> u64 {
+    d.as_micros().min(u64::MAX as u128) as u64
+}
+
+impl Recorder {
+    pub fn new(origin: Instant, expected_seconds: usize, slot: Duration) -> Recorder {
+        Recorder {
+            origin,
+            slot,
+            service: new_histogram(),
+            latency: new_histogram(),
+            service_nanos: 0,
+            latency_nanos: 0,
+            operations: 0,
+            successes: 0,
+            units: 0,
+            hits: 0,
+            errors: [0; ErrorKind::COUNT],
+            first_error: Default::default(),
+            warmup_operations: 0,
+            warmup_units: 0,
+            first_start: None,
+            last_end: None,
+            per_second: Vec::with_capacity(expected_seconds.min(86_400) + 1),
+        }
+    }
+
+    /// Records one measured operation. `intended` is when the schedule wanted it to start;
+    /// latency runs from there, service time from the actual start.
+    #[inline]
+    pub fn record(&mut self, intended: Instant, start: Instant, end: Instant, result: &Result<Outcome, OpError>) {
+        let service = end.saturating_duration_since(start);
+        let latency = end.saturating_duration_since(intended.min(start));
+        self.service.saturating_record(micros(service));
+        self.latency.saturating_record(micros(latency));
+        self.service_nanos += service.as_nanos();
+        self.latency_nanos += latency.as_nanos();
+        self.operations += 1;
+        self.first_start.get_or_insert(intended.min(start));
+        self.last_end = Some(end.max(intended + self.slot));
+        match result {
+            Ok(outcome) => {
+                self.units += outcome.units;
+                self.hits += outcome.hits;
+                if outcome.failed_items > 0 {
+                    self.count_error(ErrorKind::ItemFailures, outcome.failed_items, None);
+                } else {
+                    self.successes += 1;
+                }
+                let second = end.saturating_duration_since(self.origin).as_secs() as usize;
+                if second >= self.per_second.len() {
+                    self.per_second.resize(second + 1, 0);
+                }
+                self.per_second[second] += outcome.units;
+            }
+            Err(e) => self.count_error(e.kind, 1, Some(&e.message)),
+        }
+    }
+
+    /// Counts a warmup operation: not measured, but its work is accounted for.
+    #[inline]
+    pub fn record_warmup(&mut self, result: &Result<Outcome, OpError>) {
+        self.warmup_operations += 1;
+        if let Ok(o) = result {
+            self.warmup_units += o.units;
+        }
+    }
+
+    #[cold]
+    fn count_error(&mut self, kind: ErrorKind, n: u64, message: Option<&str>) {
+        self.errors[kind.index()] += n;
+        let slot = &mut self.first_error[kind.index()];
+        if slot.is_none() {
+            *slot = Some(message.unwrap_or("some items of a bulk request failed").to_string());
+        }
+    }
+}
+
+/// All clients of one trial, merged.
+pub struct TrialMetrics {
+    pub service: Histogram<u64>,
+    pub latency: Histogram<u64>,
+    pub service_mean_ms: Option<f64>,
+    pub latency_mean_ms: Option<f64>,
+    pub operations: u64,
+    pub successes: u64,
+    pub units: u64,
+    pub hits: u64,
+    pub errors: [u64; ErrorKind::COUNT],
+    pub first_error: [Option<String>; ErrorKind::COUNT],
+    pub warmup_operations: u64,
+    pub warmup_units: u64,
+    /// From the first measured start to the last measured end, across clients.
+    pub measured_window: Duration,
+    pub per_second: Vec<u64>,
+}
+
+impl TrialMetrics {
+    pub fn merge(recorders: Vec<Recorder>) -> TrialMetrics {
+        let mut m = TrialMetrics {
+            service: new_histogram(),
+            latency: new_histogram(),
+            service_mean_ms: None,
+            latency_mean_ms: None,
+            operations: 0,
+            successes: 0,
+            units: 0,
+            hits: 0,
+            errors: [0; ErrorKind::COUNT],
+            first_error: Default::default(),
+            warmup_operations: 0,
+            warmup_units: 0,
+            measured_window: Duration::ZERO,
+            per_second: Vec::new(),
+        };
+        let (mut service_nanos, mut latency_nanos) = (0u128, 0u128);
+        let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
+        for r in recorders {
+            m.service.add(&r.service).expect("same histogram configuration");
+            m.latency.add(&r.latency).expect("same histogram configuration");
+            service_nanos += r.service_nanos;
+            latency_nanos += r.latency_nanos;
+            m.operations += r.operations;
+            m.successes += r.successes;
+            m.units += r.units;
+            m.hits += r.hits;
+            m.warmup_operations += r.warmup_operations;
+            m.warmup_units += r.warmup_units;
+            for (i, n) in r.errors.iter().enumerate() {
+                m.errors[i] += n;
+                if m.first_error[i].is_none() {
+                    m.first_error[i] = r.first_error[i].clone();
+                }
+            }
+            first = match (first, r.first_start) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            last = match (last, r.last_end) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            if r.per_second.len() > m.per_second.len() {
+                m.per_second.resize(r.per_second.len(), 0);
+            }
+            for (i, n) in r.per_second.iter().enumerate() {
+                m.per_second[i] += n;
+            }
+        }
+        if m.operations > 0 {
+            m.service_mean_ms = Some(service_nanos as f64 / m.operations as f64 / 1e6);
+            m.latency_mean_ms = Some(latency_nanos as f64 / m.operations as f64 / 1e6);
+        }
+        // Seconds before the first measured operation hold only warmup: drop them.
+        let lead = m.per_second.iter().take_while(|n| **n == 0).count();
+        m.per_second.drain(..lead);
+        if let (Some(a), Some(b)) = (first, last) {
+            m.measured_window = b.saturating_duration_since(a);
+        }
+        m
+    }
+
+    pub fn error_count(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    /// Achieved throughput in units per second over the measured window.
+    pub fn throughput(&self) -> f64 {
+        let secs = self.measured_window.as_secs_f64();
+        if secs <= 0.0 {
+            return if self.units > 0 { f64::INFINITY } else { 0.0 };
+        }
+        self.units as f64 / secs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throttled_window_covers_whole_slots() {
+        let t0 = Instant::now();
+        let slot = Duration::from_millis(10);
+        let mut r = Recorder::new(t0, 1, slot);
+        for k in 0..100u32 {
+            let at = t0 + slot * k;
+            r.record(at, at, at + Duration::from_micros(100), &Ok(Outcome { units: 1, ..Outcome::default() }));
+        }
+        let m = TrialMetrics::merge(vec![r]);
+        assert!((m.throughput() - 100.0).abs() < 1e-6, "{}", m.throughput());
+    }
+
+    #[test]
+    fn records_service_and_latency_separately_and_merges() {
+        let t0 = Instant::now();
+        let mut a = Recorder::new(t0, 10, Duration::ZERO);
+        let ok = Ok(Outcome { units: 5, hits: 2, failed_items: 0 });
+        // Intended at t0, started 1 ms late, took 2 ms: service 2 ms, latency 3 ms.
+        a.record(t0, t0 + Duration::from_millis(1), t0 + Duration::from_millis(3), &ok);
+        let mut b = Recorder::new(t0, 10, Duration::ZERO);
+        b.record(t0 + Duration::from_secs(1), t0 + Duration::from_secs(1), t0 + Duration::from_millis(1004), &Err(OpError::new(ErrorKind::Timeout, "slow")));
+        b.record(t0, t0, t0 + Duration::from_millis(1), &Ok(Outcome { units: 10, hits: 0, failed_items: 3 }));
+        let m = TrialMetrics::merge(vec![a, b]);
+        assert_eq!(m.operations, 3);
+        assert_eq!(m.successes, 1);
+        assert_eq!(m.errors[ErrorKind::Timeout.index()], 1);
+        assert_eq!(m.errors[ErrorKind::ItemFailures.index()], 3);
+        assert_eq!(m.units, 15);
+        assert_eq!(m.hits, 2);
+        assert_eq!(m.service.max(), 4000);
+        assert!(m.latency.value_at_quantile(0.0) >= 1000);
+        assert!((m.latency_mean_ms.unwrap() - (3.0 + 4.0 + 1.0) / 3.0).abs() < 1e-9);
+        assert_eq!(m.measured_window, Duration::from_millis(1004));
+        assert_eq!(m.per_second, vec![15]);
+        assert_eq!(m.first_error[ErrorKind::Timeout.index()].as_deref(), Some("slow"));
+    }
+}

@@ -1,0 +1,47 @@
+//! bulk: index a corpus in requests of `bulk-size` documents (or `flush-bytes` bytes).
+
+use super::{ParamError, Params, TrackContext};
+use crate::track::DocumentFile;
+use crate::units::{parse_bytes, BulkSize, Bytes};
+use serde_json::Value;
+
+#[derive(Debug, Clone)]
+pub struct BulkSpec {
+    pub index: String,
+    pub corpus: String,
+    pub files: Vec<DocumentFile>,
+    pub bulk_size: BulkSize,
+    /// Send a request once its body reaches this many bytes, even below `bulk_size` documents.
+    pub flush_bytes: Option<Bytes>,
+}
+
+pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
+    let corpus_name = p.string("corpus")?;
+    let (corpus, files) = match corpus_name {
+        Some(name) => ctx.corpora.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+            let hint = crate::track::did_you_mean(&name, ctx.corpora.iter().map(|(n, _)| n.as_str()));
+            ParamError::new("corpus", format!("corpus `{name}` is not declared under `corpora`{hint}"))
+        })?,
+        None => match ctx.corpora {
+            [only] => only,
+            [] => return Err(ParamError::new("corpus", "the track declares no corpora to index")),
+            _ => return Err(ParamError::new("corpus", "the track has several corpora; name one with `corpus`")),
+        },
+    };
+    let mut files = files.clone();
+    if let Some(index) = p.string("index")? {
+        files.iter_mut().for_each(|f| f.target_index = index.clone());
+    }
+    let index = files.first().map(|f| f.target_index.clone()).unwrap_or_default();
+    if files.iter().any(|f| f.target_index != index) {
+        return Err(ParamError::new("index", "the corpus targets several indices; name one with `index`"));
+    }
+    let bulk_size = BulkSize(p.positive_int("bulk-size")?.unwrap_or(5000));
+    let flush_bytes = match p.get("flush-bytes") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|v| v > 0) => Some(Bytes(n.as_u64().unwrap_or(1))),
+        Some(Value::String(s)) => Some(parse_bytes(s).map_err(|m| ParamError::new("flush-bytes", m))?),
+        Some(other) => return Err(ParamError::new("flush-bytes", format!("expected a size such as 5mb, got {other}"))),
+    };
+    Ok(BulkSpec { index, corpus: corpus.clone(), files, bulk_size, flush_bytes })
+}

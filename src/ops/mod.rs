@@ -1,0 +1,167 @@
+//! Operation types, named as in the track format. Each file turns an operation's `params`
+//! into a typed spec; the driver executes specs against a backend.
+
+mod admin;
+mod bulk;
+mod kv;
+mod search;
+
+pub use admin::IndexSpec;
+pub use bulk::BulkSpec;
+pub use kv::{KvCommand, KvSpec};
+pub use search::SearchSpec;
+
+use crate::track::DocumentFile;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// Every operation type the runner implements, as written in tracks.
+pub const OPERATION_TYPES: &[&str] =
+    &["create-index", "delete-index", "refresh", "bulk", "search", "get", "put", "delete", "sleep"];
+
+/// A typed, validated operation.
+#[derive(Debug, Clone)]
+pub enum OpSpec {
+    CreateIndex(Vec<IndexSpec>),
+    DeleteIndex(Vec<String>),
+    Refresh(Vec<String>),
+    Bulk(BulkSpec),
+    Search(SearchSpec),
+    /// Fetch one document by id.
+    GetDocument { index: String, id: String },
+    Kv(KvSpec),
+    Sleep(Duration),
+}
+
+impl OpSpec {
+    /// What one unit of throughput counts: documents for bulk, operations otherwise.
+    pub fn throughput_unit(&self) -> &'static str {
+        match self {
+            OpSpec::Bulk(_) => "docs/s",
+            _ => "ops/s",
+        }
+    }
+
+    /// Admin operations run once per trial by default.
+    pub fn is_admin(&self) -> bool {
+        matches!(self, OpSpec::CreateIndex(_) | OpSpec::DeleteIndex(_) | OpSpec::Refresh(_))
+    }
+}
+
+/// What an operation may refer to in its track.
+pub struct TrackContext<'a> {
+    pub indices: &'a [IndexSpec],
+    pub corpora: &'a [(String, Vec<DocumentFile>)],
+}
+
+/// A parameter problem: the param's name (or "" for the whole operation) and a message.
+#[derive(Debug)]
+pub struct ParamError {
+    pub param: String,
+    pub message: String,
+}
+
+impl ParamError {
+    pub fn new(param: &str, message: impl Into<String>) -> Self {
+        ParamError { param: param.to_string(), message: message.into() }
+    }
+}
+
+/// Params that may be given as a list in a task's `params` to sweep over.
+pub fn sweepable_params(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "bulk" => &["bulk-size", "flush-bytes"],
+        "get" | "put" | "delete" => &["keyspace", "key-size", "value-size", "batch"],
+        "search" => &["size"],
+        "sleep" => &["duration"],
+        _ => &[],
+    }
+}
+
+pub fn parse(kind: &str, params: &Map<String, Value>, ctx: &TrackContext) -> Result<OpSpec, ParamError> {
+    let p = Params::new(kind, params);
+    let spec = match kind {
+        "create-index" => OpSpec::CreateIndex(admin::indices_to_create(&p, ctx)?),
+        "delete-index" => OpSpec::DeleteIndex(admin::index_names(&p, ctx)?),
+        "refresh" => OpSpec::Refresh(admin::index_names(&p, ctx)?),
+        "bulk" => OpSpec::Bulk(bulk::parse(&p, ctx)?),
+        "search" => OpSpec::Search(search::parse(&p, ctx)?),
+        "get" if params.contains_key("id") => {
+            let index = admin::single_index(&p, ctx)?;
+            OpSpec::GetDocument { index, id: p.string("id")?.unwrap_or_default() }
+        }
+        "get" => OpSpec::Kv(kv::parse(KvCommand::Get, &p)?),
+        "put" => OpSpec::Kv(kv::parse(KvCommand::Put, &p)?),
+        "delete" => OpSpec::Kv(kv::parse(KvCommand::Delete, &p)?),
+        "sleep" => OpSpec::Sleep(p.duration("duration")?.unwrap_or(Duration::ZERO)),
+        other => {
+            let hint = crate::track::did_you_mean(other, OPERATION_TYPES.iter().copied());
+            return Err(ParamError::new("", format!("unknown operation type `{other}`{hint}")));
+        }
+    };
+    p.reject_unknown()?;
+    Ok(spec)
+}
+
+/// Typed access to an operation's params that remembers which keys were read, so that
+/// unknown ones can be reported with a suggestion.
+pub struct Params<'a> {
+    kind: &'a str,
+    map: &'a Map<String, Value>,
+    read: std::cell::RefCell<Vec<&'static str>>,
+}
+
+impl<'a> Params<'a> {
+    fn new(kind: &'a str, map: &'a Map<String, Value>) -> Self {
+        Params { kind, map, read: Default::default() }
+    }
+
+    pub fn get(&self, key: &'static str) -> Option<&'a Value> {
+        self.read.borrow_mut().push(key);
+        self.map.get(key)
+    }
+
+    pub fn string(&self, key: &'static str) -> Result<Option<String>, ParamError> {
+        match self.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::Number(n)) => Ok(Some(n.to_string())),
+            Some(other) => Err(ParamError::new(key, format!("expected a string, got {other}"))),
+        }
+    }
+
+    pub fn positive_int(&self, key: &'static str) -> Result<Option<u64>, ParamError> {
+        match self.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_u64() {
+                Some(n) if n > 0 => Ok(Some(n)),
+                _ => Err(ParamError::new(key, format!("expected a positive integer, got {v}"))),
+            },
+        }
+    }
+
+    pub fn duration(&self, key: &'static str) -> Result<Option<Duration>, ParamError> {
+        match self.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => {
+                let secs = n.as_f64().unwrap_or(-1.0);
+                Duration::try_from_secs_f64(secs)
+                    .map(Some)
+                    .map_err(|_| ParamError::new(key, format!("expected a non-negative duration, got {n}")))
+            }
+            Some(Value::String(s)) => crate::units::parse_duration(s).map(Some).map_err(|m| ParamError::new(key, m)),
+            Some(other) => Err(ParamError::new(key, format!("expected a duration such as 10ms, got {other}"))),
+        }
+    }
+
+    fn reject_unknown(&self) -> Result<(), ParamError> {
+        let read = self.read.borrow();
+        for key in self.map.keys() {
+            if !read.contains(&key.as_str()) {
+                let hint = crate::track::did_you_mean(key, read.iter().copied());
+                return Err(ParamError::new(key, format!("`{}` does not take a param `{key}`{hint}", self.kind)));
+            }
+        }
+        Ok(())
+    }
+}

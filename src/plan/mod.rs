@@ -1,0 +1,405 @@
+//! The interpreter: turns a track, a challenge and parameters into the task graph the driver
+//! runs. Sweeps expand into a matrix, trials repeat with resets before them, and parallel
+//! blocks become one step of several leaves. The graph is the only thing the driver runs.
+
+mod render;
+
+pub use render::render_text;
+
+use crate::ops::{self, OpSpec};
+use crate::track::{Challenge, OperationDef, ScheduleItem, ScheduleKind, TaskSpec, Track, TrackError, TrackErrorKind, Warmup};
+use crate::units::OpsPerSec;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// How `--test-mode` shrinks a race so that it finishes in seconds.
+pub const TEST_MODE_DOCUMENTS: u64 = 1_000;
+const TEST_MODE_ITERATIONS: u64 = 20;
+const TEST_MODE_WARMUP_ITERATIONS: u64 = 5;
+const TEST_MODE_TIME: Duration = Duration::from_secs(1);
+const TEST_MODE_WARMUP_TIME: Duration = Duration::from_millis(200);
+
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    pub test_mode: bool,
+    /// Only tasks whose name (or operation name, or operation type) is listed.
+    pub include_tasks: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Plan {
+    pub track: String,
+    pub challenge: String,
+    pub test_mode: bool,
+    pub params: Map<String, Value>,
+    /// One entry per task × sweep point: where the trials of a leaf are reported.
+    pub results: Vec<ResultSlot>,
+    pub steps: Vec<Step>,
+}
+
+/// A task at one sweep point; its trials are collected together.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResultSlot {
+    pub task: String,
+    pub operation: String,
+    pub operation_type: String,
+    /// The swept values of this point (empty when the task does not sweep).
+    pub sweep: Map<String, Value>,
+    pub clients: u64,
+    pub target_throughput: Option<OpsPerSec>,
+    pub schedule: ScheduleKind,
+    pub throughput_unit: String,
+    pub trials: u64,
+}
+
+impl ResultSlot {
+    /// `bulk-size=500`, or `-` when the task does not sweep.
+    pub fn sweep_label(&self) -> String {
+        sweep_label(&self.sweep)
+    }
+}
+
+pub fn sweep_label(sweep: &Map<String, Value>) -> String {
+    if sweep.is_empty() {
+        return "-".into();
+    }
+    sweep
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "step", rename_all = "kebab-case")]
+pub enum Step {
+    /// Operations run before a trial to bring the system back to a known state; not reported.
+    Reset { before: String, operations: Vec<Leaf> },
+    /// Leaves that run at once (one leaf for an ordinary task, several for `parallel`).
+    Run { leaves: Vec<Leaf> },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Work {
+    /// A fixed number of operations across all clients, warmup first.
+    Iterations { warmup: u64, measured: u64 },
+    /// Run for a time; operations that start in the warmup period are not measured.
+    Time {
+        #[serde(with = "crate::units::serde_secs")]
+        warmup: Duration,
+        #[serde(with = "crate::units::serde_secs")]
+        measured: Duration,
+    },
+    /// Bulk through the whole corpus; requests starting in the first `warmup_fraction` of the
+    /// documents are warmup.
+    Corpus { warmup_fraction: f64 },
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Leaf {
+    /// Index into `Plan::results`; None for reset operations.
+    pub result: Option<usize>,
+    pub task: String,
+    pub operation: OperationDef,
+    #[serde(skip)]
+    pub spec: OpSpec,
+    pub clients: u64,
+    pub work: Work,
+    pub target_throughput: Option<OpsPerSec>,
+    pub schedule: ScheduleKind,
+    /// 0-based trial number of this leaf within its result slot.
+    pub trial: u64,
+    /// Documents to read from the corpus at most (test mode).
+    pub document_limit: Option<u64>,
+}
+
+struct Builder<'a> {
+    track: &'a Track,
+    opts: &'a PlanOptions,
+    challenge_trials: u64,
+    results: Vec<ResultSlot>,
+    steps: Vec<Step>,
+}
+
+pub fn build(track: &Track, challenge: &Challenge, opts: &PlanOptions) -> Result<Plan, TrackError> {
+    let mut b = Builder { track, opts, challenge_trials: challenge.trials, results: Vec::new(), steps: Vec::new() };
+    // Result slots are made once per task x sweep point; every trial (of the task, and of the
+    // challenge) adds a leaf to the same slot.
+    let mut slots: Vec<Vec<usize>> = Vec::new();
+    for item in &challenge.schedule {
+        slots.push(match item {
+            ScheduleItem::Task(task) if b.included(task) => b.slots_for(task, &expand(task), task.trials)?,
+            ScheduleItem::Parallel { tasks, trials, .. } => {
+                let mut ids = Vec::new();
+                let included: Vec<&TaskSpec> = tasks.iter().filter(|t| b.included(t)).collect();
+                for task in included {
+                    ids.extend(b.slots_for(task, &expand(task)[..1], *trials)?);
+                }
+                ids
+            }
+            ScheduleItem::Task(_) => Vec::new(),
+        });
+    }
+    for challenge_trial in 0..challenge.trials {
+        if !challenge.reset.is_empty() {
+            let ops = b.reset_leaves(&challenge.reset, &format!("challenge {}", challenge.name))?;
+            b.steps.push(Step::Reset { before: format!("challenge trial {}", challenge_trial + 1), operations: ops });
+        }
+        for (item, ids) in challenge.schedule.iter().zip(&slots) {
+            match item {
+                ScheduleItem::Task(task) if b.included(task) => b.task(task, ids, challenge_trial)?,
+                ScheduleItem::Parallel { name, tasks, trials, reset } => {
+                    let tasks: Vec<&TaskSpec> = tasks.iter().filter(|t| b.included(t)).collect();
+                    if !tasks.is_empty() {
+                        b.parallel(name, &tasks, *trials, reset, ids, challenge_trial)?;
+                    }
+                }
+                ScheduleItem::Task(_) => {}
+            }
+        }
+    }
+    if b.steps.iter().all(|s| matches!(s, Step::Reset { .. })) {
+        let what = match &opts.include_tasks {
+            Some(list) => format!("--include-tasks {} matches no task", list.join(",")),
+            None => "the challenge has no tasks".into(),
+        };
+        return Err(TrackError::new(TrackErrorKind::Invalid, &track.file, format!("nothing to run: {what} in challenge `{}`", challenge.name)));
+    }
+    Ok(Plan {
+        track: track.name.clone(),
+        challenge: challenge.name.clone(),
+        test_mode: opts.test_mode,
+        params: track.params.clone(),
+        results: b.results,
+        steps: b.steps,
+    })
+}
+
+/// Whole numbers as integers, so that sweep labels read `target-throughput=100`.
+fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < 9e15 {
+        Value::from(v as i64)
+    } else {
+        Value::from(v)
+    }
+}
+
+/// The cartesian product of a task's sweeps, as (point, clients, target, iterations, params).
+struct Point {
+    sweep: Map<String, Value>,
+    clients: u64,
+    target: Option<OpsPerSec>,
+    iterations: Option<u64>,
+    params: Map<String, Value>,
+}
+
+fn expand(task: &TaskSpec) -> Vec<Point> {
+    let mut dims: Vec<(String, Vec<Value>)> = Vec::new();
+    dims.push(("clients".into(), task.clients.iter().map(|c| Value::from(*c)).collect()));
+    if let Some(t) = &task.targets {
+        dims.push(("target-throughput".into(), t.iter().map(|v| number(v.0)).collect()));
+    }
+    if let Some(it) = &task.iterations {
+        dims.push(("iterations".into(), it.iter().map(|v| Value::from(*v)).collect()));
+    }
+    for (k, v) in &task.params {
+        match v {
+            Value::Array(items) => dims.push((format!("params/{k}"), items.clone())),
+            other => dims.push((format!("params/{k}"), vec![other.clone()])),
+        }
+    }
+    let mut points = vec![Vec::<(String, Value)>::new()];
+    for (name, values) in &dims {
+        points = points
+            .into_iter()
+            .flat_map(|p| values.iter().map(move |v| {
+                let mut q = p.clone();
+                q.push((name.clone(), v.clone()));
+                q
+            }))
+            .collect();
+    }
+    points
+        .into_iter()
+        .map(|assignment| {
+            let mut point = Point { sweep: Map::new(), clients: 1, target: None, iterations: None, params: Map::new() };
+            for (name, value) in assignment {
+                let swept = dims.iter().any(|(n, vs)| *n == name && vs.len() > 1);
+                let key = name.trim_start_matches("params/").to_string();
+                if swept {
+                    point.sweep.insert(key.clone(), value.clone());
+                }
+                match name.as_str() {
+                    "clients" => point.clients = value.as_u64().unwrap_or(1),
+                    "target-throughput" => point.target = value.as_f64().map(OpsPerSec),
+                    "iterations" => point.iterations = value.as_u64(),
+                    _ => {
+                        point.params.insert(key, value);
+                    }
+                }
+            }
+            point
+        })
+        .collect()
+}
+
+impl Builder<'_> {
+    fn included(&self, t: &TaskSpec) -> bool {
+        match &self.opts.include_tasks {
+            None => true,
+            Some(list) => list.iter().any(|n| *n == t.name || *n == t.operation.name || *n == t.operation.kind),
+        }
+    }
+
+    fn spec(&self, def: &OperationDef, path: &str) -> Result<OpSpec, TrackError> {
+        ops::parse(&def.kind, &def.params, &self.track.context()).map_err(|e| {
+            TrackError::new(TrackErrorKind::Invalid, &self.track.file, format!("operation `{}`: {}", def.name, e.message)).with_path(path)
+        })
+    }
+
+    fn reset_leaves(&self, defs: &[OperationDef], owner: &str) -> Result<Vec<Leaf>, TrackError> {
+        defs.iter()
+            .map(|def| {
+                Ok(Leaf {
+                    result: None,
+                    task: format!("reset of {owner}"),
+                    operation: def.clone(),
+                    spec: self.spec(def, "reset")?,
+                    clients: 1,
+                    work: Work::Iterations { warmup: 0, measured: 1 },
+                    target_throughput: None,
+                    schedule: ScheduleKind::Unthrottled,
+                    trial: 0,
+                    document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
+                })
+            })
+            .collect()
+    }
+
+    fn work(&self, task: &TaskSpec, spec: &OpSpec, iterations: Option<u64>) -> Result<Work, TrackError> {
+        let tm = self.opts.test_mode;
+        let invalid = |m: String| TrackError::new(TrackErrorKind::Invalid, &self.track.file, m).with_path(&task.path);
+        let work = match (iterations, task.time_period) {
+            (Some(n), _) => {
+                let (warmup, measured) = match task.warmup {
+                    Warmup::None => (0, n),
+                    Warmup::Iterations(w) => (w, n),
+                    Warmup::Fraction(f) => {
+                        let w = (f * n as f64).floor() as u64;
+                        (w, n - w)
+                    }
+                    Warmup::Time(_) => return Err(invalid("a time warmup needs a time-period task".into())),
+                };
+                if measured == 0 {
+                    return Err(invalid(format!("the warmup takes all {n} iterations: nothing would be measured")));
+                }
+                if tm {
+                    Work::Iterations { warmup: warmup.min(TEST_MODE_WARMUP_ITERATIONS), measured: measured.min(TEST_MODE_ITERATIONS) }
+                } else {
+                    Work::Iterations { warmup, measured }
+                }
+            }
+            (None, Some(period)) => {
+                let (warmup, measured) = match task.warmup {
+                    Warmup::None => (Duration::ZERO, period),
+                    Warmup::Time(w) => (w, period - w.min(period)),
+                    Warmup::Fraction(f) => (period.mul_f64(f), period.mul_f64(1.0 - f)),
+                    Warmup::Iterations(_) => return Err(invalid("a warmup iteration count needs an iterations task".into())),
+                };
+                if tm {
+                    Work::Time { warmup: warmup.min(TEST_MODE_WARMUP_TIME), measured: measured.min(TEST_MODE_TIME) }
+                } else {
+                    Work::Time { warmup, measured }
+                }
+            }
+            (None, None) if matches!(spec, OpSpec::Bulk(_)) => match task.warmup {
+                Warmup::None => Work::Corpus { warmup_fraction: 0.0 },
+                Warmup::Fraction(f) => Work::Corpus { warmup_fraction: f },
+                _ => return Err(invalid("a bulk task over the whole corpus takes its warmup as a fraction, e.g. `warmup: 40%`".into())),
+            },
+            (None, None) => match task.warmup {
+                Warmup::None => Work::Iterations { warmup: 0, measured: 1 },
+                Warmup::Iterations(w) => Work::Iterations { warmup: w.min(if tm { TEST_MODE_WARMUP_ITERATIONS } else { u64::MAX }), measured: 1 },
+                _ => return Err(invalid("give `iterations` or `time-period` for this warmup".into())),
+            },
+        };
+        Ok(work)
+    }
+
+    fn leaf(&mut self, task: &TaskSpec, point: &Point, slot: usize, trial: u64) -> Result<Leaf, TrackError> {
+        let mut def = task.operation.clone();
+        def.params.extend(point.params.clone());
+        let spec = self.spec(&def, &task.path)?;
+        Ok(Leaf {
+            result: Some(slot),
+            task: task.name.clone(),
+            work: self.work(task, &spec, point.iterations)?,
+            operation: def,
+            spec,
+            clients: point.clients,
+            target_throughput: point.target,
+            schedule: if point.target.is_some() { task.schedule } else { ScheduleKind::Unthrottled },
+            trial,
+            document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
+        })
+    }
+
+    fn slots_for(&mut self, task: &TaskSpec, points: &[Point], trials: u64) -> Result<Vec<usize>, TrackError> {
+        let mut ids = Vec::new();
+        for p in points {
+            let mut def = task.operation.clone();
+            def.params.extend(p.params.clone());
+            let unit = self.spec(&def, &task.path)?.throughput_unit();
+            let schedule = if p.target.is_some() { task.schedule } else { ScheduleKind::Unthrottled };
+            self.results.push(ResultSlot {
+                task: task.name.clone(),
+                operation: task.operation.name.clone(),
+                operation_type: task.operation.kind.clone(),
+                sweep: p.sweep.clone(),
+                clients: p.clients,
+                target_throughput: p.target,
+                schedule,
+                throughput_unit: unit.to_string(),
+                trials: trials * self.challenge_trials,
+            });
+            ids.push(self.results.len() - 1);
+        }
+        Ok(ids)
+    }
+
+    fn task(&mut self, task: &TaskSpec, ids: &[usize], challenge_trial: u64) -> Result<(), TrackError> {
+        let points = expand(task);
+        for (point, slot) in points.iter().zip(ids) {
+            for t in 0..task.trials {
+                if !task.reset.is_empty() {
+                    let ops = self.reset_leaves(&task.reset, &task.name)?;
+                    self.steps.push(Step::Reset { before: format!("{} [{}] trial {}", task.name, sweep_label(&point.sweep), t + 1), operations: ops });
+                }
+                let leaf = self.leaf(task, point, *slot, challenge_trial * task.trials + t)?;
+                self.steps.push(Step::Run { leaves: vec![leaf] });
+            }
+        }
+        Ok(())
+    }
+
+    fn parallel(&mut self, name: &str, tasks: &[&TaskSpec], trials: u64, reset: &[OperationDef], ids: &[usize], challenge_trial: u64) -> Result<(), TrackError> {
+        for t in 0..trials {
+            if !reset.is_empty() {
+                let ops = self.reset_leaves(reset, name)?;
+                self.steps.push(Step::Reset { before: format!("{name} trial {}", t + 1), operations: ops });
+            }
+            let mut leaves = Vec::new();
+            for (task, slot) in tasks.iter().zip(ids) {
+                let point = expand(task).remove(0);
+                leaves.push(self.leaf(task, &point, *slot, challenge_trial * trials + t)?);
+            }
+            self.steps.push(Step::Run { leaves });
+        }
+        Ok(())
+    }
+}

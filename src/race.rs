@@ -1,0 +1,216 @@
+//! One race end to end: plan the track, store an empty race record, run the driver, and
+//! store each trial as it ends. The CLI calls this; tests can too.
+
+use crate::backend::embedded::EmbeddedBackend;
+use crate::backend::{Backend, BackendKind};
+use crate::cli::TrackArgs;
+use crate::driver::{Driver, DriverOptions, OnError, Stop, TrialRun};
+use crate::metrics::{encode_histogram, Percentiles};
+use crate::plan::{self, Plan, PlanOptions};
+use crate::results::*;
+use crate::track::{Track, TrackError};
+use crate::units::format_number;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+pub struct RaceOptions {
+    pub track_args: TrackArgs,
+    pub track_path: PathBuf,
+    pub backend: BackendKind,
+    pub target_hosts: Vec<String>,
+    pub on_error: OnError,
+    pub progress: bool,
+    pub quiet: bool,
+    pub home: PathBuf,
+    pub user_tags: BTreeMap<String, String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RaceError {
+    #[error(transparent)]
+    Track(#[from] TrackError),
+    #[error("cannot store the race: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl RaceError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RaceError::Track(_) => crate::cli::EXIT_BAD_INPUT,
+            RaceError::Store(_) => 1,
+        }
+    }
+}
+
+pub struct RaceOutcome {
+    pub stored: (RaceRecord, HistogramFile),
+    pub dir: PathBuf,
+}
+
+impl RaceOutcome {
+    pub fn exit_code(&self) -> u8 {
+        match self.stored.0.status {
+            RaceStatus::Completed => 0,
+            RaceStatus::Interrupted => crate::cli::EXIT_INTERRUPTED,
+            RaceStatus::Aborted | RaceStatus::Running => 1,
+        }
+    }
+}
+
+pub fn plan_for(track: &Track, args: &TrackArgs) -> Result<Plan, TrackError> {
+    let challenge = track.challenge(args.challenge.as_deref())?;
+    plan::build(track, challenge, &PlanOptions { test_mode: args.test_mode, include_tasks: args.include_tasks.clone() })
+}
+
+/// A race still marked running whose writer is gone was killed: say so.
+pub fn effective_status(r: &RaceRecord) -> RaceStatus {
+    r.status
+}
+
+fn new_race_id() -> String {
+    let now = chrono::Utc::now();
+    let suffix: u16 = rand::random();
+    format!("{}-{suffix:04x}", now.format("%Y%m%dT%H%M%SZ"))
+}
+
+fn trial_record(run: &TrialRun) -> TrialRecord {
+    let m = &run.metrics;
+    let mut errors_by_kind = BTreeMap::new();
+    let mut error_messages = BTreeMap::new();
+    for kind in crate::backend::ErrorKind::ALL {
+        let n = m.errors[kind.index()];
+        if n > 0 {
+            errors_by_kind.insert(kind.as_str().to_string(), n);
+        }
+        if let Some(msg) = &m.first_error[kind.index()] {
+            error_messages.insert(kind.as_str().to_string(), msg.clone());
+        }
+    }
+    let errors = m.error_count();
+    TrialRecord {
+        trial: run.trial,
+        started_at: run.started_at.to_rfc3339(),
+        wall_seconds: run.wall.as_secs_f64(),
+        interrupted: run.interrupted,
+        failure: run.failure.clone(),
+        throughput: if m.throughput().is_finite() { m.throughput() } else { 0.0 },
+        measured_seconds: m.measured_window.as_secs_f64(),
+        operations: m.operations,
+        warmup_operations: m.warmup_operations,
+        warmup_units: m.warmup_units,
+        successes: m.successes,
+        errors,
+        errors_by_kind,
+        error_messages,
+        error_rate: if m.successes + errors > 0 { errors as f64 / (m.successes + errors) as f64 } else { 0.0 },
+        units: m.units,
+        hits: m.hits,
+        service_time_ms: Percentiles::from_histogram(&m.service, m.service_mean_ms),
+        latency_ms: Percentiles::from_histogram(&m.latency, m.latency_mean_ms),
+        throughput_per_second: m.per_second.clone(),
+    }
+}
+
+pub async fn run(track: Arc<Track>, opts: RaceOptions, cancel: CancellationToken) -> Result<RaceOutcome, RaceError> {
+    let plan = plan_for(&track, &opts.track_args)?;
+    match opts.backend {
+        BackendKind::Embedded => run_with(Arc::new(EmbeddedBackend::new()), &track, &plan, &opts, cancel).await,
+    }
+}
+
+async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts: &RaceOptions, cancel: CancellationToken) -> Result<RaceOutcome, RaceError> {
+    let store = RaceStore::new(&opts.home);
+    let mut record = RaceRecord {
+        format: FORMAT_VERSION,
+        race_id: new_race_id(),
+        status: RaceStatus::Running,
+        stop_reason: None,
+        started_at: chrono::Utc::now().to_rfc3339(),
+        finished_at: None,
+        track: track.name.clone(),
+        track_path: track.file.display().to_string(),
+        challenge: plan.challenge.clone(),
+        test_mode: plan.test_mode,
+        params: plan.params.clone(),
+        backend: backend.info(),
+        target_hosts: opts.target_hosts.clone(),
+        on_error: format!("{:?}", opts.on_error).to_lowercase(),
+        user_tags: opts.user_tags.clone(),
+        host: HostInfo::current(),
+        tasks: plan
+            .results
+            .iter()
+            .map(|s| TaskRecord {
+                task: s.task.clone(),
+                operation: s.operation.clone(),
+                operation_type: s.operation_type.clone(),
+                sweep: s.sweep.clone(),
+                clients: s.clients,
+                target_throughput: s.target_throughput.map(|t| t.0),
+                schedule: s.schedule,
+                throughput_unit: s.throughput_unit.clone(),
+                planned_trials: s.trials,
+                trials: Vec::new(),
+            })
+            .collect(),
+    };
+    let mut histograms = HistogramFile { format: FORMAT_VERSION, trials: Vec::new() };
+    store.save(&record, &histograms)?;
+    if !opts.quiet {
+        eprintln!("race {} · track {} · challenge {} · backend {}", record.race_id, record.track, record.challenge, record.backend.kind);
+    }
+
+    let driver = Driver::new(backend, DriverOptions { on_error: opts.on_error, progress: opts.progress }, cancel);
+    let mut store_error: Option<StoreError> = None;
+    let quiet = opts.quiet;
+    let stop = {
+        let record = &mut record;
+        let histograms = &mut histograms;
+        let store_error = &mut store_error;
+        let store = &store;
+        let mut on_trial = move |run: TrialRun| {
+            let tr = trial_record(&run);
+            if !quiet {
+                let task = &record.tasks[run.slot];
+                let status = match (&tr.failure, tr.interrupted) {
+                    (Some(f), _) => format!("failed: {f}"),
+                    (None, true) => "interrupted".into(),
+                    (None, false) => format!(
+                        "{} {} · service p50 {:.3} ms p99 {:.3} ms · {} errors",
+                        format_number(tr.throughput), task.throughput_unit, tr.service_time_ms.p50, tr.service_time_ms.p99, tr.errors
+                    ),
+                };
+                eprintln!("  {} [{}] trial {}/{}: {status}", task.task, task.sweep_label(), run.trial + 1, task.planned_trials);
+            }
+            histograms.trials.push(TrialHistograms {
+                task_index: run.slot,
+                trial: run.trial,
+                service_time_us: encode_histogram(&run.metrics.service),
+                latency_us: encode_histogram(&run.metrics.latency),
+            });
+            record.tasks[run.slot].trials.push(tr);
+            // Stored after every trial: a killed race keeps all completed trials.
+            if let Err(e) = store.save(record, histograms) {
+                store_error.get_or_insert(e);
+            }
+        };
+        driver.run(plan, &mut on_trial).await
+    };
+    record.finished_at = Some(chrono::Utc::now().to_rfc3339());
+    (record.status, record.stop_reason) = match stop {
+        Stop::Completed => (RaceStatus::Completed, None),
+        Stop::Interrupted => (RaceStatus::Interrupted, Some("interrupted by the user (Ctrl-C)".into())),
+        Stop::Aborted(why) => (RaceStatus::Aborted, Some(why)),
+    };
+    if let Some(reason) = &record.stop_reason {
+        eprintln!("race stopped early: {reason}");
+    }
+    store.save(&record, &histograms)?;
+    if let Some(e) = store_error {
+        return Err(e.into());
+    }
+    let dir = store.race_dir(&record.race_id);
+    Ok(RaceOutcome { stored: (record, histograms), dir })
+}

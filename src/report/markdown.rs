@@ -1,0 +1,105 @@
+//! The summary printed at the end of a race and by `runner show`.
+
+use super::{Exporter, Summary};
+use crate::metrics::PERCENTILES;
+use crate::units::format_number;
+use std::fmt::Write;
+
+pub struct Markdown;
+
+fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+impl Exporter for Markdown {
+    fn render(&self, s: &Summary) -> String {
+        let r = s.race;
+        let mut out = String::new();
+        let _ = writeln!(out, "# Race {}\n", r.race_id);
+        let _ = writeln!(
+            out,
+            "track **{}** · challenge **{}** · backend **{}** · status **{:?}**{}",
+            r.track,
+            r.challenge,
+            r.backend.kind,
+            r.status,
+            if r.test_mode { " · test mode" } else { "" }
+        );
+        let _ = writeln!(out, "started {} · host {} ({} cpus) · runner {}", r.started_at, r.host.hostname, r.host.cpus, r.host.runner_version);
+        if let Some(reason) = &r.stop_reason {
+            let _ = writeln!(out, "\n> stopped early: {reason}");
+        }
+        let _ = writeln!(out, "\n## Throughput\n");
+        let _ = writeln!(out, "| Task | Sweep | Clients | Target | Min | Median | Mean | Max | Unit | Trials | Per trial |");
+        let _ = writeln!(out, "|---|---|--:|--:|--:|--:|--:|--:|---|--:|---|");
+        for t in &s.tasks {
+            let per_trial: Vec<String> = t.record.trials.iter().map(|tr| {
+                let mut v = format_number(tr.throughput);
+                if tr.interrupted { v.push('*') }
+                if tr.failure.is_some() { v = "failed".into() }
+                v
+            }).collect();
+            let target = t.record.target_throughput.map(format_number).unwrap_or_else(|| "-".into());
+            let th = t.throughput;
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |",
+                t.record.task, t.sweep_label, t.record.clients, target,
+                format_number(th.min), format_number(th.median), format_number(th.mean), format_number(th.max),
+                t.record.throughput_unit, t.completed_trials, t.record.planned_trials, per_trial.join(", ")
+            );
+        }
+        let labels: Vec<&str> = PERCENTILES.iter().map(|(l, _)| *l).collect();
+        for (title, pick) in [
+            ("Service time (ms, all trials; call to response)", true),
+            ("Latency (ms, all trials; intended start to response)", false),
+        ] {
+            let _ = writeln!(out, "\n## {title}\n");
+            let _ = writeln!(out, "| Task | Sweep | Mean | {} |", labels.join(" | "));
+            let _ = writeln!(out, "|---|---|--:|{}", "--:|".repeat(labels.len()));
+            for t in &s.tasks {
+                let p = if pick { &t.service_time_ms } else { &t.latency_ms };
+                let vals: Vec<String> = p.values().iter().map(|v| ms(*v)).collect();
+                let _ = writeln!(out, "| {} | {} | {} | {} |", t.record.task, t.sweep_label, ms(p.mean), vals.join(" | "));
+            }
+        }
+        let _ = writeln!(out, "\n## Outcomes\n");
+        let _ = writeln!(out, "| Task | Sweep | Operations | Successes | Errors | Error rate | Errors by kind | Units | Hits |");
+        let _ = writeln!(out, "|---|---|--:|--:|--:|--:|---|--:|--:|");
+        for t in &s.tasks {
+            let kinds: Vec<String> = t.errors_by_kind.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {:.2}% | {} | {} | {} |",
+                t.record.task, t.sweep_label, t.operations, t.successes, t.errors, t.error_rate * 100.0,
+                if kinds.is_empty() { "-".into() } else { kinds.join(", ") }, t.units, t.hits
+            );
+        }
+        let mut notes = Vec::new();
+        for t in &s.tasks {
+            for tr in &t.record.trials {
+                if let Some(f) = &tr.failure {
+                    notes.push(format!("- {} [{}] trial {}: failed: {f}", t.record.task, t.sweep_label, tr.trial + 1));
+                }
+                for (kind, msg) in &tr.error_messages {
+                    notes.push(format!("- {} [{}] trial {}: first {kind} error: {msg}", t.record.task, t.sweep_label, tr.trial + 1));
+                }
+            }
+        }
+        if s.tasks.iter().any(|t| t.record.trials.iter().any(|tr| tr.interrupted)) {
+            notes.push("- `*` marks a trial cut short by Ctrl-C; it is left out of the throughput statistics.".into());
+        }
+        if !notes.is_empty() {
+            let _ = writeln!(out, "\n## Notes\n");
+            notes.dedup();
+            for n in notes.iter().take(50) {
+                let _ = writeln!(out, "{n}");
+            }
+        }
+        out
+    }
+}

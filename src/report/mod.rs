@@ -1,0 +1,34 @@
+//! Reports of a stored race, one file per format behind one trait. Every exporter reads the
+//! same [`Summary`], derived from the stored race and its histograms.
+
+mod csv;
+mod json;
+mod markdown;
+mod summary;
+
+pub use summary::{Summary, TaskSummary, ThroughputStats};
+
+use crate::results::{HistogramFile, RaceRecord};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Markdown,
+    Csv,
+    Json,
+}
+
+pub trait Exporter {
+    fn render(&self, summary: &Summary) -> String;
+}
+
+pub fn exporter(format: ReportFormat) -> Box<dyn Exporter> {
+    match format {
+        ReportFormat::Markdown => Box::new(markdown::Markdown),
+        ReportFormat::Csv => Box::new(csv::Csv),
+        ReportFormat::Json => Box::new(json::Json),
+    }
+}
+
+pub fn render(format: ReportFormat, race: &RaceRecord, histograms: &HistogramFile) -> String {
+    exporter(format).render(&Summary::new(race, histograms))
+}

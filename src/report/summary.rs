@@ -1,0 +1,119 @@
+//! Aggregates across trials: throughput statistics, and percentiles of all trials' samples
+//! together (merged histograms, not averaged percentiles, which would be meaningless).
+
+use crate::metrics::{decode_histogram, new_histogram, Percentiles};
+use crate::results::{HistogramFile, RaceRecord, TaskRecord};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq)]
+pub struct ThroughputStats {
+    pub min: f64,
+    pub median: f64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+impl ThroughputStats {
+    pub fn of(values: &[f64]) -> ThroughputStats {
+        if values.is_empty() {
+            return ThroughputStats::default();
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        ThroughputStats { min: v[0], median, mean: v.iter().sum::<f64>() / n as f64, max: v[n - 1] }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskSummary<'a> {
+    #[serde(flatten)]
+    pub record: &'a TaskRecord,
+    pub sweep_label: String,
+    pub completed_trials: usize,
+    pub throughput: ThroughputStats,
+    pub service_time_ms: Percentiles,
+    pub latency_ms: Percentiles,
+    pub operations: u64,
+    pub successes: u64,
+    pub errors: u64,
+    pub error_rate: f64,
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub units: u64,
+    pub hits: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary<'a> {
+    pub race: &'a RaceRecord,
+    pub tasks: Vec<TaskSummary<'a>>,
+}
+
+impl<'a> Summary<'a> {
+    pub fn new(race: &'a RaceRecord, histograms: &HistogramFile) -> Summary<'a> {
+        let tasks = race.tasks.iter().enumerate().map(|(i, t)| summarise(i, t, histograms)).collect();
+        Summary { race, tasks }
+    }
+}
+
+fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &HistogramFile) -> TaskSummary<'a> {
+    let measured: Vec<_> = t.trials.iter().filter(|tr| tr.failure.is_none() && tr.operations > 0).collect();
+    let throughput = ThroughputStats::of(&measured.iter().filter(|tr| !tr.interrupted).map(|tr| tr.throughput).collect::<Vec<_>>());
+    let (mut service, mut latency) = (new_histogram(), new_histogram());
+    let mut merged_any = false;
+    for h in histograms.trials.iter().filter(|h| h.task_index == index) {
+        if let (Ok(s), Ok(l)) = (decode_histogram(&h.service_time_us), decode_histogram(&h.latency_us)) {
+            merged_any |= service.add(&s).is_ok() && latency.add(&l).is_ok();
+        }
+    }
+    let operations: u64 = t.trials.iter().map(|tr| tr.operations).sum();
+    let weighted_mean = |f: fn(&crate::results::TrialRecord) -> f64| {
+        (operations > 0).then(|| t.trials.iter().map(|tr| f(tr) * tr.operations as f64).sum::<f64>() / operations as f64)
+    };
+    let (service_time_ms, latency_ms) = if merged_any {
+        (
+            Percentiles::from_histogram(&service, weighted_mean(|tr| tr.service_time_ms.mean)),
+            Percentiles::from_histogram(&latency, weighted_mean(|tr| tr.latency_ms.mean)),
+        )
+    } else {
+        let first = t.trials.first();
+        (first.map(|f| f.service_time_ms).unwrap_or_default(), first.map(|f| f.latency_ms).unwrap_or_default())
+    };
+    let mut errors_by_kind = BTreeMap::new();
+    for tr in &t.trials {
+        for (k, n) in &tr.errors_by_kind {
+            *errors_by_kind.entry(k.clone()).or_insert(0) += n;
+        }
+    }
+    let errors: u64 = t.trials.iter().map(|tr| tr.errors).sum();
+    let successes: u64 = t.trials.iter().map(|tr| tr.successes).sum();
+    TaskSummary {
+        record: t,
+        sweep_label: t.sweep_label(),
+        completed_trials: t.trials.iter().filter(|tr| !tr.interrupted && tr.failure.is_none()).count(),
+        throughput,
+        service_time_ms,
+        latency_ms,
+        operations,
+        successes,
+        errors,
+        error_rate: if successes + errors > 0 { errors as f64 / (successes + errors) as f64 } else { 0.0 },
+        errors_by_kind,
+        units: t.trials.iter().map(|tr| tr.units).sum(),
+        hits: t.trials.iter().map(|tr| tr.hits).sum(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throughput_stats() {
+        let s = ThroughputStats::of(&[3.0, 1.0, 2.0, 10.0]);
+        assert_eq!(s, ThroughputStats { min: 1.0, median: 2.5, mean: 4.0, max: 10.0 });
+        assert_eq!(ThroughputStats::of(&[5.0]).median, 5.0);
+    }
+}

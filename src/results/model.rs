@@ -1,0 +1,153 @@
+//! The stored race. This is the single serde model every report reads, so CSV, markdown and
+//! JSON cannot drift apart.
+
+use crate::backend::BackendInfo;
+use crate::metrics::Percentiles;
+use crate::track::ScheduleKind;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Version of the stored format; loading a newer one is an error, not a guess.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RaceStatus {
+    /// Still running, or killed before it could say otherwise.
+    Running,
+    Completed,
+    /// Stopped by Ctrl-C; completed trials are kept.
+    Interrupted,
+    /// Stopped by `--on-error abort` or a failed reset.
+    Aborted,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub os: String,
+    pub arch: String,
+    pub cpus: usize,
+    pub memory_bytes: Option<u64>,
+    pub runner_version: String,
+}
+
+impl HostInfo {
+    pub fn current() -> HostInfo {
+        let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into());
+        let memory_bytes = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kb * 1024)
+        });
+        HostInfo {
+            hostname,
+            os: std::env::consts::OS.into(),
+            arch: std::env::consts::ARCH.into(),
+            cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            memory_bytes,
+            runner_version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RaceRecord {
+    pub format: u32,
+    pub race_id: String,
+    pub status: RaceStatus,
+    /// Why the race stopped early, for interrupted or aborted races.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    pub started_at: String,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+    pub track: String,
+    pub track_path: String,
+    pub challenge: String,
+    pub test_mode: bool,
+    pub params: Map<String, Value>,
+    pub backend: BackendInfo,
+    /// Hosts of a network backend (never credentials).
+    #[serde(default)]
+    pub target_hosts: Vec<String>,
+    pub on_error: String,
+    #[serde(default)]
+    pub user_tags: BTreeMap<String, String>,
+    pub host: HostInfo,
+    pub tasks: Vec<TaskRecord>,
+}
+
+/// One task at one sweep point, with all its trials.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskRecord {
+    pub task: String,
+    pub operation: String,
+    pub operation_type: String,
+    pub sweep: Map<String, Value>,
+    pub clients: u64,
+    pub target_throughput: Option<f64>,
+    pub schedule: ScheduleKind,
+    pub throughput_unit: String,
+    /// Trials the plan asked for; `trials.len()` may be fewer if the race stopped early.
+    pub planned_trials: u64,
+    pub trials: Vec<TrialRecord>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrialRecord {
+    pub trial: u64,
+    pub started_at: String,
+    pub wall_seconds: f64,
+    /// True when Ctrl-C cut the trial short: its numbers cover only part of the work.
+    pub interrupted: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// Achieved throughput over the measured window, in `throughput_unit`.
+    pub throughput: f64,
+    pub measured_seconds: f64,
+    pub operations: u64,
+    pub warmup_operations: u64,
+    /// Units done by warmup operations (e.g. documents indexed before measuring began).
+    #[serde(default)]
+    pub warmup_units: u64,
+    pub successes: u64,
+    pub errors: u64,
+    pub errors_by_kind: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub error_messages: BTreeMap<String, String>,
+    pub error_rate: f64,
+    /// Documents indexed (bulk) or operations done.
+    pub units: u64,
+    /// Sum of search hits (hits.total) over measured operations.
+    pub hits: u64,
+    pub service_time_ms: Percentiles,
+    pub latency_ms: Percentiles,
+    /// Units completed in each second of the measured window.
+    pub throughput_per_second: Vec<u64>,
+}
+
+/// Raw histograms of one trial, base64 V2-deflate (the HdrHistogram interchange format).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrialHistograms {
+    pub task_index: usize,
+    pub trial: u64,
+    pub service_time_us: String,
+    pub latency_us: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct HistogramFile {
+    pub format: u32,
+    pub trials: Vec<TrialHistograms>,
+}
+
+impl TaskRecord {
+    pub fn sweep_label(&self) -> String {
+        crate::plan::sweep_label(&self.sweep)
+    }
+}

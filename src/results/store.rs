@@ -1,0 +1,170 @@
+//! Race directories under the results home: `<home>/races/<race-id>/{race.json,histograms.json}`.
+
+use super::model::{HistogramFile, RaceRecord, FORMAT_VERSION};
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path} is corrupted: {message}")]
+    Corrupt { path: PathBuf, message: String },
+    #[error("{path} has format {found}, newer than this runner understands ({FORMAT_VERSION}); upgrade runner")]
+    NewerFormat { path: PathBuf, found: u64 },
+    #[error("no race `{0}` (see `runner list races`)")]
+    NotFound(String),
+    #[error("race id prefix `{prefix}` is ambiguous: {matches}")]
+    Ambiguous { prefix: String, matches: String },
+}
+
+pub struct RaceStore {
+    root: PathBuf,
+}
+
+/// Writes a file so that readers see the old or the new content, never a torn one:
+/// write a temp file beside it, fsync, rename over, fsync the directory.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let err = |source| StoreError::Write { path: path.to_path_buf(), source };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(err)?;
+    let tmp = dir.join(format!(".{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("file")));
+    let mut f = File::create(&tmp).map_err(err)?;
+    f.write_all(bytes).map_err(err)?;
+    f.sync_all().map_err(err)?;
+    drop(f);
+    fs::rename(&tmp, path).map_err(err)?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+impl RaceStore {
+    /// The store under `home` (`--results-dir`, `$RUNNER_HOME`, or `~/.runner`).
+    pub fn new(home: &Path) -> RaceStore {
+        RaceStore { root: home.join("races") }
+    }
+
+    pub fn default_home() -> PathBuf {
+        if let Some(h) = std::env::var_os("RUNNER_HOME") {
+            return PathBuf::from(h);
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+        home.join(".runner")
+    }
+
+    pub fn race_dir(&self, id: &str) -> PathBuf {
+        self.root.join(id)
+    }
+
+    pub fn save(&self, race: &RaceRecord, histograms: &HistogramFile) -> Result<(), StoreError> {
+        let dir = self.race_dir(&race.race_id);
+        // Histograms first: a race.json never names trials whose histograms are missing.
+        let h = serde_json::to_vec(histograms).expect("histograms serialise");
+        write_atomic(&dir.join("histograms.json"), &h)?;
+        let r = serde_json::to_vec_pretty(race).expect("race serialises");
+        write_atomic(&dir.join("race.json"), &r)
+    }
+
+    pub fn load(&self, id: &str) -> Result<(RaceRecord, HistogramFile), StoreError> {
+        let dir = self.race_dir(id);
+        let race: RaceRecord = read_versioned(&dir.join("race.json"))?;
+        let hpath = dir.join("histograms.json");
+        let histograms = if hpath.exists() { read_versioned(&hpath)? } else { HistogramFile { format: FORMAT_VERSION, trials: Vec::new() } };
+        Ok((race, histograms))
+    }
+
+    /// Race ids, newest first (ids start with their UTC start time).
+    pub fn ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().join("race.json").is_file())
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect();
+        ids.sort();
+        ids.reverse();
+        ids
+    }
+
+    /// Resolves a full id, a unique prefix, `latest` or `latest~N`.
+    pub fn resolve(&self, given: &str) -> Result<String, StoreError> {
+        let ids = self.ids();
+        if let Some(rest) = given.strip_prefix("latest") {
+            let back: usize = match rest.strip_prefix('~') {
+                Some(n) => n.parse().map_err(|_| StoreError::NotFound(given.to_string()))?,
+                None if rest.is_empty() => 0,
+                None => return Err(StoreError::NotFound(given.to_string())),
+            };
+            return ids.get(back).cloned().ok_or_else(|| StoreError::NotFound(given.to_string()));
+        }
+        if ids.iter().any(|i| i == given) {
+            return Ok(given.to_string());
+        }
+        let matches: Vec<&String> = ids.iter().filter(|i| i.starts_with(given)).collect();
+        match matches.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(StoreError::NotFound(given.to_string())),
+            many => Err(StoreError::Ambiguous { prefix: given.into(), matches: many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ") }),
+        }
+    }
+}
+
+fn read_versioned<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
+    let text = fs::read_to_string(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt { path: path.into(), message: e.to_string() })?;
+    match value.get("format").and_then(|f| f.as_u64()) {
+        Some(v) if v > FORMAT_VERSION as u64 => return Err(StoreError::NewerFormat { path: path.into(), found: v }),
+        Some(_) => {}
+        None => return Err(StoreError::Corrupt { path: path.into(), message: "no `format` version".into() }),
+    }
+    serde_json::from_value(value).map_err(|e| StoreError::Corrupt { path: path.into(), message: e.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a/race.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "two");
+        assert_eq!(fs::read_dir(p.parent().unwrap()).unwrap().count(), 1, "no temp file left behind");
+    }
+
+    #[test]
+    fn resolves_prefixes_and_latest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RaceStore::new(dir.path());
+        for id in ["20260101T000000Z-aaaa", "20260102T000000Z-bbbb", "20260102T000000Z-bccc"] {
+            write_atomic(&store.race_dir(id).join("race.json"), b"{}").unwrap();
+        }
+        assert_eq!(store.resolve("latest").unwrap(), "20260102T000000Z-bccc");
+        assert_eq!(store.resolve("latest~2").unwrap(), "20260101T000000Z-aaaa");
+        assert_eq!(store.resolve("20260101").unwrap(), "20260101T000000Z-aaaa");
+        assert!(matches!(store.resolve("20260102"), Err(StoreError::Ambiguous { .. })));
+        assert!(matches!(store.resolve("nope"), Err(StoreError::NotFound(_))));
+        assert!(matches!(store.load("20260101T000000Z-aaaa"), Err(StoreError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn newer_format_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RaceStore::new(dir.path());
+        write_atomic(&store.race_dir("x").join("race.json"), br#"{"format": 99}"#).unwrap();
+        assert!(matches!(store.load("x"), Err(StoreError::NewerFormat { found: 99, .. })));
+    }
+}
+
+/// Writes a report file atomically.
+pub fn write_report(path: &Path, text: &str) -> Result<(), StoreError> {
+    write_atomic(path, text.as_bytes())
+}

@@ -1,0 +1,213 @@
+//! Streaming reader of NDJSON document corpora, optionally zstd/gzip/bzip2 compressed.
+//! Memory stays bounded by one batch, whatever the corpus size.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// One line longer than this is treated as a broken corpus, not buffered without bound.
+const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// One documents file of a corpus.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DocumentFile {
+    pub path: PathBuf,
+    /// Declared number of documents; checked against the file when it is read to the end.
+    pub document_count: Option<u64>,
+    pub target_index: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CorpusError {
+    #[error("cannot open corpus file {path}: {source}")]
+    Open { path: PathBuf, source: std::io::Error },
+    #[error("{path}: document {line}: cannot read: {source} (is the file truncated or compressed with another format than its extension says?)")]
+    Read { path: PathBuf, line: u64, source: std::io::Error },
+    #[error("{path}: document {line} is not a JSON object (corpora are NDJSON: one JSON document per line)")]
+    NotJson { path: PathBuf, line: u64 },
+    #[error("{path}: document {line} is longer than 64 MB")]
+    LineTooLong { path: PathBuf, line: u64 },
+    #[error("{path}: the track declares {declared} documents but the file has {actual}")]
+    CountMismatch { path: PathBuf, declared: u64, actual: u64 },
+}
+
+fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
+    let open_err = |source| CorpusError::Open { path: path.to_path_buf(), source };
+    let file = File::open(path).map_err(open_err)?;
+    let name = path.to_string_lossy();
+    let reader: Box<dyn Read + Send> = if name.ends_with(".zst") {
+        Box::new(zstd::stream::read::Decoder::new(file).map_err(open_err)?)
+    } else if name.ends_with(".gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else if name.ends_with(".bz2") {
+        Box::new(bzip2::read::MultiBzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    Ok(Box::new(BufReader::with_capacity(256 * 1024, reader)))
+}
+
+struct OpenFile {
+    reader: Box<dyn BufRead + Send>,
+    index: usize,
+    docs_read: u64,
+}
+
+/// Reads documents from the files in order, up to an optional limit.
+pub struct CorpusReader {
+    files: Vec<DocumentFile>,
+    current: Option<OpenFile>,
+    next_file: usize,
+    limit: Option<u64>,
+    total_read: u64,
+}
+
+impl CorpusReader {
+    pub fn open(files: Vec<DocumentFile>, limit: Option<u64>) -> Result<Self, CorpusError> {
+        // Fail before the race starts if any file is missing.
+        for f in &files {
+            File::open(&f.path).map_err(|source| CorpusError::Open { path: f.path.clone(), source })?;
+        }
+        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0 })
+    }
+
+    /// Documents handed out so far.
+    pub fn documents_read(&self) -> u64 {
+        self.total_read
+    }
+
+    /// Appends up to `max_docs` documents, one per line, to `buf`, stopping early once the batch
+    /// holds `max_bytes` or more. Returns how many were appended; 0 means the corpus is exhausted.
+    pub fn fill(&mut self, buf: &mut String, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
+        let mut added = 0;
+        while added < max_docs {
+            if self.limit.is_some_and(|l| self.total_read >= l) {
+                break;
+            }
+            if max_bytes.is_some_and(|m| buf.len() as u64 >= m) {
+                break;
+            }
+            if self.current.is_none() {
+                if self.next_file >= self.files.len() {
+                    break;
+                }
+                let reader = open_decoded(&self.files[self.next_file].path)?;
+                self.current = Some(OpenFile { reader, index: self.next_file, docs_read: 0 });
+                self.next_file += 1;
+            }
+            let file = self.current.as_mut().expect("opened above");
+            let meta = &self.files[file.index];
+            let start = buf.len();
+            let line_no = file.docs_read + 1;
+            let n = file
+                .reader
+                .by_ref()
+                .take(MAX_LINE_BYTES)
+                .read_line(buf)
+                .map_err(|source| CorpusError::Read { path: meta.path.clone(), line: line_no, source })?;
+            if n == 0 {
+                if let Some(declared) = meta.document_count {
+                    if declared != file.docs_read && self.limit.is_none() {
+                        return Err(CorpusError::CountMismatch { path: meta.path.clone(), declared, actual: file.docs_read });
+                    }
+                }
+                self.current = None;
+                continue;
+            }
+            if n as u64 == MAX_LINE_BYTES && !buf.ends_with('\n') {
+                return Err(CorpusError::LineTooLong { path: meta.path.clone(), line: line_no });
+            }
+            let line = buf[start..].trim();
+            if line.is_empty() {
+                buf.truncate(start);
+                continue;
+            }
+            if !(line.starts_with('{') && line.ends_with('}')) {
+                return Err(CorpusError::NotJson { path: meta.path.clone(), line: line_no });
+            }
+            if !buf.ends_with('\n') {
+                buf.push('\n');
+            }
+            file.docs_read += 1;
+            self.total_read += 1;
+            added += 1;
+        }
+        Ok(added)
+    }
+}
+
+/// Counts documents by reading the corpus once (used when no document-count is declared).
+pub fn count_documents(files: &[DocumentFile], limit: Option<u64>) -> Result<u64, CorpusError> {
+    let mut reader = CorpusReader::open(files.to_vec(), limit)?;
+    let mut buf = String::new();
+    loop {
+        buf.clear();
+        if reader.fill(&mut buf, 10_000, None)? == 0 {
+            return Ok(reader.documents_read());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn file(dir: &Path, name: &str, content: &[u8]) -> DocumentFile {
+        let path = dir.join(name);
+        std::fs::write(&path, content).unwrap();
+        DocumentFile { path, document_count: None, target_index: "i".into() }
+    }
+
+    #[test]
+    fn reads_batches_across_compressed_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = file(dir.path(), "a.json", b"{\"a\":1}\n{\"a\":2}\n");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"{\"b\":1}\n\n{\"b\":2}").unwrap();
+        let gz = file(dir.path(), "b.json.gz", &gz.finish().unwrap());
+        let zst = file(dir.path(), "c.json.zst", &zstd::encode_all(&b"{\"c\":1}\n"[..], 1).unwrap());
+        let mut r = CorpusReader::open(vec![plain, gz, zst], None).unwrap();
+        let mut buf = String::new();
+        assert_eq!(r.fill(&mut buf, 3, None).unwrap(), 3);
+        assert_eq!(buf, "{\"a\":1}\n{\"a\":2}\n{\"b\":1}\n");
+        buf.clear();
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 2);
+        assert_eq!(buf, "{\"b\":2}\n{\"c\":1}\n");
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 0);
+    }
+
+    #[test]
+    fn limit_and_byte_threshold_cut_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path(), "a.json", b"{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n");
+        let mut r = CorpusReader::open(vec![f.clone()], Some(2)).unwrap();
+        let mut buf = String::new();
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 2);
+        let mut r = CorpusReader::open(vec![f], None).unwrap();
+        buf.clear();
+        assert_eq!(r.fill(&mut buf, 10, Some(5)).unwrap(), 1);
+    }
+
+    #[test]
+    fn not_ndjson_and_truncated_files_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path(), "a.json", b"{\"a\":1}\nnot json\n");
+        let mut r = CorpusReader::open(vec![f], None).unwrap();
+        let e = r.fill(&mut String::new(), 10, None).unwrap_err();
+        assert!(matches!(e, CorpusError::NotJson { line: 2, .. }), "{e}");
+        let whole = zstd::encode_all(&b"{\"a\":1}\n{\"a\":2}\n"[..], 1).unwrap();
+        let f = file(dir.path(), "t.json.zst", &whole[..whole.len() - 4]);
+        let mut r = CorpusReader::open(vec![f], None).unwrap();
+        assert!(matches!(r.fill(&mut String::new(), 10, None), Err(CorpusError::Read { .. })));
+    }
+
+    #[test]
+    fn declared_count_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = file(dir.path(), "a.json", b"{\"a\":1}\n");
+        f.document_count = Some(2);
+        let e = count_documents(&[f], None).unwrap_err();
+        assert!(matches!(e, CorpusError::CountMismatch { declared: 2, actual: 1, .. }));
+    }
+}

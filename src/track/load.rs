@@ -1,0 +1,101 @@
+//! Loading a track: read → render template → parse YAML → validate against the schema →
+//! resolve. Each step's error names the file and, where it can, the line and column.
+
+use super::error::{did_you_mean, TrackError, TrackErrorKind};
+use super::locate::Locator;
+use super::model::{from_raw, Resolver, Track};
+use super::raw::RawTrack;
+use super::schema;
+use super::template::{render, Strictness};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// Tracks bigger than this are refused before templating: a track is configuration.
+const MAX_TRACK_BYTES: u64 = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// Parameters from `--track-params`, overriding the track's declared defaults.
+    pub params: Map<String, Value>,
+    /// Exposed to templates as `test_mode`.
+    pub test_mode: bool,
+}
+
+/// The file of a track given as a directory (its `track.yaml`) or as a file.
+pub fn track_file(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        for name in ["track.yaml", "track.yml"] {
+            let f = path.join(name);
+            if f.is_file() {
+                return f;
+            }
+        }
+        path.join("track.yaml")
+    } else {
+        path.to_path_buf()
+    }
+}
+
+pub fn load(path: &Path, opts: &LoadOptions) -> Result<Track, TrackError> {
+    let file = track_file(path);
+    let meta = std::fs::metadata(&file)
+        .map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
+    if meta.len() > MAX_TRACK_BYTES {
+        return Err(TrackError::new(TrackErrorKind::Io, &file, "the track file is larger than 16 MB; tracks are limited to 16 MB"));
+    }
+    let source = std::fs::read_to_string(&file)
+        .map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
+
+    // First pass: learn the declared parameters and their defaults.
+    let mut vars = opts.params.clone();
+    vars.insert("test_mode".into(), Value::Bool(opts.test_mode));
+    let first = render(&source, &file, &vars, Strictness::Lenient)?;
+    let declared = declared_parameters(&first);
+    for key in opts.params.keys() {
+        if !declared.contains_key(key) {
+            let hint = did_you_mean(key, declared.keys().map(String::as_str));
+            let known = if declared.is_empty() { "it declares none".to_string() } else { format!("it declares: {}", declared.keys().cloned().collect::<Vec<_>>().join(", ")) };
+            return Err(TrackError::new(TrackErrorKind::Params, &file, format!("unknown track parameter `{key}`{hint}; {known}")));
+        }
+    }
+    let mut effective = declared;
+    effective.extend(opts.params.clone());
+    let mut vars = effective.clone();
+    vars.insert("test_mode".into(), Value::Bool(opts.test_mode));
+    let rendered = render(&source, &file, &vars, Strictness::Strict)?;
+    parse_rendered(&rendered, &file, effective).map_err(|mut e| {
+        // Template blocks can add or drop lines; then positions are those of the rendered text.
+        if e.location.is_some() && source.lines().count() != rendered.lines().count() {
+            e.message.push_str(" (line and column are in the rendered template)");
+        }
+        e
+    })
+}
+
+/// The `parameters:` mapping of a first, lenient render; empty if it cannot be read yet
+/// (the strict render reports the real problem).
+fn declared_parameters(text: &str) -> Map<String, Value> {
+    let Ok(value) = serde_yaml::from_str::<serde_yaml::Value>(text) else { return Map::new() };
+    match serde_json::to_value(value) {
+        Ok(Value::Object(mut top)) => match top.remove("parameters") {
+            Some(Value::Object(p)) => p,
+            _ => Map::new(),
+        },
+        _ => Map::new(),
+    }
+}
+
+pub fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>) -> Result<Track, TrackError> {
+    let yaml: serde_yaml::Value = serde_yaml::from_str(rendered).map_err(|e| {
+        let loc = e.location().map(|l| (l.line(), l.column()));
+        TrackError::new(TrackErrorKind::Yaml, file, format!("invalid YAML: {e}")).at(loc)
+    })?;
+    let json = serde_json::to_value(&yaml).map_err(|e| {
+        TrackError::new(TrackErrorKind::Yaml, file, format!("the track cannot be read as data: {e} (mapping keys must be strings)"))
+    })?;
+    let locator = Locator::new(rendered);
+    schema::validate(&json, file, &locator)?;
+    let raw: RawTrack = serde_json::from_value(json)
+        .map_err(|e| TrackError::new(TrackErrorKind::Schema, file, format!("track does not match the format: {e}")))?;
+    from_raw(raw, params, &Resolver { file, locator: &locator })
+}

@@ -1,0 +1,424 @@
+//! The resolved track: what `raw` says, checked across fields and given types. Every error
+//! names the YAML path it comes from.
+
+use super::corpus::DocumentFile;
+use super::error::{did_you_mean, TrackError, TrackErrorKind};
+use super::locate::Locator;
+use super::raw::*;
+use super::template::resolve_inside;
+use crate::ops::{self, IndexSpec, TrackContext};
+use crate::units::{parse_duration, OpsPerSec};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct Track {
+    pub name: String,
+    pub description: String,
+    pub file: PathBuf,
+    /// Effective parameters: declared defaults overlaid with the user's.
+    pub params: Map<String, Value>,
+    pub corpora: Vec<(String, Vec<DocumentFile>)>,
+    pub indices: Vec<IndexSpec>,
+    pub operations: Vec<OperationDef>,
+    pub challenges: Vec<Challenge>,
+}
+
+/// An operation as written: name, type and params (before task overrides and sweeps).
+#[derive(Debug, Clone, Serialize)]
+pub struct OperationDef {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub params: Map<String, Value>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Challenge {
+    pub name: String,
+    pub description: String,
+    pub default: bool,
+    pub trials: u64,
+    pub reset: Vec<OperationDef>,
+    pub schedule: Vec<ScheduleItem>,
+}
+
+#[derive(Debug, Clone)]
+pub enum ScheduleItem {
+    Task(TaskSpec),
+    Parallel { name: String, tasks: Vec<TaskSpec>, trials: u64, reset: Vec<OperationDef> },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
+pub enum Warmup {
+    None,
+    Iterations(u64),
+    Time(#[serde(with = "crate::units::serde_secs")] Duration),
+    /// A fraction in (0, 1) of the task's work (iterations, time or documents).
+    Fraction(f64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScheduleKind {
+    Deterministic,
+    Poisson,
+    Unthrottled,
+}
+
+/// One task as written, with sweep lists still lists.
+#[derive(Debug, Clone)]
+pub struct TaskSpec {
+    pub name: String,
+    /// YAML path of the task, for errors found later (e.g. while planning).
+    pub path: String,
+    pub operation: OperationDef,
+    pub clients: Vec<u64>,
+    pub iterations: Option<Vec<u64>>,
+    pub time_period: Option<Duration>,
+    pub warmup: Warmup,
+    pub targets: Option<Vec<OpsPerSec>>,
+    pub schedule: ScheduleKind,
+    pub trials: u64,
+    pub reset: Vec<OperationDef>,
+    /// Operation params the task overrides; sweepable ones may hold a list.
+    pub params: Map<String, Value>,
+}
+
+pub struct Resolver<'a> {
+    pub file: &'a Path,
+    pub locator: &'a Locator,
+}
+
+impl Resolver<'_> {
+    pub fn err(&self, kind: TrackErrorKind, path: &str, message: impl Into<String>) -> TrackError {
+        TrackError::new(kind, self.file, message).at(self.locator.find(path)).with_path(path)
+    }
+
+    fn dir(&self) -> &Path {
+        self.file.parent().unwrap_or(Path::new("."))
+    }
+}
+
+pub fn from_raw(raw: RawTrack, params: Map<String, Value>, r: &Resolver) -> Result<Track, TrackError> {
+    let indices = resolve_indices(&raw.indices, r)?;
+    let corpora = resolve_corpora(&raw.corpora, &indices, r)?;
+    let ctx = TrackContext { indices: &indices, corpora: &corpora };
+    let mut operations = Vec::new();
+    for (i, op) in raw.operations.iter().enumerate() {
+        let path = format!("/operations/{i}");
+        if operations.iter().any(|o: &OperationDef| o.name == op.name) {
+            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/name"), format!("operation `{}` is defined twice", op.name)));
+        }
+        let def = OperationDef { name: op.name.clone(), kind: op.kind.clone(), params: op.params.clone() };
+        check_operation(&def, &ctx, r, &path)?;
+        operations.push(def);
+    }
+    let mut challenges = Vec::new();
+    for (i, c) in raw.challenges.iter().enumerate() {
+        let path = format!("/challenges/{i}");
+        if challenges.iter().any(|x: &Challenge| x.name == c.name) {
+            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/name"), format!("challenge `{}` is defined twice", c.name)));
+        }
+        let reset = resolve_refs(&c.reset, &operations, &ctx, r, &format!("{path}/reset"))?;
+        let mut schedule = Vec::new();
+        for (j, item) in c.schedule.iter().enumerate() {
+            let ipath = format!("{path}/schedule/{j}");
+            schedule.push(resolve_item(item, &operations, &ctx, r, &ipath)?);
+        }
+        challenges.push(Challenge {
+            name: c.name.clone(),
+            description: c.description.clone(),
+            default: c.default,
+            trials: c.trials.unwrap_or(1),
+            reset,
+            schedule,
+        });
+    }
+    if challenges.iter().filter(|c| c.default).count() > 1 {
+        return Err(r.err(TrackErrorKind::Invalid, "/challenges", "more than one challenge is marked `default: true`"));
+    }
+    Ok(Track {
+        name: raw.name,
+        description: raw.description,
+        file: r.file.to_path_buf(),
+        params,
+        corpora,
+        indices,
+        operations,
+        challenges,
+    })
+}
+
+fn resolve_indices(raw: &[RawIndex], r: &Resolver) -> Result<Vec<IndexSpec>, TrackError> {
+    let mut out: Vec<IndexSpec> = Vec::new();
+    for (i, idx) in raw.iter().enumerate() {
+        let path = format!("/indices/{i}");
+        if out.iter().any(|x| x.name == idx.name) {
+            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/name"), format!("index `{}` is declared twice", idx.name)));
+        }
+        let body = match &idx.body {
+            None => Value::Object(Map::new()),
+            Some(Value::String(name)) => {
+                let bpath = format!("{path}/body");
+                let file = resolve_inside(r.dir(), name).ok_or_else(|| {
+                    r.err(TrackErrorKind::Invalid, &bpath, format!("`{name}` is outside the track directory"))
+                })?;
+                let text = std::fs::read_to_string(&file).map_err(|e| {
+                    r.err(TrackErrorKind::Io, &bpath, format!("cannot read index body {}: {e}", file.display()))
+                })?;
+                let v: serde_yaml::Value = serde_yaml::from_str(&text).map_err(|e| {
+                    let loc = e.location().map(|l| (l.line(), l.column()));
+                    TrackError::new(TrackErrorKind::Yaml, &file, format!("index body is not valid JSON/YAML: {e}")).at(loc)
+                })?;
+                serde_json::to_value(v).map_err(|e| r.err(TrackErrorKind::Invalid, &bpath, e.to_string()))?
+            }
+            Some(v) => v.clone(),
+        };
+        out.push(IndexSpec { name: idx.name.clone(), body });
+    }
+    Ok(out)
+}
+
+fn resolve_corpora(
+    raw: &[RawCorpus],
+    indices: &[IndexSpec],
+    r: &Resolver,
+) -> Result<Vec<(String, Vec<DocumentFile>)>, TrackError> {
+    let mut out: Vec<(String, Vec<DocumentFile>)> = Vec::new();
+    for (i, c) in raw.iter().enumerate() {
+        let path = format!("/corpora/{i}");
+        let mut files = Vec::new();
+        for (j, d) in c.documents.iter().enumerate() {
+            let dpath = format!("{path}/documents/{j}");
+            let file = resolve_inside(r.dir(), &d.source_file).ok_or_else(|| {
+                r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("`{}` is outside the track directory", d.source_file))
+            })?;
+            if !file.is_file() {
+                return Err(r.err(
+                    TrackErrorKind::Corpus,
+                    &format!("{dpath}/source-file"),
+                    format!("corpus file {} does not exist", file.display()),
+                ));
+            }
+            let target = d
+                .target_index
+                .clone()
+                .or_else(|| c.target_index.clone())
+                .or_else(|| (indices.len() == 1).then(|| indices[0].name.clone()))
+                .ok_or_else(|| r.err(TrackErrorKind::Invalid, &dpath, "no `target-index` for these documents"))?;
+            files.push(DocumentFile { path: file, document_count: d.document_count, target_index: target });
+        }
+        out.push((c.name.clone(), files));
+    }
+    Ok(out)
+}
+
+fn check_operation(def: &OperationDef, ctx: &TrackContext, r: &Resolver, path: &str) -> Result<ops::OpSpec, TrackError> {
+    ops::parse(&def.kind, &def.params, ctx).map_err(|e| {
+        let kind = if def.params.is_empty() && e.param.is_empty() { TrackErrorKind::UnknownOperationType } else { TrackErrorKind::Invalid };
+        let p = if e.param.is_empty() { format!("{path}/type") } else { format!("{path}/params/{}", e.param) };
+        r.err(kind, &p, format!("operation `{}`: {}", def.name, e.message))
+    })
+}
+
+fn resolve_ref(v: &Value, ops: &[OperationDef], ctx: &TrackContext, r: &Resolver, path: &str) -> Result<OperationDef, TrackError> {
+    match v {
+        Value::String(name) => ops.iter().find(|o| o.name == *name).cloned().ok_or_else(|| {
+            let hint = did_you_mean(name, ops.iter().map(|o| o.name.as_str()));
+            r.err(TrackErrorKind::UnknownOperation, path, format!("no operation named `{name}` under `operations`{hint}"))
+        }),
+        other => {
+            let raw: RawOperation = serde_json::from_value(other.clone())
+                .map_err(|e| r.err(TrackErrorKind::Schema, path, format!("not an operation: {e}")))?;
+            let def = OperationDef { name: raw.name, kind: raw.kind, params: raw.params };
+            check_operation(&def, ctx, r, path)?;
+            Ok(def)
+        }
+    }
+}
+
+fn resolve_refs(vs: &[Value], ops: &[OperationDef], ctx: &TrackContext, r: &Resolver, path: &str) -> Result<Vec<OperationDef>, TrackError> {
+    vs.iter().enumerate().map(|(i, v)| resolve_ref(v, ops, ctx, r, &format!("{path}/{i}"))).collect()
+}
+
+fn resolve_item(item: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r: &Resolver, path: &str) -> Result<ScheduleItem, TrackError> {
+    let Some(par) = &item.parallel else {
+        return Ok(ScheduleItem::Task(resolve_task(item, ops, ctx, r, path)?));
+    };
+    let mut tasks = Vec::new();
+    for (i, t) in par.tasks.iter().enumerate() {
+        let tpath = format!("{path}/parallel/tasks/{i}");
+        let task = resolve_task(t, ops, ctx, r, &tpath)?;
+        if task.trials > 1 || !task.reset.is_empty() {
+            return Err(r.err(TrackErrorKind::Invalid, &tpath, "tasks inside `parallel` cannot have their own trials or reset; set them on the parallel block"));
+        }
+        if let Some(key) = swept_key(&task) {
+            return Err(r.err(TrackErrorKind::NotSweepable, &format!("{tpath}/{key}"), format!("`{key}` cannot be swept inside a `parallel` block: its tasks run at once, so they cannot step through a sweep")));
+        }
+        tasks.push(task);
+    }
+    let name = item.name.clone().unwrap_or_else(|| format!("parallel-{}", path.rsplit('/').next().unwrap_or("0")));
+    Ok(ScheduleItem::Parallel {
+        name,
+        tasks,
+        trials: par.trials.unwrap_or(1),
+        reset: resolve_refs(&par.reset, ops, ctx, r, &format!("{path}/parallel/reset"))?,
+    })
+}
+
+/// The first key of a task that holds more than one value, if any.
+fn swept_key(t: &TaskSpec) -> Option<String> {
+    if t.clients.len() > 1 {
+        return Some("clients".into());
+    }
+    if t.iterations.as_ref().is_some_and(|v| v.len() > 1) {
+        return Some("iterations".into());
+    }
+    if t.targets.as_ref().is_some_and(|v| v.len() > 1) {
+        return Some("target-throughput".into());
+    }
+    t.params.iter().find(|(_, v)| v.is_array()).map(|(k, _)| format!("params/{k}"))
+}
+
+fn sweep_of_u64(v: &Option<Value>) -> Option<Vec<u64>> {
+    match v.as_ref()? {
+        Value::Array(items) => Some(items.iter().filter_map(Value::as_u64).collect()),
+        other => other.as_u64().map(|n| vec![n]),
+    }
+}
+
+fn duration_at(v: &Value, r: &Resolver, path: &str) -> Result<Duration, TrackError> {
+    match v {
+        Value::Number(n) => Duration::try_from_secs_f64(n.as_f64().unwrap_or(-1.0))
+            .map_err(|_| r.err(TrackErrorKind::Invalid, path, format!("`{n}` is not a valid duration"))),
+        Value::String(s) => parse_duration(s).map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
+        other => Err(r.err(TrackErrorKind::Schema, path, format!("`{other}` is not a duration"))),
+    }
+}
+
+fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r: &Resolver, path: &str) -> Result<TaskSpec, TrackError> {
+    let op_value = t.operation.as_ref().ok_or_else(|| r.err(TrackErrorKind::Schema, path, "a task needs an `operation`"))?;
+    let operation = resolve_ref(op_value, ops, ctx, r, &format!("{path}/operation"))?;
+    let sweepable = ops::sweepable_params(&operation.kind);
+    for (k, v) in &t.params {
+        if v.is_array() && !sweepable.contains(&k.as_str()) {
+            let allowed = if sweepable.is_empty() { "none".to_string() } else { sweepable.join(", ") };
+            return Err(r.err(
+                TrackErrorKind::NotSweepable,
+                &format!("{path}/params/{k}"),
+                format!("`{k}` cannot be swept for a `{}` operation (sweepable params: {allowed}; task keys clients, iterations, target-throughput and target-interval sweep too)", operation.kind),
+            ));
+        }
+        if let Value::Array(items) = v {
+            if items.is_empty() {
+                return Err(r.err(TrackErrorKind::Schema, &format!("{path}/params/{k}"), format!("`{k}` is an empty list: a sweep needs at least one value")));
+            }
+        }
+    }
+    let time_period = t.time_period.as_ref().map(|v| duration_at(v, r, &format!("{path}/time-period"))).transpose()?;
+    let iterations = sweep_of_u64(&t.iterations);
+    if iterations.is_some() && time_period.is_some() {
+        return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/time-period"), "give either `iterations` or `time-period`, not both"));
+    }
+    let targets = match (&t.target_throughput, &t.target_interval) {
+        (Some(_), Some(_)) => {
+            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/target-interval"), "give either `target-throughput` or `target-interval`, not both"))
+        }
+        (Some(Value::Array(items)), None) => Some(items.iter().filter_map(Value::as_f64).map(OpsPerSec).collect()),
+        (Some(v), None) => Some(vec![OpsPerSec(v.as_f64().unwrap_or(0.0))]),
+        (None, Some(v)) => {
+            let ipath = format!("{path}/target-interval");
+            let items = match v {
+                Value::Array(items) => items.clone(),
+                one => vec![one.clone()],
+            };
+            let mut rates = Vec::new();
+            for item in &items {
+                let d = duration_at(item, r, &ipath)?;
+                if d.is_zero() {
+                    return Err(r.err(TrackErrorKind::Invalid, &ipath, "a target interval must be longer than zero"));
+                }
+                rates.push(OpsPerSec(1.0 / d.as_secs_f64()));
+            }
+            Some(rates)
+        }
+        (None, None) => None,
+    };
+    let schedule = match t.schedule.as_deref() {
+        Some("poisson") => ScheduleKind::Poisson,
+        Some("unthrottled") => ScheduleKind::Unthrottled,
+        Some("deterministic") => ScheduleKind::Deterministic,
+        None if targets.is_some() => ScheduleKind::Deterministic,
+        None => ScheduleKind::Unthrottled,
+        Some(other) => return Err(r.err(TrackErrorKind::Schema, &format!("{path}/schedule"), format!("unknown schedule `{other}`"))),
+    };
+    if schedule != ScheduleKind::Unthrottled && targets.is_none() {
+        return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/schedule"), "a deterministic or poisson schedule needs a `target-throughput` or `target-interval`"));
+    }
+    let warmup = resolve_warmup(t.warmup.as_ref(), r, &format!("{path}/warmup"))?;
+    // Warmup iterations run before the measured ones (as in Rally), so any count is meaningful.
+    match (warmup, iterations.as_ref(), time_period) {
+        (Warmup::Time(w), _, Some(tp)) if w >= tp => {
+            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/warmup"), format!("the warmup ({w:?}) is not shorter than the time-period ({tp:?}): nothing would be measured")));
+        }
+        (Warmup::Time(_), Some(_), None) => {
+            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/warmup"), "a time warmup needs a `time-period` task; with `iterations` give warmup as a count or a fraction"));
+        }
+        (Warmup::Iterations(_), None, Some(_)) => {
+            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/warmup"), "a warmup iteration count needs an `iterations` task; with `time-period` give warmup as a time or a fraction"));
+        }
+        _ => {}
+    }
+    let name = t.name.clone().unwrap_or_else(|| operation.name.clone());
+    Ok(TaskSpec {
+        name,
+        path: path.to_string(),
+        operation,
+        clients: sweep_of_u64(&t.clients).unwrap_or_else(|| vec![1]),
+        iterations,
+        time_period,
+        warmup,
+        targets,
+        schedule,
+        trials: t.trials.unwrap_or(1),
+        reset: resolve_refs(&t.reset, ops, ctx, r, &format!("{path}/reset"))?,
+        params: t.params.clone(),
+    })
+}
+
+fn resolve_warmup(v: Option<&Value>, r: &Resolver, path: &str) -> Result<Warmup, TrackError> {
+    match v {
+        None => Ok(Warmup::None),
+        Some(Value::Number(n)) if n.is_u64() => Ok(Warmup::Iterations(n.as_u64().unwrap_or(0))),
+        Some(Value::String(s)) if s.trim().ends_with('%') => {
+            let pct: f64 = s.trim().trim_end_matches('%').trim().parse().map_err(|_| r.err(TrackErrorKind::Invalid, path, format!("`{s}` is not a percentage")))?;
+            if !(0.0..100.0).contains(&pct) {
+                return Err(r.err(TrackErrorKind::Invalid, path, format!("a warmup of {pct}% leaves nothing to measure; use less than 100%")));
+            }
+            Ok(if pct == 0.0 { Warmup::None } else { Warmup::Fraction(pct / 100.0) })
+        }
+        Some(other) => Ok(Warmup::Time(duration_at(other, r, path)?)),
+    }
+}
+
+impl Track {
+    /// The challenge to run: by name, else the one marked default, else the only/first one.
+    pub fn challenge(&self, name: Option<&str>) -> Result<&Challenge, TrackError> {
+        match name {
+            Some(n) => self.challenges.iter().find(|c| c.name == n).ok_or_else(|| {
+                let hint = did_you_mean(n, self.challenges.iter().map(|c| c.name.as_str()));
+                let all: Vec<_> = self.challenges.iter().map(|c| c.name.as_str()).collect();
+                TrackError::new(TrackErrorKind::UnknownChallenge, &self.file, format!("track `{}` has no challenge `{n}`{hint}; it has: {}", self.name, all.join(", ")))
+            }),
+            None => Ok(self.challenges.iter().find(|c| c.default).unwrap_or(&self.challenges[0])),
+        }
+    }
+
+    pub fn context(&self) -> TrackContext<'_> {
+        TrackContext { indices: &self.indices, corpora: &self.corpora }
+    }
+}

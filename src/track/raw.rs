@@ -1,0 +1,124 @@
+//! The track file mirrored one to one, after templating and schema validation. Values that
+//! may be scalars or sweep lists stay as JSON here; `model::from_raw` gives them meaning.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawTrack {
+    // Accepted so editors can point at the schema; declared parameters are read by the loader.
+    #[allow(dead_code)]
+    #[serde(rename = "$schema", default)]
+    pub schema: Option<String>,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[allow(dead_code)]
+    #[serde(default)]
+    pub parameters: Map<String, Value>,
+    #[serde(default)]
+    pub corpora: Vec<RawCorpus>,
+    #[serde(default)]
+    pub indices: Vec<RawIndex>,
+    #[serde(default)]
+    pub operations: Vec<RawOperation>,
+    pub challenges: Vec<RawChallenge>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawCorpus {
+    pub name: String,
+    #[serde(default)]
+    pub target_index: Option<String>,
+    pub documents: Vec<RawDocuments>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawDocuments {
+    pub source_file: String,
+    #[serde(default)]
+    pub document_count: Option<u64>,
+    #[serde(default)]
+    pub target_index: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawIndex {
+    pub name: String,
+    /// Inline settings/mappings, or the name of a JSON/YAML file beside the track.
+    #[serde(default)]
+    pub body: Option<Value>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawOperation {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub params: Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawChallenge {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub default: bool,
+    #[serde(default)]
+    pub trials: Option<u64>,
+    #[serde(default)]
+    pub reset: Vec<Value>,
+    pub schedule: Vec<RawScheduleItem>,
+}
+
+/// A schedule entry: either a task, or a `parallel:` block of tasks.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawScheduleItem {
+    #[serde(default)]
+    pub name: Option<String>,
+    /// An operation name, or an inline operation.
+    #[serde(default)]
+    pub operation: Option<Value>,
+    #[serde(default)]
+    pub clients: Option<Value>,
+    #[serde(default)]
+    pub warmup: Option<Value>,
+    #[serde(default)]
+    pub iterations: Option<Value>,
+    #[serde(default)]
+    pub time_period: Option<Value>,
+    #[serde(default)]
+    pub target_throughput: Option<Value>,
+    #[serde(default)]
+    pub target_interval: Option<Value>,
+    #[serde(default)]
+    pub schedule: Option<String>,
+    #[serde(default)]
+    pub trials: Option<u64>,
+    #[serde(default)]
+    pub reset: Vec<Value>,
+    /// Overrides of the operation's params; lists sweep where the operation type allows it.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    #[serde(default)]
+    pub parallel: Option<RawParallel>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawParallel {
+    pub tasks: Vec<RawScheduleItem>,
+    #[serde(default)]
+    pub trials: Option<u64>,
+    #[serde(default)]
+    pub reset: Vec<Value>,
+}

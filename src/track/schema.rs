@@ -1,0 +1,148 @@
+//! JSON-Schema validation of every loaded track against `schemas/track.schema.json`, with
+//! errors turned into messages a track author can act on.
+
+use super::error::{did_you_mean, TrackError, TrackErrorKind};
+use super::locate::Locator;
+use jsonschema::error::ValidationErrorKind;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// The schema as shipped; built-in tracks point editors at the same file.
+pub const TRACK_SCHEMA: &str = include_str!("../../schemas/track.schema.json");
+
+struct Compiled {
+    validator: jsonschema::Validator,
+    /// Every property name the schema knows, for "did you mean" suggestions.
+    known_keys: Vec<String>,
+}
+
+fn compiled() -> &'static Compiled {
+    static COMPILED: OnceLock<Compiled> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        let schema: Value = serde_json::from_str(TRACK_SCHEMA).expect("shipped schema is valid JSON");
+        let validator = jsonschema::validator_for(&schema).expect("shipped schema compiles");
+        let mut keys = BTreeSet::new();
+        collect_property_names(&schema, &mut keys);
+        Compiled { validator, known_keys: keys.into_iter().collect() }
+    })
+}
+
+fn collect_property_names(v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = map.get("properties") {
+                out.extend(props.keys().cloned());
+            }
+            map.values().for_each(|child| collect_property_names(child, out));
+        }
+        Value::Array(items) => items.iter().for_each(|child| collect_property_names(child, out)),
+        _ => {}
+    }
+}
+
+/// What a key expects, for messages where the schema alone would say "not valid under oneOf".
+fn expectation(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "clients" | "iterations" => "a positive integer, or a non-empty list of them to sweep",
+        "target-throughput" => "a positive number of operations per second, or a non-empty list of them to sweep",
+        "target-interval" => "a duration between operations (e.g. 10ms), or a non-empty list of them",
+        "time-period" => "a duration such as 30s, 500ms or 2m",
+        "warmup" => "an iteration count (1000), a time period (30s) or a fraction of the work (40%)",
+        "operation" => "the name of an operation under `operations`, or an inline {name, type, params}",
+        "body" => "inline settings/mappings, or the name of a file beside the track",
+        "trials" => "an integer from 1 to 1000",
+        _ => return None,
+    })
+}
+
+fn last_segment(pointer: &str) -> &str {
+    pointer.rsplit('/').next().unwrap_or("")
+}
+
+/// Validates `instance` (the rendered track as JSON); returns the first problem found, located.
+pub fn validate(instance: &Value, file: &Path, locator: &Locator) -> Result<(), TrackError> {
+    let c = compiled();
+    let Some(err) = c.validator.iter_errors(instance).next() else {
+        return Ok(());
+    };
+    let pointer = err.instance_path().as_str().to_string();
+    let (kind, path, message) = match err.kind() {
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            let key = unexpected.first().cloned().unwrap_or_default();
+            let hint = did_you_mean(&key, c.known_keys.iter().map(String::as_str));
+            (TrackErrorKind::UnknownField, format!("{pointer}/{key}"), format!("unknown field `{key}`{hint}"))
+        }
+        ValidationErrorKind::Required { property } => (
+            TrackErrorKind::Schema,
+            pointer.clone(),
+            format!("missing required field {property}"),
+        ),
+        _ => {
+            let key = last_segment(&pointer);
+            let value = err.instance();
+            let shown = compact(value);
+            let message = if matches!(value.as_ref(), Value::Array(a) if a.is_empty()) {
+                format!("`{key}` is an empty list: a sweep needs at least one value")
+            } else if let Some(expect) = expectation(key) {
+                format!("`{shown}` is not valid for `{key}`: expected {expect}")
+            } else {
+                format!("{err}")
+            };
+            (TrackErrorKind::Schema, pointer.clone(), message)
+        }
+    };
+    Err(TrackError::new(kind, file, format!("{message} (schema: {})", err.schema_path().as_str()))
+        .at(locator.find(&path))
+        .with_path(if path.is_empty() { "/".to_string() } else { path }))
+}
+
+fn compact(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 60 {
+        format!("{}…", &s[..s.floor_char_boundary(60)])
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(yaml: &str) -> Result<(), TrackError> {
+        let value: Value = serde_yaml::from_str(yaml).unwrap();
+        validate(&value, Path::new("t.yaml"), &Locator::new(yaml))
+    }
+
+    #[test]
+    fn accepts_a_minimal_track() {
+        check("name: t\nchallenges:\n  - name: c\n    schedule:\n      - operation: {name: s, type: sleep}\n").unwrap();
+    }
+
+    #[test]
+    fn unknown_field_is_located_and_suggested() {
+        let e = check("name: t\nchallenges:\n  - name: c\n    schedule:\n      - operation: x\n        clinets: 2\n")
+            .unwrap_err();
+        assert_eq!(e.kind, TrackErrorKind::UnknownField);
+        assert_eq!(e.location, Some((6, 9)));
+        assert!(e.message.contains("did you mean `clients`"), "{}", e.message);
+    }
+
+    #[test]
+    fn negative_clients_names_the_key() {
+        let e = check("name: t\nchallenges:\n  - name: c\n    schedule:\n      - operation: x\n        clients: -1\n")
+            .unwrap_err();
+        assert_eq!(e.kind, TrackErrorKind::Schema);
+        assert_eq!(e.path.as_deref(), Some("/challenges/0/schedule/0/clients"));
+        assert!(e.message.contains("positive integer"), "{}", e.message);
+    }
+
+    #[test]
+    fn empty_sweep_is_rejected() {
+        let e = check("name: t\nchallenges:\n  - name: c\n    schedule:\n      - operation: x\n        target-throughput: []\n")
+            .unwrap_err();
+        assert!(e.message.contains("empty list"), "{}", e.message);
+    }
+}

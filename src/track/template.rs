@@ -1,0 +1,143 @@
+//! Track files are minijinja templates first. Parameters are template variables; includes
+//! and imports may only reach files inside the track's own directory.
+
+use super::error::{TrackError, TrackErrorKind};
+use minijinja::{Environment, UndefinedBehavior, Value};
+use serde_json::Map;
+use std::path::{Component, Path, PathBuf};
+
+/// Bounds template work so that a looping template fails instead of hanging the runner.
+const TEMPLATE_FUEL: u64 = 50_000_000;
+/// Upper bound on rendered size: a track is configuration, not data.
+const MAX_RENDERED_BYTES: usize = 16 * 1024 * 1024;
+
+/// How undefined variables behave: the first pass (which only reads `parameters`) is lenient,
+/// the real render is strict so that a typo in a variable name is an error.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Strictness {
+    Lenient,
+    Strict,
+}
+
+/// Resolves `name` inside `dir`, refusing absolute paths and any `..` that would leave it.
+pub fn resolve_inside(dir: &Path, name: &str) -> Option<PathBuf> {
+    let rel = Path::new(name);
+    let mut out = PathBuf::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(part) => out.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    let joined = dir.join(out);
+    // Symlinks could still point outside: compare canonical paths when the file exists.
+    match (joined.canonicalize(), dir.canonicalize()) {
+        (Ok(real), Ok(root)) if !real.starts_with(&root) => None,
+        _ => Some(joined),
+    }
+}
+
+pub fn render(
+    source: &str,
+    file: &Path,
+    params: &Map<String, serde_json::Value>,
+    strictness: Strictness,
+) -> Result<String, TrackError> {
+    let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let mut env = Environment::new();
+    env.set_fuel(Some(TEMPLATE_FUEL));
+    env.set_recursion_limit(64);
+    env.set_undefined_behavior(match strictness {
+        Strictness::Lenient => UndefinedBehavior::Chainable,
+        Strictness::Strict => UndefinedBehavior::Strict,
+    });
+    let loader_dir = dir.clone();
+    env.set_loader(move |name| {
+        let Some(path) = resolve_inside(&loader_dir, name) else {
+            return Err(minijinja::Error::new(
+                minijinja::ErrorKind::InvalidOperation,
+                format!("`{name}` is outside the track directory; includes must stay inside it"),
+            ));
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(minijinja::Error::new(
+                minijinja::ErrorKind::InvalidOperation,
+                format!("cannot read {}: {e}", path.display()),
+            )),
+        }
+    });
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "track".into());
+    let template_error = |e: minijinja::Error| {
+        let mut msg = format!("template error: {}", e.detail().map(str::to_string).unwrap_or_else(|| e.kind().to_string()));
+        if let Some(n) = e.name() {
+            if n != name {
+                msg.push_str(&format!(" (in included template `{n}`)"));
+            }
+        }
+        let location = e.line().map(|l| (l, 1));
+        TrackError::new(TrackErrorKind::Template, file, msg).at(location)
+    };
+    let template = env.template_from_named_str(&name, source).map_err(template_error)?;
+    let ctx = Value::from(minijinja::value::Serde(params));
+    let rendered = template.render(ctx).map_err(template_error)?;
+    if rendered.len() > MAX_RENDERED_BYTES {
+        return Err(TrackError::new(
+            TrackErrorKind::Template,
+            file,
+            format!("the rendered track is {} MB; tracks are limited to 16 MB", rendered.len() / (1024 * 1024)),
+        ));
+    }
+    Ok(rendered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(json: &str) -> Map<String, serde_json::Value> {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn renders_params_as_variables() {
+        let out = render("clients: {{ clients }}\nsizes: {{ sizes }}", Path::new("t.yaml"), &params(r#"{"clients": 4, "sizes": [1, 2]}"#), Strictness::Strict).unwrap();
+        assert_eq!(out, "clients: 4\nsizes: [1, 2]");
+    }
+
+    #[test]
+    fn strict_mode_rejects_undefined_variables_with_line() {
+        let e = render("a: 1\nb: {{ nope }}\n", Path::new("t.yaml"), &Map::new(), Strictness::Strict).unwrap_err();
+        assert_eq!(e.kind, TrackErrorKind::Template);
+        assert_eq!(e.location.map(|l| l.0), Some(2));
+    }
+
+    #[test]
+    fn include_cannot_leave_the_track_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let track = dir.path().join("track.yaml");
+        let e = render("{% include '../../etc/passwd' %}", &track, &Map::new(), Strictness::Strict).unwrap_err();
+        assert!(e.message.contains("outside the track directory"), "{}", e.message);
+    }
+
+    #[test]
+    fn include_inside_the_track_directory_works() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("part.yaml"), "x: {{ v }}").unwrap();
+        let out = render("{% include 'part.yaml' %}", &dir.path().join("track.yaml"), &params(r#"{"v": 3}"#), Strictness::Strict).unwrap();
+        assert_eq!(out, "x: 3");
+    }
+
+    #[test]
+    fn endless_loops_run_out_of_fuel() {
+        let e = render("{% for i in range(100000000) %}{{ i }}{% endfor %}", Path::new("t.yaml"), &Map::new(), Strictness::Strict).unwrap_err();
+        assert_eq!(e.kind, TrackErrorKind::Template);
+    }
+}
