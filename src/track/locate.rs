@@ -13,7 +13,9 @@ pub struct Locator {
 }
 
 enum Frame {
-    Map { path: String, pending_key: Option<String>, expecting_key: bool },
+    /// `first_key`: the parser marks a block mapping's start late, so the mapping takes the
+    /// position of its first key instead.
+    Map { path: String, pending_key: Option<String>, expecting_key: bool, first_key: bool },
     Seq { path: String, next_index: usize },
 }
 
@@ -37,8 +39,11 @@ impl Builder {
                 self.positions.entry(p.clone()).or_insert(pos);
                 Some(p)
             }
-            Some(Frame::Map { path, pending_key, expecting_key }) => {
+            Some(Frame::Map { path, pending_key, expecting_key, first_key }) => {
                 if *expecting_key {
+                    if std::mem::take(first_key) {
+                        self.positions.insert(path.clone(), pos);
+                    }
                     let key = scalar.unwrap_or("?").replace('~', "~0").replace('/', "~1");
                     let p = format!("{path}/{key}");
                     self.positions.entry(p).or_insert(pos);
@@ -66,10 +71,10 @@ impl MarkedEventReceiver for Builder {
             }
             Event::MappingStart(..) => {
                 if let Some(path) = self.next_node_path(None, mark) {
-                    self.stack.push(Frame::Map { path, pending_key: None, expecting_key: true });
+                    self.stack.push(Frame::Map { path, pending_key: None, expecting_key: true, first_key: true });
                 } else {
                     // A complex (non-scalar) mapping key: track it so the nesting stays right.
-                    self.stack.push(Frame::Map { path: "/?".into(), pending_key: None, expecting_key: true });
+                    self.stack.push(Frame::Map { path: "/?".into(), pending_key: None, expecting_key: true, first_key: false });
                 }
             }
             Event::SequenceStart(..) => {

@@ -109,7 +109,7 @@ mod tests {
     #[test]
     fn renders_params_as_variables() {
         let out = render("clients: {{ clients }}\nsizes: {{ sizes }}", Path::new("t.yaml"), &params(r#"{"clients": 4, "sizes": [1, 2]}"#), Strictness::Strict).unwrap();
-        assert_eq!(out, "clients: 4\nsizes: [1, 2]");
+        assert_eq!(out, "clients: 4\nsizes: [1,2]");
     }
 
     #[test]
