@@ -54,7 +54,7 @@ impl RaceOutcome {
         match self.stored.0.status {
             RaceStatus::Completed => 0,
             RaceStatus::Interrupted => crate::cli::EXIT_INTERRUPTED,
-            RaceStatus::Aborted | RaceStatus::Running => 1,
+            RaceStatus::Aborted | RaceStatus::Running | RaceStatus::Incomplete => 1,
         }
     }
 }
@@ -64,9 +64,13 @@ pub fn plan_for(track: &Track, args: &TrackArgs) -> Result<Plan, TrackError> {
     plan::build(track, challenge, &PlanOptions { test_mode: args.test_mode, include_tasks: args.include_tasks.clone() })
 }
 
-/// A race still marked running whose writer is gone was killed: say so.
+/// A race still marked running whose process is gone was killed: say so.
 pub fn effective_status(r: &RaceRecord) -> RaceStatus {
-    r.status
+    let alive = r.pid.is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
+    match r.status {
+        RaceStatus::Running if !alive => RaceStatus::Incomplete,
+        other => other,
+    }
 }
 
 fn new_race_id() -> String {
@@ -91,7 +95,7 @@ fn trial_record(run: &TrialRun) -> TrialRecord {
     let errors = m.error_count();
     TrialRecord {
         trial: run.trial,
-        started_at: run.started_at.to_rfc3339(),
+        started_at: run.started_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         wall_seconds: run.wall.as_secs_f64(),
         interrupted: run.interrupted,
         failure: run.failure.clone(),
@@ -127,8 +131,9 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
         race_id: new_race_id(),
         status: RaceStatus::Running,
         stop_reason: None,
-        started_at: chrono::Utc::now().to_rfc3339(),
+        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         finished_at: None,
+        pid: Some(std::process::id()),
         track: track.name.clone(),
         track_path: track.file.display().to_string(),
         challenge: plan.challenge.clone(),
@@ -198,7 +203,7 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
         };
         driver.run(plan, &mut on_trial).await
     };
-    record.finished_at = Some(chrono::Utc::now().to_rfc3339());
+    record.finished_at = Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
     (record.status, record.stop_reason) = match stop {
         Stop::Completed => (RaceStatus::Completed, None),
         Stop::Interrupted => (RaceStatus::Interrupted, Some("interrupted by the user (Ctrl-C)".into())),

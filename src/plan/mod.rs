@@ -403,3 +403,6 @@ impl Builder<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

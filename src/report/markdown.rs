@@ -30,6 +30,9 @@ impl Exporter for Markdown {
             if r.test_mode { " · test mode" } else { "" }
         );
         let _ = writeln!(out, "started {} · host {} ({} cpus) · runner {}", r.started_at, r.host.hostname, r.host.cpus, r.host.runner_version);
+        if r.status == crate::results::RaceStatus::Incomplete {
+            let _ = writeln!(out, "\n> incomplete: the runner was killed during this race; the trials below are those stored before that.");
+        }
         if let Some(reason) = &r.stop_reason {
             let _ = writeln!(out, "\n> stopped early: {reason}");
         }

@@ -21,6 +21,9 @@ pub enum RaceStatus {
     Interrupted,
     /// Stopped by `--on-error abort` or a failed reset.
     Aborted,
+    /// Marked running, but the process that ran it is gone (killed): only the trials stored
+    /// before that are there. Never written; derived when a race is read.
+    Incomplete,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -66,6 +69,9 @@ pub struct RaceRecord {
     pub started_at: String,
     #[serde(default)]
     pub finished_at: Option<String>,
+    /// Process id of the runner while the race runs; tells a killed race from a running one.
+    #[serde(default)]
+    pub pid: Option<u32>,
     pub track: String,
     pub track_path: String,
     pub challenge: String,

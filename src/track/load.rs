@@ -46,11 +46,15 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Track, TrackError> {
     let source = std::fs::read_to_string(&file)
         .map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
 
-    // First pass: learn the declared parameters and their defaults.
+    // First pass: learn the declared parameters and their defaults from the top-level
+    // `parameters:` block alone (the rest of the template needs them to render).
     let mut vars = opts.params.clone();
     vars.insert("test_mode".into(), Value::Bool(opts.test_mode));
-    let first = render(&source, &file, &vars, Strictness::Lenient)?;
-    let declared = declared_parameters(&first);
+    let block = parameters_block(&source);
+    let declared = match render(&block, &file, &vars, Strictness::Lenient) {
+        Ok(text) => declared_parameters(&text),
+        Err(_) => Map::new(),
+    };
     for key in opts.params.keys() {
         if !declared.contains_key(key) {
             let hint = did_you_mean(key, declared.keys().map(String::as_str));
@@ -70,6 +74,24 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Track, TrackError> {
         }
         e
     })
+}
+
+/// The lines of the top-level `parameters:` block of a track's source, up to the next
+/// top-level key.
+fn parameters_block(source: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in source.lines() {
+        let top_level = !line.starts_with([' ', '\t', '#']) && !line.trim().is_empty();
+        if top_level {
+            inside = line.trim_end().starts_with("parameters:");
+        }
+        if inside {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The `parameters:` mapping of a first, lenient render; empty if it cannot be read yet

@@ -1,0 +1,125 @@
+//! Each kind of bad track gives one clear error naming the file and line/column or schema
+//! path, exit code 2, and no panic.
+
+use crate::util::*;
+
+const GOOD_HEAD: &str = "name: t
+corpora:
+  - name: c
+    target-index: i
+    documents: [{source-file: docs.json}]
+indices: [{name: i}]
+operations:
+  - {name: bulk, type: bulk}
+  - {name: s, type: search}
+";
+
+/// Races a track made of `files`; asserts exit code 2 and no stored race; returns stderr.
+fn fails(files: &[(&str, &str)], extra: &[&str]) -> String {
+    let mut all = vec![("docs.json", "{\"a\":1}\n")];
+    all.extend_from_slice(files);
+    let dir = track_dir(&all);
+    let env = Env::new();
+    let path = dir.path().to_str().unwrap().to_string();
+    let mut args = vec!["race", "--track-path", &path, "--quiet"];
+    args.extend_from_slice(extra);
+    let out = env.run(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "expected exit 2, got {:?}: {stderr}", out.status.code());
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("track.yaml"), "names the file: {stderr}");
+    assert!(env.race_dirs().is_empty(), "no race is stored for bad input");
+    stderr
+}
+
+#[test]
+fn malformed_yaml_names_line_and_column() {
+    let e = fails(&[("track.yaml", "name: t\nchallenges:\n  - name: [unclosed\n")], &[]);
+    assert!(e.contains("invalid YAML") && e.contains("track.yaml:4:1"), "{e}");
+}
+
+#[test]
+fn template_error_names_the_line() {
+    let e = fails(&[("track.yaml", "name: t\nchallenges: {{ nope }}\n")], &[]);
+    assert!(e.contains("template error") && e.contains("track.yaml:2:"), "{e}");
+}
+
+#[test]
+fn unknown_field_suggests_the_closest_known_one() {
+    let e = fails(&[("track.yaml", &format!("{GOOD_HEAD}challenges:\n  - name: c\n    schedule:\n      - operation: s\n        clinets: 2\n"))], &[]);
+    assert!(e.contains("track.yaml:14:9") && e.contains("unknown field `clinets` (did you mean `clients`?)"), "{e}");
+}
+
+#[test]
+fn missing_corpus_file_names_the_path() {
+    let track = GOOD_HEAD.replace("docs.json", "nowhere.json.zst") + "challenges:\n  - name: c\n    schedule: [{operation: bulk}]\n";
+    let e = fails(&[("track.yaml", &track)], &[]);
+    assert!(e.contains("nowhere.json.zst does not exist") && e.contains("/corpora/0/documents/0/source-file") && e.contains("track.yaml:5:"), "{e}");
+}
+
+#[test]
+fn sweeping_a_param_that_cannot_be_swept() {
+    let e = fails(&[("track.yaml", &format!("{GOOD_HEAD}challenges:\n  - name: c\n    schedule:\n      - operation: bulk\n        params: {{index: [a, b]}}\n"))], &[]);
+    assert!(e.contains("`index` cannot be swept for a `bulk` operation") && e.contains("sweepable params: bulk-size, flush-bytes"), "{e}");
+    assert!(e.contains("/challenges/0/schedule/0/params/index"), "{e}");
+}
+
+#[test]
+fn sweeping_inside_parallel_is_refused() {
+    let e = fails(&[("track.yaml", &format!("{GOOD_HEAD}challenges:\n  - name: c\n    schedule:\n      - parallel:\n          tasks:\n            - {{operation: s, clients: [1, 2]}}\n"))], &[]);
+    assert!(e.contains("cannot be swept inside a `parallel` block"), "{e}");
+}
+
+#[test]
+fn unknown_challenge_lists_the_known_ones() {
+    let e = fails(&[("track.yaml", &format!("{GOOD_HEAD}challenges:\n  - name: append\n    schedule: [{{operation: s}}]\n"))], &["--challenge", "apend"]);
+    assert!(e.contains("has no challenge `apend` (did you mean `append`?)"), "{e}");
+}
+
+#[test]
+fn unknown_operation_type_and_name() {
+    let e = fails(&[("track.yaml", "name: t\noperations: [{name: x, type: bluk}]\nchallenges: [{name: c, schedule: [{operation: x}]}]\n")], &[]);
+    assert!(e.contains("/operations/0/type"), "{e}");
+    let e = fails(&[("track.yaml", &format!("{GOOD_HEAD}challenges:\n  - name: c\n    schedule: [{{operation: bulkk}}]\n"))], &[]);
+    assert!(e.contains("no operation named `bulkk` under `operations` (did you mean `bulk`?)"), "{e}");
+}
+
+#[test]
+fn unknown_operation_param_is_named() {
+    let e = fails(&[("track.yaml", "name: t\noperations: [{name: x, type: sleep, params: {duraton: 1}}]\nchallenges: [{name: c, schedule: [{operation: x}]}]\n")], &[]);
+    assert!(e.contains("`sleep` does not take a param `duraton` (did you mean `duration`?)") && e.contains("track.yaml:2:"), "{e}");
+}
+
+#[test]
+fn bad_values_name_the_schema_path() {
+    let e = fails(&[("track.yaml", &format!("{GOOD_HEAD}challenges:\n  - name: c\n    schedule:\n      - {{operation: s, clients: -1}}\n"))], &[]);
+    assert!(e.contains("/challenges/0/schedule/0/clients") && e.contains("positive integer") && e.contains("schema:"), "{e}");
+    let e = fails(&[("track.yaml", &format!("{GOOD_HEAD}challenges:\n  - name: c\n    schedule:\n      - {{operation: s, target-throughput: []}}\n"))], &[]);
+    assert!(e.contains("empty list"), "{e}");
+    let e = fails(&[("track.yaml", &format!("{GOOD_HEAD}challenges:\n  - name: c\n    schedule:\n      - {{operation: s, iterations: 10, warmup: 100%}}\n"))], &[]);
+    assert!(e.contains("leaves nothing to measure"), "{e}");
+}
+
+#[test]
+fn unknown_track_parameter_suggests() {
+    let track = "name: t\nparameters: {bulk_size: 5}\nchallenges: [{name: c, schedule: [{operation: {name: n, type: sleep}}]}]\n";
+    let e = fails(&[("track.yaml", track)], &["--track-params", "bulk_sise=10"]);
+    assert!(e.contains("unknown track parameter `bulk_sise` (did you mean `bulk_size`?)"), "{e}");
+}
+
+#[test]
+fn includes_cannot_leave_the_track_directory() {
+    let e = fails(&[("track.yaml", "{% include '../../../etc/passwd' %}\n")], &[]);
+    assert!(e.contains("outside the track directory"), "{e}");
+}
+
+#[test]
+fn unknown_built_in_track_and_race_ids() {
+    let env = Env::new();
+    let out = env.run(&["race", "--track", "geonamez"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no built-in track `geonamez` (did you mean `geonames`?)"));
+    let out = env.run(&["show", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no race `nope`"));
+}

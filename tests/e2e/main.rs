@@ -1,0 +1,6 @@
+//! End-to-end tests: the real `runner` binary on real tracks, each with its own results home.
+
+mod bad_input;
+mod race;
+mod signals;
+mod util;
