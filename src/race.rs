@@ -81,18 +81,19 @@ fn new_race_id() -> String {
 
 fn trial_record(run: &TrialRun) -> TrialRecord {
     let m = &run.metrics;
+    let c = &m.counts;
     let mut errors_by_kind = BTreeMap::new();
     let mut error_messages = BTreeMap::new();
     for kind in crate::backend::ErrorKind::ALL {
-        let n = m.errors[kind.index()];
+        let n = c.errors[kind.index()];
         if n > 0 {
             errors_by_kind.insert(kind.as_str().to_string(), n);
         }
-        if let Some(msg) = &m.first_error[kind.index()] {
+        if let Some(msg) = &c.first_error[kind.index()] {
             error_messages.insert(kind.as_str().to_string(), msg.clone());
         }
     }
-    let errors = m.error_count();
+    let errors = c.error_count();
     TrialRecord {
         trial: run.trial,
         started_at: run.started_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
@@ -101,16 +102,16 @@ fn trial_record(run: &TrialRun) -> TrialRecord {
         failure: run.failure.clone(),
         throughput: if m.throughput().is_finite() { m.throughput() } else { 0.0 },
         measured_seconds: m.measured_window.as_secs_f64(),
-        operations: m.operations,
-        warmup_operations: m.warmup_operations,
-        warmup_units: m.warmup_units,
-        successes: m.successes,
+        operations: c.operations,
+        warmup_operations: c.warmup_operations,
+        warmup_units: c.warmup_units,
+        successes: c.successes,
         errors,
         errors_by_kind,
         error_messages,
-        error_rate: if m.successes + errors > 0 { errors as f64 / (m.successes + errors) as f64 } else { 0.0 },
-        units: m.units,
-        hits: m.hits,
+        error_rate: if c.successes + errors > 0 { errors as f64 / (c.successes + errors) as f64 } else { 0.0 },
+        units: c.units,
+        hits: c.hits,
         service_time_ms: Percentiles::from_histogram(&m.service, m.service_mean_ms),
         latency_ms: Percentiles::from_histogram(&m.latency, m.latency_mean_ms),
         throughput_per_second: m.per_second.clone(),

@@ -91,7 +91,7 @@ impl<B: Backend> Driver<B> {
                             return stop;
                         }
                         let failed = run.failure.clone().or_else(|| {
-                            (run.metrics.error_count() > 0).then(|| first_error(&run.metrics))
+                            (run.metrics.counts.error_count() > 0).then(|| first_error(&run.metrics))
                         });
                         if let Some(why) = failed {
                             return Stop::Aborted(format!("reset before {before} failed: {} ({})", leaf.operation.name, why));
@@ -272,6 +272,6 @@ impl<B: Backend> Driver<B> {
 }
 
 fn first_error(m: &TrialMetrics) -> String {
-    m.first_error.iter().flatten().next().cloned().unwrap_or_else(|| "an operation failed".into())
+    m.counts.first_error.iter().flatten().next().cloned().unwrap_or_else(|| "an operation failed".into())
 }
 

@@ -6,6 +6,51 @@ use crate::backend::{ErrorKind, OpError, Outcome};
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
 
+/// What happened to the operations of a trial, apart from their timing.
+#[derive(Debug, Default, Clone)]
+pub struct Counts {
+    pub operations: u64,
+    pub successes: u64,
+    pub units: u64,
+    pub hits: u64,
+    pub errors: [u64; ErrorKind::COUNT],
+    /// The first message seen for each error kind, to show the user what went wrong.
+    pub first_error: [Option<String>; ErrorKind::COUNT],
+    pub warmup_operations: u64,
+    /// Units done by warmup operations (e.g. documents indexed during warmup).
+    pub warmup_units: u64,
+}
+
+impl Counts {
+    fn add(&mut self, o: &Counts) {
+        self.operations += o.operations;
+        self.successes += o.successes;
+        self.units += o.units;
+        self.hits += o.hits;
+        self.warmup_operations += o.warmup_operations;
+        self.warmup_units += o.warmup_units;
+        for (i, n) in o.errors.iter().enumerate() {
+            self.errors[i] += n;
+            if self.first_error[i].is_none() {
+                self.first_error[i].clone_from(&o.first_error[i]);
+            }
+        }
+    }
+
+    pub fn error_count(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    #[cold]
+    fn count_error(&mut self, kind: ErrorKind, n: u64, message: Option<&str>) {
+        self.errors[kind.index()] += n;
+        let slot = &mut self.first_error[kind.index()];
+        if slot.is_none() {
+            *slot = Some(message.unwrap_or("some items of a bulk request failed").to_string());
+        }
+    }
+}
+
 pub struct Recorder {
     /// Time zero of the trial: per-second buckets count from here.
     origin: Instant,
@@ -17,16 +62,7 @@ pub struct Recorder {
     pub latency: Histogram<u64>,
     service_nanos: u128,
     latency_nanos: u128,
-    pub operations: u64,
-    pub successes: u64,
-    pub units: u64,
-    pub hits: u64,
-    pub errors: [u64; ErrorKind::COUNT],
-    /// The first message seen for each error kind, to show the user what went wrong.
-    pub first_error: [Option<String>; ErrorKind::COUNT],
-    pub warmup_operations: u64,
-    /// Units done by warmup operations (e.g. documents indexed during warmup).
-    pub warmup_units: u64,
+    pub counts: Counts,
     pub first_start: Option<Instant>,
     pub last_end: Option<Instant>,
     /// Units completed in each second since `origin` (measured operations only).
@@ -46,14 +82,7 @@ impl Recorder {
             latency: new_histogram(),
             service_nanos: 0,
             latency_nanos: 0,
-            operations: 0,
-            successes: 0,
-            units: 0,
-            hits: 0,
-            errors: [0; ErrorKind::COUNT],
-            first_error: Default::default(),
-            warmup_operations: 0,
-            warmup_units: 0,
+            counts: Counts::default(),
             first_start: None,
             last_end: None,
             per_second: Vec::with_capacity(expected_seconds.min(86_400) + 1),
@@ -70,18 +99,18 @@ impl Recorder {
         self.latency.saturating_record(micros(latency));
         self.service_nanos += service.as_nanos();
         self.latency_nanos += latency.as_nanos();
-        self.operations += 1;
+        self.counts.operations += 1;
         self.first_start.get_or_insert(intended.min(start));
         let window_end = end.max(intended + self.slot);
         self.last_end = Some(self.last_end.map_or(window_end, |l| l.max(window_end)));
         match result {
             Ok(outcome) => {
-                self.units += outcome.units;
-                self.hits += outcome.hits;
+                self.counts.units += outcome.units;
+                self.counts.hits += outcome.hits;
                 if outcome.failed_items > 0 {
-                    self.count_error(ErrorKind::ItemFailures, outcome.failed_items, None);
+                    self.counts.count_error(ErrorKind::ItemFailures, outcome.failed_items, None);
                 } else {
-                    self.successes += 1;
+                    self.counts.successes += 1;
                 }
                 let second = end.saturating_duration_since(self.origin).as_secs() as usize;
                 if second >= self.per_second.len() {
@@ -89,27 +118,19 @@ impl Recorder {
                 }
                 self.per_second[second] += outcome.units;
             }
-            Err(e) => self.count_error(e.kind, 1, Some(&e.message)),
+            Err(e) => self.counts.count_error(e.kind, 1, Some(&e.message)),
         }
     }
 
     /// Counts a warmup operation: not measured, but its work is accounted for.
     #[inline]
     pub fn record_warmup(&mut self, result: &Result<Outcome, OpError>) {
-        self.warmup_operations += 1;
+        self.counts.warmup_operations += 1;
         if let Ok(o) = result {
-            self.warmup_units += o.units;
+            self.counts.warmup_units += o.units;
         }
     }
 
-    #[cold]
-    fn count_error(&mut self, kind: ErrorKind, n: u64, message: Option<&str>) {
-        self.errors[kind.index()] += n;
-        let slot = &mut self.first_error[kind.index()];
-        if slot.is_none() {
-            *slot = Some(message.unwrap_or("some items of a bulk request failed").to_string());
-        }
-    }
 }
 
 /// All clients of one trial, merged.
@@ -118,14 +139,7 @@ pub struct TrialMetrics {
     pub latency: Histogram<u64>,
     pub service_mean_ms: Option<f64>,
     pub latency_mean_ms: Option<f64>,
-    pub operations: u64,
-    pub successes: u64,
-    pub units: u64,
-    pub hits: u64,
-    pub errors: [u64; ErrorKind::COUNT],
-    pub first_error: [Option<String>; ErrorKind::COUNT],
-    pub warmup_operations: u64,
-    pub warmup_units: u64,
+    pub counts: Counts,
     /// From the first measured start to the last measured end, across clients.
     pub measured_window: Duration,
     pub per_second: Vec<u64>,
@@ -138,14 +152,7 @@ impl TrialMetrics {
             latency: new_histogram(),
             service_mean_ms: None,
             latency_mean_ms: None,
-            operations: 0,
-            successes: 0,
-            units: 0,
-            hits: 0,
-            errors: [0; ErrorKind::COUNT],
-            first_error: Default::default(),
-            warmup_operations: 0,
-            warmup_units: 0,
+            counts: Counts::default(),
             measured_window: Duration::ZERO,
             per_second: Vec::new(),
         };
@@ -156,18 +163,7 @@ impl TrialMetrics {
             m.latency.add(&r.latency).expect("same histogram configuration");
             service_nanos += r.service_nanos;
             latency_nanos += r.latency_nanos;
-            m.operations += r.operations;
-            m.successes += r.successes;
-            m.units += r.units;
-            m.hits += r.hits;
-            m.warmup_operations += r.warmup_operations;
-            m.warmup_units += r.warmup_units;
-            for (i, n) in r.errors.iter().enumerate() {
-                m.errors[i] += n;
-                if m.first_error[i].is_none() {
-                    m.first_error[i] = r.first_error[i].clone();
-                }
-            }
+            m.counts.add(&r.counts);
             first = match (first, r.first_start) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -183,9 +179,10 @@ impl TrialMetrics {
                 m.per_second[i] += n;
             }
         }
-        if m.operations > 0 {
-            m.service_mean_ms = Some(service_nanos as f64 / m.operations as f64 / 1e6);
-            m.latency_mean_ms = Some(latency_nanos as f64 / m.operations as f64 / 1e6);
+        let ops = m.counts.operations;
+        if ops > 0 {
+            m.service_mean_ms = Some(service_nanos as f64 / ops as f64 / 1e6);
+            m.latency_mean_ms = Some(latency_nanos as f64 / ops as f64 / 1e6);
         }
         // Seconds before the first measured operation hold only warmup: drop them.
         let lead = m.per_second.iter().take_while(|n| **n == 0).count();
@@ -196,17 +193,13 @@ impl TrialMetrics {
         m
     }
 
-    pub fn error_count(&self) -> u64 {
-        self.errors.iter().sum()
-    }
-
     /// Achieved throughput in units per second over the measured window.
     pub fn throughput(&self) -> f64 {
         let secs = self.measured_window.as_secs_f64();
         if secs <= 0.0 {
-            return if self.units > 0 { f64::INFINITY } else { 0.0 };
+            return if self.counts.units > 0 { f64::INFINITY } else { 0.0 };
         }
-        self.units as f64 / secs
+        self.counts.units as f64 / secs
     }
 }
 
@@ -238,17 +231,18 @@ mod tests {
         b.record(t0 + Duration::from_secs(1), t0 + Duration::from_secs(1), t0 + Duration::from_millis(1004), &Err(OpError::new(ErrorKind::Timeout, "slow")));
         b.record(t0, t0, t0 + Duration::from_millis(1), &Ok(Outcome { units: 10, hits: 0, failed_items: 3 }));
         let m = TrialMetrics::merge(vec![a, b]);
-        assert_eq!(m.operations, 3);
-        assert_eq!(m.successes, 1);
-        assert_eq!(m.errors[ErrorKind::Timeout.index()], 1);
-        assert_eq!(m.errors[ErrorKind::ItemFailures.index()], 3);
-        assert_eq!(m.units, 15);
-        assert_eq!(m.hits, 2);
+        let c = &m.counts;
+        assert_eq!(c.operations, 3);
+        assert_eq!(c.successes, 1);
+        assert_eq!(c.errors[ErrorKind::Timeout.index()], 1);
+        assert_eq!(c.errors[ErrorKind::ItemFailures.index()], 3);
+        assert_eq!(c.units, 15);
+        assert_eq!(c.hits, 2);
         assert!(m.service.equivalent(m.service.max(), 4000));
         assert!(m.latency.value_at_quantile(0.0) >= 1000);
         assert!((m.latency_mean_ms.unwrap() - (3.0 + 4.0 + 1.0) / 3.0).abs() < 1e-9);
         assert_eq!(m.measured_window, Duration::from_millis(1004));
         assert_eq!(m.per_second, vec![15]);
-        assert_eq!(m.first_error[ErrorKind::Timeout.index()].as_deref(), Some("slow"));
+        assert_eq!(c.first_error[ErrorKind::Timeout.index()].as_deref(), Some("slow"));
     }
 }
