@@ -59,9 +59,13 @@ impl<C: BackendClient> ClientRun<C> {
         let corpus_budget = matches!(self.budget, Budget::Corpus);
         loop {
             if shared.cancel.is_cancelled() {
+                self.recorder.cut_short = true;
                 break;
             }
-            let Some(mut warmup) = self.budget.next(Instant::now()) else { break };
+            // The intended start decides warmup and the end of a time budget, so an operation
+            // scheduled past the end is not started.
+            let intended = self.schedule.next();
+            let Some(mut warmup) = self.budget.next(intended.unwrap_or_else(Instant::now)) else { break };
             let batch = match &self.source {
                 Source::Corpus(feed) => match feed.next().await {
                     Some(b) => {
@@ -79,9 +83,9 @@ impl<C: BackendClient> ClientRun<C> {
                 (_, Some(b)) => Payload::Documents { body: &b.body, count: b.docs },
                 _ => Payload::None,
             };
-            let intended = self.schedule.next();
             if let Some(at) = intended {
                 if !wait_until(at, &shared.cancel).await {
+                    self.recorder.cut_short = true;
                     break;
                 }
             }

@@ -223,15 +223,15 @@ impl<B: Backend> Driver<B> {
         if let Some(e) = feed.as_ref().and_then(|f| f.take_error()) {
             failure = Some(format!("{label}: {e}"));
         }
-        let interrupted = self.cancel.is_cancelled() && self.abort.lock().unwrap_or_else(|p| p.into_inner()).is_none();
+        let metrics = TrialMetrics::merge(recorders);
         TrialRun {
             slot: leaf.result.unwrap_or(0),
             trial: leaf.trial,
             started_at,
             wall: wall_start.elapsed(),
-            metrics: TrialMetrics::merge(recorders),
+            interrupted: metrics.cut_short,
+            metrics,
             failure,
-            interrupted,
         }
     }
 

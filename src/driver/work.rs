@@ -151,10 +151,10 @@ pub enum Budget {
 }
 
 impl Budget {
-    /// Whether another operation should run, and whether it is warmup. For corpus budgets the
-    /// batch decides (see [`CorpusWarmup`]).
+    /// Whether an operation starting at `at` should run, and whether it is warmup. For corpus
+    /// budgets the batch decides (see [`CorpusWarmup`]).
     #[inline]
-    pub fn next(&mut self, now: Instant) -> Option<bool> {
+    pub fn next(&mut self, at: Instant) -> Option<bool> {
         match self {
             Budget::Iterations { warmup, measured, done } => {
                 if *done >= *warmup + *measured {
@@ -163,7 +163,7 @@ impl Budget {
                 *done += 1;
                 Some(*done <= *warmup)
             }
-            Budget::Time { warmup_end, end } => (now < *end).then_some(now < *warmup_end),
+            Budget::Time { warmup_end, end } => (at < *end).then_some(at < *warmup_end),
             Budget::Corpus => Some(false),
         }
     }

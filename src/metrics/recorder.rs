@@ -67,6 +67,8 @@ pub struct Recorder {
     pub last_end: Option<Instant>,
     /// Units completed in each second since `origin` (measured operations only).
     pub per_second: Vec<u64>,
+    /// The client stopped before its work was done (Ctrl-C or an abort).
+    pub cut_short: bool,
 }
 
 fn micros(d: Duration) -> u64 {
@@ -86,6 +88,7 @@ impl Recorder {
             first_start: None,
             last_end: None,
             per_second: Vec::with_capacity(expected_seconds.min(86_400) + 1),
+            cut_short: false,
         }
     }
 
@@ -143,6 +146,8 @@ pub struct TrialMetrics {
     /// From the first measured start to the last measured end, across clients.
     pub measured_window: Duration,
     pub per_second: Vec<u64>,
+    /// Some client stopped before its work was done: the numbers cover part of the work.
+    pub cut_short: bool,
 }
 
 impl TrialMetrics {
@@ -155,6 +160,7 @@ impl TrialMetrics {
             counts: Counts::default(),
             measured_window: Duration::ZERO,
             per_second: Vec::new(),
+            cut_short: false,
         };
         let (mut service_nanos, mut latency_nanos) = (0u128, 0u128);
         let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
@@ -164,6 +170,7 @@ impl TrialMetrics {
             service_nanos += r.service_nanos;
             latency_nanos += r.latency_nanos;
             m.counts.add(&r.counts);
+            m.cut_short |= r.cut_short;
             first = match (first, r.first_start) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),

@@ -94,7 +94,7 @@ impl Exporter for Markdown {
             }
         }
         if s.tasks.iter().any(|t| t.record.trials.iter().any(|tr| tr.interrupted)) {
-            notes.push("- `*` marks a trial cut short by Ctrl-C; it is left out of the throughput statistics.".into());
+            notes.push("- `*` marks a trial cut short (Ctrl-C or an abort); it is left out of the throughput statistics.".into());
         }
         if !notes.is_empty() {
             let _ = writeln!(out, "\n## Notes\n");

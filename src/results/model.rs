@@ -109,7 +109,7 @@ pub struct TrialRecord {
     pub trial: u64,
     pub started_at: String,
     pub wall_seconds: f64,
-    /// True when Ctrl-C cut the trial short: its numbers cover only part of the work.
+    /// True when Ctrl-C or an abort cut the trial short: its numbers cover part of the work.
     pub interrupted: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
