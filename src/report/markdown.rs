@@ -7,9 +7,13 @@ use std::fmt::Write;
 
 pub struct Markdown;
 
+/// Milliseconds with microsecond resolution (what the histograms hold); sub-microsecond means
+/// keep more digits since they come from exact sums.
 fn ms(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.1}")
+    } else if v > 0.0 && v < 0.001 {
+        format!("{v:.6}")
     } else {
         format!("{v:.3}")
     }

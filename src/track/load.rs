@@ -121,3 +121,78 @@ pub fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>) -
         .map_err(|e| TrackError::new(TrackErrorKind::Schema, file, format!("track does not match the format: {e}")))?;
     from_raw(raw, params, &Resolver { file, locator: &locator })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn write(text: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("track.yaml"), text).unwrap();
+        dir
+    }
+
+    const TRACK: &str = "name: t
+parameters:
+  clients: 2
+  targets: [10, 20]
+operations: [{name: nap, type: sleep}]
+challenges:
+  - name: c
+    schedule:
+      - operation: nap
+        clients: {{ clients }}
+        iterations: {{ clients * 10 }}
+        target-throughput: {{ targets }}
+{% if test_mode %}
+      - operation: nap
+{% endif %}
+";
+
+    #[test]
+    fn defaults_apply_and_user_params_override() {
+        let dir = write(TRACK);
+        let t = load(dir.path(), &LoadOptions::default()).unwrap();
+        let crate::track::ScheduleItem::Task(task) = &t.challenges[0].schedule[0] else { panic!() };
+        assert_eq!((task.clients.clone(), task.iterations.clone()), (vec![2], Some(vec![20])));
+        assert_eq!(t.params["targets"], json!([10, 20]));
+        let mut params = Map::new();
+        params.insert("clients".into(), json!(3));
+        let t = load(dir.path(), &LoadOptions { params, test_mode: true }).unwrap();
+        let crate::track::ScheduleItem::Task(task) = &t.challenges[0].schedule[0] else { panic!() };
+        assert_eq!(task.iterations, Some(vec![30]));
+        assert_eq!(t.challenges[0].schedule.len(), 2, "test_mode is a template variable");
+    }
+
+    #[test]
+    fn unknown_params_are_rejected_with_a_suggestion() {
+        let dir = write(TRACK);
+        let mut params = Map::new();
+        params.insert("client".into(), json!(3));
+        let e = load(dir.path(), &LoadOptions { params, test_mode: false }).unwrap_err();
+        assert_eq!(e.kind, TrackErrorKind::Params);
+        assert!(e.message.contains("did you mean `clients`"), "{}", e.message);
+    }
+
+    #[test]
+    fn positions_after_template_blocks_say_so() {
+        let dir = write("name: t\n{% if true %}\n{% endif %}\nchallenges:\n  - name: c\n    schedule: [{operation: x}]\n");
+        let e = load(dir.path(), &LoadOptions::default()).unwrap_err();
+        assert_eq!(e.kind, TrackErrorKind::UnknownOperation);
+        assert!(e.location.is_some());
+        let dir = write("name: t\n{% if false %}\nextra: 1\n{% endif %}\nchallenges:\n  - name: c\n    schedule: [{operation: x}]\n");
+        let e = load(dir.path(), &LoadOptions::default()).unwrap_err();
+        assert!(e.message.contains("rendered template"), "{}", e.message);
+    }
+
+    #[test]
+    fn huge_and_hostile_yaml_fail_cleanly() {
+        let laughs = "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n";
+        let e = load(write(laughs).path(), &LoadOptions::default()).unwrap_err();
+        assert!(matches!(e.kind, TrackErrorKind::Yaml | TrackErrorKind::Schema), "{e}");
+        let deep = format!("name: t\nx: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+        let e = load(write(&deep).path(), &LoadOptions::default()).unwrap_err();
+        assert_eq!(e.kind, TrackErrorKind::Yaml, "{e}");
+    }
+}
