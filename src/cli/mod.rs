@@ -144,6 +144,9 @@ fn emit_report(text: String, file: Option<&Path>) -> Result<(), CliError> {
 
 fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
     let (track, path) = load_track(&args.track)?;
+    if args.backend == crate::backend::BackendKind::Embedded && !args.target_hosts.is_empty() {
+        eprintln!("note: --target-hosts is ignored by the embedded backend, which runs in-process");
+    }
     let mut user_tags = std::collections::BTreeMap::new();
     for tag in &args.user_tags {
         let (k, v) = tag.split_once(':').ok_or_else(|| CliError::Usage(format!("--user-tag `{tag}` is not key:value")))?;

@@ -114,16 +114,14 @@ impl<B: Backend> Driver<B> {
         self.stop_reason().unwrap_or(Stop::Completed)
     }
 
+    /// Runs leaves at once (one for a task, several for a parallel block); each spawns its own
+    /// clients and shows its own bar.
     async fn run_leaves(&self, plan: &Plan, leaves: &[Leaf], show_progress: bool) -> Vec<TrialRun> {
-        let futures: Vec<_> = leaves.iter().map(|leaf| self.run_leaf(plan, leaf, show_progress)).collect();
-        let mut out = Vec::new();
-        // Parallel leaves run concurrently; each spawns its own clients.
-        let handles = futures::future::join_all(futures).await;
-        out.extend(handles);
-        out
+        let bars = progress::Bars::new(show_progress);
+        futures::future::join_all(leaves.iter().map(|leaf| self.run_leaf(plan, leaf, &bars))).await
     }
 
-    async fn run_leaf(&self, plan: &Plan, leaf: &Leaf, show_progress: bool) -> TrialRun {
+    async fn run_leaf(&self, plan: &Plan, leaf: &Leaf, bars: &progress::Bars) -> TrialRun {
         let started_at = chrono::Utc::now();
         let wall_start = Instant::now();
         let label = match leaf.result {
@@ -177,7 +175,7 @@ impl<B: Backend> Driver<B> {
             Work::Iterations { warmup, measured } => Some(warmup + measured),
             _ => None,
         };
-        let progress = Progress::start(show_progress, &label, total_ops, shared.clone());
+        let progress = Progress::start(bars, &label, total_ops, shared.clone());
         let origin = Instant::now();
         let expected_secs = match leaf.work {
             Work::Time { warmup, measured } => (warmup + measured).as_secs() as usize + 1,

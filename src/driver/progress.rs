@@ -1,12 +1,23 @@
 //! Progress bars on a terminal (hidden otherwise, or with --quiet), fed from atomic counters
 //! by a ticker so that clients never touch the terminal.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::client::Shared;
+
+/// The bars of one step: parallel leaves share one terminal area.
+pub struct Bars {
+    multi: Option<MultiProgress>,
+}
+
+impl Bars {
+    pub fn new(visible: bool) -> Bars {
+        Bars { multi: visible.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())) }
+    }
+}
 
 pub struct Progress {
     bar: ProgressBar,
@@ -14,11 +25,11 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn start(visible: bool, label: &str, total: Option<u64>, shared: Arc<Shared>) -> Progress {
-        let bar = match (visible, total) {
-            (false, _) => ProgressBar::hidden(),
-            (true, Some(n)) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
-            (true, None) => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+    pub fn start(bars: &Bars, label: &str, total: Option<u64>, shared: Arc<Shared>) -> Progress {
+        let visible = bars.multi.is_some();
+        let bar = match &bars.multi {
+            None => ProgressBar::hidden(),
+            Some(multi) => multi.add(ProgressBar::with_draw_target(total, ProgressDrawTarget::hidden())),
         };
         let template = if total.is_some() {
             "{spinner} {msg} [{bar:30}] {pos}/{len} ops ({per_sec}, {elapsed})"
