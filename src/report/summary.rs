@@ -29,8 +29,12 @@ impl ThroughputStats {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskSummary<'a> {
-    #[serde(flatten)]
+    /// The stored task (already in the race's own `tasks`; not repeated in JSON).
+    #[serde(skip)]
     pub record: &'a TaskRecord,
+    /// Index into the race's `tasks`.
+    pub task_index: usize,
+    pub task: &'a str,
     pub sweep_label: String,
     pub completed_trials: usize,
     pub throughput: ThroughputStats,
@@ -91,6 +95,8 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &HistogramFile) ->
     let successes: u64 = t.trials.iter().map(|tr| tr.successes).sum();
     TaskSummary {
         record: t,
+        task_index: index,
+        task: &t.task,
         sweep_label: t.sweep_label(),
         completed_trials: t.trials.iter().filter(|tr| !tr.interrupted && tr.failure.is_none()).count(),
         throughput,

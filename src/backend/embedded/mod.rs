@@ -136,8 +136,10 @@ impl EmbeddedClient {
                 KvCommand::Delete => missing += u64::from(!self.state.kv.delete(key)),
             }
         }
-        // A miss is an answer, not an error (redis-benchmark counts it as a request too).
-        Ok(Outcome { units: 1, hits: (keys.len() / key_size) as u64 - missing, failed_items: 0 })
+        // A miss is an answer, not an error (redis-benchmark counts it as a request too);
+        // `hits` counts keys found by gets and deletes.
+        let found = if command == KvCommand::Put { 0 } else { (keys.len() / key_size) as u64 - missing };
+        Ok(Outcome { units: 1, hits: found, failed_items: 0 })
     }
 }
 
