@@ -65,7 +65,7 @@ impl<C: BackendClient> ClientRun<C> {
             // The intended start decides warmup and the end of a time budget, so an operation
             // scheduled past the end is not started.
             let intended = self.schedule.next();
-            let Some(mut warmup) = self.budget.next(intended.unwrap_or_else(Instant::now)) else { break };
+            let Some(mut warmup) = self.budget.next(|| intended.unwrap_or_else(Instant::now)) else { break };
             let batch = match &self.source {
                 Source::Corpus(feed) => match feed.next().await {
                     Some(b) => {

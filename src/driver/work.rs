@@ -151,10 +151,10 @@ pub enum Budget {
 }
 
 impl Budget {
-    /// Whether an operation starting at `at` should run, and whether it is warmup. For corpus
+    /// Whether an operation starting at `at()` (read only by time budgets) should run, and whether it is warmup. For corpus
     /// budgets the batch decides (see [`CorpusWarmup`]).
     #[inline]
-    pub fn next(&mut self, at: Instant) -> Option<bool> {
+    pub fn next(&mut self, at: impl FnOnce() -> Instant) -> Option<bool> {
         match self {
             Budget::Iterations { warmup, measured, done } => {
                 if *done >= *warmup + *measured {
@@ -163,7 +163,10 @@ impl Budget {
                 *done += 1;
                 Some(*done <= *warmup)
             }
-            Budget::Time { warmup_end, end } => (at < *end).then_some(at < *warmup_end),
+            Budget::Time { warmup_end, end } => {
+                let at = at();
+                (at < *end).then_some(at < *warmup_end)
+            }
             Budget::Corpus => Some(false),
         }
     }
@@ -189,7 +192,7 @@ mod tests {
     #[test]
     fn iteration_budget_marks_warmup_first() {
         let mut b = Budget::Iterations { warmup: 2, measured: 1, done: 0 };
-        let now = Instant::now();
+        let now = Instant::now;
         assert_eq!((b.next(now), b.next(now), b.next(now), b.next(now)), (Some(true), Some(true), Some(false), None));
     }
 
