@@ -77,6 +77,19 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_yaml_or_json_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("p.yaml");
+        std::fs::write(&f, "bulk_sizes: [1, 2]\nclients: 3\n").unwrap();
+        let p = parse_track_params(f.to_str().unwrap()).unwrap();
+        assert_eq!(p["bulk_sizes"], serde_json::json!([1, 2]));
+        std::fs::write(&f, "- not a mapping\n").unwrap();
+        assert_eq!(parse_track_params(f.to_str().unwrap()).unwrap_err().kind, TrackErrorKind::Params);
+        let missing = dir.path().join("missing.json");
+        assert_eq!(parse_track_params(missing.to_str().unwrap()).unwrap_err().kind, TrackErrorKind::Params);
+    }
+
+    #[test]
     fn rejects_pairs_without_separator() {
         assert_eq!(parse_track_params("oops").unwrap_err().kind, TrackErrorKind::Params);
     }
