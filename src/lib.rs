@@ -8,6 +8,7 @@
 
 pub mod backend;
 pub mod cli;
+pub mod compare;
 pub mod driver;
 pub mod metrics;
 pub mod ops;

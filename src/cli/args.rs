@@ -22,10 +22,30 @@ pub enum Command {
     Race(RaceArgs),
     /// Print the task graph a race would run, without running it.
     Plan(PlanArgs),
-    /// List built-in tracks or stored races.
+    /// List built-in tracks or stored races (newest first).
     List {
         #[arg(value_enum)]
         what: ListWhat,
+        #[command(flatten)]
+        filter: RaceFilter,
+    },
+    /// Compare two stored races: baseline, then contender.
+    Compare {
+        /// Race id, unique prefix, `latest` or `latest~N`.
+        baseline: String,
+        contender: String,
+        /// Relative differences below this many percent count as noise.
+        #[arg(long, default_value_t = 5.0, value_name = "PERCENT")]
+        noise_threshold: f64,
+        /// Significance level of the Mann-Whitney U test (needs >= 3 trials in each race).
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
+    /// Delete a stored race.
+    Delete {
+        race: String,
     },
     /// Print the report of a stored race.
     Show {
@@ -41,6 +61,20 @@ pub enum Command {
         #[arg(long, value_name = "PARAMS")]
         track_params: Option<String>,
     },
+}
+
+/// Filters of `list races`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct RaceFilter {
+    #[arg(long)]
+    pub track: Option<String>,
+    #[arg(long)]
+    pub challenge: Option<String>,
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// `key:value`; repeatable, all must match.
+    #[arg(long = "user-tag", value_name = "KEY:VALUE")]
+    pub user_tags: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

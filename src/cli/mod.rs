@@ -64,27 +64,61 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             let (track, _) = load_track(&args.track)?;
             let plan = race::plan_for(&track, &args.track)?;
             match args.format {
-                PlanFormat::Text => print!("{}", crate::plan::render_text(&plan)),
-                PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&plan).unwrap_or_default()),
+                PlanFormat::Text => out(&crate::plan::render_text(&plan)),
+                PlanFormat::Json => out(&format!("{}\n", serde_json::to_string_pretty(&plan).unwrap_or_default())),
             }
             Ok(0)
         }
-        Command::List { what: ListWhat::Tracks } => {
+        Command::List { what: ListWhat::Tracks, .. } => {
             for name in track::builtin_track_names() {
                 let desc = track::load(&track::builtin_track(&name)?, &Default::default()).map(|t| t.description).unwrap_or_else(|e| format!("(does not load: {e})"));
-                println!("{name:<16} {desc}");
+                out(&format!("{name:<16} {desc}\n"));
             }
             Ok(0)
         }
-        Command::List { what: ListWhat::Races } => {
+        Command::List { what: ListWhat::Races, filter } => {
+            let tags = parse_tags(&filter.user_tags)?;
             let store = RaceStore::new(&home);
-            println!("{:<26} {:<12} {:<14} {:<24} {:<10} {:<11}", "race", "track", "challenge", "started", "backend", "status");
+            let mut text = format!("{:<26} {:<16} {:<18} {:<21} {:<10} {:<11} tags\n", "race", "track", "challenge", "started", "backend", "status");
             for id in store.ids() {
                 match store.load(&id) {
-                    Ok((r, _)) => println!("{:<26} {:<12} {:<14} {:<24} {:<10} {:<11}", id, r.track, r.challenge, r.started_at, r.backend.kind, format!("{:?}", race::effective_status(&r)).to_lowercase()),
-                    Err(e) => println!("{id:<26} (unreadable: {e})"),
+                    Ok((r, _)) => {
+                        let keep = filter.track.as_ref().is_none_or(|t| *t == r.track)
+                            && filter.challenge.as_ref().is_none_or(|c| *c == r.challenge)
+                            && filter.backend.as_ref().is_none_or(|b| *b == r.backend.kind)
+                            && tags.iter().all(|(k, v)| r.user_tags.get(k) == Some(v));
+                        if keep {
+                            let status = format!("{:?}", race::effective_status(&r)).to_lowercase();
+                            let shown: Vec<String> = r.user_tags.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+                            text.push_str(&format!("{:<26} {:<16} {:<18} {:<21} {:<10} {:<11} {}\n", id, r.track, r.challenge, r.started_at, r.backend.kind, status, shown.join(",")));
+                        }
+                    }
+                    Err(e) => text.push_str(&format!("{id:<26} (unreadable: {e})\n")),
                 }
             }
+            out(&text);
+            Ok(0)
+        }
+        Command::Compare { baseline, contender, noise_threshold, alpha, report } => {
+            if !(0.0..100.0).contains(&noise_threshold) || !(0.0..=1.0).contains(&alpha) {
+                return Err(CliError::Usage("--noise-threshold is a percentage from 0 to 100 and --alpha a probability from 0 to 1".into()));
+            }
+            let store = RaceStore::new(&home);
+            let (b, _) = store.load(&store.resolve(&baseline)?)?;
+            let (c, _) = store.load(&store.resolve(&contender)?)?;
+            let opts = crate::compare::CompareOptions { noise_threshold: noise_threshold / 100.0, alpha };
+            let comparison = crate::compare::compare(&b, &c, opts);
+            for w in &comparison.warnings {
+                eprintln!("warning: {w}");
+            }
+            emit_report(crate::compare::render(&comparison, report.report_format), report.report_file.as_deref())?;
+            Ok(0)
+        }
+        Command::Delete { race } => {
+            let store = RaceStore::new(&home);
+            let id = store.resolve(&race)?;
+            store.delete(&id)?;
+            eprintln!("deleted race {id}");
             Ok(0)
         }
         Command::Show { race, report } => {
@@ -102,8 +136,8 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             for c in &t.challenges {
                 crate::plan::build(&t, c, &Default::default())?;
             }
-            println!(
-                "{}: ok: track `{}` with {} challenge(s) ({}), {} operation(s), {} corpus(es), {} index(es)",
+            out(&format!(
+                "{}: ok: track `{}` with {} challenge(s) ({}), {} operation(s), {} corpus(es), {} index(es)\n",
                 track::track_file(&path).display(),
                 t.name,
                 t.challenges.len(),
@@ -111,7 +145,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
                 t.operations.len(),
                 t.corpora.len(),
                 t.indices.len()
-            );
+            ));
             Ok(0)
         }
     }
@@ -134,12 +168,28 @@ fn load_track(args: &TrackArgs) -> Result<(track::Track, PathBuf), CliError> {
     Ok((t, path))
 }
 
+/// Writes to stdout; a closed pipe (`runner ... | head`) ends output quietly instead of panicking.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush());
+}
+
 fn emit_report(text: String, file: Option<&Path>) -> Result<(), CliError> {
-    print!("{text}");
+    out(&text);
     if let Some(f) = file {
         crate::results::write_report(f, &text).map_err(CliError::Store)?;
     }
     Ok(())
+}
+
+fn parse_tags(tags: &[String]) -> Result<std::collections::BTreeMap<String, String>, CliError> {
+    tags.iter()
+        .map(|tag| {
+            let (k, v) = tag.split_once(':').ok_or_else(|| CliError::Usage(format!("--user-tag `{tag}` is not key:value")))?;
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        })
+        .collect()
 }
 
 fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
@@ -147,11 +197,7 @@ fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
     if args.backend == crate::backend::BackendKind::Embedded && !args.target_hosts.is_empty() {
         eprintln!("note: --target-hosts is ignored by the embedded backend, which runs in-process");
     }
-    let mut user_tags = std::collections::BTreeMap::new();
-    for tag in &args.user_tags {
-        let (k, v) = tag.split_once(':').ok_or_else(|| CliError::Usage(format!("--user-tag `{tag}` is not key:value")))?;
-        user_tags.insert(k.trim().to_string(), v.trim().to_string());
-    }
+    let user_tags = parse_tags(&args.user_tags)?;
     let opts = RaceOptions {
         track_args: args.track.clone(),
         track_path: path,

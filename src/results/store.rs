@@ -78,6 +78,11 @@ impl RaceStore {
         Ok((race, histograms))
     }
 
+    pub fn delete(&self, id: &str) -> Result<(), StoreError> {
+        let dir = self.race_dir(id);
+        fs::remove_dir_all(&dir).map_err(|source| StoreError::Write { path: dir, source })
+    }
+
     /// Race ids, newest first (ids start with their UTC start time).
     pub fn ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = fs::read_dir(&self.root)
