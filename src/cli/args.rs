@@ -43,6 +43,17 @@ pub enum Command {
         #[command(flatten)]
         report: ReportArgs,
     },
+    /// Write SVG charts of a stored race and a self-contained report.html showing them with
+    /// the summary tables.
+    Plot {
+        race: String,
+        /// Another race to draw beside it (and compare against).
+        #[arg(long, value_name = "RACE")]
+        compare: Option<String>,
+        /// Output directory (created if needed).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Delete a stored race.
     Delete {
         race: String,

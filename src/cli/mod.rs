@@ -114,6 +114,24 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             emit_report(crate::compare::render(&comparison, report.report_format), report.report_file.as_deref())?;
             Ok(0)
         }
+        Command::Plot { race, compare, out: dir } => {
+            use crate::report::plot;
+            let store = RaceStore::new(&home);
+            let (record, histograms) = store.load(&store.resolve(&race)?)?;
+            let other = compare.map(|c| store.resolve(&c).and_then(|id| store.load(&id))).transpose()?;
+            let base = plot::Source { label: &record.race_id, race: &record, histograms: &histograms };
+            let other_source = other.as_ref().map(|(r, h)| plot::Source { label: &r.race_id, race: r, histograms: h });
+            let plots = plot::charts(base, other_source);
+            let comparison = other.as_ref().map(|(r, _)| crate::compare::compare(&record, r, Default::default()));
+            let summary = report::Summary::new(&record, &histograms);
+            for p in &plots {
+                crate::results::write_atomic(&dir.join(&p.file), p.svg.as_bytes())?;
+            }
+            let html = plot::report_html(&summary, comparison.as_ref(), &plots);
+            crate::results::write_atomic(&dir.join("report.html"), html.as_bytes())?;
+            eprintln!("wrote {} charts and report.html to {}", plots.len(), dir.display());
+            Ok(0)
+        }
         Command::Delete { race } => {
             let store = RaceStore::new(&home);
             let id = store.resolve(&race)?;

@@ -5,6 +5,7 @@ mod csv;
 mod json;
 mod markdown;
 mod summary;
+pub mod plot;
 
 pub use summary::{Summary, TaskSummary, ThroughputStats};
 

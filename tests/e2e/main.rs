@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod compare;
+mod plot;
 mod race;
 mod signals;
 mod util;

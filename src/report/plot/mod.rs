@@ -1,0 +1,173 @@
+//! Charts of a stored race as SVG, and one self-contained `report.html` that shows the summary
+//! tables and the charts together.
+
+mod html;
+mod svg;
+
+pub use html::report_html;
+
+use crate::metrics::{decode_histogram, new_histogram};
+use crate::results::{HistogramFile, RaceRecord, TaskRecord};
+use hdrhistogram::Histogram;
+use svg::{Chart, XAxis, COLORS};
+
+/// One chart: its file name in the output directory, and its SVG.
+pub struct Plot {
+    pub file: String,
+    pub title: String,
+    pub svg: String,
+}
+
+/// A race with its histograms, as the charts read it.
+#[derive(Clone, Copy)]
+pub struct Source<'a> {
+    pub label: &'a str,
+    pub race: &'a RaceRecord,
+    pub histograms: &'a HistogramFile,
+}
+
+fn file_name(kind: &str, task: &str) -> String {
+    let safe: String = task.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    format!("{kind}-{safe}.svg")
+}
+
+/// A sweep point as the legend shows it: just the values (the axis or title names the keys).
+fn short(t: &TaskRecord) -> String {
+    if t.sweep.is_empty() {
+        return "all".into();
+    }
+    t.sweep.values().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect::<Vec<_>>().join(",")
+}
+
+/// Task names in order of first appearance, with their records.
+fn groups(race: &RaceRecord) -> Vec<(&str, Vec<(usize, &TaskRecord)>)> {
+    let mut out: Vec<(&str, Vec<(usize, &TaskRecord)>)> = Vec::new();
+    for (i, t) in race.tasks.iter().enumerate() {
+        match out.iter_mut().find(|(name, _)| *name == t.task) {
+            Some((_, v)) => v.push((i, t)),
+            None => out.push((&t.task, vec![(i, t)])),
+        }
+    }
+    out
+}
+
+fn merged(h: &HistogramFile, task_index: usize, latency: bool) -> Histogram<u64> {
+    let mut out = new_histogram();
+    for t in h.trials.iter().filter(|t| t.task_index == task_index) {
+        if let Ok(x) = decode_histogram(if latency { &t.latency_us } else { &t.service_time_us }) {
+            let _ = out.add(&x);
+        }
+    }
+    out
+}
+
+/// (quantile, milliseconds) along the distribution, as HdrHistogram's percentile plots show it.
+fn distribution(h: &Histogram<u64>, max_nines: f64) -> Vec<(f64, f64)> {
+    let limit = 1.0 - 10f64.powf(-max_nines);
+    let mut points: Vec<(f64, f64)> = h
+        .iter_quantiles(5)
+        .map(|v| (v.quantile_iterated_to(), h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0))
+        .filter(|(q, _)| *q <= limit)
+        .collect();
+    points.dedup_by(|a, b| a.0 == b.0);
+    points
+}
+
+pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
+    let mut plots = Vec::new();
+    let sources: Vec<Source> = std::iter::once(base).chain(other).collect();
+    for (task, records) in groups(base.race) {
+        let measured = records.iter().any(|(_, r)| r.trials.iter().any(|t| t.operations > 1));
+        if !measured {
+            continue;
+        }
+        // Throughput by sweep point, with the spread of the trials.
+        if records.len() > 1 || records.iter().any(|(_, r)| r.trials.len() > 1) {
+            let labels: Vec<String> = records.iter().map(|(_, r)| r.sweep_label()).collect();
+            let names: Vec<String> = records.iter().map(|(_, r)| short(r)).collect();
+            let unit = &records[0].1.throughput_unit;
+            let mut y_max: f64 = 0.0;
+            let mut series = Vec::new();
+            for s in &sources {
+                let per_point: Vec<Vec<f64>> = labels
+                    .iter()
+                    .map(|n| {
+                        s.race.tasks.iter().find(|t| t.task == task && t.sweep_label() == *n)
+                            .map(|t| t.trials.iter().filter(|tr| tr.failure.is_none() && !tr.interrupted).map(|tr| tr.throughput).collect())
+                            .unwrap_or_default()
+                    })
+                    .collect();
+                y_max = per_point.iter().flatten().fold(y_max, |m, v| m.max(*v));
+                series.push(per_point);
+            }
+            let sweep_name = records[0].1.sweep.keys().cloned().collect::<Vec<_>>().join(", ");
+            let x = XAxis::Categories { names: names.clone(), label: if sweep_name.is_empty() { "sweep point".into() } else { sweep_name } };
+            let title = format!("{task}: throughput by sweep point (median, min–max of trials)");
+            let mut chart = Chart::new(&title, x, y_max * 1.1, unit);
+            for (si, (s, per_point)) in sources.iter().zip(&series).enumerate() {
+                let color = COLORS[si % COLORS.len()];
+                let offset = if sources.len() > 1 { (si as f64 - 0.5) * 24.0 } else { 0.0 };
+                for (i, values) in per_point.iter().enumerate() {
+                    if !values.is_empty() {
+                        chart.spread(i as f64, offset, values, crate::compare::median_of(values), color);
+                    }
+                }
+                chart.legend_entry(s.label, color);
+            }
+            plots.push(Plot { file: file_name("throughput", task), title, svg: chart.render() });
+        }
+        // Latency and service-time distributions per sweep point.
+        let max_nines = 5.0;
+        let mut lines = Vec::new();
+        for (si, s) in sources.iter().enumerate() {
+            for (pi, (i, t)) in s.race.tasks.iter().enumerate().filter(|(_, t)| t.task == task).enumerate() {
+                let prefix = if sources.len() > 1 { format!("{} ", s.label) } else { String::new() };
+                let color_index = si * records.len() + pi;
+                for latency in [true, false] {
+                    let h = merged(s.histograms, i, latency);
+                    if h.len() > 1 {
+                        let kind = if latency { "latency" } else { "service" };
+                        lines.push((format!("{prefix}{} {kind}", short(t)), COLORS[color_index % COLORS.len()], !latency, distribution(&h, max_nines)));
+                    }
+                }
+            }
+        }
+        if !lines.is_empty() {
+            let values = || lines.iter().flat_map(|l| l.3.iter().map(|p| p.1));
+            let (y_min, y_max) = (values().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min), values().fold(0.0, f64::max));
+            let by = records[0].1.sweep.keys().cloned().collect::<Vec<_>>().join(", ");
+            let by = if by.is_empty() { String::new() } else { format!(", by {by}") };
+            let title = format!("{task}: latency (solid) and service time (dashed) by percentile{by}");
+            let mut chart = Chart::new_log_y(&title, XAxis::Percentile { max_nines }, y_min, y_max, "ms (log scale)");
+            for (name, color, dashed, points) in &lines {
+                chart.line(name, color, *dashed, points);
+            }
+            plots.push(Plot { file: file_name("percentiles", task), title, svg: chart.render() });
+        }
+        // Throughput over time, every trial.
+        let mut series = Vec::new();
+        for (si, s) in sources.iter().enumerate() {
+            for (pi, t) in s.race.tasks.iter().filter(|t| t.task == task).enumerate() {
+                for tr in &t.trials {
+                    if tr.throughput_per_second.len() >= 2 {
+                        let pts: Vec<(f64, f64)> = tr.throughput_per_second.iter().enumerate().map(|(sec, n)| (sec as f64 + 1.0, *n as f64)).collect();
+                        let prefix = if sources.len() > 1 { format!("{} ", s.label) } else { String::new() };
+                        series.push((format!("{prefix}{} #{}", short(t), tr.trial + 1), COLORS[(si * 4 + pi) % COLORS.len()], si > 0, pts));
+                    }
+                }
+            }
+        }
+        if !series.is_empty() {
+            let x_max = series.iter().map(|s| s.3.len() as f64).fold(1.0, f64::max);
+            let y_max = series.iter().flat_map(|s| s.3.iter().map(|p| p.1)).fold(0.0, f64::max);
+            let title = format!("{task}: throughput over time, each trial");
+            let unit = records[0].1.throughput_unit.trim_end_matches("/s").to_string() + " per second";
+            let mut chart = Chart::new(&title, XAxis::Linear { min: 1.0, max: x_max.max(2.0), label: "second of the measured window".into() }, y_max * 1.1, &unit);
+            for (name, color, dashed, pts) in series.iter().take(24) {
+                chart.line(name, color, *dashed, pts);
+            }
+            plots.push(Plot { file: file_name("timeline", task), title, svg: chart.render() });
+        }
+    }
+    plots
+}
