@@ -6,7 +6,7 @@ mod render;
 mod stats;
 
 pub use render::render;
-pub use stats::{mann_whitney_p, median as median_of};
+pub use stats::{mann_whitney_p, median as median_of, smallest_p};
 
 use crate::results::{RaceRecord, TaskRecord, TrialRecord};
 use serde::Serialize;
@@ -33,8 +33,10 @@ pub const MIN_TRIALS: usize = 3;
 pub enum Verdict {
     Improvement,
     Regression,
-    /// Smaller than the noise threshold, or not significant.
+    /// Smaller than the noise threshold.
     WithinNoise,
+    /// Beyond the threshold, but the test does not find it significant.
+    NotSignificant,
     /// Beyond the threshold, but too few trials to test: a likely improvement.
     UnjudgedImprovement,
     UnjudgedRegression,
@@ -46,6 +48,7 @@ impl Verdict {
             Verdict::Improvement => "🟢 better",
             Verdict::Regression => "🔴 worse",
             Verdict::WithinNoise => "⚪ within noise",
+            Verdict::NotSignificant => "⚪ not significant",
             Verdict::UnjudgedImprovement => "🟡 better? (too few trials to judge)",
             Verdict::UnjudgedRegression => "🟠 worse? (too few trials to judge)",
         }
@@ -190,7 +193,7 @@ fn diff(metric: &'static str, better: Better, b: &[f64], c: &[f64], throughput_u
     let verdict = match (beyond_noise, enough, p_value) {
         (false, _, _) => Verdict::WithinNoise,
         (true, true, Some(p)) if p <= opts.alpha => if improved { Verdict::Improvement } else { Verdict::Regression },
-        (true, true, _) => Verdict::WithinNoise,
+        (true, true, _) => Verdict::NotSignificant,
         (true, false, _) => if improved { Verdict::UnjudgedImprovement } else { Verdict::UnjudgedRegression },
     };
     let unit = if metric == "throughput" { throughput_unit.to_string() } else if metric == "error_rate" { "ratio".into() } else { "ms".into() };

@@ -53,6 +53,20 @@ fn markdown(c: &Comparison) -> String {
     if !few.is_empty() {
         let _ = writeln!(out, "\nSignificance cannot be judged with fewer than {} trials in each race: {}.", super::MIN_TRIALS, few.join("; "));
     }
+    let weak: Vec<String> = c
+        .tasks
+        .iter()
+        .filter(|t| t.baseline_trials >= super::MIN_TRIALS && t.contender_trials >= super::MIN_TRIALS)
+        .filter(|t| super::smallest_p(t.baseline_trials, t.contender_trials) > c.alpha)
+        .map(|t| format!("{} [{}]", t.task, t.sweep))
+        .collect();
+    if let Some(t) = c.tasks.iter().find(|t| weak.contains(&format!("{} [{}]", t.task, t.sweep))) {
+        let _ = writeln!(
+            out,
+            "\nWith {} vs {} trials the smallest p-value the test can give is {:.3} > {}: even a clear difference shows as not significant for {}. Run at least 4 trials in each race, or raise --alpha.",
+            t.baseline_trials, t.contender_trials, super::smallest_p(t.baseline_trials, t.contender_trials), c.alpha, weak.join(", ")
+        );
+    }
     let regressions = c.tasks.iter().flat_map(|t| &t.metrics).filter(|m| m.verdict == Verdict::Regression).count();
     let improvements = c.tasks.iter().flat_map(|t| &t.metrics).filter(|m| m.verdict == Verdict::Improvement).count();
     let _ = writeln!(out, "\n{improvements} improvement(s), {regressions} regression(s).");

@@ -86,6 +86,13 @@ fn normal_cdf(z: f64) -> f64 {
     0.5 * (1.0 + erf)
 }
 
+/// The smallest two-sided p-value the exact test can give for samples of `n` and `m`
+/// (complete separation): with 3 trials each it is 0.1, so 5% needs at least 4 each.
+pub fn smallest_p(n: usize, m: usize) -> f64 {
+    let ways = binomial((n + m) as u64, m as u64);
+    if ways > EXACT_LIMIT { 0.0 } else { (2.0 / ways as f64).min(1.0) }
+}
+
 pub fn median(values: &[f64]) -> f64 {
     crate::report::ThroughputStats::of(values).median
 }
@@ -104,6 +111,12 @@ mod tests {
     fn three_against_three_cannot_reach_five_percent() {
         let p = mann_whitney_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]).unwrap();
         assert!((p - 0.1).abs() < 1e-12, "{p}");
+    }
+
+    #[test]
+    fn smallest_p_values() {
+        assert!((smallest_p(3, 3) - 0.1).abs() < 1e-12);
+        assert!(smallest_p(4, 4) < 0.05);
     }
 
     #[test]
