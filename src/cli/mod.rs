@@ -119,8 +119,9 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             let store = RaceStore::new(&home);
             let (record, histograms) = store.load(&store.resolve(&race)?)?;
             let other = compare.map(|c| store.resolve(&c).and_then(|id| store.load(&id))).transpose()?;
-            let base = plot::Source { label: &record.race_id, race: &record, histograms: &histograms };
-            let other_source = other.as_ref().map(|(r, h)| plot::Source { label: &r.race_id, race: r, histograms: h });
+            let base_label = if other.is_some() { "baseline" } else { record.race_id.as_str() };
+            let base = plot::Source { label: base_label, race: &record, histograms: &histograms };
+            let other_source = other.as_ref().map(|(r, h)| plot::Source { label: "contender", race: r, histograms: h });
             let plots = plot::charts(base, other_source);
             let comparison = other.as_ref().map(|(r, _)| crate::compare::compare(&record, r, Default::default()));
             let summary = report::Summary::new(&record, &histograms);

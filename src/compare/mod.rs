@@ -55,6 +55,21 @@ impl Verdict {
     }
 }
 
+impl Verdict {
+    /// The label without its colour mark, and whether it is good, bad or neither, for pages
+    /// that colour it themselves.
+    pub fn plain(self) -> (&'static str, Option<bool>) {
+        match self {
+            Verdict::Improvement => ("better", Some(true)),
+            Verdict::Regression => ("worse", Some(false)),
+            Verdict::WithinNoise => ("within noise", None),
+            Verdict::NotSignificant => ("not significant", None),
+            Verdict::UnjudgedImprovement => ("better? (too few trials to judge)", Some(true)),
+            Verdict::UnjudgedRegression => ("worse? (too few trials to judge)", Some(false)),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Better {

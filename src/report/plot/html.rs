@@ -12,7 +12,12 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
+/// A cell is text, optionally with a CSS class.
 fn table(out: &mut String, head: &[&str], rows: Vec<Vec<String>>) {
+    table_with_classes(out, head, rows.into_iter().map(|r| r.into_iter().map(|c| (c, None)).collect()).collect());
+}
+
+fn table_with_classes(out: &mut String, head: &[&str], rows: Vec<Vec<(String, Option<&str>)>>) {
     out.push_str("<table><thead><tr>");
     for h in head {
         let _ = write!(out, "<th>{}</th>", esc(h));
@@ -20,8 +25,12 @@ fn table(out: &mut String, head: &[&str], rows: Vec<Vec<String>>) {
     out.push_str("</tr></thead><tbody>\n");
     for row in rows {
         out.push_str("<tr>");
-        for (i, cell) in row.iter().enumerate() {
-            let class = if i >= 2 { " class=\"num\"" } else { "" };
+        for (i, (cell, class)) in row.iter().enumerate() {
+            let class = match class {
+                Some(c) => format!(" class=\"{c}\""),
+                None if i >= 2 => " class=\"num\"".to_string(),
+                None => String::new(),
+            };
             let _ = write!(out, "<td{class}>{}</td>", esc(cell));
         }
         out.push_str("</tr>\n");
@@ -38,7 +47,7 @@ pub fn report_html(summary: &Summary, comparison: Option<&Comparison>, plots: &[
 body{{font-family:sans-serif;margin:24px;color:#222;max-width:1200px}}\
 table{{border-collapse:collapse;margin:8px 0 24px}}th,td{{border:1px solid #ccc;padding:4px 8px}}\
 th{{background:#f3f3f3}}td.num{{text-align:right;font-variant-numeric:tabular-nums}}\
-figure{{margin:0 0 24px}}figcaption{{color:#555}}.better{{color:#1a7f37}}.worse{{color:#c62828}}</style></head><body>\n",
+figure{{margin:0 0 24px}}figcaption{{color:#555}}.better{{color:#1a7f37;font-weight:bold}}.worse{{color:#c62828;font-weight:bold}}.neutral{{color:#666}}</style></head><body>\n",
         id = esc(&r.race_id)
     );
     let _ = writeln!(out, "<h1>Race {}</h1>", esc(&r.race_id));
@@ -76,16 +85,23 @@ figure{{margin:0 0 24px}}figcaption{{color:#555}}.better{{color:#1a7f37}}.worse{
     table(&mut out, &["task", "sweep", "operations", "errors", "error rate"], rows);
     if let Some(c) = comparison {
         let _ = writeln!(out, "<h2>Compared with {}</h2>", esc(&c.contender));
+        let _ = writeln!(out, "<p>Baseline {} (this race), contender {}: medians across trials; higher throughput and lower times are better. In the charts, the baseline is blue and the contender red.</p>", esc(&c.baseline), esc(&c.contender));
         for w in &c.warnings {
             let _ = writeln!(out, "<p>⚠ {}</p>", esc(w));
         }
         let rows = c.tasks.iter().flat_map(|t| t.metrics.iter().map(move |m| {
+            let (label, good) = m.verdict.plain();
+            let class = match good {
+                Some(true) => Some("better"),
+                Some(false) => Some("worse"),
+                None => Some("neutral"),
+            };
             vec![
-                t.task.clone(), t.sweep.clone(), m.metric.to_string(), format!("{:.3}", m.baseline), format!("{:.3}", m.contender),
-                m.relative.map(|r| format!("{:+.1}%", r * 100.0)).unwrap_or_else(|| "-".into()), m.verdict.label().to_string(),
+                (t.task.clone(), None), (t.sweep.clone(), None), (m.metric.to_string(), Some("name")), (format!("{:.3}", m.baseline), None), (format!("{:.3}", m.contender), None),
+                (m.relative.map(|r| format!("{:+.1}%", r * 100.0)).unwrap_or_else(|| "-".into()), None), (label.to_string(), class),
             ]
         })).collect();
-        table(&mut out, &["task", "sweep", "metric", "baseline", "contender", "diff", "verdict"], rows);
+        table_with_classes(&mut out, &["task", "sweep", "metric", "baseline", "contender", "diff", "verdict"], rows);
     }
     out.push_str("<h2>Charts</h2>\n");
     for p in plots {
