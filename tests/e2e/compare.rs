@@ -116,7 +116,17 @@ fn bad_race_ids_and_corrupt_records_exit_2() {
         std::fs::create_dir_all(env.home.path().join("races").join(d)).unwrap();
         std::fs::write(env.home.path().join("races").join(d).join("race.json"), "{\"format\": 1, \"trunc").unwrap();
     }
+    let track = track_dir(&[("track.yaml", TRIALS_TRACK)]);
+    env.ok(&["race", "--track-path", track.path().to_str().unwrap(), "--quiet"]);
+    let good = env.race_dirs().into_iter().find(|d| !d.ends_with("20260101T000000Z-aaaa") && !d.ends_with("20260101T000000Z-abbb")).unwrap();
+    std::fs::write(good.join("histograms.json"), "not json").unwrap();
+    let good_id = good.file_name().unwrap().to_str().unwrap().to_string();
+    let newer = env.home.path().join("races").join("20260303T000000Z-dddd");
+    std::fs::create_dir_all(&newer).unwrap();
+    std::fs::write(newer.join("race.json"), "{\"format\": 2}").unwrap();
     for (args, expect) in [
+        (vec!["show", good_id.as_str()], "histograms.json is corrupted"),
+        (vec!["plot", "20260303", "--out", "/tmp/never"], "newer than this runner understands"),
         (vec!["compare", "nope", "latest"], "no race `nope`"),
         (vec!["show", "20260101T000000Z-a"], "ambiguous"),
         (vec!["show", "20260101T000000Z-aa"], "is corrupted"),
