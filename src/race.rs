@@ -111,6 +111,8 @@ fn trial_record(run: &TrialRun) -> TrialRecord {
         error_messages,
         error_rate: if c.successes + errors > 0 { errors as f64 / (c.successes + errors) as f64 } else { 0.0 },
         units: c.units,
+        requests: c.requests,
+        requests_per_second: if m.measured_window.is_zero() { 0.0 } else { c.requests as f64 / m.measured_window.as_secs_f64() },
         hits: c.hits,
         service_time_ms: Percentiles::from_histogram(&m.service, m.service_mean_ms),
         latency_ms: Percentiles::from_histogram(&m.latency, m.latency_mean_ms),

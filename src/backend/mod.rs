@@ -90,6 +90,9 @@ pub struct Outcome {
     pub hits: u64,
     /// Items of a bulk request that failed (counted as errors of kind `item-failures`).
     pub failed_items: u64,
+    /// Requests (commands) the operation consisted of: a pipeline of N is one operation and
+    /// N requests. 0 means one.
+    pub requests: u64,
 }
 
 /// Per-operation input that changes from call to call; the driver fills it without allocating.

@@ -124,7 +124,7 @@ impl KeyGen {
     pub fn new(spec: &KvSpec, client: u64) -> KeyGen {
         let mut rng = SmallRng::seed_from_u64(spec.seed.wrapping_add(client.wrapping_mul(0x2545_F491_4F6C_DD1D)));
         let value = (0..spec.value_size).map(|_| rng.random_range(b'a'..=b'z')).collect();
-        KeyGen { rng, keyspace: spec.keyspace, key_size: spec.key_size, keys: vec![b'0'; spec.key_size * spec.batch as usize], value }
+        KeyGen { rng, keyspace: spec.keyspace, key_size: spec.key_size, keys: vec![b'0'; spec.key_size * spec.keys_per_operation() as usize], value }
     }
 
     /// Draws fresh keys: `k` then the key number, zero-padded to the key size.
@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn keys_are_fixed_size_and_in_keyspace() {
-        let spec = KvSpec { command: crate::ops::KvCommand::Get, keyspace: 100, key_size: 8, value_size: 16, batch: 3, seed: 1 };
+        let spec = KvSpec { command: crate::ops::KvCommand::Get, keyspace: 100, key_size: 8, value_size: 16, pipeline: 3, transaction: None, seed: 1 };
         let mut g = KeyGen::new(&spec, 0);
         let Payload::Keys { keys, key_size, value } = g.draw() else { panic!() };
         assert_eq!((keys.len(), key_size, value.len()), (24, 8, 16));

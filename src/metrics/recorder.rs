@@ -12,6 +12,8 @@ pub struct Counts {
     pub operations: u64,
     pub successes: u64,
     pub units: u64,
+    /// Requests (commands) of the measured operations; a pipeline of N is N requests.
+    pub requests: u64,
     pub hits: u64,
     pub errors: [u64; ErrorKind::COUNT],
     /// The first message seen for each error kind, to show the user what went wrong.
@@ -26,6 +28,7 @@ impl Counts {
         self.operations += o.operations;
         self.successes += o.successes;
         self.units += o.units;
+        self.requests += o.requests;
         self.hits += o.hits;
         self.warmup_operations += o.warmup_operations;
         self.warmup_units += o.warmup_units;
@@ -103,6 +106,10 @@ impl Recorder {
         self.service_nanos += service.as_nanos();
         self.latency_nanos += latency.as_nanos();
         self.counts.operations += 1;
+        self.counts.requests += match result {
+            Ok(o) if o.requests > 0 => o.requests,
+            _ => 1,
+        };
         self.first_start.get_or_insert(intended.min(start));
         let window_end = end.max(intended + self.slot);
         self.last_end = Some(self.last_end.map_or(window_end, |l| l.max(window_end)));
@@ -231,12 +238,12 @@ mod tests {
     fn records_service_and_latency_separately_and_merges() {
         let t0 = Instant::now();
         let mut a = Recorder::new(t0, 10, Duration::ZERO);
-        let ok = Ok(Outcome { units: 5, hits: 2, failed_items: 0 });
+        let ok = Ok(Outcome { units: 5, hits: 2, failed_items: 0, ..Outcome::default() });
         // Intended at t0, started 1 ms late, took 2 ms: service 2 ms, latency 3 ms.
         a.record(t0, t0 + Duration::from_millis(1), t0 + Duration::from_millis(3), &ok);
         let mut b = Recorder::new(t0, 10, Duration::ZERO);
         b.record(t0 + Duration::from_secs(1), t0 + Duration::from_secs(1), t0 + Duration::from_millis(1004), &Err(OpError::new(ErrorKind::Timeout, "slow")));
-        b.record(t0, t0, t0 + Duration::from_millis(1), &Ok(Outcome { units: 10, hits: 0, failed_items: 3 }));
+        b.record(t0, t0, t0 + Duration::from_millis(1), &Ok(Outcome { units: 10, hits: 0, failed_items: 3, ..Outcome::default() }));
         let m = TrialMetrics::merge(vec![a, b]);
         let c = &m.counts;
         assert_eq!(c.operations, 3);

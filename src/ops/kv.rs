@@ -17,12 +17,25 @@ pub struct KvSpec {
     pub keyspace: u64,
     pub key_size: usize,
     pub value_size: usize,
-    /// Keys per operation (a batched get or put counts as one operation).
-    pub batch: u64,
+    /// Commands per operation, sent together without waiting (redis-benchmark's -P); the
+    /// whole pipeline counts as one operation and as `pipeline` requests.
+    pub pipeline: u64,
+    /// When set, the operation is one MULTI/EXEC transaction of this many commands.
+    pub transaction: Option<u64>,
     pub seed: u64,
 }
 
+impl KvSpec {
+    /// Keys (commands) in one operation.
+    pub fn keys_per_operation(&self) -> u64 {
+        self.transaction.unwrap_or(self.pipeline)
+    }
+}
+
 pub fn parse(command: KvCommand, p: &Params) -> Result<KvSpec, ParamError> {
+    if p.get("pipeline").is_some() && p.get("transaction").is_some() {
+        return Err(ParamError::new("transaction", "give either `pipeline` or `transaction`, not both"));
+    }
     let key_size = p.positive_int("key-size")?.unwrap_or(16) as usize;
     if key_size < 8 {
         return Err(ParamError::new("key-size", "keys need at least 8 bytes to hold their number"));
@@ -37,7 +50,8 @@ pub fn parse(command: KvCommand, p: &Params) -> Result<KvSpec, ParamError> {
         keyspace,
         key_size,
         value_size: p.positive_int("value-size")?.unwrap_or(16) as usize,
-        batch: p.positive_int("batch")?.unwrap_or(1),
+        pipeline: p.positive_int("pipeline")?.unwrap_or(1),
+        transaction: p.positive_int("transaction")?,
         seed: p.get("seed").and_then(|v| v.as_u64()).unwrap_or(42),
     })
 }

@@ -71,7 +71,7 @@ impl ParamError {
 pub fn sweepable_params(kind: &str) -> &'static [&'static str] {
     match kind {
         "bulk" => &["bulk-size", "flush-bytes"],
-        "get" | "put" | "delete" => &["keyspace", "key-size", "value-size", "batch"],
+        "get" | "put" | "delete" => &["keyspace", "key-size", "value-size", "pipeline", "transaction"],
         "search" => &["size"],
         "sleep" => &["duration"],
         _ => &[],

@@ -129,6 +129,12 @@ pub struct TrialRecord {
     pub error_rate: f64,
     /// Documents indexed (bulk) or operations done.
     pub units: u64,
+    /// Requests (commands) sent by measured operations: N per operation of an N-deep pipeline.
+    #[serde(default)]
+    pub requests: u64,
+    /// Requests per second over the measured window.
+    #[serde(default)]
+    pub requests_per_second: f64,
     /// Sum of search hits (hits.total) over measured operations.
     pub hits: u64,
     pub service_time_ms: Percentiles,

@@ -99,7 +99,7 @@ fn plan_prints_the_graph_as_text_and_json() {
 }
 
 #[test]
-fn key_value_sweeps_clients_and_batches() {
+fn key_value_sweeps_clients_and_pipelines() {
     let env = Env::new();
     let track = repo().join("examples/key-value");
     env.ok(&["race", "--track-path", track.to_str().unwrap(), "--quiet", "--track-params", "iterations=1000,clients=[1,3]", "--user-tag", "purpose:test"]);
@@ -114,9 +114,12 @@ fn key_value_sweeps_clients_and_batches() {
     }
     let gets = tasks(&race, "get-16b");
     assert!(gets[0]["trials"][0]["hits"].as_u64().unwrap() > 0, "gets find keys the puts wrote");
-    let batched = tasks(&race, "put-batched");
-    assert_eq!(batched.len(), 2);
-    assert_eq!(batched[1]["sweep"]["batch"], 10);
+    let pipelined = tasks(&race, "put-pipelined");
+    assert_eq!(pipelined.len(), 2);
+    assert_eq!(pipelined[1]["sweep"]["pipeline"], 10);
+    // Each operation of a 10-deep pipeline is 10 requests.
+    let t = &pipelined[1]["trials"][0];
+    assert_eq!(t["requests"].as_u64().unwrap(), 10 * t["operations"].as_u64().unwrap());
 }
 
 #[test]

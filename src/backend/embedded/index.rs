@@ -96,7 +96,7 @@ impl EmbeddedIndex {
             }
             count
         };
-        Ok(Outcome { units: 1, hits: hits as u64, failed_items: 0 })
+        Ok(Outcome { units: 1, hits: hits as u64, failed_items: 0, ..Outcome::default() })
     }
 
     pub fn get(&self, id: &str) -> Result<Outcome, OpError> {
@@ -108,7 +108,7 @@ impl EmbeddedIndex {
             return Err(OpError::new(ErrorKind::NotFound, format!("document `{id}` not found in index `{}`", self.name)));
         };
         let _doc: TantivyDocument = searcher.doc(*addr).map_err(internal)?;
-        Ok(Outcome { units: 1, hits: 1, failed_items: 0 })
+        Ok(Outcome { units: 1, hits: 1, failed_items: 0, ..Outcome::default() })
     }
 
     /// Documents visible to searches (after the last refresh).

@@ -139,7 +139,7 @@ impl EmbeddedClient {
         // A miss is an answer, not an error (redis-benchmark counts it as a request too);
         // `hits` counts keys found by gets and deletes.
         let found = if command == KvCommand::Put { 0 } else { (keys.len() / key_size) as u64 - missing };
-        Ok(Outcome { units: 1, hits: found, failed_items: 0 })
+        Ok(Outcome { units: 1, hits: found, failed_items: 0, requests: (keys.len() / key_size) as u64 })
     }
 }
 
