@@ -2,6 +2,7 @@
 //! store each trial as it ends. The CLI calls this; tests can too.
 
 use crate::backend::embedded::EmbeddedBackend;
+use crate::backend::redis::RedisBackend;
 use crate::backend::{Backend, BackendKind};
 use crate::cli::TrackArgs;
 use crate::driver::{Driver, DriverOptions, OnError, Stop, TrialRun};
@@ -33,13 +34,15 @@ pub enum RaceError {
     Track(#[from] TrackError),
     #[error("cannot store the race: {0}")]
     Store(#[from] StoreError),
+    #[error("{0}")]
+    Backend(String),
 }
 
 impl RaceError {
     pub fn exit_code(&self) -> u8 {
         match self {
             RaceError::Track(_) => crate::cli::EXIT_BAD_INPUT,
-            RaceError::Store(_) => 1,
+            RaceError::Store(_) | RaceError::Backend(_) => 1,
         }
     }
 }
@@ -71,6 +74,40 @@ pub fn effective_status(r: &RaceRecord) -> RaceStatus {
         RaceStatus::Running if !alive => RaceStatus::Incomplete,
         other => other,
     }
+}
+
+/// The most clients any step runs at once.
+fn max_clients(plan: &Plan) -> u64 {
+    plan.steps
+        .iter()
+        .map(|s| match s {
+            plan::Step::Run { leaves } | plan::Step::Reset { operations: leaves, .. } => leaves.iter().map(|l| l.clients).sum(),
+        })
+        .max()
+        .unwrap_or(1)
+}
+
+/// Each network client holds a socket: raise the soft open-files limit to fit them, or say
+/// clearly that it cannot be raised.
+fn ensure_open_files(clients: u64) -> Result<(), RaceError> {
+    let needed = clients + 64;
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed in.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 || lim.rlim_cur >= needed {
+        return Ok(());
+    }
+    if lim.rlim_max < needed {
+        return Err(RaceError::Backend(format!(
+            "{clients} clients need {needed} open files, but the hard limit is {} (raise it with `ulimit -Hn` as root, or use fewer clients)",
+            lim.rlim_max
+        )));
+    }
+    let raised = libc::rlimit { rlim_cur: needed.max(lim.rlim_cur), rlim_max: lim.rlim_max };
+    // SAFETY: as above.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
+        return Err(RaceError::Backend(format!("cannot raise the open-files limit to {needed} for {clients} clients")));
+    }
+    Ok(())
 }
 
 fn new_race_id() -> String {
@@ -124,6 +161,11 @@ pub async fn run(track: Arc<Track>, opts: RaceOptions, cancel: CancellationToken
     let plan = plan_for(&track, &opts.track_args)?;
     match opts.backend {
         BackendKind::Embedded => run_with(Arc::new(EmbeddedBackend::new()), &track, &plan, &opts, cancel).await,
+        BackendKind::Redis => {
+            ensure_open_files(max_clients(&plan))?;
+            let backend = RedisBackend::connect_checked(opts.target_hosts.clone()).await.map_err(|e| RaceError::Backend(e.message))?;
+            run_with(Arc::new(backend), &track, &plan, &opts, cancel).await
+        }
     }
 }
 

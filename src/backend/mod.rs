@@ -2,6 +2,7 @@
 //! over [`Backend`], so the per-operation call is static dispatch with no allocation.
 
 pub mod embedded;
+pub mod redis;
 
 use crate::ops::OpSpec;
 use serde::{Deserialize, Serialize};
@@ -13,12 +14,15 @@ use std::future::Future;
 pub enum BackendKind {
     /// In-process: tantivy for documents and search, an in-memory store for key-value work.
     Embedded,
+    /// A Redis-protocol server (RESP2 over TCP), for key-value operations.
+    Redis,
 }
 
 impl BackendKind {
     pub fn as_str(self) -> &'static str {
         match self {
             BackendKind::Embedded => "embedded",
+            BackendKind::Redis => "redis",
         }
     }
 }
@@ -39,16 +43,22 @@ pub enum ErrorKind {
     Timeout,
     /// The backend failed while serving the request.
     Internal,
+    /// The server answered with an error reply (RESP `-ERR ...`).
+    ErrorReply,
+    /// The server's answer could not be understood.
+    Protocol,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 6] = [
+    pub const ALL: [ErrorKind; 8] = [
         ErrorKind::NotFound,
         ErrorKind::BadRequest,
         ErrorKind::ItemFailures,
         ErrorKind::Connection,
         ErrorKind::Timeout,
         ErrorKind::Internal,
+        ErrorKind::ErrorReply,
+        ErrorKind::Protocol,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -64,6 +74,8 @@ impl ErrorKind {
             ErrorKind::Connection => "connection",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Internal => "internal",
+            ErrorKind::ErrorReply => "error-reply",
+            ErrorKind::Protocol => "protocol",
         }
     }
 }

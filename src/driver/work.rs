@@ -122,7 +122,9 @@ pub struct KeyGen {
 
 impl KeyGen {
     pub fn new(spec: &KvSpec, client: u64) -> KeyGen {
-        let mut rng = SmallRng::seed_from_u64(spec.seed.wrapping_add(client.wrapping_mul(0x2545_F491_4F6C_DD1D)));
+        // Seeded per client and per command, so that gets do not replay the keys of the puts.
+        let command = spec.command as u64 + 1;
+        let mut rng = SmallRng::seed_from_u64(spec.seed ^ client.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ command.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let value = (0..spec.value_size).map(|_| rng.random_range(b'a'..=b'z')).collect();
         KeyGen { rng, keyspace: spec.keyspace, key_size: spec.key_size, keys: vec![b'0'; spec.key_size * spec.keys_per_operation() as usize], value }
     }

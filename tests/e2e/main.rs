@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod compare;
+mod redis;
 mod plot;
 mod race;
 mod signals;

@@ -1,0 +1,266 @@
+//! The redis backend: RESP2 over tokio TCP, one connection per client (as redis-benchmark's
+//! `-c`), pipelines and MULTI/EXEC transactions written in one go. Credentials come from the
+//! environment (`RUNNER_REDIS_USERNAME`, `RUNNER_REDIS_PASSWORD`) and are never stored.
+
+mod resp;
+
+use super::{Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload};
+use crate::ops::{KvCommand, OpSpec};
+use resp::{push_command, read_reply, ReadError, Reply};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+
+pub const DEFAULT_HOST: &str = "127.0.0.1:6379";
+
+struct Settings {
+    hosts: Vec<String>,
+    next_host: AtomicUsize,
+    username: Option<String>,
+    password: Option<String>,
+    db: Option<u32>,
+    timeout: Duration,
+}
+
+pub struct RedisBackend {
+    settings: Arc<Settings>,
+    version: String,
+}
+
+pub enum Prepared {
+    Kv { command: KvCommand, transaction: bool },
+    Unsupported(OpError),
+}
+
+fn io_error(host: &str, e: std::io::Error) -> OpError {
+    let kind = if e.kind() == std::io::ErrorKind::TimedOut { ErrorKind::Timeout } else { ErrorKind::Connection };
+    OpError::new(kind, format!("redis at {host}: {e}"))
+}
+
+fn read_error(host: &str, e: ReadError) -> OpError {
+    match e {
+        ReadError::Closed => OpError::new(ErrorKind::Connection, format!("redis at {host} closed the connection")),
+        ReadError::Io(e) => io_error(host, e),
+        ReadError::Protocol(m) => OpError::new(ErrorKind::Protocol, format!("redis at {host}: {m} (is it a Redis server?)")),
+    }
+}
+
+impl RedisBackend {
+    /// Connects once to check the server and read its version; says clearly when it cannot.
+    pub async fn connect_checked(hosts: Vec<String>) -> Result<RedisBackend, OpError> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let db = match env("RUNNER_REDIS_DB") {
+            Some(v) => Some(v.parse().map_err(|_| OpError::new(ErrorKind::BadRequest, format!("RUNNER_REDIS_DB=`{v}` is not a database number")))?),
+            None => None,
+        };
+        let settings = Arc::new(Settings {
+            hosts: if hosts.is_empty() { vec![DEFAULT_HOST.to_string()] } else { hosts },
+            next_host: AtomicUsize::new(0),
+            username: env("RUNNER_REDIS_USERNAME"),
+            password: env("RUNNER_REDIS_PASSWORD"),
+            db,
+            timeout: Duration::from_secs(env("RUNNER_REDIS_TIMEOUT_SECS").and_then(|v| v.parse().ok()).unwrap_or(10)),
+        });
+        let mut version = String::new();
+        for host in &settings.hosts {
+            let mut c = RedisClient::open(&settings, host).await?;
+            version = c.server_version().await?;
+        }
+        Ok(RedisBackend { settings, version })
+    }
+}
+
+impl Backend for RedisBackend {
+    type Client = RedisClient;
+    type Prepared = Prepared;
+
+    fn info(&self) -> BackendInfo {
+        let mut details = serde_json::Map::new();
+        details.insert("protocol".into(), "RESP2".into());
+        details.insert("hosts".into(), self.settings.hosts.clone().into());
+        BackendInfo { kind: "redis".into(), version: self.version.clone(), details }
+    }
+
+    async fn connect(&self) -> Result<RedisClient, OpError> {
+        let i = self.settings.next_host.fetch_add(1, Ordering::Relaxed) % self.settings.hosts.len();
+        let host = self.settings.hosts[i].clone();
+        RedisClient::open(&self.settings, &host).await
+    }
+
+    fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
+        Ok(match op {
+            OpSpec::Kv(spec) => Prepared::Kv { command: spec.command, transaction: spec.transaction.is_some() },
+            other => Prepared::Unsupported(OpError::new(
+                ErrorKind::BadRequest,
+                format!("the redis backend runs key-value operations (get, put, delete), not {other:?}").chars().take(160).collect::<String>(),
+            )),
+        })
+    }
+}
+
+pub struct RedisClient {
+    settings: Arc<Settings>,
+    host: String,
+    reader: BufReader<OwnedReadHalf>,
+    writer: OwnedWriteHalf,
+    out: Vec<u8>,
+    line: Vec<u8>,
+    /// After a timeout or a broken connection the stream is out of step: reconnect first.
+    broken: bool,
+}
+
+impl RedisClient {
+    async fn open(settings: &Arc<Settings>, host: &str) -> Result<RedisClient, OpError> {
+        let stream = tokio::time::timeout(settings.timeout, TcpStream::connect(host))
+            .await
+            .map_err(|_| OpError::new(ErrorKind::Timeout, format!("redis at {host}: no connection within {:?}", settings.timeout)))?
+            .map_err(|e| {
+                let mut err = io_error(host, e);
+                err.message.push_str(" (is redis-server running? name it with --target-hosts HOST:PORT)");
+                err
+            })?;
+        stream.set_nodelay(true).map_err(|e| io_error(host, e))?;
+        let (r, w) = stream.into_split();
+        let mut c = RedisClient {
+            settings: settings.clone(),
+            host: host.to_string(),
+            reader: BufReader::with_capacity(64 * 1024, r),
+            writer: w,
+            out: Vec::with_capacity(64 * 1024),
+            line: Vec::with_capacity(256),
+            broken: false,
+        };
+        c.handshake().await?;
+        Ok(c)
+    }
+
+    async fn handshake(&mut self) -> Result<(), OpError> {
+        let s = self.settings.clone();
+        if let Some(password) = &s.password {
+            self.out.clear();
+            match &s.username {
+                Some(user) => push_command(&mut self.out, &[b"AUTH", user.as_bytes(), password.as_bytes()]),
+                None => push_command(&mut self.out, &[b"AUTH", password.as_bytes()]),
+            }
+            if let Reply::Error(e) = self.round_trip(1).await? {
+                // The password itself never goes into the message.
+                return Err(OpError::new(ErrorKind::ErrorReply, format!("redis at {}: AUTH failed: {e} (check RUNNER_REDIS_USERNAME / RUNNER_REDIS_PASSWORD)", self.host)));
+            }
+        }
+        if let Some(db) = s.db {
+            self.out.clear();
+            let db = db.to_string();
+            push_command(&mut self.out, &[b"SELECT", db.as_bytes()]);
+            if let Reply::Error(e) = self.round_trip(1).await? {
+                return Err(OpError::new(ErrorKind::ErrorReply, format!("redis at {}: SELECT {db} failed: {e}", self.host)));
+            }
+        }
+        Ok(())
+    }
+
+    async fn server_version(&mut self) -> Result<String, OpError> {
+        self.out.clear();
+        push_command(&mut self.out, &[b"PING"]);
+        if let Reply::Error(e) = self.round_trip(1).await? {
+            return Err(OpError::new(ErrorKind::ErrorReply, format!("redis at {}: PING failed: {e}", self.host)));
+        }
+        // INFO's bulk reply is read here in full: this runs once, before the race.
+        self.out.clear();
+        push_command(&mut self.out, &[b"INFO", b"server"]);
+        self.writer.write_all(&self.out).await.map_err(|e| io_error(&self.host, e))?;
+        let mut header = String::new();
+        tokio::io::AsyncBufReadExt::read_line(&mut self.reader, &mut header).await.map_err(|e| io_error(&self.host, e))?;
+        let len: usize = header.trim().trim_start_matches('$').parse().unwrap_or(0);
+        let mut body = vec![0u8; len + 2];
+        tokio::io::AsyncReadExt::read_exact(&mut self.reader, &mut body).await.map_err(|e| io_error(&self.host, e))?;
+        let text = String::from_utf8_lossy(&body);
+        Ok(text.lines().find_map(|l| l.strip_prefix("redis_version:")).map(|v| format!("redis {}", v.trim())).unwrap_or_else(|| "unknown".into()))
+    }
+
+    /// Sends `out` and reads `replies` replies: the first error reply, if any, and how many
+    /// replies were values (not nil). Replies after an error are still read so that the
+    /// connection stays in step.
+    async fn exchange(&mut self, replies: usize) -> Result<(Option<String>, u64), OpError> {
+        self.writer.write_all(&self.out).await.map_err(|e| io_error(&self.host, e))?;
+        let (mut error, mut values) = (None, 0);
+        for _ in 0..replies {
+            match read_reply(&mut self.reader, &mut self.line).await.map_err(|e| read_error(&self.host, e))? {
+                Reply::Error(e) => {
+                    error.get_or_insert(e);
+                }
+                Reply::Value => values += 1,
+                Reply::Nil => {}
+            }
+        }
+        Ok((error, values))
+    }
+
+    async fn round_trip(&mut self, replies: usize) -> Result<Reply, OpError> {
+        Ok(match self.exchange(replies).await? {
+            (Some(e), _) => Reply::Error(e),
+            _ => Reply::Value,
+        })
+    }
+
+    fn encode(&mut self, command: KvCommand, transaction: bool, keys: &[u8], key_size: usize, value: &[u8]) -> usize {
+        self.out.clear();
+        if transaction {
+            push_command(&mut self.out, &[b"MULTI"]);
+        }
+        let mut n = 0;
+        for key in keys.chunks_exact(key_size) {
+            match command {
+                KvCommand::Get => push_command(&mut self.out, &[b"GET", key]),
+                KvCommand::Put => push_command(&mut self.out, &[b"SET", key, value]),
+                KvCommand::Delete => push_command(&mut self.out, &[b"DEL", key]),
+            }
+            n += 1;
+        }
+        if transaction {
+            push_command(&mut self.out, &[b"EXEC"]);
+            n + 2
+        } else {
+            n
+        }
+    }
+}
+
+impl BackendClient for RedisClient {
+    type Prepared = Prepared;
+
+    async fn execute(&mut self, op: &Prepared, payload: &Payload<'_>) -> Result<Outcome, OpError> {
+        let (command, transaction) = match op {
+            Prepared::Kv { command, transaction } => (*command, *transaction),
+            Prepared::Unsupported(e) => return Err(e.clone()),
+        };
+        let Payload::Keys { keys, key_size, value } = payload else {
+            return Err(OpError::new(ErrorKind::Internal, "key-value operation without keys"));
+        };
+        if self.broken {
+            let fresh = RedisClient::open(&self.settings, &self.host).await?;
+            *self = fresh;
+        }
+        let commands = keys.len() / key_size;
+        let replies = self.encode(command, transaction, keys, *key_size, value);
+        let timeout = self.settings.timeout;
+        let result = match tokio::time::timeout(timeout, self.exchange(replies)).await {
+            Ok(r) => r,
+            Err(_) => Err(OpError::new(ErrorKind::Timeout, format!("redis at {}: no reply within {timeout:?}", self.host))),
+        };
+        match result {
+            Ok((Some(e), _)) => Err(OpError::new(ErrorKind::ErrorReply, e)),
+            Ok((None, values)) => {
+                // In a transaction EXEC's array holds the GET replies; count found keys outside one.
+                let hits = if command == KvCommand::Get && !transaction { values } else { 0 };
+                Ok(Outcome { units: 1, hits, failed_items: 0, requests: commands as u64 })
+            }
+            Err(e) => {
+                self.broken = true;
+                Err(e)
+            }
+        }
+    }
+}
