@@ -228,7 +228,11 @@ fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
         home: home.to_path_buf(),
         user_tags,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = std::env::var("RUNNER_WORKER_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n > 0) {
+        builder.worker_threads(n);
+    }
+    let runtime = builder
         .enable_all()
         .build()
         .map_err(|e| CliError::Usage(format!("cannot start the async runtime: {e}")))?;

@@ -6,7 +6,8 @@ mod resp;
 
 use super::{Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload};
 use crate::ops::{KvCommand, OpSpec};
-use resp::{push_command, read_reply, ReadError, Reply};
+use resp::{parse_reply, push_command, ReadError, Reply};
+use tokio::io::AsyncBufReadExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,7 +44,6 @@ fn io_error(host: &str, e: std::io::Error) -> OpError {
 fn read_error(host: &str, e: ReadError) -> OpError {
     match e {
         ReadError::Closed => OpError::new(ErrorKind::Connection, format!("redis at {host} closed the connection")),
-        ReadError::Io(e) => io_error(host, e),
         ReadError::Protocol(m) => OpError::new(ErrorKind::Protocol, format!("redis at {host}: {m} (is it a Redis server?)")),
     }
 }
@@ -185,14 +185,45 @@ impl RedisClient {
     /// connection stays in step.
     async fn exchange(&mut self, replies: usize) -> Result<(Option<String>, u64), OpError> {
         self.writer.write_all(&self.out).await.map_err(|e| io_error(&self.host, e))?;
-        let (mut error, mut values) = (None, 0);
-        for _ in 0..replies {
-            match read_reply(&mut self.reader, &mut self.line).await.map_err(|e| read_error(&self.host, e))? {
-                Reply::Error(e) => {
-                    error.get_or_insert(e);
+        let (mut error, mut values, mut left) = (None, 0, replies);
+        // Parse every complete reply in the buffered bytes before waiting for more: one wakeup
+        // serves a whole pipeline. A reply split across reads is reassembled in `line`.
+        self.line.clear();
+        while left > 0 {
+            let chunk = self.reader.fill_buf().await.map_err(|e| io_error(&self.host, e))?;
+            if chunk.is_empty() {
+                return Err(read_error(&self.host, ReadError::Closed));
+            }
+            let (data, from_line): (&[u8], bool) = if self.line.is_empty() { (chunk, false) } else {
+                self.line.extend_from_slice(chunk);
+                (&self.line, true)
+            };
+            let (mut used, chunk_len) = (0, chunk.len());
+            while left > 0 {
+                match parse_reply(&data[used..]).map_err(|e| read_error(&self.host, e))? {
+                    Some((n, reply)) => {
+                        used += n;
+                        left -= 1;
+                        match reply {
+                            Reply::Error(e) => {
+                                error.get_or_insert(e);
+                            }
+                            Reply::Value => values += 1,
+                            Reply::Nil => {}
+                        }
+                    }
+                    None => break,
                 }
-                Reply::Value => values += 1,
-                Reply::Nil => {}
+            }
+            if from_line {
+                // All of the chunk now lives in `line`, parsed or kept for the next read.
+                self.line.drain(..used);
+                self.reader.consume(chunk_len);
+            } else if left == 0 {
+                self.reader.consume(used);
+            } else {
+                self.line.extend_from_slice(&chunk[used..]);
+                self.reader.consume(chunk_len);
             }
         }
         Ok((error, values))

@@ -1,7 +1,6 @@
-//! A lean RESP2 codec: commands are encoded into a reused buffer, replies are read from a
-//! buffered socket and checked without building values.
+//! A lean RESP2 codec: commands are encoded into a reused buffer; replies are parsed straight
+//! from the socket's read buffer and checked without building values.
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// Appends `n` in decimal, without going through `fmt`.
 pub fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
@@ -46,38 +45,28 @@ pub enum Reply {
 #[derive(Debug)]
 pub enum ReadError {
     Closed,
-    Io(std::io::Error),
     Protocol(String),
-}
-
-async fn line<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Result<(), ReadError> {
-    buf.clear();
-    let n = r.read_until(b'\n', buf).await.map_err(ReadError::Io)?;
-    if n == 0 {
-        return Err(ReadError::Closed);
-    }
-    if buf.len() < 3 || !buf.ends_with(b"\r\n") {
-        return Err(ReadError::Protocol(format!("malformed reply line {:?}", String::from_utf8_lossy(buf))));
-    }
-    buf.truncate(buf.len() - 2);
-    Ok(())
 }
 
 fn number(bytes: &[u8]) -> Result<i64, ReadError> {
     std::str::from_utf8(bytes).ok().and_then(|s| s.parse().ok()).ok_or_else(|| ReadError::Protocol(format!("not a number: {:?}", String::from_utf8_lossy(bytes))))
 }
 
-/// Reads one whole reply (nested arrays included). For an array, the first error inside it is
-/// reported (EXEC returns the replies of the queued commands as an array).
-pub async fn read_reply<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> Result<Reply, ReadError> {
-    // Arrays are walked iteratively: `pending` counts the elements still to read.
-    let mut pending: u64 = 1;
-    let mut first = None;
-    let mut error = None;
+/// Parses one whole reply from the front of `buf` without waiting: Ok(Some((bytes used,
+/// reply))), Ok(None) when `buf` does not yet hold all of it. Like [`read_reply`], an array
+/// reports the first error inside it.
+pub fn parse_reply(buf: &[u8]) -> Result<Option<(usize, Reply)>, ReadError> {
+    let (mut pos, mut pending) = (0usize, 1u64);
+    let (mut first, mut error) = (None, None);
     while pending > 0 {
         pending -= 1;
-        line(r, buf).await?;
-        let (kind, rest) = (buf[0], &buf[1..]);
+        let Some(end) = buf[pos..].windows(2).position(|w| w == b"\r\n") else { return Ok(None) };
+        let line = &buf[pos..pos + end];
+        if line.is_empty() {
+            return Err(ReadError::Protocol("empty reply line".into()));
+        }
+        pos += end + 2;
+        let (kind, rest) = (line[0], &line[1..]);
         let reply = match kind {
             b'+' | b':' => Reply::Value,
             b'-' => Reply::Error(String::from_utf8_lossy(rest).into_owned()),
@@ -86,27 +75,21 @@ pub async fn read_reply<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -
                 if len < 0 {
                     Reply::Nil
                 } else {
-                    let mut left = len as u64 + 2;
-                    // Skip the payload and its CRLF without copying it out.
-                    while left > 0 {
-                        let chunk = r.fill_buf().await.map_err(ReadError::Io)?;
-                        if chunk.is_empty() {
-                            return Err(ReadError::Closed);
-                        }
-                        let take = chunk.len().min(left as usize);
-                        r.consume(take);
-                        left -= take as u64;
+                    let need = len as usize + 2;
+                    if buf.len() < pos + need {
+                        return Ok(None);
                     }
+                    pos += need;
                     Reply::Value
                 }
             }
             b'*' => {
                 let len = number(rest)?;
-                if len < 0 {
-                    Reply::Nil
-                } else {
+                if len >= 0 {
                     pending += len as u64;
                     Reply::Value
+                } else {
+                    Reply::Nil
                 }
             }
             other => return Err(ReadError::Protocol(format!("unexpected reply type byte {:?}", other as char))),
@@ -117,7 +100,7 @@ pub async fn read_reply<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -
             first = Some(reply);
         }
     }
-    Ok(error.or(first).unwrap_or(Reply::Value))
+    Ok(Some((pos, error.or(first).unwrap_or(Reply::Value))))
 }
 
 #[cfg(test)]
@@ -131,23 +114,25 @@ mod tests {
         assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$5\r\nvalue\r\n");
     }
 
-    #[tokio::test]
-    async fn reads_replies() {
-        let data: &[u8] = b"+OK\r\n$-1\r\n$5\r\nhello\r\n-ERR wrong\r\n*3\r\n+QUEUED\r\n:1\r\n-WRONGTYPE x\r\n*-1\r\n";
-        let mut r = tokio::io::BufReader::new(data);
-        let mut buf = Vec::new();
-        assert_eq!(read_reply(&mut r, &mut buf).await.unwrap(), Reply::Value);
-        assert_eq!(read_reply(&mut r, &mut buf).await.unwrap(), Reply::Nil);
-        assert_eq!(read_reply(&mut r, &mut buf).await.unwrap(), Reply::Value);
-        assert_eq!(read_reply(&mut r, &mut buf).await.unwrap(), Reply::Error("ERR wrong".into()));
-        assert_eq!(read_reply(&mut r, &mut buf).await.unwrap(), Reply::Error("WRONGTYPE x".into()));
-        assert_eq!(read_reply(&mut r, &mut buf).await.unwrap(), Reply::Nil);
-        assert!(matches!(read_reply(&mut r, &mut buf).await, Err(ReadError::Closed)));
+    #[test]
+    fn parses_complete_replies_and_waits_for_partial_ones() {
+        let data: &[u8] = b"+OK\r\n$5\r\nhello\r\n*2\r\n$-1\r\n-ERR x\r\n";
+        let (n, r) = parse_reply(data).unwrap().unwrap();
+        assert_eq!((n, r), (5, Reply::Value));
+        let (m, r) = parse_reply(&data[n..]).unwrap().unwrap();
+        assert_eq!((m, r), (11, Reply::Value));
+        let (k, r) = parse_reply(&data[n + m..]).unwrap().unwrap();
+        assert_eq!((n + m + k, r), (data.len(), Reply::Error("ERR x".into())));
+        for cut in 1..data.len() - n - m {
+            assert!(parse_reply(&data[n + m..n + m + cut]).unwrap().is_none(), "cut at {cut}");
+        }
+        assert!(parse_reply(b"$5\r\nhel").unwrap().is_none());
+        assert!(matches!(parse_reply(b"?\r\n"), Err(ReadError::Protocol(_))));
     }
 
-    #[tokio::test]
-    async fn garbage_is_a_protocol_error() {
-        let mut r = tokio::io::BufReader::new(&b"HTTP/1.1 200 OK\r\n"[..]);
-        assert!(matches!(read_reply(&mut r, &mut Vec::new()).await, Err(ReadError::Protocol(_))));
+    #[test]
+    fn garbage_is_a_protocol_error() {
+        assert!(matches!(parse_reply(b"HTTP/1.1 200 OK\r\n"), Err(ReadError::Protocol(_))));
+        assert!(matches!(parse_reply(b"$abc\r\n"), Err(ReadError::Protocol(_))));
     }
 }
