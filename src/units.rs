@@ -32,6 +32,21 @@ pub struct BulkSize(pub u64);
 #[serde(transparent)]
 pub struct Bytes(pub u64);
 
+/// Writes `n` in decimal into `buf` and returns the digits, without allocating or going
+/// through `fmt` (used per operation: document ids, RESP lengths).
+pub fn decimal(buf: &mut [u8; 20], mut n: u64) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("ascii digits")
+}
+
 /// Formats a rate or count for humans: integers without decimals, small values with three.
 pub fn format_number(v: f64) -> String {
     if !v.is_finite() {
@@ -114,6 +129,14 @@ mod tests {
         assert_eq!(parse_bytes("5mb").unwrap(), Bytes(5 * 1024 * 1024));
         assert_eq!(parse_bytes("100").unwrap(), Bytes(100));
         assert!(parse_bytes("0").is_err());
+    }
+
+    #[test]
+    fn decimals_without_allocation() {
+        let mut buf = [0u8; 20];
+        assert_eq!(decimal(&mut buf, 0), "0");
+        assert_eq!(decimal(&mut buf, 1234567), "1234567");
+        assert_eq!(decimal(&mut buf, u64::MAX), "18446744073709551615");
     }
 
     #[test]

@@ -48,10 +48,10 @@ impl EmbeddedIndex {
     pub fn bulk(&self, body: &str) -> Result<Outcome, OpError> {
         let writer = self.writer.read().unwrap_or_else(|p| p.into_inner());
         let mut outcome = Outcome::default();
-        let mut id_buf = itoa_buffer();
+        let mut id_buf = [0u8; 20];
         for line in body.lines().filter(|l| !l.trim().is_empty()) {
             let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-            let id = format_id(&mut id_buf, id);
+            let id = crate::units::decimal(&mut id_buf, id);
             match self.mapping.document(line, id) {
                 Ok(doc) => {
                     writer.add_document(doc).map_err(internal)?;
@@ -117,24 +117,6 @@ impl EmbeddedIndex {
     }
 }
 
-fn itoa_buffer() -> [u8; 20] {
-    [0; 20]
-}
-
-/// Writes `n` in decimal into `buf` without allocating.
-fn format_id(buf: &mut [u8; 20], mut n: u64) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[i..]).expect("ascii digits")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,12 +156,5 @@ mod tests {
         let idx = index();
         assert_eq!(idx.compile(&json!({"query": {"match": {"nmae": "x"}}})).err().unwrap().kind, ErrorKind::BadRequest);
         assert_eq!(idx.compile(&json!({"query": {"fuzzy": {"name": "x"}}})).err().unwrap().kind, ErrorKind::BadRequest);
-    }
-
-    #[test]
-    fn ids_format_without_allocation() {
-        let mut buf = itoa_buffer();
-        assert_eq!(format_id(&mut buf, 0), "0");
-        assert_eq!(format_id(&mut buf, 1234567), "1234567");
     }
 }

@@ -2,19 +2,9 @@
 //! from the socket's read buffer and checked without building values.
 
 
-/// Appends `n` in decimal, without going through `fmt`.
-pub fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
+fn push_decimal(out: &mut Vec<u8>, n: usize) {
     let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
+    out.extend_from_slice(crate::units::decimal(&mut digits, n as u64).as_bytes());
 }
 
 /// Appends one command (an array of bulk strings).
