@@ -113,7 +113,9 @@ fn ensure_open_files(clients: u64) -> Result<(), RaceError> {
 fn new_race_id() -> String {
     let now = chrono::Utc::now();
     let suffix: u16 = rand::random();
-    format!("{}-{suffix:04x}", now.format("%Y%m%dT%H%M%SZ"))
+    // Microseconds keep ids in start order even for races started in the same second, so that
+    // sorting ids sorts races (and `latest` is the newest).
+    format!("{}-{suffix:04x}", now.format("%Y%m%dT%H%M%S%.6fZ"))
 }
 
 fn trial_record(run: &TrialRun) -> TrialRecord {

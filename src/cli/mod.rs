@@ -79,7 +79,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::List { what: ListWhat::Races, filter } => {
             let tags = parse_tags(&filter.user_tags)?;
             let store = RaceStore::new(&home);
-            let mut text = format!("{:<26} {:<16} {:<18} {:<21} {:<10} {:<11} tags\n", "race", "track", "challenge", "started", "backend", "status");
+            let mut text = format!("{:<30} {:<16} {:<18} {:<21} {:<10} {:<11} tags\n", "race", "track", "challenge", "started", "backend", "status");
             for id in store.ids() {
                 match store.load(&id) {
                     Ok((r, _)) => {
@@ -90,10 +90,10 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
                         if keep {
                             let status = format!("{:?}", race::effective_status(&r)).to_lowercase();
                             let shown: Vec<String> = r.user_tags.iter().map(|(k, v)| format!("{k}:{v}")).collect();
-                            text.push_str(&format!("{:<26} {:<16} {:<18} {:<21} {:<10} {:<11} {}\n", id, r.track, r.challenge, r.started_at, r.backend.kind, status, shown.join(",")));
+                            text.push_str(&format!("{:<30} {:<16} {:<18} {:<21} {:<10} {:<11} {}\n", id, r.track, r.challenge, r.started_at, r.backend.kind, status, shown.join(",")));
                         }
                     }
-                    Err(e) => text.push_str(&format!("{id:<26} (unreadable: {e})\n")),
+                    Err(e) => text.push_str(&format!("{id:<30} (unreadable: {e})\n")),
                 }
             }
             out(&text);
