@@ -6,7 +6,7 @@ mod render;
 mod stats;
 
 pub use render::render;
-pub use stats::{mann_whitney_p, median as median_of, smallest_p};
+pub use stats::{mann_whitney_p, smallest_p};
 
 use crate::results::{RaceRecord, TaskRecord, TrialRecord};
 use serde::Serialize;

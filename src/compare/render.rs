@@ -78,12 +78,6 @@ fn markdown(c: &Comparison) -> String {
     out
 }
 
-impl std::fmt::Display for Verdict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.label())
-    }
-}
-
 fn csv(c: &Comparison) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record(["baseline", "contender", "task", "sweep", "metric", "unit", "better", "baseline_value", "contender_value", "absolute", "relative", "p_value", "verdict"]);

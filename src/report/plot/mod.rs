@@ -109,7 +109,7 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
                 let offset = if sources.len() > 1 { (si as f64 - 0.5) * 24.0 } else { 0.0 };
                 for (i, values) in per_point.iter().enumerate() {
                     if !values.is_empty() {
-                        chart.spread(i as f64, offset, values, crate::compare::median_of(values), color);
+                        chart.spread(i as f64, offset, values, crate::report::ThroughputStats::of(values).median, color);
                     }
                 }
                 chart.legend_entry(s.label, color);
