@@ -36,12 +36,15 @@ pub enum RaceError {
     Store(#[from] StoreError),
     #[error("{0}")]
     Backend(String),
+    /// The track asks for something this backend cannot do; found before the race starts.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 impl RaceError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            RaceError::Track(_) => crate::cli::EXIT_BAD_INPUT,
+            RaceError::Track(_) | RaceError::Unsupported(_) => crate::cli::EXIT_BAD_INPUT,
             RaceError::Store(_) | RaceError::Backend(_) => 1,
         }
     }
@@ -156,7 +159,37 @@ fn trial_record(run: &TrialRun) -> TrialRecord {
         service_time_ms: Percentiles::from_histogram(&m.service, m.service_mean_ms),
         latency_ms: Percentiles::from_histogram(&m.latency, m.latency_mean_ms),
         throughput_per_second: m.per_second.clone(),
+        commands: command_records(m),
     }
+}
+
+fn command_histograms(m: &crate::metrics::TrialMetrics) -> BTreeMap<String, CommandHistograms> {
+    let Some(split) = &m.by_command else { return BTreeMap::new() };
+    crate::ops::KvCommand::ALL
+        .iter()
+        .filter(|c| !split[c.index()].service.is_empty())
+        .map(|c| {
+            let t = &split[c.index()];
+            (c.as_str().to_string(), CommandHistograms { service_time_us: encode_histogram(&t.service), latency_us: encode_histogram(&t.latency) })
+        })
+        .collect()
+}
+
+fn command_records(m: &crate::metrics::TrialMetrics) -> BTreeMap<String, CommandRecord> {
+    let mut out = BTreeMap::new();
+    for command in crate::ops::KvCommand::ALL {
+        let requests = m.counts.by_command[command.index()];
+        if requests == 0 {
+            continue;
+        }
+        let times = m.by_command.as_ref().map(|split| &split[command.index()]);
+        out.insert(command.as_str().to_string(), CommandRecord {
+            requests,
+            service_time_ms: times.map(|t| Percentiles::from_histogram(&t.service, t.means_ms().map(|m| m.0))),
+            latency_ms: times.map(|t| Percentiles::from_histogram(&t.latency, t.means_ms().map(|m| m.1))),
+        });
+    }
+    out
 }
 
 pub async fn run(track: Arc<Track>, opts: RaceOptions, cancel: CancellationToken) -> Result<RaceOutcome, RaceError> {
@@ -171,7 +204,26 @@ pub async fn run(track: Arc<Track>, opts: RaceOptions, cancel: CancellationToken
     }
 }
 
+/// Custom key-value commands a backend cannot run fail here, before anything is measured,
+/// not in every trial.
+fn check_supported<B: Backend>(backend: &B, plan: &Plan, opts: &RaceOptions) -> Result<(), RaceError> {
+    for step in &plan.steps {
+        let (plan::Step::Run { leaves } | plan::Step::Reset { operations: leaves, .. }) = step;
+        for leaf in leaves {
+            if let crate::ops::OpSpec::Kv(kv) = &leaf.spec {
+                if kv.custom.is_some() {
+                    backend.prepare(&leaf.spec).map_err(|e| {
+                        RaceError::Unsupported(format!("operation `{}` of task `{}` cannot run on --backend {}: {}", leaf.operation.name, leaf.task, opts.backend.as_str(), e.message))
+                    })?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts: &RaceOptions, cancel: CancellationToken) -> Result<RaceOutcome, RaceError> {
+    check_supported(backend.as_ref(), plan, opts)?;
     let store = RaceStore::new(&opts.home);
     let mut record = RaceRecord {
         format: FORMAT_VERSION,
@@ -204,6 +256,7 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
                 schedule: s.schedule,
                 throughput_unit: s.throughput_unit.clone(),
                 planned_trials: s.trials,
+                key_value: s.key_value.clone(),
                 trials: Vec::new(),
             })
             .collect(),
@@ -241,6 +294,7 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
                 trial: run.trial,
                 service_time_us: encode_histogram(&run.metrics.service),
                 latency_us: encode_histogram(&run.metrics.latency),
+                commands: command_histograms(&run.metrics),
             });
             record.tasks[run.slot].trials.push(tr);
             // Stored after every trial: a killed race keeps all completed trials.

@@ -4,7 +4,7 @@
 pub mod embedded;
 pub mod redis;
 
-use crate::ops::OpSpec;
+use crate::ops::{KvCommand, OpSpec};
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 
@@ -112,8 +112,9 @@ pub enum Payload<'a> {
     None,
     /// NDJSON documents, one per line.
     Documents { body: &'a str, count: u64 },
-    /// Key-value keys (and value for writes), each `key_size` bytes, concatenated.
-    Keys { keys: &'a [u8], key_size: usize, value: &'a [u8] },
+    /// Key-value keys (and value for writes), each `key_size` bytes, concatenated, and the
+    /// command of each key (all the same unless the operation is a mix).
+    Keys { keys: &'a [u8], key_size: usize, value: &'a [u8], commands: &'a [KvCommand] },
 }
 
 /// Facts about the backend recorded with each race.

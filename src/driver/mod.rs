@@ -205,7 +205,11 @@ impl<B: Backend> Driver<B> {
                 schedule: Schedule::new(leaf.schedule, leaf.target_throughput, origin, i, leaf.clients, 0x5EED ^ leaf.trial),
                 budget,
                 source,
-                recorder: Recorder::new(origin, expected_secs, slot),
+                recorder: match &leaf.spec {
+                    // A mix of one command per operation is timed per command too.
+                    OpSpec::Kv(kv) if kv.single_command().is_none() && kv.keys_per_operation() == 1 => Recorder::new(origin, expected_secs, slot).split_by_command(),
+                    _ => Recorder::new(origin, expected_secs, slot),
+                },
             };
             handles.push(tokio::spawn(run.run(shared.clone())));
         }

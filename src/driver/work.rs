@@ -2,10 +2,11 @@
 //! payload of the next operation (a batch of documents, a set of keys). Buffers are reused.
 
 use crate::backend::Payload;
-use crate::ops::KvSpec;
+use crate::ops::{KeyDistribution, KvCommand, KvSpec};
 use crate::track::{CorpusError, CorpusReader, DocumentFile};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Zipf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -111,36 +112,88 @@ impl CorpusFeed {
     }
 }
 
-/// Random keys (and a value) for key-value operations, in buffers allocated once.
+/// Random keys (and a value, and the command of each key for mixes) for key-value
+/// operations, in buffers allocated once.
 pub struct KeyGen {
     rng: SmallRng,
     keyspace: u64,
+    zipf: Option<Zipf<f64>>,
     key_size: usize,
     keys: Vec<u8>,
     value: Vec<u8>,
+    commands: Vec<KvCommand>,
+    /// Cumulative weights of a mix (empty for one command).
+    mix: Vec<(u32, KvCommand)>,
+    /// Commands of each kind in the last draw.
+    pub drawn: [u64; KvCommand::COUNT],
 }
 
 impl KeyGen {
     pub fn new(spec: &KvSpec, client: u64) -> KeyGen {
         // Seeded per client and per command, so that gets do not replay the keys of the puts.
-        let command = spec.command as u64 + 1;
+        let command = spec.mix[0].0 as u64 + 1 + ((spec.mix.len() as u64 - 1) << 8);
         let mut rng = SmallRng::seed_from_u64(spec.seed ^ client.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ command.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let value = (0..spec.value_size).map(|_| rng.random_range(b'a'..=b'z')).collect();
-        KeyGen { rng, keyspace: spec.keyspace, key_size: spec.key_size, keys: vec![b'0'; spec.key_size * spec.keys_per_operation() as usize], value }
+        let per_op = spec.keys_per_operation() as usize;
+        let zipf = match spec.distribution {
+            KeyDistribution::Uniform => None,
+            // Validated at load: keyspace ≥ 1 and exponent > 0 are all Zipf needs.
+            KeyDistribution::Zipfian { exponent } => Zipf::new(spec.keyspace as f64, exponent).ok(),
+        };
+        let mut total = 0;
+        let mix = match spec.mix.as_slice() {
+            [_] => Vec::new(),
+            many => many.iter().map(|&(c, w)| {
+                total += w;
+                (total, c)
+            }).collect(),
+        };
+        let mut drawn = [0; KvCommand::COUNT];
+        drawn[spec.mix[0].0.index()] = per_op as u64;
+        KeyGen {
+            rng,
+            keyspace: spec.keyspace,
+            zipf,
+            key_size: spec.key_size,
+            keys: vec![b'0'; spec.key_size * per_op],
+            value,
+            commands: vec![spec.mix[0].0; per_op],
+            mix,
+            drawn,
+        }
     }
 
-    /// Draws fresh keys: `k` then the key number, zero-padded to the key size.
+    /// Draws fresh keys: `k` then the key number, zero-padded to the key size; and, for a
+    /// mix, each key's command.
     #[inline]
     pub fn draw(&mut self) -> Payload<'_> {
         for key in self.keys.chunks_exact_mut(self.key_size) {
-            let mut n = self.rng.random_range(0..self.keyspace);
+            let mut n = match &self.zipf {
+                None => self.rng.random_range(0..self.keyspace),
+                // Zipf samples ranks 1..=keyspace; rank 1 is key 0.
+                Some(z) => (z.sample(&mut self.rng) as u64).clamp(1, self.keyspace) - 1,
+            };
             key[0] = b'k';
             for byte in key[1..].iter_mut().rev() {
                 *byte = b'0' + (n % 10) as u8;
                 n /= 10;
             }
         }
-        Payload::Keys { keys: &self.keys, key_size: self.key_size, value: &self.value }
+        if let Some(&(total, _)) = self.mix.last() {
+            self.drawn = [0; KvCommand::COUNT];
+            for c in self.commands.iter_mut() {
+                let r = self.rng.random_range(0..total);
+                *c = self.mix.iter().find(|(upto, _)| r < *upto).map_or(self.mix[0].1, |(_, c)| *c);
+                self.drawn[c.index()] += 1;
+            }
+        }
+        Payload::Keys { keys: &self.keys, key_size: self.key_size, value: &self.value, commands: &self.commands }
+    }
+
+    /// The command of the first key of the last draw: the operation's command when it has one key.
+    #[inline]
+    pub fn first_command(&self) -> KvCommand {
+        self.commands[0]
     }
 }
 
@@ -198,15 +251,61 @@ mod tests {
         assert_eq!((b.next(now), b.next(now), b.next(now), b.next(now)), (Some(true), Some(true), Some(false), None));
     }
 
+    fn spec(v: serde_json::Value, kind: &str) -> KvSpec {
+        let ctx = crate::ops::TrackContext { indices: &[], corpora: &[] };
+        match crate::ops::parse(kind, v.as_object().unwrap(), &ctx).unwrap() {
+            crate::ops::OpSpec::Kv(k) => k,
+            _ => unreachable!(),
+        }
+    }
+
+    fn key_number(k: &[u8]) -> u64 {
+        assert_eq!(k[0], b'k');
+        std::str::from_utf8(&k[1..]).unwrap().parse().unwrap()
+    }
+
     #[test]
     fn keys_are_fixed_size_and_in_keyspace() {
-        let spec = KvSpec { command: crate::ops::KvCommand::Get, keyspace: 100, key_size: 8, value_size: 16, pipeline: 3, transaction: None, seed: 1 };
+        let spec = spec(serde_json::json!({"keyspace": 100, "key-size": 8, "value-size": 16, "pipeline": 3}), "get");
         let mut g = KeyGen::new(&spec, 0);
-        let Payload::Keys { keys, key_size, value } = g.draw() else { panic!() };
-        assert_eq!((keys.len(), key_size, value.len()), (24, 8, 16));
+        let Payload::Keys { keys, key_size, value, commands } = g.draw() else { panic!() };
+        assert_eq!((keys.len(), key_size, value.len(), commands), (24, 8, 16, &[KvCommand::Get; 3][..]));
         for k in keys.chunks(8) {
-            let n: u64 = std::str::from_utf8(&k[1..]).unwrap().parse().unwrap();
-            assert!(n < 100 && k[0] == b'k');
+            assert!(key_number(k) < 100);
         }
+        assert_eq!(g.drawn[KvCommand::Get.index()], 3);
+    }
+
+    #[test]
+    fn a_mix_draws_commands_in_its_proportions() {
+        let spec = spec(serde_json::json!({"mix": {"get": 10, "put": 90}, "pipeline": 10}), "kv-mix");
+        let mut g = KeyGen::new(&spec, 3);
+        let mut counts = [0u64; KvCommand::COUNT];
+        for _ in 0..10_000 {
+            let Payload::Keys { commands, .. } = g.draw() else { panic!() };
+            assert_eq!(commands.len(), 10);
+            for (c, n) in counts.iter_mut().zip(g.drawn) {
+                *c += n;
+            }
+        }
+        let gets = counts[KvCommand::Get.index()] as f64 / 100_000.0;
+        assert!((0.09..0.11).contains(&gets), "gets {gets}");
+        assert_eq!(counts[KvCommand::Get.index()] + counts[KvCommand::Put.index()], 100_000);
+    }
+
+    #[test]
+    fn zipfian_keys_favour_the_first_ones() {
+        let spec = spec(serde_json::json!({"keyspace": 1000, "key-distribution": "zipfian"}), "get");
+        let mut g = KeyGen::new(&spec, 0);
+        let (mut first_ten, mut max) = (0, 0);
+        for _ in 0..10_000 {
+            let Payload::Keys { keys, .. } = g.draw() else { panic!() };
+            let n = key_number(keys);
+            first_ten += u64::from(n < 10);
+            max = max.max(n);
+        }
+        // Under uniform keys 1% would fall on the first ten; zipf(0.99) over 1,000 puts ~39% there.
+        assert!(first_ten > 3_000, "{first_ten}");
+        assert!(max < 1000 && max > 100, "{max}");
     }
 }

@@ -70,6 +70,11 @@ impl Percentiles {
         }
     }
 
+    /// The mean, unless nothing was measured.
+    pub fn mean_if_any(&self) -> Option<f64> {
+        (self.count > 0).then_some(self.mean)
+    }
+
     /// Values in the order of [`PERCENTILES`].
     pub fn values(&self) -> [f64; 7] {
         [self.p50, self.p90, self.p95, self.p99, self.p99_9, self.p99_99, self.p100]

@@ -3,6 +3,7 @@
 
 use super::histogram::new_histogram;
 use crate::backend::{ErrorKind, OpError, Outcome};
+use crate::ops::KvCommand;
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,8 @@ pub struct Counts {
     pub warmup_operations: u64,
     /// Units done by warmup operations (e.g. documents indexed during warmup).
     pub warmup_units: u64,
+    /// Key-value requests of the measured operations, by command (a mix's achieved split).
+    pub by_command: [u64; KvCommand::COUNT],
 }
 
 impl Counts {
@@ -32,6 +35,9 @@ impl Counts {
         self.hits += o.hits;
         self.warmup_operations += o.warmup_operations;
         self.warmup_units += o.warmup_units;
+        for (mine, theirs) in self.by_command.iter_mut().zip(o.by_command) {
+            *mine += theirs;
+        }
         for (i, n) in o.errors.iter().enumerate() {
             self.errors[i] += n;
             if self.first_error[i].is_none() {
@@ -72,6 +78,29 @@ pub struct Recorder {
     pub per_second: Vec<u64>,
     /// The client stopped before its work was done (Ctrl-C or an abort).
     pub cut_short: bool,
+    /// Service time and latency by command, for mixes of one command per operation.
+    pub by_command: Option<Box<[CommandTimes; KvCommand::COUNT]>>,
+}
+
+/// One command's share of a mix's timing.
+#[derive(Clone)]
+pub struct CommandTimes {
+    pub service: Histogram<u64>,
+    pub latency: Histogram<u64>,
+    service_nanos: u128,
+    latency_nanos: u128,
+}
+
+impl CommandTimes {
+    fn new() -> Self {
+        CommandTimes { service: new_histogram(), latency: new_histogram(), service_nanos: 0, latency_nanos: 0 }
+    }
+
+    /// Exact means (from nanosecond sums) of service time and latency, in ms.
+    pub fn means_ms(&self) -> Option<(f64, f64)> {
+        let n = self.service.len() as f64;
+        (n > 0.0).then(|| (self.service_nanos as f64 / n / 1e6, self.latency_nanos as f64 / n / 1e6))
+    }
 }
 
 fn micros(d: Duration) -> u64 {
@@ -92,6 +121,30 @@ impl Recorder {
             last_end: None,
             per_second: Vec::with_capacity(expected_seconds.min(86_400) + 1),
             cut_short: false,
+            by_command: None,
+        }
+    }
+
+    /// Keeps service time and latency by command as well (a mix, one command an operation).
+    pub fn split_by_command(mut self) -> Recorder {
+        self.by_command = Some(Box::new(std::array::from_fn(|_| CommandTimes::new())));
+        self
+    }
+
+    /// Adds the commands of one measured key-value operation: counts, and for split
+    /// recorders the operation's timing under its (single) command.
+    #[inline]
+    pub fn record_commands(&mut self, drawn: &[u64; KvCommand::COUNT], single: KvCommand, intended: Instant, start: Instant, end: Instant) {
+        for (n, d) in self.counts.by_command.iter_mut().zip(drawn) {
+            *n += d;
+        }
+        if let Some(split) = &mut self.by_command {
+            let times = &mut split[single.index()];
+            let (service, latency) = (end.saturating_duration_since(start), end.saturating_duration_since(intended.min(start)));
+            times.service.saturating_record(micros(service));
+            times.latency.saturating_record(micros(latency));
+            times.service_nanos += service.as_nanos();
+            times.latency_nanos += latency.as_nanos();
         }
     }
 
@@ -155,6 +208,7 @@ pub struct TrialMetrics {
     pub per_second: Vec<u64>,
     /// Some client stopped before its work was done: the numbers cover part of the work.
     pub cut_short: bool,
+    pub by_command: Option<Box<[CommandTimes; KvCommand::COUNT]>>,
 }
 
 impl TrialMetrics {
@@ -168,6 +222,7 @@ impl TrialMetrics {
             measured_window: Duration::ZERO,
             per_second: Vec::new(),
             cut_short: false,
+            by_command: None,
         };
         let (mut service_nanos, mut latency_nanos) = (0u128, 0u128);
         let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
@@ -178,6 +233,15 @@ impl TrialMetrics {
             latency_nanos += r.latency_nanos;
             m.counts.add(&r.counts);
             m.cut_short |= r.cut_short;
+            if let Some(split) = &r.by_command {
+                let mine = m.by_command.get_or_insert_with(|| Box::new(std::array::from_fn(|_| CommandTimes::new())));
+                for (a, b) in mine.iter_mut().zip(split.iter()) {
+                    a.service.add(&b.service).expect("same histogram configuration");
+                    a.latency.add(&b.latency).expect("same histogram configuration");
+                    a.service_nanos += b.service_nanos;
+                    a.latency_nanos += b.latency_nanos;
+                }
+            }
             first = match (first, r.first_start) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),

@@ -8,7 +8,7 @@ mod search;
 
 pub use admin::IndexSpec;
 pub use bulk::BulkSpec;
-pub use kv::{KvCommand, KvSpec};
+pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec};
 pub use search::SearchSpec;
 
 use crate::track::DocumentFile;
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 /// Every operation type the runner implements, as written in tracks.
 pub const OPERATION_TYPES: &[&str] =
-    &["create-index", "delete-index", "refresh", "bulk", "search", "get", "put", "delete", "sleep"];
+    &["create-index", "delete-index", "refresh", "bulk", "search", "get", "put", "delete", "incr", "kv-mix", "command", "sleep"];
 
 /// A typed, validated operation.
 #[derive(Debug, Clone)]
@@ -71,7 +71,7 @@ impl ParamError {
 pub fn sweepable_params(kind: &str) -> &'static [&'static str] {
     match kind {
         "bulk" => &["bulk-size", "flush-bytes"],
-        "get" | "put" | "delete" => &["keyspace", "key-size", "value-size", "pipeline", "transaction"],
+        "get" | "put" | "delete" | "incr" | "kv-mix" | "command" => &["keyspace", "key-size", "value-size", "pipeline", "transaction", "zipf-exponent"],
         "search" => &["size"],
         "sleep" => &["duration"],
         _ => &[],
@@ -90,9 +90,12 @@ pub fn parse(kind: &str, params: &Map<String, Value>, ctx: &TrackContext) -> Res
             let index = admin::single_index(&p, ctx)?;
             OpSpec::GetDocument { index, id: p.string("id")?.unwrap_or_default() }
         }
-        "get" => OpSpec::Kv(kv::parse(KvCommand::Get, &p)?),
-        "put" => OpSpec::Kv(kv::parse(KvCommand::Put, &p)?),
-        "delete" => OpSpec::Kv(kv::parse(KvCommand::Delete, &p)?),
+        "get" => OpSpec::Kv(kv::parse(Some(KvCommand::Get), &p)?),
+        "put" => OpSpec::Kv(kv::parse(Some(KvCommand::Put), &p)?),
+        "delete" => OpSpec::Kv(kv::parse(Some(KvCommand::Delete), &p)?),
+        "incr" => OpSpec::Kv(kv::parse(Some(KvCommand::Incr), &p)?),
+        "command" => OpSpec::Kv(kv::parse(Some(KvCommand::Command), &p)?),
+        "kv-mix" => OpSpec::Kv(kv::parse(None, &p)?),
         "sleep" => OpSpec::Sleep(p.duration("duration")?.unwrap_or(Duration::ZERO)),
         other => {
             let hint = crate::track::did_you_mean(other, OPERATION_TYPES.iter().copied());
@@ -163,5 +166,15 @@ impl<'a> Params<'a> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_schema_lists_every_operation_type() {
+        let schema: serde_json::Value = serde_json::from_str(include_str!("../../schemas/track.schema.json")).unwrap();
+        let listed: Vec<&str> = schema["$defs"]["operation"]["properties"]["type"]["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(listed, super::OPERATION_TYPES);
     }
 }

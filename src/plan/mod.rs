@@ -51,6 +51,9 @@ pub struct ResultSlot {
     pub schedule: ScheduleKind,
     pub throughput_unit: String,
     pub trials: u64,
+    /// For key-value operations: what they send.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_value: Option<crate::ops::KvInfo>,
 }
 
 impl ResultSlot {
@@ -354,7 +357,12 @@ impl Builder<'_> {
         for p in points {
             let mut def = task.operation.clone();
             def.params.extend(p.params.clone());
-            let unit = self.spec(&def, &task.path)?.throughput_unit();
+            let spec = self.spec(&def, &task.path)?;
+            let unit = spec.throughput_unit();
+            let key_value = match &spec {
+                OpSpec::Kv(kv) => Some(crate::ops::KvInfo::of(kv)),
+                _ => None,
+            };
             let schedule = if p.target.is_some() { task.schedule } else { ScheduleKind::Unthrottled };
             self.results.push(ResultSlot {
                 task: task.name.clone(),
@@ -366,6 +374,7 @@ impl Builder<'_> {
                 schedule,
                 throughput_unit: unit.to_string(),
                 trials: trials * self.challenge_trials,
+                key_value,
             });
             ids.push(self.results.len() - 1);
         }

@@ -86,6 +86,7 @@ impl Exporter for Markdown {
                 if kinds.is_empty() { "-".into() } else { kinds.join(", ") }, t.units, t.hits
             );
         }
+        key_value_views(&mut out, s);
         let mut notes = Vec::new();
         for t in &s.tasks {
             for tr in &t.record.trials {
@@ -108,5 +109,53 @@ impl Exporter for Markdown {
             }
         }
         out
+    }
+}
+
+/// `0.1`, `2`, `1500`: a bound as redis-benchmark prints it.
+fn bound(v: f64) -> String {
+    if v.fract() == 0.0 { format!("{v:.0}") } else { format!("{v:.1}") }
+}
+
+/// Key-value tasks read the way redis-benchmark and a metrics library's timer print them.
+fn key_value_views(out: &mut String, s: &Summary) {
+    let kv: Vec<_> = s.tasks.iter().filter_map(|t| t.key_value.as_ref().map(|v| (t, v))).collect();
+    if kv.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## Key-value: redis-benchmark view (all trials; latency from intended start)\n");
+    for (t, v) in &kv {
+        let rb = &v.redis_benchmark;
+        let i = &v.info;
+        let _ = writeln!(out, "```\n====== {} · {} [{}] ======", t.record.task, i.commands, t.sweep_label);
+        let _ = writeln!(out, "  {} requests completed in {:.2} seconds", rb.requests, rb.seconds);
+        let _ = writeln!(out, "  {} parallel clients", rb.clients);
+        let _ = writeln!(out, "  {} bytes payload", rb.payload_bytes);
+        let _ = writeln!(out, "  keep alive: 1");
+        let batching = if i.transaction { "transaction" } else { "pipeline" };
+        if v.requests_by_command.len() > 1 {
+            let total: u64 = v.requests_by_command.values().sum();
+            let split: Vec<String> = v.requests_by_command.iter().map(|(c, n)| format!("{c} {:.2}%", *n as f64 * 100.0 / total.max(1) as f64)).collect();
+            let _ = writeln!(out, "  mix achieved: {}", split.join(" / "));
+        }
+        let _ = writeln!(out, "  {}-byte keys, keyspace {} ({}), {} {} per operation\n", i.key_size, i.keyspace, i.key_distribution, i.commands_per_operation, if i.commands_per_operation == 1 { "command".to_string() } else { format!("commands ({batching})") });
+        for line in &rb.cumulative {
+            let _ = writeln!(out, "{:.2}% <= {} milliseconds", line.percent, bound(line.le_ms));
+        }
+        let _ = writeln!(out, "{:.2} requests per second\n```\n", rb.requests_per_second);
+    }
+    let _ = writeln!(out, "## Key-value: timer view (ms, all trials; latency from intended start)\n");
+    let _ = writeln!(out, "| Task | Sweep | Timer | Count | Mean rate (ops/s) | Min | Max | Mean | Stddev | Median | 75% | 95% | 98% | 99% | 99.9% |");
+    let _ = writeln!(out, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for (t, v) in &kv {
+        for tm in &v.timers {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                t.record.task, t.sweep_label, tm.name, tm.count, format_number(tm.mean_rate),
+                ms(tm.min_ms), ms(tm.max_ms), ms(tm.mean_ms), ms(tm.stddev_ms), ms(tm.median_ms),
+                ms(tm.p75_ms), ms(tm.p95_ms), ms(tm.p98_ms), ms(tm.p99_ms), ms(tm.p99_9_ms)
+            );
+        }
     }
 }

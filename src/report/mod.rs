@@ -3,10 +3,12 @@
 
 mod csv;
 mod json;
+mod kv;
 mod markdown;
 mod summary;
 pub mod plot;
 
+pub use kv::{CumulativeLine, KvViews, RedisBenchmarkView, TimerView};
 pub use summary::{Summary, TaskSummary, ThroughputStats};
 
 use crate::results::{HistogramFile, RaceRecord};

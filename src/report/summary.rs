@@ -47,6 +47,9 @@ pub struct TaskSummary<'a> {
     pub errors_by_kind: BTreeMap<String, u64>,
     pub units: u64,
     pub hits: u64,
+    /// redis-benchmark's and a metrics timer's views, for key-value tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_value: Option<super::kv::KvViews>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -109,6 +112,7 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &HistogramFile) ->
         errors_by_kind,
         units: t.trials.iter().map(|tr| tr.units).sum(),
         hits: t.trials.iter().map(|tr| tr.hits).sum(),
+        key_value: if merged_any { super::kv::views(index, t, &latency, latency_ms.mean_if_any(), histograms) } else { None },
     }
 }
 

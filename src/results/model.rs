@@ -101,6 +101,9 @@ pub struct TaskRecord {
     pub throughput_unit: String,
     /// Trials the plan asked for; `trials.len()` may be fewer if the race stopped early.
     pub planned_trials: u64,
+    /// For key-value operations: commands, key and value sizes, keyspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_value: Option<crate::ops::KvInfo>,
     pub trials: Vec<TrialRecord>,
 }
 
@@ -135,12 +138,25 @@ pub struct TrialRecord {
     /// Requests per second over the measured window.
     #[serde(default)]
     pub requests_per_second: f64,
-    /// Sum of search hits (hits.total) over measured operations.
+    /// Sum of search hits (hits.total) over measured operations; keys found by key-value gets.
     pub hits: u64,
+    /// Key-value requests by command (a mix's achieved split), with their own times when
+    /// each operation is one command.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub commands: BTreeMap<String, CommandRecord>,
     pub service_time_ms: Percentiles,
     pub latency_ms: Percentiles,
     /// Units completed in each second of the measured window.
     pub throughput_per_second: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CommandRecord {
+    pub requests: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_time_ms: Option<Percentiles>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<Percentiles>,
 }
 
 /// Raw histograms of one trial, base64 V2-deflate (the HdrHistogram interchange format).
@@ -148,6 +164,15 @@ pub struct TrialRecord {
 pub struct TrialHistograms {
     pub task_index: usize,
     pub trial: u64,
+    pub service_time_us: String,
+    pub latency_us: String,
+    /// A mix's histograms by command, when each operation is one command.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub commands: BTreeMap<String, CommandHistograms>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommandHistograms {
     pub service_time_us: String,
     pub latency_us: String,
 }

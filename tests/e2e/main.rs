@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod compare;
+mod kv;
 mod redis;
 mod plot;
 mod race;

@@ -5,9 +5,9 @@ use crate::util::*;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Server {
+pub struct Server {
     child: Child,
-    port: u16,
+    pub port: u16,
 }
 
 impl Drop for Server {
@@ -17,13 +17,13 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// Starts redis-server with extra arguments; None (with a loud note) when it is not installed
 /// outside CI. In CI (`.ci/run` installs it) a missing server is a failure.
-fn server(extra: &[&str]) -> Option<Server> {
+pub fn server(extra: &[&str]) -> Option<Server> {
     if Command::new("redis-server").arg("--version").output().is_err() {
         assert!(std::env::var_os("CI").is_none(), "CI must install redis-server (apt-get install redis-server)");
         eprintln!("NOT CHECKED: redis-server is not installed (apt-get install redis-server)");
@@ -44,7 +44,7 @@ fn server(extra: &[&str]) -> Option<Server> {
     Some(Server { child, port })
 }
 
-fn host(s: &Server) -> String {
+pub fn host(s: &Server) -> String {
     format!("127.0.0.1:{}", s.port)
 }
 

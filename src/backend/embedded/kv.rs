@@ -38,6 +38,34 @@ impl KvStore {
         }
     }
 
+    /// Adds `by` to the integer held at `key` (0 when missing), as Redis's INCRBY does.
+    pub fn incr(&self, key: &[u8], by: i64) -> Result<i64, &'static str> {
+        let mut shard = self.shard(key).write().unwrap_or_else(|p| p.into_inner());
+        let current = match shard.get(key) {
+            None => 0,
+            Some(v) => std::str::from_utf8(v).ok().and_then(|s| s.parse::<i64>().ok()).ok_or("ERR value is not an integer or out of range")?,
+        };
+        let next = current.checked_add(by).ok_or("ERR increment or decrement would overflow")?;
+        let mut buf = [0u8; 20];
+        let digits = crate::units::decimal(&mut buf, next.unsigned_abs());
+        let mut text = [0u8; 21];
+        let len = if next < 0 {
+            text[0] = b'-';
+            text[1..=digits.len()].copy_from_slice(digits.as_bytes());
+            digits.len() + 1
+        } else {
+            text[..digits.len()].copy_from_slice(digits.as_bytes());
+            digits.len()
+        };
+        match shard.get_mut(key) {
+            Some(existing) if existing.len() == len => existing.copy_from_slice(&text[..len]),
+            _ => {
+                shard.insert(key.into(), text[..len].into());
+            }
+        }
+        Ok(next)
+    }
+
     pub fn delete(&self, key: &[u8]) -> bool {
         let mut shard = self.shard(key).write().unwrap_or_else(|p| p.into_inner());
         shard.remove(key).is_some()
@@ -66,5 +94,11 @@ mod tests {
         assert_eq!(kv.len(), 1);
         assert!(kv.delete(b"k"));
         assert!(kv.is_empty());
+        assert_eq!(kv.incr(b"n", 1), Ok(1));
+        assert_eq!(kv.incr(b"n", 41), Ok(42));
+        assert_eq!(kv.incr(b"n", -50), Ok(-8));
+        assert_eq!(kv.get(b"n"), Some(2));
+        kv.put(b"s", b"abc");
+        assert!(kv.incr(b"s", 1).unwrap_err().contains("not an integer"));
     }
 }

@@ -1,16 +1,19 @@
 //! The embedded backend: in-process, no server to install. Documents and search run on
 //! tantivy; key-value operations on an in-memory sharded store.
 
+mod command;
 mod index;
 mod kv;
 mod mapping;
 mod query;
 
 pub use index::EmbeddedIndex;
+pub use command::StoreCommand;
 pub use kv::KvStore;
 
 use super::{Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload};
 use crate::ops::{IndexSpec, KvCommand, OpSpec};
+use command::Found;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use tantivy::query::Query;
@@ -34,7 +37,8 @@ pub enum Prepared {
     Bulk(Arc<EmbeddedIndex>),
     Search { index: Arc<EmbeddedIndex>, query: Box<dyn Query>, size: usize },
     GetDocument { index: Arc<EmbeddedIndex>, id: String },
-    Kv(KvCommand),
+    /// Commands come with each call's keys; a custom command is interpreted per call.
+    Kv(Option<Arc<StoreCommand>>),
     /// The operation can never succeed (e.g. its index does not exist); every call fails so.
     Fails(OpError),
     Nothing,
@@ -68,7 +72,7 @@ impl Backend for EmbeddedBackend {
     }
 
     async fn connect(&self) -> Result<EmbeddedClient, OpError> {
-        Ok(EmbeddedClient { state: self.state.clone() })
+        Ok(EmbeddedClient { state: self.state.clone(), args: Vec::new() })
     }
 
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
@@ -91,7 +95,10 @@ impl Backend for EmbeddedBackend {
                 Ok(index) => Prepared::GetDocument { index, id: id.clone() },
                 Err(fails) => fails,
             },
-            OpSpec::Kv(spec) => Prepared::Kv(spec.command),
+            OpSpec::Kv(spec) => Prepared::Kv(match &spec.custom {
+                Some(c) => Some(Arc::new(StoreCommand::compile(c)?)),
+                None => None,
+            }),
             OpSpec::Sleep(_) => Prepared::Nothing,
         };
         Ok(prepared)
@@ -100,6 +107,8 @@ impl Backend for EmbeddedBackend {
 
 pub struct EmbeddedClient {
     state: Arc<State>,
+    /// A custom command's arguments, rebuilt per key in place.
+    args: Vec<Vec<u8>>,
 }
 
 impl EmbeddedClient {
@@ -124,22 +133,31 @@ impl EmbeddedClient {
         Ok(Outcome { units: 1, ..Outcome::default() })
     }
 
-    fn kv(&self, command: KvCommand, payload: &Payload<'_>) -> Result<Outcome, OpError> {
-        let Payload::Keys { keys, key_size, value } = payload else {
+    fn kv(&mut self, custom: Option<&StoreCommand>, payload: &Payload<'_>) -> Result<Outcome, OpError> {
+        let Payload::Keys { keys, key_size, value, commands } = payload else {
             return Err(OpError::new(ErrorKind::Internal, "key-value operation without keys"));
         };
-        let mut missing = 0;
-        for key in keys.chunks_exact(*key_size) {
-            match command {
-                KvCommand::Get => missing += u64::from(self.state.kv.get(key).is_none()),
-                KvCommand::Put => self.state.kv.put(key, value),
-                KvCommand::Delete => missing += u64::from(!self.state.kv.delete(key)),
-            }
+        let store = &self.state.kv;
+        let mut found = 0;
+        for (key, command) in keys.chunks_exact(*key_size).zip(commands.iter()) {
+            // A miss is an answer, not an error (redis-benchmark counts it as a request too);
+            // `hits` counts keys found by gets and deletes.
+            let hit = match command {
+                KvCommand::Get => store.get(key).is_some(),
+                KvCommand::Put => {
+                    store.put(key, value);
+                    false
+                }
+                KvCommand::Delete => store.delete(key),
+                KvCommand::Incr => store.incr(key, 1).map(|_| false).map_err(|e| OpError::new(ErrorKind::ErrorReply, e))?,
+                KvCommand::Command => match custom {
+                    Some(c) => c.run(store, key, value, &mut self.args)? == Found::Yes,
+                    None => return Err(OpError::new(ErrorKind::Internal, "custom command without its definition")),
+                },
+            };
+            found += u64::from(hit);
         }
-        // A miss is an answer, not an error (redis-benchmark counts it as a request too);
-        // `hits` counts keys found by gets and deletes.
-        let found = if command == KvCommand::Put { 0 } else { (keys.len() / key_size) as u64 - missing };
-        Ok(Outcome { units: 1, hits: found, failed_items: 0, requests: (keys.len() / key_size) as u64 })
+        Ok(Outcome { units: 1, hits: found, failed_items: 0, requests: commands.len() as u64 })
     }
 }
 
@@ -149,7 +167,7 @@ impl BackendClient for EmbeddedClient {
     async fn execute(&mut self, op: &Prepared, payload: &Payload<'_>) -> Result<Outcome, OpError> {
         match op {
             Prepared::Search { index, query, size } => index.search(query.as_ref(), *size),
-            Prepared::Kv(command) => self.kv(*command, payload),
+            Prepared::Kv(custom) => self.kv(custom.as_deref(), payload),
             Prepared::Bulk(index) => match payload {
                 // Indexing is heavy CPU work: let tokio move other clients off this thread.
                 Payload::Documents { body, .. } => tokio::task::block_in_place(|| index.bulk(body)),

@@ -5,8 +5,8 @@
 mod resp;
 
 use super::{Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload};
-use crate::ops::{KvCommand, OpSpec};
-use resp::{parse_reply, push_command, ReadError, Reply};
+use crate::ops::{CustomCommand, KvCommand, OpSpec};
+use resp::{parse_reply, push_command, push_custom, ReadError, Reply};
 use tokio::io::AsyncBufReadExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -32,7 +32,7 @@ pub struct RedisBackend {
 }
 
 pub enum Prepared {
-    Kv { command: KvCommand, transaction: bool },
+    Kv { transaction: bool, custom: Option<Arc<CustomCommand>> },
     Unsupported(OpError),
 }
 
@@ -92,10 +92,10 @@ impl Backend for RedisBackend {
 
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
         Ok(match op {
-            OpSpec::Kv(spec) => Prepared::Kv { command: spec.command, transaction: spec.transaction.is_some() },
+            OpSpec::Kv(spec) => Prepared::Kv { transaction: spec.transaction.is_some(), custom: spec.custom.clone() },
             other => Prepared::Unsupported(OpError::new(
                 ErrorKind::BadRequest,
-                format!("the redis backend runs key-value operations (get, put, delete), not {other:?}").chars().take(160).collect::<String>(),
+                format!("the redis backend runs key-value operations (get, put, delete, incr, kv-mix, command), not {other:?}").chars().take(160).collect::<String>(),
             )),
         })
     }
@@ -181,9 +181,9 @@ impl RedisClient {
     }
 
     /// Sends `out` and reads `replies` replies: the first error reply, if any, and how many
-    /// replies were values (not nil). Replies after an error are still read so that the
-    /// connection stays in step.
-    async fn exchange(&mut self, replies: usize) -> Result<(Option<String>, u64), OpError> {
+    /// replies to a GET were values (not nil); `commands`, when given, is the command of each
+    /// reply. Replies after an error are still read so that the connection stays in step.
+    async fn exchange(&mut self, replies: usize, commands: Option<&[KvCommand]>) -> Result<(Option<String>, u64), OpError> {
         self.writer.write_all(&self.out).await.map_err(|e| io_error(&self.host, e))?;
         let (mut error, mut values, mut left) = (None, 0, replies);
         // Parse every complete reply in the buffered bytes before waiting for more: one wakeup
@@ -208,7 +208,10 @@ impl RedisClient {
                             Reply::Error(e) => {
                                 error.get_or_insert(e);
                             }
-                            Reply::Value => values += 1,
+                            Reply::Value => {
+                                let i = replies - left - 1;
+                                values += u64::from(commands.is_some_and(|c| c.get(i) == Some(&KvCommand::Get)));
+                            }
                             Reply::Nil => {}
                         }
                     }
@@ -230,31 +233,35 @@ impl RedisClient {
     }
 
     async fn round_trip(&mut self, replies: usize) -> Result<Reply, OpError> {
-        Ok(match self.exchange(replies).await? {
+        Ok(match self.exchange(replies, None).await? {
             (Some(e), _) => Reply::Error(e),
             _ => Reply::Value,
         })
     }
 
-    fn encode(&mut self, command: KvCommand, transaction: bool, keys: &[u8], key_size: usize, value: &[u8]) -> usize {
+    /// Encodes one operation; returns how many replies it will get.
+    fn encode(&mut self, transaction: bool, custom: Option<&CustomCommand>, keys: &[u8], key_size: usize, value: &[u8], commands: &[KvCommand]) -> usize {
         self.out.clear();
         if transaction {
             push_command(&mut self.out, &[b"MULTI"]);
         }
-        let mut n = 0;
-        for key in keys.chunks_exact(key_size) {
+        for (key, command) in keys.chunks_exact(key_size).zip(commands) {
             match command {
                 KvCommand::Get => push_command(&mut self.out, &[b"GET", key]),
                 KvCommand::Put => push_command(&mut self.out, &[b"SET", key, value]),
                 KvCommand::Delete => push_command(&mut self.out, &[b"DEL", key]),
+                KvCommand::Incr => push_command(&mut self.out, &[b"INCR", key]),
+                KvCommand::Command => match custom {
+                    Some(c) => push_custom(&mut self.out, c, key, value),
+                    None => push_command(&mut self.out, &[b"PING"]),
+                },
             }
-            n += 1;
         }
         if transaction {
             push_command(&mut self.out, &[b"EXEC"]);
-            n + 2
+            commands.len() + 2
         } else {
-            n
+            commands.len()
         }
     }
 }
@@ -263,31 +270,28 @@ impl BackendClient for RedisClient {
     type Prepared = Prepared;
 
     async fn execute(&mut self, op: &Prepared, payload: &Payload<'_>) -> Result<Outcome, OpError> {
-        let (command, transaction) = match op {
-            Prepared::Kv { command, transaction } => (*command, *transaction),
+        let (transaction, custom) = match op {
+            Prepared::Kv { transaction, custom } => (*transaction, custom.as_deref()),
             Prepared::Unsupported(e) => return Err(e.clone()),
         };
-        let Payload::Keys { keys, key_size, value } = payload else {
+        let Payload::Keys { keys, key_size, value, commands } = payload else {
             return Err(OpError::new(ErrorKind::Internal, "key-value operation without keys"));
         };
         if self.broken {
             let fresh = RedisClient::open(&self.settings, &self.host).await?;
             *self = fresh;
         }
-        let commands = keys.len() / key_size;
-        let replies = self.encode(command, transaction, keys, *key_size, value);
+        let replies = self.encode(transaction, custom, keys, *key_size, value, commands);
+        // In a transaction EXEC's array holds the GET replies: hits are counted outside one.
+        let gets = if transaction { None } else { Some(*commands) };
         let timeout = self.settings.timeout;
-        let result = match tokio::time::timeout(timeout, self.exchange(replies)).await {
+        let result = match tokio::time::timeout(timeout, self.exchange(replies, gets)).await {
             Ok(r) => r,
             Err(_) => Err(OpError::new(ErrorKind::Timeout, format!("redis at {}: no reply within {timeout:?}", self.host))),
         };
         match result {
             Ok((Some(e), _)) => Err(OpError::new(ErrorKind::ErrorReply, e)),
-            Ok((None, values)) => {
-                // In a transaction EXEC's array holds the GET replies; count found keys outside one.
-                let hits = if command == KvCommand::Get && !transaction { values } else { 0 };
-                Ok(Outcome { units: 1, hits, failed_items: 0, requests: commands as u64 })
-            }
+            Ok((None, hits)) => Ok(Outcome { units: 1, hits, failed_items: 0, requests: commands.len() as u64 }),
             Err(e) => {
                 self.broken = true;
                 Err(e)

@@ -1,6 +1,7 @@
 //! A lean RESP2 codec: commands are encoded into a reused buffer; replies are parsed straight
 //! from the socket's read buffer and checked without building values.
 
+use crate::ops::{ArgPart, CustomCommand};
 
 fn push_decimal(out: &mut Vec<u8>, n: usize) {
     let mut digits = [0u8; 20];
@@ -17,6 +18,35 @@ pub fn push_command(out: &mut Vec<u8>, args: &[&[u8]]) {
         push_decimal(out, a.len());
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Appends a custom command for one key and value, splicing them into its arguments
+/// without building the arguments first.
+pub fn push_custom(out: &mut Vec<u8>, command: &CustomCommand, key: &[u8], value: &[u8]) {
+    out.push(b'*');
+    push_decimal(out, command.args.len());
+    out.extend_from_slice(b"\r\n");
+    for arg in &command.args {
+        let len: usize = arg
+            .iter()
+            .map(|p| match p {
+                ArgPart::Literal(b) => b.len(),
+                ArgPart::Key => key.len(),
+                ArgPart::Value => value.len(),
+            })
+            .sum();
+        out.push(b'$');
+        push_decimal(out, len);
+        out.extend_from_slice(b"\r\n");
+        for p in arg {
+            out.extend_from_slice(match p {
+                ArgPart::Literal(b) => b,
+                ArgPart::Key => key,
+                ArgPart::Value => value,
+            });
+        }
         out.extend_from_slice(b"\r\n");
     }
 }
@@ -102,6 +132,10 @@ mod tests {
         let mut out = Vec::new();
         push_command(&mut out, &[b"SET", b"k1", b"value"]);
         assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$5\r\nvalue\r\n");
+        let custom = CustomCommand::parse(&serde_json::json!("HSET h:{key} f {value}{value}")).unwrap();
+        out.clear();
+        push_custom(&mut out, &custom, b"k1", b"ab");
+        assert_eq!(out, b"*4\r\n$4\r\nHSET\r\n$4\r\nh:k1\r\n$1\r\nf\r\n$4\r\nabab\r\n");
     }
 
     #[test]
