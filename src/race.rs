@@ -21,6 +21,7 @@ pub struct RaceOptions {
     pub track_path: PathBuf,
     pub backend: BackendKind,
     pub target_hosts: Vec<String>,
+    pub client_options: crate::backend::ClientOptions,
     pub on_error: OnError,
     pub progress: bool,
     pub quiet: bool,
@@ -198,7 +199,8 @@ pub async fn run(track: Arc<Track>, opts: RaceOptions, cancel: CancellationToken
         BackendKind::Embedded => run_with(Arc::new(EmbeddedBackend::new()), &track, &plan, &opts, cancel).await,
         BackendKind::Redis => {
             ensure_open_files(max_clients(&plan))?;
-            let backend = RedisBackend::connect_checked(opts.target_hosts.clone()).await.map_err(|e| RaceError::Backend(e.message))?;
+            let settings = crate::backend::redis::Settings::new(opts.target_hosts.clone(), opts.client_options.clone()).map_err(RaceError::Unsupported)?;
+            let backend = RedisBackend::connect_checked(settings).await.map_err(|e| RaceError::Backend(e.message))?;
             run_with(Arc::new(backend), &track, &plan, &opts, cancel).await
         }
     }

@@ -2,7 +2,11 @@
 //! over [`Backend`], so the per-operation call is static dispatch with no allocation.
 
 pub mod embedded;
+mod options;
 pub mod redis;
+pub mod tls;
+
+pub use options::ClientOptions;
 
 use crate::ops::{KvCommand, OpSpec};
 use serde::{Deserialize, Serialize};

@@ -134,6 +134,11 @@ pub struct RaceArgs {
     /// Hosts of a network backend, comma-separated (unused by the embedded backend).
     #[arg(long, value_delimiter = ',', value_name = "HOSTS")]
     pub target_hosts: Vec<String>,
+    /// Client settings of a network backend: `key:value,...` (redis: tls, verify_certs,
+    /// tls_ca_file, tls_cert_file, tls_key_file, tls_server_name, timeout). Credentials go in
+    /// environment variables, not here.
+    #[arg(long, value_name = "OPTIONS", default_value = "")]
+    pub client_options: String,
     #[arg(long, value_enum, default_value = "continue")]
     pub on_error: OnError,
     /// No progress bars.

@@ -217,7 +217,9 @@ fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
         eprintln!("note: --target-hosts is ignored by the embedded backend, which runs in-process");
     }
     let user_tags = parse_tags(&args.user_tags)?;
+    let client_options = crate::backend::ClientOptions::parse(&args.client_options).map_err(CliError::Usage)?;
     let opts = RaceOptions {
+        client_options,
         track_args: args.track.clone(),
         track_path: path,
         backend: args.backend,

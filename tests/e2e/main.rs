@@ -4,6 +4,7 @@ mod bad_input;
 mod compare;
 mod kv;
 mod redis;
+mod redis_tls;
 mod plot;
 mod race;
 mod signals;

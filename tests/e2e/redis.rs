@@ -147,3 +147,42 @@ challenges:
     assert!(during["successes"].as_u64().unwrap() > 100, "operations before the kill are kept: {during}");
     assert!(during["errors_by_kind"]["connection"].as_u64().unwrap() > 0, "{during}");
 }
+
+/// The redis-server `.ci/run` started (RUNNER_TEST_REDIS), or one of our own.
+pub fn shared_server() -> Option<(Option<Server>, String)> {
+    match std::env::var("RUNNER_TEST_REDIS") {
+        Ok(h) if !h.is_empty() => Some((None, h)),
+        _ => server(&["--maxclients", "4096"]).map(|s| {
+            let h = host(&s);
+            (Some(s), h)
+        }),
+    }
+}
+
+#[test]
+fn a_thousand_clients_each_on_its_own_connection() {
+    let Some((_own, h)) = shared_server() else { return };
+    let env = Env::new();
+    let out = env.run(&["race", "--track", "redis-kv", "--backend", "redis", "--target-hosts", &h, "--include-tasks", "get", "--track-params", "requests=20000,clients=[1000]"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let race = env.only_race();
+    let t = &tasks(&race, "get")[0];
+    assert_eq!(t["clients"], 1000);
+    let tr = &t["trials"][0];
+    assert_eq!((tr["errors"].as_u64(), tr["operations"].as_u64(), tr["warmup_operations"].as_u64()), (Some(0), Some(18000), Some(2000)), "{tr}");
+}
+
+#[test]
+fn too_low_an_open_files_limit_is_said_before_connecting() {
+    let Some((_own, h)) = shared_server() else { return };
+    let env = Env::new();
+    let runner = env!("CARGO_BIN_EXE_runner");
+    // `ulimit -n` in a shell lowers the hard limit too, which only root could raise again.
+    let script = format!("ulimit -n 256 && exec '{runner}' race --track redis-kv --backend redis --target-hosts {h} --quiet --include-tasks get --track-params 'requests=2000,clients=[1000]'");
+    let out = Command::new("bash").arg("-c").arg(&script).env("RUNNER_HOME", env.home.path()).env("RUNNER_TRACKS_DIR", repo().join("tracks")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("1000 clients need 1064 open files, but the hard limit is 256"), "{stderr}");
+    assert!(env.race_dirs().is_empty());
+}

@@ -1,8 +1,10 @@
-//! The redis backend: RESP2 over tokio TCP, one connection per client (as redis-benchmark's
-//! `-c`), pipelines and MULTI/EXEC transactions written in one go. Credentials come from the
-//! environment (`RUNNER_REDIS_USERNAME`, `RUNNER_REDIS_PASSWORD`) and are never stored.
+//! The redis backend: RESP2 over tokio TCP (optionally TLS), one connection per client (as
+//! redis-benchmark's `-c`), pipelines and MULTI/EXEC transactions written in one go.
+//! Credentials come from the environment (`RUNNER_REDIS_USERNAME`, `RUNNER_REDIS_PASSWORD`)
+//! and are never stored.
 
 mod resp;
+mod stream;
 
 use super::{Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload};
 use crate::ops::{CustomCommand, KvCommand, OpSpec};
@@ -11,19 +13,68 @@ use tokio::io::AsyncBufReadExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use crate::backend::tls::TlsOptions;
+use crate::backend::ClientOptions;
+use stream::Stream;
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 
 pub const DEFAULT_HOST: &str = "127.0.0.1:6379";
 
-struct Settings {
+pub struct Settings {
     hosts: Vec<String>,
     next_host: AtomicUsize,
     username: Option<String>,
     password: Option<String>,
     db: Option<u32>,
     timeout: Duration,
+    tls: Option<Tls>,
+}
+
+struct Tls {
+    connector: tokio_rustls::TlsConnector,
+    options: TlsOptions,
+}
+
+impl Settings {
+    /// Hosts (`host:port`, or `rediss://host:port` for TLS) and client options; credentials
+    /// and the database number from the environment.
+    pub fn new(hosts: Vec<String>, mut options: ClientOptions) -> Result<Settings, String> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let db = match env("RUNNER_REDIS_DB") {
+            Some(v) => Some(v.parse().map_err(|_| format!("RUNNER_REDIS_DB=`{v}` is not a database number"))?),
+            None => None,
+        };
+        let hosts = if hosts.is_empty() { vec![DEFAULT_HOST.to_string()] } else { hosts };
+        let any_rediss = hosts.iter().any(|h| h.starts_with("rediss://"));
+        let hosts: Vec<String> = hosts.iter().map(|h| h.trim_start_matches("rediss://").trim_start_matches("redis://").trim_end_matches('/').to_string()).collect();
+        let tls_on = options.bool("tls")?.unwrap_or(any_rediss);
+        let tls_options = TlsOptions {
+            verify: options.bool("verify_certs")?.unwrap_or(true),
+            ca_file: options.string("tls_ca_file").map(Into::into),
+            cert_file: options.string("tls_cert_file").map(Into::into),
+            key_file: options.string("tls_key_file").map(Into::into),
+            server_name: options.string("tls_server_name"),
+        };
+        let timeout = options.secs("timeout")?;
+        options.finish("redis")?;
+        let tls = if tls_on {
+            let config = crate::backend::tls::client_config(&tls_options)?;
+            Some(Tls { connector: tokio_rustls::TlsConnector::from(config), options: tls_options })
+        } else {
+            None
+        };
+        let env_timeout = env("RUNNER_REDIS_TIMEOUT_SECS").and_then(|v| v.parse().ok()).map(Duration::from_secs);
+        Ok(Settings {
+            hosts,
+            next_host: AtomicUsize::new(0),
+            username: env("RUNNER_REDIS_USERNAME"),
+            password: env("RUNNER_REDIS_PASSWORD"),
+            db,
+            timeout: timeout.or(env_timeout).unwrap_or(Duration::from_secs(10)),
+            tls,
+        })
+    }
 }
 
 pub struct RedisBackend {
@@ -49,21 +100,10 @@ fn read_error(host: &str, e: ReadError) -> OpError {
 }
 
 impl RedisBackend {
-    /// Connects once to check the server and read its version; says clearly when it cannot.
-    pub async fn connect_checked(hosts: Vec<String>) -> Result<RedisBackend, OpError> {
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let db = match env("RUNNER_REDIS_DB") {
-            Some(v) => Some(v.parse().map_err(|_| OpError::new(ErrorKind::BadRequest, format!("RUNNER_REDIS_DB=`{v}` is not a database number")))?),
-            None => None,
-        };
-        let settings = Arc::new(Settings {
-            hosts: if hosts.is_empty() { vec![DEFAULT_HOST.to_string()] } else { hosts },
-            next_host: AtomicUsize::new(0),
-            username: env("RUNNER_REDIS_USERNAME"),
-            password: env("RUNNER_REDIS_PASSWORD"),
-            db,
-            timeout: Duration::from_secs(env("RUNNER_REDIS_TIMEOUT_SECS").and_then(|v| v.parse().ok()).unwrap_or(10)),
-        });
+    /// Connects once to each host to check the server and read its version; says clearly
+    /// when it cannot.
+    pub async fn connect_checked(settings: Settings) -> Result<RedisBackend, OpError> {
+        let settings = Arc::new(settings);
         let mut version = String::new();
         for host in &settings.hosts {
             let mut c = RedisClient::open(&settings, host).await?;
@@ -81,6 +121,10 @@ impl Backend for RedisBackend {
         let mut details = serde_json::Map::new();
         details.insert("protocol".into(), "RESP2".into());
         details.insert("hosts".into(), self.settings.hosts.clone().into());
+        if let Some(tls) = &self.settings.tls {
+            details.insert("tls".into(), true.into());
+            details.insert("verify_certs".into(), tls.options.verify.into());
+        }
         BackendInfo { kind: "redis".into(), version: self.version.clone(), details }
     }
 
@@ -104,8 +148,8 @@ impl Backend for RedisBackend {
 pub struct RedisClient {
     settings: Arc<Settings>,
     host: String,
-    reader: BufReader<OwnedReadHalf>,
-    writer: OwnedWriteHalf,
+    /// Writes go straight through to the stream (`get_mut`); reads are buffered.
+    conn: BufReader<Stream>,
     out: Vec<u8>,
     line: Vec<u8>,
     /// After a timeout or a broken connection the stream is out of step: reconnect first.
@@ -123,12 +167,22 @@ impl RedisClient {
                 err
             })?;
         stream.set_nodelay(true).map_err(|e| io_error(host, e))?;
-        let (r, w) = stream.into_split();
+        let stream = match &settings.tls {
+            None => Stream::Plain(stream),
+            Some(tls) => {
+                let name = crate::backend::tls::server_name(&tls.options, host).map_err(|m| OpError::new(ErrorKind::BadRequest, m))?;
+                let handshake = tokio::time::timeout(settings.timeout, tls.connector.connect(name, stream)).await;
+                match handshake {
+                    Ok(Ok(s)) => Stream::Tls(Box::new(s)),
+                    Ok(Err(e)) => return Err(OpError::new(ErrorKind::Connection, format!("redis at {host}: TLS handshake failed: {e} (see the tls_* and verify_certs client options)"))),
+                    Err(_) => return Err(OpError::new(ErrorKind::Timeout, format!("redis at {host}: no TLS handshake within {:?} (does the server speak TLS on this port?)", settings.timeout))),
+                }
+            }
+        };
         let mut c = RedisClient {
             settings: settings.clone(),
             host: host.to_string(),
-            reader: BufReader::with_capacity(64 * 1024, r),
-            writer: w,
+            conn: BufReader::with_capacity(64 * 1024, stream),
             out: Vec::with_capacity(64 * 1024),
             line: Vec::with_capacity(256),
             broken: false,
@@ -170,12 +224,12 @@ impl RedisClient {
         // INFO's bulk reply is read here in full: this runs once, before the race.
         self.out.clear();
         push_command(&mut self.out, &[b"INFO", b"server"]);
-        self.writer.write_all(&self.out).await.map_err(|e| io_error(&self.host, e))?;
+        self.send().await?;
         let mut header = String::new();
-        tokio::io::AsyncBufReadExt::read_line(&mut self.reader, &mut header).await.map_err(|e| io_error(&self.host, e))?;
+        tokio::io::AsyncBufReadExt::read_line(&mut self.conn, &mut header).await.map_err(|e| io_error(&self.host, e))?;
         let len: usize = header.trim().trim_start_matches('$').parse().unwrap_or(0);
         let mut body = vec![0u8; len + 2];
-        tokio::io::AsyncReadExt::read_exact(&mut self.reader, &mut body).await.map_err(|e| io_error(&self.host, e))?;
+        tokio::io::AsyncReadExt::read_exact(&mut self.conn, &mut body).await.map_err(|e| io_error(&self.host, e))?;
         let text = String::from_utf8_lossy(&body);
         Ok(text.lines().find_map(|l| l.strip_prefix("redis_version:")).map(|v| format!("redis {}", v.trim())).unwrap_or_else(|| "unknown".into()))
     }
@@ -183,14 +237,21 @@ impl RedisClient {
     /// Sends `out` and reads `replies` replies: the first error reply, if any, and how many
     /// replies to a GET were values (not nil); `commands`, when given, is the command of each
     /// reply. Replies after an error are still read so that the connection stays in step.
+    async fn send(&mut self) -> Result<(), OpError> {
+        let stream = self.conn.get_mut();
+        stream.write_all(&self.out).await.map_err(|e| io_error(&self.host, e))?;
+        // TLS buffers the record until flushed; a plain socket's flush does nothing.
+        stream.flush().await.map_err(|e| io_error(&self.host, e))
+    }
+
     async fn exchange(&mut self, replies: usize, commands: Option<&[KvCommand]>) -> Result<(Option<String>, u64), OpError> {
-        self.writer.write_all(&self.out).await.map_err(|e| io_error(&self.host, e))?;
+        self.send().await?;
         let (mut error, mut values, mut left) = (None, 0, replies);
         // Parse every complete reply in the buffered bytes before waiting for more: one wakeup
         // serves a whole pipeline. A reply split across reads is reassembled in `line`.
         self.line.clear();
         while left > 0 {
-            let chunk = self.reader.fill_buf().await.map_err(|e| io_error(&self.host, e))?;
+            let chunk = self.conn.fill_buf().await.map_err(|e| io_error(&self.host, e))?;
             if chunk.is_empty() {
                 return Err(read_error(&self.host, ReadError::Closed));
             }
@@ -221,12 +282,12 @@ impl RedisClient {
             if from_line {
                 // All of the chunk now lives in `line`, parsed or kept for the next read.
                 self.line.drain(..used);
-                self.reader.consume(chunk_len);
+                self.conn.consume(chunk_len);
             } else if left == 0 {
-                self.reader.consume(used);
+                self.conn.consume(used);
             } else {
                 self.line.extend_from_slice(&chunk[used..]);
-                self.reader.consume(chunk_len);
+                self.conn.consume(chunk_len);
             }
         }
         Ok((error, values))
