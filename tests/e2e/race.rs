@@ -160,10 +160,12 @@ challenges:
 #[test]
 fn validate_accepts_every_shipped_track() {
     let env = Env::new();
-    for t in ["geonames", "examples/key-value", "examples/driver-overhead", "examples/parallel-search"] {
+    for t in ["geonames", "redis-kv", "kv-mix", "examples/key-value", "examples/driver-overhead", "examples/parallel-search"] {
         let out = env.ok(&["validate", t]);
         assert!(out.contains(": ok: track"), "{out}");
     }
     let tracks = env.ok(&["list", "tracks"]);
-    assert!(tracks.contains("geonames"));
+    for name in ["geonames", "redis-kv", "kv-mix"] {
+        assert!(tracks.contains(name), "{tracks}");
+    }
 }
