@@ -186,3 +186,36 @@ fn too_low_an_open_files_limit_is_said_before_connecting() {
     assert!(stderr.contains("1000 clients need 1064 open files, but the hard limit is 256"), "{stderr}");
     assert!(env.race_dirs().is_empty());
 }
+
+#[test]
+fn connections_killed_mid_pipeline_are_counted_and_reopened() {
+    let Some(srv) = server(&[]) else { return };
+    let env = Env::new();
+    let h = host(&srv);
+    // 1,000-deep pipelines keep replies in flight nearly all the time, so CLIENT KILL lands
+    // inside a pipeline; the client counts a connection error and reconnects for the next one.
+    let track = track_dir(&[("track.yaml", "name: killed
+operations: [{name: set, type: put, params: {keyspace: 1000, pipeline: 1000}}]
+challenges:
+  - name: c
+    schedule:
+      - {name: during, operation: set, clients: 2, time-period: 3s}
+")]);
+    let mut child = env.command(&["race", "--track-path", track.path().to_str().unwrap(), "--backend", "redis", "--target-hosts", &h, "--quiet"]).stdout(Stdio::null()).spawn().unwrap();
+    let port = srv.port.to_string();
+    let mut kills = 0;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the race did not finish");
+        std::thread::sleep(Duration::from_millis(300));
+        let out = Command::new("redis-cli").args(["-p", &port, "CLIENT", "KILL", "TYPE", "normal"]).output().unwrap();
+        kills += String::from_utf8_lossy(&out.stdout).trim().parse::<u64>().unwrap_or(0);
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert!(kills > 0, "CLIENT KILL closed no connection");
+    let race = env.only_race();
+    let during = &tasks(&race, "during")[0]["trials"][0];
+    assert!(during["errors_by_kind"]["connection"].as_u64().unwrap() > 0, "{during}");
+    assert!(during["successes"].as_u64().unwrap() > 0, "operations between the kills succeed after reconnecting: {during}");
+    assert!(during["error_messages"]["connection"].as_str().unwrap().contains("redis at"), "{during}");
+}
