@@ -57,6 +57,8 @@ fn redis_kv_track_runs_against_a_real_server() {
     let race = env.only_race();
     assert_eq!(race["backend"]["kind"], "redis");
     assert!(race["backend"]["version"].as_str().unwrap().starts_with("redis "), "{}", race["backend"]);
+    // Recorded so that races with and without busy-polling are told apart.
+    assert!(race["backend"]["details"]["busy_poll_below_clients"].as_u64().unwrap() >= 1, "{}", race["backend"]);
     for t in race["tasks"].as_array().unwrap() {
         let tr = &t["trials"][0];
         assert_eq!(tr["errors"], 0, "{t}");
