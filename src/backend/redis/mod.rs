@@ -176,9 +176,9 @@ impl Drop for RedisClient {
 const SPIN: Duration = Duration::from_micros(200);
 
 impl RedisClient {
-    /// With a core to spare per client, waits for the reply by polling the socket: a thread
-    /// asleep in epoll takes the VM 8-13 µs to wake, which at one client is the difference
-    /// between runner and redis-benchmark. Plain TCP only; never longer than [`SPIN`].
+    /// With a core to spare per client, waits for the reply by polling the socket: waking a
+    /// thread asleep in epoll costs tens of µs on a VM (36-50 µs here, BENCHMARKS.md), most of
+    /// a loopback round trip. Plain TCP only; never longer than [`SPIN`].
     fn spin_until_readable(&self) {
         use std::os::fd::AsRawFd;
         let Stream::Plain(tcp) = self.conn.get_ref() else { return };
