@@ -2,56 +2,18 @@
 # Runs runner's redis-kv track and redis-benchmark side by side against the same redis-server,
 # for GET and SET at 1, 50 and 1,000 clients, with and without a 16-deep pipeline, and prints
 # runner / redis-benchmark ratios of requests/s, p50 and p99 latency. Each point runs ROUNDS
-# times, alternating which tool goes first; medians are compared.
+# times, alternating which tool goes first; medians are compared (see redis_side_by_side.sh).
 #
 #   cargo build --release && benches/redis_vs_redis_benchmark.sh [SCALE] [ROUNDS]
 #
-# Requests per point are sized for runs of ~2-4 s on a 2-core VM (shorter runs swing by ±30%):
-# 40,000 at one unpipelined client, 400,000 for the other unpipelined points, 2,000,000 with
-# pipelines; SCALE multiplies them. RUNNER_WORKER_THREADS is passed through to runner.
-# Needs redis-server and redis-benchmark (Debian: redis-server, redis-tools) and python3.
+# RUNNER_WORKER_THREADS is passed through to runner. Needs redis-server and redis-benchmark
+# (Debian: redis-server, redis-tools) and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SCALE=${1:-1}
-ROUNDS=${2:-3}
-PORT=${PORT:-6399}
-RUNNER=./target/release/runner
-HOME_DIR=$(mktemp -d)
-redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --maxclients 4096 --daemonize yes --pidfile "$HOME_DIR/redis.pid" >/dev/null
-trap 'kill "$(cat "$HOME_DIR/redis.pid")" 2>/dev/null; rm -rf "$HOME_DIR"' EXIT
-sleep 0.5
-ulimit -n 4096 2>/dev/null || true
-requests_for() { # clients pipeline
-  if [ "$2" -gt 1 ]; then echo $(( 2000000 * SCALE )); elif [ "$1" -eq 1 ]; then echo $(( 40000 * SCALE )); else echo $(( 400000 * SCALE )); fi
-}
-runner_point() { # test clients pipeline operations -> "rps p50 p99"
-  "$RUNNER" race --track redis-kv --backend redis --target-hosts "127.0.0.1:$PORT" --results-dir "$HOME_DIR" \
-    --quiet --include-tasks "$1" --report-format json --track-params "requests=$4,clients=[$2],pipeline=$3" 2>/dev/null |
-    python3 -c 'import json,sys; t=[t for t in json.load(sys.stdin)["race"]["tasks"] if t["task"]==sys.argv[1]][0]["trials"][0]; print(t["requests_per_second"], t["latency_ms"]["p50"], t["latency_ms"]["p99"])' "$1"
-}
-rb_point() { # test clients pipeline requests -> "rps p50 p99"
+SCALE=${1:-1} ROUNDS=${2:-3} PORT=${PORT:-6399}
+source benches/redis_side_by_side.sh
+other_point() { # test clients pipeline requests -> "rps p50 p99"
   redis-benchmark -p "$PORT" -t "$1" -n "$4" -c "$2" -P "$3" -r 100000 -d 3 --csv | tail -1 |
     python3 -c 'import csv,sys; r=next(csv.reader(sys.stdin)); print(r[1], r[4], r[6])'
 }
-printf '%-4s %7s %3s | %10s %10s %6s | %8s %8s %6s | %8s %8s %6s\n' test clients P "runner" "r-b" ratio "run p50" "r-b p50" ratio "run p99" "r-b p99" ratio
-for test in set get; do
-  for c in 1 50 1000; do
-    for p in 1 16; do
-      n=$(requests_for "$c" "$p")
-      rows=()
-      for r in $(seq "$ROUNDS"); do
-        if (( r % 2 )); then a=$(runner_point "$test" "$c" "$p" $(( n / p ))); b=$(rb_point "$test" "$c" "$p" "$n");
-        else b=$(rb_point "$test" "$c" "$p" "$n"); a=$(runner_point "$test" "$c" "$p" $(( n / p ))); fi
-        rows+=("$a $b")
-      done
-      printf '%s\n' "${rows[@]}" | python3 -c '
-import statistics, sys
-test, c, p = sys.argv[1:4]
-rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
-med = [statistics.median(r[i] for r in rows) for i in range(6)]
-q = lambda a, b: a / b if b else float("nan")
-print(f"{test:<4} {c:>7} {p:>3} | {med[0]:>10.0f} {med[3]:>10.0f} {q(med[0], med[3]):>6.2f} | {med[1]:>8.3f} {med[4]:>8.3f} {q(med[1], med[4]):>6.2f} | {med[2]:>8.3f} {med[5]:>8.3f} {q(med[2], med[5]):>6.2f}")
-' "$test" "$c" "$p"
-    done
-  done
-done
+side_by_side r-b

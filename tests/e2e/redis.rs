@@ -36,12 +36,17 @@ pub fn server(extra: &[&str]) -> Option<Server> {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
+    wait_for_port(port);
+    Some(Server { child, port })
+}
+
+/// Waits until something listens on the loopback port (a server just spawned).
+pub fn wait_for_port(port: u16) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "redis-server did not start");
+        assert!(Instant::now() < deadline, "redis-server did not start listening on port {port}");
         std::thread::sleep(Duration::from_millis(20));
     }
-    Some(Server { child, port })
 }
 
 pub fn host(s: &Server) -> String {

@@ -2,11 +2,10 @@
 //! for each test: verified by a CA file, refused without it, relaxed by verify_certs:false,
 //! and client certificates for a server that asks for them.
 
-use crate::redis::free_port;
+use crate::redis::{free_port, wait_for_port};
 use crate::util::*;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 struct TlsServer {
     child: Child,
@@ -56,11 +55,7 @@ fn tls_server(auth_clients: &str) -> Option<TlsServer> {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "redis-server with TLS did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_port(port);
     Some(TlsServer { child, port, certs })
 }
 
