@@ -4,7 +4,8 @@
 //! [`track`] (YAML + templates + schema) → [`plan`] (task graph) → [`driver`] (clients,
 //! schedules, measurement) → [`backend`] (the system under test) → [`metrics`] (HDR
 //! histograms) → [`results`] (the race store) → [`report`] (markdown, csv, json).
-//! [`cli`] only parses arguments and dispatches.
+//! [`cli`] only parses arguments and dispatches; [`serve`] puts the embedded engine behind
+//! the Elasticsearch REST API.
 
 pub mod backend;
 pub mod cli;
@@ -16,5 +17,6 @@ pub mod plan;
 pub mod race;
 pub mod report;
 pub mod results;
+pub mod serve;
 pub mod track;
 pub mod units;

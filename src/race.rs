@@ -2,6 +2,7 @@
 //! store each trial as it ends. The CLI calls this; tests can too.
 
 use crate::backend::embedded::EmbeddedBackend;
+use crate::backend::elasticsearch::ElasticsearchBackend;
 use crate::backend::redis::RedisBackend;
 use crate::backend::{Backend, BackendKind};
 use crate::cli::TrackArgs;
@@ -203,15 +204,27 @@ pub async fn run(track: Arc<Track>, opts: RaceOptions, cancel: CancellationToken
             let backend = RedisBackend::connect_checked(settings).await.map_err(|e| RaceError::Backend(e.message))?;
             run_with(Arc::new(backend), &track, &plan, &opts, cancel).await
         }
+        BackendKind::Elasticsearch => {
+            ensure_open_files(max_clients(&plan))?;
+            let settings = crate::backend::elasticsearch::Settings::new(opts.target_hosts.clone(), opts.client_options.clone()).map_err(RaceError::Unsupported)?;
+            let backend = ElasticsearchBackend::connect_checked(settings).await.map_err(|e| RaceError::Backend(e.message))?;
+            run_with(Arc::new(backend), &track, &plan, &opts, cancel).await
+        }
     }
 }
 
-/// Custom key-value commands a backend cannot run fail here, before anything is measured,
+/// Operations (and custom key-value commands) a backend cannot run fail here, before anything is measured,
 /// not in every trial.
 fn check_supported<B: Backend>(backend: &B, plan: &Plan, opts: &RaceOptions) -> Result<(), RaceError> {
     for step in &plan.steps {
         let (plan::Step::Run { leaves } | plan::Step::Reset { operations: leaves, .. }) = step;
         for leaf in leaves {
+            if let Some(why) = backend.unsupported(&leaf.spec) {
+                return Err(RaceError::Unsupported(format!(
+                    "operation `{}` ({}) of task `{}` cannot run on --backend {}: {why}",
+                    leaf.operation.name, leaf.operation.kind, leaf.task, opts.backend.as_str()
+                )));
+            }
             if let crate::ops::OpSpec::Kv(kv) = &leaf.spec {
                 if kv.custom.is_some() {
                     backend.prepare(&leaf.spec).map_err(|e| {

@@ -1,6 +1,7 @@
 //! The systems under test, one module per backend behind one trait. The driver is generic
 //! over [`Backend`], so the per-operation call is static dispatch with no allocation.
 
+pub mod elasticsearch;
 pub mod embedded;
 mod options;
 pub mod redis;
@@ -20,6 +21,8 @@ pub enum BackendKind {
     Embedded,
     /// A Redis-protocol server (RESP2 over TCP), for key-value operations.
     Redis,
+    /// An Elasticsearch or OpenSearch cluster over its REST API (also `runner serve`).
+    Elasticsearch,
 }
 
 impl BackendKind {
@@ -27,6 +30,7 @@ impl BackendKind {
         match self {
             BackendKind::Embedded => "embedded",
             BackendKind::Redis => "redis",
+            BackendKind::Elasticsearch => "elasticsearch",
         }
     }
 }
@@ -51,10 +55,16 @@ pub enum ErrorKind {
     ErrorReply,
     /// The server's answer could not be understood.
     Protocol,
+    /// The server refused the credentials or the permission (HTTP 401/403).
+    Unauthorized,
+    /// The server asked the client to slow down (HTTP 429).
+    TooManyRequests,
+    /// The server failed with an HTTP 5xx status.
+    ServerError,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 8] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::NotFound,
         ErrorKind::BadRequest,
         ErrorKind::ItemFailures,
@@ -63,6 +73,9 @@ impl ErrorKind {
         ErrorKind::Internal,
         ErrorKind::ErrorReply,
         ErrorKind::Protocol,
+        ErrorKind::Unauthorized,
+        ErrorKind::TooManyRequests,
+        ErrorKind::ServerError,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -80,7 +93,23 @@ impl ErrorKind {
             ErrorKind::Internal => "internal",
             ErrorKind::ErrorReply => "error-reply",
             ErrorKind::Protocol => "protocol",
+            ErrorKind::Unauthorized => "unauthorized",
+            ErrorKind::TooManyRequests => "too-many-requests",
+            ErrorKind::ServerError => "server-error",
         }
+    }
+}
+
+/// The error kind of an HTTP status, or None for success (1xx-3xx).
+pub fn status_error(status: u16) -> Option<ErrorKind> {
+    match status {
+        0..=399 => None,
+        401 | 403 => Some(ErrorKind::Unauthorized),
+        404 => Some(ErrorKind::NotFound),
+        408 => Some(ErrorKind::Timeout),
+        429 => Some(ErrorKind::TooManyRequests),
+        400..=499 => Some(ErrorKind::BadRequest),
+        _ => Some(ErrorKind::ServerError),
     }
 }
 
@@ -140,6 +169,13 @@ pub trait Backend: Send + Sync + 'static {
     fn connect(&self) -> impl Future<Output = Result<Self::Client, OpError>> + Send;
 
     fn prepare(&self, op: &OpSpec) -> Result<Self::Prepared, OpError>;
+
+    /// Why this backend can never run `op`, checked for every task before the race starts
+    /// so that a track meant for another backend fails at once, not in every trial.
+    fn unsupported(&self, op: &OpSpec) -> Option<String> {
+        let _ = op;
+        None
+    }
 }
 
 /// One client's connection (or handle) to the backend; each driver client owns one.
@@ -151,4 +187,10 @@ pub trait BackendClient: Send + 'static {
         op: &Self::Prepared,
         payload: &Payload<'_>,
     ) -> impl Future<Output = Result<Outcome, OpError>> + Send;
+
+    /// Why items of the last bulk request failed, if the backend knows; asked only after an
+    /// outcome with `failed_items`, so the reason costs nothing on the success path.
+    fn item_failure_reason(&mut self) -> Option<String> {
+        None
+    }
 }

@@ -65,6 +65,9 @@ pub enum Command {
         #[command(flatten)]
         report: ReportArgs,
     },
+    /// Serve the embedded engine over the Elasticsearch REST API subset (for
+    /// `--backend elasticsearch`, curl or other tools), until Ctrl-C.
+    Serve(ServeArgs),
     /// Load and check a track (name of a built-in track, or a path), then print what it holds.
     Validate {
         /// Built-in track name, track directory or track file.
@@ -135,8 +138,9 @@ pub struct RaceArgs {
     #[arg(long, value_delimiter = ',', value_name = "HOSTS")]
     pub target_hosts: Vec<String>,
     /// Client settings of a network backend: `key:value,...` (redis: tls, verify_certs,
-    /// tls_ca_file, tls_cert_file, tls_key_file, tls_server_name, timeout). Credentials go in
-    /// environment variables, not here.
+    /// tls_ca_file, tls_cert_file, tls_key_file, tls_server_name, timeout, busy_poll;
+    /// elasticsearch: verify_certs, tls_ca_file, tls_cert_file, tls_key_file, timeout,
+    /// compression). Credentials go in environment variables, not here.
     #[arg(long, value_name = "OPTIONS", default_value = "")]
     pub client_options: String,
     #[arg(long, value_enum, default_value = "continue")]
@@ -149,6 +153,19 @@ pub struct RaceArgs {
     pub user_tags: Vec<String>,
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to bind; loopback by default, as the server has no authentication.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// Port to listen on (0 picks a free one and prints it).
+    #[arg(long, default_value_t = 9200)]
+    pub port: u16,
+    /// Answer _search and _bulk at once without doing any work, to measure a client alone.
+    #[arg(long)]
+    pub stub: bool,
 }
 
 #[derive(Debug, Args)]

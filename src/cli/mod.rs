@@ -51,6 +51,30 @@ pub fn main() -> ExitCode {
     }
 }
 
+fn serve_command(args: ServeArgs) -> Result<u8, CliError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Usage(format!("cannot start the async runtime: {e}")))?;
+    let opts = crate::serve::ServeOptions { addr: std::net::SocketAddr::new(args.host, args.port), stub: args.stub };
+    let cancel = CancellationToken::new();
+    let result = runtime.block_on(async {
+        let on_signal = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_signal.cancel();
+            }
+        });
+        crate::serve::serve(opts.clone(), cancel.clone(), |addr| {
+            let mode = if opts.stub { " (stub: _search and _bulk answered without work)" } else { "" };
+            eprintln!("runner serve: listening on http://{addr}{mode}");
+        })
+        .await
+    });
+    result.map_err(|e| CliError::Usage(format!("runner serve cannot listen on {}: {e}", opts.addr)))?;
+    Ok(0)
+}
+
 fn home(cli: &Cli) -> PathBuf {
     cli.results_dir.clone().unwrap_or_else(RaceStore::default_home)
 }
@@ -60,6 +84,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
     let home = home(&cli);
     match cli.command {
         Command::Race(args) => race_command(args, &home),
+        Command::Serve(args) => serve_command(args),
         Command::Plan(args) => {
             let (track, _) = load_track(&args.track)?;
             let plan = race::plan_for(&track, &args.track)?;

@@ -104,6 +104,11 @@ impl<C: BackendClient> ClientRun<C> {
                 self.recorder.record_warmup(&result);
             } else {
                 self.recorder.record(intended.unwrap_or(start), start, end, &result);
+                if matches!(&result, Ok(o) if o.failed_items > 0) && self.recorder.wants_item_failure_reason() {
+                    if let Some(reason) = self.client.item_failure_reason() {
+                        self.recorder.set_item_failure_reason(reason);
+                    }
+                }
             }
             if shared.abort_on_error {
                 match &result {

@@ -55,10 +55,12 @@ impl Counts {
         self.errors[kind.index()] += n;
         let slot = &mut self.first_error[kind.index()];
         if slot.is_none() {
-            *slot = Some(message.unwrap_or("some items of a bulk request failed").to_string());
+            *slot = Some(message.unwrap_or(GENERIC_ITEM_FAILURE).to_string());
         }
     }
 }
+
+const GENERIC_ITEM_FAILURE: &str = "some items of a bulk request failed";
 
 pub struct Recorder {
     /// Time zero of the trial: per-second buckets count from here.
@@ -183,6 +185,16 @@ impl Recorder {
             }
             Err(e) => self.counts.count_error(e.kind, 1, Some(&e.message)),
         }
+    }
+
+    /// Whether an item-failure reason is still wanted (the first one is kept).
+    pub fn wants_item_failure_reason(&self) -> bool {
+        self.counts.errors[ErrorKind::ItemFailures.index()] > 0 && self.counts.first_error[ErrorKind::ItemFailures.index()].as_deref().is_none_or(|m| m == GENERIC_ITEM_FAILURE)
+    }
+
+    #[cold]
+    pub fn set_item_failure_reason(&mut self, reason: String) {
+        self.counts.first_error[ErrorKind::ItemFailures.index()] = Some(reason);
     }
 
     /// Counts a warmup operation: not measured, but its work is accounted for.

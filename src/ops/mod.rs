@@ -4,11 +4,13 @@
 mod admin;
 mod bulk;
 mod kv;
+mod rest;
 mod search;
 
 pub use admin::IndexSpec;
 pub use bulk::BulkSpec;
 pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec};
+pub use rest::{ClusterHealthSpec, HealthStatus, RawRequestSpec};
 pub use search::SearchSpec;
 
 use crate::track::DocumentFile;
@@ -17,7 +19,24 @@ use std::time::Duration;
 
 /// Every operation type the runner implements, as written in tracks.
 pub const OPERATION_TYPES: &[&str] =
-    &["create-index", "delete-index", "refresh", "bulk", "search", "get", "put", "delete", "incr", "kv-mix", "command", "sleep"];
+&[
+    "create-index",
+    "delete-index",
+    "refresh",
+    "force-merge",
+    "cluster-health",
+    "bulk",
+    "search",
+    "get",
+    "index-document",
+    "raw-request",
+    "put",
+    "delete",
+    "incr",
+    "kv-mix",
+    "command",
+    "sleep",
+];
 
 /// A typed, validated operation.
 #[derive(Debug, Clone)]
@@ -25,10 +44,17 @@ pub enum OpSpec {
     CreateIndex(Vec<IndexSpec>),
     DeleteIndex(Vec<String>),
     Refresh(Vec<String>),
+    /// Merge each index down to `max_num_segments` segments (default: the backend's choice).
+    ForceMerge { indices: Vec<String>, max_num_segments: Option<u64> },
+    ClusterHealth(ClusterHealthSpec),
     Bulk(BulkSpec),
     Search(SearchSpec),
     /// Fetch one document by id.
     GetDocument { index: String, id: String },
+    /// Index one document (with `id`: create or replace that document).
+    IndexDocument { index: String, id: Option<String>, body: Value },
+    /// Any REST request, for what no other operation covers.
+    RawRequest(RawRequestSpec),
     Kv(KvSpec),
     Sleep(Duration),
 }
@@ -44,8 +70,37 @@ impl OpSpec {
 
     /// Admin operations run once per trial by default.
     pub fn is_admin(&self) -> bool {
-        matches!(self, OpSpec::CreateIndex(_) | OpSpec::DeleteIndex(_) | OpSpec::Refresh(_))
+        matches!(
+            self,
+            OpSpec::CreateIndex(_) | OpSpec::DeleteIndex(_) | OpSpec::Refresh(_) | OpSpec::ForceMerge { .. } | OpSpec::ClusterHealth(_)
+        )
     }
+}
+
+/// URL parameters as a query string (`a=1&b=x%20y`), empty when there are none.
+pub fn query_string(params: &[(String, String)]) -> String {
+    let mut out = String::new();
+    for (k, v) in params {
+        if !out.is_empty() {
+            out.push('&');
+        }
+        out.push_str(&percent_encode(k));
+        out.push('=');
+        out.push_str(&percent_encode(v));
+    }
+    out
+}
+
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~*,".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// What an operation may refer to in its track.
@@ -72,7 +127,7 @@ pub fn sweepable_params(kind: &str) -> &'static [&'static str] {
     match kind {
         "bulk" => &["bulk-size", "flush-bytes"],
         "get" | "put" | "delete" | "incr" | "kv-mix" | "command" => &["keyspace", "key-size", "value-size", "pipeline", "transaction", "zipf-exponent"],
-        "search" => &["size"],
+        "search" => &["size", "request-params"],
         "sleep" => &["duration"],
         _ => &[],
     }
@@ -84,6 +139,16 @@ pub fn parse(kind: &str, params: &Map<String, Value>, ctx: &TrackContext) -> Res
         "create-index" => OpSpec::CreateIndex(admin::indices_to_create(&p, ctx)?),
         "delete-index" => OpSpec::DeleteIndex(admin::index_names(&p, ctx)?),
         "refresh" => OpSpec::Refresh(admin::index_names(&p, ctx)?),
+        "force-merge" => {
+            let (indices, max_num_segments) = rest::force_merge(&p, ctx)?;
+            OpSpec::ForceMerge { indices, max_num_segments }
+        }
+        "cluster-health" => OpSpec::ClusterHealth(rest::cluster_health(&p)?),
+        "index-document" => {
+            let (index, id, body) = rest::index_document(&p, ctx)?;
+            OpSpec::IndexDocument { index, id, body }
+        }
+        "raw-request" => OpSpec::RawRequest(rest::raw_request(&p)?),
         "bulk" => OpSpec::Bulk(bulk::parse(&p, ctx)?),
         "search" => OpSpec::Search(search::parse(&p, ctx)?),
         "get" if params.contains_key("id") => {
@@ -171,6 +236,13 @@ impl<'a> Params<'a> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn query_strings_are_percent_encoded() {
+        let params = vec![("q".to_string(), "a b&c".to_string()), ("size".to_string(), "10".to_string())];
+        assert_eq!(super::query_string(&params), "q=a%20b%26c&size=10");
+        assert_eq!(super::query_string(&[]), "");
+    }
+
     #[test]
     fn the_schema_lists_every_operation_type() {
         let schema: serde_json::Value = serde_json::from_str(include_str!("../../schemas/track.schema.json")).unwrap();

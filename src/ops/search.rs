@@ -8,6 +8,8 @@ pub struct SearchSpec {
     pub index: String,
     /// The request body (`query`, `size`, ...), passed to the backend as written.
     pub body: Value,
+    /// URL parameters of the request (`request_cache`, `preference`, ...).
+    pub request_params: Vec<(String, String)>,
 }
 
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<SearchSpec, ParamError> {
@@ -23,5 +25,5 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<SearchSpec, ParamError> {
         }
         body["size"] = size.clone();
     }
-    Ok(SearchSpec { index, body })
+    Ok(SearchSpec { index, body, request_params: super::rest::request_params(p)? })
 }

@@ -15,6 +15,17 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 /// Indexing memory for all writer threads together; tantivy needs at least 15 MB a thread.
 const WRITER_BUDGET_PER_THREAD: usize = 64 * 1024 * 1024;
 
+pub struct IndexedAs {
+    pub id: String,
+}
+
+/// One search hit, as the REST API returns it.
+pub struct Hit {
+    pub score: f32,
+    pub id: String,
+    pub source: Vec<u8>,
+}
+
 pub struct EmbeddedIndex {
     pub name: String,
     pub mapping: Mapping,
@@ -61,6 +72,71 @@ impl EmbeddedIndex {
             }
         }
         Ok(outcome)
+    }
+
+    /// Indexes one document under `id` (replacing a document with that id) or under the next
+    /// generated id; returns the id, or why the document does not fit the mapping.
+    pub fn index_one(&self, id: Option<&str>, source: &str) -> Result<IndexedAs, OpError> {
+        let mut id_buf = [0u8; 20];
+        let (id, replaced) = match id {
+            Some(id) => (id.to_string(), true),
+            None => (crate::units::decimal(&mut id_buf, self.next_id.fetch_add(1, Ordering::Relaxed)).to_string(), false),
+        };
+        let doc = self.mapping.document(source, &id).map_err(|m| OpError::new(ErrorKind::BadRequest, m))?;
+        let writer = self.writer.read().unwrap_or_else(|p| p.into_inner());
+        if replaced {
+            writer.delete_term(Term::from_field_text(self.mapping.id, &id));
+        }
+        writer.add_document(doc).map_err(internal)?;
+        Ok(IndexedAs { id })
+    }
+
+    /// Deletes the document with this id (visible after the next refresh).
+    pub fn delete(&self, id: &str) {
+        let writer = self.writer.read().unwrap_or_else(|p| p.into_inner());
+        writer.delete_term(Term::from_field_text(self.mapping.id, id));
+    }
+
+    /// Commits, then merges the searchable segments down to at most `max_segments` (the
+    /// smallest ones first), as Elasticsearch's _forcemerge does.
+    pub fn force_merge(&self, max_segments: u64) -> Result<(), OpError> {
+        self.refresh()?;
+        let mut segments = self.index.searchable_segment_metas().map_err(internal)?;
+        let keep = max_segments.max(1) as usize;
+        if segments.len() > keep {
+            segments.sort_by_key(|m| m.num_docs());
+            let merge: Vec<_> = segments[..=segments.len() - keep].iter().map(|m| m.id()).collect();
+            let mut writer = self.writer.write().unwrap_or_else(|p| p.into_inner());
+            writer.merge(&merge).wait().map_err(internal)?;
+            writer.commit().map_err(internal)?;
+        }
+        self.reader.reload().map_err(internal)
+    }
+
+    /// The top `size` hits of a query with their ids, scores and sources, and the total.
+    pub fn search_hits(&self, query: &dyn Query, size: usize) -> Result<(u64, Vec<Hit>), OpError> {
+        let searcher = self.reader.searcher();
+        let (count, top) = searcher.search(query, &(Count, TopDocs::with_limit(size.max(1)).order_by_score())).map_err(internal)?;
+        let mut hits = Vec::with_capacity(size.min(top.len()));
+        for (score, addr) in top.into_iter().take(size) {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
+            hits.push(Hit {
+                score,
+                id: doc.get_first(self.mapping.id).and_then(|v| v.as_str()).unwrap_or_default().to_string(),
+                source: doc.get_first(self.mapping.source).and_then(|v| v.as_bytes()).unwrap_or(b"{}").to_vec(),
+            });
+        }
+        Ok((count as u64, hits))
+    }
+
+    /// The stored source of a document, if the id is searchable.
+    pub fn source_of(&self, id: &str) -> Result<Option<Vec<u8>>, OpError> {
+        let searcher = self.reader.searcher();
+        let query = tantivy::query::TermQuery::new(Term::from_field_text(self.mapping.id, id), tantivy::schema::IndexRecordOption::Basic);
+        let top = searcher.search(&query, &TopDocs::with_limit(1).order_by_score()).map_err(internal)?;
+        let Some((_, addr)) = top.first() else { return Ok(None) };
+        let doc: TantivyDocument = searcher.doc(*addr).map_err(internal)?;
+        Ok(Some(doc.get_first(self.mapping.source).and_then(|v| v.as_bytes()).unwrap_or(b"{}").to_vec()))
     }
 
     /// Makes everything indexed so far searchable (commit + reader reload).

@@ -6,10 +6,12 @@ mod index;
 mod kv;
 mod mapping;
 mod query;
+mod rest;
 
 pub use index::EmbeddedIndex;
 pub use command::StoreCommand;
 pub use kv::KvStore;
+pub use rest::{RestRequest, RestResponse, COMPATIBLE_VERSION};
 
 use super::{Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload};
 use crate::ops::{IndexSpec, KvCommand, OpSpec};
@@ -34,6 +36,11 @@ pub enum Prepared {
     CreateIndex(Vec<IndexSpec>),
     DeleteIndex(Vec<String>),
     Refresh(Vec<String>),
+    ForceMerge { indices: Vec<String>, max_num_segments: u64 },
+    /// One node, always green: only a missing index makes health fail.
+    ClusterHealth(Option<String>),
+    IndexDocument { index: Arc<EmbeddedIndex>, id: Option<String>, source: String },
+    RawRequest { method: String, path: String, query: String, body: Vec<u8> },
     Bulk(Arc<EmbeddedIndex>),
     Search { index: Arc<EmbeddedIndex>, query: Box<dyn Query>, size: usize },
     GetDocument { index: Arc<EmbeddedIndex>, id: String },
@@ -80,6 +87,20 @@ impl Backend for EmbeddedBackend {
             OpSpec::CreateIndex(specs) => Prepared::CreateIndex(specs.clone()),
             OpSpec::DeleteIndex(names) => Prepared::DeleteIndex(names.clone()),
             OpSpec::Refresh(names) => Prepared::Refresh(names.clone()),
+            OpSpec::ForceMerge { indices, max_num_segments } => {
+                Prepared::ForceMerge { indices: indices.clone(), max_num_segments: max_num_segments.unwrap_or(1) }
+            }
+            OpSpec::ClusterHealth(spec) => Prepared::ClusterHealth(spec.index.clone()),
+            OpSpec::IndexDocument { index, id, body } => match self.index_or_fail(index) {
+                Ok(index) => Prepared::IndexDocument { index, id: id.clone(), source: body.to_string() },
+                Err(fails) => fails,
+            },
+            OpSpec::RawRequest(spec) => Prepared::RawRequest {
+                method: spec.method.clone(),
+                path: spec.path.clone(),
+                query: crate::ops::query_string(&spec.request_params),
+                body: spec.body.as_ref().map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+            },
             OpSpec::Bulk(spec) => match self.index_or_fail(&spec.index) {
                 Ok(index) => Prepared::Bulk(index),
                 Err(fails) => fails,
@@ -184,6 +205,19 @@ impl BackendClient for EmbeddedClient {
                 Ok(Outcome { units: 1, ..Outcome::default() })
             }
             Prepared::Refresh(names) => tokio::task::block_in_place(|| self.with_indices(names, EmbeddedIndex::refresh)),
+            Prepared::ForceMerge { indices, max_num_segments } => {
+                tokio::task::block_in_place(|| self.with_indices(indices, |i| i.force_merge(*max_num_segments)))
+            }
+            Prepared::ClusterHealth(index) => self.with_indices(index.as_slice(), |_| Ok(())),
+            Prepared::IndexDocument { index, id, source } => index.index_one(id.as_deref(), source).map(|_| Outcome { units: 1, ..Outcome::default() }),
+            Prepared::RawRequest { method, path, query, body } => {
+                let backend = EmbeddedBackend { state: self.state.clone() };
+                let response = tokio::task::block_in_place(|| backend.rest(&RestRequest { method, path, query, body }));
+                match crate::backend::status_error(response.status) {
+                    None => Ok(Outcome { units: 1, ..Outcome::default() }),
+                    Some(kind) => Err(OpError::new(kind, format!("{method} {path}: {}", String::from_utf8_lossy(&response.body)))),
+                }
+            }
             Prepared::Fails(e) => Err(e.clone()),
             Prepared::Nothing => Ok(Outcome { units: 1, ..Outcome::default() }),
         }

@@ -144,6 +144,13 @@ impl Backend for RedisBackend {
         RedisClient::open(&self.settings, &host).await
     }
 
+    fn unsupported(&self, op: &OpSpec) -> Option<String> {
+        match op {
+            OpSpec::Kv(_) | OpSpec::Sleep(_) => None,
+            _ => Some("the redis backend runs key-value operations (get, put, delete, incr, kv-mix, command); document and search work needs --backend embedded or elasticsearch".into()),
+        }
+    }
+
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
         Ok(match op {
             OpSpec::Kv(spec) => Prepared::Kv { transaction: spec.transaction.is_some(), custom: spec.custom.clone() },

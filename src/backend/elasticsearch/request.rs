@@ -1,0 +1,184 @@
+//! Operations as HTTP calls, built once per task: method, URL per host, body, and what the
+//! response must show for the call to count as a success.
+
+use crate::ops::{query_string, HealthStatus, OpSpec};
+use bytes::Bytes;
+use reqwest::{Method, Url};
+use std::time::Duration;
+
+/// Admin calls that legitimately take long (force-merge, waiting for health) get this
+/// timeout instead of the per-request one, as Rally's admin operations do.
+pub const ADMIN_TIMEOUT: Duration = Duration::from_secs(2 * 60 * 60);
+
+/// What decides a call's outcome beyond its HTTP status.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Expect {
+    /// Any 2xx/3xx.
+    Status,
+    /// A search: count `hits.total`.
+    Search,
+    /// A bulk request: item failures inside a 200 are errors.
+    Bulk,
+    /// Cluster health at least this colour.
+    Health(Option<HealthStatus>),
+}
+
+#[derive(Debug, Clone)]
+pub struct HttpCall {
+    pub method: Method,
+    /// The same request on each host, in host order.
+    pub urls: Vec<Url>,
+    /// Fixed body; bulk calls take theirs from each call's documents.
+    pub body: Option<Bytes>,
+    pub content_type: &'static str,
+    pub timeout: Option<Duration>,
+    pub expect: Expect,
+    /// `GET /index/_doc/1`, for messages.
+    pub label: String,
+}
+
+/// A comma-joined list of index names as one path segment, escaped.
+fn indices_segment(names: &[String]) -> String {
+    names.iter().map(|n| escape_segment(n)).collect::<Vec<_>>().join(",")
+}
+
+/// Escapes what would change a path segment's meaning (`/`, `?`, `#`, `%`, spaces).
+pub fn escape_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~*,+:@".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+pub struct CallBuilder<'a> {
+    pub hosts: &'a [Url],
+}
+
+impl CallBuilder<'_> {
+    fn call(&self, method: Method, path: String, params: &[(String, String)], body: Option<Bytes>, expect: Expect) -> Result<HttpCall, String> {
+        let query = query_string(params);
+        let path_and_query = if query.is_empty() { path.clone() } else { format!("{path}?{query}") };
+        let urls = self
+            .hosts
+            .iter()
+            .map(|h| h.join(path_and_query.trim_start_matches('/')).map_err(|e| format!("cannot build a URL for {path}: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let content_type = if expect == Expect::Bulk { "application/x-ndjson" } else { "application/json" };
+        Ok(HttpCall { label: format!("{method} {path}"), method, urls, body, content_type, timeout: None, expect })
+    }
+
+    fn json(v: &serde_json::Value) -> Option<Bytes> {
+        Some(Bytes::from(v.to_string()))
+    }
+
+    /// The calls of one operation, run in order (create-index over two indices is two PUTs).
+    /// None for operations this backend has no REST call for (key-value work).
+    pub fn build(&self, op: &OpSpec) -> Result<Option<Vec<HttpCall>>, String> {
+        let none: &[(String, String)] = &[];
+        let calls = match op {
+            OpSpec::CreateIndex(specs) => specs
+                .iter()
+                .map(|s| self.call(Method::PUT, format!("/{}", escape_segment(&s.name)), none, Self::json(&s.body), Expect::Status))
+                .collect::<Result<Vec<_>, _>>()?,
+            OpSpec::DeleteIndex(names) => {
+                let lenient = [("ignore_unavailable".to_string(), "true".to_string())];
+                vec![self.call(Method::DELETE, format!("/{}", indices_segment(names)), &lenient, None, Expect::Status)?]
+            }
+            OpSpec::Refresh(names) => vec![self.call(Method::POST, format!("/{}/_refresh", indices_segment(names)), none, None, Expect::Status)?],
+            OpSpec::ForceMerge { indices, max_num_segments } => {
+                let params: Vec<(String, String)> = max_num_segments.iter().map(|n| ("max_num_segments".to_string(), n.to_string())).collect();
+                let mut call = self.call(Method::POST, format!("/{}/_forcemerge", indices_segment(indices)), &params, None, Expect::Status)?;
+                call.timeout = Some(ADMIN_TIMEOUT);
+                vec![call]
+            }
+            OpSpec::ClusterHealth(spec) => {
+                let path = match &spec.index {
+                    Some(i) => format!("/_cluster/health/{}", escape_segment(i)),
+                    None => "/_cluster/health".to_string(),
+                };
+                let mut params = spec.request_params.clone();
+                if let Some(status) = spec.wait_for_status {
+                    if !params.iter().any(|(k, _)| k == "wait_for_status") {
+                        params.push(("wait_for_status".into(), status.as_str().into()));
+                    }
+                }
+                let mut call = self.call(Method::GET, path, &params, None, Expect::Health(spec.wait_for_status))?;
+                call.timeout = Some(ADMIN_TIMEOUT);
+                vec![call]
+            }
+            OpSpec::Bulk(spec) => vec![self.call(Method::POST, format!("/{}/_bulk", escape_segment(&spec.index)), none, None, Expect::Bulk)?],
+            OpSpec::Search(spec) => {
+                vec![self.call(Method::POST, format!("/{}/_search", escape_segment(&spec.index)), &spec.request_params, Self::json(&spec.body), Expect::Search)?]
+            }
+            OpSpec::GetDocument { index, id } => {
+                vec![self.call(Method::GET, format!("/{}/_doc/{}", escape_segment(index), escape_segment(id)), none, None, Expect::Status)?]
+            }
+            OpSpec::IndexDocument { index, id, body } => {
+                let (method, path) = match id {
+                    Some(id) => (Method::PUT, format!("/{}/_doc/{}", escape_segment(index), escape_segment(id))),
+                    None => (Method::POST, format!("/{}/_doc", escape_segment(index))),
+                };
+                vec![self.call(method, path, none, Self::json(body), Expect::Status)?]
+            }
+            OpSpec::RawRequest(spec) => {
+                let method = Method::from_bytes(spec.method.as_bytes()).map_err(|e| e.to_string())?;
+                vec![self.call(method, spec.path.clone(), &spec.request_params, spec.body.as_ref().and_then(Self::json), Expect::Status)?]
+            }
+            OpSpec::Sleep(_) => Vec::new(),
+            OpSpec::Kv(_) => return Ok(None),
+        };
+        Ok(Some(calls))
+    }
+}
+
+/// Appends NDJSON documents to `out` as bulk `index` actions (the index is in the URL).
+pub fn bulk_body(out: &mut Vec<u8>, documents: &str) {
+    const ACTION: &[u8] = b"{\"index\":{}}\n";
+    for line in documents.split('\n') {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.extend_from_slice(ACTION);
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::{ClusterHealthSpec, SearchSpec};
+
+    #[test]
+    fn builds_urls_per_host_with_escaped_segments_and_params() {
+        let hosts = vec![Url::parse("http://a:9200/").unwrap(), Url::parse("https://b:9201/prefix/").unwrap()];
+        let b = CallBuilder { hosts: &hosts };
+        let search = OpSpec::Search(SearchSpec {
+            index: "geo names".into(),
+            body: serde_json::json!({"query": {"match_all": {}}}),
+            request_params: vec![("request_cache".into(), "false".into())],
+        });
+        let calls = b.build(&search).unwrap().unwrap();
+        assert_eq!(calls[0].urls[0].as_str(), "http://a:9200/geo%20names/_search?request_cache=false");
+        assert_eq!(calls[0].urls[1].as_str(), "https://b:9201/prefix/geo%20names/_search?request_cache=false");
+        assert_eq!(calls[0].expect, Expect::Search);
+        let health = OpSpec::ClusterHealth(ClusterHealthSpec { index: None, wait_for_status: Some(HealthStatus::Green), request_params: vec![] });
+        let calls = b.build(&health).unwrap().unwrap();
+        assert_eq!(calls[0].urls[0].as_str(), "http://a:9200/_cluster/health?wait_for_status=green");
+        let delete = OpSpec::DeleteIndex(vec!["a".into(), "b".into()]);
+        assert_eq!(b.build(&delete).unwrap().unwrap()[0].urls[0].as_str(), "http://a:9200/a,b?ignore_unavailable=true");
+    }
+
+    #[test]
+    fn bulk_bodies_pair_each_document_with_an_action() {
+        let mut out = Vec::new();
+        bulk_body(&mut out, "{\"a\":1}\n\n{\"a\":2}\r\n");
+        assert_eq!(String::from_utf8(out).unwrap(), "{\"index\":{}}\n{\"a\":1}\n{\"index\":{}}\n{\"a\":2}\n");
+    }
+}

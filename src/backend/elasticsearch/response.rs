@@ -1,0 +1,132 @@
+//! Reading Elasticsearch responses no further than the metrics need: the total hits of a
+//! search, whether a bulk request had item failures (and only then which), and the
+//! `type: reason` of an error body.
+
+use serde_json::Value;
+
+/// `hits.total` of a search response: `{"value": N, ...}` (7.x+) or a bare number (6.x).
+/// Scans for the first `"total":` after `"hits":` instead of parsing the whole body, which
+/// would cost more than the client's share of a small search.
+pub fn search_hits(body: &[u8]) -> Option<u64> {
+    let hits = find(body, b"\"hits\"")?;
+    let rest = &body[hits..];
+    let total = find(rest, b"\"total\"")?;
+    let mut rest = skip_ws_colon(&rest[total + 7..]);
+    if rest.first() == Some(&b'{') {
+        let value = find(rest, b"\"value\"")?;
+        rest = skip_ws_colon(&rest[value + 7..]);
+    }
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
+}
+
+/// The `errors` flag of a bulk response, which Elasticsearch writes before `items`.
+pub fn bulk_has_errors(body: &[u8]) -> Option<bool> {
+    let at = find(body, b"\"errors\"")?;
+    let rest = skip_ws_colon(&body[at + 8..]);
+    if rest.starts_with(b"false") {
+        Some(false)
+    } else if rest.starts_with(b"true") {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// Failed items of a bulk response with errors, and the first failure's reason.
+pub struct ItemFailures {
+    pub failed: u64,
+    pub first_reason: Option<String>,
+}
+
+pub fn bulk_item_failures(body: &[u8]) -> Option<ItemFailures> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let items = v.get("items")?.as_array()?;
+    let mut out = ItemFailures { failed: 0, first_reason: None };
+    for item in items {
+        let Some(result) = item.as_object().and_then(|o| o.values().next()) else { continue };
+        let status = result.get("status").and_then(Value::as_u64).unwrap_or(0);
+        if status >= 300 || result.get("error").is_some() {
+            out.failed += 1;
+            if out.first_reason.is_none() {
+                out.first_reason = Some(format!("status {status}: {}", error_text(result.get("error").unwrap_or(&Value::Null))));
+            }
+        }
+    }
+    Some(out)
+}
+
+/// `type: reason` of an Elasticsearch error body, or the start of the body as text.
+pub fn error_summary(body: &[u8]) -> String {
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        if let Some(e) = v.get("error") {
+            return error_text(e);
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return "(empty body)".into();
+    }
+    text.chars().take(200).collect()
+}
+
+fn error_text(e: &Value) -> String {
+    match e {
+        Value::Object(o) => {
+            let kind = o.get("type").and_then(Value::as_str).unwrap_or("error");
+            let reason = o.get("reason").and_then(Value::as_str).unwrap_or("");
+            // Elasticsearch nests the useful reason of search failures in `caused_by`.
+            match o.get("caused_by").and_then(|c| c.get("reason")).and_then(Value::as_str) {
+                Some(cause) if reason.is_empty() || !reason.contains(cause) => format!("{kind}: {reason} (caused by: {cause})"),
+                _ => format!("{kind}: {reason}"),
+            }
+        }
+        Value::String(s) => s.clone(),
+        Value::Null => "no reason given".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Where `needle` starts in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn skip_ws_colon(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|b| b.is_ascii_whitespace() || **b == b':').count();
+    &s[n..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_hit_totals_of_both_shapes() {
+        assert_eq!(search_hits(br#"{"took":1,"hits":{"total":{"value":42,"relation":"eq"},"hits":[]}}"#), Some(42));
+        assert_eq!(search_hits(br#"{"took":1,"hits":{"total" : 7,"max_score":1.0}}"#), Some(7));
+        // A field named total inside _shards must not be taken for the hits.
+        assert_eq!(search_hits(br#"{"_shards":{"total":5},"hits":{"total":{"value":3}}}"#), Some(3));
+        assert_eq!(search_hits(b"garbage"), None);
+    }
+
+    #[test]
+    fn reads_bulk_errors_and_item_reasons() {
+        assert_eq!(bulk_has_errors(br#"{"took":3,"errors":false,"items":[]}"#), Some(false));
+        let body = br#"{"took":3,"errors":true,"items":[{"index":{"status":201}},{"create":{"status":409,"error":{"type":"version_conflict_engine_exception","reason":"exists"}}},{"index":{"status":429,"error":{"type":"es_rejected_execution_exception","reason":"queue full"}}}]}"#;
+        assert_eq!(bulk_has_errors(body), Some(true));
+        let f = bulk_item_failures(body).unwrap();
+        assert_eq!(f.failed, 2);
+        assert_eq!(f.first_reason.unwrap(), "status 409: version_conflict_engine_exception: exists");
+        assert_eq!(bulk_has_errors(b"<html>"), None);
+    }
+
+    #[test]
+    fn summarises_error_bodies() {
+        let body = br#"{"error":{"root_cause":[],"type":"search_phase_execution_exception","reason":"all shards failed","caused_by":{"type":"x","reason":"bad field"}},"status":400}"#;
+        assert_eq!(error_summary(body), "search_phase_execution_exception: all shards failed (caused by: bad field)");
+        assert_eq!(error_summary(b"Bad Gateway"), "Bad Gateway");
+        assert_eq!(error_summary(b""), "(empty body)");
+    }
+}

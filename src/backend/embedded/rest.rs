@@ -1,0 +1,397 @@
+//! The Elasticsearch REST API subset over the embedded engine: a request (method, path,
+//! query string, body) in, a status and an Elasticsearch-shaped JSON body out. `runner serve`
+//! puts it behind HTTP; the embedded backend's `raw-request` calls it in-process.
+//!
+//! Differences from Elasticsearch, on purpose: no dynamic mapping (bulk items for an index
+//! that does not exist fail with `index_not_found_exception`), one shard, health always green.
+
+use super::{EmbeddedBackend, EmbeddedIndex};
+use crate::backend::{ErrorKind, OpError};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The version `GET /` reports: clients check the major version to pick their API dialect.
+pub const COMPATIBLE_VERSION: &str = "8.15.0";
+
+pub struct RestRequest<'a> {
+    pub method: &'a str,
+    /// The path without the query string, e.g. `/geonames/_search`.
+    pub path: &'a str,
+    /// The raw query string (`a=1&b=2`), possibly empty.
+    pub query: &'a str,
+    pub body: &'a [u8],
+}
+
+pub struct RestResponse {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+impl RestResponse {
+    fn json(status: u16, v: &Value) -> RestResponse {
+        RestResponse { status, body: serde_json::to_vec(v).unwrap_or_default() }
+    }
+
+    fn error(status: u16, kind: &str, reason: &str) -> RestResponse {
+        let cause = json!({ "type": kind, "reason": reason });
+        RestResponse::json(status, &json!({ "error": { "root_cause": [cause.clone()], "type": kind, "reason": reason }, "status": status }))
+    }
+
+    fn from_op_error(e: &OpError) -> RestResponse {
+        match e.kind {
+            ErrorKind::NotFound => RestResponse::error(404, "index_not_found_exception", &e.message),
+            ErrorKind::BadRequest => RestResponse::error(400, "illegal_argument_exception", &e.message),
+            _ => RestResponse::error(500, "exception", &e.message),
+        }
+    }
+}
+
+fn param<'q>(query: &'q str, name: &str) -> Option<&'q str> {
+    query.split('&').filter_map(|kv| kv.split_once('=').or(Some((kv, "")))).find(|(k, _)| *k == name).map(|(_, v)| v)
+}
+
+fn not_found(name: &str) -> RestResponse {
+    RestResponse::error(404, "index_not_found_exception", &format!("no such index [{name}]"))
+}
+
+impl EmbeddedBackend {
+    pub fn rest(&self, req: &RestRequest) -> RestResponse {
+        let segments: Vec<&str> = req.path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+        let m = req.method;
+        match (m, segments.as_slice()) {
+            ("GET" | "HEAD", []) => self.root(),
+            ("GET", ["_cluster", "health"]) => self.health(None),
+            ("GET", ["_cluster", "health", index]) => self.health(Some(index)),
+            ("POST" | "PUT", ["_bulk"]) => self.bulk(None, req.body),
+            ("POST" | "PUT", [index, "_bulk"]) => self.bulk(Some(index), req.body),
+            ("POST" | "GET", ["_refresh"]) => self.each_index(None, EmbeddedIndex::refresh),
+            ("POST" | "GET", [index, "_refresh"]) => self.each_index(Some(index), EmbeddedIndex::refresh),
+            ("POST", ["_forcemerge"]) => self.force_merge(None, req.query),
+            ("POST", [index, "_forcemerge"]) => self.force_merge(Some(index), req.query),
+            ("GET" | "POST", [index, "_search"]) => self.search(index, req.body, false),
+            ("GET" | "POST", [index, "_count"]) => self.search(index, req.body, true),
+            ("GET", [index, "_doc", id]) => self.get_doc(index, id),
+            ("PUT" | "POST", [index, "_doc", id]) => self.put_doc(index, Some(id), req.body),
+            ("POST", [index, "_doc"]) => self.put_doc(index, None, req.body),
+            ("PUT", [index]) if !index.starts_with('_') => self.create_index(index, req.body),
+            ("DELETE", [index]) if !index.starts_with('_') => self.delete_index(index, req.query),
+            ("HEAD" | "GET", [index]) if !index.starts_with('_') => match self.index(index) {
+                Some(_) => RestResponse::json(200, &json!({ *index: { "aliases": {}, "settings": { "index": { "number_of_shards": "1" } } } })),
+                None => not_found(index),
+            },
+            _ => RestResponse::error(
+                400,
+                "illegal_argument_exception",
+                &format!("runner serve has no handler for {m} {} (it implements the subset its README lists)", req.path),
+            ),
+        }
+    }
+
+    fn root(&self) -> RestResponse {
+        RestResponse::json(
+            200,
+            &json!({
+                "name": "runner",
+                "cluster_name": "runner",
+                "cluster_uuid": "runner-embedded",
+                "version": {
+                    "number": COMPATIBLE_VERSION,
+                    "build_flavor": "runner-embedded",
+                    "lucene_version": "tantivy 0.27",
+                    "runner_version": env!("CARGO_PKG_VERSION"),
+                },
+                "tagline": "You Know, for Search"
+            }),
+        )
+    }
+
+    fn health(&self, index: Option<&str>) -> RestResponse {
+        if let Some(name) = index {
+            if self.index(name).is_none() {
+                return not_found(name);
+            }
+        }
+        let indices = self.state.indices.read().unwrap_or_else(|p| p.into_inner()).len();
+        RestResponse::json(
+            200,
+            &json!({
+                "cluster_name": "runner", "status": "green", "timed_out": false,
+                "number_of_nodes": 1, "number_of_data_nodes": 1,
+                "active_primary_shards": indices, "active_shards": indices,
+                "relocating_shards": 0, "initializing_shards": 0, "unassigned_shards": 0,
+                "active_shards_percent_as_number": 100.0
+            }),
+        )
+    }
+
+    /// The indices a path names: one, a comma-separated list, `_all`, or all when absent.
+    fn resolve(&self, names: Option<&str>) -> Result<Vec<Arc<EmbeddedIndex>>, RestResponse> {
+        let map = self.state.indices.read().unwrap_or_else(|p| p.into_inner());
+        match names {
+            None | Some("_all") | Some("*") => Ok(map.values().cloned().collect()),
+            Some(list) => list.split(',').map(|n| map.get(n).cloned().ok_or_else(|| not_found(n))).collect(),
+        }
+    }
+
+    fn each_index(&self, names: Option<&str>, f: fn(&EmbeddedIndex) -> Result<(), OpError>) -> RestResponse {
+        let indices = match self.resolve(names) {
+            Ok(i) => i,
+            Err(r) => return r,
+        };
+        for index in &indices {
+            if let Err(e) = f(index) {
+                return RestResponse::from_op_error(&e);
+            }
+        }
+        RestResponse::json(200, &json!({ "_shards": { "total": indices.len(), "successful": indices.len(), "failed": 0 } }))
+    }
+
+    fn force_merge(&self, names: Option<&str>, query: &str) -> RestResponse {
+        let max = match param(query, "max_num_segments").map(str::parse::<u64>) {
+            None => 1,
+            Some(Ok(n)) if n > 0 => n,
+            Some(_) => return RestResponse::error(400, "illegal_argument_exception", "max_num_segments must be a positive integer"),
+        };
+        let indices = match self.resolve(names) {
+            Ok(i) => i,
+            Err(r) => return r,
+        };
+        for index in &indices {
+            if let Err(e) = index.force_merge(max) {
+                return RestResponse::from_op_error(&e);
+            }
+        }
+        RestResponse::json(200, &json!({ "_shards": { "total": indices.len(), "successful": indices.len(), "failed": 0 } }))
+    }
+
+    fn create_index(&self, name: &str, body: &[u8]) -> RestResponse {
+        let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
+            json!({})
+        } else {
+            match serde_json::from_slice(body) {
+                Ok(v) => v,
+                Err(e) => return RestResponse::error(400, "parse_exception", &format!("request body is not JSON: {e}")),
+            }
+        };
+        let index = match EmbeddedIndex::create(name, &body) {
+            Ok(i) => i,
+            Err(e) => return RestResponse::error(400, "mapper_parsing_exception", &e.message),
+        };
+        let mut map = self.state.indices.write().unwrap_or_else(|p| p.into_inner());
+        if map.contains_key(name) {
+            return RestResponse::error(400, "resource_already_exists_exception", &format!("index [{name}] already exists"));
+        }
+        map.insert(name.to_string(), Arc::new(index));
+        RestResponse::json(200, &json!({ "acknowledged": true, "shards_acknowledged": true, "index": name }))
+    }
+
+    fn delete_index(&self, names: &str, query: &str) -> RestResponse {
+        let lenient = param(query, "ignore_unavailable") == Some("true");
+        let mut map = self.state.indices.write().unwrap_or_else(|p| p.into_inner());
+        let names: Vec<&str> = names.split(',').collect();
+        if !lenient {
+            if let Some(missing) = names.iter().find(|n| !map.contains_key(**n)) {
+                return not_found(missing);
+            }
+        }
+        names.iter().for_each(|n| {
+            map.remove(*n);
+        });
+        RestResponse::json(200, &json!({ "acknowledged": true }))
+    }
+
+    fn search(&self, name: &str, body: &[u8], count_only: bool) -> RestResponse {
+        let started = Instant::now();
+        let Some(index) = self.index(name) else { return not_found(name) };
+        let body: Value = if body.is_empty() {
+            json!({})
+        } else {
+            match serde_json::from_slice(body) {
+                Ok(v) => v,
+                Err(e) => return RestResponse::error(400, "parse_exception", &format!("request body is not JSON: {e}")),
+            }
+        };
+        let (query, size) = match index.compile(&body) {
+            Ok(q) => q,
+            Err(e) => return RestResponse::error(400, "search_phase_execution_exception", &e.message),
+        };
+        let size = if count_only { 0 } else { size };
+        let (total, hits) = match index.search_hits(query.as_ref(), size) {
+            Ok(r) => r,
+            Err(e) => return RestResponse::from_op_error(&e),
+        };
+        if count_only {
+            return RestResponse::json(200, &json!({ "count": total, "_shards": { "total": 1, "successful": 1, "skipped": 0, "failed": 0 } }));
+        }
+        // Sources are stored JSON: spliced in as they are, not parsed and re-serialised.
+        let mut out = String::with_capacity(256 + hits.iter().map(|h| h.source.len() + 96).sum::<usize>());
+        let max_score = hits.first().map_or("null".to_string(), |h| h.score.to_string());
+        let _ = write!(
+            out,
+            r#"{{"took":{},"timed_out":false,"_shards":{{"total":1,"successful":1,"skipped":0,"failed":0}},"hits":{{"total":{{"value":{total},"relation":"eq"}},"max_score":{max_score},"hits":["#,
+            started.elapsed().as_millis()
+        );
+        for (i, h) in hits.iter().enumerate() {
+            let sep = if i > 0 { "," } else { "" };
+            let _ = write!(out, r#"{sep}{{"_index":{},"_id":{},"_score":{},"_source":"#, json!(name), json!(h.id), h.score);
+            out.push_str(std::str::from_utf8(&h.source).unwrap_or("{}"));
+            out.push('}');
+        }
+        out.push_str("]}}");
+        RestResponse { status: 200, body: out.into_bytes() }
+    }
+
+    fn get_doc(&self, name: &str, id: &str) -> RestResponse {
+        let Some(index) = self.index(name) else { return not_found(name) };
+        match index.source_of(id) {
+            Ok(Some(source)) => {
+                let mut out = format!(r#"{{"_index":{},"_id":{},"_version":1,"found":true,"_source":"#, json!(name), json!(id)).into_bytes();
+                out.extend_from_slice(&source);
+                out.push(b'}');
+                RestResponse { status: 200, body: out }
+            }
+            Ok(None) => RestResponse::json(404, &json!({ "_index": name, "_id": id, "found": false })),
+            Err(e) => RestResponse::from_op_error(&e),
+        }
+    }
+
+    fn put_doc(&self, name: &str, id: Option<&str>, body: &[u8]) -> RestResponse {
+        let Some(index) = self.index(name) else { return not_found(name) };
+        let Ok(source) = std::str::from_utf8(body) else {
+            return RestResponse::error(400, "parse_exception", "the document is not UTF-8");
+        };
+        match index.index_one(id, source.trim()) {
+            Ok(done) => RestResponse::json(
+                if id.is_some() { 200 } else { 201 },
+                &json!({ "_index": name, "_id": done.id, "_version": 1, "result": if id.is_some() { "updated" } else { "created" }, "_shards": { "total": 1, "successful": 1, "failed": 0 } }),
+            ),
+            Err(e) => RestResponse::error(400, "document_parsing_exception", &e.message),
+        }
+    }
+
+    /// `_bulk`: NDJSON action lines (index, create, delete), each index/create followed by
+    /// its document. Items fail alone, as in Elasticsearch; the request fails only if it
+    /// cannot be read.
+    fn bulk(&self, default_index: Option<&str>, body: &[u8]) -> RestResponse {
+        let started = Instant::now();
+        let Ok(text) = std::str::from_utf8(body) else {
+            return RestResponse::error(400, "parse_exception", "the bulk body is not UTF-8");
+        };
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let mut items = String::with_capacity(64 * 1024);
+        let mut errors = false;
+        let mut cache: Option<(String, Arc<EmbeddedIndex>)> = None;
+        let mut count = 0usize;
+        while let Some((line_no, action_line)) = lines.next() {
+            let action: Value = match serde_json::from_str(action_line) {
+                Ok(v) => v,
+                Err(e) => return RestResponse::error(400, "x_content_parse_exception", &format!("line {}: the action is not JSON: {e}", line_no + 1)),
+            };
+            let Some((verb, meta)) = action.as_object().and_then(|o| o.iter().next()) else {
+                return RestResponse::error(400, "illegal_argument_exception", &format!("line {}: malformed action", line_no + 1));
+            };
+            let index_name = meta.get("_index").and_then(Value::as_str).or(default_index).unwrap_or("");
+            let id = meta.get("_id").and_then(Value::as_str);
+            let source = match verb.as_str() {
+                "index" | "create" => match lines.next() {
+                    Some((_, doc)) => Some(doc),
+                    None => return RestResponse::error(400, "illegal_argument_exception", "the bulk request ends without the last action's document"),
+                },
+                "delete" => None,
+                "update" => {
+                    lines.next();
+                    None
+                }
+                other => return RestResponse::error(400, "illegal_argument_exception", &format!("line {}: unknown bulk action [{other}]", line_no + 1)),
+            };
+            if count > 0 {
+                items.push(',');
+            }
+            count += 1;
+            if cache.as_ref().is_none_or(|(n, _)| n != index_name) {
+                cache = self.index(index_name).map(|i| (index_name.to_string(), i));
+            }
+            let result = match (&cache, verb.as_str(), source) {
+                (None, ..) => Err((404, "index_not_found_exception", format!("no such index [{index_name}] (runner serve has no dynamic mapping: create the index first)"))),
+                (Some(_), "update", _) => Err((400, "illegal_argument_exception", "runner serve does not implement bulk updates".to_string())),
+                (Some((_, index)), "delete", _) => match id {
+                    Some(id) => {
+                        index.delete(id);
+                        Ok(id.to_string())
+                    }
+                    None => Err((400, "action_request_validation_exception", "delete needs an _id".to_string())),
+                },
+                (Some((_, index)), _, Some(doc)) => index.index_one(id, doc.trim()).map(|d| d.id).map_err(|e| (400, "document_parsing_exception", e.message)),
+                (Some(_), _, None) => Err((400, "illegal_argument_exception", "missing document".to_string())),
+            };
+            match result {
+                Ok(id) => {
+                    let (status, what) = if verb == "delete" { (200, "deleted") } else { (201, "created") };
+                    let _ = write!(items, r#"{{"{verb}":{{"_index":{},"_id":{},"_version":1,"result":"{what}","status":{status}}}}}"#, json!(index_name), json!(id));
+                }
+                Err((status, kind, reason)) => {
+                    errors = true;
+                    let _ = write!(
+                        items,
+                        r#"{{"{verb}":{{"_index":{},"_id":{},"status":{status},"error":{{"type":"{kind}","reason":{}}}}}}}"#,
+                        json!(index_name),
+                        json!(id),
+                        json!(reason)
+                    );
+                }
+            }
+        }
+        let mut out = format!(r#"{{"took":{},"errors":{errors},"items":["#, started.elapsed().as_millis());
+        out.push_str(&items);
+        out.push_str("]}");
+        RestResponse { status: 200, body: out.into_bytes() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(b: &EmbeddedBackend, method: &str, path: &str, body: &str) -> (u16, Value) {
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        let r = b.rest(&RestRequest { method, path, query, body: body.as_bytes() });
+        (r.status, serde_json::from_slice(&r.body).unwrap())
+    }
+
+    #[test]
+    fn index_bulk_search_get_and_errors_have_elasticsearch_shapes() {
+        let b = EmbeddedBackend::new();
+        assert_eq!(call(&b, "GET", "/", "").1["version"]["number"], COMPATIBLE_VERSION);
+        let (s, _) = call(&b, "PUT", "/places", r#"{"mappings":{"properties":{"name":{"type":"text"},"pop":{"type":"long"}}}}"#);
+        assert_eq!(s, 200);
+        assert_eq!(call(&b, "PUT", "/places", "{}").1["error"]["type"], "resource_already_exists_exception");
+        let bulk = "{\"index\":{\"_index\":\"places\",\"_id\":\"a\"}}\n{\"name\":\"Sankt Georgen\",\"pop\":5}\n{\"index\":{}}\n{\"name\":\"Wien\",\"pop\":\"many\"}\n{\"create\":{\"_index\":\"nope\"}}\n{\"name\":\"x\"}\n";
+        let (s, r) = call(&b, "POST", "/places/_bulk", bulk);
+        assert_eq!(s, 200);
+        assert_eq!(r["errors"], true);
+        let items = r["items"].as_array().unwrap();
+        assert_eq!(items.len(), 3);
+        assert_eq!(items[0]["index"]["status"], 201);
+        assert_eq!(items[1]["index"]["error"]["type"], "document_parsing_exception");
+        assert_eq!(items[2]["create"]["status"], 404);
+        call(&b, "POST", "/places/_refresh", "");
+        let (s, r) = call(&b, "POST", "/places/_search", r#"{"query":{"match_phrase":{"name":"Sankt Georgen"}}}"#);
+        assert_eq!(s, 200);
+        assert_eq!(r["hits"]["total"]["value"], 1);
+        assert_eq!(r["hits"]["hits"][0]["_id"], "a");
+        assert_eq!(r["hits"]["hits"][0]["_source"]["pop"], 5);
+        assert_eq!(call(&b, "GET", "/places/_doc/a", "").1["found"], true);
+        assert_eq!(call(&b, "GET", "/places/_doc/zz", "").0, 404);
+        assert_eq!(call(&b, "POST", "/places/_search", r#"{"query":{"fuzzy":{"name":"x"}}}"#).0, 400);
+        assert_eq!(call(&b, "POST", "/nope/_search", "{}").1["error"]["type"], "index_not_found_exception");
+        assert_eq!(call(&b, "POST", "/places/_forcemerge?max_num_segments=1", "").0, 200);
+        assert_eq!(call(&b, "POST", "/places/_count", "{}").1["count"], 1);
+        assert_eq!(call(&b, "DELETE", "/nope", "").0, 404);
+        assert_eq!(call(&b, "DELETE", "/nope?ignore_unavailable=true", "").0, 200);
+        assert_eq!(call(&b, "DELETE", "/places", "").0, 200);
+        assert_eq!(call(&b, "GET", "/_cluster/health", "").1["status"], "green");
+        assert_eq!(call(&b, "PATCH", "/x", "").0, 400);
+    }
+}

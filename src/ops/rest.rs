@@ -1,0 +1,110 @@
+//! force-merge, cluster-health, index-document and raw-request: REST operations of
+//! Elasticsearch-style backends (the embedded engine answers them through the same API).
+
+use super::{admin, ParamError, Params, TrackContext};
+use serde_json::Value;
+
+/// A cluster health colour; `wait-for-status` waits until the cluster is at least this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HealthStatus {
+    Red,
+    Yellow,
+    Green,
+}
+
+impl HealthStatus {
+    pub fn parse(s: &str) -> Option<HealthStatus> {
+        match s {
+            "red" => Some(HealthStatus::Red),
+            "yellow" => Some(HealthStatus::Yellow),
+            "green" => Some(HealthStatus::Green),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HealthStatus::Red => "red",
+            HealthStatus::Yellow => "yellow",
+            HealthStatus::Green => "green",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ClusterHealthSpec {
+    pub index: Option<String>,
+    pub wait_for_status: Option<HealthStatus>,
+    pub request_params: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RawRequestSpec {
+    pub method: String,
+    /// Path with a leading `/`, without the query string.
+    pub path: String,
+    pub body: Option<Value>,
+    pub request_params: Vec<(String, String)>,
+}
+
+pub const RAW_METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "HEAD"];
+
+/// `request-params`: a mapping of URL query parameters, values rendered as strings.
+pub fn request_params(p: &Params) -> Result<Vec<(String, String)>, ParamError> {
+    match p.get("request-params") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                Value::Number(_) | Value::Bool(_) => Ok((k.clone(), v.to_string())),
+                other => Err(ParamError::new("request-params", format!("`{k}` must be a string, number or boolean, not {other}"))),
+            })
+            .collect(),
+        Some(other) => Err(ParamError::new("request-params", format!("expected a mapping of URL parameters, got {other}"))),
+    }
+}
+
+pub fn cluster_health(p: &Params) -> Result<ClusterHealthSpec, ParamError> {
+    let index = p.string("index")?;
+    let wait_for_status = match p.string("wait-for-status")? {
+        None => None,
+        Some(s) => Some(HealthStatus::parse(&s).ok_or_else(|| ParamError::new("wait-for-status", format!("expected green, yellow or red, got `{s}`")))?),
+    };
+    Ok(ClusterHealthSpec { index, wait_for_status, request_params: request_params(p)? })
+}
+
+pub fn force_merge(p: &Params, ctx: &TrackContext) -> Result<(Vec<String>, Option<u64>), ParamError> {
+    Ok((admin::index_names(p, ctx)?, p.positive_int("max-num-segments")?))
+}
+
+pub fn index_document(p: &Params, ctx: &TrackContext) -> Result<(String, Option<String>, Value), ParamError> {
+    let index = admin::single_index(p, ctx)?;
+    let id = p.string("id")?;
+    let body = match p.get("body") {
+        Some(v @ Value::Object(_)) => v.clone(),
+        None => return Err(ParamError::new("body", "index-document needs the document as `body`")),
+        Some(other) => return Err(ParamError::new("body", format!("expected a document mapping, got {other}"))),
+    };
+    Ok((index, id, body))
+}
+
+pub fn raw_request(p: &Params) -> Result<RawRequestSpec, ParamError> {
+    let method = p.string("method")?.unwrap_or_else(|| "GET".into()).to_ascii_uppercase();
+    if !RAW_METHODS.contains(&method.as_str()) {
+        return Err(ParamError::new("method", format!("`{method}` is not one of {}", RAW_METHODS.join(", "))));
+    }
+    let path = p.string("path")?.ok_or_else(|| ParamError::new("path", "raw-request needs a `path`, e.g. /_cat/indices"))?;
+    if !path.starts_with('/') {
+        return Err(ParamError::new("path", format!("`{path}` must start with `/`")));
+    }
+    if path.contains('?') {
+        return Err(ParamError::new("path", "put URL parameters under `request-params`, not in `path`"));
+    }
+    let body = match p.get("body") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.clone()),
+    };
+    Ok(RawRequestSpec { method, path, body, request_params: request_params(p)? })
+}
