@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod compare;
+mod elasticsearch;
 mod kv;
 mod redis;
 mod redis_tls;

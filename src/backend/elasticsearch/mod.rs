@@ -131,8 +131,11 @@ fn transport_error(label: &str, url: &Url, e: &reqwest::Error) -> OpError {
     let host = url.host_str().unwrap_or("?");
     let port = url.port_or_known_default().unwrap_or(0);
     let lower = chain.to_ascii_lowercase();
+    let broken = ["end of file", "incomplete", "connection closed", "reset by peer", "broken pipe"].iter().any(|p| lower.contains(p));
     let kind = if e.is_timeout() {
         ErrorKind::Timeout
+    } else if broken {
+        ErrorKind::Connection
     } else if lower.contains("invalid http") || lower.contains("invalid status") || lower.contains("invalid header") || lower.contains("parse") {
         ErrorKind::Protocol
     } else if e.is_decode() {
@@ -144,7 +147,7 @@ fn transport_error(label: &str, url: &Url, e: &reqwest::Error) -> OpError {
         " (TLS failed: see the tls_ca_file and verify_certs client options)"
     } else if lower.contains("refused") {
         " (is the cluster running? name it with --target-hosts)"
-    } else if lower.contains("incomplete") || lower.contains("closed") || lower.contains("reset") {
+    } else if broken {
         " (the server closed the connection)"
     } else {
         ""

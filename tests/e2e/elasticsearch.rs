@@ -1,0 +1,267 @@
+//! The elasticsearch backend against `runner serve` (the real binary serving the embedded
+//! engine over HTTP) and against a loopback server that injects one fault each.
+
+use crate::redis::{free_port, wait_for_port};
+use crate::util::*;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::{Child, Stdio};
+
+struct Serve {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(env: &Env, extra: &[&str]) -> Serve {
+    let port = free_port();
+    let mut args = vec!["serve", "--port"];
+    let p = port.to_string();
+    args.push(&p);
+    args.extend_from_slice(extra);
+    let child = env.command(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("runner serve starts");
+    wait_for_port(port);
+    Serve { child, port }
+}
+
+fn url(port: u16) -> String {
+    format!("http://127.0.0.1:{port}")
+}
+
+fn tasks<'a>(race: &'a serde_json::Value, name: &str) -> Vec<&'a serde_json::Value> {
+    race["tasks"].as_array().unwrap().iter().filter(|t| t["task"] == name).collect()
+}
+
+#[test]
+fn geonames_through_runner_serve_matches_the_embedded_backend() {
+    let over_http = Env::new();
+    let server = serve(&over_http, &[]);
+    over_http.ok(&["race", "--track", "geonames", "--test-mode", "--quiet", "--backend", "elasticsearch", "--target-hosts", &url(server.port)]);
+    let embedded = Env::new();
+    embedded.ok(&["race", "--track", "geonames", "--test-mode", "--quiet"]);
+    let (a, b) = (over_http.only_race(), embedded.only_race());
+    assert_eq!(a["backend"]["kind"], "elasticsearch");
+    assert!(a["backend"]["version"].as_str().unwrap().contains("8.15.0"), "{}", a["backend"]);
+    for (ta, tb) in a["tasks"].as_array().unwrap().iter().zip(b["tasks"].as_array().unwrap()) {
+        for (x, y) in ta["trials"].as_array().unwrap().iter().zip(tb["trials"].as_array().unwrap()) {
+            assert_eq!(x["errors"], 0, "{}: {}", ta["task"], x["error_messages"]);
+            // The same documents and queries give the same hits and units in both paths.
+            assert_eq!((&x["hits"], &x["units"]), (&y["hits"], &y["units"]), "task {}", ta["task"]);
+        }
+    }
+    let search = tasks(&a, "search-sankt-georgen");
+    assert!(search[0]["trials"][0]["hits"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn item_failures_inside_a_200_are_errors_with_their_reason() {
+    let track = "name: t
+corpora:
+  - name: c
+    target-index: i
+    documents: [{source-file: docs.json}]
+indices: [{name: i, body: {mappings: {properties: {pop: {type: long}}}}}]
+operations:
+  - {name: delete, type: delete-index}
+  - {name: create, type: create-index}
+  - {name: bulk, type: bulk, params: {bulk-size: 4}}
+challenges:
+  - name: c
+    schedule: [{operation: delete}, {operation: create}, {operation: bulk}]
+";
+    let dir = track_dir(&[("track.yaml", track), ("docs.json", "{\"pop\":1}\n{\"pop\":\"many\"}\n{\"pop\":3}\n{\"pop\":4}\n")]);
+    let env = Env::new();
+    let server = serve(&env, &[]);
+    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--backend", "elasticsearch", "--target-hosts", &url(server.port)]);
+    let race = env.only_race();
+    let bulk = &tasks(&race, "bulk")[0]["trials"][0];
+    assert_eq!(bulk["units"], 3, "{bulk}");
+    assert_eq!(bulk["errors_by_kind"]["item-failures"], 1, "{bulk}");
+    let reason = bulk["error_messages"]["item-failures"].as_str().unwrap();
+    assert!(reason.contains("document_parsing_exception"), "{reason}");
+}
+
+#[test]
+fn an_unreachable_cluster_is_said_before_the_race() {
+    let env = Env::new();
+    let port = free_port();
+    let out = env.run(&["race", "--track", "geonames", "--test-mode", "--quiet", "--backend", "elasticsearch", "--target-hosts", &url(port)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot reach the cluster") && stderr.contains(&port.to_string()) && stderr.contains("--target-hosts"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// What the fault server does with `_search` requests (GET / and health answer normally).
+#[derive(Clone, Copy)]
+enum Fault {
+    Status(u16),
+    Garbage,
+    CloseMidResponse,
+    Slow,
+}
+
+/// A loopback HTTP/1.1 server on std threads: enough Elasticsearch to pass the start-up
+/// check, then `fault` on every search.
+fn fault_server(fault: Fault, root_status: u16) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                loop {
+                    let mut request_line = String::new();
+                    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut length = 0usize;
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if h == "\r\n" {
+                            break;
+                        }
+                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    let _ = reader.read_exact(&mut body);
+                    let reply = |status: u16, body: &str| format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+                    let answer = if request_line.contains("_cluster/health") {
+                        reply(200, r#"{"status":"green"}"#)
+                    } else if !request_line.contains("_search") {
+                        if root_status != 200 {
+                            reply(root_status, r#"{"error":{"type":"security_exception","reason":"missing authentication credentials"},"status":401}"#)
+                        } else {
+                            reply(200, r#"{"version":{"number":"8.15.0"}}"#)
+                        }
+                    } else {
+                        match fault {
+                            Fault::Status(s) => reply(s, r#"{"error":{"type":"injected","reason":"fault"},"status":0}"#),
+                            Fault::Garbage => "SSH-2.0-nonsense\r\n\r\n".to_string(),
+                            Fault::CloseMidResponse => {
+                                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 500\r\n\r\n{\"hits\":");
+                                return;
+                            }
+                            Fault::Slow => {
+                                std::thread::sleep(std::time::Duration::from_millis(1500));
+                                reply(200, r#"{"hits":{"total":{"value":1}}}"#)
+                            }
+                        }
+                    };
+                    if stream.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+const SEARCH_TRACK: &str = "name: t
+indices: [{name: i}]
+operations:
+  - {name: s, type: search}
+challenges:
+  - name: c
+    schedule: [{operation: s, iterations: 3}]
+";
+
+fn race_against(port: u16, extra: &[&str]) -> (Env, std::process::Output) {
+    let dir = track_dir(&[("track.yaml", SEARCH_TRACK)]);
+    let env = Env::new();
+    let mut args = vec!["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--backend", "elasticsearch"];
+    let u = url(port);
+    args.extend_from_slice(&["--target-hosts", &u]);
+    args.extend_from_slice(extra);
+    let out = env.run(&args);
+    (env, out)
+}
+
+#[test]
+fn each_fault_is_counted_by_kind_and_continue_finishes() {
+    let cases = [
+        (Fault::Status(429), "too-many-requests", "429"),
+        (Fault::Status(503), "server-error", "503"),
+        (Fault::Status(403), "unauthorized", "403"),
+        (Fault::Garbage, "protocol", ""),
+        (Fault::CloseMidResponse, "connection", ""),
+        (Fault::Slow, "timeout", ""),
+    ];
+    for (fault, kind, text) in cases {
+        let port = fault_server(fault, 200);
+        let (env, out) = race_against(port, &["--client-options", "timeout:0.5"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{kind}: {stderr}");
+        let race = env.only_race();
+        let trial = &race["tasks"][0]["trials"][0];
+        assert_eq!(trial["errors_by_kind"][kind], 3, "{kind}: {trial}");
+        assert_eq!(trial["successes"], 0, "{kind}");
+        assert!(trial["error_messages"][kind].as_str().unwrap().contains(text), "{kind}: {}", trial["error_messages"]);
+    }
+}
+
+#[test]
+fn abort_stops_at_the_first_error_with_its_message() {
+    let port = fault_server(Fault::Status(503), 200);
+    let (env, out) = race_against(port, &["--on-error", "abort"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("503") && stderr.contains("injected: fault"), "{stderr}");
+    assert_eq!(env.only_race()["status"], "aborted");
+}
+
+#[test]
+fn a_cluster_wanting_credentials_names_the_variables_and_never_the_secret() {
+    let port = fault_server(Fault::Status(200), 401);
+    let (_, out) = race_against(port, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("401") && stderr.contains("RUNNER_ES_USERNAME"), "{stderr}");
+    let dir = track_dir(&[("track.yaml", SEARCH_TRACK)]);
+    let env = Env::new();
+    let out = env
+        .command(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--backend", "elasticsearch", "--target-hosts", &url(port)])
+        .env("RUNNER_ES_USERNAME", "elastic")
+        .env("RUNNER_ES_PASSWORD", "s3cr3t-pw")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("check the credentials") && !stderr.contains("s3cr3t-pw"), "{stderr}");
+}
+
+#[test]
+fn tls_to_a_plain_http_server_fails_clearly() {
+    let port = fault_server(Fault::Status(200), 200);
+    let env = Env::new();
+    let dir = track_dir(&[("track.yaml", SEARCH_TRACK)]);
+    let out = env.run(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--backend", "elasticsearch", "--target-hosts", &format!("https://127.0.0.1:{port}")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot reach the cluster") && !stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn stub_mode_answers_search_and_bulk_without_work() {
+    let env = Env::new();
+    let server = serve(&env, &["--stub"]);
+    env.ok(&["race", "--track", "geonames", "--test-mode", "--quiet", "--backend", "elasticsearch", "--target-hosts", &url(server.port)]);
+    let race = env.only_race();
+    let search = &tasks(&race, "search-sankt-georgen")[0]["trials"][0];
+    assert_eq!((&search["errors"], &search["hits"]), (&serde_json::json!(0), &serde_json::json!(0)), "{search}");
+    let bulk = &tasks(&race, "index-append")[0]["trials"][0];
+    assert_eq!(bulk["errors"], 0, "{bulk}");
+    assert!(bulk["units"].as_u64().unwrap() > 0);
+}
