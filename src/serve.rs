@@ -44,8 +44,12 @@ pub async fn serve(opts: ServeOptions, cancel: CancellationToken, on_bound: impl
         let (stream, _) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(s) => s,
-                // Out of file descriptors or a reset before accept: keep serving the others.
-                Err(_) => continue,
+                // Out of file descriptors or a reset before accept: keep serving the others,
+                // without spinning while descriptors are short.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    continue;
+                }
             },
             _ = cancel.cancelled() => return Ok(()),
         };
