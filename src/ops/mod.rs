@@ -84,17 +84,21 @@ pub fn query_string(params: &[(String, String)]) -> String {
         if !out.is_empty() {
             out.push('&');
         }
-        out.push_str(&percent_encode(k));
+        out.push_str(&percent_encode(k, QUERY_SAFE));
         out.push('=');
-        out.push_str(&percent_encode(v));
+        out.push_str(&percent_encode(v, QUERY_SAFE));
     }
     out
 }
 
-fn percent_encode(s: &str) -> String {
+/// Bytes besides ASCII letters and digits a query-string value keeps as they are.
+const QUERY_SAFE: &[u8] = b"-_.~*,";
+
+/// Percent-encodes every byte that is not an ASCII letter, digit or one of `safe`.
+pub fn percent_encode(s: &str, safe: &[u8]) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~*,".contains(&b) {
+        if b.is_ascii_alphanumeric() || safe.contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));

@@ -7,8 +7,6 @@
 mod request;
 mod response;
 
-pub use request::escape_segment;
-
 use super::{status_error, Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload};
 use crate::backend::tls::TlsOptions;
 use crate::backend::ClientOptions;

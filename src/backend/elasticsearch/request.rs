@@ -43,16 +43,8 @@ fn indices_segment(names: &[String]) -> String {
 }
 
 /// Escapes what would change a path segment's meaning (`/`, `?`, `#`, `%`, spaces).
-pub fn escape_segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~*,+:@".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+fn escape_segment(s: &str) -> String {
+    crate::ops::percent_encode(s, b"-_.~*,+:@")
 }
 
 pub struct CallBuilder<'a> {
