@@ -271,6 +271,7 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
                 schedule: s.schedule,
                 throughput_unit: s.throughput_unit.clone(),
                 planned_trials: s.trials,
+                warmup_trials: s.warmup_trials,
                 key_value: s.key_value.clone(),
                 trials: Vec::new(),
             })
@@ -302,7 +303,14 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
                         format_number(tr.throughput), task.throughput_unit, tr.service_time_ms.p50, tr.service_time_ms.p99, tr.errors
                     ),
                 };
-                eprintln!("  {} [{}] trial {}/{}: {status}", task.task, task.sweep_label(), run.trial + 1, task.planned_trials);
+                if run.warmup {
+                    eprintln!("  {} [{}] warmup trial {}/{}: {status} (not recorded)", task.task, task.sweep_label(), run.trial + 1, task.warmup_trials);
+                } else {
+                    eprintln!("  {} [{}] trial {}/{}: {status}", task.task, task.sweep_label(), run.trial + 1, task.planned_trials);
+                }
+            }
+            if run.warmup {
+                return;
             }
             histograms.trials.push(TrialHistograms {
                 task_index: run.slot,

@@ -46,6 +46,8 @@ pub struct TrialRun {
     /// Why the trial could not run or stopped early (a corpus error, a failed prepare).
     pub failure: Option<String>,
     pub interrupted: bool,
+    /// A warmup trial: shown, not recorded.
+    pub warmup: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -127,7 +129,8 @@ impl<B: Backend> Driver<B> {
         let label = match leaf.result {
             Some(slot) => {
                 let s = &plan.results[slot];
-                format!("{} [{}] trial {}/{}", leaf.task, sweep_label(&s.sweep), leaf.trial + 1, s.trials)
+                let (what, of) = if leaf.warmup_trial { ("warmup trial", s.warmup_trials) } else { ("trial", s.trials) };
+                format!("{} [{}] {what} {}/{of}", leaf.task, sweep_label(&s.sweep), leaf.trial + 1)
             }
             None => format!("{} ({})", leaf.operation.name, leaf.task),
         };
@@ -139,6 +142,7 @@ impl<B: Backend> Driver<B> {
             metrics: TrialMetrics::merge(Vec::new()),
             failure: Some(failure),
             interrupted: false,
+            warmup: leaf.warmup_trial,
         };
         let exec = match &leaf.spec {
             OpSpec::Sleep(d) => Exec::Sleep(*d),
@@ -234,6 +238,7 @@ impl<B: Backend> Driver<B> {
             interrupted: metrics.cut_short,
             metrics,
             failure,
+            warmup: leaf.warmup_trial,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use crate::backend::Payload;
 use crate::ops::{KeyDistribution, KvCommand, KvSpec};
-use crate::track::{CorpusError, CorpusReader, DocumentFile};
+use crate::track::{CorpusError, CorpusReader, DocumentSet};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -60,8 +60,8 @@ pub struct FeedLimits {
 }
 
 impl CorpusFeed {
-    pub fn start(files: Vec<DocumentFile>, limits: FeedLimits, clients: u64, warmup: CorpusWarmup, cancel: CancellationToken) -> Result<CorpusFeed, CorpusError> {
-        let mut reader = CorpusReader::open(files, limits.document_limit)?;
+    pub fn start(files: Vec<DocumentSet>, limits: FeedLimits, clients: u64, warmup: CorpusWarmup, cancel: CancellationToken) -> Result<CorpusFeed, CorpusError> {
+        let mut reader = CorpusReader::open(files, limits.document_limit)?.with_per_document_overhead(crate::ops::BULK_ACTION_LINE.len() as u64);
         let depth = (clients as usize * 2).max(2);
         let (tx, rx) = async_channel::bounded::<Batch>(depth);
         let (recycle_tx, recycle_rx) = async_channel::bounded::<String>(depth + clients as usize);

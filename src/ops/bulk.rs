@@ -1,17 +1,22 @@
 //! bulk: index a corpus in requests of `bulk-size` documents (or `flush-bytes` bytes).
 
 use super::{ParamError, Params, TrackContext};
-use crate::track::DocumentFile;
+use crate::track::DocumentSet;
 use crate::units::{parse_bytes, BulkSize, Bytes};
 use serde_json::Value;
+
+/// The action line before every document of a bulk request body. `flush-bytes` counts it, so
+/// that the threshold means the request size Elasticsearch receives, on every backend.
+pub const BULK_ACTION_LINE: &str = "{\"index\":{}}\n";
 
 #[derive(Debug, Clone)]
 pub struct BulkSpec {
     pub index: String,
     pub corpus: String,
-    pub files: Vec<DocumentFile>,
+    pub files: Vec<DocumentSet>,
     pub bulk_size: BulkSize,
-    /// Send a request once its body reaches this many bytes, even below `bulk_size` documents.
+    /// Send a request once its NDJSON body (action lines included) reaches this many bytes,
+    /// even below `bulk_size` documents.
     pub flush_bytes: Option<Bytes>,
 }
 

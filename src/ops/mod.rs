@@ -8,12 +8,12 @@ mod rest;
 mod search;
 
 pub use admin::IndexSpec;
-pub use bulk::BulkSpec;
+pub use bulk::{BulkSpec, BULK_ACTION_LINE};
 pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec};
 pub use rest::{ClusterHealthSpec, HealthStatus, RawRequestSpec};
 pub use search::SearchSpec;
 
-use crate::track::DocumentFile;
+use crate::track::DocumentSet;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -110,7 +110,7 @@ pub fn percent_encode(s: &str, safe: &[u8]) -> String {
 /// What an operation may refer to in its track.
 pub struct TrackContext<'a> {
     pub indices: &'a [IndexSpec],
-    pub corpora: &'a [(String, Vec<DocumentFile>)],
+    pub corpora: &'a [(String, Vec<DocumentSet>)],
 }
 
 /// A parameter problem: the param's name (or "" for the whole operation) and a message.

@@ -51,6 +51,8 @@ pub struct ResultSlot {
     pub schedule: ScheduleKind,
     pub throughput_unit: String,
     pub trials: u64,
+    /// Trials run first and not recorded.
+    pub warmup_trials: u64,
     /// For key-value operations: what they send.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_value: Option<crate::ops::KvInfo>,
@@ -115,8 +117,12 @@ pub struct Leaf {
     pub work: Work,
     pub target_throughput: Option<OpsPerSec>,
     pub schedule: ScheduleKind,
-    /// 0-based trial number of this leaf within its result slot.
+    /// 0-based trial number of this leaf within its result slot (of the warmup trials when
+    /// `warmup_trial`).
     pub trial: u64,
+    /// A whole trial run before the recorded ones; its results are not kept.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warmup_trial: bool,
     /// Documents to read from the corpus at most (test mode).
     pub document_limit: Option<u64>,
 }
@@ -136,12 +142,12 @@ pub fn build(track: &Track, challenge: &Challenge, opts: &PlanOptions) -> Result
     let mut slots: Vec<Vec<usize>> = Vec::new();
     for item in &challenge.schedule {
         slots.push(match item {
-            ScheduleItem::Task(task) if b.included(task) => b.slots_for(task, &expand(task), task.trials)?,
+            ScheduleItem::Task(task) if b.included(task) => b.slots_for(task, &expand(task), task.trials, task.warmup_trials)?,
             ScheduleItem::Parallel { tasks, trials, .. } => {
                 let mut ids = Vec::new();
                 let included: Vec<&TaskSpec> = tasks.iter().filter(|t| b.included(t)).collect();
                 for task in included {
-                    ids.extend(b.slots_for(task, &expand(task)[..1], *trials)?);
+                    ids.extend(b.slots_for(task, &expand(task)[..1], *trials, 0)?);
                 }
                 ids
             }
@@ -278,6 +284,7 @@ impl Builder<'_> {
                     target_throughput: None,
                     schedule: ScheduleKind::Unthrottled,
                     trial: 0,
+                    warmup_trial: false,
                     document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
                 })
             })
@@ -348,11 +355,12 @@ impl Builder<'_> {
             target_throughput: point.target,
             schedule: if point.target.is_some() { task.schedule } else { ScheduleKind::Unthrottled },
             trial,
+            warmup_trial: false,
             document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
         })
     }
 
-    fn slots_for(&mut self, task: &TaskSpec, points: &[Point], trials: u64) -> Result<Vec<usize>, TrackError> {
+    fn slots_for(&mut self, task: &TaskSpec, points: &[Point], trials: u64, warmup_trials: u64) -> Result<Vec<usize>, TrackError> {
         let mut ids = Vec::new();
         for p in points {
             let mut def = task.operation.clone();
@@ -374,6 +382,7 @@ impl Builder<'_> {
                 schedule,
                 throughput_unit: unit.to_string(),
                 trials: trials * self.challenge_trials,
+                warmup_trials: warmup_trials * self.challenge_trials,
                 key_value,
             });
             ids.push(self.results.len() - 1);
@@ -384,12 +393,16 @@ impl Builder<'_> {
     fn task(&mut self, task: &TaskSpec, ids: &[usize], challenge_trial: u64) -> Result<(), TrackError> {
         let points = expand(task);
         for (point, slot) in points.iter().zip(ids) {
-            for t in 0..task.trials {
+            // Warmup trials first, each with its reset, exactly as the recorded ones run.
+            for (warmup, t, count) in (0..task.warmup_trials).map(|t| (true, t, task.warmup_trials)).chain((0..task.trials).map(|t| (false, t, task.trials))) {
+                let trial = challenge_trial * count + t;
                 if !task.reset.is_empty() {
+                    let what = if warmup { "warmup trial" } else { "trial" };
                     let ops = self.reset_leaves(&task.reset, &task.name)?;
-                    self.steps.push(Step::Reset { before: format!("{} [{}] trial {}", task.name, sweep_label(&point.sweep), t + 1), operations: ops });
+                    self.steps.push(Step::Reset { before: format!("{} [{}] {what} {}", task.name, sweep_label(&point.sweep), t + 1), operations: ops });
                 }
-                let leaf = self.leaf(task, point, *slot, challenge_trial * task.trials + t)?;
+                let mut leaf = self.leaf(task, point, *slot, trial)?;
+                leaf.warmup_trial = warmup;
                 self.steps.push(Step::Run { leaves: vec![leaf] });
             }
         }

@@ -57,7 +57,8 @@ pub fn render_text(plan: &Plan) -> String {
             Step::Run { leaves } if leaves.len() == 1 => {
                 let l = &leaves[0];
                 let slot = &plan.results[l.result.unwrap_or(0)];
-                let _ = writeln!(out, "{:>4}. {} [{}] trial {}/{}: {}", i + 1, l.task, sweep_label(&slot.sweep), l.trial + 1, slot.trials, describe(l));
+                let (what, of) = if l.warmup_trial { ("warmup trial", slot.warmup_trials) } else { ("trial", slot.trials) };
+                let _ = writeln!(out, "{:>4}. {} [{}] {what} {}/{of}: {}", i + 1, l.task, sweep_label(&slot.sweep), l.trial + 1, describe(l));
             }
             Step::Run { leaves } => {
                 let _ = writeln!(out, "{:>4}. parallel:", i + 1);

@@ -57,7 +57,8 @@ impl Exporter for Markdown {
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |",
                 t.record.task, t.sweep_label, t.record.clients, target,
                 format_number(th.min), format_number(th.median), format_number(th.mean), format_number(th.max),
-                t.record.throughput_unit, t.completed_trials, t.record.planned_trials, per_trial.join(", ")
+                t.record.throughput_unit, t.completed_trials, t.record.planned_trials,
+                if t.record.warmup_trials > 0 { format!("(after {} warmup) {}", t.record.warmup_trials, per_trial.join(", ")) } else { per_trial.join(", ") }
             );
         }
         let labels: Vec<&str> = PERCENTILES.iter().map(|(l, _)| *l).collect();
@@ -86,6 +87,7 @@ impl Exporter for Markdown {
                 if kinds.is_empty() { "-".into() } else { kinds.join(", ") }, t.units, t.hits
             );
         }
+        bulk_runs(&mut out, s);
         key_value_views(&mut out, s);
         let mut notes = Vec::new();
         for t in &s.tasks {
@@ -110,6 +112,42 @@ impl Exporter for Markdown {
         }
         out
     }
+}
+
+/// Bulk tasks run by run, as the bulk indexer benchmark prints them: documents, requests,
+/// time and docs/s of each recorded trial, then min/max/mean.
+fn bulk_runs(out: &mut String, s: &Summary) {
+    let bulk: Vec<_> = s.tasks.iter().filter(|t| t.record.operation_type == "bulk" && !t.record.trials.is_empty()).collect();
+    if bulk.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## Bulk runs (measured part of each trial)\n\n```");
+    for t in bulk {
+        let r = t.record;
+        let warmup = match r.warmup_trials {
+            0 => String::new(),
+            1 => " · after 1 warmup run, not recorded".to_string(),
+            n => format!(" · after {n} warmup runs, not recorded"),
+        };
+        let _ = writeln!(out, "{} [{}] · {} client{}{warmup}", r.task, t.sweep_label, r.clients, if r.clients == 1 { "" } else { "s" });
+        for tr in &r.trials {
+            let state = match (&tr.failure, tr.interrupted) {
+                (Some(_), _) => " · failed".to_string(),
+                (None, true) => " · cut short".to_string(),
+                _ => String::new(),
+            };
+            let skipped = if tr.warmup_units > 0 { format!(" (+{} warmup docs)", tr.warmup_units) } else { String::new() };
+            let _ = writeln!(
+                out,
+                "  {:>3}) {} docs{skipped} · {} requests · {:.2} s · {} {} · {} errors{state}",
+                tr.trial + 1, tr.units, tr.operations, tr.measured_seconds,
+                format_number(tr.throughput), r.throughput_unit, tr.errors
+            );
+        }
+        let th = t.throughput;
+        let _ = writeln!(out, "  min {} · max {} · mean {} {}", format_number(th.min), format_number(th.max), format_number(th.mean), r.throughput_unit);
+    }
+    let _ = writeln!(out, "```");
 }
 
 /// `0.1`, `2`, `1500`: a bound as redis-benchmark prints it.

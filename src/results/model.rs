@@ -101,6 +101,9 @@ pub struct TaskRecord {
     pub throughput_unit: String,
     /// Trials the plan asked for; `trials.len()` may be fewer if the race stopped early.
     pub planned_trials: u64,
+    /// Whole trials run before these and not recorded.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup_trials: u64,
     /// For key-value operations: commands, key and value sizes, keyspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_value: Option<crate::ops::KvInfo>,
@@ -187,4 +190,8 @@ impl TaskRecord {
     pub fn sweep_label(&self) -> String {
         crate::plan::sweep_label(&self.sweep)
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

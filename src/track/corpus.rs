@@ -1,20 +1,40 @@
-//! Streaming reader of NDJSON document corpora, optionally zstd/gzip/bzip2 compressed.
-//! Memory stays bounded by one batch, whatever the corpus size.
+//! Streaming reader of document corpora: NDJSON files, optionally zstd/gzip/bzip2 compressed,
+//! and built-in generators. Memory stays bounded by one batch, whatever the corpus size.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use super::generate::Dataset;
+
 /// One line longer than this is treated as a broken corpus, not buffered without bound.
 const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// One documents file of a corpus.
+/// One documents entry of a corpus: a file, or a generator.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct DocumentFile {
-    pub path: PathBuf,
-    /// Declared number of documents; checked against the file when it is read to the end.
+pub struct DocumentSet {
+    pub origin: Origin,
+    /// Declared number of documents: checked against a file when it is read to the end; the
+    /// number a generator makes.
     pub document_count: Option<u64>,
     pub target_index: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    File(PathBuf),
+    Generated { dataset: Dataset, seed: u64 },
+}
+
+impl DocumentSet {
+    /// What a reader calls these documents in messages: the file, or `generated small (seed 1)`.
+    pub fn describe(&self) -> PathBuf {
+        match &self.origin {
+            Origin::File(path) => path.clone(),
+            Origin::Generated { dataset, seed } => PathBuf::from(format!("generated {} documents (seed {seed})", dataset.name())),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,28 +67,43 @@ fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
     Ok(Box::new(BufReader::with_capacity(256 * 1024, reader)))
 }
 
+enum Source {
+    File(Box<dyn BufRead + Send>),
+    Generated { dataset: Dataset, seed: u64, count: u64 },
+}
+
 struct OpenFile {
-    reader: Box<dyn BufRead + Send>,
+    source: Source,
     index: usize,
     docs_read: u64,
 }
 
 /// Reads documents from the files in order, up to an optional limit.
 pub struct CorpusReader {
-    files: Vec<DocumentFile>,
+    files: Vec<DocumentSet>,
     current: Option<OpenFile>,
     next_file: usize,
     limit: Option<u64>,
     total_read: u64,
+    /// Bytes a request adds to each document (its action line), counted against `max_bytes`.
+    per_document_overhead: u64,
 }
 
 impl CorpusReader {
-    pub fn open(files: Vec<DocumentFile>, limit: Option<u64>) -> Result<Self, CorpusError> {
+    pub fn open(files: Vec<DocumentSet>, limit: Option<u64>) -> Result<Self, CorpusError> {
         // Fail before the race starts if any file is missing.
         for f in &files {
-            File::open(&f.path).map_err(|source| CorpusError::Open { path: f.path.clone(), source })?;
+            if let Origin::File(path) = &f.origin {
+                File::open(path).map_err(|source| CorpusError::Open { path: path.clone(), source })?;
+            }
         }
-        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0 })
+        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0, per_document_overhead: 0 })
+    }
+
+    /// Counts `bytes` more per document against the byte threshold of `fill`.
+    pub fn with_per_document_overhead(mut self, bytes: u64) -> Self {
+        self.per_document_overhead = bytes;
+        self
     }
 
     /// Documents handed out so far.
@@ -77,45 +112,65 @@ impl CorpusReader {
     }
 
     /// Appends up to `max_docs` documents, one per line, to `buf`, stopping early once the batch
-    /// holds `max_bytes` or more. Returns how many were appended; 0 means the corpus is exhausted.
+    /// (with the per-document overhead) holds `max_bytes` or more. Returns how many were appended; 0 means the corpus is exhausted.
     pub fn fill(&mut self, buf: &mut String, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
         let mut added = 0;
         while added < max_docs {
             if self.limit.is_some_and(|l| self.total_read >= l) {
                 break;
             }
-            if max_bytes.is_some_and(|m| buf.len() as u64 >= m) {
+            if max_bytes.is_some_and(|m| buf.len() as u64 + added * self.per_document_overhead >= m) {
                 break;
             }
             if self.current.is_none() {
                 if self.next_file >= self.files.len() {
                     break;
                 }
-                let reader = open_decoded(&self.files[self.next_file].path)?;
-                self.current = Some(OpenFile { reader, index: self.next_file, docs_read: 0 });
+                let set = &self.files[self.next_file];
+                let source = match &set.origin {
+                    Origin::File(path) => Source::File(open_decoded(path)?),
+                    Origin::Generated { dataset, seed } => {
+                        Source::Generated { dataset: *dataset, seed: *seed, count: set.document_count.unwrap_or(0) }
+                    }
+                };
+                self.current = Some(OpenFile { source, index: self.next_file, docs_read: 0 });
                 self.next_file += 1;
             }
             let file = self.current.as_mut().expect("opened above");
             let meta = &self.files[file.index];
+            let reader = match &mut file.source {
+                Source::Generated { dataset, seed, count } => {
+                    if file.docs_read >= *count {
+                        self.current = None;
+                        continue;
+                    }
+                    dataset.write(*seed, file.docs_read, buf);
+                    file.docs_read += 1;
+                    self.total_read += 1;
+                    added += 1;
+                    continue;
+                }
+                Source::File(reader) => reader,
+            };
+            let path = || meta.describe();
             let start = buf.len();
             let line_no = file.docs_read + 1;
-            let n = file
-                .reader
+            let n = reader
                 .by_ref()
                 .take(MAX_LINE_BYTES)
                 .read_line(buf)
-                .map_err(|source| CorpusError::Read { path: meta.path.clone(), line: line_no, source })?;
+                .map_err(|source| CorpusError::Read { path: path(), line: line_no, source })?;
             if n == 0 {
                 if let Some(declared) = meta.document_count {
                     if declared != file.docs_read && self.limit.is_none() {
-                        return Err(CorpusError::CountMismatch { path: meta.path.clone(), declared, actual: file.docs_read });
+                        return Err(CorpusError::CountMismatch { path: path(), declared, actual: file.docs_read });
                     }
                 }
                 self.current = None;
                 continue;
             }
             if n as u64 == MAX_LINE_BYTES && !buf.ends_with('\n') {
-                return Err(CorpusError::LineTooLong { path: meta.path.clone(), line: line_no });
+                return Err(CorpusError::LineTooLong { path: path(), line: line_no });
             }
             let line = buf[start..].trim();
             if line.is_empty() {
@@ -123,7 +178,7 @@ impl CorpusReader {
                 continue;
             }
             if !(line.starts_with('{') && line.ends_with('}')) {
-                return Err(CorpusError::NotJson { path: meta.path.clone(), line: line_no });
+                return Err(CorpusError::NotJson { path: path(), line: line_no });
             }
             if !buf.ends_with('\n') {
                 buf.push('\n');
@@ -136,16 +191,30 @@ impl CorpusReader {
     }
 }
 
-/// Counts documents by reading the corpus once (used when no document-count is declared).
-pub fn count_documents(files: &[DocumentFile], limit: Option<u64>) -> Result<u64, CorpusError> {
-    let mut reader = CorpusReader::open(files.to_vec(), limit)?;
-    let mut buf = String::new();
-    loop {
-        buf.clear();
-        if reader.fill(&mut buf, 10_000, None)? == 0 {
-            return Ok(reader.documents_read());
+/// Counts documents by reading the corpus once (used when no document-count is declared);
+/// generators are not run, they make exactly their count.
+pub fn count_documents(files: &[DocumentSet], limit: Option<u64>) -> Result<u64, CorpusError> {
+    let mut total = 0u64;
+    for set in files {
+        let left = limit.map_or(u64::MAX, |l| l.saturating_sub(total));
+        if left == 0 {
+            break;
         }
+        total += match set.origin {
+            Origin::Generated { .. } => set.document_count.unwrap_or(0).min(left),
+            Origin::File(_) => {
+                let mut reader = CorpusReader::open(vec![set.clone()], Some(left).filter(|_| limit.is_some()))?;
+                let mut buf = String::new();
+                loop {
+                    buf.clear();
+                    if reader.fill(&mut buf, 10_000, None)? == 0 {
+                        break reader.documents_read();
+                    }
+                }
+            }
+        };
     }
+    Ok(total)
 }
 
 #[cfg(test)]
@@ -153,10 +222,10 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    fn file(dir: &Path, name: &str, content: &[u8]) -> DocumentFile {
+    fn file(dir: &Path, name: &str, content: &[u8]) -> DocumentSet {
         let path = dir.join(name);
         std::fs::write(&path, content).unwrap();
-        DocumentFile { path, document_count: None, target_index: "i".into() }
+        DocumentSet { origin: Origin::File(path), document_count: None, target_index: "i".into() }
     }
 
     #[test]
@@ -200,6 +269,22 @@ mod tests {
         let f = file(dir.path(), "t.json.zst", &whole[..whole.len() - 4]);
         let mut r = CorpusReader::open(vec![f], None).unwrap();
         assert!(matches!(r.fill(&mut String::new(), 10, None), Err(CorpusError::Read { .. })));
+    }
+
+    #[test]
+    fn generated_documents_follow_files_and_stop_at_their_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = file(dir.path(), "a.json", b"{\"a\":1}\n");
+        let generated = DocumentSet { origin: Origin::Generated { dataset: Dataset::Small, seed: 3 }, document_count: Some(5), target_index: "i".into() };
+        let mut r = CorpusReader::open(vec![plain, generated.clone()], None).unwrap();
+        let mut buf = String::new();
+        assert_eq!(r.fill(&mut buf, 4, None).unwrap(), 4);
+        assert!(buf.starts_with("{\"a\":1}\n{\"@timestamp\""), "{buf}");
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 2);
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 0);
+        assert_eq!(buf.lines().count(), 6);
+        assert_eq!(count_documents(&[generated.clone()], None).unwrap(), 5);
+        assert_eq!(count_documents(&[generated], Some(2)).unwrap(), 2);
     }
 
     #[test]

@@ -37,6 +37,18 @@ pub fn track_file(path: &Path) -> PathBuf {
 }
 
 pub fn load(path: &Path, opts: &LoadOptions) -> Result<Track, TrackError> {
+    load_as(path, opts, Role::Main)
+}
+
+/// A track loaded to lend its corpus to another (`from-track`) may not borrow in turn, so
+/// references cannot loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    Main,
+    Lender,
+}
+
+pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Track, TrackError> {
     let file = track_file(path);
     let meta = std::fs::metadata(&file)
         .map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
@@ -67,7 +79,7 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Track, TrackError> {
     let mut vars = effective.clone();
     vars.insert("test_mode".into(), Value::Bool(opts.test_mode));
     let rendered = render(&source, &file, &vars, Strictness::Strict)?;
-    parse_rendered(&rendered, &file, effective).map_err(|mut e| {
+    parse_rendered(&rendered, &file, effective, opts.test_mode, role).map_err(|mut e| {
         // Template blocks can add or drop lines; then positions are those of the rendered text.
         if e.location.is_some() && source.lines().count() != rendered.lines().count() {
             e.message.push_str(" (line and column are in the rendered template)");
@@ -107,7 +119,7 @@ fn declared_parameters(text: &str) -> Map<String, Value> {
     }
 }
 
-pub fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>) -> Result<Track, TrackError> {
+fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>, test_mode: bool, role: Role) -> Result<Track, TrackError> {
     let yaml: serde_yaml::Value = serde_yaml::from_str(rendered).map_err(|e| {
         let loc = e.location().map(|l| (l.line(), l.column()));
         TrackError::new(TrackErrorKind::Yaml, file, format!("invalid YAML: {e}")).at(loc)
@@ -119,7 +131,7 @@ pub fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>) -
     schema::validate(&json, file, &locator)?;
     let raw: RawTrack = serde_json::from_value(json)
         .map_err(|e| TrackError::new(TrackErrorKind::Schema, file, format!("track does not match the format: {e}")))?;
-    from_raw(raw, params, &Resolver { file, locator: &locator })
+    from_raw(raw, params, &Resolver { file, locator: &locator, test_mode, role })
 }
 
 #[cfg(test)]

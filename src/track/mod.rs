@@ -3,6 +3,7 @@
 
 mod corpus;
 mod error;
+mod generate;
 mod load;
 mod locate;
 mod model;
@@ -11,7 +12,8 @@ mod raw;
 mod schema;
 mod template;
 
-pub use corpus::{count_documents, CorpusError, CorpusReader, DocumentFile};
+pub use corpus::{count_documents, CorpusError, CorpusReader, DocumentSet, Origin};
+pub use generate::Dataset;
 pub use error::{did_you_mean, suggest, TrackError, TrackErrorKind};
 pub use load::{load, track_file, LoadOptions};
 pub use model::{Challenge, OperationDef, ScheduleItem, ScheduleKind, TaskSpec, Track, Warmup};

@@ -1,7 +1,9 @@
 //! The resolved track: what `raw` says, checked across fields and given types. Every error
 //! names the YAML path it comes from.
 
-use super::corpus::DocumentFile;
+use super::corpus::{DocumentSet, Origin};
+use super::generate::Dataset;
+use super::load::{load_as, LoadOptions, Role};
 use super::error::{did_you_mean, TrackError, TrackErrorKind};
 use super::locate::Locator;
 use super::raw::*;
@@ -20,7 +22,7 @@ pub struct Track {
     pub file: PathBuf,
     /// Effective parameters: declared defaults overlaid with the user's.
     pub params: Map<String, Value>,
-    pub corpora: Vec<(String, Vec<DocumentFile>)>,
+    pub corpora: Vec<(String, Vec<DocumentSet>)>,
     pub indices: Vec<IndexSpec>,
     pub operations: Vec<OperationDef>,
     pub challenges: Vec<Challenge>,
@@ -83,6 +85,8 @@ pub struct TaskSpec {
     pub targets: Option<Vec<OpsPerSec>>,
     pub schedule: ScheduleKind,
     pub trials: u64,
+    /// Trials run before the recorded ones and thrown away (with their resets).
+    pub warmup_trials: u64,
     pub reset: Vec<OperationDef>,
     /// Operation params the task overrides; sweepable ones may hold a list.
     pub params: Map<String, Value>,
@@ -91,6 +95,9 @@ pub struct TaskSpec {
 pub struct Resolver<'a> {
     pub file: &'a Path,
     pub locator: &'a Locator,
+    /// Lending tracks (`from-track`) are loaded in the same mode.
+    pub test_mode: bool,
+    pub role: Role,
 }
 
 impl Resolver<'_> {
@@ -187,34 +194,94 @@ fn resolve_corpora(
     raw: &[RawCorpus],
     indices: &[IndexSpec],
     r: &Resolver,
-) -> Result<Vec<(String, Vec<DocumentFile>)>, TrackError> {
-    let mut out: Vec<(String, Vec<DocumentFile>)> = Vec::new();
+) -> Result<Vec<(String, Vec<DocumentSet>)>, TrackError> {
+    let mut out: Vec<(String, Vec<DocumentSet>)> = Vec::new();
     for (i, c) in raw.iter().enumerate() {
         let path = format!("/corpora/{i}");
-        let mut files = Vec::new();
-        for (j, d) in c.documents.iter().enumerate() {
-            let dpath = format!("{path}/documents/{j}");
-            let file = resolve_inside(r.dir(), &d.source_file).ok_or_else(|| {
-                r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("`{}` is outside the track directory", d.source_file))
-            })?;
-            if !file.is_file() {
-                return Err(r.err(
-                    TrackErrorKind::Corpus,
-                    &format!("{dpath}/source-file"),
-                    format!("corpus file {} does not exist", file.display()),
-                ));
-            }
-            let target = d
-                .target_index
-                .clone()
-                .or_else(|| c.target_index.clone())
-                .or_else(|| (indices.len() == 1).then(|| indices[0].name.clone()))
-                .ok_or_else(|| r.err(TrackErrorKind::Invalid, &dpath, "no `target-index` for these documents"))?;
-            files.push(DocumentFile { path: file, document_count: d.document_count, target_index: target });
+        if out.iter().any(|(n, _)| *n == c.name) {
+            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/name"), format!("corpus `{}` is declared twice", c.name)));
         }
+        // Documents without their own target go to the corpus's, else to the only index.
+        let default_target = c.target_index.clone().or_else(|| (indices.len() == 1).then(|| indices[0].name.clone()));
+        let files = match (&c.from_track, c.documents.is_empty()) {
+            (Some(_), false) => {
+                return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/from-track"), "give either `from-track` or `documents`, not both"));
+            }
+            (None, true) => return Err(r.err(TrackErrorKind::Schema, &format!("{path}/documents"), "a corpus needs `documents` (or `from-track`)")),
+            (Some(lender), true) => borrowed_corpus(lender, c, default_target, r, &path)?,
+            (None, false) => {
+                let mut files = Vec::new();
+                for (j, d) in c.documents.iter().enumerate() {
+                    let dpath = format!("{path}/documents/{j}");
+                    let target = d
+                        .target_index
+                        .clone()
+                        .or_else(|| default_target.clone())
+                        .ok_or_else(|| r.err(TrackErrorKind::Invalid, &dpath, "no `target-index` for these documents"))?;
+                    files.push(DocumentSet { origin: document_origin(d, r, &dpath)?, document_count: d.document_count, target_index: target });
+                }
+                files
+            }
+        };
         out.push((c.name.clone(), files));
     }
     Ok(out)
+}
+
+fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin, TrackError> {
+    match (&d.source_file, &d.generate) {
+        (Some(_), Some(_)) => Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/generate"), "give either `source-file` or `generate`, not both")),
+        (None, None) => Err(r.err(TrackErrorKind::Schema, dpath, "documents need a `source-file` or a `generate` dataset")),
+        (None, Some(name)) => {
+            let dataset = Dataset::parse(name).ok_or_else(|| {
+                let hint = did_you_mean(name, Dataset::NAMES.into_iter());
+                r.err(TrackErrorKind::Corpus, &format!("{dpath}/generate"), format!("no built-in dataset `{name}`{hint}; datasets: {}", Dataset::NAMES.join(", ")))
+            })?;
+            if d.document_count.is_none() {
+                return Err(r.err(TrackErrorKind::Corpus, dpath, "generated documents need a `document-count`: how many to make"));
+            }
+            Ok(Origin::Generated { dataset, seed: d.seed.unwrap_or(1) })
+        }
+        (Some(source), None) => {
+            if d.seed.is_some() {
+                return Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/seed"), "`seed` applies to generated documents only"));
+            }
+            let file = resolve_inside(r.dir(), source).ok_or_else(|| {
+                r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("`{source}` is outside the track directory"))
+            })?;
+            if !file.is_file() {
+                return Err(r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("corpus file {} does not exist", file.display())));
+            }
+            Ok(Origin::File(file))
+        }
+    }
+}
+
+/// The corpus of the same name from a track beside this one (`from-track: geonames` reads
+/// `../geonames`), so that tracks can share one corpus without copying it or reaching
+/// outside their directories.
+fn borrowed_corpus(lender: &str, c: &RawCorpus, default_target: Option<String>, r: &Resolver, path: &str) -> Result<Vec<DocumentSet>, TrackError> {
+    let fpath = format!("{path}/from-track");
+    if r.role == Role::Lender {
+        return Err(r.err(TrackErrorKind::Invalid, &fpath, "this track lends its corpora to another track, so it cannot borrow with `from-track` itself"));
+    }
+    let plain_name = !lender.is_empty() && Path::new(lender).components().count() == 1 && !lender.contains(['/', '\\']) && lender != "." && lender != "..";
+    if !plain_name {
+        return Err(r.err(TrackErrorKind::Invalid, &fpath, format!("`{lender}` is not a track name: `from-track` names a track directory beside this one")));
+    }
+    let here = r.dir().canonicalize().unwrap_or_else(|_| r.dir().to_path_buf());
+    let dir = here.parent().map(|p| p.join(lender)).filter(|d| d.join("track.yaml").is_file()).ok_or_else(|| {
+        r.err(TrackErrorKind::Corpus, &fpath, format!("no track `{lender}` beside this track (looked for {}/track.yaml)", here.parent().unwrap_or(&here).join(lender).display()))
+    })?;
+    let track = load_as(&dir, &LoadOptions { params: Map::new(), test_mode: r.test_mode }, Role::Lender)?;
+    let (_, files) = track.corpora.iter().find(|(n, _)| *n == c.name).ok_or_else(|| {
+        let hint = did_you_mean(&c.name, track.corpora.iter().map(|(n, _)| n.as_str()));
+        r.err(TrackErrorKind::Corpus, &fpath, format!("track `{lender}` has no corpus `{}`{hint}", c.name))
+    })?;
+    Ok(files
+        .iter()
+        .map(|f| DocumentSet { target_index: default_target.clone().unwrap_or_else(|| f.target_index.clone()), ..f.clone() })
+        .collect())
 }
 
 fn check_operation(def: &OperationDef, ctx: &TrackContext, r: &Resolver, path: &str) -> Result<ops::OpSpec, TrackError> {
@@ -253,8 +320,8 @@ fn resolve_item(item: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext
     for (i, t) in par.tasks.iter().enumerate() {
         let tpath = format!("{path}/parallel/tasks/{i}");
         let task = resolve_task(t, ops, ctx, r, &tpath)?;
-        if task.trials > 1 || !task.reset.is_empty() {
-            return Err(r.err(TrackErrorKind::Invalid, &tpath, "tasks inside `parallel` cannot have their own trials or reset; set them on the parallel block"));
+        if task.trials > 1 || task.warmup_trials > 0 || !task.reset.is_empty() {
+            return Err(r.err(TrackErrorKind::Invalid, &tpath, "tasks inside `parallel` cannot have their own trials, warmup-trials or reset; set trials and reset on the parallel block"));
         }
         if let Some(key) = swept_key(&task) {
             return Err(r.err(TrackErrorKind::NotSweepable, &format!("{tpath}/{key}"), format!("`{key}` cannot be swept inside a `parallel` block: its tasks run at once, so they cannot step through a sweep")));
@@ -385,6 +452,7 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         targets,
         schedule,
         trials: t.trials.unwrap_or(1),
+        warmup_trials: t.warmup_trials.unwrap_or(0),
         reset: resolve_refs(&t.reset, ops, ctx, r, &format!("{path}/reset"))?,
         params: t.params.clone(),
     })

@@ -32,13 +32,23 @@ pub struct RawCorpus {
     pub name: String,
     #[serde(default)]
     pub target_index: Option<String>,
+    /// Use the corpus of the same name from the track in the sibling directory of this name.
+    #[serde(default)]
+    pub from_track: Option<String>,
+    #[serde(default)]
     pub documents: Vec<RawDocuments>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawDocuments {
-    pub source_file: String,
+    /// Exactly one of `source-file` and `generate`.
+    #[serde(default)]
+    pub source_file: Option<String>,
+    #[serde(default)]
+    pub generate: Option<String>,
+    #[serde(default)]
+    pub seed: Option<u64>,
     #[serde(default)]
     pub document_count: Option<u64>,
     #[serde(default)]
@@ -104,6 +114,8 @@ pub struct RawScheduleItem {
     pub schedule: Option<String>,
     #[serde(default)]
     pub trials: Option<u64>,
+    #[serde(default)]
+    pub warmup_trials: Option<u64>,
     #[serde(default)]
     pub reset: Vec<Value>,
     /// Overrides of the operation's params; lists sweep where the operation type allows it.

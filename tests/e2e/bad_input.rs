@@ -123,3 +123,51 @@ fn unknown_built_in_track_and_race_ids() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no race `nope`"));
 }
+
+/// A track whose only corpus is `corpus` (YAML of one corpus entry) and one bulk task.
+fn corpus_track(corpus: &str) -> String {
+    format!("name: t\ncorpora:\n{corpus}indices: [{{name: i}}]\noperations:\n  - {{name: create, type: create-index}}\n  - {{name: bulk, type: bulk}}\nchallenges:\n  - name: c\n    schedule: [{{operation: create}}, {{operation: bulk}}]\n")
+}
+
+#[test]
+fn generated_corpora_need_a_known_dataset_and_a_count() {
+    let e = fails(&[("track.yaml", &corpus_track("  - name: c\n    documents: [{generate: smal, document-count: 10}]\n"))], &[]);
+    assert!(e.contains("/corpora/0/documents/0/generate") && e.contains("track.yaml:4:18") && e.contains("not one of \"small\" or \"httplog\""), "{e}");
+    let e = fails(&[("track.yaml", &corpus_track("  - name: c\n    documents: [{generate: small}]\n"))], &[]);
+    assert!(e.contains("need a `document-count`") && e.contains("/corpora/0/documents/0"), "{e}");
+    let e = fails(&[("track.yaml", &corpus_track("  - name: c\n    documents: [{generate: small, source-file: docs.json, document-count: 5}]\n"))], &[]);
+    assert!(e.contains("either `source-file` or `generate`"), "{e}");
+    let e = fails(&[("track.yaml", &corpus_track("  - name: c\n    documents: [{document-count: 5}]\n"))], &[]);
+    assert!(e.contains("need a `source-file` or a `generate`"), "{e}");
+}
+
+#[test]
+fn from_track_names_a_sibling_track_that_has_the_corpus() {
+    let e = fails(&[("track.yaml", &corpus_track("  - name: c\n    from-track: ../../etc\n"))], &[]);
+    assert!(e.contains("is not a track name") && e.contains("/corpora/0/from-track"), "{e}");
+    let e = fails(&[("track.yaml", &corpus_track("  - name: c\n    from-track: no-such-track-here\n"))], &[]);
+    assert!(e.contains("no track `no-such-track-here` beside this track"), "{e}");
+    let e = fails(&[("track.yaml", &corpus_track("  - name: c\n    from-track: x\n    documents: [{source-file: docs.json}]\n"))], &[]);
+    assert!(e.contains("either `from-track` or `documents`"), "{e}");
+}
+
+#[test]
+fn a_borrowed_corpus_must_exist_in_the_lending_track() {
+    let root = tempfile::tempdir().unwrap();
+    let lender = root.path().join("lender");
+    let borrower = root.path().join("borrower");
+    std::fs::create_dir_all(&lender).unwrap();
+    std::fs::create_dir_all(&borrower).unwrap();
+    std::fs::write(lender.join("track.yaml"), corpus_track("  - name: places\n    documents: [{generate: small, document-count: 5}]\n")).unwrap();
+    std::fs::write(borrower.join("track.yaml"), corpus_track("  - name: place\n    from-track: lender\n")).unwrap();
+    let env = Env::new();
+    let out = env.run(&["race", "--track-path", borrower.to_str().unwrap(), "--quiet"]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("track `lender` has no corpus `place` (did you mean `places`?)"), "{e}");
+    // Named rightly, the borrowed generated corpus indexes.
+    std::fs::write(borrower.join("track.yaml"), corpus_track("  - name: places\n    from-track: lender\n")).unwrap();
+    env.ok(&["race", "--track-path", borrower.to_str().unwrap(), "--quiet"]);
+    let race = env.only_race();
+    assert_eq!(tasks(&race, "bulk")[0]["trials"][0]["units"], 5, "{race}");
+}

@@ -7,9 +7,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::process::{Child, Stdio};
 
-struct Serve {
+pub struct Serve {
     child: Child,
-    port: u16,
+    pub port: u16,
 }
 
 impl Drop for Serve {
@@ -19,7 +19,7 @@ impl Drop for Serve {
     }
 }
 
-fn serve(env: &Env, extra: &[&str]) -> Serve {
+pub fn serve(env: &Env, extra: &[&str]) -> Serve {
     let port = free_port();
     let mut args = vec!["serve", "--port"];
     let p = port.to_string();
@@ -30,7 +30,7 @@ fn serve(env: &Env, extra: &[&str]) -> Serve {
     Serve { child, port }
 }
 
-fn url(port: u16) -> String {
+pub fn url(port: u16) -> String {
     format!("http://127.0.0.1:{port}")
 }
 

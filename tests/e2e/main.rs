@@ -9,4 +9,5 @@ mod redis_tls;
 mod plot;
 mod race;
 mod signals;
+mod tracks;
 mod util;

@@ -160,7 +160,7 @@ challenges:
 #[test]
 fn validate_accepts_every_shipped_track() {
     let env = Env::new();
-    for t in ["geonames", "redis-kv", "kv-mix", "examples/key-value", "examples/driver-overhead", "examples/parallel-search"] {
+    for t in ["geonames", "client-bench", "bulk-indexer", "redis-kv", "kv-mix", "examples/key-value", "examples/driver-overhead", "examples/parallel-search"] {
         let out = env.ok(&["validate", t]);
         assert!(out.contains(": ok: track"), "{out}");
     }

@@ -130,7 +130,7 @@ impl CallBuilder<'_> {
 
 /// Appends NDJSON documents to `out` as bulk `index` actions (the index is in the URL).
 pub fn bulk_body(out: &mut Vec<u8>, documents: &str) {
-    const ACTION: &[u8] = b"{\"index\":{}}\n";
+    const ACTION: &[u8] = crate::ops::BULK_ACTION_LINE.as_bytes();
     for line in documents.split('\n') {
         let line = line.trim_end_matches('\r');
         if line.trim().is_empty() {
