@@ -27,6 +27,8 @@ const STUB_BULK: &[u8] = br#"{"took":0,"errors":false,"items":[]}"#;
 pub struct ServeOptions {
     pub addr: SocketAddr,
     pub stub: bool,
+    /// Serve HTTPS with this config instead of plain HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 struct Server {
@@ -40,6 +42,7 @@ pub async fn serve(opts: ServeOptions, cancel: CancellationToken, on_bound: impl
     let listener = TcpListener::bind(opts.addr).await?;
     on_bound(listener.local_addr()?);
     let server = Arc::new(Server { engine: EmbeddedBackend::new(), stub: opts.stub });
+    let tls = opts.tls.map(tokio_rustls::TlsAcceptor::from);
     loop {
         let (stream, _) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -55,10 +58,22 @@ pub async fn serve(opts: ServeOptions, cancel: CancellationToken, on_bound: impl
         };
         let _ = stream.set_nodelay(true);
         let server = server.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| handle(server.clone(), req));
-            let io = hyper_util::rt::TokioIo::new(stream);
-            let _ = hyper::server::conn::http1::Builder::new().keep_alive(true).serve_connection(io, service).await;
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.keep_alive(true);
+            match tls {
+                None => {
+                    let _ = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service).await;
+                }
+                // A failed handshake only ends that connection; the client reports it.
+                Some(acceptor) => {
+                    if let Ok(stream) = acceptor.accept(stream).await {
+                        let _ = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service).await;
+                    }
+                }
+            }
         });
     }
 }

@@ -60,6 +60,25 @@ pub fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, String> {
     Ok(Arc::new(config))
 }
 
+/// A server's TLS config from a PEM certificate chain and key (`runner serve --tls-cert`).
+pub fn server_config(cert: &std::path::Path, key: &std::path::Path) -> Result<Arc<rustls::ServerConfig>, String> {
+    let chain = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("cannot read certificate {}: {e}", cert.display()))?;
+    if chain.is_empty() {
+        return Err(format!("{} holds no certificates", cert.display()));
+    }
+    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("cannot read key {}: {e}", key.display()))?;
+    let mut config = rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_no_client_auth()
+        .with_single_cert(chain, key_der)
+        .map_err(|e| format!("certificate {} with key {}: {e}", cert.display(), key.display()))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
 /// The name to check the certificate against: the option, else the host part of `host:port`.
 pub fn server_name(opts: &TlsOptions, host: &str) -> Result<ServerName<'static>, String> {
     let name = match &opts.server_name {

@@ -166,6 +166,12 @@ pub struct ServeArgs {
     /// Answer _search and _bulk at once without doing any work, to measure a client alone.
     #[arg(long)]
     pub stub: bool,
+    /// Serve HTTPS with this PEM certificate chain (needs --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

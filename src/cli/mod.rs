@@ -56,7 +56,12 @@ fn serve_command(args: ServeArgs) -> Result<u8, CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::Usage(format!("cannot start the async runtime: {e}")))?;
-    let opts = crate::serve::ServeOptions { addr: std::net::SocketAddr::new(args.host, args.port), stub: args.stub };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(crate::backend::tls::server_config(cert, key).map_err(CliError::Usage)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let opts = crate::serve::ServeOptions { addr: std::net::SocketAddr::new(args.host, args.port), stub: args.stub, tls };
     let cancel = CancellationToken::new();
     let result = runtime.block_on(async {
         let on_signal = cancel.clone();
@@ -67,7 +72,7 @@ fn serve_command(args: ServeArgs) -> Result<u8, CliError> {
         });
         crate::serve::serve(opts.clone(), cancel.clone(), |addr| {
             let mode = if opts.stub { " (stub: _search and _bulk answered without work)" } else { "" };
-            eprintln!("runner serve: listening on http://{addr}{mode}");
+            eprintln!("runner serve: listening on {scheme}://{addr}{mode}");
         })
         .await
     });

@@ -265,3 +265,58 @@ fn stub_mode_answers_search_and_bulk_without_work() {
     assert_eq!(bulk["errors"], 0, "{bulk}");
     assert!(bulk["units"].as_u64().unwrap() > 0);
 }
+
+/// `runner serve` over HTTPS with a certificate from a test CA.
+fn https_serve(env: &Env, certs: &std::path::Path) -> Serve {
+    let port = free_port();
+    let (cert, key) = (certs.join("server.pem"), certs.join("server.key"));
+    let args = ["serve", "--port", &port.to_string(), "--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()].map(str::to_string);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = env.command(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("runner serve starts");
+    wait_for_port(port);
+    Serve { child, port }
+}
+
+#[test]
+fn https_with_a_ca_file_verifies_and_measures_and_an_unknown_ca_is_refused() {
+    let have_openssl = std::process::Command::new("openssl").arg("version").output().is_ok();
+    if !have_openssl {
+        assert!(std::env::var_os("CI").is_none(), "CI must install openssl");
+        eprintln!("NOT CHECKED: openssl is not installed");
+        return;
+    }
+    let certs = tempfile::tempdir().unwrap();
+    crate::redis_tls::make_certs(certs.path());
+    let env = Env::new();
+    let server = https_serve(&env, certs.path());
+    let ca = certs.path().join("ca.pem");
+    let race = |env: &Env, host: &str, options: &str| {
+        env.run(&[
+            "race", "--track", "geonames", "--test-mode", "--quiet", "--include-tasks", "delete-index,create-index,index-append,refresh,search-sankt-georgen",
+            "--backend", "elasticsearch", "--target-hosts", &format!("https://{host}:{}", server.port), "--client-options", options,
+        ])
+    };
+    // Verified against the test CA, by name and by IP address, with gzip request bodies.
+    for host in ["localhost", "127.0.0.1"] {
+        let env = Env::new();
+        let out = race(&env, host, &format!("tls_ca_file:{},compression:true", ca.display()));
+        assert!(out.status.success(), "{host}: {}", String::from_utf8_lossy(&out.stderr));
+        let record = env.only_race();
+        let bulk = &tasks(&record, "index-append")[0]["trials"][0];
+        assert_eq!(bulk["units"].as_u64().unwrap() + bulk["warmup_units"].as_u64().unwrap(), 1000, "{bulk}");
+        let search = tasks(&record, "search-sankt-georgen");
+        let tr = &search[0]["trials"][0];
+        assert_eq!((tr["errors"].as_u64(), tr["hits"].as_u64()), (Some(0), Some(20 * 17)), "{tr}");
+    }
+    // The bundled roots do not know the test CA: refused before the race, clearly.
+    let env = Env::new();
+    let out = race(&env, "localhost", "timeout:5");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot reach the cluster") && stderr.to_lowercase().contains("certificate"), "{stderr}");
+    // Unless verification is turned off, which the record says.
+    let env = Env::new();
+    let out = race(&env, "localhost", "verify_certs:false");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(env.only_race()["backend"]["details"]["verify_certs"], false);
+}

@@ -26,7 +26,7 @@ fn openssl(dir: &Path, args: &[&str]) {
 }
 
 /// A CA, a server certificate for localhost / 127.0.0.1, and a client certificate.
-fn make_certs(dir: &Path) {
+pub fn make_certs(dir: &Path) {
     let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
     openssl(dir, &[&["req", "-x509"][..], &ec, &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=runner test CA"]].concat());
     std::fs::write(dir.join("server.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n").unwrap();
