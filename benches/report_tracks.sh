@@ -15,7 +15,7 @@ bin=$PWD/target/release/runner
 export RUNNER_HOME=$out/home
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 server=
-stop() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; server=; }
+stop() { if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi; server=; }
 trap stop EXIT
 start() {
   $bin serve --port "$port" "$@" 2>/dev/null &
@@ -24,6 +24,8 @@ start() {
 }
 race() { # name, then race arguments
   local name=$1; shift
+  # A summary already there (from an earlier, interrupted run of this script) is kept.
+  if grep -q "Maximum resident" "$out/$name.time" 2>/dev/null; then echo "== $name: kept"; return; fi
   echo "== $name: runner race $*" | tee "$out/$name.md"
   /usr/bin/time -v -o "$out/$name.time" $bin race "$@" --quiet >> "$out/$name.md"
   grep -E "Maximum resident|Elapsed" "$out/$name.time" | tee -a "$out/$name.md"
