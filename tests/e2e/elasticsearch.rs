@@ -266,17 +266,6 @@ fn stub_mode_answers_search_and_bulk_without_work() {
     assert!(bulk["units"].as_u64().unwrap() > 0);
 }
 
-/// `runner serve` over HTTPS with a certificate from a test CA.
-fn https_serve(env: &Env, certs: &std::path::Path) -> Serve {
-    let port = free_port();
-    let (cert, key) = (certs.join("server.pem"), certs.join("server.key"));
-    let args = ["serve", "--port", &port.to_string(), "--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()].map(str::to_string);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let child = env.command(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("runner serve starts");
-    wait_for_port(port);
-    Serve { child, port }
-}
-
 #[test]
 fn https_with_a_ca_file_verifies_and_measures_and_an_unknown_ca_is_refused() {
     let have_openssl = std::process::Command::new("openssl").arg("version").output().is_ok();
@@ -288,7 +277,8 @@ fn https_with_a_ca_file_verifies_and_measures_and_an_unknown_ca_is_refused() {
     let certs = tempfile::tempdir().unwrap();
     crate::redis_tls::make_certs(certs.path());
     let env = Env::new();
-    let server = https_serve(&env, certs.path());
+    let (cert, key) = (certs.path().join("server.pem"), certs.path().join("server.key"));
+    let server = serve(&env, &["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()]);
     let ca = certs.path().join("ca.pem");
     let race = |env: &Env, host: &str, options: &str| {
         env.run(&[
