@@ -59,7 +59,11 @@ pub struct RaceOutcome {
 
 impl RaceOutcome {
     pub fn exit_code(&self) -> u8 {
+        let failed_trial = self.stored.0.tasks.iter().flat_map(|t| &t.trials).any(|t| t.failure.is_some());
         match self.stored.0.status {
+            // A trial that could not run (a corpus broken half-way, a reset that failed) is not
+            // a finished measurement, whatever `--on-error` says about operation errors.
+            RaceStatus::Completed if failed_trial => 1,
             RaceStatus::Completed => 0,
             RaceStatus::Interrupted => crate::cli::EXIT_INTERRUPTED,
             RaceStatus::Aborted | RaceStatus::Running | RaceStatus::Incomplete => 1,

@@ -87,8 +87,9 @@ impl CorpusFeed {
                             sent += 1;
                         }
                         Err(e) => {
+                            // Batches already read are still sent: closing the channel lets the
+                            // clients finish them, then the trial fails with this error.
                             *error_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                            cancel.cancel();
                             break;
                         }
                     }

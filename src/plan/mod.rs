@@ -136,6 +136,10 @@ struct Builder<'a> {
 }
 
 pub fn build(track: &Track, challenge: &Challenge, opts: &PlanOptions) -> Result<Plan, TrackError> {
+    build_unlocated(track, challenge, opts).map_err(|e| track.locate(e))
+}
+
+fn build_unlocated(track: &Track, challenge: &Challenge, opts: &PlanOptions) -> Result<Plan, TrackError> {
     let mut b = Builder { track, opts, challenge_trials: challenge.trials, results: Vec::new(), steps: Vec::new() };
     // Result slots are made once per task x sweep point; every trial (of the task, and of the
     // challenge) adds a leaf to the same slot.
@@ -267,8 +271,25 @@ impl Builder<'_> {
 
     fn spec(&self, def: &OperationDef, path: &str) -> Result<OpSpec, TrackError> {
         ops::parse(&def.kind, &def.params, &self.track.context()).map_err(|e| {
-            TrackError::new(TrackErrorKind::Invalid, &self.track.file, format!("operation `{}`: {}", def.name, e.message)).with_path(path)
+            let at = self.param_path(def, path, &e.param);
+            TrackError::new(TrackErrorKind::Invalid, &self.track.file, format!("operation `{}`: {}", def.name, e.message)).with_path(at)
         })
+    }
+
+    /// The YAML path of operation param `param`: the task's `params` when the task set it, else
+    /// the operation's own definition (named, or inline under the task).
+    fn param_path(&self, def: &OperationDef, task_path: &str, param: &str) -> String {
+        if param.is_empty() || !task_path.starts_with('/') {
+            return task_path.to_string();
+        }
+        let set_by_task = self.track.challenges.iter().flat_map(|c| c.tasks()).any(|t| t.path == task_path && t.params.contains_key(param));
+        if set_by_task {
+            return format!("{task_path}/params/{param}");
+        }
+        match self.track.operation_path(&def.name) {
+            Some(op) => format!("{op}/params/{param}"),
+            None => format!("{task_path}/operation/params/{param}"),
+        }
     }
 
     fn reset_leaves(&self, defs: &[OperationDef], owner: &str) -> Result<Vec<Leaf>, TrackError> {

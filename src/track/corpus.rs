@@ -47,6 +47,8 @@ pub enum CorpusError {
     NotJson { path: PathBuf, line: u64 },
     #[error("{path}: document {line} is longer than 64 MB")]
     LineTooLong { path: PathBuf, line: u64 },
+    #[error("{path}: the file holds no documents")]
+    Empty { path: PathBuf },
     #[error("{path}: the track declares {declared} documents but the file has {actual}")]
     CountMismatch { path: PathBuf, declared: u64, actual: u64 },
 }
@@ -87,6 +89,8 @@ pub struct CorpusReader {
     total_read: u64,
     /// Bytes a request adds to each document (its action line), counted against `max_bytes`.
     per_document_overhead: u64,
+    /// An error found after good documents in one batch, returned by the next `fill`.
+    pending: Option<CorpusError>,
 }
 
 impl CorpusReader {
@@ -97,7 +101,7 @@ impl CorpusReader {
                 File::open(path).map_err(|source| CorpusError::Open { path: path.clone(), source })?;
             }
         }
-        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0, per_document_overhead: 0 })
+        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0, per_document_overhead: 0, pending: None })
     }
 
     /// Counts `bytes` more per document against the byte threshold of `fill`.
@@ -113,7 +117,28 @@ impl CorpusReader {
 
     /// Appends up to `max_docs` documents, one per line, to `buf`, stopping early once the batch
     /// (with the per-document overhead) holds `max_bytes` or more. Returns how many were appended; 0 means the corpus is exhausted.
+    ///
+    /// A broken document (or a count that does not match) after some good ones in the same
+    /// batch is reported on the next call, so that the good ones are still sent and measured.
     pub fn fill(&mut self, buf: &mut String, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        let (before, docs_before) = (buf.len(), self.total_read);
+        match self.fill_batch(buf, max_docs, max_bytes) {
+            Ok(n) => Ok(n),
+            Err(e) if self.total_read == docs_before => Err(e),
+            Err(e) => {
+                let added = self.total_read - docs_before;
+                let end = buf[before..].match_indices('\n').nth(added as usize - 1).map_or(buf.len(), |(i, _)| before + i + 1);
+                buf.truncate(end);
+                self.pending = Some(e);
+                Ok(added)
+            }
+        }
+    }
+
+    fn fill_batch(&mut self, buf: &mut String, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
         let mut added = 0;
         while added < max_docs {
             if self.limit.is_some_and(|l| self.total_read >= l) {
@@ -191,6 +216,19 @@ impl CorpusReader {
     }
 }
 
+/// Reads the first document of a corpus file, so that a file compressed in another format than
+/// its extension says, one that is not NDJSON, or an empty one is refused before a race starts.
+/// (A file truncated further in is found when the race reaches it, and fails that trial.)
+pub fn check_first_document(path: &Path) -> Result<(), CorpusError> {
+    let set = DocumentSet { origin: Origin::File(path.to_path_buf()), document_count: None, target_index: String::new() };
+    let mut reader = CorpusReader::open(vec![set], Some(1))?;
+    let mut buf = String::new();
+    if reader.fill(&mut buf, 1, None)? == 0 {
+        return Err(CorpusError::Empty { path: path.to_path_buf() });
+    }
+    Ok(())
+}
+
 /// Counts documents by reading the corpus once (used when no document-count is declared);
 /// generators are not run, they make exactly their count.
 pub fn count_documents(files: &[DocumentSet], limit: Option<u64>) -> Result<u64, CorpusError> {
@@ -263,12 +301,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = file(dir.path(), "a.json", b"{\"a\":1}\nnot json\n");
         let mut r = CorpusReader::open(vec![f], None).unwrap();
-        let e = r.fill(&mut String::new(), 10, None).unwrap_err();
+        let mut buf = String::new();
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 1, "the good document before the bad one is handed out");
+        assert_eq!(buf, "{\"a\":1}\n");
+        let e = r.fill(&mut buf, 10, None).unwrap_err();
         assert!(matches!(e, CorpusError::NotJson { line: 2, .. }), "{e}");
         let whole = zstd::encode_all(&b"{\"a\":1}\n{\"a\":2}\n"[..], 1).unwrap();
         let f = file(dir.path(), "t.json.zst", &whole[..whole.len() - 4]);
         let mut r = CorpusReader::open(vec![f], None).unwrap();
-        assert!(matches!(r.fill(&mut String::new(), 10, None), Err(CorpusError::Read { .. })));
+        let mut buf = String::new();
+        let first = r.fill(&mut buf, 10, None);
+        assert!(matches!(first, Err(CorpusError::Read { .. })) || matches!(r.fill(&mut buf, 10, None), Err(CorpusError::Read { .. })));
     }
 
     #[test]
@@ -285,6 +328,20 @@ mod tests {
         assert_eq!(buf.lines().count(), 6);
         assert_eq!(count_documents(&[generated.clone()], None).unwrap(), 5);
         assert_eq!(count_documents(&[generated], Some(2)).unwrap(), 2);
+    }
+
+    #[test]
+    fn the_first_document_is_checked_before_a_race() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |name: &str, content: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, content).unwrap();
+            path
+        };
+        check_first_document(&p("ok.json", b"{\"a\":1}\n")).unwrap();
+        assert!(matches!(check_first_document(&p("e.json", b"\n\n")), Err(CorpusError::Empty { .. })));
+        assert!(matches!(check_first_document(&p("t.json", b"a,b,c\n")), Err(CorpusError::NotJson { line: 1, .. })));
+        assert!(matches!(check_first_document(&p("z.json.gz", b"{\"a\":1}\n")), Err(CorpusError::Read { .. })));
     }
 
     #[test]

@@ -55,8 +55,15 @@ pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Tra
     if meta.len() > MAX_TRACK_BYTES {
         return Err(TrackError::new(TrackErrorKind::Io, &file, "the track file is larger than 16 MB; tracks are limited to 16 MB"));
     }
-    let source = std::fs::read_to_string(&file)
-        .map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
+    let bytes = std::fs::read(&file).map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
+    let source = String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let valid = std::str::from_utf8(valid).unwrap_or_default();
+        let line = valid.matches('\n').count() + 1;
+        let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        let byte = e.as_bytes()[valid.len()];
+        TrackError::new(TrackErrorKind::Yaml, &file, format!("the track is not UTF-8 text (byte 0x{byte:02x}); YAML files are UTF-8")).at(Some((line, column)))
+    })?;
 
     // First pass: learn the declared parameters and their defaults from the top-level
     // `parameters:` block alone (the rest of the template needs them to render).
@@ -120,9 +127,17 @@ fn declared_parameters(text: &str) -> Map<String, Value> {
 }
 
 fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>, test_mode: bool, role: Role) -> Result<Track, TrackError> {
+    if let Some(at) = too_deep(rendered) {
+        return Err(TrackError::new(TrackErrorKind::Yaml, file, format!("invalid YAML: lists and mappings nested more than {MAX_FLOW_DEPTH} deep (recursion limit)")).at(Some(at)));
+    }
     let yaml: serde_yaml::Value = serde_yaml::from_str(rendered).map_err(|e| {
-        let loc = e.location().map(|l| (l.line(), l.column()));
-        TrackError::new(TrackErrorKind::Yaml, file, format!("invalid YAML: {e}")).at(loc)
+        let mut loc = e.location().map(|l| (l.line(), l.column()));
+        let text = e.to_string();
+        // The parser points at the mapping that holds a duplicate; point at the duplicate.
+        if let (Some((line, _)), Some(key)) = (loc, duplicate_key(&text)) {
+            loc = second_occurrence(rendered, line, key).or(loc);
+        }
+        TrackError::new(TrackErrorKind::Yaml, file, format!("invalid YAML: {text}")).at(loc)
     })?;
     let json = serde_json::to_value(&yaml).map_err(|e| {
         TrackError::new(TrackErrorKind::Yaml, file, format!("the track cannot be read as data: {e} (mapping keys must be strings)"))
@@ -132,6 +147,77 @@ fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>, test_
     let raw: RawTrack = serde_json::from_value(json)
         .map_err(|e| TrackError::new(TrackErrorKind::Schema, file, format!("track does not match the format: {e}")))?;
     from_raw(raw, params, &Resolver { file, locator: &locator, test_mode, role })
+}
+
+/// Deeper flow nesting than this is refused before parsing: the YAML parser's cost grows with
+/// the square of the depth (100,000 `[` took 26 s), and no track needs it.
+const MAX_FLOW_DEPTH: usize = 128;
+
+/// The line and column of the first `[` or `{` nested deeper than [`MAX_FLOW_DEPTH`], outside
+/// quoted strings and comments.
+fn too_deep(text: &str) -> Option<(usize, usize)> {
+    let (mut depth, mut line, mut col) = (0usize, 1usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut comment = false;
+    let mut prev = '\n';
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        col += 1;
+        if c == '\n' {
+            (line, col, comment) = (line + 1, 0, false);
+            prev = c;
+            continue;
+        }
+        match quote {
+            Some('"') if c == '\\' => {
+                chars.next();
+                col += 1;
+            }
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if comment => {}
+            None => match c {
+                '#' if prev.is_whitespace() => comment = true,
+                '"' | '\'' if !prev.is_alphanumeric() => quote = Some(c),
+                '[' | '{' => {
+                    depth += 1;
+                    if depth > MAX_FLOW_DEPTH {
+                        return Some((line, col));
+                    }
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+        prev = c;
+    }
+    None
+}
+
+/// The key of a "duplicate entry with key \"k\"" message.
+fn duplicate_key(message: &str) -> Option<&str> {
+    let rest = message.split_once("duplicate entry with key \"")?.1;
+    rest.split_once('"').map(|(key, _)| key)
+}
+
+/// Line and column of the second `key:` at one indentation, from `from_line` on.
+fn second_occurrence(text: &str, from_line: usize, key: &str) -> Option<(usize, usize)> {
+    let mut first_indent = None;
+    for (i, line) in text.lines().enumerate().skip(from_line.saturating_sub(1)) {
+        let trimmed = line.trim_start_matches([' ', '-']);
+        let indent = line.len() - trimmed.len();
+        let is_key = trimmed.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with(':'))
+            || trimmed.strip_prefix(&format!("\"{key}\"")).is_some_and(|rest| rest.trim_start().starts_with(':'));
+        if !is_key {
+            continue;
+        }
+        match first_indent {
+            None => first_indent = Some(indent),
+            Some(first) if first == indent => return Some((i + 1, indent + 1)),
+            Some(_) => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -196,6 +282,21 @@ challenges:
         let dir = write("name: t\n{% if false %}\nextra: 1\n{% endif %}\nchallenges:\n  - name: c\n    schedule: [{operation: x}]\n");
         let e = load(dir.path(), &LoadOptions::default()).unwrap_err();
         assert!(e.message.contains("rendered template"), "{}", e.message);
+    }
+
+    #[test]
+    fn nesting_depth_ignores_brackets_in_strings_and_comments() {
+        let deep = format!("a: {}", "[".repeat(129));
+        assert_eq!(too_deep(&deep), Some((1, 132)));
+        let quoted = format!("a: '{0}'\nb: \"{0}\\\"\"\n# {0}\nc: [[1]]\n", "[".repeat(200));
+        assert_eq!(too_deep(&quoted), None);
+    }
+
+    #[test]
+    fn duplicate_keys_point_at_the_second_one() {
+        let dir = write("name: t\nchallenges:\n  - name: c\n    schedule: []\n    schedule: []\n");
+        let e = load(dir.path(), &LoadOptions::default()).unwrap_err();
+        assert_eq!((e.kind, e.location), (TrackErrorKind::Yaml, Some((5, 5))), "{e}");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use yaml_rust2::scanner::Marker;
 
 /// Positions of every node of a YAML document, keyed by JSON pointer (`""` is the root).
 /// For a mapping value the position is that of its key, which is where a reader looks.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Locator {
     positions: HashMap<String, (usize, usize)>,
 }

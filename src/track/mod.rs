@@ -12,7 +12,7 @@ mod raw;
 mod schema;
 mod template;
 
-pub use corpus::{count_documents, CorpusError, CorpusReader, DocumentSet, Origin};
+pub use corpus::{check_first_document, count_documents, CorpusError, CorpusReader, DocumentSet, Origin};
 pub use generate::Dataset;
 pub use error::{did_you_mean, suggest, TrackError, TrackErrorKind};
 pub use load::{load, track_file, LoadOptions};

@@ -26,6 +26,8 @@ pub struct Track {
     pub indices: Vec<IndexSpec>,
     pub operations: Vec<OperationDef>,
     pub challenges: Vec<Challenge>,
+    /// Positions in the rendered track, so that errors found later (planning) can point too.
+    positions: std::sync::Arc<Locator>,
 }
 
 /// An operation as written: name, type and params (before task overrides and sweeps).
@@ -51,6 +53,16 @@ pub struct Challenge {
 pub enum ScheduleItem {
     Task(TaskSpec),
     Parallel { name: String, tasks: Vec<TaskSpec>, trials: u64, reset: Vec<OperationDef> },
+}
+
+impl Challenge {
+    /// Every task of the schedule, those inside `parallel` blocks included.
+    pub fn tasks(&self) -> impl Iterator<Item = &TaskSpec> {
+        self.schedule.iter().flat_map(|item| match item {
+            ScheduleItem::Task(t) => std::slice::from_ref(t),
+            ScheduleItem::Parallel { tasks, .. } => tasks.as_slice(),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -157,6 +169,7 @@ pub fn from_raw(raw: RawTrack, params: Map<String, Value>, r: &Resolver) -> Resu
         indices,
         operations,
         challenges,
+        positions: std::sync::Arc::new(r.locator.clone()),
     })
 }
 
@@ -252,6 +265,7 @@ fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin
             if !file.is_file() {
                 return Err(r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("corpus file {} does not exist", file.display())));
             }
+            super::corpus::check_first_document(&file).map_err(|e| r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), e.to_string()))?;
             Ok(Origin::File(file))
         }
     }
@@ -474,6 +488,21 @@ fn resolve_warmup(v: Option<&Value>, r: &Resolver, path: &str) -> Result<Warmup,
 }
 
 impl Track {
+    /// Adds the line and column of the error's YAML path, when it has a path and no position.
+    pub fn locate(&self, mut e: TrackError) -> TrackError {
+        if e.location.is_none() {
+            if let Some(path) = &e.path {
+                e.location = self.positions.find(path);
+            }
+        }
+        e
+    }
+
+    /// Where the params of operation `name` were written: `/operations/N` for a named one,
+    /// `None` for an inline one (which lives under its task).
+    pub fn operation_path(&self, name: &str) -> Option<String> {
+        self.operations.iter().position(|o| o.name == name).map(|i| format!("/operations/{i}"))
+    }
     /// The challenge to run: by name, else the one marked default, else the only/first one.
     pub fn challenge(&self, name: Option<&str>) -> Result<&Challenge, TrackError> {
         match name {

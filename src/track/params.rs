@@ -24,6 +24,15 @@ pub fn parse_track_params(arg: &str) -> Result<Map<String, Value>, TrackError> {
             _ => Err(TrackError::new(TrackErrorKind::Params, as_path, "track parameters file must be a mapping of name: value")),
         };
     }
+    let opened = arg.matches(['[', '{']).count();
+    let closed = arg.matches([']', '}']).count();
+    if opened != closed {
+        return Err(TrackError::new(
+            TrackErrorKind::Params,
+            "--track-params",
+            format!("`{arg}` has {opened} opening and {closed} closing brackets (example: --track-params clients=[1,2],bulk_size=500)"),
+        ));
+    }
     let mut out = Map::new();
     for pair in split_top_level(arg) {
         let pair = pair.trim();

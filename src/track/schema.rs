@@ -4,6 +4,7 @@
 use super::error::{did_you_mean, TrackError, TrackErrorKind};
 use super::locate::Locator;
 use jsonschema::error::ValidationErrorKind;
+use jsonschema::ValidationError;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -61,13 +62,64 @@ fn last_segment(pointer: &str) -> &str {
     pointer.rsplit('/').next().unwrap_or("")
 }
 
+/// A typo'd key is usually why a required one is "missing", so unknown keys are reported first.
+fn preferred<'a, 'i>(errors: impl IntoIterator<Item = &'a ValidationError<'i>>) -> Option<&'a ValidationError<'i>>
+where
+    'i: 'a,
+{
+    let mut first = None;
+    for e in errors {
+        if matches!(e.kind(), ValidationErrorKind::AdditionalProperties { .. }) {
+            return Some(e);
+        }
+        first.get_or_insert(e);
+    }
+    first
+}
+
+/// For a value valid under no branch of a oneOf/anyOf, the one branch of the value's own type
+/// (an inline operation object, say) holds the precise problem; descend into it.
+fn most_specific<'a, 'i>(mut err: &'a ValidationError<'i>) -> &'a ValidationError<'i> {
+    loop {
+        let context = match err.kind() {
+            ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } => context,
+            _ => return err,
+        };
+        let here = err.instance_path().as_str();
+        let same_type: Vec<&Vec<ValidationError<'static>>> = context
+            .iter()
+            .filter(|branch| !branch.iter().any(|e| matches!(e.kind(), ValidationErrorKind::Type { .. }) && e.instance_path().as_str() == here))
+            .collect();
+        match same_type.as_slice() {
+            [branch] => match preferred(branch.iter()) {
+                Some(inner) => err = inner,
+                None => return err,
+            },
+            _ => return err,
+        }
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing (an empty document)",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
 /// Validates `instance` (the rendered track as JSON); returns the first problem found, located.
 pub fn validate(instance: &Value, file: &Path, locator: &Locator) -> Result<(), TrackError> {
     let c = compiled();
-    let Some(err) = c.validator.iter_errors(instance).next() else {
+    let all: Vec<ValidationError> = c.validator.iter_errors(instance).collect();
+    let Some(err) = preferred(all.iter()).map(most_specific) else {
         return Ok(());
     };
     let pointer = err.instance_path().as_str().to_string();
+    let schema_path = err.schema_path().as_str().to_string();
     let (kind, path, message) = match err.kind() {
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let key = unexpected.first().cloned().unwrap_or_default();
@@ -79,6 +131,26 @@ pub fn validate(instance: &Value, file: &Path, locator: &Locator) -> Result<(), 
             pointer.clone(),
             format!("missing required field {property}"),
         ),
+        ValidationErrorKind::Type { .. } if pointer.is_empty() => (
+            TrackErrorKind::Schema,
+            pointer.clone(),
+            format!("a track is a mapping of keys (name:, challenges:, ...); this file holds {}", type_name(err.instance())),
+        ),
+        ValidationErrorKind::Enum { options } => {
+            let given = err.instance().as_str().unwrap_or_default().to_string();
+            let names: Vec<&str> = options.as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+            let hint = did_you_mean(&given, names.iter().copied());
+            let key = last_segment(&pointer);
+            let is_op_type = key == "type" && schema_path.contains("/$defs/operation/");
+            let kind = if is_op_type { TrackErrorKind::UnknownOperationType } else { TrackErrorKind::Schema };
+            let shown = compact(err.instance());
+            let message = if is_op_type {
+                format!("unknown operation type {shown}{hint}; the types are: {}", names.join(", "))
+            } else {
+                format!("{shown} is not a value `{key}` takes{hint}; it takes: {}", names.join(", "))
+            };
+            (kind, pointer.clone(), message)
+        }
         _ => {
             let key = last_segment(&pointer);
             let value = err.instance();
@@ -88,13 +160,16 @@ pub fn validate(instance: &Value, file: &Path, locator: &Locator) -> Result<(), 
             } else if let Some(expect) = expectation(key) {
                 format!("`{shown}` is not valid for `{key}`: expected {expect}")
             } else {
-                format!("{err}")
+                // The validator's own text quotes the whole value, which can be megabytes.
+                err.to_string().replace(&value.to_string(), &shown)
             };
             (TrackErrorKind::Schema, pointer.clone(), message)
         }
     };
-    Err(TrackError::new(kind, file, format!("{message} (schema: {})", err.schema_path().as_str()))
-        .at(locator.find(&path))
+    // The document root has no key to point at: its first line stands for it.
+    let location = locator.find(&path).or(Some((1, 1)));
+    Err(TrackError::new(kind, file, format!("{message} (schema: {schema_path})"))
+        .at(location)
         .with_path(if path.is_empty() { "/".to_string() } else { path }))
 }
 

@@ -77,6 +77,14 @@ pub fn render(
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "track".into());
     let template_error = |e: minijinja::Error| {
         let mut msg = format!("template error: {}", e.detail().map(str::to_string).unwrap_or_else(|| e.kind().to_string()));
+        // An include's own failure (a loop, a bad part) is the cause; name it.
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            if let Some(inner) = c.downcast_ref::<minijinja::Error>() {
+                msg.push_str(&format!(": {}", inner.detail().map(str::to_string).unwrap_or_else(|| inner.kind().to_string())));
+            }
+            cause = c.source();
+        }
         if let Some(n) = e.name() {
             if n != name {
                 msg.push_str(&format!(" (in included template `{n}`)"));
@@ -87,15 +95,36 @@ pub fn render(
     };
     let template = env.template_from_named_str(&name, source).map_err(template_error)?;
     let ctx = Value::from(minijinja::value::Serde(params));
-    let rendered = template.render(ctx).map_err(template_error)?;
-    if rendered.len() > MAX_RENDERED_BYTES {
-        return Err(TrackError::new(
-            TrackErrorKind::Template,
-            file,
-            format!("the rendered track is {} MB; tracks are limited to 16 MB", rendered.len() / (1024 * 1024)),
-        ));
+    // Rendered into a bounded buffer: fuel limits the steps, not what each step writes.
+    let mut out = Bounded { buf: Vec::new(), overflowed: false };
+    if let Err(e) = template.render_captured_to(ctx, &mut out) {
+        if out.overflowed {
+            return Err(TrackError::new(TrackErrorKind::Template, file, "the rendered track would be larger than 16 MB; tracks are limited to 16 MB"));
+        }
+        return Err(template_error(e));
     }
-    Ok(rendered)
+    String::from_utf8(out.buf).map_err(|_| TrackError::new(TrackErrorKind::Template, file, "the template rendered text that is not UTF-8"))
+}
+
+/// A writer that refuses to grow past the rendered-size limit.
+struct Bounded {
+    buf: Vec<u8>,
+    overflowed: bool,
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.buf.len() + data.len() > MAX_RENDERED_BYTES {
+            self.overflowed = true;
+            return Err(std::io::Error::other("rendered track too large"));
+        }
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use crate::util::*;
 
-const GOOD_HEAD: &str = "name: t
+pub const GOOD_HEAD: &str = "name: t
 corpora:
   - name: c
     target-index: i
@@ -132,7 +132,7 @@ fn corpus_track(corpus: &str) -> String {
 #[test]
 fn generated_corpora_need_a_known_dataset_and_a_count() {
     let e = fails(&[("track.yaml", &corpus_track("  - name: c\n    documents: [{generate: smal, document-count: 10}]\n"))], &[]);
-    assert!(e.contains("/corpora/0/documents/0/generate") && e.contains("track.yaml:4:18") && e.contains("not one of \"small\" or \"httplog\""), "{e}");
+    assert!(e.contains("/corpora/0/documents/0/generate") && e.contains("track.yaml:4:18") && e.contains("did you mean `small`") && e.contains("it takes: small, httplog"), "{e}");
     let e = fails(&[("track.yaml", &corpus_track("  - name: c\n    documents: [{generate: small}]\n"))], &[]);
     assert!(e.contains("need a `document-count`") && e.contains("/corpora/0/documents/0"), "{e}");
     let e = fails(&[("track.yaml", &corpus_track("  - name: c\n    documents: [{generate: small, source-file: docs.json, document-count: 5}]\n"))], &[]);
