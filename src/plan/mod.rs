@@ -139,7 +139,45 @@ pub fn build(track: &Track, challenge: &Challenge, opts: &PlanOptions) -> Result
     build_unlocated(track, challenge, opts).map_err(|e| track.locate(e))
 }
 
+/// More task runs than this in one race is a sweep written by mistake (or by an attacker):
+/// refused before the matrix is built, so that planning cannot exhaust memory.
+pub const MAX_TASK_RUNS: u64 = 100_000;
+
+/// Sweep points × trials of a task, saturating.
+fn task_runs(task: &TaskSpec, trials: u64) -> u64 {
+    let mut points = task.clients.len().max(1) as u64;
+    points = points.saturating_mul(task.targets.as_ref().map_or(1, |t| t.len().max(1) as u64));
+    points = points.saturating_mul(task.iterations.as_ref().map_or(1, |t| t.len().max(1) as u64));
+    for v in task.params.values() {
+        if let Value::Array(items) = v {
+            points = points.saturating_mul(items.len().max(1) as u64);
+        }
+    }
+    points.saturating_mul(trials)
+}
+
+fn check_size(track: &Track, challenge: &Challenge) -> Result<(), TrackError> {
+    let mut total = 0u64;
+    for item in &challenge.schedule {
+        let (runs, path) = match item {
+            ScheduleItem::Task(t) => (task_runs(t, t.trials.saturating_add(t.warmup_trials)), t.path.clone()),
+            ScheduleItem::Parallel { tasks, trials, .. } => (tasks.len() as u64 * trials, tasks.first().map(|t| t.path.clone()).unwrap_or_default()),
+        };
+        total = total.saturating_add(runs.saturating_mul(challenge.trials));
+        if total > MAX_TASK_RUNS {
+            return Err(TrackError::new(
+                TrackErrorKind::Invalid,
+                &track.file,
+                format!("challenge `{}` would run more than {MAX_TASK_RUNS} task runs (sweep points × trials; {runs} from this task alone); sweep fewer values", challenge.name),
+            )
+            .with_path(path));
+        }
+    }
+    Ok(())
+}
+
 fn build_unlocated(track: &Track, challenge: &Challenge, opts: &PlanOptions) -> Result<Plan, TrackError> {
+    check_size(track, challenge)?;
     let mut b = Builder { track, opts, challenge_trials: challenge.trials, results: Vec::new(), steps: Vec::new() };
     // Result slots are made once per task x sweep point; every trial (of the task, and of the
     // challenge) adds a leaf to the same slot.

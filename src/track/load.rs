@@ -64,7 +64,20 @@ pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Tra
         let byte = e.as_bytes()[valid.len()];
         TrackError::new(TrackErrorKind::Yaml, &file, format!("the track is not UTF-8 text (byte 0x{byte:02x}); YAML files are UTF-8")).at(Some((line, column)))
     })?;
+    load_source_as(&source, &file, opts, role)
+}
 
+/// Loads a track from its text, as if read from `file` (whose directory holds its includes
+/// and corpora). The fuzz target enters here.
+pub fn load_source(source: &str, file: &Path, opts: &LoadOptions) -> Result<Track, TrackError> {
+    if source.len() as u64 > MAX_TRACK_BYTES {
+        return Err(TrackError::new(TrackErrorKind::Io, file, "the track file is larger than 16 MB; tracks are limited to 16 MB"));
+    }
+    load_source_as(source, file, opts, Role::Main)
+}
+
+fn load_source_as(source: &str, file: &Path, opts: &LoadOptions, role: Role) -> Result<Track, TrackError> {
+    let file = file.to_path_buf();
     // First pass: learn the declared parameters and their defaults from the top-level
     // `parameters:` block alone (the rest of the template needs them to render).
     let mut vars = opts.params.clone();

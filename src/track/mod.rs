@@ -15,7 +15,7 @@ mod template;
 pub use corpus::{check_first_document, count_documents, CorpusError, CorpusReader, DocumentSet, Origin};
 pub use generate::Dataset;
 pub use error::{did_you_mean, suggest, TrackError, TrackErrorKind};
-pub use load::{load, track_file, LoadOptions};
+pub use load::{load, load_source, track_file, LoadOptions};
 pub use model::{Challenge, OperationDef, ScheduleItem, ScheduleKind, TaskSpec, Track, Warmup};
 pub use params::parse_track_params;
 pub use schema::TRACK_SCHEMA;

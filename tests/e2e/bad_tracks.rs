@@ -119,6 +119,8 @@ fn cases() -> Vec<Case> {
         case("empty client sweep", with_task("operation: s, clients: []"), K::Schema, At::Path("/challenges/0/schedule/0/clients"), "empty list"),
         case("empty throughput sweep", with_task("operation: s, target-throughput: []"), K::Schema, At::Path("/challenges/0/schedule/0/target-throughput"), "empty list"),
         case("empty bulk-size sweep", with_task("operation: bulk, params: {bulk-size: []}"), K::Schema, At::Path("/challenges/0/schedule/0/params/bulk-size"), "empty list"),
+        case("a sweep matrix of a billion runs", with_task("operation: s, clients: {{ range(1, 1001) | list }}, target-throughput: {{ range(1, 1001) | list }}, iterations: {{ range(1, 1001) | list }}"), K::Invalid, At::Path("/challenges/0/schedule/0"), "more than 100000 task runs"),
+        case("a thousand trials of a thousand trials", format!("{HEAD}challenges:\n  - name: c\n    trials: 1000\n    schedule:\n      - {{operation: s, trials: 1000}}\n"), K::Invalid, At::Path("/challenges/0/schedule/0"), "more than 100000 task runs"),
         case("a sweep of what cannot be swept", with_task("operation: bulk, params: {index: [a, b]}"), K::NotSweepable, At::Path("/challenges/0/schedule/0/params/index"), "cannot be swept"),
         // Unknown keys and names.
         case("misspelt top-level key", format!("{HEAD}challenge: []\n"), K::UnknownField, At::LineCol(10, 1), "did you mean `challenges`"),

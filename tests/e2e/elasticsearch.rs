@@ -4,7 +4,6 @@
 use crate::redis::{free_port, wait_for_port};
 use crate::util::*;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::process::{Child, Stdio};
 
 pub struct Serve {
@@ -105,69 +104,69 @@ enum Fault {
     Garbage,
     CloseMidResponse,
     Slow,
+    /// The first search closes its connection and the server stops listening: every later
+    /// connection is refused.
+    Refuse,
 }
 
 /// A loopback HTTP/1.1 server on std threads: enough Elasticsearch to pass the start-up
 /// check, then `fault` on every search.
 fn fault_server(fault: Fault, root_status: u16) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut stream = stream;
-                loop {
-                    let mut request_line = String::new();
-                    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+    fault_listener(move |stream, stop| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        loop {
+            let mut request_line = String::new();
+            if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+                return;
+            }
+            let mut length = 0usize;
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                    return;
+                }
+                if h == "\r\n" {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let reply = |status: u16, body: &str| format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+            let answer = if request_line.contains("_cluster/health") {
+                reply(200, r#"{"status":"green"}"#)
+            } else if !request_line.contains("_search") {
+                if root_status != 200 {
+                    reply(root_status, r#"{"error":{"type":"security_exception","reason":"missing authentication credentials"},"status":401}"#)
+                } else {
+                    reply(200, r#"{"version":{"number":"8.15.0"}}"#)
+                }
+            } else {
+                match fault {
+                    Fault::Status(s) => reply(s, r#"{"error":{"type":"injected","reason":"fault"},"status":0}"#),
+                    Fault::Garbage => "SSH-2.0-nonsense\r\n\r\n".to_string(),
+                    Fault::CloseMidResponse => {
+                        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 500\r\n\r\n{\"hits\":");
                         return;
                     }
-                    let mut length = 0usize;
-                    loop {
-                        let mut h = String::new();
-                        if reader.read_line(&mut h).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if h == "\r\n" {
-                            break;
-                        }
-                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                            length = v.trim().parse().unwrap_or(0);
-                        }
-                    }
-                    let mut body = vec![0; length];
-                    let _ = reader.read_exact(&mut body);
-                    let reply = |status: u16, body: &str| format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
-                    let answer = if request_line.contains("_cluster/health") {
-                        reply(200, r#"{"status":"green"}"#)
-                    } else if !request_line.contains("_search") {
-                        if root_status != 200 {
-                            reply(root_status, r#"{"error":{"type":"security_exception","reason":"missing authentication credentials"},"status":401}"#)
-                        } else {
-                            reply(200, r#"{"version":{"number":"8.15.0"}}"#)
-                        }
-                    } else {
-                        match fault {
-                            Fault::Status(s) => reply(s, r#"{"error":{"type":"injected","reason":"fault"},"status":0}"#),
-                            Fault::Garbage => "SSH-2.0-nonsense\r\n\r\n".to_string(),
-                            Fault::CloseMidResponse => {
-                                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 500\r\n\r\n{\"hits\":");
-                                return;
-                            }
-                            Fault::Slow => {
-                                std::thread::sleep(std::time::Duration::from_millis(1500));
-                                reply(200, r#"{"hits":{"total":{"value":1}}}"#)
-                            }
-                        }
-                    };
-                    if stream.write_all(answer.as_bytes()).is_err() {
+                    Fault::Refuse => {
+                        stop.store(true, std::sync::atomic::Ordering::SeqCst);
                         return;
+                    }
+                    Fault::Slow => {
+                        std::thread::sleep(std::time::Duration::from_millis(1500));
+                        reply(200, r#"{"hits":{"total":{"value":1}}}"#)
                     }
                 }
-            });
+            };
+            if stream.write_all(answer.as_bytes()).is_err() {
+                return;
+            }
         }
-    });
-    port
+    })
 }
 
 const SEARCH_TRACK: &str = "name: t
@@ -180,14 +179,10 @@ challenges:
 ";
 
 fn race_against(port: u16, extra: &[&str]) -> (Env, std::process::Output) {
-    let dir = track_dir(&[("track.yaml", SEARCH_TRACK)]);
-    let env = Env::new();
-    let mut args = vec!["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--backend", "elasticsearch"];
     let u = url(port);
-    args.extend_from_slice(&["--target-hosts", &u]);
+    let mut args = vec!["--backend", "elasticsearch", "--target-hosts", &u];
     args.extend_from_slice(extra);
-    let out = env.run(&args);
-    (env, out)
+    race_track(SEARCH_TRACK, &args)
 }
 
 #[test]
@@ -199,6 +194,7 @@ fn each_fault_is_counted_by_kind_and_continue_finishes() {
         (Fault::Garbage, "protocol", ""),
         (Fault::CloseMidResponse, "connection", ""),
         (Fault::Slow, "timeout", ""),
+        (Fault::Refuse, "connection", ""),
     ];
     for (fault, kind, text) in cases {
         let port = fault_server(fault, 200);
@@ -209,7 +205,22 @@ fn each_fault_is_counted_by_kind_and_continue_finishes() {
         let trial = &race["tasks"][0]["trials"][0];
         assert_eq!(trial["errors_by_kind"][kind], 3, "{kind}: {trial}");
         assert_eq!(trial["successes"], 0, "{kind}");
+        assert_eq!(trial["error_rate"], 1.0, "{kind}");
         assert!(trial["error_messages"][kind].as_str().unwrap().contains(text), "{kind}: {}", trial["error_messages"]);
+        let summary = String::from_utf8_lossy(&out.stdout);
+        assert!(summary.contains("100.00%") && summary.contains(&format!("{kind}: 3")), "{kind}: the summary reports the error rate and kind: {summary}");
+        eprintln!("FAULT elasticsearch {kind}: continue -> exit 0, 3 of 3 counted as {kind}");
+
+        // The same fault under --on-error abort stops at the first error, with its message.
+        let port = fault_server(fault, 200);
+        let (env, out) = race_against(port, &["--client-options", "timeout:0.5", "--on-error", "abort"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{kind}: {stderr}");
+        assert!(stderr.contains("race stopped early"), "{kind}: {stderr}");
+        let race = env.only_race();
+        assert_eq!(race["status"], "aborted", "{kind}");
+        assert_eq!(race["tasks"][0]["trials"][0]["errors_by_kind"][kind], 1, "{kind}: one error, then the stop");
+        eprintln!("FAULT elasticsearch {kind}: abort -> exit 1, status aborted after 1 error");
     }
 }
 
@@ -282,8 +293,19 @@ fn https_with_a_ca_file_verifies_and_measures_and_an_unknown_ca_is_refused() {
     let ca = certs.path().join("ca.pem");
     let race = |env: &Env, host: &str, options: &str| {
         env.run(&[
-            "race", "--track", "geonames", "--test-mode", "--quiet", "--include-tasks", "delete-index,create-index,index-append,refresh,search-sankt-georgen",
-            "--backend", "elasticsearch", "--target-hosts", &format!("https://{host}:{}", server.port), "--client-options", options,
+            "race",
+            "--track",
+            "geonames",
+            "--test-mode",
+            "--quiet",
+            "--include-tasks",
+            "delete-index,create-index,index-append,refresh,search-sankt-georgen",
+            "--backend",
+            "elasticsearch",
+            "--target-hosts",
+            &format!("https://{host}:{}", server.port),
+            "--client-options",
+            options,
         ])
     };
     // Verified against the test CA, by name and by IP address, with gzip request bodies.

@@ -66,3 +66,42 @@ pub fn track_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
 pub fn tasks<'a>(race: &'a serde_json::Value, name: &str) -> Vec<&'a serde_json::Value> {
     race["tasks"].as_array().unwrap().iter().filter(|t| t["task"] == name).collect()
 }
+
+/// Races the track text `track` with `args` after `race --track-path DIR --quiet`.
+pub fn race_track(track: &str, args: &[&str]) -> (Env, std::process::Output) {
+    let dir = track_dir(&[("track.yaml", track)]);
+    let env = Env::new();
+    let mut all = vec!["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"];
+    all.extend_from_slice(args);
+    let out = env.run(&all);
+    (env, out)
+}
+
+/// A loopback server for fault injection: each connection goes to `handle` on its own thread.
+/// When a handler sets the flag it is given, the server stops listening, so that every later
+/// connection is refused. Returns the port.
+pub fn fault_listener<F>(handle: F) -> u16
+where
+    F: Fn(std::net::TcpStream, &std::sync::atomic::AtomicBool) + Send + Sync + 'static,
+{
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Polled, so that the listener can be dropped when a handler asks for it.
+    listener.set_nonblocking(true).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let handle = Arc::new(handle);
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::SeqCst) {
+            let Ok((stream, _)) = listener.accept() else {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                continue;
+            };
+            stream.set_nonblocking(false).unwrap();
+            let (stop, handle) = (stop.clone(), handle.clone());
+            std::thread::spawn(move || handle(stream, &stop));
+        }
+    });
+    port
+}

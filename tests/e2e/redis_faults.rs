@@ -1,0 +1,123 @@
+//! The redis backend against a loopback server that speaks just enough RESP to pass the
+//! start-up PING and INFO, then injects one fault into every other command: each fault is counted by
+//! kind and `continue` finishes with the error rate reported; `abort` stops at the first one.
+//! (A real redis-server killed mid-race, killing connections mid-pipeline, error replies and
+//! AUTH failures are in redis.rs.)
+
+use crate::util::*;
+use std::io::{BufRead, BufReader, Write};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// Bytes that are not RESP.
+    Garbage,
+    /// Half a bulk reply, then the connection closes.
+    CloseMidReply,
+    /// The reply comes after the client's timeout.
+    Slow,
+    /// The connection closes and the server stops listening: reconnects are refused.
+    Refuse,
+}
+
+/// Reads one RESP command (an array of bulk strings); None when the client hung up.
+fn read_command(r: &mut impl BufRead) -> Option<Vec<String>> {
+    let mut line = String::new();
+    if r.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let n: usize = line.trim().strip_prefix('*')?.parse().ok()?;
+    let mut args = Vec::with_capacity(n);
+    for _ in 0..n {
+        line.clear();
+        r.read_line(&mut line).ok()?;
+        let len: usize = line.trim().strip_prefix('$')?.parse().ok()?;
+        let mut arg = vec![0; len + 2];
+        std::io::Read::read_exact(r, &mut arg).ok()?;
+        arg.truncate(len);
+        args.push(String::from_utf8_lossy(&arg).into_owned());
+    }
+    Some(args)
+}
+
+fn resp_fault_server(fault: Fault) -> u16 {
+    fault_listener(move |stream, stop| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        while let Some(cmd) = read_command(&mut reader) {
+            let command = cmd.first().map(|c| c.to_ascii_uppercase()).unwrap_or_default();
+            let answer: &[u8] = if command == "PING" {
+                b"+PONG\r\n"
+            } else if command == "INFO" {
+                b"$22\r\nredis_version:7.0.15\r\n\r\n"
+            } else {
+                match fault {
+                    Fault::Garbage => b"HTTP/1.1 400 Bad Request\r\n\r\n",
+                    Fault::CloseMidReply => {
+                        let _ = stream.write_all(b"$10\r\nabc");
+                        return;
+                    }
+                    Fault::Slow => {
+                        std::thread::sleep(Duration::from_millis(1500));
+                        b"$-1\r\n"
+                    }
+                    Fault::Refuse => {
+                        stop.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                }
+            };
+            if stream.write_all(answer).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+const GET_TRACK: &str = "name: t
+operations: [{name: g, type: get, params: {keyspace: 10}}]
+challenges:
+  - name: c
+    schedule: [{operation: g, iterations: 3}]
+";
+
+fn race_on(port: u16, extra: &[&str]) -> (Env, std::process::Output) {
+    let host = format!("127.0.0.1:{port}");
+    let mut args = vec!["--backend", "redis", "--target-hosts", &host, "--client-options", "timeout:0.5"];
+    args.extend_from_slice(extra);
+    race_track(GET_TRACK, &args)
+}
+
+#[test]
+fn each_resp_fault_is_counted_by_kind_and_abort_stops_at_the_first() {
+    let cases = [
+        (Fault::Garbage, "protocol", "is it a Redis server?"),
+        (Fault::CloseMidReply, "connection", "closed the connection"),
+        (Fault::Slow, "timeout", "no reply within 500ms"),
+        (Fault::Refuse, "connection", "redis at"),
+    ];
+    for (fault, kind, text) in cases {
+        let (env, out) = race_on(resp_fault_server(fault), &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{fault:?}: {stderr}");
+        let race = env.only_race();
+        let trial = &race["tasks"][0]["trials"][0];
+        assert_eq!(trial["errors_by_kind"][kind], 3, "{fault:?}: {trial}");
+        assert_eq!((trial["successes"].as_u64(), trial["error_rate"].as_f64()), (Some(0), Some(1.0)), "{fault:?}");
+        let message = trial["error_messages"][kind].as_str().unwrap();
+        assert!(message.contains(text), "{fault:?}: {message}");
+        let summary = String::from_utf8_lossy(&out.stdout);
+        assert!(summary.contains("100.00%") && summary.contains(&format!("{kind}: 3")), "{fault:?}: {summary}");
+        eprintln!("FAULT redis {fault:?}: continue -> exit 0, 3 of 3 counted as {kind}");
+
+        let (env, out) = race_on(resp_fault_server(fault), &["--on-error", "abort"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{fault:?}: {stderr}");
+        assert!(stderr.contains("race stopped early") && stderr.contains(text), "{fault:?}: {stderr}");
+        let race = env.only_race();
+        assert_eq!(race["status"], "aborted", "{fault:?}");
+        assert_eq!(race["tasks"][0]["trials"][0]["errors_by_kind"][kind], 1, "{fault:?}");
+        eprintln!("FAULT redis {fault:?}: abort -> exit 1, status aborted after 1 error");
+    }
+}

@@ -1,0 +1,83 @@
+//! Credentials given to a race reach the server and nothing else: no stored file, report
+//! (every format, shown again later or written with --report-file), progress or log line
+//! holds them, in any encoding the client sends them in.
+
+use crate::elasticsearch::{serve, url};
+use crate::util::*;
+use base64::Engine;
+use std::path::Path;
+
+/// Every file under `dir`, recursively, as bytes.
+fn all_files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(all_files(&p));
+        } else {
+            out.push((p.clone(), std::fs::read(&p).unwrap()));
+        }
+    }
+    out
+}
+
+/// Runs `race_args` with `secret_env` set, then shows and exports the race in every format,
+/// and asserts that none of `secrets` appears anywhere the runner wrote.
+fn assert_nothing_leaks(env: &Env, race_args: &[&str], secret_env: &[(&str, &str)], secrets: &[String]) {
+    let report_file = env.home.path().join("exports").join("report.md");
+    std::fs::create_dir_all(report_file.parent().unwrap()).unwrap();
+    let mut args = race_args.to_vec();
+    let rf = report_file.to_str().unwrap().to_string();
+    args.extend_from_slice(&["--report-file", &rf]);
+    let mut cmd = env.command(&args);
+    for (k, v) in secret_env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut written: Vec<(String, Vec<u8>)> = vec![("race stdout".into(), out.stdout), ("race stderr".into(), out.stderr)];
+    for format in ["markdown", "csv", "json"] {
+        let out = env.command(&["show", "latest", "--report-format", format]).envs(secret_env.iter().copied()).output().unwrap();
+        assert!(out.status.success());
+        written.push((format!("show --report-format {format}"), out.stdout));
+        written.push((format!("show {format} stderr"), out.stderr));
+    }
+    let plot = env.home.path().join("exports").join("plot");
+    let out = env.command(&["plot", "latest", "--out", plot.to_str().unwrap()]).output().unwrap();
+    written.push(("plot stderr".into(), out.stderr));
+    let files = all_files(env.home.path());
+    assert!(files.iter().any(|(p, _)| p.ends_with("race.json")) && files.iter().any(|(p, _)| p.ends_with("report.md")), "the race and its report were written: {:?}", files.iter().map(|f| &f.0).collect::<Vec<_>>());
+    written.extend(files.into_iter().map(|(p, b)| (p.display().to_string(), b)));
+    for (what, bytes) in &written {
+        let text = String::from_utf8_lossy(bytes);
+        for secret in secrets {
+            assert!(!text.contains(secret.as_str()), "{what} holds a credential");
+        }
+    }
+}
+
+#[test]
+fn elasticsearch_credentials_are_in_no_file_report_or_log() {
+    let env = Env::new();
+    let server = serve(&env, &[]);
+    let u = url(server.port);
+    let race = ["race", "--track", "geonames", "--test-mode", "--backend", "elasticsearch", "--target-hosts", &u];
+    let (user, password) = ("bench-user", "pw-9f3kq-never-stored");
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    assert_nothing_leaks(&env, &race, &[("RUNNER_ES_USERNAME", user), ("RUNNER_ES_PASSWORD", password)], &[password.to_string(), basic]);
+    let record = read_json(&env.race_dirs()[0].join("race.json"));
+    assert_eq!(record["backend"]["details"]["auth"], "basic", "the kind of credentials is recorded, not them: {}", record["backend"]);
+
+    let env = Env::new();
+    let api_key = "a2V5LWlkOmFwaS1rZXktbmV2ZXItc3RvcmVk";
+    assert_nothing_leaks(&env, &race, &[("RUNNER_ES_API_KEY", api_key)], &[api_key.to_string()]);
+}
+
+#[test]
+fn redis_credentials_are_in_no_file_report_or_log() {
+    let Some(srv) = crate::redis::server(&["--requirepass", "redis-pw-never-stored"]) else { return };
+    let env = Env::new();
+    let h = crate::redis::host(&srv);
+    let race = ["race", "--track", "redis-kv", "--backend", "redis", "--target-hosts", &h, "--track-params", "requests=200,clients=[2],transactions=[10]"];
+    assert_nothing_leaks(&env, &race, &[("RUNNER_REDIS_USERNAME", "default"), ("RUNNER_REDIS_PASSWORD", "redis-pw-never-stored")], &["redis-pw-never-stored".to_string()]);
+}
