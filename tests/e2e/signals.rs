@@ -33,25 +33,62 @@ fn signal(pid: u32, sig: &str) {
     assert!(status.success());
 }
 
-#[test]
-fn ctrl_c_stops_within_a_second_and_keeps_what_was_measured() {
-    let dir = track_dir(&[("track.yaml", LONG_TRACK)]);
+/// Sends SIGINT inside the long task once `trials_before` trials are stored; asserts the race
+/// stops promptly with exit 130 and keeps the short task's trials and the partial one.
+fn ctrl_c_mid_race(what: &str, track: &str, trials_before: usize, extra: &[&str]) {
+    let dir = track_dir(&[("track.yaml", track)]);
     let env = Env::new();
-    let mut child = env.command(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]).stdout(std::process::Stdio::piped()).spawn().unwrap();
-    wait_for_trials(&env, 3);
+    let mut args = vec!["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"];
+    args.extend_from_slice(extra);
+    let mut child = env.command(&args).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    wait_for_trials(&env, trials_before);
     std::thread::sleep(Duration::from_millis(500)); // inside the 60 s task
     let sent = Instant::now();
     signal(child.id(), "-INT");
     let status = child.wait().unwrap();
     // Typically tens of milliseconds; the bound leaves room for a loaded CI machine.
-    assert!(sent.elapsed() < Duration::from_secs(3), "took {:?} to stop", sent.elapsed());
-    assert_eq!(status.code(), Some(130));
+    assert!(sent.elapsed() < Duration::from_secs(3), "{what}: took {:?} to stop", sent.elapsed());
+    eprintln!("SIGINT {what}: stopped {:?} after the signal", sent.elapsed());
+    assert_eq!(status.code(), Some(130), "{what}");
     let race = env.only_race();
-    assert_eq!(race["status"], "interrupted");
-    assert_eq!(tasks(&race, "short")[0]["trials"].as_array().unwrap().len(), 3);
+    assert_eq!(race["status"], "interrupted", "{what}");
+    assert_eq!(tasks(&race, "short")[0]["trials"].as_array().unwrap().len(), 3, "{what}");
     let long = &tasks(&race, "long")[0]["trials"][0];
-    assert_eq!(long["interrupted"], true);
-    assert!(long["operations"].as_u64().unwrap() > 10, "the partial trial's measurements are kept: {long}");
+    assert_eq!(long["interrupted"], true, "{what}");
+    assert!(long["operations"].as_u64().unwrap() > 10, "{what}: the partial trial's measurements are kept: {long}");
+    assert_eq!(long["errors"], 0, "{what}: stopping is not an error: {long}");
+}
+
+#[test]
+fn ctrl_c_stops_within_a_second_and_keeps_what_was_measured() {
+    ctrl_c_mid_race("embedded", LONG_TRACK, 3, &[]);
+}
+
+#[test]
+fn ctrl_c_mid_race_over_the_network_backends() {
+    let env = Env::new();
+    let server = crate::elasticsearch::serve(&env, &[]);
+    let es_track = "name: long
+indices: [{name: i}]
+operations: [{name: ci, type: create-index}, {name: s, type: search, params: {index: i}}]
+challenges:
+  - name: c
+    schedule:
+      - {operation: ci}
+      - {name: short, operation: s, iterations: 20, trials: 3}
+      - {name: long, operation: s, clients: 2, time-period: 60s, target-throughput: 500}
+";
+    ctrl_c_mid_race("elasticsearch", es_track, 4, &["--backend", "elasticsearch", "--target-hosts", &crate::elasticsearch::url(server.port)]);
+    let Some((_own, host)) = crate::redis::shared_server() else { return };
+    let redis_track = "name: long
+operations: [{name: g, type: get, params: {keyspace: 100}}]
+challenges:
+  - name: c
+    schedule:
+      - {name: short, operation: g, iterations: 20, trials: 3}
+      - {name: long, operation: g, clients: 2, time-period: 60s, target-throughput: 500}
+";
+    ctrl_c_mid_race("redis", redis_track, 3, &["--backend", "redis", "--target-hosts", &host]);
 }
 
 #[test]
