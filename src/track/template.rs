@@ -157,6 +157,22 @@ mod tests {
     }
 
     #[test]
+    fn a_symlink_out_of_the_track_directory_is_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.yaml"), "x: 1").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.yaml"), dir.path().join("part.yaml")).unwrap();
+        let e = render("{% include 'part.yaml' %}", &dir.path().join("track.yaml"), &Map::new(), Strictness::Strict).unwrap_err();
+        assert!(e.message.contains("outside the track directory"), "{}", e.message);
+    }
+
+    #[test]
+    fn output_is_bounded_while_rendering() {
+        let e = render("{% set s = 'x' * 1000000 %}{% for i in range(100) %}{{ s }}{% endfor %}", Path::new("t.yaml"), &Map::new(), Strictness::Strict).unwrap_err();
+        assert!(e.message.contains("larger than 16 MB"), "{}", e.message);
+    }
+
+    #[test]
     fn include_inside_the_track_directory_works() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("part.yaml"), "x: {{ v }}").unwrap();

@@ -275,6 +275,7 @@ fn every_bad_track_fails_with_its_kind_and_location_and_nothing_else() {
         if !env.race_dirs().is_empty() {
             wrong.push("a race was stored".into());
         }
+        eprintln!("BAD {:<45} exit {code:?}  {:?}  {}", c.name, e.kind, location_text(c.at).trim_matches([':', ' ']));
         if !wrong.is_empty() {
             failures.push(format!("{}: {} -- message: {}", c.name, wrong.join("; "), shown.chars().take(300).collect::<String>()));
         }
