@@ -31,4 +31,4 @@ run index-500k --track-params documents:500000
 run index-5m
 run steady-60s --challenge steady --track-params period:60s
 run steady-600s --challenge steady
-grep -h -A4 '^## Throughput' "$out"/*.md | grep -E '^\| (bulk|search)' | tee -a "$out/summary.txt"
+grep -h -A8 '^## Throughput' "$out"/*.md | grep -E '^\| (bulk|search)' | tee -a "$out/summary.txt"

@@ -5,6 +5,7 @@ mod bad_tracks;
 mod compare;
 mod elasticsearch;
 mod kv;
+mod memory;
 mod redis;
 mod redis_faults;
 mod redis_tls;

@@ -1,0 +1,34 @@
+//! The runner's own memory stays bounded whatever the corpus size: 2,000,000 generated
+//! documents at bulk size 50,000 against `runner serve --stub` (another process), with the
+//! runner's peak RSS read from the kernel (wait4's ru_maxrss). Sizes, not times, are asserted;
+//! benches/memory.sh measures 0.5M to 50M documents and a 10-minute run for BENCHMARKS.md.
+
+use crate::elasticsearch::{serve, url};
+use crate::util::*;
+
+/// Runs the command to its end; returns its exit code and peak resident set in bytes.
+fn run_measuring_peak_rss(mut cmd: std::process::Command) -> (i32, u64) {
+    let child = cmd.stdout(std::process::Stdio::null()).spawn().expect("runner starts");
+    let mut status = 0;
+    // SAFETY: wait4 writes only the status and the rusage struct passed in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
+    (libc::WEXITSTATUS(status), usage.ru_maxrss as u64 * 1024)
+}
+
+#[test]
+fn indexing_two_million_generated_documents_keeps_the_runner_under_256_mb() {
+    let env = Env::new();
+    let server = serve(&env, &["--stub"]);
+    let u = url(server.port);
+    let track = repo().join("examples/bounded-memory");
+    let cmd = env.command(&["race", "--track-path", track.to_str().unwrap(), "--quiet", "--backend", "elasticsearch", "--target-hosts", &u, "--track-params", "documents:2000000"]);
+    let (code, peak) = run_measuring_peak_rss(cmd);
+    assert_eq!(code, 0);
+    let race = env.only_race();
+    let bulk = &tasks(&race, "bulk")[0]["trials"][0];
+    assert_eq!((bulk["units"].as_u64(), bulk["requests"].as_u64()), (Some(2_000_000), Some(40)), "{bulk}");
+    eprintln!("MEMORY 2,000,000 documents at bulk 50,000: peak RSS {} MB", peak / (1 << 20));
+    assert!(peak < 256 << 20, "peak RSS {} MB", peak / (1 << 20));
+}
