@@ -150,10 +150,16 @@ fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>, test_
         if let (Some((line, _)), Some(key)) = (loc, duplicate_key(&text)) {
             loc = second_occurrence(rendered, line, key).or(loc);
         }
+        // "More than one document" comes without a position: the second document's marker.
+        if loc.is_none() && text.contains("more than one document") {
+            loc = rendered.lines().enumerate().skip(1).find(|(_, l)| l.starts_with("---")).map(|(i, _)| (i + 1, 1));
+        }
         TrackError::new(TrackErrorKind::Yaml, file, format!("invalid YAML: {text}")).at(loc)
     })?;
     let json = serde_json::to_value(&yaml).map_err(|e| {
-        TrackError::new(TrackErrorKind::Yaml, file, format!("the track cannot be read as data: {e} (mapping keys must be strings)"))
+        let path = non_scalar_key(&yaml, String::new()).unwrap_or_default();
+        let at = Locator::new(rendered).find(&path);
+        TrackError::new(TrackErrorKind::Yaml, file, format!("the track cannot be read as data: {e} (mapping keys must be strings)")).at(at).with_path(if path.is_empty() { "/".into() } else { path })
     })?;
     let locator = Locator::new(rendered);
     schema::validate(&json, file, &locator)?;
@@ -205,6 +211,26 @@ fn too_deep(text: &str) -> Option<(usize, usize)> {
         prev = c;
     }
     None
+}
+
+/// The path of the first mapping whose key is a list or mapping (JSON has no such keys).
+fn non_scalar_key(v: &serde_yaml::Value, path: String) -> Option<String> {
+    use serde_yaml::Value as Y;
+    match v {
+        Y::Mapping(m) => m.iter().find_map(|(k, child)| match k {
+            Y::Sequence(_) | Y::Mapping(_) => Some(path.clone()),
+            _ => {
+                let key = match k {
+                    Y::String(s) => s.clone(),
+                    other => serde_yaml::to_string(other).unwrap_or_default().trim().to_string(),
+                };
+                non_scalar_key(child, format!("{path}/{key}"))
+            }
+        }),
+        Y::Sequence(items) => items.iter().enumerate().find_map(|(i, child)| non_scalar_key(child, format!("{path}/{i}"))),
+        Y::Tagged(t) => non_scalar_key(&t.value, path),
+        _ => None,
+    }
 }
 
 /// The key of a "duplicate entry with key \"k\"" message.
