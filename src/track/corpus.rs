@@ -25,6 +25,9 @@ pub struct DocumentSet {
 pub enum Origin {
     File(PathBuf),
     Generated { dataset: Dataset, seed: u64 },
+    /// A file's documents, then new ones recombined from them (`scale-to`); `base_count` is
+    /// the file's declared document count, checked when it is read.
+    Scaled { base: PathBuf, base_count: Option<u64>, seed: u64 },
 }
 
 impl DocumentSet {
@@ -33,6 +36,7 @@ impl DocumentSet {
         match &self.origin {
             Origin::File(path) => path.clone(),
             Origin::Generated { dataset, seed } => PathBuf::from(format!("generated {} documents (seed {seed})", dataset.name())),
+            Origin::Scaled { base, .. } => base.clone(),
         }
     }
 }
@@ -72,6 +76,7 @@ fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
 enum Source {
     File(Box<dyn BufRead + Send>),
     Generated { dataset: Dataset, seed: u64, count: u64 },
+    Scaled { base: std::sync::Arc<super::scale::ScaleBase>, seed: u64, count: u64 },
 }
 
 struct OpenFile {
@@ -97,7 +102,7 @@ impl CorpusReader {
     pub fn open(files: Vec<DocumentSet>, limit: Option<u64>) -> Result<Self, CorpusError> {
         // Fail before the race starts if any file is missing.
         for f in &files {
-            if let Origin::File(path) = &f.origin {
+            if let Origin::File(path) | Origin::Scaled { base: path, .. } = &f.origin {
                 File::open(path).map_err(|source| CorpusError::Open { path: path.clone(), source })?;
             }
         }
@@ -157,6 +162,13 @@ impl CorpusReader {
                     Origin::Generated { dataset, seed } => {
                         Source::Generated { dataset: *dataset, seed: *seed, count: set.document_count.unwrap_or(0) }
                     }
+                    Origin::Scaled { base, base_count, seed } => {
+                        let loaded = super::scale::ScaleBase::load(base)?;
+                        if let Some(declared) = base_count.filter(|d| *d != loaded.len()) {
+                            return Err(CorpusError::CountMismatch { path: base.clone(), declared, actual: loaded.len() });
+                        }
+                        Source::Scaled { base: loaded, seed: *seed, count: set.document_count.unwrap_or(0) }
+                    }
                 };
                 self.current = Some(OpenFile { source, index: self.next_file, docs_read: 0 });
                 self.next_file += 1;
@@ -170,6 +182,17 @@ impl CorpusReader {
                         continue;
                     }
                     dataset.write(*seed, file.docs_read, buf);
+                    file.docs_read += 1;
+                    self.total_read += 1;
+                    added += 1;
+                    continue;
+                }
+                Source::Scaled { base, seed, count } => {
+                    if file.docs_read >= *count {
+                        self.current = None;
+                        continue;
+                    }
+                    base.write(*seed, file.docs_read, buf);
                     file.docs_read += 1;
                     self.total_read += 1;
                     added += 1;
@@ -239,7 +262,7 @@ pub fn count_documents(files: &[DocumentSet], limit: Option<u64>) -> Result<u64,
             break;
         }
         total += match set.origin {
-            Origin::Generated { .. } => set.document_count.unwrap_or(0).min(left),
+            Origin::Generated { .. } | Origin::Scaled { .. } => set.document_count.unwrap_or(0).min(left),
             Origin::File(_) => {
                 let mut reader = CorpusReader::open(vec![set.clone()], Some(left).filter(|_| limit.is_some()))?;
                 let mut buf = String::new();

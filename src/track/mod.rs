@@ -9,6 +9,7 @@ mod locate;
 mod model;
 mod params;
 mod raw;
+mod scale;
 mod schema;
 mod template;
 

@@ -231,7 +231,10 @@ fn resolve_corpora(
                         .clone()
                         .or_else(|| default_target.clone())
                         .ok_or_else(|| r.err(TrackErrorKind::Invalid, &dpath, "no `target-index` for these documents"))?;
-                    files.push(DocumentSet { origin: document_origin(d, r, &dpath)?, document_count: d.document_count, target_index: target });
+                    let origin = document_origin(d, r, &dpath)?;
+                    // A scaled file makes `scale-to` documents; its `document-count` is the file's own.
+                    let document_count = if matches!(origin, Origin::Scaled { .. }) { d.scale_to } else { d.document_count };
+                    files.push(DocumentSet { origin, document_count, target_index: target });
                 }
                 files
             }
@@ -253,11 +256,14 @@ fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin
             if d.document_count.is_none() {
                 return Err(r.err(TrackErrorKind::Corpus, dpath, "generated documents need a `document-count`: how many to make"));
             }
+            if d.scale_to.is_some() {
+                return Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/scale-to"), "`scale-to` scales a `source-file` up; a generated dataset makes `document-count` documents"));
+            }
             Ok(Origin::Generated { dataset, seed: d.seed.unwrap_or(1) })
         }
         (Some(source), None) => {
-            if d.seed.is_some() {
-                return Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/seed"), "`seed` applies to generated documents only"));
+            if d.seed.is_some() && d.scale_to.is_none() {
+                return Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/seed"), "`seed` applies to generated or scaled (`scale-to`) documents only"));
             }
             let file = resolve_inside(r.dir(), source).ok_or_else(|| {
                 r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("`{source}` is outside the track directory"))
@@ -266,6 +272,9 @@ fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin
                 return Err(r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("corpus file {} does not exist", file.display())));
             }
             super::corpus::check_first_document(&file).map_err(|e| r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), e.to_string()))?;
+            if d.scale_to.is_some() {
+                return Ok(Origin::Scaled { base: file, base_count: d.document_count, seed: d.seed.unwrap_or(1) });
+            }
             Ok(Origin::File(file))
         }
     }

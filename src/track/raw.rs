@@ -51,6 +51,9 @@ pub struct RawDocuments {
     pub seed: Option<u64>,
     #[serde(default)]
     pub document_count: Option<u64>,
+    /// Documents to make from a source file: its own, then new ones recombined from them.
+    #[serde(default)]
+    pub scale_to: Option<u64>,
     #[serde(default)]
     pub target_index: Option<String>,
 }

@@ -153,6 +153,7 @@ fn cases() -> Vec<Case> {
         case("bzip2 name, zstd content", corpus_track("d.json.bz2"), K::Corpus, At::Path("/corpora/0/documents/0/source-file"), "compressed with another format").file("d.json.bz2", zst.clone()),
         case("truncated zstd corpus", corpus_track("d.json.zst"), K::Corpus, At::Path("/corpora/0/documents/0/source-file"), "truncated").file("d.json.zst", zst[..zst.len() / 2].to_vec()),
         case("unknown generated dataset", HEAD.replace("source-file: docs.json", "generate: smal, document-count: 5") + "challenges: [{name: c, schedule: [{operation: bulk}]}]\n", K::Schema, At::Path("/corpora/0/documents/0/generate"), "did you mean `small`"),
+        case("scale-to on a generated dataset", HEAD.replace("source-file: docs.json", "generate: small, document-count: 5, scale-to: 10") + "challenges: [{name: c, schedule: [{operation: bulk}]}]\n", K::Invalid, At::Path("/corpora/0/documents/0/scale-to"), "scales a `source-file` up"),
         // The file itself.
         case("a track file of 17 MB", format!("name: t\n#{}\n", "x".repeat(17 << 20)), K::Io, At::File, "larger than 16 MB"),
     ]

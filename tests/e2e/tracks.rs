@@ -98,3 +98,53 @@ fn bulk_indexer_httplog_over_http_leaves_exactly_count_documents() {
     let count = http(server.port, "GET", "/test-bulk-benchmark/_count");
     assert!(count.contains("\"count\":2000"), "{count}");
 }
+
+/// `scale-to` makes documents past a file's own by recombining them: indexed and searchable
+/// like the real ones, on every backend (here embedded and over HTTP), with a new id each.
+#[test]
+fn a_scaled_corpus_indexes_its_recombined_documents() {
+    let base = "{\"geonameid\":1,\"name\":\"Sankt Georgen\",\"alternatenames\":\"a,b\",\"population\":600,\"location\":[14.5,47.2]}\n\
+                {\"geonameid\":2,\"name\":\"Bad Ischl\",\"alternatenames\":\"c,d\",\"population\":14000,\"location\":[13.6,47.7]}\n";
+    let track = "name: scaled
+corpora:
+  - name: places
+    target-index: places
+    documents: [{source-file: base.json, document-count: 2, scale-to: 3000, seed: 5}]
+indices: [{name: places, body: {mappings: {properties: {name: {type: text}, population: {type: long}}}}}]
+operations:
+  - {name: bulk, type: bulk, params: {bulk-size: 500}}
+  - {name: refresh, type: refresh}
+  - {name: all, type: search, params: {body: {query: {match_all: {}}}}}
+  - {name: mixed, type: search, params: {body: {query: {match_phrase: {name: Sankt Ischl}}}}}
+challenges:
+  - name: c
+    schedule:
+      - {operation: {name: ci, type: create-index}}
+      - {operation: bulk, clients: 2}
+      - {operation: refresh}
+      - {operation: all, iterations: 1}
+      - {operation: mixed, iterations: 1}
+";
+    let dir = track_dir(&[("track.yaml", track), ("base.json", base)]);
+    let path = dir.path().to_str().unwrap();
+    let embedded = Env::new();
+    embedded.ok(&["race", "--track-path", path, "--quiet"]);
+    let over_http = Env::new();
+    let server = serve(&over_http, &[]);
+    over_http.ok(&["race", "--track-path", path, "--quiet", "--backend", "elasticsearch", "--target-hosts", &url(server.port)]);
+    let mut mixed_hits = Vec::new();
+    for race in [embedded.only_race(), over_http.only_race()] {
+        assert_eq!(tasks(&race, "bulk")[0]["trials"][0]["units"], 3000);
+        assert_eq!(tasks(&race, "all")[0]["trials"][0]["hits"], 3000, "every document is there, none overwritten: ids are new");
+        let hits = tasks(&race, "mixed")[0]["trials"][0]["hits"].as_u64().unwrap();
+        assert!(hits > 100 && hits < 2000, "about a quarter of the recombined names: {hits}");
+        mixed_hits.push(hits);
+    }
+    assert_eq!(mixed_hits[0], mixed_hits[1], "the same documents on both backends");
+    // A declared count that is not the file's is refused when the race reads the base.
+    let dir = track_dir(&[("track.yaml", &track.replace("document-count: 2", "document-count: 3")), ("base.json", base)]);
+    let env = Env::new();
+    let out = env.run(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("declares 3 documents but the file has 2"));
+}
