@@ -75,8 +75,22 @@ fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
 
 enum Source {
     File(Box<dyn BufRead + Send>),
-    Generated { dataset: Dataset, seed: u64, count: u64 },
-    Scaled { base: std::sync::Arc<super::scale::ScaleBase>, seed: u64, count: u64 },
+    Made { maker: Maker, seed: u64, count: u64 },
+}
+
+/// What makes documents that no file holds: document `n` from (seed, n) alone.
+enum Maker {
+    Dataset(Dataset),
+    Scaled(std::sync::Arc<super::scale::ScaleBase>),
+}
+
+impl Maker {
+    fn write(&self, seed: u64, n: u64, buf: &mut String) {
+        match self {
+            Maker::Dataset(d) => d.write(seed, n, buf),
+            Maker::Scaled(base) => base.write(seed, n, buf),
+        }
+    }
 }
 
 struct OpenFile {
@@ -160,14 +174,14 @@ impl CorpusReader {
                 let source = match &set.origin {
                     Origin::File(path) => Source::File(open_decoded(path)?),
                     Origin::Generated { dataset, seed } => {
-                        Source::Generated { dataset: *dataset, seed: *seed, count: set.document_count.unwrap_or(0) }
+                        Source::Made { maker: Maker::Dataset(*dataset), seed: *seed, count: set.document_count.unwrap_or(0) }
                     }
                     Origin::Scaled { base, base_count, seed } => {
                         let loaded = super::scale::ScaleBase::load(base)?;
                         if let Some(declared) = base_count.filter(|d| *d != loaded.len()) {
                             return Err(CorpusError::CountMismatch { path: base.clone(), declared, actual: loaded.len() });
                         }
-                        Source::Scaled { base: loaded, seed: *seed, count: set.document_count.unwrap_or(0) }
+                        Source::Made { maker: Maker::Scaled(loaded), seed: *seed, count: set.document_count.unwrap_or(0) }
                     }
                 };
                 self.current = Some(OpenFile { source, index: self.next_file, docs_read: 0 });
@@ -176,23 +190,12 @@ impl CorpusReader {
             let file = self.current.as_mut().expect("opened above");
             let meta = &self.files[file.index];
             let reader = match &mut file.source {
-                Source::Generated { dataset, seed, count } => {
+                Source::Made { maker, seed, count } => {
                     if file.docs_read >= *count {
                         self.current = None;
                         continue;
                     }
-                    dataset.write(*seed, file.docs_read, buf);
-                    file.docs_read += 1;
-                    self.total_read += 1;
-                    added += 1;
-                    continue;
-                }
-                Source::Scaled { base, seed, count } => {
-                    if file.docs_read >= *count {
-                        self.current = None;
-                        continue;
-                    }
-                    base.write(*seed, file.docs_read, buf);
+                    maker.write(*seed, file.docs_read, buf);
                     file.docs_read += 1;
                     self.total_read += 1;
                     added += 1;
