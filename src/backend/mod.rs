@@ -1,6 +1,7 @@
 //! The systems under test, one module per backend behind one trait. The driver is generic
 //! over [`Backend`], so the per-operation call is static dispatch with no allocation.
 
+pub mod credentials;
 pub mod elasticsearch;
 pub mod embedded;
 mod options;

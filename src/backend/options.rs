@@ -7,6 +7,9 @@ use std::collections::BTreeMap;
 pub struct ClientOptions {
     values: BTreeMap<String, String>,
     taken: Vec<&'static str>,
+    /// Credentials from the environment or the credentials file (never from these options,
+    /// which are recorded).
+    pub credentials: super::credentials::Credentials,
 }
 
 impl ClientOptions {
@@ -18,7 +21,7 @@ impl ClientOptions {
                 return Err(format!("client option `{}` is given twice", k.trim()));
             }
         }
-        Ok(ClientOptions { values, taken: Vec::new() })
+        Ok(ClientOptions { values, taken: Vec::new(), credentials: Default::default() })
     }
 
     pub fn string(&mut self, key: &'static str) -> Option<String> {

@@ -247,7 +247,11 @@ fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
         eprintln!("note: --target-hosts is ignored by the embedded backend, which runs in-process");
     }
     let user_tags = parse_tags(&args.user_tags)?;
-    let client_options = crate::backend::ClientOptions::parse(&args.client_options).map_err(CliError::Usage)?;
+    let mut client_options = crate::backend::ClientOptions::parse(&args.client_options).map_err(CliError::Usage)?;
+    if args.backend != crate::backend::BackendKind::Embedded {
+        let file = crate::backend::credentials::Credentials::default_file(home);
+        client_options.credentials = crate::backend::credentials::Credentials::load(&file).map_err(CliError::Usage)?;
+    }
     let opts = RaceOptions {
         client_options,
         track_args: args.track.clone(),

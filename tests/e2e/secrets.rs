@@ -81,3 +81,27 @@ fn redis_credentials_are_in_no_file_report_or_log() {
     let race = ["race", "--track", "redis-kv", "--backend", "redis", "--target-hosts", &h, "--track-params", "requests=200,clients=[2],transactions=[10]"];
     assert_nothing_leaks(&env, &race, &[("RUNNER_REDIS_USERNAME", "default"), ("RUNNER_REDIS_PASSWORD", "redis-pw-never-stored")], &["redis-pw-never-stored".to_string()]);
 }
+
+#[test]
+fn credentials_from_the_file_reach_the_server_and_nothing_else() {
+    let Some(srv) = crate::redis::server(&["--requirepass", "file-pw-never-stored"]) else { return };
+    use std::os::unix::fs::PermissionsExt;
+    let secrets_dir = tempfile::tempdir().unwrap();
+    let file = secrets_dir.path().join("credentials.yaml");
+    std::fs::write(&file, "RUNNER_REDIS_PASSWORD: file-pw-never-stored\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let env = Env::new();
+    let h = crate::redis::host(&srv);
+    let race = ["race", "--track", "redis-kv", "--backend", "redis", "--target-hosts", &h, "--track-params", "requests=200,clients=[2],transactions=[10]"];
+    // The server wants the password: the race passing AUTH shows the file was read.
+    assert_nothing_leaks(&env, &race, &[("RUNNER_CREDENTIALS_FILE", file.to_str().unwrap())], &["file-pw-never-stored".to_string()]);
+
+    // A file others can read is refused before anything is sent.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let env = Env::new();
+    let out = env.command(&race).env("RUNNER_CREDENTIALS_FILE", &file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("chmod 600") && !stderr.contains("file-pw-never-stored"), "{stderr}");
+    assert!(env.race_dirs().is_empty());
+}

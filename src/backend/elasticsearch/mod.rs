@@ -76,8 +76,8 @@ impl Settings {
         options.finish("elasticsearch")?;
         let mut tls_config = (*crate::backend::tls::client_config(&tls)?).clone();
         tls_config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let (auth, auth_kind) = match (env("RUNNER_ES_API_KEY"), env("RUNNER_ES_USERNAME"), env("RUNNER_ES_PASSWORD")) {
+        let secret = |k: &str| options.credentials.get(k);
+        let (auth, auth_kind) = match (secret("RUNNER_ES_API_KEY"), secret("RUNNER_ES_USERNAME"), secret("RUNNER_ES_PASSWORD")) {
             (Some(key), _, _) => (Some(format!("ApiKey {key}")), "api-key"),
             (None, Some(user), Some(password)) => (Some(basic_auth(&user, &password)), "basic"),
             (None, Some(_), None) => return Err("RUNNER_ES_USERNAME is set but RUNNER_ES_PASSWORD is not".into()),

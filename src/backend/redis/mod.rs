@@ -1,6 +1,6 @@
 //! The redis backend: RESP2 over tokio TCP (optionally TLS), one connection per client (as
 //! redis-benchmark's `-c`), pipelines and MULTI/EXEC transactions written in one go.
-//! Credentials come from the environment (`RUNNER_REDIS_USERNAME`, `RUNNER_REDIS_PASSWORD`)
+//! Credentials come from the environment or the credentials file (`RUNNER_REDIS_USERNAME`, `RUNNER_REDIS_PASSWORD`)
 //! and are never stored.
 
 mod resp;
@@ -74,8 +74,8 @@ impl Settings {
         Ok(Settings {
             hosts,
             next_host: AtomicUsize::new(0),
-            username: env("RUNNER_REDIS_USERNAME"),
-            password: env("RUNNER_REDIS_PASSWORD"),
+            username: options.credentials.get("RUNNER_REDIS_USERNAME"),
+            password: options.credentials.get("RUNNER_REDIS_PASSWORD"),
             db,
             timeout: timeout.or(env_timeout).unwrap_or(Duration::from_secs(10)),
             tls,
