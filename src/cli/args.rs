@@ -22,6 +22,9 @@ pub enum Command {
     Race(RaceArgs),
     /// Print the task graph a race would run, without running it.
     Plan(PlanArgs),
+    /// Print a track after templating: ours (YAML) or a Rally track directory (track.json,
+    /// rendered with Rally's helpers).
+    RenderTrack(RenderArgs),
     /// List built-in tracks or stored races (newest first).
     List {
         #[arg(value_enum)]
@@ -180,6 +183,15 @@ pub struct PlanArgs {
     pub track: TrackArgs,
     #[arg(long, value_enum, default_value = "text")]
     pub format: PlanFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    #[command(flatten)]
+    pub track: TrackArgs,
+    /// Rally tracks: allow --track-params that no template of the track uses.
+    #[arg(long)]
+    pub ignore_unused_track_params: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -90,6 +90,20 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
     match cli.command {
         Command::Race(args) => race_command(args, &home),
         Command::Serve(args) => serve_command(args),
+        Command::RenderTrack(args) => {
+            let path = track_location(args.track.track.as_deref(), args.track.track_path.as_deref())?;
+            let params = args.track.track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
+            let text = track::render_track(&path, &track::LoadOptions { params, test_mode: args.track.test_mode }, args.ignore_unused_track_params)?;
+            // A Rally track must render to JSON: say where it does not.
+            if let Some(file) = track::rally::rally_track_file(&path) {
+                if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
+                    out(&text);
+                    return Err(TrackError::new(track::TrackErrorKind::Yaml, file, format!("the rendered track is not JSON: {e} (line and column in the rendered text above)")).into());
+                }
+            }
+            out(&text);
+            Ok(0)
+        }
         Command::Plan(args) => {
             let (track, _) = load_track(&args.track)?;
             let plan = race::plan_for(&track, &args.track)?;

@@ -49,6 +49,13 @@ pub(super) enum Role {
 }
 
 pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Track, TrackError> {
+    if let Some(rally) = super::rally::rally_track_file(path) {
+        return Err(TrackError::new(
+            TrackErrorKind::Invalid,
+            rally,
+            "this is a Rally track (track.json): `runner render-track --track-path DIR` renders it, but running Rally tracks is not supported yet",
+        ));
+    }
     let file = track_file(path);
     let meta = std::fs::metadata(&file)
         .map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
@@ -77,6 +84,31 @@ pub fn load_source(source: &str, file: &Path, opts: &LoadOptions) -> Result<Trac
 }
 
 fn load_source_as(source: &str, file: &Path, opts: &LoadOptions, role: Role) -> Result<Track, TrackError> {
+    let (rendered, effective) = render_source(source, file, opts)?;
+    parse_rendered(&rendered, file, effective, opts.test_mode, role).map_err(|mut e| {
+        // Template blocks can add or drop lines; then positions are those of the rendered text.
+        if e.location.is_some() && source.lines().count() != rendered.lines().count() {
+            e.message.push_str(" (line and column are in the rendered template)");
+        }
+        e
+    })
+}
+
+/// The text of a track after templating, as the loader parses it: a track of ours (YAML) or a
+/// Rally track (`track.json`, see `rally`). `ignore_unused` applies to Rally tracks, whose
+/// parameters are not declared.
+pub fn render_track(path: &Path, opts: &LoadOptions, ignore_unused: bool) -> Result<String, TrackError> {
+    if let Some(file) = super::rally::rally_track_file(path) {
+        return super::rally::render(&file, &opts.params, ignore_unused);
+    }
+    let file = track_file(path);
+    let source = std::fs::read_to_string(&file).map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
+    render_source(&source, &file, opts).map(|(text, _)| text)
+}
+
+/// Renders a track of ours: declared parameters and their defaults first, then the whole
+/// template with them; returns the text and the effective parameters.
+fn render_source(source: &str, file: &Path, opts: &LoadOptions) -> Result<(String, Map<String, Value>), TrackError> {
     let file = file.to_path_buf();
     // First pass: learn the declared parameters and their defaults from the top-level
     // `parameters:` block alone (the rest of the template needs them to render).
@@ -98,14 +130,8 @@ fn load_source_as(source: &str, file: &Path, opts: &LoadOptions, role: Role) -> 
     effective.extend(opts.params.clone());
     let mut vars = effective.clone();
     vars.insert("test_mode".into(), Value::Bool(opts.test_mode));
-    let rendered = render(&source, &file, &vars, Strictness::Strict)?;
-    parse_rendered(&rendered, &file, effective, opts.test_mode, role).map_err(|mut e| {
-        // Template blocks can add or drop lines; then positions are those of the rendered text.
-        if e.location.is_some() && source.lines().count() != rendered.lines().count() {
-            e.message.push_str(" (line and column are in the rendered template)");
-        }
-        e
-    })
+    let rendered = render(source, &file, &vars, Strictness::Strict)?;
+    Ok((rendered, effective))
 }
 
 /// The lines of the top-level `parameters:` block of a track's source, up to the next

@@ -50,15 +50,28 @@ pub fn render(
     strictness: Strictness,
 ) -> Result<String, TrackError> {
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let env = environment(&dir, match strictness {
+        Strictness::Lenient => UndefinedBehavior::Chainable,
+        Strictness::Strict => UndefinedBehavior::Strict,
+    }, None);
+    render_in(&env, source, file, Value::from(minijinja::value::Serde(params)))
+}
+
+/// An environment with the limits every track template runs under (fuel, recursion, output
+/// size) and a loader confined to `dir`; `builtin` is a template served by name (Rally's
+/// `rally.helpers`).
+pub(super) fn environment(dir: &Path, undefined: UndefinedBehavior, builtin: Option<(&'static str, &'static str)>) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_fuel(Some(TEMPLATE_FUEL));
     env.set_recursion_limit(64);
-    env.set_undefined_behavior(match strictness {
-        Strictness::Lenient => UndefinedBehavior::Chainable,
-        Strictness::Strict => UndefinedBehavior::Strict,
-    });
-    let loader_dir = dir.clone();
+    env.set_undefined_behavior(undefined);
+    let loader_dir = dir.to_path_buf();
     env.set_loader(move |name| {
+        if let Some((builtin_name, text)) = builtin {
+            if name == builtin_name {
+                return Ok(Some(text.to_string()));
+            }
+        }
         let Some(path) = resolve_inside(&loader_dir, name) else {
             return Err(minijinja::Error::new(
                 minijinja::ErrorKind::InvalidOperation,
@@ -74,6 +87,12 @@ pub fn render(
             )),
         }
     });
+    env
+}
+
+/// Renders `source` (the text of `file`) in `env`, into a bounded buffer, with errors that name
+/// the line and the included template they come from.
+pub(super) fn render_in(env: &Environment<'_>, source: &str, file: &Path, ctx: Value) -> Result<String, TrackError> {
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "track".into());
     let template_error = |e: minijinja::Error| {
         let mut msg = format!("template error: {}", e.detail().map(str::to_string).unwrap_or_else(|| e.kind().to_string()));
@@ -82,19 +101,24 @@ pub fn render(
         while let Some(c) = cause {
             if let Some(inner) = c.downcast_ref::<minijinja::Error>() {
                 msg.push_str(&format!(": {}", inner.detail().map(str::to_string).unwrap_or_else(|| inner.kind().to_string())));
+                if let (Some(n), Some(l)) = (inner.name(), inner.line()) {
+                    if n != name {
+                        msg.push_str(&format!(" (`{n}` line {l})"));
+                    }
+                }
             }
             cause = c.source();
         }
-        if let Some(n) = e.name() {
-            if n != name {
-                msg.push_str(&format!(" (in included template `{n}`)"));
-            }
-        }
         let location = e.line().map(|l| (l, 1));
+        // The line is the included template's own: name that file, and where it came from.
+        if let Some(n) = e.name().filter(|n| *n != name && !n.contains(".helpers")) {
+            msg.push_str(&format!(" (in `{n}`, included from {name})"));
+            let part = file.parent().map(|d| d.join(n)).unwrap_or_else(|| PathBuf::from(n));
+            return TrackError::new(TrackErrorKind::Template, part, msg).at(location);
+        }
         TrackError::new(TrackErrorKind::Template, file, msg).at(location)
     };
     let template = env.template_from_named_str(&name, source).map_err(template_error)?;
-    let ctx = Value::from(minijinja::value::Serde(params));
     // Rendered into a bounded buffer: fuel limits the steps, not what each step writes.
     let mut out = Bounded { buf: Vec::new(), overflowed: false };
     if let Err(e) = template.render_captured_to(ctx, &mut out) {

@@ -11,6 +11,7 @@ mod redis_faults;
 mod redis_tls;
 mod plot;
 mod race;
+mod rally;
 mod secrets;
 mod signals;
 mod tracks;

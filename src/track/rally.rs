@@ -1,0 +1,257 @@
+//! Rally tracks: a directory with a `track.json`, which is JSON rendered through Jinja2. This
+//! module renders it as Rally does, with minijinja: `{% import "rally.helpers" as rally %}`
+//! (`rally.collect(parts=GLOB)` includes each matching file, comma-joined;
+//! `rally.exists_set_param(name, value, default_value, comma)`), the `default` filter, `now`
+//! (seconds since the epoch) and `days_ago`. Track parameters are template variables (globals,
+//! so that parts included from macros see them too); undefined ones render empty, as in Rally.
+//! A parameter no template mentions is refused with the closest one that is.
+
+use super::error::{did_you_mean, TrackError, TrackErrorKind};
+use super::template::{environment, render_in};
+use minijinja::{Environment, UndefinedBehavior, Value};
+use serde_json::Map;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// `{% import "rally.helpers" as rally %}` gives track.json macros that call the global `rally`
+/// object, which the parts see too (they are included from inside a macro, where Jinja2's
+/// `with context` would hand them the importer's `rally`; minijinja's globals do the same).
+const HELPERS: &str = r#"{% macro collect(parts) -%}{{ rally.collect(parts=parts) }}{%- endmacro %}
+{% macro exists_set_param(setting_name, value, default_value=none, comma=true) -%}{{ rally.exists_set_param(setting_name, value, default_value, comma) }}{%- endmacro %}"#;
+
+/// Rally's helpers: `collect(parts=GLOB)` renders each matching file (sorted) and joins them
+/// with commas; `exists_set_param(name, value, default_value=None, comma=True)` writes
+/// `, "name": value` when the value (or a default) is defined.
+#[derive(Debug)]
+struct RallyHelpers {
+    root: PathBuf,
+}
+
+impl minijinja::value::Object for RallyHelpers {
+    fn call_method(self: &std::sync::Arc<Self>, state: &mut minijinja::State<'_, '_>, method: &str, args: &[Value]) -> Result<Value, minijinja::Error> {
+        use minijinja::value::{from_args, Kwargs};
+        match method {
+            "collect" => {
+                let (positional, kwargs): (Option<String>, Kwargs) = from_args(args)?;
+                let parts = match positional {
+                    Some(p) => p,
+                    None => kwargs.get::<String>("parts")?,
+                };
+                kwargs.assert_all_used()?;
+                let mut files: Vec<String> = files_below(&self.root).into_iter().filter(|f| glob_match(&parts, f)).collect();
+                files.sort();
+                let mut out = Vec::with_capacity(files.len());
+                for f in &files {
+                    out.push(state.get_template(f)?.render(())?);
+                }
+                Ok(Value::from_safe_string(out.join(",\n")))
+            }
+            "exists_set_param" => {
+                let (name, value, default, comma): (String, Option<Value>, Option<Value>, Option<bool>) = from_args(args)?;
+                let value = value.filter(|v| !v.is_undefined());
+                let default = default.filter(|v| !v.is_undefined() && !v.is_none());
+                let chosen = match (value, default) {
+                    (Some(v), _) => v,
+                    (None, Some(d)) => d,
+                    (None, None) => return Ok(Value::from_safe_string(String::new())),
+                };
+                let json = serde_json::to_string(&chosen).map_err(|e| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string()))?;
+                let sep = if comma.unwrap_or(true) { ", " } else { "" };
+                Ok(Value::from_safe_string(format!("{sep}{}: {json}", serde_json::Value::String(name))))
+            }
+            _ => Err(minijinja::Error::new(minijinja::ErrorKind::UnknownMethod, format!("rally.helpers has no `{method}` (it has collect and exists_set_param)"))),
+        }
+    }
+}
+
+/// At most this many files are looked at below a track directory (globs, parameter checks).
+const MAX_FILES: usize = 10_000;
+
+/// The `track.json` of a Rally track directory (or the file itself), if `path` is one.
+pub fn rally_track_file(path: &Path) -> Option<PathBuf> {
+    if path.is_dir() {
+        let yaml = ["track.yaml", "track.yml"].iter().any(|n| path.join(n).is_file());
+        let json = path.join("track.json");
+        return (!yaml && json.is_file()).then_some(json);
+    }
+    (path.extension().is_some_and(|e| e == "json") && path.is_file()).then(|| path.to_path_buf())
+}
+
+/// Renders a Rally `track.json` with `params`; refuses parameters no template of the track
+/// mentions unless `ignore_unused`.
+pub fn render(file: &Path, params: &Map<String, serde_json::Value>, ignore_unused: bool) -> Result<String, TrackError> {
+    let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let source = std::fs::read_to_string(file).map_err(|e| TrackError::new(TrackErrorKind::Io, file, format!("cannot read track: {e}")))?;
+    if !ignore_unused {
+        let used = referenced_names(&dir, &source);
+        for key in params.keys() {
+            if !used.contains(key) {
+                let hint = did_you_mean(key, used.iter().map(String::as_str));
+                return Err(TrackError::new(
+                    TrackErrorKind::Params,
+                    file,
+                    format!("track parameter `{key}` is not used by the track{hint}; pass --ignore-unused-track-params to allow it"),
+                ));
+            }
+        }
+    }
+    let mut env = environment(&dir, UndefinedBehavior::Lenient, Some(("rally.helpers", HELPERS)));
+    // Rally's Jinja does not escape: `"{{ name }}"` in a .json part is the name in quotes.
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    add_rally_globals(&mut env, &dir);
+    for (k, v) in params {
+        env.add_global(k.clone(), Value::from(minijinja::value::Serde(v)));
+    }
+    render_in(&env, &source, file, Value::UNDEFINED)
+}
+
+fn add_rally_globals(env: &mut Environment<'static>, dir: &Path) {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    env.add_global("now", now);
+    env.add_global("rally", Value::from_object(RallyHelpers { root: dir.to_path_buf() }));
+    env.add_filter("days_ago", days_ago);
+    env.add_function("days_ago", days_ago);
+}
+
+/// Days from `start` to `end` (dates as `YYYY-MM-DD`, or seconds since the epoch), as Rally's
+/// `days_ago` filter: `{{ "2020-01-01" | days_ago(now) }}`.
+fn days_ago(start: Value, end: Value) -> Result<i64, minijinja::Error> {
+    let secs = |v: &Value| -> Result<f64, minijinja::Error> {
+        if let Some(s) = v.as_str() {
+            let d = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|e| {
+                minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, format!("days_ago: `{s}` is not a date (YYYY-MM-DD): {e}"))
+            })?;
+            Ok(d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp() as f64).unwrap_or(0.0))
+        } else {
+            f64::try_from(v.clone()).map_err(|_| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, format!("days_ago: `{v}` is neither a date nor seconds")))
+        }
+    };
+    Ok(((secs(&end)? - secs(&start)?) / 86_400.0).floor() as i64)
+}
+
+/// Every variable any template of the track refers to: `track.json` and each `.json` file
+/// below it (parts are often included through globs, so all are counted).
+fn referenced_names(dir: &Path, source: &str) -> BTreeSet<String> {
+    let env = Environment::new();
+    let mut names = BTreeSet::new();
+    let mut add = |text: &str| {
+        if let Ok(t) = env.template_from_str(text) {
+            names.extend(t.undeclared_variables(true));
+        }
+    };
+    add(source);
+    for f in files_below(dir).iter().filter(|f| f.ends_with(".json") && *f != "track.json") {
+        if let Ok(text) = std::fs::read_to_string(dir.join(f)) {
+            add(&text);
+        }
+    }
+    names
+}
+
+/// Paths of the files below `dir`, relative, with `/` separators; bounded in count and depth.
+fn files_below(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), String::new(), 0)];
+    while let Some((path, rel, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&path) else { continue };
+        for e in entries.flatten() {
+            if out.len() >= MAX_FILES {
+                return out;
+            }
+            let name = e.file_name().to_string_lossy().into_owned();
+            let child_rel = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+            match e.file_type() {
+                Ok(t) if t.is_dir() && depth < 8 => stack.push((e.path(), child_rel, depth + 1)),
+                Ok(t) if t.is_file() => out.push(child_rel),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Shell-style matching of a relative path: `*` and `?` within one segment, `**` any segments.
+fn glob_match(pattern: &str, path: &str) -> bool {
+    fn segments(p: &[&str], s: &[&str]) -> bool {
+        match (p.first(), s.first()) {
+            (None, None) => true,
+            (Some(&"**"), _) => segments(&p[1..], s) || (!s.is_empty() && segments(p, &s[1..])),
+            (Some(pp), Some(ss)) => segment(pp.as_bytes(), ss.as_bytes()) && segments(&p[1..], &s[1..]),
+            _ => false,
+        }
+    }
+    fn segment(p: &[u8], s: &[u8]) -> bool {
+        match (p.first(), s.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => segment(&p[1..], s) || (!s.is_empty() && segment(p, &s[1..])),
+            (Some(b'?'), Some(_)) => segment(&p[1..], &s[1..]),
+            (Some(a), Some(b)) if a == b => segment(&p[1..], &s[1..]),
+            _ => false,
+        }
+    }
+    let p: Vec<&str> = pattern.trim_start_matches("./").split('/').collect();
+    let s: Vec<&str> = path.split('/').collect();
+    segments(&p, &s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn track(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let p = dir.path().join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    const TRACK: &str = r#"{% import "rally.helpers" as rally with context %}
+{
+  "version": 2,
+  "operations": [{{ rally.collect(parts="operations/*.json") }}],
+  "bulk": {"bulk-size": {{ bulk_size | default(5000) }} {{ rally.exists_set_param("ingest-percentage", ingest_percentage) }} {{ rally.exists_set_param("conflicts", conflicts, "random") }}},
+  "age": {{ "2020-01-01" | days_ago("2020-01-31") }}
+}"#;
+
+    #[test]
+    fn collect_exists_set_param_default_and_days_ago() {
+        let dir = track(&[
+            ("track.json", TRACK),
+            ("operations/b.json", r#"{"name": "b", "clients": {{ clients | default(2) }}}"#),
+            ("operations/a.json", r#"{"name": "a"}"#),
+        ]);
+        let file = dir.path().join("track.json");
+        let text = render(&file, &Map::new(), false).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).expect(&text);
+        assert_eq!(v["operations"], serde_json::json!([{"name": "a"}, {"name": "b", "clients": 2}]), "sorted, comma-joined, params visible in parts");
+        assert_eq!(v["bulk"], serde_json::json!({"bulk-size": 5000, "conflicts": "random"}));
+        assert_eq!(v["age"], 30);
+        let params: Map<String, serde_json::Value> = serde_json::from_str(r#"{"bulk_size": 100, "ingest_percentage": 50, "clients": 8}"#).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&render(&file, &params, false).unwrap()).unwrap();
+        assert_eq!(v["bulk"], serde_json::json!({"bulk-size": 100, "ingest-percentage": 50, "conflicts": "random"}));
+        assert_eq!(v["operations"][1]["clients"], 8);
+    }
+
+    #[test]
+    fn unused_parameters_are_refused_with_the_closest_used_one() {
+        let dir = track(&[("track.json", TRACK), ("operations/a.json", "{\"c\": {{ clients | default(1) }}}")]);
+        let file = dir.path().join("track.json");
+        let params: Map<String, serde_json::Value> = serde_json::from_str(r#"{"bulk_sise": 100}"#).unwrap();
+        let e = render(&file, &params, false).unwrap_err();
+        assert_eq!(e.kind, TrackErrorKind::Params);
+        assert!(e.message.contains("did you mean `bulk_size`") && e.message.contains("--ignore-unused-track-params"), "{}", e.message);
+        render(&file, &params, true).unwrap();
+    }
+
+    #[test]
+    fn globs_match_within_and_across_segments() {
+        assert!(glob_match("operations/*.json", "operations/default.json"));
+        assert!(!glob_match("operations/*.json", "operations/x/default.json"));
+        assert!(glob_match("**/*.json", "challenges/x/default.json"));
+        assert!(glob_match("challenges/d?fault.json", "challenges/default.json"));
+        assert!(!glob_match("*.json", "track.yaml"));
+    }
+}
