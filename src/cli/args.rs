@@ -25,6 +25,21 @@ pub enum Command {
     /// Print a track after templating: ours (YAML) or a Rally track directory (track.json,
     /// rendered with Rally's helpers).
     RenderTrack(RenderArgs),
+    /// Write the track of ours equivalent to a Rally track directory: track.yaml (index bodies
+    /// inline, Rally's semantics translated) and its corpus files (hard-linked, else copied).
+    ConvertRally {
+        /// The Rally track directory (holding track.json).
+        dir: PathBuf,
+        /// Output directory (created; an existing track.yaml there is not overwritten).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        #[arg(long, value_name = "PARAMS")]
+        track_params: Option<String>,
+        #[arg(long)]
+        ignore_unused_track_params: bool,
+        #[arg(long, value_enum, default_value = "fail")]
+        on_unsupported: crate::track::rally_convert::OnUnsupported,
+    },
     /// List built-in tracks or stored races (newest first).
     List {
         #[arg(value_enum)]
@@ -120,6 +135,12 @@ pub struct TrackArgs {
     /// Run only these tasks (task names, operation names or types), comma-separated.
     #[arg(long, value_delimiter = ',', value_name = "TASKS")]
     pub include_tasks: Option<Vec<String>>,
+    /// Rally tracks: allow --track-params that no template of the track uses.
+    #[arg(long)]
+    pub ignore_unused_track_params: bool,
+    /// Rally tracks: a task the runner cannot run as Rally would fails the track, or is skipped.
+    #[arg(long, value_enum, default_value = "fail")]
+    pub on_unsupported: crate::track::rally_convert::OnUnsupported,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -189,9 +210,6 @@ pub struct PlanArgs {
 pub struct RenderArgs {
     #[command(flatten)]
     pub track: TrackArgs,
-    /// Rally tracks: allow --track-params that no template of the track uses.
-    #[arg(long)]
-    pub ignore_unused_track_params: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -93,7 +93,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::RenderTrack(args) => {
             let path = track_location(args.track.track.as_deref(), args.track.track_path.as_deref())?;
             let params = args.track.track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
-            let text = track::render_track(&path, &track::LoadOptions { params, test_mode: args.track.test_mode }, args.ignore_unused_track_params)?;
+            let text = track::render_track(&path, &load_options(&args.track, params), args.track.ignore_unused_track_params)?;
             // A Rally track must render to JSON: say where it does not.
             if let Some(file) = track::rally::rally_track_file(&path) {
                 if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
@@ -103,6 +103,9 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             }
             out(&text);
             Ok(0)
+        }
+        Command::ConvertRally { dir, out: out_dir, track_params, ignore_unused_track_params, on_unsupported } => {
+            convert_rally(&dir, &out_dir, track_params.as_deref(), ignore_unused_track_params, on_unsupported)
         }
         Command::Plan(args) => {
             let (track, _) = load_track(&args.track)?;
@@ -195,7 +198,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Validate { track: name, track_params } => {
             let path = track_location(Some(&name), None)?;
             let params = track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
-            let t = track::load(&path, &track::LoadOptions { params, test_mode: false })?;
+            let t = track::load(&path, &track::LoadOptions { params, ..Default::default() })?;
             for c in &t.challenges {
                 crate::plan::build(&t, c, &Default::default())?;
             }
@@ -227,8 +230,51 @@ fn track_location(name: Option<&str>, path: Option<&Path>) -> Result<PathBuf, Cl
 fn load_track(args: &TrackArgs) -> Result<(track::Track, PathBuf), CliError> {
     let path = track_location(args.track.as_deref(), args.track_path.as_deref())?;
     let params = args.track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
-    let t = track::load(&path, &track::LoadOptions { params, test_mode: args.test_mode })?;
+    let t = track::load(&path, &load_options(args, params))?;
+    for note in &t.notes {
+        eprintln!("note: {note}");
+    }
     Ok((t, path))
+}
+
+fn convert_rally(dir: &Path, out_dir: &Path, params: Option<&str>, ignore_unused: bool, on_unsupported: track::rally_convert::OnUnsupported) -> Result<u8, CliError> {
+    let file = track::rally::rally_track_file(dir).ok_or_else(|| CliError::Usage(format!("{} holds no Rally track (track.json)", dir.display())))?;
+    let params = params.map(track::parse_track_params).transpose()?.unwrap_or_default();
+    let (json, notes) = track::rally::load_converted(&file, &params, ignore_unused, false, on_unsupported)?;
+    let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| CliError::Usage(e.to_string()))?;
+    // The converted track must load as any track does (from the Rally directory, where its
+    // corpus files are) before anything is written.
+    track::load_source(&json, &file, &track::LoadOptions::default())?;
+    let target = out_dir.join("track.yaml");
+    if target.exists() {
+        return Err(CliError::Usage(format!("{} exists; choose another --out", target.display())));
+    }
+    std::fs::create_dir_all(out_dir).map_err(|e| CliError::Usage(format!("cannot create {}: {e}", out_dir.display())))?;
+    let mut text = format!("# Converted by `runner convert-rally` from {}.\n", file.display());
+    for note in &notes {
+        text.push_str(&format!("# note: {note}\n"));
+    }
+    text.push_str(&serde_yaml::to_string(&value).map_err(|e| CliError::Usage(e.to_string()))?);
+    for corpus in value["corpora"].as_array().into_iter().flatten() {
+        for d in corpus["documents"].as_array().into_iter().flatten() {
+            let Some(name) = d["source-file"].as_str() else { continue };
+            let (from, to) = (dir.join(name), out_dir.join(name));
+            if let Some(parent) = to.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            if !to.exists() && std::fs::hard_link(&from, &to).is_err() {
+                std::fs::copy(&from, &to).map_err(|e| CliError::Usage(format!("cannot copy {} to {}: {e}", from.display(), to.display())))?;
+            }
+        }
+    }
+    crate::results::write_report(&target, &text).map_err(CliError::Store)?;
+    out(&text);
+    eprintln!("wrote {}", target.display());
+    Ok(0)
+}
+
+fn load_options(args: &TrackArgs, params: serde_json::Map<String, serde_json::Value>) -> track::LoadOptions {
+    track::LoadOptions { params, test_mode: args.test_mode, ignore_unused_params: args.ignore_unused_track_params, on_unsupported: args.on_unsupported }
 }
 
 /// Writes to stdout; a closed pipe (`runner ... | head`) ends output quietly instead of panicking.

@@ -19,6 +19,10 @@ pub struct LoadOptions {
     pub params: Map<String, Value>,
     /// Exposed to templates as `test_mode`.
     pub test_mode: bool,
+    /// Rally tracks: accept parameters no template uses.
+    pub ignore_unused_params: bool,
+    /// Rally tracks: what to do with tasks the runner cannot run as Rally would.
+    pub on_unsupported: super::rally_convert::OnUnsupported,
 }
 
 /// The file of a track given as a directory (its `track.yaml`) or as a file.
@@ -49,12 +53,15 @@ pub(super) enum Role {
 }
 
 pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Track, TrackError> {
-    if let Some(rally) = super::rally::rally_track_file(path) {
-        return Err(TrackError::new(
-            TrackErrorKind::Invalid,
-            rally,
-            "this is a Rally track (track.json): `runner render-track --track-path DIR` renders it, but running Rally tracks is not supported yet",
-        ));
+    if let Some(file) = super::rally::rally_track_file(path) {
+        let (ours, notes) = super::rally::load_converted(&file, &opts.params, opts.ignore_unused_params, opts.test_mode, opts.on_unsupported)?;
+        let mut track = parse_rendered(&ours, &file, opts.params.clone(), opts.test_mode, role)
+            .map_err(|mut e| {
+                e.message.push_str(" (in the track converted from Rally's; `runner convert-rally` shows it)");
+                e
+            })?;
+        track.notes = notes;
+        return Ok(track);
     }
     let file = track_file(path);
     let meta = std::fs::metadata(&file)
@@ -322,7 +329,7 @@ challenges:
         assert_eq!(t.params["targets"], json!([10, 20]));
         let mut params = Map::new();
         params.insert("clients".into(), json!(3));
-        let t = load(dir.path(), &LoadOptions { params, test_mode: true }).unwrap();
+        let t = load(dir.path(), &LoadOptions { params, test_mode: true, ..Default::default() }).unwrap();
         let crate::track::ScheduleItem::Task(task) = &t.challenges[0].schedule[0] else { panic!() };
         assert_eq!(task.iterations, Some(vec![30]));
         assert_eq!(t.challenges[0].schedule.len(), 2, "test_mode is a template variable");
@@ -333,7 +340,7 @@ challenges:
         let dir = write(TRACK);
         let mut params = Map::new();
         params.insert("client".into(), json!(3));
-        let e = load(dir.path(), &LoadOptions { params, test_mode: false }).unwrap_err();
+        let e = load(dir.path(), &LoadOptions { params, test_mode: false, ..Default::default() }).unwrap_err();
         assert_eq!(e.kind, TrackErrorKind::Params);
         assert!(e.message.contains("did you mean `clients`"), "{}", e.message);
     }

@@ -10,6 +10,7 @@ mod model;
 mod params;
 mod raw;
 pub mod rally;
+pub mod rally_convert;
 mod scale;
 mod schema;
 mod template;

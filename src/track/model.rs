@@ -28,6 +28,8 @@ pub struct Track {
     pub challenges: Vec<Challenge>,
     /// Positions in the rendered track, so that errors found later (planning) can point too.
     positions: std::sync::Arc<Locator>,
+    /// What loading changed or left out (a Rally track's conversion), shown before a race.
+    pub notes: Vec<String>,
 }
 
 /// An operation as written: name, type and params (before task overrides and sweeps).
@@ -170,6 +172,7 @@ pub fn from_raw(raw: RawTrack, params: Map<String, Value>, r: &Resolver) -> Resu
         operations,
         challenges,
         positions: std::sync::Arc::new(r.locator.clone()),
+        notes: Vec::new(),
     })
 }
 
@@ -296,7 +299,7 @@ fn borrowed_corpus(lender: &str, c: &RawCorpus, default_target: Option<String>, 
     let dir = here.parent().map(|p| p.join(lender)).filter(|d| d.join("track.yaml").is_file()).ok_or_else(|| {
         r.err(TrackErrorKind::Corpus, &fpath, format!("no track `{lender}` beside this track (looked for {}/track.yaml)", here.parent().unwrap_or(&here).join(lender).display()))
     })?;
-    let track = load_as(&dir, &LoadOptions { params: Map::new(), test_mode: r.test_mode }, Role::Lender)?;
+    let track = load_as(&dir, &LoadOptions { params: Map::new(), test_mode: r.test_mode, ..Default::default() }, Role::Lender)?;
     let (_, files) = track.corpora.iter().find(|(n, _)| *n == c.name).ok_or_else(|| {
         let hint = did_you_mean(&c.name, track.corpora.iter().map(|(n, _)| n.as_str()));
         r.err(TrackErrorKind::Corpus, &fpath, format!("track `{lender}` has no corpus `{}`{hint}", c.name))

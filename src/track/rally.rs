@@ -95,6 +95,12 @@ pub fn render(file: &Path, params: &Map<String, serde_json::Value>, ignore_unuse
             }
         }
     }
+    render_file(file, &source, params)
+}
+
+/// Renders one file of a Rally track (track.json, an index body) with the track's parameters.
+pub fn render_file(file: &Path, source: &str, params: &Map<String, serde_json::Value>) -> Result<String, TrackError> {
+    let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     let mut env = environment(&dir, UndefinedBehavior::Lenient, Some(("rally.helpers", HELPERS)));
     // Rally's Jinja does not escape: `"{{ name }}"` in a .json part is the name in quotes.
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
@@ -102,7 +108,32 @@ pub fn render(file: &Path, params: &Map<String, serde_json::Value>, ignore_unuse
     for (k, v) in params {
         env.add_global(k.clone(), Value::from(minijinja::value::Serde(v)));
     }
-    render_in(&env, &source, file, Value::UNDEFINED)
+    render_in(&env, source, file, Value::UNDEFINED)
+}
+
+/// Parses rendered JSON, locating a syntax error in the rendered text.
+pub fn parse_json(text: &str, file: &Path) -> Result<serde_json::Value, TrackError> {
+    serde_json::from_str(text).map_err(|e| {
+        TrackError::new(TrackErrorKind::Yaml, file, format!("the rendered track is not JSON: {e} (line and column in the rendered text; `runner render-track` shows it)")).at(Some((e.line(), e.column())))
+    })
+}
+
+/// Loads a Rally track as a track of ours: render, parse, convert (Rally's semantics), then the
+/// same checks as any track. Returns our track's JSON text and the conversion's notes.
+pub fn load_converted(file: &Path, params: &Map<String, serde_json::Value>, ignore_unused: bool, test_mode: bool, on_unsupported: super::rally_convert::OnUnsupported) -> Result<(String, Vec<String>), TrackError> {
+    let text = render(file, params, ignore_unused)?;
+    let rally = parse_json(&text, file)?;
+    let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let name = dir.canonicalize().ok().and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "rally-track".into());
+    let render_body = |body: &str| -> Result<serde_json::Value, TrackError> {
+        let path = super::template::resolve_inside(&dir, body)
+            .ok_or_else(|| TrackError::new(TrackErrorKind::Io, file, format!("index body `{body}` is outside the track directory")))?;
+        let source = std::fs::read_to_string(&path).map_err(|e| TrackError::new(TrackErrorKind::Io, &path, format!("cannot read index body: {e}")))?;
+        parse_json(&render_file(&path, &source, params)?, &path)
+    };
+    let converted = super::rally_convert::convert(&rally, file, &name, test_mode, on_unsupported, &render_body)?;
+    let ours = serde_json::to_string_pretty(&converted.track).map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
+    Ok((ours, converted.notes))
 }
 
 fn add_rally_globals(env: &mut Environment<'static>, dir: &Path) {

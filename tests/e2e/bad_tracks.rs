@@ -161,7 +161,7 @@ fn cases() -> Vec<Case> {
 
 /// What `runner race` does before it starts: parse the parameters, load, plan.
 fn check_in_process(dir: &Path, args: &[&str]) -> Result<(), TrackError> {
-    let mut targs = TrackArgs { track: None, track_path: Some(dir.to_path_buf()), challenge: None, track_params: None, test_mode: false, include_tasks: None };
+    let mut targs = TrackArgs { track: None, track_path: Some(dir.to_path_buf()), challenge: None, track_params: None, test_mode: false, include_tasks: None, ignore_unused_track_params: false, on_unsupported: Default::default() };
     for pair in args.chunks(2) {
         match pair[0] {
             "--challenge" => targs.challenge = Some(pair[1].to_string()),
@@ -170,7 +170,7 @@ fn check_in_process(dir: &Path, args: &[&str]) -> Result<(), TrackError> {
         }
     }
     let params = targs.track_params.as_deref().map(runner::track::parse_track_params).transpose()?.unwrap_or_default();
-    let track = runner::track::load(dir, &runner::track::LoadOptions { params, test_mode: false })?;
+    let track = runner::track::load(dir, &runner::track::LoadOptions { params, ..Default::default() })?;
     runner::race::plan_for(&track, &targs).map(|_| ())
 }
 

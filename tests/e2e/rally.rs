@@ -1,4 +1,4 @@
-//! Rally tracks (#7, so far: templating). The fixture tests/fixtures/rally-geonames is a
+//! Rally tracks. The fixture tests/fixtures/rally-geonames is a
 //! Rally-format copy of a small geonames track whose operations/ and challenges/ parts are
 //! joined by `rally.collect`; `runner render-track` renders it as Rally would.
 
@@ -17,7 +17,7 @@ fn render_track_joins_the_parts_and_applies_parameters() {
     assert_eq!(ops, ["index-append", "phrase"]);
     assert_eq!(track["operations"][0], serde_json::json!({"name": "index-append", "operation-type": "bulk", "bulk-size": 500}), "defaults, and no ingest-percentage unless set");
     let schedule = &track["challenges"][0]["schedule"];
-    assert_eq!((schedule[2]["clients"].as_u64(), schedule[3]["target-throughput"].as_u64()), (Some(2), Some(200)));
+    assert_eq!((schedule[2]["clients"].as_u64(), schedule[4]["target-throughput"].as_u64()), (Some(2), Some(200)));
 
     let text = env.ok(&["render-track", "--track-path", &fixture(), "--track-params", "bulk_size:5000,ingest_percentage:40,bulk_indexing_clients:8"]);
     let track: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -50,11 +50,80 @@ fn unused_parameters_and_template_errors_are_clear() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("the rendered track is not JSON"), "{stderr}");
-    let out = env.run(&["race", "--track-path", &fixture()]);
+    let out = env.run(&["race", "--track-path", broken.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(env.race_dirs().is_empty());
+}
+
+/// The fixture end to end against `runner serve`: its 17 "Sankt Georgen" on every search.
+#[test]
+fn the_rally_fixture_races_against_runner_serve() {
+    let env = Env::new();
+    let server = crate::elasticsearch::serve(&env, &[]);
+    let u = crate::elasticsearch::url(server.port);
+    let out = env.ok(&["race", "--track-path", &fixture(), "--backend", "elasticsearch", "--target-hosts", &u, "--quiet"]);
+    let race = env.only_race();
+    assert_eq!((race["track"].as_str(), race["challenge"].as_str()), (Some("rally-geonames"), Some("append-no-conflicts")));
+    assert_eq!(tasks(&race, "index-append")[0]["trials"][0]["units"], 200);
+    let phrase = &tasks(&race, "phrase")[0];
+    let trial = &phrase["trials"][0];
+    // Rally: 50 warmup + 100 measured iterations for the one client.
+    assert_eq!((trial["warmup_operations"].as_u64(), trial["operations"].as_u64(), trial["hits"].as_u64()), (Some(50), Some(100), Some(1700)), "{trial}");
+    assert_eq!(phrase["target_throughput"], 200.0);
+    assert!(out.contains("| phrase |"), "{out}");
+    // Rally's --test-mode reads the -1k file.
+    let env = Env::new();
+    env.ok(&["race", "--track-path", &fixture(), "--test-mode", "--quiet"]);
+    assert_eq!(tasks(&env.only_race(), "index-append")[0]["trials"][0]["units"], 50);
+}
+
+#[test]
+fn rally_semantics_are_translated_and_unsupported_tasks_fail_or_are_skipped() {
+    let track = r#"{
+  "operations": [
+    {"name": "nap", "operation-type": "sleep", "duration": 0},
+    {"name": "custom", "operation-type": "my-custom-runner"}
+  ],
+  "schedule": [
+    {"operation": "nap", "clients": 2, "warmup-iterations": 10, "iterations": 50},
+    {"operation": "nap", "name": "timed", "clients": 2, "warmup-time-period": 0.2, "time-period": 0.3, "target-throughput": 100},
+    {"operation": "custom"}
+  ]
+}"#;
+    let dir = track_dir(&[("track.json", track)]);
+    let path = dir.path().to_str().unwrap();
+    let env = Env::new();
+    let out = env.run(&["race", "--track-path", path, "--quiet"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("Rally track") && stderr.contains("not supported yet"), "{stderr}");
-    assert!(env.race_dirs().is_empty());
+    assert!(stderr.contains("task `custom`") && stderr.contains("custom runner") && stderr.contains("--on-unsupported skip"), "{stderr}");
+    let out = env.command(&["race", "--track-path", path, "--quiet", "--on-unsupported", "skip"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("note:") && stderr.contains("task `custom` skipped"), "{stderr}");
+    let race = env.only_race();
+    // Iterations are per client in Rally: 2 clients × 50 measured (+ 2 × 10 warmup).
+    let nap = &tasks(&race, "nap")[0]["trials"][0];
+    assert_eq!((nap["operations"].as_u64(), nap["warmup_operations"].as_u64()), (Some(100), Some(20)), "{nap}");
+    // Rally measures time-period after warmup-time-period: 0.5 s in all, 0.3 s measured.
+    let timed = &tasks(&race, "timed")[0]["trials"][0];
+    let measured = timed["measured_seconds"].as_f64().unwrap();
+    assert!((0.25..0.45).contains(&measured), "measured {measured} s: {timed}");
+    assert!(tasks(&race, "custom").is_empty());
+}
+
+#[test]
+fn convert_rally_writes_a_track_of_ours_that_races_alike() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let target = out_dir.path().join("converted");
+    let env = Env::new();
+    let yaml = env.ok(&["convert-rally", &fixture(), "--out", target.to_str().unwrap()]);
+    assert!(yaml.contains("type: bulk") && yaml.contains("iterations: 100") && yaml.contains("warmup: 50"), "{yaml}");
+    assert!(target.join("documents.json").is_file(), "the corpus file is there beside it");
+    env.ok(&["race", "--track-path", target.to_str().unwrap(), "--quiet"]);
+    assert_eq!(tasks(&env.only_race(), "phrase")[0]["trials"][0]["hits"], 1700);
+    let again = env.run(&["convert-rally", &fixture(), "--out", target.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(2), "an existing track.yaml is not overwritten");
 }
 
 #[test]

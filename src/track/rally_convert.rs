@@ -1,0 +1,397 @@
+//! A rendered Rally track (JSON) turned into a track of ours, following Rally's semantics where
+//! they differ: iterations and warmup iterations are per client in Rally (ours are totals),
+//! Rally's `time-period` is measured after `warmup-time-period` (ours includes the warmup),
+//! times are seconds, operation params sit beside `operation-type`, a track's name is its
+//! directory, and `--test-mode` reads each corpus file's `-1k` variant. What the runner cannot do
+//! (custom runners, some params) fails the conversion, or skips the task with
+//! `--on-unsupported skip`; every such decision is returned as a note.
+
+use super::error::{TrackError, TrackErrorKind};
+use serde_json::{json, Map, Value};
+use std::path::Path;
+
+/// What to do with a task the runner cannot run as Rally would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OnUnsupported {
+    /// Stop with an error naming the task and why (the default).
+    #[default]
+    Fail,
+    /// Leave the task out and say so.
+    Skip,
+}
+
+pub struct Converted {
+    pub track: Value,
+    /// What was skipped, dropped or approximated, one line each.
+    pub notes: Vec<String>,
+}
+
+struct Ctx<'a> {
+    file: &'a Path,
+    test_mode: bool,
+    on_unsupported: OnUnsupported,
+    notes: Vec<String>,
+    /// Rendered index bodies by file name (Rally bodies are templates too).
+    render_body: &'a dyn Fn(&str) -> Result<Value, TrackError>,
+}
+
+impl Ctx<'_> {
+    fn err(&self, path: &str, message: impl Into<String>) -> TrackError {
+        TrackError::new(TrackErrorKind::Invalid, self.file, message).with_path(path)
+    }
+}
+
+/// Converts a rendered Rally track; `name` is its directory's name.
+pub fn convert(
+    rally: &Value,
+    file: &Path,
+    name: &str,
+    test_mode: bool,
+    on_unsupported: OnUnsupported,
+    render_body: &dyn Fn(&str) -> Result<Value, TrackError>,
+) -> Result<Converted, TrackError> {
+    let mut c = Ctx { file, test_mode, on_unsupported, notes: Vec::new(), render_body };
+    let Some(top) = rally.as_object() else { return Err(c.err("/", "a Rally track is a JSON object")) };
+    let mut out = Map::new();
+    let clean: String = name.chars().map(|ch| if ch.is_ascii_alphanumeric() || "_.-".contains(ch) { ch } else { '-' }).collect();
+    out.insert("name".into(), json!(if clean.is_empty() { "rally-track".to_string() } else { clean }));
+    if let Some(d) = top.get("description").and_then(Value::as_str) {
+        out.insert("description".into(), json!(d));
+    }
+    let indices = top.get("indices").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut our_indices = Vec::new();
+    for (i, idx) in indices.iter().enumerate() {
+        let Some(n) = idx.get("name").and_then(Value::as_str) else { return Err(c.err(&format!("/indices/{i}"), "an index needs a name")) };
+        let mut o = Map::new();
+        o.insert("name".into(), json!(n));
+        match idx.get("body") {
+            Some(Value::String(f)) => {
+                o.insert("body".into(), (c.render_body)(f)?);
+            }
+            Some(b @ Value::Object(_)) => {
+                o.insert("body".into(), b.clone());
+            }
+            _ => {}
+        }
+        our_indices.push(Value::Object(o));
+    }
+    out.insert("indices".into(), Value::Array(our_indices));
+    out.insert("corpora".into(), Value::Array(corpora(&mut c, top)?));
+    let mut ops = Vec::new();
+    let mut unsupported_ops = Map::new();
+    for (i, op) in top.get("operations").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        match operation(&mut c, op, &format!("/operations/{i}"))? {
+            Ok(o) => ops.push(o),
+            Err(why) => {
+                let n = op.get("name").and_then(Value::as_str).unwrap_or("?").to_string();
+                unsupported_ops.insert(n, json!(why));
+            }
+        }
+    }
+    out.insert("operations".into(), Value::Array(ops.clone()));
+    let challenges: Vec<Value> = match (top.get("challenges"), top.get("challenge"), top.get("schedule")) {
+        (Some(Value::Array(cs)), _, _) => cs.clone(),
+        (_, Some(ch), _) => vec![ch.clone()],
+        (_, _, Some(s)) => vec![json!({"name": "default", "default": true, "schedule": s})],
+        _ => return Err(c.err("/", "a Rally track needs `challenges`, `challenge` or `schedule`")),
+    };
+    let mut our = Vec::new();
+    for (i, ch) in challenges.iter().enumerate() {
+        our.push(challenge(&mut c, ch, &format!("/challenges/{i}"), &ops, &unsupported_ops)?);
+    }
+    out.insert("challenges".into(), Value::Array(our));
+    Ok(Converted { track: Value::Object(out), notes: c.notes })
+}
+
+fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackError> {
+    let mut out = Vec::new();
+    for (i, corpus) in top.get("corpora").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let path = format!("/corpora/{i}");
+        let name = corpus.get("name").and_then(Value::as_str).ok_or_else(|| c.err(&path, "a corpus needs a name"))?;
+        let mut docs = Vec::new();
+        for (j, d) in corpus.get("documents").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            let dpath = format!("{path}/documents/{j}");
+            if d.get("includes-action-and-meta-data").and_then(Value::as_bool) == Some(true) {
+                return Err(c.err(&format!("{dpath}/includes-action-and-meta-data"), "corpora whose files hold their own action lines are not supported yet"));
+            }
+            let source = d.get("source-file").and_then(Value::as_str).ok_or_else(|| c.err(&dpath, "documents need a `source-file`"))?;
+            let mut count = d.get("document-count").and_then(Value::as_u64);
+            // Rally's test mode reads `<name>-1k.<ext>`: the first 1,000 documents.
+            let source = if c.test_mode {
+                count = count.map(|n| n.min(1000));
+                match source.split_once('.') {
+                    Some((stem, ext)) => format!("{stem}-1k.{ext}"),
+                    None => format!("{source}-1k"),
+                }
+            } else {
+                source.to_string()
+            };
+            let mut o = Map::new();
+            o.insert("source-file".into(), json!(source));
+            if let Some(n) = count {
+                o.insert("document-count".into(), json!(n));
+            }
+            if let Some(t) = d.get("target-index").or_else(|| corpus.get("target-index")) {
+                o.insert("target-index".into(), t.clone());
+            }
+            if d.get("compressed-bytes").is_some() || d.get("uncompressed-bytes").is_some() {
+                c.notes.push(format!("{dpath}: compressed-bytes/uncompressed-bytes are not checked; document-count is"));
+            }
+            docs.push(Value::Object(o));
+        }
+        out.push(json!({"name": name, "documents": docs}));
+    }
+    Ok(out)
+}
+
+/// Seconds (a number, as Rally writes times) as one of our durations.
+fn seconds(v: &Value) -> Option<String> {
+    v.as_f64().filter(|s| *s >= 0.0).map(|s| if s.fract() == 0.0 { format!("{}s", s as u64) } else { format!("{}ms", (s * 1000.0).round() as u64) })
+}
+
+/// One Rally operation as ours, or why it cannot be run.
+fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Result<Value, String>, TrackError> {
+    let Some(map) = op.as_object() else { return Err(c.err(path, "an operation is an object")) };
+    let kind = map.get("operation-type").and_then(Value::as_str).ok_or_else(|| c.err(path, "an operation needs an `operation-type`"))?;
+    let name = map.get("name").and_then(Value::as_str).unwrap_or(kind).to_string();
+    let mut params = Map::new();
+    let get = |k: &str| map.get(k).cloned();
+    let index_of = |v: Option<Value>| match v {
+        Some(Value::Array(a)) => a.first().cloned(),
+        other => other,
+    };
+    let our_kind = match kind {
+        "bulk" => {
+            if let Some(v) = get("bulk-size") {
+                params.insert("bulk-size".into(), v);
+            }
+            if let Some(v) = index_of(get("corpora")) {
+                params.insert("corpus".into(), v);
+            }
+            if let Some(v) = index_of(get("indices")) {
+                params.insert("index".into(), v);
+            }
+            for unsupported in ["ingest-percentage", "conflicts", "conflict-probability", "on-conflict", "recency", "looped", "pipeline"] {
+                if map.contains_key(unsupported) {
+                    return Ok(Err(format!("bulk `{unsupported}` is not supported yet")));
+                }
+            }
+            "bulk"
+        }
+        "search" | "paginated-search" | "scroll-search" => {
+            if kind != "search" {
+                return Ok(Err(format!("`{kind}` is not supported yet")));
+            }
+            if let Some(v) = index_of(get("index").or_else(|| get("indices"))) {
+                params.insert("index".into(), v);
+            }
+            if let Some(v) = get("body") {
+                params.insert("body".into(), v);
+            }
+            if let Some(v) = get("request-params") {
+                params.insert("request-params".into(), v);
+            }
+            "search"
+        }
+        "create-index" | "delete-index" | "refresh" | "force-merge" => {
+            if let Some(v) = index_of(get("index")) {
+                params.insert("index".into(), v);
+            }
+            if kind == "force-merge" {
+                if let Some(v) = get("max-num-segments") {
+                    params.insert("max-num-segments".into(), v);
+                }
+            }
+            kind
+        }
+        "cluster-health" => {
+            if let Some(v) = index_of(get("index")) {
+                params.insert("index".into(), v);
+            }
+            let mut rp = get("request-params").and_then(|v| v.as_object().cloned()).unwrap_or_default();
+            if let Some(status) = rp.remove("wait_for_status") {
+                params.insert("wait-for-status".into(), status);
+            }
+            if !rp.is_empty() {
+                params.insert("request-params".into(), Value::Object(rp));
+            }
+            "cluster-health"
+        }
+        "raw-request" => {
+            for k in ["method", "path", "body", "request-params"] {
+                if let Some(v) = get(k) {
+                    params.insert(k.into(), v);
+                }
+            }
+            "raw-request"
+        }
+        "index-stats" | "node-stats" => {
+            let p = if kind == "index-stats" { index_of(get("index")).and_then(|v| v.as_str().map(|i| format!("/{i}/_stats"))).unwrap_or_else(|| "/_stats".into()) } else { "/_nodes/stats".into() };
+            params.insert("method".into(), json!("GET"));
+            params.insert("path".into(), json!(p));
+            "raw-request"
+        }
+        "put-settings" => {
+            params.insert("method".into(), json!("PUT"));
+            params.insert("path".into(), json!("/_cluster/settings"));
+            params.insert("body".into(), get("body").unwrap_or(json!({})));
+            "raw-request"
+        }
+        "create-index-template" | "delete-index-template" | "create-composable-template" | "delete-composable-template" => {
+            let Some(template) = get("template").and_then(|v| v.as_str().map(str::to_string)) else {
+                return Ok(Err(format!("`{kind}` without a `template` name (templates from the track's `composable-templates`) is not supported yet")));
+            };
+            let create = kind.starts_with("create");
+            params.insert("method".into(), json!(if create { "PUT" } else { "DELETE" }));
+            params.insert("path".into(), json!(format!("/_index_template/{template}")));
+            if create {
+                params.insert("body".into(), get("body").unwrap_or(json!({})));
+            }
+            "raw-request"
+        }
+        "sleep" => {
+            params.insert("duration".into(), get("duration").unwrap_or(json!(0)));
+            "sleep"
+        }
+        other => return Ok(Err(format!("operation type `{other}` needs a custom runner (track.py) or is not supported yet"))),
+    };
+    Ok(Ok(json!({"name": name, "type": our_kind, "params": params})))
+}
+
+fn challenge(c: &mut Ctx, ch: &Value, path: &str, ops: &[Value], unsupported: &Map<String, Value>) -> Result<Value, TrackError> {
+    let name = ch.get("name").and_then(Value::as_str).unwrap_or("default");
+    let mut out = Map::new();
+    out.insert("name".into(), json!(name));
+    if let Some(d) = ch.get("description").and_then(Value::as_str) {
+        out.insert("description".into(), json!(d));
+    }
+    if ch.get("default").and_then(Value::as_bool) == Some(true) {
+        out.insert("default".into(), json!(true));
+    }
+    let mut schedule = Vec::new();
+    for (i, item) in ch.get("schedule").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let ipath = format!("{path}/schedule/{i}");
+        if let Some(par) = item.get("parallel") {
+            let defaults = par.as_object().cloned().unwrap_or_default();
+            if defaults.contains_key("completed-by") {
+                c.notes.push(format!("{ipath}: `completed-by` is not supported yet; the block ends when all its tasks end"));
+            }
+            let mut tasks = Vec::new();
+            for (j, t) in par.get("tasks").and_then(Value::as_array).into_iter().flatten().enumerate() {
+                let mut merged = defaults.clone();
+                merged.remove("tasks");
+                merged.remove("completed-by");
+                if let Some(m) = t.as_object() {
+                    merged.extend(m.clone());
+                }
+                if let Some(task) = self_task(c, &Value::Object(merged), &format!("{ipath}/parallel/tasks/{j}"), ops, unsupported)? {
+                    tasks.push(task);
+                }
+            }
+            if !tasks.is_empty() {
+                schedule.push(json!({"parallel": {"tasks": tasks}}));
+            }
+        } else if let Some(task) = self_task(c, item, &ipath, ops, unsupported)? {
+            schedule.push(task);
+        }
+    }
+    if schedule.is_empty() {
+        return Err(c.err(&format!("{path}/schedule"), format!("challenge `{name}` has no task the runner can run")));
+    }
+    out.insert("schedule".into(), Value::Array(schedule));
+    Ok(Value::Object(out))
+}
+
+/// One task as ours; None when it is skipped.
+fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Map<String, Value>) -> Result<Option<Value>, TrackError> {
+    let Some(map) = t.as_object() else { return Err(c.err(path, "a task is an object")) };
+    let (op_value, op_name, why) = match map.get("operation") {
+        Some(Value::String(n)) => {
+            if let Some(why) = unsupported.get(n) {
+                (None, n.clone(), Some(why.as_str().unwrap_or("").to_string()))
+            } else if ops.iter().any(|o| o["name"] == *n) {
+                (Some(json!(n)), n.clone(), None)
+            } else {
+                // As in Rally, a name that is no declared operation may be an operation type
+                // with default params (`"operation": "refresh"`).
+                match operation(c, &json!({"name": n, "operation-type": n}), &format!("{path}/operation"))? {
+                    Ok(o) => (Some(o), n.clone(), None),
+                    Err(_) => return Err(c.err(&format!("{path}/operation"), format!("no operation named `{n}` under `operations`, and no operation type of that name"))),
+                }
+            }
+        }
+        Some(inline @ Value::Object(_)) => {
+            let n = inline.get("name").and_then(Value::as_str).or_else(|| inline.get("operation-type").and_then(Value::as_str)).unwrap_or("?").to_string();
+            match operation(c, inline, &format!("{path}/operation"))? {
+                Ok(o) => (Some(o), n, None),
+                Err(why) => (None, n, Some(why)),
+            }
+        }
+        _ => return Err(c.err(path, "a task needs an `operation`")),
+    };
+    let task_name = map.get("name").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| op_name.clone());
+    let skip_or_fail = |c: &mut Ctx, why: String| -> Result<Option<Value>, TrackError> {
+        match c.on_unsupported {
+            OnUnsupported::Fail => Err(c.err(path, format!("task `{task_name}`: {why} (--on-unsupported skip leaves it out)"))),
+            OnUnsupported::Skip => {
+                c.notes.push(format!("{path}: task `{task_name}` skipped: {why}"));
+                Ok(None)
+            }
+        }
+    };
+    if let Some(why) = why {
+        return skip_or_fail(c, why);
+    }
+    let mut out = Map::new();
+    out.insert("name".into(), json!(task_name));
+    out.insert("operation".into(), op_value.unwrap_or(Value::Null));
+    let clients = map.get("clients").and_then(Value::as_u64).unwrap_or(1).max(1);
+    if clients > 1 {
+        out.insert("clients".into(), json!(clients));
+    }
+    // Rally counts iterations per client; ours are totals.
+    let iterations = map.get("iterations").and_then(Value::as_u64);
+    let warmup_iterations = map.get("warmup-iterations").and_then(Value::as_u64);
+    let warmup_time = map.get("warmup-time-period").and_then(Value::as_f64);
+    let time_period = map.get("time-period").and_then(Value::as_f64);
+    if map.contains_key("ramp-up-time-period") {
+        return skip_or_fail(c, "`ramp-up-time-period` is not supported yet".into());
+    }
+    match (iterations, time_period) {
+        (Some(n), _) => {
+            out.insert("iterations".into(), json!(n * clients));
+            if let Some(w) = warmup_iterations.filter(|w| *w > 0) {
+                out.insert("warmup".into(), json!(w * clients));
+            }
+        }
+        (None, Some(tp)) => {
+            // Rally measures `time-period` after `warmup-time-period`; ours includes the warmup.
+            let w = warmup_time.unwrap_or(0.0);
+            out.insert("time-period".into(), json!(seconds(&json!(tp + w)).unwrap_or_default()));
+            if w > 0.0 {
+                out.insert("warmup".into(), json!(seconds(&json!(w)).unwrap_or_default()));
+            }
+        }
+        (None, None) => {
+            if warmup_time.is_some_and(|w| w > 0.0) {
+                c.notes.push(format!("{path}: task `{task_name}`: `warmup-time-period` without `time-period` (a bulk task through its corpus) is not supported yet; measured from the start"));
+            }
+            if let Some(w) = warmup_iterations.filter(|w| *w > 0) {
+                out.insert("warmup".into(), json!(w * clients));
+            }
+        }
+    }
+    if let Some(v) = map.get("target-throughput") {
+        out.insert("target-throughput".into(), v.clone());
+    }
+    if let Some(v) = map.get("target-interval").and_then(|v| seconds(v)) {
+        out.insert("target-interval".into(), json!(v));
+    }
+    if let Some(s) = map.get("schedule").and_then(Value::as_str) {
+        out.insert("schedule".into(), json!(s));
+    }
+    if map.get("include-in-reporting").and_then(Value::as_bool) == Some(false) {
+        c.notes.push(format!("{path}: task `{task_name}` has include-in-reporting: false; it is run and reported"));
+    }
+    Ok(Some(Value::Object(out)))
+}
