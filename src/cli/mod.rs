@@ -93,7 +93,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::RenderTrack(args) => {
             let path = track_location(args.track.track.as_deref(), args.track.track_path.as_deref())?;
             let params = args.track.track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
-            let text = track::render_track(&path, &load_options(&args.track, params), args.track.ignore_unused_track_params)?;
+            let text = track::render_track(&path, &load_options(&args.track, params, &home), args.track.ignore_unused_track_params)?;
             // A Rally track must render to JSON: say where it does not.
             if let Some(file) = track::rally::rally_track_file(&path) {
                 if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
@@ -105,10 +105,10 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             Ok(0)
         }
         Command::ConvertRally { dir, out: out_dir, track_params, ignore_unused_track_params, on_unsupported } => {
-            convert_rally(&dir, &out_dir, track_params.as_deref(), ignore_unused_track_params, on_unsupported)
+            convert_rally(&home, &dir, &out_dir, track_params.as_deref(), ignore_unused_track_params, on_unsupported)
         }
         Command::Plan(args) => {
-            let (track, _) = load_track(&args.track)?;
+            let (track, _) = load_track(&args.track, &home)?;
             let plan = race::plan_for(&track, &args.track)?;
             match args.format {
                 PlanFormat::Text => out(&crate::plan::render_text(&plan)),
@@ -227,24 +227,23 @@ fn track_location(name: Option<&str>, path: Option<&Path>) -> Result<PathBuf, Cl
     }
 }
 
-fn load_track(args: &TrackArgs) -> Result<(track::Track, PathBuf), CliError> {
+fn load_track(args: &TrackArgs, home: &Path) -> Result<(track::Track, PathBuf), CliError> {
     let path = track_location(args.track.as_deref(), args.track_path.as_deref())?;
     let params = args.track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
-    let t = track::load(&path, &load_options(args, params))?;
+    let t = track::load(&path, &load_options(args, params, home))?;
     for note in &t.notes {
         eprintln!("note: {note}");
     }
     Ok((t, path))
 }
 
-fn convert_rally(dir: &Path, out_dir: &Path, params: Option<&str>, ignore_unused: bool, on_unsupported: track::rally_convert::OnUnsupported) -> Result<u8, CliError> {
+fn convert_rally(home: &Path, dir: &Path, out_dir: &Path, params: Option<&str>, ignore_unused: bool, on_unsupported: track::rally_convert::OnUnsupported) -> Result<u8, CliError> {
     let file = track::rally::rally_track_file(dir).ok_or_else(|| CliError::Usage(format!("{} holds no Rally track (track.json)", dir.display())))?;
     let params = params.map(track::parse_track_params).transpose()?.unwrap_or_default();
-    let (json, notes) = track::rally::load_converted(&file, &params, ignore_unused, false, on_unsupported)?;
+    let opts = track::LoadOptions { params, ignore_unused_params: ignore_unused, on_unsupported, data_root: Some(home.join("data")), ..Default::default() };
+    let loaded = track::rally::load_converted(&file, &opts)?;
+    let (json, notes) = (loaded.track, loaded.notes);
     let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| CliError::Usage(e.to_string()))?;
-    // The converted track must load as any track does (from the Rally directory, where its
-    // corpus files are) before anything is written.
-    track::load_source(&json, &file, &track::LoadOptions::default())?;
     let target = out_dir.join("track.yaml");
     if target.exists() {
         return Err(CliError::Usage(format!("{} exists; choose another --out", target.display())));
@@ -258,7 +257,11 @@ fn convert_rally(dir: &Path, out_dir: &Path, params: Option<&str>, ignore_unused
     for corpus in value["corpora"].as_array().into_iter().flatten() {
         for d in corpus["documents"].as_array().into_iter().flatten() {
             let Some(name) = d["source-file"].as_str() else { continue };
-            let (from, to) = (dir.join(name), out_dir.join(name));
+            let from = match (dir.join(name), &loaded.data_dir) {
+                (local, Some(cache)) if !local.is_file() => cache.join(name),
+                (local, _) => local,
+            };
+            let to = out_dir.join(name);
             if let Some(parent) = to.parent() {
                 let _ = std::fs::create_dir_all(parent);
             }
@@ -269,12 +272,20 @@ fn convert_rally(dir: &Path, out_dir: &Path, params: Option<&str>, ignore_unused
     }
     crate::results::write_report(&target, &text).map_err(CliError::Store)?;
     out(&text);
+    // What was written must load as any track does.
+    track::load(out_dir, &track::LoadOptions::default())?;
     eprintln!("wrote {}", target.display());
     Ok(0)
 }
 
-fn load_options(args: &TrackArgs, params: serde_json::Map<String, serde_json::Value>) -> track::LoadOptions {
-    track::LoadOptions { params, test_mode: args.test_mode, ignore_unused_params: args.ignore_unused_track_params, on_unsupported: args.on_unsupported }
+fn load_options(args: &TrackArgs, params: serde_json::Map<String, serde_json::Value>, home: &Path) -> track::LoadOptions {
+    track::LoadOptions {
+        params,
+        test_mode: args.test_mode,
+        ignore_unused_params: args.ignore_unused_track_params,
+        on_unsupported: args.on_unsupported,
+        data_root: Some(home.join("data")),
+    }
 }
 
 /// Writes to stdout; a closed pipe (`runner ... | head`) ends output quietly instead of panicking.
@@ -302,7 +313,7 @@ fn parse_tags(tags: &[String]) -> Result<std::collections::BTreeMap<String, Stri
 }
 
 fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
-    let (track, path) = load_track(&args.track)?;
+    let (track, path) = load_track(&args.track, home)?;
     if args.backend == crate::backend::BackendKind::Embedded && !args.target_hosts.is_empty() {
         eprintln!("note: --target-hosts is ignored by the embedded backend, which runs in-process");
     }

@@ -243,6 +243,32 @@ impl<B: Backend> Driver<B> {
     }
 
     async fn start_feed(&self, leaf: &Leaf, bulk: &crate::ops::BulkSpec, cancel: CancellationToken) -> Result<CorpusFeed, String> {
+        let warmup_fraction = match leaf.work {
+            Work::Corpus { warmup_fraction } if warmup_fraction > 0.0 => Some(warmup_fraction),
+            _ => None,
+        };
+        // The corpus size, when a share of it is asked for (ingest-percentage, a warmup fraction).
+        let mut document_limit = leaf.document_limit;
+        let mut total = None;
+        if bulk.ingest_percentage.is_some() || warmup_fraction.is_some() {
+            let declared: Option<u64> = bulk.files.iter().map(|f| f.document_count).sum();
+            let n = match declared {
+                Some(n) => n,
+                None => {
+                    let files = bulk.files.clone();
+                    let limit = leaf.document_limit;
+                    tokio::task::spawn_blocking(move || crate::track::count_documents(&files, limit))
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .map_err(|e| e.to_string())?
+                }
+            };
+            let n = document_limit.map_or(n, |l| n.min(l));
+            if let Some(pct) = bulk.ingest_percentage {
+                document_limit = Some((n as f64 * pct / 100.0).floor() as u64);
+            }
+            total = Some(document_limit.map_or(n, |l| n.min(l)));
+        }
         let limits = FeedLimits {
             bulk_size: bulk.bulk_size.0,
             flush_bytes: bulk.flush_bytes.map(|b| b.0),
@@ -250,23 +276,10 @@ impl<B: Backend> Driver<B> {
                 Work::Iterations { warmup, measured } => Some(warmup + measured),
                 _ => None,
             },
-            document_limit: leaf.document_limit,
+            document_limit,
         };
-        let warmup_docs = match leaf.work {
-            Work::Corpus { warmup_fraction } if warmup_fraction > 0.0 => {
-                let declared: Option<u64> = bulk.files.iter().map(|f| f.document_count).sum();
-                let total = match declared {
-                    Some(n) => n,
-                    None => {
-                        let files = bulk.files.clone();
-                        let limit = leaf.document_limit;
-                        tokio::task::spawn_blocking(move || crate::track::count_documents(&files, limit))
-                            .await
-                            .map_err(|e| e.to_string())?
-                            .map_err(|e| e.to_string())?
-                    }
-                };
-                let total = leaf.document_limit.map_or(total, |l| total.min(l));
+        let warmup_docs = match (warmup_fraction, total) {
+            (Some(warmup_fraction), Some(total)) => {
                 match bulk.flush_bytes {
                     None => CorpusWarmup::Requests((warmup_fraction * total.div_ceil(bulk.bulk_size.0) as f64).floor() as u64),
                     Some(_) => CorpusWarmup::Documents((warmup_fraction * total as f64).floor() as u64),

@@ -18,6 +18,8 @@ pub struct BulkSpec {
     /// Send a request once its NDJSON body (action lines included) reaches this many bytes,
     /// even below `bulk_size` documents.
     pub flush_bytes: Option<Bytes>,
+    /// Index only this share of the corpus, in percent (Rally's `ingest-percentage`).
+    pub ingest_percentage: Option<f64>,
 }
 
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
@@ -48,5 +50,12 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
         Some(Value::String(s)) => Some(parse_bytes(s).map_err(|m| ParamError::new("flush-bytes", m))?),
         Some(other) => return Err(ParamError::new("flush-bytes", format!("expected a size such as 5mb, got {other}"))),
     };
-    Ok(BulkSpec { index, corpus: corpus.clone(), files, bulk_size, flush_bytes })
+    let ingest_percentage = match p.get("ingest-percentage") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_f64() {
+            Some(pct) if pct > 0.0 && pct <= 100.0 => Some(pct),
+            _ => return Err(ParamError::new("ingest-percentage", format!("expected a percentage above 0 and at most 100, got {v}"))),
+        },
+    };
+    Ok(BulkSpec { index, corpus: corpus.clone(), files, bulk_size, flush_bytes, ingest_percentage })
 }

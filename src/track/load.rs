@@ -23,6 +23,9 @@ pub struct LoadOptions {
     pub ignore_unused_params: bool,
     /// Rally tracks: what to do with tasks the runner cannot run as Rally would.
     pub on_unsupported: super::rally_convert::OnUnsupported,
+    /// Rally tracks: where corpus files from a `base-url` are downloaded to and kept, one
+    /// directory per track below it (the results home's `data/`).
+    pub data_root: Option<PathBuf>,
 }
 
 /// The file of a track given as a directory (its `track.yaml`) or as a file.
@@ -54,8 +57,9 @@ pub(super) enum Role {
 
 pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Track, TrackError> {
     if let Some(file) = super::rally::rally_track_file(path) {
-        let (ours, notes) = super::rally::load_converted(&file, &opts.params, opts.ignore_unused_params, opts.test_mode, opts.on_unsupported)?;
-        let mut track = parse_rendered(&ours, &file, opts.params.clone(), opts.test_mode, role)
+        let loaded = super::rally::load_converted(&file, opts)?;
+        let (ours, notes) = (loaded.track, loaded.notes);
+        let mut track = parse_rendered(&ours, &file, opts.params.clone(), opts.test_mode, role, loaded.data_dir.as_deref())
             .map_err(|mut e| {
                 e.message.push_str(" (in the track converted from Rally's; `runner convert-rally` shows it)");
                 e
@@ -92,7 +96,7 @@ pub fn load_source(source: &str, file: &Path, opts: &LoadOptions) -> Result<Trac
 
 fn load_source_as(source: &str, file: &Path, opts: &LoadOptions, role: Role) -> Result<Track, TrackError> {
     let (rendered, effective) = render_source(source, file, opts)?;
-    parse_rendered(&rendered, file, effective, opts.test_mode, role).map_err(|mut e| {
+    parse_rendered(&rendered, file, effective, opts.test_mode, role, None).map_err(|mut e| {
         // Template blocks can add or drop lines; then positions are those of the rendered text.
         if e.location.is_some() && source.lines().count() != rendered.lines().count() {
             e.message.push_str(" (line and column are in the rendered template)");
@@ -172,7 +176,7 @@ fn declared_parameters(text: &str) -> Map<String, Value> {
     }
 }
 
-fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>, test_mode: bool, role: Role) -> Result<Track, TrackError> {
+fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>, test_mode: bool, role: Role, data_dir: Option<&Path>) -> Result<Track, TrackError> {
     if let Some(at) = too_deep(rendered) {
         return Err(TrackError::new(TrackErrorKind::Yaml, file, format!("invalid YAML: lists and mappings nested more than {MAX_FLOW_DEPTH} deep (recursion limit)")).at(Some(at)));
     }
@@ -198,7 +202,7 @@ fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>, test_
     schema::validate(&json, file, &locator)?;
     let raw: RawTrack = serde_json::from_value(json)
         .map_err(|e| TrackError::new(TrackErrorKind::Schema, file, format!("track does not match the format: {e}")))?;
-    from_raw(raw, params, &Resolver { file, locator: &locator, test_mode, role })
+    from_raw(raw, params, &Resolver { file, locator: &locator, test_mode, role, data_dir })
 }
 
 /// Deeper flow nesting than this is refused before parsing: the YAML parser's cost grows with

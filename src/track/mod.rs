@@ -2,6 +2,7 @@
 //! the corpus reader.
 
 mod corpus;
+mod download;
 mod error;
 mod generate;
 mod load;

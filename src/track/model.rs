@@ -112,6 +112,9 @@ pub struct Resolver<'a> {
     /// Lending tracks (`from-track`) are loaded in the same mode.
     pub test_mode: bool,
     pub role: Role,
+    /// Where downloaded corpus files are kept (Rally tracks' `base-url`): a file not in the
+    /// track directory is looked for here.
+    pub data_dir: Option<&'a Path>,
 }
 
 impl Resolver<'_> {
@@ -271,6 +274,10 @@ fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin
             let file = resolve_inside(r.dir(), source).ok_or_else(|| {
                 r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("`{source}` is outside the track directory"))
             })?;
+            let file = match r.data_dir.map(|d| d.join(source)) {
+                Some(cached) if !file.is_file() && cached.is_file() => cached,
+                _ => file,
+            };
             if !file.is_file() {
                 return Err(r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("corpus file {} does not exist", file.display())));
             }

@@ -118,22 +118,72 @@ pub fn parse_json(text: &str, file: &Path) -> Result<serde_json::Value, TrackErr
     })
 }
 
-/// Loads a Rally track as a track of ours: render, parse, convert (Rally's semantics), then the
-/// same checks as any track. Returns our track's JSON text and the conversion's notes.
-pub fn load_converted(file: &Path, params: &Map<String, serde_json::Value>, ignore_unused: bool, test_mode: bool, on_unsupported: super::rally_convert::OnUnsupported) -> Result<(String, Vec<String>), TrackError> {
-    let text = render(file, params, ignore_unused)?;
+/// A Rally track converted: our track's JSON text, what the conversion changed or left out,
+/// and where its downloaded corpus files are.
+pub struct Loaded {
+    pub track: String,
+    pub notes: Vec<String>,
+    pub data_dir: Option<PathBuf>,
+}
+
+/// Loads a Rally track as a track of ours: render, parse, fetch missing corpus files from
+/// their `base-url` (kept under `data_root/<track>`), check their sizes, convert (Rally's
+/// semantics). The caller checks the result as any track.
+pub fn load_converted(file: &Path, opts: &super::LoadOptions) -> Result<Loaded, TrackError> {
+    let params = &opts.params;
+    let text = render(file, params, opts.ignore_unused_params)?;
     let rally = parse_json(&text, file)?;
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     let name = dir.canonicalize().ok().and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "rally-track".into());
+    let data_dir = opts.data_root.as_ref().map(|root| root.join(&name));
     let render_body = |body: &str| -> Result<serde_json::Value, TrackError> {
         let path = super::template::resolve_inside(&dir, body)
             .ok_or_else(|| TrackError::new(TrackErrorKind::Io, file, format!("index body `{body}` is outside the track directory")))?;
         let source = std::fs::read_to_string(&path).map_err(|e| TrackError::new(TrackErrorKind::Io, &path, format!("cannot read index body: {e}")))?;
         parse_json(&render_file(&path, &source, params)?, &path)
     };
-    let converted = super::rally_convert::convert(&rally, file, &name, test_mode, on_unsupported, &render_body)?;
-    let ours = serde_json::to_string_pretty(&converted.track).map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
-    Ok((ours, converted.notes))
+    let converted = super::rally_convert::convert(&rally, file, &name, opts.test_mode, opts.on_unsupported, &render_body)?;
+    fetch_and_check_corpora(&rally, file, &dir, data_dir.as_deref(), opts.test_mode)?;
+    let track = serde_json::to_string_pretty(&converted.track).map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
+    Ok(Loaded { track, notes: converted.notes, data_dir })
+}
+
+/// Each corpus file: in the track directory, else in `data_dir`, else downloaded from the
+/// corpus's `base-url` into `data_dir`; then its size checked against `compressed-bytes` (and
+/// `uncompressed-bytes` for a file that is not compressed).
+fn fetch_and_check_corpora(rally: &serde_json::Value, file: &Path, dir: &Path, data_dir: Option<&Path>, test_mode: bool) -> Result<(), TrackError> {
+    for (i, corpus) in rally["corpora"].as_array().into_iter().flatten().enumerate() {
+        for (j, d) in corpus["documents"].as_array().into_iter().flatten().enumerate() {
+            let path = format!("/corpora/{i}/documents/{j}");
+            let Some(source) = d["source-file"].as_str() else { continue };
+            // Test mode reads the -1k file, whose size the track does not give.
+            let test_file = test_mode.then(|| super::rally_convert::test_mode_file(source));
+            let source = test_file.as_deref().unwrap_or(source);
+            let err = |m: String| TrackError::new(TrackErrorKind::Corpus, file, m).with_path(&path);
+            let local = super::template::resolve_inside(dir, source).ok_or_else(|| err(format!("`{source}` is outside the track directory")))?;
+            let cached = data_dir.map(|d| d.join(source));
+            let found = if local.is_file() {
+                local
+            } else if let Some(c) = cached.filter(|c| c.is_file()) {
+                c
+            } else {
+                let Some(base) = d["base-url"].as_str().or_else(|| corpus["base-url"].as_str()) else { continue };
+                let Some(target) = data_dir.map(|d| d.join(source)) else { continue };
+                let url = format!("{}/{source}", base.trim_end_matches('/'));
+                super::download::fetch(&url, &target).map_err(|m| err(format!("cannot download {url}: {m}")))?;
+                target
+            };
+            let size = std::fs::metadata(&found).map(|m| m.len()).unwrap_or(0);
+            let compressed = [".bz2", ".gz", ".zst", ".zip"].iter().any(|ext| source.ends_with(ext));
+            let expected = if test_mode {
+                None
+            } else if compressed { d["compressed-bytes"].as_u64() } else { d["uncompressed-bytes"].as_u64().or(d["compressed-bytes"].as_u64()) };
+            if let Some(want) = expected.filter(|w| *w != size) {
+                return Err(err(format!("{}: the track says {want} bytes, the file has {size} (a partial download, or another version of the corpus)", found.display())));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn add_rally_globals(env: &mut Environment<'static>, dir: &Path) {

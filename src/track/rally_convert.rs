@@ -119,10 +119,7 @@ fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackErr
             // Rally's test mode reads `<name>-1k.<ext>`: the first 1,000 documents.
             let source = if c.test_mode {
                 count = count.map(|n| n.min(1000));
-                match source.split_once('.') {
-                    Some((stem, ext)) => format!("{stem}-1k.{ext}"),
-                    None => format!("{source}-1k"),
-                }
+                test_mode_file(source)
             } else {
                 source.to_string()
             };
@@ -142,6 +139,14 @@ fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackErr
         out.push(json!({"name": name, "documents": docs}));
     }
     Ok(out)
+}
+
+/// The file Rally's test mode reads instead of `source`: `documents.json.bz2` → `documents-1k.json.bz2`.
+pub fn test_mode_file(source: &str) -> String {
+    match source.split_once('.') {
+        Some((stem, ext)) => format!("{stem}-1k.{ext}"),
+        None => format!("{source}-1k"),
+    }
 }
 
 /// Seconds (a number, as Rally writes times) as one of our durations.
@@ -171,7 +176,10 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Result<Value, String
             if let Some(v) = index_of(get("indices")) {
                 params.insert("index".into(), v);
             }
-            for unsupported in ["ingest-percentage", "conflicts", "conflict-probability", "on-conflict", "recency", "looped", "pipeline"] {
+            if let Some(v) = get("ingest-percentage") {
+                params.insert("ingest-percentage".into(), v);
+            }
+            for unsupported in ["conflicts", "conflict-probability", "on-conflict", "recency", "looped", "pipeline"] {
                 if map.contains_key(unsupported) {
                     return Ok(Err(format!("bulk `{unsupported}` is not supported yet")));
                 }

@@ -71,6 +71,10 @@ fn the_rally_fixture_races_against_runner_serve() {
     assert_eq!((trial["warmup_operations"].as_u64(), trial["operations"].as_u64(), trial["hits"].as_u64()), (Some(50), Some(100), Some(1700)), "{trial}");
     assert_eq!(phrase["target_throughput"], 200.0);
     assert!(out.contains("| phrase |"), "{out}");
+    // ingest-percentage indexes the first share of the corpus.
+    let env = Env::new();
+    env.ok(&["race", "--track-path", &fixture(), "--quiet", "--track-params", "ingest_percentage:50"]);
+    assert_eq!(tasks(&env.only_race(), "index-append")[0]["trials"][0]["units"], 100);
     // Rally's --test-mode reads the -1k file.
     let env = Env::new();
     env.ok(&["race", "--track-path", &fixture(), "--test-mode", "--quiet"]);
@@ -131,4 +135,70 @@ fn render_track_shows_our_tracks_after_templating_too() {
     let env = Env::new();
     let text = env.ok(&["render-track", "--track", "geonames", "--track-params", "documents:500000"]);
     assert!(text.contains("scale-to: 500000") && !text.contains("{{"), "{text}");
+}
+
+/// A loopback HTTP server for corpus downloads: `body` for GET /corpora/docs.json, 404 for
+/// anything else; counts the requests.
+fn corpus_server(body: &'static str) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, Write};
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = hits.clone();
+    let port = fault_listener(move |stream, _| {
+        let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+        let mut request = String::new();
+        reader.read_line(&mut request).ok();
+        let mut line = String::new();
+        while reader.read_line(&mut line).map(|n| n > 2).unwrap_or(false) {
+            line.clear();
+        }
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut stream = stream;
+        let reply = if request.starts_with("GET /corpora/docs.json ") {
+            format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len())
+        } else {
+            "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_string()
+        };
+        let _ = stream.write_all(reply.as_bytes());
+    });
+    (port, hits)
+}
+
+#[test]
+fn base_url_corpora_are_downloaded_once_kept_under_the_results_home_and_size_checked() {
+    const DOCS: &str = "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n";
+    let (port, hits) = corpus_server(DOCS);
+    let track = |bytes: usize, file: &str| {
+        format!(
+            r#"{{"indices": [{{"name": "i"}}],
+  "corpora": [{{"name": "c", "base-url": "http://127.0.0.1:{port}/corpora", "documents": [{{"source-file": "{file}", "document-count": 3, "uncompressed-bytes": {bytes}, "target-index": "i"}}]}}],
+  "schedule": [{{"operation": "create-index"}}, {{"operation": {{"name": "bulk", "operation-type": "bulk", "bulk-size": 2}}}}]}}"#
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let rally = dir.path().join("downloaded");
+    std::fs::create_dir(&rally).unwrap();
+    std::fs::write(rally.join("track.json"), track(DOCS.len(), "docs.json")).unwrap();
+    let env = Env::new();
+    env.ok(&["race", "--track-path", rally.to_str().unwrap(), "--quiet"]);
+    assert_eq!(tasks(&env.only_race(), "bulk")[0]["trials"][0]["units"], 3);
+    let cached = env.home.path().join("data/downloaded/docs.json");
+    assert_eq!(std::fs::read_to_string(&cached).unwrap(), DOCS, "kept under the results home");
+    assert!(!rally.join("docs.json").exists(), "the track directory is left as it was");
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+    env.ok(&["race", "--track-path", rally.to_str().unwrap(), "--quiet"]);
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1, "the second race reads the cached file");
+
+    // A size that does not match is refused, naming both sizes.
+    std::fs::write(rally.join("track.json"), track(DOCS.len() + 1, "docs.json")).unwrap();
+    let out = env.run(&["race", "--track-path", rally.to_str().unwrap(), "--quiet"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("says {} bytes, the file has {}", DOCS.len() + 1, DOCS.len())), "{stderr}");
+    // A file the server does not have: the URL and the status.
+    std::fs::write(rally.join("track.json"), track(3, "missing.json")).unwrap();
+    let out = env.run(&["race", "--track-path", rally.to_str().unwrap(), "--quiet"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot download") && stderr.contains("/corpora/missing.json") && stderr.contains("404"), "{stderr}");
+    assert!(!env.home.path().join("data/downloaded/missing.json").exists() && !env.home.path().join("data/downloaded/missing.json.part").exists());
 }
