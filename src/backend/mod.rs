@@ -65,6 +65,13 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// An answer the server gave (a status, an error reply, failed items), as opposed to a
+    /// connection that broke, a timeout or an answer that could not be read: Rally's
+    /// "non-fatal" errors.
+    pub fn is_response(self) -> bool {
+        !matches!(self, ErrorKind::Connection | ErrorKind::Timeout | ErrorKind::Protocol)
+    }
+
     pub const ALL: [ErrorKind; 11] = [
         ErrorKind::NotFound,
         ErrorKind::BadRequest,

@@ -29,6 +29,9 @@ pub struct Shared {
     /// Set when `--on-error abort` stops the race: the first error's message.
     pub abort: Arc<Mutex<Option<String>>>,
     pub abort_on_error: bool,
+    /// The task's `ignore-response-error-level: non-fatal`: only broken connections, timeouts
+    /// and garbage abort.
+    pub ignore_response_errors: bool,
     pub race_cancel: CancellationToken,
     pub progress: AtomicU64,
     pub task_label: String,
@@ -112,8 +115,9 @@ impl<C: BackendClient> ClientRun<C> {
             }
             if shared.abort_on_error {
                 match &result {
+                    Err(e) if shared.ignore_response_errors && e.kind.is_response() => {}
                     Err(e) => shared.abort_with(&e.message),
-                    Ok(o) if o.failed_items > 0 => shared.abort_with(&format!("{} items of a bulk request failed", o.failed_items)),
+                    Ok(o) if o.failed_items > 0 && !shared.ignore_response_errors => shared.abort_with(&format!("{} items of a bulk request failed", o.failed_items)),
                     Ok(_) => {}
                 }
             }

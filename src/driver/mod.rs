@@ -171,6 +171,7 @@ impl<B: Backend> Driver<B> {
             cancel: leaf_cancel.clone(),
             abort: self.abort.clone(),
             abort_on_error: self.opts.on_error == OnError::Abort,
+            ignore_response_errors: leaf.ignore_response_errors,
             race_cancel: self.cancel.clone(),
             progress: AtomicU64::new(0),
             task_label: label.clone(),

@@ -123,6 +123,9 @@ pub struct Leaf {
     /// A whole trial run before the recorded ones; its results are not kept.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub warmup_trial: bool,
+    /// `ignore-response-error-level: non-fatal`: error responses do not abort.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ignore_response_errors: bool,
     /// Documents to read from the corpus at most (test mode).
     pub document_limit: Option<u64>,
 }
@@ -344,6 +347,7 @@ impl Builder<'_> {
                     schedule: ScheduleKind::Unthrottled,
                     trial: 0,
                     warmup_trial: false,
+                    ignore_response_errors: false,
                     document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
                 })
             })
@@ -415,6 +419,7 @@ impl Builder<'_> {
             schedule: if point.target.is_some() { task.schedule } else { ScheduleKind::Unthrottled },
             trial,
             warmup_trial: false,
+            ignore_response_errors: task.ignore_response_errors,
             document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
         })
     }

@@ -101,6 +101,8 @@ pub struct TaskSpec {
     pub trials: u64,
     /// Trials run before the recorded ones and thrown away (with their resets).
     pub warmup_trials: u64,
+    /// Error responses (not broken connections or timeouts) do not abort the race.
+    pub ignore_response_errors: bool,
     pub reset: Vec<OperationDef>,
     /// Operation params the task overrides; sweepable ones may hold a list.
     pub params: Map<String, Value>,
@@ -486,6 +488,7 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         schedule,
         trials: t.trials.unwrap_or(1),
         warmup_trials: t.warmup_trials.unwrap_or(0),
+        ignore_response_errors: t.ignore_response_error_level.as_deref() == Some("non-fatal"),
         reset: resolve_refs(&t.reset, ops, ctx, r, &format!("{path}/reset"))?,
         params: t.params.clone(),
     })

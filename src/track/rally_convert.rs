@@ -395,6 +395,9 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
     if let Some(v) = map.get("target-interval").and_then(|v| seconds(v)) {
         out.insert("target-interval".into(), json!(v));
     }
+    if let Some(level) = map.get("ignore-response-error-level").and_then(Value::as_str) {
+        out.insert("ignore-response-error-level".into(), json!(level));
+    }
     if let Some(s) = map.get("schedule").and_then(Value::as_str) {
         out.insert("schedule".into(), json!(s));
     }

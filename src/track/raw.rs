@@ -119,6 +119,9 @@ pub struct RawScheduleItem {
     pub trials: Option<u64>,
     #[serde(default)]
     pub warmup_trials: Option<u64>,
+    /// `non-fatal`: under `--on-error abort`, error responses do not stop the race (Rally's key).
+    #[serde(default)]
+    pub ignore_response_error_level: Option<String>,
     #[serde(default)]
     pub reset: Vec<Value>,
     /// Overrides of the operation's params; lists sweep where the operation type allows it.

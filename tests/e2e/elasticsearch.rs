@@ -332,3 +332,21 @@ fn https_with_a_ca_file_verifies_and_measures_and_an_unknown_ca_is_refused() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(env.only_race()["backend"]["details"]["verify_certs"], false);
 }
+
+/// `ignore-response-error-level: non-fatal` (Rally's key): under `--on-error abort`, error
+/// responses are counted and the race goes on; a broken connection still stops it.
+#[test]
+fn non_fatal_response_errors_do_not_abort_but_broken_connections_do() {
+    let track = SEARCH_TRACK.replace("{operation: s, iterations: 3}", "{operation: s, iterations: 3, ignore-response-error-level: non-fatal}");
+    let port = fault_server(Fault::Status(503), 200);
+    let u = url(port);
+    let (env, out) = race_track(&track, &["--backend", "elasticsearch", "--target-hosts", &u, "--on-error", "abort"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let race = env.only_race();
+    assert_eq!((race["status"].as_str(), race["tasks"][0]["trials"][0]["errors_by_kind"]["server-error"].as_u64()), (Some("completed"), Some(3)));
+    let port = fault_server(Fault::CloseMidResponse, 200);
+    let u = url(port);
+    let (env, out) = race_track(&track, &["--backend", "elasticsearch", "--target-hosts", &u, "--on-error", "abort"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(env.only_race()["status"], "aborted");
+}
