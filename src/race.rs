@@ -277,6 +277,7 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
                 planned_trials: s.trials,
                 warmup_trials: s.warmup_trials,
                 key_value: s.key_value.clone(),
+                reported: s.reported,
                 trials: Vec::new(),
             })
             .collect(),

@@ -156,7 +156,7 @@ fn differences(a: &RaceRecord, b: &RaceRecord) -> Vec<String> {
 pub fn compare(baseline: &RaceRecord, contender: &RaceRecord, opts: CompareOptions) -> Comparison {
     let mut tasks = Vec::new();
     let mut only_in_baseline = Vec::new();
-    for bt in &baseline.tasks {
+    for bt in baseline.tasks.iter().filter(|t| t.reported) {
         let Some(ct) = contender.tasks.iter().find(|c| key(c) == key(bt)) else {
             only_in_baseline.push(key(bt));
             continue;
@@ -175,7 +175,7 @@ pub fn compare(baseline: &RaceRecord, contender: &RaceRecord, opts: CompareOptio
             .collect();
         tasks.push(TaskDiff { task: bt.task.clone(), sweep: bt.sweep_label(), baseline_trials: bs.len(), contender_trials: cs.len(), metrics });
     }
-    let only_in_contender = contender.tasks.iter().filter(|c| !baseline.tasks.iter().any(|b| key(b) == key(c))).map(key).collect();
+    let only_in_contender = contender.tasks.iter().filter(|c| c.reported && !baseline.tasks.iter().any(|b| key(b) == key(c))).map(key).collect();
     Comparison {
         baseline: baseline.race_id.clone(),
         contender: contender.race_id.clone(),

@@ -56,6 +56,8 @@ pub struct ResultSlot {
     /// For key-value operations: what they send.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_value: Option<crate::ops::KvInfo>,
+    /// `include-in-reporting`: false leaves it out of reports (it still runs and is stored).
+    pub reported: bool,
 }
 
 impl ResultSlot {
@@ -448,6 +450,7 @@ impl Builder<'_> {
                 trials: trials * self.challenge_trials,
                 warmup_trials: warmup_trials * self.challenge_trials,
                 key_value,
+                reported: task.reported,
             });
             ids.push(self.results.len() - 1);
         }

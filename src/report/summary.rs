@@ -60,7 +60,7 @@ pub struct Summary<'a> {
 
 impl<'a> Summary<'a> {
     pub fn new(race: &'a RaceRecord, histograms: &HistogramFile) -> Summary<'a> {
-        let tasks = race.tasks.iter().enumerate().map(|(i, t)| summarise(i, t, histograms)).collect();
+        let tasks = race.tasks.iter().enumerate().filter(|(_, t)| t.reported).map(|(i, t)| summarise(i, t, histograms)).collect();
         Summary { race, tasks }
     }
 }

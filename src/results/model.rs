@@ -107,7 +107,18 @@ pub struct TaskRecord {
     /// For key-value operations: commands, key and value sizes, keyspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_value: Option<crate::ops::KvInfo>,
+    /// False for a task with `include-in-reporting: false`: stored, left out of reports.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub reported: bool,
     pub trials: Vec<TrialRecord>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

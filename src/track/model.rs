@@ -103,6 +103,8 @@ pub struct TaskSpec {
     pub warmup_trials: u64,
     /// Error responses (not broken connections or timeouts) do not abort the race.
     pub ignore_response_errors: bool,
+    /// Shown in reports and comparisons (`include-in-reporting`, default true).
+    pub reported: bool,
     pub reset: Vec<OperationDef>,
     /// Operation params the task overrides; sweepable ones may hold a list.
     pub params: Map<String, Value>,
@@ -489,6 +491,7 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         trials: t.trials.unwrap_or(1),
         warmup_trials: t.warmup_trials.unwrap_or(0),
         ignore_response_errors: t.ignore_response_error_level.as_deref() == Some("non-fatal"),
+        reported: t.include_in_reporting.unwrap_or(true),
         reset: resolve_refs(&t.reset, ops, ctx, r, &format!("{path}/reset"))?,
         params: t.params.clone(),
     })

@@ -31,6 +31,8 @@ struct Ctx<'a> {
     test_mode: bool,
     on_unsupported: OnUnsupported,
     notes: Vec<String>,
+    /// Rally's operation type of each declared operation, by name.
+    rally_types: std::collections::HashMap<String, String>,
     /// Rendered index bodies by file name (Rally bodies are templates too).
     render_body: &'a dyn Fn(&str) -> Result<Value, TrackError>,
 }
@@ -50,7 +52,7 @@ pub fn convert(
     on_unsupported: OnUnsupported,
     render_body: &dyn Fn(&str) -> Result<Value, TrackError>,
 ) -> Result<Converted, TrackError> {
-    let mut c = Ctx { file, test_mode, on_unsupported, notes: Vec::new(), render_body };
+    let mut c = Ctx { file, test_mode, on_unsupported, notes: Vec::new(), rally_types: Default::default(), render_body };
     let Some(top) = rally.as_object() else { return Err(c.err("/", "a Rally track is a JSON object")) };
     let mut out = Map::new();
     let clean: String = name.chars().map(|ch| if ch.is_ascii_alphanumeric() || "_.-".contains(ch) { ch } else { '-' }).collect();
@@ -80,6 +82,9 @@ pub fn convert(
     let mut ops = Vec::new();
     let mut unsupported_ops = Map::new();
     for (i, op) in top.get("operations").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        if let (Some(n), Some(t)) = (op.get("name").and_then(Value::as_str), op.get("operation-type").and_then(Value::as_str)) {
+            c.rally_types.insert(n.to_string(), t.to_string());
+        }
         match operation(&mut c, op, &format!("/operations/{i}"))? {
             Ok(o) => ops.push(o),
             Err(why) => {
@@ -148,6 +153,14 @@ pub fn test_mode_file(source: &str) -> String {
         None => format!("{source}-1k"),
     }
 }
+
+/// Rally's administrative operation types: left out of its report unless a task sets
+/// `include-in-reporting: true`.
+const ADMIN_TYPES: [&str; 15] = [
+    "create-index", "delete-index", "refresh", "force-merge", "cluster-health", "put-settings", "sleep",
+    "create-index-template", "delete-index-template", "create-composable-template", "delete-composable-template",
+    "create-component-template", "delete-component-template", "shrink-index", "create-data-stream",
+];
 
 /// Seconds (a number, as Rally writes times) as one of our durations.
 fn seconds(v: &Value) -> Option<String> {
@@ -337,6 +350,11 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
         }
         _ => return Err(c.err(path, "a task needs an `operation`")),
     };
+    let rally_type = match map.get("operation") {
+        Some(Value::String(n)) => c.rally_types.get(n).cloned().unwrap_or_else(|| n.clone()),
+        Some(inline) => inline.get("operation-type").and_then(Value::as_str).unwrap_or("").to_string(),
+        None => String::new(),
+    };
     let task_name = map.get("name").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| op_name.clone());
     let skip_or_fail = |c: &mut Ctx, why: String| -> Result<Option<Value>, TrackError> {
         match c.on_unsupported {
@@ -401,8 +419,10 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
     if let Some(s) = map.get("schedule").and_then(Value::as_str) {
         out.insert("schedule".into(), json!(s));
     }
-    if map.get("include-in-reporting").and_then(Value::as_bool) == Some(false) {
-        c.notes.push(format!("{path}: task `{task_name}` has include-in-reporting: false; it is run and reported"));
+    // Rally leaves administrative operations out of its report unless the task says otherwise.
+    let admin = ADMIN_TYPES.contains(&rally_type.as_str());
+    if !map.get("include-in-reporting").and_then(Value::as_bool).unwrap_or(!admin) {
+        out.insert("include-in-reporting".into(), json!(false));
     }
     Ok(Some(Value::Object(out)))
 }

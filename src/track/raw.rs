@@ -119,6 +119,9 @@ pub struct RawScheduleItem {
     pub trials: Option<u64>,
     #[serde(default)]
     pub warmup_trials: Option<u64>,
+    /// `false`: the task runs and is stored but left out of reports and comparisons.
+    #[serde(default)]
+    pub include_in_reporting: Option<bool>,
     /// `non-fatal`: under `--on-error abort`, error responses do not stop the race (Rally's key).
     #[serde(default)]
     pub ignore_response_error_level: Option<String>,

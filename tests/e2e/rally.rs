@@ -71,6 +71,10 @@ fn the_rally_fixture_races_against_runner_serve() {
     assert_eq!((trial["warmup_operations"].as_u64(), trial["operations"].as_u64(), trial["hits"].as_u64()), (Some(50), Some(100), Some(1700)), "{trial}");
     assert_eq!(phrase["target_throughput"], 200.0);
     assert!(out.contains("| phrase |"), "{out}");
+    // As in Rally, administrative tasks run and are stored, but are not in the report.
+    assert!(!out.contains("| delete-index |") && !out.contains("| refresh |"), "{out}");
+    assert_eq!(tasks(&race, "refresh")[0]["reported"], false);
+    assert!(tasks(&race, "phrase")[0].get("reported").is_none(), "reported tasks store no flag");
     // ingest-percentage indexes the first share of the corpus.
     let env = Env::new();
     env.ok(&["race", "--track-path", &fixture(), "--quiet", "--track-params", "ingest_percentage:50"]);

@@ -42,7 +42,7 @@ fn short(t: &TaskRecord) -> String {
 /// Task names in order of first appearance, with their records.
 fn groups(race: &RaceRecord) -> Vec<(&str, Vec<(usize, &TaskRecord)>)> {
     let mut out: Vec<(&str, Vec<(usize, &TaskRecord)>)> = Vec::new();
-    for (i, t) in race.tasks.iter().enumerate() {
+    for (i, t) in race.tasks.iter().enumerate().filter(|(_, t)| t.reported) {
         match out.iter_mut().find(|(name, _)| *name == t.task) {
             Some((_, v)) => v.push((i, t)),
             None => out.push((&t.task, vec![(i, t)])),
