@@ -245,7 +245,7 @@ impl<B: Backend> Driver<B> {
 
     async fn start_feed(&self, leaf: &Leaf, bulk: &crate::ops::BulkSpec, cancel: CancellationToken) -> Result<CorpusFeed, String> {
         let warmup_fraction = match leaf.work {
-            Work::Corpus { warmup_fraction } if warmup_fraction > 0.0 => Some(warmup_fraction),
+            Work::Corpus { warmup_fraction, .. } if warmup_fraction > 0.0 => Some(warmup_fraction),
             _ => None,
         };
         // The corpus size, when a share of it is asked for (ingest-percentage, a warmup fraction).
@@ -286,7 +286,10 @@ impl<B: Backend> Driver<B> {
                     Some(_) => CorpusWarmup::Documents((warmup_fraction * total as f64).floor() as u64),
                 }
             }
-            _ => CorpusWarmup::Requests(0),
+            _ => match leaf.work {
+                Work::Corpus { warmup_time, .. } if !warmup_time.is_zero() => CorpusWarmup::Until(Instant::now() + warmup_time),
+                _ => CorpusWarmup::Requests(0),
+            },
         };
         CorpusFeed::start(bulk.files.clone(), limits, leaf.clients, warmup_docs, cancel).map_err(|e| e.to_string())
     }

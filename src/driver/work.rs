@@ -29,6 +29,8 @@ pub enum CorpusWarmup {
     /// Requests lying wholly within the first N documents (with a byte flush threshold the
     /// request count is not known in advance).
     Documents(u64),
+    /// Requests handed out before this instant (a time warmup on a corpus).
+    Until(Instant),
 }
 
 impl CorpusWarmup {
@@ -37,6 +39,7 @@ impl CorpusWarmup {
         match self {
             CorpusWarmup::Requests(n) => b.seq < n,
             CorpusWarmup::Documents(n) => b.first_doc + b.docs <= n,
+            CorpusWarmup::Until(t) => Instant::now() < t,
         }
     }
 }

@@ -103,8 +103,12 @@ pub enum Work {
         measured: Duration,
     },
     /// Bulk through the whole corpus; requests starting in the first `warmup_fraction` of the
-    /// documents are warmup.
-    Corpus { warmup_fraction: f64 },
+    /// documents, or in the first `warmup_time` of the task, are warmup.
+    Corpus {
+        warmup_fraction: f64,
+        #[serde(with = "crate::units::serde_secs", default, skip_serializing_if = "Duration::is_zero")]
+        warmup_time: Duration,
+    },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -393,9 +397,11 @@ impl Builder<'_> {
                 }
             }
             (None, None) if matches!(spec, OpSpec::Bulk(_)) => match task.warmup {
-                Warmup::None => Work::Corpus { warmup_fraction: 0.0 },
-                Warmup::Fraction(f) => Work::Corpus { warmup_fraction: f },
-                _ => return Err(invalid("a bulk task over the whole corpus takes its warmup as a fraction, e.g. `warmup: 40%`".into())),
+                Warmup::None => Work::Corpus { warmup_fraction: 0.0, warmup_time: Duration::ZERO },
+                Warmup::Fraction(f) => Work::Corpus { warmup_fraction: f, warmup_time: Duration::ZERO },
+                // Rally's `warmup-time-period` on a bulk task: requests of the first seconds.
+                Warmup::Time(w) => Work::Corpus { warmup_fraction: 0.0, warmup_time: if tm { w.min(TEST_MODE_WARMUP_TIME) } else { w } },
+                Warmup::Iterations(_) => return Err(invalid("a bulk task over the whole corpus takes its warmup as a fraction (`warmup: 40%`) or a time (`warmup: 30s`)".into())),
             },
             (None, None) => match task.warmup {
                 Warmup::None => Work::Iterations { warmup: 0, measured: 1 },

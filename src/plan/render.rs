@@ -18,13 +18,16 @@ fn describe(leaf: &Leaf) -> String {
         Work::Time { warmup, measured } => {
             let _ = write!(s, ", {:.1}s warmup + {:.1}s measured", warmup.as_secs_f64(), measured.as_secs_f64());
         }
-        Work::Corpus { warmup_fraction } => {
+        Work::Corpus { warmup_fraction, warmup_time } => {
             let _ = write!(s, ", whole corpus");
             if let Some(limit) = leaf.document_limit {
                 let _ = write!(s, " (first {limit} documents)");
             }
             if warmup_fraction > 0.0 {
                 let _ = write!(s, ", first {:.0}% as warmup", warmup_fraction * 100.0);
+            }
+            if !warmup_time.is_zero() {
+                let _ = write!(s, ", first {:.1}s as warmup", warmup_time.as_secs_f64());
             }
         }
     }

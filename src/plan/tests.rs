@@ -49,7 +49,7 @@ fn sweep_times_trials_with_reset_before_each_trial() {
     assert_eq!(p.results[1].sweep.get("bulk-size"), Some(&serde_json::json!(5000)));
     let trials: Vec<u64> = runs(&p).iter().map(|l| l.trial).collect();
     assert_eq!(trials, vec![0, 1, 2, 0, 1, 2, 0, 1, 2]);
-    assert!(runs(&p).iter().all(|l| l.work == Work::Corpus { warmup_fraction: 0.4 }));
+    assert!(runs(&p).iter().all(|l| l.work == Work::Corpus { warmup_fraction: 0.4, warmup_time: Duration::ZERO }));
 }
 
 #[test]

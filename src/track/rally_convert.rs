@@ -399,8 +399,9 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
             }
         }
         (None, None) => {
-            if warmup_time.is_some_and(|w| w > 0.0) {
-                c.notes.push(format!("{path}: task `{task_name}`: `warmup-time-period` without `time-period` (a bulk task through its corpus) is not supported yet; measured from the start"));
+            // A bulk task through its corpus: the requests of the first seconds are warmup.
+            if let Some(w) = warmup_time.filter(|w| *w > 0.0) {
+                out.insert("warmup".into(), json!(seconds(&json!(w)).unwrap_or_default()));
             }
             if let Some(w) = warmup_iterations.filter(|w| *w > 0) {
                 out.insert("warmup".into(), json!(w * clients));

@@ -206,3 +206,23 @@ fn base_url_corpora_are_downloaded_once_kept_under_the_results_home_and_size_che
     assert!(stderr.contains("cannot download") && stderr.contains("/corpora/missing.json") && stderr.contains("404"), "{stderr}");
     assert!(!env.home.path().join("data/downloaded/missing.json").exists() && !env.home.path().join("data/downloaded/missing.json.part").exists());
 }
+
+/// Rally's `warmup-time-period` on a bulk task through its corpus: the requests of the first
+/// seconds are warmup (here 0.5 s of a 1 s, 20-request bulk at 20 requests/s).
+#[test]
+fn warmup_time_on_a_bulk_task_takes_the_first_seconds_of_requests() {
+    let docs: String = (0..20).map(|i| format!("{{\"n\":{i}}}\n")).collect();
+    let track = r#"{"indices": [{"name": "i"}],
+  "corpora": [{"name": "c", "documents": [{"source-file": "docs.json", "document-count": 20, "target-index": "i"}]}],
+  "schedule": [{"operation": "create-index"},
+    {"operation": {"name": "bulk", "operation-type": "bulk", "bulk-size": 1}, "warmup-time-period": 0.5, "target-throughput": 20}]}"#;
+    let dir = track_dir(&[("track.json", track), ("docs.json", &docs)]);
+    let env = Env::new();
+    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    let race = env.only_race();
+    let trial = &tasks(&race, "bulk")[0]["trials"][0];
+    let (warmup, measured) = (trial["warmup_operations"].as_u64().unwrap(), trial["operations"].as_u64().unwrap());
+    assert_eq!(warmup + measured, 20, "{trial}");
+    assert!((5..=15).contains(&warmup), "about half the requests fall in the first 0.5 s: {trial}");
+    assert_eq!(trial["units"].as_u64().unwrap() + trial["warmup_units"].as_u64().unwrap(), 20);
+}
