@@ -33,11 +33,20 @@ pub struct Shared {
     /// and garbage abort.
     pub ignore_response_errors: bool,
     pub race_cancel: CancellationToken,
+    /// Set in a `completed-by` block: cancelled when the completing task ends, which stops
+    /// this one without cutting it short.
+    pub block_done: Option<CancellationToken>,
     pub progress: AtomicU64,
     pub task_label: String,
 }
 
 impl Shared {
+    /// Whether a stop now leaves the work unfinished (Ctrl-C, an abort), rather than ends it
+    /// (the block's completing task ended).
+    fn stop_cuts_short(&self) -> bool {
+        self.race_cancel.is_cancelled() || !self.block_done.as_ref().is_some_and(CancellationToken::is_cancelled)
+    }
+
     #[cold]
     fn abort_with(&self, message: &str) {
         let mut slot = self.abort.lock().unwrap_or_else(|p| p.into_inner());
@@ -62,7 +71,7 @@ impl<C: BackendClient> ClientRun<C> {
         let corpus_budget = matches!(self.budget, Budget::Corpus);
         loop {
             if shared.cancel.is_cancelled() {
-                self.recorder.cut_short = true;
+                self.recorder.cut_short = shared.stop_cuts_short();
                 break;
             }
             // The intended start decides warmup and the end of a time budget, so an operation
@@ -88,7 +97,7 @@ impl<C: BackendClient> ClientRun<C> {
             };
             if let Some(at) = intended {
                 if !wait_until(at, &shared.cancel).await {
-                    self.recorder.cut_short = true;
+                    self.recorder.cut_short = shared.stop_cuts_short();
                     break;
                 }
             }

@@ -120,10 +120,21 @@ impl<B: Backend> Driver<B> {
     /// clients and shows its own bar.
     async fn run_leaves(&self, plan: &Plan, leaves: &[Leaf], show_progress: bool) -> Vec<TrialRun> {
         let bars = progress::Bars::new(show_progress);
-        futures::future::join_all(leaves.iter().map(|leaf| self.run_leaf(plan, leaf, &bars))).await
+        // `completed-by`: the completing leaf's end stops the others of the block.
+        let block_done = leaves.iter().any(|l| l.completes_block).then(CancellationToken::new);
+        futures::future::join_all(leaves.iter().map(|leaf| async {
+            let run = self.run_leaf(plan, leaf, &bars, block_done.as_ref()).await;
+            if leaf.completes_block {
+                if let Some(done) = &block_done {
+                    done.cancel();
+                }
+            }
+            run
+        }))
+        .await
     }
 
-    async fn run_leaf(&self, plan: &Plan, leaf: &Leaf, bars: &progress::Bars) -> TrialRun {
+    async fn run_leaf(&self, plan: &Plan, leaf: &Leaf, bars: &progress::Bars, block_done: Option<&CancellationToken>) -> TrialRun {
         let started_at = chrono::Utc::now();
         let wall_start = Instant::now();
         let label = match leaf.result {
@@ -153,6 +164,16 @@ impl<B: Backend> Driver<B> {
         };
         let exec = Arc::new(exec);
         let leaf_cancel = self.cancel.child_token();
+        let _stop_with_block = match block_done {
+            Some(done) if !leaf.completes_block => {
+                let (done, stop) = (done.clone(), leaf_cancel.clone());
+                Some(AbortOnDrop(tokio::spawn(async move {
+                    done.cancelled().await;
+                    stop.cancel();
+                })))
+            }
+            _ => None,
+        };
         let feed = match &leaf.spec {
             OpSpec::Bulk(bulk) => match self.start_feed(leaf, bulk, leaf_cancel.clone()).await {
                 Ok(feed) => Some(Arc::new(feed)),
@@ -173,6 +194,7 @@ impl<B: Backend> Driver<B> {
             abort_on_error: self.opts.on_error == OnError::Abort,
             ignore_response_errors: leaf.ignore_response_errors,
             race_cancel: self.cancel.clone(),
+            block_done: block_done.filter(|_| !leaf.completes_block).cloned(),
             progress: AtomicU64::new(0),
             task_label: label.clone(),
         });
@@ -292,6 +314,15 @@ impl<B: Backend> Driver<B> {
             },
         };
         CorpusFeed::start(bulk.files.clone(), limits, leaf.clients, warmup_docs, cancel).map_err(|e| e.to_string())
+    }
+}
+
+/// Stops a helper task when the trial it watches is over.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

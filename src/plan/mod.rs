@@ -132,6 +132,9 @@ pub struct Leaf {
     /// `ignore-response-error-level: non-fatal`: error responses do not abort.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ignore_response_errors: bool,
+    /// In a parallel block with `completed-by`: this leaf's end stops the others.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub completes_block: bool,
     /// Documents to read from the corpus at most (test mode).
     pub document_limit: Option<u64>,
 }
@@ -213,10 +216,11 @@ fn build_unlocated(track: &Track, challenge: &Challenge, opts: &PlanOptions) -> 
         for (item, ids) in challenge.schedule.iter().zip(&slots) {
             match item {
                 ScheduleItem::Task(task) if b.included(task) => b.task(task, ids, challenge_trial)?,
-                ScheduleItem::Parallel { name, tasks, trials, reset } => {
+                ScheduleItem::Parallel { name, tasks, trials, reset, completed_by } => {
+                    let completing = completed_by.map(|i| tasks[i].name.as_str());
                     let tasks: Vec<&TaskSpec> = tasks.iter().filter(|t| b.included(t)).collect();
                     if !tasks.is_empty() {
-                        b.parallel(name, &tasks, *trials, reset, ids, challenge_trial)?;
+                        b.parallel(name, &tasks, *trials, reset, ids, challenge_trial, completing)?;
                     }
                 }
                 ScheduleItem::Task(_) => {}
@@ -354,6 +358,7 @@ impl Builder<'_> {
                     trial: 0,
                     warmup_trial: false,
                     ignore_response_errors: false,
+                    completes_block: false,
                     document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
                 })
             })
@@ -428,6 +433,7 @@ impl Builder<'_> {
             trial,
             warmup_trial: false,
             ignore_response_errors: task.ignore_response_errors,
+            completes_block: false,
             document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
         })
     }
@@ -482,7 +488,8 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn parallel(&mut self, name: &str, tasks: &[&TaskSpec], trials: u64, reset: &[OperationDef], ids: &[usize], challenge_trial: u64) -> Result<(), TrackError> {
+    #[allow(clippy::too_many_arguments)]
+    fn parallel(&mut self, name: &str, tasks: &[&TaskSpec], trials: u64, reset: &[OperationDef], ids: &[usize], challenge_trial: u64, completing: Option<&str>) -> Result<(), TrackError> {
         for t in 0..trials {
             if !reset.is_empty() {
                 let ops = self.reset_leaves(reset, name)?;
@@ -491,7 +498,9 @@ impl Builder<'_> {
             let mut leaves = Vec::new();
             for (task, slot) in tasks.iter().zip(ids) {
                 let point = expand(task).remove(0);
-                leaves.push(self.leaf(task, &point, *slot, challenge_trial * trials + t)?);
+                let mut leaf = self.leaf(task, &point, *slot, challenge_trial * trials + t)?;
+                leaf.completes_block = completing == Some(task.name.as_str());
+                leaves.push(leaf);
             }
             self.steps.push(Step::Run { leaves });
         }

@@ -54,7 +54,8 @@ pub struct Challenge {
 #[derive(Debug, Clone)]
 pub enum ScheduleItem {
     Task(TaskSpec),
-    Parallel { name: String, tasks: Vec<TaskSpec>, trials: u64, reset: Vec<OperationDef> },
+    /// `completed_by`: the index in `tasks` of the task whose end ends the block.
+    Parallel { name: String, tasks: Vec<TaskSpec>, trials: u64, reset: Vec<OperationDef>, completed_by: Option<usize> },
 }
 
 impl Challenge {
@@ -366,8 +367,16 @@ fn resolve_item(item: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext
         tasks.push(task);
     }
     let name = item.name.clone().unwrap_or_else(|| format!("parallel-{}", path.rsplit('/').next().unwrap_or("0")));
+    let completed_by = match &par.completed_by {
+        None => None,
+        Some(by) => Some(tasks.iter().position(|t| t.name == *by).ok_or_else(|| {
+            let hint = did_you_mean(by, tasks.iter().map(|t| t.name.as_str()));
+            r.err(TrackErrorKind::Invalid, &format!("{path}/parallel/completed-by"), format!("no task `{by}` in this parallel block{hint}"))
+        })?),
+    };
     Ok(ScheduleItem::Parallel {
         name,
+        completed_by,
         tasks,
         trials: par.trials.unwrap_or(1),
         reset: resolve_refs(&par.reset, ops, ctx, r, &format!("{path}/parallel/reset"))?,

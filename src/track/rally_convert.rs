@@ -294,9 +294,6 @@ fn challenge(c: &mut Ctx, ch: &Value, path: &str, ops: &[Value], unsupported: &M
         let ipath = format!("{path}/schedule/{i}");
         if let Some(par) = item.get("parallel") {
             let defaults = par.as_object().cloned().unwrap_or_default();
-            if defaults.contains_key("completed-by") {
-                c.notes.push(format!("{ipath}: `completed-by` is not supported yet; the block ends when all its tasks end"));
-            }
             let mut tasks = Vec::new();
             for (j, t) in par.get("tasks").and_then(Value::as_array).into_iter().flatten().enumerate() {
                 let mut merged = defaults.clone();
@@ -310,7 +307,17 @@ fn challenge(c: &mut Ctx, ch: &Value, path: &str, ops: &[Value], unsupported: &M
                 }
             }
             if !tasks.is_empty() {
-                schedule.push(json!({"parallel": {"tasks": tasks}}));
+                let mut block = json!({"tasks": tasks});
+                if let Some(by) = defaults.get("completed-by").and_then(Value::as_str) {
+                    // A skipped completing task would leave the block without an end: let it end
+                    // when all of its tasks do, and say so.
+                    if block["tasks"].as_array().is_some_and(|ts| ts.iter().any(|t| t["name"] == by)) {
+                        block["completed-by"] = json!(by);
+                    } else {
+                        c.notes.push(format!("{ipath}: `completed-by: {by}` names no task that runs; the block ends when all its tasks end"));
+                    }
+                }
+                schedule.push(json!({"parallel": block}));
             }
         } else if let Some(task) = self_task(c, item, &ipath, ops, unsupported)? {
             schedule.push(task);

@@ -138,6 +138,9 @@ pub struct RawScheduleItem {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawParallel {
     pub tasks: Vec<RawScheduleItem>,
+    /// The task whose end ends the block: the others stop then (Rally's `completed-by`).
+    #[serde(default)]
+    pub completed_by: Option<String>,
     #[serde(default)]
     pub trials: Option<u64>,
     #[serde(default)]

@@ -226,3 +226,30 @@ fn warmup_time_on_a_bulk_task_takes_the_first_seconds_of_requests() {
     assert!((5..=15).contains(&warmup), "about half the requests fall in the first 0.5 s: {trial}");
     assert_eq!(trial["units"].as_u64().unwrap() + trial["warmup_units"].as_u64().unwrap(), 20);
 }
+
+/// `completed-by`: when the named task of a parallel block ends, the others stop, complete
+/// (not cut short), with what they measured kept.
+#[test]
+fn completed_by_ends_a_parallel_block_when_its_task_ends() {
+    let track = r#"{"operations": [{"name": "nap", "operation-type": "sleep", "duration": 0.001}],
+  "schedule": [{"parallel": {"completed-by": "short", "tasks": [
+    {"name": "short", "operation": "nap", "iterations": 20},
+    {"name": "long", "operation": "nap", "time-period": 60}]}}]}"#;
+    let dir = track_dir(&[("track.json", track)]);
+    let env = Env::new();
+    let started = std::time::Instant::now();
+    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "the 60 s task stopped with the short one");
+    let race = env.only_race();
+    assert_eq!(race["status"], "completed");
+    let long = &tasks(&race, "long")[0]["trials"][0];
+    assert_eq!(long["interrupted"], false, "{long}");
+    assert!(long["operations"].as_u64().unwrap() > 0, "{long}");
+    assert_eq!(tasks(&race, "short")[0]["trials"][0]["operations"], 20);
+    // A completed-by naming no task of the block is an error in a track of ours.
+    let ours = track_dir(&[("track.yaml", "name: t\noperations: [{name: nap, type: sleep}]\nchallenges:\n  - name: c\n    schedule:\n      - parallel:\n          completed-by: shrot\n          tasks: [{name: short, operation: nap}]\n")]);
+    let out = env.run(&["race", "--track-path", ours.path().to_str().unwrap(), "--quiet"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("/challenges/0/schedule/0/parallel/completed-by") && stderr.contains("did you mean `short`"), "{stderr}");
+}
