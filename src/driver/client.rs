@@ -67,6 +67,12 @@ pub struct ClientRun<C: BackendClient> {
 }
 
 impl<C: BackendClient> ClientRun<C> {
+    /// The recorder of a client that never ran (stopped while waiting to start).
+    pub fn into_recorder(mut self) -> Recorder {
+        self.recorder.cut_short = true;
+        self.recorder
+    }
+
     pub async fn run(mut self, shared: Arc<Shared>) -> Recorder {
         let corpus_budget = matches!(self.budget, Budget::Corpus);
         loop {

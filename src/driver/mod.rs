@@ -229,7 +229,7 @@ impl<B: Backend> Driver<B> {
             let run = ClientRun {
                 client,
                 exec: exec.clone(),
-                schedule: Schedule::new(leaf.schedule, leaf.target_throughput, origin, i, leaf.clients, 0x5EED ^ leaf.trial),
+                schedule: Schedule::new(leaf.schedule, leaf.target_throughput, origin + ramp_delay(leaf, i), i, leaf.clients, 0x5EED ^ leaf.trial),
                 budget,
                 source,
                 recorder: match &leaf.spec {
@@ -238,7 +238,14 @@ impl<B: Backend> Driver<B> {
                     _ => Recorder::new(origin, expected_secs, slot),
                 },
             };
-            handles.push(tokio::spawn(run.run(shared.clone())));
+            let (delay, shared) = (ramp_delay(leaf, i), shared.clone());
+            handles.push(tokio::spawn(async move {
+                // A ramped-up client starts late; Ctrl-C while it waits stops it at once.
+                if !delay.is_zero() && !wait_until(origin + delay, &shared.cancel).await {
+                    return run.into_recorder();
+                }
+                run.run(shared).await
+            }));
         }
         let mut recorders = Vec::new();
         let mut failure = None;
@@ -315,6 +322,11 @@ impl<B: Backend> Driver<B> {
         };
         CorpusFeed::start(bulk.files.clone(), limits, leaf.clients, warmup_docs, cancel).map_err(|e| e.to_string())
     }
+}
+
+/// When client `i` of a leaf starts, after the first: `i/n` of the ramp-up.
+fn ramp_delay(leaf: &Leaf, i: u64) -> Duration {
+    leaf.ramp_up.mul_f64(i as f64 / leaf.clients.max(1) as f64)
 }
 
 /// Stops a helper task when the trial it watches is over.

@@ -135,6 +135,9 @@ pub struct Leaf {
     /// In a parallel block with `completed-by`: this leaf's end stops the others.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub completes_block: bool,
+    /// Client i of n starts i/n of this after the first.
+    #[serde(with = "crate::units::serde_secs", skip_serializing_if = "Duration::is_zero")]
+    pub ramp_up: Duration,
     /// Documents to read from the corpus at most (test mode).
     pub document_limit: Option<u64>,
 }
@@ -359,6 +362,7 @@ impl Builder<'_> {
                     warmup_trial: false,
                     ignore_response_errors: false,
                     completes_block: false,
+                    ramp_up: Duration::ZERO,
                     document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
                 })
             })
@@ -434,6 +438,7 @@ impl Builder<'_> {
             warmup_trial: false,
             ignore_response_errors: task.ignore_response_errors,
             completes_block: false,
+            ramp_up: if self.opts.test_mode { task.ramp_up.min(TEST_MODE_WARMUP_TIME) } else { task.ramp_up },
             document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
         })
     }

@@ -106,6 +106,8 @@ pub struct TaskSpec {
     pub ignore_response_errors: bool,
     /// Shown in reports and comparisons (`include-in-reporting`, default true).
     pub reported: bool,
+    /// Client i of n starts i/n of this after the first (`ramp-up-time-period`).
+    pub ramp_up: Duration,
     pub reset: Vec<OperationDef>,
     /// Operation params the task overrides; sweepable ones may hold a list.
     pub params: Map<String, Value>,
@@ -486,6 +488,12 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         }
         _ => {}
     }
+    let rpath = format!("{path}/ramp-up-time-period");
+    let ramp_up = t.ramp_up_time_period.as_ref().map(|v| duration_at(v, r, &rpath)).transpose()?.unwrap_or(Duration::ZERO);
+    // Clients still starting would be measured: the ramp-up lies within a time warmup (as Rally requires).
+    if !ramp_up.is_zero() && !matches!(warmup, Warmup::Time(w) if w >= ramp_up) {
+        return Err(r.err(TrackErrorKind::Invalid, &rpath, format!("a ramp-up of {ramp_up:?} needs a time warmup at least as long (e.g. `warmup: {}s`), so that no starting client is measured", ramp_up.as_secs_f64().ceil())));
+    }
     let name = t.name.clone().unwrap_or_else(|| operation.name.clone());
     Ok(TaskSpec {
         name,
@@ -501,6 +509,7 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         warmup_trials: t.warmup_trials.unwrap_or(0),
         ignore_response_errors: t.ignore_response_error_level.as_deref() == Some("non-fatal"),
         reported: t.include_in_reporting.unwrap_or(true),
+        ramp_up,
         reset: resolve_refs(&t.reset, ops, ctx, r, &format!("{path}/reset"))?,
         params: t.params.clone(),
     })

@@ -387,8 +387,8 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
     let warmup_iterations = map.get("warmup-iterations").and_then(Value::as_u64);
     let warmup_time = map.get("warmup-time-period").and_then(Value::as_f64);
     let time_period = map.get("time-period").and_then(Value::as_f64);
-    if map.contains_key("ramp-up-time-period") {
-        return skip_or_fail(c, "`ramp-up-time-period` is not supported yet".into());
+    if let Some(r) = map.get("ramp-up-time-period").and_then(seconds) {
+        out.insert("ramp-up-time-period".into(), json!(r));
     }
     match (iterations, time_period) {
         (Some(n), _) => {

@@ -119,6 +119,9 @@ pub struct RawScheduleItem {
     pub trials: Option<u64>,
     #[serde(default)]
     pub warmup_trials: Option<u64>,
+    /// Start the clients one after another over this time, within the warmup (Rally's key).
+    #[serde(default)]
+    pub ramp_up_time_period: Option<Value>,
     /// `false`: the task runs and is stored but left out of reports and comparisons.
     #[serde(default)]
     pub include_in_reporting: Option<bool>,

@@ -253,3 +253,26 @@ fn completed_by_ends_a_parallel_block_when_its_task_ends() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("/challenges/0/schedule/0/parallel/completed-by") && stderr.contains("did you mean `short`"), "{stderr}");
 }
+
+/// `ramp-up-time-period`: clients start one after another within the warmup, so the warmup
+/// holds fewer operations (4 clients at 100 ops/s each, the last starting 0.3 s late: ~140 of
+/// ~200) while the measured period holds them all.
+#[test]
+fn ramp_up_starts_clients_one_after_another_within_the_warmup() {
+    let track = r#"{"operations": [{"name": "nap", "operation-type": "sleep", "duration": 0}],
+  "schedule": [{"operation": "nap", "clients": 4, "target-throughput": 400, "ramp-up-time-period": 0.4, "warmup-time-period": 0.5, "time-period": 0.5}]}"#;
+    let dir = track_dir(&[("track.json", track)]);
+    let env = Env::new();
+    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    let race = env.only_race();
+    let t = &tasks(&race, "nap")[0]["trials"][0];
+    let (warmup, measured) = (t["warmup_operations"].as_u64().unwrap(), t["operations"].as_u64().unwrap());
+    assert!((100..=180).contains(&warmup), "{t}");
+    assert!((180..=205).contains(&measured), "{t}");
+    // Ours: a ramp-up needs a time warmup at least as long.
+    let ours = track_dir(&[("track.yaml", "name: t\noperations: [{name: nap, type: sleep}]\nchallenges:\n  - name: c\n    schedule: [{operation: nap, clients: 2, time-period: 2s, ramp-up-time-period: 1s}]\n")]);
+    let out = env.run(&["race", "--track-path", ours.path().to_str().unwrap(), "--quiet"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("ramp-up-time-period") && stderr.contains("needs a time warmup"), "{stderr}");
+}
