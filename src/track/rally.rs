@@ -145,7 +145,11 @@ pub fn load_converted(file: &Path, opts: &super::LoadOptions) -> Result<Loaded, 
     let converted = super::rally_convert::convert(&rally, file, &name, opts.test_mode, opts.on_unsupported, &render_body)?;
     fetch_and_check_corpora(&rally, file, &dir, data_dir.as_deref(), opts.test_mode)?;
     let track = serde_json::to_string_pretty(&converted.track).map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
-    Ok(Loaded { track, notes: converted.notes, data_dir })
+    let mut notes = converted.notes;
+    if dir.join("track.py").is_file() {
+        notes.insert(0, "track.py is not run: the parameter sources and runners it registers are not available (tasks that need a custom runner are named)".into());
+    }
+    Ok(Loaded { track, notes, data_dir })
 }
 
 /// Each corpus file: in the track directory, else in `data_dir`, else downloaded from the
