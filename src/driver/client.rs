@@ -68,8 +68,8 @@ pub struct ClientRun<C: BackendClient> {
 
 impl<C: BackendClient> ClientRun<C> {
     /// The recorder of a client that never ran (stopped while waiting to start).
-    pub fn into_recorder(mut self) -> Recorder {
-        self.recorder.cut_short = true;
+    pub fn into_recorder(mut self, shared: &Shared) -> Recorder {
+        self.recorder.cut_short = shared.stop_cuts_short();
         self.recorder
     }
 

@@ -242,7 +242,7 @@ impl<B: Backend> Driver<B> {
             handles.push(tokio::spawn(async move {
                 // A ramped-up client starts late; Ctrl-C while it waits stops it at once.
                 if !delay.is_zero() && !wait_until(origin + delay, &shared.cancel).await {
-                    return run.into_recorder();
+                    return run.into_recorder(&shared);
                 }
                 run.run(shared).await
             }));
