@@ -93,15 +93,12 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::RenderTrack(args) => {
             let path = track_location(args.track.track.as_deref(), args.track.track_path.as_deref())?;
             let params = args.track.track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
-            let text = track::render_track(&path, &load_options(&args.track, params, &home), args.track.ignore_unused_track_params)?;
-            // A Rally track must render to JSON: say where it does not.
-            if let Some(file) = track::rally::rally_track_file(&path) {
-                if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
-                    out(&text);
-                    return Err(TrackError::new(track::TrackErrorKind::Yaml, file, format!("the rendered track is not JSON: {e} (line and column in the rendered text above)")).into());
-                }
-            }
+            let text = track::render_track(&path, &load_options(&args.track, params, &home))?;
             out(&text);
+            // A Rally track must render to JSON: say where it does not (below the text shown).
+            if let Some(file) = track::rally::rally_track_file(&path) {
+                track::rally::parse_json(&text, &file)?;
+            }
             Ok(0)
         }
         Command::ConvertRally { dir, out: out_dir, track_params, ignore_unused_track_params, on_unsupported } => {
@@ -238,42 +235,10 @@ fn load_track(args: &TrackArgs, home: &Path) -> Result<(track::Track, PathBuf), 
 }
 
 fn convert_rally(home: &Path, dir: &Path, out_dir: &Path, params: Option<&str>, ignore_unused: bool, on_unsupported: track::rally_convert::OnUnsupported) -> Result<u8, CliError> {
-    let file = track::rally::rally_track_file(dir).ok_or_else(|| CliError::Usage(format!("{} holds no Rally track (track.json)", dir.display())))?;
     let params = params.map(track::parse_track_params).transpose()?.unwrap_or_default();
     let opts = track::LoadOptions { params, ignore_unused_params: ignore_unused, on_unsupported, data_root: Some(home.join("data")), ..Default::default() };
-    let loaded = track::rally::load_converted(&file, &opts)?;
-    let (json, notes) = (loaded.track, loaded.notes);
-    let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| CliError::Usage(e.to_string()))?;
-    let target = out_dir.join("track.yaml");
-    if target.exists() {
-        return Err(CliError::Usage(format!("{} exists; choose another --out", target.display())));
-    }
-    std::fs::create_dir_all(out_dir).map_err(|e| CliError::Usage(format!("cannot create {}: {e}", out_dir.display())))?;
-    let mut text = format!("# Converted by `runner convert-rally` from {}.\n", file.display());
-    for note in &notes {
-        text.push_str(&format!("# note: {note}\n"));
-    }
-    text.push_str(&serde_yaml::to_string(&value).map_err(|e| CliError::Usage(e.to_string()))?);
-    for corpus in value["corpora"].as_array().into_iter().flatten() {
-        for d in corpus["documents"].as_array().into_iter().flatten() {
-            let Some(name) = d["source-file"].as_str() else { continue };
-            let from = match (dir.join(name), &loaded.data_dir) {
-                (local, Some(cache)) if !local.is_file() => cache.join(name),
-                (local, _) => local,
-            };
-            let to = out_dir.join(name);
-            if let Some(parent) = to.parent() {
-                let _ = std::fs::create_dir_all(parent);
-            }
-            if !to.exists() && std::fs::hard_link(&from, &to).is_err() {
-                std::fs::copy(&from, &to).map_err(|e| CliError::Usage(format!("cannot copy {} to {}: {e}", from.display(), to.display())))?;
-            }
-        }
-    }
-    crate::results::write_report(&target, &text).map_err(CliError::Store)?;
+    let (text, target) = track::rally::write_converted(dir, out_dir, &opts)?;
     out(&text);
-    // What was written must load as any track does.
-    track::load(out_dir, &track::LoadOptions::default())?;
     eprintln!("wrote {}", target.display());
     Ok(0)
 }

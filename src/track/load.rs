@@ -106,11 +106,10 @@ fn load_source_as(source: &str, file: &Path, opts: &LoadOptions, role: Role) -> 
 }
 
 /// The text of a track after templating, as the loader parses it: a track of ours (YAML) or a
-/// Rally track (`track.json`, see `rally`). `ignore_unused` applies to Rally tracks, whose
-/// parameters are not declared.
-pub fn render_track(path: &Path, opts: &LoadOptions, ignore_unused: bool) -> Result<String, TrackError> {
+/// Rally track (`track.json`, see `rally`; it must render to JSON).
+pub fn render_track(path: &Path, opts: &LoadOptions) -> Result<String, TrackError> {
     if let Some(file) = super::rally::rally_track_file(path) {
-        return super::rally::render(&file, &opts.params, ignore_unused);
+        return super::rally::render(&file, &opts.params, opts.ignore_unused_params);
     }
     let file = track_file(path);
     let source = std::fs::read_to_string(&file).map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
@@ -125,7 +124,7 @@ fn render_source(source: &str, file: &Path, opts: &LoadOptions) -> Result<(Strin
     // `parameters:` block alone (the rest of the template needs them to render).
     let mut vars = opts.params.clone();
     vars.insert("test_mode".into(), Value::Bool(opts.test_mode));
-    let block = parameters_block(&source);
+    let block = parameters_block(source);
     let declared = match render(&block, &file, &vars, Strictness::Lenient) {
         Ok(text) => declared_parameters(&text),
         Err(_) => Map::new(),

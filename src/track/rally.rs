@@ -152,6 +152,46 @@ pub fn load_converted(file: &Path, opts: &super::LoadOptions) -> Result<Loaded, 
     Ok(Loaded { track, notes, data_dir })
 }
 
+/// `runner convert-rally`: writes `out_dir/track.yaml` (the converted track, its notes as
+/// comments) and its corpus files beside it (hard-linked, else copied), then loads what it
+/// wrote as any track. Returns the YAML and its path; an existing track.yaml is not replaced.
+pub fn write_converted(dir: &Path, out_dir: &Path, opts: &super::LoadOptions) -> Result<(String, PathBuf), TrackError> {
+    let file = rally_track_file(dir).ok_or_else(|| TrackError::new(TrackErrorKind::Io, dir, "holds no Rally track (track.json)"))?;
+    let loaded = load_converted(&file, opts)?;
+    let value = parse_json(&loaded.track, &file)?;
+    let target = out_dir.join("track.yaml");
+    let io = |path: &Path, what: &str, e: std::io::Error| TrackError::new(TrackErrorKind::Io, path, format!("{what}: {e}"));
+    if target.exists() {
+        return Err(TrackError::new(TrackErrorKind::Io, &target, "exists; choose another --out"));
+    }
+    std::fs::create_dir_all(out_dir).map_err(|e| io(out_dir, "cannot create the directory", e))?;
+    let mut text = format!("# Converted by `runner convert-rally` from {}.\n", file.display());
+    for note in &loaded.notes {
+        text.push_str(&format!("# note: {note}\n"));
+    }
+    text.push_str(&serde_yaml::to_string(&value).map_err(|e| TrackError::new(TrackErrorKind::Invalid, &file, e.to_string()))?);
+    for corpus in value["corpora"].as_array().into_iter().flatten() {
+        for d in corpus["documents"].as_array().into_iter().flatten() {
+            let Some(name) = d["source-file"].as_str() else { continue };
+            let from = match (dir.join(name), &loaded.data_dir) {
+                (local, Some(cache)) if !local.is_file() => cache.join(name),
+                (local, _) => local,
+            };
+            let to = out_dir.join(name);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io(parent, "cannot create the directory", e))?;
+            }
+            if !to.exists() && std::fs::hard_link(&from, &to).is_err() {
+                std::fs::copy(&from, &to).map_err(|e| io(&to, &format!("cannot copy {} here", from.display()), e))?;
+            }
+        }
+    }
+    crate::results::write_report(&target, &text).map_err(|e| TrackError::new(TrackErrorKind::Io, &target, e.to_string()))?;
+    // What was written must load as any track does.
+    super::load(out_dir, &super::LoadOptions::default())?;
+    Ok((text, target))
+}
+
 /// Each corpus file: in the track directory, else in `data_dir`, else downloaded from the
 /// corpus's `base-url` into `data_dir`; then its size checked against `compressed-bytes` (and
 /// `uncompressed-bytes` for a file that is not compressed).

@@ -418,7 +418,7 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
     if let Some(v) = map.get("target-throughput") {
         out.insert("target-throughput".into(), v.clone());
     }
-    if let Some(v) = map.get("target-interval").and_then(|v| seconds(v)) {
+    if let Some(v) = map.get("target-interval").and_then(seconds) {
         out.insert("target-interval".into(), json!(v));
     }
     if let Some(level) = map.get("ignore-response-error-level").and_then(Value::as_str) {

@@ -7,6 +7,8 @@ use crate::elasticsearch::{serve, url};
 use crate::util::*;
 
 /// Runs the command to its end; returns its exit code and peak resident set in bytes.
+// The child is reaped by wait4 below, which is what reports its peak RSS.
+#[allow(clippy::zombie_processes)]
 fn run_measuring_peak_rss(mut cmd: std::process::Command) -> (i32, u64) {
     let child = cmd.stdout(std::process::Stdio::null()).spawn().expect("runner starts");
     let mut status = 0;
