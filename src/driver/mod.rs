@@ -1,6 +1,7 @@
 //! The driver: runs a plan's steps in order against a backend, N clients per leaf on tokio,
 //! and hands every finished trial to the caller (which stores it at once).
 
+mod actions;
 mod client;
 mod progress;
 mod schedule;
@@ -280,7 +281,8 @@ impl<B: Backend> Driver<B> {
         // The corpus size, when a share of it is asked for (ingest-percentage, a warmup fraction).
         let mut document_limit = leaf.document_limit;
         let mut total = None;
-        if bulk.ingest_percentage.is_some() || warmup_fraction.is_some() {
+        let random_ids = matches!(bulk.conflicts, Some(c) if c.order == crate::ops::IdOrder::Random);
+        if bulk.ingest_percentage.is_some() || warmup_fraction.is_some() || random_ids {
             let declared: Option<u64> = bulk.files.iter().map(|f| f.document_count).sum();
             let n = match declared {
                 Some(n) => n,
@@ -307,6 +309,7 @@ impl<B: Backend> Driver<B> {
                 _ => None,
             },
             document_limit,
+            looped: bulk.looped,
         };
         let warmup_docs = match (warmup_fraction, total) {
             (Some(warmup_fraction), Some(total)) => {
@@ -320,7 +323,8 @@ impl<B: Backend> Driver<B> {
                 _ => CorpusWarmup::Requests(0),
             },
         };
-        CorpusFeed::start(bulk.files.clone(), limits, leaf.clients, warmup_docs, cancel).map_err(|e| e.to_string())
+        let actions = actions::BulkActions::new(bulk.conflicts, total, 0x1D5 ^ leaf.trial);
+        CorpusFeed::start(bulk.files.clone(), limits, actions, leaf.clients, warmup_docs, cancel).map_err(|e| e.to_string())
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::backend::Payload;
 use crate::ops::{KeyDistribution, KvCommand, KvSpec};
-use crate::track::{CorpusError, CorpusReader, DocumentSet};
+use crate::track::{CorpusError, CorpusReader, DocumentSet, Framing};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// A batch of documents read by the corpus feeder.
+/// A bulk request body read by the corpus feeder.
 pub struct Batch {
+    /// NDJSON: an action line before each document.
     pub body: String,
     pub docs: u64,
     /// Position of the first document in the corpus.
@@ -60,11 +61,13 @@ pub struct FeedLimits {
     pub flush_bytes: Option<u64>,
     pub max_requests: Option<u64>,
     pub document_limit: Option<u64>,
+    pub looped: bool,
 }
 
 impl CorpusFeed {
-    pub fn start(files: Vec<DocumentSet>, limits: FeedLimits, clients: u64, warmup: CorpusWarmup, cancel: CancellationToken) -> Result<CorpusFeed, CorpusError> {
-        let mut reader = CorpusReader::open(files, limits.document_limit)?.with_per_document_overhead(crate::ops::BULK_ACTION_LINE.len() as u64);
+    /// Starts the feeder: bulk bodies (action line, document) of the files, in order.
+    pub fn start(files: Vec<DocumentSet>, limits: FeedLimits, actions: super::actions::BulkActions, clients: u64, warmup: CorpusWarmup, cancel: CancellationToken) -> Result<CorpusFeed, CorpusError> {
+        let mut reader = CorpusReader::open(files, limits.document_limit)?.with_framing(Framing::Bulk(Box::new(actions))).looped(limits.looped);
         let depth = (clients as usize * 2).max(2);
         let (tx, rx) = async_channel::bounded::<Batch>(depth);
         let (recycle_tx, recycle_rx) = async_channel::bounded::<String>(depth + clients as usize);

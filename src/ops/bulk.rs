@@ -1,13 +1,46 @@
-//! bulk: index a corpus in requests of `bulk-size` documents (or `flush-bytes` bytes).
+//! bulk: index a corpus in requests of `bulk-size` documents (or `flush-bytes` bytes), with
+//! Rally's simulated id conflicts (`conflicts`, `conflict-probability`, `on-conflict`,
+//! `recency`) and `looped` corpora.
 
 use super::{ParamError, Params, TrackContext};
 use crate::track::DocumentSet;
 use crate::units::{parse_bytes, BulkSize, Bytes};
 use serde_json::Value;
 
-/// The action line before every document of a bulk request body. `flush-bytes` counts it, so
-/// that the threshold means the request size Elasticsearch receives, on every backend.
+/// The action line before every document of a bulk request body without ids. `flush-bytes`
+/// counts it, so that the threshold means the request size Elasticsearch receives.
 pub const BULK_ACTION_LINE: &str = "{\"index\":{}}\n";
+
+/// Which ids the documents get, as Rally's `conflicts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdOrder {
+    /// Ids 0, 1, 2, ... in corpus order.
+    Sequential,
+    /// The same ids in a seeded random order.
+    Random,
+}
+
+/// What a conflicting document does to the one it conflicts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnConflict {
+    /// Replaces it (`index` action).
+    Index,
+    /// Updates it with its fields (`update` action, `{"doc": ...}`).
+    Update,
+}
+
+/// Rally's simulated id conflicts: every document gets an id; with `probability` percent
+/// a document takes the id of one indexed before instead of a new one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Conflicts {
+    pub order: IdOrder,
+    /// Percent of documents (0 to 100) that reuse an earlier id; Rally's default is 25.
+    pub probability: f64,
+    pub on_conflict: OnConflict,
+    /// 0 picks the reused id uniformly among those indexed so far; towards 1 it favours the
+    /// most recent ones (Rally's curve: an exponential with rate 30 × recency).
+    pub recency: f64,
+}
 
 #[derive(Debug, Clone)]
 pub struct BulkSpec {
@@ -20,6 +53,10 @@ pub struct BulkSpec {
     pub flush_bytes: Option<Bytes>,
     /// Index only this share of the corpus, in percent (Rally's `ingest-percentage`).
     pub ingest_percentage: Option<f64>,
+    pub conflicts: Option<Conflicts>,
+    /// Start over at the end of the corpus (Rally's `looped`): the task's iterations or time
+    /// period end it.
+    pub looped: bool,
 }
 
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
@@ -57,5 +94,48 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
             _ => return Err(ParamError::new("ingest-percentage", format!("expected a percentage above 0 and at most 100, got {v}"))),
         },
     };
-    Ok(BulkSpec { index, corpus: corpus.clone(), files, bulk_size, flush_bytes, ingest_percentage })
+    let conflicts = conflicts(p)?;
+    if conflicts.is_some() && files.iter().any(|f| f.with_actions) {
+        return Err(ParamError::new("conflicts", "the corpus holds its own action lines, so ids cannot be generated (as in Rally)"));
+    }
+    let looped = match p.get("looped") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => return Err(ParamError::new("looped", format!("expected true or false, got {other}"))),
+    };
+    Ok(BulkSpec { index, corpus: corpus.clone(), files, bulk_size, flush_bytes, ingest_percentage, conflicts, looped })
+}
+
+fn conflicts(p: &Params) -> Result<Option<Conflicts>, ParamError> {
+    let order = match p.string("conflicts")?.as_deref() {
+        None => None,
+        Some("sequential") => Some(IdOrder::Sequential),
+        Some("random") => Some(IdOrder::Random),
+        Some(other) => return Err(ParamError::new("conflicts", format!("expected `sequential` or `random`, got `{other}`"))),
+    };
+    let number = |key: &'static str, max: f64| -> Result<Option<f64>, ParamError> {
+        match p.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if (0.0..=max).contains(&x) => Ok(Some(x)),
+                _ => Err(ParamError::new(key, format!("expected a number from 0 to {max}, got {v}"))),
+            },
+        }
+    };
+    let probability = number("conflict-probability", 100.0)?;
+    let recency = number("recency", 1.0)?;
+    let on_conflict = match p.string("on-conflict")?.as_deref() {
+        None | Some("index") => OnConflict::Index,
+        Some("update") => OnConflict::Update,
+        Some(other) => return Err(ParamError::new("on-conflict", format!("expected `index` or `update`, got `{other}`"))),
+    };
+    let Some(order) = order else {
+        for key in ["conflict-probability", "recency", "on-conflict"] {
+            if p.map.contains_key(key) {
+                return Err(ParamError::new(key, format!("`{key}` needs `conflicts: sequential` or `conflicts: random`")));
+            }
+        }
+        return Ok(None);
+    };
+    Ok(Some(Conflicts { order, probability: probability.unwrap_or(25.0), on_conflict, recency: recency.unwrap_or(0.0) }))
 }

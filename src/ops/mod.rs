@@ -8,7 +8,7 @@ mod rest;
 mod search;
 
 pub use admin::IndexSpec;
-pub use bulk::{BulkSpec, BULK_ACTION_LINE};
+pub use bulk::{BulkSpec, Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
 pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec};
 pub use rest::{ClusterHealthSpec, HealthStatus, RawRequestSpec};
 pub use search::SearchSpec;
@@ -179,7 +179,7 @@ pub fn parse(kind: &str, params: &Map<String, Value>, ctx: &TrackContext) -> Res
 /// unknown ones can be reported with a suggestion.
 pub struct Params<'a> {
     kind: &'a str,
-    map: &'a Map<String, Value>,
+    pub(crate) map: &'a Map<String, Value>,
     read: std::cell::RefCell<Vec<&'static str>>,
 }
 

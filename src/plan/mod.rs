@@ -405,6 +405,9 @@ impl Builder<'_> {
                     Work::Time { warmup, measured }
                 }
             }
+            (None, None) if matches!(spec, OpSpec::Bulk(b) if b.looped) => {
+                return Err(invalid("a `looped` bulk never runs out of documents: give it `iterations` or a `time-period`".into()))
+            }
             (None, None) if matches!(spec, OpSpec::Bulk(_)) => match task.warmup {
                 Warmup::None => Work::Corpus { warmup_fraction: 0.0, warmup_time: Duration::ZERO },
                 Warmup::Fraction(f) => Work::Corpus { warmup_fraction: f, warmup_time: Duration::ZERO },

@@ -17,7 +17,11 @@ pub struct DocumentSet {
     /// Declared number of documents: checked against a file when it is read to the end; the
     /// number a generator makes.
     pub document_count: Option<u64>,
+    /// The index the documents go to; empty when a file's own action lines name it.
     pub target_index: String,
+    /// The file holds an action-and-metadata line before each document (Rally's
+    /// `includes-action-and-meta-data`), sent as it is.
+    pub with_actions: bool,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -31,6 +35,11 @@ pub enum Origin {
 }
 
 impl DocumentSet {
+    /// The documents of one file, one per line, for `target_index`.
+    pub fn file(path: impl Into<PathBuf>, target_index: &str) -> DocumentSet {
+        DocumentSet { origin: Origin::File(path.into()), document_count: None, target_index: target_index.to_string(), with_actions: false }
+    }
+
     /// What a reader calls these documents in messages: the file, or `generated small (seed 1)`.
     pub fn describe(&self) -> PathBuf {
         match &self.origin {
@@ -55,6 +64,33 @@ pub enum CorpusError {
     Empty { path: PathBuf },
     #[error("{path}: the track declares {declared} documents but the file has {actual}")]
     CountMismatch { path: PathBuf, declared: u64, actual: u64 },
+    #[error("{path}: line {line} should be the action-and-metadata line of a document (the corpus declares `includes-action-and-meta-data`), such as {{\"index\":{{}}}}")]
+    NotAction { path: PathBuf, line: u64 },
+    #[error("{path}: the file ends after the action line of document {line}, without the document")]
+    ActionWithoutDocument { path: PathBuf, line: u64 },
+}
+
+/// How a document goes into a bulk body after its action line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocumentAs {
+    /// As it is (`index` and `create` actions).
+    Source,
+    /// As a partial update: `{"doc":<document>}`.
+    PartialUpdate,
+}
+
+/// Writes the action line before each document of a bulk body: Elasticsearch's
+/// `{"index":{}}`, or one with an id (Rally's id conflicts).
+pub trait ActionLines: Send {
+    fn write_action(&mut self, buf: &mut String) -> DocumentAs;
+}
+
+/// What a reader hands out: bare documents, or a bulk body with an action line before each.
+pub enum Framing {
+    /// One document a line (counting, checking).
+    Documents,
+    /// Action line, document line, ...; files with their own action lines keep them.
+    Bulk(Box<dyn ActionLines>),
 }
 
 fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
@@ -106,8 +142,16 @@ pub struct CorpusReader {
     next_file: usize,
     limit: Option<u64>,
     total_read: u64,
-    /// Bytes a request adds to each document (its action line), counted against `max_bytes`.
-    per_document_overhead: u64,
+    framing: Framing,
+    /// Start again from the first file after the last (Rally's `looped`).
+    looped: bool,
+    /// Documents handed out in the current pass over the files, to stop a loop over nothing.
+    read_this_pass: u64,
+    /// Length of `buf` after the last whole document, to cut a broken one off.
+    whole_len: usize,
+    /// The document being read, and its action line from the file, before they go in `buf`.
+    line: String,
+    action: String,
     /// An error found after good documents in one batch, returned by the next `fill`.
     pending: Option<CorpusError>,
 }
@@ -120,12 +164,18 @@ impl CorpusReader {
                 File::open(path).map_err(|source| CorpusError::Open { path: path.clone(), source })?;
             }
         }
-        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0, per_document_overhead: 0, pending: None })
+        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0, framing: Framing::Documents, looped: false, read_this_pass: 0, whole_len: 0, line: String::new(), action: String::new(), pending: None })
     }
 
-    /// Counts `bytes` more per document against the byte threshold of `fill`.
-    pub fn with_per_document_overhead(mut self, bytes: u64) -> Self {
-        self.per_document_overhead = bytes;
+    /// Hands out bulk bodies (an action line before each document) instead of bare documents.
+    pub fn with_framing(mut self, framing: Framing) -> Self {
+        self.framing = framing;
+        self
+    }
+
+    /// Starts over from the first file once the last is read, until the limit (if any).
+    pub fn looped(mut self, looped: bool) -> Self {
+        self.looped = looped;
         self
     }
 
@@ -134,8 +184,9 @@ impl CorpusReader {
         self.total_read
     }
 
-    /// Appends up to `max_docs` documents, one per line, to `buf`, stopping early once the batch
-    /// (with the per-document overhead) holds `max_bytes` or more. Returns how many were appended; 0 means the corpus is exhausted.
+    /// Appends up to `max_docs` documents, one per line (each after its action line when
+    /// framed as a bulk body), to `buf`, stopping early once the batch holds `max_bytes` or
+    /// more. Returns how many were appended; 0 means the corpus is exhausted.
     ///
     /// A broken document (or a count that does not match) after some good ones in the same
     /// batch is reported on the next call, so that the good ones are still sent and measured.
@@ -143,14 +194,18 @@ impl CorpusReader {
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
-        let (before, docs_before) = (buf.len(), self.total_read);
+        let docs_before = self.total_read;
+        self.whole_len = buf.len();
         match self.fill_batch(buf, max_docs, max_bytes) {
             Ok(n) => Ok(n),
-            Err(e) if self.total_read == docs_before => Err(e),
+            Err(e) if self.total_read == docs_before => {
+                buf.truncate(self.whole_len);
+                Err(e)
+            }
             Err(e) => {
+                // Only whole documents (with their action lines) are handed out.
                 let added = self.total_read - docs_before;
-                let end = buf[before..].match_indices('\n').nth(added as usize - 1).map_or(buf.len(), |(i, _)| before + i + 1);
-                buf.truncate(end);
+                buf.truncate(self.whole_len);
                 self.pending = Some(e);
                 Ok(added)
             }
@@ -163,82 +218,127 @@ impl CorpusReader {
             if self.limit.is_some_and(|l| self.total_read >= l) {
                 break;
             }
-            if max_bytes.is_some_and(|m| buf.len() as u64 + added * self.per_document_overhead >= m) {
+            if max_bytes.is_some_and(|m| buf.len() as u64 >= m) {
                 break;
             }
-            if self.current.is_none() {
-                if self.next_file >= self.files.len() {
-                    break;
-                }
-                let set = &self.files[self.next_file];
-                let source = match &set.origin {
-                    Origin::File(path) => Source::File(open_decoded(path)?),
-                    Origin::Generated { dataset, seed } => {
-                        Source::Made { maker: Maker::Dataset(*dataset), seed: *seed, count: set.document_count.unwrap_or(0) }
-                    }
-                    Origin::Scaled { base, base_count, seed } => {
-                        let loaded = super::scale::ScaleBase::load(base)?;
-                        if let Some(declared) = base_count.filter(|d| *d != loaded.len()) {
-                            return Err(CorpusError::CountMismatch { path: base.clone(), declared, actual: loaded.len() });
-                        }
-                        Source::Made { maker: Maker::Scaled(loaded), seed: *seed, count: set.document_count.unwrap_or(0) }
-                    }
-                };
-                self.current = Some(OpenFile { source, index: self.next_file, docs_read: 0 });
-                self.next_file += 1;
+            if self.current.is_none() && !self.open_next()? {
+                break;
             }
             let file = self.current.as_mut().expect("opened above");
             let meta = &self.files[file.index];
-            let reader = match &mut file.source {
+            let line_no = file.docs_read + 1;
+            let path = || meta.describe();
+            // The document (and the file's own action line) is read aside first, so that
+            // an action is generated only for a document that is there.
+            self.action.clear();
+            self.line.clear();
+            match &mut file.source {
                 Source::Made { maker, seed, count } => {
                     if file.docs_read >= *count {
                         self.current = None;
                         continue;
                     }
-                    maker.write(*seed, file.docs_read, buf);
-                    file.docs_read += 1;
-                    self.total_read += 1;
-                    added += 1;
-                    continue;
+                    maker.write(*seed, file.docs_read, &mut self.line);
                 }
-                Source::File(reader) => reader,
-            };
-            let path = || meta.describe();
-            let start = buf.len();
-            let line_no = file.docs_read + 1;
-            let n = reader
-                .by_ref()
-                .take(MAX_LINE_BYTES)
-                .read_line(buf)
-                .map_err(|source| CorpusError::Read { path: path(), line: line_no, source })?;
-            if n == 0 {
-                if let Some(declared) = meta.document_count {
-                    if declared != file.docs_read && self.limit.is_none() {
-                        return Err(CorpusError::CountMismatch { path: path(), declared, actual: file.docs_read });
+                Source::File(reader) => {
+                    if meta.with_actions {
+                        if read_line(reader, &mut self.action, line_no, &path)? == 0 {
+                            check_count(meta, file.docs_read, self.limit)?;
+                            self.current = None;
+                            continue;
+                        }
+                        let action = self.action.trim();
+                        if !(action.starts_with('{') && action.ends_with('}')) {
+                            return Err(CorpusError::NotAction { path: path(), line: 2 * file.docs_read + 1 });
+                        }
+                        if read_line(reader, &mut self.line, line_no, &path)? == 0 {
+                            return Err(CorpusError::ActionWithoutDocument { path: path(), line: line_no });
+                        }
+                    } else if read_line(reader, &mut self.line, line_no, &path)? == 0 {
+                        check_count(meta, file.docs_read, self.limit)?;
+                        self.current = None;
+                        continue;
+                    }
+                    let line = self.line.trim();
+                    if line.is_empty() && !meta.with_actions {
+                        continue;
+                    }
+                    if !(line.starts_with('{') && line.ends_with('}')) {
+                        let line = if meta.with_actions { 2 * line_no } else { line_no };
+                        return Err(CorpusError::NotJson { path: path(), line });
                     }
                 }
-                self.current = None;
-                continue;
             }
-            if n as u64 == MAX_LINE_BYTES && !buf.ends_with('\n') {
-                return Err(CorpusError::LineTooLong { path: path(), line: line_no });
+            let doc_as = match &mut self.framing {
+                Framing::Bulk(_) if meta.with_actions => {
+                    buf.push_str(self.action.trim());
+                    buf.push('\n');
+                    DocumentAs::Source
+                }
+                Framing::Bulk(actions) => actions.write_action(buf),
+                Framing::Documents => DocumentAs::Source,
+            };
+            match doc_as {
+                DocumentAs::Source => buf.push_str(self.line.trim()),
+                DocumentAs::PartialUpdate => {
+                    buf.push_str("{\"doc\":");
+                    buf.push_str(self.line.trim());
+                    buf.push('}');
+                }
             }
-            let line = buf[start..].trim();
-            if line.is_empty() {
-                buf.truncate(start);
-                continue;
-            }
-            if !(line.starts_with('{') && line.ends_with('}')) {
-                return Err(CorpusError::NotJson { path: path(), line: line_no });
-            }
-            if !buf.ends_with('\n') {
-                buf.push('\n');
-            }
+            buf.push('\n');
             file.docs_read += 1;
             self.total_read += 1;
+            self.read_this_pass += 1;
+            self.whole_len = buf.len();
             added += 1;
         }
         Ok(added)
+    }
+
+    /// Opens the next file (or generator); false when all are read and the reader does not
+    /// loop, or loops over files that hold nothing.
+    fn open_next(&mut self) -> Result<bool, CorpusError> {
+        if self.next_file >= self.files.len() {
+            if !self.looped || self.read_this_pass == 0 {
+                return Ok(false);
+            }
+            self.next_file = 0;
+            self.read_this_pass = 0;
+        }
+        let set = &self.files[self.next_file];
+        let source = match &set.origin {
+            Origin::File(path) => Source::File(open_decoded(path)?),
+            Origin::Generated { dataset, seed } => Source::Made { maker: Maker::Dataset(*dataset), seed: *seed, count: set.document_count.unwrap_or(0) },
+            Origin::Scaled { base, base_count, seed } => {
+                let loaded = super::scale::ScaleBase::load(base)?;
+                if let Some(declared) = base_count.filter(|d| *d != loaded.len()) {
+                    return Err(CorpusError::CountMismatch { path: base.clone(), declared, actual: loaded.len() });
+                }
+                Source::Made { maker: Maker::Scaled(loaded), seed: *seed, count: set.document_count.unwrap_or(0) }
+            }
+        };
+        self.current = Some(OpenFile { source, index: self.next_file, docs_read: 0 });
+        self.next_file += 1;
+        Ok(true)
+    }
+}
+
+/// Reads one line (at most 64 MB) onto `buf`; 0 at the end of the file.
+fn read_line(reader: &mut Box<dyn BufRead + Send>, buf: &mut String, line_no: u64, path: &dyn Fn() -> PathBuf) -> Result<usize, CorpusError> {
+    let n = reader.by_ref().take(MAX_LINE_BYTES).read_line(buf).map_err(|source| CorpusError::Read { path: path(), line: line_no, source })?;
+    if n as u64 == MAX_LINE_BYTES && !buf.ends_with('\n') {
+        return Err(CorpusError::LineTooLong { path: path(), line: line_no });
+    }
+    Ok(n)
+}
+
+/// At the end of a file: its declared document count must be what it held (unless a limit
+/// stopped reading early).
+fn check_count(meta: &DocumentSet, read: u64, limit: Option<u64>) -> Result<(), CorpusError> {
+    match meta.document_count {
+        Some(declared) if declared != read && limit.is_none() => Err(CorpusError::CountMismatch { path: meta.describe(), declared, actual: read }),
+        _ => Ok(()),
     }
 }
 
@@ -246,11 +346,16 @@ impl CorpusReader {
 /// its extension says, one that is not NDJSON, or an empty one is refused before a race starts.
 /// (A file truncated further in is found when the race reaches it, and fails that trial.)
 pub fn check_first_document(path: &Path) -> Result<(), CorpusError> {
-    let set = DocumentSet { origin: Origin::File(path.to_path_buf()), document_count: None, target_index: String::new() };
+    check_first(DocumentSet::file(path, ""))
+}
+
+/// [`check_first_document`] for a documents entry (which may hold action lines).
+pub fn check_first(set: DocumentSet) -> Result<(), CorpusError> {
+    let path = set.describe();
     let mut reader = CorpusReader::open(vec![set], Some(1))?;
     let mut buf = String::new();
     if reader.fill(&mut buf, 1, None)? == 0 {
-        return Err(CorpusError::Empty { path: path.to_path_buf() });
+        return Err(CorpusError::Empty { path });
     }
     Ok(())
 }
@@ -289,7 +394,7 @@ mod tests {
     fn file(dir: &Path, name: &str, content: &[u8]) -> DocumentSet {
         let path = dir.join(name);
         std::fs::write(&path, content).unwrap();
-        DocumentSet { origin: Origin::File(path), document_count: None, target_index: "i".into() }
+        DocumentSet::file(path, "i")
     }
 
     #[test]
@@ -344,7 +449,7 @@ mod tests {
     fn generated_documents_follow_files_and_stop_at_their_count() {
         let dir = tempfile::tempdir().unwrap();
         let plain = file(dir.path(), "a.json", b"{\"a\":1}\n");
-        let generated = DocumentSet { origin: Origin::Generated { dataset: Dataset::Small, seed: 3 }, document_count: Some(5), target_index: "i".into() };
+        let generated = DocumentSet { origin: Origin::Generated { dataset: Dataset::Small, seed: 3 }, document_count: Some(5), target_index: "i".into(), with_actions: false };
         let mut r = CorpusReader::open(vec![plain, generated.clone()], None).unwrap();
         let mut buf = String::new();
         assert_eq!(r.fill(&mut buf, 4, None).unwrap(), 4);
@@ -368,6 +473,74 @@ mod tests {
         assert!(matches!(check_first_document(&p("e.json", b"\n\n")), Err(CorpusError::Empty { .. })));
         assert!(matches!(check_first_document(&p("t.json", b"a,b,c\n")), Err(CorpusError::NotJson { line: 1, .. })));
         assert!(matches!(check_first_document(&p("z.json.gz", b"{\"a\":1}\n")), Err(CorpusError::Read { .. })));
+    }
+
+    /// Action lines that alternate an id'd index and an update, to see both framings.
+    struct Alternate(u64);
+
+    impl ActionLines for Alternate {
+        fn write_action(&mut self, buf: &mut String) -> DocumentAs {
+            self.0 += 1;
+            if self.0 % 2 == 0 {
+                buf.push_str("{\"update\":{\"_id\":\"1\"}}\n");
+                DocumentAs::PartialUpdate
+            } else {
+                buf.push_str("{\"index\":{}}\n");
+                DocumentAs::Source
+            }
+        }
+    }
+
+    #[test]
+    fn bulk_framing_puts_an_action_before_each_document_and_wraps_updates() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path(), "a.json", b"{\"a\":1}\n\n{\"a\":2}\r\n");
+        let mut r = CorpusReader::open(vec![f], None).unwrap().with_framing(Framing::Bulk(Box::new(Alternate(0))));
+        let mut buf = String::new();
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 2);
+        assert_eq!(buf, "{\"index\":{}}\n{\"a\":1}\n{\"update\":{\"_id\":\"1\"}}\n{\"doc\":{\"a\":2}}\n");
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 0, "no dangling action line at the end");
+        assert_eq!(buf.lines().count(), 4);
+    }
+
+    #[test]
+    fn files_with_their_own_action_lines_keep_them_and_count_documents() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = file(dir.path(), "a.json", b"{\"index\":{\"_id\":\"x\"}}\n{\"a\":1}\n{\"create\":{}}\n{\"a\":2}\n");
+        f.with_actions = true;
+        f.document_count = Some(2);
+        let mut r = CorpusReader::open(vec![f.clone()], None).unwrap().with_framing(Framing::Bulk(Box::new(Alternate(0))));
+        let mut buf = String::new();
+        assert_eq!(r.fill(&mut buf, 1, None).unwrap(), 1);
+        assert_eq!(buf, "{\"index\":{\"_id\":\"x\"}}\n{\"a\":1}\n");
+        assert_eq!(count_documents(&[f.clone()], None).unwrap(), 2);
+        let mut r = CorpusReader::open(vec![f], None).unwrap();
+        buf.clear();
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 2);
+        assert_eq!(buf, "{\"a\":1}\n{\"a\":2}\n", "bare documents drop the action lines");
+        let mut odd = file(dir.path(), "b.json", b"{\"index\":{}}\n{\"a\":1}\n{\"index\":{}}\n");
+        odd.with_actions = true;
+        let mut r = CorpusReader::open(vec![odd], None).unwrap().with_framing(Framing::Bulk(Box::new(Alternate(0))));
+        buf.clear();
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 1);
+        assert_eq!(buf, "{\"index\":{}}\n{\"a\":1}\n", "the document without its pair is not sent");
+        assert!(matches!(r.fill(&mut buf, 10, None), Err(CorpusError::ActionWithoutDocument { line: 2, .. })));
+        let mut bad = file(dir.path(), "c.json", b"[1]\n{\"a\":1}\n");
+        bad.with_actions = true;
+        assert!(matches!(check_first(bad), Err(CorpusError::NotAction { line: 1, .. })));
+    }
+
+    #[test]
+    fn a_looped_reader_starts_over_until_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path(), "a.json", b"{\"a\":1}\n{\"a\":2}\n");
+        let mut r = CorpusReader::open(vec![f], Some(5)).unwrap().looped(true);
+        let mut buf = String::new();
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 5);
+        assert_eq!(buf.lines().collect::<Vec<_>>(), ["{\"a\":1}", "{\"a\":2}", "{\"a\":1}", "{\"a\":2}", "{\"a\":1}"]);
+        let empty = file(dir.path(), "e.json", b"\n");
+        let mut r = CorpusReader::open(vec![empty], None).unwrap().looped(true);
+        assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 0, "looping over nothing ends");
     }
 
     #[test]

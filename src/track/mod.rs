@@ -16,7 +16,7 @@ mod scale;
 mod schema;
 mod template;
 
-pub use corpus::{check_first_document, count_documents, CorpusError, CorpusReader, DocumentSet, Origin};
+pub use corpus::{check_first, check_first_document, count_documents, ActionLines, CorpusError, CorpusReader, DocumentAs, DocumentSet, Framing, Origin};
 pub use generate::Dataset;
 pub use error::{did_you_mean, suggest, TrackError, TrackErrorKind};
 pub use load::{load, load_source, render_track, track_file, LoadOptions};

@@ -239,15 +239,16 @@ fn resolve_corpora(
                 let mut files = Vec::new();
                 for (j, d) in c.documents.iter().enumerate() {
                     let dpath = format!("{path}/documents/{j}");
-                    let target = d
-                        .target_index
-                        .clone()
-                        .or_else(|| default_target.clone())
-                        .ok_or_else(|| r.err(TrackErrorKind::Invalid, &dpath, "no `target-index` for these documents"))?;
+                    // Action lines may name the index themselves.
+                    let target = match d.target_index.clone().or_else(|| default_target.clone()) {
+                        Some(t) => t,
+                        None if d.includes_action_and_meta_data => String::new(),
+                        None => return Err(r.err(TrackErrorKind::Invalid, &dpath, "no `target-index` for these documents")),
+                    };
                     let origin = document_origin(d, r, &dpath)?;
                     // A scaled file makes `scale-to` documents; its `document-count` is the file's own.
                     let document_count = if matches!(origin, Origin::Scaled { .. }) { d.scale_to } else { d.document_count };
-                    files.push(DocumentSet { origin, document_count, target_index: target });
+                    files.push(DocumentSet { origin, document_count, target_index: target, with_actions: d.includes_action_and_meta_data });
                 }
                 files
             }
@@ -258,6 +259,9 @@ fn resolve_corpora(
 }
 
 fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin, TrackError> {
+    if d.includes_action_and_meta_data && (d.scale_to.is_some() || d.generate.is_some()) {
+        return Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/includes-action-and-meta-data"), "only a plain `source-file` holds its own action lines (not `generate` or `scale-to`)"));
+    }
     match (&d.source_file, &d.generate) {
         (Some(_), Some(_)) => Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/generate"), "give either `source-file` or `generate`, not both")),
         (None, None) => Err(r.err(TrackErrorKind::Schema, dpath, "documents need a `source-file` or a `generate` dataset")),
@@ -288,7 +292,8 @@ fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin
             if !file.is_file() {
                 return Err(r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("corpus file {} does not exist", file.display())));
             }
-            super::corpus::check_first_document(&file).map_err(|e| r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), e.to_string()))?;
+            let set = DocumentSet { with_actions: d.includes_action_and_meta_data, ..DocumentSet::file(&file, "") };
+            super::corpus::check_first(set).map_err(|e| r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), e.to_string()))?;
             if d.scale_to.is_some() {
                 return Ok(Origin::Scaled { base: file, base_count: d.document_count, seed: d.seed.unwrap_or(1) });
             }

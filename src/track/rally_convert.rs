@@ -116,9 +116,6 @@ fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackErr
         let mut docs = Vec::new();
         for (j, d) in corpus.get("documents").and_then(Value::as_array).into_iter().flatten().enumerate() {
             let dpath = format!("{path}/documents/{j}");
-            if d.get("includes-action-and-meta-data").and_then(Value::as_bool) == Some(true) {
-                return Err(c.err(&format!("{dpath}/includes-action-and-meta-data"), "corpora whose files hold their own action lines are not supported yet"));
-            }
             let source = d.get("source-file").and_then(Value::as_str).ok_or_else(|| c.err(&dpath, "documents need a `source-file`"))?;
             let mut count = d.get("document-count").and_then(Value::as_u64);
             // Rally's test mode reads `<name>-1k.<ext>`: the first 1,000 documents.
@@ -135,6 +132,9 @@ fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackErr
             }
             if let Some(t) = d.get("target-index").or_else(|| corpus.get("target-index")) {
                 o.insert("target-index".into(), t.clone());
+            }
+            if d.get("includes-action-and-meta-data").and_then(Value::as_bool) == Some(true) {
+                o.insert("includes-action-and-meta-data".into(), json!(true));
             }
             if d.get("compressed-bytes").is_some() || d.get("uncompressed-bytes").is_some() {
                 c.notes.push(format!("{dpath}: compressed-bytes/uncompressed-bytes are not checked; document-count is"));
@@ -192,10 +192,13 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Result<Value, String
             if let Some(v) = get("ingest-percentage") {
                 params.insert("ingest-percentage".into(), v);
             }
-            for unsupported in ["conflicts", "conflict-probability", "on-conflict", "recency", "looped", "pipeline"] {
-                if map.contains_key(unsupported) {
-                    return Ok(Err(format!("bulk `{unsupported}` is not supported yet")));
+            for same in ["conflicts", "conflict-probability", "on-conflict", "recency", "looped"] {
+                if let Some(v) = get(same) {
+                    params.insert(same.into(), v);
                 }
+            }
+            if map.contains_key("pipeline") {
+                return Ok(Err("bulk `pipeline` (ingest pipelines) is not supported".into()));
             }
             "bulk"
         }

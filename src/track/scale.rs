@@ -8,7 +8,7 @@
 //! `location` jittered by up to ±0.05°, and every other field of the base unchanged. Fields a
 //! document lacks are not made up. Document `n` depends only on (seed, n).
 
-use super::corpus::{CorpusError, CorpusReader, DocumentSet, Origin};
+use super::corpus::{CorpusError, CorpusReader, DocumentSet};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -41,7 +41,7 @@ impl ScaleBase {
         if let Some(base) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(path) {
             return Ok(base.clone());
         }
-        let set = DocumentSet { origin: Origin::File(path.to_path_buf()), document_count: None, target_index: String::new() };
+        let set = DocumentSet::file(path, "");
         let mut reader = CorpusReader::open(vec![set], None)?;
         let (mut docs, mut buf, mut max_id) = (Vec::new(), String::new(), 0u64);
         loop {

@@ -273,11 +273,8 @@ impl ElasticsearchClient {
         let url = &call.urls[self.next_host];
         self.next_host = (self.next_host + 1) % self.hosts;
         let (body, docs) = match (call.expect, payload) {
-            (Expect::Bulk, Payload::Documents { body, count }) => {
-                let mut out = Vec::with_capacity(body.len() + *count as usize * 14);
-                request::bulk_body(&mut out, body);
-                (Some(Bytes::from(out)), *count)
-            }
+            // The feeder wrote the whole body, action lines included.
+            (Expect::Bulk, Payload::Documents { body, count }) => (Some(Bytes::copy_from_slice(body.as_bytes())), *count),
             (Expect::Bulk, _) => return Err(OpError::new(ErrorKind::Internal, "bulk without documents")),
             _ => (call.body.clone(), 0),
         };

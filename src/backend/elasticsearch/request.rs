@@ -103,6 +103,8 @@ impl CallBuilder<'_> {
                 call.timeout = Some(ADMIN_TIMEOUT);
                 vec![call]
             }
+            // A corpus whose own action lines name the index is sent to `/_bulk`.
+            OpSpec::Bulk(spec) if spec.index.is_empty() => vec![self.call(Method::POST, "/_bulk".into(), none, None, Expect::Bulk)?],
             OpSpec::Bulk(spec) => vec![self.call(Method::POST, format!("/{}/_bulk", escape_segment(&spec.index)), none, None, Expect::Bulk)?],
             OpSpec::Search(spec) => {
                 vec![self.call(Method::POST, format!("/{}/_search", escape_segment(&spec.index)), &spec.request_params, Self::json(&spec.body), Expect::Search)?]
@@ -125,20 +127,6 @@ impl CallBuilder<'_> {
             OpSpec::Kv(_) => return Ok(None),
         };
         Ok(Some(calls))
-    }
-}
-
-/// Appends NDJSON documents to `out` as bulk `index` actions (the index is in the URL).
-pub fn bulk_body(out: &mut Vec<u8>, documents: &str) {
-    const ACTION: &[u8] = crate::ops::BULK_ACTION_LINE.as_bytes();
-    for line in documents.split('\n') {
-        let line = line.trim_end_matches('\r');
-        if line.trim().is_empty() {
-            continue;
-        }
-        out.extend_from_slice(ACTION);
-        out.extend_from_slice(line.as_bytes());
-        out.push(b'\n');
     }
 }
 
@@ -165,12 +153,5 @@ mod tests {
         assert_eq!(calls[0].urls[0].as_str(), "http://a:9200/_cluster/health?wait_for_status=green");
         let delete = OpSpec::DeleteIndex(vec!["a".into(), "b".into()]);
         assert_eq!(b.build(&delete).unwrap().unwrap()[0].urls[0].as_str(), "http://a:9200/a,b?ignore_unavailable=true");
-    }
-
-    #[test]
-    fn bulk_bodies_pair_each_document_with_an_action() {
-        let mut out = Vec::new();
-        bulk_body(&mut out, "{\"a\":1}\n\n{\"a\":2}\r\n");
-        assert_eq!(String::from_utf8(out).unwrap(), "{\"index\":{}}\n{\"a\":1}\n{\"index\":{}}\n{\"a\":2}\n");
     }
 }

@@ -1,6 +1,7 @@
 //! The embedded backend: in-process, no server to install. Documents and search run on
 //! tantivy; key-value operations on an in-memory sharded store.
 
+mod bulk;
 mod command;
 mod index;
 mod kv;
@@ -41,7 +42,8 @@ pub enum Prepared {
     ClusterHealth(Option<String>),
     IndexDocument { index: Arc<EmbeddedIndex>, id: Option<String>, source: String },
     RawRequest { method: String, path: String, query: String, body: Vec<u8> },
-    Bulk(Arc<EmbeddedIndex>),
+    /// The request's index; none when the corpus's own action lines name it.
+    Bulk(Option<Arc<EmbeddedIndex>>),
     Search { index: Arc<EmbeddedIndex>, query: Box<dyn Query>, size: usize },
     GetDocument { index: Arc<EmbeddedIndex>, id: String },
     /// Commands come with each call's keys; a custom command is interpreted per call.
@@ -79,7 +81,7 @@ impl Backend for EmbeddedBackend {
     }
 
     async fn connect(&self) -> Result<EmbeddedClient, OpError> {
-        Ok(EmbeddedClient { state: self.state.clone(), args: Vec::new() })
+        Ok(EmbeddedClient { state: self.state.clone(), args: Vec::new(), last_item_failure: None })
     }
 
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
@@ -101,8 +103,9 @@ impl Backend for EmbeddedBackend {
                 query: crate::ops::query_string(&spec.request_params),
                 body: spec.body.as_ref().map(|b| b.to_string().into_bytes()).unwrap_or_default(),
             },
+            OpSpec::Bulk(spec) if spec.index.is_empty() => Prepared::Bulk(None),
             OpSpec::Bulk(spec) => match self.index_or_fail(&spec.index) {
-                Ok(index) => Prepared::Bulk(index),
+                Ok(index) => Prepared::Bulk(Some(index)),
                 Err(fails) => fails,
             },
             OpSpec::Search(spec) => match self.index_or_fail(&spec.index) {
@@ -130,6 +133,7 @@ pub struct EmbeddedClient {
     state: Arc<State>,
     /// A custom command's arguments, rebuilt per key in place.
     args: Vec<Vec<u8>>,
+    last_item_failure: Option<String>,
 }
 
 impl EmbeddedClient {
@@ -152,6 +156,23 @@ impl EmbeddedClient {
             f(&index)?;
         }
         Ok(Outcome { units: 1, ..Outcome::default() })
+    }
+
+    fn bulk(&mut self, index: Option<&Arc<EmbeddedIndex>>, body: &str) -> Result<Outcome, OpError> {
+        let mut outcome = Outcome::default();
+        let first_failure = &mut self.last_item_failure;
+        self.state
+            .bulk(index, body, |name, verb, id, result| match result {
+                Ok(_) => outcome.units += 1,
+                Err(e) => {
+                    outcome.failed_items += 1;
+                    if first_failure.is_none() {
+                        *first_failure = Some(format!("{} {name}/{}: {} {}", verb.as_str(), id.unwrap_or("-"), e.kind, e.reason));
+                    }
+                }
+            })
+            .map_err(|m| OpError::new(ErrorKind::BadRequest, format!("bulk body line {}: {}", m.line, m.message)))?;
+        Ok(outcome)
     }
 
     fn kv(&mut self, custom: Option<&StoreCommand>, payload: &Payload<'_>) -> Result<Outcome, OpError> {
@@ -191,7 +212,7 @@ impl BackendClient for EmbeddedClient {
             Prepared::Kv(custom) => self.kv(custom.as_deref(), payload),
             Prepared::Bulk(index) => match payload {
                 // Indexing is heavy CPU work: let tokio move other clients off this thread.
-                Payload::Documents { body, .. } => tokio::task::block_in_place(|| index.bulk(body)),
+                Payload::Documents { body, .. } => tokio::task::block_in_place(|| self.bulk(index.as_ref(), body)),
                 _ => Err(OpError::new(ErrorKind::Internal, "bulk without documents")),
             },
             Prepared::GetDocument { index, id } => index.get(id),
@@ -221,5 +242,9 @@ impl BackendClient for EmbeddedClient {
             Prepared::Fails(e) => Err(e.clone()),
             Prepared::Nothing => Ok(Outcome { units: 1, ..Outcome::default() }),
         }
+    }
+
+    fn item_failure_reason(&mut self) -> Option<String> {
+        self.last_item_failure.take()
     }
 }

@@ -5,6 +5,8 @@
 //! Differences from Elasticsearch, on purpose: no dynamic mapping (bulk items for an index
 //! that does not exist fail with `index_not_found_exception`), one shard, health always green.
 
+mod documents;
+
 use super::{EmbeddedBackend, EmbeddedIndex};
 use crate::backend::{ErrorKind, OpError};
 use serde_json::{json, Value};
@@ -30,16 +32,16 @@ pub struct RestResponse {
 }
 
 impl RestResponse {
-    fn json(status: u16, v: &Value) -> RestResponse {
+    pub(super) fn json(status: u16, v: &Value) -> RestResponse {
         RestResponse { status, body: serde_json::to_vec(v).unwrap_or_default() }
     }
 
-    fn error(status: u16, kind: &str, reason: &str) -> RestResponse {
+    pub(super) fn error(status: u16, kind: &str, reason: &str) -> RestResponse {
         let cause = json!({ "type": kind, "reason": reason });
         RestResponse::json(status, &json!({ "error": { "root_cause": [cause.clone()], "type": kind, "reason": reason }, "status": status }))
     }
 
-    fn from_op_error(e: &OpError) -> RestResponse {
+    pub(super) fn from_op_error(e: &OpError) -> RestResponse {
         match e.kind {
             ErrorKind::NotFound => RestResponse::error(404, "index_not_found_exception", &e.message),
             ErrorKind::BadRequest => RestResponse::error(400, "illegal_argument_exception", &e.message),
@@ -48,11 +50,11 @@ impl RestResponse {
     }
 }
 
-fn param<'q>(query: &'q str, name: &str) -> Option<&'q str> {
+pub(super) fn param<'q>(query: &'q str, name: &str) -> Option<&'q str> {
     query.split('&').filter_map(|kv| kv.split_once('=').or(Some((kv, "")))).find(|(k, _)| *k == name).map(|(_, v)| v)
 }
 
-fn not_found(name: &str) -> RestResponse {
+pub(super) fn not_found(name: &str) -> RestResponse {
     RestResponse::error(404, "index_not_found_exception", &format!("no such index [{name}]"))
 }
 
@@ -240,112 +242,6 @@ impl EmbeddedBackend {
             out.push('}');
         }
         out.push_str("]}}");
-        RestResponse { status: 200, body: out.into_bytes() }
-    }
-
-    fn get_doc(&self, name: &str, id: &str) -> RestResponse {
-        let Some(index) = self.index(name) else { return not_found(name) };
-        match index.source_of(id) {
-            Ok(Some(source)) => {
-                let mut out = format!(r#"{{"_index":{},"_id":{},"_version":1,"found":true,"_source":"#, json!(name), json!(id)).into_bytes();
-                out.extend_from_slice(&source);
-                out.push(b'}');
-                RestResponse { status: 200, body: out }
-            }
-            Ok(None) => RestResponse::json(404, &json!({ "_index": name, "_id": id, "found": false })),
-            Err(e) => RestResponse::from_op_error(&e),
-        }
-    }
-
-    fn put_doc(&self, name: &str, id: Option<&str>, body: &[u8]) -> RestResponse {
-        let Some(index) = self.index(name) else { return not_found(name) };
-        let Ok(source) = std::str::from_utf8(body) else {
-            return RestResponse::error(400, "parse_exception", "the document is not UTF-8");
-        };
-        match index.index_one(id, source.trim()) {
-            Ok(done) => RestResponse::json(
-                if id.is_some() { 200 } else { 201 },
-                &json!({ "_index": name, "_id": done.id, "_version": 1, "result": if id.is_some() { "updated" } else { "created" }, "_shards": { "total": 1, "successful": 1, "failed": 0 } }),
-            ),
-            Err(e) => RestResponse::error(400, "document_parsing_exception", &e.message),
-        }
-    }
-
-    /// `_bulk`: NDJSON action lines (index, create, delete), each index/create followed by
-    /// its document. Items fail alone, as in Elasticsearch; the request fails only if it
-    /// cannot be read.
-    fn bulk(&self, default_index: Option<&str>, body: &[u8]) -> RestResponse {
-        let started = Instant::now();
-        let Ok(text) = std::str::from_utf8(body) else {
-            return RestResponse::error(400, "parse_exception", "the bulk body is not UTF-8");
-        };
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-        let mut items = String::with_capacity(64 * 1024);
-        let mut errors = false;
-        let mut cache: Option<(String, Arc<EmbeddedIndex>)> = None;
-        let mut count = 0usize;
-        while let Some((line_no, action_line)) = lines.next() {
-            let action: Value = match serde_json::from_str(action_line) {
-                Ok(v) => v,
-                Err(e) => return RestResponse::error(400, "x_content_parse_exception", &format!("line {}: the action is not JSON: {e}", line_no + 1)),
-            };
-            let Some((verb, meta)) = action.as_object().and_then(|o| o.iter().next()) else {
-                return RestResponse::error(400, "illegal_argument_exception", &format!("line {}: malformed action", line_no + 1));
-            };
-            let index_name = meta.get("_index").and_then(Value::as_str).or(default_index).unwrap_or("");
-            let id = meta.get("_id").and_then(Value::as_str);
-            let source = match verb.as_str() {
-                "index" | "create" => match lines.next() {
-                    Some((_, doc)) => Some(doc),
-                    None => return RestResponse::error(400, "illegal_argument_exception", "the bulk request ends without the last action's document"),
-                },
-                "delete" => None,
-                "update" => {
-                    lines.next();
-                    None
-                }
-                other => return RestResponse::error(400, "illegal_argument_exception", &format!("line {}: unknown bulk action [{other}]", line_no + 1)),
-            };
-            if count > 0 {
-                items.push(',');
-            }
-            count += 1;
-            if cache.as_ref().is_none_or(|(n, _)| n != index_name) {
-                cache = self.index(index_name).map(|i| (index_name.to_string(), i));
-            }
-            let result = match (&cache, verb.as_str(), source) {
-                (None, ..) => Err((404, "index_not_found_exception", format!("no such index [{index_name}] (runner serve has no dynamic mapping: create the index first)"))),
-                (Some(_), "update", _) => Err((400, "illegal_argument_exception", "runner serve does not implement bulk updates".to_string())),
-                (Some((_, index)), "delete", _) => match id {
-                    Some(id) => {
-                        index.delete(id);
-                        Ok(id.to_string())
-                    }
-                    None => Err((400, "action_request_validation_exception", "delete needs an _id".to_string())),
-                },
-                (Some((_, index)), _, Some(doc)) => index.index_one(id, doc.trim()).map(|d| d.id).map_err(|e| (400, "document_parsing_exception", e.message)),
-                (Some(_), _, None) => Err((400, "illegal_argument_exception", "missing document".to_string())),
-            };
-            match result {
-                Ok(id) => {
-                    let (status, what) = if verb == "delete" { (200, "deleted") } else { (201, "created") };
-                    let _ = write!(items, r#"{{"{verb}":{{"_index":{},"_id":{},"_version":1,"result":"{what}","status":{status}}}}}"#, json!(index_name), json!(id));
-                }
-                Err((status, kind, reason)) => {
-                    errors = true;
-                    let _ = write!(
-                        items,
-                        r#"{{"{verb}":{{"_index":{},"_id":{},"status":{status},"error":{{"type":"{kind}","reason":{}}}}}}}"#,
-                        json!(index_name),
-                        json!(id),
-                        json!(reason)
-                    );
-                }
-            }
-        }
-        let mut out = format!(r#"{{"took":{},"errors":{errors},"items":["#, started.elapsed().as_millis());
-        out.push_str(&items);
-        out.push_str("]}");
         RestResponse { status: 200, body: out.into_bytes() }
     }
 }
