@@ -11,7 +11,7 @@ pub use admin::IndexSpec;
 pub use bulk::{BulkSpec, Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
 pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec};
 pub use rest::{ClusterHealthSpec, HealthStatus, RawRequestSpec};
-pub use search::SearchSpec;
+pub use search::{PageBy, Paging, SearchSpec};
 
 use crate::track::DocumentSet;
 use serde_json::{Map, Value};
@@ -27,6 +27,8 @@ pub const OPERATION_TYPES: &[&str] =
     "cluster-health",
     "bulk",
     "search",
+    "scroll-search",
+    "paginated-search",
     "get",
     "index-document",
     "raw-request",
@@ -64,6 +66,8 @@ impl OpSpec {
     pub fn throughput_unit(&self) -> &'static str {
         match self {
             OpSpec::Bulk(_) => "docs/s",
+            // As Rally counts them: a paged search's throughput is in pages.
+            OpSpec::Search(SearchSpec { paging: Some(_), .. }) => "pages/s",
             _ => "ops/s",
         }
     }
@@ -132,6 +136,7 @@ pub fn sweepable_params(kind: &str) -> &'static [&'static str] {
         "bulk" => &["bulk-size", "flush-bytes"],
         "get" | "put" | "delete" | "incr" | "kv-mix" | "command" => &["keyspace", "key-size", "value-size", "pipeline", "transaction", "zipf-exponent"],
         "search" => &["size", "request-params"],
+        "scroll-search" | "paginated-search" => &["size", "request-params", "pages", "results-per-page"],
         "sleep" => &["duration"],
         _ => &[],
     }
@@ -155,6 +160,8 @@ pub fn parse(kind: &str, params: &Map<String, Value>, ctx: &TrackContext) -> Res
         "raw-request" => OpSpec::RawRequest(rest::raw_request(&p)?),
         "bulk" => OpSpec::Bulk(bulk::parse(&p, ctx)?),
         "search" => OpSpec::Search(search::parse(&p, ctx)?),
+        "scroll-search" => OpSpec::Search(search::parse_paged(&p, ctx, PageBy::Scroll)?),
+        "paginated-search" => OpSpec::Search(search::parse_paged(&p, ctx, PageBy::SearchAfter)?),
         "get" if params.contains_key("id") => {
             let index = admin::single_index(&p, ctx)?;
             OpSpec::GetDocument { index, id: p.string("id")?.unwrap_or_default() }

@@ -1,4 +1,5 @@
-//! search: an Elasticsearch query DSL body run against one index.
+//! search: an Elasticsearch query DSL body run against one index; scroll-search and
+//! paginated-search read it page by page (a scroll, or `search_after`), as one operation.
 
 use super::{admin, ParamError, Params, TrackContext};
 use serde_json::{json, Value};
@@ -10,6 +11,24 @@ pub struct SearchSpec {
     pub body: Value,
     /// URL parameters of the request (`request_cache`, `preference`, ...).
     pub request_params: Vec<(String, String)>,
+    /// Read page by page; the operation is all its pages.
+    pub paging: Option<Paging>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageBy {
+    /// A scroll: the first search opens it, each next page continues it, the end clears it.
+    Scroll,
+    /// Each page searches again with `search_after` set to the last hit's sort values.
+    SearchAfter,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging {
+    pub by: PageBy,
+    /// At most this many pages; None reads until a page comes back short (Rally's "all").
+    pub pages: Option<u64>,
+    pub per_page: u64,
 }
 
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<SearchSpec, ParamError> {
@@ -25,5 +44,32 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<SearchSpec, ParamError> {
         }
         body["size"] = size.clone();
     }
-    Ok(SearchSpec { index, body, request_params: super::rest::request_params(p)? })
+    Ok(SearchSpec { index, body, request_params: super::rest::request_params(p)?, paging: None })
+}
+
+/// scroll-search and paginated-search: a search plus `pages` (a count or "all") and
+/// `results-per-page` (default: the body's `size`, else 10).
+pub fn parse_paged(p: &Params, ctx: &TrackContext, by: PageBy) -> Result<SearchSpec, ParamError> {
+    let mut spec = parse(p, ctx)?;
+    let pages = match p.get("pages") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s == "all" => None,
+        Some(v) => match v.as_u64() {
+            Some(n) if n > 0 => Some(n),
+            _ => return Err(ParamError::new("pages", format!("expected a positive number of pages or \"all\", got {v}"))),
+        },
+    };
+    let per_page = match p.positive_int("results-per-page")? {
+        Some(n) => n,
+        None => spec.body.get("size").and_then(Value::as_u64).filter(|n| *n > 0).unwrap_or(10),
+    };
+    spec.body["size"] = json!(per_page);
+    if by == PageBy::SearchAfter && spec.body.get("sort").is_none() {
+        return Err(ParamError::new("body", "paginated-search pages with `search_after`, which needs a `sort` in the body"));
+    }
+    if p.get("with-point-in-time-from").is_some() {
+        return Err(ParamError::new("with-point-in-time-from", "point-in-time searches (open-point-in-time) are not supported; without it, pages use `search_after` on the index"));
+    }
+    spec.paging = Some(Paging { by, pages, per_page });
+    Ok(spec)
 }

@@ -143,6 +143,7 @@ mod tests {
             index: "geo names".into(),
             body: serde_json::json!({"query": {"match_all": {}}}),
             request_params: vec![("request_cache".into(), "false".into())],
+            paging: None,
         });
         let calls = b.build(&search).unwrap().unwrap();
         assert_eq!(calls[0].urls[0].as_str(), "http://a:9200/geo%20names/_search?request_cache=false");

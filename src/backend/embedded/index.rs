@@ -3,37 +3,36 @@
 
 use super::bulk::{Done, Item, ItemError, Verb};
 use super::mapping::Mapping;
-use super::query::QueryCompiler;
 use crate::backend::{ErrorKind, OpError, Outcome};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
-use tantivy::collector::{Count, TopDocs};
-use tantivy::query::Query;
+use tantivy::collector::TopDocs;
 use tantivy::schema::Value as _;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 /// Indexing memory for all writer threads together; tantivy needs at least 15 MB a thread.
 const WRITER_BUDGET_PER_THREAD: usize = 64 * 1024 * 1024;
 
-pub struct IndexedAs {
-    pub id: String,
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IndexStats {
+    pub docs: u64,
+    pub deleted: u64,
+    pub segments: u64,
+    pub bytes: u64,
 }
 
-/// One search hit, as the REST API returns it.
-pub struct Hit {
-    pub score: f32,
+pub struct IndexedAs {
     pub id: String,
-    pub source: Vec<u8>,
 }
 
 pub struct EmbeddedIndex {
     pub name: String,
     pub mapping: Mapping,
-    index: Index,
+    pub(super) index: Index,
     writer: RwLock<IndexWriter>,
-    reader: IndexReader,
+    pub(super) reader: IndexReader,
     next_id: AtomicU64,
     /// Documents written by id since the last refresh, so that gets and updates see them at
     /// once, as Elasticsearch's realtime get does; emptied by each refresh.
@@ -56,7 +55,7 @@ fn item_internal(e: impl std::fmt::Display) -> ItemError {
 }
 
 /// Merges `patch` into `target`: objects key by key, anything else replaced.
-fn merge(target: &mut Value, patch: &Value) {
+pub(super) fn merge(target: &mut Value, patch: &Value) {
     match (target, patch) {
         (Value::Object(t), Value::Object(p)) => {
             for (k, v) in p {
@@ -200,22 +199,6 @@ impl EmbeddedIndex {
         self.reader.reload().map_err(internal)
     }
 
-    /// The top `size` hits of a query with their ids, scores and sources, and the total.
-    pub fn search_hits(&self, query: &dyn Query, size: usize) -> Result<(u64, Vec<Hit>), OpError> {
-        let searcher = self.reader.searcher();
-        let (count, top) = searcher.search(query, &(Count, TopDocs::with_limit(size.max(1)).order_by_score())).map_err(internal)?;
-        let mut hits = Vec::with_capacity(size.min(top.len()));
-        for (score, addr) in top.into_iter().take(size) {
-            let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
-            hits.push(Hit {
-                score,
-                id: doc.get_first(self.mapping.id).and_then(|v| v.as_str()).unwrap_or_default().to_string(),
-                source: doc.get_first(self.mapping.source).and_then(|v| v.as_bytes()).unwrap_or(b"{}").to_vec(),
-            });
-        }
-        Ok((count as u64, hits))
-    }
-
     /// The stored source of a document, if the id is searchable.
     pub fn source_of(&self, id: &str) -> Result<Option<Vec<u8>>, OpError> {
         let searcher = self.reader.searcher();
@@ -239,34 +222,6 @@ impl EmbeddedIndex {
         Ok(())
     }
 
-    pub fn compile(&self, body: &Value) -> Result<(Box<dyn Query>, usize), OpError> {
-        let size = body.get("size").and_then(Value::as_u64).unwrap_or(10) as usize;
-        let compiler = QueryCompiler { mapping: &self.mapping, index: &self.index };
-        let query = match body.get("query") {
-            Some(q) => compiler.compile(q),
-            None => compiler.compile(&serde_json::json!({"match_all": {}})),
-        }
-        .map_err(|m| OpError::new(ErrorKind::BadRequest, format!("index `{}`: {m}", self.name)))?;
-        Ok((query, size))
-    }
-
-    /// Runs a query: counts all hits and, like Elasticsearch's fetch phase, loads the source of
-    /// the top `size` documents.
-    pub fn search(&self, query: &dyn Query, size: usize) -> Result<Outcome, OpError> {
-        let searcher = self.reader.searcher();
-        let hits = if size == 0 {
-            searcher.search(query, &Count).map_err(internal)?
-        } else {
-            let (count, top) = searcher.search(query, &(Count, TopDocs::with_limit(size).order_by_score())).map_err(internal)?;
-            for (_, addr) in top {
-                let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
-                std::hint::black_box(doc.get_first(self.mapping.source).and_then(|v| v.as_bytes()).map(<[u8]>::len));
-            }
-            count
-        };
-        Ok(Outcome { units: 1, hits: hits as u64, failed_items: 0, ..Outcome::default() })
-    }
-
     /// A realtime get, as Elasticsearch's: documents written since the last refresh count.
     pub fn get(&self, id: &str) -> Result<Outcome, OpError> {
         match self.current_source(id)? {
@@ -275,6 +230,18 @@ impl EmbeddedIndex {
                 Ok(Outcome { units: 1, hits: 1, failed_items: 0, ..Outcome::default() })
             }
             None => Err(OpError::new(ErrorKind::NotFound, format!("document `{id}` not found in index `{}`", self.name))),
+        }
+    }
+
+    /// What `_stats` reports: searchable and deleted documents, segments, bytes in RAM.
+    pub fn stats(&self) -> IndexStats {
+        let searcher = self.reader.searcher();
+        let segments = searcher.segment_readers();
+        IndexStats {
+            docs: searcher.num_docs(),
+            deleted: segments.iter().map(|s| u64::from(s.num_deleted_docs())).sum(),
+            segments: segments.len() as u64,
+            bytes: searcher.space_usage().map(|u| u.total().get_bytes()).unwrap_or(0),
         }
     }
 
@@ -304,8 +271,8 @@ mod tests {
         idx.refresh().unwrap();
         assert_eq!(idx.searchable_docs(), 2);
         let run = |q: serde_json::Value| {
-            let (query, size) = idx.compile(&json!({ "query": q })).unwrap();
-            idx.search(query.as_ref(), size).unwrap().hits
+            let plan = idx.compile(&json!({ "query": q })).unwrap();
+            idx.search(&plan).unwrap().hits
         };
         assert_eq!(run(json!({"match_phrase": {"name": "Sankt Georgen"}})), 1);
         assert_eq!(run(json!({"match": {"name": "sankt georgen"}})), 2);

@@ -3,11 +3,14 @@
 
 mod bulk;
 mod command;
-mod index;
+pub(crate) mod index;
 mod kv;
 mod mapping;
 mod query;
 mod rest;
+pub(crate) mod search;
+pub(crate) mod sort;
+mod templates;
 
 pub use index::EmbeddedIndex;
 pub use command::StoreCommand;
@@ -19,7 +22,6 @@ use crate::ops::{IndexSpec, KvCommand, OpSpec};
 use command::Found;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
-use tantivy::query::Query;
 
 #[derive(Default)]
 pub struct EmbeddedBackend {
@@ -30,6 +32,30 @@ pub struct EmbeddedBackend {
 struct State {
     indices: RwLock<HashMap<String, Arc<EmbeddedIndex>>>,
     kv: KvStore,
+    /// Scrolls opened through the REST API (`runner serve`).
+    scrolls: std::sync::Mutex<rest::Scrolls>,
+    templates: RwLock<templates::Templates>,
+    /// Cluster settings as last put (`persistent`, `transient`); they change nothing here.
+    cluster_settings: RwLock<serde_json::Value>,
+}
+
+impl State {
+    /// Creates an index with the matching templates applied under its body.
+    fn create_index(&self, name: &str, body: &serde_json::Value) -> Result<(), CreateError> {
+        let body = self.templates.read().unwrap_or_else(|p| p.into_inner()).apply(name, body);
+        let index = EmbeddedIndex::create(name, &body).map_err(|e| CreateError::Mapping(e.message))?;
+        let mut map = self.indices.write().unwrap_or_else(|p| p.into_inner());
+        if map.contains_key(name) {
+            return Err(CreateError::Exists);
+        }
+        map.insert(name.to_string(), Arc::new(index));
+        Ok(())
+    }
+}
+
+enum CreateError {
+    Exists,
+    Mapping(String),
 }
 
 /// What a client runs per call. Index handles are looked up once per task, not per call.
@@ -44,7 +70,7 @@ pub enum Prepared {
     RawRequest { method: String, path: String, query: String, body: Vec<u8> },
     /// The request's index; none when the corpus's own action lines name it.
     Bulk(Option<Arc<EmbeddedIndex>>),
-    Search { index: Arc<EmbeddedIndex>, query: Box<dyn Query>, size: usize },
+    Search { index: Arc<EmbeddedIndex>, plan: search::SearchPlan, paging: Option<crate::ops::Paging> },
     GetDocument { index: Arc<EmbeddedIndex>, id: String },
     /// Commands come with each call's keys; a custom command is interpreted per call.
     Kv(Option<Arc<StoreCommand>>),
@@ -109,10 +135,10 @@ impl Backend for EmbeddedBackend {
                 Err(fails) => fails,
             },
             OpSpec::Search(spec) => match self.index_or_fail(&spec.index) {
-                Ok(index) => match index.compile(&spec.body) {
-                    Ok((query, size)) => Prepared::Search { index, query, size },
-                    Err(e) => return Err(e),
-                },
+                Ok(index) => {
+                    let plan = index.compile(&spec.body)?;
+                    Prepared::Search { index, plan, paging: spec.paging }
+                }
                 Err(fails) => fails,
             },
             OpSpec::GetDocument { index, id } => match self.index_or_fail(index) {
@@ -139,12 +165,10 @@ pub struct EmbeddedClient {
 impl EmbeddedClient {
     fn create_indices(&self, specs: &[IndexSpec]) -> Result<Outcome, OpError> {
         for spec in specs {
-            let index = EmbeddedIndex::create(&spec.name, &spec.body)?;
-            let mut map = self.state.indices.write().unwrap_or_else(|p| p.into_inner());
-            if map.contains_key(&spec.name) {
-                return Err(OpError::new(ErrorKind::BadRequest, format!("index `{}` already exists (add a delete-index before it, e.g. in the task's reset)", spec.name)));
-            }
-            map.insert(spec.name.clone(), Arc::new(index));
+            self.state.create_index(&spec.name, &spec.body).map_err(|e| match e {
+                CreateError::Exists => OpError::new(ErrorKind::BadRequest, format!("index `{}` already exists (add a delete-index before it, e.g. in the task's reset)", spec.name)),
+                CreateError::Mapping(m) => OpError::new(ErrorKind::BadRequest, m),
+            })?;
         }
         Ok(Outcome { units: 1, ..Outcome::default() })
     }
@@ -208,7 +232,8 @@ impl BackendClient for EmbeddedClient {
 
     async fn execute(&mut self, op: &Prepared, payload: &Payload<'_>) -> Result<Outcome, OpError> {
         match op {
-            Prepared::Search { index, query, size } => index.search(query.as_ref(), *size),
+            Prepared::Search { index, plan, paging: None } => index.search(plan),
+            Prepared::Search { index, plan, paging: Some(paging) } => tokio::task::block_in_place(|| index.paged(plan, *paging)),
             Prepared::Kv(custom) => self.kv(custom.as_deref(), payload),
             Prepared::Bulk(index) => match payload {
                 // Indexing is heavy CPU work: let tokio move other clients off this thread.

@@ -5,14 +5,16 @@
 //! Differences from Elasticsearch, on purpose: no dynamic mapping (bulk items for an index
 //! that does not exist fail with `index_not_found_exception`), one shard, health always green.
 
+mod admin;
 mod documents;
+mod search;
+
+pub use search::Scrolls;
 
 use super::{EmbeddedBackend, EmbeddedIndex};
 use crate::backend::{ErrorKind, OpError};
 use serde_json::{json, Value};
-use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// The version `GET /` reports: clients check the major version to pick their API dialect.
 pub const COMPATIBLE_VERSION: &str = "8.15.0";
@@ -72,8 +74,23 @@ impl EmbeddedBackend {
             ("POST" | "GET", [index, "_refresh"]) => self.each_index(Some(index), EmbeddedIndex::refresh),
             ("POST", ["_forcemerge"]) => self.force_merge(None, req.query),
             ("POST", [index, "_forcemerge"]) => self.force_merge(Some(index), req.query),
-            ("GET" | "POST", [index, "_search"]) => self.search(index, req.body, false),
-            ("GET" | "POST", [index, "_count"]) => self.search(index, req.body, true),
+            ("GET", ["_stats"]) => self.index_stats(None),
+            ("GET", [index, "_stats"]) => self.index_stats(Some(index)),
+            ("GET", ["_nodes", "stats"]) => self.node_stats(),
+            ("GET", ["_nodes", _node, "stats"]) => self.node_stats(),
+            ("PUT", ["_cluster", "settings"]) => self.put_cluster_settings(req.body),
+            ("GET", ["_cluster", "settings"]) => self.get_cluster_settings(),
+            ("PUT", [index, "_settings"]) => self.index_settings(Some(index), req.body),
+            ("PUT", ["_settings"]) => self.index_settings(None, req.body),
+            ("PUT" | "POST", [kind @ ("_template" | "_index_template" | "_component_template"), name]) => self.put_template(kind, name, req.body),
+            ("DELETE", [kind @ ("_template" | "_index_template" | "_component_template"), name]) => self.delete_template(kind, name),
+            ("GET" | "HEAD", [kind @ ("_template" | "_index_template" | "_component_template"), name]) => self.get_template(kind, name),
+            ("GET" | "POST", ["_search", "scroll"]) => self.scroll(req.query, req.body),
+            ("GET" | "POST", ["_search", "scroll", id]) => self.scroll(&format!("scroll_id={id}"), req.body),
+            ("DELETE", ["_search", "scroll"]) => self.clear_scroll(None, req.body),
+            ("DELETE", ["_search", "scroll", ids]) => self.clear_scroll(Some(ids), req.body),
+            ("GET" | "POST", [index, "_search"]) => self.search(index, req.query, req.body, false),
+            ("GET" | "POST", [index, "_count"]) => self.search(index, req.query, req.body, true),
             ("GET", [index, "_doc", id]) => self.get_doc(index, id),
             ("PUT" | "POST", [index, "_doc", id]) => self.put_doc(index, Some(id), req.body),
             ("POST", [index, "_doc"]) => self.put_doc(index, None, req.body),
@@ -177,15 +194,11 @@ impl EmbeddedBackend {
                 Err(e) => return RestResponse::error(400, "parse_exception", &format!("request body is not JSON: {e}")),
             }
         };
-        let index = match EmbeddedIndex::create(name, &body) {
-            Ok(i) => i,
-            Err(e) => return RestResponse::error(400, "mapper_parsing_exception", &e.message),
-        };
-        let mut map = self.state.indices.write().unwrap_or_else(|p| p.into_inner());
-        if map.contains_key(name) {
-            return RestResponse::error(400, "resource_already_exists_exception", &format!("index [{name}] already exists"));
+        match self.state.create_index(name, &body) {
+            Ok(()) => {}
+            Err(super::CreateError::Mapping(m)) => return RestResponse::error(400, "mapper_parsing_exception", &m),
+            Err(super::CreateError::Exists) => return RestResponse::error(400, "resource_already_exists_exception", &format!("index [{name}] already exists")),
         }
-        map.insert(name.to_string(), Arc::new(index));
         RestResponse::json(200, &json!({ "acknowledged": true, "shards_acknowledged": true, "index": name }))
     }
 
@@ -202,47 +215,6 @@ impl EmbeddedBackend {
             map.remove(*n);
         });
         RestResponse::json(200, &json!({ "acknowledged": true }))
-    }
-
-    fn search(&self, name: &str, body: &[u8], count_only: bool) -> RestResponse {
-        let started = Instant::now();
-        let Some(index) = self.index(name) else { return not_found(name) };
-        let body: Value = if body.is_empty() {
-            json!({})
-        } else {
-            match serde_json::from_slice(body) {
-                Ok(v) => v,
-                Err(e) => return RestResponse::error(400, "parse_exception", &format!("request body is not JSON: {e}")),
-            }
-        };
-        let (query, size) = match index.compile(&body) {
-            Ok(q) => q,
-            Err(e) => return RestResponse::error(400, "search_phase_execution_exception", &e.message),
-        };
-        let size = if count_only { 0 } else { size };
-        let (total, hits) = match index.search_hits(query.as_ref(), size) {
-            Ok(r) => r,
-            Err(e) => return RestResponse::from_op_error(&e),
-        };
-        if count_only {
-            return RestResponse::json(200, &json!({ "count": total, "_shards": { "total": 1, "successful": 1, "skipped": 0, "failed": 0 } }));
-        }
-        // Sources are stored JSON: spliced in as they are, not parsed and re-serialised.
-        let mut out = String::with_capacity(256 + hits.iter().map(|h| h.source.len() + 96).sum::<usize>());
-        let max_score = hits.first().map_or("null".to_string(), |h| h.score.to_string());
-        let _ = write!(
-            out,
-            r#"{{"took":{},"timed_out":false,"_shards":{{"total":1,"successful":1,"skipped":0,"failed":0}},"hits":{{"total":{{"value":{total},"relation":"eq"}},"max_score":{max_score},"hits":["#,
-            started.elapsed().as_millis()
-        );
-        for (i, h) in hits.iter().enumerate() {
-            let sep = if i > 0 { "," } else { "" };
-            let _ = write!(out, r#"{sep}{{"_index":{},"_id":{},"_score":{},"_source":"#, json!(name), json!(h.id), h.score);
-            out.push_str(std::str::from_utf8(&h.source).unwrap_or("{}"));
-            out.push('}');
-        }
-        out.push_str("]}}");
-        RestResponse { status: 200, body: out.into_bytes() }
     }
 }
 
@@ -289,5 +261,83 @@ mod tests {
         assert_eq!(call(&b, "DELETE", "/places", "").0, 200);
         assert_eq!(call(&b, "GET", "/_cluster/health", "").1["status"], "green");
         assert_eq!(call(&b, "PATCH", "/x", "").0, 400);
+    }
+
+    fn places(b: &EmbeddedBackend, n: u64) {
+        call(b, "PUT", "/places", r#"{"mappings":{"properties":{"name":{"type":"text"},"pop":{"type":"long"}}}}"#);
+        let bulk: String = (0..n).map(|i| format!("{{\"index\":{{\"_id\":\"{i}\"}}}}\n{{\"name\":\"place {i}\",\"pop\":{}}}\n", i % 7)).collect();
+        assert_eq!(call(b, "POST", "/places/_bulk", &bulk).1["errors"], false);
+        call(b, "POST", "/places/_refresh", "");
+    }
+
+    #[test]
+    fn scrolls_read_every_hit_once_then_clear() {
+        let b = EmbeddedBackend::new();
+        places(&b, 25);
+        let (s, first) = call(&b, "POST", "/places/_search?scroll=1m", r#"{"size":10,"sort":["_doc"]}"#);
+        assert_eq!(s, 200);
+        let id = first["_scroll_id"].as_str().unwrap().to_string();
+        let mut seen: Vec<String> = first["hits"]["hits"].as_array().unwrap().iter().map(|h| h["_id"].as_str().unwrap().to_string()).collect();
+        loop {
+            let (s, page) = call(&b, "POST", "/_search/scroll", &format!(r#"{{"scroll":"1m","scroll_id":"{id}"}}"#));
+            assert_eq!(s, 200);
+            assert_eq!(page["hits"]["total"]["value"], 25);
+            let hits = page["hits"]["hits"].as_array().unwrap();
+            if hits.is_empty() {
+                break;
+            }
+            seen.extend(hits.iter().map(|h| h["_id"].as_str().unwrap().to_string()));
+        }
+        let mut sorted = seen.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!((seen.len(), sorted.len()), (25, 25));
+        let (s, cleared) = call(&b, "DELETE", "/_search/scroll", &format!(r#"{{"scroll_id":["{id}"]}}"#));
+        assert_eq!((s, cleared["num_freed"].as_u64()), (200, Some(1)));
+        assert_eq!(call(&b, "POST", "/_search/scroll", &format!(r#"{{"scroll_id":"{id}"}}"#)).1["error"]["type"], "search_context_missing_exception");
+    }
+
+    #[test]
+    fn sorted_searches_show_sort_values_and_continue_with_search_after() {
+        let b = EmbeddedBackend::new();
+        places(&b, 20);
+        let body = r#"{"size":6,"sort":[{"pop":"desc"},"_doc"]}"#;
+        let (_, first) = call(&b, "POST", "/places/_search", body);
+        let hits = first["hits"]["hits"].as_array().unwrap();
+        let pops: Vec<i64> = hits.iter().map(|h| h["sort"][0].as_i64().unwrap()).collect();
+        assert_eq!(pops, [6, 6, 5, 5, 5, 4]);
+        let mut all = hits.len();
+        let mut after = hits.last().unwrap()["sort"].clone();
+        loop {
+            let (s, page) = call(&b, "POST", "/places/_search", &format!(r#"{{"size":6,"sort":[{{"pop":"desc"}},"_doc"],"search_after":{after}}}"#));
+            assert_eq!(s, 200, "{page}");
+            let hits = page["hits"]["hits"].as_array().unwrap();
+            all += hits.len();
+            if hits.len() < 6 {
+                break;
+            }
+            after = hits.last().unwrap()["sort"].clone();
+        }
+        assert_eq!(all, 20);
+        assert_eq!(call(&b, "POST", "/places/_search", r#"{"sort":["name"]}"#).0, 400);
+        assert_eq!(call(&b, "POST", "/places/_search", r#"{"search_after":[1]}"#).0, 400);
+        assert_eq!(call(&b, "POST", "/places/_search", r#"{"from":18,"size":5}"#).1["hits"]["hits"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn stats_settings_and_templates_answer_as_elasticsearch_does() {
+        let b = EmbeddedBackend::new();
+        assert_eq!(call(&b, "PUT", "/_index_template/t", r#"{"index_patterns":["pl*"],"template":{"mappings":{"properties":{"extra":{"type":"keyword"}}}}}"#).0, 200);
+        places(&b, 5);
+        let (s, stats) = call(&b, "GET", "/_stats", "");
+        assert_eq!((s, stats["_all"]["primaries"]["docs"]["count"].as_u64()), (200, Some(5)));
+        assert_eq!(call(&b, "GET", "/places/_stats", "").1["indices"]["places"]["total"]["docs"]["count"], 5);
+        assert_eq!(call(&b, "GET", "/_nodes/stats", "").1["nodes"]["runner-0"]["indices"]["docs"]["count"], 5);
+        assert_eq!(call(&b, "POST", "/places/_search", r#"{"query":{"term":{"extra":"x"}}}"#).0, 200, "the template's field is mapped");
+        assert_eq!(call(&b, "PUT", "/_cluster/settings", r#"{"persistent":{"a":1}}"#).1["persistent"]["a"], 1);
+        assert_eq!(call(&b, "PUT", "/places/_settings", r#"{"index":{"refresh_interval":"-1"}}"#).0, 200);
+        assert_eq!(call(&b, "DELETE", "/_index_template/t", "").0, 200);
+        assert_eq!(call(&b, "DELETE", "/_index_template/t", "").0, 404);
+        assert_eq!(call(&b, "GET", "/nope/_stats", "").0, 404);
     }
 }

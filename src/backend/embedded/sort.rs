@@ -1,0 +1,329 @@
+//! Sorted and paged searches: Elasticsearch's `sort`, `search_after` and scroll cursors over
+//! tantivy. Every hit gets a key of up to four u64s that order as the sort asks (numbers,
+//! dates and booleans through their fast columns, `_score`, `_doc`), and a page is the top
+//! keys strictly after a cursor, so pages are found in one pass each, however deep.
+
+use super::mapping::{FieldType, Mapping};
+use serde_json::{json, Value};
+use std::collections::BinaryHeap;
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::Column;
+use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
+
+/// Sort keys a request may give; one more is kept for the tiebreaker.
+const MAX_USER_KEYS: usize = 3;
+const MAX_KEYS: usize = MAX_USER_KEYS + 1;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum By {
+    Score,
+    /// The document's address (segment, then doc id): index order, unique.
+    Doc,
+    Field(FieldType),
+}
+
+#[derive(Debug, Clone)]
+struct SortKey {
+    by: By,
+    /// The tantivy field name of a field key.
+    name: String,
+    desc: bool,
+}
+
+/// A search's order: the request's keys, then the document address to break ties.
+#[derive(Debug, Clone)]
+pub struct Sort {
+    keys: Vec<SortKey>,
+    /// Keys the request gave (shown as a hit's `sort`, compared by `search_after`).
+    user_keys: usize,
+}
+
+/// Where a hit sits in a sort: smaller comes first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Key([u64; MAX_KEYS]);
+
+/// Where the next page starts: after this key, compared on its first `len` parts (a
+/// client's `search_after` gives the sort's values only; a scroll's own cursor is exact).
+#[derive(Debug, Clone, Copy)]
+pub struct After {
+    key: Key,
+    len: usize,
+}
+
+impl After {
+    fn admits(&self, key: &Key) -> bool {
+        key.0[..self.len] > self.key.0[..self.len]
+    }
+}
+
+fn score_bits(score: f32) -> u64 {
+    // IEEE floats order as integers once negative ones have all bits flipped.
+    let b = score.to_bits();
+    u64::from(if b & 0x8000_0000 != 0 { !b } else { b | 0x8000_0000 })
+}
+
+fn score_from_bits(bits: u64) -> f32 {
+    let b = bits as u32;
+    f32::from_bits(if b & 0x8000_0000 != 0 { b & 0x7FFF_FFFF } else { !b })
+}
+
+impl Sort {
+    /// Relevance order, Elasticsearch's default: best score first, then index order.
+    pub fn relevance() -> Sort {
+        Sort { keys: vec![SortKey { by: By::Score, name: String::new(), desc: true }, SortKey { by: By::Doc, name: String::new(), desc: false }], user_keys: 0 }
+    }
+
+    /// A request's `sort`: a field name, `{"field": "desc"}`, `{"field": {"order": "desc"}}`,
+    /// `_score`, `_doc` (or `_shard_doc`), or a list of them.
+    pub fn parse(v: &Value, mapping: &Mapping) -> Result<Sort, String> {
+        let entries: Vec<&Value> = match v {
+            Value::Array(a) => a.iter().collect(),
+            one => vec![one],
+        };
+        if entries.is_empty() {
+            return Ok(Sort::relevance());
+        }
+        if entries.len() > MAX_USER_KEYS {
+            return Err(format!("the embedded engine sorts on up to {MAX_USER_KEYS} keys, got {}", entries.len()));
+        }
+        let mut keys = Vec::with_capacity(entries.len() + 1);
+        for e in entries {
+            let (name, order) = match e {
+                Value::String(name) => (name.as_str(), None),
+                Value::Object(o) if o.len() == 1 => {
+                    let (name, spec) = o.iter().next().expect("one entry");
+                    let order = match spec {
+                        Value::String(s) => Some(s.as_str()),
+                        Value::Object(opts) => opts.get("order").and_then(Value::as_str),
+                        other => return Err(format!("sort `{name}`: expected \"asc\", \"desc\" or {{\"order\": ...}}, got {other}")),
+                    };
+                    (name.as_str(), order)
+                }
+                other => return Err(format!("a sort entry is a field name or {{\"field\": \"asc\"}}, got {other}")),
+            };
+            let by = match name {
+                "_score" => By::Score,
+                "_doc" | "_shard_doc" => By::Doc,
+                field => match mapping.field(field).map(|f| f.kind) {
+                    Some(kind @ (FieldType::Long | FieldType::Double | FieldType::Date | FieldType::Boolean)) => By::Field(kind),
+                    Some(kind) => return Err(format!("cannot sort on `{field}`: the embedded engine sorts on numeric, date and boolean fields, not {kind:?}")),
+                    None => return Err(format!("cannot sort on `{field}`: no such field in the mapping")),
+                },
+            };
+            let desc = match order {
+                None => by == By::Score,
+                Some("asc") => false,
+                Some("desc") => true,
+                Some(other) => return Err(format!("sort `{name}`: order is \"asc\" or \"desc\", got \"{other}\"")),
+            };
+            keys.push(SortKey { by, name: name.to_string(), desc });
+        }
+        let user_keys = keys.len();
+        if !keys.iter().any(|k| k.by == By::Doc) {
+            keys.push(SortKey { by: By::Doc, name: String::new(), desc: false });
+        }
+        Ok(Sort { keys, user_keys })
+    }
+
+    pub fn needs_scores(&self) -> bool {
+        self.keys.iter().any(|k| k.by == By::Score)
+    }
+
+    /// Whether hits show `sort` values (the request sorted).
+    pub fn shows_values(&self) -> bool {
+        self.user_keys > 0
+    }
+
+    /// The cursor after a hit: exact, for the next page of the same search.
+    pub fn after_hit(&self, key: Key) -> After {
+        After { key, len: self.keys.len() }
+    }
+
+    /// The cursor a client continuing from `after`'s sort values has: the request's keys
+    /// only, so ties across pages are skipped, as in Elasticsearch without a tiebreaker.
+    pub fn user_cursor(&self, after: After) -> After {
+        After { key: after.key, len: self.user_keys.max(1) }
+    }
+
+    /// A hit's `sort` values as Elasticsearch shows them (dates as epoch milliseconds).
+    pub fn values(&self, key: &Key) -> Value {
+        let shown = self.keys.iter().zip(key.0).take(self.user_keys).map(|(k, part)| {
+            let raw = if k.desc { !part } else { part };
+            match k.by {
+                By::Score => json!(score_from_bits(raw)),
+                By::Doc => json!(raw),
+                By::Field(_) if raw == u64::MAX => Value::Null,
+                By::Field(FieldType::Long) => json!(tantivy::u64_to_i64(raw)),
+                By::Field(FieldType::Double) => json!(tantivy::u64_to_f64(raw)),
+                By::Field(FieldType::Date) => json!(tantivy::u64_to_i64(raw).div_euclid(1_000_000)),
+                By::Field(FieldType::Boolean) => json!(raw),
+                By::Field(_) => Value::Null,
+            }
+        });
+        Value::Array(shown.collect())
+    }
+
+    /// A request's `search_after`: one value per sort key, strictly after which hits start.
+    pub fn search_after(&self, v: &Value) -> Result<After, String> {
+        let values = v.as_array().ok_or_else(|| format!("search_after is a list of sort values, got {v}"))?;
+        if self.user_keys == 0 {
+            return Err("search_after needs a `sort`".into());
+        }
+        if values.len() != self.user_keys {
+            return Err(format!("search_after has {} values but the sort has {} keys", values.len(), self.user_keys));
+        }
+        let mut key = Key([0; MAX_KEYS]);
+        for (i, (k, v)) in self.keys.iter().zip(values).enumerate() {
+            let bad = || format!("search_after value {v} does not fit sort key `{}`", k.name);
+            let raw = match (k.by, v) {
+                (_, Value::Null) => u64::MAX,
+                (By::Score, v) => score_bits(v.as_f64().ok_or_else(bad)? as f32),
+                (By::Doc, v) => v.as_u64().ok_or_else(bad)?,
+                (By::Field(FieldType::Long), v) => tantivy::i64_to_u64(v.as_i64().ok_or_else(bad)?),
+                (By::Field(FieldType::Double), v) => tantivy::f64_to_u64(v.as_f64().ok_or_else(bad)?),
+                (By::Field(FieldType::Date), v) => tantivy::i64_to_u64(v.as_i64().ok_or_else(bad)?.saturating_mul(1_000_000)),
+                (By::Field(FieldType::Boolean), Value::Bool(b)) => u64::from(*b),
+                (By::Field(_), v) => v.as_u64().ok_or_else(bad)?,
+            };
+            key.0[i] = if k.desc && raw != u64::MAX { !raw } else { raw };
+        }
+        Ok(After { key, len: self.user_keys })
+    }
+}
+
+/// The top `limit` hits after a cursor, in sort order, with their keys.
+pub struct TopAfter<'a> {
+    pub sort: &'a Sort,
+    pub after: Option<After>,
+    pub limit: usize,
+}
+
+pub struct Hit {
+    pub key: Key,
+    pub address: DocAddress,
+    pub score: Score,
+}
+
+impl PartialEq for Hit {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Hit {}
+impl PartialOrd for Hit {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Hit {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+pub struct SegmentTop {
+    keys: Vec<SortKey>,
+    columns: Vec<Option<Column<u64>>>,
+    segment: SegmentOrdinal,
+    after: Option<After>,
+    limit: usize,
+    /// The best hits so far, the worst on top.
+    heap: BinaryHeap<Hit>,
+}
+
+impl Collector for TopAfter<'_> {
+    type Fruit = Vec<Hit>;
+    type Child = SegmentTop;
+
+    fn for_segment(&self, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<SegmentTop> {
+        let columns = self
+            .sort
+            .keys
+            .iter()
+            .map(|k| match k.by {
+                By::Field(_) => reader.fast_fields().u64_lenient(&k.name).map(|c| c.map(|(col, _)| col)),
+                _ => Ok(None),
+            })
+            .collect::<tantivy::Result<Vec<_>>>()?;
+        Ok(SegmentTop { keys: self.sort.keys.clone(), columns, segment, after: self.after, limit: self.limit, heap: BinaryHeap::with_capacity(self.limit + 1) })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        self.sort.needs_scores()
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Vec<Hit>>) -> tantivy::Result<Vec<Hit>> {
+        let mut all: Vec<Hit> = fruits.into_iter().flatten().collect();
+        all.sort_unstable();
+        all.truncate(self.limit);
+        Ok(all)
+    }
+}
+
+impl SegmentCollector for SegmentTop {
+    type Fruit = Vec<Hit>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        if self.limit == 0 {
+            return;
+        }
+        let mut key = Key([0; MAX_KEYS]);
+        for (i, k) in self.keys.iter().enumerate() {
+            let raw = match k.by {
+                By::Score => score_bits(score),
+                By::Doc => (u64::from(self.segment) << 32) | u64::from(doc),
+                // Documents without the field sort last, in either order, as in Elasticsearch.
+                By::Field(_) => match self.columns[i].as_ref().and_then(|c| c.first(doc)) {
+                    Some(v) => v,
+                    None => {
+                        key.0[i] = u64::MAX;
+                        continue;
+                    }
+                },
+            };
+            key.0[i] = if k.desc { !raw } else { raw };
+        }
+        if self.after.is_some_and(|a| !a.admits(&key)) {
+            return;
+        }
+        if self.heap.len() < self.limit {
+            self.heap.push(Hit { key, address: DocAddress::new(self.segment, doc), score });
+        } else if self.heap.peek().is_some_and(|worst| key < worst.key) {
+            self.heap.pop();
+            self.heap.push(Hit { key, address: DocAddress::new(self.segment, doc), score });
+        }
+    }
+
+    fn harvest(self) -> Vec<Hit> {
+        self.heap.into_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn score_bits_keep_the_order_of_scores() {
+        let scores = [-3.5f32, -0.0, 0.0, 0.25, 1.0, 7.5];
+        let bits: Vec<u64> = scores.iter().map(|s| score_bits(*s)).collect();
+        assert!(bits.windows(2).all(|w| w[0] <= w[1]), "{bits:?}");
+        for s in scores {
+            assert_eq!(score_from_bits(score_bits(s)), s);
+        }
+    }
+
+    #[test]
+    fn sorts_parse_and_bad_ones_say_why() {
+        let body = json!({"mappings": {"properties": {"pop": {"type": "long"}, "name": {"type": "text"}, "at": {"type": "date"}}}});
+        let mapping = Mapping::from_index_body(&body).unwrap();
+        let s = Sort::parse(&json!([{"pop": "desc"}, "at"]), &mapping).unwrap();
+        assert_eq!((s.keys.len(), s.user_keys, s.keys[0].desc, s.keys[1].desc), (3, 2, true, false));
+        assert!(Sort::parse(&json!("name"), &mapping).unwrap_err().contains("numeric, date and boolean"));
+        assert!(Sort::parse(&json!("nope"), &mapping).unwrap_err().contains("no such field"));
+        assert!(Sort::parse(&json!({"pop": "up"}), &mapping).unwrap_err().contains("asc"));
+        let after = s.search_after(&json!([42, 1_600_000_000_000i64])).unwrap();
+        assert_eq!(s.values(&after.key), json!([42, 1_600_000_000_000i64]));
+        assert!(s.search_after(&json!([1])).unwrap_err().contains("2 keys"));
+    }
+}
