@@ -203,19 +203,22 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Result<Value, String
             "bulk"
         }
         "search" | "paginated-search" | "scroll-search" => {
-            if kind != "search" {
-                return Ok(Err(format!("`{kind}` is not supported yet")));
-            }
             if let Some(v) = index_of(get("index").or_else(|| get("indices"))) {
                 params.insert("index".into(), v);
             }
-            if let Some(v) = get("body") {
-                params.insert("body".into(), v);
+            let mut keys = vec!["body", "request-params"];
+            if kind != "search" {
+                keys.extend(["pages", "results-per-page"]);
+                if map.contains_key("with-point-in-time-from") {
+                    return Ok(Err("`with-point-in-time-from` (point-in-time searches) is not supported".into()));
+                }
             }
-            if let Some(v) = get("request-params") {
-                params.insert("request-params".into(), v);
+            for k in keys {
+                if let Some(v) = get(k) {
+                    params.insert(k.into(), v);
+                }
             }
-            "search"
+            kind
         }
         "create-index" | "delete-index" | "refresh" | "force-merge" => {
             if let Some(v) = index_of(get("index")) {

@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `runner` binary on real tracks, each with its own results home.
 
 mod bad_input;
+mod bulk_actions;
 mod bad_tracks;
 mod compare;
 mod elasticsearch;

@@ -75,6 +75,29 @@ fn the_rally_fixture_races_against_runner_serve() {
     assert!(!out.contains("| delete-index |") && !out.contains("| refresh |"), "{out}");
     assert_eq!(tasks(&race, "refresh")[0]["reported"], false);
     assert!(tasks(&race, "phrase")[0].get("reported").is_none(), "reported tasks store no flag");
+    // A scroll of 50 a page reads the 200 places in 4 full pages and an empty one; Rally
+    // counts scroll throughput in pages. paginated-search stops at its 3 pages.
+    let scroll = &tasks(&race, "scroll-all")[0];
+    assert_eq!((scroll["trials"][0]["units"].as_u64(), scroll["trials"][0]["hits"].as_u64(), scroll["throughput_unit"].as_str()), (Some(10), Some(400), Some("pages/s")), "{scroll}");
+    assert_eq!(tasks(&race, "by-population")[0]["trials"][0]["units"], 6);
+    assert!(out.contains("| scroll-all |") && out.contains("pages/s"), "{out}");
+    // Random id conflicts with updates: every document is accepted, a quarter update one
+    // indexed before, so fewer distinct documents remain; the same on both backends.
+    let distinct = |args: &[&str]| {
+        let env = Env::new();
+        let path = fixture();
+        let mut all = vec!["race", "--track-path", &path, "--challenge", "update-conflicts", "--quiet"];
+        all.extend_from_slice(args);
+        env.ok(&all);
+        let race = env.only_race();
+        let bulk = &tasks(&race, "index-update-conflicts")[0]["trials"][0];
+        assert_eq!((bulk["units"].as_u64(), bulk["errors"].as_u64()), (Some(200), Some(0)), "{bulk}");
+        tasks(&race, "count-all")[0]["trials"][0]["hits"].as_u64().unwrap()
+    };
+    let over_http = distinct(&["--backend", "elasticsearch", "--target-hosts", &u]);
+    let embedded = distinct(&[]);
+    assert_eq!(over_http, embedded);
+    assert!((130..175).contains(&embedded), "{embedded} distinct documents of 200 at 25% conflicts");
     // ingest-percentage indexes the first share of the corpus.
     let env = Env::new();
     env.ok(&["race", "--track-path", &fixture(), "--quiet", "--track-params", "ingest_percentage:50"]);

@@ -4,6 +4,7 @@
 //! Credentials come from `RUNNER_ES_USERNAME`/`RUNNER_ES_PASSWORD` or `RUNNER_ES_API_KEY`
 //! and are never stored.
 
+mod paged;
 mod request;
 mod response;
 
@@ -214,6 +215,7 @@ async fn fetch_json(client: &reqwest::Client, host: &Url, path: &str, auth: &str
 /// What a client runs per call.
 pub enum Prepared {
     Calls(Vec<HttpCall>),
+    Paged(Box<paged::PagedSearch>),
     Unsupported(OpError),
 }
 
@@ -242,6 +244,10 @@ impl Backend for ElasticsearchBackend {
 
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
         let builder = CallBuilder { hosts: &self.settings.hosts };
+        if let OpSpec::Search(spec @ crate::ops::SearchSpec { paging: Some(paging), .. }) = op {
+            let path = format!("/{}/_search", request::escape_segment(&spec.index));
+            return paged::build(&builder, spec, *paging, &path).map(|p| Prepared::Paged(Box::new(p))).map_err(|m| OpError::new(ErrorKind::BadRequest, m));
+        }
         match builder.build(op) {
             Ok(Some(calls)) => Ok(Prepared::Calls(calls)),
             Ok(None) => Ok(Prepared::Unsupported(OpError::new(
@@ -269,15 +275,28 @@ fn gzip(body: &[u8]) -> Bytes {
 }
 
 impl ElasticsearchClient {
-    async fn run(&mut self, call: &HttpCall, payload: &Payload<'_>) -> Result<Outcome, OpError> {
+    /// The next host's URL of a call (requests go round-robin).
+    fn next_url<'c>(&mut self, call: &'c HttpCall) -> &'c Url {
         let url = &call.urls[self.next_host];
         self.next_host = (self.next_host + 1) % self.hosts;
+        url
+    }
+
+    async fn run(&mut self, call: &HttpCall, payload: &Payload<'_>) -> Result<Outcome, OpError> {
+        let url = self.next_url(call);
         let (body, docs) = match (call.expect, payload) {
             // The feeder wrote the whole body, action lines included.
             (Expect::Bulk, Payload::Documents { body, count }) => (Some(Bytes::copy_from_slice(body.as_bytes())), *count),
             (Expect::Bulk, _) => return Err(OpError::new(ErrorKind::Internal, "bulk without documents")),
             _ => (call.body.clone(), 0),
         };
+        let bytes = self.send(call, url, body).await?;
+        let label = &call.label;
+        self.outcome(call, label, &bytes, docs)
+    }
+
+    /// Sends one request of `call` to `url` with `body`; a status of 400 or more is an error.
+    async fn send(&self, call: &HttpCall, url: &Url, body: Option<Bytes>) -> Result<Bytes, OpError> {
         let mut request = self.http.request(call.method.clone(), url.clone());
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, HeaderValue::from_static(call.content_type));
@@ -296,7 +315,10 @@ impl ElasticsearchClient {
         if let Some(kind) = status_error(status) {
             return Err(OpError::new(kind, format!("{} answered {status}: {}", call.label, response::error_summary(&bytes))));
         }
-        let label = &call.label;
+        Ok(bytes)
+    }
+
+    fn outcome(&mut self, call: &HttpCall, label: &str, bytes: &[u8], docs: u64) -> Result<Outcome, OpError> {
         match call.expect {
             Expect::Status => Ok(Outcome { units: 1, ..Outcome::default() }),
             Expect::Search => {
@@ -340,6 +362,7 @@ impl BackendClient for ElasticsearchClient {
                 }
                 Ok(outcome)
             }
+            Prepared::Paged(p) => self.paged(p).await,
             Prepared::Unsupported(e) => Err(e.clone()),
         }
     }

@@ -43,7 +43,7 @@ fn indices_segment(names: &[String]) -> String {
 }
 
 /// Escapes what would change a path segment's meaning (`/`, `?`, `#`, `%`, spaces).
-fn escape_segment(s: &str) -> String {
+pub(super) fn escape_segment(s: &str) -> String {
     crate::ops::percent_encode(s, b"-_.~*,+:@")
 }
 
@@ -52,7 +52,7 @@ pub struct CallBuilder<'a> {
 }
 
 impl CallBuilder<'_> {
-    fn call(&self, method: Method, path: String, params: &[(String, String)], body: Option<Bytes>, expect: Expect) -> Result<HttpCall, String> {
+    pub(super) fn call(&self, method: Method, path: String, params: &[(String, String)], body: Option<Bytes>, expect: Expect) -> Result<HttpCall, String> {
         let query = query_string(params);
         let path_and_query = if query.is_empty() { path.clone() } else { format!("{path}?{query}") };
         let urls = self

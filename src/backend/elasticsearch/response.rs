@@ -20,6 +20,77 @@ pub fn search_hits(body: &[u8]) -> Option<u64> {
     std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
 }
 
+/// What paging needs from one page of a search: the scroll id, the total, how many hits
+/// came back and the last one's `sort` values. Sources are skipped, not parsed.
+pub struct PageSummary {
+    pub scroll_id: Option<String>,
+    pub total: Option<u64>,
+    pub hits: u64,
+    pub last_sort: Option<Value>,
+}
+
+pub fn page(body: &[u8]) -> Option<PageSummary> {
+    use serde::de::IgnoredAny;
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Total {
+        Object { value: u64 },
+        Number(u64),
+    }
+    #[derive(Deserialize)]
+    struct Hit {
+        #[serde(default)]
+        sort: Option<Value>,
+        #[serde(default, rename = "_source")]
+        _source: Option<IgnoredAny>,
+    }
+    /// Counts hits, keeping only the last one's sort values.
+    struct Hits {
+        count: u64,
+        last_sort: Option<Value>,
+    }
+    impl<'de> Deserialize<'de> for Hits {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Hits, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Hits;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a list of hits")
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Hits, A::Error> {
+                    let mut out = Hits { count: 0, last_sort: None };
+                    while let Some(hit) = seq.next_element::<Hit>()? {
+                        out.count += 1;
+                        out.last_sort = hit.sort;
+                    }
+                    Ok(out)
+                }
+            }
+            d.deserialize_seq(V)
+        }
+    }
+    #[derive(Deserialize)]
+    struct Outer {
+        #[serde(default)]
+        total: Option<Total>,
+        hits: Hits,
+    }
+    #[derive(Deserialize)]
+    struct Response {
+        #[serde(default, rename = "_scroll_id")]
+        scroll_id: Option<String>,
+        hits: Outer,
+    }
+    let r: Response = serde_json::from_slice(body).ok()?;
+    let total = r.hits.total.map(|t| match t {
+        Total::Object { value } => value,
+        Total::Number(n) => n,
+    });
+    Some(PageSummary { scroll_id: r.scroll_id, total, hits: r.hits.hits.count, last_sort: r.hits.hits.last_sort })
+}
+
 /// The `errors` flag of a bulk response, which Elasticsearch writes before `items`.
 pub fn bulk_has_errors(body: &[u8]) -> Option<bool> {
     let at = find(body, b"\"errors\"")?;
@@ -128,5 +199,16 @@ mod tests {
         assert_eq!(error_summary(body), "search_phase_execution_exception: all shards failed (caused by: bad field)");
         assert_eq!(error_summary(b"Bad Gateway"), "Bad Gateway");
         assert_eq!(error_summary(b""), "(empty body)");
+    }
+
+    #[test]
+    fn pages_are_summarised_without_their_sources() {
+        let body = br#"{"_scroll_id":"abc","took":1,"hits":{"total":{"value":42,"relation":"eq"},"hits":[{"_id":"1","_source":{"a":[1,2,{"b":3}]},"sort":[5]},{"_id":"2","_source":{},"sort":[6,"x"]}]}}"#;
+        let p = super::page(body).unwrap();
+        assert_eq!((p.scroll_id.as_deref(), p.total, p.hits), (Some("abc"), Some(42), 2));
+        assert_eq!(p.last_sort, Some(serde_json::json!([6, "x"])));
+        let old = super::page(br#"{"hits":{"total":7,"hits":[]}}"#).unwrap();
+        assert_eq!((old.total, old.hits, old.last_sort), (Some(7), 0, None));
+        assert!(super::page(b"{\"error\":1}").is_none());
     }
 }

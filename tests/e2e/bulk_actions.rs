@@ -1,0 +1,195 @@
+//! Bulk bodies beyond plain appends, on the embedded backend and over HTTP against
+//! `runner serve`: corpora whose files hold their own action lines, Rally's id conflicts,
+//! looped corpora; and paged searches in our own track format.
+
+use crate::util::*;
+
+/// Six action/document pairs: `a` indexed then replaced, `b` created, one without an id,
+/// and `c` indexed then updated in place: 4 documents remain.
+const WITH_ACTIONS: &str = r#"{"index":{"_id":"a"}}
+{"name":"first a","n":1}
+{"create":{"_id":"b"}}
+{"name":"b","n":2}
+{"index":{}}
+{"name":"no id","n":3}
+{"index":{"_id":"a"}}
+{"name":"second a","n":4}
+{"index":{"_id":"c"}}
+{"name":"c","n":5}
+{"update":{"_id":"c"}}
+{"doc":{"n":50}}
+"#;
+
+const TRACK: &str = "name: actions
+indices: [{name: docs, body: {mappings: {properties: {name: {type: text}, n: {type: long}}}}}]
+corpora:
+  - name: own
+    documents: [{source-file: docs.json, includes-action-and-meta-data: true, document-count: 6}]
+operations:
+  - {name: delete-index, type: delete-index}
+  - {name: create-index, type: create-index}
+  - {name: refresh, type: refresh}
+  - {name: load, type: bulk, params: {bulk-size: 4}}
+  - {name: count, type: search, params: {body: {query: {match_all: {}}, size: 0}}}
+  - {name: big-n, type: search, params: {body: {query: {range: {n: {gte: 50}}}, size: 0}}}
+challenges:
+  - name: c
+    schedule:
+      - {operation: delete-index}
+      - {operation: create-index}
+      - {operation: load}
+      - {operation: refresh}
+      - {operation: count, iterations: 1}
+      - {operation: big-n, iterations: 1}
+";
+
+fn race_in(files: &[(&str, &str)], args: &[&str]) -> serde_json::Value {
+    let dir = track_dir(files);
+    let env = Env::new();
+    let mut all = vec!["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"];
+    all.extend_from_slice(args);
+    env.ok(&all);
+    env.only_race()
+}
+
+fn trial<'a>(race: &'a serde_json::Value, task: &str) -> &'a serde_json::Value {
+    &tasks(race, task)[0]["trials"][0]
+}
+
+#[test]
+fn a_corpus_with_its_own_action_lines_is_sent_as_written() {
+    let env = Env::new();
+    let server = crate::elasticsearch::serve(&env, &[]);
+    let u = crate::elasticsearch::url(server.port);
+    for args in [vec![], vec!["--backend", "elasticsearch", "--target-hosts", u.as_str()]] {
+        let race = race_in(&[("track.yaml", TRACK), ("docs.json", WITH_ACTIONS)], &args);
+        let load = trial(&race, "load");
+        assert_eq!((load["units"].as_u64(), load["errors"].as_u64(), load["operations"].as_u64()), (Some(6), Some(0), Some(2)), "{args:?}: {load}");
+        assert_eq!(trial(&race, "count")["hits"], 4, "{args:?}: a (replaced), b, one without id, c");
+        assert_eq!(trial(&race, "big-n")["hits"], 1, "{args:?}: the update merged n: 50 into c");
+    }
+}
+
+#[test]
+fn a_create_of_an_existing_id_fails_as_an_item_and_is_counted() {
+    let docs = "{\"index\":{\"_id\":\"x\"}}\n{\"n\":1}\n{\"create\":{\"_id\":\"x\"}}\n{\"n\":2}\n";
+    let track = TRACK.replace("document-count: 6", "document-count: 2");
+    let race = race_in(&[("track.yaml", &track), ("docs.json", docs)], &[]);
+    let load = trial(&race, "load");
+    assert_eq!((load["units"].as_u64(), load["errors_by_kind"]["item-failures"].as_u64()), (Some(1), Some(1)), "{load}");
+    assert!(load["error_messages"]["item-failures"].as_str().unwrap().contains("version_conflict"), "{load}");
+}
+
+/// 100 generated documents with Rally's conflicts: sequential ids, half of them reusing one.
+const CONFLICTS: &str = "name: conflicts
+indices: [{name: logs, body: {mappings: {properties: {message: {type: text}}}}}]
+corpora:
+  - name: gen
+    documents: [{generate: small, document-count: 100}]
+operations:
+  - {name: delete-index, type: delete-index}
+  - {name: create-index, type: create-index}
+  - {name: refresh, type: refresh}
+  - {name: load, type: bulk, params: {bulk-size: 10, conflicts: sequential, conflict-probability: 50, on-conflict: index}}
+  - {name: count, type: search, params: {body: {size: 0}}}
+  - {name: loop, type: bulk, params: {bulk-size: 30, looped: true}}
+challenges:
+  - name: c
+    schedule:
+      - {operation: delete-index}
+      - {operation: create-index}
+      - {operation: load}
+      - {operation: refresh}
+      - {operation: count, iterations: 1}
+  - name: looped
+    schedule:
+      - {operation: delete-index}
+      - {operation: create-index}
+      - {operation: loop, iterations: 10}
+      - {operation: refresh}
+      - {operation: count, iterations: 1}
+";
+
+#[test]
+fn id_conflicts_replace_documents_alike_on_both_backends() {
+    let env = Env::new();
+    let server = crate::elasticsearch::serve(&env, &[]);
+    let u = crate::elasticsearch::url(server.port);
+    let mut distinct = Vec::new();
+    for args in [vec![], vec!["--backend", "elasticsearch", "--target-hosts", u.as_str()]] {
+        let race = race_in(&[("track.yaml", CONFLICTS)], &args);
+        let load = trial(&race, "load");
+        assert_eq!((load["units"].as_u64(), load["errors"].as_u64()), (Some(100), Some(0)), "{load}");
+        distinct.push(trial(&race, "count")["hits"].as_u64().unwrap());
+    }
+    assert_eq!(distinct[0], distinct[1], "the same seeded ids on both backends");
+    assert!((35..65).contains(&distinct[0]), "{} distinct of 100 at 50% conflicts", distinct[0]);
+}
+
+#[test]
+fn a_looped_corpus_starts_over_until_its_iterations_end() {
+    let race = race_in(&[("track.yaml", CONFLICTS)], &["--challenge", "looped"]);
+    let looped = trial(&race, "loop");
+    // 10 requests of 30 over 100 documents: 300 indexed, each document three times or more.
+    assert_eq!((looped["operations"].as_u64(), looped["units"].as_u64()), (Some(10), Some(300)), "{looped}");
+    assert_eq!(trial(&race, "count")["hits"], 300);
+}
+
+#[test]
+fn paged_searches_read_their_pages_on_both_backends() {
+    let track = "name: pages
+indices: [{name: docs, body: {mappings: {properties: {name: {type: text}, n: {type: long}}}}}]
+corpora:
+  - name: gen
+    documents: [{generate: small, document-count: 95, target-index: docs}]
+operations:
+  - {name: delete-index, type: delete-index}
+  - {name: create-index, type: create-index}
+  - {name: refresh, type: refresh}
+  - {name: load, type: bulk, params: {bulk-size: 50}}
+  - {name: scroll, type: scroll-search, params: {results-per-page: 20, body: {query: {match_all: {}}}}}
+  - {name: after, type: paginated-search, params: {pages: 2, results-per-page: 40, body: {sort: [_doc]}}}
+challenges:
+  - name: c
+    schedule:
+      - {operation: delete-index}
+      - {operation: create-index}
+      - {operation: load}
+      - {operation: refresh}
+      - {operation: scroll, iterations: 3}
+      - {operation: after, iterations: 2}
+";
+    let env = Env::new();
+    let server = crate::elasticsearch::serve(&env, &[]);
+    let u = crate::elasticsearch::url(server.port);
+    for args in [vec![], vec!["--backend", "elasticsearch", "--target-hosts", u.as_str()]] {
+        let race = race_in(&[("track.yaml", track)], &args);
+        let scroll = trial(&race, "scroll");
+        // 95 hits at 20 a page: 4 full pages and a short one, each of the 3 iterations.
+        assert_eq!((scroll["units"].as_u64(), scroll["hits"].as_u64(), scroll["errors"].as_u64()), (Some(15), Some(285), Some(0)), "{args:?}: {scroll}");
+        assert_eq!(tasks(&race, "scroll")[0]["throughput_unit"], "pages/s");
+        assert_eq!(trial(&race, "after")["units"], 4, "{args:?}: 2 pages, twice");
+    }
+}
+
+#[test]
+fn bad_paging_and_bulk_params_are_refused_before_the_race() {
+    let cases = [
+        ("{name: p, type: paginated-search, params: {index: i}}", "needs a `sort`"),
+        ("{name: p, type: scroll-search, params: {index: i, pages: 0}}", "pages"),
+        ("{name: p, type: bulk, params: {conflicts: often}}", "`sequential` or `random`"),
+        ("{name: p, type: bulk, params: {conflict-probability: 10}}", "needs `conflicts"),
+        ("{name: p, type: bulk, params: {conflicts: random, recency: 2}}", "from 0 to 1"),
+        ("{name: p, type: bulk, params: {looped: true}}", "`looped` bulk never runs out"),
+    ];
+    for (op, expected) in cases {
+        let track = format!(
+            "name: bad\nindices: [{{name: i}}]\ncorpora: [{{name: g, documents: [{{generate: small, document-count: 5}}]}}]\noperations: [{op}]\nchallenges: [{{name: c, schedule: [{{operation: p}}]}}]\n"
+        );
+        let (env, out) = race_track(&track, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{op}: {stderr}");
+        assert!(stderr.contains(expected) && stderr.contains("track.yaml"), "{op}: {stderr}");
+        assert!(env.race_dirs().is_empty());
+    }
+}
