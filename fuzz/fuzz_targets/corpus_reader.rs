@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use runner::track::{CorpusReader, DocumentSet, Origin};
+use runner::track::{CorpusReader, DocumentSet};
 use std::sync::OnceLock;
 
 fn dir() -> &'static tempfile::TempDir {
@@ -18,7 +18,8 @@ fuzz_target!(|data: &[u8]| {
     let max_bytes = (selector & 0x80 != 0).then_some(64);
     let path = dir().path().join(format!("corpus.{ext}"));
     std::fs::write(&path, content).unwrap();
-    let set = DocumentSet { origin: Origin::File(path), document_count: None, target_index: "i".into() };
+    // Bit 6: the file holds an action line before each document (read in pairs, dropped here).
+    let set = DocumentSet { with_actions: selector & 0x40 != 0, ..DocumentSet::file(path, "i") };
     let Ok(mut reader) = CorpusReader::open(vec![set], None) else { return };
     let mut buf = String::new();
     let mut total = 0u64;

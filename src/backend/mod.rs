@@ -151,7 +151,7 @@ pub struct Outcome {
 /// Per-operation input that changes from call to call; the driver fills it without allocating.
 pub enum Payload<'a> {
     None,
-    /// NDJSON documents, one per line.
+    /// A bulk request body: NDJSON, an action line before each of `count` documents.
     Documents { body: &'a str, count: u64 },
     /// Key-value keys (and value for writes), each `key_size` bytes, concatenated, and the
     /// command of each key (all the same unless the operation is a mix).

@@ -14,7 +14,7 @@ fn render_track_joins_the_parts_and_applies_parameters() {
     let text = env.ok(&["render-track", "--track-path", &fixture()]);
     let track: serde_json::Value = serde_json::from_str(&text).expect("the rendered track is JSON");
     let ops: Vec<&str> = track["operations"].as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap()).collect();
-    assert_eq!(ops, ["index-append", "phrase"]);
+    assert_eq!(ops, ["index-append", "phrase", "scroll-all", "by-population", "index-update-conflicts", "count-all", "index-stats", "node-stats"]);
     assert_eq!(track["operations"][0], serde_json::json!({"name": "index-append", "operation-type": "bulk", "bulk-size": 500}), "defaults, and no ingest-percentage unless set");
     let schedule = &track["challenges"][0]["schedule"];
     assert_eq!((schedule[2]["clients"].as_u64(), schedule[4]["target-throughput"].as_u64()), (Some(2), Some(200)));
@@ -80,6 +80,11 @@ fn the_rally_fixture_races_against_runner_serve() {
     let scroll = &tasks(&race, "scroll-all")[0];
     assert_eq!((scroll["trials"][0]["units"].as_u64(), scroll["trials"][0]["hits"].as_u64(), scroll["throughput_unit"].as_str()), (Some(10), Some(400), Some("pages/s")), "{scroll}");
     assert_eq!(tasks(&race, "by-population")[0]["trials"][0]["units"], 6);
+    // Rally's index-stats and node-stats, as REST calls runner serve answers.
+    for stats in ["index-stats", "node-stats"] {
+        let t = &tasks(&race, stats)[0]["trials"][0];
+        assert_eq!((t["successes"].as_u64(), t["errors"].as_u64()), (Some(5), Some(0)), "{stats}: {t}");
+    }
     assert!(out.contains("| scroll-all |") && out.contains("pages/s"), "{out}");
     // Random id conflicts with updates: every document is accepted, a quarter update one
     // indexed before, so fewer distinct documents remain; the same on both backends.
