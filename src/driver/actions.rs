@@ -61,6 +61,10 @@ impl BulkActions {
 }
 
 impl ActionLines for BulkActions {
+    fn constant(&self) -> Option<&'static str> {
+        self.conflicts.is_none().then_some(BULK_ACTION_LINE)
+    }
+
     fn write_action(&mut self, buf: &mut String) -> DocumentAs {
         let Some(c) = self.conflicts else {
             buf.push_str(BULK_ACTION_LINE);

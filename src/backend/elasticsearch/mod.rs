@@ -322,20 +322,20 @@ impl ElasticsearchClient {
         match call.expect {
             Expect::Status => Ok(Outcome { units: 1, ..Outcome::default() }),
             Expect::Search => {
-                let hits = response::search_hits(&bytes).ok_or_else(|| OpError::new(ErrorKind::Protocol, format!("{label}: the response has no hits.total")))?;
+                let hits = response::search_hits(bytes).ok_or_else(|| OpError::new(ErrorKind::Protocol, format!("{label}: the response has no hits.total")))?;
                 Ok(Outcome { units: 1, hits, ..Outcome::default() })
             }
-            Expect::Bulk => match response::bulk_has_errors(&bytes) {
+            Expect::Bulk => match response::bulk_has_errors(bytes) {
                 Some(false) => Ok(Outcome { units: docs, ..Outcome::default() }),
                 Some(true) => {
-                    let f = response::bulk_item_failures(&bytes).ok_or_else(|| OpError::new(ErrorKind::Protocol, format!("{label}: errors:true but no readable items")))?;
+                    let f = response::bulk_item_failures(bytes).ok_or_else(|| OpError::new(ErrorKind::Protocol, format!("{label}: errors:true but no readable items")))?;
                     self.last_item_failure = f.first_reason;
                     Ok(Outcome { units: docs.saturating_sub(f.failed), failed_items: f.failed.max(1), ..Outcome::default() })
                 }
                 None => Err(OpError::new(ErrorKind::Protocol, format!("{label}: the response is not a bulk response (no `errors` flag)"))),
             },
             Expect::Health(wanted) => {
-                let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| OpError::new(ErrorKind::Protocol, format!("{label}: the response is not JSON")))?;
+                let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|_| OpError::new(ErrorKind::Protocol, format!("{label}: the response is not JSON")))?;
                 let got = v.get("status").and_then(|s| s.as_str()).and_then(HealthStatus::parse);
                 match (wanted, got) {
                     (_, None) => Err(OpError::new(ErrorKind::Protocol, format!("{label}: the response has no status"))),
