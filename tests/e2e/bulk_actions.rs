@@ -170,6 +170,18 @@ challenges:
         assert_eq!(tasks(&race, "scroll")[0]["throughput_unit"], "pages/s");
         assert_eq!(trial(&race, "after")["units"], 4, "{args:?}: 2 pages, twice");
     }
+    // Every scroll the elasticsearch backend opened was cleared at the end of its operation.
+    assert!(http(server.port, "DELETE /_search/scroll/_all").contains("\"num_freed\":0"));
+}
+
+/// One HTTP/1.1 request line to 127.0.0.1:`port`; the whole response.
+fn http(port: u16, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "{request} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
 }
 
 #[test]
