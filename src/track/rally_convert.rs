@@ -20,6 +20,7 @@ pub enum OnUnsupported {
     Skip,
 }
 
+#[derive(Debug)]
 pub struct Converted {
     pub track: Value,
     /// What was skipped, dropped or approximated, one line each.
@@ -439,4 +440,41 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
         out.insert("include-in-reporting".into(), json!(false));
     }
     Ok(Some(Value::Object(out)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn convert_json(v: Value, on_unsupported: OnUnsupported) -> Result<Converted, TrackError> {
+        convert(&v, Path::new("track.json"), "t", false, on_unsupported, &|_| Ok(json!({})))
+    }
+
+    #[test]
+    fn action_line_corpora_conflicts_and_paged_searches_convert_as_they_are() {
+        let rally = json!({
+            "indices": [{"name": "logs"}],
+            "corpora": [{"name": "c", "documents": [{"source-file": "d.json", "document-count": 10, "includes-action-and-meta-data": true}]}],
+            "operations": [
+                {"name": "b", "operation-type": "bulk", "bulk-size": 5, "conflicts": "sequential", "conflict-probability": 10, "on-conflict": "update", "recency": 0.2, "looped": true},
+                {"name": "s", "operation-type": "scroll-search", "index": "logs", "pages": 4, "results-per-page": 100, "body": {"query": {"match_all": {}}}},
+                {"name": "p", "operation-type": "paginated-search", "index": "logs", "pages": "all", "body": {"sort": ["_doc"]}}
+            ],
+            "schedule": [{"operation": "b", "iterations": 2}, {"operation": "s"}, {"operation": "p"}]
+        });
+        let t = convert_json(rally, OnUnsupported::Fail).unwrap().track;
+        assert_eq!(t["corpora"][0]["documents"][0]["includes-action-and-meta-data"], true);
+        assert_eq!(t["operations"][0]["params"], json!({"bulk-size": 5, "conflicts": "sequential", "conflict-probability": 10, "on-conflict": "update", "recency": 0.2, "looped": true}));
+        assert_eq!((t["operations"][1]["type"].as_str(), t["operations"][1]["params"]["pages"].as_u64()), (Some("scroll-search"), Some(4)));
+        assert_eq!(t["operations"][2]["params"]["pages"], "all");
+    }
+
+    #[test]
+    fn pipelines_and_point_in_time_are_named_as_unsupported() {
+        for op in [json!({"name": "x", "operation-type": "bulk", "pipeline": "p"}), json!({"name": "x", "operation-type": "paginated-search", "with-point-in-time-from": "open"})] {
+            let rally = json!({"indices": [{"name": "i"}], "operations": [op], "schedule": [{"operation": "x"}]});
+            let e = convert_json(rally, OnUnsupported::Fail).unwrap_err();
+            assert!(e.to_string().contains("pipeline") || e.to_string().contains("point-in-time"), "{e}");
+        }
+    }
 }
