@@ -193,6 +193,7 @@ fn bad_paging_and_bulk_params_are_refused_before_the_race() {
         ("{name: p, type: bulk, params: {conflict-probability: 10}}", "needs `conflicts"),
         ("{name: p, type: bulk, params: {conflicts: random, recency: 2}}", "from 0 to 1"),
         ("{name: p, type: bulk, params: {looped: true}}", "`looped` bulk never runs out"),
+        ("{name: p, type: search, params: {index: i, body: {aggs: {by: {terms: {field: f}}}}}}", "does not run `aggs`"),
     ];
     for (op, expected) in cases {
         let track = format!(
@@ -201,7 +202,9 @@ fn bad_paging_and_bulk_params_are_refused_before_the_race() {
         let (env, out) = race_track(&track, &[]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{op}: {stderr}");
-        assert!(stderr.contains(expected) && stderr.contains("track.yaml"), "{op}: {stderr}");
+        // A track error names the file; what the backend cannot run names the task instead.
+        let names = if expected.contains("aggs") { "task `p`" } else { "track.yaml" };
+        assert!(stderr.contains(expected) && stderr.contains(names), "{op}: {stderr}");
         assert!(env.race_dirs().is_empty());
     }
 }

@@ -106,6 +106,13 @@ impl Backend for EmbeddedBackend {
         BackendInfo { kind: "embedded".into(), version: format!("runner {} / tantivy 0.27", env!("CARGO_PKG_VERSION")), details }
     }
 
+    fn unsupported(&self, op: &OpSpec) -> Option<String> {
+        match op {
+            OpSpec::Search(spec) => search::unsupported_body(&spec.body).map(|why| format!("{why}; run it against Elasticsearch or OpenSearch with --backend elasticsearch")),
+            _ => None,
+        }
+    }
+
     async fn connect(&self) -> Result<EmbeddedClient, OpError> {
         Ok(EmbeddedClient { state: self.state.clone(), args: Vec::new(), last_item_failure: None })
     }

@@ -38,6 +38,25 @@ pub struct Page {
     pub next: Option<After>,
 }
 
+/// Search body keys the embedded engine runs. `_source` filters, `track_total_hits` and the
+/// like change what is sent back, not what is searched, and are accepted; anything else
+/// (aggregations, highlighting, post_filter, ...) would be measured without the work it
+/// asks for, so it is refused.
+const SEARCH_KEYS: [&str; 10] = ["query", "size", "from", "sort", "search_after", "track_total_hits", "_source", "timeout", "version", "seq_no_primary_term"];
+
+/// Why the embedded engine cannot run this search body, if it cannot.
+pub fn unsupported_body(body: &Value) -> Option<String> {
+    let keys = body.as_object()?.keys();
+    let refused: Vec<&str> = keys.map(String::as_str).filter(|k| !SEARCH_KEYS.contains(k)).collect();
+    (!refused.is_empty()).then(|| {
+        format!(
+            "the embedded engine does not run `{}` in a search body (it runs {})",
+            refused.join("`, `"),
+            SEARCH_KEYS.join(", ")
+        )
+    })
+}
+
 fn internal(e: impl std::fmt::Display) -> OpError {
     OpError::new(ErrorKind::Internal, e.to_string())
 }
@@ -45,6 +64,9 @@ fn internal(e: impl std::fmt::Display) -> OpError {
 impl EmbeddedIndex {
     pub fn compile(&self, body: &Value) -> Result<SearchPlan, OpError> {
         let bad = |m: String| OpError::new(ErrorKind::BadRequest, format!("index `{}`: {m}", self.name));
+        if let Some(why) = unsupported_body(body) {
+            return Err(bad(why));
+        }
         let number = |key: &str, default: u64| match body.get(key) {
             None | Some(Value::Null) => Ok(default),
             Some(v) => v.as_u64().ok_or_else(|| bad(format!("`{key}` must be a non-negative integer, got {v}"))),
