@@ -162,22 +162,28 @@ impl EmbeddedBackend {
             },
             None => None,
         };
-        let mut scrolls = self.state.scrolls.lock().unwrap_or_else(|p| p.into_inner());
+        // The context is taken out while its page is searched, so other scrolls go on.
         let now = Instant::now();
-        scrolls.open.retain(|_, c| c.expires > now);
-        let Some(c) = scrolls.open.get_mut(&id) else {
+        let taken = {
+            let mut scrolls = self.state.scrolls.lock().unwrap_or_else(|p| p.into_inner());
+            scrolls.open.retain(|_, c| c.expires > now);
+            scrolls.open.remove(&id)
+        };
+        let Some(mut c) = taken else {
             return RestResponse::error(404, "search_context_missing_exception", &format!("No search context found for id [{id}] (cleared, or its keep-alive passed)"));
         };
         c.keep_alive = renew.unwrap_or(c.keep_alive);
         c.expires = now + c.keep_alive;
-        let page = match c.index.page(&c.searcher, c.query.as_ref(), &c.sort, c.after, 0, c.per_page, false) {
+        let page = c.index.page(&c.searcher, c.query.as_ref(), &c.sort, c.after, 0, c.per_page, false);
+        if let Ok(p) = &page {
+            c.after = p.next.or(c.after);
+        }
+        let (index, searcher, total) = (c.index.clone(), c.searcher.clone(), c.total);
+        self.state.scrolls.lock().unwrap_or_else(|p| p.into_inner()).open.insert(id.clone(), c);
+        let page = match page {
             Ok(p) => p,
             Err(e) => return RestResponse::from_op_error(&e),
         };
-        c.after = page.next.or(c.after);
-        let (index, searcher, total) = (c.index.clone(), c.searcher.clone(), c.total);
-        // Sources are loaded without holding the scrolls' lock.
-        drop(scrolls);
         match fetch_all(&index, &searcher, page.hits) {
             Ok(hits) => hits_body(&index.name, started.elapsed(), total, &hits, Some(&id)),
             Err(r) => r,
