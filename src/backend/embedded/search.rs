@@ -31,6 +31,14 @@ pub struct Hit {
     pub sort: Option<Value>,
 }
 
+/// Which hits a page holds: `limit` of them after the cursor, once `skip` (`from`) are passed.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    pub after: Option<After>,
+    pub skip: usize,
+    pub limit: usize,
+}
+
 /// A page of hits: addresses in order, with the cursor after the last one.
 pub struct Page {
     pub total: u64,
@@ -90,9 +98,9 @@ impl EmbeddedIndex {
         self.reader.searcher()
     }
 
-    /// `limit` hits of `query` after `after` in `sort` order, skipping `skip` (from), with the
-    /// total when `count`.
-    pub fn page(&self, searcher: &Searcher, query: &dyn Query, sort: &Sort, after: Option<After>, skip: usize, limit: usize, count: bool) -> Result<Page, OpError> {
+    /// The hits of `query` in `window`, in `sort` order, with the total when `count`.
+    pub fn page(&self, searcher: &Searcher, query: &dyn Query, sort: &Sort, window: Window, count: bool) -> Result<Page, OpError> {
+        let Window { after, skip, limit } = window;
         let top = TopAfter { sort, after, limit: skip + limit };
         let (total, found) = if count {
             let (n, found) = searcher.search(query, &(Count, top)).map_err(internal)?;
@@ -124,7 +132,7 @@ impl EmbeddedIndex {
             }
             (sort, after) => {
                 let relevance = Sort::relevance();
-                let page = self.page(searcher, plan.query.as_ref(), sort.as_ref().unwrap_or(&relevance), after, plan.from, plan.size, true)?;
+                let page = self.page(searcher, plan.query.as_ref(), sort.as_ref().unwrap_or(&relevance), Window { after, skip: plan.from, limit: plan.size }, true)?;
                 (page.total, page.hits)
             }
         };
@@ -169,7 +177,7 @@ impl EmbeddedIndex {
                     &fresh
                 }
             };
-            let page = self.page(searcher, plan.query.as_ref(), sort, after, 0, per_page, pages == 0)?;
+            let page = self.page(searcher, plan.query.as_ref(), sort, Window { after, skip: 0, limit: per_page }, pages == 0)?;
             if pages == 0 {
                 total = page.total;
             }

@@ -3,7 +3,7 @@
 //! searcher, a snapshot of the index, until it is cleared or its keep-alive passes.
 
 use super::{param, not_found, RestResponse};
-use crate::backend::embedded::search::Hit;
+use crate::backend::embedded::search::{Hit, Window};
 use crate::backend::embedded::sort::{After, Sort};
 use crate::backend::embedded::{EmbeddedBackend, EmbeddedIndex};
 use serde_json::{json, Value};
@@ -117,7 +117,7 @@ impl EmbeddedBackend {
 
     fn open_scroll(&self, index: Arc<EmbeddedIndex>, searcher: Searcher, plan: crate::backend::embedded::search::SearchPlan, keep: Duration, started: Instant) -> RestResponse {
         let sort = plan.sort.unwrap_or_else(Sort::relevance);
-        let page = match index.page(&searcher, plan.query.as_ref(), &sort, plan.after, plan.from, plan.size, true) {
+        let page = match index.page(&searcher, plan.query.as_ref(), &sort, Window { after: plan.after, skip: plan.from, limit: plan.size }, true) {
             Ok(p) => p,
             Err(e) => return RestResponse::from_op_error(&e),
         };
@@ -174,7 +174,7 @@ impl EmbeddedBackend {
         };
         c.keep_alive = renew.unwrap_or(c.keep_alive);
         c.expires = now + c.keep_alive;
-        let page = c.index.page(&c.searcher, c.query.as_ref(), &c.sort, c.after, 0, c.per_page, false);
+        let page = c.index.page(&c.searcher, c.query.as_ref(), &c.sort, Window { after: c.after, skip: 0, limit: c.per_page }, false);
         if let Ok(p) = &page {
             c.after = p.next.or(c.after);
         }
