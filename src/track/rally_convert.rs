@@ -207,6 +207,8 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Result<Value, String
             if let Some(v) = index_of(get("index").or_else(|| get("indices"))) {
                 params.insert("index".into(), v);
             }
+            // Rally before 2.x scrolled with a `search` that had `pages`.
+            let kind = if kind == "search" && map.contains_key("pages") { "scroll-search" } else { kind };
             let mut keys = vec!["body", "request-params"];
             if kind != "search" {
                 keys.extend(["pages", "results-per-page"]);
@@ -218,6 +220,17 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Result<Value, String
                 if let Some(v) = get(k) {
                     params.insert(k.into(), v);
                 }
+            }
+            // Rally's `cache` is the request cache URL parameter.
+            if let Some(cache) = map.get("cache").and_then(Value::as_bool) {
+                let rp = params.entry("request-params").or_insert(json!({}));
+                if let Some(o) = rp.as_object_mut() {
+                    o.entry("request_cache").or_insert(json!(cache.to_string()));
+                }
+            }
+            let ignored: Vec<&str> = ["detailed-results", "request-timeout", "opaque-id", "response-compression-enabled", "assertions"].into_iter().filter(|k| map.contains_key(*k)).collect();
+            if !ignored.is_empty() {
+                c.notes.push(format!("{path}: search `{}` ignored", ignored.join("`, `")));
             }
             kind
         }
@@ -467,6 +480,21 @@ mod tests {
         assert_eq!(t["operations"][0]["params"], json!({"bulk-size": 5, "conflicts": "sequential", "conflict-probability": 10, "on-conflict": "update", "recency": 0.2, "looped": true}));
         assert_eq!((t["operations"][1]["type"].as_str(), t["operations"][1]["params"]["pages"].as_u64()), (Some("scroll-search"), Some(4)));
         assert_eq!(t["operations"][2]["params"]["pages"], "all");
+    }
+
+    #[test]
+    fn old_style_scrolls_and_the_request_cache_convert() {
+        let rally = json!({
+            "indices": [{"name": "i"}],
+            "operations": [{"name": "s", "operation-type": "search", "pages": 25, "results-per-page": 1000, "cache": false, "detailed-results": true, "body": {"query": {"match_all": {}}}}],
+            "schedule": [{"operation": "s"}]
+        });
+        let converted = convert_json(rally, OnUnsupported::Fail).unwrap();
+        let op = &converted.track["operations"][0];
+        assert_eq!(op["type"], "scroll-search");
+        assert_eq!(op["params"]["request-params"], json!({"request_cache": "false"}));
+        assert_eq!(op["params"]["pages"], 25);
+        assert!(converted.notes.iter().any(|n| n.contains("detailed-results")), "{:?}", converted.notes);
     }
 
     #[test]
