@@ -104,7 +104,7 @@ impl EmbeddedIndex {
                 Ok((id.to_string(), Done::Created))
             }
             (Verb::Index | Verb::Create, Some(id)) => {
-                let existed = self.current_source(id).map_err(item_internal)?.is_some();
+                let existed = self.exists(id).map_err(item_internal)?;
                 if existed && item.verb == Verb::Create {
                     return Err(ItemError::new(409, "version_conflict_engine_exception", format!("[{id}]: version conflict, document already exists")));
                 }
@@ -113,7 +113,7 @@ impl EmbeddedIndex {
             }
             (Verb::Update, Some(id)) => self.update(id, item.body.unwrap_or("{}")).map(|done| (id.to_string(), done)),
             (Verb::Delete, Some(id)) => {
-                let existed = self.current_source(id).map_err(item_internal)?.is_some();
+                let existed = self.exists(id).map_err(item_internal)?;
                 self.delete(id);
                 Ok((id.to_string(), if existed { Done::Deleted } else { Done::NotFound }))
             }
@@ -197,6 +197,18 @@ impl EmbeddedIndex {
             writer.commit().map_err(internal)?;
         }
         self.reader.reload().map_err(internal)
+    }
+
+    /// Whether a document with this id is there now (written since the last refresh, or
+    /// searchable), without loading it: the id lookup Elasticsearch does for each id'd write.
+    fn exists(&self, id: &str) -> Result<bool, OpError> {
+        match self.live_shard(id).get(id) {
+            Some(Live::Source(_)) => return Ok(true),
+            Some(Live::Deleted) => return Ok(false),
+            None => {}
+        }
+        let query = tantivy::query::TermQuery::new(Term::from_field_text(self.mapping.id, id), tantivy::schema::IndexRecordOption::Basic);
+        Ok(self.reader.searcher().search(&query, &tantivy::collector::Count).map_err(internal)? > 0)
     }
 
     /// The stored source of a document, if the id is searchable.

@@ -131,8 +131,7 @@ impl EmbeddedIndex {
                 (n as u64, top.into_iter().take(plan.size).map(|(score, addr)| (addr, score, None)).collect())
             }
             (sort, after) => {
-                let relevance = Sort::relevance();
-                let page = self.page(searcher, plan.query.as_ref(), sort.as_ref().unwrap_or(&relevance), Window { after, skip: plan.from, limit: plan.size }, true)?;
+                let page = self.page(searcher, plan.query.as_ref(), sort.as_ref().unwrap_or(Sort::relevance()), Window { after, skip: plan.from, limit: plan.size }, true)?;
                 (page.total, page.hits)
             }
         };
@@ -162,8 +161,7 @@ impl EmbeddedIndex {
     /// short or `pages` are read. A scroll reads one snapshot; `search_after` searches anew
     /// each page from the last hit's sort values, as a client does. Units are pages.
     pub fn paged(&self, plan: &SearchPlan, paging: Paging) -> Result<Outcome, OpError> {
-        let relevance = Sort::relevance();
-        let sort = plan.sort.as_ref().unwrap_or(&relevance);
+        let sort = plan.sort.as_ref().unwrap_or(Sort::relevance());
         let per_page = paging.per_page as usize;
         let snapshot = self.searcher();
         let mut after = plan.after;

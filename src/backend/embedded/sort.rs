@@ -68,9 +68,14 @@ fn score_from_bits(bits: u64) -> f32 {
 }
 
 impl Sort {
-    /// Relevance order, Elasticsearch's default: best score first, then index order.
-    pub fn relevance() -> Sort {
-        Sort { keys: vec![SortKey { by: By::Score, name: String::new(), desc: true }, SortKey { by: By::Doc, name: String::new(), desc: false }], user_keys: 0 }
+    /// Relevance order, Elasticsearch's default: best score first, then index order. Built
+    /// once, so searches without a `sort` allocate none.
+    pub fn relevance() -> &'static Sort {
+        static RELEVANCE: std::sync::LazyLock<Sort> = std::sync::LazyLock::new(|| Sort {
+            keys: vec![SortKey { by: By::Score, name: String::new(), desc: true }, SortKey { by: By::Doc, name: String::new(), desc: false }],
+            user_keys: 0,
+        });
+        &RELEVANCE
     }
 
     /// A request's `sort`: a field name, `{"field": "desc"}`, `{"field": {"order": "desc"}}`,
@@ -81,7 +86,7 @@ impl Sort {
             one => vec![one],
         };
         if entries.is_empty() {
-            return Ok(Sort::relevance());
+            return Ok(Sort::relevance().clone());
         }
         if entries.len() > MAX_USER_KEYS {
             return Err(format!("the embedded engine sorts on up to {MAX_USER_KEYS} keys, got {}", entries.len()));

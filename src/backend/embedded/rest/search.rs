@@ -116,7 +116,7 @@ impl EmbeddedBackend {
     }
 
     fn open_scroll(&self, index: Arc<EmbeddedIndex>, searcher: Searcher, plan: crate::backend::embedded::search::SearchPlan, keep: Duration, started: Instant) -> RestResponse {
-        let sort = plan.sort.unwrap_or_else(Sort::relevance);
+        let sort = plan.sort.unwrap_or_else(|| Sort::relevance().clone());
         let page = match index.page(&searcher, plan.query.as_ref(), &sort, Window { after: plan.after, skip: plan.from, limit: plan.size }, true) {
             Ok(p) => p,
             Err(e) => return RestResponse::from_op_error(&e),
