@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${1:-1} ROUNDS=${2:-3} PORT=${PORT:-6398}
+WARMUP=10%  # as the crate client warms up
 (cd benches/redis-crate-client && cargo build --release -q)
 CRATE=./benches/redis-crate-client/target/release/redis-crate-client
 source benches/redis_side_by_side.sh

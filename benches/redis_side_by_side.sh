@@ -7,12 +7,24 @@
 # pipelines; SCALE multiplies them.
 
 SCALE=${SCALE:-1}
+# runner's warmup (of its iterations), set by the caller to match the other tool's.
+WARMUP=${WARMUP:-0}
 ROUNDS=${ROUNDS:-3}
 RUNNER=./target/release/runner
 HOME_DIR=$(mktemp -d)
+# A server still on the port (a previous run shutting down) would make this one fail to bind,
+# and redis-benchmark spins on a refused connection instead of exiting: wait, then check.
+for _ in $(seq 50); do redis-cli -p "$PORT" ping >/dev/null 2>&1 || break; sleep 0.2; done
+if redis-cli -p "$PORT" ping >/dev/null 2>&1; then echo "port $PORT is taken by another server; set PORT" >&2; exit 1; fi
 redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --maxclients 4096 --daemonize yes --pidfile "$HOME_DIR/redis.pid" >/dev/null
-trap 'kill "$(cat "$HOME_DIR/redis.pid")" 2>/dev/null; rm -rf "$HOME_DIR"' EXIT
-sleep 0.5
+stop_server() {
+  local pid; pid=$(cat "$HOME_DIR/redis.pid" 2>/dev/null) || return 0
+  kill "$pid" 2>/dev/null
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+}
+trap 'stop_server; rm -rf "$HOME_DIR"' EXIT
+for _ in $(seq 50); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis-cli -p "$PORT" ping >/dev/null || { echo "redis-server did not start on port $PORT" >&2; exit 1; }
 ulimit -n 4096 2>/dev/null || true
 
 requests_for() { # clients pipeline
@@ -21,7 +33,7 @@ requests_for() { # clients pipeline
 
 runner_point() { # test clients pipeline requests -> "rps p50 p99"
   "$RUNNER" race --track redis-kv --backend redis --target-hosts "127.0.0.1:$PORT" --results-dir "$HOME_DIR" \
-    --quiet --include-tasks "$1" --report-format json --track-params "requests=$(( $4 / $3 )),clients=[$2],pipeline=$3" 2>/dev/null |
+    --quiet --include-tasks "$1" --report-format json --track-params "requests=$(( $4 / $3 )),clients=[$2],pipeline=$3,warmup=$WARMUP" 2>/dev/null |
     python3 -c 'import json,sys; t=[t for t in json.load(sys.stdin)["race"]["tasks"] if t["task"]==sys.argv[1]][0]["trials"][0]; print(t["requests_per_second"], t["latency_ms"]["p50"], t["latency_ms"]["p99"])' "$1"
 }
 

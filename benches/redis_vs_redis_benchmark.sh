@@ -11,9 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${1:-1} ROUNDS=${2:-3} PORT=${PORT:-6399}
+WARMUP=0  # redis-benchmark counts every request from its first
 source benches/redis_side_by_side.sh
 other_point() { # test clients pipeline requests -> "rps p50 p99"
-  redis-benchmark -p "$PORT" -t "$1" -n "$4" -c "$2" -P "$3" -r 100000 -d 3 --csv | tail -1 |
+  timeout 300 redis-benchmark -p "$PORT" -t "$1" -n "$4" -c "$2" -P "$3" -r 100000 -d 3 --csv | tail -1 |
     python3 -c 'import csv,sys; r=next(csv.reader(sys.stdin)); print(r[1], r[4], r[6])'
 }
 side_by_side r-b

@@ -34,7 +34,15 @@ pub struct Bytes(pub u64);
 
 /// Writes `n` in decimal into `buf` and returns the digits, without allocating or going
 /// through `fmt` (used per operation: document ids, RESP lengths).
-pub fn decimal(buf: &mut [u8; 20], mut n: u64) -> &str {
+pub fn decimal(buf: &mut [u8; 20], n: u64) -> &str {
+    let digits = decimal_bytes(buf, n);
+    // Only b'0'..=b'9' were written; the check is kept off the byte-level callers' path.
+    std::str::from_utf8(digits).expect("ascii digits")
+}
+
+/// [`decimal`] as bytes, for callers that append to a byte buffer.
+#[inline]
+pub fn decimal_bytes(buf: &mut [u8; 20], mut n: u64) -> &[u8] {
     let mut i = buf.len();
     loop {
         i -= 1;
@@ -44,7 +52,7 @@ pub fn decimal(buf: &mut [u8; 20], mut n: u64) -> &str {
             break;
         }
     }
-    std::str::from_utf8(&buf[i..]).expect("ascii digits")
+    &buf[i..]
 }
 
 /// Formats a rate or count for humans: integers without decimals, small values with three.

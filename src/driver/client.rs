@@ -2,7 +2,8 @@
 //! touches per operation is owned by the client: no allocation, no lock, no formatting.
 
 use super::schedule::{wait_until, Schedule};
-use super::work::{Budget, CorpusFeed, KeyGen};
+use super::budget::Budget;
+use super::work::{CorpusFeed, KeyGen};
 use crate::backend::{BackendClient, Outcome, Payload};
 use crate::metrics::Recorder;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -2,6 +2,7 @@
 //! and hands every finished trial to the caller (which stores it at once).
 
 mod actions;
+mod budget;
 mod client;
 mod progress;
 mod schedule;
@@ -19,7 +20,8 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-use work::{share, Budget, CorpusFeed, CorpusWarmup, FeedLimits, KeyGen};
+use budget::{Budget, IterationPool};
+use work::{CorpusFeed, CorpusWarmup, FeedLimits, KeyGen};
 
 /// What to do when an operation fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
@@ -214,13 +216,17 @@ impl<B: Backend> Driver<B> {
             Some(t) if leaf.schedule != crate::track::ScheduleKind::Unthrottled => t.interval() * leaf.clients as u32,
             _ => Duration::ZERO,
         };
+        let pool = match leaf.work {
+            Work::Iterations { warmup, measured } => Some(IterationPool::new(warmup, measured, leaf.clients)),
+            _ => None,
+        };
         let mut handles = Vec::new();
         for (i, client) in clients.into_iter().enumerate() {
             let i = i as u64;
-            let budget = match leaf.work {
-                Work::Iterations { warmup, measured } => Budget::Iterations { warmup: share(warmup, leaf.clients, i), measured: share(measured, leaf.clients, i), done: 0 },
-                Work::Time { warmup, measured } => Budget::Time { warmup_end: origin + warmup, end: origin + warmup + measured },
-                Work::Corpus { .. } => Budget::Corpus,
+            let budget = match (leaf.work, &pool) {
+                (_, Some(pool)) => Budget::iterations(pool),
+                (Work::Time { warmup, measured }, _) => Budget::Time { warmup_end: origin + warmup, end: origin + warmup + measured },
+                _ => Budget::Corpus,
             };
             let source = match (&leaf.spec, &feed) {
                 (_, Some(feed)) => Source::Corpus(feed.clone()),

@@ -126,6 +126,9 @@ pub struct KeyGen {
     keyspace: u64,
     zipf: Option<Zipf<f64>>,
     key_size: usize,
+    /// The low digits a key number can change: the rest of a key (`k` and leading zeros) is
+    /// written once, not per draw.
+    varying_digits: usize,
     keys: Vec<u8>,
     value: Vec<u8>,
     commands: Vec<KvCommand>,
@@ -157,12 +160,19 @@ impl KeyGen {
         };
         let mut drawn = [0; KvCommand::COUNT];
         drawn[spec.mix[0].0.index()] = per_op as u64;
+        let mut keys = vec![b'0'; spec.key_size * per_op];
+        for key in keys.chunks_exact_mut(spec.key_size) {
+            key[0] = b'k';
+        }
+        let mut digits = [0u8; 20];
+        let key_number_digits = crate::units::decimal_bytes(&mut digits, spec.keyspace.saturating_sub(1)).len();
         KeyGen {
             rng,
             keyspace: spec.keyspace,
             zipf,
             key_size: spec.key_size,
-            keys: vec![b'0'; spec.key_size * per_op],
+            varying_digits: key_number_digits.min(spec.key_size.saturating_sub(1)),
+            keys,
             value,
             commands: vec![spec.mix[0].0; per_op],
             mix,
@@ -174,14 +184,14 @@ impl KeyGen {
     /// mix, each key's command.
     #[inline]
     pub fn draw(&mut self) -> Payload<'_> {
+        let first_varying = self.key_size - self.varying_digits;
         for key in self.keys.chunks_exact_mut(self.key_size) {
             let mut n = match &self.zipf {
                 None => self.rng.random_range(0..self.keyspace),
                 // Zipf samples ranks 1..=keyspace; rank 1 is key 0.
                 Some(z) => (z.sample(&mut self.rng) as u64).clamp(1, self.keyspace) - 1,
             };
-            key[0] = b'k';
-            for byte in key[1..].iter_mut().rev() {
+            for byte in key[first_varying..].iter_mut().rev() {
                 *byte = b'0' + (n % 10) as u8;
                 n /= 10;
             }
@@ -204,59 +214,9 @@ impl KeyGen {
     }
 }
 
-/// How much a client still has to do.
-pub enum Budget {
-    Iterations { warmup: u64, measured: u64, done: u64 },
-    Time { warmup_end: Instant, end: Instant },
-    /// Until the corpus feed runs dry.
-    Corpus,
-}
-
-impl Budget {
-    /// Whether an operation starting at `at()` (read only by time budgets) should run, and whether it is warmup. For corpus
-    /// budgets the batch decides (see [`CorpusWarmup`]).
-    #[inline]
-    pub fn next(&mut self, at: impl FnOnce() -> Instant) -> Option<bool> {
-        match self {
-            Budget::Iterations { warmup, measured, done } => {
-                if *done >= *warmup + *measured {
-                    return None;
-                }
-                *done += 1;
-                Some(*done <= *warmup)
-            }
-            Budget::Time { warmup_end, end } => {
-                let at = at();
-                (at < *end).then_some(at < *warmup_end)
-            }
-            Budget::Corpus => Some(false),
-        }
-    }
-}
-
-/// Splits `total` across `clients` as evenly as possible; client `i` gets its share.
-pub fn share(total: u64, clients: u64, i: u64) -> u64 {
-    total / clients + u64::from(i < total % clients)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shares_add_up() {
-        let total: u64 = (0..3).map(|i| share(10, 3, i)).sum();
-        assert_eq!(total, 10);
-        assert_eq!(share(10, 3, 0), 4);
-        assert_eq!(share(2, 4, 3), 0);
-    }
-
-    #[test]
-    fn iteration_budget_marks_warmup_first() {
-        let mut b = Budget::Iterations { warmup: 2, measured: 1, done: 0 };
-        let now = Instant::now;
-        assert_eq!((b.next(now), b.next(now), b.next(now), b.next(now)), (Some(true), Some(true), Some(false), None));
-    }
 
     fn spec(v: serde_json::Value, kind: &str) -> KvSpec {
         let ctx = crate::ops::TrackContext { indices: &[], corpora: &[] };
@@ -281,6 +241,19 @@ mod tests {
             assert!(key_number(k) < 100);
         }
         assert_eq!(g.drawn[KvCommand::Get.index()], 3);
+    }
+
+    #[test]
+    fn keys_keep_their_padding_and_reach_the_whole_keyspace() {
+        let spec = spec(serde_json::json!({"keyspace": 1000, "key-size": 8}), "get");
+        let mut g = KeyGen::new(&spec, 0);
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..20_000 {
+            let Payload::Keys { keys, .. } = g.draw() else { panic!() };
+            assert_eq!(&keys[..5], b"k0000", "{:?}", std::str::from_utf8(keys));
+            seen.insert(key_number(keys));
+        }
+        assert_eq!(seen.len(), 1000);
     }
 
     #[test]

@@ -1,11 +1,19 @@
 //! A lean RESP2 codec: commands are encoded into a reused buffer; replies are parsed straight
 //! from the socket's read buffer and checked without building values.
 
-use crate::ops::{ArgPart, CustomCommand};
+use crate::ops::{ArgPart, CustomCommand, KvCommand};
 
+/// RESP lengths are nearly always one or two digits: those skip the general conversion.
+#[inline]
 fn push_decimal(out: &mut Vec<u8>, n: usize) {
-    let mut digits = [0u8; 20];
-    out.extend_from_slice(crate::units::decimal(&mut digits, n as u64).as_bytes());
+    if n < 10 {
+        out.push(b'0' + n as u8);
+    } else if n < 100 {
+        out.extend_from_slice(&[b'0' + (n / 10) as u8, b'0' + (n % 10) as u8]);
+    } else {
+        let mut digits = [0u8; 20];
+        out.extend_from_slice(crate::units::decimal_bytes(&mut digits, n as u64));
+    }
 }
 
 /// Appends one command (an array of bulk strings).
@@ -14,12 +22,75 @@ pub fn push_command(out: &mut Vec<u8>, args: &[&[u8]]) {
     push_decimal(out, args.len());
     out.extend_from_slice(b"\r\n");
     for a in args {
-        out.push(b'$');
-        push_decimal(out, a.len());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
+        push_command_arg(out, a);
     }
+}
+
+/// GET, SET, DEL and INCR for one key size and value, each encoded once as the bytes before
+/// the key and the bytes after it, so that a command costs three copies per operation
+/// instead of its whole encoding (a sixth of the driver's time at 1,000 pipelined clients).
+#[derive(Default)]
+pub struct KeyedCommands {
+    key_size: usize,
+    value: Vec<u8>,
+    /// Around the key, by [`KvCommand::index`]; empty until `prepare`.
+    around_key: [(Vec<u8>, Vec<u8>); KvCommand::COUNT],
+}
+
+impl KeyedCommands {
+    /// Makes the encodings fit `key_size` and `value`; a no-op while they stay the same.
+    pub fn prepare(&mut self, key_size: usize, value: &[u8]) {
+        if !self.around_key[0].0.is_empty() && self.key_size == key_size && self.value == value {
+            return;
+        }
+        self.key_size = key_size;
+        self.value.clear();
+        self.value.extend_from_slice(value);
+        for command in KvCommand::ALL {
+            let (name, with_value): (&[u8], bool) = match command {
+                KvCommand::Get => (b"GET", false),
+                KvCommand::Put => (b"SET", true),
+                KvCommand::Delete => (b"DEL", false),
+                KvCommand::Incr => (b"INCR", false),
+                // Custom commands are spliced by `push_custom`.
+                KvCommand::Command => continue,
+            };
+            let (before, after) = &mut self.around_key[command.index()];
+            before.clear();
+            after.clear();
+            before.push(b'*');
+            push_decimal(before, if with_value { 3 } else { 2 });
+            before.extend_from_slice(b"\r\n$");
+            push_decimal(before, name.len());
+            before.extend_from_slice(b"\r\n");
+            before.extend_from_slice(name);
+            before.extend_from_slice(b"\r\n$");
+            push_decimal(before, key_size);
+            before.extend_from_slice(b"\r\n");
+            after.extend_from_slice(b"\r\n");
+            if with_value {
+                push_command_arg(after, value);
+            }
+        }
+    }
+
+    /// Appends `command` (not a custom one) for `key` (of the prepared key size).
+    #[inline]
+    pub fn push(&self, out: &mut Vec<u8>, command: KvCommand, key: &[u8]) {
+        debug_assert_eq!(key.len(), self.key_size);
+        let (before, after) = &self.around_key[command.index()];
+        out.extend_from_slice(before);
+        out.extend_from_slice(key);
+        out.extend_from_slice(after);
+    }
+}
+
+fn push_command_arg(out: &mut Vec<u8>, arg: &[u8]) {
+    out.push(b'$');
+    push_decimal(out, arg.len());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(arg);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Appends a custom command for one key and value, splicing them into its arguments
@@ -136,6 +207,35 @@ mod tests {
         out.clear();
         push_custom(&mut out, &custom, b"k1", b"ab");
         assert_eq!(out, b"*4\r\n$4\r\nHSET\r\n$4\r\nh:k1\r\n$1\r\nf\r\n$4\r\nabab\r\n");
+    }
+
+    #[test]
+    fn keyed_commands_encode_as_whole_commands_do() {
+        let mut keyed = KeyedCommands::default();
+        for (key, value) in [(&b"k0000001"[..], &b"abc"[..]), (b"k00000000000002", &[b'v'; 120][..]), (b"k00000000000003", b"")] {
+            keyed.prepare(key.len(), value);
+            for (command, args) in [
+                (KvCommand::Get, vec![&b"GET"[..], key]),
+                (KvCommand::Put, vec![b"SET", key, value]),
+                (KvCommand::Delete, vec![b"DEL", key]),
+                (KvCommand::Incr, vec![b"INCR", key]),
+            ] {
+                let (mut fast, mut whole) = (Vec::new(), Vec::new());
+                keyed.push(&mut fast, command, key);
+                push_command(&mut whole, &args);
+                assert_eq!(String::from_utf8_lossy(&fast), String::from_utf8_lossy(&whole));
+            }
+        }
+    }
+
+    #[test]
+    fn lengths_of_every_width() {
+        for len in [0usize, 9, 10, 99, 100, 12345] {
+            let arg = vec![b'x'; len];
+            let mut out = Vec::new();
+            push_command(&mut out, &[&arg]);
+            assert_eq!(out, [format!("*1\r\n${len}\r\n").as_bytes(), &arg, b"\r\n"].concat());
+        }
     }
 
     #[test]
