@@ -4,6 +4,7 @@
 mod actions;
 mod budget;
 mod client;
+mod groups;
 mod progress;
 mod schedule;
 mod work;
@@ -220,7 +221,7 @@ impl<B: Backend> Driver<B> {
             Work::Iterations { warmup, measured } => Some(IterationPool::new(warmup, measured, leaf.clients)),
             _ => None,
         };
-        let mut handles = Vec::new();
+        let mut runs = Vec::with_capacity(clients.len());
         for (i, client) in clients.into_iter().enumerate() {
             let i = i as u64;
             let budget = match (leaf.work, &pool) {
@@ -246,20 +247,29 @@ impl<B: Backend> Driver<B> {
                 },
             };
             let (delay, shared) = (ramp_delay(leaf, i), shared.clone());
-            handles.push(tokio::spawn(async move {
+            runs.push(async move {
                 // A ramped-up client starts late; Ctrl-C while it waits stops it at once.
                 if !delay.is_zero() && !wait_until(origin + delay, &shared.cancel).await {
                     return run.into_recorder(&shared);
                 }
                 run.run(shared).await
-            }));
+            });
         }
-        let mut recorders = Vec::new();
+        let workers = tokio::runtime::Handle::current().metrics().num_workers();
+        let tasks = groups::task_count(runs.len(), workers);
+        let mut recorders = Vec::with_capacity(runs.len());
         let mut failure = None;
-        for h in handles {
-            match h.await {
-                Ok(r) => recorders.push(r),
-                Err(e) => failure = Some(format!("{label}: a client crashed: {e}")),
+        for group in groups::spawn(runs, tasks) {
+            match group.await {
+                Ok(outputs) => {
+                    for output in outputs {
+                        match output {
+                            Ok(r) => recorders.push(r),
+                            Err(e) => failure = Some(format!("{label}: a client crashed: {e}")),
+                        }
+                    }
+                }
+                Err(e) => failure = Some(format!("{label}: clients crashed: {e}")),
             }
         }
         progress.finish();
