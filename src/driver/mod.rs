@@ -269,7 +269,7 @@ impl<B: Backend> Driver<B> {
                         }
                     }
                 }
-                Err(e) => failure = Some(format!("{label}: clients crashed: {e}")),
+                Err(e) => failure = Some(format!("{label}: a client crashed: {e}")),
             }
         }
         progress.finish();
