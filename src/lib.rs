@@ -16,6 +16,7 @@ pub mod ops;
 pub mod plan;
 pub mod race;
 pub mod report;
+pub mod request;
 pub mod results;
 pub mod serve;
 pub mod track;

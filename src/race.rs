@@ -1,14 +1,11 @@
 //! One race end to end: plan the track, store an empty race record, run the driver, and
 //! store each trial as it ends. The CLI calls this; tests can too.
 
-use crate::backend::embedded::EmbeddedBackend;
-use crate::backend::elasticsearch::ElasticsearchBackend;
-use crate::backend::redis::RedisBackend;
-use crate::backend::{Backend, BackendKind};
-use crate::cli::TrackArgs;
-use crate::driver::{Driver, DriverOptions, OnError, Stop, TrialRun};
+use crate::backend::{Backend, BackendKind, OpenError, WithBackend};
+use crate::driver::{Driver, DriverOptions, Stop, TrialRun};
 use crate::metrics::{encode_histogram, Percentiles};
-use crate::plan::{self, Plan, PlanOptions};
+use crate::plan::{self, Plan};
+use crate::request::RaceRequest;
 use crate::results::*;
 use crate::track::{Track, TrackError};
 use crate::units::format_number;
@@ -16,19 +13,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-
-pub struct RaceOptions {
-    pub track_args: TrackArgs,
-    pub track_path: PathBuf,
-    pub backend: BackendKind,
-    pub target_hosts: Vec<String>,
-    pub client_options: crate::backend::ClientOptions,
-    pub on_error: OnError,
-    pub progress: bool,
-    pub quiet: bool,
-    pub home: PathBuf,
-    pub user_tags: BTreeMap<String, String>,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RaceError {
@@ -43,37 +27,34 @@ pub enum RaceError {
     Unsupported(String),
 }
 
-impl RaceError {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            RaceError::Track(_) | RaceError::Unsupported(_) => crate::cli::EXIT_BAD_INPUT,
-            RaceError::Store(_) | RaceError::Backend(_) => 1,
-        }
-    }
-}
-
 pub struct RaceOutcome {
     pub stored: (RaceRecord, HistogramFile),
     pub dir: PathBuf,
 }
 
 impl RaceOutcome {
-    pub fn exit_code(&self) -> u8 {
+    /// How the race ended, for the exit code: a trial that could not run (a corpus broken
+    /// half-way, a reset that failed) is not a finished measurement, whatever `--on-error`
+    /// says about operation errors.
+    pub fn ended(&self) -> RaceEnd {
         let failed_trial = self.stored.0.tasks.iter().flat_map(|t| &t.trials).any(|t| t.failure.is_some());
         match self.stored.0.status {
-            // A trial that could not run (a corpus broken half-way, a reset that failed) is not
-            // a finished measurement, whatever `--on-error` says about operation errors.
-            RaceStatus::Completed if failed_trial => 1,
-            RaceStatus::Completed => 0,
-            RaceStatus::Interrupted => crate::cli::EXIT_INTERRUPTED,
-            RaceStatus::Aborted | RaceStatus::Running | RaceStatus::Incomplete => 1,
+            RaceStatus::Completed if failed_trial => RaceEnd::Failed,
+            RaceStatus::Completed => RaceEnd::Completed,
+            RaceStatus::Interrupted => RaceEnd::Interrupted,
+            RaceStatus::Aborted | RaceStatus::Running | RaceStatus::Incomplete => RaceEnd::Failed,
         }
     }
 }
 
-pub fn plan_for(track: &Track, args: &TrackArgs) -> Result<Plan, TrackError> {
-    let challenge = track.challenge(args.challenge.as_deref())?;
-    plan::build(track, challenge, &PlanOptions { test_mode: args.test_mode, include_tasks: args.include_tasks.clone() })
+/// How a race that ran ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RaceEnd {
+    Completed,
+    /// Stopped by a signal; what was measured is stored.
+    Interrupted,
+    /// Aborted, or a trial could not run.
+    Failed,
 }
 
 /// A race still marked running whose process is gone was killed: say so.
@@ -94,29 +75,6 @@ fn max_clients(plan: &Plan) -> u64 {
         })
         .max()
         .unwrap_or(1)
-}
-
-/// Each network client holds a socket: raise the soft open-files limit to fit them, or say
-/// clearly that it cannot be raised.
-fn ensure_open_files(clients: u64) -> Result<(), RaceError> {
-    let needed = clients + 64;
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit/setrlimit only read and write the struct passed in.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 || lim.rlim_cur >= needed {
-        return Ok(());
-    }
-    if lim.rlim_max < needed {
-        return Err(RaceError::Backend(format!(
-            "{clients} clients need {needed} open files, but the hard limit is {} (raise it with `ulimit -Hn` as root, or use fewer clients)",
-            lim.rlim_max
-        )));
-    }
-    let raised = libc::rlimit { rlim_cur: needed.max(lim.rlim_cur), rlim_max: lim.rlim_max };
-    // SAFETY: as above.
-    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
-        return Err(RaceError::Backend(format!("cannot raise the open-files limit to {needed} for {clients} clients")));
-    }
-    Ok(())
 }
 
 fn new_race_id() -> String {
@@ -165,84 +123,73 @@ fn trial_record(run: &TrialRun) -> TrialRecord {
         service_time_ms: Percentiles::from_histogram(&m.service, m.service_mean_ms),
         latency_ms: Percentiles::from_histogram(&m.latency, m.latency_mean_ms),
         throughput_per_second: m.per_second.clone(),
-        commands: command_records(m),
+        parts: part_records(m),
     }
 }
 
-fn command_histograms(m: &crate::metrics::TrialMetrics) -> BTreeMap<String, CommandHistograms> {
-    let Some(split) = &m.by_command else { return BTreeMap::new() };
-    crate::ops::KvCommand::ALL
-        .iter()
-        .filter(|c| !split[c.index()].service.is_empty())
-        .map(|c| {
-            let t = &split[c.index()];
-            (c.as_str().to_string(), CommandHistograms { service_time_us: encode_histogram(&t.service), latency_us: encode_histogram(&t.latency) })
+fn part_histograms(m: &crate::metrics::TrialMetrics) -> BTreeMap<String, PartHistograms> {
+    let Some(parts) = &m.parts else { return BTreeMap::new() };
+    parts
+        .used()
+        .filter_map(|(label, _, times)| times.map(|t| (label.to_string(), PartHistograms { service_time_us: encode_histogram(&t.service), latency_us: encode_histogram(&t.latency) })))
+        .collect()
+}
+
+fn part_records(m: &crate::metrics::TrialMetrics) -> BTreeMap<String, PartRecord> {
+    let Some(parts) = &m.parts else { return BTreeMap::new() };
+    parts
+        .used()
+        .map(|(label, requests, times)| {
+            (label.to_string(), PartRecord {
+                requests,
+                service_time_ms: times.map(|t| Percentiles::from_histogram(&t.service, t.means_ms().map(|m| m.0))),
+                latency_ms: times.map(|t| Percentiles::from_histogram(&t.latency, t.means_ms().map(|m| m.1))),
+            })
         })
         .collect()
 }
 
-fn command_records(m: &crate::metrics::TrialMetrics) -> BTreeMap<String, CommandRecord> {
-    let mut out = BTreeMap::new();
-    for command in crate::ops::KvCommand::ALL {
-        let requests = m.counts.by_command[command.index()];
-        if requests == 0 {
-            continue;
-        }
-        let times = m.by_command.as_ref().map(|split| &split[command.index()]);
-        out.insert(command.as_str().to_string(), CommandRecord {
-            requests,
-            service_time_ms: times.map(|t| Percentiles::from_histogram(&t.service, t.means_ms().map(|m| m.0))),
-            latency_ms: times.map(|t| Percentiles::from_histogram(&t.latency, t.means_ms().map(|m| m.1))),
-        });
-    }
-    out
+pub async fn run(track: Arc<Track>, opts: &RaceRequest, cancel: CancellationToken) -> Result<RaceOutcome, RaceError> {
+    let plan = opts.track.plan(&track)?;
+    check_supported(opts.backend, &plan)?;
+    let target = crate::backend::Target { kind: opts.backend, hosts: opts.target_hosts.clone(), options: opts.client_options.clone(), max_clients: max_clients(&plan) };
+    let race = RaceWith { track: &track, plan: &plan, opts, cancel };
+    crate::backend::open(target, race).await.map_err(|e| match e {
+        OpenError::Settings(m) => RaceError::Unsupported(m),
+        OpenError::Unreachable(m) => RaceError::Backend(m),
+    })?
 }
 
-pub async fn run(track: Arc<Track>, opts: RaceOptions, cancel: CancellationToken) -> Result<RaceOutcome, RaceError> {
-    let plan = plan_for(&track, &opts.track_args)?;
-    match opts.backend {
-        BackendKind::Embedded => run_with(Arc::new(EmbeddedBackend::new()), &track, &plan, &opts, cancel).await,
-        BackendKind::Redis => {
-            ensure_open_files(max_clients(&plan))?;
-            let settings = crate::backend::redis::Settings::new(opts.target_hosts.clone(), opts.client_options.clone()).map_err(RaceError::Unsupported)?;
-            let backend = RedisBackend::connect_checked(settings).await.map_err(|e| RaceError::Backend(e.message))?;
-            run_with(Arc::new(backend), &track, &plan, &opts, cancel).await
-        }
-        BackendKind::Elasticsearch => {
-            ensure_open_files(max_clients(&plan))?;
-            let settings = crate::backend::elasticsearch::Settings::new(opts.target_hosts.clone(), opts.client_options.clone()).map_err(RaceError::Unsupported)?;
-            let backend = ElasticsearchBackend::connect_checked(settings).await.map_err(|e| RaceError::Backend(e.message))?;
-            run_with(Arc::new(backend), &track, &plan, &opts, cancel).await
-        }
+/// The race, handed to whichever backend opens.
+struct RaceWith<'a> {
+    track: &'a Track,
+    plan: &'a Plan,
+    opts: &'a RaceRequest,
+    cancel: CancellationToken,
+}
+
+impl WithBackend for RaceWith<'_> {
+    type Output = Result<RaceOutcome, RaceError>;
+
+    async fn run<B: Backend>(self, backend: Arc<B>) -> Self::Output {
+        run_with(backend, self.track, self.plan, self.opts, self.cancel).await
     }
 }
 
-/// Operations (and custom key-value commands) a backend cannot run fail here, before anything is measured,
-/// not in every trial.
-fn check_supported<B: Backend>(backend: &B, plan: &Plan, opts: &RaceOptions) -> Result<(), RaceError> {
+/// Operations the backend cannot run fail here, before anything is measured, not in every trial.
+fn check_supported(kind: BackendKind, plan: &Plan) -> Result<(), RaceError> {
     for step in &plan.steps {
         let (plan::Step::Run { leaves } | plan::Step::Reset { operations: leaves, .. }) = step;
         for leaf in leaves {
-            if let Some(why) = backend.unsupported(&leaf.spec) {
-                return Err(RaceError::Unsupported(format!(
-                    "operation `{}` ({}) of task `{}` cannot run on --backend {}: {why}",
-                    leaf.operation.name, leaf.operation.kind, leaf.task, opts.backend.as_str()
-                )));
-            }
-            if let crate::ops::OpSpec::Kv(kv) = &leaf.spec {
-                if kv.custom.is_some() {
-                    backend.prepare(&leaf.spec).map_err(|e| {
-                        RaceError::Unsupported(format!("operation `{}` of task `{}` cannot run on --backend {}: {}", leaf.operation.name, leaf.task, opts.backend.as_str(), e.message))
-                    })?;
-                }
-            }
+            kind.check(&leaf.spec).map_err(|why| {
+                RaceError::Unsupported(format!("operation `{}` ({}) of task `{}` cannot run on --backend {}: {why}", leaf.operation.name, leaf.op_type.name, leaf.task, kind.as_str()))
+            })?;
         }
     }
     Ok(())
 }
 
-async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts: &RaceOptions, cancel: CancellationToken) -> Result<RaceOutcome, RaceError> {
-    check_supported(backend.as_ref(), plan, opts)?;
+async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts: &RaceRequest, cancel: CancellationToken) -> Result<RaceOutcome, RaceError> {
     let store = RaceStore::new(&opts.home);
     let mut record = RaceRecord {
         format: FORMAT_VERSION,
@@ -259,27 +206,13 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
         params: plan.params.clone(),
         backend: backend.info(),
         target_hosts: opts.target_hosts.clone(),
-        on_error: format!("{:?}", opts.on_error).to_lowercase(),
+        on_error: opts.on_error,
         user_tags: opts.user_tags.clone(),
         host: HostInfo::current(),
         tasks: plan
             .results
             .iter()
-            .map(|s| TaskRecord {
-                task: s.task.clone(),
-                operation: s.operation.clone(),
-                operation_type: s.operation_type.clone(),
-                sweep: s.sweep.clone(),
-                clients: s.clients,
-                target_throughput: s.target_throughput.map(|t| t.0),
-                schedule: s.schedule,
-                throughput_unit: s.throughput_unit.clone(),
-                planned_trials: s.trials,
-                warmup_trials: s.warmup_trials,
-                key_value: s.key_value.clone(),
-                reported: s.reported,
-                trials: Vec::new(),
-            })
+            .map(|slot| TaskRecord { slot: slot.clone(), trials: Vec::new() })
             .collect(),
     };
     let mut histograms = HistogramFile { format: FORMAT_VERSION, trials: Vec::new() };
@@ -305,13 +238,13 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
                     (None, true) => "interrupted".into(),
                     (None, false) => format!(
                         "{} {} · service p50 {:.3} ms p99 {:.3} ms · {} errors",
-                        format_number(tr.throughput), task.throughput_unit, tr.service_time_ms.p50, tr.service_time_ms.p99, tr.errors
+                        format_number(tr.throughput), task.slot.throughput_unit, tr.service_time_ms.p50, tr.service_time_ms.p99, tr.errors
                     ),
                 };
                 if run.warmup {
-                    eprintln!("  {} [{}] warmup trial {}/{}: {status} (not recorded)", task.task, task.sweep_label(), run.trial + 1, task.warmup_trials);
+                    eprintln!("  {} [{}] warmup trial {}/{}: {status} (not recorded)", task.slot.task, task.sweep_label(), run.trial + 1, task.slot.warmup_trials);
                 } else {
-                    eprintln!("  {} [{}] trial {}/{}: {status}", task.task, task.sweep_label(), run.trial + 1, task.planned_trials);
+                    eprintln!("  {} [{}] trial {}/{}: {status}", task.slot.task, task.sweep_label(), run.trial + 1, task.slot.planned_trials);
                 }
             }
             if run.warmup {
@@ -322,7 +255,7 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
                 trial: run.trial,
                 service_time_us: encode_histogram(&run.metrics.service),
                 latency_us: encode_histogram(&run.metrics.latency),
-                commands: command_histograms(&run.metrics),
+                parts: part_histograms(&run.metrics),
             });
             record.tasks[run.slot].trials.push(tr);
             // Stored after every trial: a killed race keeps all completed trials.

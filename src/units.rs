@@ -22,6 +22,36 @@ impl fmt::Display for OpsPerSec {
     }
 }
 
+/// What one unit of a task's throughput counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThroughputUnit {
+    /// Documents indexed (bulk).
+    #[serde(rename = "docs/s")]
+    Documents,
+    /// Operations done.
+    #[serde(rename = "ops/s")]
+    Operations,
+    /// Pages read (a scroll or a paginated search counts its pages, as Rally does).
+    #[serde(rename = "pages/s")]
+    Pages,
+}
+
+impl ThroughputUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThroughputUnit::Documents => "docs/s",
+            ThroughputUnit::Operations => "ops/s",
+            ThroughputUnit::Pages => "pages/s",
+        }
+    }
+}
+
+impl fmt::Display for ThroughputUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Number of documents in one bulk request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]

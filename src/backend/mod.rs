@@ -13,6 +13,7 @@ pub use options::ClientOptions;
 use crate::ops::{KvCommand, OpSpec};
 use serde::{Deserialize, Serialize};
 use std::future::Future;
+use std::sync::Arc;
 
 /// Which backend a race runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -27,6 +28,8 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
+    pub const ALL: [BackendKind; 3] = [BackendKind::Embedded, BackendKind::Redis, BackendKind::Elasticsearch];
+
     pub fn as_str(self) -> &'static str {
         match self {
             BackendKind::Embedded => "embedded",
@@ -34,6 +37,94 @@ impl BackendKind {
             BackendKind::Elasticsearch => "elasticsearch",
         }
     }
+
+    fn cannot_run(self, op: &OpSpec) -> Option<String> {
+        match self {
+            BackendKind::Embedded => embedded::EmbeddedBackend::cannot_run(op),
+            BackendKind::Redis => redis::RedisBackend::cannot_run(op),
+            BackendKind::Elasticsearch => elasticsearch::ElasticsearchBackend::cannot_run(op),
+        }
+    }
+
+    /// The one capability check, run for every task before a race starts: why this backend
+    /// cannot run `op`, and which backends can.
+    pub fn check(self, op: &OpSpec) -> Result<(), String> {
+        let Some(why) = self.cannot_run(op) else { return Ok(()) };
+        let others: Vec<String> = Self::ALL.iter().filter(|k| **k != self && k.cannot_run(op).is_none()).map(|k| format!("--backend {}", k.as_str())).collect();
+        match others.as_slice() {
+            [] => Err(why),
+            _ => Err(format!("{why}; it runs on {}", others.join(" or "))),
+        }
+    }
+}
+
+/// Where a race's backend is: its kind, hosts and client options, and the most clients it
+/// will hold at once (network clients need a file descriptor each).
+pub struct Target {
+    pub kind: BackendKind,
+    pub hosts: Vec<String>,
+    pub options: ClientOptions,
+    pub max_clients: u64,
+}
+
+/// Why a backend could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The hosts or client options are wrong: the user's input.
+    #[error("{0}")]
+    Settings(String),
+    /// The backend did not answer, or not as expected; or the machine's limits stop it.
+    #[error("{0}")]
+    Unreachable(String),
+}
+
+/// What to do with a backend once it is open. The driver is generic over [`Backend`], so
+/// the caller's work is handed in and runs with the concrete type (static dispatch).
+pub trait WithBackend {
+    type Output;
+    fn run<B: Backend>(self, backend: Arc<B>) -> impl Future<Output = Self::Output>;
+}
+
+/// Opens the backend `target` names (checking a network one answers) and runs `with` on it.
+pub async fn open<W: WithBackend>(target: Target, with: W) -> Result<W::Output, OpenError> {
+    match target.kind {
+        BackendKind::Embedded => Ok(with.run(Arc::new(embedded::EmbeddedBackend::new())).await),
+        BackendKind::Redis => {
+            ensure_open_files(target.max_clients)?;
+            let settings = redis::Settings::new(target.hosts, target.options).map_err(OpenError::Settings)?;
+            let backend = redis::RedisBackend::connect_checked(settings).await.map_err(|e| OpenError::Unreachable(e.message))?;
+            Ok(with.run(Arc::new(backend)).await)
+        }
+        BackendKind::Elasticsearch => {
+            ensure_open_files(target.max_clients)?;
+            let settings = elasticsearch::Settings::new(target.hosts, target.options).map_err(OpenError::Settings)?;
+            let backend = elasticsearch::ElasticsearchBackend::connect_checked(settings).await.map_err(|e| OpenError::Unreachable(e.message))?;
+            Ok(with.run(Arc::new(backend)).await)
+        }
+    }
+}
+
+/// Each network client holds a socket: raise the soft open-files limit to fit them, or say
+/// clearly that it cannot be raised.
+fn ensure_open_files(clients: u64) -> Result<(), OpenError> {
+    let needed = clients + 64;
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed in.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 || lim.rlim_cur >= needed {
+        return Ok(());
+    }
+    if lim.rlim_max < needed {
+        return Err(OpenError::Unreachable(format!(
+            "{clients} clients need {needed} open files, but the hard limit is {} (raise it with `ulimit -Hn` as root, or use fewer clients)",
+            lim.rlim_max
+        )));
+    }
+    let raised = libc::rlimit { rlim_cur: needed.max(lim.rlim_cur), rlim_max: lim.rlim_max };
+    // SAFETY: as above.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
+        return Err(OpenError::Unreachable(format!("cannot raise the open-files limit to {needed} for {clients} clients")));
+    }
+    Ok(())
 }
 
 /// Why an operation failed, as counted in results. Kept small and fixed so that counting
@@ -176,14 +267,14 @@ pub trait Backend: Send + Sync + 'static {
 
     fn connect(&self) -> impl Future<Output = Result<Self::Client, OpError>> + Send;
 
+    /// Turns `op` into what each call runs. An operation [`Backend::cannot_run`] refuses is
+    /// never prepared: the race checks every task first.
     fn prepare(&self, op: &OpSpec) -> Result<Self::Prepared, OpError>;
 
-    /// Why this backend can never run `op`, checked for every task before the race starts
-    /// so that a track meant for another backend fails at once, not in every trial.
-    fn unsupported(&self, op: &OpSpec) -> Option<String> {
-        let _ = op;
-        None
-    }
+    /// Why this backend can never run `op` (None: it can). It needs no connection, so a track
+    /// meant for another backend fails before the race, and the message can name the
+    /// backends that would run it ([`BackendKind::check`]).
+    fn cannot_run(op: &OpSpec) -> Option<String>;
 }
 
 /// One client's connection (or handle) to the backend; each driver client owns one.

@@ -115,7 +115,7 @@ pub enum ListWhat {
     Races,
 }
 
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, Default)]
 pub struct TrackArgs {
     /// A built-in track (see `runner list tracks`).
     #[arg(long, conflicts_with = "track_path", value_name = "NAME")]

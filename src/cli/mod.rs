@@ -4,7 +4,8 @@ mod args;
 
 pub use args::*;
 
-use crate::race::{self, RaceError, RaceOptions};
+use crate::race::{self, RaceEnd, RaceError};
+use crate::request::{RaceRequest, TrackRequest};
 use crate::report;
 use crate::results::{RaceStore, StoreError};
 use crate::track::{self, TrackError};
@@ -32,12 +33,44 @@ pub enum CliError {
 }
 
 impl CliError {
+    /// The one place errors become exit codes (README: Exit codes).
     fn exit_code(&self) -> u8 {
         match self {
             CliError::Track(_) | CliError::Store(_) | CliError::Usage(_) => EXIT_BAD_INPUT,
-            CliError::Race(e) => e.exit_code(),
+            CliError::Race(RaceError::Track(_) | RaceError::Unsupported(_)) => EXIT_BAD_INPUT,
+            CliError::Race(RaceError::Store(_) | RaceError::Backend(_)) => 1,
         }
     }
+}
+
+fn race_exit_code(end: RaceEnd) -> u8 {
+    match end {
+        RaceEnd::Completed => 0,
+        RaceEnd::Interrupted => EXIT_INTERRUPTED,
+        RaceEnd::Failed => 1,
+    }
+}
+
+/// The async runtime of `race` and `serve` (`RUNNER_WORKER_THREADS` sets its threads).
+fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = std::env::var("RUNNER_WORKER_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n > 0) {
+        builder.worker_threads(n);
+    }
+    builder.enable_all().build().map_err(|e| CliError::Usage(format!("cannot start the async runtime: {e}")))
+}
+
+/// Cancels `cancel` on Ctrl-C, saying `message` first; call inside the runtime.
+fn cancel_on_ctrl_c(cancel: &CancellationToken, message: Option<&'static str>) {
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            if let Some(m) = message {
+                eprintln!("{m}");
+            }
+            on_signal.cancel();
+        }
+    });
 }
 
 pub fn main() -> ExitCode {
@@ -52,10 +85,7 @@ pub fn main() -> ExitCode {
 }
 
 fn serve_command(args: ServeArgs) -> Result<u8, CliError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::Usage(format!("cannot start the async runtime: {e}")))?;
+    let runtime = runtime()?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(crate::backend::tls::server_config(cert, key).map_err(CliError::Usage)?),
         _ => None,
@@ -64,12 +94,7 @@ fn serve_command(args: ServeArgs) -> Result<u8, CliError> {
     let opts = crate::serve::ServeOptions { addr: std::net::SocketAddr::new(args.host, args.port), stub: args.stub, tls };
     let cancel = CancellationToken::new();
     let result = runtime.block_on(async {
-        let on_signal = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_signal.cancel();
-            }
-        });
+        cancel_on_ctrl_c(&cancel, None);
         crate::serve::serve(opts.clone(), cancel.clone(), |addr| {
             let mode = if opts.stub { " (stub: _search and _bulk answered without work)" } else { "" };
             eprintln!("runner serve: listening on {scheme}://{addr}{mode}");
@@ -91,12 +116,11 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Race(args) => race_command(args, &home),
         Command::Serve(args) => serve_command(args),
         Command::RenderTrack(args) => {
-            let path = track_location(args.track.track.as_deref(), args.track.track_path.as_deref())?;
-            let params = args.track.track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
-            let text = track::render_track(&path, &load_options(&args.track, params, &home))?;
+            let request = track_request(&args.track, &home)?;
+            let text = request.render()?;
             out(&text);
             // A Rally track must render to JSON: say where it does not (below the text shown).
-            if let Some(file) = track::rally::rally_track_file(&path) {
+            if let Some(file) = track::rally::rally_track_file(&request.location) {
                 track::rally::parse_json(&text, &file)?;
             }
             Ok(0)
@@ -105,8 +129,8 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             convert_rally(&home, &dir, &out_dir, track_params.as_deref(), ignore_unused_track_params, on_unsupported)
         }
         Command::Plan(args) => {
-            let (track, _) = load_track(&args.track, &home)?;
-            let plan = race::plan_for(&track, &args.track)?;
+            let request = track_request(&args.track, &home)?;
+            let plan = request.plan(&load_track(&request)?)?;
             match args.format {
                 PlanFormat::Text => out(&crate::plan::render_text(&plan)),
                 PlanFormat::Json => out(&format!("{}\n", serde_json::to_string_pretty(&plan).unwrap_or_default())),
@@ -125,8 +149,8 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             let store = RaceStore::new(&home);
             let mut text = format!("{:<30} {:<16} {:<18} {:<21} {:<10} {:<11} tags\n", "race", "track", "challenge", "started", "backend", "status");
             for id in store.ids() {
-                match store.load(&id) {
-                    Ok((r, _)) => {
+                match store.load_record(&id) {
+                    Ok(r) => {
                         let keep = filter.track.as_ref().is_none_or(|t| *t == r.track)
                             && filter.challenge.as_ref().is_none_or(|c| *c == r.challenge)
                             && filter.backend.as_ref().is_none_or(|b| *b == r.backend.kind)
@@ -166,15 +190,8 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             let base_label = if other.is_some() { "baseline" } else { record.race_id.as_str() };
             let base = plot::Source { label: base_label, race: &record, histograms: &histograms };
             let other_source = other.as_ref().map(|(r, h)| plot::Source { label: "contender", race: r, histograms: h });
-            let plots = plot::charts(base, other_source);
-            let comparison = other.as_ref().map(|(r, _)| crate::compare::compare(&record, r, Default::default()));
-            let summary = report::Summary::new(&record, &histograms);
-            for p in &plots {
-                crate::results::write_atomic(&dir.join(&p.file), p.svg.as_bytes())?;
-            }
-            let html = plot::report_html(&summary, comparison.as_ref(), &plots);
-            crate::results::write_atomic(&dir.join("report.html"), html.as_bytes())?;
-            eprintln!("wrote {} charts and report.html to {}", plots.len(), dir.display());
+            let charts = plot::write_report(&dir, base, other_source)?;
+            eprintln!("wrote {charts} charts and report.html to {}", dir.display());
             Ok(0)
         }
         Command::Delete { race } => {
@@ -193,15 +210,16 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             Ok(0)
         }
         Command::Validate { track: name, track_params } => {
-            let path = track_location(Some(&name), None)?;
-            let params = track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
-            let t = track::load(&path, &track::LoadOptions { params, ..Default::default() })?;
+            let args = TrackArgs { track: Some(name), track_params, ..TrackArgs::default() };
+            let mut request = track_request(&args, &home)?;
+            let t = load_track(&request)?;
             for c in &t.challenges {
-                crate::plan::build(&t, c, &Default::default())?;
+                request.challenge = Some(c.name.clone());
+                request.plan(&t)?;
             }
             out(&format!(
                 "{}: ok: track `{}` with {} challenge(s) ({}), {} operation(s), {} corpus(es), {} index(es)\n",
-                track::track_file(&path).display(),
+                track::track_file(&request.location).display(),
                 t.name,
                 t.challenges.len(),
                 t.challenges.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "),
@@ -224,14 +242,31 @@ fn track_location(name: Option<&str>, path: Option<&Path>) -> Result<PathBuf, Cl
     }
 }
 
-fn load_track(args: &TrackArgs, home: &Path) -> Result<(track::Track, PathBuf), CliError> {
-    let path = track_location(args.track.as_deref(), args.track_path.as_deref())?;
+/// The track request the flags describe: where the track is, its parameters, test mode and
+/// the Rally options, loaded the same way by every command.
+fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackRequest, CliError> {
+    let location = track_location(args.track.as_deref(), args.track_path.as_deref())?;
     let params = args.track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
-    let t = track::load(&path, &load_options(args, params, home))?;
+    Ok(TrackRequest {
+        location,
+        load: track::LoadOptions {
+            params,
+            test_mode: args.test_mode,
+            ignore_unused_params: args.ignore_unused_track_params,
+            on_unsupported: args.on_unsupported,
+            data_root: Some(home.join("data")),
+        },
+        challenge: args.challenge.clone(),
+        plan: crate::plan::PlanOptions { test_mode: args.test_mode, include_tasks: args.include_tasks.clone() },
+    })
+}
+
+fn load_track(request: &TrackRequest) -> Result<track::Track, CliError> {
+    let t = request.load()?;
     for note in &t.notes {
         eprintln!("note: {note}");
     }
-    Ok((t, path))
+    Ok(t)
 }
 
 fn convert_rally(home: &Path, dir: &Path, out_dir: &Path, params: Option<&str>, ignore_unused: bool, on_unsupported: track::rally_convert::OnUnsupported) -> Result<u8, CliError> {
@@ -241,16 +276,6 @@ fn convert_rally(home: &Path, dir: &Path, out_dir: &Path, params: Option<&str>, 
     out(&text);
     eprintln!("wrote {}", target.display());
     Ok(0)
-}
-
-fn load_options(args: &TrackArgs, params: serde_json::Map<String, serde_json::Value>, home: &Path) -> track::LoadOptions {
-    track::LoadOptions {
-        params,
-        test_mode: args.test_mode,
-        ignore_unused_params: args.ignore_unused_track_params,
-        on_unsupported: args.on_unsupported,
-        data_root: Some(home.join("data")),
-    }
 }
 
 /// Writes to stdout; a closed pipe (`runner ... | head`) ends output quietly instead of panicking.
@@ -278,49 +303,38 @@ fn parse_tags(tags: &[String]) -> Result<std::collections::BTreeMap<String, Stri
 }
 
 fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
-    let (track, path) = load_track(&args.track, home)?;
+    let request = race_request(&args, home)?;
+    let track = load_track(&request.track)?;
     if args.backend == crate::backend::BackendKind::Embedded && !args.target_hosts.is_empty() {
         eprintln!("note: --target-hosts is ignored by the embedded backend, which runs in-process");
     }
-    let user_tags = parse_tags(&args.user_tags)?;
+    let runtime = runtime()?;
+    let cancel = CancellationToken::new();
+    let outcome = runtime.block_on(async {
+        cancel_on_ctrl_c(&cancel, Some("\ninterrupted: stopping clients and saving what was measured ..."));
+        race::run(Arc::new(track), &request, cancel.clone()).await
+    })?;
+    let (record, histograms) = &outcome.stored;
+    emit_report(report::render(args.report.report_format, record, histograms), args.report.report_file.as_deref())?;
+    eprintln!("race {} stored in {}", record.race_id, outcome.dir.display());
+    Ok(race_exit_code(outcome.ended()))
+}
+
+fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
     let mut client_options = crate::backend::ClientOptions::parse(&args.client_options).map_err(CliError::Usage)?;
     if args.backend != crate::backend::BackendKind::Embedded {
         let file = crate::backend::credentials::Credentials::default_file(home);
         client_options.credentials = crate::backend::credentials::Credentials::load(&file).map_err(CliError::Usage)?;
     }
-    let opts = RaceOptions {
-        client_options,
-        track_args: args.track.clone(),
-        track_path: path,
+    Ok(RaceRequest {
+        track: track_request(&args.track, home)?,
         backend: args.backend,
         target_hosts: args.target_hosts.clone(),
+        client_options,
         on_error: args.on_error,
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         quiet: args.quiet,
         home: home.to_path_buf(),
-        user_tags,
-    };
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = std::env::var("RUNNER_WORKER_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n > 0) {
-        builder.worker_threads(n);
-    }
-    let runtime = builder
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::Usage(format!("cannot start the async runtime: {e}")))?;
-    let cancel = CancellationToken::new();
-    let outcome = runtime.block_on(async {
-        let on_signal = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ninterrupted: stopping clients and saving what was measured ...");
-                on_signal.cancel();
-            }
-        });
-        race::run(Arc::new(track), opts, cancel.clone()).await
-    })?;
-    let (record, histograms) = &outcome.stored;
-    emit_report(report::render(args.report.report_format, record, histograms), args.report.report_file.as_deref())?;
-    eprintln!("race {} stored in {}", record.race_id, outcome.dir.display());
-    Ok(outcome.exit_code())
+        user_tags: parse_tags(&args.user_tags)?,
+    })
 }

@@ -130,7 +130,7 @@ fn usable(t: &TaskRecord) -> Vec<&TrialRecord> {
 }
 
 fn key(t: &TaskRecord) -> String {
-    format!("{} [{}]", t.task, t.sweep_label())
+    format!("{} [{}]", t.slot.task, t.sweep_label())
 }
 
 fn differences(a: &RaceRecord, b: &RaceRecord) -> Vec<String> {
@@ -156,7 +156,7 @@ fn differences(a: &RaceRecord, b: &RaceRecord) -> Vec<String> {
 pub fn compare(baseline: &RaceRecord, contender: &RaceRecord, opts: CompareOptions) -> Comparison {
     let mut tasks = Vec::new();
     let mut only_in_baseline = Vec::new();
-    for bt in baseline.tasks.iter().filter(|t| t.reported) {
+    for bt in baseline.tasks.iter().filter(|t| t.slot.reported) {
         let Some(ct) = contender.tasks.iter().find(|c| key(c) == key(bt)) else {
             only_in_baseline.push(key(bt));
             continue;
@@ -170,12 +170,12 @@ pub fn compare(baseline: &RaceRecord, contender: &RaceRecord, opts: CompareOptio
             .map(|(name, better, read)| {
                 let bv: Vec<f64> = bs.iter().map(|t| read(t)).collect();
                 let cv: Vec<f64> = cs.iter().map(|t| read(t)).collect();
-                diff(name, *better, &bv, &cv, &bt.throughput_unit, opts)
+                diff(name, *better, &bv, &cv, bt.slot.throughput_unit.as_str(), opts)
             })
             .collect();
-        tasks.push(TaskDiff { task: bt.task.clone(), sweep: bt.sweep_label(), baseline_trials: bs.len(), contender_trials: cs.len(), metrics });
+        tasks.push(TaskDiff { task: bt.slot.task.clone(), sweep: bt.sweep_label(), baseline_trials: bs.len(), contender_trials: cs.len(), metrics });
     }
-    let only_in_contender = contender.tasks.iter().filter(|c| c.reported && !baseline.tasks.iter().any(|b| key(b) == key(c))).map(key).collect();
+    let only_in_contender = contender.tasks.iter().filter(|c| c.slot.reported && !baseline.tasks.iter().any(|b| key(b) == key(c))).map(key).collect();
     Comparison {
         baseline: baseline.race_id.clone(),
         contender: contender.race_id.clone(),

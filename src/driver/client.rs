@@ -140,7 +140,7 @@ impl<C: BackendClient> ClientRun<C> {
             shared.progress.fetch_add(1, Ordering::Relaxed);
             drop(payload);
             if let (false, Source::Keys(keys)) = (warmup, &self.source) {
-                self.recorder.record_commands(&keys.drawn, keys.first_command(), intended.unwrap_or(start), start, end);
+                self.recorder.record_parts(&keys.drawn, keys.first_command().index(), intended.unwrap_or(start), start, end);
             }
             if let (Source::Corpus(feed), Some(b)) = (&self.source, batch) {
                 feed.give_back(b.body);

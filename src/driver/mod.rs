@@ -13,7 +13,7 @@ pub use schedule::{wait_until, Schedule};
 
 use crate::backend::Backend;
 use crate::metrics::{Recorder, TrialMetrics};
-use crate::ops::OpSpec;
+use crate::ops::{OpSpec, PayloadSource};
 use crate::plan::{sweep_label, Leaf, Plan, Step, Work};
 use client::{ClientRun, Exec, Shared, Source};
 use progress::Progress;
@@ -144,7 +144,7 @@ impl<B: Backend> Driver<B> {
         let label = match leaf.result {
             Some(slot) => {
                 let s = &plan.results[slot];
-                let (what, of) = if leaf.warmup_trial { ("warmup trial", s.warmup_trials) } else { ("trial", s.trials) };
+                let (what, of) = if leaf.warmup_trial { ("warmup trial", s.warmup_trials) } else { ("trial", s.planned_trials) };
                 format!("{} [{}] {what} {}/{of}", leaf.task, sweep_label(&s.sweep), leaf.trial + 1)
             }
             None => format!("{} ({})", leaf.operation.name, leaf.task),
@@ -178,8 +178,8 @@ impl<B: Backend> Driver<B> {
             }
             _ => None,
         };
-        let feed = match &leaf.spec {
-            OpSpec::Bulk(bulk) => match self.start_feed(leaf, bulk, leaf_cancel.clone()).await {
+        let feed = match leaf.spec.payload_source() {
+            PayloadSource::Corpus(bulk) => match self.start_feed(leaf, bulk, leaf_cancel.clone()).await {
                 Ok(feed) => Some(Arc::new(feed)),
                 Err(e) => return empty(format!("{label}: {e}")),
             },
@@ -229,21 +229,21 @@ impl<B: Backend> Driver<B> {
                 (Work::Time { warmup, measured }, _) => Budget::Time { warmup_end: origin + warmup, end: origin + warmup + measured },
                 _ => Budget::Corpus,
             };
-            let source = match (&leaf.spec, &feed) {
+            let source = match (leaf.spec.payload_source(), &feed) {
                 (_, Some(feed)) => Source::Corpus(feed.clone()),
-                (OpSpec::Kv(kv), _) => Source::Keys(KeyGen::new(kv, i)),
+                (PayloadSource::Keys(kv), _) => Source::Keys(KeyGen::new(kv, i)),
                 _ => Source::None,
             };
+            let recorder = Recorder::new(origin, expected_secs, slot);
             let run = ClientRun {
                 client,
                 exec: exec.clone(),
                 schedule: Schedule::new(leaf.schedule, leaf.target_throughput, origin + ramp_delay(leaf, i), i, leaf.clients, 0x5EED ^ leaf.trial),
                 budget,
                 source,
-                recorder: match &leaf.spec {
-                    // A mix of one command per operation is timed per command too.
-                    OpSpec::Kv(kv) if kv.single_command().is_none() && kv.keys_per_operation() == 1 => Recorder::new(origin, expected_secs, slot).split_by_command(),
-                    _ => Recorder::new(origin, expected_secs, slot),
+                recorder: match leaf.spec.counted_parts() {
+                    Some(labels) => recorder.with_parts(labels, leaf.spec.times_parts()),
+                    None => recorder,
                 },
             };
             let (delay, shared) = (ramp_delay(leaf, i), shared.clone());

@@ -220,7 +220,7 @@ mod tests {
 
     fn spec(v: serde_json::Value, kind: &str) -> KvSpec {
         let ctx = crate::ops::TrackContext { indices: &[], corpora: &[] };
-        match crate::ops::parse(kind, v.as_object().unwrap(), &ctx).unwrap() {
+        match crate::ops::parse(kind, v.as_object().unwrap(), &ctx).unwrap().1 {
             crate::ops::OpSpec::Kv(k) => k,
             _ => unreachable!(),
         }

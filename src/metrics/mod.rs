@@ -5,4 +5,4 @@ mod histogram;
 mod recorder;
 
 pub use histogram::{decode_histogram, encode_histogram, new_histogram, Percentiles, PERCENTILES};
-pub use recorder::{Counts, Recorder, TrialMetrics};
+pub use recorder::{Counts, PartTimes, Parts, Recorder, TrialMetrics};

@@ -3,7 +3,6 @@
 
 use super::histogram::new_histogram;
 use crate::backend::{ErrorKind, OpError, Outcome};
-use crate::ops::KvCommand;
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
 
@@ -22,8 +21,6 @@ pub struct Counts {
     pub warmup_operations: u64,
     /// Units done by warmup operations (e.g. documents indexed during warmup).
     pub warmup_units: u64,
-    /// Key-value requests of the measured operations, by command (a mix's achieved split).
-    pub by_command: [u64; KvCommand::COUNT],
 }
 
 impl Counts {
@@ -35,9 +32,6 @@ impl Counts {
         self.hits += o.hits;
         self.warmup_operations += o.warmup_operations;
         self.warmup_units += o.warmup_units;
-        for (mine, theirs) in self.by_command.iter_mut().zip(o.by_command) {
-            *mine += theirs;
-        }
         for (i, n) in o.errors.iter().enumerate() {
             self.errors[i] += n;
             if self.first_error[i].is_none() {
@@ -80,22 +74,66 @@ pub struct Recorder {
     pub per_second: Vec<u64>,
     /// The client stopped before its work was done (Ctrl-C or an abort).
     pub cut_short: bool,
-    /// Service time and latency by command, for mixes of one command per operation.
-    pub by_command: Option<Box<[CommandTimes; KvCommand::COUNT]>>,
+    /// Requests (and timings) by labelled part of the operation, when it has parts.
+    pub parts: Option<Parts>,
 }
 
-/// One command's share of a mix's timing.
-#[derive(Clone)]
-pub struct CommandTimes {
+/// Labelled parts of an operation (the commands of a key-value operation): the requests of
+/// each, and, when every operation is one part, each part's own service time and latency.
+pub struct Parts {
+    pub labels: &'static [&'static str],
+    pub requests: Box<[u64]>,
+    pub times: Option<Box<[PartTimes]>>,
+}
+
+impl Parts {
+    fn new(labels: &'static [&'static str], timed: bool) -> Parts {
+        Parts {
+            labels,
+            requests: vec![0; labels.len()].into_boxed_slice(),
+            times: timed.then(|| (0..labels.len()).map(|_| PartTimes::new()).collect()),
+        }
+    }
+
+    fn add(&mut self, other: &Parts) {
+        for (mine, theirs) in self.requests.iter_mut().zip(other.requests.iter()) {
+            *mine += theirs;
+        }
+        if let (Some(mine), Some(theirs)) = (&mut self.times, &other.times) {
+            for (a, b) in mine.iter_mut().zip(theirs.iter()) {
+                a.add(b);
+            }
+        }
+    }
+
+    /// Each part that was used: its label, requests and (when timed) times.
+    pub fn used(&self) -> impl Iterator<Item = (&'static str, u64, Option<&PartTimes>)> + '_ {
+        self.labels
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.requests[*i] > 0)
+            .map(|(i, label)| (*label, self.requests[i], self.times.as_ref().map(|t| &t[i]).filter(|t| !t.service.is_empty())))
+    }
+}
+
+/// One part's share of the timing.
+pub struct PartTimes {
     pub service: Histogram<u64>,
     pub latency: Histogram<u64>,
     service_nanos: u128,
     latency_nanos: u128,
 }
 
-impl CommandTimes {
+impl PartTimes {
     fn new() -> Self {
-        CommandTimes { service: new_histogram(), latency: new_histogram(), service_nanos: 0, latency_nanos: 0 }
+        PartTimes { service: new_histogram(), latency: new_histogram(), service_nanos: 0, latency_nanos: 0 }
+    }
+
+    fn add(&mut self, other: &PartTimes) {
+        self.service.add(&other.service).expect("same histogram configuration");
+        self.latency.add(&other.latency).expect("same histogram configuration");
+        self.service_nanos += other.service_nanos;
+        self.latency_nanos += other.latency_nanos;
     }
 
     /// Exact means (from nanosecond sums) of service time and latency, in ms.
@@ -123,25 +161,26 @@ impl Recorder {
             last_end: None,
             per_second: Vec::with_capacity(expected_seconds.min(86_400) + 1),
             cut_short: false,
-            by_command: None,
+            parts: None,
         }
     }
 
-    /// Keeps service time and latency by command as well (a mix, one command an operation).
-    pub fn split_by_command(mut self) -> Recorder {
-        self.by_command = Some(Box::new(std::array::from_fn(|_| CommandTimes::new())));
+    /// Counts requests by these labelled parts too, and with `timed` their timings.
+    pub fn with_parts(mut self, labels: &'static [&'static str], timed: bool) -> Recorder {
+        self.parts = Some(Parts::new(labels, timed));
         self
     }
 
-    /// Adds the commands of one measured key-value operation: counts, and for split
-    /// recorders the operation's timing under its (single) command.
+    /// Adds the parts of one measured operation: `requests` by part (in label order), and for
+    /// timed parts the operation's timing under `single`, its one part.
     #[inline]
-    pub fn record_commands(&mut self, drawn: &[u64; KvCommand::COUNT], single: KvCommand, intended: Instant, start: Instant, end: Instant) {
-        for (n, d) in self.counts.by_command.iter_mut().zip(drawn) {
+    pub fn record_parts(&mut self, requests: &[u64], single: usize, intended: Instant, start: Instant, end: Instant) {
+        let Some(parts) = &mut self.parts else { return };
+        for (n, d) in parts.requests.iter_mut().zip(requests) {
             *n += d;
         }
-        if let Some(split) = &mut self.by_command {
-            let times = &mut split[single.index()];
+        if let Some(times) = &mut parts.times {
+            let times = &mut times[single];
             let (service, latency) = (end.saturating_duration_since(start), end.saturating_duration_since(intended.min(start)));
             times.service.saturating_record(micros(service));
             times.latency.saturating_record(micros(latency));
@@ -220,7 +259,7 @@ pub struct TrialMetrics {
     pub per_second: Vec<u64>,
     /// Some client stopped before its work was done: the numbers cover part of the work.
     pub cut_short: bool,
-    pub by_command: Option<Box<[CommandTimes; KvCommand::COUNT]>>,
+    pub parts: Option<Parts>,
 }
 
 impl TrialMetrics {
@@ -234,7 +273,7 @@ impl TrialMetrics {
             measured_window: Duration::ZERO,
             per_second: Vec::new(),
             cut_short: false,
-            by_command: None,
+            parts: None,
         };
         let (mut service_nanos, mut latency_nanos) = (0u128, 0u128);
         let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
@@ -245,13 +284,13 @@ impl TrialMetrics {
             latency_nanos += r.latency_nanos;
             m.counts.add(&r.counts);
             m.cut_short |= r.cut_short;
-            if let Some(split) = &r.by_command {
-                let mine = m.by_command.get_or_insert_with(|| Box::new(std::array::from_fn(|_| CommandTimes::new())));
-                for (a, b) in mine.iter_mut().zip(split.iter()) {
-                    a.service.add(&b.service).expect("same histogram configuration");
-                    a.latency.add(&b.latency).expect("same histogram configuration");
-                    a.service_nanos += b.service_nanos;
-                    a.latency_nanos += b.latency_nanos;
+            if let Some(parts) = &r.parts {
+                match &mut m.parts {
+                    Some(mine) => mine.add(parts),
+                    None => m.parts = Some(Parts::new(parts.labels, parts.times.is_some())).map(|mut p| {
+                        p.add(parts);
+                        p
+                    }),
                 }
             }
             first = match (first, r.first_start) {

@@ -1,6 +1,28 @@
 //! create-index, delete-index and refresh: index lifecycle operations.
 
-use super::{ParamError, Params, TrackContext};
+use super::{OpSpec, OperationType, ParamError, Params, TrackContext};
+use crate::units::ThroughputUnit;
+
+pub const CREATE_INDEX: OperationType = OperationType {
+    name: "create-index",
+    unit: ThroughputUnit::Operations,
+    sweepable: &[],
+    parse: |p, ctx| Ok(OpSpec::CreateIndex(indices_to_create(p, ctx)?)),
+};
+
+pub const DELETE_INDEX: OperationType = OperationType {
+    name: "delete-index",
+    unit: ThroughputUnit::Operations,
+    sweepable: &[],
+    parse: |p, ctx| Ok(OpSpec::DeleteIndex(index_names(p, ctx)?)),
+};
+
+pub const REFRESH: OperationType = OperationType {
+    name: "refresh",
+    unit: ThroughputUnit::Operations,
+    sweepable: &[],
+    parse: |p, ctx| Ok(OpSpec::Refresh(index_names(p, ctx)?)),
+};
 use serde_json::Value;
 
 /// An index as the track declares it: a name and Elasticsearch-style settings/mappings.

@@ -2,9 +2,12 @@
 //! Rally's simulated id conflicts (`conflicts`, `conflict-probability`, `on-conflict`,
 //! `recency`) and `looped` corpora.
 
-use super::{ParamError, Params, TrackContext};
+use super::{OpSpec, OperationType, ParamError, Params, TrackContext};
 use crate::track::DocumentSet;
-use crate::units::{parse_bytes, BulkSize, Bytes};
+use crate::units::{parse_bytes, BulkSize, Bytes, ThroughputUnit};
+
+pub const BULK: OperationType =
+    OperationType { name: "bulk", unit: ThroughputUnit::Documents, sweepable: &["bulk-size", "flush-bytes"], parse: |p, ctx| Ok(OpSpec::Bulk(parse(p, ctx)?)) };
 use serde_json::Value;
 
 /// The action line before every document of a bulk request body without ids. `flush-bytes`

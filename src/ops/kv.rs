@@ -2,9 +2,23 @@
 //! `command` with `{key}` / `{value}` placeholders. Keys are drawn from a keyspace, uniformly
 //! or zipfian; an operation is one command, a pipeline of N, or a MULTI/EXEC of N.
 
-use super::{ParamError, Params};
+use super::{OpSpec, OperationType, ParamError, Params};
+use crate::units::ThroughputUnit;
 use serde_json::Value;
 use std::sync::Arc;
+
+const KV_SWEEPABLE: &[&str] = &["keyspace", "key-size", "value-size", "pipeline", "transaction", "zipf-exponent"];
+
+const fn kv_type(name: &'static str, parse: fn(&Params, &super::TrackContext) -> Result<OpSpec, ParamError>) -> OperationType {
+    OperationType { name, unit: ThroughputUnit::Operations, sweepable: KV_SWEEPABLE, parse }
+}
+
+pub const GET: OperationType = kv_type("get", |p, _| Ok(OpSpec::Kv(parse(Some(KvCommand::Get), p)?)));
+pub const PUT: OperationType = kv_type("put", |p, _| Ok(OpSpec::Kv(parse(Some(KvCommand::Put), p)?)));
+pub const DELETE: OperationType = kv_type("delete", |p, _| Ok(OpSpec::Kv(parse(Some(KvCommand::Delete), p)?)));
+pub const INCR: OperationType = kv_type("incr", |p, _| Ok(OpSpec::Kv(parse(Some(KvCommand::Incr), p)?)));
+pub const KV_MIX: OperationType = kv_type("kv-mix", |p, _| Ok(OpSpec::Kv(parse(None, p)?)));
+pub const COMMAND: OperationType = kv_type("command", |p, _| Ok(OpSpec::Kv(parse(Some(KvCommand::Command), p)?)));
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -20,6 +34,8 @@ pub enum KvCommand {
 impl KvCommand {
     pub const ALL: [KvCommand; 5] = [KvCommand::Get, KvCommand::Put, KvCommand::Delete, KvCommand::Incr, KvCommand::Command];
     pub const COUNT: usize = Self::ALL.len();
+    /// Each command's label, in the order of [`KvCommand::index`].
+    pub const LABELS: [&'static str; Self::COUNT] = ["get", "put", "delete", "incr", "command"];
     /// What a `mix` may name.
     const MIXABLE: [KvCommand; 4] = [KvCommand::Get, KvCommand::Put, KvCommand::Delete, KvCommand::Incr];
 
@@ -28,13 +44,7 @@ impl KvCommand {
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            KvCommand::Get => "get",
-            KvCommand::Put => "put",
-            KvCommand::Delete => "delete",
-            KvCommand::Incr => "incr",
-            KvCommand::Command => "command",
-        }
+        Self::LABELS[self.index()]
     }
 }
 

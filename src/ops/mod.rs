@@ -14,31 +14,80 @@ pub use rest::{ClusterHealthSpec, HealthStatus, RawRequestSpec};
 pub use search::{PageBy, Paging, SearchSpec};
 
 use crate::track::DocumentSet;
+use crate::units::ThroughputUnit;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
-/// Every operation type the runner implements, as written in tracks.
-pub const OPERATION_TYPES: &[&str] =
-&[
-    "create-index",
-    "delete-index",
-    "refresh",
-    "force-merge",
-    "cluster-health",
-    "bulk",
-    "search",
-    "scroll-search",
-    "paginated-search",
-    "get",
-    "index-document",
-    "raw-request",
-    "put",
-    "delete",
-    "incr",
-    "kv-mix",
-    "command",
-    "sleep",
+/// Every operation type the runner implements, as written in tracks: the one list the track
+/// loader, the planner, the schema test and `did you mean` read. Adding a type is a file that
+/// defines its [`OperationType`], a line here, and its arms in the backends.
+pub static OPERATION_TYPES: &[&OperationType] = &[
+    &admin::CREATE_INDEX,
+    &admin::DELETE_INDEX,
+    &admin::REFRESH,
+    &rest::FORCE_MERGE,
+    &rest::CLUSTER_HEALTH,
+    &bulk::BULK,
+    &search::SEARCH,
+    &search::SCROLL_SEARCH,
+    &search::PAGINATED_SEARCH,
+    &rest::GET_DOCUMENT,
+    &rest::INDEX_DOCUMENT,
+    &rest::RAW_REQUEST,
+    &kv::GET,
+    &kv::PUT,
+    &kv::DELETE,
+    &kv::INCR,
+    &kv::KV_MIX,
+    &kv::COMMAND,
+    &SLEEP,
 ];
+
+/// One operation type: its name in tracks, what its throughput counts, which params a task
+/// may sweep, and how its params become an [`OpSpec`].
+pub struct OperationType {
+    pub name: &'static str,
+    pub unit: ThroughputUnit,
+    /// Params a task may give as a list, to sweep over.
+    pub sweepable: &'static [&'static str],
+    pub parse: fn(&Params, &TrackContext) -> Result<OpSpec, ParamError>,
+}
+
+impl std::fmt::Debug for OperationType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl OperationType {
+    /// The type a track's `type` names. `get` with an `id` param is the older spelling of
+    /// `get-document` and resolves to it here, the one place that knows.
+    pub fn find(kind: &str, params: &Map<String, Value>) -> Option<&'static OperationType> {
+        let kind = if kind == "get" && params.contains_key("id") { rest::GET_DOCUMENT.name } else { kind };
+        OPERATION_TYPES.iter().copied().find(|t| t.name == kind)
+    }
+
+    pub fn names() -> impl Iterator<Item = &'static str> + Clone {
+        OPERATION_TYPES.iter().map(|t| t.name)
+    }
+}
+
+const SLEEP: OperationType = OperationType {
+    name: "sleep",
+    unit: ThroughputUnit::Operations,
+    sweepable: &["duration"],
+    parse: |p, _| Ok(OpSpec::Sleep(p.duration("duration")?.unwrap_or(Duration::ZERO))),
+};
+
+/// Where the driver takes each call's changing input from.
+pub enum PayloadSource<'a> {
+    /// Nothing changes from call to call.
+    Fixed,
+    /// Bulk bodies read from a corpus by the feeder thread.
+    Corpus(&'a BulkSpec),
+    /// Keys (and values) drawn from a keyspace.
+    Keys(&'a KvSpec),
+}
 
 /// A typed, validated operation.
 #[derive(Debug, Clone)]
@@ -62,22 +111,27 @@ pub enum OpSpec {
 }
 
 impl OpSpec {
-    /// What one unit of throughput counts: documents for bulk, operations otherwise.
-    pub fn throughput_unit(&self) -> &'static str {
+    /// What feeds each call of this operation.
+    pub fn payload_source(&self) -> PayloadSource<'_> {
         match self {
-            OpSpec::Bulk(_) => "docs/s",
-            // As Rally counts them: a paged search's throughput is in pages.
-            OpSpec::Search(SearchSpec { paging: Some(_), .. }) => "pages/s",
-            _ => "ops/s",
+            OpSpec::Bulk(bulk) => PayloadSource::Corpus(bulk),
+            OpSpec::Kv(kv) => PayloadSource::Keys(kv),
+            _ => PayloadSource::Fixed,
         }
     }
 
-    /// Admin operations run once per trial by default.
-    pub fn is_admin(&self) -> bool {
-        matches!(
-            self,
-            OpSpec::CreateIndex(_) | OpSpec::DeleteIndex(_) | OpSpec::Refresh(_) | OpSpec::ForceMerge { .. } | OpSpec::ClusterHealth(_)
-        )
+    /// Labels of the parts whose requests are counted (the commands of a key-value operation).
+    pub fn counted_parts(&self) -> Option<&'static [&'static str]> {
+        match self {
+            OpSpec::Kv(_) => Some(&KvCommand::LABELS),
+            _ => None,
+        }
+    }
+
+    /// Whether the counted parts are also timed: a key-value mix of one command an operation
+    /// is timed per command.
+    pub fn times_parts(&self) -> bool {
+        matches!(self, OpSpec::Kv(kv) if kv.single_command().is_none() && kv.keys_per_operation() == 1)
     }
 }
 
@@ -131,55 +185,20 @@ impl ParamError {
 }
 
 /// Params that may be given as a list in a task's `params` to sweep over.
-pub fn sweepable_params(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "bulk" => &["bulk-size", "flush-bytes"],
-        "get" | "put" | "delete" | "incr" | "kv-mix" | "command" => &["keyspace", "key-size", "value-size", "pipeline", "transaction", "zipf-exponent"],
-        "search" => &["size", "request-params"],
-        "scroll-search" | "paginated-search" => &["size", "request-params", "pages", "results-per-page"],
-        "sleep" => &["duration"],
-        _ => &[],
-    }
+pub fn sweepable_params(kind: &str, params: &Map<String, Value>) -> &'static [&'static str] {
+    OperationType::find(kind, params).map_or(&[], |t| t.sweepable)
 }
 
-pub fn parse(kind: &str, params: &Map<String, Value>, ctx: &TrackContext) -> Result<OpSpec, ParamError> {
-    let p = Params::new(kind, params);
-    let spec = match kind {
-        "create-index" => OpSpec::CreateIndex(admin::indices_to_create(&p, ctx)?),
-        "delete-index" => OpSpec::DeleteIndex(admin::index_names(&p, ctx)?),
-        "refresh" => OpSpec::Refresh(admin::index_names(&p, ctx)?),
-        "force-merge" => {
-            let (indices, max_num_segments) = rest::force_merge(&p, ctx)?;
-            OpSpec::ForceMerge { indices, max_num_segments }
-        }
-        "cluster-health" => OpSpec::ClusterHealth(rest::cluster_health(&p)?),
-        "index-document" => {
-            let (index, id, body) = rest::index_document(&p, ctx)?;
-            OpSpec::IndexDocument { index, id, body }
-        }
-        "raw-request" => OpSpec::RawRequest(rest::raw_request(&p)?),
-        "bulk" => OpSpec::Bulk(bulk::parse(&p, ctx)?),
-        "search" => OpSpec::Search(search::parse(&p, ctx)?),
-        "scroll-search" => OpSpec::Search(search::parse_paged(&p, ctx, PageBy::Scroll)?),
-        "paginated-search" => OpSpec::Search(search::parse_paged(&p, ctx, PageBy::SearchAfter)?),
-        "get" if params.contains_key("id") => {
-            let index = admin::single_index(&p, ctx)?;
-            OpSpec::GetDocument { index, id: p.string("id")?.unwrap_or_default() }
-        }
-        "get" => OpSpec::Kv(kv::parse(Some(KvCommand::Get), &p)?),
-        "put" => OpSpec::Kv(kv::parse(Some(KvCommand::Put), &p)?),
-        "delete" => OpSpec::Kv(kv::parse(Some(KvCommand::Delete), &p)?),
-        "incr" => OpSpec::Kv(kv::parse(Some(KvCommand::Incr), &p)?),
-        "command" => OpSpec::Kv(kv::parse(Some(KvCommand::Command), &p)?),
-        "kv-mix" => OpSpec::Kv(kv::parse(None, &p)?),
-        "sleep" => OpSpec::Sleep(p.duration("duration")?.unwrap_or(Duration::ZERO)),
-        other => {
-            let hint = crate::track::did_you_mean(other, OPERATION_TYPES.iter().copied());
-            return Err(ParamError::new("", format!("unknown operation type `{other}`{hint}")));
-        }
+/// The operation type `kind` names, with its params parsed into a spec.
+pub fn parse(kind: &str, params: &Map<String, Value>, ctx: &TrackContext) -> Result<(&'static OperationType, OpSpec), ParamError> {
+    let Some(op_type) = OperationType::find(kind, params) else {
+        let hint = crate::track::did_you_mean(kind, OperationType::names());
+        return Err(ParamError::new("", format!("unknown operation type `{kind}`{hint}")));
     };
+    let p = Params::new(op_type.name, params);
+    let spec = (op_type.parse)(&p, ctx)?;
     p.reject_unknown()?;
-    Ok(spec)
+    Ok((op_type, spec))
 }
 
 /// Typed access to an operation's params that remembers which keys were read, so that
@@ -191,7 +210,7 @@ pub struct Params<'a> {
 }
 
 impl<'a> Params<'a> {
-    fn new(kind: &'a str, map: &'a Map<String, Value>) -> Self {
+    pub(crate) fn new(kind: &'a str, map: &'a Map<String, Value>) -> Self {
         Params { kind, map, read: Default::default() }
     }
 
@@ -257,7 +276,17 @@ mod tests {
     #[test]
     fn the_schema_lists_every_operation_type() {
         let schema: serde_json::Value = serde_json::from_str(include_str!("../../schemas/track.schema.json")).unwrap();
-        let listed: Vec<&str> = schema["$defs"]["operation"]["properties"]["type"]["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
-        assert_eq!(listed, super::OPERATION_TYPES);
+        let mut listed: Vec<&str> = schema["$defs"]["operation"]["properties"]["type"]["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let mut names: Vec<&str> = super::OperationType::names().collect();
+        names.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(listed, names);
+    }
+
+    #[test]
+    fn get_with_an_id_is_get_document() {
+        let with_id = serde_json::json!({"index": "i", "id": "1"});
+        assert_eq!(super::OperationType::find("get", with_id.as_object().unwrap()).unwrap().name, "get-document");
+        assert_eq!(super::OperationType::find("get", &Default::default()).unwrap().name, "get");
     }
 }

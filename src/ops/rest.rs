@@ -1,8 +1,43 @@
 //! force-merge, cluster-health, index-document and raw-request: REST operations of
 //! Elasticsearch-style backends (the embedded engine answers them through the same API).
 
-use super::{admin, ParamError, Params, TrackContext};
+use super::{admin, OpSpec, OperationType, ParamError, Params, TrackContext};
+use crate::units::ThroughputUnit;
 use serde_json::Value;
+
+pub const FORCE_MERGE: OperationType = OperationType {
+    name: "force-merge",
+    unit: ThroughputUnit::Operations,
+    sweepable: &[],
+    parse: |p, ctx| Ok(OpSpec::ForceMerge { indices: admin::index_names(p, ctx)?, max_num_segments: p.positive_int("max-num-segments")? }),
+};
+
+pub const CLUSTER_HEALTH: OperationType =
+    OperationType { name: "cluster-health", unit: ThroughputUnit::Operations, sweepable: &[], parse: |p, _| Ok(OpSpec::ClusterHealth(cluster_health(p)?)) };
+
+pub const GET_DOCUMENT: OperationType = OperationType {
+    name: "get-document",
+    unit: ThroughputUnit::Operations,
+    sweepable: &[],
+    parse: |p, ctx| {
+        let index = admin::single_index(p, ctx)?;
+        let id = p.string("id")?.ok_or_else(|| ParamError::new("id", "get-document needs the document's `id`"))?;
+        Ok(OpSpec::GetDocument { index, id })
+    },
+};
+
+pub const INDEX_DOCUMENT: OperationType = OperationType {
+    name: "index-document",
+    unit: ThroughputUnit::Operations,
+    sweepable: &[],
+    parse: |p, ctx| {
+        let (index, id, body) = index_document(p, ctx)?;
+        Ok(OpSpec::IndexDocument { index, id, body })
+    },
+};
+
+pub const RAW_REQUEST: OperationType =
+    OperationType { name: "raw-request", unit: ThroughputUnit::Operations, sweepable: &[], parse: |p, _| Ok(OpSpec::RawRequest(raw_request(p)?)) };
 
 /// A cluster health colour; `wait-for-status` waits until the cluster is at least this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -73,10 +108,6 @@ pub fn cluster_health(p: &Params) -> Result<ClusterHealthSpec, ParamError> {
         Some(s) => Some(HealthStatus::parse(&s).ok_or_else(|| ParamError::new("wait-for-status", format!("expected green, yellow or red, got `{s}`")))?),
     };
     Ok(ClusterHealthSpec { index, wait_for_status, request_params: request_params(p)? })
-}
-
-pub fn force_merge(p: &Params, ctx: &TrackContext) -> Result<(Vec<String>, Option<u64>), ParamError> {
-    Ok((admin::index_names(p, ctx)?, p.positive_int("max-num-segments")?))
 }
 
 pub fn index_document(p: &Params, ctx: &TrackContext) -> Result<(String, Option<String>, Value), ParamError> {

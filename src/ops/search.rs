@@ -1,8 +1,29 @@
 //! search: an Elasticsearch query DSL body run against one index; scroll-search and
 //! paginated-search read it page by page (a scroll, or `search_after`), as one operation.
 
-use super::{admin, ParamError, Params, TrackContext};
+use super::{admin, OpSpec, OperationType, ParamError, Params, TrackContext};
+use crate::units::ThroughputUnit;
 use serde_json::{json, Value};
+
+pub const SEARCH: OperationType =
+    OperationType { name: "search", unit: ThroughputUnit::Operations, sweepable: &["size", "request-params"], parse: |p, ctx| Ok(OpSpec::Search(parse(p, ctx)?)) };
+
+const PAGED_SWEEPABLE: &[&str] = &["size", "request-params", "pages", "results-per-page"];
+
+/// As Rally counts them: a paged search's throughput is in pages.
+pub const SCROLL_SEARCH: OperationType = OperationType {
+    name: "scroll-search",
+    unit: ThroughputUnit::Pages,
+    sweepable: PAGED_SWEEPABLE,
+    parse: |p, ctx| Ok(OpSpec::Search(parse_paged(p, ctx, PageBy::Scroll)?)),
+};
+
+pub const PAGINATED_SEARCH: OperationType = OperationType {
+    name: "paginated-search",
+    unit: ThroughputUnit::Pages,
+    sweepable: PAGED_SWEEPABLE,
+    parse: |p, ctx| Ok(OpSpec::Search(parse_paged(p, ctx, PageBy::SearchAfter)?)),
+};
 
 #[derive(Debug, Clone)]
 pub struct SearchSpec {

@@ -8,8 +8,8 @@ pub use render::render_text;
 
 use crate::ops::{self, OpSpec};
 use crate::track::{Challenge, OperationDef, ScheduleItem, ScheduleKind, TaskSpec, Track, TrackError, TrackErrorKind, Warmup};
-use crate::units::OpsPerSec;
-use serde::Serialize;
+use crate::units::{OpsPerSec, ThroughputUnit};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -38,26 +38,43 @@ pub struct Plan {
     pub steps: Vec<Step>,
 }
 
-/// A task at one sweep point; its trials are collected together.
-#[derive(Debug, Clone, Serialize)]
+/// A task at one sweep point; its trials are collected together. The stored race keeps it
+/// as it was planned, beside the trials that ran.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ResultSlot {
     pub task: String,
     pub operation: String,
+    /// The operation type's name (`bulk`, `search`, ...), as the registry spells it.
     pub operation_type: String,
     /// The swept values of this point (empty when the task does not sweep).
     pub sweep: Map<String, Value>,
     pub clients: u64,
     pub target_throughput: Option<OpsPerSec>,
     pub schedule: ScheduleKind,
-    pub throughput_unit: String,
-    pub trials: u64,
-    /// Trials run first and not recorded.
+    pub throughput_unit: ThroughputUnit,
+    /// Trials the plan asks for; a stored race may hold fewer if it stopped early.
+    pub planned_trials: u64,
+    /// Whole trials run first and not recorded.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub warmup_trials: u64,
     /// For key-value operations: what they send.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_value: Option<crate::ops::KvInfo>,
     /// `include-in-reporting`: false leaves it out of reports (it still runs and is stored).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub reported: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl ResultSlot {
@@ -119,6 +136,8 @@ pub struct Leaf {
     pub operation: OperationDef,
     #[serde(skip)]
     pub spec: OpSpec,
+    #[serde(skip)]
+    pub op_type: &'static ops::OperationType,
     pub clients: u64,
     pub work: Work,
     pub target_throughput: Option<OpsPerSec>,
@@ -323,7 +342,7 @@ impl Builder<'_> {
         }
     }
 
-    fn spec(&self, def: &OperationDef, path: &str) -> Result<OpSpec, TrackError> {
+    fn spec(&self, def: &OperationDef, path: &str) -> Result<(&'static ops::OperationType, OpSpec), TrackError> {
         ops::parse(&def.kind, &def.params, &self.track.context()).map_err(|e| {
             let at = self.param_path(def, path, &e.param);
             TrackError::new(TrackErrorKind::Invalid, &self.track.file, format!("operation `{}`: {}", def.name, e.message)).with_path(at)
@@ -349,11 +368,13 @@ impl Builder<'_> {
     fn reset_leaves(&self, defs: &[OperationDef], owner: &str) -> Result<Vec<Leaf>, TrackError> {
         defs.iter()
             .map(|def| {
+                let (op_type, spec) = self.spec(def, "reset")?;
                 Ok(Leaf {
                     result: None,
                     task: format!("reset of {owner}"),
                     operation: def.clone(),
-                    spec: self.spec(def, "reset")?,
+                    op_type,
+                    spec,
                     clients: 1,
                     work: Work::Iterations { warmup: 0, measured: 1 },
                     target_throughput: None,
@@ -427,8 +448,9 @@ impl Builder<'_> {
     fn leaf(&mut self, task: &TaskSpec, point: &Point, slot: usize, trial: u64) -> Result<Leaf, TrackError> {
         let mut def = task.operation.clone();
         def.params.extend(point.params.clone());
-        let spec = self.spec(&def, &task.path)?;
+        let (op_type, spec) = self.spec(&def, &task.path)?;
         Ok(Leaf {
+            op_type,
             result: Some(slot),
             task: task.name.clone(),
             work: self.work(task, &spec, point.iterations)?,
@@ -451,8 +473,7 @@ impl Builder<'_> {
         for p in points {
             let mut def = task.operation.clone();
             def.params.extend(p.params.clone());
-            let spec = self.spec(&def, &task.path)?;
-            let unit = spec.throughput_unit();
+            let (op_type, spec) = self.spec(&def, &task.path)?;
             let key_value = match &spec {
                 OpSpec::Kv(kv) => Some(crate::ops::KvInfo::of(kv)),
                 _ => None,
@@ -461,13 +482,13 @@ impl Builder<'_> {
             self.results.push(ResultSlot {
                 task: task.name.clone(),
                 operation: task.operation.name.clone(),
-                operation_type: task.operation.kind.clone(),
+                operation_type: op_type.name.to_string(),
                 sweep: p.sweep.clone(),
                 clients: p.clients,
                 target_throughput: p.target,
                 schedule,
-                throughput_unit: unit.to_string(),
-                trials: trials * self.challenge_trials,
+                throughput_unit: op_type.unit,
+                planned_trials: trials * self.challenge_trials,
                 warmup_trials: warmup_trials * self.challenge_trials,
                 key_value,
                 reported: task.reported,

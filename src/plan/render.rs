@@ -60,14 +60,14 @@ pub fn render_text(plan: &Plan) -> String {
             Step::Run { leaves } if leaves.len() == 1 => {
                 let l = &leaves[0];
                 let slot = &plan.results[l.result.unwrap_or(0)];
-                let (what, of) = if l.warmup_trial { ("warmup trial", slot.warmup_trials) } else { ("trial", slot.trials) };
+                let (what, of) = if l.warmup_trial { ("warmup trial", slot.warmup_trials) } else { ("trial", slot.planned_trials) };
                 let _ = writeln!(out, "{:>4}. {} [{}] {what} {}/{of}: {}", i + 1, l.task, sweep_label(&slot.sweep), l.trial + 1, describe(l));
             }
             Step::Run { leaves } => {
                 let _ = writeln!(out, "{:>4}. parallel:", i + 1);
                 for l in leaves {
                     let slot = &plan.results[l.result.unwrap_or(0)];
-                    let _ = writeln!(out, "        - {} trial {}/{}: {}", l.task, l.trial + 1, slot.trials, describe(l));
+                    let _ = writeln!(out, "        - {} trial {}/{}: {}", l.task, l.trial + 1, slot.planned_trials, describe(l));
                 }
             }
         }

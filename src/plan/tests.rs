@@ -86,7 +86,7 @@ fn challenge_trials_reuse_result_slots() {
 "));
     let p = build(&t, &t.challenges[0], &PlanOptions::default()).unwrap();
     assert_eq!(p.results.len(), 3);
-    assert_eq!(p.results[0].trials, 6);
+    assert_eq!(p.results[0].planned_trials, 6);
     let nap_trials: Vec<u64> = runs(&p).iter().filter(|l| l.result == Some(0)).map(|l| l.trial).collect();
     assert_eq!(nap_trials, vec![0, 1, 2, 3, 4, 5]);
     let parallel = p.steps.iter().filter(|s| matches!(s, Step::Run { leaves } if leaves.len() == 2)).count();

@@ -19,18 +19,18 @@ impl Exporter for Csv {
         let _ = w.write_record(["race_id", "track", "challenge", "task", "operation", "operation_type", "sweep", "clients", "target_throughput", "trial", "metric", "value", "unit"]);
         for t in &s.tasks {
             let r = t.record;
-            let target = r.target_throughput.map(|v| v.to_string()).unwrap_or_default();
-            let clients = r.clients.to_string();
+            let target = r.slot.target_throughput.map(|v| v.to_string()).unwrap_or_default();
+            let clients = r.slot.clients.to_string();
             let mut emit = |trial: &str, metric: String, value: f64, unit: &str| {
                 let _ = w.write_record([
-                    s.race.race_id.as_str(), &s.race.track, &s.race.challenge, &r.task, &r.operation, &r.operation_type,
+                    s.race.race_id.as_str(), &s.race.track, &s.race.challenge, &r.slot.task, &r.slot.operation, &r.slot.operation_type,
                     &t.sweep_label, &clients, &target, trial, &metric, &value.to_string(), unit,
                 ]);
             };
             for tr in &r.trials {
                 let trial = (tr.trial + 1).to_string();
                 let mut row = |m: String, v: f64, u: &str| emit(&trial, m, v, u);
-                row("throughput".into(), tr.throughput, &r.throughput_unit);
+                row("throughput".into(), tr.throughput, r.slot.throughput_unit.as_str());
                 percentile_rows("service_time", &tr.service_time_ms, &mut row);
                 percentile_rows("latency", &tr.latency_ms, &mut row);
                 row("operations".into(), tr.operations as f64, "count");
@@ -44,7 +44,7 @@ impl Exporter for Csv {
             let mut row = |m: String, v: f64, u: &str| emit("all", m, v, u);
             let th = t.throughput;
             for (name, v) in [("throughput_min", th.min), ("throughput_median", th.median), ("throughput_mean", th.mean), ("throughput_max", th.max)] {
-                row(name.into(), v, &r.throughput_unit);
+                row(name.into(), v, r.slot.throughput_unit.as_str());
             }
             percentile_rows("service_time", &t.service_time_ms, &mut row);
             percentile_rows("latency", &t.latency_ms, &mut row);

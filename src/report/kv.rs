@@ -113,14 +113,14 @@ pub fn timer(name: &str, h: &Histogram<u64>, exact_mean_ms: Option<f64>, seconds
 
 /// The views of one key-value task; `latency` is all its trials' merged latency histogram.
 pub fn views(index: usize, t: &TaskRecord, latency: &Histogram<u64>, exact_mean_ms: Option<f64>, histograms: &HistogramFile) -> Option<KvViews> {
-    let info = t.key_value.clone()?;
+    let info = t.slot.key_value.clone()?;
     let measured = t.trials.iter().filter(|tr| tr.failure.is_none() && tr.operations > 0);
     let (requests, seconds) = measured.fold((0, 0.0), |(r, s), tr| (r + tr.requests, s + tr.measured_seconds));
     let mut timers = vec![timer("all", latency, exact_mean_ms, seconds)];
     // A mix's commands, timed separately when each operation was one command.
     let mut by_command: std::collections::BTreeMap<&str, Histogram<u64>> = Default::default();
     for h in histograms.trials.iter().filter(|h| h.task_index == index) {
-        for (name, ch) in &h.commands {
+        for (name, ch) in &h.parts {
             if let Ok(l) = decode_histogram(&ch.latency_us) {
                 let merged = by_command.entry(name.as_str()).or_insert_with(crate::metrics::new_histogram);
                 let _ = merged.add(&l);
@@ -130,7 +130,7 @@ pub fn views(index: usize, t: &TaskRecord, latency: &Histogram<u64>, exact_mean_
     for (name, h) in &by_command {
         // Exact per-command means, weighted over the trials that timed the command.
         let (mut sum, mut n) = (0.0, 0u64);
-        for c in t.trials.iter().filter_map(|tr| tr.commands.get(*name)) {
+        for c in t.trials.iter().filter_map(|tr| tr.parts.get(*name)) {
             if let Some(l) = &c.latency_ms {
                 sum += l.mean * l.count as f64;
                 n += l.count;
@@ -140,7 +140,7 @@ pub fn views(index: usize, t: &TaskRecord, latency: &Histogram<u64>, exact_mean_
     }
     let mut requests_by_command = std::collections::BTreeMap::new();
     for tr in &t.trials {
-        for (name, c) in &tr.commands {
+        for (name, c) in &tr.parts {
             *requests_by_command.entry(name.clone()).or_insert(0) += c.requests;
         }
     }
@@ -148,7 +148,7 @@ pub fn views(index: usize, t: &TaskRecord, latency: &Histogram<u64>, exact_mean_
         redis_benchmark: RedisBenchmarkView {
             requests,
             seconds,
-            clients: t.clients,
+            clients: t.slot.clients,
             payload_bytes: info.value_size,
             commands_per_operation: info.commands_per_operation,
             cumulative: cumulative(latency),

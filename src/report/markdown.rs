@@ -50,15 +50,15 @@ impl Exporter for Markdown {
                 if tr.failure.is_some() { v = "failed".into() }
                 v
             }).collect();
-            let target = t.record.target_throughput.map(format_number).unwrap_or_else(|| "-".into());
+            let target = t.record.slot.target_throughput.map(|t| format_number(t.0)).unwrap_or_else(|| "-".into());
             let th = t.throughput;
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |",
-                t.record.task, t.sweep_label, t.record.clients, target,
+                t.record.slot.task, t.sweep_label, t.record.slot.clients, target,
                 format_number(th.min), format_number(th.median), format_number(th.mean), format_number(th.max),
-                t.record.throughput_unit, t.completed_trials, t.record.planned_trials,
-                if t.record.warmup_trials > 0 { format!("(after {} warmup) {}", t.record.warmup_trials, per_trial.join(", ")) } else { per_trial.join(", ") }
+                t.record.slot.throughput_unit, t.completed_trials, t.record.slot.planned_trials,
+                if t.record.slot.warmup_trials > 0 { format!("(after {} warmup) {}", t.record.slot.warmup_trials, per_trial.join(", ")) } else { per_trial.join(", ") }
             );
         }
         let labels: Vec<&str> = PERCENTILES.iter().map(|(l, _)| *l).collect();
@@ -72,7 +72,7 @@ impl Exporter for Markdown {
             for t in &s.tasks {
                 let p = if pick { &t.service_time_ms } else { &t.latency_ms };
                 let vals: Vec<String> = p.values().iter().map(|v| ms(*v)).collect();
-                let _ = writeln!(out, "| {} | {} | {} | {} |", t.record.task, t.sweep_label, ms(p.mean), vals.join(" | "));
+                let _ = writeln!(out, "| {} | {} | {} | {} |", t.record.slot.task, t.sweep_label, ms(p.mean), vals.join(" | "));
             }
         }
         let _ = writeln!(out, "\n## Outcomes\n");
@@ -83,7 +83,7 @@ impl Exporter for Markdown {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {:.2}% | {} | {} | {} |",
-                t.record.task, t.sweep_label, t.operations, t.successes, t.errors, t.error_rate * 100.0,
+                t.record.slot.task, t.sweep_label, t.operations, t.successes, t.errors, t.error_rate * 100.0,
                 if kinds.is_empty() { "-".into() } else { kinds.join(", ") }, t.units, t.hits
             );
         }
@@ -93,10 +93,10 @@ impl Exporter for Markdown {
         for t in &s.tasks {
             for tr in &t.record.trials {
                 if let Some(f) = &tr.failure {
-                    notes.push(format!("- {} [{}] trial {}: failed: {f}", t.record.task, t.sweep_label, tr.trial + 1));
+                    notes.push(format!("- {} [{}] trial {}: failed: {f}", t.record.slot.task, t.sweep_label, tr.trial + 1));
                 }
                 for (kind, msg) in &tr.error_messages {
-                    notes.push(format!("- {} [{}] trial {}: first {kind} error: {msg}", t.record.task, t.sweep_label, tr.trial + 1));
+                    notes.push(format!("- {} [{}] trial {}: first {kind} error: {msg}", t.record.slot.task, t.sweep_label, tr.trial + 1));
                 }
             }
         }
@@ -117,19 +117,19 @@ impl Exporter for Markdown {
 /// Bulk tasks run by run, as the bulk indexer benchmark prints them: documents, requests,
 /// time and docs/s of each recorded trial, then min/max/mean.
 fn bulk_runs(out: &mut String, s: &Summary) {
-    let bulk: Vec<_> = s.tasks.iter().filter(|t| t.record.operation_type == "bulk" && !t.record.trials.is_empty()).collect();
+    let bulk: Vec<_> = s.tasks.iter().filter(|t| t.record.slot.throughput_unit == crate::units::ThroughputUnit::Documents && !t.record.trials.is_empty()).collect();
     if bulk.is_empty() {
         return;
     }
     let _ = writeln!(out, "\n## Bulk runs (measured part of each trial)\n\n```");
     for t in bulk {
         let r = t.record;
-        let warmup = match r.warmup_trials {
+        let warmup = match r.slot.warmup_trials {
             0 => String::new(),
             1 => " · after 1 warmup run, not recorded".to_string(),
             n => format!(" · after {n} warmup runs, not recorded"),
         };
-        let _ = writeln!(out, "{} [{}] · {} client{}{warmup}", r.task, t.sweep_label, r.clients, if r.clients == 1 { "" } else { "s" });
+        let _ = writeln!(out, "{} [{}] · {} client{}{warmup}", r.slot.task, t.sweep_label, r.slot.clients, if r.slot.clients == 1 { "" } else { "s" });
         for tr in &r.trials {
             let state = match (&tr.failure, tr.interrupted) {
                 (Some(_), _) => " · failed".to_string(),
@@ -141,11 +141,11 @@ fn bulk_runs(out: &mut String, s: &Summary) {
                 out,
                 "  {:>3}) {} docs{skipped} · {} requests · {:.2} s · {} {} · {} errors{state}",
                 tr.trial + 1, tr.units, tr.operations, tr.measured_seconds,
-                format_number(tr.throughput), r.throughput_unit, tr.errors
+                format_number(tr.throughput), r.slot.throughput_unit, tr.errors
             );
         }
         let th = t.throughput;
-        let _ = writeln!(out, "  min {} · max {} · mean {} {}", format_number(th.min), format_number(th.max), format_number(th.mean), r.throughput_unit);
+        let _ = writeln!(out, "  min {} · max {} · mean {} {}", format_number(th.min), format_number(th.max), format_number(th.mean), r.slot.throughput_unit);
     }
     let _ = writeln!(out, "```");
 }
@@ -165,7 +165,7 @@ fn key_value_views(out: &mut String, s: &Summary) {
     for (t, v) in &kv {
         let rb = &v.redis_benchmark;
         let i = &v.info;
-        let _ = writeln!(out, "```\n====== {} · {} [{}] ======", t.record.task, i.commands, t.sweep_label);
+        let _ = writeln!(out, "```\n====== {} · {} [{}] ======", t.record.slot.task, i.commands, t.sweep_label);
         let _ = writeln!(out, "  {} requests completed in {:.2} seconds", rb.requests, rb.seconds);
         let _ = writeln!(out, "  {} parallel clients", rb.clients);
         let _ = writeln!(out, "  {} bytes payload", rb.payload_bytes);
@@ -190,7 +190,7 @@ fn key_value_views(out: &mut String, s: &Summary) {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                t.record.task, t.sweep_label, tm.name, tm.count, format_number(tm.mean_rate),
+                t.record.slot.task, t.sweep_label, tm.name, tm.count, format_number(tm.mean_rate),
                 ms(tm.min_ms), ms(tm.max_ms), ms(tm.mean_ms), ms(tm.stddev_ms), ms(tm.median_ms),
                 ms(tm.p75_ms), ms(tm.p95_ms), ms(tm.p98_ms), ms(tm.p99_ms), ms(tm.p99_9_ms)
             );

@@ -60,7 +60,7 @@ pub struct Summary<'a> {
 
 impl<'a> Summary<'a> {
     pub fn new(race: &'a RaceRecord, histograms: &HistogramFile) -> Summary<'a> {
-        let tasks = race.tasks.iter().enumerate().filter(|(_, t)| t.reported).map(|(i, t)| summarise(i, t, histograms)).collect();
+        let tasks = race.tasks.iter().enumerate().filter(|(_, t)| t.slot.reported).map(|(i, t)| summarise(i, t, histograms)).collect();
         Summary { race, tasks }
     }
 }
@@ -99,7 +99,7 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &HistogramFile) ->
     TaskSummary {
         record: t,
         task_index: index,
-        task: &t.task,
+        task: &t.slot.task,
         sweep_label: t.sweep_label(),
         completed_trials: t.trials.iter().filter(|tr| !tr.interrupted && tr.failure.is_none()).count(),
         throughput,

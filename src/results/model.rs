@@ -3,7 +3,7 @@
 
 use crate::backend::BackendInfo;
 use crate::metrics::Percentiles;
-use crate::track::ScheduleKind;
+use crate::plan::ResultSlot;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -81,44 +81,19 @@ pub struct RaceRecord {
     /// Hosts of a network backend (never credentials).
     #[serde(default)]
     pub target_hosts: Vec<String>,
-    pub on_error: String,
+    pub on_error: crate::driver::OnError,
     #[serde(default)]
     pub user_tags: BTreeMap<String, String>,
     pub host: HostInfo,
     pub tasks: Vec<TaskRecord>,
 }
 
-/// One task at one sweep point, with all its trials.
+/// One task at one sweep point as the plan had it, with the trials that ran.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TaskRecord {
-    pub task: String,
-    pub operation: String,
-    pub operation_type: String,
-    pub sweep: Map<String, Value>,
-    pub clients: u64,
-    pub target_throughput: Option<f64>,
-    pub schedule: ScheduleKind,
-    pub throughput_unit: String,
-    /// Trials the plan asked for; `trials.len()` may be fewer if the race stopped early.
-    pub planned_trials: u64,
-    /// Whole trials run before these and not recorded.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub warmup_trials: u64,
-    /// For key-value operations: commands, key and value sizes, keyspace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key_value: Option<crate::ops::KvInfo>,
-    /// False for a task with `include-in-reporting: false`: stored, left out of reports.
-    #[serde(default = "yes", skip_serializing_if = "is_true")]
-    pub reported: bool,
+    #[serde(flatten)]
+    pub slot: ResultSlot,
     pub trials: Vec<TrialRecord>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-fn is_true(b: &bool) -> bool {
-    *b
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -154,10 +129,10 @@ pub struct TrialRecord {
     pub requests_per_second: f64,
     /// Sum of search hits (hits.total) over measured operations; keys found by key-value gets.
     pub hits: u64,
-    /// Key-value requests by command (a mix's achieved split), with their own times when
-    /// each operation is one command.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub commands: BTreeMap<String, CommandRecord>,
+    /// Requests by labelled part of the operation (a key-value mix's achieved split by
+    /// command), with their own times when each operation is one part.
+    #[serde(default, rename = "commands", skip_serializing_if = "BTreeMap::is_empty")]
+    pub parts: BTreeMap<String, PartRecord>,
     pub service_time_ms: Percentiles,
     pub latency_ms: Percentiles,
     /// Units completed in each second of the measured window.
@@ -165,7 +140,7 @@ pub struct TrialRecord {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CommandRecord {
+pub struct PartRecord {
     pub requests: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_time_ms: Option<Percentiles>,
@@ -180,13 +155,13 @@ pub struct TrialHistograms {
     pub trial: u64,
     pub service_time_us: String,
     pub latency_us: String,
-    /// A mix's histograms by command, when each operation is one command.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub commands: BTreeMap<String, CommandHistograms>,
+    /// Histograms by labelled part (a mix's commands), when each operation is one part.
+    #[serde(default, rename = "commands", skip_serializing_if = "BTreeMap::is_empty")]
+    pub parts: BTreeMap<String, PartHistograms>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CommandHistograms {
+pub struct PartHistograms {
     pub service_time_us: String,
     pub latency_us: String,
 }
@@ -199,10 +174,6 @@ pub struct HistogramFile {
 
 impl TaskRecord {
     pub fn sweep_label(&self) -> String {
-        crate::plan::sweep_label(&self.sweep)
+        self.slot.sweep_label()
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

@@ -70,9 +70,14 @@ impl RaceStore {
         write_atomic(&dir.join("race.json"), &r)
     }
 
+    /// The race record alone, without its histograms (for listings).
+    pub fn load_record(&self, id: &str) -> Result<RaceRecord, StoreError> {
+        read_versioned(&self.race_dir(id).join("race.json"))
+    }
+
     pub fn load(&self, id: &str) -> Result<(RaceRecord, HistogramFile), StoreError> {
         let dir = self.race_dir(id);
-        let race: RaceRecord = read_versioned(&dir.join("race.json"))?;
+        let race = self.load_record(id)?;
         let hpath = dir.join("histograms.json");
         let histograms = if hpath.exists() { read_versioned(&hpath)? } else { HistogramFile { format: FORMAT_VERSION, trials: Vec::new() } };
         Ok((race, histograms))

@@ -330,7 +330,7 @@ fn borrowed_corpus(lender: &str, c: &RawCorpus, default_target: Option<String>, 
 }
 
 fn check_operation(def: &OperationDef, ctx: &TrackContext, r: &Resolver, path: &str) -> Result<ops::OpSpec, TrackError> {
-    ops::parse(&def.kind, &def.params, ctx).map_err(|e| {
+    ops::parse(&def.kind, &def.params, ctx).map(|(_, spec)| spec).map_err(|e| {
         let kind = if def.params.is_empty() && e.param.is_empty() { TrackErrorKind::UnknownOperationType } else { TrackErrorKind::Invalid };
         let p = if e.param.is_empty() { format!("{path}/type") } else { format!("{path}/params/{}", e.param) };
         r.err(kind, &p, format!("operation `{}`: {}", def.name, e.message))
@@ -423,7 +423,7 @@ fn duration_at(v: &Value, r: &Resolver, path: &str) -> Result<Duration, TrackErr
 fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r: &Resolver, path: &str) -> Result<TaskSpec, TrackError> {
     let op_value = t.operation.as_ref().ok_or_else(|| r.err(TrackErrorKind::Schema, path, "a task needs an `operation`"))?;
     let operation = resolve_ref(op_value, ops, ctx, r, &format!("{path}/operation"))?;
-    let sweepable = ops::sweepable_params(&operation.kind);
+    let sweepable = ops::sweepable_params(&operation.kind, &operation.params);
     for (k, v) in &t.params {
         if v.is_array() && !sweepable.contains(&k.as_str()) {
             let allowed = if sweepable.is_empty() { "none".to_string() } else { sweepable.join(", ") };

@@ -5,7 +5,6 @@
 //! code 2, the same located message, no panic, no stored race, no hang and bounded memory.
 
 use crate::util::*;
-use runner::cli::TrackArgs;
 use runner::track::{TrackError, TrackErrorKind as K};
 use std::io::Write;
 use std::os::unix::process::CommandExt;
@@ -161,17 +160,16 @@ fn cases() -> Vec<Case> {
 
 /// What `runner race` does before it starts: parse the parameters, load, plan.
 fn check_in_process(dir: &Path, args: &[&str]) -> Result<(), TrackError> {
-    let mut targs = TrackArgs { track: None, track_path: Some(dir.to_path_buf()), challenge: None, track_params: None, test_mode: false, include_tasks: None, ignore_unused_track_params: false, on_unsupported: Default::default() };
+    let mut request = runner::request::TrackRequest { location: dir.to_path_buf(), ..Default::default() };
     for pair in args.chunks(2) {
         match pair[0] {
-            "--challenge" => targs.challenge = Some(pair[1].to_string()),
-            "--track-params" => targs.track_params = Some(pair[1].to_string()),
+            "--challenge" => request.challenge = Some(pair[1].to_string()),
+            "--track-params" => request.load.params = runner::track::parse_track_params(pair[1])?,
             other => panic!("the harness does not know {other}"),
         }
     }
-    let params = targs.track_params.as_deref().map(runner::track::parse_track_params).transpose()?.unwrap_or_default();
-    let track = runner::track::load(dir, &runner::track::LoadOptions { params, ..Default::default() })?;
-    runner::race::plan_for(&track, &targs).map(|_| ())
+    let track = request.load()?;
+    request.plan(&track).map(|_| ())
 }
 
 /// Runs the binary with a 2 GiB address-space limit and a 60 s deadline.

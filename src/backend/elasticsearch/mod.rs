@@ -216,8 +216,9 @@ async fn fetch_json(client: &reqwest::Client, host: &Url, path: &str, auth: &str
 pub enum Prepared {
     Calls(Vec<HttpCall>),
     Paged(Box<paged::PagedSearch>),
-    Unsupported(OpError),
 }
+
+const DOCUMENTS_ONLY: &str = "the elasticsearch backend runs document and search operations, not key-value ones";
 
 impl Backend for ElasticsearchBackend {
     type Client = ElasticsearchClient;
@@ -238,8 +239,8 @@ impl Backend for ElasticsearchBackend {
         })
     }
 
-    fn unsupported(&self, op: &OpSpec) -> Option<String> {
-        matches!(op, OpSpec::Kv(_)).then(|| "the elasticsearch backend runs document and search operations; key-value operations need --backend redis or embedded".to_string())
+    fn cannot_run(op: &OpSpec) -> Option<String> {
+        matches!(op, OpSpec::Kv(_)).then(|| DOCUMENTS_ONLY.to_string())
     }
 
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
@@ -250,10 +251,7 @@ impl Backend for ElasticsearchBackend {
         }
         match builder.build(op) {
             Ok(Some(calls)) => Ok(Prepared::Calls(calls)),
-            Ok(None) => Ok(Prepared::Unsupported(OpError::new(
-                ErrorKind::BadRequest,
-                "the elasticsearch backend runs document and search operations; key-value operations need --backend redis or embedded",
-            ))),
+            Ok(None) => Err(OpError::new(ErrorKind::BadRequest, DOCUMENTS_ONLY)),
             Err(m) => Err(OpError::new(ErrorKind::BadRequest, m)),
         }
     }
@@ -363,7 +361,6 @@ impl BackendClient for ElasticsearchClient {
                 Ok(outcome)
             }
             Prepared::Paged(p) => self.paged(p).await,
-            Prepared::Unsupported(e) => Err(e.clone()),
         }
     }
 

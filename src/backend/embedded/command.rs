@@ -49,7 +49,7 @@ impl StoreCommand {
         let name = command.name();
         let names = || VERBS.iter().map(|(n, ..)| *n).collect::<Vec<_>>().join(", ");
         let Some(&(_, verb, arity)) = VERBS.iter().find(|(n, ..)| *n == name) else {
-            return Err(OpError::new(ErrorKind::BadRequest, format!("the embedded store does not implement `{name}` (it knows {}); run this track with --backend redis", names())));
+            return Err(OpError::new(ErrorKind::BadRequest, format!("the embedded store does not implement `{name}` (it knows {})", names())));
         };
         if command.args.len() != arity {
             return Err(OpError::new(ErrorKind::BadRequest, format!("`{name}` takes {} argument(s) here, the command has {}", arity - 1, command.args.len() - 1)));

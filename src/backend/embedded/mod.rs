@@ -106,9 +106,10 @@ impl Backend for EmbeddedBackend {
         BackendInfo { kind: "embedded".into(), version: format!("runner {} / tantivy 0.27", env!("CARGO_PKG_VERSION")), details }
     }
 
-    fn unsupported(&self, op: &OpSpec) -> Option<String> {
+    fn cannot_run(op: &OpSpec) -> Option<String> {
         match op {
-            OpSpec::Search(spec) => search::unsupported_body(&spec.body).map(|why| format!("{why}; run it against Elasticsearch or OpenSearch with --backend elasticsearch")),
+            OpSpec::Search(spec) => search::unsupported_body(&spec.body),
+            OpSpec::Kv(spec) => spec.custom.as_ref().and_then(|c| StoreCommand::compile(c).err()).map(|e| e.message),
             _ => None,
         }
     }

@@ -92,10 +92,12 @@ pub struct RedisBackend {
     version: String,
 }
 
-pub enum Prepared {
-    Kv { transaction: bool, custom: Option<Arc<CustomCommand>> },
-    Unsupported(OpError),
+pub struct Prepared {
+    transaction: bool,
+    custom: Option<Arc<CustomCommand>>,
 }
+
+const KV_ONLY: &str = "the redis backend runs key-value operations (get, put, delete, incr, kv-mix, command)";
 
 fn io_error(host: &str, e: std::io::Error) -> OpError {
     let kind = if e.kind() == std::io::ErrorKind::TimedOut { ErrorKind::Timeout } else { ErrorKind::Connection };
@@ -146,21 +148,18 @@ impl Backend for RedisBackend {
         RedisClient::open(&self.settings, &host).await
     }
 
-    fn unsupported(&self, op: &OpSpec) -> Option<String> {
+    fn cannot_run(op: &OpSpec) -> Option<String> {
         match op {
             OpSpec::Kv(_) | OpSpec::Sleep(_) => None,
-            _ => Some("the redis backend runs key-value operations (get, put, delete, incr, kv-mix, command); document and search work needs --backend embedded or elasticsearch".into()),
+            _ => Some(KV_ONLY.into()),
         }
     }
 
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
-        Ok(match op {
-            OpSpec::Kv(spec) => Prepared::Kv { transaction: spec.transaction.is_some(), custom: spec.custom.clone() },
-            other => Prepared::Unsupported(OpError::new(
-                ErrorKind::BadRequest,
-                format!("the redis backend runs key-value operations (get, put, delete, incr, kv-mix, command), not {other:?}").chars().take(160).collect::<String>(),
-            )),
-        })
+        match op {
+            OpSpec::Kv(spec) => Ok(Prepared { transaction: spec.transaction.is_some(), custom: spec.custom.clone() }),
+            _ => Err(OpError::new(ErrorKind::BadRequest, KV_ONLY)),
+        }
     }
 }
 
@@ -395,10 +394,7 @@ impl BackendClient for RedisClient {
     type Prepared = Prepared;
 
     async fn execute(&mut self, op: &Prepared, payload: &Payload<'_>) -> Result<Outcome, OpError> {
-        let (transaction, custom) = match op {
-            Prepared::Kv { transaction, custom } => (*transaction, custom.as_deref()),
-            Prepared::Unsupported(e) => return Err(e.clone()),
-        };
+        let (transaction, custom) = (op.transaction, op.custom.as_deref());
         let Payload::Keys { keys, key_size, value, commands } = payload else {
             return Err(OpError::new(ErrorKind::Internal, "key-value operation without keys"));
         };

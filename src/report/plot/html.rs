@@ -60,9 +60,9 @@ figure{{margin:0 0 24px}}figcaption{{color:#555}}.better{{color:#1a7f37;font-wei
     out.push_str("<h2>Throughput</h2>\n");
     let rows = summary.tasks.iter().map(|t| {
         vec![
-            t.record.task.clone(), t.sweep_label.clone(), t.record.target_throughput.map(format_number).unwrap_or_else(|| "-".into()),
+            t.record.slot.task.clone(), t.sweep_label.clone(), t.record.slot.target_throughput.map(|t| format_number(t.0)).unwrap_or_else(|| "-".into()),
             format_number(t.throughput.min), format_number(t.throughput.median), format_number(t.throughput.max),
-            t.record.throughput_unit.clone(), format!("{}/{}", t.completed_trials, t.record.planned_trials),
+            t.record.slot.throughput_unit.to_string(), format!("{}/{}", t.completed_trials, t.record.slot.planned_trials),
         ]
     }).collect();
     table(&mut out, &["task", "sweep", "target", "min", "median", "max", "unit", "trials"], rows);
@@ -72,7 +72,7 @@ figure{{margin:0 0 24px}}figcaption{{color:#555}}.better{{color:#1a7f37;font-wei
         head.extend(PERCENTILES.iter().map(|(l, _)| *l));
         let rows = summary.tasks.iter().map(|t| {
             let p = if latency { &t.latency_ms } else { &t.service_time_ms };
-            let mut row = vec![t.record.task.clone(), t.sweep_label.clone(), format!("{:.3}", p.mean)];
+            let mut row = vec![t.record.slot.task.clone(), t.sweep_label.clone(), format!("{:.3}", p.mean)];
             row.extend(p.values().iter().map(|v| format!("{v:.3}")));
             row
         }).collect();
@@ -80,7 +80,7 @@ figure{{margin:0 0 24px}}figcaption{{color:#555}}.better{{color:#1a7f37;font-wei
     }
     out.push_str("<h2>Outcomes</h2>\n");
     let rows = summary.tasks.iter().map(|t| {
-        vec![t.record.task.clone(), t.sweep_label.clone(), t.operations.to_string(), t.errors.to_string(), format!("{:.2}%", t.error_rate * 100.0)]
+        vec![t.record.slot.task.clone(), t.sweep_label.clone(), t.operations.to_string(), t.errors.to_string(), format!("{:.2}%", t.error_rate * 100.0)]
     }).collect();
     table(&mut out, &["task", "sweep", "operations", "errors", "error rate"], rows);
     if let Some(c) = comparison {

@@ -33,19 +33,19 @@ fn file_name(kind: &str, task: &str) -> String {
 
 /// A sweep point as the legend shows it: just the values (the axis or title names the keys).
 fn short(t: &TaskRecord) -> String {
-    if t.sweep.is_empty() {
+    if t.slot.sweep.is_empty() {
         return "all".into();
     }
-    t.sweep.values().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect::<Vec<_>>().join(",")
+    t.slot.sweep.values().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect::<Vec<_>>().join(",")
 }
 
 /// Task names in order of first appearance, with their records.
 fn groups(race: &RaceRecord) -> Vec<(&str, Vec<(usize, &TaskRecord)>)> {
     let mut out: Vec<(&str, Vec<(usize, &TaskRecord)>)> = Vec::new();
-    for (i, t) in race.tasks.iter().enumerate().filter(|(_, t)| t.reported) {
-        match out.iter_mut().find(|(name, _)| *name == t.task) {
+    for (i, t) in race.tasks.iter().enumerate().filter(|(_, t)| t.slot.reported) {
+        match out.iter_mut().find(|(name, _)| *name == t.slot.task) {
             Some((_, v)) => v.push((i, t)),
-            None => out.push((&t.task, vec![(i, t)])),
+            None => out.push((&t.slot.task, vec![(i, t)])),
         }
     }
     out
@@ -73,6 +73,20 @@ fn distribution(h: &Histogram<u64>, max_nines: f64) -> Vec<(f64, f64)> {
     points
 }
 
+/// Writes the charts of `base` (beside `other`, compared, when given) and report.html into
+/// `dir`; returns how many charts were written.
+pub fn write_report(dir: &std::path::Path, base: Source, other: Option<Source>) -> Result<usize, crate::results::StoreError> {
+    let plots = charts(base, other);
+    let comparison = other.map(|o| crate::compare::compare(base.race, o.race, Default::default()));
+    let summary = crate::report::Summary::new(base.race, base.histograms);
+    for p in &plots {
+        crate::results::write_atomic(&dir.join(&p.file), p.svg.as_bytes())?;
+    }
+    let html = report_html(&summary, comparison.as_ref(), &plots);
+    crate::results::write_atomic(&dir.join("report.html"), html.as_bytes())?;
+    Ok(plots.len())
+}
+
 pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
     let mut plots = Vec::new();
     let sources: Vec<Source> = std::iter::once(base).chain(other).collect();
@@ -85,14 +99,14 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
         if records.len() > 1 || records.iter().any(|(_, r)| r.trials.len() > 1) {
             let labels: Vec<String> = records.iter().map(|(_, r)| r.sweep_label()).collect();
             let names: Vec<String> = records.iter().map(|(_, r)| short(r)).collect();
-            let unit = &records[0].1.throughput_unit;
+            let unit = records[0].1.slot.throughput_unit.as_str();
             let mut y_max: f64 = 0.0;
             let mut series = Vec::new();
             for s in &sources {
                 let per_point: Vec<Vec<f64>> = labels
                     .iter()
                     .map(|n| {
-                        s.race.tasks.iter().find(|t| t.task == task && t.sweep_label() == *n)
+                        s.race.tasks.iter().find(|t| t.slot.task == task && t.sweep_label() == *n)
                             .map(|t| t.trials.iter().filter(|tr| tr.failure.is_none() && !tr.interrupted).map(|tr| tr.throughput).collect())
                             .unwrap_or_default()
                     })
@@ -100,7 +114,7 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
                 y_max = per_point.iter().flatten().fold(y_max, |m, v| m.max(*v));
                 series.push(per_point);
             }
-            let sweep_name = records[0].1.sweep.keys().cloned().collect::<Vec<_>>().join(", ");
+            let sweep_name = records[0].1.slot.sweep.keys().cloned().collect::<Vec<_>>().join(", ");
             let x = XAxis::Categories { names: names.clone(), label: if sweep_name.is_empty() { "sweep point".into() } else { sweep_name } };
             let title = format!("{task}: throughput by sweep point (median, min–max of trials)");
             let mut chart = Chart::new(&title, x, y_max * 1.1, unit);
@@ -120,7 +134,7 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
         let max_nines = 5.0;
         let mut lines = Vec::new();
         for (si, s) in sources.iter().enumerate() {
-            for (pi, (i, t)) in s.race.tasks.iter().enumerate().filter(|(_, t)| t.task == task).enumerate() {
+            for (pi, (i, t)) in s.race.tasks.iter().enumerate().filter(|(_, t)| t.slot.task == task).enumerate() {
                 let prefix = if sources.len() > 1 { format!("{} ", s.label) } else { String::new() };
                 let color_index = si * records.len() + pi;
                 for latency in [true, false] {
@@ -135,7 +149,7 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
         if !lines.is_empty() {
             let values = || lines.iter().flat_map(|l| l.3.iter().map(|p| p.1));
             let (y_min, y_max) = (values().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min), values().fold(0.0, f64::max));
-            let by = records[0].1.sweep.keys().cloned().collect::<Vec<_>>().join(", ");
+            let by = records[0].1.slot.sweep.keys().cloned().collect::<Vec<_>>().join(", ");
             let by = if by.is_empty() { String::new() } else { format!(", by {by}") };
             let title = format!("{task}: latency (solid) and service time (dashed) by percentile{by}");
             let mut chart = Chart::new_log_y(&title, XAxis::Percentile { max_nines }, y_min, y_max, "ms (log scale)");
@@ -147,7 +161,7 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
         // Throughput over time, every trial.
         let mut series = Vec::new();
         for (si, s) in sources.iter().enumerate() {
-            for (pi, t) in s.race.tasks.iter().filter(|t| t.task == task).enumerate() {
+            for (pi, t) in s.race.tasks.iter().filter(|t| t.slot.task == task).enumerate() {
                 for tr in &t.trials {
                     if tr.throughput_per_second.len() >= 2 {
                         let pts: Vec<(f64, f64)> = tr.throughput_per_second.iter().enumerate().map(|(sec, n)| (sec as f64 + 1.0, *n as f64)).collect();
@@ -161,7 +175,7 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
             let x_max = series.iter().map(|s| s.3.len() as f64).fold(1.0, f64::max);
             let y_max = series.iter().flat_map(|s| s.3.iter().map(|p| p.1)).fold(0.0, f64::max);
             let title = format!("{task}: throughput over time, each trial");
-            let unit = records[0].1.throughput_unit.trim_end_matches("/s").to_string() + " per second";
+            let unit = records[0].1.slot.throughput_unit.as_str().trim_end_matches("/s").to_string() + " per second";
             let mut chart = Chart::new(&title, XAxis::Linear { min: 1.0, max: x_max.max(2.0), label: "second of the measured window".into() }, y_max * 1.1, &unit);
             for (name, color, dashed, pts) in series.iter().take(24) {
                 chart.line(name, color, *dashed, pts);
