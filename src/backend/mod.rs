@@ -6,6 +6,8 @@ pub mod elasticsearch;
 pub mod embedded;
 mod options;
 pub mod redis;
+#[cfg(test)]
+pub mod scripted;
 pub mod tls;
 
 pub use options::ClientOptions;

@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use tokio::time::Instant;
 
 /// A task's iterations, handed to its clients as they go, as redis-benchmark hands out its
 /// `-n` requests. Ticket numbers order the task's operations: the first `warmup` are warmup.

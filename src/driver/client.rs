@@ -8,7 +8,8 @@ use crate::backend::{BackendClient, Outcome, Payload};
 use crate::metrics::Recorder;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// What a leaf executes per call.

@@ -19,7 +19,8 @@ use client::{ClientRun, Exec, Shared, Source};
 use progress::Progress;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use budget::{Budget, IterationPool};
 use work::{CorpusFeed, CorpusWarmup, FeedLimits, KeyGen};
@@ -362,3 +363,5 @@ fn first_error(m: &TrialMetrics) -> String {
     m.counts.first_error.iter().flatten().next().cloned().unwrap_or_else(|| "an operation failed".into())
 }
 
+#[cfg(test)]
+mod tests;

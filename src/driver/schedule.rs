@@ -6,7 +6,8 @@ use crate::track::ScheduleKind;
 use crate::units::OpsPerSec;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Tokio's timer wakes up to ~1 ms late, so it is used only to get within this margin of the
@@ -76,6 +77,10 @@ pub async fn wait_until(at: Instant, cancel: &CancellationToken) -> bool {
             if cancel.is_cancelled() {
                 return false;
             }
+            // Under the unit tests' paused clock a spinning task would keep time from moving.
+            #[cfg(test)]
+            tokio::time::sleep_until(at).await;
+            #[cfg(not(test))]
             tokio::task::yield_now().await;
         }
     }

@@ -4,7 +4,8 @@
 use super::histogram::new_histogram;
 use crate::backend::{ErrorKind, OpError, Outcome};
 use hdrhistogram::Histogram;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// What happened to the operations of a trial, apart from their timing.
 #[derive(Debug, Default, Clone)]
