@@ -115,7 +115,7 @@ fn trial_record(run: &TrialRun) -> TrialRecord {
         errors,
         errors_by_kind,
         error_messages,
-        error_rate: if c.successes + errors > 0 { errors as f64 / (c.successes + errors) as f64 } else { 0.0 },
+        error_rate: crate::metrics::error_rate(c.successes, errors),
         units: c.units,
         requests: c.requests,
         requests_per_second: if m.measured_window.is_zero() { 0.0 } else { c.requests as f64 / m.measured_window.as_secs_f64() },

@@ -172,8 +172,8 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
                 return Err(CliError::Usage("--noise-threshold is a percentage from 0 to 100 and --alpha a probability from 0 to 1".into()));
             }
             let store = RaceStore::new(&home);
-            let (b, _) = store.load(&store.resolve(&baseline)?)?;
-            let (c, _) = store.load(&store.resolve(&contender)?)?;
+            let b = store.load_record(&store.resolve(&baseline)?)?;
+            let c = store.load_record(&store.resolve(&contender)?)?;
             let opts = crate::compare::CompareOptions { noise_threshold: noise_threshold / 100.0, alpha };
             let comparison = crate::compare::compare(&b, &c, opts);
             for w in &comparison.warnings {
@@ -185,8 +185,8 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Plot { race, compare, out: dir } => {
             use crate::report::plot;
             let store = RaceStore::new(&home);
-            let (record, histograms) = store.load(&store.resolve(&race)?)?;
-            let other = compare.map(|c| store.resolve(&c).and_then(|id| store.load(&id))).transpose()?;
+            let (record, histograms) = load_race(&store, &race)?;
+            let other = compare.map(|c| load_race(&store, &c)).transpose()?;
             let base_label = if other.is_some() { "baseline" } else { record.race_id.as_str() };
             let base = plot::Source { label: base_label, race: &record, histograms: &histograms };
             let other_source = other.as_ref().map(|(r, h)| plot::Source { label: "contender", race: r, histograms: h });
@@ -203,8 +203,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         }
         Command::Show { race, report } => {
             let store = RaceStore::new(&home);
-            let id = store.resolve(&race)?;
-            let (mut record, histograms) = store.load(&id)?;
+            let (mut record, histograms) = load_race(&store, &race)?;
             record.status = race::effective_status(&record);
             emit_report(report::render(report.report_format, &record, &histograms), report.report_file.as_deref())?;
             Ok(0)
@@ -293,6 +292,15 @@ fn emit_report(text: String, file: Option<&Path>) -> Result<(), CliError> {
     Ok(())
 }
 
+/// A stored race by id, prefix or `latest`, saying what of its histograms cannot be read.
+fn load_race(store: &RaceStore, given: &str) -> Result<(crate::results::RaceRecord, crate::results::RaceHistograms), CliError> {
+    let (record, histograms) = store.load(&store.resolve(given)?)?;
+    for p in &histograms.problems {
+        eprintln!("warning: {p}");
+    }
+    Ok((record, histograms))
+}
+
 fn parse_tags(tags: &[String]) -> Result<std::collections::BTreeMap<String, String>, CliError> {
     tags.iter()
         .map(|tag| {
@@ -314,8 +322,9 @@ fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
         cancel_on_ctrl_c(&cancel, Some("\ninterrupted: stopping clients and saving what was measured ..."));
         race::run(Arc::new(track), &request, cancel.clone()).await
     })?;
-    let (record, histograms) = &outcome.stored;
-    emit_report(report::render(args.report.report_format, record, histograms), args.report.report_file.as_deref())?;
+    let (record, histogram_file) = &outcome.stored;
+    let histograms = crate::results::RaceHistograms::decode(histogram_file);
+    emit_report(report::render(args.report.report_format, record, &histograms), args.report.report_file.as_deref())?;
     eprintln!("race {} stored in {}", record.race_id, outcome.dir.display());
     Ok(race_exit_code(outcome.ended()))
 }

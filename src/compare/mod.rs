@@ -126,7 +126,7 @@ pub struct Comparison {
 }
 
 fn usable(t: &TaskRecord) -> Vec<&TrialRecord> {
-    t.trials.iter().filter(|tr| !tr.interrupted && tr.failure.is_none() && tr.operations > 0).collect()
+    t.complete_trials().collect()
 }
 
 fn key(t: &TaskRecord) -> String {

@@ -5,4 +5,13 @@ mod histogram;
 mod recorder;
 
 pub use histogram::{decode_histogram, encode_histogram, new_histogram, Percentiles, PERCENTILES};
+/// Errors over all operations that ended (successes and errors), 0 when none did.
+pub fn error_rate(successes: u64, errors: u64) -> f64 {
+    if successes + errors > 0 {
+        errors as f64 / (successes + errors) as f64
+    } else {
+        0.0
+    }
+}
+
 pub use recorder::{Counts, PartTimes, Parts, Recorder, TrialMetrics};

@@ -3,9 +3,8 @@
 //! "% <= N milliseconds", requests per second) and a metrics-library timer's (count, mean
 //! rate, min/max/mean/stddev/median, 75/95/98/99/99.9th percentiles).
 
-use crate::metrics::decode_histogram;
 use crate::ops::KvInfo;
-use crate::results::{HistogramFile, TaskRecord};
+use crate::results::{RaceHistograms, TaskRecord};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -112,22 +111,12 @@ pub fn timer(name: &str, h: &Histogram<u64>, exact_mean_ms: Option<f64>, seconds
 }
 
 /// The views of one key-value task; `latency` is all its trials' merged latency histogram.
-pub fn views(index: usize, t: &TaskRecord, latency: &Histogram<u64>, exact_mean_ms: Option<f64>, histograms: &HistogramFile) -> Option<KvViews> {
+pub fn views(index: usize, t: &TaskRecord, latency: &Histogram<u64>, exact_mean_ms: Option<f64>, histograms: &RaceHistograms) -> Option<KvViews> {
     let info = t.slot.key_value.clone()?;
-    let measured = t.trials.iter().filter(|tr| tr.failure.is_none() && tr.operations > 0);
-    let (requests, seconds) = measured.fold((0, 0.0), |(r, s), tr| (r + tr.requests, s + tr.measured_seconds));
+    let (requests, seconds) = t.measured_trials().fold((0, 0.0), |(r, s), tr| (r + tr.requests, s + tr.measured_seconds));
     let mut timers = vec![timer("all", latency, exact_mean_ms, seconds)];
     // A mix's commands, timed separately when each operation was one command.
-    let mut by_command: std::collections::BTreeMap<&str, Histogram<u64>> = Default::default();
-    for h in histograms.trials.iter().filter(|h| h.task_index == index) {
-        for (name, ch) in &h.parts {
-            if let Ok(l) = decode_histogram(&ch.latency_us) {
-                let merged = by_command.entry(name.as_str()).or_insert_with(crate::metrics::new_histogram);
-                let _ = merged.add(&l);
-            }
-        }
-    }
-    for (name, h) in &by_command {
+    for (name, h) in &histograms.merged_parts(index) {
         // Exact per-command means, weighted over the trials that timed the command.
         let (mut sum, mut n) = (0.0, 0u64);
         for c in t.trials.iter().filter_map(|tr| tr.parts.get(*name)) {

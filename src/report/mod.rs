@@ -11,7 +11,7 @@ pub mod plot;
 pub use kv::{CumulativeLine, KvViews, RedisBenchmarkView, TimerView};
 pub use summary::{Summary, TaskSummary, ThroughputStats};
 
-use crate::results::{HistogramFile, RaceRecord};
+use crate::results::{RaceHistograms, RaceRecord};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {
@@ -32,6 +32,6 @@ pub fn exporter(format: ReportFormat) -> Box<dyn Exporter> {
     }
 }
 
-pub fn render(format: ReportFormat, race: &RaceRecord, histograms: &HistogramFile) -> String {
+pub fn render(format: ReportFormat, race: &RaceRecord, histograms: &RaceHistograms) -> String {
     exporter(format).render(&Summary::new(race, histograms))
 }

@@ -1,8 +1,8 @@
 //! Aggregates across trials: throughput statistics, and percentiles of all trials' samples
 //! together (merged histograms, not averaged percentiles, which would be meaningless).
 
-use crate::metrics::{decode_histogram, new_histogram, Percentiles};
-use crate::results::{HistogramFile, RaceRecord, TaskRecord};
+use crate::metrics::Percentiles;
+use crate::results::{RaceHistograms, RaceRecord, TaskRecord};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -59,30 +59,23 @@ pub struct Summary<'a> {
 }
 
 impl<'a> Summary<'a> {
-    pub fn new(race: &'a RaceRecord, histograms: &HistogramFile) -> Summary<'a> {
+    pub fn new(race: &'a RaceRecord, histograms: &RaceHistograms) -> Summary<'a> {
         let tasks = race.tasks.iter().enumerate().filter(|(_, t)| t.slot.reported).map(|(i, t)| summarise(i, t, histograms)).collect();
         Summary { race, tasks }
     }
 }
 
-fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &HistogramFile) -> TaskSummary<'a> {
-    let measured: Vec<_> = t.trials.iter().filter(|tr| tr.failure.is_none() && tr.operations > 0).collect();
-    let throughput = ThroughputStats::of(&measured.iter().filter(|tr| !tr.interrupted).map(|tr| tr.throughput).collect::<Vec<_>>());
-    let (mut service, mut latency) = (new_histogram(), new_histogram());
-    let mut merged_any = false;
-    for h in histograms.trials.iter().filter(|h| h.task_index == index) {
-        if let (Ok(s), Ok(l)) = (decode_histogram(&h.service_time_us), decode_histogram(&h.latency_us)) {
-            merged_any |= service.add(&s).is_ok() && latency.add(&l).is_ok();
-        }
-    }
+fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -> TaskSummary<'a> {
+    let throughput = ThroughputStats::of(&t.complete_trials().map(|tr| tr.throughput).collect::<Vec<_>>());
     let operations: u64 = t.trials.iter().map(|tr| tr.operations).sum();
     let weighted_mean = |f: fn(&crate::results::TrialRecord) -> f64| {
         (operations > 0).then(|| t.trials.iter().map(|tr| f(tr) * tr.operations as f64).sum::<f64>() / operations as f64)
     };
-    let (service_time_ms, latency_ms) = if merged_any {
+    let merged = histograms.merged(index);
+    let (service_time_ms, latency_ms) = if let Some((service, latency)) = &merged {
         (
-            Percentiles::from_histogram(&service, weighted_mean(|tr| tr.service_time_ms.mean)),
-            Percentiles::from_histogram(&latency, weighted_mean(|tr| tr.latency_ms.mean)),
+            Percentiles::from_histogram(service, weighted_mean(|tr| tr.service_time_ms.mean)),
+            Percentiles::from_histogram(latency, weighted_mean(|tr| tr.latency_ms.mean)),
         )
     } else {
         let first = t.trials.first();
@@ -101,18 +94,18 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &HistogramFile) ->
         task_index: index,
         task: &t.slot.task,
         sweep_label: t.sweep_label(),
-        completed_trials: t.trials.iter().filter(|tr| !tr.interrupted && tr.failure.is_none()).count(),
+        completed_trials: t.complete_trials().count(),
         throughput,
         service_time_ms,
         latency_ms,
         operations,
         successes,
         errors,
-        error_rate: if successes + errors > 0 { errors as f64 / (successes + errors) as f64 } else { 0.0 },
+        error_rate: crate::metrics::error_rate(successes, errors),
         errors_by_kind,
         units: t.trials.iter().map(|tr| tr.units).sum(),
         hits: t.trials.iter().map(|tr| tr.hits).sum(),
-        key_value: if merged_any { super::kv::views(index, t, &latency, latency_ms.mean_if_any(), histograms) } else { None },
+        key_value: merged.as_ref().and_then(|(_, latency)| super::kv::views(index, t, latency, latency_ms.mean_if_any(), histograms)),
     }
 }
 

@@ -2,8 +2,10 @@
 //! HDR histograms, rewritten atomically after each trial so that a killed race keeps every
 //! completed trial.
 
+mod histograms;
 mod model;
 mod store;
 
+pub use histograms::RaceHistograms;
 pub use model::*;
 pub use store::{write_atomic, write_report, RaceStore, StoreError};

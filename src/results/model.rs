@@ -176,4 +176,27 @@ impl TaskRecord {
     pub fn sweep_label(&self) -> String {
         self.slot.sweep_label()
     }
+
+    /// Trials that measured something: their operations count in latency summaries, even
+    /// when the race stopped them early.
+    pub fn measured_trials(&self) -> impl Iterator<Item = &TrialRecord> {
+        self.trials.iter().filter(|t| t.measured())
+    }
+
+    /// Whole trials: their throughput counts, and compare takes only these.
+    pub fn complete_trials(&self) -> impl Iterator<Item = &TrialRecord> {
+        self.trials.iter().filter(|t| t.complete())
+    }
+}
+
+impl TrialRecord {
+    /// It ran (no failure) and measured at least one operation.
+    pub fn measured(&self) -> bool {
+        self.failure.is_none() && self.operations > 0
+    }
+
+    /// Measured, and not cut short.
+    pub fn complete(&self) -> bool {
+        self.measured() && !self.interrupted
+    }
 }

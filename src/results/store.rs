@@ -1,6 +1,7 @@
 //! Race directories under the results home: `<home>/races/<race-id>/{race.json,histograms.json}`.
 
 use super::model::{HistogramFile, RaceRecord, FORMAT_VERSION};
+use super::RaceHistograms;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -75,11 +76,16 @@ impl RaceStore {
         read_versioned(&self.race_dir(id).join("race.json"))
     }
 
-    pub fn load(&self, id: &str) -> Result<(RaceRecord, HistogramFile), StoreError> {
+    /// A race with its histograms decoded; what could not be read is in their `problems`.
+    pub fn load(&self, id: &str) -> Result<(RaceRecord, RaceHistograms), StoreError> {
         let dir = self.race_dir(id);
         let race = self.load_record(id)?;
         let hpath = dir.join("histograms.json");
-        let histograms = if hpath.exists() { read_versioned(&hpath)? } else { HistogramFile { format: FORMAT_VERSION, trials: Vec::new() } };
+        let file = if hpath.exists() { read_versioned(&hpath)? } else { HistogramFile { format: FORMAT_VERSION, trials: Vec::new() } };
+        let mut histograms = RaceHistograms::decode(&file);
+        for p in &mut histograms.problems {
+            *p = format!("{}: {p}", hpath.display());
+        }
         Ok((race, histograms))
     }
 

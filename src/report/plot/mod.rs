@@ -6,8 +6,8 @@ mod svg;
 
 pub use html::report_html;
 
-use crate::metrics::{decode_histogram, new_histogram};
-use crate::results::{HistogramFile, RaceRecord, TaskRecord};
+use crate::metrics::new_histogram;
+use crate::results::{RaceHistograms, RaceRecord, TaskRecord};
 use hdrhistogram::Histogram;
 use svg::{Chart, XAxis, COLORS};
 
@@ -23,7 +23,7 @@ pub struct Plot {
 pub struct Source<'a> {
     pub label: &'a str,
     pub race: &'a RaceRecord,
-    pub histograms: &'a HistogramFile,
+    pub histograms: &'a RaceHistograms,
 }
 
 fn file_name(kind: &str, task: &str) -> String {
@@ -51,14 +51,11 @@ fn groups(race: &RaceRecord) -> Vec<(&str, Vec<(usize, &TaskRecord)>)> {
     out
 }
 
-fn merged(h: &HistogramFile, task_index: usize, latency: bool) -> Histogram<u64> {
-    let mut out = new_histogram();
-    for t in h.trials.iter().filter(|t| t.task_index == task_index) {
-        if let Ok(x) = decode_histogram(if latency { &t.latency_us } else { &t.service_time_us }) {
-            let _ = out.add(&x);
-        }
+fn merged(h: &RaceHistograms, task_index: usize, latency: bool) -> Histogram<u64> {
+    match h.merged(task_index) {
+        Some((service, latency_h)) => if latency { latency_h } else { service },
+        None => new_histogram(),
     }
-    out
 }
 
 /// (quantile, milliseconds) along the distribution, as HdrHistogram's percentile plots show it.
@@ -107,7 +104,7 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
                     .iter()
                     .map(|n| {
                         s.race.tasks.iter().find(|t| t.slot.task == task && t.sweep_label() == *n)
-                            .map(|t| t.trials.iter().filter(|tr| tr.failure.is_none() && !tr.interrupted).map(|tr| tr.throughput).collect())
+                            .map(|t| t.complete_trials().map(|tr| tr.throughput).collect())
                             .unwrap_or_default()
                     })
                     .collect();
