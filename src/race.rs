@@ -93,10 +93,10 @@ fn trial_record(run: &TrialRun) -> TrialRecord {
     for kind in crate::backend::ErrorKind::ALL {
         let n = c.errors[kind.index()];
         if n > 0 {
-            errors_by_kind.insert(kind.as_str().to_string(), n);
+            errors_by_kind.insert(kind, n);
         }
         if let Some(msg) = &c.first_error[kind.index()] {
-            error_messages.insert(kind.as_str().to_string(), msg.clone());
+            error_messages.insert(kind, msg.clone());
         }
     }
     let errors = c.error_count();

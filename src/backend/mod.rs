@@ -201,6 +201,12 @@ impl ErrorKind {
     }
 }
 
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The error kind of an HTTP status, or None for success (1xx-3xx).
 pub fn status_error(status: u16) -> Option<ErrorKind> {
     match status {

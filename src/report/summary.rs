@@ -44,7 +44,7 @@ pub struct TaskSummary<'a> {
     pub successes: u64,
     pub errors: u64,
     pub error_rate: f64,
-    pub errors_by_kind: BTreeMap<String, u64>,
+    pub errors_by_kind: BTreeMap<crate::backend::ErrorKind, u64>,
     pub units: u64,
     pub hits: u64,
     /// redis-benchmark's and a metrics timer's views, for key-value tasks.
@@ -84,7 +84,7 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
     let mut errors_by_kind = BTreeMap::new();
     for tr in &t.trials {
         for (k, n) in &tr.errors_by_kind {
-            *errors_by_kind.entry(k.clone()).or_insert(0) += n;
+            *errors_by_kind.entry(*k).or_insert(0) += n;
         }
     }
     let errors: u64 = t.trials.iter().map(|tr| tr.errors).sum();

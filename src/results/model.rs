@@ -1,7 +1,7 @@
 //! The stored race. This is the single serde model every report reads, so CSV, markdown and
 //! JSON cannot drift apart.
 
-use crate::backend::BackendInfo;
+use crate::backend::{BackendInfo, ErrorKind};
 use crate::metrics::Percentiles;
 use crate::plan::ResultSlot;
 use serde::{Deserialize, Serialize};
@@ -115,9 +115,10 @@ pub struct TrialRecord {
     pub warmup_units: u64,
     pub successes: u64,
     pub errors: u64,
-    pub errors_by_kind: BTreeMap<String, u64>,
+    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
+    /// The first message of each error kind.
     #[serde(default)]
-    pub error_messages: BTreeMap<String, String>,
+    pub error_messages: BTreeMap<ErrorKind, String>,
     pub error_rate: f64,
     /// Documents indexed (bulk) or operations done.
     pub units: u64,
