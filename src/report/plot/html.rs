@@ -6,11 +6,8 @@ use crate::compare::Comparison;
 use crate::metrics::PERCENTILES;
 use crate::report::Summary;
 use crate::units::format_number;
+use super::svg::esc;
 use std::fmt::Write;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-}
 
 /// A cell is text, optionally with a CSS class.
 fn table(out: &mut String, head: &[&str], rows: Vec<Vec<String>>) {

@@ -33,7 +33,8 @@ pub struct Chart {
     legend: Vec<(String, &'static str, bool)>,
 }
 
-fn esc(s: &str) -> String {
+/// Escapes text for HTML and SVG, in element text and in quoted attributes alike.
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
