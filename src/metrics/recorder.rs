@@ -286,13 +286,7 @@ impl TrialMetrics {
             m.counts.add(&r.counts);
             m.cut_short |= r.cut_short;
             if let Some(parts) = &r.parts {
-                match &mut m.parts {
-                    Some(mine) => mine.add(parts),
-                    None => m.parts = Some(Parts::new(parts.labels, parts.times.is_some())).map(|mut p| {
-                        p.add(parts);
-                        p
-                    }),
-                }
+                m.parts.get_or_insert_with(|| Parts::new(parts.labels, parts.times.is_some())).add(parts);
             }
             first = match (first, r.first_start) {
                 (Some(a), Some(b)) => Some(a.min(b)),

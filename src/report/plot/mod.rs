@@ -6,7 +6,6 @@ mod svg;
 
 pub use html::report_html;
 
-use crate::metrics::new_histogram;
 use crate::results::{RaceHistograms, RaceRecord, TaskRecord};
 use hdrhistogram::Histogram;
 use svg::{Chart, XAxis, COLORS};
@@ -49,13 +48,6 @@ fn groups(race: &RaceRecord) -> Vec<(&str, Vec<(usize, &TaskRecord)>)> {
         }
     }
     out
-}
-
-fn merged(h: &RaceHistograms, task_index: usize, latency: bool) -> Histogram<u64> {
-    match h.merged(task_index) {
-        Some((service, latency_h)) => if latency { latency_h } else { service },
-        None => new_histogram(),
-    }
 }
 
 /// (quantile, milliseconds) along the distribution, as HdrHistogram's percentile plots show it.
@@ -134,8 +126,8 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
             for (pi, (i, t)) in s.race.tasks.iter().enumerate().filter(|(_, t)| t.slot.task == task).enumerate() {
                 let prefix = if sources.len() > 1 { format!("{} ", s.label) } else { String::new() };
                 let color_index = si * records.len() + pi;
-                for latency in [true, false] {
-                    let h = merged(s.histograms, i, latency);
+                let Some((service, latency)) = s.histograms.merged(i) else { continue };
+                for (h, latency) in [(latency, true), (service, false)] {
                     if h.len() > 1 {
                         let kind = if latency { "latency" } else { "service" };
                         lines.push((format!("{prefix}{} {kind}", short(t)), COLORS[color_index % COLORS.len()], !latency, distribution(&h, max_nines)));
