@@ -10,11 +10,13 @@
 pub mod backend;
 pub mod cli;
 pub mod compare;
+pub mod corpus;
 pub mod driver;
 pub mod metrics;
 pub mod ops;
 pub mod plan;
 pub mod race;
+pub mod rally;
 pub mod report;
 pub mod request;
 pub mod results;

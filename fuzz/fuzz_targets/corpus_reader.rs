@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use runner::track::{CorpusReader, DocumentSet};
+use runner::corpus::{CorpusReader, DocumentSet};
 use std::sync::OnceLock;
 
 fn dir() -> &'static tempfile::TempDir {

@@ -38,7 +38,7 @@ pub enum Command {
         #[arg(long)]
         ignore_unused_track_params: bool,
         #[arg(long, value_enum, default_value = "fail")]
-        on_unsupported: crate::track::rally_convert::OnUnsupported,
+        on_unsupported: crate::rally::OnUnsupported,
     },
     /// List built-in tracks or stored races (newest first).
     List {
@@ -140,7 +140,7 @@ pub struct TrackArgs {
     pub ignore_unused_track_params: bool,
     /// Rally tracks: a task the runner cannot run as Rally would fails the track, or is skipped.
     #[arg(long, value_enum, default_value = "fail")]
-    pub on_unsupported: crate::track::rally_convert::OnUnsupported,
+    pub on_unsupported: crate::rally::OnUnsupported,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -120,8 +120,8 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             let text = request.render()?;
             out(&text);
             // A Rally track must render to JSON: say where it does not (below the text shown).
-            if let Some(file) = track::rally::rally_track_file(&request.location) {
-                track::rally::parse_json(&text, &file)?;
+            if let Some(file) = crate::rally::rally_track_file(&request.location) {
+                crate::rally::parse_json(&text, &file)?;
             }
             Ok(0)
         }
@@ -268,10 +268,10 @@ fn load_track(request: &TrackRequest) -> Result<track::Track, CliError> {
     Ok(t)
 }
 
-fn convert_rally(home: &Path, dir: &Path, out_dir: &Path, params: Option<&str>, ignore_unused: bool, on_unsupported: track::rally_convert::OnUnsupported) -> Result<u8, CliError> {
+fn convert_rally(home: &Path, dir: &Path, out_dir: &Path, params: Option<&str>, ignore_unused: bool, on_unsupported: crate::rally::OnUnsupported) -> Result<u8, CliError> {
     let params = params.map(track::parse_track_params).transpose()?.unwrap_or_default();
     let opts = track::LoadOptions { params, ignore_unused_params: ignore_unused, on_unsupported, data_root: Some(home.join("data")), ..Default::default() };
-    let (text, target) = track::rally::write_converted(dir, out_dir, &opts)?;
+    let (text, target) = crate::rally::write_converted(dir, out_dir, &opts)?;
     out(&text);
     eprintln!("wrote {}", target.display());
     Ok(0)

@@ -3,7 +3,7 @@
 //! `update` action. Written by the corpus feeder thread, outside the measured calls.
 
 use crate::ops::{Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
-use crate::track::{ActionLines, DocumentAs};
+use crate::corpus::{ActionLines, DocumentAs};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

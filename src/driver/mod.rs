@@ -306,7 +306,7 @@ impl<B: Backend> Driver<B> {
                 None => {
                     let files = bulk.files.clone();
                     let limit = leaf.document_limit;
-                    tokio::task::spawn_blocking(move || crate::track::count_documents(&files, limit))
+                    tokio::task::spawn_blocking(move || crate::corpus::count_documents(&files, limit))
                         .await
                         .map_err(|e| e.to_string())?
                         .map_err(|e| e.to_string())?

@@ -3,7 +3,7 @@
 
 use crate::backend::Payload;
 use crate::ops::{KeyDistribution, KvCommand, KvSpec};
-use crate::track::{CorpusError, CorpusReader, DocumentSet, Framing};
+use crate::corpus::{CorpusError, CorpusReader, DocumentSet, Framing};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};

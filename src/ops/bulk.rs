@@ -3,7 +3,7 @@
 //! `recency`) and `looped` corpora.
 
 use super::{OpSpec, OperationType, ParamError, Params, TrackContext};
-use crate::track::DocumentSet;
+use crate::corpus::DocumentSet;
 use crate::units::{parse_bytes, BulkSize, Bytes, ThroughputUnit};
 
 pub const BULK: OperationType =

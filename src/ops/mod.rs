@@ -13,7 +13,7 @@ pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec}
 pub use rest::{ClusterHealthSpec, HealthStatus, RawRequestSpec};
 pub use search::{PageBy, Paging, SearchSpec};
 
-use crate::track::DocumentSet;
+use crate::corpus::DocumentSet;
 use crate::units::ThroughputUnit;
 use serde_json::{Map, Value};
 use std::time::Duration;

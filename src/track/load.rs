@@ -22,7 +22,7 @@ pub struct LoadOptions {
     /// Rally tracks: accept parameters no template uses.
     pub ignore_unused_params: bool,
     /// Rally tracks: what to do with tasks the runner cannot run as Rally would.
-    pub on_unsupported: super::rally_convert::OnUnsupported,
+    pub on_unsupported: crate::rally::OnUnsupported,
     /// Rally tracks: where corpus files from a `base-url` are downloaded to and kept, one
     /// directory per track below it (the results home's `data/`).
     pub data_root: Option<PathBuf>,
@@ -56,8 +56,8 @@ pub(super) enum Role {
 }
 
 pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Track, TrackError> {
-    if let Some(file) = super::rally::rally_track_file(path) {
-        let loaded = super::rally::load_converted(&file, opts)?;
+    if let Some(file) = crate::rally::rally_track_file(path) {
+        let loaded = crate::rally::load_converted(&file, opts)?;
         let (ours, notes) = (loaded.track, loaded.notes);
         let mut track = parse_rendered(&ours, &file, opts.params.clone(), opts.test_mode, role, loaded.data_dir.as_deref())
             .map_err(|mut e| {
@@ -108,8 +108,8 @@ fn load_source_as(source: &str, file: &Path, opts: &LoadOptions, role: Role) -> 
 /// The text of a track after templating, as the loader parses it: a track of ours (YAML) or a
 /// Rally track (`track.json`, see `rally`; it must render to JSON).
 pub fn render_track(path: &Path, opts: &LoadOptions) -> Result<String, TrackError> {
-    if let Some(file) = super::rally::rally_track_file(path) {
-        return super::rally::render(&file, &opts.params, opts.ignore_unused_params);
+    if let Some(file) = crate::rally::rally_track_file(path) {
+        return crate::rally::render(&file, &opts.params, opts.ignore_unused_params);
     }
     let file = track_file(path);
     let source = std::fs::read_to_string(&file).map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;

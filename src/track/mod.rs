@@ -1,23 +1,14 @@
-//! Tracks: the YAML model, loading (minijinja templating, YAML, JSON-Schema validation) and
-//! the corpus reader.
+//! Tracks: the YAML model and its loading (minijinja templating, YAML, JSON-Schema validation).
 
-mod corpus;
-mod download;
 mod error;
-mod generate;
 mod load;
 mod locate;
 mod model;
 mod params;
 mod raw;
-pub mod rally;
-pub mod rally_convert;
-mod scale;
 mod schema;
-mod template;
+pub(crate) mod template;
 
-pub use corpus::{check_first, check_first_document, count_documents, ActionLines, CorpusError, CorpusReader, DocumentAs, DocumentSet, Framing, Origin};
-pub use generate::Dataset;
 pub use error::{did_you_mean, suggest, TrackError, TrackErrorKind};
 pub use load::{load, load_source, render_track, track_file, LoadOptions};
 pub use model::{Challenge, OperationDef, ScheduleItem, ScheduleKind, TaskSpec, Track, Warmup};

@@ -1,8 +1,7 @@
 //! The resolved track: what `raw` says, checked across fields and given types. Every error
 //! names the YAML path it comes from.
 
-use super::corpus::{DocumentSet, Origin};
-use super::generate::Dataset;
+use crate::corpus::{Dataset, DocumentSet, Origin};
 use super::load::{load_as, LoadOptions, Role};
 use super::error::{did_you_mean, TrackError, TrackErrorKind};
 use super::locate::Locator;
@@ -293,7 +292,7 @@ fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin
                 return Err(r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("corpus file {} does not exist", file.display())));
             }
             let set = DocumentSet { with_actions: d.includes_action_and_meta_data, ..DocumentSet::file(&file, "") };
-            super::corpus::check_first(set).map_err(|e| r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), e.to_string()))?;
+            crate::corpus::check_first(set).map_err(|e| r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), e.to_string()))?;
             if d.scale_to.is_some() {
                 return Ok(Origin::Scaled { base: file, base_count: d.document_count, seed: d.seed.unwrap_or(1) });
             }

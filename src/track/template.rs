@@ -60,7 +60,7 @@ pub fn render(
 /// An environment with the limits every track template runs under (fuel, recursion, output
 /// size) and a loader confined to `dir`; `builtin` is a template served by name (Rally's
 /// `rally.helpers`).
-pub(super) fn environment(dir: &Path, undefined: UndefinedBehavior, builtin: Option<(&'static str, &'static str)>) -> Environment<'static> {
+pub(crate) fn environment(dir: &Path, undefined: UndefinedBehavior, builtin: Option<(&'static str, &'static str)>) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_fuel(Some(TEMPLATE_FUEL));
     env.set_recursion_limit(64);
@@ -92,7 +92,7 @@ pub(super) fn environment(dir: &Path, undefined: UndefinedBehavior, builtin: Opt
 
 /// Renders `source` (the text of `file`) in `env`, into a bounded buffer, with errors that name
 /// the line and the included template they come from.
-pub(super) fn render_in(env: &Environment<'_>, source: &str, file: &Path, ctx: Value) -> Result<String, TrackError> {
+pub(crate) fn render_in(env: &Environment<'_>, source: &str, file: &Path, ctx: Value) -> Result<String, TrackError> {
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "track".into());
     let template_error = |e: minijinja::Error| {
         let mut msg = format!("template error: {}", e.detail().map(str::to_string).unwrap_or_else(|| e.kind().to_string()));

@@ -6,7 +6,7 @@
 //! (custom runners, some params) fails the conversion, or skips the task with
 //! `--on-unsupported skip`; every such decision is returned as a note.
 
-use super::error::{TrackError, TrackErrorKind};
+use crate::track::{TrackError, TrackErrorKind};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 

@@ -5,7 +5,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::generate::Dataset;
+mod generate;
+mod scale;
+
+pub use generate::Dataset;
 
 /// One line longer than this is treated as a broken corpus, not buffered without bound.
 const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
@@ -80,7 +83,7 @@ enum Source {
 /// What makes documents that no file holds: document `n` from (seed, n) alone.
 enum Maker {
     Dataset(Dataset),
-    Scaled(std::sync::Arc<super::scale::ScaleBase>),
+    Scaled(std::sync::Arc<scale::ScaleBase>),
 }
 
 impl Maker {
@@ -324,7 +327,7 @@ impl CorpusReader {
             Origin::File(path) => Source::File(open_decoded(path)?),
             Origin::Generated { dataset, seed } => Source::Made { maker: Maker::Dataset(*dataset), seed: *seed, count: set.document_count.unwrap_or(0) },
             Origin::Scaled { base, base_count, seed } => {
-                let loaded = super::scale::ScaleBase::load(base)?;
+                let loaded = scale::ScaleBase::load(base)?;
                 if let Some(declared) = base_count.filter(|d| *d != loaded.len()) {
                     return Err(CorpusError::CountMismatch { path: base.clone(), declared, actual: loaded.len() });
                 }

@@ -6,8 +6,13 @@
 //! so that parts included from macros see them too); undefined ones render empty, as in Rally.
 //! A parameter no template mentions is refused with the closest one that is.
 
-use super::error::{did_you_mean, TrackError, TrackErrorKind};
-use super::template::{environment, render_in};
+mod convert;
+mod download;
+
+pub use convert::{test_mode_file, OnUnsupported};
+
+use crate::track::template::{environment, render_in};
+use crate::track::{did_you_mean, TrackError, TrackErrorKind};
 use minijinja::{Environment, UndefinedBehavior, Value};
 use serde_json::Map;
 use std::collections::BTreeSet;
@@ -129,7 +134,7 @@ pub struct Loaded {
 /// Loads a Rally track as a track of ours: render, parse, fetch missing corpus files from
 /// their `base-url` (kept under `data_root/<track>`), check their sizes, convert (Rally's
 /// semantics). The caller checks the result as any track.
-pub fn load_converted(file: &Path, opts: &super::LoadOptions) -> Result<Loaded, TrackError> {
+pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<Loaded, TrackError> {
     let params = &opts.params;
     let text = render(file, params, opts.ignore_unused_params)?;
     let rally = parse_json(&text, file)?;
@@ -137,12 +142,12 @@ pub fn load_converted(file: &Path, opts: &super::LoadOptions) -> Result<Loaded, 
     let name = dir.canonicalize().ok().and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "rally-track".into());
     let data_dir = opts.data_root.as_ref().map(|root| root.join(&name));
     let render_body = |body: &str| -> Result<serde_json::Value, TrackError> {
-        let path = super::template::resolve_inside(&dir, body)
+        let path = crate::track::template::resolve_inside(&dir, body)
             .ok_or_else(|| TrackError::new(TrackErrorKind::Io, file, format!("index body `{body}` is outside the track directory")))?;
         let source = std::fs::read_to_string(&path).map_err(|e| TrackError::new(TrackErrorKind::Io, &path, format!("cannot read index body: {e}")))?;
         parse_json(&render_file(&path, &source, params)?, &path)
     };
-    let converted = super::rally_convert::convert(&rally, file, &name, opts.test_mode, opts.on_unsupported, &render_body)?;
+    let converted = convert::convert(&rally, file, &name, opts.test_mode, opts.on_unsupported, &render_body)?;
     fetch_and_check_corpora(&rally, file, &dir, data_dir.as_deref(), opts.test_mode)?;
     let track = serde_json::to_string_pretty(&converted.track).map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
     let mut notes = converted.notes;
@@ -155,7 +160,7 @@ pub fn load_converted(file: &Path, opts: &super::LoadOptions) -> Result<Loaded, 
 /// `runner convert-rally`: writes `out_dir/track.yaml` (the converted track, its notes as
 /// comments) and its corpus files beside it (hard-linked, else copied), then loads what it
 /// wrote as any track. Returns the YAML and its path; an existing track.yaml is not replaced.
-pub fn write_converted(dir: &Path, out_dir: &Path, opts: &super::LoadOptions) -> Result<(String, PathBuf), TrackError> {
+pub fn write_converted(dir: &Path, out_dir: &Path, opts: &crate::track::LoadOptions) -> Result<(String, PathBuf), TrackError> {
     let file = rally_track_file(dir).ok_or_else(|| TrackError::new(TrackErrorKind::Io, dir, "holds no Rally track (track.json)"))?;
     let loaded = load_converted(&file, opts)?;
     let value = parse_json(&loaded.track, &file)?;
@@ -188,7 +193,7 @@ pub fn write_converted(dir: &Path, out_dir: &Path, opts: &super::LoadOptions) ->
     }
     crate::results::write_report(&target, &text).map_err(|e| TrackError::new(TrackErrorKind::Io, &target, e.to_string()))?;
     // What was written must load as any track does.
-    super::load(out_dir, &super::LoadOptions::default())?;
+    crate::track::load(out_dir, &crate::track::LoadOptions::default())?;
     Ok((text, target))
 }
 
@@ -201,10 +206,10 @@ fn fetch_and_check_corpora(rally: &serde_json::Value, file: &Path, dir: &Path, d
             let path = format!("/corpora/{i}/documents/{j}");
             let Some(source) = d["source-file"].as_str() else { continue };
             // Test mode reads the -1k file, whose size the track does not give.
-            let test_file = test_mode.then(|| super::rally_convert::test_mode_file(source));
+            let test_file = test_mode.then(|| convert::test_mode_file(source));
             let source = test_file.as_deref().unwrap_or(source);
             let err = |m: String| TrackError::new(TrackErrorKind::Corpus, file, m).with_path(&path);
-            let local = super::template::resolve_inside(dir, source).ok_or_else(|| err(format!("`{source}` is outside the track directory")))?;
+            let local = crate::track::template::resolve_inside(dir, source).ok_or_else(|| err(format!("`{source}` is outside the track directory")))?;
             let cached = data_dir.map(|d| d.join(source));
             let found = if local.is_file() {
                 local
@@ -214,7 +219,7 @@ fn fetch_and_check_corpora(rally: &serde_json::Value, file: &Path, dir: &Path, d
                 let Some(base) = d["base-url"].as_str().or_else(|| corpus["base-url"].as_str()) else { continue };
                 let Some(target) = data_dir.map(|d| d.join(source)) else { continue };
                 let url = format!("{}/{source}", base.trim_end_matches('/'));
-                super::download::fetch(&url, &target).map_err(|m| err(format!("cannot download {url}: {m}")))?;
+                download::fetch(&url, &target).map_err(|m| err(format!("cannot download {url}: {m}")))?;
                 target
             };
             let size = std::fs::metadata(&found).map(|m| m.len()).unwrap_or(0);

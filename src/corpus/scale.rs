@@ -8,7 +8,7 @@
 //! `location` jittered by up to ±0.05°, and every other field of the base unchanged. Fields a
 //! document lacks are not made up. Document `n` depends only on (seed, n).
 
-use super::corpus::{CorpusError, CorpusReader, DocumentSet};
+use super::{CorpusError, CorpusReader, DocumentSet};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt::Write as _;
