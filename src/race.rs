@@ -232,7 +232,7 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
         let mut on_trial = move |run: TrialRun| {
             let tr = trial_record(&run);
             if !quiet {
-                let task = &record.tasks[run.slot];
+                let task = &record.tasks[run.result];
                 let status = match (&tr.failure, tr.interrupted) {
                     (Some(f), _) => format!("failed: {f}"),
                     (None, true) => "interrupted".into(),
@@ -251,13 +251,13 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
                 return;
             }
             histograms.trials.push(TrialHistograms {
-                task_index: run.slot,
+                task_index: run.result,
                 trial: run.trial,
                 service_time_us: encode_histogram(&run.metrics.service),
                 latency_us: encode_histogram(&run.metrics.latency),
                 parts: part_histograms(&run.metrics),
             });
-            record.tasks[run.slot].trials.push(tr);
+            record.tasks[run.result].trials.push(tr);
             // Stored after every trial: a killed race keeps all completed trials.
             if let Err(e) = store.save(record, histograms) {
                 store_error.get_or_insert(e);

@@ -43,7 +43,8 @@ pub struct DriverOptions {
 
 /// One finished (or cut short) trial of a leaf.
 pub struct TrialRun {
-    pub slot: usize,
+    /// Index of its task (at its sweep point) in `Plan::results`.
+    pub result: usize,
     pub trial: u64,
     pub started_at: chrono::DateTime<chrono::Utc>,
     pub wall: Duration,
@@ -109,8 +110,8 @@ impl<B: Backend> Driver<B> {
                     let runs = self.run_leaves(plan, leaves, self.opts.progress).await;
                     for run in runs {
                         if run.failure.is_some() && self.opts.on_error == OnError::Abort {
-                            let mut slot = self.abort.lock().unwrap_or_else(|p| p.into_inner());
-                            slot.get_or_insert_with(|| run.failure.clone().unwrap_or_default());
+                            let mut reason = self.abort.lock().unwrap_or_else(|p| p.into_inner());
+                            reason.get_or_insert_with(|| run.failure.clone().unwrap_or_default());
                             self.cancel.cancel();
                         }
                         on_trial(run);
@@ -142,32 +143,25 @@ impl<B: Backend> Driver<B> {
     async fn run_leaf(&self, plan: &Plan, leaf: &Leaf, bars: &progress::Bars, block_done: Option<&CancellationToken>) -> TrialRun {
         let started_at = chrono::Utc::now();
         let wall_start = Instant::now();
-        let label = match leaf.result {
-            Some(slot) => {
-                let s = &plan.results[slot];
-                let (what, of) = if leaf.warmup_trial { ("warmup trial", s.warmup_trials) } else { ("trial", s.planned_trials) };
-                format!("{} [{}] {what} {}/{of}", leaf.task, sweep_label(&s.sweep), leaf.trial + 1)
-            }
-            None => format!("{} ({})", leaf.operation.name, leaf.task),
-        };
-        let empty = |failure: String| TrialRun {
-            slot: leaf.result.unwrap_or(0),
+        let label = trial_label(plan, leaf);
+        let run = |metrics: TrialMetrics, failure: Option<String>| TrialRun {
+            result: leaf.result.unwrap_or(0),
             trial: leaf.trial,
             started_at,
             wall: wall_start.elapsed(),
-            metrics: TrialMetrics::merge(Vec::new()),
-            failure: Some(failure),
-            interrupted: false,
+            interrupted: metrics.cut_short,
+            metrics,
+            failure,
             warmup: leaf.warmup_trial,
         };
+        let failed = |why: String| run(TrialMetrics::merge(Vec::new()), Some(format!("{label}: {why}")));
         let exec = match &leaf.spec {
             OpSpec::Sleep(d) => Exec::Sleep(*d),
             spec => match self.backend.prepare(spec) {
                 Ok(p) => Exec::Backend(p),
-                Err(e) => return empty(format!("{label}: {}", e.message)),
+                Err(e) => return failed(e.message),
             },
         };
-        let exec = Arc::new(exec);
         let leaf_cancel = self.cancel.child_token();
         let _stop_with_block = match block_done {
             Some(done) if !leaf.completes_block => {
@@ -182,7 +176,7 @@ impl<B: Backend> Driver<B> {
         let feed = match leaf.spec.payload_source() {
             PayloadSource::Corpus(bulk) => match self.start_feed(leaf, bulk, leaf_cancel.clone()).await {
                 Ok(feed) => Some(Arc::new(feed)),
-                Err(e) => return empty(format!("{label}: {e}")),
+                Err(e) => return failed(e),
             },
             _ => None,
         };
@@ -190,11 +184,11 @@ impl<B: Backend> Driver<B> {
         for _ in 0..leaf.clients {
             match self.backend.connect().await {
                 Ok(c) => clients.push(c),
-                Err(e) => return empty(format!("{label}: cannot connect: {}", e.message)),
+                Err(e) => return failed(format!("cannot connect: {}", e.message)),
             }
         }
         let shared = Arc::new(Shared {
-            cancel: leaf_cancel.clone(),
+            cancel: leaf_cancel,
             abort: self.abort.clone(),
             abort_on_error: self.opts.on_error == OnError::Abort,
             ignore_response_errors: leaf.ignore_response_errors,
@@ -208,86 +202,14 @@ impl<B: Backend> Driver<B> {
             _ => None,
         };
         let progress = Progress::start(bars, &label, total_ops, shared.clone());
-        let origin = Instant::now();
-        let expected_secs = match leaf.work {
-            Work::Time { warmup, measured } => (warmup + measured).as_secs() as usize + 1,
-            _ => 16,
-        };
-        // Each client's share of the target rate: its schedule slot.
-        let slot = match leaf.target_throughput {
-            Some(t) if leaf.schedule != crate::track::ScheduleKind::Unthrottled => t.interval() * leaf.clients as u32,
-            _ => Duration::ZERO,
-        };
-        let pool = match leaf.work {
-            Work::Iterations { warmup, measured } => Some(IterationPool::new(warmup, measured, leaf.clients)),
-            _ => None,
-        };
-        let mut runs = Vec::with_capacity(clients.len());
-        for (i, client) in clients.into_iter().enumerate() {
-            let i = i as u64;
-            let budget = match (leaf.work, &pool) {
-                (_, Some(pool)) => Budget::iterations(pool),
-                (Work::Time { warmup, measured }, _) => Budget::Time { warmup_end: origin + warmup, end: origin + warmup + measured },
-                _ => Budget::Corpus,
-            };
-            let source = match (leaf.spec.payload_source(), &feed) {
-                (_, Some(feed)) => Source::Corpus(feed.clone()),
-                (PayloadSource::Keys(kv), _) => Source::Keys(KeyGen::new(kv, i)),
-                _ => Source::None,
-            };
-            let recorder = Recorder::new(origin, expected_secs, slot);
-            let run = ClientRun {
-                client,
-                exec: exec.clone(),
-                schedule: Schedule::new(leaf.schedule, leaf.target_throughput, origin + ramp_delay(leaf, i), i, leaf.clients, 0x5EED ^ leaf.trial),
-                budget,
-                source,
-                recorder: match leaf.spec.counted_parts() {
-                    Some(labels) => recorder.with_parts(labels, leaf.spec.times_parts()),
-                    None => recorder,
-                },
-            };
-            let (delay, shared) = (ramp_delay(leaf, i), shared.clone());
-            runs.push(async move {
-                // A ramped-up client starts late; Ctrl-C while it waits stops it at once.
-                if !delay.is_zero() && !wait_until(origin + delay, &shared.cancel).await {
-                    return run.into_recorder(&shared);
-                }
-                run.run(shared).await
-            });
-        }
-        let workers = tokio::runtime::Handle::current().metrics().num_workers();
-        let tasks = groups::task_count(runs.len(), workers);
-        let mut recorders = Vec::with_capacity(runs.len());
-        let mut failure = None;
-        for group in groups::spawn(runs, tasks) {
-            match group.await {
-                Ok(outputs) => {
-                    for output in outputs {
-                        match output {
-                            Ok(r) => recorders.push(r),
-                            Err(e) => failure = Some(format!("{label}: a client crashed: {e}")),
-                        }
-                    }
-                }
-                Err(e) => failure = Some(format!("{label}: a client crashed: {e}")),
-            }
-        }
+        let runs = client_runs(leaf, clients, Arc::new(exec), feed.as_ref(), &shared);
+        let (recorders, mut failure) = join_clients(runs).await;
         progress.finish();
+        failure = failure.map(|e| format!("{label}: a client crashed: {e}"));
         if let Some(e) = feed.as_ref().and_then(|f| f.take_error()) {
             failure = Some(format!("{label}: {e}"));
         }
-        let metrics = TrialMetrics::merge(recorders);
-        TrialRun {
-            slot: leaf.result.unwrap_or(0),
-            trial: leaf.trial,
-            started_at,
-            wall: wall_start.elapsed(),
-            interrupted: metrics.cut_short,
-            metrics,
-            failure,
-            warmup: leaf.warmup_trial,
-        }
+        run(TrialMetrics::merge(recorders), failure)
     }
 
     async fn start_feed(&self, leaf: &Leaf, bulk: &crate::ops::BulkSpec, cancel: CancellationToken) -> Result<CorpusFeed, String> {
@@ -343,6 +265,104 @@ impl<B: Backend> Driver<B> {
         let actions = actions::BulkActions::new(bulk.conflicts, total, 0x1D5 ^ leaf.trial);
         CorpusFeed::start(bulk.files.clone(), limits, actions, leaf.clients, warmup_docs, cancel).map_err(|e| e.to_string())
     }
+}
+
+/// How a trial is named in progress lines and failures: `task [sweep] trial 2/5`.
+fn trial_label(plan: &Plan, leaf: &Leaf) -> String {
+    match leaf.result {
+        Some(index) => {
+            let s = &plan.results[index];
+            let (what, of) = if leaf.warmup_trial { ("warmup trial", s.warmup_trials) } else { ("trial", s.planned_trials) };
+            format!("{} [{}] {what} {}/{of}", leaf.task, sweep_label(&s.sweep), leaf.trial + 1)
+        }
+        None => format!("{} ({})", leaf.operation.name, leaf.task),
+    }
+}
+
+/// Each client's loop, ready to spawn: its schedule, budget, payload source and recorder,
+/// all sharing one time zero.
+fn client_runs<C: crate::backend::BackendClient>(
+    leaf: &Leaf,
+    clients: Vec<C>,
+    exec: Arc<Exec<C::Prepared>>,
+    feed: Option<&Arc<CorpusFeed>>,
+    shared: &Arc<Shared>,
+) -> Vec<impl std::future::Future<Output = Recorder> + Send + 'static> {
+    let origin = Instant::now();
+    let expected_secs = match leaf.work {
+        Work::Time { warmup, measured } => (warmup + measured).as_secs() as usize + 1,
+        _ => 16,
+    };
+    // Each client's share of the target rate: the time between its own operations.
+    let client_interval = match leaf.target_throughput {
+        Some(t) if leaf.schedule != crate::track::ScheduleKind::Unthrottled => t.interval() * leaf.clients as u32,
+        _ => Duration::ZERO,
+    };
+    let pool = match leaf.work {
+        Work::Iterations { warmup, measured } => Some(IterationPool::new(warmup, measured, leaf.clients)),
+        _ => None,
+    };
+    let mut runs = Vec::with_capacity(clients.len());
+    for (i, client) in clients.into_iter().enumerate() {
+        let i = i as u64;
+        let budget = match (leaf.work, &pool) {
+            (_, Some(pool)) => Budget::iterations(pool),
+            (Work::Time { warmup, measured }, _) => Budget::Time { warmup_end: origin + warmup, end: origin + warmup + measured },
+            _ => Budget::Corpus,
+        };
+        let source = match (leaf.spec.payload_source(), feed) {
+            (_, Some(feed)) => Source::Corpus(feed.clone()),
+            (PayloadSource::Keys(kv), _) => Source::Keys(KeyGen::new(kv, i)),
+            _ => Source::None,
+        };
+        let recorder = Recorder::new(origin, expected_secs, client_interval);
+        let run = ClientRun {
+            client,
+            exec: exec.clone(),
+            schedule: Schedule::new(leaf.schedule, leaf.target_throughput, origin + ramp_delay(leaf, i), i, leaf.clients, 0x5EED ^ leaf.trial),
+            budget,
+            source,
+            recorder: match leaf.spec.counted_parts() {
+                Some(labels) => recorder.with_parts(labels, leaf.spec.times_parts()),
+                None => recorder,
+            },
+        };
+        let (delay, shared) = (ramp_delay(leaf, i), shared.clone());
+        runs.push(async move {
+            // A ramped-up client starts late; Ctrl-C while it waits stops it at once.
+            if !delay.is_zero() && !wait_until(origin + delay, &shared.cancel).await {
+                return run.into_recorder(&shared);
+            }
+            run.run(shared).await
+        });
+    }
+    runs
+}
+
+/// Runs the clients a few to a task (see `groups`) and collects their recorders; a client
+/// that panicked is named by the last such message.
+async fn join_clients<F>(runs: Vec<F>) -> (Vec<Recorder>, Option<String>)
+where
+    F: std::future::Future<Output = Recorder> + Send + 'static,
+{
+    let workers = tokio::runtime::Handle::current().metrics().num_workers();
+    let tasks = groups::task_count(runs.len(), workers);
+    let mut recorders = Vec::with_capacity(runs.len());
+    let mut crashed = None;
+    for group in groups::spawn(runs, tasks) {
+        match group.await {
+            Ok(outputs) => {
+                for output in outputs {
+                    match output {
+                        Ok(r) => recorders.push(r),
+                        Err(e) => crashed = Some(e),
+                    }
+                }
+            }
+            Err(e) => crashed = Some(e.to_string()),
+        }
+    }
+    (recorders, crashed)
 }
 
 /// When client `i` of a leaf starts, after the first: `i/n` of the ramp-up.

@@ -61,9 +61,9 @@ pub struct Recorder {
     /// Time zero of the trial: per-second buckets count from here.
     origin: Instant,
     /// This client's scheduled time between operations (zero when unthrottled): the measured
-    /// window of a throttled client runs to the end of its last slot, so N operations at rate
-    /// r span N/r seconds, not (N-1)/r.
-    slot: Duration,
+    /// window of a throttled client runs to the end of its last interval, so N operations at
+    /// rate r span N/r seconds, not (N-1)/r.
+    interval: Duration,
     pub service: Histogram<u64>,
     pub latency: Histogram<u64>,
     service_nanos: u128,
@@ -149,10 +149,10 @@ fn micros(d: Duration) -> u64 {
 }
 
 impl Recorder {
-    pub fn new(origin: Instant, expected_seconds: usize, slot: Duration) -> Recorder {
+    pub fn new(origin: Instant, expected_seconds: usize, interval: Duration) -> Recorder {
         Recorder {
             origin,
-            slot,
+            interval,
             service: new_histogram(),
             latency: new_histogram(),
             service_nanos: 0,
@@ -206,7 +206,7 @@ impl Recorder {
             _ => 1,
         };
         self.first_start.get_or_insert(intended.min(start));
-        let window_end = end.max(intended + self.slot);
+        let window_end = end.max(intended + self.interval);
         self.last_end = Some(self.last_end.map_or(window_end, |l| l.max(window_end)));
         match result {
             Ok(outcome) => {

@@ -1,23 +1,11 @@
 //! The summary printed at the end of a race and by `runner show`.
 
+use super::table::ms;
 use super::{Exporter, Summary};
-use crate::metrics::PERCENTILES;
 use crate::units::format_number;
 use std::fmt::Write;
 
 pub struct Markdown;
-
-/// Milliseconds with microsecond resolution (what the histograms hold); sub-microsecond means
-/// keep more digits since they come from exact sums.
-fn ms(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.1}")
-    } else if v > 0.0 && v < 0.001 {
-        format!("{v:.6}")
-    } else {
-        format!("{v:.3}")
-    }
-}
 
 impl Exporter for Markdown {
     fn render(&self, s: &Summary) -> String {
@@ -40,52 +28,8 @@ impl Exporter for Markdown {
         if let Some(reason) = &r.stop_reason {
             let _ = writeln!(out, "\n> stopped early: {reason}");
         }
-        let _ = writeln!(out, "\n## Throughput\n");
-        let _ = writeln!(out, "| Task | Sweep | Clients | Target | Min | Median | Mean | Max | Unit | Trials | Per trial |");
-        let _ = writeln!(out, "|---|---|--:|--:|--:|--:|--:|--:|---|--:|---|");
-        for t in &s.tasks {
-            let per_trial: Vec<String> = t.record.trials.iter().map(|tr| {
-                let mut v = format_number(tr.throughput);
-                if tr.interrupted { v.push('*') }
-                if tr.failure.is_some() { v = "failed".into() }
-                v
-            }).collect();
-            let target = t.record.slot.target_throughput.map(|t| format_number(t.0)).unwrap_or_else(|| "-".into());
-            let th = t.throughput;
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |",
-                t.record.slot.task, t.sweep_label, t.record.slot.clients, target,
-                format_number(th.min), format_number(th.median), format_number(th.mean), format_number(th.max),
-                t.record.slot.throughput_unit, t.completed_trials, t.record.slot.planned_trials,
-                if t.record.slot.warmup_trials > 0 { format!("(after {} warmup) {}", t.record.slot.warmup_trials, per_trial.join(", ")) } else { per_trial.join(", ") }
-            );
-        }
-        let labels: Vec<&str> = PERCENTILES.iter().map(|(l, _)| *l).collect();
-        for (title, pick) in [
-            ("Service time (ms, all trials; call to response)", true),
-            ("Latency (ms, all trials; intended start to response)", false),
-        ] {
-            let _ = writeln!(out, "\n## {title}\n");
-            let _ = writeln!(out, "| Task | Sweep | Mean | {} |", labels.join(" | "));
-            let _ = writeln!(out, "|---|---|--:|{}", "--:|".repeat(labels.len()));
-            for t in &s.tasks {
-                let p = if pick { &t.service_time_ms } else { &t.latency_ms };
-                let vals: Vec<String> = p.values().iter().map(|v| ms(*v)).collect();
-                let _ = writeln!(out, "| {} | {} | {} | {} |", t.record.slot.task, t.sweep_label, ms(p.mean), vals.join(" | "));
-            }
-        }
-        let _ = writeln!(out, "\n## Outcomes\n");
-        let _ = writeln!(out, "| Task | Sweep | Operations | Successes | Errors | Error rate | Errors by kind | Units | Hits |");
-        let _ = writeln!(out, "|---|---|--:|--:|--:|--:|---|--:|--:|");
-        for t in &s.tasks {
-            let kinds: Vec<String> = t.errors_by_kind.iter().map(|(k, n)| format!("{k}: {n}")).collect();
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {:.2}% | {} | {} | {} |",
-                t.record.slot.task, t.sweep_label, t.operations, t.successes, t.errors, t.error_rate * 100.0,
-                if kinds.is_empty() { "-".into() } else { kinds.join(", ") }, t.units, t.hits
-            );
+        for table in super::table::summary_tables(s) {
+            table.markdown(&mut out);
         }
         bulk_runs(&mut out, s);
         key_value_views(&mut out, s);

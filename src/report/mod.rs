@@ -7,6 +7,7 @@ mod kv;
 mod markdown;
 mod summary;
 pub mod plot;
+pub mod table;
 
 pub use kv::{CumulativeLine, KvViews, RedisBenchmarkView, TimerView};
 pub use summary::{Summary, TaskSummary, ThroughputStats};

@@ -5,6 +5,7 @@ mod html;
 mod svg;
 
 pub use html::report_html;
+pub use svg::esc;
 
 use crate::results::{RaceHistograms, RaceRecord, TaskRecord};
 use hdrhistogram::Histogram;

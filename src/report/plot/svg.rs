@@ -34,7 +34,7 @@ pub struct Chart {
 }
 
 /// Escapes text for HTML and SVG, in element text and in quoted attributes alike.
-pub(super) fn esc(s: &str) -> String {
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 

@@ -1,0 +1,166 @@
+//! The summary as tables: one model of each table (title, columns, cells), rendered by the
+//! markdown report and by report.html alike, so that the two cannot drift apart (as
+//! hyperfine's markup exporters share one table).
+
+use super::Summary;
+use crate::metrics::PERCENTILES;
+use crate::units::format_number;
+use std::fmt::Write;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// A cell's text and, for HTML, an optional CSS class (a verdict's colour).
+pub struct Cell {
+    pub text: String,
+    pub class: Option<&'static str>,
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Cell {
+        Cell { text, class: None }
+    }
+}
+
+pub struct Table {
+    pub title: String,
+    pub columns: Vec<(String, Align)>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    fn new(title: &str, columns: &[(&str, Align)]) -> Table {
+        Table { title: title.into(), columns: columns.iter().map(|(c, a)| (c.to_string(), *a)).collect(), rows: Vec::new() }
+    }
+
+    fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells.into_iter().map(Cell::from).collect());
+    }
+
+    /// `## title`, then a GitHub-flavoured table. A `|` or a line break in a cell would end
+    /// the cell or the row, so they are escaped.
+    pub fn markdown(&self, out: &mut String) {
+        let _ = writeln!(out, "\n## {}\n", self.title);
+        let heads: Vec<&str> = self.columns.iter().map(|(c, _)| c.as_str()).collect();
+        let _ = writeln!(out, "| {} |", heads.join(" | "));
+        let aligns: String = self.columns.iter().map(|(_, a)| if *a == Align::Right { "--:|" } else { "---|" }).collect();
+        let _ = writeln!(out, "|{aligns}");
+        for row in &self.rows {
+            let cells: Vec<String> = row.iter().map(|c| c.text.replace('|', "\\|").replace('\n', " ")).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+    }
+
+    /// `<h2>title</h2>` and the table; numbers are right-aligned by the `num` class.
+    pub fn html(&self, out: &mut String) {
+        let _ = writeln!(out, "<h2>{}</h2>", super::plot::esc(&self.title));
+        self.html_table(out);
+    }
+
+    /// The table alone, without its heading.
+    pub fn html_table(&self, out: &mut String) {
+        let esc = super::plot::esc;
+        out.push_str("<table><thead><tr>");
+        for (head, _) in &self.columns {
+            let _ = write!(out, "<th>{}</th>", esc(head));
+        }
+        out.push_str("</tr></thead><tbody>\n");
+        for row in &self.rows {
+            out.push_str("<tr>");
+            for (cell, (_, align)) in row.iter().zip(&self.columns) {
+                let class = match (cell.class, align) {
+                    (Some(c), _) => format!(" class=\"{c}\""),
+                    (None, Align::Right) => " class=\"num\"".to_string(),
+                    (None, Align::Left) => String::new(),
+                };
+                let _ = write!(out, "<td{class}>{}</td>", esc(&cell.text));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table>\n");
+    }
+}
+
+/// Milliseconds with microsecond resolution (what the histograms hold); sub-microsecond means
+/// keep more digits since they come from exact sums.
+pub fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v > 0.0 && v < 0.001 {
+        format!("{v:.6}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// Throughput, service time, latency and outcomes of every reported task.
+pub fn summary_tables(s: &Summary) -> Vec<Table> {
+    use Align::{Left as L, Right as R};
+    let mut throughput = Table::new(
+        "Throughput",
+        &[("Task", L), ("Sweep", L), ("Clients", R), ("Target", R), ("Min", R), ("Median", R), ("Mean", R), ("Max", R), ("Unit", L), ("Trials", R), ("Per trial", L)],
+    );
+    for t in &s.tasks {
+        let slot = &t.record.slot;
+        let per_trial: Vec<String> = t
+            .record
+            .trials
+            .iter()
+            .map(|tr| match (&tr.failure, tr.interrupted) {
+                (Some(_), _) => "failed".into(),
+                (None, true) => format!("{}*", format_number(tr.throughput)),
+                (None, false) => format_number(tr.throughput),
+            })
+            .collect();
+        let th = t.throughput;
+        throughput.row(vec![
+            slot.task.clone(),
+            t.sweep_label.clone(),
+            slot.clients.to_string(),
+            slot.target_throughput.map(|t| format_number(t.0)).unwrap_or_else(|| "-".into()),
+            format_number(th.min),
+            format_number(th.median),
+            format_number(th.mean),
+            format_number(th.max),
+            slot.throughput_unit.to_string(),
+            format!("{}/{}", t.completed_trials, slot.planned_trials),
+            if slot.warmup_trials > 0 { format!("(after {} warmup) {}", slot.warmup_trials, per_trial.join(", ")) } else { per_trial.join(", ") },
+        ]);
+    }
+    let mut tables = vec![throughput];
+    for (title, service) in [("Service time (ms, all trials; call to response)", true), ("Latency (ms, all trials; intended start to response)", false)] {
+        let mut columns = vec![("Task", L), ("Sweep", L), ("Mean", R)];
+        columns.extend(PERCENTILES.iter().map(|(label, _)| (*label, R)));
+        let mut table = Table::new(title, &columns);
+        for t in &s.tasks {
+            let p = if service { &t.service_time_ms } else { &t.latency_ms };
+            let mut row = vec![t.record.slot.task.clone(), t.sweep_label.clone(), ms(p.mean)];
+            row.extend(p.values().iter().map(|v| ms(*v)));
+            table.row(row);
+        }
+        tables.push(table);
+    }
+    let mut outcomes = Table::new(
+        "Outcomes",
+        &[("Task", L), ("Sweep", L), ("Operations", R), ("Successes", R), ("Errors", R), ("Error rate", R), ("Errors by kind", L), ("Units", R), ("Hits", R)],
+    );
+    for t in &s.tasks {
+        let kinds: Vec<String> = t.errors_by_kind.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+        outcomes.row(vec![
+            t.record.slot.task.clone(),
+            t.sweep_label.clone(),
+            t.operations.to_string(),
+            t.successes.to_string(),
+            t.errors.to_string(),
+            format!("{:.2}%", t.error_rate * 100.0),
+            if kinds.is_empty() { "-".into() } else { kinds.join(", ") },
+            t.units.to_string(),
+            t.hits.to_string(),
+        ]);
+    }
+    tables.push(outcomes);
+    tables
+}
