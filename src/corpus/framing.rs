@@ -1,25 +1,107 @@
 //! What a corpus reader writes around each document: nothing (bare documents), or the
 //! action line a bulk request body needs before it.
 
-/// How a document goes into a bulk body after its action line.
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// What a document of a bulk body asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DocumentAs {
-    /// As it is (`index` and `create` actions).
-    Source,
-    /// As a partial update: `{"doc":<document>}`.
-    PartialUpdate,
+pub enum Verb {
+    Index,
+    Create,
+    Update,
+    Delete,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Index => "index",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Delete => "delete",
+        }
+    }
+}
+
+/// An action line that [`ActionLines`] wrote: its verb, and where its `_id` (a JSON string,
+/// quotes included) lies in the body. A generated `update` wraps its document as
+/// `{"doc":<document>}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Action {
+    pub verb: Verb,
+    pub id: Option<Range<usize>>,
 }
 
 /// Writes the action line before each document of a bulk body: Elasticsearch's
 /// `{"index":{}}`, or one with an id (Rally's id conflicts).
 pub trait ActionLines: Send {
-    fn write_action(&mut self, buf: &mut String) -> DocumentAs;
+    fn write_action(&mut self, buf: &mut String) -> Action;
 
-    /// The line every document gets, when it is always the same: then documents are read
-    /// straight into the body after it, with no copy.
+    /// The line every document gets, when it is always the same (an `index` without id):
+    /// then documents are read straight into the body after it, with no copy.
     fn constant(&self) -> Option<&'static str> {
         None
     }
+}
+
+/// One (action, document) pair of a bulk batch, as ranges into its NDJSON body, so that a
+/// backend that does not speak Elasticsearch's bulk format needs no parser for it. `index` and
+/// `id` are JSON strings (quotes included); `document` is the line after the action (for an
+/// update, the update body `{"doc":...}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchItem {
+    pub verb: Verb,
+    pub index: Option<Range<usize>>,
+    pub id: Option<Range<usize>>,
+    pub document: Range<usize>,
+}
+
+impl BatchItem {
+    /// A JSON string of the body as text: borrowed unless it has escapes.
+    pub fn text<'a>(body: &'a str, range: &Option<Range<usize>>) -> Option<Cow<'a, str>> {
+        let token = body.get(range.clone()?)?;
+        let inner = token.get(1..token.len().checked_sub(1)?)?;
+        if inner.contains('\\') {
+            serde_json::from_str::<String>(token).ok().map(Cow::Owned)
+        } else {
+            Some(Cow::Borrowed(inner))
+        }
+    }
+}
+
+/// The verb and the `_index` and `_id` strings (as ranges of `line`) of an action line from a
+/// corpus file, or None when it is not one action object.
+pub fn parse_action_line(line: &str) -> Option<(Verb, Option<Range<usize>>, Option<Range<usize>>)> {
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow, default, rename = "_index")]
+        index: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default, rename = "_id")]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let map: std::collections::BTreeMap<&str, Meta<'_>> = serde_json::from_str(line).ok()?;
+    let mut entries = map.into_iter();
+    let (verb, meta) = match (entries.next(), entries.next()) {
+        (Some(one), None) => one,
+        _ => return None,
+    };
+    let verb = match verb {
+        "index" => Verb::Index,
+        "create" => Verb::Create,
+        "update" => Verb::Update,
+        "delete" => Verb::Delete,
+        _ => return None,
+    };
+    // `_index` and `_id` are strings; their place in `line` comes from the borrowed slice.
+    let range = |raw: Option<&serde_json::value::RawValue>| -> Option<Option<Range<usize>>> {
+        let Some(token) = raw.map(|r| r.get()) else { return Some(None) };
+        token.starts_with('"').then(|| {
+            let start = token.as_ptr() as usize - line.as_ptr() as usize;
+            Some(start..start + token.len())
+        })
+    };
+    Some((verb, range(meta.index)?, range(meta.id)?))
 }
 
 /// What a reader hands out: bare documents, or a bulk body with an action line before each.

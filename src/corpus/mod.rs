@@ -57,7 +57,7 @@ mod error;
 mod framing;
 
 pub use error::CorpusError;
-pub use framing::{ActionLines, DocumentAs, Framing};
+pub use framing::{parse_action_line, Action, ActionLines, BatchItem, Framing, Verb};
 
 fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
     let open_err = |source| CorpusError::Open { path: path.to_path_buf(), source };
@@ -157,12 +157,22 @@ impl CorpusReader {
     /// A broken document (or a count that does not match) after some good ones in the same
     /// batch is reported on the next call, so that the good ones are still sent and measured.
     pub fn fill(&mut self, buf: &mut String, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
+        self.fill_recorded(buf, None, max_docs, max_bytes)
+    }
+
+    /// [`CorpusReader::fill`], and each document's (action, document) pair appended to
+    /// `items` as ranges of `buf`.
+    pub fn fill_items(&mut self, buf: &mut String, items: &mut Vec<BatchItem>, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
+        self.fill_recorded(buf, Some(items), max_docs, max_bytes)
+    }
+
+    fn fill_recorded(&mut self, buf: &mut String, items: Option<&mut Vec<BatchItem>>, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
         let docs_before = self.total_read;
         self.whole_len = buf.len();
-        match self.fill_batch(buf, max_docs, max_bytes) {
+        match self.fill_batch(buf, items, max_docs, max_bytes) {
             Ok(n) => Ok(n),
             Err(e) if self.total_read == docs_before => {
                 buf.truncate(self.whole_len);
@@ -178,7 +188,7 @@ impl CorpusReader {
         }
     }
 
-    fn fill_batch(&mut self, buf: &mut String, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
+    fn fill_batch(&mut self, buf: &mut String, mut items: Option<&mut Vec<BatchItem>>, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
         let mut added = 0;
         while added < max_docs {
             if self.limit.is_some_and(|l| self.total_read >= l) {
@@ -233,6 +243,9 @@ impl CorpusReader {
                         buf.push('\n');
                     }
                 }
+                if let Some(items) = items.as_deref_mut() {
+                    items.push(BatchItem { verb: Verb::Index, index: None, id: None, document: start..buf.len() - 1 });
+                }
                 self.handed_out(buf.len());
                 added += 1;
                 continue;
@@ -278,22 +291,34 @@ impl CorpusReader {
                     }
                 }
             }
-            let doc_as = match &mut self.framing {
+            let (action, wrap) = match &mut self.framing {
                 Framing::Bulk(_) if meta.with_actions => {
-                    buf.push_str(self.action.trim());
+                    let line = self.action.trim();
+                    let (verb, index, id) = parse_action_line(line).ok_or_else(|| CorpusError::NotAction { path: path(), line: 2 * file.docs_read + 1 })?;
+                    let at = buf.len();
+                    let shift = |r: Option<std::ops::Range<usize>>| r.map(|r| at + r.start..at + r.end);
+                    buf.push_str(line);
                     buf.push('\n');
-                    DocumentAs::Source
+                    ((verb, shift(index), shift(id)), false)
                 }
-                Framing::Bulk(actions) => actions.write_action(buf),
-                Framing::Documents => DocumentAs::Source,
+                Framing::Bulk(actions) => {
+                    let Action { verb, id } = actions.write_action(buf);
+                    // A generated update carries the document as the fields to merge.
+                    ((verb, None, id), verb == Verb::Update)
+                }
+                Framing::Documents => ((Verb::Index, None, None), false),
             };
-            match doc_as {
-                DocumentAs::Source => buf.push_str(self.line.trim()),
-                DocumentAs::PartialUpdate => {
-                    buf.push_str("{\"doc\":");
-                    buf.push_str(self.line.trim());
-                    buf.push('}');
-                }
+            let start = buf.len();
+            if wrap {
+                buf.push_str("{\"doc\":");
+                buf.push_str(self.line.trim());
+                buf.push('}');
+            } else {
+                buf.push_str(self.line.trim());
+            }
+            if let Some(items) = items.as_deref_mut() {
+                let (verb, index, id) = action;
+                items.push(BatchItem { verb, index, id, document: start..buf.len() });
             }
             buf.push('\n');
             self.handed_out(buf.len());

@@ -89,14 +89,15 @@ fn the_first_document_is_checked_before_a_race() {
 struct Alternate(u64);
 
 impl ActionLines for Alternate {
-    fn write_action(&mut self, buf: &mut String) -> DocumentAs {
+    fn write_action(&mut self, buf: &mut String) -> Action {
         self.0 += 1;
         if self.0 % 2 == 0 {
+            let start = buf.len() + "{\"update\":{\"_id\":".len();
             buf.push_str("{\"update\":{\"_id\":\"1\"}}\n");
-            DocumentAs::PartialUpdate
+            Action { verb: Verb::Update, id: Some(start..start + 3) }
         } else {
             buf.push_str("{\"index\":{}}\n");
-            DocumentAs::Source
+            Action { verb: Verb::Index, id: None }
         }
     }
 }
@@ -160,4 +161,66 @@ fn declared_count_is_checked() {
     f.document_count = Some(2);
     let e = count_documents(&[f], None).unwrap_err();
     assert!(matches!(e, CorpusError::CountMismatch { declared: 2, actual: 1, .. }));
+}
+
+/// What a batch's pairs say, as text: (verb, index, id, document).
+fn pairs(buf: &str, items: &[BatchItem]) -> Vec<(Verb, Option<String>, Option<String>, String)> {
+    items
+        .iter()
+        .map(|i| (i.verb, BatchItem::text(buf, &i.index).map(|s| s.into_owned()), BatchItem::text(buf, &i.id).map(|s| s.into_owned()), buf[i.document.clone()].to_string()))
+        .collect()
+}
+
+#[test]
+fn batches_name_each_action_and_document_without_a_bulk_parser() {
+    let dir = tempfile::tempdir().unwrap();
+    // Generated action lines, the constant one read in place and an id'd update wrapped.
+    let f = file(dir.path(), "a.json", b"{\"a\":1}\n\n{\"a\":2}\r\n");
+    let mut r = CorpusReader::open(vec![f.clone()], None).unwrap().with_framing(Framing::Bulk(Box::new(Alternate(0))));
+    let (mut buf, mut items) = (String::new(), Vec::new());
+    assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 2);
+    assert_eq!(pairs(&buf, &items), vec![
+        (Verb::Index, None, None, "{\"a\":1}".to_string()),
+        (Verb::Update, None, Some("1".to_string()), "{\"doc\":{\"a\":2}}".to_string()),
+    ]);
+    struct Constant;
+    impl ActionLines for Constant {
+        fn write_action(&mut self, buf: &mut String) -> Action {
+            buf.push_str("{\"index\":{}}\n");
+            Action { verb: Verb::Index, id: None }
+        }
+        fn constant(&self) -> Option<&'static str> {
+            Some("{\"index\":{}}\n")
+        }
+    }
+    let mut r = CorpusReader::open(vec![f], None).unwrap().with_framing(Framing::Bulk(Box::new(Constant)));
+    let (mut buf, mut items) = (String::new(), Vec::new());
+    assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 2);
+    assert_eq!(pairs(&buf, &items), vec![(Verb::Index, None, None, "{\"a\":1}".to_string()), (Verb::Index, None, None, "{\"a\":2}".to_string())]);
+
+    // A file's own action lines: verb, `_index` and `_id` (escapes decoded) taken from them.
+    let mut own = file(dir.path(), "b.json", b"{\"create\":{\"_index\":\"logs\",\"_id\":\"a\\\"b\",\"routing\":1}}\n{\"a\":1}\n{\"update\":{\"_id\":\"7\"}}\n{\"doc\":{\"a\":2}}\n");
+    own.with_actions = true;
+    let mut r = CorpusReader::open(vec![own], None).unwrap().with_framing(Framing::Bulk(Box::new(Constant)));
+    let (mut buf, mut items) = (String::new(), Vec::new());
+    assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 2);
+    assert_eq!(pairs(&buf, &items), vec![
+        (Verb::Create, Some("logs".to_string()), Some("a\"b".to_string()), "{\"a\":1}".to_string()),
+        (Verb::Update, None, Some("7".to_string()), "{\"doc\":{\"a\":2}}".to_string()),
+    ]);
+    // A batch cut short by a broken document holds the pairs of the documents it hands out.
+    let broken = file(dir.path(), "c.json", b"{\"a\":1}\nnot json\n");
+    let mut r = CorpusReader::open(vec![broken], None).unwrap().with_framing(Framing::Bulk(Box::new(Alternate(0))));
+    let (mut buf, mut items) = (String::new(), Vec::new());
+    assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 1);
+    assert_eq!(items.len(), 1);
+}
+
+#[test]
+fn action_lines_from_files_must_be_one_action_with_string_names() {
+    assert_eq!(parse_action_line("{\"index\":{}}"), Some((Verb::Index, None, None)));
+    assert_eq!(parse_action_line("{\"delete\":{\"_id\":\"x\"}}"), Some((Verb::Delete, None, Some(17..20))));
+    for bad in ["{\"index\":{\"_id\":5}}", "{\"index\":{},\"create\":{}}", "{\"upsert\":{}}", "{}", "[1]"] {
+        assert_eq!(parse_action_line(bad), None, "{bad}");
+    }
 }

@@ -3,7 +3,7 @@
 //! `update` action. Written by the corpus feeder thread, outside the measured calls.
 
 use crate::ops::{Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
-use crate::corpus::{ActionLines, DocumentAs};
+use crate::corpus::{Action, ActionLines, Verb};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -65,28 +65,33 @@ impl ActionLines for BulkActions {
         self.conflicts.is_none().then_some(BULK_ACTION_LINE)
     }
 
-    fn write_action(&mut self, buf: &mut String) -> DocumentAs {
+    fn write_action(&mut self, buf: &mut String) -> Action {
         let Some(c) = self.conflicts else {
             buf.push_str(BULK_ACTION_LINE);
-            return DocumentAs::Source;
+            return Action { verb: Verb::Index, id: None };
         };
         let (id, action) = self.next(c);
-        buf.push_str(match action {
-            OnConflict::Index => "{\"index\":{\"_id\":\"",
-            OnConflict::Update => "{\"update\":{\"_id\":\"",
+        let verb = match action {
+            OnConflict::Index => Verb::Index,
+            OnConflict::Update => Verb::Update,
+        };
+        buf.push_str(match verb {
+            Verb::Update => "{\"update\":{\"_id\":",
+            _ => "{\"index\":{\"_id\":",
         });
         // Rally's ids: ten digits, zero-padded.
+        let start = buf.len();
+        buf.push('"');
         let mut digits = [b'0'; 20];
         let text = crate::units::decimal(&mut digits, id);
         for _ in text.len()..10 {
             buf.push('0');
         }
         buf.push_str(text);
-        buf.push_str("\"}}\n");
-        match action {
-            OnConflict::Index => DocumentAs::Source,
-            OnConflict::Update => DocumentAs::PartialUpdate,
-        }
+        buf.push('"');
+        let id = start..buf.len();
+        buf.push_str("}}\n");
+        Action { verb, id: Some(id) }
     }
 }
 

@@ -100,7 +100,7 @@ impl<C: BackendClient> ClientRun<C> {
             };
             let payload = match (&mut self.source, &batch) {
                 (Source::Keys(keys), _) => keys.draw(),
-                (_, Some(b)) => Payload::Documents { body: &b.body, count: b.docs },
+                (_, Some(b)) => Payload::Documents { body: &b.body, count: b.docs, items: &b.items },
                 _ => Payload::None,
             };
             if let Some(at) = intended {
@@ -144,7 +144,7 @@ impl<C: BackendClient> ClientRun<C> {
                 self.recorder.record_parts(&keys.drawn, keys.first_command().index(), intended.unwrap_or(start), start, end);
             }
             if let (Source::Corpus(feed), Some(b)) = (&self.source, batch) {
-                feed.give_back(b.body);
+                feed.give_back(b);
             }
         }
         self.recorder

@@ -3,7 +3,7 @@
 
 use crate::backend::Payload;
 use crate::ops::{KeyDistribution, KvCommand, KvSpec};
-use crate::corpus::{CorpusError, CorpusReader, DocumentSet, Framing};
+use crate::corpus::{BatchItem, CorpusError, CorpusReader, DocumentSet, Framing};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -15,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 pub struct Batch {
     /// NDJSON: an action line before each document.
     pub body: String,
+    /// Each (action, document) pair of `body`, as ranges of it.
+    pub items: Vec<BatchItem>,
     pub docs: u64,
     /// Position of the first document in the corpus.
     pub first_doc: u64,
@@ -50,7 +52,7 @@ impl CorpusWarmup {
 /// inside a measured call.
 pub struct CorpusFeed {
     batches: async_channel::Receiver<Batch>,
-    recycle: async_channel::Sender<String>,
+    recycle: async_channel::Sender<(String, Vec<BatchItem>)>,
     error: Arc<Mutex<Option<CorpusError>>>,
     pub warmup: CorpusWarmup,
 }
@@ -70,7 +72,7 @@ impl CorpusFeed {
         let mut reader = CorpusReader::open(files, limits.document_limit)?.with_framing(Framing::Bulk(Box::new(actions))).looped(limits.looped);
         let depth = (clients as usize * 2).max(2);
         let (tx, rx) = async_channel::bounded::<Batch>(depth);
-        let (recycle_tx, recycle_rx) = async_channel::bounded::<String>(depth + clients as usize);
+        let (recycle_tx, recycle_rx) = async_channel::bounded::<(String, Vec<BatchItem>)>(depth + clients as usize);
         let error = Arc::new(Mutex::new(None));
         let error_slot = error.clone();
         std::thread::Builder::new()
@@ -81,13 +83,14 @@ impl CorpusFeed {
                     if cancel.is_cancelled() || limits.max_requests.is_some_and(|m| sent >= m) {
                         break;
                     }
-                    let mut body = recycle_rx.try_recv().unwrap_or_default();
+                    let (mut body, mut items) = recycle_rx.try_recv().unwrap_or_default();
                     body.clear();
+                    items.clear();
                     let first_doc = reader.documents_read();
-                    match reader.fill(&mut body, limits.bulk_size, limits.flush_bytes) {
+                    match reader.fill_items(&mut body, &mut items, limits.bulk_size, limits.flush_bytes) {
                         Ok(0) => break,
                         Ok(docs) => {
-                            if tx.send_blocking(Batch { body, docs, first_doc, seq: sent }).is_err() {
+                            if tx.send_blocking(Batch { body, items, docs, first_doc, seq: sent }).is_err() {
                                 break;
                             }
                             sent += 1;
@@ -109,8 +112,9 @@ impl CorpusFeed {
         self.batches.recv().await.ok()
     }
 
-    pub fn give_back(&self, body: String) {
-        let _ = self.recycle.try_send(body);
+    /// Returns a batch's buffers for the next one, so that the feeder reuses them.
+    pub fn give_back(&self, batch: Batch) {
+        let _ = self.recycle.try_send((batch.body, batch.items));
     }
 
     /// The corpus error that stopped the feed, if any.

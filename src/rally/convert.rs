@@ -87,8 +87,8 @@ pub fn convert(
             c.rally_types.insert(n.to_string(), t.to_string());
         }
         match operation(&mut c, op, &format!("/operations/{i}"))? {
-            Ok(o) => ops.push(o),
-            Err(why) => {
+            OperationAs::Ours(o) => ops.push(o),
+            OperationAs::Unsupported(why) => {
                 let n = op.get("name").and_then(Value::as_str).unwrap_or("?").to_string();
                 unsupported_ops.insert(n, json!(why));
             }
@@ -168,8 +168,15 @@ fn seconds(v: &Value) -> Option<String> {
     v.as_f64().filter(|s| *s >= 0.0).map(|s| if s.fract() == 0.0 { format!("{}s", s as u64) } else { format!("{}ms", (s * 1000.0).round() as u64) })
 }
 
+/// A Rally operation as ours, or why it cannot be run (a decision for `--on-unsupported`, not
+/// an error in the track).
+enum OperationAs {
+    Ours(Value),
+    Unsupported(String),
+}
+
 /// One Rally operation as ours, or why it cannot be run.
-fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Result<Value, String>, TrackError> {
+fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackError> {
     let Some(map) = op.as_object() else { return Err(c.err(path, "an operation is an object")) };
     let kind = map.get("operation-type").and_then(Value::as_str).ok_or_else(|| c.err(path, "an operation needs an `operation-type`"))?;
     let name = map.get("name").and_then(Value::as_str).unwrap_or(kind).to_string();
@@ -199,7 +206,7 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Result<Value, String
                 }
             }
             if map.contains_key("pipeline") {
-                return Ok(Err("bulk `pipeline` (ingest pipelines) is not supported".into()));
+                return Ok(OperationAs::Unsupported("bulk `pipeline` (ingest pipelines) is not supported".into()));
             }
             "bulk"
         }
@@ -213,7 +220,7 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Result<Value, String
             if kind != "search" {
                 keys.extend(["pages", "results-per-page"]);
                 if map.contains_key("with-point-in-time-from") {
-                    return Ok(Err("`with-point-in-time-from` (point-in-time searches) is not supported".into()));
+                    return Ok(OperationAs::Unsupported("`with-point-in-time-from` (point-in-time searches) is not supported".into()));
                 }
             }
             for k in keys {
@@ -280,7 +287,7 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Result<Value, String
         }
         "create-index-template" | "delete-index-template" | "create-composable-template" | "delete-composable-template" => {
             let Some(template) = get("template").and_then(|v| v.as_str().map(str::to_string)) else {
-                return Ok(Err(format!("`{kind}` without a `template` name (templates from the track's `composable-templates`) is not supported yet")));
+                return Ok(OperationAs::Unsupported(format!("`{kind}` without a `template` name (templates from the track's `composable-templates`) is not supported yet")));
             };
             let create = kind.starts_with("create");
             params.insert("method".into(), json!(if create { "PUT" } else { "DELETE" }));
@@ -294,9 +301,9 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Result<Value, String
             params.insert("duration".into(), get("duration").unwrap_or(json!(0)));
             "sleep"
         }
-        other => return Ok(Err(format!("operation type `{other}` needs a custom runner (track.py) or is not supported yet"))),
+        other => return Ok(OperationAs::Unsupported(format!("operation type `{other}` needs a custom runner (track.py) or is not supported yet"))),
     };
-    Ok(Ok(json!({"name": name, "type": our_kind, "params": params})))
+    Ok(OperationAs::Ours(json!({"name": name, "type": our_kind, "params": params})))
 }
 
 fn challenge(c: &mut Ctx, ch: &Value, path: &str, ops: &[Value], unsupported: &Map<String, Value>) -> Result<Value, TrackError> {
@@ -363,16 +370,16 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
                 // As in Rally, a name that is no declared operation may be an operation type
                 // with default params (`"operation": "refresh"`).
                 match operation(c, &json!({"name": n, "operation-type": n}), &format!("{path}/operation"))? {
-                    Ok(o) => (Some(o), n.clone(), None),
-                    Err(_) => return Err(c.err(&format!("{path}/operation"), format!("no operation named `{n}` under `operations`, and no operation type of that name"))),
+                    OperationAs::Ours(o) => (Some(o), n.clone(), None),
+                    OperationAs::Unsupported(_) => return Err(c.err(&format!("{path}/operation"), format!("no operation named `{n}` under `operations`, and no operation type of that name"))),
                 }
             }
         }
         Some(inline @ Value::Object(_)) => {
             let n = inline.get("name").and_then(Value::as_str).or_else(|| inline.get("operation-type").and_then(Value::as_str)).unwrap_or("?").to_string();
             match operation(c, inline, &format!("{path}/operation"))? {
-                Ok(o) => (Some(o), n, None),
-                Err(why) => (None, n, Some(why)),
+                OperationAs::Ours(o) => (Some(o), n, None),
+                OperationAs::Unsupported(why) => (None, n, Some(why)),
             }
         }
         _ => return Err(c.err(path, "a task needs an `operation`")),

@@ -284,7 +284,7 @@ impl ElasticsearchClient {
         let url = self.next_url(call);
         let (body, docs) = match (call.expect, payload) {
             // The feeder wrote the whole body, action lines included.
-            (Expect::Bulk, Payload::Documents { body, count }) => (Some(Bytes::copy_from_slice(body.as_bytes())), *count),
+            (Expect::Bulk, Payload::Documents { body, count, .. }) => (Some(Bytes::copy_from_slice(body.as_bytes())), *count),
             (Expect::Bulk, _) => return Err(OpError::new(ErrorKind::Internal, "bulk without documents")),
             _ => (call.body.clone(), 0),
         };

@@ -3,28 +3,11 @@
 //! operation and `runner serve`'s `_bulk` both run them here, so they behave alike.
 
 use super::{EmbeddedIndex, State};
+pub use crate::corpus::Verb;
+use crate::corpus::BatchItem;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::sync::Arc;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
-    Index,
-    Create,
-    Update,
-    Delete,
-}
-
-impl Verb {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verb::Index => "index",
-            Verb::Create => "create",
-            Verb::Update => "update",
-            Verb::Delete => "delete",
-        }
-    }
-}
 
 /// One action of a bulk body.
 pub struct Item<'a> {
@@ -118,6 +101,19 @@ pub fn items(body: &str) -> Items<'_> {
     Items { lines: body.lines().enumerate() }
 }
 
+/// The actions of a batch the corpus feeder built, from its (action, document) pairs: no
+/// action line is parsed.
+pub fn batch_items<'a>(body: &'a str, pairs: &'a [BatchItem]) -> impl Iterator<Item = Result<Item<'a>, Malformed>> + 'a {
+    pairs.iter().map(move |p| {
+        Ok(Item {
+            verb: p.verb,
+            index: BatchItem::text(body, &p.index),
+            id: BatchItem::text(body, &p.id),
+            body: (p.verb != Verb::Delete).then(|| body.get(p.document.clone()).unwrap_or("")),
+        })
+    })
+}
+
 impl<'a> Items<'a> {
     fn next_line(&mut self) -> Option<(usize, &'a str)> {
         self.lines.by_ref().map(|(i, l)| (i + 1, l)).find(|(_, l)| !l.trim().is_empty())
@@ -160,16 +156,17 @@ fn parse_action(text: &str) -> Result<(Verb, Meta<'_>), String> {
 }
 
 impl State {
-    /// Runs a bulk body: `report` gets each item's index name, verb, id and result, in order.
-    /// Items of indices that do not exist fail alone (no dynamic mapping here).
-    pub fn bulk(
+    /// Runs the actions of a bulk body ([`items`] or [`batch_items`]): `report` gets each
+    /// item's index name, verb, id and result, in order. Items of indices that do not exist
+    /// fail alone (no dynamic mapping here).
+    pub fn bulk<'a>(
         &self,
         default_index: Option<&Arc<EmbeddedIndex>>,
-        body: &str,
+        actions: impl Iterator<Item = Result<Item<'a>, Malformed>>,
         mut report: impl FnMut(&str, Verb, Option<&str>, Result<(String, Done), ItemError>),
     ) -> Result<(), Malformed> {
         let mut cache: Option<Arc<EmbeddedIndex>> = None;
-        for item in items(body) {
+        for item in actions {
             let item = item?;
             let index = match item.index.as_deref() {
                 None => default_index.cloned(),
@@ -194,6 +191,50 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a bulk run reports, item by item.
+    fn run(state: &State, actions: Vec<Result<Item<'_>, Malformed>>) -> Vec<String> {
+        let mut out = Vec::new();
+        state
+            .bulk(None, actions.into_iter(), |index, verb, id, result| {
+                out.push(format!("{index} {} {} {}", verb.as_str(), id.unwrap_or("-"), result.map(|(id, _)| id).unwrap_or_else(|e| e.kind.to_string())))
+            })
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_batch_runs_from_its_pairs_as_from_its_body() {
+        // The same bulk body, once parsed as Elasticsearch reads it and once from the pairs the
+        // corpus reader recorded, against two fresh engines: the outcomes are the same.
+        let body = "{\"index\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"a\":1}\n{\"create\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"a\":2}\n{\"update\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"doc\":{\"a\":3}}\n{\"index\":{\"_index\":\"nope\"}}\n{\"a\":4}\n";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.json");
+        std::fs::write(&path, body).unwrap();
+        let mut set = crate::corpus::DocumentSet::file(path, "");
+        set.with_actions = true;
+        let mut reader = crate::corpus::CorpusReader::open(vec![set], None).unwrap().with_framing(crate::corpus::Framing::Bulk(Box::new(NoActions)));
+        let (mut batch, mut pairs) = (String::new(), Vec::new());
+        assert_eq!(reader.fill_items(&mut batch, &mut pairs, 10, None).unwrap(), 4);
+        assert_eq!(batch, body);
+        let engines = [State::default(), State::default()];
+        for e in &engines {
+            e.create_index("i", &serde_json::json!({})).map_err(|_| ()).unwrap();
+        }
+        let parsed = run(&engines[0], items(body).collect());
+        let paired = run(&engines[1], batch_items(&batch, &pairs).collect());
+        assert_eq!(parsed, paired);
+        assert_eq!(parsed, vec!["i index 1 1", "i create 1 version_conflict_engine_exception", "i update 1 1", "nope index - index_not_found_exception"]);
+    }
+
+    /// Framing for files that bring their own action lines.
+    struct NoActions;
+
+    impl crate::corpus::ActionLines for NoActions {
+        fn write_action(&mut self, _buf: &mut String) -> crate::corpus::Action {
+            unreachable!("the file has its own action lines")
+        }
+    }
 
     #[test]
     fn actions_are_read_with_their_documents() {

@@ -190,11 +190,11 @@ impl EmbeddedClient {
         Ok(Outcome { units: 1, ..Outcome::default() })
     }
 
-    fn bulk(&mut self, index: Option<&Arc<EmbeddedIndex>>, body: &str) -> Result<Outcome, OpError> {
+    fn bulk(&mut self, index: Option<&Arc<EmbeddedIndex>>, body: &str, pairs: &[crate::corpus::BatchItem]) -> Result<Outcome, OpError> {
         let mut outcome = Outcome::default();
         let first_failure = &mut self.last_item_failure;
         self.state
-            .bulk(index, body, |name, verb, id, result| match result {
+            .bulk(index, bulk::batch_items(body, pairs), |name, verb, id, result| match result {
                 Ok(_) => outcome.units += 1,
                 Err(e) => {
                     outcome.failed_items += 1;
@@ -245,7 +245,7 @@ impl BackendClient for EmbeddedClient {
             Prepared::Kv(custom) => self.kv(custom.as_deref(), payload),
             Prepared::Bulk(index) => match payload {
                 // Indexing is heavy CPU work: let tokio move other clients off this thread.
-                Payload::Documents { body, .. } => tokio::task::block_in_place(|| self.bulk(index.as_ref(), body)),
+                Payload::Documents { body, items, .. } => tokio::task::block_in_place(|| self.bulk(index.as_ref(), body, items)),
                 _ => Err(OpError::new(ErrorKind::Internal, "bulk without documents")),
             },
             Prepared::GetDocument { index, id } => index.get(id),

@@ -53,7 +53,7 @@ impl EmbeddedBackend {
         };
         let mut items = String::with_capacity(64 * 1024);
         let mut errors = false;
-        let run = self.state.bulk(default.as_ref(), text, |index, verb, id, result| {
+        let run = self.state.bulk(default.as_ref(), super::super::bulk::items(text), |index, verb, id, result| {
             if !items.is_empty() {
                 items.push(',');
             }
