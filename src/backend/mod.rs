@@ -252,7 +252,7 @@ pub enum Payload<'a> {
     None,
     /// A bulk request body: NDJSON, an action line before each of `count` documents, and
     /// each (action, document) pair as ranges of it.
-    Documents { body: &'a str, count: u64, items: &'a [crate::corpus::BatchItem] },
+    Documents { body: &'a str, count: u64, pairs: crate::corpus::Pairs<'a> },
     /// Key-value keys (and value for writes), each `key_size` bytes, concatenated, and the
     /// command of each key (all the same unless the operation is a mix).
     Keys { keys: &'a [u8], key_size: usize, value: &'a [u8], commands: &'a [KvCommand] },

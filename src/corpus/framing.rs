@@ -70,6 +70,42 @@ impl BatchItem {
     }
 }
 
+/// The (action, document) pairs of a bulk batch.
+#[derive(Debug, Clone, Copy)]
+pub enum Pairs<'a> {
+    /// Every document after an `index` action without id: the body's lines, two by two.
+    IndexEach,
+    /// One entry a document, as ranges of the body.
+    Listed(&'a [BatchItem]),
+}
+
+/// One action and its document.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Pair<'a> {
+    pub verb: Verb,
+    pub index: Option<Cow<'a, str>>,
+    pub id: Option<Cow<'a, str>>,
+    /// The document line (for an update, its update body), without the line break.
+    pub document: &'a str,
+}
+
+impl<'a> Pairs<'a> {
+    pub fn iter(self, body: &'a str) -> impl Iterator<Item = Pair<'a>> + 'a {
+        let (listed, lines) = match self {
+            Pairs::Listed(items) => (Some(items.iter()), None),
+            Pairs::IndexEach => (None, Some(body.split_terminator('\n').skip(1).step_by(2))),
+        };
+        let listed = listed.into_iter().flatten().map(move |p| Pair {
+            verb: p.verb,
+            index: BatchItem::text(body, &p.index),
+            id: BatchItem::text(body, &p.id),
+            document: body.get(p.document.clone()).unwrap_or(""),
+        });
+        let lines = lines.into_iter().flatten().map(|document| Pair { verb: Verb::Index, index: None, id: None, document });
+        listed.chain(lines)
+    }
+}
+
 /// The verb and the `_index` and `_id` strings (as ranges of `line`) of an action line from a
 /// corpus file, or None when it is not one action object.
 pub fn parse_action_line(line: &str) -> Option<(Verb, Option<Range<usize>>, Option<Range<usize>>)> {

@@ -57,7 +57,7 @@ mod error;
 mod framing;
 
 pub use error::CorpusError;
-pub use framing::{parse_action_line, Action, ActionLines, BatchItem, Framing, Verb};
+pub use framing::{parse_action_line, Action, ActionLines, BatchItem, Framing, Pair, Pairs, Verb};
 
 fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
     let open_err = |source| CorpusError::Open { path: path.to_path_buf(), source };
@@ -120,6 +120,8 @@ pub struct CorpusReader {
     action: String,
     /// An error found after good documents in one batch, returned by the next `fill`.
     pending: Option<CorpusError>,
+    /// [`CorpusReader::uniform_actions`], decided once.
+    uniform: bool,
 }
 
 impl CorpusReader {
@@ -130,12 +132,13 @@ impl CorpusReader {
                 File::open(path).map_err(|source| CorpusError::Open { path: path.clone(), source })?;
             }
         }
-        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0, framing: Framing::Documents, looped: false, read_this_pass: 0, whole_len: 0, line: String::new(), action: String::new(), pending: None })
+        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0, framing: Framing::Documents, looped: false, read_this_pass: 0, whole_len: 0, line: String::new(), action: String::new(), pending: None, uniform: false })
     }
 
     /// Hands out bulk bodies (an action line before each document) instead of bare documents.
     pub fn with_framing(mut self, framing: Framing) -> Self {
         self.framing = framing;
+        self.uniform = self.uniform_actions();
         self
     }
 
@@ -160,8 +163,15 @@ impl CorpusReader {
         self.fill_recorded(buf, None, max_docs, max_bytes)
     }
 
+    /// Whether every document is framed by the one constant `index` line (no ids, no action
+    /// lines of its own): then a batch's pairs are its lines taken two by two
+    /// ([`Pairs::IndexEach`]) and [`CorpusReader::fill_items`] records none.
+    pub fn uniform_actions(&self) -> bool {
+        matches!(&self.framing, Framing::Bulk(a) if a.constant().is_some()) && !self.files.iter().any(|f| f.with_actions)
+    }
+
     /// [`CorpusReader::fill`], and each document's (action, document) pair appended to
-    /// `items` as ranges of `buf`.
+    /// `items` as ranges of `buf`, unless the actions are uniform.
     pub fn fill_items(&mut self, buf: &mut String, items: &mut Vec<BatchItem>, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
         self.fill_recorded(buf, Some(items), max_docs, max_bytes)
     }
@@ -243,7 +253,8 @@ impl CorpusReader {
                         buf.push('\n');
                     }
                 }
-                if let Some(items) = items.as_deref_mut() {
+                // Uniform batches need no list: their pairs are their lines (`Pairs::IndexEach`).
+                if let Some(items) = items.as_deref_mut().filter(|_| !self.uniform) {
                     items.push(BatchItem { verb: Verb::Index, index: None, id: None, document: start..buf.len() - 1 });
                 }
                 self.handed_out(buf.len());

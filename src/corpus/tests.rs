@@ -195,13 +195,20 @@ fn batches_name_each_action_and_document_without_a_bulk_parser() {
     }
     let mut r = CorpusReader::open(vec![f], None).unwrap().with_framing(Framing::Bulk(Box::new(Constant)));
     let (mut buf, mut items) = (String::new(), Vec::new());
+    assert!(r.uniform_actions());
     assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 2);
-    assert_eq!(pairs(&buf, &items), vec![(Verb::Index, None, None, "{\"a\":1}".to_string()), (Verb::Index, None, None, "{\"a\":2}".to_string())]);
+    assert!(items.is_empty(), "uniform batches list no pairs: their lines are the pairs");
+    let uniform: Vec<Pair> = Pairs::IndexEach.iter(&buf).collect();
+    assert_eq!(uniform, vec![
+        Pair { verb: Verb::Index, index: None, id: None, document: "{\"a\":1}" },
+        Pair { verb: Verb::Index, index: None, id: None, document: "{\"a\":2}" },
+    ]);
 
     // A file's own action lines: verb, `_index` and `_id` (escapes decoded) taken from them.
     let mut own = file(dir.path(), "b.json", b"{\"create\":{\"_index\":\"logs\",\"_id\":\"a\\\"b\",\"routing\":1}}\n{\"a\":1}\n{\"update\":{\"_id\":\"7\"}}\n{\"doc\":{\"a\":2}}\n");
     own.with_actions = true;
     let mut r = CorpusReader::open(vec![own], None).unwrap().with_framing(Framing::Bulk(Box::new(Constant)));
+    assert!(!r.uniform_actions());
     let (mut buf, mut items) = (String::new(), Vec::new());
     assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 2);
     assert_eq!(pairs(&buf, &items), vec![

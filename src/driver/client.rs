@@ -100,7 +100,7 @@ impl<C: BackendClient> ClientRun<C> {
             };
             let payload = match (&mut self.source, &batch) {
                 (Source::Keys(keys), _) => keys.draw(),
-                (_, Some(b)) => Payload::Documents { body: &b.body, count: b.docs, items: &b.items },
+                (_, Some(b)) => Payload::Documents { body: &b.body, count: b.docs, pairs: b.pairs() },
                 _ => Payload::None,
             };
             if let Some(at) = intended {

@@ -3,7 +3,7 @@
 
 use crate::backend::Payload;
 use crate::ops::{KeyDistribution, KvCommand, KvSpec};
-use crate::corpus::{BatchItem, CorpusError, CorpusReader, DocumentSet, Framing};
+use crate::corpus::{BatchItem, CorpusError, CorpusReader, DocumentSet, Framing, Pairs};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -15,13 +15,25 @@ use tokio_util::sync::CancellationToken;
 pub struct Batch {
     /// NDJSON: an action line before each document.
     pub body: String,
-    /// Each (action, document) pair of `body`, as ranges of it.
+    /// Each (action, document) pair of `body`, as ranges of it; empty when every action is
+    /// the same `index` line (`uniform`).
     pub items: Vec<BatchItem>,
+    pub uniform: bool,
     pub docs: u64,
     /// Position of the first document in the corpus.
     pub first_doc: u64,
     /// Position of this request in the feed (0-based).
     pub seq: u64,
+}
+
+impl Batch {
+    pub fn pairs(&self) -> Pairs<'_> {
+        if self.uniform {
+            Pairs::IndexEach
+        } else {
+            Pairs::Listed(&self.items)
+        }
+    }
 }
 
 /// Which requests of a whole-corpus bulk are warmup.
@@ -70,6 +82,7 @@ impl CorpusFeed {
     /// Starts the feeder: bulk bodies (action line, document) of the files, in order.
     pub fn start(files: Vec<DocumentSet>, limits: FeedLimits, actions: super::actions::BulkActions, clients: u64, warmup: CorpusWarmup, cancel: CancellationToken) -> Result<CorpusFeed, CorpusError> {
         let mut reader = CorpusReader::open(files, limits.document_limit)?.with_framing(Framing::Bulk(Box::new(actions))).looped(limits.looped);
+        let uniform = reader.uniform_actions();
         let depth = (clients as usize * 2).max(2);
         let (tx, rx) = async_channel::bounded::<Batch>(depth);
         let (recycle_tx, recycle_rx) = async_channel::bounded::<(String, Vec<BatchItem>)>(depth + clients as usize);
@@ -90,7 +103,7 @@ impl CorpusFeed {
                     match reader.fill_items(&mut body, &mut items, limits.bulk_size, limits.flush_bytes) {
                         Ok(0) => break,
                         Ok(docs) => {
-                            if tx.send_blocking(Batch { body, items, docs, first_doc, seq: sent }).is_err() {
+                            if tx.send_blocking(Batch { body, items, uniform, docs, first_doc, seq: sent }).is_err() {
                                 break;
                             }
                             sent += 1;

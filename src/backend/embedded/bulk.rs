@@ -4,7 +4,7 @@
 
 use super::{EmbeddedIndex, State};
 pub use crate::corpus::Verb;
-use crate::corpus::BatchItem;
+use crate::corpus::Pairs;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -103,15 +103,8 @@ pub fn items(body: &str) -> Items<'_> {
 
 /// The actions of a batch the corpus feeder built, from its (action, document) pairs: no
 /// action line is parsed.
-pub fn batch_items<'a>(body: &'a str, pairs: &'a [BatchItem]) -> impl Iterator<Item = Result<Item<'a>, Malformed>> + 'a {
-    pairs.iter().map(move |p| {
-        Ok(Item {
-            verb: p.verb,
-            index: BatchItem::text(body, &p.index),
-            id: BatchItem::text(body, &p.id),
-            body: (p.verb != Verb::Delete).then(|| body.get(p.document.clone()).unwrap_or("")),
-        })
-    })
+pub fn batch_items<'a>(body: &'a str, pairs: Pairs<'a>) -> impl Iterator<Item = Result<Item<'a>, Malformed>> + 'a {
+    pairs.iter(body).map(|p| Ok(Item { verb: p.verb, index: p.index, id: p.id, body: (p.verb != Verb::Delete).then_some(p.document) }))
 }
 
 impl<'a> Items<'a> {
@@ -222,7 +215,7 @@ mod tests {
             e.create_index("i", &serde_json::json!({})).map_err(|_| ()).unwrap();
         }
         let parsed = run(&engines[0], items(body).collect());
-        let paired = run(&engines[1], batch_items(&batch, &pairs).collect());
+        let paired = run(&engines[1], batch_items(&batch, Pairs::Listed(&pairs)).collect());
         assert_eq!(parsed, paired);
         assert_eq!(parsed, vec!["i index 1 1", "i create 1 version_conflict_engine_exception", "i update 1 1", "nope index - index_not_found_exception"]);
     }

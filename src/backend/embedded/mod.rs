@@ -190,7 +190,7 @@ impl EmbeddedClient {
         Ok(Outcome { units: 1, ..Outcome::default() })
     }
 
-    fn bulk(&mut self, index: Option<&Arc<EmbeddedIndex>>, body: &str, pairs: &[crate::corpus::BatchItem]) -> Result<Outcome, OpError> {
+    fn bulk(&mut self, index: Option<&Arc<EmbeddedIndex>>, body: &str, pairs: crate::corpus::Pairs<'_>) -> Result<Outcome, OpError> {
         let mut outcome = Outcome::default();
         let first_failure = &mut self.last_item_failure;
         self.state
@@ -245,7 +245,7 @@ impl BackendClient for EmbeddedClient {
             Prepared::Kv(custom) => self.kv(custom.as_deref(), payload),
             Prepared::Bulk(index) => match payload {
                 // Indexing is heavy CPU work: let tokio move other clients off this thread.
-                Payload::Documents { body, items, .. } => tokio::task::block_in_place(|| self.bulk(index.as_ref(), body, items)),
+                Payload::Documents { body, pairs, .. } => tokio::task::block_in_place(|| self.bulk(index.as_ref(), body, *pairs)),
                 _ => Err(OpError::new(ErrorKind::Internal, "bulk without documents")),
             },
             Prepared::GetDocument { index, id } => index.get(id),
