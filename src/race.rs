@@ -8,7 +8,7 @@ use crate::plan::{self, Plan};
 use crate::request::RaceRequest;
 use crate::results::*;
 use crate::track::{Track, TrackError};
-use crate::units::format_number;
+use crate::units::{format_number, Timestamp};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -102,7 +102,7 @@ fn trial_record(run: &TrialRun) -> TrialRecord {
     let errors = c.error_count();
     TrialRecord {
         trial: run.trial,
-        started_at: run.started_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        started_at: Timestamp::millis(run.started_at),
         wall_seconds: run.wall.as_secs_f64(),
         interrupted: run.interrupted,
         failure: run.failure.clone(),
@@ -196,7 +196,7 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
         race_id: new_race_id(),
         status: RaceStatus::Running,
         stop_reason: None,
-        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        started_at: Timestamp::now_seconds(),
         finished_at: None,
         pid: Some(std::process::id()),
         track: track.name.clone(),
@@ -265,7 +265,7 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
         };
         driver.run(plan, &mut on_trial).await
     };
-    record.finished_at = Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    record.finished_at = Some(Timestamp::now_seconds());
     (record.status, record.stop_reason) = match stop {
         Stop::Completed => (RaceStatus::Completed, None),
         Stop::Interrupted => (RaceStatus::Interrupted, Some("interrupted by the user (Ctrl-C)".into())),

@@ -52,6 +52,50 @@ impl fmt::Display for ThroughputUnit {
     }
 }
 
+/// A UTC time as races store it: RFC 3339 (`2026-12-05T04:07:16Z`), with the sub-second
+/// digits it was taken with (none for a race's start, milliseconds for a trial's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timestamp {
+    pub at: chrono::DateTime<chrono::Utc>,
+    precision: chrono::SecondsFormat,
+}
+
+impl Timestamp {
+    /// Now, to the second.
+    pub fn now_seconds() -> Timestamp {
+        use chrono::SubsecRound;
+        Timestamp { at: chrono::Utc::now().trunc_subsecs(0), precision: chrono::SecondsFormat::Secs }
+    }
+
+    /// `at`, to the millisecond.
+    pub fn millis(at: chrono::DateTime<chrono::Utc>) -> Timestamp {
+        use chrono::SubsecRound;
+        Timestamp { at: at.trunc_subsecs(3), precision: chrono::SecondsFormat::Millis }
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&self.at.to_rfc3339_opts(self.precision, true))
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<str>::deserialize(d)?;
+        let at = chrono::DateTime::parse_from_rfc3339(&text).map_err(|e| serde::de::Error::custom(format!("`{text}` is not an RFC 3339 time: {e}")))?;
+        // Written back as it was read: with sub-second digits if it had them.
+        let precision = if text.contains('.') { chrono::SecondsFormat::Millis } else { chrono::SecondsFormat::Secs };
+        Ok(Timestamp { at: at.with_timezone(&chrono::Utc), precision })
+    }
+}
+
 /// Number of documents in one bulk request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -175,6 +219,16 @@ mod tests {
         assert_eq!(decimal(&mut buf, 0), "0");
         assert_eq!(decimal(&mut buf, 1234567), "1234567");
         assert_eq!(decimal(&mut buf, u64::MAX), "18446744073709551615");
+    }
+
+    #[test]
+    fn timestamps_read_and_write_as_stored() {
+        for text in ["\"2026-12-05T04:07:16Z\"", "\"2026-12-05T04:07:16.000Z\"", "\"2026-12-05T04:07:16.250Z\""] {
+            let t: Timestamp = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&t).unwrap(), text);
+        }
+        assert!(serde_json::from_str::<Timestamp>("\"yesterday\"").unwrap_err().to_string().contains("RFC 3339"));
+        assert_eq!(format!("{:<22}|", Timestamp::now_seconds()).len(), 23, "padded in listings");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use crate::backend::{BackendInfo, ErrorKind};
 use crate::metrics::Percentiles;
 use crate::plan::ResultSlot;
+use crate::units::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -66,9 +67,9 @@ pub struct RaceRecord {
     /// Why the race stopped early, for interrupted or aborted races.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
-    pub started_at: String,
+    pub started_at: Timestamp,
     #[serde(default)]
-    pub finished_at: Option<String>,
+    pub finished_at: Option<Timestamp>,
     /// Process id of the runner while the race runs; tells a killed race from a running one.
     #[serde(default)]
     pub pid: Option<u32>,
@@ -99,7 +100,7 @@ pub struct TaskRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrialRecord {
     pub trial: u64,
-    pub started_at: String,
+    pub started_at: Timestamp,
     pub wall_seconds: f64,
     /// True when Ctrl-C or an abort cut the trial short: its numbers cover part of the work.
     pub interrupted: bool,

@@ -25,7 +25,7 @@ figure{{margin:0 0 24px}}figcaption{{color:#555}}.better{{color:#1a7f37;font-wei
         out,
         "<p>track <b>{}</b> · challenge <b>{}</b> · backend <b>{}</b> · status <b>{:?}</b>{} · started {} · host {} ({} cpus)</p>",
         esc(&r.track), esc(&r.challenge), esc(&r.backend.kind), r.status, if r.test_mode { " · test mode" } else { "" },
-        esc(&r.started_at), esc(&r.host.hostname), r.host.cpus
+        esc(&r.started_at.to_string()), esc(&r.host.hostname), r.host.cpus
     );
     for table in crate::report::table::summary_tables(summary) {
         table.html(&mut out);
