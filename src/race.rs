@@ -268,7 +268,7 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
     record.finished_at = Some(Timestamp::now_seconds());
     (record.status, record.stop_reason) = match stop {
         Stop::Completed => (RaceStatus::Completed, None),
-        Stop::Interrupted => (RaceStatus::Interrupted, Some("interrupted by the user (Ctrl-C)".into())),
+        Stop::Interrupted => (RaceStatus::Interrupted, Some("interrupted by a signal (Ctrl-C or SIGTERM)".into())),
         Stop::Aborted(why) => (RaceStatus::Aborted, Some(why)),
     };
     if let Some(reason) = &record.stop_reason {

@@ -60,13 +60,22 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     builder.enable_all().build().map_err(|e| CliError::Usage(format!("cannot start the async runtime: {e}")))
 }
 
-/// Cancels `cancel` on Ctrl-C, saying `message` first; call inside the runtime.
-fn cancel_on_ctrl_c(cancel: &CancellationToken, message: Option<&'static str>) {
+/// Cancels `cancel` on Ctrl-C (SIGINT) or SIGTERM, which `timeout`, `kill`, systemd and
+/// container runtimes send, saying `message` first; call inside the runtime.
+fn cancel_on_signals(cancel: &CancellationToken, message: Option<&'static str>) {
     let on_signal = cancel.clone();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
+        use tokio::signal::unix::{signal, SignalKind};
+        let name = match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                r = tokio::signal::ctrl_c() => r.is_ok().then_some("Ctrl-C"),
+                r = term.recv() => r.map(|_| "SIGTERM"),
+            },
+            Err(_) => tokio::signal::ctrl_c().await.is_ok().then_some("Ctrl-C"),
+        };
+        if let Some(name) = name {
             if let Some(m) = message {
-                eprintln!("{m}");
+                eprintln!("\n{name}: {m}");
             }
             on_signal.cancel();
         }
@@ -94,7 +103,7 @@ fn serve_command(args: ServeArgs) -> Result<u8, CliError> {
     let opts = crate::serve::ServeOptions { addr: std::net::SocketAddr::new(args.host, args.port), stub: args.stub, tls };
     let cancel = CancellationToken::new();
     let result = runtime.block_on(async {
-        cancel_on_ctrl_c(&cancel, None);
+        cancel_on_signals(&cancel, None);
         crate::serve::serve(opts.clone(), cancel.clone(), |addr| {
             let mode = if opts.stub { " (stub: _search and _bulk answered without work)" } else { "" };
             eprintln!("runner serve: listening on {scheme}://{addr}{mode}");
@@ -319,7 +328,7 @@ fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
     let runtime = runtime()?;
     let cancel = CancellationToken::new();
     let outcome = runtime.block_on(async {
-        cancel_on_ctrl_c(&cancel, Some("\ninterrupted: stopping clients and saving what was measured ..."));
+        cancel_on_signals(&cancel, Some("interrupted: stopping clients and saving what was measured ..."));
         race::run(Arc::new(track), &request, cancel.clone()).await
     })?;
     let (record, histogram_file) = &outcome.stored;

@@ -72,7 +72,13 @@ fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
     } else {
         Box::new(file)
     };
-    Ok(Box::new(BufReader::with_capacity(256 * 1024, reader)))
+    let mut reader = BufReader::with_capacity(256 * 1024, reader);
+    // A UTF-8 byte-order mark before the first document is not part of it.
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    if reader.fill_buf().map_err(|source| CorpusError::Read { path: path.to_path_buf(), line: 1, source })?.starts_with(BOM) {
+        reader.consume(BOM.len());
+    }
+    Ok(Box::new(reader))
 }
 
 enum Source {

@@ -20,6 +20,8 @@ pub enum StoreError {
     NotFound(String),
     #[error("race id prefix `{prefix}` is ambiguous: {matches}")]
     Ambiguous { prefix: String, matches: String },
+    #[error("a race id cannot be empty: give an id, a unique prefix of one, `latest` or `latest~N`")]
+    EmptyId,
 }
 
 pub struct RaceStore {
@@ -110,6 +112,10 @@ impl RaceStore {
 
     /// Resolves a full id, a unique prefix, `latest` or `latest~N`.
     pub fn resolve(&self, given: &str) -> Result<String, StoreError> {
+        // Every id starts with the empty prefix: `delete ""` must not pick the only race.
+        if given.trim().is_empty() {
+            return Err(StoreError::EmptyId);
+        }
         let ids = self.ids();
         if let Some(rest) = given.strip_prefix("latest") {
             let back: usize = match rest.strip_prefix('~') {
@@ -168,6 +174,12 @@ mod tests {
         assert_eq!(store.resolve("20260101").unwrap(), "20260101T000000Z-aaaa");
         assert!(matches!(store.resolve("20260102"), Err(StoreError::Ambiguous { .. })));
         assert!(matches!(store.resolve("nope"), Err(StoreError::NotFound(_))));
+        let single = tempfile::tempdir().unwrap();
+        let one = RaceStore::new(single.path());
+        write_atomic(&one.race_dir("20260101T000000Z-aaaa").join("race.json"), b"{}").unwrap();
+        for empty in ["", " "] {
+            assert!(matches!(one.resolve(empty), Err(StoreError::EmptyId)), "`{empty}` matches no race, not every race");
+        }
         assert!(matches!(store.load("20260101T000000Z-aaaa"), Err(StoreError::Corrupt { .. })));
     }
 

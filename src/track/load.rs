@@ -119,6 +119,9 @@ pub fn render_track(path: &Path, opts: &LoadOptions) -> Result<String, TrackErro
 /// Renders a track of ours: declared parameters and their defaults first, then the whole
 /// template with them; returns the text and the effective parameters.
 fn render_source(source: &str, file: &Path, opts: &LoadOptions) -> Result<(String, Map<String, Value>), TrackError> {
+    // A byte-order mark (editors on Windows write one) is not content: YAML would read it as
+    // text before the first document.
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let file = file.to_path_buf();
     // First pass: learn the declared parameters and their defaults from the top-level
     // `parameters:` block alone (the rest of the template needs them to render).

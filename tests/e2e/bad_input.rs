@@ -171,3 +171,29 @@ fn a_borrowed_corpus_must_exist_in_the_lending_track() {
     let race = env.only_race();
     assert_eq!(tasks(&race, "bulk")[0]["trials"][0]["units"], 5, "{race}");
 }
+
+#[test]
+fn a_byte_order_mark_before_a_track_or_a_corpus_is_not_content() {
+    let dir = track_dir(&[
+        ("track.yaml", "\u{feff}name: bom\ncorpora: [{name: c, target-index: i, documents: [{source-file: docs.json}]}]\nindices: [{name: i}]\noperations: [{name: ci, type: create-index}, {name: bulk, type: bulk}]\nchallenges: [{name: c, schedule: [{operation: ci}, {operation: bulk}]}]\n"),
+        ("docs.json", "\u{feff}{\"a\":1}\n{\"a\":2}\n"),
+    ]);
+    let env = Env::new();
+    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    let race = env.only_race();
+    assert_eq!(tasks(&race, "bulk")[0]["trials"][0]["units"], 2, "{race}");
+}
+
+#[test]
+fn an_empty_race_id_names_no_race() {
+    let dir = track_dir(&[("track.yaml", "name: t\noperations: [{name: nap, type: sleep}]\nchallenges: [{name: c, schedule: [{operation: nap}]}]\n")]);
+    let env = Env::new();
+    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    for empty in ["", " "] {
+        let out = env.run(&["delete", empty]);
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{e}");
+        assert!(e.contains("a race id cannot be empty"), "{e}");
+    }
+    assert_eq!(env.race_dirs().len(), 1, "the only race is still there");
+}

@@ -36,6 +36,11 @@ fn signal(pid: u32, sig: &str) {
 /// Sends SIGINT inside the long task once `trials_before` trials are stored; asserts the race
 /// stops promptly with exit 130 and keeps the short task's trials and the partial one.
 fn ctrl_c_mid_race(what: &str, track: &str, trials_before: usize, extra: &[&str]) {
+    signal_mid_race("-INT", what, track, trials_before, extra);
+}
+
+/// As [`ctrl_c_mid_race`], with the signal `sig` (`-INT`, `-TERM`).
+fn signal_mid_race(sig: &str, what: &str, track: &str, trials_before: usize, extra: &[&str]) {
     let dir = track_dir(&[("track.yaml", track)]);
     let env = Env::new();
     let mut args = vec!["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"];
@@ -44,11 +49,11 @@ fn ctrl_c_mid_race(what: &str, track: &str, trials_before: usize, extra: &[&str]
     wait_for_trials(&env, trials_before);
     std::thread::sleep(Duration::from_millis(500)); // inside the 60 s task
     let sent = Instant::now();
-    signal(child.id(), "-INT");
+    signal(child.id(), sig);
     let status = child.wait().unwrap();
     // Typically tens of milliseconds; the bound leaves room for a loaded CI machine.
     assert!(sent.elapsed() < Duration::from_secs(3), "{what}: took {:?} to stop", sent.elapsed());
-    eprintln!("SIGINT {what}: stopped {:?} after the signal", sent.elapsed());
+    eprintln!("{sig} {what}: stopped {:?} after the signal", sent.elapsed());
     assert_eq!(status.code(), Some(130), "{what}");
     let race = env.only_race();
     assert_eq!(race["status"], "interrupted", "{what}");
@@ -62,6 +67,11 @@ fn ctrl_c_mid_race(what: &str, track: &str, trials_before: usize, extra: &[&str]
 #[test]
 fn ctrl_c_stops_within_a_second_and_keeps_what_was_measured() {
     ctrl_c_mid_race("embedded", LONG_TRACK, 3, &[]);
+}
+
+#[test]
+fn sigterm_stops_a_race_as_ctrl_c_does() {
+    signal_mid_race("-TERM", "embedded", LONG_TRACK, 3, &[]);
 }
 
 #[test]
