@@ -10,10 +10,65 @@ use std::time::Duration;
 pub struct OpsPerSec(pub f64);
 
 impl OpsPerSec {
+    /// The fastest rate a track may ask for: an operation a nanosecond.
+    pub const MAX: f64 = 1e9;
+
+    /// A rate as a track gives it, checked: above zero, at most [`OpsPerSec::MAX`], and at
+    /// least one operation in [`MAX_DURATION`] (so that its interval is a duration).
+    pub fn new(rate: f64) -> Result<OpsPerSec, String> {
+        let slowest = 1.0 / MAX_DURATION.as_secs_f64();
+        if rate.is_finite() && (slowest..=Self::MAX).contains(&rate) {
+            Ok(OpsPerSec(rate))
+        } else {
+            Err(format!("a target throughput of {} ops/s is outside what can be scheduled ({slowest:.1e} to {:.0e} ops/s)", short_number(rate), Self::MAX))
+        }
+    }
+
     /// The time between two operations at this rate.
     pub fn interval(self) -> Duration {
-        Duration::from_secs_f64(1.0 / self.0)
+        Duration::try_from_secs_f64(1.0 / self.0).unwrap_or(MAX_DURATION).min(MAX_DURATION)
     }
+}
+
+/// The longest time a track or an option may name (a period, an interval, a warmup, a
+/// timeout): 366 days. Far beyond any benchmark, and far from where instants overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// Seconds as a duration, checked: finite, not negative, at most [`MAX_DURATION`].
+pub fn duration_from_secs(secs: f64) -> Result<Duration, String> {
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("{} s is not a duration (a number of seconds, 0 or more)", short_number(secs)));
+    }
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if d <= MAX_DURATION => Ok(d),
+        _ => Err(format!("{} s is longer than the longest duration allowed ({} days)", short_number(secs), MAX_DURATION.as_secs() / 86_400)),
+    }
+}
+
+/// A number for a message: plain when it reads well, in scientific notation when tiny or huge.
+fn short_number(v: f64) -> String {
+    if v != 0.0 && !(1e-3..1e9).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A whole number from JSON/YAML: an integer, or a number with no fractional part (`1e3`,
+/// `2.0`), at most `max`; never silently something else.
+pub fn whole_number(v: &serde_json::Value, max: u64) -> Result<u64, String> {
+    let n = match v.as_u64() {
+        Some(n) => n,
+        None => match v.as_f64() {
+            // Exactly representable below 2^53; larger floats are not whole numbers one can count.
+            Some(f) if f >= 0.0 && f.fract() == 0.0 && f <= 9_007_199_254_740_992.0 => f as u64,
+            _ => return Err(format!("`{v}` is not a whole number")),
+        },
+    };
+    if n > max {
+        return Err(format!("{n} is more than the {max} allowed"));
+    }
+    Ok(n)
 }
 
 impl fmt::Display for OpsPerSec {
@@ -167,7 +222,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if !secs.is_finite() || secs < 0.0 {
         return Err(format!("`{text}` must be a non-negative duration"));
     }
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{text}` is too long a duration"))
+    duration_from_secs(secs).map_err(|m| format!("`{text}`: {m}"))
 }
 
 /// Parses a byte size: `5mb`, `512kb`, `1048576`, `1gb`.
@@ -222,6 +277,28 @@ mod tests {
     }
 
     #[test]
+    fn numbers_that_become_times_or_counts_are_bounded() {
+        assert_eq!(duration_from_secs(1.5).unwrap(), Duration::from_millis(1500));
+        for bad in [-1.0, f64::NAN, f64::INFINITY, 1e19, MAX_DURATION.as_secs_f64() + 1.0] {
+            assert!(duration_from_secs(bad).is_err(), "{bad}");
+        }
+        assert!(duration_from_secs(1e19).unwrap_err().contains("1e19 s is longer"), "{}", duration_from_secs(1e19).unwrap_err());
+        assert!(parse_duration("1e19s").is_err());
+        assert!(OpsPerSec::new(1e-300).unwrap_err().contains("1e-300 ops/s"));
+        for bad in [0.0, -5.0, f64::NAN, 2e9] {
+            assert!(OpsPerSec::new(bad).is_err(), "{bad}");
+        }
+        assert_eq!(OpsPerSec::new(100.0).unwrap().interval(), Duration::from_millis(10));
+        use serde_json::json;
+        assert_eq!(whole_number(&json!(1e3), 10_000), Ok(1000));
+        assert_eq!(whole_number(&json!(2.0), 10), Ok(2));
+        for bad in [json!(2.5), json!(1e30), json!(-1), json!("3")] {
+            assert!(whole_number(&bad, u64::MAX).is_err(), "{bad}");
+        }
+        assert!(whole_number(&json!(11), 10).unwrap_err().contains("more than the 10 allowed"));
+    }
+
+    #[test]
     fn timestamps_read_and_write_as_stored() {
         for text in ["\"2026-12-05T04:07:16Z\"", "\"2026-12-05T04:07:16.000Z\"", "\"2026-12-05T04:07:16.250Z\""] {
             let t: Timestamp = serde_json::from_str(text).unwrap();
@@ -248,6 +325,6 @@ pub mod serde_secs {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let secs = f64::deserialize(d)?;
-        Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
+        super::duration_from_secs(secs).map_err(serde::de::Error::custom)
     }
 }

@@ -41,13 +41,14 @@ impl ClientOptions {
     pub fn secs(&mut self, key: &'static str) -> Result<Option<std::time::Duration>, String> {
         match self.string(key) {
             None => Ok(None),
-            Some(v) => v
-                .parse::<f64>()
-                .ok()
-                .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
-                .filter(|d| !d.is_zero())
-                .map(Some)
-                .ok_or_else(|| format!("client option `{key}` is a number of seconds above 0, not `{v}`")),
+            Some(v) => {
+                let secs = v.parse::<f64>().map_err(|_| format!("client option `{key}` is a number of seconds above 0, not `{v}`"))?;
+                match crate::units::duration_from_secs(secs) {
+                    Ok(d) if !d.is_zero() => Ok(Some(d)),
+                    Ok(_) => Err(format!("client option `{key}` is a number of seconds above 0, not `{v}`")),
+                    Err(m) => Err(format!("client option `{key}`: {m}")),
+                }
+            }
         }
     }
 

@@ -243,9 +243,7 @@ impl<'a> Params<'a> {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) => {
                 let secs = n.as_f64().unwrap_or(-1.0);
-                Duration::try_from_secs_f64(secs)
-                    .map(Some)
-                    .map_err(|_| ParamError::new(key, format!("expected a non-negative duration, got {n}")))
+                crate::units::duration_from_secs(secs).map(Some).map_err(|m| ParamError::new(key, m))
             }
             Some(Value::String(s)) => crate::units::parse_duration(s).map(Some).map_err(|m| ParamError::new(key, m)),
             Some(other) => Err(ParamError::new(key, format!("expected a duration such as 10ms, got {other}"))),

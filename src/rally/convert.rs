@@ -419,9 +419,9 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
     }
     match (iterations, time_period) {
         (Some(n), _) => {
-            out.insert("iterations".into(), json!(n * clients));
+            out.insert("iterations".into(), json!(n.saturating_mul(clients)));
             if let Some(w) = warmup_iterations.filter(|w| *w > 0) {
-                out.insert("warmup".into(), json!(w * clients));
+                out.insert("warmup".into(), json!(w.saturating_mul(clients)));
             }
         }
         (None, Some(tp)) => {
@@ -438,7 +438,7 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
                 out.insert("warmup".into(), json!(seconds(&json!(w)).unwrap_or_default()));
             }
             if let Some(w) = warmup_iterations.filter(|w| *w > 0) {
-                out.insert("warmup".into(), json!(w * clients));
+                out.insert("warmup".into(), json!(w.saturating_mul(clients)));
             }
         }
     }

@@ -403,17 +403,29 @@ fn swept_key(t: &TaskSpec) -> Option<String> {
     t.params.iter().find(|(_, v)| v.is_array()).map(|(k, _)| format!("params/{k}"))
 }
 
-fn sweep_of_u64(v: &Option<Value>) -> Option<Vec<u64>> {
-    match v.as_ref()? {
-        Value::Array(items) => Some(items.iter().filter_map(Value::as_u64).collect()),
-        other => other.as_u64().map(|n| vec![n]),
-    }
+/// Most clients one task may run: each holds a connection and its own recorder.
+pub const MAX_CLIENTS: u64 = 100_000;
+/// Most iterations (or warmup iterations) one task may ask for: at a billion a second, 11 days.
+pub const MAX_ITERATIONS: u64 = 1_000_000_000_000_000;
+
+/// A count or a list of counts (a sweep), each a whole number from 1 to `max`.
+fn sweep_of_u64(v: &Option<Value>, max: u64, r: &Resolver, path: &str) -> Result<Option<Vec<u64>>, TrackError> {
+    let Some(v) = v.as_ref() else { return Ok(None) };
+    let items = match v {
+        Value::Array(items) => items.as_slice(),
+        one => std::slice::from_ref(one),
+    };
+    let count = |v: &Value| match crate::units::whole_number(v, max) {
+        Ok(0) => Err(r.err(TrackErrorKind::Invalid, path, "must be at least 1")),
+        Ok(n) => Ok(n),
+        Err(m) => Err(r.err(TrackErrorKind::Invalid, path, m)),
+    };
+    items.iter().map(count).collect::<Result<Vec<_>, _>>().map(Some)
 }
 
 fn duration_at(v: &Value, r: &Resolver, path: &str) -> Result<Duration, TrackError> {
     match v {
-        Value::Number(n) => Duration::try_from_secs_f64(n.as_f64().unwrap_or(-1.0))
-            .map_err(|_| r.err(TrackErrorKind::Invalid, path, format!("`{n}` is not a valid duration"))),
+        Value::Number(n) => crate::units::duration_from_secs(n.as_f64().unwrap_or(-1.0)).map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
         Value::String(s) => parse_duration(s).map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
         other => Err(r.err(TrackErrorKind::Schema, path, format!("`{other}` is not a duration"))),
     }
@@ -439,7 +451,10 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         }
     }
     let time_period = t.time_period.as_ref().map(|v| duration_at(v, r, &format!("{path}/time-period"))).transpose()?;
-    let iterations = sweep_of_u64(&t.iterations);
+    if time_period.is_some_and(|p| p.is_zero()) {
+        return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/time-period"), "a time period of 0 measures nothing; give it a length, e.g. 30s"));
+    }
+    let iterations = sweep_of_u64(&t.iterations, MAX_ITERATIONS, r, &format!("{path}/iterations"))?;
     if iterations.is_some() && time_period.is_some() {
         return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/time-period"), "give either `iterations` or `time-period`, not both"));
     }
@@ -447,8 +462,15 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         (Some(_), Some(_)) => {
             return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/target-interval"), "give either `target-throughput` or `target-interval`, not both"))
         }
-        (Some(Value::Array(items)), None) => Some(items.iter().filter_map(Value::as_f64).map(OpsPerSec).collect()),
-        (Some(v), None) => Some(vec![OpsPerSec(v.as_f64().unwrap_or(0.0))]),
+        (Some(v), None) => {
+            let tpath = format!("{path}/target-throughput");
+            let items = match v {
+                Value::Array(items) => items.as_slice(),
+                one => std::slice::from_ref(one),
+            };
+            let rate = |v: &Value| v.as_f64().ok_or_else(|| format!("`{v}` is not a number")).and_then(OpsPerSec::new).map_err(|m| r.err(TrackErrorKind::Invalid, &tpath, m));
+            Some(items.iter().map(rate).collect::<Result<Vec<_>, _>>()?)
+        }
         (None, Some(v)) => {
             let ipath = format!("{path}/target-interval");
             let items = match v {
@@ -461,7 +483,7 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
                 if d.is_zero() {
                     return Err(r.err(TrackErrorKind::Invalid, &ipath, "a target interval must be longer than zero"));
                 }
-                rates.push(OpsPerSec(1.0 / d.as_secs_f64()));
+                rates.push(OpsPerSec::new(1.0 / d.as_secs_f64()).map_err(|m| r.err(TrackErrorKind::Invalid, &ipath, m))?);
             }
             Some(rates)
         }
@@ -503,7 +525,7 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         name,
         path: path.to_string(),
         operation,
-        clients: sweep_of_u64(&t.clients).unwrap_or_else(|| vec![1]),
+        clients: sweep_of_u64(&t.clients, MAX_CLIENTS, r, &format!("{path}/clients"))?.unwrap_or_else(|| vec![1]),
         iterations,
         time_period,
         warmup,
@@ -522,7 +544,7 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
 fn resolve_warmup(v: Option<&Value>, r: &Resolver, path: &str) -> Result<Warmup, TrackError> {
     match v {
         None => Ok(Warmup::None),
-        Some(Value::Number(n)) if n.is_u64() => Ok(Warmup::Iterations(n.as_u64().unwrap_or(0))),
+        Some(v @ Value::Number(n)) if n.is_u64() => crate::units::whole_number(v, MAX_ITERATIONS).map(Warmup::Iterations).map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
         Some(Value::String(s)) if s.trim().ends_with('%') => {
             let pct: f64 = s.trim().trim_end_matches('%').trim().parse().map_err(|_| r.err(TrackErrorKind::Invalid, path, format!("`{s}` is not a percentage")))?;
             if !(0.0..100.0).contains(&pct) {

@@ -197,3 +197,40 @@ fn an_empty_race_id_names_no_race() {
     }
     assert_eq!(env.race_dirs().len(), 1, "the only race is still there");
 }
+
+/// A sleep task with `keys` set, as a track.
+fn nap_track(keys: &str) -> String {
+    format!("name: t\noperations: [{{name: nap, type: sleep}}]\nchallenges: [{{name: c, schedule: [{{name: nap, operation: nap, {keys}}}]}}]\n")
+}
+
+#[test]
+fn numbers_that_become_counts_or_times_are_honoured_exactly_or_refused() {
+    // Refused before the race, naming the key: never a panic, never something else run instead.
+    for (keys, says) in [
+        ("clients: 1e30", "clients: `1e+30` is not a whole number"),
+        ("clients: 200000", "200000 is more than the 100000 allowed"),
+        ("time-period: 0s", "a time period of 0 measures nothing"),
+        ("time-period: 1e19", "1e19 s is longer than the longest duration allowed"),
+        ("target-throughput: 1e-300", "1e-300 ops/s is outside what can be scheduled"),
+        ("iterations: 10, target-interval: 5e18, clients: 4", "5e18 s is longer than the longest duration allowed"),
+    ] {
+        let e = fails(&[("track.yaml", &nap_track(keys))], &[]);
+        assert!(e.contains(says), "{keys}: {e}");
+    }
+    // Whole numbers written as floats are what they say.
+    let dir = track_dir(&[("track.yaml", &nap_track("clients: 2.0, iterations: 1e3"))]);
+    let env = Env::new();
+    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    let race = env.only_race();
+    let nap = &tasks(&race, "nap")[0];
+    assert_eq!((nap["clients"].as_u64(), nap["trials"][0]["operations"].as_u64()), (Some(2), Some(1000)), "{nap}");
+    // Times from options and the environment are bounded the same way.
+    let out = env.run(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--backend", "redis", "--target-hosts", "127.0.0.1:1", "--client-options", "timeout:1e19"]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("client option `timeout`: 1e19 s is longer"), "{e}");
+    let out = env.command(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--backend", "redis", "--target-hosts", "127.0.0.1:1"]).env("RUNNER_REDIS_TIMEOUT_SECS", "18446744073709551615").output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("RUNNER_REDIS_TIMEOUT_SECS: 1.8446744073709552e19 s is longer"), "{e}");
+}

@@ -69,6 +69,9 @@ fn internal(e: impl std::fmt::Display) -> OpError {
     OpError::new(ErrorKind::Internal, e.to_string())
 }
 
+/// Elasticsearch's default `index.max_result_window`.
+pub const MAX_RESULT_WINDOW: u64 = 10_000;
+
 impl EmbeddedIndex {
     pub fn compile(&self, body: &Value) -> Result<SearchPlan, OpError> {
         let bad = |m: String| OpError::new(ErrorKind::BadRequest, format!("index `{}`: {m}", self.name));
@@ -79,7 +82,16 @@ impl EmbeddedIndex {
             None | Some(Value::Null) => Ok(default),
             Some(v) => v.as_u64().ok_or_else(|| bad(format!("`{key}` must be a non-negative integer, got {v}"))),
         };
-        let (size, from) = (number("size", 10)? as usize, number("from", 0)? as usize);
+        let (size, from) = (number("size", 10)?, number("from", 0)?);
+        // Elasticsearch's `index.max_result_window`: a page is bounded before anything is
+        // allocated for it, whatever a track or a request asks.
+        let window = size.saturating_add(from);
+        if window > MAX_RESULT_WINDOW {
+            return Err(bad(format!(
+                "Result window is too large, from + size must be less than or equal to: [{MAX_RESULT_WINDOW}] but was [{window}] (Elasticsearch's index.max_result_window; page deeper with search_after or a scroll)"
+            )));
+        }
+        let (size, from) = (size as usize, from as usize);
         let compiler = QueryCompiler { mapping: &self.mapping, index: &self.index };
         let query = match body.get("query") {
             Some(q) => compiler.compile(q),

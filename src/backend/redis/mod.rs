@@ -72,7 +72,13 @@ impl Settings {
         } else {
             None
         };
-        let env_timeout = env("RUNNER_REDIS_TIMEOUT_SECS").and_then(|v| v.parse().ok()).map(Duration::from_secs);
+        let env_timeout = match env("RUNNER_REDIS_TIMEOUT_SECS") {
+            Some(v) => {
+                let secs: f64 = v.parse().map_err(|_| format!("RUNNER_REDIS_TIMEOUT_SECS=`{v}` is not a number of seconds"))?;
+                Some(crate::units::duration_from_secs(secs).map_err(|m| format!("RUNNER_REDIS_TIMEOUT_SECS: {m}"))?).filter(|d| !d.is_zero())
+            }
+            None => None,
+        };
         Ok(Settings {
             hosts,
             next_host: AtomicUsize::new(0),

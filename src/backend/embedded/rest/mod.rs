@@ -325,6 +325,21 @@ mod tests {
     }
 
     #[test]
+    fn pages_are_bounded_by_the_result_window() {
+        let b = EmbeddedBackend::new();
+        places(&b, 3);
+        // One unauthenticated request asking for 10^12 hits is refused, not allocated.
+        for body in [r#"{"size":1000000000000}"#, r#"{"from":1000000000000}"#, r#"{"from":9995,"size":10}"#, r#"{"size":18446744073709551615,"from":1}"#] {
+            let (status, reply) = call(&b, "POST", "/places/_search", body);
+            assert_eq!(status, 400, "{body}: {reply}");
+            assert!(reply.to_string().contains("Result window is too large"), "{reply}");
+        }
+        assert_eq!(call(&b, "POST", "/places/_search?scroll=1m", r#"{"size":10001}"#).0, 400);
+        assert_eq!(call(&b, "POST", "/places/_search", r#"{"from":9990,"size":10}"#).0, 200);
+        assert_eq!(call(&b, "POST", "/places/_search?scroll=4000000000000000h", r#"{"size":1}"#).0, 400, "a keep-alive past any instant is refused");
+    }
+
+    #[test]
     fn stats_settings_and_templates_answer_as_elasticsearch_does() {
         let b = EmbeddedBackend::new();
         assert_eq!(call(&b, "PUT", "/_index_template/t", r#"{"index_patterns":["pl*"],"template":{"mappings":{"properties":{"extra":{"type":"keyword"}}}}}"#).0, 200);
