@@ -8,7 +8,7 @@ mod stream;
 
 use super::{Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload};
 use crate::ops::{CustomCommand, KvCommand, OpSpec};
-use resp::{parse_reply, push_command, push_custom, KeyedCommands, ReadError, Reply};
+use resp::{parse_reply, push_command, push_custom, KeyedCommands, ReadError, Reply, MAX_REPLY_BYTES};
 use tokio::io::AsyncBufReadExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -125,7 +125,9 @@ impl RedisBackend {
         let mut version = String::new();
         for host in &settings.hosts {
             let mut c = RedisClient::open(&settings, host).await?;
-            version = c.server_version().await?;
+            version = tokio::time::timeout(settings.timeout, c.server_version())
+                .await
+                .map_err(|_| OpError::new(ErrorKind::Timeout, format!("redis at {host}: no answer to PING/INFO within {:?}", settings.timeout)))??;
         }
         Ok(RedisBackend { settings, version })
     }
@@ -256,7 +258,11 @@ impl RedisClient {
             deadline: Some(Box::pin(tokio::time::sleep(settings.timeout + settings.timeout / 8))),
         };
         settings.live_clients.fetch_add(1, Ordering::Relaxed);
-        c.handshake().await?;
+        // A server that accepts the connection and never answers AUTH or SELECT must not hold
+        // the race (or a reconnect) forever.
+        tokio::time::timeout(settings.timeout, c.handshake())
+            .await
+            .map_err(|_| OpError::new(ErrorKind::Timeout, format!("redis at {host}: no answer to AUTH/SELECT within {:?}", settings.timeout)))??;
         Ok(c)
     }
 
@@ -294,9 +300,20 @@ impl RedisClient {
         self.out.clear();
         push_command(&mut self.out, &[b"INFO", b"server"]);
         self.send().await?;
-        let mut header = String::new();
-        tokio::io::AsyncBufReadExt::read_line(&mut self.conn, &mut header).await.map_err(|e| io_error(&self.host, e))?;
-        let len: usize = header.trim().trim_start_matches('$').parse().unwrap_or(0);
+        // Bounded: a header line of at most 32 bytes, a body of at most 1 MiB (INFO server is
+        // about 1 KB), whatever length the server declares.
+        const MAX_INFO: usize = 1 << 20;
+        let mut header = Vec::new();
+        tokio::io::AsyncBufReadExt::read_until(&mut tokio::io::AsyncReadExt::take(&mut self.conn, 32), b'\n', &mut header).await.map_err(|e| io_error(&self.host, e))?;
+        let header = String::from_utf8_lossy(&header);
+        if header.starts_with('-') {
+            // INFO refused (an ACL without it): the version is unknown, the server is there.
+            return Ok("unknown".into());
+        }
+        let len = match header.trim().strip_prefix('$').and_then(|n| n.parse::<usize>().ok()) {
+            Some(len) if len <= MAX_INFO => len,
+            _ => return Err(read_error(&self.host, ReadError::Protocol(format!("INFO answered {:?}, not a bulk string of at most {MAX_INFO} bytes", header.trim())))),
+        };
         let mut body = vec![0u8; len + 2];
         tokio::io::AsyncReadExt::read_exact(&mut self.conn, &mut body).await.map_err(|e| io_error(&self.host, e))?;
         let text = String::from_utf8_lossy(&body);
@@ -329,7 +346,20 @@ impl RedisClient {
                 return Err(read_error(&self.host, ReadError::Closed));
             }
             let (data, from_line): (&[u8], bool) = if self.line.is_empty() { (chunk, false) } else {
+                if self.line.len() + chunk.len() > MAX_REPLY_BYTES + 64 {
+                    // A reply that never ends (a declared length it never meets, a line with no
+                    // CRLF) stops here, not at the memory limit.
+                    self.broken = true;
+                    return Err(read_error(&self.host, ReadError::Protocol(format!("a reply longer than {MAX_REPLY_BYTES} bytes"))));
+                }
                 self.line.extend_from_slice(chunk);
+                if !chunk.contains(&b'\n') {
+                    // Every RESP element ends with CRLF: without a new line feed nothing more is
+                    // complete, and re-parsing a long partial reply per read would be quadratic.
+                    let n = chunk.len();
+                    self.conn.consume(n);
+                    continue;
+                }
                 (&self.line, true)
             };
             let (mut used, chunk_len) = (0, chunk.len());

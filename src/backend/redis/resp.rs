@@ -133,6 +133,10 @@ pub enum Reply {
     Error(String),
 }
 
+/// The most bytes one reply may hold: a benchmark reads back what it wrote, and a server that
+/// declares (or streams) more is not believed, so memory stays bounded whatever it sends.
+pub const MAX_REPLY_BYTES: usize = 64 << 20;
+
 #[derive(Debug)]
 pub enum ReadError {
     Closed,
@@ -163,8 +167,10 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(usize, Reply)>, ReadError> {
             b'-' => Reply::Error(String::from_utf8_lossy(rest).into_owned()),
             b'$' => {
                 let len = number(rest)?;
-                if len < 0 {
+                if len == -1 {
                     Reply::Nil
+                } else if !(0..=MAX_REPLY_BYTES as i64).contains(&len) {
+                    return Err(ReadError::Protocol(format!("a bulk string of length {len} (at most {MAX_REPLY_BYTES} bytes are read, and -1 is nil)")));
                 } else {
                     let need = len as usize + 2;
                     if buf.len() < pos + need {
@@ -176,11 +182,13 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(usize, Reply)>, ReadError> {
             }
             b'*' => {
                 let len = number(rest)?;
-                if len >= 0 {
+                if len == -1 {
+                    Reply::Nil
+                } else if !(0..=MAX_REPLY_BYTES as i64).contains(&len) {
+                    return Err(ReadError::Protocol(format!("an array of length {len} (at most {MAX_REPLY_BYTES} elements are read, and -1 is nil)")));
+                } else {
                     pending += len as u64;
                     Reply::Value
-                } else {
-                    Reply::Nil
                 }
             }
             other => return Err(ReadError::Protocol(format!("unexpected reply type byte {:?}", other as char))),
