@@ -155,6 +155,9 @@ pub enum ErrorKind {
     TooManyRequests,
     /// The server failed with an HTTP 5xx status.
     ServerError,
+    /// The server answered with a redirect (HTTP 3xx), which is not followed: following would
+    /// turn a POST into a body-less GET whose 200 is not the work asked for.
+    Redirect,
 }
 
 impl ErrorKind {
@@ -165,7 +168,7 @@ impl ErrorKind {
         !matches!(self, ErrorKind::Connection | ErrorKind::Timeout | ErrorKind::Protocol)
     }
 
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::NotFound,
         ErrorKind::BadRequest,
         ErrorKind::ItemFailures,
@@ -177,6 +180,7 @@ impl ErrorKind {
         ErrorKind::Unauthorized,
         ErrorKind::TooManyRequests,
         ErrorKind::ServerError,
+        ErrorKind::Redirect,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -197,6 +201,7 @@ impl ErrorKind {
             ErrorKind::Unauthorized => "unauthorized",
             ErrorKind::TooManyRequests => "too-many-requests",
             ErrorKind::ServerError => "server-error",
+            ErrorKind::Redirect => "redirect",
         }
     }
 }
@@ -207,10 +212,11 @@ impl std::fmt::Display for ErrorKind {
     }
 }
 
-/// The error kind of an HTTP status, or None for success (1xx-3xx).
+/// The error kind of an HTTP status, or None for success (1xx, 2xx).
 pub fn status_error(status: u16) -> Option<ErrorKind> {
     match status {
-        0..=399 => None,
+        0..=299 => None,
+        300..=399 => Some(ErrorKind::Redirect),
         401 | 403 => Some(ErrorKind::Unauthorized),
         404 => Some(ErrorKind::NotFound),
         408 => Some(ErrorKind::Timeout),

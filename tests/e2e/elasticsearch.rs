@@ -107,6 +107,10 @@ enum Fault {
     /// The first search closes its connection and the server stops listening: every later
     /// connection is refused.
     Refuse,
+    /// A 301 to `/`, which answers 200: following it would count the search as done.
+    Redirect,
+    /// A chunked body that never ends (for up to five seconds, or until the client hangs up).
+    EndlessChunked,
 }
 
 /// A loopback HTTP/1.1 server on std threads: enough Elasticsearch to pass the start-up
@@ -160,6 +164,14 @@ fn fault_server(fault: Fault, root_status: u16) -> u16 {
                         std::thread::sleep(std::time::Duration::from_millis(1500));
                         reply(200, r#"{"hits":{"total":{"value":1}}}"#)
                     }
+                    Fault::Redirect => "HTTP/1.1 301 Moved Permanently\r\nlocation: /\r\ncontent-length: 0\r\n\r\n".to_string(),
+                    Fault::EndlessChunked => {
+                        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n");
+                        let chunk = [b"10000\r\n".as_slice(), &[b' '; 0x10000], b"\r\n"].concat();
+                        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+                        while std::time::Instant::now() < until && stream.write_all(&chunk).is_ok() {}
+                        return;
+                    }
                 }
             };
             if stream.write_all(answer.as_bytes()).is_err() {
@@ -195,6 +207,7 @@ fn each_fault_is_counted_by_kind_and_continue_finishes() {
         (Fault::CloseMidResponse, "connection", ""),
         (Fault::Slow, "timeout", ""),
         (Fault::Refuse, "connection", ""),
+        (Fault::Redirect, "redirect", "301"),
     ];
     for (fault, kind, text) in cases {
         let port = fault_server(fault, 200);
@@ -349,4 +362,22 @@ fn non_fatal_response_errors_do_not_abort_but_broken_connections_do() {
     let (env, out) = race_track(&track, &["--backend", "elasticsearch", "--target-hosts", &u, "--on-error", "abort"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(env.only_race()["status"], "aborted");
+}
+
+#[test]
+fn an_endless_body_is_cut_off_within_bounded_memory() {
+    // Under a 2 GiB address-space limit: before, the whole body was buffered until the
+    // allocator gave up, whatever the timeout said.
+    let port = fault_server(Fault::EndlessChunked, 200);
+    let env = Env::new();
+    let dir = track_dir(&[("track.yaml", SEARCH_TRACK)]);
+    let runner = env!("CARGO_BIN_EXE_runner");
+    let script = format!("ulimit -v 2097152 && exec '{runner}' race --track-path '{}' --quiet --backend elasticsearch --target-hosts {} --client-options timeout:30", dir.path().display(), url(port));
+    let out = std::process::Command::new("bash").arg("-c").arg(&script).env("RUNNER_HOME", env.home.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let race = env.only_race();
+    let trial = &race["tasks"][0]["trials"][0];
+    assert_eq!(trial["errors_by_kind"]["protocol"], 3, "{trial}");
+    assert!(trial["error_messages"]["protocol"].as_str().unwrap().contains("past the 67108864-byte limit"), "{trial}");
 }

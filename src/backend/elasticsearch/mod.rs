@@ -103,6 +103,7 @@ impl Settings {
         }
         reqwest::Client::builder()
             .http1_only()
+            .redirect(reqwest::redirect::Policy::none())
             .pool_max_idle_per_host(1)
             .tcp_nodelay(true)
             .timeout(self.timeout)
@@ -200,7 +201,7 @@ async fn fetch_json(client: &reqwest::Client, host: &Url, path: &str, auth: &str
         err
     })?;
     let status = response.status().as_u16();
-    let body = response.bytes().await.map_err(|e| transport_error("GET", &url, &e))?;
+    let body = read_body(response, "GET", &url).await?;
     if let Some(kind) = status_error(status) {
         let hint = match (kind, auth) {
             (ErrorKind::Unauthorized, "none") => " (the cluster wants credentials: set RUNNER_ES_USERNAME and RUNNER_ES_PASSWORD, or RUNNER_ES_API_KEY)",
@@ -210,6 +211,30 @@ async fn fetch_json(client: &reqwest::Client, host: &Url, path: &str, auth: &str
         return Err(OpError::new(kind, format!("GET {shown} answered {status}: {}{hint}", response::error_summary(&body))));
     }
     serde_json::from_slice(&body).map_err(|_| OpError::new(ErrorKind::Protocol, format!("GET {shown} did not answer JSON (is it Elasticsearch or OpenSearch?)")))
+}
+
+/// The most bytes one response may hold: a bulk reply of 100,000 items or a page of 10,000
+/// hits is far below; an endless body stops here, not at the memory limit.
+pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+
+/// A response's body, at most [`MAX_RESPONSE_BYTES`] whatever the server declares or streams.
+async fn read_body(mut response: reqwest::Response, label: &str, url: &Url) -> Result<Bytes, OpError> {
+    let too_long = |n: u64| OpError::new(ErrorKind::Protocol, format!("{label}: {} answered a body of {n} bytes or more, past the {MAX_RESPONSE_BYTES}-byte limit", url.as_str()));
+    if let Some(n) = response.content_length().filter(|n| *n > MAX_RESPONSE_BYTES as u64) {
+        return Err(too_long(n));
+    }
+    let Some(first) = response.chunk().await.map_err(|e| transport_error(label, url, &e))? else { return Ok(Bytes::new()) };
+    let Some(second) = response.chunk().await.map_err(|e| transport_error(label, url, &e))? else { return Ok(first) };
+    let mut body = bytes::BytesMut::with_capacity(first.len() + second.len());
+    body.extend_from_slice(&first);
+    body.extend_from_slice(&second);
+    while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(label, url, &e))? {
+        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            return Err(too_long((body.len() + chunk.len()) as u64));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
 }
 
 /// What a client runs per call.
@@ -309,7 +334,7 @@ impl ElasticsearchClient {
         }
         let response = request.send().await.map_err(|e| transport_error(&call.label, url, &e))?;
         let status = response.status().as_u16();
-        let bytes = response.bytes().await.map_err(|e| transport_error(&call.label, url, &e))?;
+        let bytes = read_body(response, &call.label, url).await?;
         if let Some(kind) = status_error(status) {
             return Err(OpError::new(kind, format!("{} answered {status}: {}", call.label, response::error_summary(&bytes))));
         }
