@@ -1,6 +1,7 @@
 //! One race end to end: plan the track, store an empty race record, run the driver, and
 //! store each trial as it ends. The CLI calls this; tests can too.
 
+use crate::backend::credentials::Redactor;
 use crate::backend::{Backend, BackendKind, OpenError, WithBackend};
 use crate::driver::{Driver, DriverOptions, Stop, TrialRun};
 use crate::metrics::{encode_histogram, Percentiles};
@@ -85,7 +86,7 @@ fn new_race_id() -> String {
     format!("{}-{suffix:04x}", now.format("%Y%m%dT%H%M%S%.6fZ"))
 }
 
-fn trial_record(run: &TrialRun) -> TrialRecord {
+fn trial_record(run: &TrialRun, redactor: &Redactor) -> TrialRecord {
     let m = &run.metrics;
     let c = &m.counts;
     let mut errors_by_kind = BTreeMap::new();
@@ -96,7 +97,8 @@ fn trial_record(run: &TrialRun) -> TrialRecord {
             errors_by_kind.insert(kind, n);
         }
         if let Some(msg) = &c.first_error[kind.index()] {
-            error_messages.insert(kind, msg.clone());
+            // A server may echo the Authorization header or quote a password back.
+            error_messages.insert(kind, redactor.redact(msg));
         }
     }
     let errors = c.error_count();
@@ -105,7 +107,7 @@ fn trial_record(run: &TrialRun) -> TrialRecord {
         started_at: Timestamp::millis(run.started_at),
         wall_seconds: run.wall.as_secs_f64(),
         interrupted: run.interrupted,
-        failure: run.failure.clone(),
+        failure: run.failure.as_deref().map(|f| redactor.redact(f)),
         throughput: if m.throughput().is_finite() { m.throughput() } else { 0.0 },
         measured_seconds: m.measured_window.as_secs_f64(),
         operations: c.operations,
@@ -154,9 +156,10 @@ pub async fn run(track: Arc<Track>, opts: &RaceRequest, cancel: CancellationToke
     check_supported(opts.backend, &plan)?;
     let target = crate::backend::Target { kind: opts.backend, hosts: opts.target_hosts.clone(), options: opts.client_options.clone(), max_clients: max_clients(&plan) };
     let race = RaceWith { track: &track, plan: &plan, opts, cancel };
+    let redactor = opts.client_options.credentials.redactor();
     crate::backend::open(target, race).await.map_err(|e| match e {
-        OpenError::Settings(m) => RaceError::Unsupported(m),
-        OpenError::Unreachable(m) => RaceError::Backend(m),
+        OpenError::Settings(m) => RaceError::Unsupported(redactor.redact(&m)),
+        OpenError::Unreachable(m) => RaceError::Backend(redactor.redact(&m)),
     })?
 }
 
@@ -224,13 +227,14 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
     let driver = Driver::new(backend, DriverOptions { on_error: opts.on_error, progress: opts.progress }, cancel);
     let mut store_error: Option<StoreError> = None;
     let quiet = opts.quiet;
+    let redactor = &opts.client_options.credentials.redactor();
     let stop = {
         let record = &mut record;
         let histograms = &mut histograms;
         let store_error = &mut store_error;
         let store = &store;
         let mut on_trial = move |run: TrialRun| {
-            let tr = trial_record(&run);
+            let tr = trial_record(&run, redactor);
             if !quiet {
                 let task = &record.tasks[run.result];
                 let status = match (&tr.failure, tr.interrupted) {
@@ -269,7 +273,7 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
     (record.status, record.stop_reason) = match stop {
         Stop::Completed => (RaceStatus::Completed, None),
         Stop::Interrupted => (RaceStatus::Interrupted, Some("interrupted by a signal (Ctrl-C or SIGTERM)".into())),
-        Stop::Aborted(why) => (RaceStatus::Aborted, Some(why)),
+        Stop::Aborted(why) => (RaceStatus::Aborted, Some(redactor.redact(&why))),
     };
     if let Some(reason) = &record.stop_reason {
         eprintln!("race stopped early: {reason}");

@@ -64,12 +64,72 @@ impl Credentials {
     pub fn get(&self, name: &str) -> Option<String> {
         std::env::var(name).ok().filter(|v| !v.is_empty()).or_else(|| self.from_file.get(name).cloned().filter(|v| !v.is_empty()))
     }
+
+    /// What must never be stored or printed: every password and API key, and the forms a
+    /// server may echo them in (base64 alone, and Basic auth's base64 of `user:password`).
+    /// User names are not secrets (and `elastic` would blank out `elasticsearch`).
+    pub fn redactor(&self) -> Redactor {
+        use base64::Engine as _;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let mut secrets = Vec::new();
+        for name in NAMES.into_iter().filter(|n| !n.ends_with("_USERNAME")) {
+            if let Some(v) = self.get(name) {
+                secrets.push(b64(&v));
+                secrets.push(v);
+            }
+        }
+        for (user, password) in [("RUNNER_ES_USERNAME", "RUNNER_ES_PASSWORD"), ("RUNNER_REDIS_USERNAME", "RUNNER_REDIS_PASSWORD")] {
+            if let (Some(u), Some(p)) = (self.get(user), self.get(password)) {
+                secrets.push(b64(&format!("{u}:{p}")));
+            }
+        }
+        // Longest first, so that a secret inside another is not replaced first; very short
+        // values would blank out ordinary words and are left.
+        secrets.retain(|s| s.chars().count() >= 4);
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Redactor { secrets }
+    }
+}
+
+/// Replaces known secrets in text that is about to be stored or shown.
+#[derive(Default, Clone)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} secrets)", self.secrets.len())
+    }
+}
+
+impl Redactor {
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.secrets {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), "[redacted]");
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn secrets_and_their_encodings_are_redacted() {
+        let (_d, f) = file("RUNNER_ES_USERNAME: elastic\nRUNNER_ES_PASSWORD: hunter22\nRUNNER_REDIS_PASSWORD: pw\n", 0o600);
+        let r = Credentials::load(&f).unwrap().redactor();
+        let echoed = "401: bad header Authorization: Basic ZWxhc3RpYzpodW50ZXIyMg== (password hunter22, aHVudGVyMjI=)";
+        assert_eq!(r.redact(echoed), "401: bad header Authorization: Basic [redacted] (password [redacted], [redacted])");
+        assert_eq!(r.redact("--backend elasticsearch as elastic"), "--backend elasticsearch as elastic", "user names are not secrets");
+        assert_eq!(r.redact("pw is too short to redact safely"), "pw is too short to redact safely");
+    }
 
     fn file(text: &str, mode: u32) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();

@@ -5,6 +5,7 @@
 use crate::elasticsearch::{serve, url};
 use crate::util::*;
 use base64::Engine;
+use std::io::BufRead;
 use std::path::Path;
 
 /// Every file under `dir`, recursively, as bytes.
@@ -104,4 +105,98 @@ fn credentials_from_the_file_reach_the_server_and_nothing_else() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("chmod 600") && !stderr.contains("file-pw-never-stored"), "{stderr}");
     assert!(env.race_dirs().is_empty());
+}
+
+/// Reads one HTTP/1.1 request's head and body; returns (request line, authorization header).
+fn read_request(reader: &mut impl std::io::BufRead) -> Option<(String, String)> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let (mut length, mut auth) = (0usize, String::new());
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).ok()? == 0 {
+            return None;
+        }
+        if h == "\r\n" {
+            break;
+        }
+        let lower = h.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("authorization:") {
+            auth = h["authorization:".len()..].trim().to_string();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some((line, auth))
+}
+
+#[test]
+fn credentials_a_server_echoes_back_are_redacted_everywhere() {
+    // A server that quotes the Authorization header it got in every search error.
+    let port = fault_listener(|stream, _| {
+        let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        while let Some((line, auth)) = read_request(&mut reader) {
+            let (status, body) = if line.contains("_cluster/health") {
+                (200, r#"{"status":"green"}"#.to_string())
+            } else if line.contains("_search") {
+                (400, format!(r#"{{"error":{{"type":"parse_exception","reason":"bad header [{auth}]"}},"status":400}}"#))
+            } else {
+                (200, r#"{"version":{"number":"8.15.0"}}"#.to_string())
+            };
+            let reply = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+            if std::io::Write::write_all(&mut stream, reply.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    let env = Env::new();
+    let dir = track_dir(&[("track.yaml", "name: t\nindices: [{name: i}]\noperations: [{name: s, type: search}]\nchallenges: [{name: c, schedule: [{operation: s, iterations: 3}]}]\n")]);
+    let u = url(port);
+    let race = ["race", "--track-path", dir.path().to_str().unwrap(), "--backend", "elasticsearch", "--target-hosts", &u];
+    let (user, password) = ("bench-user", "pw-echoed-never-stored");
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    assert_nothing_leaks(&env, &race, &[("RUNNER_ES_USERNAME", user), ("RUNNER_ES_PASSWORD", password)], &[password.to_string(), basic]);
+    let record = read_json(&env.race_dirs()[0].join("race.json"));
+    let message = record["tasks"][0]["trials"][0]["error_messages"]["bad-request"].as_str().unwrap().to_string();
+    assert!(message.contains("bad header [Basic [redacted]]"), "the error is kept, the secret is not: {message}");
+
+    // A Redis server whose AUTH error quotes the password it was sent.
+    let port = fault_listener(|stream, _| {
+        let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        let mut line = String::new();
+        while reader.read_line(&mut line).unwrap_or(0) > 0 {
+            let args: usize = line.trim().trim_start_matches('*').parse().unwrap_or(0);
+            let mut words = Vec::new();
+            for _ in 0..args {
+                line.clear();
+                let _ = reader.read_line(&mut line);
+                line.clear();
+                let _ = reader.read_line(&mut line);
+                words.push(line.trim().to_string());
+            }
+            let reply = if words.first().is_some_and(|w| w.eq_ignore_ascii_case("AUTH")) {
+                format!("-WRONGPASS invalid password '{}'\r\n", words.last().unwrap())
+            } else {
+                "+PONG\r\n".to_string()
+            };
+            if std::io::Write::write_all(&mut stream, reply.as_bytes()).is_err() {
+                return;
+            }
+            line.clear();
+        }
+    });
+    let env = Env::new();
+    let host = format!("127.0.0.1:{port}");
+    let out = env.command(&["race", "--track", "redis-kv", "--test-mode", "--backend", "redis", "--target-hosts", &host]).env("RUNNER_REDIS_PASSWORD", "redis-pw-echoed-never-stored").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("AUTH failed") && stderr.contains("[redacted]"), "{stderr}");
+    assert!(!stderr.contains("redis-pw-echoed-never-stored"), "{stderr}");
 }
