@@ -89,6 +89,8 @@ pub enum ScheduleKind {
 #[derive(Debug, Clone)]
 pub struct TaskSpec {
     pub name: String,
+    /// The track gave the name (else it is the operation's, made unique in the challenge).
+    pub named: bool,
     /// YAML path of the task, for errors found later (e.g. while planning).
     pub path: String,
     pub operation: OperationDef,
@@ -159,6 +161,7 @@ pub fn from_raw(raw: RawTrack, params: Map<String, Value>, r: &Resolver) -> Resu
             let ipath = format!("{path}/schedule/{j}");
             schedule.push(resolve_item(item, &operations, &ctx, r, &ipath)?);
         }
+        unique_task_names(&c.name, &mut schedule, r)?;
         challenges.push(Challenge {
             name: c.name.clone(),
             description: c.description.clone(),
@@ -431,6 +434,27 @@ fn duration_at(v: &Value, r: &Resolver, path: &str) -> Result<Duration, TrackErr
     }
 }
 
+/// Reports, plots and compare find a task by its name, so names are unique in a challenge:
+/// two tasks the track named alike are refused (as Rally does); an unnamed task that reuses an
+/// operation is named after it with `-2`, `-3`, ... in schedule order.
+fn unique_task_names(challenge: &str, schedule: &mut [ScheduleItem], r: &Resolver) -> Result<(), TrackError> {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for t in schedule.iter_mut().flat_map(|item| match item {
+        ScheduleItem::Task(t) => std::slice::from_mut(t),
+        ScheduleItem::Parallel { tasks, .. } => tasks.as_mut_slice(),
+    }) {
+        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == t.name) {
+            if t.named {
+                return Err(r.err(TrackErrorKind::Invalid, &t.path, format!("challenge `{challenge}` has two tasks named `{}` (the first at {first}); give each its own `name`", t.name)));
+            }
+            let base = t.name.clone();
+            t.name = (2..).map(|k| format!("{base}-{k}")).find(|n| !seen.iter().any(|(s, _)| s == n)).unwrap_or(base);
+        }
+        seen.push((t.name.clone(), t.path.clone()));
+    }
+    Ok(())
+}
+
 fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r: &Resolver, path: &str) -> Result<TaskSpec, TrackError> {
     let op_value = t.operation.as_ref().ok_or_else(|| r.err(TrackErrorKind::Schema, path, "a task needs an `operation`"))?;
     let operation = resolve_ref(op_value, ops, ctx, r, &format!("{path}/operation"))?;
@@ -522,6 +546,7 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
     }
     let name = t.name.clone().unwrap_or_else(|| operation.name.clone());
     Ok(TaskSpec {
+        named: t.name.is_some(),
         name,
         path: path.to_string(),
         operation,

@@ -123,8 +123,15 @@ pub fn validate(instance: &Value, file: &Path, locator: &Locator) -> Result<(), 
     let (kind, path, message) = match err.kind() {
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let key = unexpected.first().cloned().unwrap_or_default();
-            let hint = did_you_mean(&key, c.known_keys.iter().map(String::as_str));
-            (TrackErrorKind::UnknownField, format!("{pointer}/{key}"), format!("unknown field `{key}`{hint}"))
+            let message = if c.known_keys.contains(&key) {
+                // Known elsewhere, not here: suggesting the same word back helps nobody.
+                let nested = key == "parallel" && pointer.contains("/parallel/");
+                let why = if nested { "a `parallel` block cannot hold another one; its tasks are plain tasks".to_string() } else { format!("`{key}` is not a field here") };
+                format!("unknown field `{key}`: {why}")
+            } else {
+                format!("unknown field `{key}`{}", did_you_mean(&key, c.known_keys.iter().map(String::as_str)))
+            };
+            (TrackErrorKind::UnknownField, format!("{pointer}/{key}"), message)
         }
         ValidationErrorKind::Required { property } => (
             TrackErrorKind::Schema,

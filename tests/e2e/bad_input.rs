@@ -234,3 +234,26 @@ fn numbers_that_become_counts_or_times_are_honoured_exactly_or_refused() {
     assert_eq!(out.status.code(), Some(2), "{e}");
     assert!(e.contains("RUNNER_REDIS_TIMEOUT_SECS: 1.8446744073709552e19 s is longer"), "{e}");
 }
+
+#[test]
+fn two_tasks_of_one_name_are_refused_as_in_rally_and_reused_operations_numbered() {
+    let track = "name: t\noperations: [{name: nap, type: sleep}]\nchallenges: [{name: c, schedule: [{name: x, operation: nap}, {parallel: {tasks: [{name: x, operation: nap, iterations: 2}]}}]}]\n";
+    let e = fails(&[("track.yaml", track)], &[]);
+    assert!(e.contains("challenge `c` has two tasks named `x` (the first at /challenges/0/schedule/0)") && e.contains("own `name`"), "{e}");
+    // An operation used twice without names: the second task is `nap-2`, so reports and
+    // compare can tell them apart.
+    let reused = "name: t\noperations: [{name: nap, type: sleep}]\nchallenges: [{name: c, schedule: [{operation: nap}, {operation: nap, iterations: 2}]}]\n";
+    let dir = track_dir(&[("track.yaml", reused)]);
+    let env = Env::new();
+    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    let race = env.only_race();
+    let names: Vec<&str> = race["tasks"].as_array().unwrap().iter().map(|t| t["task"].as_str().unwrap()).collect();
+    assert_eq!(names, ["nap", "nap-2"]);
+}
+
+#[test]
+fn a_nested_parallel_says_why_instead_of_suggesting_itself() {
+    let track = "name: t\noperations: [{name: nap, type: sleep}]\nchallenges: [{name: c, schedule: [{parallel: {tasks: [{parallel: {tasks: [{operation: nap}]}}]}}]}]\n";
+    let e = fails(&[("track.yaml", track)], &[]);
+    assert!(e.contains("a `parallel` block cannot hold another one") && !e.contains("did you mean `parallel`"), "{e}");
+}
