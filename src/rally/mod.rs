@@ -86,7 +86,7 @@ pub fn rally_track_file(path: &Path) -> Option<PathBuf> {
 /// mentions unless `ignore_unused`.
 pub fn render(file: &Path, params: &Map<String, serde_json::Value>, ignore_unused: bool) -> Result<String, TrackError> {
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    let source = std::fs::read_to_string(file).map_err(|e| TrackError::new(TrackErrorKind::Io, file, format!("cannot read track: {e}")))?;
+    let source = crate::track::files::read_text(file).map_err(|e| TrackError::new(TrackErrorKind::Io, file, format!("cannot read track: {e}")))?;
     if !ignore_unused {
         let used = referenced_names(&dir, &source);
         for key in params.keys() {
@@ -144,7 +144,7 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
     let render_body = |body: &str| -> Result<serde_json::Value, TrackError> {
         let path = crate::track::template::resolve_inside(&dir, body)
             .ok_or_else(|| TrackError::new(TrackErrorKind::Io, file, format!("index body `{body}` is outside the track directory")))?;
-        let source = std::fs::read_to_string(&path).map_err(|e| TrackError::new(TrackErrorKind::Io, &path, format!("cannot read index body: {e}")))?;
+        let source = crate::track::files::read_text(&path).map_err(|e| TrackError::new(TrackErrorKind::Io, &path, format!("cannot read index body: {e}")))?;
         parse_json(&render_file(&path, &source, params)?, &path)
     };
     let converted = convert::convert(&rally, file, &name, opts.test_mode, opts.on_unsupported, &render_body)?;
@@ -271,7 +271,7 @@ fn referenced_names(dir: &Path, source: &str) -> BTreeSet<String> {
     };
     add(source);
     for f in files_below(dir).iter().filter(|f| f.ends_with(".json") && *f != "track.json") {
-        if let Ok(text) = std::fs::read_to_string(dir.join(f)) {
+        if let Ok(text) = crate::track::files::read_text(&dir.join(f)) {
             add(&text);
         }
     }

@@ -68,12 +68,7 @@ pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Tra
         return Ok(track);
     }
     let file = track_file(path);
-    let meta = std::fs::metadata(&file)
-        .map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
-    if meta.len() > MAX_TRACK_BYTES {
-        return Err(TrackError::new(TrackErrorKind::Io, &file, "the track file is larger than 16 MB; tracks are limited to 16 MB"));
-    }
-    let bytes = std::fs::read(&file).map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
+    let bytes = super::files::read_bytes(&file).map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
     let source = String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let valid = std::str::from_utf8(valid).unwrap_or_default();
@@ -112,7 +107,7 @@ pub fn render_track(path: &Path, opts: &LoadOptions) -> Result<String, TrackErro
         return crate::rally::render(&file, &opts.params, opts.ignore_unused_params);
     }
     let file = track_file(path);
-    let source = std::fs::read_to_string(&file).map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
+    let source = super::files::read_text(&file).map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
     render_source(&source, &file, opts).map(|(text, _)| text)
 }
 

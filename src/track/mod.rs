@@ -1,6 +1,7 @@
 //! Tracks: the YAML model and its loading (minijinja templating, YAML, JSON-Schema validation).
 
 mod error;
+pub mod files;
 mod load;
 mod locate;
 mod model;

@@ -202,7 +202,7 @@ fn resolve_indices(raw: &[RawIndex], r: &Resolver) -> Result<Vec<IndexSpec>, Tra
                 let file = resolve_inside(r.dir(), name).ok_or_else(|| {
                     r.err(TrackErrorKind::Invalid, &bpath, format!("`{name}` is outside the track directory"))
                 })?;
-                let text = std::fs::read_to_string(&file).map_err(|e| {
+                let text = super::files::read_text(&file).map_err(|e| {
                     r.err(TrackErrorKind::Io, &bpath, format!("cannot read index body {}: {e}", file.display()))
                 })?;
                 let v: serde_yaml::Value = serde_yaml::from_str(&text).map_err(|e| {
@@ -291,6 +291,9 @@ fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin
                 Some(cached) if !file.is_file() && cached.is_file() => cached,
                 _ => file,
             };
+            if let Some(what) = super::files::not_a_file(&file) {
+                return Err(r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("corpus file {} is {what}, not a regular file", file.display())));
+            }
             if !file.is_file() {
                 return Err(r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("corpus file {} does not exist", file.display())));
             }

@@ -12,7 +12,7 @@ pub fn parse_track_params(arg: &str) -> Result<Map<String, Value>, TrackError> {
     let as_path = Path::new(arg);
     let looks_like_file = [".yaml", ".yml", ".json"].iter().any(|ext| arg.ends_with(ext));
     if looks_like_file {
-        let text = std::fs::read_to_string(as_path).map_err(|e| {
+        let text = super::files::read_text(as_path).map_err(|e| {
             TrackError::new(TrackErrorKind::Params, as_path, format!("cannot read track parameters file: {e}"))
         })?;
         let value: serde_yaml::Value = serde_yaml::from_str(&text).map_err(|e| {

@@ -78,7 +78,7 @@ pub(crate) fn environment(dir: &Path, undefined: UndefinedBehavior, builtin: Opt
                 format!("`{name}` is outside the track directory; includes must stay inside it"),
             ));
         };
-        match std::fs::read_to_string(&path) {
+        match super::files::read_text(&path) {
             Ok(text) => Ok(Some(text)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(minijinja::Error::new(

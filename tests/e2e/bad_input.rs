@@ -257,3 +257,30 @@ fn a_nested_parallel_says_why_instead_of_suggesting_itself() {
     let e = fails(&[("track.yaml", track)], &[]);
     assert!(e.contains("a `parallel` block cannot hold another one") && !e.contains("did you mean `parallel`"), "{e}");
 }
+
+#[test]
+fn a_fifo_or_a_directory_where_a_file_belongs_is_named_not_waited_on() {
+    let mkfifo = |p: &std::path::Path| assert!(std::process::Command::new("mkfifo").arg(p).status().unwrap().success());
+    // An include that is a FIFO: before, the load blocked forever.
+    let dir = track_dir(&[("track.yaml", "name: t\noperations: [{name: nap, type: sleep}]\n{% include \"more.yaml\" %}\n")]);
+    mkfifo(&dir.path().join("more.yaml"));
+    let env = Env::new();
+    let out = env.run(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("a FIFO (named pipe), not a regular file"), "{e}");
+    // A corpus that is a FIFO or a directory is said to be one, not to be missing.
+    for (make, what) in [(true, "a FIFO"), (false, "a directory")] {
+        let dir = track_dir(&[("track.yaml", "name: t\ncorpora: [{name: c, target-index: i, documents: [{source-file: docs.json}]}]\nindices: [{name: i}]\noperations: [{name: b, type: bulk}]\nchallenges: [{name: c, schedule: [{operation: b}]}]\n")]);
+        let docs = dir.path().join("docs.json");
+        if make {
+            mkfifo(&docs);
+        } else {
+            std::fs::create_dir(&docs).unwrap();
+        }
+        let out = env.run(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{e}");
+        assert!(e.contains(&format!("is {what}")) && !e.contains("does not exist"), "{e}");
+    }
+}
