@@ -60,6 +60,18 @@ impl BackendKind {
     }
 }
 
+/// A host as given, safe to print: any `user:password@` in it is masked, so that a host the
+/// runner cannot use never echoes a credential.
+pub fn masked_host(h: &str) -> String {
+    match h.rfind('@') {
+        Some(at) => {
+            let start = h.find("://").map_or(0, |i| i + 3).min(at);
+            format!("{}***{}", &h[..start], &h[at..])
+        }
+        None => h.to_string(),
+    }
+}
+
 /// Where a race's backend is: its kind, hosts and client options, and the most clients it
 /// will hold at once (network clients need a file descriptor each).
 pub struct Target {

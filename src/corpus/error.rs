@@ -2,6 +2,10 @@
 
 use std::path::PathBuf;
 
+/// Blank lines in a row that a corpus may hold before it is refused: a compressed file of
+/// nothing but line breaks (kilobytes that inflate to gigabytes) must not cost minutes.
+pub const MAX_BLANK_LINES: u64 = 1_000_000;
+
 #[derive(Debug, thiserror::Error)]
 pub enum CorpusError {
     #[error("cannot open corpus file {path}: {source}")]
@@ -20,4 +24,6 @@ pub enum CorpusError {
     NotAction { path: PathBuf, line: u64 },
     #[error("{path}: the file ends after the action line of document {line}, without the document")]
     ActionWithoutDocument { path: PathBuf, line: u64 },
+    #[error("{path}: more than {MAX_BLANK_LINES} blank lines in a row after document {after} (a file of blank lines is no corpus)")]
+    Blank { path: PathBuf, after: u64 },
 }

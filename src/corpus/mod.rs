@@ -56,7 +56,7 @@ impl DocumentSet {
 mod error;
 mod framing;
 
-pub use error::CorpusError;
+pub use error::{CorpusError, MAX_BLANK_LINES};
 pub use framing::{parse_action_line, Action, ActionLines, BatchItem, Framing, Pair, Pairs, Verb};
 
 fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
@@ -128,6 +128,8 @@ pub struct CorpusReader {
     pending: Option<CorpusError>,
     /// [`CorpusReader::uniform_actions`], decided once.
     uniform: bool,
+    /// Blank lines read since the last document.
+    blank_run: u64,
 }
 
 impl CorpusReader {
@@ -138,7 +140,7 @@ impl CorpusReader {
                 File::open(path).map_err(|source| CorpusError::Open { path: path.clone(), source })?;
             }
         }
-        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0, framing: Framing::Documents, looped: false, read_this_pass: 0, whole_len: 0, line: String::new(), action: String::new(), pending: None, uniform: false })
+        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0, framing: Framing::Documents, looped: false, read_this_pass: 0, whole_len: 0, line: String::new(), action: String::new(), pending: None, uniform: false, blank_run: 0 })
     }
 
     /// Hands out bulk bodies (an action line before each document) instead of bare documents.
@@ -248,6 +250,10 @@ impl CorpusReader {
                         let line = buf[start..].trim();
                         if line.is_empty() {
                             buf.truncate(mark);
+                            self.blank_run += 1;
+                            if self.blank_run > MAX_BLANK_LINES {
+                                return Err(CorpusError::Blank { path: meta.describe(), after: file.docs_read });
+                            }
                             continue;
                         }
                         if !(line.starts_with('{') && line.ends_with('}')) {
@@ -300,6 +306,10 @@ impl CorpusReader {
                     }
                     let line = self.line.trim();
                     if line.is_empty() && !meta.with_actions {
+                        self.blank_run += 1;
+                        if self.blank_run > MAX_BLANK_LINES {
+                            return Err(CorpusError::Blank { path: meta.describe(), after: file.docs_read });
+                        }
                         continue;
                     }
                     if !(line.starts_with('{') && line.ends_with('}')) {
@@ -346,6 +356,7 @@ impl CorpusReader {
 
     /// Counts a whole document added to a batch that is now `len` bytes long.
     fn handed_out(&mut self, len: usize) {
+        self.blank_run = 0;
         if let Some(file) = self.current.as_mut() {
             file.docs_read += 1;
         }

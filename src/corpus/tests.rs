@@ -231,3 +231,19 @@ fn action_lines_from_files_must_be_one_action_with_string_names() {
         assert_eq!(parse_action_line(bad), None, "{bad}");
     }
 }
+
+#[test]
+fn a_file_of_blank_lines_is_refused_after_a_bounded_read() {
+    // 2,000,001 line breaks compress to a few hundred bytes; reading them all would be
+    // a file of nothing, and a bomb of them would cost minutes.
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = zstd::encode_all(&vec![b'\n'; 2_000_001][..], 19).unwrap();
+    assert!(bomb.len() < 4096, "{}", bomb.len());
+    let f = file(dir.path(), "blank.json.zst", &bomb);
+    let e = check_first(f).unwrap_err();
+    assert!(matches!(e, CorpusError::Blank { after: 0, .. }), "{e}");
+    assert!(e.to_string().contains("more than 1000000 blank lines in a row"), "{e}");
+    // A few blank lines between documents stay fine.
+    let ok = file(dir.path(), "ok.json", b"{\"a\":1}\n\n\n{\"a\":2}\n");
+    assert_eq!(count_documents(&[ok], None).unwrap(), 2);
+}

@@ -200,3 +200,14 @@ fn credentials_a_server_echoes_back_are_redacted_everywhere() {
     assert!(stderr.contains("AUTH failed") && stderr.contains("[redacted]"), "{stderr}");
     assert!(!stderr.contains("redis-pw-echoed-never-stored"), "{stderr}");
 }
+
+#[test]
+fn a_password_inside_target_hosts_is_refused_without_being_printed() {
+    let env = Env::new();
+    for (track, backend, host) in [("redis-kv", "redis", "redis://user:hosts-pw-never-printed@127.0.0.1:1"), ("geonames", "elasticsearch", "http://user:hosts-pw-never-printed@[bad")] {
+        let out = env.run(&["race", "--track", track, "--test-mode", "--backend", backend, "--target-hosts", host]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{backend}: {stderr}");
+        assert!(stderr.contains("***@") && !stderr.contains("hosts-pw-never-printed"), "{backend}: {stderr}");
+    }
+}

@@ -37,9 +37,10 @@ pub struct Settings {
 
 fn parse_host(h: &str) -> Result<Url, String> {
     let with_scheme = if h.contains("://") { h.to_string() } else { format!("http://{h}") };
-    let mut url = Url::parse(&with_scheme).map_err(|e| format!("--target-hosts: `{h}` is not a URL such as http://127.0.0.1:9200 ({e})"))?;
+    let shown = super::masked_host(h);
+    let mut url = Url::parse(&with_scheme).map_err(|e| format!("--target-hosts: `{shown}` is not a URL such as http://127.0.0.1:9200 ({e})"))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!("--target-hosts: `{h}` must be http:// or https://"));
+        return Err(format!("--target-hosts: `{shown}` must be http:// or https://"));
     }
     if url.query().is_some() || !url.username().is_empty() || url.password().is_some() {
         return Err(format!("--target-hosts: `{}` must not carry credentials or a query; credentials come from RUNNER_ES_USERNAME/RUNNER_ES_PASSWORD or RUNNER_ES_API_KEY", url.host_str().unwrap_or(h)));
@@ -405,6 +406,19 @@ mod tests {
         assert!(parse_host("http://elastic:secret@h:9200").unwrap_err().contains("RUNNER_ES_USERNAME"));
         assert!(!parse_host("http://elastic:secret@h:9200").unwrap_err().contains("secret"));
         assert!(parse_host("ftp://h").is_err());
+        // Unparsable, with a password in it: the message shows the host, never the password.
+        for bad in ["http://elastic:s3cret@[bad", "ftp://u:s3cret@h", "u:s3cret@h:notaport"] {
+            let e = parse_host(bad).unwrap_err();
+            assert!(!e.contains("s3cret") && e.contains("***@"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn masked_hosts_hide_user_info_only() {
+        use crate::backend::masked_host;
+        assert_eq!(masked_host("redis://user:pw@h:6379"), "redis://***@h:6379");
+        assert_eq!(masked_host("user:pw@h"), "***@h");
+        assert_eq!(masked_host("h:9200"), "h:9200");
     }
 
     #[test]

@@ -53,6 +53,12 @@ impl Settings {
             None => None,
         };
         let hosts = if hosts.is_empty() { vec![DEFAULT_HOST.to_string()] } else { hosts };
+        if let Some(h) = hosts.iter().find(|h| h.contains('@')) {
+            return Err(format!(
+                "--target-hosts: `{}` must not carry credentials; they come from RUNNER_REDIS_USERNAME and RUNNER_REDIS_PASSWORD (the environment or the credentials file)",
+                super::masked_host(h)
+            ));
+        }
         let any_rediss = hosts.iter().any(|h| h.starts_with("rediss://"));
         let hosts: Vec<String> = hosts.iter().map(|h| h.trim_start_matches("rediss://").trim_start_matches("redis://").trim_end_matches('/').to_string()).collect();
         let tls_on = options.bool("tls")?.unwrap_or(any_rediss);
