@@ -26,6 +26,9 @@ pub enum RaceError {
     /// The track asks for something this backend cannot do; found before the race starts.
     #[error("{0}")]
     Unsupported(String),
+    /// Stopped by a signal before the race started: nothing was measured or stored.
+    #[error("interrupted while checking the backend, before the race started")]
+    Interrupted,
 }
 
 pub struct RaceOutcome {
@@ -155,11 +158,13 @@ pub async fn run(track: Arc<Track>, opts: &RaceRequest, cancel: CancellationToke
     let plan = opts.track.plan(&track)?;
     check_supported(opts.backend, &plan)?;
     let target = crate::backend::Target { kind: opts.backend, hosts: opts.target_hosts.clone(), options: opts.client_options.clone(), max_clients: max_clients(&plan) };
+    let checking = cancel.clone();
     let race = RaceWith { track: &track, plan: &plan, opts, cancel };
     let redactor = opts.client_options.credentials.redactor();
-    crate::backend::open(target, race).await.map_err(|e| match e {
+    crate::backend::open(target, &checking, race).await.map_err(|e| match e {
         OpenError::Settings(m) => RaceError::Unsupported(redactor.redact(&m)),
         OpenError::Unreachable(m) => RaceError::Backend(redactor.redact(&m)),
+        OpenError::Interrupted => RaceError::Interrupted,
     })?
 }
 

@@ -90,6 +90,9 @@ pub enum OpenError {
     /// The backend did not answer, or not as expected; or the machine's limits stop it.
     #[error("{0}")]
     Unreachable(String),
+    /// Ctrl-C or SIGTERM while checking the backend, before anything was measured.
+    #[error("interrupted while checking the backend, before the race started")]
+    Interrupted,
 }
 
 /// What to do with a backend once it is open. The driver is generic over [`Backend`], so
@@ -99,20 +102,27 @@ pub trait WithBackend {
     fn run<B: Backend>(self, backend: Arc<B>) -> impl Future<Output = Self::Output>;
 }
 
-/// Opens the backend `target` names (checking a network one answers) and runs `with` on it.
-pub async fn open<W: WithBackend>(target: Target, with: W) -> Result<W::Output, OpenError> {
+/// Opens the backend `target` names (checking a network one answers, which `cancel` cuts
+/// short) and runs `with` on it.
+pub async fn open<W: WithBackend>(target: Target, cancel: &tokio_util::sync::CancellationToken, with: W) -> Result<W::Output, OpenError> {
+    async fn checked<B>(check: impl Future<Output = Result<B, OpError>>, cancel: &tokio_util::sync::CancellationToken) -> Result<B, OpenError> {
+        tokio::select! {
+            r = check => r.map_err(|e| OpenError::Unreachable(e.message)),
+            _ = cancel.cancelled() => Err(OpenError::Interrupted),
+        }
+    }
     match target.kind {
         BackendKind::Embedded => Ok(with.run(Arc::new(embedded::EmbeddedBackend::new())).await),
         BackendKind::Redis => {
             ensure_open_files(target.max_clients)?;
             let settings = redis::Settings::new(target.hosts, target.options).map_err(OpenError::Settings)?;
-            let backend = redis::RedisBackend::connect_checked(settings).await.map_err(|e| OpenError::Unreachable(e.message))?;
+            let backend = checked(redis::RedisBackend::connect_checked(settings), cancel).await?;
             Ok(with.run(Arc::new(backend)).await)
         }
         BackendKind::Elasticsearch => {
             ensure_open_files(target.max_clients)?;
             let settings = elasticsearch::Settings::new(target.hosts, target.options).map_err(OpenError::Settings)?;
-            let backend = elasticsearch::ElasticsearchBackend::connect_checked(settings).await.map_err(|e| OpenError::Unreachable(e.message))?;
+            let backend = checked(elasticsearch::ElasticsearchBackend::connect_checked(settings), cancel).await?;
             Ok(with.run(Arc::new(backend)).await)
         }
     }

@@ -39,6 +39,7 @@ impl CliError {
             CliError::Track(_) | CliError::Store(_) | CliError::Usage(_) => EXIT_BAD_INPUT,
             CliError::Race(RaceError::Track(_) | RaceError::Unsupported(_)) => EXIT_BAD_INPUT,
             CliError::Race(RaceError::Store(_) | RaceError::Backend(_)) => 1,
+            CliError::Race(RaceError::Interrupted) => EXIT_INTERRUPTED,
         }
     }
 }

@@ -117,3 +117,25 @@ fn sigkill_leaves_completed_trials_readable_and_marked_incomplete() {
     let listed = env.ok(&["list", "races"]);
     assert!(listed.contains("incomplete"), "{listed}");
 }
+
+#[test]
+fn ctrl_c_during_the_connection_check_stops_at_once() {
+    // A cluster that accepts and never answers: the check would wait for its 60 s timeout.
+    let port = fault_listener(|stream, _| {
+        let mut buf = [0u8; 4096];
+        let mut stream = &stream;
+        while std::io::Read::read(&mut stream, &mut buf).is_ok_and(|n| n > 0) {}
+    });
+    let env = Env::new();
+    let host = format!("http://127.0.0.1:{port}");
+    let child = env.command(&["race", "--track", "geonames", "--test-mode", "--quiet", "--backend", "elasticsearch", "--target-hosts", &host, "--client-options", "timeout:60"]).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let sent = Instant::now();
+    signal(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    assert!(sent.elapsed() < Duration::from_secs(3), "took {:?}", sent.elapsed());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted while checking the backend"), "{stderr}");
+    assert!(env.race_dirs().is_empty(), "nothing was measured, nothing is stored");
+}
