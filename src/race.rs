@@ -41,7 +41,13 @@ impl RaceOutcome {
     /// half-way, a reset that failed) is not a finished measurement, whatever `--on-error`
     /// says about operation errors.
     pub fn ended(&self) -> RaceEnd {
-        let failed_trial = self.stored.0.tasks.iter().flat_map(|t| &t.trials).any(|t| t.failure.is_some());
+        let failed_trial = self
+            .stored
+            .0
+            .tasks
+            .iter()
+            .flat_map(|t| &t.trials)
+            .any(|t| t.failure.is_some());
         match self.stored.0.status {
             RaceStatus::Completed if failed_trial => RaceEnd::Failed,
             RaceStatus::Completed => RaceEnd::Completed,
@@ -63,7 +69,9 @@ pub enum RaceEnd {
 
 /// A race still marked running whose process is gone was killed: say so.
 pub fn effective_status(r: &RaceRecord) -> RaceStatus {
-    let alive = r.pid.is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
+    let alive = r
+        .pid
+        .is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
     match r.status {
         RaceStatus::Running if !alive => RaceStatus::Incomplete,
         other => other,
@@ -75,7 +83,10 @@ fn max_clients(plan: &Plan) -> u64 {
     plan.steps
         .iter()
         .map(|s| match s {
-            plan::Step::Run { leaves } | plan::Step::Reset { operations: leaves, .. } => leaves.iter().map(|l| l.clients).sum(),
+            plan::Step::Run { leaves }
+            | plan::Step::Reset {
+                operations: leaves, ..
+            } => leaves.iter().map(|l| l.clients).sum(),
         })
         .max()
         .unwrap_or(1)
@@ -111,7 +122,11 @@ fn trial_record(run: &TrialRun, redactor: &Redactor) -> TrialRecord {
         wall_seconds: run.wall.as_secs_f64(),
         interrupted: run.interrupted,
         failure: run.failure.as_deref().map(|f| redactor.redact(f)),
-        throughput: if m.throughput().is_finite() { m.throughput() } else { 0.0 },
+        throughput: if m.throughput().is_finite() {
+            m.throughput()
+        } else {
+            0.0
+        },
         measured_seconds: m.measured_window.as_secs_f64(),
         operations: c.operations,
         warmup_operations: c.warmup_operations,
@@ -123,7 +138,11 @@ fn trial_record(run: &TrialRun, redactor: &Redactor) -> TrialRecord {
         error_rate: crate::metrics::error_rate(c.successes, errors),
         units: c.units,
         requests: c.requests,
-        requests_per_second: if m.measured_window.is_zero() { 0.0 } else { c.requests as f64 / m.measured_window.as_secs_f64() },
+        requests_per_second: if m.measured_window.is_zero() {
+            0.0
+        } else {
+            c.requests as f64 / m.measured_window.as_secs_f64()
+        },
         hits: c.hits,
         service_time_ms: Percentiles::from_histogram(&m.service, m.service_mean_ms),
         latency_ms: Percentiles::from_histogram(&m.latency, m.latency_mean_ms),
@@ -133,39 +152,76 @@ fn trial_record(run: &TrialRun, redactor: &Redactor) -> TrialRecord {
 }
 
 fn part_histograms(m: &crate::metrics::TrialMetrics) -> BTreeMap<String, PartHistograms> {
-    let Some(parts) = &m.parts else { return BTreeMap::new() };
+    let Some(parts) = &m.parts else {
+        return BTreeMap::new();
+    };
     parts
         .used()
-        .filter_map(|(label, _, times)| times.map(|t| (label.to_string(), PartHistograms { service_time_us: encode_histogram(&t.service), latency_us: encode_histogram(&t.latency) })))
-        .collect()
-}
-
-fn part_records(m: &crate::metrics::TrialMetrics) -> BTreeMap<String, PartRecord> {
-    let Some(parts) = &m.parts else { return BTreeMap::new() };
-    parts
-        .used()
-        .map(|(label, requests, times)| {
-            (label.to_string(), PartRecord {
-                requests,
-                service_time_ms: times.map(|t| Percentiles::from_histogram(&t.service, t.means_ms().map(|m| m.0))),
-                latency_ms: times.map(|t| Percentiles::from_histogram(&t.latency, t.means_ms().map(|m| m.1))),
+        .filter_map(|(label, _, times)| {
+            times.map(|t| {
+                (
+                    label.to_string(),
+                    PartHistograms {
+                        service_time_us: encode_histogram(&t.service),
+                        latency_us: encode_histogram(&t.latency),
+                    },
+                )
             })
         })
         .collect()
 }
 
-pub async fn run(track: Arc<Track>, opts: &RaceRequest, cancel: CancellationToken) -> Result<RaceOutcome, RaceError> {
+fn part_records(m: &crate::metrics::TrialMetrics) -> BTreeMap<String, PartRecord> {
+    let Some(parts) = &m.parts else {
+        return BTreeMap::new();
+    };
+    parts
+        .used()
+        .map(|(label, requests, times)| {
+            (
+                label.to_string(),
+                PartRecord {
+                    requests,
+                    service_time_ms: times.map(|t| {
+                        Percentiles::from_histogram(&t.service, t.means_ms().map(|m| m.0))
+                    }),
+                    latency_ms: times.map(|t| {
+                        Percentiles::from_histogram(&t.latency, t.means_ms().map(|m| m.1))
+                    }),
+                },
+            )
+        })
+        .collect()
+}
+
+pub async fn run(
+    track: Arc<Track>,
+    opts: &RaceRequest,
+    cancel: CancellationToken,
+) -> Result<RaceOutcome, RaceError> {
     let plan = opts.track.plan(&track)?;
     check_supported(opts.backend, &plan)?;
-    let target = crate::backend::Target { kind: opts.backend, hosts: opts.target_hosts.clone(), options: opts.client_options.clone(), max_clients: max_clients(&plan) };
+    let target = crate::backend::Target {
+        kind: opts.backend,
+        hosts: opts.target_hosts.clone(),
+        options: opts.client_options.clone(),
+        max_clients: max_clients(&plan),
+    };
     let checking = cancel.clone();
-    let race = RaceWith { track: &track, plan: &plan, opts, cancel };
+    let race = RaceWith {
+        track: &track,
+        plan: &plan,
+        opts,
+        cancel,
+    };
     let redactor = opts.client_options.credentials.redactor();
-    crate::backend::open(target, &checking, race).await.map_err(|e| match e {
-        OpenError::Settings(m) => RaceError::Unsupported(redactor.redact(&m)),
-        OpenError::Unreachable(m) => RaceError::Backend(redactor.redact(&m)),
-        OpenError::Interrupted => RaceError::Interrupted,
-    })?
+    crate::backend::open(target, &checking, race)
+        .await
+        .map_err(|e| match e {
+            OpenError::Settings(m) => RaceError::Unsupported(redactor.redact(&m)),
+            OpenError::Unreachable(m) => RaceError::Backend(redactor.redact(&m)),
+            OpenError::Interrupted => RaceError::Interrupted,
+        })?
 }
 
 /// The race, handed to whichever backend opens.
@@ -187,17 +243,32 @@ impl WithBackend for RaceWith<'_> {
 /// Operations the backend cannot run fail here, before anything is measured, not in every trial.
 fn check_supported(kind: BackendKind, plan: &Plan) -> Result<(), RaceError> {
     for step in &plan.steps {
-        let (plan::Step::Run { leaves } | plan::Step::Reset { operations: leaves, .. }) = step;
+        let (plan::Step::Run { leaves }
+        | plan::Step::Reset {
+            operations: leaves, ..
+        }) = step;
         for leaf in leaves {
             kind.check(&leaf.spec).map_err(|why| {
-                RaceError::Unsupported(format!("operation `{}` ({}) of task `{}` cannot run on --backend {}: {why}", leaf.operation.name, leaf.op_type.name, leaf.task, kind.as_str()))
+                RaceError::Unsupported(format!(
+                    "operation `{}` ({}) of task `{}` cannot run on --backend {}: {why}",
+                    leaf.operation.name,
+                    leaf.op_type.name,
+                    leaf.task,
+                    kind.as_str()
+                ))
             })?;
         }
     }
     Ok(())
 }
 
-async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts: &RaceRequest, cancel: CancellationToken) -> Result<RaceOutcome, RaceError> {
+async fn run_with<B: Backend>(
+    backend: Arc<B>,
+    track: &Track,
+    plan: &Plan,
+    opts: &RaceRequest,
+    cancel: CancellationToken,
+) -> Result<RaceOutcome, RaceError> {
     let store = RaceStore::new(&opts.home);
     let mut record = RaceRecord {
         format: FORMAT_VERSION,
@@ -220,16 +291,32 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
         tasks: plan
             .results
             .iter()
-            .map(|slot| TaskRecord { slot: slot.clone(), trials: Vec::new() })
+            .map(|slot| TaskRecord {
+                slot: slot.clone(),
+                trials: Vec::new(),
+            })
             .collect(),
     };
-    let mut histograms = HistogramFile { format: FORMAT_VERSION, trials: Vec::new() };
+    let mut histograms = HistogramFile {
+        format: FORMAT_VERSION,
+        trials: Vec::new(),
+    };
     store.save(&record, &histograms)?;
     if !opts.quiet {
-        eprintln!("race {} · track {} · challenge {} · backend {}", record.race_id, record.track, record.challenge, record.backend.kind);
+        eprintln!(
+            "race {} · track {} · challenge {} · backend {}",
+            record.race_id, record.track, record.challenge, record.backend.kind
+        );
     }
 
-    let driver = Driver::new(backend, DriverOptions { on_error: opts.on_error, progress: opts.progress }, cancel);
+    let driver = Driver::new(
+        backend,
+        DriverOptions {
+            on_error: opts.on_error,
+            progress: opts.progress,
+        },
+        cancel,
+    );
     let mut store_error: Option<StoreError> = None;
     let quiet = opts.quiet;
     let redactor = &opts.client_options.credentials.redactor();
@@ -247,13 +334,29 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
                     (None, true) => "interrupted".into(),
                     (None, false) => format!(
                         "{} {} · service p50 {:.3} ms p99 {:.3} ms · {} errors",
-                        format_number(tr.throughput), task.slot.throughput_unit, tr.service_time_ms.p50, tr.service_time_ms.p99, tr.errors
+                        format_number(tr.throughput),
+                        task.slot.throughput_unit,
+                        tr.service_time_ms.p50,
+                        tr.service_time_ms.p99,
+                        tr.errors
                     ),
                 };
                 if run.warmup {
-                    eprintln!("  {} [{}] warmup trial {}/{}: {status} (not recorded)", task.slot.task, task.sweep_label(), run.trial + 1, task.slot.warmup_trials);
+                    eprintln!(
+                        "  {} [{}] warmup trial {}/{}: {status} (not recorded)",
+                        task.slot.task,
+                        task.sweep_label(),
+                        run.trial + 1,
+                        task.slot.warmup_trials
+                    );
                 } else {
-                    eprintln!("  {} [{}] trial {}/{}: {status}", task.slot.task, task.sweep_label(), run.trial + 1, task.slot.planned_trials);
+                    eprintln!(
+                        "  {} [{}] trial {}/{}: {status}",
+                        task.slot.task,
+                        task.sweep_label(),
+                        run.trial + 1,
+                        task.slot.planned_trials
+                    );
                 }
             }
             if run.warmup {
@@ -277,7 +380,10 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
     record.finished_at = Some(Timestamp::now_seconds());
     (record.status, record.stop_reason) = match stop {
         Stop::Completed => (RaceStatus::Completed, None),
-        Stop::Interrupted => (RaceStatus::Interrupted, Some("interrupted by a signal (Ctrl-C or SIGTERM)".into())),
+        Stop::Interrupted => (
+            RaceStatus::Interrupted,
+            Some("interrupted by a signal (Ctrl-C or SIGTERM)".into()),
+        ),
         Stop::Aborted(why) => (RaceStatus::Aborted, Some(redactor.redact(&why))),
     };
     if let Some(reason) = &record.stop_reason {
@@ -288,5 +394,8 @@ async fn run_with<B: Backend>(backend: Arc<B>, track: &Track, plan: &Plan, opts:
         return Err(e.into());
     }
     let dir = store.race_dir(&record.race_id);
-    Ok(RaceOutcome { stored: (record, histograms), dir })
+    Ok(RaceOutcome {
+        stored: (record, histograms),
+        dir,
+    })
 }

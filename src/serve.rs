@@ -38,10 +38,17 @@ struct Server {
 
 /// Binds, then calls `on_bound` with the real address (port 0 picks one) and serves until
 /// `cancel`.
-pub async fn serve(opts: ServeOptions, cancel: CancellationToken, on_bound: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
+pub async fn serve(
+    opts: ServeOptions,
+    cancel: CancellationToken,
+    on_bound: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
     let listener = TcpListener::bind(opts.addr).await?;
     on_bound(listener.local_addr()?);
-    let server = Arc::new(Server { engine: EmbeddedBackend::new(), stub: opts.stub });
+    let server = Arc::new(Server {
+        engine: EmbeddedBackend::new(),
+        stub: opts.stub,
+    });
     let tls = opts.tls.map(tokio_rustls::TlsAcceptor::from);
     loop {
         let (stream, _) = tokio::select! {
@@ -65,12 +72,16 @@ pub async fn serve(opts: ServeOptions, cancel: CancellationToken, on_bound: impl
             http.keep_alive(true);
             match tls {
                 None => {
-                    let _ = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service).await;
+                    let _ = http
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
                 }
                 // A failed handshake only ends that connection; the client reports it.
                 Some(acceptor) => {
                     if let Ok(stream) = acceptor.accept(stream).await {
-                        let _ = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service).await;
+                        let _ = http
+                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                            .await;
                     }
                 }
             }
@@ -80,11 +91,15 @@ pub async fn serve(opts: ServeOptions, cancel: CancellationToken, on_bound: impl
 
 fn respond(status: u16, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(body.into()));
-    *r.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    *r.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
     let headers = r.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     // Elasticsearch clients since 7.14 refuse a server without this header.
-    headers.insert("x-elastic-product", HeaderValue::from_static("Elasticsearch"));
+    headers.insert(
+        "x-elastic-product",
+        HeaderValue::from_static("Elasticsearch"),
+    );
     r
 }
 
@@ -93,22 +108,48 @@ fn error(status: u16, kind: &str, reason: &str) -> Response<Full<Bytes>> {
     respond(status, body.to_string())
 }
 
-async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn handle(
+    server: Arc<Server>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let (parts, body) = req.into_parts();
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => {
-            return Ok(if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
-                error(413, "content_too_long_exception", &format!("request body larger than {MAX_BODY} bytes"))
-            } else {
-                error(400, "parse_exception", &format!("cannot read the request body: {e}"))
-            })
+            return Ok(
+                if e.downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some()
+                {
+                    error(
+                        413,
+                        "content_too_long_exception",
+                        &format!("request body larger than {MAX_BODY} bytes"),
+                    )
+                } else {
+                    error(
+                        400,
+                        "parse_exception",
+                        &format!("cannot read the request body: {e}"),
+                    )
+                },
+            )
         }
     };
-    let body = if parts.headers.get(CONTENT_ENCODING).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip")) {
+    let body = if parts
+        .headers
+        .get(CONTENT_ENCODING)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"))
+    {
         let mut out = Vec::with_capacity(body.len() * 4);
-        if let Err(e) = flate2::read::GzDecoder::new(&body[..]).take(MAX_BODY as u64 + 1).read_to_end(&mut out) {
-            return Ok(error(400, "parse_exception", &format!("the gzip request body does not decompress: {e}")));
+        if let Err(e) = flate2::read::GzDecoder::new(&body[..])
+            .take(MAX_BODY as u64 + 1)
+            .read_to_end(&mut out)
+        {
+            return Ok(error(
+                400,
+                "parse_exception",
+                &format!("the gzip request body does not decompress: {e}"),
+            ));
         }
         Bytes::from(out)
     } else {
@@ -123,9 +164,15 @@ async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Result<Response<
             return Ok(respond(200, Bytes::from_static(STUB_BULK)));
         }
     }
-    let request = RestRequest { method: parts.method.as_str(), path, query: parts.uri.query().unwrap_or(""), body: &body };
+    let request = RestRequest {
+        method: parts.method.as_str(),
+        path,
+        query: parts.uri.query().unwrap_or(""),
+        body: &body,
+    };
     // The engine's work is synchronous CPU work: keep the other connections' threads free.
-    let RestResponse { status, body } = tokio::task::block_in_place(|| server.engine.rest(&request));
+    let RestResponse { status, body } =
+        tokio::task::block_in_place(|| server.engine.rest(&request));
     let mut response = respond(status, body);
     if parts.method == hyper::Method::HEAD {
         *response.body_mut() = Full::new(Bytes::new());

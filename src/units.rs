@@ -26,7 +26,9 @@ impl OpsPerSec {
 
     /// The time between two operations at this rate.
     pub fn interval(self) -> Duration {
-        Duration::try_from_secs_f64(1.0 / self.0).unwrap_or(MAX_DURATION).min(MAX_DURATION)
+        Duration::try_from_secs_f64(1.0 / self.0)
+            .unwrap_or(MAX_DURATION)
+            .min(MAX_DURATION)
     }
 }
 
@@ -37,11 +39,18 @@ pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
 /// Seconds as a duration, checked: finite, not negative, at most [`MAX_DURATION`].
 pub fn duration_from_secs(secs: f64) -> Result<Duration, String> {
     if !secs.is_finite() || secs < 0.0 {
-        return Err(format!("{} s is not a duration (a number of seconds, 0 or more)", short_number(secs)));
+        return Err(format!(
+            "{} s is not a duration (a number of seconds, 0 or more)",
+            short_number(secs)
+        ));
     }
     match Duration::try_from_secs_f64(secs) {
         Ok(d) if d <= MAX_DURATION => Ok(d),
-        _ => Err(format!("{} s is longer than the longest duration allowed ({} days)", short_number(secs), MAX_DURATION.as_secs() / 86_400)),
+        _ => Err(format!(
+            "{} s is longer than the longest duration allowed ({} days)",
+            short_number(secs),
+            MAX_DURATION.as_secs() / 86_400
+        )),
     }
 }
 
@@ -119,13 +128,19 @@ impl Timestamp {
     /// Now, to the second.
     pub fn now_seconds() -> Timestamp {
         use chrono::SubsecRound;
-        Timestamp { at: chrono::Utc::now().trunc_subsecs(0), precision: chrono::SecondsFormat::Secs }
+        Timestamp {
+            at: chrono::Utc::now().trunc_subsecs(0),
+            precision: chrono::SecondsFormat::Secs,
+        }
     }
 
     /// `at`, to the millisecond.
     pub fn millis(at: chrono::DateTime<chrono::Utc>) -> Timestamp {
         use chrono::SubsecRound;
-        Timestamp { at: at.trunc_subsecs(3), precision: chrono::SecondsFormat::Millis }
+        Timestamp {
+            at: at.trunc_subsecs(3),
+            precision: chrono::SecondsFormat::Millis,
+        }
     }
 }
 
@@ -144,10 +159,19 @@ impl Serialize for Timestamp {
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = std::borrow::Cow::<str>::deserialize(d)?;
-        let at = chrono::DateTime::parse_from_rfc3339(&text).map_err(|e| serde::de::Error::custom(format!("`{text}` is not an RFC 3339 time: {e}")))?;
+        let at = chrono::DateTime::parse_from_rfc3339(&text).map_err(|e| {
+            serde::de::Error::custom(format!("`{text}` is not an RFC 3339 time: {e}"))
+        })?;
         // Written back as it was read: with sub-second digits if it had them.
-        let precision = if text.contains('.') { chrono::SecondsFormat::Millis } else { chrono::SecondsFormat::Secs };
-        Ok(Timestamp { at: at.with_timezone(&chrono::Utc), precision })
+        let precision = if text.contains('.') {
+            chrono::SecondsFormat::Millis
+        } else {
+            chrono::SecondsFormat::Secs
+        };
+        Ok(Timestamp {
+            at: at.with_timezone(&chrono::Utc),
+            precision,
+        })
     }
 }
 
@@ -217,7 +241,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" | "sec" => value,
         "m" | "min" => value * 60.0,
         "h" => value * 3600.0,
-        _ => return Err(format!("`{text}` has an unknown time unit `{unit}` (use ns, us, ms, s, m or h)")),
+        _ => {
+            return Err(format!(
+                "`{text}` has an unknown time unit `{unit}` (use ns, us, ms, s, m or h)"
+            ))
+        }
     };
     if !secs.is_finite() || secs < 0.0 {
         return Err(format!("`{text}` must be a non-negative duration"));
@@ -232,13 +260,20 @@ pub fn parse_bytes(text: &str) -> Result<Bytes, String> {
         Some(i) => (&t[..i], t[i..].trim().to_string()),
         None => (t.as_str(), "b".to_string()),
     };
-    let value: f64 = num.trim().parse().map_err(|_| format!("`{text}` is not a byte size (examples: 5mb, 512kb)"))?;
+    let value: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a byte size (examples: 5mb, 512kb)"))?;
     let factor = match unit.as_str() {
         "b" => 1.0,
         "kb" | "k" | "kib" => 1024.0,
         "mb" | "m" | "mib" => 1024.0 * 1024.0,
         "gb" | "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(format!("`{text}` has an unknown size unit `{unit}` (use b, kb, mb or gb)")),
+        _ => {
+            return Err(format!(
+                "`{text}` has an unknown size unit `{unit}` (use b, kb, mb or gb)"
+            ))
+        }
     };
     let bytes = value * factor;
     if !bytes.is_finite() || bytes < 1.0 {
@@ -278,34 +313,65 @@ mod tests {
 
     #[test]
     fn numbers_that_become_times_or_counts_are_bounded() {
-        assert_eq!(duration_from_secs(1.5).unwrap(), Duration::from_millis(1500));
-        for bad in [-1.0, f64::NAN, f64::INFINITY, 1e19, MAX_DURATION.as_secs_f64() + 1.0] {
+        assert_eq!(
+            duration_from_secs(1.5).unwrap(),
+            Duration::from_millis(1500)
+        );
+        for bad in [
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            1e19,
+            MAX_DURATION.as_secs_f64() + 1.0,
+        ] {
             assert!(duration_from_secs(bad).is_err(), "{bad}");
         }
-        assert!(duration_from_secs(1e19).unwrap_err().contains("1e19 s is longer"), "{}", duration_from_secs(1e19).unwrap_err());
+        assert!(
+            duration_from_secs(1e19)
+                .unwrap_err()
+                .contains("1e19 s is longer"),
+            "{}",
+            duration_from_secs(1e19).unwrap_err()
+        );
         assert!(parse_duration("1e19s").is_err());
         assert!(OpsPerSec::new(1e-300).unwrap_err().contains("1e-300 ops/s"));
         for bad in [0.0, -5.0, f64::NAN, 2e9] {
             assert!(OpsPerSec::new(bad).is_err(), "{bad}");
         }
-        assert_eq!(OpsPerSec::new(100.0).unwrap().interval(), Duration::from_millis(10));
+        assert_eq!(
+            OpsPerSec::new(100.0).unwrap().interval(),
+            Duration::from_millis(10)
+        );
         use serde_json::json;
         assert_eq!(whole_number(&json!(1e3), 10_000), Ok(1000));
         assert_eq!(whole_number(&json!(2.0), 10), Ok(2));
         for bad in [json!(2.5), json!(1e30), json!(-1), json!("3")] {
             assert!(whole_number(&bad, u64::MAX).is_err(), "{bad}");
         }
-        assert!(whole_number(&json!(11), 10).unwrap_err().contains("more than the 10 allowed"));
+        assert!(whole_number(&json!(11), 10)
+            .unwrap_err()
+            .contains("more than the 10 allowed"));
     }
 
     #[test]
     fn timestamps_read_and_write_as_stored() {
-        for text in ["\"2026-12-05T04:07:16Z\"", "\"2026-12-05T04:07:16.000Z\"", "\"2026-12-05T04:07:16.250Z\""] {
+        for text in [
+            "\"2026-12-05T04:07:16Z\"",
+            "\"2026-12-05T04:07:16.000Z\"",
+            "\"2026-12-05T04:07:16.250Z\"",
+        ] {
             let t: Timestamp = serde_json::from_str(text).unwrap();
             assert_eq!(serde_json::to_string(&t).unwrap(), text);
         }
-        assert!(serde_json::from_str::<Timestamp>("\"yesterday\"").unwrap_err().to_string().contains("RFC 3339"));
-        assert_eq!(format!("{:<22}|", Timestamp::now_seconds()).len(), 23, "padded in listings");
+        assert!(serde_json::from_str::<Timestamp>("\"yesterday\"")
+            .unwrap_err()
+            .to_string()
+            .contains("RFC 3339"));
+        assert_eq!(
+            format!("{:<22}|", Timestamp::now_seconds()).len(),
+            23,
+            "padded in listings"
+        );
     }
 
     #[test]

@@ -7,7 +7,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The names a credentials file may hold.
-pub const NAMES: [&str; 5] = ["RUNNER_ES_USERNAME", "RUNNER_ES_PASSWORD", "RUNNER_ES_API_KEY", "RUNNER_REDIS_USERNAME", "RUNNER_REDIS_PASSWORD"];
+pub const NAMES: [&str; 5] = [
+    "RUNNER_ES_USERNAME",
+    "RUNNER_ES_PASSWORD",
+    "RUNNER_ES_API_KEY",
+    "RUNNER_REDIS_USERNAME",
+    "RUNNER_REDIS_PASSWORD",
+];
 
 #[derive(Clone, Default)]
 pub struct Credentials {
@@ -16,14 +22,18 @@ pub struct Credentials {
 
 impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credentials").field("from_file", &self.from_file.keys().collect::<Vec<_>>()).finish()
+        f.debug_struct("Credentials")
+            .field("from_file", &self.from_file.keys().collect::<Vec<_>>())
+            .finish()
     }
 }
 
 impl Credentials {
     /// The file `$RUNNER_CREDENTIALS_FILE` names, else `home/credentials.yaml`.
     pub fn default_file(home: &Path) -> PathBuf {
-        std::env::var_os("RUNNER_CREDENTIALS_FILE").map(PathBuf::from).unwrap_or_else(|| home.join("credentials.yaml"))
+        std::env::var_os("RUNNER_CREDENTIALS_FILE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join("credentials.yaml"))
     }
 
     /// Reads the file; none is no credentials. Refuses a file others can read, and unknown
@@ -31,24 +41,52 @@ impl Credentials {
     pub fn load(file: &Path) -> Result<Credentials, String> {
         let text = match std::fs::read_to_string(file) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && std::env::var_os("RUNNER_CREDENTIALS_FILE").is_none() => return Ok(Credentials::default()),
-            Err(e) => return Err(format!("cannot read the credentials file {}: {e}", file.display())),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && std::env::var_os("RUNNER_CREDENTIALS_FILE").is_none() =>
+            {
+                return Ok(Credentials::default())
+            }
+            Err(e) => {
+                return Err(format!(
+                    "cannot read the credentials file {}: {e}",
+                    file.display()
+                ))
+            }
         };
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(file).map(|m| m.permissions().mode()).unwrap_or(0);
+        let mode = std::fs::metadata(file)
+            .map(|m| m.permissions().mode())
+            .unwrap_or(0);
         if mode & 0o077 != 0 {
-            return Err(format!("the credentials file {} can be read by others (mode {:o}); run `chmod 600 {}`", file.display(), mode & 0o777, file.display()));
+            return Err(format!(
+                "the credentials file {} can be read by others (mode {:o}); run `chmod 600 {}`",
+                file.display(),
+                mode & 0o777,
+                file.display()
+            ));
         }
-        let parsed: BTreeMap<String, serde_yaml::Value> = serde_yaml::from_str(&text).map_err(|e| {
-            // The parser's message may quote the text; say where only.
-            let at = e.location().map(|l| format!(":{}:{}", l.line(), l.column())).unwrap_or_default();
-            format!("{}{at}: the credentials file is not a YAML mapping of NAME: value", file.display())
-        })?;
+        let parsed: BTreeMap<String, serde_yaml::Value> =
+            serde_yaml::from_str(&text).map_err(|e| {
+                // The parser's message may quote the text; say where only.
+                let at = e
+                    .location()
+                    .map(|l| format!(":{}:{}", l.line(), l.column()))
+                    .unwrap_or_default();
+                format!(
+                    "{}{at}: the credentials file is not a YAML mapping of NAME: value",
+                    file.display()
+                )
+            })?;
         let mut from_file = BTreeMap::new();
         for (name, value) in parsed {
             if !NAMES.contains(&name.as_str()) {
                 let hint = crate::track::did_you_mean(&name, NAMES);
-                return Err(format!("{}: unknown name `{name}`{hint}; the file may hold {}", file.display(), NAMES.join(", ")));
+                return Err(format!(
+                    "{}: unknown name `{name}`{hint}; the file may hold {}",
+                    file.display(),
+                    NAMES.join(", ")
+                ));
             }
             let value = match value {
                 serde_yaml::Value::String(s) => s,
@@ -62,7 +100,10 @@ impl Credentials {
 
     /// The environment variable `name` if set and not empty, else the file's value.
     pub fn get(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok().filter(|v| !v.is_empty()).or_else(|| self.from_file.get(name).cloned().filter(|v| !v.is_empty()))
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .or_else(|| self.from_file.get(name).cloned().filter(|v| !v.is_empty()))
     }
 
     /// What must never be stored or printed: every password and API key, and the forms a
@@ -78,7 +119,10 @@ impl Credentials {
                 secrets.push(v);
             }
         }
-        for (user, password) in [("RUNNER_ES_USERNAME", "RUNNER_ES_PASSWORD"), ("RUNNER_REDIS_USERNAME", "RUNNER_REDIS_PASSWORD")] {
+        for (user, password) in [
+            ("RUNNER_ES_USERNAME", "RUNNER_ES_PASSWORD"),
+            ("RUNNER_REDIS_USERNAME", "RUNNER_REDIS_PASSWORD"),
+        ] {
             if let (Some(u), Some(p)) = (self.get(user), self.get(password)) {
                 secrets.push(b64(&format!("{u}:{p}")));
             }
@@ -126,9 +170,19 @@ mod tests {
         let (_d, f) = file("RUNNER_ES_USERNAME: elastic\nRUNNER_ES_PASSWORD: hunter22\nRUNNER_REDIS_PASSWORD: pw\n", 0o600);
         let r = Credentials::load(&f).unwrap().redactor();
         let echoed = "401: bad header Authorization: Basic ZWxhc3RpYzpodW50ZXIyMg== (password hunter22, aHVudGVyMjI=)";
-        assert_eq!(r.redact(echoed), "401: bad header Authorization: Basic [redacted] (password [redacted], [redacted])");
-        assert_eq!(r.redact("--backend elasticsearch as elastic"), "--backend elasticsearch as elastic", "user names are not secrets");
-        assert_eq!(r.redact("pw is too short to redact safely"), "pw is too short to redact safely");
+        assert_eq!(
+            r.redact(echoed),
+            "401: bad header Authorization: Basic [redacted] (password [redacted], [redacted])"
+        );
+        assert_eq!(
+            r.redact("--backend elasticsearch as elastic"),
+            "--backend elasticsearch as elastic",
+            "user names are not secrets"
+        );
+        assert_eq!(
+            r.redact("pw is too short to redact safely"),
+            "pw is too short to redact safely"
+        );
     }
 
     fn file(text: &str, mode: u32) -> (tempfile::TempDir, PathBuf) {
@@ -143,7 +197,10 @@ mod tests {
     fn reads_known_names_and_hides_values_in_debug() {
         let (_d, p) = file("RUNNER_REDIS_PASSWORD: hunter2-unique\n", 0o600);
         let c = Credentials::load(&p).unwrap();
-        assert_eq!(c.from_file.get("RUNNER_REDIS_PASSWORD").map(String::as_str), Some("hunter2-unique"));
+        assert_eq!(
+            c.from_file.get("RUNNER_REDIS_PASSWORD").map(String::as_str),
+            Some("hunter2-unique")
+        );
         assert!(!format!("{c:?}").contains("hunter2"));
     }
 
@@ -152,7 +209,9 @@ mod tests {
         let (_d, p) = file("RUNNER_REDIS_PASSWORD: x\n", 0o644);
         assert!(Credentials::load(&p).unwrap_err().contains("chmod 600"));
         let (_d, p) = file("RUNNER_REDIS_PASWORD: x\n", 0o600);
-        assert!(Credentials::load(&p).unwrap_err().contains("did you mean `RUNNER_REDIS_PASSWORD`"));
+        assert!(Credentials::load(&p)
+            .unwrap_err()
+            .contains("did you mean `RUNNER_REDIS_PASSWORD`"));
         let (_d, p) = file("- secret-in-a-list\n", 0o600);
         let e = Credentials::load(&p).unwrap_err();
         assert!(!e.contains("secret-in-a-list"), "{e}");

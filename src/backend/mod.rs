@@ -30,7 +30,11 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    pub const ALL: [BackendKind; 3] = [BackendKind::Embedded, BackendKind::Redis, BackendKind::Elasticsearch];
+    pub const ALL: [BackendKind; 3] = [
+        BackendKind::Embedded,
+        BackendKind::Redis,
+        BackendKind::Elasticsearch,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -51,8 +55,14 @@ impl BackendKind {
     /// The one capability check, run for every task before a race starts: why this backend
     /// cannot run `op`, and which backends can.
     pub fn check(self, op: &OpSpec) -> Result<(), String> {
-        let Some(why) = self.cannot_run(op) else { return Ok(()) };
-        let others: Vec<String> = Self::ALL.iter().filter(|k| **k != self && k.cannot_run(op).is_none()).map(|k| format!("--backend {}", k.as_str())).collect();
+        let Some(why) = self.cannot_run(op) else {
+            return Ok(());
+        };
+        let others: Vec<String> = Self::ALL
+            .iter()
+            .filter(|k| **k != self && k.cannot_run(op).is_none())
+            .map(|k| format!("--backend {}", k.as_str()))
+            .collect();
         match others.as_slice() {
             [] => Err(why),
             _ => Err(format!("{why}; it runs on {}", others.join(" or "))),
@@ -104,8 +114,15 @@ pub trait WithBackend {
 
 /// Opens the backend `target` names (checking a network one answers, which `cancel` cuts
 /// short) and runs `with` on it.
-pub async fn open<W: WithBackend>(target: Target, cancel: &tokio_util::sync::CancellationToken, with: W) -> Result<W::Output, OpenError> {
-    async fn checked<B>(check: impl Future<Output = Result<B, OpError>>, cancel: &tokio_util::sync::CancellationToken) -> Result<B, OpenError> {
+pub async fn open<W: WithBackend>(
+    target: Target,
+    cancel: &tokio_util::sync::CancellationToken,
+    with: W,
+) -> Result<W::Output, OpenError> {
+    async fn checked<B>(
+        check: impl Future<Output = Result<B, OpError>>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<B, OpenError> {
         tokio::select! {
             r = check => r.map_err(|e| OpenError::Unreachable(e.message)),
             _ = cancel.cancelled() => Err(OpenError::Interrupted),
@@ -115,14 +132,20 @@ pub async fn open<W: WithBackend>(target: Target, cancel: &tokio_util::sync::Can
         BackendKind::Embedded => Ok(with.run(Arc::new(embedded::EmbeddedBackend::new())).await),
         BackendKind::Redis => {
             ensure_open_files(target.max_clients)?;
-            let settings = redis::Settings::new(target.hosts, target.options).map_err(OpenError::Settings)?;
+            let settings =
+                redis::Settings::new(target.hosts, target.options).map_err(OpenError::Settings)?;
             let backend = checked(redis::RedisBackend::connect_checked(settings), cancel).await?;
             Ok(with.run(Arc::new(backend)).await)
         }
         BackendKind::Elasticsearch => {
             ensure_open_files(target.max_clients)?;
-            let settings = elasticsearch::Settings::new(target.hosts, target.options).map_err(OpenError::Settings)?;
-            let backend = checked(elasticsearch::ElasticsearchBackend::connect_checked(settings), cancel).await?;
+            let settings = elasticsearch::Settings::new(target.hosts, target.options)
+                .map_err(OpenError::Settings)?;
+            let backend = checked(
+                elasticsearch::ElasticsearchBackend::connect_checked(settings),
+                cancel,
+            )
+            .await?;
             Ok(with.run(Arc::new(backend)).await)
         }
     }
@@ -132,7 +155,10 @@ pub async fn open<W: WithBackend>(target: Target, cancel: &tokio_util::sync::Can
 /// clearly that it cannot be raised.
 fn ensure_open_files(clients: u64) -> Result<(), OpenError> {
     let needed = clients + 64;
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: getrlimit/setrlimit only read and write the struct passed in.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 || lim.rlim_cur >= needed {
         return Ok(());
@@ -143,10 +169,15 @@ fn ensure_open_files(clients: u64) -> Result<(), OpenError> {
             lim.rlim_max
         )));
     }
-    let raised = libc::rlimit { rlim_cur: needed.max(lim.rlim_cur), rlim_max: lim.rlim_max };
+    let raised = libc::rlimit {
+        rlim_cur: needed.max(lim.rlim_cur),
+        rlim_max: lim.rlim_max,
+    };
     // SAFETY: as above.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
-        return Err(OpenError::Unreachable(format!("cannot raise the open-files limit to {needed} for {clients} clients")));
+        return Err(OpenError::Unreachable(format!(
+            "cannot raise the open-files limit to {needed} for {clients} clients"
+        )));
     }
     Ok(())
 }
@@ -187,7 +218,10 @@ impl ErrorKind {
     /// connection that broke, a timeout or an answer that could not be read: Rally's
     /// "non-fatal" errors.
     pub fn is_response(self) -> bool {
-        !matches!(self, ErrorKind::Connection | ErrorKind::Timeout | ErrorKind::Protocol)
+        !matches!(
+            self,
+            ErrorKind::Connection | ErrorKind::Timeout | ErrorKind::Protocol
+        )
     }
 
     pub const ALL: [ErrorKind; 12] = [
@@ -257,7 +291,10 @@ pub struct OpError {
 
 impl OpError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        OpError { kind, message: message.into() }
+        OpError {
+            kind,
+            message: message.into(),
+        }
     }
 }
 
@@ -280,10 +317,19 @@ pub enum Payload<'a> {
     None,
     /// A bulk request body: NDJSON, an action line before each of `count` documents, and
     /// each (action, document) pair as ranges of it.
-    Documents { body: &'a str, count: u64, pairs: crate::corpus::Pairs<'a> },
+    Documents {
+        body: &'a str,
+        count: u64,
+        pairs: crate::corpus::Pairs<'a>,
+    },
     /// Key-value keys (and value for writes), each `key_size` bytes, concatenated, and the
     /// command of each key (all the same unless the operation is a mix).
-    Keys { keys: &'a [u8], key_size: usize, value: &'a [u8], commands: &'a [KvCommand] },
+    Keys {
+        keys: &'a [u8],
+        key_size: usize,
+        value: &'a [u8],
+        commands: &'a [KvCommand],
+    },
 }
 
 /// Facts about the backend recorded with each race.

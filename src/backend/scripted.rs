@@ -19,13 +19,27 @@ pub struct ScriptedBackend {
 }
 
 impl ScriptedBackend {
-    pub fn new(script: impl Fn(u64) -> (Duration, Result<Outcome, OpError>) + Send + Sync + 'static) -> Self {
-        ScriptedBackend { script: Arc::new(script), calls: Arc::new(AtomicU64::new(0)), connects: AtomicU64::new(0) }
+    pub fn new(
+        script: impl Fn(u64) -> (Duration, Result<Outcome, OpError>) + Send + Sync + 'static,
+    ) -> Self {
+        ScriptedBackend {
+            script: Arc::new(script),
+            calls: Arc::new(AtomicU64::new(0)),
+            connects: AtomicU64::new(0),
+        }
     }
 
     /// Every call takes `latency` and succeeds with one unit.
     pub fn constant(latency: Duration) -> Self {
-        Self::new(move |_| (latency, Ok(Outcome { units: 1, ..Outcome::default() })))
+        Self::new(move |_| {
+            (
+                latency,
+                Ok(Outcome {
+                    units: 1,
+                    ..Outcome::default()
+                }),
+            )
+        })
     }
 
     pub fn calls(&self) -> u64 {
@@ -43,12 +57,18 @@ impl Backend for ScriptedBackend {
     type Prepared = ();
 
     fn info(&self) -> BackendInfo {
-        BackendInfo { kind: "scripted".into(), ..BackendInfo::default() }
+        BackendInfo {
+            kind: "scripted".into(),
+            ..BackendInfo::default()
+        }
     }
 
     async fn connect(&self) -> Result<ScriptedClient, OpError> {
         self.connects.fetch_add(1, Ordering::SeqCst);
-        Ok(ScriptedClient { script: self.script.clone(), calls: self.calls.clone() })
+        Ok(ScriptedClient {
+            script: self.script.clone(),
+            calls: self.calls.clone(),
+        })
     }
 
     fn prepare(&self, _op: &OpSpec) -> Result<(), OpError> {

@@ -7,7 +7,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "runner", version, about = "A declarative YAML benchmark runner in the style of Elasticsearch Rally")]
+#[command(
+    name = "runner",
+    version,
+    about = "A declarative YAML benchmark runner in the style of Elasticsearch Rally"
+)]
 pub struct Cli {
     /// Where races are stored (default: $RUNNER_HOME, else ~/.runner).
     #[arg(long, global = true, value_name = "DIR")]
@@ -73,9 +77,7 @@ pub enum Command {
         out: PathBuf,
     },
     /// Delete a stored race.
-    Delete {
-        race: String,
-    },
+    Delete { race: String },
     /// Print the report of a stored race.
     Show {
         /// Race id, unique id prefix, `latest` or `latest~N`.

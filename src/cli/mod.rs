@@ -5,8 +5,8 @@ mod args;
 pub use args::*;
 
 use crate::race::{self, RaceEnd, RaceError};
-use crate::request::{RaceRequest, TrackRequest};
 use crate::report;
+use crate::request::{RaceRequest, TrackRequest};
 use crate::results::{RaceStore, StoreError};
 use crate::track::{self, TrackError};
 use clap::Parser;
@@ -55,10 +55,17 @@ fn race_exit_code(end: RaceEnd) -> u8 {
 /// The async runtime of `race` and `serve` (`RUNNER_WORKER_THREADS` sets its threads).
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = std::env::var("RUNNER_WORKER_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n > 0) {
+    if let Some(n) = std::env::var("RUNNER_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
         builder.worker_threads(n);
     }
-    builder.enable_all().build().map_err(|e| CliError::Usage(format!("cannot start the async runtime: {e}")))
+    builder
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Usage(format!("cannot start the async runtime: {e}")))
 }
 
 /// Cancels `cancel` on Ctrl-C (SIGINT) or SIGTERM, which `timeout`, `kill`, systemd and
@@ -97,26 +104,40 @@ pub fn main() -> ExitCode {
 fn serve_command(args: ServeArgs) -> Result<u8, CliError> {
     let runtime = runtime()?;
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(crate::backend::tls::server_config(cert, key).map_err(CliError::Usage)?),
+        (Some(cert), Some(key)) => {
+            Some(crate::backend::tls::server_config(cert, key).map_err(CliError::Usage)?)
+        }
         _ => None,
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let opts = crate::serve::ServeOptions { addr: std::net::SocketAddr::new(args.host, args.port), stub: args.stub, tls };
+    let opts = crate::serve::ServeOptions {
+        addr: std::net::SocketAddr::new(args.host, args.port),
+        stub: args.stub,
+        tls,
+    };
     let cancel = CancellationToken::new();
     let result = runtime.block_on(async {
         cancel_on_signals(&cancel, None);
         crate::serve::serve(opts.clone(), cancel.clone(), |addr| {
-            let mode = if opts.stub { " (stub: _search and _bulk answered without work)" } else { "" };
+            let mode = if opts.stub {
+                " (stub: _search and _bulk answered without work)"
+            } else {
+                ""
+            };
             eprintln!("runner serve: listening on {scheme}://{addr}{mode}");
         })
         .await
     });
-    result.map_err(|e| CliError::Usage(format!("runner serve cannot listen on {}: {e}", opts.addr)))?;
+    result.map_err(|e| {
+        CliError::Usage(format!("runner serve cannot listen on {}: {e}", opts.addr))
+    })?;
     Ok(0)
 }
 
 fn home(cli: &Cli) -> PathBuf {
-    cli.results_dir.clone().unwrap_or_else(RaceStore::default_home)
+    cli.results_dir
+        .clone()
+        .unwrap_or_else(RaceStore::default_home)
 }
 
 /// Runs one command; returns the process exit code.
@@ -135,29 +156,54 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             }
             Ok(0)
         }
-        Command::ConvertRally { dir, out: out_dir, track_params, ignore_unused_track_params, on_unsupported } => {
-            convert_rally(&home, &dir, &out_dir, track_params.as_deref(), ignore_unused_track_params, on_unsupported)
-        }
+        Command::ConvertRally {
+            dir,
+            out: out_dir,
+            track_params,
+            ignore_unused_track_params,
+            on_unsupported,
+        } => convert_rally(
+            &home,
+            &dir,
+            &out_dir,
+            track_params.as_deref(),
+            ignore_unused_track_params,
+            on_unsupported,
+        ),
         Command::Plan(args) => {
             let request = track_request(&args.track, &home)?;
             let plan = request.plan(&load_track(&request)?)?;
             match args.format {
                 PlanFormat::Text => out(&crate::plan::render_text(&plan)),
-                PlanFormat::Json => out(&format!("{}\n", serde_json::to_string_pretty(&plan).unwrap_or_default())),
+                PlanFormat::Json => out(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&plan).unwrap_or_default()
+                )),
             }
             Ok(0)
         }
-        Command::List { what: ListWhat::Tracks, .. } => {
+        Command::List {
+            what: ListWhat::Tracks,
+            ..
+        } => {
             for name in track::builtin_track_names() {
-                let desc = track::load(&track::builtin_track(&name)?, &Default::default()).map(|t| t.description).unwrap_or_else(|e| format!("(does not load: {e})"));
+                let desc = track::load(&track::builtin_track(&name)?, &Default::default())
+                    .map(|t| t.description)
+                    .unwrap_or_else(|e| format!("(does not load: {e})"));
                 out(&format!("{name:<16} {desc}\n"));
             }
             Ok(0)
         }
-        Command::List { what: ListWhat::Races, filter } => {
+        Command::List {
+            what: ListWhat::Races,
+            filter,
+        } => {
             let tags = parse_tags(&filter.user_tags)?;
             let store = RaceStore::new(&home);
-            let mut text = format!("{:<30} {:<16} {:<18} {:<21} {:<10} {:<11} tags\n", "race", "track", "challenge", "started", "backend", "status");
+            let mut text = format!(
+                "{:<30} {:<16} {:<18} {:<21} {:<10} {:<11} tags\n",
+                "race", "track", "challenge", "started", "backend", "status"
+            );
             for id in store.ids() {
                 match store.load_record(&id) {
                     Ok(r) => {
@@ -167,8 +213,21 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
                             && tags.iter().all(|(k, v)| r.user_tags.get(k) == Some(v));
                         if keep {
                             let status = format!("{:?}", race::effective_status(&r)).to_lowercase();
-                            let shown: Vec<String> = r.user_tags.iter().map(|(k, v)| format!("{k}:{v}")).collect();
-                            text.push_str(&format!("{:<30} {:<16} {:<18} {:<21} {:<10} {:<11} {}\n", id, r.track, r.challenge, r.started_at, r.backend.kind, status, shown.join(",")));
+                            let shown: Vec<String> = r
+                                .user_tags
+                                .iter()
+                                .map(|(k, v)| format!("{k}:{v}"))
+                                .collect();
+                            text.push_str(&format!(
+                                "{:<30} {:<16} {:<18} {:<21} {:<10} {:<11} {}\n",
+                                id,
+                                r.track,
+                                r.challenge,
+                                r.started_at,
+                                r.backend.kind,
+                                status,
+                                shown.join(",")
+                            ));
                         }
                     }
                     Err(e) => text.push_str(&format!("{id:<30} (unreadable: {e})\n")),
@@ -177,29 +236,57 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             out(&text);
             Ok(0)
         }
-        Command::Compare { baseline, contender, noise_threshold, alpha, report } => {
+        Command::Compare {
+            baseline,
+            contender,
+            noise_threshold,
+            alpha,
+            report,
+        } => {
             if !(0.0..100.0).contains(&noise_threshold) || !(0.0..=1.0).contains(&alpha) {
                 return Err(CliError::Usage("--noise-threshold is a percentage from 0 to 100 and --alpha a probability from 0 to 1".into()));
             }
             let store = RaceStore::new(&home);
             let b = store.load_record(&store.resolve(&baseline)?)?;
             let c = store.load_record(&store.resolve(&contender)?)?;
-            let opts = crate::compare::CompareOptions { noise_threshold: noise_threshold / 100.0, alpha };
+            let opts = crate::compare::CompareOptions {
+                noise_threshold: noise_threshold / 100.0,
+                alpha,
+            };
             let comparison = crate::compare::compare(&b, &c, opts);
             for w in &comparison.warnings {
                 eprintln!("warning: {w}");
             }
-            emit_report(crate::compare::render(&comparison, report.report_format), report.report_file.as_deref())?;
+            emit_report(
+                crate::compare::render(&comparison, report.report_format),
+                report.report_file.as_deref(),
+            )?;
             Ok(0)
         }
-        Command::Plot { race, compare, out: dir } => {
+        Command::Plot {
+            race,
+            compare,
+            out: dir,
+        } => {
             use crate::report::plot;
             let store = RaceStore::new(&home);
             let (record, histograms) = load_race(&store, &race)?;
             let other = compare.map(|c| load_race(&store, &c)).transpose()?;
-            let base_label = if other.is_some() { "baseline" } else { record.race_id.as_str() };
-            let base = plot::Source { label: base_label, race: &record, histograms: &histograms };
-            let other_source = other.as_ref().map(|(r, h)| plot::Source { label: "contender", race: r, histograms: h });
+            let base_label = if other.is_some() {
+                "baseline"
+            } else {
+                record.race_id.as_str()
+            };
+            let base = plot::Source {
+                label: base_label,
+                race: &record,
+                histograms: &histograms,
+            };
+            let other_source = other.as_ref().map(|(r, h)| plot::Source {
+                label: "contender",
+                race: r,
+                histograms: h,
+            });
             let charts = plot::write_report(&dir, base, other_source)?;
             eprintln!("wrote {charts} charts and report.html to {}", dir.display());
             Ok(0)
@@ -215,11 +302,21 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             let store = RaceStore::new(&home);
             let (mut record, histograms) = load_race(&store, &race)?;
             record.status = race::effective_status(&record);
-            emit_report(report::render(report.report_format, &record, &histograms), report.report_file.as_deref())?;
+            emit_report(
+                report::render(report.report_format, &record, &histograms),
+                report.report_file.as_deref(),
+            )?;
             Ok(0)
         }
-        Command::Validate { track: name, track_params } => {
-            let args = TrackArgs { track: Some(name), track_params, ..TrackArgs::default() };
+        Command::Validate {
+            track: name,
+            track_params,
+        } => {
+            let args = TrackArgs {
+                track: Some(name),
+                track_params,
+                ..TrackArgs::default()
+            };
             let mut request = track_request(&args, &home)?;
             let t = load_track(&request)?;
             for c in &t.challenges {
@@ -245,9 +342,16 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
 fn track_location(name: Option<&str>, path: Option<&Path>) -> Result<PathBuf, CliError> {
     match (name, path) {
         (_, Some(p)) => Ok(p.to_path_buf()),
-        (Some(n), None) if Path::new(n).exists() && (n.contains('/') || n.ends_with(".yaml") || n.ends_with(".yml")) => Ok(PathBuf::from(n)),
+        (Some(n), None)
+            if Path::new(n).exists()
+                && (n.contains('/') || n.ends_with(".yaml") || n.ends_with(".yml")) =>
+        {
+            Ok(PathBuf::from(n))
+        }
         (Some(n), None) => Ok(track::builtin_track(n)?),
-        (None, None) => Err(CliError::Usage("name a track with --track NAME or --track-path DIR (see `runner list tracks`)".into())),
+        (None, None) => Err(CliError::Usage(
+            "name a track with --track NAME or --track-path DIR (see `runner list tracks`)".into(),
+        )),
     }
 }
 
@@ -255,7 +359,12 @@ fn track_location(name: Option<&str>, path: Option<&Path>) -> Result<PathBuf, Cl
 /// the Rally options, loaded the same way by every command.
 fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackRequest, CliError> {
     let location = track_location(args.track.as_deref(), args.track_path.as_deref())?;
-    let params = args.track_params.as_deref().map(track::parse_track_params).transpose()?.unwrap_or_default();
+    let params = args
+        .track_params
+        .as_deref()
+        .map(track::parse_track_params)
+        .transpose()?
+        .unwrap_or_default();
     Ok(TrackRequest {
         location,
         load: track::LoadOptions {
@@ -266,7 +375,10 @@ fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackRequest, CliError
             data_root: Some(home.join("data")),
         },
         challenge: args.challenge.clone(),
-        plan: crate::plan::PlanOptions { test_mode: args.test_mode, include_tasks: args.include_tasks.clone() },
+        plan: crate::plan::PlanOptions {
+            test_mode: args.test_mode,
+            include_tasks: args.include_tasks.clone(),
+        },
     })
 }
 
@@ -278,9 +390,25 @@ fn load_track(request: &TrackRequest) -> Result<track::Track, CliError> {
     Ok(t)
 }
 
-fn convert_rally(home: &Path, dir: &Path, out_dir: &Path, params: Option<&str>, ignore_unused: bool, on_unsupported: crate::rally::OnUnsupported) -> Result<u8, CliError> {
-    let params = params.map(track::parse_track_params).transpose()?.unwrap_or_default();
-    let opts = track::LoadOptions { params, ignore_unused_params: ignore_unused, on_unsupported, data_root: Some(home.join("data")), ..Default::default() };
+fn convert_rally(
+    home: &Path,
+    dir: &Path,
+    out_dir: &Path,
+    params: Option<&str>,
+    ignore_unused: bool,
+    on_unsupported: crate::rally::OnUnsupported,
+) -> Result<u8, CliError> {
+    let params = params
+        .map(track::parse_track_params)
+        .transpose()?
+        .unwrap_or_default();
+    let opts = track::LoadOptions {
+        params,
+        ignore_unused_params: ignore_unused,
+        on_unsupported,
+        data_root: Some(home.join("data")),
+        ..Default::default()
+    };
     let (text, target) = crate::rally::write_converted(dir, out_dir, &opts)?;
     out(&text);
     eprintln!("wrote {}", target.display());
@@ -291,7 +419,9 @@ fn convert_rally(home: &Path, dir: &Path, out_dir: &Path, params: Option<&str>, 
 fn out(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush());
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush());
 }
 
 fn emit_report(text: String, file: Option<&Path>) -> Result<(), CliError> {
@@ -303,7 +433,10 @@ fn emit_report(text: String, file: Option<&Path>) -> Result<(), CliError> {
 }
 
 /// A stored race by id, prefix or `latest`, saying what of its histograms cannot be read.
-fn load_race(store: &RaceStore, given: &str) -> Result<(crate::results::RaceRecord, crate::results::RaceHistograms), CliError> {
+fn load_race(
+    store: &RaceStore,
+    given: &str,
+) -> Result<(crate::results::RaceRecord, crate::results::RaceHistograms), CliError> {
     let (record, histograms) = store.load(&store.resolve(given)?)?;
     for p in &histograms.problems {
         eprintln!("warning: {p}");
@@ -314,7 +447,9 @@ fn load_race(store: &RaceStore, given: &str) -> Result<(crate::results::RaceReco
 fn parse_tags(tags: &[String]) -> Result<std::collections::BTreeMap<String, String>, CliError> {
     tags.iter()
         .map(|tag| {
-            let (k, v) = tag.split_once(':').ok_or_else(|| CliError::Usage(format!("--user-tag `{tag}` is not key:value")))?;
+            let (k, v) = tag
+                .split_once(':')
+                .ok_or_else(|| CliError::Usage(format!("--user-tag `{tag}` is not key:value")))?;
             Ok((k.trim().to_string(), v.trim().to_string()))
         })
         .collect()
@@ -329,21 +464,33 @@ fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
     let runtime = runtime()?;
     let cancel = CancellationToken::new();
     let outcome = runtime.block_on(async {
-        cancel_on_signals(&cancel, Some("interrupted: stopping clients and saving what was measured ..."));
+        cancel_on_signals(
+            &cancel,
+            Some("interrupted: stopping clients and saving what was measured ..."),
+        );
         race::run(Arc::new(track), &request, cancel.clone()).await
     })?;
     let (record, histogram_file) = &outcome.stored;
     let histograms = crate::results::RaceHistograms::decode(histogram_file);
-    emit_report(report::render(args.report.report_format, record, &histograms), args.report.report_file.as_deref())?;
-    eprintln!("race {} stored in {}", record.race_id, outcome.dir.display());
+    emit_report(
+        report::render(args.report.report_format, record, &histograms),
+        args.report.report_file.as_deref(),
+    )?;
+    eprintln!(
+        "race {} stored in {}",
+        record.race_id,
+        outcome.dir.display()
+    );
     Ok(race_exit_code(outcome.ended()))
 }
 
 fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
-    let mut client_options = crate::backend::ClientOptions::parse(&args.client_options).map_err(CliError::Usage)?;
+    let mut client_options =
+        crate::backend::ClientOptions::parse(&args.client_options).map_err(CliError::Usage)?;
     if args.backend != crate::backend::BackendKind::Embedded {
         let file = crate::backend::credentials::Credentials::default_file(home);
-        client_options.credentials = crate::backend::credentials::Credentials::load(&file).map_err(CliError::Usage)?;
+        client_options.credentials =
+            crate::backend::credentials::Credentials::load(&file).map_err(CliError::Usage)?;
     }
     Ok(RaceRequest {
         track: track_request(&args.track, home)?,

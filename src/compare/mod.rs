@@ -21,7 +21,10 @@ pub struct CompareOptions {
 
 impl Default for CompareOptions {
     fn default() -> Self {
-        CompareOptions { noise_threshold: 0.05, alpha: 0.05 }
+        CompareOptions {
+            noise_threshold: 0.05,
+            alpha: 0.05,
+        }
     }
 }
 
@@ -83,7 +86,9 @@ pub const METRICS: &[(&str, Better, fn(&TrialRecord) -> f64)] = &[
     ("service_time_p50", Better::Lower, |t| t.service_time_ms.p50),
     ("service_time_p90", Better::Lower, |t| t.service_time_ms.p90),
     ("service_time_p99", Better::Lower, |t| t.service_time_ms.p99),
-    ("service_time_p99.9", Better::Lower, |t| t.service_time_ms.p99_9),
+    ("service_time_p99.9", Better::Lower, |t| {
+        t.service_time_ms.p99_9
+    }),
     ("latency_p50", Better::Lower, |t| t.latency_ms.p50),
     ("latency_p99", Better::Lower, |t| t.latency_ms.p99),
     ("error_rate", Better::Lower, |t| t.error_rate),
@@ -143,12 +148,23 @@ fn differences(a: &RaceRecord, b: &RaceRecord) -> Vec<String> {
     differs("track", a.track.clone(), b.track.clone());
     differs("challenge", a.challenge.clone(), b.challenge.clone());
     differs("backend", a.backend.kind.clone(), b.backend.kind.clone());
-    differs("test mode", a.test_mode.to_string(), b.test_mode.to_string());
+    differs(
+        "test mode",
+        a.test_mode.to_string(),
+        b.test_mode.to_string(),
+    );
     differs("host", a.host.hostname.clone(), b.host.hostname.clone());
-    let keys: std::collections::BTreeSet<&String> = a.params.keys().chain(b.params.keys()).collect();
+    let keys: std::collections::BTreeSet<&String> =
+        a.params.keys().chain(b.params.keys()).collect();
     for k in keys {
-        let show = |v: Option<&serde_json::Value>| v.map(|v| v.to_string()).unwrap_or_else(|| "(unset)".into());
-        differs(&format!("track parameter {k}"), show(a.params.get(k)), show(b.params.get(k)));
+        let show = |v: Option<&serde_json::Value>| {
+            v.map(|v| v.to_string()).unwrap_or_else(|| "(unset)".into())
+        };
+        differs(
+            &format!("track parameter {k}"),
+            show(a.params.get(k)),
+            show(b.params.get(k)),
+        );
     }
     w
 }
@@ -170,12 +186,30 @@ pub fn compare(baseline: &RaceRecord, contender: &RaceRecord, opts: CompareOptio
             .map(|(name, better, read)| {
                 let bv: Vec<f64> = bs.iter().map(|t| read(t)).collect();
                 let cv: Vec<f64> = cs.iter().map(|t| read(t)).collect();
-                diff(name, *better, &bv, &cv, bt.slot.throughput_unit.as_str(), opts)
+                diff(
+                    name,
+                    *better,
+                    &bv,
+                    &cv,
+                    bt.slot.throughput_unit.as_str(),
+                    opts,
+                )
             })
             .collect();
-        tasks.push(TaskDiff { task: bt.slot.task.clone(), sweep: bt.sweep_label(), baseline_trials: bs.len(), contender_trials: cs.len(), metrics });
+        tasks.push(TaskDiff {
+            task: bt.slot.task.clone(),
+            sweep: bt.sweep_label(),
+            baseline_trials: bs.len(),
+            contender_trials: cs.len(),
+            metrics,
+        });
     }
-    let only_in_contender = contender.tasks.iter().filter(|c| c.slot.reported && !baseline.tasks.iter().any(|b| key(b) == key(c))).map(key).collect();
+    let only_in_contender = contender
+        .tasks
+        .iter()
+        .filter(|c| c.slot.reported && !baseline.tasks.iter().any(|b| key(b) == key(c)))
+        .map(key)
+        .collect();
     Comparison {
         baseline: baseline.race_id.clone(),
         contender: contender.race_id.clone(),
@@ -188,7 +222,14 @@ pub fn compare(baseline: &RaceRecord, contender: &RaceRecord, opts: CompareOptio
     }
 }
 
-fn diff(metric: &'static str, better: Better, b: &[f64], c: &[f64], throughput_unit: &str, opts: CompareOptions) -> MetricDiff {
+fn diff(
+    metric: &'static str,
+    better: Better,
+    b: &[f64],
+    c: &[f64],
+    throughput_unit: &str,
+    opts: CompareOptions,
+) -> MetricDiff {
     let (baseline, contender) = (stats::median(b), stats::median(c));
     let absolute = contender - baseline;
     let relative = (baseline != 0.0).then(|| absolute / baseline.abs());
@@ -197,7 +238,11 @@ fn diff(metric: &'static str, better: Better, b: &[f64], c: &[f64], throughput_u
         Better::Lower => absolute < 0.0,
     };
     // Times are stored with microsecond resolution: smaller differences are not measured ones.
-    let resolution = if metric.contains("time") || metric.starts_with("latency") { 0.002 } else { 0.0 };
+    let resolution = if metric.contains("time") || metric.starts_with("latency") {
+        0.002
+    } else {
+        0.0
+    };
     let beyond_noise = absolute.abs() > resolution
         && match relative {
             Some(r) => r.abs() >= opts.noise_threshold,
@@ -207,12 +252,40 @@ fn diff(metric: &'static str, better: Better, b: &[f64], c: &[f64], throughput_u
     let p_value = if enough { mann_whitney_p(b, c) } else { None };
     let verdict = match (beyond_noise, enough, p_value) {
         (false, _, _) => Verdict::WithinNoise,
-        (true, true, Some(p)) if p <= opts.alpha => if improved { Verdict::Improvement } else { Verdict::Regression },
+        (true, true, Some(p)) if p <= opts.alpha => {
+            if improved {
+                Verdict::Improvement
+            } else {
+                Verdict::Regression
+            }
+        }
         (true, true, _) => Verdict::NotSignificant,
-        (true, false, _) => if improved { Verdict::UnjudgedImprovement } else { Verdict::UnjudgedRegression },
+        (true, false, _) => {
+            if improved {
+                Verdict::UnjudgedImprovement
+            } else {
+                Verdict::UnjudgedRegression
+            }
+        }
     };
-    let unit = if metric == "throughput" { throughput_unit.to_string() } else if metric == "error_rate" { "ratio".into() } else { "ms".into() };
-    MetricDiff { metric, unit, better, baseline, contender, absolute, relative, p_value, verdict }
+    let unit = if metric == "throughput" {
+        throughput_unit.to_string()
+    } else if metric == "error_rate" {
+        "ratio".into()
+    } else {
+        "ms".into()
+    };
+    MetricDiff {
+        metric,
+        unit,
+        better,
+        baseline,
+        contender,
+        absolute,
+        relative,
+        p_value,
+        verdict,
+    }
 }
 
 #[cfg(test)]
@@ -224,10 +297,30 @@ mod tests {
         let o = CompareOptions::default();
         let up = [100.0, 101.0, 102.0, 103.0, 104.0];
         let down = [130.0, 131.0, 132.0, 133.0, 134.0];
-        assert_eq!(diff("throughput", Better::Higher, &up, &down, "ops/s", o).verdict, Verdict::Improvement);
-        assert_eq!(diff("latency_p99", Better::Lower, &up, &down, "ms", o).verdict, Verdict::Regression);
+        assert_eq!(
+            diff("throughput", Better::Higher, &up, &down, "ops/s", o).verdict,
+            Verdict::Improvement
+        );
+        assert_eq!(
+            diff("latency_p99", Better::Lower, &up, &down, "ms", o).verdict,
+            Verdict::Regression
+        );
         let noise = [101.0, 102.0, 103.0, 104.0, 105.0];
-        assert_eq!(diff("throughput", Better::Higher, &up, &noise, "ops/s", o).verdict, Verdict::WithinNoise);
-        assert_eq!(diff("throughput", Better::Higher, &up[..2], &down[..2], "ops/s", o).verdict, Verdict::UnjudgedImprovement);
+        assert_eq!(
+            diff("throughput", Better::Higher, &up, &noise, "ops/s", o).verdict,
+            Verdict::WithinNoise
+        );
+        assert_eq!(
+            diff(
+                "throughput",
+                Better::Higher,
+                &up[..2],
+                &down[..2],
+                "ops/s",
+                o
+            )
+            .verdict,
+            Verdict::UnjudgedImprovement
+        );
     }
 }

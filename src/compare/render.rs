@@ -23,7 +23,11 @@ fn value(v: f64, unit: &str) -> String {
 
 fn markdown(c: &Comparison) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# Compare: baseline {} → contender {}\n", c.baseline, c.contender);
+    let _ = writeln!(
+        out,
+        "# Compare: baseline {} → contender {}\n",
+        c.baseline, c.contender
+    );
     for w in &c.warnings {
         let _ = writeln!(out, "> ⚠ {w}");
     }
@@ -35,42 +39,97 @@ fn markdown(c: &Comparison) -> String {
         "Medians across trials. A difference counts when it is at least {:.0}% and, with ≥ {} trials in each race, a Mann-Whitney U test gives p ≤ {}; 🟢/🔴 say better/worse for that metric (higher throughput, lower times and error rate are better).\n",
         c.noise_threshold * 100.0, super::MIN_TRIALS, c.alpha
     );
-    let _ = writeln!(out, "| Task | Sweep | Metric | Baseline | Contender | Diff | Diff % | p | Verdict |");
+    let _ = writeln!(
+        out,
+        "| Task | Sweep | Metric | Baseline | Contender | Diff | Diff % | p | Verdict |"
+    );
     let _ = writeln!(out, "|---|---|---|--:|--:|--:|--:|--:|---|");
     for t in &c.tasks {
         for m in &t.metrics {
-            let rel = m.relative.map(|r| format!("{:+.1}%", r * 100.0)).unwrap_or_else(|| "-".into());
-            let p = m.p_value.map(|p| format!("{p:.3}")).unwrap_or_else(|| "-".into());
+            let rel = m
+                .relative
+                .map(|r| format!("{:+.1}%", r * 100.0))
+                .unwrap_or_else(|| "-".into());
+            let p = m
+                .p_value
+                .map(|p| format!("{p:.3}"))
+                .unwrap_or_else(|| "-".into());
             let _ = writeln!(
                 out,
                 "| {} | {} | {} ({}) | {} | {} | {}{} | {} | {} | {} |",
-                t.task, t.sweep, m.metric, m.unit, value(m.baseline, &m.unit), value(m.contender, &m.unit),
-                if m.absolute > 0.0 { "+" } else { "" }, value(m.absolute, &m.unit), rel, p, m.verdict.label()
+                t.task,
+                t.sweep,
+                m.metric,
+                m.unit,
+                value(m.baseline, &m.unit),
+                value(m.contender, &m.unit),
+                if m.absolute > 0.0 { "+" } else { "" },
+                value(m.absolute, &m.unit),
+                rel,
+                p,
+                m.verdict.label()
             );
         }
     }
-    let few: Vec<String> = c.tasks.iter().filter(|t| t.baseline_trials < super::MIN_TRIALS || t.contender_trials < super::MIN_TRIALS).map(|t| format!("{} [{}] ({} vs {} trials)", t.task, t.sweep, t.baseline_trials, t.contender_trials)).collect();
+    let few: Vec<String> = c
+        .tasks
+        .iter()
+        .filter(|t| t.baseline_trials < super::MIN_TRIALS || t.contender_trials < super::MIN_TRIALS)
+        .map(|t| {
+            format!(
+                "{} [{}] ({} vs {} trials)",
+                t.task, t.sweep, t.baseline_trials, t.contender_trials
+            )
+        })
+        .collect();
     if !few.is_empty() {
-        let _ = writeln!(out, "\nSignificance cannot be judged with fewer than {} trials in each race: {}.", super::MIN_TRIALS, few.join("; "));
+        let _ = writeln!(
+            out,
+            "\nSignificance cannot be judged with fewer than {} trials in each race: {}.",
+            super::MIN_TRIALS,
+            few.join("; ")
+        );
     }
     let weak: Vec<String> = c
         .tasks
         .iter()
-        .filter(|t| t.baseline_trials >= super::MIN_TRIALS && t.contender_trials >= super::MIN_TRIALS)
+        .filter(|t| {
+            t.baseline_trials >= super::MIN_TRIALS && t.contender_trials >= super::MIN_TRIALS
+        })
         .filter(|t| super::smallest_p(t.baseline_trials, t.contender_trials) > c.alpha)
         .map(|t| format!("{} [{}]", t.task, t.sweep))
         .collect();
-    if let Some(t) = c.tasks.iter().find(|t| weak.contains(&format!("{} [{}]", t.task, t.sweep))) {
+    if let Some(t) = c
+        .tasks
+        .iter()
+        .find(|t| weak.contains(&format!("{} [{}]", t.task, t.sweep)))
+    {
         let _ = writeln!(
             out,
             "\nWith {} vs {} trials the smallest p-value the test can give is {:.3} > {}: even a clear difference shows as not significant for {}. Run at least 4 trials in each race, or raise --alpha.",
             t.baseline_trials, t.contender_trials, super::smallest_p(t.baseline_trials, t.contender_trials), c.alpha, weak.join(", ")
         );
     }
-    let regressions = c.tasks.iter().flat_map(|t| &t.metrics).filter(|m| m.verdict == Verdict::Regression).count();
-    let improvements = c.tasks.iter().flat_map(|t| &t.metrics).filter(|m| m.verdict == Verdict::Improvement).count();
-    let _ = writeln!(out, "\n{improvements} improvement(s), {regressions} regression(s).");
-    for (label, list) in [("Only in the baseline", &c.only_in_baseline), ("Only in the contender", &c.only_in_contender)] {
+    let regressions = c
+        .tasks
+        .iter()
+        .flat_map(|t| &t.metrics)
+        .filter(|m| m.verdict == Verdict::Regression)
+        .count();
+    let improvements = c
+        .tasks
+        .iter()
+        .flat_map(|t| &t.metrics)
+        .filter(|m| m.verdict == Verdict::Improvement)
+        .count();
+    let _ = writeln!(
+        out,
+        "\n{improvements} improvement(s), {regressions} regression(s)."
+    );
+    for (label, list) in [
+        ("Only in the baseline", &c.only_in_baseline),
+        ("Only in the contender", &c.only_in_contender),
+    ] {
         if !list.is_empty() {
             let _ = writeln!(out, "\n{label}: {}", list.join(", "));
         }
@@ -80,21 +139,69 @@ fn markdown(c: &Comparison) -> String {
 
 fn csv(c: &Comparison) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(["baseline", "contender", "task", "sweep", "metric", "unit", "better", "baseline_value", "contender_value", "absolute", "relative", "p_value", "verdict"]);
+    let _ = w.write_record([
+        "baseline",
+        "contender",
+        "task",
+        "sweep",
+        "metric",
+        "unit",
+        "better",
+        "baseline_value",
+        "contender_value",
+        "absolute",
+        "relative",
+        "p_value",
+        "verdict",
+    ]);
     for t in &c.tasks {
         for m in &t.metrics {
-            let verdict = serde_json::to_value(m.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            let better = if m.better == super::Better::Higher { "higher" } else { "lower" };
+            let verdict = serde_json::to_value(m.verdict)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let better = if m.better == super::Better::Higher {
+                "higher"
+            } else {
+                "lower"
+            };
             let _ = w.write_record([
-                c.baseline.as_str(), &c.contender, &t.task, &t.sweep, m.metric, &m.unit, better,
-                &m.baseline.to_string(), &m.contender.to_string(), &m.absolute.to_string(),
-                &m.relative.map(|r| r.to_string()).unwrap_or_default(), &m.p_value.map(|p| p.to_string()).unwrap_or_default(), &verdict,
+                c.baseline.as_str(),
+                &c.contender,
+                &t.task,
+                &t.sweep,
+                m.metric,
+                &m.unit,
+                better,
+                &m.baseline.to_string(),
+                &m.contender.to_string(),
+                &m.absolute.to_string(),
+                &m.relative.map(|r| r.to_string()).unwrap_or_default(),
+                &m.p_value.map(|p| p.to_string()).unwrap_or_default(),
+                &verdict,
             ]);
         }
     }
-    for (side, list) in [("baseline-only", &c.only_in_baseline), ("contender-only", &c.only_in_contender)] {
+    for (side, list) in [
+        ("baseline-only", &c.only_in_baseline),
+        ("contender-only", &c.only_in_contender),
+    ] {
         for task in list.iter() {
-            let _ = w.write_record([c.baseline.as_str(), &c.contender, task, "", "", "", "", "", "", "", "", "", side]);
+            let _ = w.write_record([
+                c.baseline.as_str(),
+                &c.contender,
+                task,
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                side,
+            ]);
         }
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()

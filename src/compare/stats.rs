@@ -44,7 +44,16 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
         // Every way of choosing which m of the n+m results are "b": how often is the rank sum
         // at least as far from its expectation as observed?
         let (mut extreme, mut total) = (0u64, 0u64);
-        fn walk(r: &[f64], start: usize, left: usize, sum: f64, expected: f64, distance: f64, extreme: &mut u64, total: &mut u64) {
+        fn walk(
+            r: &[f64],
+            start: usize,
+            left: usize,
+            sum: f64,
+            expected: f64,
+            distance: f64,
+            extreme: &mut u64,
+            total: &mut u64,
+        ) {
             if left == 0 {
                 *total += 1;
                 if (sum - expected).abs() >= distance - 1e-9 {
@@ -53,7 +62,16 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
                 return;
             }
             for i in start..=r.len() - left {
-                walk(r, i + 1, left - 1, sum + r[i], expected, distance, extreme, total);
+                walk(
+                    r,
+                    i + 1,
+                    left - 1,
+                    sum + r[i],
+                    expected,
+                    distance,
+                    extreme,
+                    total,
+                );
             }
         }
         walk(&r, 0, m, 0.0, expected, distance, &mut extreme, &mut total);
@@ -81,7 +99,11 @@ fn normal_cdf(z: f64) -> f64 {
     // Abramowitz & Stegun 7.1.26 for erf; plenty for a significance threshold.
     let x = z / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
-    let y = 1.0 - (((((1.061_405_429 * t - 1.453_152_027) * t) + 1.421_413_741) * t - 0.284_496_736) * t + 0.254_829_592) * t * (-x * x).exp();
+    let y = 1.0
+        - (((((1.061_405_429 * t - 1.453_152_027) * t) + 1.421_413_741) * t - 0.284_496_736) * t
+            + 0.254_829_592)
+            * t
+            * (-x * x).exp();
     let erf = if x >= 0.0 { y } else { -y };
     0.5 * (1.0 + erf)
 }
@@ -90,7 +112,11 @@ fn normal_cdf(z: f64) -> f64 {
 /// (complete separation): with 3 trials each it is 0.1, so 5% needs at least 4 each.
 pub fn smallest_p(n: usize, m: usize) -> f64 {
     let ways = binomial((n + m) as u64, m as u64);
-    if ways > EXACT_LIMIT { 0.0 } else { (2.0 / ways as f64).min(1.0) }
+    if ways > EXACT_LIMIT {
+        0.0
+    } else {
+        (2.0 / ways as f64).min(1.0)
+    }
 }
 
 pub fn median(values: &[f64]) -> f64 {
@@ -103,7 +129,11 @@ mod tests {
 
     #[test]
     fn separated_samples_of_five_are_significant() {
-        let p = mann_whitney_p(&[10.0, 11.0, 12.0, 13.0, 14.0], &[20.0, 21.0, 22.0, 23.0, 24.0]).unwrap();
+        let p = mann_whitney_p(
+            &[10.0, 11.0, 12.0, 13.0, 14.0],
+            &[20.0, 21.0, 22.0, 23.0, 24.0],
+        )
+        .unwrap();
         assert!((p - 2.0 / 252.0).abs() < 1e-12, "{p}");
     }
 
@@ -121,7 +151,10 @@ mod tests {
 
     #[test]
     fn identical_samples_are_not_different() {
-        assert_eq!(mann_whitney_p(&[5.0, 5.0, 5.0], &[5.0, 5.0, 5.0]), Some(1.0));
+        assert_eq!(
+            mann_whitney_p(&[5.0, 5.0, 5.0], &[5.0, 5.0, 5.0]),
+            Some(1.0)
+        );
         let p = mann_whitney_p(&[1.0, 3.0, 5.0, 7.0], &[2.0, 4.0, 6.0, 8.0]).unwrap();
         assert!(p > 0.5, "{p}");
     }

@@ -101,7 +101,12 @@ impl<'a> Pairs<'a> {
             id: BatchItem::text(body, &p.id),
             document: body.get(p.document.clone()).unwrap_or(""),
         });
-        let lines = lines.into_iter().flatten().map(|document| Pair { verb: Verb::Index, index: None, id: None, document });
+        let lines = lines.into_iter().flatten().map(|document| Pair {
+            verb: Verb::Index,
+            index: None,
+            id: None,
+            document,
+        });
         listed.chain(lines)
     }
 }
@@ -131,7 +136,9 @@ pub fn parse_action_line(line: &str) -> Option<(Verb, Option<Range<usize>>, Opti
     };
     // `_index` and `_id` are strings; their place in `line` comes from the borrowed slice.
     let range = |raw: Option<&serde_json::value::RawValue>| -> Option<Option<Range<usize>>> {
-        let Some(token) = raw.map(|r| r.get()) else { return Some(None) };
+        let Some(token) = raw.map(|r| r.get()) else {
+            return Some(None);
+        };
         token.starts_with('"').then(|| {
             let start = token.as_ptr() as usize - line.as_ptr() as usize;
             Some(start..start + token.len())

@@ -36,7 +36,10 @@ impl Dataset {
 
     /// Appends document `n` as one JSON line (with its newline) to `buf`.
     pub fn write(self, seed: u64, n: u64, buf: &mut String) {
-        let mut w = Writer { buf, rng: Mix::new(seed, n) };
+        let mut w = Writer {
+            buf,
+            rng: Mix::new(seed, n),
+        };
         match self {
             Dataset::Small => small(&mut w, n),
             Dataset::Httplog => httplog(&mut w, n),
@@ -105,7 +108,8 @@ impl Writer<'_> {
             *slot = HEX[(value & 15) as usize];
             value >>= 4;
         }
-        self.buf.push_str(std::str::from_utf8(&out[..width]).unwrap_or_default());
+        self.buf
+            .push_str(std::str::from_utf8(&out[..width]).unwrap_or_default());
     }
 
     fn pick(&mut self, items: &[&str]) {
@@ -163,9 +167,12 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 const EPOCH_MS: u64 = 1_767_225_600_000;
 
 const WORDS: [&str; 16] = [
-    "alpha", "bravo", "delta", "quick", "brown", "river", "stone", "cloud", "amber", "north", "lunar", "cedar", "pixel", "orbit", "ember", "maple",
+    "alpha", "bravo", "delta", "quick", "brown", "river", "stone", "cloud", "amber", "north",
+    "lunar", "cedar", "pixel", "orbit", "ember", "maple",
 ];
-const TAGS: [&str; 8] = ["red", "green", "blue", "gold", "teal", "plum", "rust", "jade"];
+const TAGS: [&str; 8] = [
+    "red", "green", "blue", "gold", "teal", "plum", "rust", "jade",
+];
 
 fn small(w: &mut Writer, n: u64) {
     w.s("{\"@timestamp\":\"");
@@ -193,9 +200,18 @@ fn small(w: &mut Writer, n: u64) {
 }
 
 const METHODS: [&str; 8] = ["GET", "GET", "GET", "GET", "GET", "POST", "PUT", "DELETE"];
-const STATUS: [&str; 10] = ["200", "200", "200", "200", "200", "200", "304", "301", "404", "503"];
+const STATUS: [&str; 10] = [
+    "200", "200", "200", "200", "200", "200", "304", "301", "404", "503",
+];
 const PATHS: [&str; 8] = [
-    "/api/v1/orders", "/api/v1/customers/search", "/static/css/site.min.css", "/static/js/app.bundle.js", "/images/products/thumbnail.jpg", "/checkout/cart", "/login", "/healthz",
+    "/api/v1/orders",
+    "/api/v1/customers/search",
+    "/static/css/site.min.css",
+    "/static/js/app.bundle.js",
+    "/images/products/thumbnail.jpg",
+    "/checkout/cart",
+    "/login",
+    "/healthz",
 ];
 const AGENTS: [(&str, &str, &str, &str, &str); 4] = [
     ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.109 Safari/537.36", "Chrome", "120.0.6099.109", "Windows", "10"),
@@ -204,15 +220,62 @@ const AGENTS: [(&str, &str, &str, &str, &str); 4] = [
     ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Mobile/15E148 Safari/604.1", "Mobile Safari", "17.2", "iOS", "17.2"),
 ];
 const GEO: [(&str, &str, &str, &str, &str, &str); 6] = [
-    ("Europe", "DE", "Germany", "Bavaria", "Munich", "48.1374,\"lon\":11.5755"),
-    ("Europe", "AT", "Austria", "Carinthia", "Sankt Georgen", "46.6281,\"lon\":14.3152"),
-    ("North America", "US", "United States", "California", "San Jose", "37.3394,\"lon\":-121.895"),
-    ("Asia", "JP", "Japan", "Tokyo", "Tokyo", "35.6895,\"lon\":139.6917"),
-    ("South America", "BR", "Brazil", "Sao Paulo", "Sao Paulo", "-23.5475,\"lon\":-46.6361"),
-    ("Oceania", "AU", "Australia", "New South Wales", "Sydney", "-33.8678,\"lon\":151.2073"),
+    (
+        "Europe",
+        "DE",
+        "Germany",
+        "Bavaria",
+        "Munich",
+        "48.1374,\"lon\":11.5755",
+    ),
+    (
+        "Europe",
+        "AT",
+        "Austria",
+        "Carinthia",
+        "Sankt Georgen",
+        "46.6281,\"lon\":14.3152",
+    ),
+    (
+        "North America",
+        "US",
+        "United States",
+        "California",
+        "San Jose",
+        "37.3394,\"lon\":-121.895",
+    ),
+    (
+        "Asia",
+        "JP",
+        "Japan",
+        "Tokyo",
+        "Tokyo",
+        "35.6895,\"lon\":139.6917",
+    ),
+    (
+        "South America",
+        "BR",
+        "Brazil",
+        "Sao Paulo",
+        "Sao Paulo",
+        "-23.5475,\"lon\":-46.6361",
+    ),
+    (
+        "Oceania",
+        "AU",
+        "Australia",
+        "New South Wales",
+        "Sydney",
+        "-33.8678,\"lon\":151.2073",
+    ),
 ];
 const REGIONS: [&str; 4] = ["eu-central-1", "us-west-2", "ap-northeast-1", "sa-east-1"];
-const ORGS: [&str; 4] = ["Deutsche Telekom AG", "Comcast Cable Communications, LLC", "NTT Communications Corporation", "Telstra Corporation Ltd"];
+const ORGS: [&str; 4] = [
+    "Deutsche Telekom AG",
+    "Comcast Cable Communications, LLC",
+    "NTT Communications Corporation",
+    "Telstra Corporation Ltd",
+];
 
 fn httplog(w: &mut Writer, n: u64) {
     let ts = EPOCH_MS + n * 10 + w.rng.below(10);
@@ -223,7 +286,11 @@ fn httplog(w: &mut Writer, n: u64) {
     let (agent, browser, browser_version, os, os_version) = AGENTS[w.rng.below(4) as usize];
     let (continent, iso, country, region, city, location) = GEO[w.rng.below(6) as usize];
     let bytes = 200 + w.rng.below(50_000);
-    let request_bytes = if method == "GET" { 0 } else { 100 + w.rng.below(4000) };
+    let request_bytes = if method == "GET" {
+        0
+    } else {
+        100 + w.rng.below(4000)
+    };
     let host = w.rng.below(16);
     let trace = w.rng.next();
     let duration_us = 200 + w.rng.below(2_000_000);
@@ -247,7 +314,11 @@ fn httplog(w: &mut Writer, n: u64) {
     w.s(" \\\"https://shop.example.com/\\\" \\\"");
     w.s(agent);
     w.s("\\\"\",\"event\":{\"kind\":\"event\",\"category\":[\"web\"],\"type\":[\"access\"],\"dataset\":\"nginx.access\",\"module\":\"nginx\",\"outcome\":\"");
-    w.s(if status.starts_with('5') || status == "404" { "failure" } else { "success" });
+    w.s(if status.starts_with('5') || status == "404" {
+        "failure"
+    } else {
+        "success"
+    });
     w.s("\",\"duration\":");
     w.num(duration_us * 1000);
     w.s(",\"created\":\"");
@@ -360,7 +431,8 @@ mod tests {
         for n in 0..docs {
             buf.clear();
             d.write(7, n, &mut buf);
-            let v: serde_json::Value = serde_json::from_str(buf.trim_end()).unwrap_or_else(|e| panic!("{} doc {n}: {e}\n{buf}", d.name()));
+            let v: serde_json::Value = serde_json::from_str(buf.trim_end())
+                .unwrap_or_else(|e| panic!("{} doc {n}: {e}\n{buf}", d.name()));
             assert!(v.is_object());
             total += buf.len() - 1;
         }
@@ -370,9 +442,15 @@ mod tests {
     #[test]
     fn documents_are_json_of_the_stated_size() {
         let small = average_len(Dataset::Small, 2000);
-        assert!((116.0..136.0).contains(&small), "small averages {small} bytes");
+        assert!(
+            (116.0..136.0).contains(&small),
+            "small averages {small} bytes"
+        );
         let httplog = average_len(Dataset::Httplog, 2000);
-        assert!((2300.0..2700.0).contains(&httplog), "httplog averages {httplog} bytes");
+        assert!(
+            (2300.0..2700.0).contains(&httplog),
+            "httplog averages {httplog} bytes"
+        );
     }
 
     #[test]
@@ -395,7 +473,11 @@ mod tests {
         assert_eq!(civil_from_days(20_454), (2026, 1, 1));
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
         let mut s = String::new();
-        Writer { buf: &mut s, rng: Mix::new(0, 0) }.timestamp(EPOCH_MS + 86_400_000 * 59 + 3_723_004);
+        Writer {
+            buf: &mut s,
+            rng: Mix::new(0, 0),
+        }
+        .timestamp(EPOCH_MS + 86_400_000 * 59 + 3_723_004);
         assert_eq!(s, "2026-03-01T01:02:03.004Z");
     }
 }

@@ -31,23 +31,38 @@ pub struct DocumentSet {
 #[serde(rename_all = "kebab-case")]
 pub enum Origin {
     File(PathBuf),
-    Generated { dataset: Dataset, seed: u64 },
+    Generated {
+        dataset: Dataset,
+        seed: u64,
+    },
     /// A file's documents, then new ones recombined from them (`scale-to`); `base_count` is
     /// the file's declared document count, checked when it is read.
-    Scaled { base: PathBuf, base_count: Option<u64>, seed: u64 },
+    Scaled {
+        base: PathBuf,
+        base_count: Option<u64>,
+        seed: u64,
+    },
 }
 
 impl DocumentSet {
     /// The documents of one file, one per line, for `target_index`.
     pub fn file(path: impl Into<PathBuf>, target_index: &str) -> DocumentSet {
-        DocumentSet { origin: Origin::File(path.into()), document_count: None, target_index: target_index.to_string(), with_actions: false }
+        DocumentSet {
+            origin: Origin::File(path.into()),
+            document_count: None,
+            target_index: target_index.to_string(),
+            with_actions: false,
+        }
     }
 
     /// What a reader calls these documents in messages: the file, or `generated small (seed 1)`.
     pub fn describe(&self) -> PathBuf {
         match &self.origin {
             Origin::File(path) => path.clone(),
-            Origin::Generated { dataset, seed } => PathBuf::from(format!("generated {} documents (seed {seed})", dataset.name())),
+            Origin::Generated { dataset, seed } => PathBuf::from(format!(
+                "generated {} documents (seed {seed})",
+                dataset.name()
+            )),
             Origin::Scaled { base, .. } => base.clone(),
         }
     }
@@ -60,7 +75,10 @@ pub use error::{CorpusError, MAX_BLANK_LINES};
 pub use framing::{parse_action_line, Action, ActionLines, BatchItem, Framing, Pair, Pairs, Verb};
 
 fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
-    let open_err = |source| CorpusError::Open { path: path.to_path_buf(), source };
+    let open_err = |source| CorpusError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
     let file = File::open(path).map_err(open_err)?;
     let name = path.to_string_lossy();
     let reader: Box<dyn Read + Send> = if name.ends_with(".zst") {
@@ -75,7 +93,15 @@ fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
     let mut reader = BufReader::with_capacity(256 * 1024, reader);
     // A UTF-8 byte-order mark before the first document is not part of it.
     const BOM: &[u8] = b"\xEF\xBB\xBF";
-    if reader.fill_buf().map_err(|source| CorpusError::Read { path: path.to_path_buf(), line: 1, source })?.starts_with(BOM) {
+    if reader
+        .fill_buf()
+        .map_err(|source| CorpusError::Read {
+            path: path.to_path_buf(),
+            line: 1,
+            source,
+        })?
+        .starts_with(BOM)
+    {
         reader.consume(BOM.len());
     }
     Ok(Box::new(reader))
@@ -137,10 +163,28 @@ impl CorpusReader {
         // Fail before the race starts if any file is missing.
         for f in &files {
             if let Origin::File(path) | Origin::Scaled { base: path, .. } = &f.origin {
-                File::open(path).map_err(|source| CorpusError::Open { path: path.clone(), source })?;
+                File::open(path).map_err(|source| CorpusError::Open {
+                    path: path.clone(),
+                    source,
+                })?;
             }
         }
-        Ok(CorpusReader { files, current: None, next_file: 0, limit, total_read: 0, framing: Framing::Documents, looped: false, read_this_pass: 0, whole_len: 0, line: String::new(), action: String::new(), pending: None, uniform: false, blank_run: 0 })
+        Ok(CorpusReader {
+            files,
+            current: None,
+            next_file: 0,
+            limit,
+            total_read: 0,
+            framing: Framing::Documents,
+            looped: false,
+            read_this_pass: 0,
+            whole_len: 0,
+            line: String::new(),
+            action: String::new(),
+            pending: None,
+            uniform: false,
+            blank_run: 0,
+        })
     }
 
     /// Hands out bulk bodies (an action line before each document) instead of bare documents.
@@ -167,7 +211,12 @@ impl CorpusReader {
     ///
     /// A broken document (or a count that does not match) after some good ones in the same
     /// batch is reported on the next call, so that the good ones are still sent and measured.
-    pub fn fill(&mut self, buf: &mut String, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
+    pub fn fill(
+        &mut self,
+        buf: &mut String,
+        max_docs: u64,
+        max_bytes: Option<u64>,
+    ) -> Result<u64, CorpusError> {
         self.fill_recorded(buf, None, max_docs, max_bytes)
     }
 
@@ -175,16 +224,29 @@ impl CorpusReader {
     /// lines of its own): then a batch's pairs are its lines taken two by two
     /// ([`Pairs::IndexEach`]) and [`CorpusReader::fill_items`] records none.
     pub fn uniform_actions(&self) -> bool {
-        matches!(&self.framing, Framing::Bulk(a) if a.constant().is_some()) && !self.files.iter().any(|f| f.with_actions)
+        matches!(&self.framing, Framing::Bulk(a) if a.constant().is_some())
+            && !self.files.iter().any(|f| f.with_actions)
     }
 
     /// [`CorpusReader::fill`], and each document's (action, document) pair appended to
     /// `items` as ranges of `buf`, unless the actions are uniform.
-    pub fn fill_items(&mut self, buf: &mut String, items: &mut Vec<BatchItem>, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
+    pub fn fill_items(
+        &mut self,
+        buf: &mut String,
+        items: &mut Vec<BatchItem>,
+        max_docs: u64,
+        max_bytes: Option<u64>,
+    ) -> Result<u64, CorpusError> {
         self.fill_recorded(buf, Some(items), max_docs, max_bytes)
     }
 
-    fn fill_recorded(&mut self, buf: &mut String, items: Option<&mut Vec<BatchItem>>, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
+    fn fill_recorded(
+        &mut self,
+        buf: &mut String,
+        items: Option<&mut Vec<BatchItem>>,
+        max_docs: u64,
+        max_bytes: Option<u64>,
+    ) -> Result<u64, CorpusError> {
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
@@ -206,7 +268,13 @@ impl CorpusReader {
         }
     }
 
-    fn fill_batch(&mut self, buf: &mut String, mut items: Option<&mut Vec<BatchItem>>, max_docs: u64, max_bytes: Option<u64>) -> Result<u64, CorpusError> {
+    fn fill_batch(
+        &mut self,
+        buf: &mut String,
+        mut items: Option<&mut Vec<BatchItem>>,
+        max_docs: u64,
+        max_bytes: Option<u64>,
+    ) -> Result<u64, CorpusError> {
         let mut added = 0;
         while added < max_docs {
             if self.limit.is_some_and(|l| self.total_read >= l) {
@@ -252,12 +320,18 @@ impl CorpusReader {
                             buf.truncate(mark);
                             self.blank_run += 1;
                             if self.blank_run > MAX_BLANK_LINES {
-                                return Err(CorpusError::Blank { path: meta.describe(), after: file.docs_read });
+                                return Err(CorpusError::Blank {
+                                    path: meta.describe(),
+                                    after: file.docs_read,
+                                });
                             }
                             continue;
                         }
                         if !(line.starts_with('{') && line.ends_with('}')) {
-                            return Err(CorpusError::NotJson { path: path(), line: line_no });
+                            return Err(CorpusError::NotJson {
+                                path: path(),
+                                line: line_no,
+                            });
                         }
                         while buf.ends_with(['\n', '\r', ' ', '\t']) {
                             buf.pop();
@@ -267,7 +341,12 @@ impl CorpusReader {
                 }
                 // Uniform batches need no list: their pairs are their lines (`Pairs::IndexEach`).
                 if let Some(items) = items.as_deref_mut().filter(|_| !self.uniform) {
-                    items.push(BatchItem { verb: Verb::Index, index: None, id: None, document: start..buf.len() - 1 });
+                    items.push(BatchItem {
+                        verb: Verb::Index,
+                        index: None,
+                        id: None,
+                        document: start..buf.len() - 1,
+                    });
                 }
                 self.handed_out(buf.len());
                 added += 1;
@@ -294,10 +373,16 @@ impl CorpusReader {
                         }
                         let action = self.action.trim();
                         if !(action.starts_with('{') && action.ends_with('}')) {
-                            return Err(CorpusError::NotAction { path: path(), line: 2 * file.docs_read + 1 });
+                            return Err(CorpusError::NotAction {
+                                path: path(),
+                                line: 2 * file.docs_read + 1,
+                            });
                         }
                         if read_line(reader, &mut self.line, line_no, &path)? == 0 {
-                            return Err(CorpusError::ActionWithoutDocument { path: path(), line: line_no });
+                            return Err(CorpusError::ActionWithoutDocument {
+                                path: path(),
+                                line: line_no,
+                            });
                         }
                     } else if read_line(reader, &mut self.line, line_no, &path)? == 0 {
                         check_count(meta, file.docs_read, self.limit)?;
@@ -308,12 +393,19 @@ impl CorpusReader {
                     if line.is_empty() && !meta.with_actions {
                         self.blank_run += 1;
                         if self.blank_run > MAX_BLANK_LINES {
-                            return Err(CorpusError::Blank { path: meta.describe(), after: file.docs_read });
+                            return Err(CorpusError::Blank {
+                                path: meta.describe(),
+                                after: file.docs_read,
+                            });
                         }
                         continue;
                     }
                     if !(line.starts_with('{') && line.ends_with('}')) {
-                        let line = if meta.with_actions { 2 * line_no } else { line_no };
+                        let line = if meta.with_actions {
+                            2 * line_no
+                        } else {
+                            line_no
+                        };
                         return Err(CorpusError::NotJson { path: path(), line });
                     }
                 }
@@ -321,9 +413,14 @@ impl CorpusReader {
             let (action, wrap) = match &mut self.framing {
                 Framing::Bulk(_) if meta.with_actions => {
                     let line = self.action.trim();
-                    let (verb, index, id) = parse_action_line(line).ok_or_else(|| CorpusError::NotAction { path: path(), line: 2 * file.docs_read + 1 })?;
+                    let (verb, index, id) =
+                        parse_action_line(line).ok_or_else(|| CorpusError::NotAction {
+                            path: path(),
+                            line: 2 * file.docs_read + 1,
+                        })?;
                     let at = buf.len();
-                    let shift = |r: Option<std::ops::Range<usize>>| r.map(|r| at + r.start..at + r.end);
+                    let shift =
+                        |r: Option<std::ops::Range<usize>>| r.map(|r| at + r.start..at + r.end);
                     buf.push_str(line);
                     buf.push('\n');
                     ((verb, shift(index), shift(id)), false)
@@ -345,7 +442,12 @@ impl CorpusReader {
             }
             if let Some(items) = items.as_deref_mut() {
                 let (verb, index, id) = action;
-                items.push(BatchItem { verb, index, id, document: start..buf.len() });
+                items.push(BatchItem {
+                    verb,
+                    index,
+                    id,
+                    document: start..buf.len(),
+                });
             }
             buf.push('\n');
             self.handed_out(buf.len());
@@ -378,26 +480,62 @@ impl CorpusReader {
         let set = &self.files[self.next_file];
         let source = match &set.origin {
             Origin::File(path) => Source::File(open_decoded(path)?),
-            Origin::Generated { dataset, seed } => Source::Made { maker: Maker::Dataset(*dataset), seed: *seed, count: set.document_count.unwrap_or(0) },
-            Origin::Scaled { base, base_count, seed } => {
+            Origin::Generated { dataset, seed } => Source::Made {
+                maker: Maker::Dataset(*dataset),
+                seed: *seed,
+                count: set.document_count.unwrap_or(0),
+            },
+            Origin::Scaled {
+                base,
+                base_count,
+                seed,
+            } => {
                 let loaded = scale::ScaleBase::load(base)?;
                 if let Some(declared) = base_count.filter(|d| *d != loaded.len()) {
-                    return Err(CorpusError::CountMismatch { path: base.clone(), declared, actual: loaded.len() });
+                    return Err(CorpusError::CountMismatch {
+                        path: base.clone(),
+                        declared,
+                        actual: loaded.len(),
+                    });
                 }
-                Source::Made { maker: Maker::Scaled(loaded), seed: *seed, count: set.document_count.unwrap_or(0) }
+                Source::Made {
+                    maker: Maker::Scaled(loaded),
+                    seed: *seed,
+                    count: set.document_count.unwrap_or(0),
+                }
             }
         };
-        self.current = Some(OpenFile { source, index: self.next_file, docs_read: 0 });
+        self.current = Some(OpenFile {
+            source,
+            index: self.next_file,
+            docs_read: 0,
+        });
         self.next_file += 1;
         Ok(true)
     }
 }
 
 /// Reads one line (at most 64 MB) onto `buf`; 0 at the end of the file.
-fn read_line(reader: &mut Box<dyn BufRead + Send>, buf: &mut String, line_no: u64, path: &dyn Fn() -> PathBuf) -> Result<usize, CorpusError> {
-    let n = reader.by_ref().take(MAX_LINE_BYTES).read_line(buf).map_err(|source| CorpusError::Read { path: path(), line: line_no, source })?;
+fn read_line(
+    reader: &mut Box<dyn BufRead + Send>,
+    buf: &mut String,
+    line_no: u64,
+    path: &dyn Fn() -> PathBuf,
+) -> Result<usize, CorpusError> {
+    let n = reader
+        .by_ref()
+        .take(MAX_LINE_BYTES)
+        .read_line(buf)
+        .map_err(|source| CorpusError::Read {
+            path: path(),
+            line: line_no,
+            source,
+        })?;
     if n as u64 == MAX_LINE_BYTES && !buf.ends_with('\n') {
-        return Err(CorpusError::LineTooLong { path: path(), line: line_no });
+        return Err(CorpusError::LineTooLong {
+            path: path(),
+            line: line_no,
+        });
     }
     Ok(n)
 }
@@ -406,7 +544,11 @@ fn read_line(reader: &mut Box<dyn BufRead + Send>, buf: &mut String, line_no: u6
 /// stopped reading early).
 fn check_count(meta: &DocumentSet, read: u64, limit: Option<u64>) -> Result<(), CorpusError> {
     match meta.document_count {
-        Some(declared) if declared != read && limit.is_none() => Err(CorpusError::CountMismatch { path: meta.describe(), declared, actual: read }),
+        Some(declared) if declared != read && limit.is_none() => Err(CorpusError::CountMismatch {
+            path: meta.describe(),
+            declared,
+            actual: read,
+        }),
         _ => Ok(()),
     }
 }
@@ -439,9 +581,12 @@ pub fn count_documents(files: &[DocumentSet], limit: Option<u64>) -> Result<u64,
             break;
         }
         total += match set.origin {
-            Origin::Generated { .. } | Origin::Scaled { .. } => set.document_count.unwrap_or(0).min(left),
+            Origin::Generated { .. } | Origin::Scaled { .. } => {
+                set.document_count.unwrap_or(0).min(left)
+            }
             Origin::File(_) => {
-                let mut reader = CorpusReader::open(vec![set.clone()], Some(left).filter(|_| limit.is_some()))?;
+                let mut reader =
+                    CorpusReader::open(vec![set.clone()], Some(left).filter(|_| limit.is_some()))?;
                 let mut buf = String::new();
                 loop {
                     buf.clear();

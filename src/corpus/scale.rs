@@ -50,16 +50,27 @@ impl ScaleBase {
                 break;
             }
             for line in buf.lines() {
-                let doc = split(line).ok_or_else(|| CorpusError::NotJson { path: path.to_path_buf(), line: docs.len() as u64 + 1 })?;
+                let doc = split(line).ok_or_else(|| CorpusError::NotJson {
+                    path: path.to_path_buf(),
+                    line: docs.len() as u64 + 1,
+                })?;
                 max_id = max_id.max(doc.id.unwrap_or(0));
                 docs.push(doc);
             }
         }
         if docs.is_empty() {
-            return Err(CorpusError::Empty { path: path.to_path_buf() });
+            return Err(CorpusError::Empty {
+                path: path.to_path_buf(),
+            });
         }
-        let base = Arc::new(ScaleBase { docs, next_id: max_id + 1 });
-        cache.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_path_buf(), base.clone());
+        let base = Arc::new(ScaleBase {
+            docs,
+            next_id: max_id + 1,
+        });
+        cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(path.to_path_buf(), base.clone());
         Ok(base)
     }
 
@@ -72,7 +83,14 @@ impl ScaleBase {
         let len = self.len();
         if n < len {
             let d = &self.docs[n as usize];
-            write_doc(buf, d.id, d.name.as_deref(), d.alternates.as_deref(), d.location, &d.rest);
+            write_doc(
+                buf,
+                d.id,
+                d.name.as_deref(),
+                d.alternates.as_deref(),
+                d.location,
+                &d.rest,
+            );
             return;
         }
         let h = mix(seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -83,7 +101,11 @@ impl ScaleBase {
             (Some(b), Some(d)) => {
                 let first = b.split(' ').next().unwrap_or(b);
                 let last = d.rsplit(' ').next().unwrap_or(d);
-                name_buf = if first == last { b.clone() } else { format!("{first} {last}") };
+                name_buf = if first == last {
+                    b.clone()
+                } else {
+                    format!("{first} {last}")
+                };
                 Some(name_buf.as_str())
             }
             (b, _) => b.as_deref(),
@@ -102,7 +124,12 @@ impl ScaleBase {
         };
         let jitter = |bits: u64| ((bits & 0xFFFF) as f64 / 65535.0 * 2.0 - 1.0) * JITTER_DEGREES;
         let h2 = mix(h);
-        let location = base.location.map(|(lon, lat)| ((lon + jitter(h2)).clamp(-180.0, 180.0), (lat + jitter(h2 >> 16)).clamp(-90.0, 90.0)));
+        let location = base.location.map(|(lon, lat)| {
+            (
+                (lon + jitter(h2)).clamp(-180.0, 180.0),
+                (lat + jitter(h2 >> 16)).clamp(-90.0, 90.0),
+            )
+        });
         let id = base.id.map(|_| self.next_id + (n - len));
         write_doc(buf, id, name, alternates, location, &base.rest);
     }
@@ -116,8 +143,16 @@ fn mix(mut z: u64) -> u64 {
 }
 
 fn split(line: &str) -> Option<BaseDoc> {
-    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(line.trim()) else { return None };
-    let mut doc = BaseDoc { id: None, name: None, alternates: None, location: None, rest: String::new() };
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(line.trim()) else {
+        return None;
+    };
+    let mut doc = BaseDoc {
+        id: None,
+        name: None,
+        alternates: None,
+        location: None,
+        rest: String::new(),
+    };
     for (k, v) in map {
         match (k.as_str(), &v) {
             ("geonameid", Value::Number(n)) if n.is_u64() => doc.id = n.as_u64(),
@@ -139,7 +174,14 @@ fn split(line: &str) -> Option<BaseDoc> {
     Some(doc)
 }
 
-fn write_doc(buf: &mut String, id: Option<u64>, name: Option<&str>, alternates: Option<&str>, location: Option<(f64, f64)>, rest: &str) {
+fn write_doc(
+    buf: &mut String,
+    id: Option<u64>,
+    name: Option<&str>,
+    alternates: Option<&str>,
+    location: Option<(f64, f64)>,
+    rest: &str,
+) {
     let start = buf.len();
     buf.push('{');
     let field = |buf: &mut String, key: &str| {
@@ -213,25 +255,58 @@ mod tests {
         for n in 0..1000 {
             b.write(3, n, &mut buf);
         }
-        let docs: Vec<Value> = buf.lines().map(|l| serde_json::from_str(l).expect(l)).collect();
+        let docs: Vec<Value> = buf
+            .lines()
+            .map(|l| serde_json::from_str(l).expect(l))
+            .collect();
         assert_eq!(docs[0]["name"], "Sankt Georgen");
         assert_eq!(docs[1]["name"], "Bad \"Ischl\"");
         assert_eq!(docs[0]["location"], serde_json::json!([14.5, 47.25]));
-        let ids: std::collections::HashSet<u64> = docs.iter().map(|d| d["geonameid"].as_u64().unwrap()).collect();
+        let ids: std::collections::HashSet<u64> = docs
+            .iter()
+            .map(|d| d["geonameid"].as_u64().unwrap())
+            .collect();
         assert_eq!(ids.len(), 1000, "every id is new");
-        assert!(docs[2..].iter().all(|d| d["geonameid"].as_u64().unwrap() > 42));
+        assert!(docs[2..]
+            .iter()
+            .all(|d| d["geonameid"].as_u64().unwrap() > 42));
         for d in &docs[2..] {
             let name = d["name"].as_str().unwrap();
-            assert!(["Sankt Georgen", "Sankt \"Ischl\"", "Bad Georgen", "Bad \"Ischl\""].contains(&name), "{name}");
-            let (lon, lat) = (d["location"][0].as_f64().unwrap(), d["location"][1].as_f64().unwrap());
-            assert!((lon - 14.5).abs() <= 0.05 + 1e-9 || (lon - 13.6).abs() <= 0.05 + 1e-9, "{lon}");
-            assert!((lat - 47.25).abs() <= 0.05 + 1e-9 || (lat - 47.7).abs() <= 0.05 + 1e-9, "{lat}");
+            assert!(
+                [
+                    "Sankt Georgen",
+                    "Sankt \"Ischl\"",
+                    "Bad Georgen",
+                    "Bad \"Ischl\""
+                ]
+                .contains(&name),
+                "{name}"
+            );
+            let (lon, lat) = (
+                d["location"][0].as_f64().unwrap(),
+                d["location"][1].as_f64().unwrap(),
+            );
+            assert!(
+                (lon - 14.5).abs() <= 0.05 + 1e-9 || (lon - 13.6).abs() <= 0.05 + 1e-9,
+                "{lon}"
+            );
+            assert!(
+                (lat - 47.25).abs() <= 0.05 + 1e-9 || (lat - 47.7).abs() <= 0.05 + 1e-9,
+                "{lat}"
+            );
             assert_eq!(d["feature_class"], "P");
         }
-        let names: std::collections::HashSet<&str> = docs[2..].iter().map(|d| d["name"].as_str().unwrap()).collect();
+        let names: std::collections::HashSet<&str> = docs[2..]
+            .iter()
+            .map(|d| d["name"].as_str().unwrap())
+            .collect();
         assert_eq!(names.len(), 4, "names are recombined: {names:?}");
         let mut again = String::new();
         b.write(3, 777, &mut again);
-        assert_eq!(again, format!("{}\n", buf.lines().nth(777).unwrap()), "document n depends only on (seed, n)");
+        assert_eq!(
+            again,
+            format!("{}\n", buf.lines().nth(777).unwrap()),
+            "document n depends only on (seed, n)"
+        );
     }
 }

@@ -14,7 +14,11 @@ fn reads_batches_across_compressed_files() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(b"{\"b\":1}\n\n{\"b\":2}").unwrap();
     let gz = file(dir.path(), "b.json.gz", &gz.finish().unwrap());
-    let zst = file(dir.path(), "c.json.zst", &zstd::encode_all(&b"{\"c\":1}\n"[..], 1).unwrap());
+    let zst = file(
+        dir.path(),
+        "c.json.zst",
+        &zstd::encode_all(&b"{\"c\":1}\n"[..], 1).unwrap(),
+    );
     let mut r = CorpusReader::open(vec![plain, gz, zst], None).unwrap();
     let mut buf = String::new();
     assert_eq!(r.fill(&mut buf, 3, None).unwrap(), 3);
@@ -43,7 +47,11 @@ fn not_ndjson_and_truncated_files_are_errors() {
     let f = file(dir.path(), "a.json", b"{\"a\":1}\nnot json\n");
     let mut r = CorpusReader::open(vec![f], None).unwrap();
     let mut buf = String::new();
-    assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 1, "the good document before the bad one is handed out");
+    assert_eq!(
+        r.fill(&mut buf, 10, None).unwrap(),
+        1,
+        "the good document before the bad one is handed out"
+    );
     assert_eq!(buf, "{\"a\":1}\n");
     let e = r.fill(&mut buf, 10, None).unwrap_err();
     assert!(matches!(e, CorpusError::NotJson { line: 2, .. }), "{e}");
@@ -52,14 +60,25 @@ fn not_ndjson_and_truncated_files_are_errors() {
     let mut r = CorpusReader::open(vec![f], None).unwrap();
     let mut buf = String::new();
     let first = r.fill(&mut buf, 10, None);
-    assert!(matches!(first, Err(CorpusError::Read { .. })) || matches!(r.fill(&mut buf, 10, None), Err(CorpusError::Read { .. })));
+    assert!(
+        matches!(first, Err(CorpusError::Read { .. }))
+            || matches!(r.fill(&mut buf, 10, None), Err(CorpusError::Read { .. }))
+    );
 }
 
 #[test]
 fn generated_documents_follow_files_and_stop_at_their_count() {
     let dir = tempfile::tempdir().unwrap();
     let plain = file(dir.path(), "a.json", b"{\"a\":1}\n");
-    let generated = DocumentSet { origin: Origin::Generated { dataset: Dataset::Small, seed: 3 }, document_count: Some(5), target_index: "i".into(), with_actions: false };
+    let generated = DocumentSet {
+        origin: Origin::Generated {
+            dataset: Dataset::Small,
+            seed: 3,
+        },
+        document_count: Some(5),
+        target_index: "i".into(),
+        with_actions: false,
+    };
     let mut r = CorpusReader::open(vec![plain, generated.clone()], None).unwrap();
     let mut buf = String::new();
     assert_eq!(r.fill(&mut buf, 4, None).unwrap(), 4);
@@ -80,9 +99,18 @@ fn the_first_document_is_checked_before_a_race() {
         path
     };
     check_first_document(&p("ok.json", b"{\"a\":1}\n")).unwrap();
-    assert!(matches!(check_first_document(&p("e.json", b"\n\n")), Err(CorpusError::Empty { .. })));
-    assert!(matches!(check_first_document(&p("t.json", b"a,b,c\n")), Err(CorpusError::NotJson { line: 1, .. })));
-    assert!(matches!(check_first_document(&p("z.json.gz", b"{\"a\":1}\n")), Err(CorpusError::Read { .. })));
+    assert!(matches!(
+        check_first_document(&p("e.json", b"\n\n")),
+        Err(CorpusError::Empty { .. })
+    ));
+    assert!(matches!(
+        check_first_document(&p("t.json", b"a,b,c\n")),
+        Err(CorpusError::NotJson { line: 1, .. })
+    ));
+    assert!(matches!(
+        check_first_document(&p("z.json.gz", b"{\"a\":1}\n")),
+        Err(CorpusError::Read { .. })
+    ));
 }
 
 /// Action lines that alternate an id'd index and an update, to see both framings.
@@ -94,10 +122,16 @@ impl ActionLines for Alternate {
         if self.0 % 2 == 0 {
             let start = buf.len() + "{\"update\":{\"_id\":".len();
             buf.push_str("{\"update\":{\"_id\":\"1\"}}\n");
-            Action { verb: Verb::Update, id: Some(start..start + 3) }
+            Action {
+                verb: Verb::Update,
+                id: Some(start..start + 3),
+            }
         } else {
             buf.push_str("{\"index\":{}}\n");
-            Action { verb: Verb::Index, id: None }
+            Action {
+                verb: Verb::Index,
+                id: None,
+            }
         }
     }
 }
@@ -106,21 +140,36 @@ impl ActionLines for Alternate {
 fn bulk_framing_puts_an_action_before_each_document_and_wraps_updates() {
     let dir = tempfile::tempdir().unwrap();
     let f = file(dir.path(), "a.json", b"{\"a\":1}\n\n{\"a\":2}\r\n");
-    let mut r = CorpusReader::open(vec![f], None).unwrap().with_framing(Framing::Bulk(Box::new(Alternate(0))));
+    let mut r = CorpusReader::open(vec![f], None)
+        .unwrap()
+        .with_framing(Framing::Bulk(Box::new(Alternate(0))));
     let mut buf = String::new();
     assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 2);
-    assert_eq!(buf, "{\"index\":{}}\n{\"a\":1}\n{\"update\":{\"_id\":\"1\"}}\n{\"doc\":{\"a\":2}}\n");
-    assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 0, "no dangling action line at the end");
+    assert_eq!(
+        buf,
+        "{\"index\":{}}\n{\"a\":1}\n{\"update\":{\"_id\":\"1\"}}\n{\"doc\":{\"a\":2}}\n"
+    );
+    assert_eq!(
+        r.fill(&mut buf, 10, None).unwrap(),
+        0,
+        "no dangling action line at the end"
+    );
     assert_eq!(buf.lines().count(), 4);
 }
 
 #[test]
 fn files_with_their_own_action_lines_keep_them_and_count_documents() {
     let dir = tempfile::tempdir().unwrap();
-    let mut f = file(dir.path(), "a.json", b"{\"index\":{\"_id\":\"x\"}}\n{\"a\":1}\n{\"create\":{}}\n{\"a\":2}\n");
+    let mut f = file(
+        dir.path(),
+        "a.json",
+        b"{\"index\":{\"_id\":\"x\"}}\n{\"a\":1}\n{\"create\":{}}\n{\"a\":2}\n",
+    );
     f.with_actions = true;
     f.document_count = Some(2);
-    let mut r = CorpusReader::open(vec![f.clone()], None).unwrap().with_framing(Framing::Bulk(Box::new(Alternate(0))));
+    let mut r = CorpusReader::open(vec![f.clone()], None)
+        .unwrap()
+        .with_framing(Framing::Bulk(Box::new(Alternate(0))));
     let mut buf = String::new();
     assert_eq!(r.fill(&mut buf, 1, None).unwrap(), 1);
     assert_eq!(buf, "{\"index\":{\"_id\":\"x\"}}\n{\"a\":1}\n");
@@ -128,17 +177,35 @@ fn files_with_their_own_action_lines_keep_them_and_count_documents() {
     let mut r = CorpusReader::open(vec![f], None).unwrap();
     buf.clear();
     assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 2);
-    assert_eq!(buf, "{\"a\":1}\n{\"a\":2}\n", "bare documents drop the action lines");
-    let mut odd = file(dir.path(), "b.json", b"{\"index\":{}}\n{\"a\":1}\n{\"index\":{}}\n");
+    assert_eq!(
+        buf, "{\"a\":1}\n{\"a\":2}\n",
+        "bare documents drop the action lines"
+    );
+    let mut odd = file(
+        dir.path(),
+        "b.json",
+        b"{\"index\":{}}\n{\"a\":1}\n{\"index\":{}}\n",
+    );
     odd.with_actions = true;
-    let mut r = CorpusReader::open(vec![odd], None).unwrap().with_framing(Framing::Bulk(Box::new(Alternate(0))));
+    let mut r = CorpusReader::open(vec![odd], None)
+        .unwrap()
+        .with_framing(Framing::Bulk(Box::new(Alternate(0))));
     buf.clear();
     assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 1);
-    assert_eq!(buf, "{\"index\":{}}\n{\"a\":1}\n", "the document without its pair is not sent");
-    assert!(matches!(r.fill(&mut buf, 10, None), Err(CorpusError::ActionWithoutDocument { line: 2, .. })));
+    assert_eq!(
+        buf, "{\"index\":{}}\n{\"a\":1}\n",
+        "the document without its pair is not sent"
+    );
+    assert!(matches!(
+        r.fill(&mut buf, 10, None),
+        Err(CorpusError::ActionWithoutDocument { line: 2, .. })
+    ));
     let mut bad = file(dir.path(), "c.json", b"[1]\n{\"a\":1}\n");
     bad.with_actions = true;
-    assert!(matches!(check_first(bad), Err(CorpusError::NotAction { line: 1, .. })));
+    assert!(matches!(
+        check_first(bad),
+        Err(CorpusError::NotAction { line: 1, .. })
+    ));
 }
 
 #[test]
@@ -148,10 +215,23 @@ fn a_looped_reader_starts_over_until_its_limit() {
     let mut r = CorpusReader::open(vec![f], Some(5)).unwrap().looped(true);
     let mut buf = String::new();
     assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 5);
-    assert_eq!(buf.lines().collect::<Vec<_>>(), ["{\"a\":1}", "{\"a\":2}", "{\"a\":1}", "{\"a\":2}", "{\"a\":1}"]);
+    assert_eq!(
+        buf.lines().collect::<Vec<_>>(),
+        [
+            "{\"a\":1}",
+            "{\"a\":2}",
+            "{\"a\":1}",
+            "{\"a\":2}",
+            "{\"a\":1}"
+        ]
+    );
     let empty = file(dir.path(), "e.json", b"\n");
     let mut r = CorpusReader::open(vec![empty], None).unwrap().looped(true);
-    assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 0, "looping over nothing ends");
+    assert_eq!(
+        r.fill(&mut buf, 10, None).unwrap(),
+        0,
+        "looping over nothing ends"
+    );
 }
 
 #[test]
@@ -160,14 +240,28 @@ fn declared_count_is_checked() {
     let mut f = file(dir.path(), "a.json", b"{\"a\":1}\n");
     f.document_count = Some(2);
     let e = count_documents(&[f], None).unwrap_err();
-    assert!(matches!(e, CorpusError::CountMismatch { declared: 2, actual: 1, .. }));
+    assert!(matches!(
+        e,
+        CorpusError::CountMismatch {
+            declared: 2,
+            actual: 1,
+            ..
+        }
+    ));
 }
 
 /// What a batch's pairs say, as text: (verb, index, id, document).
 fn pairs(buf: &str, items: &[BatchItem]) -> Vec<(Verb, Option<String>, Option<String>, String)> {
     items
         .iter()
-        .map(|i| (i.verb, BatchItem::text(buf, &i.index).map(|s| s.into_owned()), BatchItem::text(buf, &i.id).map(|s| s.into_owned()), buf[i.document.clone()].to_string()))
+        .map(|i| {
+            (
+                i.verb,
+                BatchItem::text(buf, &i.index).map(|s| s.into_owned()),
+                BatchItem::text(buf, &i.id).map(|s| s.into_owned()),
+                buf[i.document.clone()].to_string(),
+            )
+        })
         .collect()
 }
 
@@ -176,48 +270,96 @@ fn batches_name_each_action_and_document_without_a_bulk_parser() {
     let dir = tempfile::tempdir().unwrap();
     // Generated action lines, the constant one read in place and an id'd update wrapped.
     let f = file(dir.path(), "a.json", b"{\"a\":1}\n\n{\"a\":2}\r\n");
-    let mut r = CorpusReader::open(vec![f.clone()], None).unwrap().with_framing(Framing::Bulk(Box::new(Alternate(0))));
+    let mut r = CorpusReader::open(vec![f.clone()], None)
+        .unwrap()
+        .with_framing(Framing::Bulk(Box::new(Alternate(0))));
     let (mut buf, mut items) = (String::new(), Vec::new());
     assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 2);
-    assert_eq!(pairs(&buf, &items), vec![
-        (Verb::Index, None, None, "{\"a\":1}".to_string()),
-        (Verb::Update, None, Some("1".to_string()), "{\"doc\":{\"a\":2}}".to_string()),
-    ]);
+    assert_eq!(
+        pairs(&buf, &items),
+        vec![
+            (Verb::Index, None, None, "{\"a\":1}".to_string()),
+            (
+                Verb::Update,
+                None,
+                Some("1".to_string()),
+                "{\"doc\":{\"a\":2}}".to_string()
+            ),
+        ]
+    );
     struct Constant;
     impl ActionLines for Constant {
         fn write_action(&mut self, buf: &mut String) -> Action {
             buf.push_str("{\"index\":{}}\n");
-            Action { verb: Verb::Index, id: None }
+            Action {
+                verb: Verb::Index,
+                id: None,
+            }
         }
         fn constant(&self) -> Option<&'static str> {
             Some("{\"index\":{}}\n")
         }
     }
-    let mut r = CorpusReader::open(vec![f], None).unwrap().with_framing(Framing::Bulk(Box::new(Constant)));
+    let mut r = CorpusReader::open(vec![f], None)
+        .unwrap()
+        .with_framing(Framing::Bulk(Box::new(Constant)));
     let (mut buf, mut items) = (String::new(), Vec::new());
     assert!(r.uniform_actions());
     assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 2);
-    assert!(items.is_empty(), "uniform batches list no pairs: their lines are the pairs");
+    assert!(
+        items.is_empty(),
+        "uniform batches list no pairs: their lines are the pairs"
+    );
     let uniform: Vec<Pair> = Pairs::IndexEach.iter(&buf).collect();
-    assert_eq!(uniform, vec![
-        Pair { verb: Verb::Index, index: None, id: None, document: "{\"a\":1}" },
-        Pair { verb: Verb::Index, index: None, id: None, document: "{\"a\":2}" },
-    ]);
+    assert_eq!(
+        uniform,
+        vec![
+            Pair {
+                verb: Verb::Index,
+                index: None,
+                id: None,
+                document: "{\"a\":1}"
+            },
+            Pair {
+                verb: Verb::Index,
+                index: None,
+                id: None,
+                document: "{\"a\":2}"
+            },
+        ]
+    );
 
     // A file's own action lines: verb, `_index` and `_id` (escapes decoded) taken from them.
     let mut own = file(dir.path(), "b.json", b"{\"create\":{\"_index\":\"logs\",\"_id\":\"a\\\"b\",\"routing\":1}}\n{\"a\":1}\n{\"update\":{\"_id\":\"7\"}}\n{\"doc\":{\"a\":2}}\n");
     own.with_actions = true;
-    let mut r = CorpusReader::open(vec![own], None).unwrap().with_framing(Framing::Bulk(Box::new(Constant)));
+    let mut r = CorpusReader::open(vec![own], None)
+        .unwrap()
+        .with_framing(Framing::Bulk(Box::new(Constant)));
     assert!(!r.uniform_actions());
     let (mut buf, mut items) = (String::new(), Vec::new());
     assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 2);
-    assert_eq!(pairs(&buf, &items), vec![
-        (Verb::Create, Some("logs".to_string()), Some("a\"b".to_string()), "{\"a\":1}".to_string()),
-        (Verb::Update, None, Some("7".to_string()), "{\"doc\":{\"a\":2}}".to_string()),
-    ]);
+    assert_eq!(
+        pairs(&buf, &items),
+        vec![
+            (
+                Verb::Create,
+                Some("logs".to_string()),
+                Some("a\"b".to_string()),
+                "{\"a\":1}".to_string()
+            ),
+            (
+                Verb::Update,
+                None,
+                Some("7".to_string()),
+                "{\"doc\":{\"a\":2}}".to_string()
+            ),
+        ]
+    );
     // A batch cut short by a broken document holds the pairs of the documents it hands out.
     let broken = file(dir.path(), "c.json", b"{\"a\":1}\nnot json\n");
-    let mut r = CorpusReader::open(vec![broken], None).unwrap().with_framing(Framing::Bulk(Box::new(Alternate(0))));
+    let mut r = CorpusReader::open(vec![broken], None)
+        .unwrap()
+        .with_framing(Framing::Bulk(Box::new(Alternate(0))));
     let (mut buf, mut items) = (String::new(), Vec::new());
     assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 1);
     assert_eq!(items.len(), 1);
@@ -225,9 +367,21 @@ fn batches_name_each_action_and_document_without_a_bulk_parser() {
 
 #[test]
 fn action_lines_from_files_must_be_one_action_with_string_names() {
-    assert_eq!(parse_action_line("{\"index\":{}}"), Some((Verb::Index, None, None)));
-    assert_eq!(parse_action_line("{\"delete\":{\"_id\":\"x\"}}"), Some((Verb::Delete, None, Some(17..20))));
-    for bad in ["{\"index\":{\"_id\":5}}", "{\"index\":{},\"create\":{}}", "{\"upsert\":{}}", "{}", "[1]"] {
+    assert_eq!(
+        parse_action_line("{\"index\":{}}"),
+        Some((Verb::Index, None, None))
+    );
+    assert_eq!(
+        parse_action_line("{\"delete\":{\"_id\":\"x\"}}"),
+        Some((Verb::Delete, None, Some(17..20)))
+    );
+    for bad in [
+        "{\"index\":{\"_id\":5}}",
+        "{\"index\":{},\"create\":{}}",
+        "{\"upsert\":{}}",
+        "{}",
+        "[1]",
+    ] {
         assert_eq!(parse_action_line(bad), None, "{bad}");
     }
 }
@@ -242,7 +396,11 @@ fn a_file_of_blank_lines_is_refused_after_a_bounded_read() {
     let f = file(dir.path(), "blank.json.zst", &bomb);
     let e = check_first(f).unwrap_err();
     assert!(matches!(e, CorpusError::Blank { after: 0, .. }), "{e}");
-    assert!(e.to_string().contains("more than 1000000 blank lines in a row"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("more than 1000000 blank lines in a row"),
+        "{e}"
+    );
     // A few blank lines between documents stay fine.
     let ok = file(dir.path(), "ok.json", b"{\"a\":1}\n\n\n{\"a\":2}\n");
     assert_eq!(count_documents(&[ok], None).unwrap(), 2);

@@ -2,8 +2,8 @@
 //! simulated id conflicts, an id (a new one, or one indexed before) and an `index` or
 //! `update` action. Written by the corpus feeder thread, outside the measured calls.
 
-use crate::ops::{Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
 use crate::corpus::{Action, ActionLines, Verb};
+use crate::ops::{Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -24,10 +24,21 @@ impl BulkActions {
     /// permutation of 0..documents).
     pub fn new(conflicts: Option<Conflicts>, documents: Option<u64>, seed: u64) -> BulkActions {
         let permutation = match (conflicts, documents) {
-            (Some(Conflicts { order: IdOrder::Random, .. }), Some(n)) => Some(Permutation::new(n.max(1), seed)),
+            (
+                Some(Conflicts {
+                    order: IdOrder::Random,
+                    ..
+                }),
+                Some(n),
+            ) => Some(Permutation::new(n.max(1), seed)),
             _ => None,
         };
-        BulkActions { conflicts, permutation, issued: 0, rng: SmallRng::seed_from_u64(seed) }
+        BulkActions {
+            conflicts,
+            permutation,
+            issued: 0,
+            rng: SmallRng::seed_from_u64(seed),
+        }
     }
 
     /// The id of the `i`-th new document.
@@ -41,7 +52,9 @@ impl BulkActions {
 
     /// The new id or the reused one, and the action, of the next document.
     fn next(&mut self, c: Conflicts) -> (u64, OnConflict) {
-        let reuse = self.issued > 0 && c.probability > 0.0 && self.rng.random::<f64>() * 100.0 <= c.probability;
+        let reuse = self.issued > 0
+            && c.probability > 0.0
+            && self.rng.random::<f64>() * 100.0 <= c.probability;
         if !reuse {
             let id = self.id_of(self.issued);
             self.issued += 1;
@@ -68,7 +81,10 @@ impl ActionLines for BulkActions {
     fn write_action(&mut self, buf: &mut String) -> Action {
         let Some(c) = self.conflicts else {
             buf.push_str(BULK_ACTION_LINE);
-            return Action { verb: Verb::Index, id: None };
+            return Action {
+                verb: Verb::Index,
+                id: None,
+            };
         };
         let (id, action) = self.next(c);
         let verb = match action {
@@ -107,7 +123,11 @@ impl Permutation {
     fn new(n: u64, seed: u64) -> Permutation {
         let bits = (64 - (n - 1).leading_zeros()).max(2);
         let mut rng = SmallRng::seed_from_u64(seed ^ 0x1D5_C0F1_1C75);
-        Permutation { n, half_bits: bits.div_ceil(2), keys: [rng.random(), rng.random(), rng.random(), rng.random()] }
+        Permutation {
+            n,
+            half_bits: bits.div_ceil(2),
+            keys: [rng.random(), rng.random(), rng.random(), rng.random()],
+        }
     }
 
     fn encrypt(&self, x: u64) -> u64 {
@@ -140,8 +160,18 @@ fn splitmix(mut z: u64) -> u64 {
 mod tests {
     use super::*;
 
-    fn conflicts(order: IdOrder, probability: f64, on_conflict: OnConflict, recency: f64) -> Option<Conflicts> {
-        Some(Conflicts { order, probability, on_conflict, recency })
+    fn conflicts(
+        order: IdOrder,
+        probability: f64,
+        on_conflict: OnConflict,
+        recency: f64,
+    ) -> Option<Conflicts> {
+        Some(Conflicts {
+            order,
+            probability,
+            on_conflict,
+            recency,
+        })
     }
 
     fn lines(a: &mut BulkActions, n: usize) -> Vec<String> {
@@ -167,14 +197,29 @@ mod tests {
 
     #[test]
     fn sequential_ids_without_reuse_are_zero_padded_in_order() {
-        let mut a = BulkActions::new(conflicts(IdOrder::Sequential, 0.0, OnConflict::Index, 0.0), None, 1);
-        assert_eq!(lines(&mut a, 3), vec!["{\"index\":{\"_id\":\"0000000000\"}}\n", "{\"index\":{\"_id\":\"0000000001\"}}\n", "{\"index\":{\"_id\":\"0000000002\"}}\n"]);
+        let mut a = BulkActions::new(
+            conflicts(IdOrder::Sequential, 0.0, OnConflict::Index, 0.0),
+            None,
+            1,
+        );
+        assert_eq!(
+            lines(&mut a, 3),
+            vec![
+                "{\"index\":{\"_id\":\"0000000000\"}}\n",
+                "{\"index\":{\"_id\":\"0000000001\"}}\n",
+                "{\"index\":{\"_id\":\"0000000002\"}}\n"
+            ]
+        );
     }
 
     #[test]
     fn random_ids_are_a_permutation_of_the_corpus() {
         for n in [1u64, 2, 7, 1000, 4097] {
-            let mut a = BulkActions::new(conflicts(IdOrder::Random, 0.0, OnConflict::Index, 0.0), Some(n), 9);
+            let mut a = BulkActions::new(
+                conflicts(IdOrder::Random, 0.0, OnConflict::Index, 0.0),
+                Some(n),
+                9,
+            );
             let mut ids: Vec<u64> = lines(&mut a, n as usize).iter().map(|l| id(l)).collect();
             let in_order = ids.windows(2).all(|w| w[0] < w[1]);
             ids.sort_unstable();
@@ -185,7 +230,11 @@ mod tests {
 
     #[test]
     fn reused_ids_follow_the_probability_and_are_ids_already_indexed() {
-        let mut a = BulkActions::new(conflicts(IdOrder::Sequential, 25.0, OnConflict::Update, 0.0), None, 3);
+        let mut a = BulkActions::new(
+            conflicts(IdOrder::Sequential, 25.0, OnConflict::Update, 0.0),
+            None,
+            3,
+        );
         let (mut seen, mut updates) = (std::collections::HashSet::new(), 0);
         for line in lines(&mut a, 20_000) {
             let id = id(&line);
@@ -196,13 +245,20 @@ mod tests {
                 assert!(seen.insert(id), "a new id {id} twice");
             }
         }
-        assert!((4_500..5_500).contains(&updates), "{updates} updates of 20,000 at 25%");
+        assert!(
+            (4_500..5_500).contains(&updates),
+            "{updates} updates of 20,000 at 25%"
+        );
     }
 
     #[test]
     fn recency_favours_recent_ids() {
         let mean_age = |recency: f64| {
-            let mut a = BulkActions::new(conflicts(IdOrder::Sequential, 50.0, OnConflict::Index, recency), None, 5);
+            let mut a = BulkActions::new(
+                conflicts(IdOrder::Sequential, 50.0, OnConflict::Index, recency),
+                None,
+                5,
+            );
             // How far back each reused id is, as a share of the ids indexed until then.
             let (mut new, mut back, mut count) = (0u64, 0f64, 0u64);
             for line in lines(&mut a, 20_000) {

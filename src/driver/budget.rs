@@ -22,7 +22,12 @@ pub struct IterationPool {
 
 impl IterationPool {
     pub fn new(warmup: u64, measured: u64, clients: u64) -> Arc<IterationPool> {
-        Arc::new(IterationPool { next: AtomicU64::new(0), warmup, total: warmup + measured, clients: clients.max(1) })
+        Arc::new(IterationPool {
+            next: AtomicU64::new(0),
+            warmup,
+            total: warmup + measured,
+            clients: clients.max(1),
+        })
     }
 
     /// A run of tickets for one client. Runs never cross the warmup boundary and shrink as a
@@ -32,12 +37,21 @@ impl IterationPool {
     fn take(&self) -> Option<Range<u64>> {
         let mut current = self.next.load(Ordering::Relaxed);
         loop {
-            let boundary = if current < self.warmup { self.warmup } else { self.total };
+            let boundary = if current < self.warmup {
+                self.warmup
+            } else {
+                self.total
+            };
             if current >= boundary {
                 return None;
             }
             let run = ((boundary - current) / (4 * self.clients)).max(1);
-            match self.next.compare_exchange_weak(current, current + run, Ordering::Relaxed, Ordering::Relaxed) {
+            match self.next.compare_exchange_weak(
+                current,
+                current + run,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return Some(current..current + run),
                 Err(now) => current = now,
             }
@@ -47,15 +61,26 @@ impl IterationPool {
 
 /// How much a client still has to do.
 pub enum Budget {
-    Iterations { pool: Arc<IterationPool>, warmup: u64, tickets: Range<u64> },
-    Time { warmup_end: Instant, end: Instant },
+    Iterations {
+        pool: Arc<IterationPool>,
+        warmup: u64,
+        tickets: Range<u64>,
+    },
+    Time {
+        warmup_end: Instant,
+        end: Instant,
+    },
     /// Until the corpus feed runs dry.
     Corpus,
 }
 
 impl Budget {
     pub fn iterations(pool: &Arc<IterationPool>) -> Budget {
-        Budget::Iterations { pool: pool.clone(), warmup: pool.warmup, tickets: 0..0 }
+        Budget::Iterations {
+            pool: pool.clone(),
+            warmup: pool.warmup,
+            tickets: 0..0,
+        }
     }
 
     /// Whether an operation starting at `at()` (read only by time budgets) should run, and whether it is warmup. For corpus
@@ -63,7 +88,11 @@ impl Budget {
     #[inline]
     pub fn next(&mut self, at: impl FnOnce() -> Instant) -> Option<bool> {
         match self {
-            Budget::Iterations { pool, warmup, tickets } => {
+            Budget::Iterations {
+                pool,
+                warmup,
+                tickets,
+            } => {
                 let ticket = match tickets.next() {
                     Some(t) => t,
                     None => {
@@ -94,7 +123,11 @@ mod tests {
     fn iteration_budget_marks_warmup_first() {
         let pool = IterationPool::new(2, 1, 1);
         assert_eq!(drain(&mut Budget::iterations(&pool)), [true, true, false]);
-        assert_eq!(drain(&mut Budget::iterations(&pool)), [false; 0], "the pool is empty for everyone");
+        assert_eq!(
+            drain(&mut Budget::iterations(&pool)),
+            [false; 0],
+            "the pool is empty for everyone"
+        );
         assert!(drain(&mut Budget::iterations(&IterationPool::new(0, 0, 3))).is_empty());
     }
 
@@ -102,7 +135,11 @@ mod tests {
     fn runs_shrink_and_never_cross_the_warmup_boundary() {
         let pool = IterationPool::new(1000, 9000, 10);
         let runs: Vec<Range<u64>> = std::iter::from_fn(|| pool.take()).collect();
-        assert_eq!(runs.first(), Some(&(0..25)), "a quarter of a client's share of the warmup");
+        assert_eq!(
+            runs.first(),
+            Some(&(0..25)),
+            "a quarter of a client's share of the warmup"
+        );
         assert!(runs.iter().all(|r| r.end <= 1000 || r.start >= 1000));
         assert!(runs.windows(2).all(|w| w[0].end == w[1].start));
         assert_eq!(runs.last(), Some(&(9999..10000)));
@@ -117,7 +154,13 @@ mod tests {
                 .map(|_| {
                     s.spawn(|| {
                         let mut b = Budget::iterations(&pool);
-                        drain(&mut b).iter().fold((0, 0), |(w, m), &warm| if warm { (w + 1, m) } else { (w, m + 1) })
+                        drain(&mut b).iter().fold((0, 0), |(w, m), &warm| {
+                            if warm {
+                                (w + 1, m)
+                            } else {
+                                (w, m + 1)
+                            }
+                        })
                     })
                 })
                 .collect();

@@ -1,8 +1,8 @@
 //! The one client loop, parameterised by schedule × budget × payload source. Everything it
 //! touches per operation is owned by the client: no allocation, no lock, no formatting.
 
-use super::schedule::{wait_until, Schedule};
 use super::budget::Budget;
+use super::schedule::{wait_until, Schedule};
 use super::work::{CorpusFeed, KeyGen};
 use crate::backend::{BackendClient, Outcome, Payload};
 use crate::metrics::Recorder;
@@ -46,7 +46,11 @@ impl Shared {
     /// Whether a stop now leaves the work unfinished (Ctrl-C, an abort), rather than ends it
     /// (the block's completing task ended).
     fn stop_cuts_short(&self) -> bool {
-        self.race_cancel.is_cancelled() || !self.block_done.as_ref().is_some_and(CancellationToken::is_cancelled)
+        self.race_cancel.is_cancelled()
+            || !self
+                .block_done
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled)
     }
 
     #[cold]
@@ -85,7 +89,10 @@ impl<C: BackendClient> ClientRun<C> {
             // The intended start decides warmup and the end of a time budget, so an operation
             // scheduled past the end is not started.
             let intended = self.schedule.next();
-            let Some(mut warmup) = self.budget.next(|| intended.unwrap_or_else(Instant::now)) else { break };
+            let Some(mut warmup) = self.budget.next(|| intended.unwrap_or_else(Instant::now))
+            else {
+                break;
+            };
             let batch = match &self.source {
                 Source::Corpus(feed) => match feed.next().await {
                     Some(b) => {
@@ -100,7 +107,11 @@ impl<C: BackendClient> ClientRun<C> {
             };
             let payload = match (&mut self.source, &batch) {
                 (Source::Keys(keys), _) => keys.draw(),
-                (_, Some(b)) => Payload::Documents { body: &b.body, count: b.docs, pairs: b.pairs() },
+                (_, Some(b)) => Payload::Documents {
+                    body: &b.body,
+                    count: b.docs,
+                    pairs: b.pairs(),
+                },
                 _ => Payload::None,
             };
             if let Some(at) = intended {
@@ -115,7 +126,10 @@ impl<C: BackendClient> ClientRun<C> {
                     if !d.is_zero() {
                         tokio::time::sleep(*d).await;
                     }
-                    Ok(Outcome { units: 1, ..Outcome::default() })
+                    Ok(Outcome {
+                        units: 1,
+                        ..Outcome::default()
+                    })
                 }
                 Exec::Backend(op) => self.client.execute(op, &payload).await,
             };
@@ -123,8 +137,11 @@ impl<C: BackendClient> ClientRun<C> {
             if warmup {
                 self.recorder.record_warmup(&result);
             } else {
-                self.recorder.record(intended.unwrap_or(start), start, end, &result);
-                if matches!(&result, Ok(o) if o.failed_items > 0) && self.recorder.wants_item_failure_reason() {
+                self.recorder
+                    .record(intended.unwrap_or(start), start, end, &result);
+                if matches!(&result, Ok(o) if o.failed_items > 0)
+                    && self.recorder.wants_item_failure_reason()
+                {
                     if let Some(reason) = self.client.item_failure_reason() {
                         self.recorder.set_item_failure_reason(reason);
                     }
@@ -134,14 +151,24 @@ impl<C: BackendClient> ClientRun<C> {
                 match &result {
                     Err(e) if shared.ignore_response_errors && e.kind.is_response() => {}
                     Err(e) => shared.abort_with(&e.message),
-                    Ok(o) if o.failed_items > 0 && !shared.ignore_response_errors => shared.abort_with(&format!("{} items of a bulk request failed", o.failed_items)),
+                    Ok(o) if o.failed_items > 0 && !shared.ignore_response_errors => shared
+                        .abort_with(&format!(
+                            "{} items of a bulk request failed",
+                            o.failed_items
+                        )),
                     Ok(_) => {}
                 }
             }
             shared.progress.fetch_add(1, Ordering::Relaxed);
             drop(payload);
             if let (false, Source::Keys(keys)) = (warmup, &self.source) {
-                self.recorder.record_parts(&keys.drawn, keys.first_command().index(), intended.unwrap_or(start), start, end);
+                self.recorder.record_parts(
+                    &keys.drawn,
+                    keys.first_command().index(),
+                    intended.unwrap_or(start),
+                    start,
+                    end,
+                );
             }
             if let (Source::Corpus(feed), Some(b)) = (&self.source, batch) {
                 feed.give_back(b);

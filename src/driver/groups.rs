@@ -35,7 +35,10 @@ where
         // re-queues its task each time the client waits, which cost one busy-polling client
         // half its round trips (16,600-20,800 SET/s against 28,400-40,000). A panic comes back
         // as the task's `JoinError`.
-        return clients.into_iter().map(|c| tokio::spawn(async move { vec![Ok(c.await)] })).collect();
+        return clients
+            .into_iter()
+            .map(|c| tokio::spawn(async move { vec![Ok(c.await)] }))
+            .collect();
     }
     let mut groups: Vec<Vec<F>> = (0..tasks).map(|_| Vec::new()).collect();
     for (i, client) in clients.into_iter().enumerate() {
@@ -46,7 +49,10 @@ where
         .filter(|g| !g.is_empty())
         .map(|group| {
             tokio::spawn(async move {
-                let mut running: FuturesUnordered<_> = group.into_iter().map(|c| AssertUnwindSafe(c).catch_unwind()).collect();
+                let mut running: FuturesUnordered<_> = group
+                    .into_iter()
+                    .map(|c| AssertUnwindSafe(c).catch_unwind())
+                    .collect();
                 let mut out = Vec::with_capacity(running.len());
                 while let Some(result) = running.next().await {
                     out.push(result.map_err(|panic| panic_message(&*panic)));

@@ -15,6 +15,7 @@ use crate::backend::Backend;
 use crate::metrics::{Recorder, TrialMetrics};
 use crate::ops::{OpSpec, PayloadSource};
 use crate::plan::{sweep_label, Leaf, Plan, Step, Work};
+use budget::{Budget, IterationPool};
 use client::{ClientRun, Exec, Shared, Source};
 use progress::Progress;
 use std::sync::atomic::AtomicU64;
@@ -22,11 +23,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use budget::{Budget, IterationPool};
 use work::{CorpusFeed, CorpusWarmup, FeedLimits, KeyGen};
 
 /// What to do when an operation fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum OnError {
     /// Count the error and go on; the error rate is reported.
@@ -75,7 +77,12 @@ pub struct Driver<B: Backend> {
 
 impl<B: Backend> Driver<B> {
     pub fn new(backend: Arc<B>, opts: DriverOptions, cancel: CancellationToken) -> Self {
-        Driver { backend, opts, cancel, abort: Arc::new(Mutex::new(None)) }
+        Driver {
+            backend,
+            opts,
+            cancel,
+            abort: Arc::new(Mutex::new(None)),
+        }
     }
 
     fn stop_reason(&self) -> Option<Stop> {
@@ -94,15 +101,22 @@ impl<B: Backend> Driver<B> {
             match step {
                 Step::Reset { before, operations } => {
                     for leaf in operations {
-                        let run = self.run_leaves(plan, std::slice::from_ref(leaf), false).await.remove(0);
+                        let run = self
+                            .run_leaves(plan, std::slice::from_ref(leaf), false)
+                            .await
+                            .remove(0);
                         if let Some(stop) = self.stop_reason() {
                             return stop;
                         }
                         let failed = run.failure.clone().or_else(|| {
-                            (run.metrics.counts.error_count() > 0).then(|| first_error(&run.metrics))
+                            (run.metrics.counts.error_count() > 0)
+                                .then(|| first_error(&run.metrics))
                         });
                         if let Some(why) = failed {
-                            return Stop::Aborted(format!("reset before {before} failed: {} ({})", leaf.operation.name, why));
+                            return Stop::Aborted(format!(
+                                "reset before {before} failed: {} ({})",
+                                leaf.operation.name, why
+                            ));
                         }
                     }
                 }
@@ -127,7 +141,10 @@ impl<B: Backend> Driver<B> {
     async fn run_leaves(&self, plan: &Plan, leaves: &[Leaf], show_progress: bool) -> Vec<TrialRun> {
         let bars = progress::Bars::new(show_progress);
         // `completed-by`: the completing leaf's end stops the others of the block.
-        let block_done = leaves.iter().any(|l| l.completes_block).then(CancellationToken::new);
+        let block_done = leaves
+            .iter()
+            .any(|l| l.completes_block)
+            .then(CancellationToken::new);
         futures::future::join_all(leaves.iter().map(|leaf| async {
             let run = self.run_leaf(plan, leaf, &bars, block_done.as_ref()).await;
             if leaf.completes_block {
@@ -140,7 +157,13 @@ impl<B: Backend> Driver<B> {
         .await
     }
 
-    async fn run_leaf(&self, plan: &Plan, leaf: &Leaf, bars: &progress::Bars, block_done: Option<&CancellationToken>) -> TrialRun {
+    async fn run_leaf(
+        &self,
+        plan: &Plan,
+        leaf: &Leaf,
+        bars: &progress::Bars,
+        block_done: Option<&CancellationToken>,
+    ) -> TrialRun {
         let started_at = chrono::Utc::now();
         let wall_start = Instant::now();
         let label = trial_label(plan, leaf);
@@ -154,7 +177,12 @@ impl<B: Backend> Driver<B> {
             failure,
             warmup: leaf.warmup_trial,
         };
-        let failed = |why: String| run(TrialMetrics::merge(Vec::new()), Some(format!("{label}: {why}")));
+        let failed = |why: String| {
+            run(
+                TrialMetrics::merge(Vec::new()),
+                Some(format!("{label}: {why}")),
+            )
+        };
         let exec = match &leaf.spec {
             OpSpec::Sleep(d) => Exec::Sleep(*d),
             spec => match self.backend.prepare(spec) {
@@ -174,10 +202,12 @@ impl<B: Backend> Driver<B> {
             _ => None,
         };
         let feed = match leaf.spec.payload_source() {
-            PayloadSource::Corpus(bulk) => match self.start_feed(leaf, bulk, leaf_cancel.clone()).await {
-                Ok(feed) => Some(Arc::new(feed)),
-                Err(e) => return failed(e),
-            },
+            PayloadSource::Corpus(bulk) => {
+                match self.start_feed(leaf, bulk, leaf_cancel.clone()).await {
+                    Ok(feed) => Some(Arc::new(feed)),
+                    Err(e) => return failed(e),
+                }
+            }
             _ => None,
         };
         let mut clients = Vec::new();
@@ -212,15 +242,23 @@ impl<B: Backend> Driver<B> {
         run(TrialMetrics::merge(recorders), failure)
     }
 
-    async fn start_feed(&self, leaf: &Leaf, bulk: &crate::ops::BulkSpec, cancel: CancellationToken) -> Result<CorpusFeed, String> {
+    async fn start_feed(
+        &self,
+        leaf: &Leaf,
+        bulk: &crate::ops::BulkSpec,
+        cancel: CancellationToken,
+    ) -> Result<CorpusFeed, String> {
         let warmup_fraction = match leaf.work {
-            Work::Corpus { warmup_fraction, .. } if warmup_fraction > 0.0 => Some(warmup_fraction),
+            Work::Corpus {
+                warmup_fraction, ..
+            } if warmup_fraction > 0.0 => Some(warmup_fraction),
             _ => None,
         };
         // The corpus size, when a share of it is asked for (ingest-percentage, a warmup fraction).
         let mut document_limit = leaf.document_limit;
         let mut total = None;
-        let random_ids = matches!(bulk.conflicts, Some(c) if c.order == crate::ops::IdOrder::Random);
+        let random_ids =
+            matches!(bulk.conflicts, Some(c) if c.order == crate::ops::IdOrder::Random);
         if bulk.ingest_percentage.is_some() || warmup_fraction.is_some() || random_ids {
             let declared: Option<u64> = bulk.files.iter().map(|f| f.document_count).sum();
             let n = match declared {
@@ -228,10 +266,12 @@ impl<B: Backend> Driver<B> {
                 None => {
                     let files = bulk.files.clone();
                     let limit = leaf.document_limit;
-                    tokio::task::spawn_blocking(move || crate::corpus::count_documents(&files, limit))
-                        .await
-                        .map_err(|e| e.to_string())?
-                        .map_err(|e| e.to_string())?
+                    tokio::task::spawn_blocking(move || {
+                        crate::corpus::count_documents(&files, limit)
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| e.to_string())?
                 }
             };
             let n = document_limit.map_or(n, |l| n.min(l));
@@ -251,19 +291,29 @@ impl<B: Backend> Driver<B> {
             looped: bulk.looped,
         };
         let warmup_docs = match (warmup_fraction, total) {
-            (Some(warmup_fraction), Some(total)) => {
-                match bulk.flush_bytes {
-                    None => CorpusWarmup::Requests((warmup_fraction * total.div_ceil(bulk.bulk_size.0) as f64).floor() as u64),
-                    Some(_) => CorpusWarmup::Documents((warmup_fraction * total as f64).floor() as u64),
-                }
-            }
+            (Some(warmup_fraction), Some(total)) => match bulk.flush_bytes {
+                None => CorpusWarmup::Requests(
+                    (warmup_fraction * total.div_ceil(bulk.bulk_size.0) as f64).floor() as u64,
+                ),
+                Some(_) => CorpusWarmup::Documents((warmup_fraction * total as f64).floor() as u64),
+            },
             _ => match leaf.work {
-                Work::Corpus { warmup_time, .. } if !warmup_time.is_zero() => CorpusWarmup::Until(Instant::now() + warmup_time),
+                Work::Corpus { warmup_time, .. } if !warmup_time.is_zero() => {
+                    CorpusWarmup::Until(Instant::now() + warmup_time)
+                }
                 _ => CorpusWarmup::Requests(0),
             },
         };
         let actions = actions::BulkActions::new(bulk.conflicts, total, 0x1D5 ^ leaf.trial);
-        CorpusFeed::start(bulk.files.clone(), limits, actions, leaf.clients, warmup_docs, cancel).map_err(|e| e.to_string())
+        CorpusFeed::start(
+            bulk.files.clone(),
+            limits,
+            actions,
+            leaf.clients,
+            warmup_docs,
+            cancel,
+        )
+        .map_err(|e| e.to_string())
     }
 }
 
@@ -272,8 +322,17 @@ fn trial_label(plan: &Plan, leaf: &Leaf) -> String {
     match leaf.result {
         Some(index) => {
             let s = &plan.results[index];
-            let (what, of) = if leaf.warmup_trial { ("warmup trial", s.warmup_trials) } else { ("trial", s.planned_trials) };
-            format!("{} [{}] {what} {}/{of}", leaf.task, sweep_label(&s.sweep), leaf.trial + 1)
+            let (what, of) = if leaf.warmup_trial {
+                ("warmup trial", s.warmup_trials)
+            } else {
+                ("trial", s.planned_trials)
+            };
+            format!(
+                "{} [{}] {what} {}/{of}",
+                leaf.task,
+                sweep_label(&s.sweep),
+                leaf.trial + 1
+            )
         }
         None => format!("{} ({})", leaf.operation.name, leaf.task),
     }
@@ -295,11 +354,15 @@ fn client_runs<C: crate::backend::BackendClient>(
     };
     // Each client's share of the target rate: the time between its own operations.
     let client_interval = match leaf.target_throughput {
-        Some(t) if leaf.schedule != crate::track::ScheduleKind::Unthrottled => t.interval() * leaf.clients as u32,
+        Some(t) if leaf.schedule != crate::track::ScheduleKind::Unthrottled => {
+            t.interval() * leaf.clients as u32
+        }
         _ => Duration::ZERO,
     };
     let pool = match leaf.work {
-        Work::Iterations { warmup, measured } => Some(IterationPool::new(warmup, measured, leaf.clients)),
+        Work::Iterations { warmup, measured } => {
+            Some(IterationPool::new(warmup, measured, leaf.clients))
+        }
         _ => None,
     };
     let mut runs = Vec::with_capacity(clients.len());
@@ -307,7 +370,10 @@ fn client_runs<C: crate::backend::BackendClient>(
         let i = i as u64;
         let budget = match (leaf.work, &pool) {
             (_, Some(pool)) => Budget::iterations(pool),
-            (Work::Time { warmup, measured }, _) => Budget::Time { warmup_end: origin + warmup, end: origin + warmup + measured },
+            (Work::Time { warmup, measured }, _) => Budget::Time {
+                warmup_end: origin + warmup,
+                end: origin + warmup + measured,
+            },
             _ => Budget::Corpus,
         };
         let source = match (leaf.spec.payload_source(), feed) {
@@ -319,7 +385,14 @@ fn client_runs<C: crate::backend::BackendClient>(
         let run = ClientRun {
             client,
             exec: exec.clone(),
-            schedule: Schedule::new(leaf.schedule, leaf.target_throughput, origin + ramp_delay(leaf, i), i, leaf.clients, 0x5EED ^ leaf.trial),
+            schedule: Schedule::new(
+                leaf.schedule,
+                leaf.target_throughput,
+                origin + ramp_delay(leaf, i),
+                i,
+                leaf.clients,
+                0x5EED ^ leaf.trial,
+            ),
             budget,
             source,
             recorder: match leaf.spec.counted_parts() {
@@ -380,7 +453,13 @@ impl Drop for AbortOnDrop {
 }
 
 fn first_error(m: &TrialMetrics) -> String {
-    m.counts.first_error.iter().flatten().next().cloned().unwrap_or_else(|| "an operation failed".into())
+    m.counts
+        .first_error
+        .iter()
+        .flatten()
+        .next()
+        .cloned()
+        .unwrap_or_else(|| "an operation failed".into())
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@ pub struct Bars {
 
 impl Bars {
     pub fn new(visible: bool) -> Bars {
-        Bars { multi: visible.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())) }
+        Bars {
+            multi: visible.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())),
+        }
     }
 }
 
@@ -29,14 +31,21 @@ impl Progress {
         let visible = bars.multi.is_some();
         let bar = match &bars.multi {
             None => ProgressBar::hidden(),
-            Some(multi) => multi.add(ProgressBar::with_draw_target(total, ProgressDrawTarget::hidden())),
+            Some(multi) => multi.add(ProgressBar::with_draw_target(
+                total,
+                ProgressDrawTarget::hidden(),
+            )),
         };
         let template = if total.is_some() {
             "{spinner} {msg} [{bar:30}] {pos}/{len} ops ({per_sec}, {elapsed})"
         } else {
             "{spinner} {msg} {pos} ops ({per_sec}, {elapsed})"
         };
-        bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> "));
+        bar.set_style(
+            ProgressStyle::with_template(template)
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
         bar.set_message(label.to_string());
         let ticker = visible.then(|| {
             let bar = bar.clone();

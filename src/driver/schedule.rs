@@ -29,7 +29,14 @@ pub struct Schedule {
 
 impl Schedule {
     /// The schedule of client `client` (0-based) of `clients`, sharing `target` between them.
-    pub fn new(kind: ScheduleKind, target: Option<OpsPerSec>, start: Instant, client: u64, clients: u64, seed: u64) -> Schedule {
+    pub fn new(
+        kind: ScheduleKind,
+        target: Option<OpsPerSec>,
+        start: Instant,
+        client: u64,
+        clients: u64,
+        seed: u64,
+    ) -> Schedule {
         let (kind, interval_ns, offset_ns) = match target {
             Some(t) if t.0 > 0.0 && kind != ScheduleKind::Unthrottled => {
                 let per_client_interval = clients as f64 * 1e9 / t.0;
@@ -38,7 +45,15 @@ impl Schedule {
             }
             _ => (ScheduleKind::Unthrottled, 0.0, 0.0),
         };
-        Schedule { kind, start, offset_ns, interval_ns, issued: 0, next_ns: offset_ns, rng: SmallRng::seed_from_u64(seed ^ client.wrapping_mul(0x9E37_79B9_7F4A_7C15)) }
+        Schedule {
+            kind,
+            start,
+            offset_ns,
+            interval_ns,
+            issued: 0,
+            next_ns: offset_ns,
+            rng: SmallRng::seed_from_u64(seed ^ client.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        }
     }
 
     /// The intended start of the next operation; None when unthrottled (start right away).
@@ -94,14 +109,31 @@ mod tests {
     fn deterministic_starts_are_offset_plus_k_intervals() {
         let t0 = Instant::now();
         // 1,000 ops/s shared by 4 clients: each client every 4 ms, client 1 offset by 1 ms.
-        let mut s = Schedule::new(ScheduleKind::Deterministic, Some(OpsPerSec(1000.0)), t0, 1, 4, 1);
+        let mut s = Schedule::new(
+            ScheduleKind::Deterministic,
+            Some(OpsPerSec(1000.0)),
+            t0,
+            1,
+            4,
+            1,
+        );
         let starts: Vec<Duration> = (0..3).map(|_| s.next().unwrap() - t0).collect();
-        assert_eq!(starts, vec![Duration::from_millis(1), Duration::from_millis(5), Duration::from_millis(9)]);
+        assert_eq!(
+            starts,
+            vec![
+                Duration::from_millis(1),
+                Duration::from_millis(5),
+                Duration::from_millis(9)
+            ]
+        );
         // The millionth start is still exact: no accumulated error.
         for _ in 3..1_000_000 {
             s.next();
         }
-        assert_eq!(s.next().unwrap() - t0, Duration::from_millis(1 + 4 * 1_000_000));
+        assert_eq!(
+            s.next().unwrap() - t0,
+            Duration::from_millis(1 + 4 * 1_000_000)
+        );
     }
 
     #[test]
@@ -109,8 +141,17 @@ mod tests {
         let t0 = Instant::now();
         let mut all: Vec<Duration> = (0..4)
             .flat_map(|c| {
-                let mut s = Schedule::new(ScheduleKind::Deterministic, Some(OpsPerSec(100.0)), t0, c, 4, 1);
-                (0..25).map(move |_| s.next().unwrap() - t0).collect::<Vec<_>>()
+                let mut s = Schedule::new(
+                    ScheduleKind::Deterministic,
+                    Some(OpsPerSec(100.0)),
+                    t0,
+                    c,
+                    4,
+                    1,
+                );
+                (0..25)
+                    .map(move |_| s.next().unwrap() - t0)
+                    .collect::<Vec<_>>()
             })
             .collect();
         all.sort();

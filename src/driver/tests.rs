@@ -18,9 +18,20 @@ fn plan(schedule: &str) -> Plan {
     crate::plan::build(&track, &track.challenges[0], &Default::default()).unwrap()
 }
 
-async fn race(backend: ScriptedBackend, plan: &Plan, on_error: OnError) -> (Stop, Vec<TrialRun>, Arc<ScriptedBackend>) {
+async fn race(
+    backend: ScriptedBackend,
+    plan: &Plan,
+    on_error: OnError,
+) -> (Stop, Vec<TrialRun>, Arc<ScriptedBackend>) {
     let backend = Arc::new(backend);
-    let driver = Driver::new(backend.clone(), DriverOptions { on_error, progress: false }, CancellationToken::new());
+    let driver = Driver::new(
+        backend.clone(),
+        DriverOptions {
+            on_error,
+            progress: false,
+        },
+        CancellationToken::new(),
+    );
     let mut runs = Vec::new();
     let stop = driver.run(plan, &mut |r| runs.push(r)).await;
     (stop, runs, backend)
@@ -30,7 +41,12 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-const OK: Result<Outcome, OpError> = Ok(Outcome { units: 1, hits: 0, failed_items: 0, requests: 0 });
+const OK: Result<Outcome, OpError> = Ok(Outcome {
+    units: 1,
+    hits: 0,
+    failed_items: 0,
+    requests: 0,
+});
 
 #[tokio::test(start_paused = true)]
 async fn warmup_iterations_are_run_first_and_left_out() {
@@ -38,7 +54,14 @@ async fn warmup_iterations_are_run_first_and_left_out() {
     let (stop, runs, backend) = race(ScriptedBackend::constant(ms(1)), &p, OnError::Continue).await;
     assert_eq!(stop, Stop::Completed);
     let m = &runs[0].metrics;
-    assert_eq!((m.counts.operations, m.counts.warmup_operations, m.counts.successes), (10, 4, 10));
+    assert_eq!(
+        (
+            m.counts.operations,
+            m.counts.warmup_operations,
+            m.counts.successes
+        ),
+        (10, 4, 10)
+    );
     assert_eq!(backend.calls(), 14);
     // Every service time is exactly the scripted 1 ms, and unthrottled latency equals it.
     assert_eq!((m.service.min(), m.service.max()), (1000, 1000));
@@ -71,7 +94,13 @@ async fn latency_counts_from_the_intended_start_after_a_stall() {
     // Service times: one 35 ms, nine 1 ms. Latencies: 35, then 35-10+1=26, 17, 8, and 1 ms after.
     assert_eq!(m.service.count_between(35_000, 35_000), 1);
     assert_eq!(m.service.count_between(1000, 1000), 9);
-    for (us, n) in [(35_000, 1), (26_000, 1), (17_000, 1), (8_000, 1), (1_000, 6)] {
+    for (us, n) in [
+        (35_000, 1),
+        (26_000, 1),
+        (17_000, 1),
+        (8_000, 1),
+        (1_000, 6),
+    ] {
         assert_eq!(m.latency.count_between(us, us), n, "latency {us} µs");
     }
 }
@@ -82,23 +111,47 @@ async fn a_time_period_measures_what_starts_inside_it() {
     let (_, runs, _) = race(ScriptedBackend::constant(ms(10)), &p, OnError::Continue).await;
     let m = &runs[0].metrics;
     // Back-to-back 10 ms calls: 100 start in the first second, 200 in the next two.
-    assert_eq!((m.counts.warmup_operations, m.counts.operations), (100, 200));
+    assert_eq!(
+        (m.counts.warmup_operations, m.counts.operations),
+        (100, 200)
+    );
     // Units are bucketed by the second their operation ended in: the last one ended at 3 s.
     assert_eq!(m.per_second, vec![99, 100, 1]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn errors_are_counted_by_kind_and_abort_stops_the_race() {
-    let script = |n: u64| (ms(1), if n % 3 == 2 { Err(OpError::new(ErrorKind::ServerError, "boom")) } else { OK });
+    let script = |n: u64| {
+        (
+            ms(1),
+            if n % 3 == 2 {
+                Err(OpError::new(ErrorKind::ServerError, "boom"))
+            } else {
+                OK
+            },
+        )
+    };
     let p = plan("      - {operation: call, clients: 1, iterations: 30}\n      - {operation: call, clients: 1, iterations: 5}\n");
     let (stop, runs, _) = race(ScriptedBackend::new(script), &p, OnError::Continue).await;
     assert_eq!(stop, Stop::Completed);
     let c = &runs[0].metrics.counts;
-    assert_eq!((c.operations, c.successes, c.errors[ErrorKind::ServerError.index()]), (30, 20, 10));
-    assert_eq!(c.first_error[ErrorKind::ServerError.index()].as_deref(), Some("boom"));
+    assert_eq!(
+        (
+            c.operations,
+            c.successes,
+            c.errors[ErrorKind::ServerError.index()]
+        ),
+        (30, 20, 10)
+    );
+    assert_eq!(
+        c.first_error[ErrorKind::ServerError.index()].as_deref(),
+        Some("boom")
+    );
 
     let (stop, runs, backend) = race(ScriptedBackend::new(script), &p, OnError::Abort).await;
-    let Stop::Aborted(why) = stop else { panic!("{stop:?}") };
+    let Stop::Aborted(why) = stop else {
+        panic!("{stop:?}")
+    };
     assert!(why.contains("boom"), "{why}");
     // The third call failed: nothing after it ran, and the second task never started.
     assert_eq!(backend.calls(), 3);
@@ -108,11 +161,25 @@ async fn errors_are_counted_by_kind_and_abort_stops_the_race() {
 
 #[tokio::test(start_paused = true)]
 async fn a_failing_reset_aborts_before_the_trial() {
-    let script = |n: u64| (ms(1), if n == 0 { Err(OpError::new(ErrorKind::NotFound, "no such index")) } else { OK });
+    let script = |n: u64| {
+        (
+            ms(1),
+            if n == 0 {
+                Err(OpError::new(ErrorKind::NotFound, "no such index"))
+            } else {
+                OK
+            },
+        )
+    };
     let p = plan("      - {operation: call, iterations: 3, reset: [fail]}\n");
     let (stop, runs, backend) = race(ScriptedBackend::new(script), &p, OnError::Continue).await;
-    let Stop::Aborted(why) = stop else { panic!("{stop:?}") };
-    assert!(why.contains("reset before call") && why.contains("no such index"), "{why}");
+    let Stop::Aborted(why) = stop else {
+        panic!("{stop:?}")
+    };
+    assert!(
+        why.contains("reset before call") && why.contains("no such index"),
+        "{why}"
+    );
     assert!(runs.is_empty());
     assert_eq!(backend.calls(), 1);
 }
@@ -125,10 +192,17 @@ async fn completed_by_ends_the_block_without_cutting_it_short() {
     let (stop, runs, _) = race(ScriptedBackend::constant(ms(10)), &p, OnError::Continue).await;
     assert_eq!(stop, Stop::Completed);
     assert_eq!(runs.len(), 2);
-    let long = runs.iter().find(|r| r.metrics.counts.operations != 5).unwrap();
+    let long = runs
+        .iter()
+        .find(|r| r.metrics.counts.operations != 5)
+        .unwrap();
     // The long task ran alongside the 50 ms of the quick one, then stopped, complete.
     assert!(!long.interrupted);
-    assert!((5..=6).contains(&long.metrics.counts.operations), "{}", long.metrics.counts.operations);
+    assert!(
+        (5..=6).contains(&long.metrics.counts.operations),
+        "{}",
+        long.metrics.counts.operations
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -136,7 +210,14 @@ async fn cancelling_stops_the_clients_and_keeps_the_measurements() {
     let p = plan("      - {operation: call, clients: 2, time-period: 1h}\n");
     let backend = Arc::new(ScriptedBackend::constant(ms(100)));
     let cancel = CancellationToken::new();
-    let driver = Driver::new(backend.clone(), DriverOptions { on_error: OnError::Continue, progress: false }, cancel.clone());
+    let driver = Driver::new(
+        backend.clone(),
+        DriverOptions {
+            on_error: OnError::Continue,
+            progress: false,
+        },
+        cancel.clone(),
+    );
     let stopper = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(1050)).await;
         cancel.cancel();

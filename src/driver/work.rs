@@ -2,8 +2,8 @@
 //! payload of the next operation (a batch of documents, a set of keys). Buffers are reused.
 
 use crate::backend::Payload;
-use crate::ops::{KeyDistribution, KvCommand, KvSpec};
 use crate::corpus::{BatchItem, CorpusError, CorpusReader, DocumentSet, Framing, Pairs};
+use crate::ops::{KeyDistribution, KvCommand, KvSpec};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -80,12 +80,22 @@ pub struct FeedLimits {
 
 impl CorpusFeed {
     /// Starts the feeder: bulk bodies (action line, document) of the files, in order.
-    pub fn start(files: Vec<DocumentSet>, limits: FeedLimits, actions: super::actions::BulkActions, clients: u64, warmup: CorpusWarmup, cancel: CancellationToken) -> Result<CorpusFeed, CorpusError> {
-        let mut reader = CorpusReader::open(files, limits.document_limit)?.with_framing(Framing::Bulk(Box::new(actions))).looped(limits.looped);
+    pub fn start(
+        files: Vec<DocumentSet>,
+        limits: FeedLimits,
+        actions: super::actions::BulkActions,
+        clients: u64,
+        warmup: CorpusWarmup,
+        cancel: CancellationToken,
+    ) -> Result<CorpusFeed, CorpusError> {
+        let mut reader = CorpusReader::open(files, limits.document_limit)?
+            .with_framing(Framing::Bulk(Box::new(actions)))
+            .looped(limits.looped);
         let uniform = reader.uniform_actions();
         let depth = (clients as usize * 2).max(2);
         let (tx, rx) = async_channel::bounded::<Batch>(depth);
-        let (recycle_tx, recycle_rx) = async_channel::bounded::<(String, Vec<BatchItem>)>(depth + clients as usize);
+        let (recycle_tx, recycle_rx) =
+            async_channel::bounded::<(String, Vec<BatchItem>)>(depth + clients as usize);
         let error = Arc::new(Mutex::new(None));
         let error_slot = error.clone();
         std::thread::Builder::new()
@@ -100,10 +110,25 @@ impl CorpusFeed {
                     body.clear();
                     items.clear();
                     let first_doc = reader.documents_read();
-                    match reader.fill_items(&mut body, &mut items, limits.bulk_size, limits.flush_bytes) {
+                    match reader.fill_items(
+                        &mut body,
+                        &mut items,
+                        limits.bulk_size,
+                        limits.flush_bytes,
+                    ) {
                         Ok(0) => break,
                         Ok(docs) => {
-                            if tx.send_blocking(Batch { body, items, uniform, docs, first_doc, seq: sent }).is_err() {
+                            if tx
+                                .send_blocking(Batch {
+                                    body,
+                                    items,
+                                    uniform,
+                                    docs,
+                                    first_doc,
+                                    seq: sent,
+                                })
+                                .is_err()
+                            {
                                 break;
                             }
                             sent += 1;
@@ -118,7 +143,12 @@ impl CorpusFeed {
                 }
             })
             .expect("spawn corpus feeder thread");
-        Ok(CorpusFeed { batches: rx, recycle: recycle_tx, error, warmup })
+        Ok(CorpusFeed {
+            batches: rx,
+            recycle: recycle_tx,
+            error,
+            warmup,
+        })
     }
 
     pub async fn next(&self) -> Option<Batch> {
@@ -159,8 +189,14 @@ impl KeyGen {
     pub fn new(spec: &KvSpec, client: u64) -> KeyGen {
         // Seeded per client and per command, so that gets do not replay the keys of the puts.
         let command = spec.mix[0].0 as u64 + 1 + ((spec.mix.len() as u64 - 1) << 8);
-        let mut rng = SmallRng::seed_from_u64(spec.seed ^ client.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ command.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let value = (0..spec.value_size).map(|_| rng.random_range(b'a'..=b'z')).collect();
+        let mut rng = SmallRng::seed_from_u64(
+            spec.seed
+                ^ client.wrapping_mul(0x2545_F491_4F6C_DD1D)
+                ^ command.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        let value = (0..spec.value_size)
+            .map(|_| rng.random_range(b'a'..=b'z'))
+            .collect();
         let per_op = spec.keys_per_operation() as usize;
         let zipf = match spec.distribution {
             KeyDistribution::Uniform => None,
@@ -170,10 +206,13 @@ impl KeyGen {
         let mut total = 0;
         let mix = match spec.mix.as_slice() {
             [_] => Vec::new(),
-            many => many.iter().map(|&(c, w)| {
-                total += w;
-                (total, c)
-            }).collect(),
+            many => many
+                .iter()
+                .map(|&(c, w)| {
+                    total += w;
+                    (total, c)
+                })
+                .collect(),
         };
         let mut drawn = [0; KvCommand::COUNT];
         drawn[spec.mix[0].0.index()] = per_op as u64;
@@ -182,7 +221,8 @@ impl KeyGen {
             key[0] = b'k';
         }
         let mut digits = [0u8; 20];
-        let key_number_digits = crate::units::decimal_bytes(&mut digits, spec.keyspace.saturating_sub(1)).len();
+        let key_number_digits =
+            crate::units::decimal_bytes(&mut digits, spec.keyspace.saturating_sub(1)).len();
         KeyGen {
             rng,
             keyspace: spec.keyspace,
@@ -217,11 +257,20 @@ impl KeyGen {
             self.drawn = [0; KvCommand::COUNT];
             for c in self.commands.iter_mut() {
                 let r = self.rng.random_range(0..total);
-                *c = self.mix.iter().find(|(upto, _)| r < *upto).map_or(self.mix[0].1, |(_, c)| *c);
+                *c = self
+                    .mix
+                    .iter()
+                    .find(|(upto, _)| r < *upto)
+                    .map_or(self.mix[0].1, |(_, c)| *c);
                 self.drawn[c.index()] += 1;
             }
         }
-        Payload::Keys { keys: &self.keys, key_size: self.key_size, value: &self.value, commands: &self.commands }
+        Payload::Keys {
+            keys: &self.keys,
+            key_size: self.key_size,
+            value: &self.value,
+            commands: &self.commands,
+        }
     }
 
     /// The command of the first key of the last draw: the operation's command when it has one key.
@@ -236,8 +285,14 @@ mod tests {
     use super::*;
 
     fn spec(v: serde_json::Value, kind: &str) -> KvSpec {
-        let ctx = crate::ops::TrackContext { indices: &[], corpora: &[] };
-        match crate::ops::parse(kind, v.as_object().unwrap(), &ctx).unwrap().1 {
+        let ctx = crate::ops::TrackContext {
+            indices: &[],
+            corpora: &[],
+        };
+        match crate::ops::parse(kind, v.as_object().unwrap(), &ctx)
+            .unwrap()
+            .1
+        {
             crate::ops::OpSpec::Kv(k) => k,
             _ => unreachable!(),
         }
@@ -250,10 +305,24 @@ mod tests {
 
     #[test]
     fn keys_are_fixed_size_and_in_keyspace() {
-        let spec = spec(serde_json::json!({"keyspace": 100, "key-size": 8, "value-size": 16, "pipeline": 3}), "get");
+        let spec = spec(
+            serde_json::json!({"keyspace": 100, "key-size": 8, "value-size": 16, "pipeline": 3}),
+            "get",
+        );
         let mut g = KeyGen::new(&spec, 0);
-        let Payload::Keys { keys, key_size, value, commands } = g.draw() else { panic!() };
-        assert_eq!((keys.len(), key_size, value.len(), commands), (24, 8, 16, &[KvCommand::Get; 3][..]));
+        let Payload::Keys {
+            keys,
+            key_size,
+            value,
+            commands,
+        } = g.draw()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (keys.len(), key_size, value.len(), commands),
+            (24, 8, 16, &[KvCommand::Get; 3][..])
+        );
         for k in keys.chunks(8) {
             assert!(key_number(k) < 100);
         }
@@ -266,7 +335,9 @@ mod tests {
         let mut g = KeyGen::new(&spec, 0);
         let mut seen = std::collections::HashSet::new();
         for _ in 0..20_000 {
-            let Payload::Keys { keys, .. } = g.draw() else { panic!() };
+            let Payload::Keys { keys, .. } = g.draw() else {
+                panic!()
+            };
             assert_eq!(&keys[..5], b"k0000", "{:?}", std::str::from_utf8(keys));
             seen.insert(key_number(keys));
         }
@@ -275,11 +346,16 @@ mod tests {
 
     #[test]
     fn a_mix_draws_commands_in_its_proportions() {
-        let spec = spec(serde_json::json!({"mix": {"get": 10, "put": 90}, "pipeline": 10}), "kv-mix");
+        let spec = spec(
+            serde_json::json!({"mix": {"get": 10, "put": 90}, "pipeline": 10}),
+            "kv-mix",
+        );
         let mut g = KeyGen::new(&spec, 3);
         let mut counts = [0u64; KvCommand::COUNT];
         for _ in 0..10_000 {
-            let Payload::Keys { commands, .. } = g.draw() else { panic!() };
+            let Payload::Keys { commands, .. } = g.draw() else {
+                panic!()
+            };
             assert_eq!(commands.len(), 10);
             for (c, n) in counts.iter_mut().zip(g.drawn) {
                 *c += n;
@@ -287,16 +363,24 @@ mod tests {
         }
         let gets = counts[KvCommand::Get.index()] as f64 / 100_000.0;
         assert!((0.09..0.11).contains(&gets), "gets {gets}");
-        assert_eq!(counts[KvCommand::Get.index()] + counts[KvCommand::Put.index()], 100_000);
+        assert_eq!(
+            counts[KvCommand::Get.index()] + counts[KvCommand::Put.index()],
+            100_000
+        );
     }
 
     #[test]
     fn zipfian_keys_favour_the_first_ones() {
-        let spec = spec(serde_json::json!({"keyspace": 1000, "key-distribution": "zipfian"}), "get");
+        let spec = spec(
+            serde_json::json!({"keyspace": 1000, "key-distribution": "zipfian"}),
+            "get",
+        );
         let mut g = KeyGen::new(&spec, 0);
         let (mut first_ten, mut max) = (0, 0);
         for _ in 0..10_000 {
-            let Payload::Keys { keys, .. } = g.draw() else { panic!() };
+            let Payload::Keys { keys, .. } = g.draw() else {
+                panic!()
+            };
             let n = key_number(keys);
             first_ten += u64::from(n < 10);
             max = max.max(n);

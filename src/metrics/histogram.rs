@@ -10,8 +10,15 @@ use serde::{Deserialize, Serialize};
 pub const MAX_MICROS: u64 = 3_600_000_000;
 
 /// Percentiles every report shows, as (label, quantile).
-pub const PERCENTILES: [(&str, f64); 7] =
-    [("p50", 50.0), ("p90", 90.0), ("p95", 95.0), ("p99", 99.0), ("p99.9", 99.9), ("p99.99", 99.99), ("p100", 100.0)];
+pub const PERCENTILES: [(&str, f64); 7] = [
+    ("p50", 50.0),
+    ("p90", 90.0),
+    ("p95", 95.0),
+    ("p99", 99.0),
+    ("p99.9", 99.9),
+    ("p99.99", 99.99),
+    ("p100", 100.0),
+];
 
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_MICROS, 3).expect("valid histogram bounds")
@@ -20,13 +27,19 @@ pub fn new_histogram() -> Histogram<u64> {
 /// V2 + deflate, base64: the HdrHistogram interchange format, readable by other HDR tools.
 pub fn encode_histogram(h: &Histogram<u64>) -> String {
     let mut buf = Vec::new();
-    V2DeflateSerializer::new().serialize(h, &mut buf).expect("in-memory serialisation cannot fail");
+    V2DeflateSerializer::new()
+        .serialize(h, &mut buf)
+        .expect("in-memory serialisation cannot fail");
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
 pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| format!("not base64: {e}"))?;
-    Deserializer::new().deserialize(&mut &bytes[..]).map_err(|e| format!("not an HDR histogram: {e:?}"))
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("not base64: {e}"))?;
+    Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| format!("not an HDR histogram: {e:?}"))
 }
 
 /// A time distribution in milliseconds. `mean` comes from the exact sum of nanoseconds, so it
@@ -77,7 +90,15 @@ impl Percentiles {
 
     /// Values in the order of [`PERCENTILES`].
     pub fn values(&self) -> [f64; 7] {
-        [self.p50, self.p90, self.p95, self.p99, self.p99_9, self.p99_99, self.p100]
+        [
+            self.p50,
+            self.p90,
+            self.p95,
+            self.p99,
+            self.p99_9,
+            self.p99_99,
+            self.p100,
+        ]
     }
 }
 

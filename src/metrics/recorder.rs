@@ -113,7 +113,16 @@ impl Parts {
             .iter()
             .enumerate()
             .filter(|(i, _)| self.requests[*i] > 0)
-            .map(|(i, label)| (*label, self.requests[i], self.times.as_ref().map(|t| &t[i]).filter(|t| !t.service.is_empty())))
+            .map(|(i, label)| {
+                (
+                    *label,
+                    self.requests[i],
+                    self.times
+                        .as_ref()
+                        .map(|t| &t[i])
+                        .filter(|t| !t.service.is_empty()),
+                )
+            })
     }
 }
 
@@ -127,12 +136,21 @@ pub struct PartTimes {
 
 impl PartTimes {
     fn new() -> Self {
-        PartTimes { service: new_histogram(), latency: new_histogram(), service_nanos: 0, latency_nanos: 0 }
+        PartTimes {
+            service: new_histogram(),
+            latency: new_histogram(),
+            service_nanos: 0,
+            latency_nanos: 0,
+        }
     }
 
     fn add(&mut self, other: &PartTimes) {
-        self.service.add(&other.service).expect("same histogram configuration");
-        self.latency.add(&other.latency).expect("same histogram configuration");
+        self.service
+            .add(&other.service)
+            .expect("same histogram configuration");
+        self.latency
+            .add(&other.latency)
+            .expect("same histogram configuration");
         self.service_nanos += other.service_nanos;
         self.latency_nanos += other.latency_nanos;
     }
@@ -140,7 +158,12 @@ impl PartTimes {
     /// Exact means (from nanosecond sums) of service time and latency, in ms.
     pub fn means_ms(&self) -> Option<(f64, f64)> {
         let n = self.service.len() as f64;
-        (n > 0.0).then(|| (self.service_nanos as f64 / n / 1e6, self.latency_nanos as f64 / n / 1e6))
+        (n > 0.0).then(|| {
+            (
+                self.service_nanos as f64 / n / 1e6,
+                self.latency_nanos as f64 / n / 1e6,
+            )
+        })
     }
 }
 
@@ -175,14 +198,24 @@ impl Recorder {
     /// Adds the parts of one measured operation: `requests` by part (in label order), and for
     /// timed parts the operation's timing under `single`, its one part.
     #[inline]
-    pub fn record_parts(&mut self, requests: &[u64], single: usize, intended: Instant, start: Instant, end: Instant) {
+    pub fn record_parts(
+        &mut self,
+        requests: &[u64],
+        single: usize,
+        intended: Instant,
+        start: Instant,
+        end: Instant,
+    ) {
         let Some(parts) = &mut self.parts else { return };
         for (n, d) in parts.requests.iter_mut().zip(requests) {
             *n += d;
         }
         if let Some(times) = &mut parts.times {
             let times = &mut times[single];
-            let (service, latency) = (end.saturating_duration_since(start), end.saturating_duration_since(intended.min(start)));
+            let (service, latency) = (
+                end.saturating_duration_since(start),
+                end.saturating_duration_since(intended.min(start)),
+            );
             times.service.saturating_record(micros(service));
             times.latency.saturating_record(micros(latency));
             times.service_nanos += service.as_nanos();
@@ -193,7 +226,13 @@ impl Recorder {
     /// Records one measured operation. `intended` is when the schedule wanted it to start;
     /// latency runs from there, service time from the actual start.
     #[inline]
-    pub fn record(&mut self, intended: Instant, start: Instant, end: Instant, result: &Result<Outcome, OpError>) {
+    pub fn record(
+        &mut self,
+        intended: Instant,
+        start: Instant,
+        end: Instant,
+        result: &Result<Outcome, OpError>,
+    ) {
         let service = end.saturating_duration_since(start);
         let latency = end.saturating_duration_since(intended.min(start));
         self.service.saturating_record(micros(service));
@@ -213,7 +252,8 @@ impl Recorder {
                 self.counts.units += outcome.units;
                 self.counts.hits += outcome.hits;
                 if outcome.failed_items > 0 {
-                    self.counts.count_error(ErrorKind::ItemFailures, outcome.failed_items, None);
+                    self.counts
+                        .count_error(ErrorKind::ItemFailures, outcome.failed_items, None);
                 } else {
                     self.counts.successes += 1;
                 }
@@ -229,7 +269,10 @@ impl Recorder {
 
     /// Whether an item-failure reason is still wanted (the first one is kept).
     pub fn wants_item_failure_reason(&self) -> bool {
-        self.counts.errors[ErrorKind::ItemFailures.index()] > 0 && self.counts.first_error[ErrorKind::ItemFailures.index()].as_deref().is_none_or(|m| m == GENERIC_ITEM_FAILURE)
+        self.counts.errors[ErrorKind::ItemFailures.index()] > 0
+            && self.counts.first_error[ErrorKind::ItemFailures.index()]
+                .as_deref()
+                .is_none_or(|m| m == GENERIC_ITEM_FAILURE)
     }
 
     #[cold]
@@ -245,7 +288,6 @@ impl Recorder {
             self.counts.warmup_units += o.units;
         }
     }
-
 }
 
 /// All clients of one trial, merged.
@@ -279,14 +321,20 @@ impl TrialMetrics {
         let (mut service_nanos, mut latency_nanos) = (0u128, 0u128);
         let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
         for r in recorders {
-            m.service.add(&r.service).expect("same histogram configuration");
-            m.latency.add(&r.latency).expect("same histogram configuration");
+            m.service
+                .add(&r.service)
+                .expect("same histogram configuration");
+            m.latency
+                .add(&r.latency)
+                .expect("same histogram configuration");
             service_nanos += r.service_nanos;
             latency_nanos += r.latency_nanos;
             m.counts.add(&r.counts);
             m.cut_short |= r.cut_short;
             if let Some(parts) = &r.parts {
-                m.parts.get_or_insert_with(|| Parts::new(parts.labels, parts.times.is_some())).add(parts);
+                m.parts
+                    .get_or_insert_with(|| Parts::new(parts.labels, parts.times.is_some()))
+                    .add(parts);
             }
             first = match (first, r.first_start) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -321,7 +369,11 @@ impl TrialMetrics {
     pub fn throughput(&self) -> f64 {
         let secs = self.measured_window.as_secs_f64();
         if secs <= 0.0 {
-            return if self.counts.units > 0 { f64::INFINITY } else { 0.0 };
+            return if self.counts.units > 0 {
+                f64::INFINITY
+            } else {
+                0.0
+            };
         }
         self.counts.units as f64 / secs
     }
@@ -338,7 +390,15 @@ mod tests {
         let mut r = Recorder::new(t0, 1, slot);
         for k in 0..100u32 {
             let at = t0 + slot * k;
-            r.record(at, at, at + Duration::from_micros(100), &Ok(Outcome { units: 1, ..Outcome::default() }));
+            r.record(
+                at,
+                at,
+                at + Duration::from_micros(100),
+                &Ok(Outcome {
+                    units: 1,
+                    ..Outcome::default()
+                }),
+            );
         }
         let m = TrialMetrics::merge(vec![r]);
         assert!((m.throughput() - 100.0).abs() < 1e-6, "{}", m.throughput());
@@ -348,12 +408,37 @@ mod tests {
     fn records_service_and_latency_separately_and_merges() {
         let t0 = Instant::now();
         let mut a = Recorder::new(t0, 10, Duration::ZERO);
-        let ok = Ok(Outcome { units: 5, hits: 2, failed_items: 0, ..Outcome::default() });
+        let ok = Ok(Outcome {
+            units: 5,
+            hits: 2,
+            failed_items: 0,
+            ..Outcome::default()
+        });
         // Intended at t0, started 1 ms late, took 2 ms: service 2 ms, latency 3 ms.
-        a.record(t0, t0 + Duration::from_millis(1), t0 + Duration::from_millis(3), &ok);
+        a.record(
+            t0,
+            t0 + Duration::from_millis(1),
+            t0 + Duration::from_millis(3),
+            &ok,
+        );
         let mut b = Recorder::new(t0, 10, Duration::ZERO);
-        b.record(t0 + Duration::from_secs(1), t0 + Duration::from_secs(1), t0 + Duration::from_millis(1004), &Err(OpError::new(ErrorKind::Timeout, "slow")));
-        b.record(t0, t0, t0 + Duration::from_millis(1), &Ok(Outcome { units: 10, hits: 0, failed_items: 3, ..Outcome::default() }));
+        b.record(
+            t0 + Duration::from_secs(1),
+            t0 + Duration::from_secs(1),
+            t0 + Duration::from_millis(1004),
+            &Err(OpError::new(ErrorKind::Timeout, "slow")),
+        );
+        b.record(
+            t0,
+            t0,
+            t0 + Duration::from_millis(1),
+            &Ok(Outcome {
+                units: 10,
+                hits: 0,
+                failed_items: 3,
+                ..Outcome::default()
+            }),
+        );
         let m = TrialMetrics::merge(vec![a, b]);
         let c = &m.counts;
         assert_eq!(c.operations, 3);
@@ -367,6 +452,9 @@ mod tests {
         assert!((m.latency_mean_ms.unwrap() - (3.0 + 4.0 + 1.0) / 3.0).abs() < 1e-9);
         assert_eq!(m.measured_window, Duration::from_millis(1004));
         assert_eq!(m.per_second, vec![15]);
-        assert_eq!(c.first_error[ErrorKind::Timeout.index()].as_deref(), Some("slow"));
+        assert_eq!(
+            c.first_error[ErrorKind::Timeout.index()].as_deref(),
+            Some("slow")
+        );
     }
 }

@@ -37,16 +37,26 @@ pub fn index_names(p: &Params, ctx: &TrackContext) -> Result<Vec<String>, ParamE
     match p.get("index") {
         None => {
             if ctx.indices.is_empty() {
-                return Err(ParamError::new("index", "the track declares no indices; name one with `index`"));
+                return Err(ParamError::new(
+                    "index",
+                    "the track declares no indices; name one with `index`",
+                ));
             }
             Ok(ctx.indices.iter().map(|i| i.name.clone()).collect())
         }
         Some(Value::String(s)) => Ok(vec![s.clone()]),
         Some(Value::Array(items)) if !items.is_empty() => items
             .iter()
-            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| ParamError::new("index", "expected index names")))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| ParamError::new("index", "expected index names"))
+            })
             .collect(),
-        Some(other) => Err(ParamError::new("index", format!("expected an index name or a list of them, got {other}"))),
+        Some(other) => Err(ParamError::new(
+            "index",
+            format!("expected an index name or a list of them, got {other}"),
+        )),
     }
 }
 
@@ -54,7 +64,10 @@ pub fn single_index(p: &Params, ctx: &TrackContext) -> Result<String, ParamError
     let names = index_names(p, ctx)?;
     match names.as_slice() {
         [one] => Ok(one.clone()),
-        _ => Err(ParamError::new("index", "this operation needs exactly one index; name it with `index`")),
+        _ => Err(ParamError::new(
+            "index",
+            "this operation needs exactly one index; name it with `index`",
+        )),
     }
 }
 
@@ -62,10 +75,20 @@ pub fn indices_to_create(p: &Params, ctx: &TrackContext) -> Result<Vec<IndexSpec
     index_names(p, ctx)?
         .into_iter()
         .map(|name| {
-            ctx.indices.iter().find(|i| i.name == name).cloned().ok_or_else(|| {
-                let hint = crate::track::did_you_mean(&name, ctx.indices.iter().map(|i| i.name.as_str()));
-                ParamError::new("index", format!("index `{name}` is not declared under `indices`{hint}"))
-            })
+            ctx.indices
+                .iter()
+                .find(|i| i.name == name)
+                .cloned()
+                .ok_or_else(|| {
+                    let hint = crate::track::did_you_mean(
+                        &name,
+                        ctx.indices.iter().map(|i| i.name.as_str()),
+                    );
+                    ParamError::new(
+                        "index",
+                        format!("index `{name}` is not declared under `indices`{hint}"),
+                    )
+                })
         })
         .collect()
 }

@@ -6,8 +6,12 @@ use super::{OpSpec, OperationType, ParamError, Params, TrackContext};
 use crate::corpus::DocumentSet;
 use crate::units::{parse_bytes, BulkSize, Bytes, ThroughputUnit};
 
-pub const BULK: OperationType =
-    OperationType { name: "bulk", unit: ThroughputUnit::Documents, sweepable: &["bulk-size", "flush-bytes"], parse: |p, ctx| Ok(OpSpec::Bulk(parse(p, ctx)?)) };
+pub const BULK: OperationType = OperationType {
+    name: "bulk",
+    unit: ThroughputUnit::Documents,
+    sweepable: &["bulk-size", "flush-bytes"],
+    parse: |p, ctx| Ok(OpSpec::Bulk(parse(p, ctx)?)),
+};
 use serde_json::Value;
 
 /// The action line before every document of a bulk request body without ids. `flush-bytes`
@@ -65,48 +69,105 @@ pub struct BulkSpec {
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
     let corpus_name = p.string("corpus")?;
     let (corpus, files) = match corpus_name {
-        Some(name) => ctx.corpora.iter().find(|(n, _)| *n == name).ok_or_else(|| {
-            let hint = crate::track::did_you_mean(&name, ctx.corpora.iter().map(|(n, _)| n.as_str()));
-            ParamError::new("corpus", format!("corpus `{name}` is not declared under `corpora`{hint}"))
-        })?,
+        Some(name) => ctx
+            .corpora
+            .iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| {
+                let hint =
+                    crate::track::did_you_mean(&name, ctx.corpora.iter().map(|(n, _)| n.as_str()));
+                ParamError::new(
+                    "corpus",
+                    format!("corpus `{name}` is not declared under `corpora`{hint}"),
+                )
+            })?,
         None => match ctx.corpora {
             [only] => only,
-            [] => return Err(ParamError::new("corpus", "the track declares no corpora to index")),
-            _ => return Err(ParamError::new("corpus", "the track has several corpora; name one with `corpus`")),
+            [] => {
+                return Err(ParamError::new(
+                    "corpus",
+                    "the track declares no corpora to index",
+                ))
+            }
+            _ => {
+                return Err(ParamError::new(
+                    "corpus",
+                    "the track has several corpora; name one with `corpus`",
+                ))
+            }
         },
     };
     let mut files = files.clone();
     if let Some(index) = p.string("index")? {
-        files.iter_mut().for_each(|f| f.target_index = index.clone());
+        files
+            .iter_mut()
+            .for_each(|f| f.target_index = index.clone());
     }
-    let index = files.first().map(|f| f.target_index.clone()).unwrap_or_default();
+    let index = files
+        .first()
+        .map(|f| f.target_index.clone())
+        .unwrap_or_default();
     if files.iter().any(|f| f.target_index != index) {
-        return Err(ParamError::new("index", "the corpus targets several indices; name one with `index`"));
+        return Err(ParamError::new(
+            "index",
+            "the corpus targets several indices; name one with `index`",
+        ));
     }
     let bulk_size = BulkSize(p.positive_int("bulk-size")?.unwrap_or(5000));
     let flush_bytes = match p.get("flush-bytes") {
         None | Some(Value::Null) => None,
-        Some(Value::Number(n)) if n.as_u64().is_some_and(|v| v > 0) => Some(Bytes(n.as_u64().unwrap_or(1))),
-        Some(Value::String(s)) => Some(parse_bytes(s).map_err(|m| ParamError::new("flush-bytes", m))?),
-        Some(other) => return Err(ParamError::new("flush-bytes", format!("expected a size such as 5mb, got {other}"))),
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|v| v > 0) => {
+            Some(Bytes(n.as_u64().unwrap_or(1)))
+        }
+        Some(Value::String(s)) => {
+            Some(parse_bytes(s).map_err(|m| ParamError::new("flush-bytes", m))?)
+        }
+        Some(other) => {
+            return Err(ParamError::new(
+                "flush-bytes",
+                format!("expected a size such as 5mb, got {other}"),
+            ))
+        }
     };
     let ingest_percentage = match p.get("ingest-percentage") {
         None | Some(Value::Null) => None,
         Some(v) => match v.as_f64() {
             Some(pct) if pct > 0.0 && pct <= 100.0 => Some(pct),
-            _ => return Err(ParamError::new("ingest-percentage", format!("expected a percentage above 0 and at most 100, got {v}"))),
+            _ => {
+                return Err(ParamError::new(
+                    "ingest-percentage",
+                    format!("expected a percentage above 0 and at most 100, got {v}"),
+                ))
+            }
         },
     };
     let conflicts = conflicts(p)?;
     if conflicts.is_some() && files.iter().any(|f| f.with_actions) {
-        return Err(ParamError::new("conflicts", "the corpus holds its own action lines, so ids cannot be generated (as in Rally)"));
+        return Err(ParamError::new(
+            "conflicts",
+            "the corpus holds its own action lines, so ids cannot be generated (as in Rally)",
+        ));
     }
     let looped = match p.get("looped") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
-        Some(other) => return Err(ParamError::new("looped", format!("expected true or false, got {other}"))),
+        Some(other) => {
+            return Err(ParamError::new(
+                "looped",
+                format!("expected true or false, got {other}"),
+            ))
+        }
     };
-    Ok(BulkSpec { index, corpus: corpus.clone(), files, bulk_size, flush_bytes, ingest_percentage, conflicts, looped })
+    Ok(BulkSpec {
+        index,
+        corpus: corpus.clone(),
+        files,
+        bulk_size,
+        flush_bytes,
+        ingest_percentage,
+        conflicts,
+        looped,
+    })
 }
 
 fn conflicts(p: &Params) -> Result<Option<Conflicts>, ParamError> {
@@ -114,14 +175,22 @@ fn conflicts(p: &Params) -> Result<Option<Conflicts>, ParamError> {
         None => None,
         Some("sequential") => Some(IdOrder::Sequential),
         Some("random") => Some(IdOrder::Random),
-        Some(other) => return Err(ParamError::new("conflicts", format!("expected `sequential` or `random`, got `{other}`"))),
+        Some(other) => {
+            return Err(ParamError::new(
+                "conflicts",
+                format!("expected `sequential` or `random`, got `{other}`"),
+            ))
+        }
     };
     let number = |key: &'static str, max: f64| -> Result<Option<f64>, ParamError> {
         match p.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => match v.as_f64() {
                 Some(x) if (0.0..=max).contains(&x) => Ok(Some(x)),
-                _ => Err(ParamError::new(key, format!("expected a number from 0 to {max}, got {v}"))),
+                _ => Err(ParamError::new(
+                    key,
+                    format!("expected a number from 0 to {max}, got {v}"),
+                )),
             },
         }
     };
@@ -130,15 +199,28 @@ fn conflicts(p: &Params) -> Result<Option<Conflicts>, ParamError> {
     let on_conflict = match p.string("on-conflict")?.as_deref() {
         None | Some("index") => OnConflict::Index,
         Some("update") => OnConflict::Update,
-        Some(other) => return Err(ParamError::new("on-conflict", format!("expected `index` or `update`, got `{other}`"))),
+        Some(other) => {
+            return Err(ParamError::new(
+                "on-conflict",
+                format!("expected `index` or `update`, got `{other}`"),
+            ))
+        }
     };
     let Some(order) = order else {
         for key in ["conflict-probability", "recency", "on-conflict"] {
             if p.map.contains_key(key) {
-                return Err(ParamError::new(key, format!("`{key}` needs `conflicts: sequential` or `conflicts: random`")));
+                return Err(ParamError::new(
+                    key,
+                    format!("`{key}` needs `conflicts: sequential` or `conflicts: random`"),
+                ));
             }
         }
         return Ok(None);
     };
-    Ok(Some(Conflicts { order, probability: probability.unwrap_or(25.0), on_conflict, recency: recency.unwrap_or(0.0) }))
+    Ok(Some(Conflicts {
+        order,
+        probability: probability.unwrap_or(25.0),
+        on_conflict,
+        recency: recency.unwrap_or(0.0),
+    }))
 }

@@ -7,18 +7,43 @@ use crate::units::ThroughputUnit;
 use serde_json::Value;
 use std::sync::Arc;
 
-const KV_SWEEPABLE: &[&str] = &["keyspace", "key-size", "value-size", "pipeline", "transaction", "zipf-exponent"];
+const KV_SWEEPABLE: &[&str] = &[
+    "keyspace",
+    "key-size",
+    "value-size",
+    "pipeline",
+    "transaction",
+    "zipf-exponent",
+];
 
-const fn kv_type(name: &'static str, parse: fn(&Params, &super::TrackContext) -> Result<OpSpec, ParamError>) -> OperationType {
-    OperationType { name, unit: ThroughputUnit::Operations, sweepable: KV_SWEEPABLE, parse }
+const fn kv_type(
+    name: &'static str,
+    parse: fn(&Params, &super::TrackContext) -> Result<OpSpec, ParamError>,
+) -> OperationType {
+    OperationType {
+        name,
+        unit: ThroughputUnit::Operations,
+        sweepable: KV_SWEEPABLE,
+        parse,
+    }
 }
 
-pub const GET: OperationType = kv_type("get", |p, _| Ok(OpSpec::Kv(parse(Some(KvCommand::Get), p)?)));
-pub const PUT: OperationType = kv_type("put", |p, _| Ok(OpSpec::Kv(parse(Some(KvCommand::Put), p)?)));
-pub const DELETE: OperationType = kv_type("delete", |p, _| Ok(OpSpec::Kv(parse(Some(KvCommand::Delete), p)?)));
-pub const INCR: OperationType = kv_type("incr", |p, _| Ok(OpSpec::Kv(parse(Some(KvCommand::Incr), p)?)));
+pub const GET: OperationType = kv_type("get", |p, _| {
+    Ok(OpSpec::Kv(parse(Some(KvCommand::Get), p)?))
+});
+pub const PUT: OperationType = kv_type("put", |p, _| {
+    Ok(OpSpec::Kv(parse(Some(KvCommand::Put), p)?))
+});
+pub const DELETE: OperationType = kv_type("delete", |p, _| {
+    Ok(OpSpec::Kv(parse(Some(KvCommand::Delete), p)?))
+});
+pub const INCR: OperationType = kv_type("incr", |p, _| {
+    Ok(OpSpec::Kv(parse(Some(KvCommand::Incr), p)?))
+});
 pub const KV_MIX: OperationType = kv_type("kv-mix", |p, _| Ok(OpSpec::Kv(parse(None, p)?)));
-pub const COMMAND: OperationType = kv_type("command", |p, _| Ok(OpSpec::Kv(parse(Some(KvCommand::Command), p)?)));
+pub const COMMAND: OperationType = kv_type("command", |p, _| {
+    Ok(OpSpec::Kv(parse(Some(KvCommand::Command), p)?))
+});
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -32,12 +57,23 @@ pub enum KvCommand {
 }
 
 impl KvCommand {
-    pub const ALL: [KvCommand; 5] = [KvCommand::Get, KvCommand::Put, KvCommand::Delete, KvCommand::Incr, KvCommand::Command];
+    pub const ALL: [KvCommand; 5] = [
+        KvCommand::Get,
+        KvCommand::Put,
+        KvCommand::Delete,
+        KvCommand::Incr,
+        KvCommand::Command,
+    ];
     pub const COUNT: usize = Self::ALL.len();
     /// Each command's label, in the order of [`KvCommand::index`].
     pub const LABELS: [&'static str; Self::COUNT] = ["get", "put", "delete", "incr", "command"];
     /// What a `mix` may name.
-    const MIXABLE: [KvCommand; 4] = [KvCommand::Get, KvCommand::Put, KvCommand::Delete, KvCommand::Incr];
+    const MIXABLE: [KvCommand; 4] = [
+        KvCommand::Get,
+        KvCommand::Put,
+        KvCommand::Delete,
+        KvCommand::Incr,
+    ];
 
     pub fn index(self) -> usize {
         self as usize
@@ -53,7 +89,9 @@ impl KvCommand {
 pub enum KeyDistribution {
     Uniform,
     /// Key k (0-based) is drawn with probability ∝ 1 / (k + 1)^exponent: key 0 is the hottest.
-    Zipfian { exponent: f64 },
+    Zipfian {
+        exponent: f64,
+    },
 }
 
 /// One argument of a custom command: literal bytes with the key and value spliced in.
@@ -96,14 +134,21 @@ impl CustomCommand {
         let mut parts = Vec::new();
         let mut rest = arg;
         while let Some(open) = rest.find('{') {
-            let close = rest[open..].find('}').map(|c| open + c).ok_or_else(|| format!("`{arg}`: `{{` without a closing `}}`"))?;
+            let close = rest[open..]
+                .find('}')
+                .map(|c| open + c)
+                .ok_or_else(|| format!("`{arg}`: `{{` without a closing `}}`"))?;
             if open > 0 {
                 parts.push(ArgPart::Literal(rest[..open].as_bytes().to_vec()));
             }
             parts.push(match &rest[open + 1..close] {
                 "key" => ArgPart::Key,
                 "value" => ArgPart::Value,
-                other => return Err(format!("`{arg}`: unknown placeholder `{{{other}}}`; use {{key}} or {{value}}")),
+                other => {
+                    return Err(format!(
+                        "`{arg}`: unknown placeholder `{{{other}}}`; use {{key}} or {{value}}"
+                    ))
+                }
             });
             rest = &rest[close + 1..];
         }
@@ -129,13 +174,27 @@ impl CustomCommand {
         if words.is_empty() {
             return Err("the command is empty".into());
         }
-        let args = words.iter().map(|w| Self::parse_arg(w)).collect::<Result<Vec<_>, _>>()?;
+        let args = words
+            .iter()
+            .map(|w| Self::parse_arg(w))
+            .collect::<Result<Vec<_>, _>>()?;
         if !matches!(args[0].as_slice(), [ArgPart::Literal(_)]) {
             return Err("the command's name cannot be a placeholder".into());
         }
         let command = CustomCommand { args };
         let name = command.name();
-        if matches!(name.as_str(), "MULTI" | "EXEC" | "DISCARD" | "WATCH" | "SUBSCRIBE" | "PSUBSCRIBE" | "MONITOR" | "QUIT" | "RESET") {
+        if matches!(
+            name.as_str(),
+            "MULTI"
+                | "EXEC"
+                | "DISCARD"
+                | "WATCH"
+                | "SUBSCRIBE"
+                | "PSUBSCRIBE"
+                | "MONITOR"
+                | "QUIT"
+                | "RESET"
+        ) {
             return Err(format!("`{name}` changes the connection's state; use the `transaction` param for MULTI/EXEC"));
         }
         Ok(command)
@@ -190,7 +249,11 @@ impl KvSpec {
                 .iter()
                 .map(|(c, w)| {
                     let pct = f64::from(*w) * 100.0 / f64::from(total);
-                    if pct.fract() == 0.0 { format!("{} {pct:.0}%", name(*c)) } else { format!("{} {pct:.1}%", name(*c)) }
+                    if pct.fract() == 0.0 {
+                        format!("{} {pct:.0}%", name(*c))
+                    } else {
+                        format!("{} {pct:.1}%", name(*c))
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join(" / "),
@@ -235,21 +298,42 @@ impl KvInfo {
 }
 
 fn parse_mix(p: &Params) -> Result<Vec<(KvCommand, u32)>, ParamError> {
-    let Some(v) = p.get("mix") else { return Err(ParamError::new("mix", "`kv-mix` needs a `mix`, e.g. mix: {get: 10, put: 90}")) };
-    let Value::Object(map) = v else { return Err(ParamError::new("mix", format!("expected weights by command such as {{get: 10, put: 90}}, got {v}"))) };
+    let Some(v) = p.get("mix") else {
+        return Err(ParamError::new(
+            "mix",
+            "`kv-mix` needs a `mix`, e.g. mix: {get: 10, put: 90}",
+        ));
+    };
+    let Value::Object(map) = v else {
+        return Err(ParamError::new(
+            "mix",
+            format!("expected weights by command such as {{get: 10, put: 90}}, got {v}"),
+        ));
+    };
     let mut mix = Vec::new();
     for (name, weight) in map {
         let command = KvCommand::MIXABLE.iter().copied().find(|c| c.as_str() == name).ok_or_else(|| {
             let hint = crate::track::did_you_mean(name, KvCommand::MIXABLE.iter().map(|c| c.as_str()));
             ParamError::new("mix", format!("unknown command `{name}` in the mix{hint}; it may hold get, put, delete and incr"))
         })?;
-        let weight = weight.as_u64().filter(|w| *w <= u64::from(u32::MAX)).ok_or_else(|| ParamError::new("mix", format!("the weight of `{name}` must be a whole number ≥ 0, got {weight}")))?;
+        let weight = weight
+            .as_u64()
+            .filter(|w| *w <= u64::from(u32::MAX))
+            .ok_or_else(|| {
+                ParamError::new(
+                    "mix",
+                    format!("the weight of `{name}` must be a whole number ≥ 0, got {weight}"),
+                )
+            })?;
         if weight > 0 {
             mix.push((command, weight as u32));
         }
     }
     if mix.is_empty() {
-        return Err(ParamError::new("mix", "the mix needs at least one command with a weight above 0"));
+        return Err(ParamError::new(
+            "mix",
+            "the mix needs at least one command with a weight above 0",
+        ));
     }
     Ok(mix)
 }
@@ -257,16 +341,33 @@ fn parse_mix(p: &Params) -> Result<Vec<(KvCommand, u32)>, ParamError> {
 fn parse_distribution(p: &Params) -> Result<KeyDistribution, ParamError> {
     let exponent = match p.get("zipf-exponent") {
         None => None,
-        Some(v) => Some(v.as_f64().filter(|e| *e > 0.0 && e.is_finite()).ok_or_else(|| ParamError::new("zipf-exponent", format!("expected a number above 0, got {v}")))?),
+        Some(v) => Some(
+            v.as_f64()
+                .filter(|e| *e > 0.0 && e.is_finite())
+                .ok_or_else(|| {
+                    ParamError::new(
+                        "zipf-exponent",
+                        format!("expected a number above 0, got {v}"),
+                    )
+                })?,
+        ),
     };
     match p.string("key-distribution")?.as_deref() {
         None | Some("uniform") if exponent.is_none() => Ok(KeyDistribution::Uniform),
-        None | Some("uniform") => Err(ParamError::new("zipf-exponent", "`zipf-exponent` needs key-distribution: zipfian")),
+        None | Some("uniform") => Err(ParamError::new(
+            "zipf-exponent",
+            "`zipf-exponent` needs key-distribution: zipfian",
+        )),
         // YCSB's default skew.
-        Some("zipfian") => Ok(KeyDistribution::Zipfian { exponent: exponent.unwrap_or(0.99) }),
+        Some("zipfian") => Ok(KeyDistribution::Zipfian {
+            exponent: exponent.unwrap_or(0.99),
+        }),
         Some(other) => {
             let hint = crate::track::did_you_mean(other, ["uniform", "zipfian"].into_iter());
-            Err(ParamError::new("key-distribution", format!("unknown key distribution `{other}`{hint}; use uniform or zipfian")))
+            Err(ParamError::new(
+                "key-distribution",
+                format!("unknown key distribution `{other}`{hint}; use uniform or zipfian"),
+            ))
         }
     }
 }
@@ -275,7 +376,10 @@ fn parse_distribution(p: &Params) -> Result<KeyDistribution, ParamError> {
 /// `mix`) and `command` (`command` Some(Command), reads the `command` param).
 pub fn parse(command: Option<KvCommand>, p: &Params) -> Result<KvSpec, ParamError> {
     if p.get("pipeline").is_some() && p.get("transaction").is_some() {
-        return Err(ParamError::new("transaction", "give either `pipeline` or `transaction`, not both"));
+        return Err(ParamError::new(
+            "transaction",
+            "give either `pipeline` or `transaction`, not both",
+        ));
     }
     let mix = match command {
         Some(c) => vec![(c, 1)],
@@ -283,19 +387,35 @@ pub fn parse(command: Option<KvCommand>, p: &Params) -> Result<KvSpec, ParamErro
     };
     let custom = match command {
         Some(KvCommand::Command) => {
-            let v = p.get("command").ok_or_else(|| ParamError::new("command", "`command` needs a `command`, e.g. command: \"HSET h:{key} f {value}\""))?;
-            Some(Arc::new(CustomCommand::parse(v).map_err(|m| ParamError::new("command", m))?))
+            let v = p.get("command").ok_or_else(|| {
+                ParamError::new(
+                    "command",
+                    "`command` needs a `command`, e.g. command: \"HSET h:{key} f {value}\"",
+                )
+            })?;
+            Some(Arc::new(
+                CustomCommand::parse(v).map_err(|m| ParamError::new("command", m))?,
+            ))
         }
         _ => None,
     };
     let key_size = p.positive_int("key-size")?.unwrap_or(16) as usize;
     if key_size < 8 {
-        return Err(ParamError::new("key-size", "keys need at least 8 bytes to hold their number"));
+        return Err(ParamError::new(
+            "key-size",
+            "keys need at least 8 bytes to hold their number",
+        ));
     }
     let keyspace = p.positive_int("keyspace")?.unwrap_or(100_000);
     let digits = (keyspace - 1).max(1).ilog10() as usize + 1;
     if digits + 1 > key_size {
-        return Err(ParamError::new("key-size", format!("{key_size} bytes cannot hold {keyspace} distinct keys; use key-size {} or more", digits + 1)));
+        return Err(ParamError::new(
+            "key-size",
+            format!(
+                "{key_size} bytes cannot hold {keyspace} distinct keys; use key-size {} or more",
+                digits + 1
+            ),
+        ));
     }
     Ok(KvSpec {
         mix,
@@ -346,17 +466,25 @@ mod tests {
 
     #[test]
     fn mixes_and_distributions_parse() {
-        let map = json!({"mix": {"get": 10, "put": 90, "delete": 0}, "key-distribution": "zipfian"});
+        let map =
+            json!({"mix": {"get": 10, "put": 90, "delete": 0}, "key-distribution": "zipfian"});
         let p = Params::new("kv-mix", map.as_object().unwrap());
         let spec = parse(None, &p).unwrap();
         assert_eq!(spec.mix, vec![(KvCommand::Get, 10), (KvCommand::Put, 90)]);
-        assert_eq!(spec.distribution, KeyDistribution::Zipfian { exponent: 0.99 });
+        assert_eq!(
+            spec.distribution,
+            KeyDistribution::Zipfian { exponent: 0.99 }
+        );
         assert_eq!(spec.describe(), "GET 10% / SET 90%");
         let bad = json!({"mix": {"gett": 1}});
         let e = parse(None, &Params::new("kv-mix", bad.as_object().unwrap())).unwrap_err();
         assert!(e.message.contains("did you mean `get`"), "{}", e.message);
         let bad = json!({"key-distribution": "zipf"});
-        let e = parse(Some(KvCommand::Get), &Params::new("get", bad.as_object().unwrap())).unwrap_err();
+        let e = parse(
+            Some(KvCommand::Get),
+            &Params::new("get", bad.as_object().unwrap()),
+        )
+        .unwrap_err();
         assert!(e.message.contains("zipfian"), "{}", e.message);
     }
 }

@@ -63,7 +63,11 @@ impl OperationType {
     /// The type a track's `type` names. `get` with an `id` param is the older spelling of
     /// `get-document` and resolves to it here, the one place that knows.
     pub fn find(kind: &str, params: &Map<String, Value>) -> Option<&'static OperationType> {
-        let kind = if kind == "get" && params.contains_key("id") { rest::GET_DOCUMENT.name } else { kind };
+        let kind = if kind == "get" && params.contains_key("id") {
+            rest::GET_DOCUMENT.name
+        } else {
+            kind
+        };
         OPERATION_TYPES.iter().copied().find(|t| t.name == kind)
     }
 
@@ -76,7 +80,11 @@ const SLEEP: OperationType = OperationType {
     name: "sleep",
     unit: ThroughputUnit::Operations,
     sweepable: &["duration"],
-    parse: |p, _| Ok(OpSpec::Sleep(p.duration("duration")?.unwrap_or(Duration::ZERO))),
+    parse: |p, _| {
+        Ok(OpSpec::Sleep(
+            p.duration("duration")?.unwrap_or(Duration::ZERO),
+        ))
+    },
 };
 
 /// Where the driver takes each call's changing input from.
@@ -96,14 +104,24 @@ pub enum OpSpec {
     DeleteIndex(Vec<String>),
     Refresh(Vec<String>),
     /// Merge each index down to `max_num_segments` segments (default: the backend's choice).
-    ForceMerge { indices: Vec<String>, max_num_segments: Option<u64> },
+    ForceMerge {
+        indices: Vec<String>,
+        max_num_segments: Option<u64>,
+    },
     ClusterHealth(ClusterHealthSpec),
     Bulk(BulkSpec),
     Search(SearchSpec),
     /// Fetch one document by id.
-    GetDocument { index: String, id: String },
+    GetDocument {
+        index: String,
+        id: String,
+    },
     /// Index one document (with `id`: create or replace that document).
-    IndexDocument { index: String, id: Option<String>, body: Value },
+    IndexDocument {
+        index: String,
+        id: Option<String>,
+        body: Value,
+    },
     /// Any REST request, for what no other operation covers.
     RawRequest(RawRequestSpec),
     Kv(KvSpec),
@@ -180,7 +198,10 @@ pub struct ParamError {
 
 impl ParamError {
     pub fn new(param: &str, message: impl Into<String>) -> Self {
-        ParamError { param: param.to_string(), message: message.into() }
+        ParamError {
+            param: param.to_string(),
+            message: message.into(),
+        }
     }
 }
 
@@ -190,10 +211,17 @@ pub fn sweepable_params(kind: &str, params: &Map<String, Value>) -> &'static [&'
 }
 
 /// The operation type `kind` names, with its params parsed into a spec.
-pub fn parse(kind: &str, params: &Map<String, Value>, ctx: &TrackContext) -> Result<(&'static OperationType, OpSpec), ParamError> {
+pub fn parse(
+    kind: &str,
+    params: &Map<String, Value>,
+    ctx: &TrackContext,
+) -> Result<(&'static OperationType, OpSpec), ParamError> {
     let Some(op_type) = OperationType::find(kind, params) else {
         let hint = crate::track::did_you_mean(kind, OperationType::names());
-        return Err(ParamError::new("", format!("unknown operation type `{kind}`{hint}")));
+        return Err(ParamError::new(
+            "",
+            format!("unknown operation type `{kind}`{hint}"),
+        ));
     };
     let p = Params::new(op_type.name, params);
     let spec = (op_type.parse)(&p, ctx)?;
@@ -211,7 +239,11 @@ pub struct Params<'a> {
 
 impl<'a> Params<'a> {
     pub(crate) fn new(kind: &'a str, map: &'a Map<String, Value>) -> Self {
-        Params { kind, map, read: Default::default() }
+        Params {
+            kind,
+            map,
+            read: Default::default(),
+        }
     }
 
     pub fn get(&self, key: &'static str) -> Option<&'a Value> {
@@ -224,7 +256,10 @@ impl<'a> Params<'a> {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(Value::Number(n)) => Ok(Some(n.to_string())),
-            Some(other) => Err(ParamError::new(key, format!("expected a string, got {other}"))),
+            Some(other) => Err(ParamError::new(
+                key,
+                format!("expected a string, got {other}"),
+            )),
         }
     }
 
@@ -233,7 +268,10 @@ impl<'a> Params<'a> {
             None | Some(Value::Null) => Ok(None),
             Some(v) => match v.as_u64() {
                 Some(n) if n > 0 => Ok(Some(n)),
-                _ => Err(ParamError::new(key, format!("expected a positive integer, got {v}"))),
+                _ => Err(ParamError::new(
+                    key,
+                    format!("expected a positive integer, got {v}"),
+                )),
             },
         }
     }
@@ -243,10 +281,17 @@ impl<'a> Params<'a> {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) => {
                 let secs = n.as_f64().unwrap_or(-1.0);
-                crate::units::duration_from_secs(secs).map(Some).map_err(|m| ParamError::new(key, m))
+                crate::units::duration_from_secs(secs)
+                    .map(Some)
+                    .map_err(|m| ParamError::new(key, m))
             }
-            Some(Value::String(s)) => crate::units::parse_duration(s).map(Some).map_err(|m| ParamError::new(key, m)),
-            Some(other) => Err(ParamError::new(key, format!("expected a duration such as 10ms, got {other}"))),
+            Some(Value::String(s)) => crate::units::parse_duration(s)
+                .map(Some)
+                .map_err(|m| ParamError::new(key, m)),
+            Some(other) => Err(ParamError::new(
+                key,
+                format!("expected a duration such as 10ms, got {other}"),
+            )),
         }
     }
 
@@ -255,7 +300,10 @@ impl<'a> Params<'a> {
         for key in self.map.keys() {
             if !read.contains(&key.as_str()) {
                 let hint = crate::track::did_you_mean(key, read.iter().copied());
-                return Err(ParamError::new(key, format!("`{}` does not take a param `{key}`{hint}", self.kind)));
+                return Err(ParamError::new(
+                    key,
+                    format!("`{}` does not take a param `{key}`{hint}", self.kind),
+                ));
             }
         }
         Ok(())
@@ -266,15 +314,24 @@ impl<'a> Params<'a> {
 mod tests {
     #[test]
     fn query_strings_are_percent_encoded() {
-        let params = vec![("q".to_string(), "a b&c".to_string()), ("size".to_string(), "10".to_string())];
+        let params = vec![
+            ("q".to_string(), "a b&c".to_string()),
+            ("size".to_string(), "10".to_string()),
+        ];
         assert_eq!(super::query_string(&params), "q=a%20b%26c&size=10");
         assert_eq!(super::query_string(&[]), "");
     }
 
     #[test]
     fn the_schema_lists_every_operation_type() {
-        let schema: serde_json::Value = serde_json::from_str(include_str!("../../schemas/track.schema.json")).unwrap();
-        let mut listed: Vec<&str> = schema["$defs"]["operation"]["properties"]["type"]["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../schemas/track.schema.json")).unwrap();
+        let mut listed: Vec<&str> = schema["$defs"]["operation"]["properties"]["type"]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
         let mut names: Vec<&str> = super::OperationType::names().collect();
         names.sort_unstable();
         listed.sort_unstable();
@@ -284,7 +341,17 @@ mod tests {
     #[test]
     fn get_with_an_id_is_get_document() {
         let with_id = serde_json::json!({"index": "i", "id": "1"});
-        assert_eq!(super::OperationType::find("get", with_id.as_object().unwrap()).unwrap().name, "get-document");
-        assert_eq!(super::OperationType::find("get", &Default::default()).unwrap().name, "get");
+        assert_eq!(
+            super::OperationType::find("get", with_id.as_object().unwrap())
+                .unwrap()
+                .name,
+            "get-document"
+        );
+        assert_eq!(
+            super::OperationType::find("get", &Default::default())
+                .unwrap()
+                .name,
+            "get"
+        );
     }
 }

@@ -9,11 +9,20 @@ pub const FORCE_MERGE: OperationType = OperationType {
     name: "force-merge",
     unit: ThroughputUnit::Operations,
     sweepable: &[],
-    parse: |p, ctx| Ok(OpSpec::ForceMerge { indices: admin::index_names(p, ctx)?, max_num_segments: p.positive_int("max-num-segments")? }),
+    parse: |p, ctx| {
+        Ok(OpSpec::ForceMerge {
+            indices: admin::index_names(p, ctx)?,
+            max_num_segments: p.positive_int("max-num-segments")?,
+        })
+    },
 };
 
-pub const CLUSTER_HEALTH: OperationType =
-    OperationType { name: "cluster-health", unit: ThroughputUnit::Operations, sweepable: &[], parse: |p, _| Ok(OpSpec::ClusterHealth(cluster_health(p)?)) };
+pub const CLUSTER_HEALTH: OperationType = OperationType {
+    name: "cluster-health",
+    unit: ThroughputUnit::Operations,
+    sweepable: &[],
+    parse: |p, _| Ok(OpSpec::ClusterHealth(cluster_health(p)?)),
+};
 
 pub const GET_DOCUMENT: OperationType = OperationType {
     name: "get-document",
@@ -21,7 +30,9 @@ pub const GET_DOCUMENT: OperationType = OperationType {
     sweepable: &[],
     parse: |p, ctx| {
         let index = admin::single_index(p, ctx)?;
-        let id = p.string("id")?.ok_or_else(|| ParamError::new("id", "get-document needs the document's `id`"))?;
+        let id = p
+            .string("id")?
+            .ok_or_else(|| ParamError::new("id", "get-document needs the document's `id`"))?;
         Ok(OpSpec::GetDocument { index, id })
     },
 };
@@ -36,8 +47,12 @@ pub const INDEX_DOCUMENT: OperationType = OperationType {
     },
 };
 
-pub const RAW_REQUEST: OperationType =
-    OperationType { name: "raw-request", unit: ThroughputUnit::Operations, sweepable: &[], parse: |p, _| Ok(OpSpec::RawRequest(raw_request(p)?)) };
+pub const RAW_REQUEST: OperationType = OperationType {
+    name: "raw-request",
+    unit: ThroughputUnit::Operations,
+    sweepable: &[],
+    parse: |p, _| Ok(OpSpec::RawRequest(raw_request(p)?)),
+};
 
 /// A cluster health colour; `wait-for-status` waits until the cluster is at least this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -94,10 +109,16 @@ pub fn request_params(p: &Params) -> Result<Vec<(String, String)>, ParamError> {
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k.clone(), s.clone())),
                 Value::Number(_) | Value::Bool(_) => Ok((k.clone(), v.to_string())),
-                other => Err(ParamError::new("request-params", format!("`{k}` must be a string, number or boolean, not {other}"))),
+                other => Err(ParamError::new(
+                    "request-params",
+                    format!("`{k}` must be a string, number or boolean, not {other}"),
+                )),
             })
             .collect(),
-        Some(other) => Err(ParamError::new("request-params", format!("expected a mapping of URL parameters, got {other}"))),
+        Some(other) => Err(ParamError::new(
+            "request-params",
+            format!("expected a mapping of URL parameters, got {other}"),
+        )),
     }
 }
 
@@ -105,37 +126,78 @@ pub fn cluster_health(p: &Params) -> Result<ClusterHealthSpec, ParamError> {
     let index = p.string("index")?;
     let wait_for_status = match p.string("wait-for-status")? {
         None => None,
-        Some(s) => Some(HealthStatus::parse(&s).ok_or_else(|| ParamError::new("wait-for-status", format!("expected green, yellow or red, got `{s}`")))?),
+        Some(s) => Some(HealthStatus::parse(&s).ok_or_else(|| {
+            ParamError::new(
+                "wait-for-status",
+                format!("expected green, yellow or red, got `{s}`"),
+            )
+        })?),
     };
-    Ok(ClusterHealthSpec { index, wait_for_status, request_params: request_params(p)? })
+    Ok(ClusterHealthSpec {
+        index,
+        wait_for_status,
+        request_params: request_params(p)?,
+    })
 }
 
-pub fn index_document(p: &Params, ctx: &TrackContext) -> Result<(String, Option<String>, Value), ParamError> {
+pub fn index_document(
+    p: &Params,
+    ctx: &TrackContext,
+) -> Result<(String, Option<String>, Value), ParamError> {
     let index = admin::single_index(p, ctx)?;
     let id = p.string("id")?;
     let body = match p.get("body") {
         Some(v @ Value::Object(_)) => v.clone(),
-        None => return Err(ParamError::new("body", "index-document needs the document as `body`")),
-        Some(other) => return Err(ParamError::new("body", format!("expected a document mapping, got {other}"))),
+        None => {
+            return Err(ParamError::new(
+                "body",
+                "index-document needs the document as `body`",
+            ))
+        }
+        Some(other) => {
+            return Err(ParamError::new(
+                "body",
+                format!("expected a document mapping, got {other}"),
+            ))
+        }
     };
     Ok((index, id, body))
 }
 
 pub fn raw_request(p: &Params) -> Result<RawRequestSpec, ParamError> {
-    let method = p.string("method")?.unwrap_or_else(|| "GET".into()).to_ascii_uppercase();
+    let method = p
+        .string("method")?
+        .unwrap_or_else(|| "GET".into())
+        .to_ascii_uppercase();
     if !RAW_METHODS.contains(&method.as_str()) {
-        return Err(ParamError::new("method", format!("`{method}` is not one of {}", RAW_METHODS.join(", "))));
+        return Err(ParamError::new(
+            "method",
+            format!("`{method}` is not one of {}", RAW_METHODS.join(", ")),
+        ));
     }
-    let path = p.string("path")?.ok_or_else(|| ParamError::new("path", "raw-request needs a `path`, e.g. /_cat/indices"))?;
+    let path = p
+        .string("path")?
+        .ok_or_else(|| ParamError::new("path", "raw-request needs a `path`, e.g. /_cat/indices"))?;
     if !path.starts_with('/') {
-        return Err(ParamError::new("path", format!("`{path}` must start with `/`")));
+        return Err(ParamError::new(
+            "path",
+            format!("`{path}` must start with `/`"),
+        ));
     }
     if path.contains('?') {
-        return Err(ParamError::new("path", "put URL parameters under `request-params`, not in `path`"));
+        return Err(ParamError::new(
+            "path",
+            "put URL parameters under `request-params`, not in `path`",
+        ));
     }
     let body = match p.get("body") {
         None | Some(Value::Null) => None,
         Some(v) => Some(v.clone()),
     };
-    Ok(RawRequestSpec { method, path, body, request_params: request_params(p)? })
+    Ok(RawRequestSpec {
+        method,
+        path,
+        body,
+        request_params: request_params(p)?,
+    })
 }

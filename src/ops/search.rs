@@ -5,8 +5,12 @@ use super::{admin, OpSpec, OperationType, ParamError, Params, TrackContext};
 use crate::units::ThroughputUnit;
 use serde_json::{json, Value};
 
-pub const SEARCH: OperationType =
-    OperationType { name: "search", unit: ThroughputUnit::Operations, sweepable: &["size", "request-params"], parse: |p, ctx| Ok(OpSpec::Search(parse(p, ctx)?)) };
+pub const SEARCH: OperationType = OperationType {
+    name: "search",
+    unit: ThroughputUnit::Operations,
+    sweepable: &["size", "request-params"],
+    parse: |p, ctx| Ok(OpSpec::Search(parse(p, ctx)?)),
+};
 
 const PAGED_SWEEPABLE: &[&str] = &["size", "request-params", "pages", "results-per-page"];
 
@@ -57,15 +61,28 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<SearchSpec, ParamError> {
     let mut body = match p.get("body") {
         None => json!({ "query": { "match_all": {} } }),
         Some(v @ Value::Object(_)) => v.clone(),
-        Some(other) => return Err(ParamError::new("body", format!("expected a query body mapping, got {other}"))),
+        Some(other) => {
+            return Err(ParamError::new(
+                "body",
+                format!("expected a query body mapping, got {other}"),
+            ))
+        }
     };
     if let Some(size) = p.get("size") {
         if !size.is_u64() {
-            return Err(ParamError::new("size", format!("expected a non-negative integer, got {size}")));
+            return Err(ParamError::new(
+                "size",
+                format!("expected a non-negative integer, got {size}"),
+            ));
         }
         body["size"] = size.clone();
     }
-    Ok(SearchSpec { index, body, request_params: super::rest::request_params(p)?, paging: None })
+    Ok(SearchSpec {
+        index,
+        body,
+        request_params: super::rest::request_params(p)?,
+        paging: None,
+    })
 }
 
 /// scroll-search and paginated-search: a search plus `pages` (a count or "all") and
@@ -77,20 +94,37 @@ pub fn parse_paged(p: &Params, ctx: &TrackContext, by: PageBy) -> Result<SearchS
         Some(Value::String(s)) if s == "all" => None,
         Some(v) => match v.as_u64() {
             Some(n) if n > 0 => Some(n),
-            _ => return Err(ParamError::new("pages", format!("expected a positive number of pages or \"all\", got {v}"))),
+            _ => {
+                return Err(ParamError::new(
+                    "pages",
+                    format!("expected a positive number of pages or \"all\", got {v}"),
+                ))
+            }
         },
     };
     let per_page = match p.positive_int("results-per-page")? {
         Some(n) => n,
-        None => spec.body.get("size").and_then(Value::as_u64).filter(|n| *n > 0).unwrap_or(10),
+        None => spec
+            .body
+            .get("size")
+            .and_then(Value::as_u64)
+            .filter(|n| *n > 0)
+            .unwrap_or(10),
     };
     spec.body["size"] = json!(per_page);
     if by == PageBy::SearchAfter && spec.body.get("sort").is_none() {
-        return Err(ParamError::new("body", "paginated-search pages with `search_after`, which needs a `sort` in the body"));
+        return Err(ParamError::new(
+            "body",
+            "paginated-search pages with `search_after`, which needs a `sort` in the body",
+        ));
     }
     if p.get("with-point-in-time-from").is_some() {
         return Err(ParamError::new("with-point-in-time-from", "point-in-time searches (open-point-in-time) are not supported; without it, pages use `search_after` on the index"));
     }
-    spec.paging = Some(Paging { by, pages, per_page });
+    spec.paging = Some(Paging {
+        by,
+        pages,
+        per_page,
+    });
     Ok(spec)
 }

@@ -7,7 +7,10 @@ mod render;
 pub use render::render_text;
 
 use crate::ops::{self, OpSpec};
-use crate::track::{Challenge, OperationDef, ScheduleItem, ScheduleKind, TaskSpec, Track, TrackError, TrackErrorKind, Warmup};
+use crate::track::{
+    Challenge, OperationDef, ScheduleItem, ScheduleKind, TaskSpec, Track, TrackError,
+    TrackErrorKind, Warmup,
+};
 use crate::units::{OpsPerSec, ThroughputUnit};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -102,7 +105,10 @@ pub fn sweep_label(sweep: &Map<String, Value>) -> String {
 #[serde(tag = "step", rename_all = "kebab-case")]
 pub enum Step {
     /// Operations run before a trial to bring the system back to a known state; not reported.
-    Reset { before: String, operations: Vec<Leaf> },
+    Reset {
+        before: String,
+        operations: Vec<Leaf>,
+    },
     /// Leaves that run at once (one leaf for an ordinary task, several for `parallel`).
     Run { leaves: Vec<Leaf> },
 }
@@ -123,7 +129,11 @@ pub enum Work {
     /// documents, or in the first `warmup_time` of the task, are warmup.
     Corpus {
         warmup_fraction: f64,
-        #[serde(with = "crate::units::serde_secs", default, skip_serializing_if = "Duration::is_zero")]
+        #[serde(
+            with = "crate::units::serde_secs",
+            default,
+            skip_serializing_if = "Duration::is_zero"
+        )]
         warmup_time: Duration,
     },
 }
@@ -155,7 +165,10 @@ pub struct Leaf {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub completes_block: bool,
     /// Client i of n starts i/n of this after the first.
-    #[serde(with = "crate::units::serde_secs", skip_serializing_if = "Duration::is_zero")]
+    #[serde(
+        with = "crate::units::serde_secs",
+        skip_serializing_if = "Duration::is_zero"
+    )]
     pub ramp_up: Duration,
     /// Documents to read from the corpus at most (test mode).
     pub document_limit: Option<u64>,
@@ -181,7 +194,11 @@ pub const MAX_TASK_RUNS: u64 = 100_000;
 fn task_runs(task: &TaskSpec, trials: u64) -> u64 {
     let mut points = task.clients.len().max(1) as u64;
     points = points.saturating_mul(task.targets.as_ref().map_or(1, |t| t.len().max(1) as u64));
-    points = points.saturating_mul(task.iterations.as_ref().map_or(1, |t| t.len().max(1) as u64));
+    points = points.saturating_mul(
+        task.iterations
+            .as_ref()
+            .map_or(1, |t| t.len().max(1) as u64),
+    );
     for v in task.params.values() {
         if let Value::Array(items) = v {
             points = points.saturating_mul(items.len().max(1) as u64);
@@ -194,8 +211,14 @@ fn check_size(track: &Track, challenge: &Challenge) -> Result<(), TrackError> {
     let mut total = 0u64;
     for item in &challenge.schedule {
         let (runs, path) = match item {
-            ScheduleItem::Task(t) => (task_runs(t, t.trials.saturating_add(t.warmup_trials)), t.path.clone()),
-            ScheduleItem::Parallel { tasks, trials, .. } => (tasks.len() as u64 * trials, tasks.first().map(|t| t.path.clone()).unwrap_or_default()),
+            ScheduleItem::Task(t) => (
+                task_runs(t, t.trials.saturating_add(t.warmup_trials)),
+                t.path.clone(),
+            ),
+            ScheduleItem::Parallel { tasks, trials, .. } => (
+                tasks.len() as u64 * trials,
+                tasks.first().map(|t| t.path.clone()).unwrap_or_default(),
+            ),
         };
         total = total.saturating_add(runs.saturating_mul(challenge.trials));
         if total > MAX_TASK_RUNS {
@@ -210,15 +233,27 @@ fn check_size(track: &Track, challenge: &Challenge) -> Result<(), TrackError> {
     Ok(())
 }
 
-fn build_unlocated(track: &Track, challenge: &Challenge, opts: &PlanOptions) -> Result<Plan, TrackError> {
+fn build_unlocated(
+    track: &Track,
+    challenge: &Challenge,
+    opts: &PlanOptions,
+) -> Result<Plan, TrackError> {
     check_size(track, challenge)?;
-    let mut b = Builder { track, opts, challenge_trials: challenge.trials, results: Vec::new(), steps: Vec::new() };
+    let mut b = Builder {
+        track,
+        opts,
+        challenge_trials: challenge.trials,
+        results: Vec::new(),
+        steps: Vec::new(),
+    };
     // Result slots are made once per task x sweep point; every trial (of the task, and of the
     // challenge) adds a leaf to the same slot.
     let mut slots: Vec<Vec<usize>> = Vec::new();
     for item in &challenge.schedule {
         slots.push(match item {
-            ScheduleItem::Task(task) if b.included(task) => b.slots_for(task, &expand(task), task.trials, task.warmup_trials)?,
+            ScheduleItem::Task(task) if b.included(task) => {
+                b.slots_for(task, &expand(task), task.trials, task.warmup_trials)?
+            }
             ScheduleItem::Parallel { tasks, trials, .. } => {
                 let mut ids = Vec::new();
                 let included: Vec<&TaskSpec> = tasks.iter().filter(|t| b.included(t)).collect();
@@ -233,16 +268,35 @@ fn build_unlocated(track: &Track, challenge: &Challenge, opts: &PlanOptions) -> 
     for challenge_trial in 0..challenge.trials {
         if !challenge.reset.is_empty() {
             let ops = b.reset_leaves(&challenge.reset, &format!("challenge {}", challenge.name))?;
-            b.steps.push(Step::Reset { before: format!("challenge trial {}", challenge_trial + 1), operations: ops });
+            b.steps.push(Step::Reset {
+                before: format!("challenge trial {}", challenge_trial + 1),
+                operations: ops,
+            });
         }
         for (item, ids) in challenge.schedule.iter().zip(&slots) {
             match item {
-                ScheduleItem::Task(task) if b.included(task) => b.task(task, ids, challenge_trial)?,
-                ScheduleItem::Parallel { name, tasks, trials, reset, completed_by } => {
+                ScheduleItem::Task(task) if b.included(task) => {
+                    b.task(task, ids, challenge_trial)?
+                }
+                ScheduleItem::Parallel {
+                    name,
+                    tasks,
+                    trials,
+                    reset,
+                    completed_by,
+                } => {
                     let completing = completed_by.map(|i| tasks[i].name.as_str());
                     let tasks: Vec<&TaskSpec> = tasks.iter().filter(|t| b.included(t)).collect();
                     if !tasks.is_empty() {
-                        b.parallel(name, &tasks, *trials, reset, ids, challenge_trial, completing)?;
+                        b.parallel(
+                            name,
+                            &tasks,
+                            *trials,
+                            reset,
+                            ids,
+                            challenge_trial,
+                            completing,
+                        )?;
                     }
                 }
                 ScheduleItem::Task(_) => {}
@@ -254,7 +308,11 @@ fn build_unlocated(track: &Track, challenge: &Challenge, opts: &PlanOptions) -> 
             Some(list) => format!("--include-tasks {} matches no task", list.join(",")),
             None => "the challenge has no tasks".into(),
         };
-        return Err(TrackError::new(TrackErrorKind::Invalid, &track.file, format!("nothing to run: {what} in challenge `{}`", challenge.name)));
+        return Err(TrackError::new(
+            TrackErrorKind::Invalid,
+            &track.file,
+            format!("nothing to run: {what} in challenge `{}`", challenge.name),
+        ));
     }
     Ok(Plan {
         track: track.name.clone(),
@@ -286,12 +344,21 @@ struct Point {
 
 fn expand(task: &TaskSpec) -> Vec<Point> {
     let mut dims: Vec<(String, Vec<Value>)> = Vec::new();
-    dims.push(("clients".into(), task.clients.iter().map(|c| Value::from(*c)).collect()));
+    dims.push((
+        "clients".into(),
+        task.clients.iter().map(|c| Value::from(*c)).collect(),
+    ));
     if let Some(t) = &task.targets {
-        dims.push(("target-throughput".into(), t.iter().map(|v| number(v.0)).collect()));
+        dims.push((
+            "target-throughput".into(),
+            t.iter().map(|v| number(v.0)).collect(),
+        ));
     }
     if let Some(it) = &task.iterations {
-        dims.push(("iterations".into(), it.iter().map(|v| Value::from(*v)).collect()));
+        dims.push((
+            "iterations".into(),
+            it.iter().map(|v| Value::from(*v)).collect(),
+        ));
     }
     for (k, v) in &task.params {
         match v {
@@ -303,17 +370,25 @@ fn expand(task: &TaskSpec) -> Vec<Point> {
     for (name, values) in &dims {
         points = points
             .into_iter()
-            .flat_map(|p| values.iter().map(move |v| {
-                let mut q = p.clone();
-                q.push((name.clone(), v.clone()));
-                q
-            }))
+            .flat_map(|p| {
+                values.iter().map(move |v| {
+                    let mut q = p.clone();
+                    q.push((name.clone(), v.clone()));
+                    q
+                })
+            })
             .collect();
     }
     points
         .into_iter()
         .map(|assignment| {
-            let mut point = Point { sweep: Map::new(), clients: 1, target: None, iterations: None, params: Map::new() };
+            let mut point = Point {
+                sweep: Map::new(),
+                clients: 1,
+                target: None,
+                iterations: None,
+                params: Map::new(),
+            };
             for (name, value) in assignment {
                 let swept = dims.iter().any(|(n, vs)| *n == name && vs.len() > 1);
                 let key = name.trim_start_matches("params/").to_string();
@@ -338,14 +413,25 @@ impl Builder<'_> {
     fn included(&self, t: &TaskSpec) -> bool {
         match &self.opts.include_tasks {
             None => true,
-            Some(list) => list.iter().any(|n| *n == t.name || *n == t.operation.name || *n == t.operation.kind),
+            Some(list) => list
+                .iter()
+                .any(|n| *n == t.name || *n == t.operation.name || *n == t.operation.kind),
         }
     }
 
-    fn spec(&self, def: &OperationDef, path: &str) -> Result<(&'static ops::OperationType, OpSpec), TrackError> {
+    fn spec(
+        &self,
+        def: &OperationDef,
+        path: &str,
+    ) -> Result<(&'static ops::OperationType, OpSpec), TrackError> {
         ops::parse(&def.kind, &def.params, &self.track.context()).map_err(|e| {
             let at = self.param_path(def, path, &e.param);
-            TrackError::new(TrackErrorKind::Invalid, &self.track.file, format!("operation `{}`: {}", def.name, e.message)).with_path(at)
+            TrackError::new(
+                TrackErrorKind::Invalid,
+                &self.track.file,
+                format!("operation `{}`: {}", def.name, e.message),
+            )
+            .with_path(at)
         })
     }
 
@@ -355,7 +441,12 @@ impl Builder<'_> {
         if param.is_empty() || !task_path.starts_with('/') {
             return task_path.to_string();
         }
-        let set_by_task = self.track.challenges.iter().flat_map(|c| c.tasks()).any(|t| t.path == task_path && t.params.contains_key(param));
+        let set_by_task = self
+            .track
+            .challenges
+            .iter()
+            .flat_map(|c| c.tasks())
+            .any(|t| t.path == task_path && t.params.contains_key(param));
         if set_by_task {
             return format!("{task_path}/params/{param}");
         }
@@ -376,7 +467,10 @@ impl Builder<'_> {
                     op_type,
                     spec,
                     clients: 1,
-                    work: Work::Iterations { warmup: 0, measured: 1 },
+                    work: Work::Iterations {
+                        warmup: 0,
+                        measured: 1,
+                    },
                     target_throughput: None,
                     schedule: ScheduleKind::Unthrottled,
                     trial: 0,
@@ -390,9 +484,16 @@ impl Builder<'_> {
             .collect()
     }
 
-    fn work(&self, task: &TaskSpec, spec: &OpSpec, iterations: Option<u64>) -> Result<Work, TrackError> {
+    fn work(
+        &self,
+        task: &TaskSpec,
+        spec: &OpSpec,
+        iterations: Option<u64>,
+    ) -> Result<Work, TrackError> {
         let tm = self.opts.test_mode;
-        let invalid = |m: String| TrackError::new(TrackErrorKind::Invalid, &self.track.file, m).with_path(&task.path);
+        let invalid = |m: String| {
+            TrackError::new(TrackErrorKind::Invalid, &self.track.file, m).with_path(&task.path)
+        };
         let work = match (iterations, task.time_period) {
             (Some(n), _) => {
                 let (warmup, measured) = match task.warmup {
@@ -445,7 +546,13 @@ impl Builder<'_> {
         Ok(work)
     }
 
-    fn leaf(&mut self, task: &TaskSpec, point: &Point, slot: usize, trial: u64) -> Result<Leaf, TrackError> {
+    fn leaf(
+        &mut self,
+        task: &TaskSpec,
+        point: &Point,
+        slot: usize,
+        trial: u64,
+    ) -> Result<Leaf, TrackError> {
         let mut def = task.operation.clone();
         def.params.extend(point.params.clone());
         let (op_type, spec) = self.spec(&def, &task.path)?;
@@ -458,17 +565,31 @@ impl Builder<'_> {
             spec,
             clients: point.clients,
             target_throughput: point.target,
-            schedule: if point.target.is_some() { task.schedule } else { ScheduleKind::Unthrottled },
+            schedule: if point.target.is_some() {
+                task.schedule
+            } else {
+                ScheduleKind::Unthrottled
+            },
             trial,
             warmup_trial: false,
             ignore_response_errors: task.ignore_response_errors,
             completes_block: false,
-            ramp_up: if self.opts.test_mode { task.ramp_up.min(TEST_MODE_WARMUP_TIME) } else { task.ramp_up },
+            ramp_up: if self.opts.test_mode {
+                task.ramp_up.min(TEST_MODE_WARMUP_TIME)
+            } else {
+                task.ramp_up
+            },
             document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
         })
     }
 
-    fn slots_for(&mut self, task: &TaskSpec, points: &[Point], trials: u64, warmup_trials: u64) -> Result<Vec<usize>, TrackError> {
+    fn slots_for(
+        &mut self,
+        task: &TaskSpec,
+        points: &[Point],
+        trials: u64,
+        warmup_trials: u64,
+    ) -> Result<Vec<usize>, TrackError> {
         let mut ids = Vec::new();
         for p in points {
             let mut def = task.operation.clone();
@@ -478,7 +599,11 @@ impl Builder<'_> {
                 OpSpec::Kv(kv) => Some(crate::ops::KvInfo::of(kv)),
                 _ => None,
             };
-            let schedule = if p.target.is_some() { task.schedule } else { ScheduleKind::Unthrottled };
+            let schedule = if p.target.is_some() {
+                task.schedule
+            } else {
+                ScheduleKind::Unthrottled
+            };
             self.results.push(ResultSlot {
                 task: task.name.clone(),
                 operation: task.operation.name.clone(),
@@ -498,16 +623,32 @@ impl Builder<'_> {
         Ok(ids)
     }
 
-    fn task(&mut self, task: &TaskSpec, ids: &[usize], challenge_trial: u64) -> Result<(), TrackError> {
+    fn task(
+        &mut self,
+        task: &TaskSpec,
+        ids: &[usize],
+        challenge_trial: u64,
+    ) -> Result<(), TrackError> {
         let points = expand(task);
         for (point, slot) in points.iter().zip(ids) {
             // Warmup trials first, each with its reset, exactly as the recorded ones run.
-            for (warmup, t, count) in (0..task.warmup_trials).map(|t| (true, t, task.warmup_trials)).chain((0..task.trials).map(|t| (false, t, task.trials))) {
+            for (warmup, t, count) in (0..task.warmup_trials)
+                .map(|t| (true, t, task.warmup_trials))
+                .chain((0..task.trials).map(|t| (false, t, task.trials)))
+            {
                 let trial = challenge_trial * count + t;
                 if !task.reset.is_empty() {
                     let what = if warmup { "warmup trial" } else { "trial" };
                     let ops = self.reset_leaves(&task.reset, &task.name)?;
-                    self.steps.push(Step::Reset { before: format!("{} [{}] {what} {}", task.name, sweep_label(&point.sweep), t + 1), operations: ops });
+                    self.steps.push(Step::Reset {
+                        before: format!(
+                            "{} [{}] {what} {}",
+                            task.name,
+                            sweep_label(&point.sweep),
+                            t + 1
+                        ),
+                        operations: ops,
+                    });
                 }
                 let mut leaf = self.leaf(task, point, *slot, trial)?;
                 leaf.warmup_trial = warmup;
@@ -518,11 +659,23 @@ impl Builder<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn parallel(&mut self, name: &str, tasks: &[&TaskSpec], trials: u64, reset: &[OperationDef], ids: &[usize], challenge_trial: u64, completing: Option<&str>) -> Result<(), TrackError> {
+    fn parallel(
+        &mut self,
+        name: &str,
+        tasks: &[&TaskSpec],
+        trials: u64,
+        reset: &[OperationDef],
+        ids: &[usize],
+        challenge_trial: u64,
+        completing: Option<&str>,
+    ) -> Result<(), TrackError> {
         for t in 0..trials {
             if !reset.is_empty() {
                 let ops = self.reset_leaves(reset, name)?;
-                self.steps.push(Step::Reset { before: format!("{name} trial {}", t + 1), operations: ops });
+                self.steps.push(Step::Reset {
+                    before: format!("{name} trial {}", t + 1),
+                    operations: ops,
+                });
             }
             let mut leaves = Vec::new();
             for (task, slot) in tasks.iter().zip(ids) {

@@ -6,19 +6,36 @@ use std::fmt::Write;
 
 fn describe(leaf: &Leaf) -> String {
     let mut s = format!("{} ({})", leaf.operation.name, leaf.operation.kind);
-    let _ = write!(s, ", {} client{}", leaf.clients, if leaf.clients == 1 { "" } else { "s" });
+    let _ = write!(
+        s,
+        ", {} client{}",
+        leaf.clients,
+        if leaf.clients == 1 { "" } else { "s" }
+    );
     match leaf.work {
         Work::Iterations { warmup, measured } => {
             if warmup > 0 {
                 let _ = write!(s, ", {warmup} warmup + {measured} iterations");
             } else {
-                let _ = write!(s, ", {measured} iteration{}", if measured == 1 { "" } else { "s" });
+                let _ = write!(
+                    s,
+                    ", {measured} iteration{}",
+                    if measured == 1 { "" } else { "s" }
+                );
             }
         }
         Work::Time { warmup, measured } => {
-            let _ = write!(s, ", {:.1}s warmup + {:.1}s measured", warmup.as_secs_f64(), measured.as_secs_f64());
+            let _ = write!(
+                s,
+                ", {:.1}s warmup + {:.1}s measured",
+                warmup.as_secs_f64(),
+                measured.as_secs_f64()
+            );
         }
-        Work::Corpus { warmup_fraction, warmup_time } => {
+        Work::Corpus {
+            warmup_fraction,
+            warmup_time,
+        } => {
             let _ = write!(s, ", whole corpus");
             if let Some(limit) = leaf.document_limit {
                 let _ = write!(s, " (first {limit} documents)");
@@ -48,26 +65,69 @@ fn describe(leaf: &Leaf) -> String {
 
 pub fn render_text(plan: &Plan) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "track {} · challenge {}{}", plan.track, plan.challenge, if plan.test_mode { " · test mode" } else { "" });
-    let runs = plan.steps.iter().filter(|s| matches!(s, Step::Run { .. })).count();
-    let _ = writeln!(out, "{} steps, {} runs, {} task × sweep points\n", plan.steps.len(), runs, plan.results.len());
+    let _ = writeln!(
+        out,
+        "track {} · challenge {}{}",
+        plan.track,
+        plan.challenge,
+        if plan.test_mode { " · test mode" } else { "" }
+    );
+    let runs = plan
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Run { .. }))
+        .count();
+    let _ = writeln!(
+        out,
+        "{} steps, {} runs, {} task × sweep points\n",
+        plan.steps.len(),
+        runs,
+        plan.results.len()
+    );
     for (i, step) in plan.steps.iter().enumerate() {
         match step {
             Step::Reset { before, operations } => {
-                let names: Vec<_> = operations.iter().map(|l| l.operation.name.as_str()).collect();
-                let _ = writeln!(out, "{:>4}. reset before {before}: {}", i + 1, names.join(", "));
+                let names: Vec<_> = operations
+                    .iter()
+                    .map(|l| l.operation.name.as_str())
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "{:>4}. reset before {before}: {}",
+                    i + 1,
+                    names.join(", ")
+                );
             }
             Step::Run { leaves } if leaves.len() == 1 => {
                 let l = &leaves[0];
                 let slot = &plan.results[l.result.unwrap_or(0)];
-                let (what, of) = if l.warmup_trial { ("warmup trial", slot.warmup_trials) } else { ("trial", slot.planned_trials) };
-                let _ = writeln!(out, "{:>4}. {} [{}] {what} {}/{of}: {}", i + 1, l.task, sweep_label(&slot.sweep), l.trial + 1, describe(l));
+                let (what, of) = if l.warmup_trial {
+                    ("warmup trial", slot.warmup_trials)
+                } else {
+                    ("trial", slot.planned_trials)
+                };
+                let _ = writeln!(
+                    out,
+                    "{:>4}. {} [{}] {what} {}/{of}: {}",
+                    i + 1,
+                    l.task,
+                    sweep_label(&slot.sweep),
+                    l.trial + 1,
+                    describe(l)
+                );
             }
             Step::Run { leaves } => {
                 let _ = writeln!(out, "{:>4}. parallel:", i + 1);
                 for l in leaves {
                     let slot = &plan.results[l.result.unwrap_or(0)];
-                    let _ = writeln!(out, "        - {} trial {}/{}: {}", l.task, l.trial + 1, slot.planned_trials, describe(l));
+                    let _ = writeln!(
+                        out,
+                        "        - {} trial {}/{}: {}",
+                        l.task,
+                        l.trial + 1,
+                        slot.planned_trials,
+                        describe(l)
+                    );
                 }
             }
         }

@@ -24,15 +24,19 @@ operations:
 ";
 
 fn runs(p: &Plan) -> Vec<&Leaf> {
-    p.steps.iter().flat_map(|s| match s {
-        Step::Run { leaves } => leaves.iter().collect::<Vec<_>>(),
-        Step::Reset { .. } => vec![],
-    }).collect()
+    p.steps
+        .iter()
+        .flat_map(|s| match s {
+            Step::Run { leaves } => leaves.iter().collect::<Vec<_>>(),
+            Step::Reset { .. } => vec![],
+        })
+        .collect()
 }
 
 #[test]
 fn sweep_times_trials_with_reset_before_each_trial() {
-    let (_d, t) = track(&format!("{BASE}challenges:
+    let (_d, t) = track(&format!(
+        "{BASE}challenges:
   - name: c
     schedule:
       - operation: bulk
@@ -40,21 +44,36 @@ fn sweep_times_trials_with_reset_before_each_trial() {
         warmup: 40%
         reset: [del, make]
         params: {{bulk-size: [500, 5000, 50000]}}
-"));
+"
+    ));
     let p = build(&t, &t.challenges[0], &PlanOptions::default()).unwrap();
     assert_eq!(p.results.len(), 3);
     assert_eq!(runs(&p).len(), 9);
-    assert_eq!(p.steps.iter().filter(|s| matches!(s, Step::Reset { .. })).count(), 9);
+    assert_eq!(
+        p.steps
+            .iter()
+            .filter(|s| matches!(s, Step::Reset { .. }))
+            .count(),
+        9
+    );
     assert!(matches!(p.steps[0], Step::Reset { .. }));
-    assert_eq!(p.results[1].sweep.get("bulk-size"), Some(&serde_json::json!(5000)));
+    assert_eq!(
+        p.results[1].sweep.get("bulk-size"),
+        Some(&serde_json::json!(5000))
+    );
     let trials: Vec<u64> = runs(&p).iter().map(|l| l.trial).collect();
     assert_eq!(trials, vec![0, 1, 2, 0, 1, 2, 0, 1, 2]);
-    assert!(runs(&p).iter().all(|l| l.work == Work::Corpus { warmup_fraction: 0.4, warmup_time: Duration::ZERO }));
+    assert!(runs(&p).iter().all(|l| l.work
+        == Work::Corpus {
+            warmup_fraction: 0.4,
+            warmup_time: Duration::ZERO
+        }));
 }
 
 #[test]
 fn matrix_of_clients_and_targets() {
-    let (_d, t) = track(&format!("{BASE}challenges:
+    let (_d, t) = track(&format!(
+        "{BASE}challenges:
   - name: c
     schedule:
       - operation: s
@@ -63,19 +82,30 @@ fn matrix_of_clients_and_targets() {
         warmup: 10000
         iterations: 10000
         trials: 5
-"));
+"
+    ));
     let p = build(&t, &t.challenges[0], &PlanOptions::default()).unwrap();
     assert_eq!(p.results.len(), 8);
     assert_eq!(runs(&p).len(), 40);
     let first = runs(&p)[0];
-    assert_eq!(first.work, Work::Iterations { warmup: 10000, measured: 10000 });
+    assert_eq!(
+        first.work,
+        Work::Iterations {
+            warmup: 10000,
+            measured: 10000
+        }
+    );
     assert_eq!(first.schedule, ScheduleKind::Deterministic);
-    assert_eq!(p.results[7].sweep_label(), "clients=8,target-throughput=100000");
+    assert_eq!(
+        p.results[7].sweep_label(),
+        "clients=8,target-throughput=100000"
+    );
 }
 
 #[test]
 fn challenge_trials_reuse_result_slots() {
-    let (_d, t) = track(&format!("{BASE}challenges:
+    let (_d, t) = track(&format!(
+        "{BASE}challenges:
   - name: c
     trials: 2
     reset: [del]
@@ -83,43 +113,98 @@ fn challenge_trials_reuse_result_slots() {
       - {{operation: nap, trials: 3}}
       - parallel:
           tasks: [{{operation: nap}}, {{operation: s, iterations: 5}}]
-"));
+"
+    ));
     let p = build(&t, &t.challenges[0], &PlanOptions::default()).unwrap();
     assert_eq!(p.results.len(), 3);
     assert_eq!(p.results[0].planned_trials, 6);
-    let nap_trials: Vec<u64> = runs(&p).iter().filter(|l| l.result == Some(0)).map(|l| l.trial).collect();
+    let nap_trials: Vec<u64> = runs(&p)
+        .iter()
+        .filter(|l| l.result == Some(0))
+        .map(|l| l.trial)
+        .collect();
     assert_eq!(nap_trials, vec![0, 1, 2, 3, 4, 5]);
-    let parallel = p.steps.iter().filter(|s| matches!(s, Step::Run { leaves } if leaves.len() == 2)).count();
+    let parallel = p
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Run { leaves } if leaves.len() == 2))
+        .count();
     assert_eq!(parallel, 2);
 }
 
 #[test]
 fn test_mode_shrinks_work() {
-    let (_d, t) = track(&format!("{BASE}challenges:
+    let (_d, t) = track(&format!(
+        "{BASE}challenges:
   - name: c
     schedule:
       - {{operation: s, warmup: 10000, iterations: 10000}}
       - {{operation: s, warmup: 30s, time-period: 2m}}
       - {{operation: bulk}}
-"));
-    let p = build(&t, &t.challenges[0], &PlanOptions { test_mode: true, include_tasks: None }).unwrap();
+"
+    ));
+    let p = build(
+        &t,
+        &t.challenges[0],
+        &PlanOptions {
+            test_mode: true,
+            include_tasks: None,
+        },
+    )
+    .unwrap();
     let r = runs(&p);
-    assert_eq!(r[0].work, Work::Iterations { warmup: 5, measured: 20 });
-    assert_eq!(r[1].work, Work::Time { warmup: Duration::from_millis(200), measured: Duration::from_secs(1) });
+    assert_eq!(
+        r[0].work,
+        Work::Iterations {
+            warmup: 5,
+            measured: 20
+        }
+    );
+    assert_eq!(
+        r[1].work,
+        Work::Time {
+            warmup: Duration::from_millis(200),
+            measured: Duration::from_secs(1)
+        }
+    );
     assert_eq!(r[2].document_limit, Some(TEST_MODE_DOCUMENTS));
 }
 
 #[test]
 fn fraction_warmup_splits_iterations_and_include_tasks_filters() {
-    let (_d, t) = track(&format!("{BASE}challenges:
+    let (_d, t) = track(&format!(
+        "{BASE}challenges:
   - name: c
     schedule:
       - {{operation: s, warmup: 25%, iterations: 100}}
       - {{operation: nap}}
-"));
-    let p = build(&t, &t.challenges[0], &PlanOptions { test_mode: false, include_tasks: Some(vec!["s".into()]) }).unwrap();
+"
+    ));
+    let p = build(
+        &t,
+        &t.challenges[0],
+        &PlanOptions {
+            test_mode: false,
+            include_tasks: Some(vec!["s".into()]),
+        },
+    )
+    .unwrap();
     assert_eq!(runs(&p).len(), 1);
-    assert_eq!(runs(&p)[0].work, Work::Iterations { warmup: 25, measured: 75 });
-    let e = build(&t, &t.challenges[0], &PlanOptions { test_mode: false, include_tasks: Some(vec!["zzz".into()]) }).unwrap_err();
+    assert_eq!(
+        runs(&p)[0].work,
+        Work::Iterations {
+            warmup: 25,
+            measured: 75
+        }
+    );
+    let e = build(
+        &t,
+        &t.challenges[0],
+        &PlanOptions {
+            test_mode: false,
+            include_tasks: Some(vec!["zzz".into()]),
+        },
+    )
+    .unwrap_err();
     assert!(e.message.contains("matches no task"), "{}", e.message);
 }

@@ -53,18 +53,49 @@ pub fn convert(
     on_unsupported: OnUnsupported,
     render_body: &dyn Fn(&str) -> Result<Value, TrackError>,
 ) -> Result<Converted, TrackError> {
-    let mut c = Ctx { file, test_mode, on_unsupported, notes: Vec::new(), rally_types: Default::default(), render_body };
-    let Some(top) = rally.as_object() else { return Err(c.err("/", "a Rally track is a JSON object")) };
+    let mut c = Ctx {
+        file,
+        test_mode,
+        on_unsupported,
+        notes: Vec::new(),
+        rally_types: Default::default(),
+        render_body,
+    };
+    let Some(top) = rally.as_object() else {
+        return Err(c.err("/", "a Rally track is a JSON object"));
+    };
     let mut out = Map::new();
-    let clean: String = name.chars().map(|ch| if ch.is_ascii_alphanumeric() || "_.-".contains(ch) { ch } else { '-' }).collect();
-    out.insert("name".into(), json!(if clean.is_empty() { "rally-track".to_string() } else { clean }));
+    let clean: String = name
+        .chars()
+        .map(|ch| {
+            if ch.is_ascii_alphanumeric() || "_.-".contains(ch) {
+                ch
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    out.insert(
+        "name".into(),
+        json!(if clean.is_empty() {
+            "rally-track".to_string()
+        } else {
+            clean
+        }),
+    );
     if let Some(d) = top.get("description").and_then(Value::as_str) {
         out.insert("description".into(), json!(d));
     }
-    let indices = top.get("indices").and_then(Value::as_array).cloned().unwrap_or_default();
+    let indices = top
+        .get("indices")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let mut our_indices = Vec::new();
     for (i, idx) in indices.iter().enumerate() {
-        let Some(n) = idx.get("name").and_then(Value::as_str) else { return Err(c.err(&format!("/indices/{i}"), "an index needs a name")) };
+        let Some(n) = idx.get("name").and_then(Value::as_str) else {
+            return Err(c.err(&format!("/indices/{i}"), "an index needs a name"));
+        };
         let mut o = Map::new();
         o.insert("name".into(), json!(n));
         match idx.get("body") {
@@ -82,42 +113,91 @@ pub fn convert(
     out.insert("corpora".into(), Value::Array(corpora(&mut c, top)?));
     let mut ops = Vec::new();
     let mut unsupported_ops = Map::new();
-    for (i, op) in top.get("operations").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        if let (Some(n), Some(t)) = (op.get("name").and_then(Value::as_str), op.get("operation-type").and_then(Value::as_str)) {
+    for (i, op) in top
+        .get("operations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let (Some(n), Some(t)) = (
+            op.get("name").and_then(Value::as_str),
+            op.get("operation-type").and_then(Value::as_str),
+        ) {
             c.rally_types.insert(n.to_string(), t.to_string());
         }
         match operation(&mut c, op, &format!("/operations/{i}"))? {
             OperationAs::Ours(o) => ops.push(o),
             OperationAs::Unsupported(why) => {
-                let n = op.get("name").and_then(Value::as_str).unwrap_or("?").to_string();
+                let n = op
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_string();
                 unsupported_ops.insert(n, json!(why));
             }
         }
     }
     out.insert("operations".into(), Value::Array(ops.clone()));
-    let challenges: Vec<Value> = match (top.get("challenges"), top.get("challenge"), top.get("schedule")) {
+    let challenges: Vec<Value> = match (
+        top.get("challenges"),
+        top.get("challenge"),
+        top.get("schedule"),
+    ) {
         (Some(Value::Array(cs)), _, _) => cs.clone(),
         (_, Some(ch), _) => vec![ch.clone()],
         (_, _, Some(s)) => vec![json!({"name": "default", "default": true, "schedule": s})],
-        _ => return Err(c.err("/", "a Rally track needs `challenges`, `challenge` or `schedule`")),
+        _ => {
+            return Err(c.err(
+                "/",
+                "a Rally track needs `challenges`, `challenge` or `schedule`",
+            ))
+        }
     };
     let mut our = Vec::new();
     for (i, ch) in challenges.iter().enumerate() {
-        our.push(challenge(&mut c, ch, &format!("/challenges/{i}"), &ops, &unsupported_ops)?);
+        our.push(challenge(
+            &mut c,
+            ch,
+            &format!("/challenges/{i}"),
+            &ops,
+            &unsupported_ops,
+        )?);
     }
     out.insert("challenges".into(), Value::Array(our));
-    Ok(Converted { track: Value::Object(out), notes: c.notes })
+    Ok(Converted {
+        track: Value::Object(out),
+        notes: c.notes,
+    })
 }
 
 fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackError> {
     let mut out = Vec::new();
-    for (i, corpus) in top.get("corpora").and_then(Value::as_array).into_iter().flatten().enumerate() {
+    for (i, corpus) in top
+        .get("corpora")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let path = format!("/corpora/{i}");
-        let name = corpus.get("name").and_then(Value::as_str).ok_or_else(|| c.err(&path, "a corpus needs a name"))?;
+        let name = corpus
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| c.err(&path, "a corpus needs a name"))?;
         let mut docs = Vec::new();
-        for (j, d) in corpus.get("documents").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for (j, d) in corpus
+            .get("documents")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             let dpath = format!("{path}/documents/{j}");
-            let source = d.get("source-file").and_then(Value::as_str).ok_or_else(|| c.err(&dpath, "documents need a `source-file`"))?;
+            let source = d
+                .get("source-file")
+                .and_then(Value::as_str)
+                .ok_or_else(|| c.err(&dpath, "documents need a `source-file`"))?;
             let mut count = d.get("document-count").and_then(Value::as_u64);
             // Rally's test mode reads `<name>-1k.<ext>`: the first 1,000 documents.
             let source = if c.test_mode {
@@ -134,7 +214,10 @@ fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackErr
             if let Some(t) = d.get("target-index").or_else(|| corpus.get("target-index")) {
                 o.insert("target-index".into(), t.clone());
             }
-            if d.get("includes-action-and-meta-data").and_then(Value::as_bool) == Some(true) {
+            if d.get("includes-action-and-meta-data")
+                .and_then(Value::as_bool)
+                == Some(true)
+            {
                 o.insert("includes-action-and-meta-data".into(), json!(true));
             }
             if d.get("compressed-bytes").is_some() || d.get("uncompressed-bytes").is_some() {
@@ -158,14 +241,32 @@ pub fn test_mode_file(source: &str) -> String {
 /// Rally's administrative operation types: left out of its report unless a task sets
 /// `include-in-reporting: true`.
 const ADMIN_TYPES: [&str; 15] = [
-    "create-index", "delete-index", "refresh", "force-merge", "cluster-health", "put-settings", "sleep",
-    "create-index-template", "delete-index-template", "create-composable-template", "delete-composable-template",
-    "create-component-template", "delete-component-template", "shrink-index", "create-data-stream",
+    "create-index",
+    "delete-index",
+    "refresh",
+    "force-merge",
+    "cluster-health",
+    "put-settings",
+    "sleep",
+    "create-index-template",
+    "delete-index-template",
+    "create-composable-template",
+    "delete-composable-template",
+    "create-component-template",
+    "delete-component-template",
+    "shrink-index",
+    "create-data-stream",
 ];
 
 /// Seconds (a number, as Rally writes times) as one of our durations.
 fn seconds(v: &Value) -> Option<String> {
-    v.as_f64().filter(|s| *s >= 0.0).map(|s| if s.fract() == 0.0 { format!("{}s", s as u64) } else { format!("{}ms", (s * 1000.0).round() as u64) })
+    v.as_f64().filter(|s| *s >= 0.0).map(|s| {
+        if s.fract() == 0.0 {
+            format!("{}s", s as u64)
+        } else {
+            format!("{}ms", (s * 1000.0).round() as u64)
+        }
+    })
 }
 
 /// A Rally operation as ours, or why it cannot be run (a decision for `--on-unsupported`, not
@@ -177,9 +278,18 @@ enum OperationAs {
 
 /// One Rally operation as ours, or why it cannot be run.
 fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackError> {
-    let Some(map) = op.as_object() else { return Err(c.err(path, "an operation is an object")) };
-    let kind = map.get("operation-type").and_then(Value::as_str).ok_or_else(|| c.err(path, "an operation needs an `operation-type`"))?;
-    let name = map.get("name").and_then(Value::as_str).unwrap_or(kind).to_string();
+    let Some(map) = op.as_object() else {
+        return Err(c.err(path, "an operation is an object"));
+    };
+    let kind = map
+        .get("operation-type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| c.err(path, "an operation needs an `operation-type`"))?;
+    let name = map
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or(kind)
+        .to_string();
     let mut params = Map::new();
     let get = |k: &str| map.get(k).cloned();
     let index_of = |v: Option<Value>| match v {
@@ -200,13 +310,21 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
             if let Some(v) = get("ingest-percentage") {
                 params.insert("ingest-percentage".into(), v);
             }
-            for same in ["conflicts", "conflict-probability", "on-conflict", "recency", "looped"] {
+            for same in [
+                "conflicts",
+                "conflict-probability",
+                "on-conflict",
+                "recency",
+                "looped",
+            ] {
                 if let Some(v) = get(same) {
                     params.insert(same.into(), v);
                 }
             }
             if map.contains_key("pipeline") {
-                return Ok(OperationAs::Unsupported("bulk `pipeline` (ingest pipelines) is not supported".into()));
+                return Ok(OperationAs::Unsupported(
+                    "bulk `pipeline` (ingest pipelines) is not supported".into(),
+                ));
             }
             "bulk"
         }
@@ -215,12 +333,19 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
                 params.insert("index".into(), v);
             }
             // Rally before 2.x scrolled with a `search` that had `pages`.
-            let kind = if kind == "search" && map.contains_key("pages") { "scroll-search" } else { kind };
+            let kind = if kind == "search" && map.contains_key("pages") {
+                "scroll-search"
+            } else {
+                kind
+            };
             let mut keys = vec!["body", "request-params"];
             if kind != "search" {
                 keys.extend(["pages", "results-per-page"]);
                 if map.contains_key("with-point-in-time-from") {
-                    return Ok(OperationAs::Unsupported("`with-point-in-time-from` (point-in-time searches) is not supported".into()));
+                    return Ok(OperationAs::Unsupported(
+                        "`with-point-in-time-from` (point-in-time searches) is not supported"
+                            .into(),
+                    ));
                 }
             }
             for k in keys {
@@ -235,9 +360,19 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
                     o.entry("request_cache").or_insert(json!(cache.to_string()));
                 }
             }
-            let ignored: Vec<&str> = ["detailed-results", "request-timeout", "opaque-id", "response-compression-enabled", "assertions"].into_iter().filter(|k| map.contains_key(*k)).collect();
+            let ignored: Vec<&str> = [
+                "detailed-results",
+                "request-timeout",
+                "opaque-id",
+                "response-compression-enabled",
+                "assertions",
+            ]
+            .into_iter()
+            .filter(|k| map.contains_key(*k))
+            .collect();
             if !ignored.is_empty() {
-                c.notes.push(format!("{path}: search `{}` ignored", ignored.join("`, `")));
+                c.notes
+                    .push(format!("{path}: search `{}` ignored", ignored.join("`, `")));
             }
             kind
         }
@@ -256,7 +391,9 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
             if let Some(v) = index_of(get("index")) {
                 params.insert("index".into(), v);
             }
-            let mut rp = get("request-params").and_then(|v| v.as_object().cloned()).unwrap_or_default();
+            let mut rp = get("request-params")
+                .and_then(|v| v.as_object().cloned())
+                .unwrap_or_default();
             if let Some(status) = rp.remove("wait_for_status") {
                 params.insert("wait-for-status".into(), status);
             }
@@ -274,7 +411,13 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
             "raw-request"
         }
         "index-stats" | "node-stats" => {
-            let p = if kind == "index-stats" { index_of(get("index")).and_then(|v| v.as_str().map(|i| format!("/{i}/_stats"))).unwrap_or_else(|| "/_stats".into()) } else { "/_nodes/stats".into() };
+            let p = if kind == "index-stats" {
+                index_of(get("index"))
+                    .and_then(|v| v.as_str().map(|i| format!("/{i}/_stats")))
+                    .unwrap_or_else(|| "/_stats".into())
+            } else {
+                "/_nodes/stats".into()
+            };
             params.insert("method".into(), json!("GET"));
             params.insert("path".into(), json!(p));
             "raw-request"
@@ -285,12 +428,19 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
             params.insert("body".into(), get("body").unwrap_or(json!({})));
             "raw-request"
         }
-        "create-index-template" | "delete-index-template" | "create-composable-template" | "delete-composable-template" => {
-            let Some(template) = get("template").and_then(|v| v.as_str().map(str::to_string)) else {
+        "create-index-template"
+        | "delete-index-template"
+        | "create-composable-template"
+        | "delete-composable-template" => {
+            let Some(template) = get("template").and_then(|v| v.as_str().map(str::to_string))
+            else {
                 return Ok(OperationAs::Unsupported(format!("`{kind}` without a `template` name (templates from the track's `composable-templates`) is not supported yet")));
             };
             let create = kind.starts_with("create");
-            params.insert("method".into(), json!(if create { "PUT" } else { "DELETE" }));
+            params.insert(
+                "method".into(),
+                json!(if create { "PUT" } else { "DELETE" }),
+            );
             params.insert("path".into(), json!(format!("/_index_template/{template}")));
             if create {
                 params.insert("body".into(), get("body").unwrap_or(json!({})));
@@ -301,12 +451,24 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
             params.insert("duration".into(), get("duration").unwrap_or(json!(0)));
             "sleep"
         }
-        other => return Ok(OperationAs::Unsupported(format!("operation type `{other}` needs a custom runner (track.py) or is not supported yet"))),
+        other => {
+            return Ok(OperationAs::Unsupported(format!(
+                "operation type `{other}` needs a custom runner (track.py) or is not supported yet"
+            )))
+        }
     };
-    Ok(OperationAs::Ours(json!({"name": name, "type": our_kind, "params": params})))
+    Ok(OperationAs::Ours(
+        json!({"name": name, "type": our_kind, "params": params}),
+    ))
 }
 
-fn challenge(c: &mut Ctx, ch: &Value, path: &str, ops: &[Value], unsupported: &Map<String, Value>) -> Result<Value, TrackError> {
+fn challenge(
+    c: &mut Ctx,
+    ch: &Value,
+    path: &str,
+    ops: &[Value],
+    unsupported: &Map<String, Value>,
+) -> Result<Value, TrackError> {
     let name = ch.get("name").and_then(Value::as_str).unwrap_or("default");
     let mut out = Map::new();
     out.insert("name".into(), json!(name));
@@ -317,19 +479,37 @@ fn challenge(c: &mut Ctx, ch: &Value, path: &str, ops: &[Value], unsupported: &M
         out.insert("default".into(), json!(true));
     }
     let mut schedule = Vec::new();
-    for (i, item) in ch.get("schedule").and_then(Value::as_array).into_iter().flatten().enumerate() {
+    for (i, item) in ch
+        .get("schedule")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let ipath = format!("{path}/schedule/{i}");
         if let Some(par) = item.get("parallel") {
             let defaults = par.as_object().cloned().unwrap_or_default();
             let mut tasks = Vec::new();
-            for (j, t) in par.get("tasks").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            for (j, t) in par
+                .get("tasks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
                 let mut merged = defaults.clone();
                 merged.remove("tasks");
                 merged.remove("completed-by");
                 if let Some(m) = t.as_object() {
                     merged.extend(m.clone());
                 }
-                if let Some(task) = self_task(c, &Value::Object(merged), &format!("{ipath}/parallel/tasks/{j}"), ops, unsupported)? {
+                if let Some(task) = self_task(
+                    c,
+                    &Value::Object(merged),
+                    &format!("{ipath}/parallel/tasks/{j}"),
+                    ops,
+                    unsupported,
+                )? {
                     tasks.push(task);
                 }
             }
@@ -338,7 +518,10 @@ fn challenge(c: &mut Ctx, ch: &Value, path: &str, ops: &[Value], unsupported: &M
                 if let Some(by) = defaults.get("completed-by").and_then(Value::as_str) {
                     // A skipped completing task would leave the block without an end: let it end
                     // when all of its tasks do, and say so.
-                    if block["tasks"].as_array().is_some_and(|ts| ts.iter().any(|t| t["name"] == by)) {
+                    if block["tasks"]
+                        .as_array()
+                        .is_some_and(|ts| ts.iter().any(|t| t["name"] == by))
+                    {
                         block["completed-by"] = json!(by);
                     } else {
                         c.notes.push(format!("{ipath}: `completed-by: {by}` names no task that runs; the block ends when all its tasks end"));
@@ -351,19 +534,34 @@ fn challenge(c: &mut Ctx, ch: &Value, path: &str, ops: &[Value], unsupported: &M
         }
     }
     if schedule.is_empty() {
-        return Err(c.err(&format!("{path}/schedule"), format!("challenge `{name}` has no task the runner can run")));
+        return Err(c.err(
+            &format!("{path}/schedule"),
+            format!("challenge `{name}` has no task the runner can run"),
+        ));
     }
     out.insert("schedule".into(), Value::Array(schedule));
     Ok(Value::Object(out))
 }
 
 /// One task as ours; None when it is skipped.
-fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Map<String, Value>) -> Result<Option<Value>, TrackError> {
-    let Some(map) = t.as_object() else { return Err(c.err(path, "a task is an object")) };
+fn self_task(
+    c: &mut Ctx,
+    t: &Value,
+    path: &str,
+    ops: &[Value],
+    unsupported: &Map<String, Value>,
+) -> Result<Option<Value>, TrackError> {
+    let Some(map) = t.as_object() else {
+        return Err(c.err(path, "a task is an object"));
+    };
     let (op_value, op_name, why) = match map.get("operation") {
         Some(Value::String(n)) => {
             if let Some(why) = unsupported.get(n) {
-                (None, n.clone(), Some(why.as_str().unwrap_or("").to_string()))
+                (
+                    None,
+                    n.clone(),
+                    Some(why.as_str().unwrap_or("").to_string()),
+                )
             } else if ops.iter().any(|o| o["name"] == *n) {
                 (Some(json!(n)), n.clone(), None)
             } else {
@@ -376,7 +574,12 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
             }
         }
         Some(inline @ Value::Object(_)) => {
-            let n = inline.get("name").and_then(Value::as_str).or_else(|| inline.get("operation-type").and_then(Value::as_str)).unwrap_or("?").to_string();
+            let n = inline
+                .get("name")
+                .and_then(Value::as_str)
+                .or_else(|| inline.get("operation-type").and_then(Value::as_str))
+                .unwrap_or("?")
+                .to_string();
             match operation(c, inline, &format!("{path}/operation"))? {
                 OperationAs::Ours(o) => (Some(o), n, None),
                 OperationAs::Unsupported(why) => (None, n, Some(why)),
@@ -386,15 +589,27 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
     };
     let rally_type = match map.get("operation") {
         Some(Value::String(n)) => c.rally_types.get(n).cloned().unwrap_or_else(|| n.clone()),
-        Some(inline) => inline.get("operation-type").and_then(Value::as_str).unwrap_or("").to_string(),
+        Some(inline) => inline
+            .get("operation-type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
         None => String::new(),
     };
-    let task_name = map.get("name").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| op_name.clone());
+    let task_name = map
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| op_name.clone());
     let skip_or_fail = |c: &mut Ctx, why: String| -> Result<Option<Value>, TrackError> {
         match c.on_unsupported {
-            OnUnsupported::Fail => Err(c.err(path, format!("task `{task_name}`: {why} (--on-unsupported skip leaves it out)"))),
+            OnUnsupported::Fail => Err(c.err(
+                path,
+                format!("task `{task_name}`: {why} (--on-unsupported skip leaves it out)"),
+            )),
             OnUnsupported::Skip => {
-                c.notes.push(format!("{path}: task `{task_name}` skipped: {why}"));
+                c.notes
+                    .push(format!("{path}: task `{task_name}` skipped: {why}"));
                 Ok(None)
             }
         }
@@ -405,7 +620,11 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
     let mut out = Map::new();
     out.insert("name".into(), json!(task_name));
     out.insert("operation".into(), op_value.unwrap_or(Value::Null));
-    let clients = map.get("clients").and_then(Value::as_u64).unwrap_or(1).max(1);
+    let clients = map
+        .get("clients")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1);
     if clients > 1 {
         out.insert("clients".into(), json!(clients));
     }
@@ -427,15 +646,24 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
         (None, Some(tp)) => {
             // Rally measures `time-period` after `warmup-time-period`; ours includes the warmup.
             let w = warmup_time.unwrap_or(0.0);
-            out.insert("time-period".into(), json!(seconds(&json!(tp + w)).unwrap_or_default()));
+            out.insert(
+                "time-period".into(),
+                json!(seconds(&json!(tp + w)).unwrap_or_default()),
+            );
             if w > 0.0 {
-                out.insert("warmup".into(), json!(seconds(&json!(w)).unwrap_or_default()));
+                out.insert(
+                    "warmup".into(),
+                    json!(seconds(&json!(w)).unwrap_or_default()),
+                );
             }
         }
         (None, None) => {
             // A bulk task through its corpus: the requests of the first seconds are warmup.
             if let Some(w) = warmup_time.filter(|w| *w > 0.0) {
-                out.insert("warmup".into(), json!(seconds(&json!(w)).unwrap_or_default()));
+                out.insert(
+                    "warmup".into(),
+                    json!(seconds(&json!(w)).unwrap_or_default()),
+                );
             }
             if let Some(w) = warmup_iterations.filter(|w| *w > 0) {
                 out.insert("warmup".into(), json!(w.saturating_mul(clients)));
@@ -448,7 +676,10 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
     if let Some(v) = map.get("target-interval").and_then(seconds) {
         out.insert("target-interval".into(), json!(v));
     }
-    if let Some(level) = map.get("ignore-response-error-level").and_then(Value::as_str) {
+    if let Some(level) = map
+        .get("ignore-response-error-level")
+        .and_then(Value::as_str)
+    {
         out.insert("ignore-response-error-level".into(), json!(level));
     }
     if let Some(s) = map.get("schedule").and_then(Value::as_str) {
@@ -456,7 +687,11 @@ fn self_task(c: &mut Ctx, t: &Value, path: &str, ops: &[Value], unsupported: &Ma
     }
     // Rally leaves administrative operations out of its report unless the task says otherwise.
     let admin = ADMIN_TYPES.contains(&rally_type.as_str());
-    if !map.get("include-in-reporting").and_then(Value::as_bool).unwrap_or(!admin) {
+    if !map
+        .get("include-in-reporting")
+        .and_then(Value::as_bool)
+        .unwrap_or(!admin)
+    {
         out.insert("include-in-reporting".into(), json!(false));
     }
     Ok(Some(Value::Object(out)))
@@ -467,7 +702,14 @@ mod tests {
     use super::*;
 
     fn convert_json(v: Value, on_unsupported: OnUnsupported) -> Result<Converted, TrackError> {
-        convert(&v, Path::new("track.json"), "t", false, on_unsupported, &|_| Ok(json!({})))
+        convert(
+            &v,
+            Path::new("track.json"),
+            "t",
+            false,
+            on_unsupported,
+            &|_| Ok(json!({})),
+        )
     }
 
     #[test]
@@ -483,9 +725,21 @@ mod tests {
             "schedule": [{"operation": "b", "iterations": 2}, {"operation": "s"}, {"operation": "p"}]
         });
         let t = convert_json(rally, OnUnsupported::Fail).unwrap().track;
-        assert_eq!(t["corpora"][0]["documents"][0]["includes-action-and-meta-data"], true);
-        assert_eq!(t["operations"][0]["params"], json!({"bulk-size": 5, "conflicts": "sequential", "conflict-probability": 10, "on-conflict": "update", "recency": 0.2, "looped": true}));
-        assert_eq!((t["operations"][1]["type"].as_str(), t["operations"][1]["params"]["pages"].as_u64()), (Some("scroll-search"), Some(4)));
+        assert_eq!(
+            t["corpora"][0]["documents"][0]["includes-action-and-meta-data"],
+            true
+        );
+        assert_eq!(
+            t["operations"][0]["params"],
+            json!({"bulk-size": 5, "conflicts": "sequential", "conflict-probability": 10, "on-conflict": "update", "recency": 0.2, "looped": true})
+        );
+        assert_eq!(
+            (
+                t["operations"][1]["type"].as_str(),
+                t["operations"][1]["params"]["pages"].as_u64()
+            ),
+            (Some("scroll-search"), Some(4))
+        );
         assert_eq!(t["operations"][2]["params"]["pages"], "all");
     }
 
@@ -499,17 +753,33 @@ mod tests {
         let converted = convert_json(rally, OnUnsupported::Fail).unwrap();
         let op = &converted.track["operations"][0];
         assert_eq!(op["type"], "scroll-search");
-        assert_eq!(op["params"]["request-params"], json!({"request_cache": "false"}));
+        assert_eq!(
+            op["params"]["request-params"],
+            json!({"request_cache": "false"})
+        );
         assert_eq!(op["params"]["pages"], 25);
-        assert!(converted.notes.iter().any(|n| n.contains("detailed-results")), "{:?}", converted.notes);
+        assert!(
+            converted
+                .notes
+                .iter()
+                .any(|n| n.contains("detailed-results")),
+            "{:?}",
+            converted.notes
+        );
     }
 
     #[test]
     fn pipelines_and_point_in_time_are_named_as_unsupported() {
-        for op in [json!({"name": "x", "operation-type": "bulk", "pipeline": "p"}), json!({"name": "x", "operation-type": "paginated-search", "with-point-in-time-from": "open"})] {
+        for op in [
+            json!({"name": "x", "operation-type": "bulk", "pipeline": "p"}),
+            json!({"name": "x", "operation-type": "paginated-search", "with-point-in-time-from": "open"}),
+        ] {
             let rally = json!({"indices": [{"name": "i"}], "operations": [op], "schedule": [{"operation": "x"}]});
             let e = convert_json(rally, OnUnsupported::Fail).unwrap_err();
-            assert!(e.to_string().contains("pipeline") || e.to_string().contains("point-in-time"), "{e}");
+            assert!(
+                e.to_string().contains("pipeline") || e.to_string().contains("point-in-time"),
+                "{e}"
+            );
         }
     }
 }

@@ -33,7 +33,12 @@ struct RallyHelpers {
 }
 
 impl minijinja::value::Object for RallyHelpers {
-    fn call_method(self: &std::sync::Arc<Self>, state: &mut minijinja::State<'_, '_>, method: &str, args: &[Value]) -> Result<Value, minijinja::Error> {
+    fn call_method(
+        self: &std::sync::Arc<Self>,
+        state: &mut minijinja::State<'_, '_>,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, minijinja::Error> {
         use minijinja::value::{from_args, Kwargs};
         match method {
             "collect" => {
@@ -43,7 +48,10 @@ impl minijinja::value::Object for RallyHelpers {
                     None => kwargs.get::<String>("parts")?,
                 };
                 kwargs.assert_all_used()?;
-                let mut files: Vec<String> = files_below(&self.root).into_iter().filter(|f| glob_match(&parts, f)).collect();
+                let mut files: Vec<String> = files_below(&self.root)
+                    .into_iter()
+                    .filter(|f| glob_match(&parts, f))
+                    .collect();
                 files.sort();
                 let mut out = Vec::with_capacity(files.len());
                 for f in &files {
@@ -52,7 +60,12 @@ impl minijinja::value::Object for RallyHelpers {
                 Ok(Value::from_safe_string(out.join(",\n")))
             }
             "exists_set_param" => {
-                let (name, value, default, comma): (String, Option<Value>, Option<Value>, Option<bool>) = from_args(args)?;
+                let (name, value, default, comma): (
+                    String,
+                    Option<Value>,
+                    Option<Value>,
+                    Option<bool>,
+                ) = from_args(args)?;
                 let value = value.filter(|v| !v.is_undefined());
                 let default = default.filter(|v| !v.is_undefined() && !v.is_none());
                 let chosen = match (value, default) {
@@ -60,11 +73,19 @@ impl minijinja::value::Object for RallyHelpers {
                     (None, Some(d)) => d,
                     (None, None) => return Ok(Value::from_safe_string(String::new())),
                 };
-                let json = serde_json::to_string(&chosen).map_err(|e| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string()))?;
+                let json = serde_json::to_string(&chosen).map_err(|e| {
+                    minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+                })?;
                 let sep = if comma.unwrap_or(true) { ", " } else { "" };
-                Ok(Value::from_safe_string(format!("{sep}{}: {json}", serde_json::Value::String(name))))
+                Ok(Value::from_safe_string(format!(
+                    "{sep}{}: {json}",
+                    serde_json::Value::String(name)
+                )))
             }
-            _ => Err(minijinja::Error::new(minijinja::ErrorKind::UnknownMethod, format!("rally.helpers has no `{method}` (it has collect and exists_set_param)"))),
+            _ => Err(minijinja::Error::new(
+                minijinja::ErrorKind::UnknownMethod,
+                format!("rally.helpers has no `{method}` (it has collect and exists_set_param)"),
+            )),
         }
     }
 }
@@ -75,7 +96,9 @@ const MAX_FILES: usize = 10_000;
 /// The `track.json` of a Rally track directory (or the file itself), if `path` is one.
 pub fn rally_track_file(path: &Path) -> Option<PathBuf> {
     if path.is_dir() {
-        let yaml = ["track.yaml", "track.yml"].iter().any(|n| path.join(n).is_file());
+        let yaml = ["track.yaml", "track.yml"]
+            .iter()
+            .any(|n| path.join(n).is_file());
         let json = path.join("track.json");
         return (!yaml && json.is_file()).then_some(json);
     }
@@ -84,9 +107,18 @@ pub fn rally_track_file(path: &Path) -> Option<PathBuf> {
 
 /// Renders a Rally `track.json` with `params`; refuses parameters no template of the track
 /// mentions unless `ignore_unused`.
-pub fn render(file: &Path, params: &Map<String, serde_json::Value>, ignore_unused: bool) -> Result<String, TrackError> {
-    let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    let source = crate::track::files::read_text(file).map_err(|e| TrackError::new(TrackErrorKind::Io, file, format!("cannot read track: {e}")))?;
+pub fn render(
+    file: &Path,
+    params: &Map<String, serde_json::Value>,
+    ignore_unused: bool,
+) -> Result<String, TrackError> {
+    let dir = file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let source = crate::track::files::read_text(file).map_err(|e| {
+        TrackError::new(TrackErrorKind::Io, file, format!("cannot read track: {e}"))
+    })?;
     if !ignore_unused {
         let used = referenced_names(&dir, &source);
         for key in params.keys() {
@@ -104,9 +136,20 @@ pub fn render(file: &Path, params: &Map<String, serde_json::Value>, ignore_unuse
 }
 
 /// Renders one file of a Rally track (track.json, an index body) with the track's parameters.
-pub fn render_file(file: &Path, source: &str, params: &Map<String, serde_json::Value>) -> Result<String, TrackError> {
-    let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    let mut env = environment(&dir, UndefinedBehavior::Lenient, Some(("rally.helpers", HELPERS)));
+pub fn render_file(
+    file: &Path,
+    source: &str,
+    params: &Map<String, serde_json::Value>,
+) -> Result<String, TrackError> {
+    let dir = file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let mut env = environment(
+        &dir,
+        UndefinedBehavior::Lenient,
+        Some(("rally.helpers", HELPERS)),
+    );
     // Rally's Jinja does not escape: `"{{ name }}"` in a .json part is the name in quotes.
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     add_rally_globals(&mut env, &dir);
@@ -138,60 +181,113 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
     let params = &opts.params;
     let text = render(file, params, opts.ignore_unused_params)?;
     let rally = parse_json(&text, file)?;
-    let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    let name = dir.canonicalize().ok().and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "rally-track".into());
+    let dir = file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let name = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "rally-track".into());
     let data_dir = opts.data_root.as_ref().map(|root| root.join(&name));
     let render_body = |body: &str| -> Result<serde_json::Value, TrackError> {
-        let path = crate::track::template::resolve_inside(&dir, body)
-            .ok_or_else(|| TrackError::new(TrackErrorKind::Io, file, format!("index body `{body}` is outside the track directory")))?;
-        let source = crate::track::files::read_text(&path).map_err(|e| TrackError::new(TrackErrorKind::Io, &path, format!("cannot read index body: {e}")))?;
+        let path = crate::track::template::resolve_inside(&dir, body).ok_or_else(|| {
+            TrackError::new(
+                TrackErrorKind::Io,
+                file,
+                format!("index body `{body}` is outside the track directory"),
+            )
+        })?;
+        let source = crate::track::files::read_text(&path).map_err(|e| {
+            TrackError::new(
+                TrackErrorKind::Io,
+                &path,
+                format!("cannot read index body: {e}"),
+            )
+        })?;
         parse_json(&render_file(&path, &source, params)?, &path)
     };
-    let converted = convert::convert(&rally, file, &name, opts.test_mode, opts.on_unsupported, &render_body)?;
+    let converted = convert::convert(
+        &rally,
+        file,
+        &name,
+        opts.test_mode,
+        opts.on_unsupported,
+        &render_body,
+    )?;
     fetch_and_check_corpora(&rally, file, &dir, data_dir.as_deref(), opts.test_mode)?;
-    let track = serde_json::to_string_pretty(&converted.track).map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
+    let track = serde_json::to_string_pretty(&converted.track)
+        .map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
     let mut notes = converted.notes;
     if dir.join("track.py").is_file() {
         notes.insert(0, "track.py is not run: the parameter sources and runners it registers are not available (tasks that need a custom runner are named)".into());
     }
-    Ok(Loaded { track, notes, data_dir })
+    Ok(Loaded {
+        track,
+        notes,
+        data_dir,
+    })
 }
 
 /// `runner convert-rally`: writes `out_dir/track.yaml` (the converted track, its notes as
 /// comments) and its corpus files beside it (hard-linked, else copied), then loads what it
 /// wrote as any track. Returns the YAML and its path; an existing track.yaml is not replaced.
-pub fn write_converted(dir: &Path, out_dir: &Path, opts: &crate::track::LoadOptions) -> Result<(String, PathBuf), TrackError> {
-    let file = rally_track_file(dir).ok_or_else(|| TrackError::new(TrackErrorKind::Io, dir, "holds no Rally track (track.json)"))?;
+pub fn write_converted(
+    dir: &Path,
+    out_dir: &Path,
+    opts: &crate::track::LoadOptions,
+) -> Result<(String, PathBuf), TrackError> {
+    let file = rally_track_file(dir).ok_or_else(|| {
+        TrackError::new(TrackErrorKind::Io, dir, "holds no Rally track (track.json)")
+    })?;
     let loaded = load_converted(&file, opts)?;
     let value = parse_json(&loaded.track, &file)?;
     let target = out_dir.join("track.yaml");
-    let io = |path: &Path, what: &str, e: std::io::Error| TrackError::new(TrackErrorKind::Io, path, format!("{what}: {e}"));
+    let io = |path: &Path, what: &str, e: std::io::Error| {
+        TrackError::new(TrackErrorKind::Io, path, format!("{what}: {e}"))
+    };
     if target.exists() {
-        return Err(TrackError::new(TrackErrorKind::Io, &target, "exists; choose another --out"));
+        return Err(TrackError::new(
+            TrackErrorKind::Io,
+            &target,
+            "exists; choose another --out",
+        ));
     }
     std::fs::create_dir_all(out_dir).map_err(|e| io(out_dir, "cannot create the directory", e))?;
-    let mut text = format!("# Converted by `runner convert-rally` from {}.\n", file.display());
+    let mut text = format!(
+        "# Converted by `runner convert-rally` from {}.\n",
+        file.display()
+    );
     for note in &loaded.notes {
         text.push_str(&format!("# note: {note}\n"));
     }
-    text.push_str(&serde_yaml::to_string(&value).map_err(|e| TrackError::new(TrackErrorKind::Invalid, &file, e.to_string()))?);
+    text.push_str(
+        &serde_yaml::to_string(&value)
+            .map_err(|e| TrackError::new(TrackErrorKind::Invalid, &file, e.to_string()))?,
+    );
     for corpus in value["corpora"].as_array().into_iter().flatten() {
         for d in corpus["documents"].as_array().into_iter().flatten() {
-            let Some(name) = d["source-file"].as_str() else { continue };
+            let Some(name) = d["source-file"].as_str() else {
+                continue;
+            };
             let from = match (dir.join(name), &loaded.data_dir) {
                 (local, Some(cache)) if !local.is_file() => cache.join(name),
                 (local, _) => local,
             };
             let to = out_dir.join(name);
             if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| io(parent, "cannot create the directory", e))?;
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| io(parent, "cannot create the directory", e))?;
             }
             if !to.exists() && std::fs::hard_link(&from, &to).is_err() {
-                std::fs::copy(&from, &to).map_err(|e| io(&to, &format!("cannot copy {} here", from.display()), e))?;
+                std::fs::copy(&from, &to)
+                    .map_err(|e| io(&to, &format!("cannot copy {} here", from.display()), e))?;
             }
         }
     }
-    crate::results::write_report(&target, &text).map_err(|e| TrackError::new(TrackErrorKind::Io, &target, e.to_string()))?;
+    crate::results::write_report(&target, &text)
+        .map_err(|e| TrackError::new(TrackErrorKind::Io, &target, e.to_string()))?;
     // What was written must load as any track does.
     crate::track::load(out_dir, &crate::track::LoadOptions::default())?;
     Ok((text, target))
@@ -200,33 +296,68 @@ pub fn write_converted(dir: &Path, out_dir: &Path, opts: &crate::track::LoadOpti
 /// Each corpus file: in the track directory, else in `data_dir`, else downloaded from the
 /// corpus's `base-url` into `data_dir`; then its size checked against `compressed-bytes` (and
 /// `uncompressed-bytes` for a file that is not compressed).
-fn fetch_and_check_corpora(rally: &serde_json::Value, file: &Path, dir: &Path, data_dir: Option<&Path>, test_mode: bool) -> Result<(), TrackError> {
-    for (i, corpus) in rally["corpora"].as_array().into_iter().flatten().enumerate() {
-        for (j, d) in corpus["documents"].as_array().into_iter().flatten().enumerate() {
+fn fetch_and_check_corpora(
+    rally: &serde_json::Value,
+    file: &Path,
+    dir: &Path,
+    data_dir: Option<&Path>,
+    test_mode: bool,
+) -> Result<(), TrackError> {
+    for (i, corpus) in rally["corpora"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        for (j, d) in corpus["documents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             let path = format!("/corpora/{i}/documents/{j}");
-            let Some(source) = d["source-file"].as_str() else { continue };
+            let Some(source) = d["source-file"].as_str() else {
+                continue;
+            };
             // Test mode reads the -1k file, whose size the track does not give.
             let test_file = test_mode.then(|| convert::test_mode_file(source));
             let source = test_file.as_deref().unwrap_or(source);
             let err = |m: String| TrackError::new(TrackErrorKind::Corpus, file, m).with_path(&path);
-            let local = crate::track::template::resolve_inside(dir, source).ok_or_else(|| err(format!("`{source}` is outside the track directory")))?;
+            let local = crate::track::template::resolve_inside(dir, source)
+                .ok_or_else(|| err(format!("`{source}` is outside the track directory")))?;
             let cached = data_dir.map(|d| d.join(source));
             let found = if local.is_file() {
                 local
             } else if let Some(c) = cached.filter(|c| c.is_file()) {
                 c
             } else {
-                let Some(base) = d["base-url"].as_str().or_else(|| corpus["base-url"].as_str()) else { continue };
-                let Some(target) = data_dir.map(|d| d.join(source)) else { continue };
+                let Some(base) = d["base-url"]
+                    .as_str()
+                    .or_else(|| corpus["base-url"].as_str())
+                else {
+                    continue;
+                };
+                let Some(target) = data_dir.map(|d| d.join(source)) else {
+                    continue;
+                };
                 let url = format!("{}/{source}", base.trim_end_matches('/'));
-                download::fetch(&url, &target).map_err(|m| err(format!("cannot download {url}: {m}")))?;
+                download::fetch(&url, &target)
+                    .map_err(|m| err(format!("cannot download {url}: {m}")))?;
                 target
             };
             let size = std::fs::metadata(&found).map(|m| m.len()).unwrap_or(0);
-            let compressed = [".bz2", ".gz", ".zst", ".zip"].iter().any(|ext| source.ends_with(ext));
+            let compressed = [".bz2", ".gz", ".zst", ".zip"]
+                .iter()
+                .any(|ext| source.ends_with(ext));
             let expected = if test_mode {
                 None
-            } else if compressed { d["compressed-bytes"].as_u64() } else { d["uncompressed-bytes"].as_u64().or(d["compressed-bytes"].as_u64()) };
+            } else if compressed {
+                d["compressed-bytes"].as_u64()
+            } else {
+                d["uncompressed-bytes"]
+                    .as_u64()
+                    .or(d["compressed-bytes"].as_u64())
+            };
             if let Some(want) = expected.filter(|w| *w != size) {
                 return Err(err(format!("{}: the track says {want} bytes, the file has {size} (a partial download, or another version of the corpus)", found.display())));
             }
@@ -236,9 +367,17 @@ fn fetch_and_check_corpora(rally: &serde_json::Value, file: &Path, dir: &Path, d
 }
 
 fn add_rally_globals(env: &mut Environment<'static>, dir: &Path) {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
     env.add_global("now", now);
-    env.add_global("rally", Value::from_object(RallyHelpers { root: dir.to_path_buf() }));
+    env.add_global(
+        "rally",
+        Value::from_object(RallyHelpers {
+            root: dir.to_path_buf(),
+        }),
+    );
     env.add_filter("days_ago", days_ago);
     env.add_function("days_ago", days_ago);
 }
@@ -249,11 +388,21 @@ fn days_ago(start: Value, end: Value) -> Result<i64, minijinja::Error> {
     let secs = |v: &Value| -> Result<f64, minijinja::Error> {
         if let Some(s) = v.as_str() {
             let d = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|e| {
-                minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, format!("days_ago: `{s}` is not a date (YYYY-MM-DD): {e}"))
+                minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    format!("days_ago: `{s}` is not a date (YYYY-MM-DD): {e}"),
+                )
             })?;
-            Ok(d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp() as f64).unwrap_or(0.0))
+            Ok(d.and_hms_opt(0, 0, 0)
+                .map(|t| t.and_utc().timestamp() as f64)
+                .unwrap_or(0.0))
         } else {
-            f64::try_from(v.clone()).map_err(|_| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, format!("days_ago: `{v}` is neither a date nor seconds")))
+            f64::try_from(v.clone()).map_err(|_| {
+                minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    format!("days_ago: `{v}` is neither a date nor seconds"),
+                )
+            })
         }
     };
     Ok(((secs(&end)? - secs(&start)?) / 86_400.0).floor() as i64)
@@ -270,7 +419,10 @@ fn referenced_names(dir: &Path, source: &str) -> BTreeSet<String> {
         }
     };
     add(source);
-    for f in files_below(dir).iter().filter(|f| f.ends_with(".json") && *f != "track.json") {
+    for f in files_below(dir)
+        .iter()
+        .filter(|f| f.ends_with(".json") && *f != "track.json")
+    {
         if let Ok(text) = crate::track::files::read_text(&dir.join(f)) {
             add(&text);
         }
@@ -283,13 +435,19 @@ fn files_below(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), String::new(), 0)];
     while let Some((path, rel, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&path) else { continue };
+        let Ok(entries) = std::fs::read_dir(&path) else {
+            continue;
+        };
         for e in entries.flatten() {
             if out.len() >= MAX_FILES {
                 return out;
             }
             let name = e.file_name().to_string_lossy().into_owned();
-            let child_rel = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+            let child_rel = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
             match e.file_type() {
                 Ok(t) if t.is_dir() && depth < 8 => stack.push((e.path(), child_rel, depth + 1)),
                 Ok(t) if t.is_file() => out.push(child_rel),
@@ -306,7 +464,9 @@ fn glob_match(pattern: &str, path: &str) -> bool {
         match (p.first(), s.first()) {
             (None, None) => true,
             (Some(&"**"), _) => segments(&p[1..], s) || (!s.is_empty() && segments(p, &s[1..])),
-            (Some(pp), Some(ss)) => segment(pp.as_bytes(), ss.as_bytes()) && segments(&p[1..], &s[1..]),
+            (Some(pp), Some(ss)) => {
+                segment(pp.as_bytes(), ss.as_bytes()) && segments(&p[1..], &s[1..])
+            }
             _ => false,
         }
     }
@@ -350,38 +510,69 @@ mod tests {
     fn collect_exists_set_param_default_and_days_ago() {
         let dir = track(&[
             ("track.json", TRACK),
-            ("operations/b.json", r#"{"name": "b", "clients": {{ clients | default(2) }}}"#),
+            (
+                "operations/b.json",
+                r#"{"name": "b", "clients": {{ clients | default(2) }}}"#,
+            ),
             ("operations/a.json", r#"{"name": "a"}"#),
         ]);
         let file = dir.path().join("track.json");
         let text = render(&file, &Map::new(), false).unwrap();
         let v: serde_json::Value = serde_json::from_str(&text).expect(&text);
-        assert_eq!(v["operations"], serde_json::json!([{"name": "a"}, {"name": "b", "clients": 2}]), "sorted, comma-joined, params visible in parts");
-        assert_eq!(v["bulk"], serde_json::json!({"bulk-size": 5000, "conflicts": "random"}));
+        assert_eq!(
+            v["operations"],
+            serde_json::json!([{"name": "a"}, {"name": "b", "clients": 2}]),
+            "sorted, comma-joined, params visible in parts"
+        );
+        assert_eq!(
+            v["bulk"],
+            serde_json::json!({"bulk-size": 5000, "conflicts": "random"})
+        );
         assert_eq!(v["age"], 30);
-        let params: Map<String, serde_json::Value> = serde_json::from_str(r#"{"bulk_size": 100, "ingest_percentage": 50, "clients": 8}"#).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&render(&file, &params, false).unwrap()).unwrap();
-        assert_eq!(v["bulk"], serde_json::json!({"bulk-size": 100, "ingest-percentage": 50, "conflicts": "random"}));
+        let params: Map<String, serde_json::Value> =
+            serde_json::from_str(r#"{"bulk_size": 100, "ingest_percentage": 50, "clients": 8}"#)
+                .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&render(&file, &params, false).unwrap()).unwrap();
+        assert_eq!(
+            v["bulk"],
+            serde_json::json!({"bulk-size": 100, "ingest-percentage": 50, "conflicts": "random"})
+        );
         assert_eq!(v["operations"][1]["clients"], 8);
     }
 
     #[test]
     fn unused_parameters_are_refused_with_the_closest_used_one() {
-        let dir = track(&[("track.json", TRACK), ("operations/a.json", "{\"c\": {{ clients | default(1) }}}")]);
+        let dir = track(&[
+            ("track.json", TRACK),
+            ("operations/a.json", "{\"c\": {{ clients | default(1) }}}"),
+        ]);
         let file = dir.path().join("track.json");
-        let params: Map<String, serde_json::Value> = serde_json::from_str(r#"{"bulk_sise": 100}"#).unwrap();
+        let params: Map<String, serde_json::Value> =
+            serde_json::from_str(r#"{"bulk_sise": 100}"#).unwrap();
         let e = render(&file, &params, false).unwrap_err();
         assert_eq!(e.kind, TrackErrorKind::Params);
-        assert!(e.message.contains("did you mean `bulk_size`") && e.message.contains("--ignore-unused-track-params"), "{}", e.message);
+        assert!(
+            e.message.contains("did you mean `bulk_size`")
+                && e.message.contains("--ignore-unused-track-params"),
+            "{}",
+            e.message
+        );
         render(&file, &params, true).unwrap();
     }
 
     #[test]
     fn globs_match_within_and_across_segments() {
         assert!(glob_match("operations/*.json", "operations/default.json"));
-        assert!(!glob_match("operations/*.json", "operations/x/default.json"));
+        assert!(!glob_match(
+            "operations/*.json",
+            "operations/x/default.json"
+        ));
         assert!(glob_match("**/*.json", "challenges/x/default.json"));
-        assert!(glob_match("challenges/d?fault.json", "challenges/default.json"));
+        assert!(glob_match(
+            "challenges/d?fault.json",
+            "challenges/default.json"
+        ));
         assert!(!glob_match("*.json", "track.yaml"));
     }
 }

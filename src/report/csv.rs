@@ -16,21 +16,54 @@ fn percentile_rows(prefix: &str, p: &Percentiles, row: &mut dyn FnMut(String, f6
 impl Exporter for Csv {
     fn render(&self, s: &Summary) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record(["race_id", "track", "challenge", "task", "operation", "operation_type", "sweep", "clients", "target_throughput", "trial", "metric", "value", "unit"]);
+        let _ = w.write_record([
+            "race_id",
+            "track",
+            "challenge",
+            "task",
+            "operation",
+            "operation_type",
+            "sweep",
+            "clients",
+            "target_throughput",
+            "trial",
+            "metric",
+            "value",
+            "unit",
+        ]);
         for t in &s.tasks {
             let r = t.record;
-            let target = r.slot.target_throughput.map(|v| v.to_string()).unwrap_or_default();
+            let target = r
+                .slot
+                .target_throughput
+                .map(|v| v.to_string())
+                .unwrap_or_default();
             let clients = r.slot.clients.to_string();
             let mut emit = |trial: &str, metric: String, value: f64, unit: &str| {
                 let _ = w.write_record([
-                    s.race.race_id.as_str(), &s.race.track, &s.race.challenge, &r.slot.task, &r.slot.operation, &r.slot.operation_type,
-                    &t.sweep_label, &clients, &target, trial, &metric, &value.to_string(), unit,
+                    s.race.race_id.as_str(),
+                    &s.race.track,
+                    &s.race.challenge,
+                    &r.slot.task,
+                    &r.slot.operation,
+                    &r.slot.operation_type,
+                    &t.sweep_label,
+                    &clients,
+                    &target,
+                    trial,
+                    &metric,
+                    &value.to_string(),
+                    unit,
                 ]);
             };
             for tr in &r.trials {
                 let trial = (tr.trial + 1).to_string();
                 let mut row = |m: String, v: f64, u: &str| emit(&trial, m, v, u);
-                row("throughput".into(), tr.throughput, r.slot.throughput_unit.as_str());
+                row(
+                    "throughput".into(),
+                    tr.throughput,
+                    r.slot.throughput_unit.as_str(),
+                );
                 percentile_rows("service_time", &tr.service_time_ms, &mut row);
                 percentile_rows("latency", &tr.latency_ms, &mut row);
                 row("operations".into(), tr.operations as f64, "count");
@@ -39,11 +72,20 @@ impl Exporter for Csv {
                 row("error_rate".into(), tr.error_rate, "ratio");
                 row("units".into(), tr.units as f64, "count");
                 row("hits".into(), tr.hits as f64, "count");
-                row("interrupted".into(), f64::from(u8::from(tr.interrupted)), "bool");
+                row(
+                    "interrupted".into(),
+                    f64::from(u8::from(tr.interrupted)),
+                    "bool",
+                );
             }
             let mut row = |m: String, v: f64, u: &str| emit("all", m, v, u);
             let th = t.throughput;
-            for (name, v) in [("throughput_min", th.min), ("throughput_median", th.median), ("throughput_mean", th.mean), ("throughput_max", th.max)] {
+            for (name, v) in [
+                ("throughput_min", th.min),
+                ("throughput_median", th.median),
+                ("throughput_mean", th.mean),
+                ("throughput_max", th.max),
+            ] {
                 row(name.into(), v, r.slot.throughput_unit.as_str());
             }
             percentile_rows("service_time", &t.service_time_ms, &mut row);

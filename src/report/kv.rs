@@ -79,7 +79,10 @@ pub fn cumulative(latency_us: &Histogram<u64>) -> Vec<CumulativeLine> {
     for bound in bounds_us() {
         let within = latency_us.count_between(0, bound);
         if within != last {
-            lines.push(CumulativeLine { percent: within as f64 * 100.0 / total as f64, le_ms: ms(bound) });
+            lines.push(CumulativeLine {
+                percent: within as f64 * 100.0 / total as f64,
+                le_ms: ms(bound),
+            });
             last = within;
         }
         if within >= total {
@@ -87,16 +90,34 @@ pub fn cumulative(latency_us: &Histogram<u64>) -> Vec<CumulativeLine> {
         }
     }
     // Beyond the last bound: the maximum closes the list.
-    lines.push(CumulativeLine { percent: 100.0, le_ms: ms(latency_us.max()) });
+    lines.push(CumulativeLine {
+        percent: 100.0,
+        le_ms: ms(latency_us.max()),
+    });
     lines
 }
 
-pub fn timer(name: &str, h: &Histogram<u64>, exact_mean_ms: Option<f64>, seconds: f64) -> TimerView {
-    let q = |p: f64| if h.is_empty() { 0.0 } else { ms(h.value_at_percentile(p)) };
+pub fn timer(
+    name: &str,
+    h: &Histogram<u64>,
+    exact_mean_ms: Option<f64>,
+    seconds: f64,
+) -> TimerView {
+    let q = |p: f64| {
+        if h.is_empty() {
+            0.0
+        } else {
+            ms(h.value_at_percentile(p))
+        }
+    };
     TimerView {
         name: name.to_string(),
         count: h.len(),
-        mean_rate: if seconds > 0.0 { h.len() as f64 / seconds } else { 0.0 },
+        mean_rate: if seconds > 0.0 {
+            h.len() as f64 / seconds
+        } else {
+            0.0
+        },
         min_ms: if h.is_empty() { 0.0 } else { ms(h.min()) },
         max_ms: ms(h.max()),
         mean_ms: exact_mean_ms.unwrap_or(h.mean() / 1000.0),
@@ -111,9 +132,17 @@ pub fn timer(name: &str, h: &Histogram<u64>, exact_mean_ms: Option<f64>, seconds
 }
 
 /// The views of one key-value task; `latency` is all its trials' merged latency histogram.
-pub fn views(index: usize, t: &TaskRecord, latency: &Histogram<u64>, exact_mean_ms: Option<f64>, histograms: &RaceHistograms) -> Option<KvViews> {
+pub fn views(
+    index: usize,
+    t: &TaskRecord,
+    latency: &Histogram<u64>,
+    exact_mean_ms: Option<f64>,
+    histograms: &RaceHistograms,
+) -> Option<KvViews> {
     let info = t.slot.key_value.clone()?;
-    let (requests, seconds) = t.measured_trials().fold((0, 0.0), |(r, s), tr| (r + tr.requests, s + tr.measured_seconds));
+    let (requests, seconds) = t.measured_trials().fold((0, 0.0), |(r, s), tr| {
+        (r + tr.requests, s + tr.measured_seconds)
+    });
     let mut timers = vec![timer("all", latency, exact_mean_ms, seconds)];
     // A mix's commands, timed separately when each operation was one command.
     for (name, h) in &histograms.merged_parts(index) {
@@ -141,7 +170,11 @@ pub fn views(index: usize, t: &TaskRecord, latency: &Histogram<u64>, exact_mean_
             payload_bytes: info.value_size,
             commands_per_operation: info.commands_per_operation,
             cumulative: cumulative(latency),
-            requests_per_second: if seconds > 0.0 { requests as f64 / seconds } else { 0.0 },
+            requests_per_second: if seconds > 0.0 {
+                requests as f64 / seconds
+            } else {
+                0.0
+            },
         },
         info,
         timers,
@@ -177,7 +210,11 @@ mod tests {
         let t = timer("all", &h, None, 2.0);
         assert_eq!((t.count, t.mean_rate), (1000, 500.0));
         assert_eq!((t.min_ms, t.max_ms), (0.001, 1.0));
-        assert!((t.median_ms - 0.5).abs() < 0.001 && (t.p75_ms - 0.75).abs() < 0.001 && (t.p98_ms - 0.98).abs() < 0.001);
+        assert!(
+            (t.median_ms - 0.5).abs() < 0.001
+                && (t.p75_ms - 0.75).abs() < 0.001
+                && (t.p98_ms - 0.98).abs() < 0.001
+        );
         assert!((t.stddev_ms - 0.2887).abs() < 0.001, "{}", t.stddev_ms);
     }
 }

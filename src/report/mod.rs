@@ -5,8 +5,8 @@ mod csv;
 mod json;
 mod kv;
 mod markdown;
-mod summary;
 pub mod plot;
+mod summary;
 pub mod table;
 
 pub use kv::{CumulativeLine, KvViews, RedisBenchmarkView, TimerView};

@@ -22,8 +22,17 @@ impl ThroughputStats {
         let mut v = values.to_vec();
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
-        ThroughputStats { min: v[0], median, mean: v.iter().sum::<f64>() / n as f64, max: v[n - 1] }
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        ThroughputStats {
+            min: v[0],
+            median,
+            mean: v.iter().sum::<f64>() / n as f64,
+            max: v[n - 1],
+        }
     }
 }
 
@@ -60,16 +69,32 @@ pub struct Summary<'a> {
 
 impl<'a> Summary<'a> {
     pub fn new(race: &'a RaceRecord, histograms: &RaceHistograms) -> Summary<'a> {
-        let tasks = race.tasks.iter().enumerate().filter(|(_, t)| t.slot.reported).map(|(i, t)| summarise(i, t, histograms)).collect();
+        let tasks = race
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.slot.reported)
+            .map(|(i, t)| summarise(i, t, histograms))
+            .collect();
         Summary { race, tasks }
     }
 }
 
 fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -> TaskSummary<'a> {
-    let throughput = ThroughputStats::of(&t.complete_trials().map(|tr| tr.throughput).collect::<Vec<_>>());
+    let throughput = ThroughputStats::of(
+        &t.complete_trials()
+            .map(|tr| tr.throughput)
+            .collect::<Vec<_>>(),
+    );
     let operations: u64 = t.trials.iter().map(|tr| tr.operations).sum();
     let weighted_mean = |f: fn(&crate::results::TrialRecord) -> f64| {
-        (operations > 0).then(|| t.trials.iter().map(|tr| f(tr) * tr.operations as f64).sum::<f64>() / operations as f64)
+        (operations > 0).then(|| {
+            t.trials
+                .iter()
+                .map(|tr| f(tr) * tr.operations as f64)
+                .sum::<f64>()
+                / operations as f64
+        })
     };
     let merged = histograms.merged(index);
     let (service_time_ms, latency_ms) = if let Some((service, latency)) = &merged {
@@ -79,7 +104,10 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
         )
     } else {
         let first = t.trials.first();
-        (first.map(|f| f.service_time_ms).unwrap_or_default(), first.map(|f| f.latency_ms).unwrap_or_default())
+        (
+            first.map(|f| f.service_time_ms).unwrap_or_default(),
+            first.map(|f| f.latency_ms).unwrap_or_default(),
+        )
     };
     let mut errors_by_kind = BTreeMap::new();
     for tr in &t.trials {
@@ -105,7 +133,9 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
         errors_by_kind,
         units: t.trials.iter().map(|tr| tr.units).sum(),
         hits: t.trials.iter().map(|tr| tr.hits).sum(),
-        key_value: merged.as_ref().and_then(|(_, latency)| super::kv::views(index, t, latency, latency_ms.mean_if_any(), histograms)),
+        key_value: merged.as_ref().and_then(|(_, latency)| {
+            super::kv::views(index, t, latency, latency_ms.mean_if_any(), histograms)
+        }),
     }
 }
 
@@ -116,7 +146,15 @@ mod tests {
     #[test]
     fn throughput_stats() {
         let s = ThroughputStats::of(&[3.0, 1.0, 2.0, 10.0]);
-        assert_eq!(s, ThroughputStats { min: 1.0, median: 2.5, mean: 4.0, max: 10.0 });
+        assert_eq!(
+            s,
+            ThroughputStats {
+                min: 1.0,
+                median: 2.5,
+                mean: 4.0,
+                max: 10.0
+            }
+        );
         assert_eq!(ThroughputStats::of(&[5.0]).median, 5.0);
     }
 }

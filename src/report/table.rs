@@ -33,7 +33,11 @@ pub struct Table {
 
 impl Table {
     fn new(title: &str, columns: &[(&str, Align)]) -> Table {
-        Table { title: title.into(), columns: columns.iter().map(|(c, a)| (c.to_string(), *a)).collect(), rows: Vec::new() }
+        Table {
+            title: title.into(),
+            columns: columns.iter().map(|(c, a)| (c.to_string(), *a)).collect(),
+            rows: Vec::new(),
+        }
     }
 
     fn row(&mut self, cells: Vec<String>) {
@@ -46,10 +50,17 @@ impl Table {
         let _ = writeln!(out, "\n## {}\n", self.title);
         let heads: Vec<&str> = self.columns.iter().map(|(c, _)| c.as_str()).collect();
         let _ = writeln!(out, "| {} |", heads.join(" | "));
-        let aligns: String = self.columns.iter().map(|(_, a)| if *a == Align::Right { "--:|" } else { "---|" }).collect();
+        let aligns: String = self
+            .columns
+            .iter()
+            .map(|(_, a)| if *a == Align::Right { "--:|" } else { "---|" })
+            .collect();
         let _ = writeln!(out, "|{aligns}");
         for row in &self.rows {
-            let cells: Vec<String> = row.iter().map(|c| c.text.replace('|', "\\|").replace('\n', " ")).collect();
+            let cells: Vec<String> = row
+                .iter()
+                .map(|c| c.text.replace('|', "\\|").replace('\n', " "))
+                .collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
     }
@@ -101,7 +112,19 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
     use Align::{Left as L, Right as R};
     let mut throughput = Table::new(
         "Throughput",
-        &[("Task", L), ("Sweep", L), ("Clients", R), ("Target", R), ("Min", R), ("Median", R), ("Mean", R), ("Max", R), ("Unit", L), ("Trials", R), ("Per trial", L)],
+        &[
+            ("Task", L),
+            ("Sweep", L),
+            ("Clients", R),
+            ("Target", R),
+            ("Min", R),
+            ("Median", R),
+            ("Mean", R),
+            ("Max", R),
+            ("Unit", L),
+            ("Trials", R),
+            ("Per trial", L),
+        ],
     );
     for t in &s.tasks {
         let slot = &t.record.slot;
@@ -120,24 +143,48 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
             slot.task.clone(),
             t.sweep_label.clone(),
             slot.clients.to_string(),
-            slot.target_throughput.map(|t| format_number(t.0)).unwrap_or_else(|| "-".into()),
+            slot.target_throughput
+                .map(|t| format_number(t.0))
+                .unwrap_or_else(|| "-".into()),
             format_number(th.min),
             format_number(th.median),
             format_number(th.mean),
             format_number(th.max),
             slot.throughput_unit.to_string(),
             format!("{}/{}", t.completed_trials, slot.planned_trials),
-            if slot.warmup_trials > 0 { format!("(after {} warmup) {}", slot.warmup_trials, per_trial.join(", ")) } else { per_trial.join(", ") },
+            if slot.warmup_trials > 0 {
+                format!(
+                    "(after {} warmup) {}",
+                    slot.warmup_trials,
+                    per_trial.join(", ")
+                )
+            } else {
+                per_trial.join(", ")
+            },
         ]);
     }
     let mut tables = vec![throughput];
-    for (title, service) in [("Service time (ms, all trials; call to response)", true), ("Latency (ms, all trials; intended start to response)", false)] {
+    for (title, service) in [
+        ("Service time (ms, all trials; call to response)", true),
+        (
+            "Latency (ms, all trials; intended start to response)",
+            false,
+        ),
+    ] {
         let mut columns = vec![("Task", L), ("Sweep", L), ("Mean", R)];
         columns.extend(PERCENTILES.iter().map(|(label, _)| (*label, R)));
         let mut table = Table::new(title, &columns);
         for t in &s.tasks {
-            let p = if service { &t.service_time_ms } else { &t.latency_ms };
-            let mut row = vec![t.record.slot.task.clone(), t.sweep_label.clone(), ms(p.mean)];
+            let p = if service {
+                &t.service_time_ms
+            } else {
+                &t.latency_ms
+            };
+            let mut row = vec![
+                t.record.slot.task.clone(),
+                t.sweep_label.clone(),
+                ms(p.mean),
+            ];
             row.extend(p.values().iter().map(|v| ms(*v)));
             table.row(row);
         }
@@ -145,10 +192,24 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
     }
     let mut outcomes = Table::new(
         "Outcomes",
-        &[("Task", L), ("Sweep", L), ("Operations", R), ("Successes", R), ("Errors", R), ("Error rate", R), ("Errors by kind", L), ("Units", R), ("Hits", R)],
+        &[
+            ("Task", L),
+            ("Sweep", L),
+            ("Operations", R),
+            ("Successes", R),
+            ("Errors", R),
+            ("Error rate", R),
+            ("Errors by kind", L),
+            ("Units", R),
+            ("Hits", R),
+        ],
     );
     for t in &s.tasks {
-        let kinds: Vec<String> = t.errors_by_kind.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+        let kinds: Vec<String> = t
+            .errors_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k}: {n}"))
+            .collect();
         outcomes.row(vec![
             t.record.slot.task.clone(),
             t.sweep_label.clone(),
@@ -156,7 +217,11 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
             t.successes.to_string(),
             t.errors.to_string(),
             format!("{:.2}%", t.error_rate * 100.0),
-            if kinds.is_empty() { "-".into() } else { kinds.join(", ") },
+            if kinds.is_empty() {
+                "-".into()
+            } else {
+                kinds.join(", ")
+            },
             t.units.to_string(),
             t.hits.to_string(),
         ]);

@@ -27,15 +27,30 @@ impl RaceHistograms {
     pub fn decode(file: &HistogramFile) -> RaceHistograms {
         let mut out = RaceHistograms::default();
         for t in &file.trials {
-            let what = |h: &str| format!("the {h} histogram of task #{} trial {}", t.task_index + 1, t.trial + 1);
-            let (service, latency) = match (decode_histogram(&t.service_time_us), decode_histogram(&t.latency_us)) {
+            let what = |h: &str| {
+                format!(
+                    "the {h} histogram of task #{} trial {}",
+                    t.task_index + 1,
+                    t.trial + 1
+                )
+            };
+            let (service, latency) = match (
+                decode_histogram(&t.service_time_us),
+                decode_histogram(&t.latency_us),
+            ) {
                 (Ok(s), Ok(l)) => (s, l),
                 (Err(e), _) => {
-                    out.problems.push(format!("{} cannot be read ({e}): left out", what("service time")));
+                    out.problems.push(format!(
+                        "{} cannot be read ({e}): left out",
+                        what("service time")
+                    ));
                     continue;
                 }
                 (_, Err(e)) => {
-                    out.problems.push(format!("{} cannot be read ({e}): left out", what("latency")));
+                    out.problems.push(format!(
+                        "{} cannot be read ({e}): left out",
+                        what("latency")
+                    ));
                     continue;
                 }
             };
@@ -45,10 +60,18 @@ impl RaceHistograms {
                     Ok(h) => {
                         parts.insert(label.clone(), h);
                     }
-                    Err(e) => out.problems.push(format!("{} cannot be read ({e}): left out", what(&format!("`{label}` latency")))),
+                    Err(e) => out.problems.push(format!(
+                        "{} cannot be read ({e}): left out",
+                        what(&format!("`{label}` latency"))
+                    )),
                 }
             }
-            out.trials.push(Trial { task_index: t.task_index, service, latency, parts });
+            out.trials.push(Trial {
+                task_index: t.task_index,
+                service,
+                latency,
+                parts,
+            });
         }
         out
     }
@@ -56,7 +79,11 @@ impl RaceHistograms {
     /// Service time and latency of all of a task's stored trials, merged exactly; None when
     /// none of its trials has histograms.
     pub fn merged(&self, task_index: usize) -> Option<(Histogram<u64>, Histogram<u64>)> {
-        let mut trials = self.trials.iter().filter(|t| t.task_index == task_index).peekable();
+        let mut trials = self
+            .trials
+            .iter()
+            .filter(|t| t.task_index == task_index)
+            .peekable();
         trials.peek()?;
         let (mut service, mut latency) = (new_histogram(), new_histogram());
         for t in trials {
@@ -99,15 +126,35 @@ mod tests {
         let mut h = new_histogram();
         values.iter().for_each(|v| h.record(*v).unwrap());
         let encoded = encode_histogram(&h);
-        let parts = BTreeMap::from([("get".to_string(), PartHistograms { service_time_us: encoded.clone(), latency_us: encoded.clone() })]);
-        TrialHistograms { task_index, trial, service_time_us: encoded.clone(), latency_us: encoded, parts }
+        let parts = BTreeMap::from([(
+            "get".to_string(),
+            PartHistograms {
+                service_time_us: encoded.clone(),
+                latency_us: encoded.clone(),
+            },
+        )]);
+        TrialHistograms {
+            task_index,
+            trial,
+            service_time_us: encoded.clone(),
+            latency_us: encoded,
+            parts,
+        }
     }
 
     #[test]
     fn merges_per_task_and_names_what_cannot_be_read() {
         let mut broken = trial(0, 2, &[1]);
         broken.latency_us = "not base64!".into();
-        let file = HistogramFile { format: 1, trials: vec![trial(0, 0, &[100, 200]), trial(1, 0, &[5]), trial(0, 1, &[300]), broken] };
+        let file = HistogramFile {
+            format: 1,
+            trials: vec![
+                trial(0, 0, &[100, 200]),
+                trial(1, 0, &[5]),
+                trial(0, 1, &[300]),
+                broken,
+            ],
+        };
         let h = RaceHistograms::decode(&file);
         let (service, latency) = h.merged(0).unwrap();
         assert_eq!((service.len(), latency.len(), service.max()), (3, 3, 300));
@@ -115,6 +162,10 @@ mod tests {
         assert!(h.merged(2).is_none());
         assert_eq!(h.merged_parts(0)["get"].len(), 3);
         assert_eq!(h.problems.len(), 1);
-        assert!(h.problems[0].contains("latency histogram of task #1 trial 3"), "{}", h.problems[0]);
+        assert!(
+            h.problems[0].contains("latency histogram of task #1 trial 3"),
+            "{}",
+            h.problems[0]
+        );
     }
 }

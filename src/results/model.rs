@@ -52,7 +52,9 @@ impl HostInfo {
             hostname,
             os: std::env::consts::OS.into(),
             arch: std::env::consts::ARCH.into(),
-            cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            cpus: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
             memory_bytes,
             runner_version: env!("CARGO_PKG_VERSION").into(),
         }
@@ -133,7 +135,11 @@ pub struct TrialRecord {
     pub hits: u64,
     /// Requests by labelled part of the operation (a key-value mix's achieved split by
     /// command), with their own times when each operation is one part.
-    #[serde(default, rename = "commands", skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        rename = "commands",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub parts: BTreeMap<String, PartRecord>,
     pub service_time_ms: Percentiles,
     pub latency_ms: Percentiles,
@@ -158,7 +164,11 @@ pub struct TrialHistograms {
     pub service_time_us: String,
     pub latency_us: String,
     /// Histograms by labelled part (a mix's commands), when each operation is one part.
-    #[serde(default, rename = "commands", skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        rename = "commands",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub parts: BTreeMap<String, PartHistograms>,
 }
 

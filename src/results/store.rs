@@ -9,9 +9,15 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path} is corrupted: {message}")]
     Corrupt { path: PathBuf, message: String },
     #[error("{path} has format {found}, newer than this runner understands ({FORMAT_VERSION}); upgrade runner")]
@@ -20,7 +26,9 @@ pub enum StoreError {
     NotFound(String),
     #[error("race id prefix `{prefix}` is ambiguous: {matches}")]
     Ambiguous { prefix: String, matches: String },
-    #[error("a race id cannot be empty: give an id, a unique prefix of one, `latest` or `latest~N`")]
+    #[error(
+        "a race id cannot be empty: give an id, a unique prefix of one, `latest` or `latest~N`"
+    )]
     EmptyId,
 }
 
@@ -31,10 +39,16 @@ pub struct RaceStore {
 /// Writes a file so that readers see the old or the new content, never a torn one:
 /// write a temp file beside it, fsync, rename over, fsync the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let err = |source| StoreError::Write { path: path.to_path_buf(), source };
+    let err = |source| StoreError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(err)?;
-    let tmp = dir.join(format!(".{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("file")));
+    let tmp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("file")
+    ));
     let mut f = File::create(&tmp).map_err(err)?;
     f.write_all(bytes).map_err(err)?;
     f.sync_all().map_err(err)?;
@@ -49,14 +63,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 impl RaceStore {
     /// The store under `home` (`--results-dir`, `$RUNNER_HOME`, or `~/.runner`).
     pub fn new(home: &Path) -> RaceStore {
-        RaceStore { root: home.join("races") }
+        RaceStore {
+            root: home.join("races"),
+        }
     }
 
     pub fn default_home() -> PathBuf {
         if let Some(h) = std::env::var_os("RUNNER_HOME") {
             return PathBuf::from(h);
         }
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."));
         home.join(".runner")
     }
 
@@ -83,7 +101,14 @@ impl RaceStore {
         let dir = self.race_dir(id);
         let race = self.load_record(id)?;
         let hpath = dir.join("histograms.json");
-        let file = if hpath.exists() { read_versioned(&hpath)? } else { HistogramFile { format: FORMAT_VERSION, trials: Vec::new() } };
+        let file = if hpath.exists() {
+            read_versioned(&hpath)?
+        } else {
+            HistogramFile {
+                format: FORMAT_VERSION,
+                trials: Vec::new(),
+            }
+        };
         let mut histograms = RaceHistograms::decode(&file);
         for p in &mut histograms.problems {
             *p = format!("{}: {p}", hpath.display());
@@ -119,11 +144,16 @@ impl RaceStore {
         let ids = self.ids();
         if let Some(rest) = given.strip_prefix("latest") {
             let back: usize = match rest.strip_prefix('~') {
-                Some(n) => n.parse().map_err(|_| StoreError::NotFound(given.to_string()))?,
+                Some(n) => n
+                    .parse()
+                    .map_err(|_| StoreError::NotFound(given.to_string()))?,
                 None if rest.is_empty() => 0,
                 None => return Err(StoreError::NotFound(given.to_string())),
             };
-            return ids.get(back).cloned().ok_or_else(|| StoreError::NotFound(given.to_string()));
+            return ids
+                .get(back)
+                .cloned()
+                .ok_or_else(|| StoreError::NotFound(given.to_string()));
         }
         if ids.iter().any(|i| i == given) {
             return Ok(given.to_string());
@@ -132,20 +162,47 @@ impl RaceStore {
         match matches.as_slice() {
             [one] => Ok((*one).clone()),
             [] => Err(StoreError::NotFound(given.to_string())),
-            many => Err(StoreError::Ambiguous { prefix: given.into(), matches: many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ") }),
+            many => Err(StoreError::Ambiguous {
+                prefix: given.into(),
+                matches: many
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
         }
     }
 }
 
 fn read_versioned<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
-    let text = fs::read_to_string(path).map_err(|source| StoreError::Read { path: path.to_path_buf(), source })?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt { path: path.into(), message: e.to_string() })?;
+    let text = fs::read_to_string(path).map_err(|source| StoreError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+            path: path.into(),
+            message: e.to_string(),
+        })?;
     match value.get("format").and_then(|f| f.as_u64()) {
-        Some(v) if v > FORMAT_VERSION as u64 => return Err(StoreError::NewerFormat { path: path.into(), found: v }),
+        Some(v) if v > FORMAT_VERSION as u64 => {
+            return Err(StoreError::NewerFormat {
+                path: path.into(),
+                found: v,
+            })
+        }
         Some(_) => {}
-        None => return Err(StoreError::Corrupt { path: path.into(), message: "no `format` version".into() }),
+        None => {
+            return Err(StoreError::Corrupt {
+                path: path.into(),
+                message: "no `format` version".into(),
+            })
+        }
     }
-    serde_json::from_value(value).map_err(|e| StoreError::Corrupt { path: path.into(), message: e.to_string() })
+    serde_json::from_value(value).map_err(|e| StoreError::Corrupt {
+        path: path.into(),
+        message: e.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -159,28 +216,52 @@ mod tests {
         write_atomic(&p, b"one").unwrap();
         write_atomic(&p, b"two").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "two");
-        assert_eq!(fs::read_dir(p.parent().unwrap()).unwrap().count(), 1, "no temp file left behind");
+        assert_eq!(
+            fs::read_dir(p.parent().unwrap()).unwrap().count(),
+            1,
+            "no temp file left behind"
+        );
     }
 
     #[test]
     fn resolves_prefixes_and_latest() {
         let dir = tempfile::tempdir().unwrap();
         let store = RaceStore::new(dir.path());
-        for id in ["20260101T000000Z-aaaa", "20260102T000000Z-bbbb", "20260102T000000Z-bccc"] {
+        for id in [
+            "20260101T000000Z-aaaa",
+            "20260102T000000Z-bbbb",
+            "20260102T000000Z-bccc",
+        ] {
             write_atomic(&store.race_dir(id).join("race.json"), b"{}").unwrap();
         }
         assert_eq!(store.resolve("latest").unwrap(), "20260102T000000Z-bccc");
         assert_eq!(store.resolve("latest~2").unwrap(), "20260101T000000Z-aaaa");
         assert_eq!(store.resolve("20260101").unwrap(), "20260101T000000Z-aaaa");
-        assert!(matches!(store.resolve("20260102"), Err(StoreError::Ambiguous { .. })));
-        assert!(matches!(store.resolve("nope"), Err(StoreError::NotFound(_))));
+        assert!(matches!(
+            store.resolve("20260102"),
+            Err(StoreError::Ambiguous { .. })
+        ));
+        assert!(matches!(
+            store.resolve("nope"),
+            Err(StoreError::NotFound(_))
+        ));
         let single = tempfile::tempdir().unwrap();
         let one = RaceStore::new(single.path());
-        write_atomic(&one.race_dir("20260101T000000Z-aaaa").join("race.json"), b"{}").unwrap();
+        write_atomic(
+            &one.race_dir("20260101T000000Z-aaaa").join("race.json"),
+            b"{}",
+        )
+        .unwrap();
         for empty in ["", " "] {
-            assert!(matches!(one.resolve(empty), Err(StoreError::EmptyId)), "`{empty}` matches no race, not every race");
+            assert!(
+                matches!(one.resolve(empty), Err(StoreError::EmptyId)),
+                "`{empty}` matches no race, not every race"
+            );
         }
-        assert!(matches!(store.load("20260101T000000Z-aaaa"), Err(StoreError::Corrupt { .. })));
+        assert!(matches!(
+            store.load("20260101T000000Z-aaaa"),
+            Err(StoreError::Corrupt { .. })
+        ));
     }
 
     #[test]
@@ -188,7 +269,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = RaceStore::new(dir.path());
         write_atomic(&store.race_dir("x").join("race.json"), br#"{"format": 99}"#).unwrap();
-        assert!(matches!(store.load("x"), Err(StoreError::NewerFormat { found: 99, .. })));
+        assert!(matches!(
+            store.load("x"),
+            Err(StoreError::NewerFormat { found: 99, .. })
+        ));
     }
 }
 

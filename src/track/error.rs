@@ -48,7 +48,13 @@ pub struct TrackError {
 
 impl TrackError {
     pub fn new(kind: TrackErrorKind, file: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        TrackError { kind, file: file.into(), location: None, path: None, message: message.into() }
+        TrackError {
+            kind,
+            file: file.into(),
+            location: None,
+            path: None,
+            message: message.into(),
+        }
     }
 
     pub fn at(mut self, location: Option<(usize, usize)>) -> Self {

@@ -38,20 +38,31 @@ pub fn read_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
     }
     let file = std::fs::File::open(path)?;
     if file.metadata()?.len() > MAX_TEXT_FILE_BYTES {
-        return Err(invalid(format!("it is larger than {} MB, the limit for a track's files", MAX_TEXT_FILE_BYTES >> 20)));
+        return Err(invalid(format!(
+            "it is larger than {} MB, the limit for a track's files",
+            MAX_TEXT_FILE_BYTES >> 20
+        )));
     }
     // The bound holds even if the file grows while it is read.
     let mut bytes = Vec::new();
     file.take(MAX_TEXT_FILE_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_TEXT_FILE_BYTES {
-        return Err(invalid(format!("it is larger than {} MB, the limit for a track's files", MAX_TEXT_FILE_BYTES >> 20)));
+        return Err(invalid(format!(
+            "it is larger than {} MB, the limit for a track's files",
+            MAX_TEXT_FILE_BYTES >> 20
+        )));
     }
     Ok(bytes)
 }
 
 /// [`read_bytes`] as UTF-8 text.
 pub fn read_text(path: &Path) -> std::io::Result<String> {
-    String::from_utf8(read_bytes(path)?).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("it is not UTF-8 text ({e})")))
+    String::from_utf8(read_bytes(path)?).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("it is not UTF-8 text ({e})"),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -70,10 +81,22 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         // Would block forever if it were opened.
         assert!(read_text(&fifo).unwrap_err().to_string().contains("a FIFO"));
-        assert!(read_text(dir.path()).unwrap_err().to_string().contains("a directory"));
-        assert_eq!(read_text(&dir.path().join("missing")).unwrap_err().kind(), std::io::ErrorKind::NotFound);
+        assert!(read_text(dir.path())
+            .unwrap_err()
+            .to_string()
+            .contains("a directory"));
+        assert_eq!(
+            read_text(&dir.path().join("missing")).unwrap_err().kind(),
+            std::io::ErrorKind::NotFound
+        );
         let big = dir.path().join("big.yaml");
-        std::fs::File::create(&big).unwrap().set_len(MAX_TEXT_FILE_BYTES + 1).unwrap();
-        assert!(read_text(&big).unwrap_err().to_string().contains("larger than 16 MB"));
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_TEXT_FILE_BYTES + 1)
+            .unwrap();
+        assert!(read_text(&big)
+            .unwrap_err()
+            .to_string()
+            .contains("larger than 16 MB"));
     }
 }

@@ -59,23 +59,39 @@ pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Tra
     if let Some(file) = crate::rally::rally_track_file(path) {
         let loaded = crate::rally::load_converted(&file, opts)?;
         let (ours, notes) = (loaded.track, loaded.notes);
-        let mut track = parse_rendered(&ours, &file, opts.params.clone(), opts.test_mode, role, loaded.data_dir.as_deref())
-            .map_err(|mut e| {
-                e.message.push_str(" (in the track converted from Rally's; `runner convert-rally` shows it)");
-                e
-            })?;
+        let mut track = parse_rendered(
+            &ours,
+            &file,
+            opts.params.clone(),
+            opts.test_mode,
+            role,
+            loaded.data_dir.as_deref(),
+        )
+        .map_err(|mut e| {
+            e.message.push_str(
+                " (in the track converted from Rally's; `runner convert-rally` shows it)",
+            );
+            e
+        })?;
         track.notes = notes;
         return Ok(track);
     }
     let file = track_file(path);
-    let bytes = super::files::read_bytes(&file).map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
+    let bytes = super::files::read_bytes(&file).map_err(|e| {
+        TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}"))
+    })?;
     let source = String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let valid = std::str::from_utf8(valid).unwrap_or_default();
         let line = valid.matches('\n').count() + 1;
         let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
         let byte = e.as_bytes()[valid.len()];
-        TrackError::new(TrackErrorKind::Yaml, &file, format!("the track is not UTF-8 text (byte 0x{byte:02x}); YAML files are UTF-8")).at(Some((line, column)))
+        TrackError::new(
+            TrackErrorKind::Yaml,
+            &file,
+            format!("the track is not UTF-8 text (byte 0x{byte:02x}); YAML files are UTF-8"),
+        )
+        .at(Some((line, column)))
     })?;
     load_source_as(&source, &file, opts, role)
 }
@@ -84,17 +100,27 @@ pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Tra
 /// and corpora). The fuzz target enters here.
 pub fn load_source(source: &str, file: &Path, opts: &LoadOptions) -> Result<Track, TrackError> {
     if source.len() as u64 > MAX_TRACK_BYTES {
-        return Err(TrackError::new(TrackErrorKind::Io, file, "the track file is larger than 16 MB; tracks are limited to 16 MB"));
+        return Err(TrackError::new(
+            TrackErrorKind::Io,
+            file,
+            "the track file is larger than 16 MB; tracks are limited to 16 MB",
+        ));
     }
     load_source_as(source, file, opts, Role::Main)
 }
 
-fn load_source_as(source: &str, file: &Path, opts: &LoadOptions, role: Role) -> Result<Track, TrackError> {
+fn load_source_as(
+    source: &str,
+    file: &Path,
+    opts: &LoadOptions,
+    role: Role,
+) -> Result<Track, TrackError> {
     let (rendered, effective) = render_source(source, file, opts)?;
     parse_rendered(&rendered, file, effective, opts.test_mode, role, None).map_err(|mut e| {
         // Template blocks can add or drop lines; then positions are those of the rendered text.
         if e.location.is_some() && source.lines().count() != rendered.lines().count() {
-            e.message.push_str(" (line and column are in the rendered template)");
+            e.message
+                .push_str(" (line and column are in the rendered template)");
         }
         e
     })
@@ -107,13 +133,19 @@ pub fn render_track(path: &Path, opts: &LoadOptions) -> Result<String, TrackErro
         return crate::rally::render(&file, &opts.params, opts.ignore_unused_params);
     }
     let file = track_file(path);
-    let source = super::files::read_text(&file).map_err(|e| TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}")))?;
+    let source = super::files::read_text(&file).map_err(|e| {
+        TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}"))
+    })?;
     render_source(&source, &file, opts).map(|(text, _)| text)
 }
 
 /// Renders a track of ours: declared parameters and their defaults first, then the whole
 /// template with them; returns the text and the effective parameters.
-fn render_source(source: &str, file: &Path, opts: &LoadOptions) -> Result<(String, Map<String, Value>), TrackError> {
+fn render_source(
+    source: &str,
+    file: &Path,
+    opts: &LoadOptions,
+) -> Result<(String, Map<String, Value>), TrackError> {
     // A byte-order mark (editors on Windows write one) is not content: YAML would read it as
     // text before the first document.
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
@@ -130,8 +162,19 @@ fn render_source(source: &str, file: &Path, opts: &LoadOptions) -> Result<(Strin
     for key in opts.params.keys() {
         if !declared.contains_key(key) {
             let hint = did_you_mean(key, declared.keys().map(String::as_str));
-            let known = if declared.is_empty() { "it declares none".to_string() } else { format!("it declares: {}", declared.keys().cloned().collect::<Vec<_>>().join(", ")) };
-            return Err(TrackError::new(TrackErrorKind::Params, &file, format!("unknown track parameter `{key}`{hint}; {known}")));
+            let known = if declared.is_empty() {
+                "it declares none".to_string()
+            } else {
+                format!(
+                    "it declares: {}",
+                    declared.keys().cloned().collect::<Vec<_>>().join(", ")
+                )
+            };
+            return Err(TrackError::new(
+                TrackErrorKind::Params,
+                &file,
+                format!("unknown track parameter `{key}`{hint}; {known}"),
+            ));
         }
     }
     let mut effective = declared;
@@ -163,7 +206,9 @@ fn parameters_block(source: &str) -> String {
 /// The `parameters:` mapping of a first, lenient render; empty if it cannot be read yet
 /// (the strict render reports the real problem).
 fn declared_parameters(text: &str) -> Map<String, Value> {
-    let Ok(value) = serde_yaml::from_str::<serde_yaml::Value>(text) else { return Map::new() };
+    let Ok(value) = serde_yaml::from_str::<serde_yaml::Value>(text) else {
+        return Map::new();
+    };
     match serde_json::to_value(value) {
         Ok(Value::Object(mut top)) => match top.remove("parameters") {
             Some(Value::Object(p)) => p,
@@ -173,7 +218,14 @@ fn declared_parameters(text: &str) -> Map<String, Value> {
     }
 }
 
-fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>, test_mode: bool, role: Role, data_dir: Option<&Path>) -> Result<Track, TrackError> {
+fn parse_rendered(
+    rendered: &str,
+    file: &Path,
+    params: Map<String, Value>,
+    test_mode: bool,
+    role: Role,
+    data_dir: Option<&Path>,
+) -> Result<Track, TrackError> {
     if let Some(at) = too_deep(rendered) {
         return Err(TrackError::new(TrackErrorKind::Yaml, file, format!("invalid YAML: lists and mappings nested more than {MAX_FLOW_DEPTH} deep (recursion limit)")).at(Some(at)));
     }
@@ -186,20 +238,46 @@ fn parse_rendered(rendered: &str, file: &Path, params: Map<String, Value>, test_
         }
         // "More than one document" comes without a position: the second document's marker.
         if loc.is_none() && text.contains("more than one document") {
-            loc = rendered.lines().enumerate().skip(1).find(|(_, l)| l.starts_with("---")).map(|(i, _)| (i + 1, 1));
+            loc = rendered
+                .lines()
+                .enumerate()
+                .skip(1)
+                .find(|(_, l)| l.starts_with("---"))
+                .map(|(i, _)| (i + 1, 1));
         }
         TrackError::new(TrackErrorKind::Yaml, file, format!("invalid YAML: {text}")).at(loc)
     })?;
     let json = serde_json::to_value(&yaml).map_err(|e| {
         let path = non_scalar_key(&yaml, String::new()).unwrap_or_default();
         let at = Locator::new(rendered).find(&path);
-        TrackError::new(TrackErrorKind::Yaml, file, format!("the track cannot be read as data: {e} (mapping keys must be strings)")).at(at).with_path(if path.is_empty() { "/".into() } else { path })
+        TrackError::new(
+            TrackErrorKind::Yaml,
+            file,
+            format!("the track cannot be read as data: {e} (mapping keys must be strings)"),
+        )
+        .at(at)
+        .with_path(if path.is_empty() { "/".into() } else { path })
     })?;
     let locator = Locator::new(rendered);
     schema::validate(&json, file, &locator)?;
-    let raw: RawTrack = serde_json::from_value(json)
-        .map_err(|e| TrackError::new(TrackErrorKind::Schema, file, format!("track does not match the format: {e}")))?;
-    from_raw(raw, params, &Resolver { file, locator: &locator, test_mode, role, data_dir })
+    let raw: RawTrack = serde_json::from_value(json).map_err(|e| {
+        TrackError::new(
+            TrackErrorKind::Schema,
+            file,
+            format!("track does not match the format: {e}"),
+        )
+    })?;
+    from_raw(
+        raw,
+        params,
+        &Resolver {
+            file,
+            locator: &locator,
+            test_mode,
+            role,
+            data_dir,
+        },
+    )
 }
 
 /// Deeper flow nesting than this is refused before parsing: the YAML parser's cost grows with
@@ -256,12 +334,18 @@ fn non_scalar_key(v: &serde_yaml::Value, path: String) -> Option<String> {
             _ => {
                 let key = match k {
                     Y::String(s) => s.clone(),
-                    other => serde_yaml::to_string(other).unwrap_or_default().trim().to_string(),
+                    other => serde_yaml::to_string(other)
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string(),
                 };
                 non_scalar_key(child, format!("{path}/{key}"))
             }
         }),
-        Y::Sequence(items) => items.iter().enumerate().find_map(|(i, child)| non_scalar_key(child, format!("{path}/{i}"))),
+        Y::Sequence(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, child)| non_scalar_key(child, format!("{path}/{i}"))),
         Y::Tagged(t) => non_scalar_key(&t.value, path),
         _ => None,
     }
@@ -279,8 +363,12 @@ fn second_occurrence(text: &str, from_line: usize, key: &str) -> Option<(usize, 
     for (i, line) in text.lines().enumerate().skip(from_line.saturating_sub(1)) {
         let trimmed = line.trim_start_matches([' ', '-']);
         let indent = line.len() - trimmed.len();
-        let is_key = trimmed.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with(':'))
-            || trimmed.strip_prefix(&format!("\"{key}\"")).is_some_and(|rest| rest.trim_start().starts_with(':'));
+        let is_key = trimmed
+            .strip_prefix(key)
+            .is_some_and(|rest| rest.trim_start().starts_with(':'))
+            || trimmed
+                .strip_prefix(&format!("\"{key}\""))
+                .is_some_and(|rest| rest.trim_start().starts_with(':'));
         if !is_key {
             continue;
         }
@@ -325,15 +413,34 @@ challenges:
     fn defaults_apply_and_user_params_override() {
         let dir = write(TRACK);
         let t = load(dir.path(), &LoadOptions::default()).unwrap();
-        let crate::track::ScheduleItem::Task(task) = &t.challenges[0].schedule[0] else { panic!() };
-        assert_eq!((task.clients.clone(), task.iterations.clone()), (vec![2], Some(vec![20])));
+        let crate::track::ScheduleItem::Task(task) = &t.challenges[0].schedule[0] else {
+            panic!()
+        };
+        assert_eq!(
+            (task.clients.clone(), task.iterations.clone()),
+            (vec![2], Some(vec![20]))
+        );
         assert_eq!(t.params["targets"], json!([10, 20]));
         let mut params = Map::new();
         params.insert("clients".into(), json!(3));
-        let t = load(dir.path(), &LoadOptions { params, test_mode: true, ..Default::default() }).unwrap();
-        let crate::track::ScheduleItem::Task(task) = &t.challenges[0].schedule[0] else { panic!() };
+        let t = load(
+            dir.path(),
+            &LoadOptions {
+                params,
+                test_mode: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let crate::track::ScheduleItem::Task(task) = &t.challenges[0].schedule[0] else {
+            panic!()
+        };
         assert_eq!(task.iterations, Some(vec![30]));
-        assert_eq!(t.challenges[0].schedule.len(), 2, "test_mode is a template variable");
+        assert_eq!(
+            t.challenges[0].schedule.len(),
+            2,
+            "test_mode is a template variable"
+        );
     }
 
     #[test]
@@ -341,9 +448,21 @@ challenges:
         let dir = write(TRACK);
         let mut params = Map::new();
         params.insert("client".into(), json!(3));
-        let e = load(dir.path(), &LoadOptions { params, test_mode: false, ..Default::default() }).unwrap_err();
+        let e = load(
+            dir.path(),
+            &LoadOptions {
+                params,
+                test_mode: false,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
         assert_eq!(e.kind, TrackErrorKind::Params);
-        assert!(e.message.contains("did you mean `clients`"), "{}", e.message);
+        assert!(
+            e.message.contains("did you mean `clients`"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -361,7 +480,10 @@ challenges:
     fn nesting_depth_ignores_brackets_in_strings_and_comments() {
         let deep = format!("a: {}", "[".repeat(129));
         assert_eq!(too_deep(&deep), Some((1, 132)));
-        let quoted = format!("a: '{0}'\nb: \"{0}\\\"\"\n# {0}\nc: [[1]]\n", "[".repeat(200));
+        let quoted = format!(
+            "a: '{0}'\nb: \"{0}\\\"\"\n# {0}\nc: [[1]]\n",
+            "[".repeat(200)
+        );
         assert_eq!(too_deep(&quoted), None);
     }
 
@@ -369,14 +491,21 @@ challenges:
     fn duplicate_keys_point_at_the_second_one() {
         let dir = write("name: t\nchallenges:\n  - name: c\n    schedule: []\n    schedule: []\n");
         let e = load(dir.path(), &LoadOptions::default()).unwrap_err();
-        assert_eq!((e.kind, e.location), (TrackErrorKind::Yaml, Some((5, 5))), "{e}");
+        assert_eq!(
+            (e.kind, e.location),
+            (TrackErrorKind::Yaml, Some((5, 5))),
+            "{e}"
+        );
     }
 
     #[test]
     fn huge_and_hostile_yaml_fail_cleanly() {
         let laughs = "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n";
         let e = load(write(laughs).path(), &LoadOptions::default()).unwrap_err();
-        assert!(matches!(e.kind, TrackErrorKind::Yaml | TrackErrorKind::Schema), "{e}");
+        assert!(
+            matches!(e.kind, TrackErrorKind::Yaml | TrackErrorKind::Schema),
+            "{e}"
+        );
         let deep = format!("name: t\nx: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
         let e = load(write(&deep).path(), &LoadOptions::default()).unwrap_err();
         assert_eq!(e.kind, TrackErrorKind::Yaml, "{e}");

@@ -15,8 +15,16 @@ pub struct Locator {
 enum Frame {
     /// `first_key`: the parser marks a block mapping's start late, so the mapping takes the
     /// position of its first key instead.
-    Map { path: String, pending_key: Option<String>, expecting_key: bool, first_key: bool },
-    Seq { path: String, next_index: usize },
+    Map {
+        path: String,
+        pending_key: Option<String>,
+        expecting_key: bool,
+        first_key: bool,
+    },
+    Seq {
+        path: String,
+        next_index: usize,
+    },
 }
 
 struct Builder {
@@ -39,7 +47,12 @@ impl Builder {
                 self.positions.entry(p.clone()).or_insert(pos);
                 Some(p)
             }
-            Some(Frame::Map { path, pending_key, expecting_key, first_key }) => {
+            Some(Frame::Map {
+                path,
+                pending_key,
+                expecting_key,
+                first_key,
+            }) => {
                 if *expecting_key {
                     if std::mem::take(first_key) {
                         self.positions.insert(path.clone(), pos);
@@ -71,15 +84,30 @@ impl MarkedEventReceiver for Builder {
             }
             Event::MappingStart(..) => {
                 if let Some(path) = self.next_node_path(None, mark) {
-                    self.stack.push(Frame::Map { path, pending_key: None, expecting_key: true, first_key: true });
+                    self.stack.push(Frame::Map {
+                        path,
+                        pending_key: None,
+                        expecting_key: true,
+                        first_key: true,
+                    });
                 } else {
                     // A complex (non-scalar) mapping key: track it so the nesting stays right.
-                    self.stack.push(Frame::Map { path: "/?".into(), pending_key: None, expecting_key: true, first_key: false });
+                    self.stack.push(Frame::Map {
+                        path: "/?".into(),
+                        pending_key: None,
+                        expecting_key: true,
+                        first_key: false,
+                    });
                 }
             }
             Event::SequenceStart(..) => {
-                let path = self.next_node_path(None, mark).unwrap_or_else(|| "/?".into());
-                self.stack.push(Frame::Seq { path, next_index: 0 });
+                let path = self
+                    .next_node_path(None, mark)
+                    .unwrap_or_else(|| "/?".into());
+                self.stack.push(Frame::Seq {
+                    path,
+                    next_index: 0,
+                });
             }
             Event::MappingEnd | Event::SequenceEnd => {
                 self.stack.pop();
@@ -93,12 +121,17 @@ impl Locator {
     /// Builds the locator; a document that does not parse yields an empty locator (the YAML
     /// error itself is reported by the loader, with its own position).
     pub fn new(text: &str) -> Locator {
-        let mut builder = Builder { stack: Vec::new(), positions: HashMap::new() };
+        let mut builder = Builder {
+            stack: Vec::new(),
+            positions: HashMap::new(),
+        };
         let mut parser = Parser::new_from_str(text);
         if parser.load(&mut builder, false).is_err() {
             return Locator::default();
         }
-        Locator { positions: builder.positions }
+        Locator {
+            positions: builder.positions,
+        }
     }
 
     /// The position of `pointer`, or of its nearest ancestor that has one.

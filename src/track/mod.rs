@@ -55,6 +55,9 @@ pub fn builtin_track(name: &str) -> Result<PathBuf, TrackError> {
     Err(TrackError::new(
         TrackErrorKind::UnknownTrack,
         builtin_tracks_dir(),
-        format!("no built-in track `{name}`{hint}; built-in tracks: {} (or use --track-path DIR)", names.join(", ")),
+        format!(
+            "no built-in track `{name}`{hint}; built-in tracks: {} (or use --track-path DIR)",
+            names.join(", ")
+        ),
     ))
 }

@@ -1,12 +1,12 @@
 //! The resolved track: what `raw` says, checked across fields and given types. Every error
 //! names the YAML path it comes from.
 
-use crate::corpus::{Dataset, DocumentSet, Origin};
-use super::load::{load_as, LoadOptions, Role};
 use super::error::{did_you_mean, TrackError, TrackErrorKind};
+use super::load::{load_as, LoadOptions, Role};
 use super::locate::Locator;
 use super::raw::*;
 use super::template::resolve_inside;
+use crate::corpus::{Dataset, DocumentSet, Origin};
 use crate::ops::{self, IndexSpec, TrackContext};
 use crate::units::{parse_duration, OpsPerSec};
 use serde::Serialize;
@@ -54,7 +54,13 @@ pub struct Challenge {
 pub enum ScheduleItem {
     Task(TaskSpec),
     /// `completed_by`: the index in `tasks` of the task whose end ends the block.
-    Parallel { name: String, tasks: Vec<TaskSpec>, trials: u64, reset: Vec<OperationDef>, completed_by: Option<usize> },
+    Parallel {
+        name: String,
+        tasks: Vec<TaskSpec>,
+        trials: u64,
+        reset: Vec<OperationDef>,
+        completed_by: Option<usize>,
+    },
 }
 
 impl Challenge {
@@ -127,7 +133,9 @@ pub struct Resolver<'a> {
 
 impl Resolver<'_> {
     pub fn err(&self, kind: TrackErrorKind, path: &str, message: impl Into<String>) -> TrackError {
-        TrackError::new(kind, self.file, message).at(self.locator.find(path)).with_path(path)
+        TrackError::new(kind, self.file, message)
+            .at(self.locator.find(path))
+            .with_path(path)
     }
 
     fn dir(&self) -> &Path {
@@ -135,17 +143,32 @@ impl Resolver<'_> {
     }
 }
 
-pub fn from_raw(raw: RawTrack, params: Map<String, Value>, r: &Resolver) -> Result<Track, TrackError> {
+pub fn from_raw(
+    raw: RawTrack,
+    params: Map<String, Value>,
+    r: &Resolver,
+) -> Result<Track, TrackError> {
     let indices = resolve_indices(&raw.indices, r)?;
     let corpora = resolve_corpora(&raw.corpora, &indices, r)?;
-    let ctx = TrackContext { indices: &indices, corpora: &corpora };
+    let ctx = TrackContext {
+        indices: &indices,
+        corpora: &corpora,
+    };
     let mut operations = Vec::new();
     for (i, op) in raw.operations.iter().enumerate() {
         let path = format!("/operations/{i}");
         if operations.iter().any(|o: &OperationDef| o.name == op.name) {
-            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/name"), format!("operation `{}` is defined twice", op.name)));
+            return Err(r.err(
+                TrackErrorKind::Invalid,
+                &format!("{path}/name"),
+                format!("operation `{}` is defined twice", op.name),
+            ));
         }
-        let def = OperationDef { name: op.name.clone(), kind: op.kind.clone(), params: op.params.clone() };
+        let def = OperationDef {
+            name: op.name.clone(),
+            kind: op.kind.clone(),
+            params: op.params.clone(),
+        };
         check_operation(&def, &ctx, r, &path)?;
         operations.push(def);
     }
@@ -153,7 +176,11 @@ pub fn from_raw(raw: RawTrack, params: Map<String, Value>, r: &Resolver) -> Resu
     for (i, c) in raw.challenges.iter().enumerate() {
         let path = format!("/challenges/{i}");
         if challenges.iter().any(|x: &Challenge| x.name == c.name) {
-            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/name"), format!("challenge `{}` is defined twice", c.name)));
+            return Err(r.err(
+                TrackErrorKind::Invalid,
+                &format!("{path}/name"),
+                format!("challenge `{}` is defined twice", c.name),
+            ));
         }
         let reset = resolve_refs(&c.reset, &operations, &ctx, r, &format!("{path}/reset"))?;
         let mut schedule = Vec::new();
@@ -172,7 +199,11 @@ pub fn from_raw(raw: RawTrack, params: Map<String, Value>, r: &Resolver) -> Resu
         });
     }
     if challenges.iter().filter(|c| c.default).count() > 1 {
-        return Err(r.err(TrackErrorKind::Invalid, "/challenges", "more than one challenge is marked `default: true`"));
+        return Err(r.err(
+            TrackErrorKind::Invalid,
+            "/challenges",
+            "more than one challenge is marked `default: true`",
+        ));
     }
     Ok(Track {
         name: raw.name,
@@ -193,27 +224,48 @@ fn resolve_indices(raw: &[RawIndex], r: &Resolver) -> Result<Vec<IndexSpec>, Tra
     for (i, idx) in raw.iter().enumerate() {
         let path = format!("/indices/{i}");
         if out.iter().any(|x| x.name == idx.name) {
-            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/name"), format!("index `{}` is declared twice", idx.name)));
+            return Err(r.err(
+                TrackErrorKind::Invalid,
+                &format!("{path}/name"),
+                format!("index `{}` is declared twice", idx.name),
+            ));
         }
         let body = match &idx.body {
             None => Value::Object(Map::new()),
             Some(Value::String(name)) => {
                 let bpath = format!("{path}/body");
                 let file = resolve_inside(r.dir(), name).ok_or_else(|| {
-                    r.err(TrackErrorKind::Invalid, &bpath, format!("`{name}` is outside the track directory"))
+                    r.err(
+                        TrackErrorKind::Invalid,
+                        &bpath,
+                        format!("`{name}` is outside the track directory"),
+                    )
                 })?;
                 let text = super::files::read_text(&file).map_err(|e| {
-                    r.err(TrackErrorKind::Io, &bpath, format!("cannot read index body {}: {e}", file.display()))
+                    r.err(
+                        TrackErrorKind::Io,
+                        &bpath,
+                        format!("cannot read index body {}: {e}", file.display()),
+                    )
                 })?;
                 let v: serde_yaml::Value = serde_yaml::from_str(&text).map_err(|e| {
                     let loc = e.location().map(|l| (l.line(), l.column()));
-                    TrackError::new(TrackErrorKind::Yaml, &file, format!("index body is not valid JSON/YAML: {e}")).at(loc)
+                    TrackError::new(
+                        TrackErrorKind::Yaml,
+                        &file,
+                        format!("index body is not valid JSON/YAML: {e}"),
+                    )
+                    .at(loc)
                 })?;
-                serde_json::to_value(v).map_err(|e| r.err(TrackErrorKind::Invalid, &bpath, e.to_string()))?
+                serde_json::to_value(v)
+                    .map_err(|e| r.err(TrackErrorKind::Invalid, &bpath, e.to_string()))?
             }
             Some(v) => v.clone(),
         };
-        out.push(IndexSpec { name: idx.name.clone(), body });
+        out.push(IndexSpec {
+            name: idx.name.clone(),
+            body,
+        });
     }
     Ok(out)
 }
@@ -227,15 +279,32 @@ fn resolve_corpora(
     for (i, c) in raw.iter().enumerate() {
         let path = format!("/corpora/{i}");
         if out.iter().any(|(n, _)| *n == c.name) {
-            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/name"), format!("corpus `{}` is declared twice", c.name)));
+            return Err(r.err(
+                TrackErrorKind::Invalid,
+                &format!("{path}/name"),
+                format!("corpus `{}` is declared twice", c.name),
+            ));
         }
         // Documents without their own target go to the corpus's, else to the only index.
-        let default_target = c.target_index.clone().or_else(|| (indices.len() == 1).then(|| indices[0].name.clone()));
+        let default_target = c
+            .target_index
+            .clone()
+            .or_else(|| (indices.len() == 1).then(|| indices[0].name.clone()));
         let files = match (&c.from_track, c.documents.is_empty()) {
             (Some(_), false) => {
-                return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/from-track"), "give either `from-track` or `documents`, not both"));
+                return Err(r.err(
+                    TrackErrorKind::Invalid,
+                    &format!("{path}/from-track"),
+                    "give either `from-track` or `documents`, not both",
+                ));
             }
-            (None, true) => return Err(r.err(TrackErrorKind::Schema, &format!("{path}/documents"), "a corpus needs `documents` (or `from-track`)")),
+            (None, true) => {
+                return Err(r.err(
+                    TrackErrorKind::Schema,
+                    &format!("{path}/documents"),
+                    "a corpus needs `documents` (or `from-track`)",
+                ))
+            }
             (Some(lender), true) => borrowed_corpus(lender, c, default_target, r, &path)?,
             (None, false) => {
                 let mut files = Vec::new();
@@ -245,12 +314,27 @@ fn resolve_corpora(
                     let target = match d.target_index.clone().or_else(|| default_target.clone()) {
                         Some(t) => t,
                         None if d.includes_action_and_meta_data => String::new(),
-                        None => return Err(r.err(TrackErrorKind::Invalid, &dpath, "no `target-index` for these documents")),
+                        None => {
+                            return Err(r.err(
+                                TrackErrorKind::Invalid,
+                                &dpath,
+                                "no `target-index` for these documents",
+                            ))
+                        }
                     };
                     let origin = document_origin(d, r, &dpath)?;
                     // A scaled file makes `scale-to` documents; its `document-count` is the file's own.
-                    let document_count = if matches!(origin, Origin::Scaled { .. }) { d.scale_to } else { d.document_count };
-                    files.push(DocumentSet { origin, document_count, target_index: target, with_actions: d.includes_action_and_meta_data });
+                    let document_count = if matches!(origin, Origin::Scaled { .. }) {
+                        d.scale_to
+                    } else {
+                        d.document_count
+                    };
+                    files.push(DocumentSet {
+                        origin,
+                        document_count,
+                        target_index: target,
+                        with_actions: d.includes_action_and_meta_data,
+                    });
                 }
                 files
             }
@@ -262,45 +346,103 @@ fn resolve_corpora(
 
 fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin, TrackError> {
     if d.includes_action_and_meta_data && (d.scale_to.is_some() || d.generate.is_some()) {
-        return Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/includes-action-and-meta-data"), "only a plain `source-file` holds its own action lines (not `generate` or `scale-to`)"));
+        return Err(r.err(
+            TrackErrorKind::Invalid,
+            &format!("{dpath}/includes-action-and-meta-data"),
+            "only a plain `source-file` holds its own action lines (not `generate` or `scale-to`)",
+        ));
     }
     match (&d.source_file, &d.generate) {
-        (Some(_), Some(_)) => Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/generate"), "give either `source-file` or `generate`, not both")),
-        (None, None) => Err(r.err(TrackErrorKind::Schema, dpath, "documents need a `source-file` or a `generate` dataset")),
+        (Some(_), Some(_)) => Err(r.err(
+            TrackErrorKind::Invalid,
+            &format!("{dpath}/generate"),
+            "give either `source-file` or `generate`, not both",
+        )),
+        (None, None) => Err(r.err(
+            TrackErrorKind::Schema,
+            dpath,
+            "documents need a `source-file` or a `generate` dataset",
+        )),
         (None, Some(name)) => {
             let dataset = Dataset::parse(name).ok_or_else(|| {
                 let hint = did_you_mean(name, Dataset::NAMES.into_iter());
-                r.err(TrackErrorKind::Corpus, &format!("{dpath}/generate"), format!("no built-in dataset `{name}`{hint}; datasets: {}", Dataset::NAMES.join(", ")))
+                r.err(
+                    TrackErrorKind::Corpus,
+                    &format!("{dpath}/generate"),
+                    format!(
+                        "no built-in dataset `{name}`{hint}; datasets: {}",
+                        Dataset::NAMES.join(", ")
+                    ),
+                )
             })?;
             if d.document_count.is_none() {
-                return Err(r.err(TrackErrorKind::Corpus, dpath, "generated documents need a `document-count`: how many to make"));
+                return Err(r.err(
+                    TrackErrorKind::Corpus,
+                    dpath,
+                    "generated documents need a `document-count`: how many to make",
+                ));
             }
             if d.scale_to.is_some() {
                 return Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/scale-to"), "`scale-to` scales a `source-file` up; a generated dataset makes `document-count` documents"));
             }
-            Ok(Origin::Generated { dataset, seed: d.seed.unwrap_or(1) })
+            Ok(Origin::Generated {
+                dataset,
+                seed: d.seed.unwrap_or(1),
+            })
         }
         (Some(source), None) => {
             if d.seed.is_some() && d.scale_to.is_none() {
-                return Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/seed"), "`seed` applies to generated or scaled (`scale-to`) documents only"));
+                return Err(r.err(
+                    TrackErrorKind::Invalid,
+                    &format!("{dpath}/seed"),
+                    "`seed` applies to generated or scaled (`scale-to`) documents only",
+                ));
             }
             let file = resolve_inside(r.dir(), source).ok_or_else(|| {
-                r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("`{source}` is outside the track directory"))
+                r.err(
+                    TrackErrorKind::Corpus,
+                    &format!("{dpath}/source-file"),
+                    format!("`{source}` is outside the track directory"),
+                )
             })?;
             let file = match r.data_dir.map(|d| d.join(source)) {
                 Some(cached) if !file.is_file() && cached.is_file() => cached,
                 _ => file,
             };
             if let Some(what) = super::files::not_a_file(&file) {
-                return Err(r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("corpus file {} is {what}, not a regular file", file.display())));
+                return Err(r.err(
+                    TrackErrorKind::Corpus,
+                    &format!("{dpath}/source-file"),
+                    format!(
+                        "corpus file {} is {what}, not a regular file",
+                        file.display()
+                    ),
+                ));
             }
             if !file.is_file() {
-                return Err(r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), format!("corpus file {} does not exist", file.display())));
+                return Err(r.err(
+                    TrackErrorKind::Corpus,
+                    &format!("{dpath}/source-file"),
+                    format!("corpus file {} does not exist", file.display()),
+                ));
             }
-            let set = DocumentSet { with_actions: d.includes_action_and_meta_data, ..DocumentSet::file(&file, "") };
-            crate::corpus::check_first(set).map_err(|e| r.err(TrackErrorKind::Corpus, &format!("{dpath}/source-file"), e.to_string()))?;
+            let set = DocumentSet {
+                with_actions: d.includes_action_and_meta_data,
+                ..DocumentSet::file(&file, "")
+            };
+            crate::corpus::check_first(set).map_err(|e| {
+                r.err(
+                    TrackErrorKind::Corpus,
+                    &format!("{dpath}/source-file"),
+                    e.to_string(),
+                )
+            })?;
             if d.scale_to.is_some() {
-                return Ok(Origin::Scaled { base: file, base_count: d.document_count, seed: d.seed.unwrap_or(1) });
+                return Ok(Origin::Scaled {
+                    base: file,
+                    base_count: d.document_count,
+                    seed: d.seed.unwrap_or(1),
+                });
             }
             Ok(Origin::File(file))
         }
@@ -310,59 +452,157 @@ fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin
 /// The corpus of the same name from a track beside this one (`from-track: geonames` reads
 /// `../geonames`), so that tracks can share one corpus without copying it or reaching
 /// outside their directories.
-fn borrowed_corpus(lender: &str, c: &RawCorpus, default_target: Option<String>, r: &Resolver, path: &str) -> Result<Vec<DocumentSet>, TrackError> {
+fn borrowed_corpus(
+    lender: &str,
+    c: &RawCorpus,
+    default_target: Option<String>,
+    r: &Resolver,
+    path: &str,
+) -> Result<Vec<DocumentSet>, TrackError> {
     let fpath = format!("{path}/from-track");
     if r.role == Role::Lender {
         return Err(r.err(TrackErrorKind::Invalid, &fpath, "this track lends its corpora to another track, so it cannot borrow with `from-track` itself"));
     }
-    let plain_name = !lender.is_empty() && Path::new(lender).components().count() == 1 && !lender.contains(['/', '\\']) && lender != "." && lender != "..";
+    let plain_name = !lender.is_empty()
+        && Path::new(lender).components().count() == 1
+        && !lender.contains(['/', '\\'])
+        && lender != "."
+        && lender != "..";
     if !plain_name {
         return Err(r.err(TrackErrorKind::Invalid, &fpath, format!("`{lender}` is not a track name: `from-track` names a track directory beside this one")));
     }
-    let here = r.dir().canonicalize().unwrap_or_else(|_| r.dir().to_path_buf());
-    let dir = here.parent().map(|p| p.join(lender)).filter(|d| d.join("track.yaml").is_file()).ok_or_else(|| {
-        r.err(TrackErrorKind::Corpus, &fpath, format!("no track `{lender}` beside this track (looked for {}/track.yaml)", here.parent().unwrap_or(&here).join(lender).display()))
-    })?;
-    let track = load_as(&dir, &LoadOptions { params: Map::new(), test_mode: r.test_mode, ..Default::default() }, Role::Lender)?;
-    let (_, files) = track.corpora.iter().find(|(n, _)| *n == c.name).ok_or_else(|| {
-        let hint = did_you_mean(&c.name, track.corpora.iter().map(|(n, _)| n.as_str()));
-        r.err(TrackErrorKind::Corpus, &fpath, format!("track `{lender}` has no corpus `{}`{hint}", c.name))
-    })?;
+    let here = r
+        .dir()
+        .canonicalize()
+        .unwrap_or_else(|_| r.dir().to_path_buf());
+    let dir = here
+        .parent()
+        .map(|p| p.join(lender))
+        .filter(|d| d.join("track.yaml").is_file())
+        .ok_or_else(|| {
+            r.err(
+                TrackErrorKind::Corpus,
+                &fpath,
+                format!(
+                    "no track `{lender}` beside this track (looked for {}/track.yaml)",
+                    here.parent().unwrap_or(&here).join(lender).display()
+                ),
+            )
+        })?;
+    let track = load_as(
+        &dir,
+        &LoadOptions {
+            params: Map::new(),
+            test_mode: r.test_mode,
+            ..Default::default()
+        },
+        Role::Lender,
+    )?;
+    let (_, files) = track
+        .corpora
+        .iter()
+        .find(|(n, _)| *n == c.name)
+        .ok_or_else(|| {
+            let hint = did_you_mean(&c.name, track.corpora.iter().map(|(n, _)| n.as_str()));
+            r.err(
+                TrackErrorKind::Corpus,
+                &fpath,
+                format!("track `{lender}` has no corpus `{}`{hint}", c.name),
+            )
+        })?;
     Ok(files
         .iter()
-        .map(|f| DocumentSet { target_index: default_target.clone().unwrap_or_else(|| f.target_index.clone()), ..f.clone() })
+        .map(|f| DocumentSet {
+            target_index: default_target
+                .clone()
+                .unwrap_or_else(|| f.target_index.clone()),
+            ..f.clone()
+        })
         .collect())
 }
 
-fn check_operation(def: &OperationDef, ctx: &TrackContext, r: &Resolver, path: &str) -> Result<ops::OpSpec, TrackError> {
-    ops::parse(&def.kind, &def.params, ctx).map(|(_, spec)| spec).map_err(|e| {
-        let kind = if def.params.is_empty() && e.param.is_empty() { TrackErrorKind::UnknownOperationType } else { TrackErrorKind::Invalid };
-        let p = if e.param.is_empty() { format!("{path}/type") } else { format!("{path}/params/{}", e.param) };
-        r.err(kind, &p, format!("operation `{}`: {}", def.name, e.message))
-    })
+fn check_operation(
+    def: &OperationDef,
+    ctx: &TrackContext,
+    r: &Resolver,
+    path: &str,
+) -> Result<ops::OpSpec, TrackError> {
+    ops::parse(&def.kind, &def.params, ctx)
+        .map(|(_, spec)| spec)
+        .map_err(|e| {
+            let kind = if def.params.is_empty() && e.param.is_empty() {
+                TrackErrorKind::UnknownOperationType
+            } else {
+                TrackErrorKind::Invalid
+            };
+            let p = if e.param.is_empty() {
+                format!("{path}/type")
+            } else {
+                format!("{path}/params/{}", e.param)
+            };
+            r.err(kind, &p, format!("operation `{}`: {}", def.name, e.message))
+        })
 }
 
-fn resolve_ref(v: &Value, ops: &[OperationDef], ctx: &TrackContext, r: &Resolver, path: &str) -> Result<OperationDef, TrackError> {
+fn resolve_ref(
+    v: &Value,
+    ops: &[OperationDef],
+    ctx: &TrackContext,
+    r: &Resolver,
+    path: &str,
+) -> Result<OperationDef, TrackError> {
     match v {
-        Value::String(name) => ops.iter().find(|o| o.name == *name).cloned().ok_or_else(|| {
-            let hint = did_you_mean(name, ops.iter().map(|o| o.name.as_str()));
-            r.err(TrackErrorKind::UnknownOperation, path, format!("no operation named `{name}` under `operations`{hint}"))
-        }),
+        Value::String(name) => ops
+            .iter()
+            .find(|o| o.name == *name)
+            .cloned()
+            .ok_or_else(|| {
+                let hint = did_you_mean(name, ops.iter().map(|o| o.name.as_str()));
+                r.err(
+                    TrackErrorKind::UnknownOperation,
+                    path,
+                    format!("no operation named `{name}` under `operations`{hint}"),
+                )
+            }),
         other => {
-            let raw: RawOperation = serde_json::from_value(other.clone())
-                .map_err(|e| r.err(TrackErrorKind::Schema, path, format!("not an operation: {e}")))?;
-            let def = OperationDef { name: raw.name, kind: raw.kind, params: raw.params };
+            let raw: RawOperation = serde_json::from_value(other.clone()).map_err(|e| {
+                r.err(
+                    TrackErrorKind::Schema,
+                    path,
+                    format!("not an operation: {e}"),
+                )
+            })?;
+            let def = OperationDef {
+                name: raw.name,
+                kind: raw.kind,
+                params: raw.params,
+            };
             check_operation(&def, ctx, r, path)?;
             Ok(def)
         }
     }
 }
 
-fn resolve_refs(vs: &[Value], ops: &[OperationDef], ctx: &TrackContext, r: &Resolver, path: &str) -> Result<Vec<OperationDef>, TrackError> {
-    vs.iter().enumerate().map(|(i, v)| resolve_ref(v, ops, ctx, r, &format!("{path}/{i}"))).collect()
+fn resolve_refs(
+    vs: &[Value],
+    ops: &[OperationDef],
+    ctx: &TrackContext,
+    r: &Resolver,
+    path: &str,
+) -> Result<Vec<OperationDef>, TrackError> {
+    vs.iter()
+        .enumerate()
+        .map(|(i, v)| resolve_ref(v, ops, ctx, r, &format!("{path}/{i}")))
+        .collect()
 }
 
-fn resolve_item(item: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r: &Resolver, path: &str) -> Result<ScheduleItem, TrackError> {
+fn resolve_item(
+    item: &RawScheduleItem,
+    ops: &[OperationDef],
+    ctx: &TrackContext,
+    r: &Resolver,
+    path: &str,
+) -> Result<ScheduleItem, TrackError> {
     let Some(par) = &item.parallel else {
         return Ok(ScheduleItem::Task(resolve_task(item, ops, ctx, r, path)?));
     };
@@ -378,12 +618,19 @@ fn resolve_item(item: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext
         }
         tasks.push(task);
     }
-    let name = item.name.clone().unwrap_or_else(|| format!("parallel-{}", path.rsplit('/').next().unwrap_or("0")));
+    let name = item
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("parallel-{}", path.rsplit('/').next().unwrap_or("0")));
     let completed_by = match &par.completed_by {
         None => None,
         Some(by) => Some(tasks.iter().position(|t| t.name == *by).ok_or_else(|| {
             let hint = did_you_mean(by, tasks.iter().map(|t| t.name.as_str()));
-            r.err(TrackErrorKind::Invalid, &format!("{path}/parallel/completed-by"), format!("no task `{by}` in this parallel block{hint}"))
+            r.err(
+                TrackErrorKind::Invalid,
+                &format!("{path}/parallel/completed-by"),
+                format!("no task `{by}` in this parallel block{hint}"),
+            )
         })?),
     };
     Ok(ScheduleItem::Parallel {
@@ -406,7 +653,10 @@ fn swept_key(t: &TaskSpec) -> Option<String> {
     if t.targets.as_ref().is_some_and(|v| v.len() > 1) {
         return Some("target-throughput".into());
     }
-    t.params.iter().find(|(_, v)| v.is_array()).map(|(k, _)| format!("params/{k}"))
+    t.params
+        .iter()
+        .find(|(_, v)| v.is_array())
+        .map(|(k, _)| format!("params/{k}"))
 }
 
 /// Most clients one task may run: each holds a connection and its own recorder.
@@ -415,7 +665,12 @@ pub const MAX_CLIENTS: u64 = 100_000;
 pub const MAX_ITERATIONS: u64 = 1_000_000_000_000_000;
 
 /// A count or a list of counts (a sweep), each a whole number from 1 to `max`.
-fn sweep_of_u64(v: &Option<Value>, max: u64, r: &Resolver, path: &str) -> Result<Option<Vec<u64>>, TrackError> {
+fn sweep_of_u64(
+    v: &Option<Value>,
+    max: u64,
+    r: &Resolver,
+    path: &str,
+) -> Result<Option<Vec<u64>>, TrackError> {
     let Some(v) = v.as_ref() else { return Ok(None) };
     let items = match v {
         Value::Array(items) => items.as_slice(),
@@ -426,21 +681,34 @@ fn sweep_of_u64(v: &Option<Value>, max: u64, r: &Resolver, path: &str) -> Result
         Ok(n) => Ok(n),
         Err(m) => Err(r.err(TrackErrorKind::Invalid, path, m)),
     };
-    items.iter().map(count).collect::<Result<Vec<_>, _>>().map(Some)
+    items
+        .iter()
+        .map(count)
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 fn duration_at(v: &Value, r: &Resolver, path: &str) -> Result<Duration, TrackError> {
     match v {
-        Value::Number(n) => crate::units::duration_from_secs(n.as_f64().unwrap_or(-1.0)).map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
+        Value::Number(n) => crate::units::duration_from_secs(n.as_f64().unwrap_or(-1.0))
+            .map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
         Value::String(s) => parse_duration(s).map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
-        other => Err(r.err(TrackErrorKind::Schema, path, format!("`{other}` is not a duration"))),
+        other => Err(r.err(
+            TrackErrorKind::Schema,
+            path,
+            format!("`{other}` is not a duration"),
+        )),
     }
 }
 
 /// Reports, plots and compare find a task by its name, so names are unique in a challenge:
 /// two tasks the track named alike are refused (as Rally does); an unnamed task that reuses an
 /// operation is named after it with `-2`, `-3`, ... in schedule order.
-fn unique_task_names(challenge: &str, schedule: &mut [ScheduleItem], r: &Resolver) -> Result<(), TrackError> {
+fn unique_task_names(
+    challenge: &str,
+    schedule: &mut [ScheduleItem],
+    r: &Resolver,
+) -> Result<(), TrackError> {
     let mut seen: Vec<(String, String)> = Vec::new();
     for t in schedule.iter_mut().flat_map(|item| match item {
         ScheduleItem::Task(t) => std::slice::from_mut(t),
@@ -451,20 +719,36 @@ fn unique_task_names(challenge: &str, schedule: &mut [ScheduleItem], r: &Resolve
                 return Err(r.err(TrackErrorKind::Invalid, &t.path, format!("challenge `{challenge}` has two tasks named `{}` (the first at {first}); give each its own `name`", t.name)));
             }
             let base = t.name.clone();
-            t.name = (2..).map(|k| format!("{base}-{k}")).find(|n| !seen.iter().any(|(s, _)| s == n)).unwrap_or(base);
+            t.name = (2..)
+                .map(|k| format!("{base}-{k}"))
+                .find(|n| !seen.iter().any(|(s, _)| s == n))
+                .unwrap_or(base);
         }
         seen.push((t.name.clone(), t.path.clone()));
     }
     Ok(())
 }
 
-fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r: &Resolver, path: &str) -> Result<TaskSpec, TrackError> {
-    let op_value = t.operation.as_ref().ok_or_else(|| r.err(TrackErrorKind::Schema, path, "a task needs an `operation`"))?;
+fn resolve_task(
+    t: &RawScheduleItem,
+    ops: &[OperationDef],
+    ctx: &TrackContext,
+    r: &Resolver,
+    path: &str,
+) -> Result<TaskSpec, TrackError> {
+    let op_value = t
+        .operation
+        .as_ref()
+        .ok_or_else(|| r.err(TrackErrorKind::Schema, path, "a task needs an `operation`"))?;
     let operation = resolve_ref(op_value, ops, ctx, r, &format!("{path}/operation"))?;
     let sweepable = ops::sweepable_params(&operation.kind, &operation.params);
     for (k, v) in &t.params {
         if v.is_array() && !sweepable.contains(&k.as_str()) {
-            let allowed = if sweepable.is_empty() { "none".to_string() } else { sweepable.join(", ") };
+            let allowed = if sweepable.is_empty() {
+                "none".to_string()
+            } else {
+                sweepable.join(", ")
+            };
             return Err(r.err(
                 TrackErrorKind::NotSweepable,
                 &format!("{path}/params/{k}"),
@@ -473,21 +757,46 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         }
         if let Value::Array(items) = v {
             if items.is_empty() {
-                return Err(r.err(TrackErrorKind::Schema, &format!("{path}/params/{k}"), format!("`{k}` is an empty list: a sweep needs at least one value")));
+                return Err(r.err(
+                    TrackErrorKind::Schema,
+                    &format!("{path}/params/{k}"),
+                    format!("`{k}` is an empty list: a sweep needs at least one value"),
+                ));
             }
         }
     }
-    let time_period = t.time_period.as_ref().map(|v| duration_at(v, r, &format!("{path}/time-period"))).transpose()?;
+    let time_period = t
+        .time_period
+        .as_ref()
+        .map(|v| duration_at(v, r, &format!("{path}/time-period")))
+        .transpose()?;
     if time_period.is_some_and(|p| p.is_zero()) {
-        return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/time-period"), "a time period of 0 measures nothing; give it a length, e.g. 30s"));
+        return Err(r.err(
+            TrackErrorKind::Invalid,
+            &format!("{path}/time-period"),
+            "a time period of 0 measures nothing; give it a length, e.g. 30s",
+        ));
     }
-    let iterations = sweep_of_u64(&t.iterations, MAX_ITERATIONS, r, &format!("{path}/iterations"))?;
+    let iterations = sweep_of_u64(
+        &t.iterations,
+        MAX_ITERATIONS,
+        r,
+        &format!("{path}/iterations"),
+    )?;
     if iterations.is_some() && time_period.is_some() {
-        return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/time-period"), "give either `iterations` or `time-period`, not both"));
+        return Err(r.err(
+            TrackErrorKind::Invalid,
+            &format!("{path}/time-period"),
+            "give either `iterations` or `time-period`, not both",
+        ));
     }
     let targets = match (&t.target_throughput, &t.target_interval) {
         (Some(_), Some(_)) => {
-            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/target-interval"), "give either `target-throughput` or `target-interval`, not both"))
+            return Err(r.err(
+                TrackErrorKind::Invalid,
+                &format!("{path}/target-interval"),
+                "give either `target-throughput` or `target-interval`, not both",
+            ))
         }
         (Some(v), None) => {
             let tpath = format!("{path}/target-throughput");
@@ -495,7 +804,12 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
                 Value::Array(items) => items.as_slice(),
                 one => std::slice::from_ref(one),
             };
-            let rate = |v: &Value| v.as_f64().ok_or_else(|| format!("`{v}` is not a number")).and_then(OpsPerSec::new).map_err(|m| r.err(TrackErrorKind::Invalid, &tpath, m));
+            let rate = |v: &Value| {
+                v.as_f64()
+                    .ok_or_else(|| format!("`{v}` is not a number"))
+                    .and_then(OpsPerSec::new)
+                    .map_err(|m| r.err(TrackErrorKind::Invalid, &tpath, m))
+            };
             Some(items.iter().map(rate).collect::<Result<Vec<_>, _>>()?)
         }
         (None, Some(v)) => {
@@ -508,9 +822,16 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
             for item in &items {
                 let d = duration_at(item, r, &ipath)?;
                 if d.is_zero() {
-                    return Err(r.err(TrackErrorKind::Invalid, &ipath, "a target interval must be longer than zero"));
+                    return Err(r.err(
+                        TrackErrorKind::Invalid,
+                        &ipath,
+                        "a target interval must be longer than zero",
+                    ));
                 }
-                rates.push(OpsPerSec::new(1.0 / d.as_secs_f64()).map_err(|m| r.err(TrackErrorKind::Invalid, &ipath, m))?);
+                rates.push(
+                    OpsPerSec::new(1.0 / d.as_secs_f64())
+                        .map_err(|m| r.err(TrackErrorKind::Invalid, &ipath, m))?,
+                );
             }
             Some(rates)
         }
@@ -522,10 +843,20 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         Some("deterministic") => ScheduleKind::Deterministic,
         None if targets.is_some() => ScheduleKind::Deterministic,
         None => ScheduleKind::Unthrottled,
-        Some(other) => return Err(r.err(TrackErrorKind::Schema, &format!("{path}/schedule"), format!("unknown schedule `{other}`"))),
+        Some(other) => {
+            return Err(r.err(
+                TrackErrorKind::Schema,
+                &format!("{path}/schedule"),
+                format!("unknown schedule `{other}`"),
+            ))
+        }
     };
     if schedule != ScheduleKind::Unthrottled && targets.is_none() {
-        return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/schedule"), "a deterministic or poisson schedule needs a `target-throughput` or `target-interval`"));
+        return Err(r.err(
+            TrackErrorKind::Invalid,
+            &format!("{path}/schedule"),
+            "a deterministic or poisson schedule needs a `target-throughput` or `target-interval`",
+        ));
     }
     let warmup = resolve_warmup(t.warmup.as_ref(), r, &format!("{path}/warmup"))?;
     // Warmup iterations run before the measured ones (as in Rally), so any count is meaningful.
@@ -542,7 +873,12 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         _ => {}
     }
     let rpath = format!("{path}/ramp-up-time-period");
-    let ramp_up = t.ramp_up_time_period.as_ref().map(|v| duration_at(v, r, &rpath)).transpose()?.unwrap_or(Duration::ZERO);
+    let ramp_up = t
+        .ramp_up_time_period
+        .as_ref()
+        .map(|v| duration_at(v, r, &rpath))
+        .transpose()?
+        .unwrap_or(Duration::ZERO);
     // Clients still starting would be measured: the ramp-up lies within a time warmup (as Rally requires).
     if !ramp_up.is_zero() && !matches!(warmup, Warmup::Time(w) if w >= ramp_up) {
         return Err(r.err(TrackErrorKind::Invalid, &rpath, format!("a ramp-up of {ramp_up:?} needs a time warmup at least as long (e.g. `warmup: {}s`), so that no starting client is measured", ramp_up.as_secs_f64().ceil())));
@@ -553,7 +889,8 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
         name,
         path: path.to_string(),
         operation,
-        clients: sweep_of_u64(&t.clients, MAX_CLIENTS, r, &format!("{path}/clients"))?.unwrap_or_else(|| vec![1]),
+        clients: sweep_of_u64(&t.clients, MAX_CLIENTS, r, &format!("{path}/clients"))?
+            .unwrap_or_else(|| vec![1]),
         iterations,
         time_period,
         warmup,
@@ -572,13 +909,29 @@ fn resolve_task(t: &RawScheduleItem, ops: &[OperationDef], ctx: &TrackContext, r
 fn resolve_warmup(v: Option<&Value>, r: &Resolver, path: &str) -> Result<Warmup, TrackError> {
     match v {
         None => Ok(Warmup::None),
-        Some(v @ Value::Number(n)) if n.is_u64() => crate::units::whole_number(v, MAX_ITERATIONS).map(Warmup::Iterations).map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
+        Some(v @ Value::Number(n)) if n.is_u64() => crate::units::whole_number(v, MAX_ITERATIONS)
+            .map(Warmup::Iterations)
+            .map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
         Some(Value::String(s)) if s.trim().ends_with('%') => {
-            let pct: f64 = s.trim().trim_end_matches('%').trim().parse().map_err(|_| r.err(TrackErrorKind::Invalid, path, format!("`{s}` is not a percentage")))?;
+            let pct: f64 = s.trim().trim_end_matches('%').trim().parse().map_err(|_| {
+                r.err(
+                    TrackErrorKind::Invalid,
+                    path,
+                    format!("`{s}` is not a percentage"),
+                )
+            })?;
             if !(0.0..100.0).contains(&pct) {
-                return Err(r.err(TrackErrorKind::Invalid, path, format!("a warmup of {pct}% leaves nothing to measure; use less than 100%")));
+                return Err(r.err(
+                    TrackErrorKind::Invalid,
+                    path,
+                    format!("a warmup of {pct}% leaves nothing to measure; use less than 100%"),
+                ));
             }
-            Ok(if pct == 0.0 { Warmup::None } else { Warmup::Fraction(pct / 100.0) })
+            Ok(if pct == 0.0 {
+                Warmup::None
+            } else {
+                Warmup::Fraction(pct / 100.0)
+            })
         }
         Some(other) => Ok(Warmup::Time(duration_at(other, r, path)?)),
     }
@@ -598,7 +951,10 @@ impl Track {
     /// Where the params of operation `name` were written: `/operations/N` for a named one,
     /// `None` for an inline one (which lives under its task).
     pub fn operation_path(&self, name: &str) -> Option<String> {
-        self.operations.iter().position(|o| o.name == name).map(|i| format!("/operations/{i}"))
+        self.operations
+            .iter()
+            .position(|o| o.name == name)
+            .map(|i| format!("/operations/{i}"))
     }
     /// The challenge to run: by name, else the one marked default, else the only/first one.
     pub fn challenge(&self, name: Option<&str>) -> Result<&Challenge, TrackError> {
@@ -606,13 +962,28 @@ impl Track {
             Some(n) => self.challenges.iter().find(|c| c.name == n).ok_or_else(|| {
                 let hint = did_you_mean(n, self.challenges.iter().map(|c| c.name.as_str()));
                 let all: Vec<_> = self.challenges.iter().map(|c| c.name.as_str()).collect();
-                TrackError::new(TrackErrorKind::UnknownChallenge, &self.file, format!("track `{}` has no challenge `{n}`{hint}; it has: {}", self.name, all.join(", ")))
+                TrackError::new(
+                    TrackErrorKind::UnknownChallenge,
+                    &self.file,
+                    format!(
+                        "track `{}` has no challenge `{n}`{hint}; it has: {}",
+                        self.name,
+                        all.join(", ")
+                    ),
+                )
             }),
-            None => Ok(self.challenges.iter().find(|c| c.default).unwrap_or(&self.challenges[0])),
+            None => Ok(self
+                .challenges
+                .iter()
+                .find(|c| c.default)
+                .unwrap_or(&self.challenges[0])),
         }
     }
 
     pub fn context(&self) -> TrackContext<'_> {
-        TrackContext { indices: &self.indices, corpora: &self.corpora }
+        TrackContext {
+            indices: &self.indices,
+            corpora: &self.corpora,
+        }
     }
 }

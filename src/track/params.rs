@@ -10,18 +10,33 @@ use std::path::Path;
 /// too, as Rally users write it.
 pub fn parse_track_params(arg: &str) -> Result<Map<String, Value>, TrackError> {
     let as_path = Path::new(arg);
-    let looks_like_file = [".yaml", ".yml", ".json"].iter().any(|ext| arg.ends_with(ext));
+    let looks_like_file = [".yaml", ".yml", ".json"]
+        .iter()
+        .any(|ext| arg.ends_with(ext));
     if looks_like_file {
         let text = super::files::read_text(as_path).map_err(|e| {
-            TrackError::new(TrackErrorKind::Params, as_path, format!("cannot read track parameters file: {e}"))
+            TrackError::new(
+                TrackErrorKind::Params,
+                as_path,
+                format!("cannot read track parameters file: {e}"),
+            )
         })?;
         let value: serde_yaml::Value = serde_yaml::from_str(&text).map_err(|e| {
             let loc = e.location().map(|l| (l.line(), l.column()));
-            TrackError::new(TrackErrorKind::Params, as_path, format!("not valid YAML/JSON: {e}")).at(loc)
+            TrackError::new(
+                TrackErrorKind::Params,
+                as_path,
+                format!("not valid YAML/JSON: {e}"),
+            )
+            .at(loc)
         })?;
         return match serde_json::to_value(value) {
             Ok(Value::Object(map)) => Ok(map),
-            _ => Err(TrackError::new(TrackErrorKind::Params, as_path, "track parameters file must be a mapping of name: value")),
+            _ => Err(TrackError::new(
+                TrackErrorKind::Params,
+                as_path,
+                "track parameters file must be a mapping of name: value",
+            )),
         };
     }
     let opened = arg.matches(['[', '{']).count();
@@ -43,11 +58,14 @@ pub fn parse_track_params(arg: &str) -> Result<Map<String, Value>, TrackError> {
             return Err(TrackError::new(
                 TrackErrorKind::Params,
                 "--track-params",
-                format!("`{pair}` is not key=value (example: --track-params bulk_size=5000,clients=4)"),
+                format!(
+                    "`{pair}` is not key=value (example: --track-params bulk_size=5000,clients=4)"
+                ),
             ));
         };
         let (key, raw) = (pair[..sep].trim(), pair[sep + 1..].trim());
-        let value: serde_yaml::Value = serde_yaml::from_str(raw).unwrap_or(serde_yaml::Value::String(raw.to_string()));
+        let value: serde_yaml::Value =
+            serde_yaml::from_str(raw).unwrap_or(serde_yaml::Value::String(raw.to_string()));
         let value = serde_json::to_value(value).unwrap_or(Value::String(raw.to_string()));
         out.insert(key.to_string(), value);
     }
@@ -93,13 +111,24 @@ mod tests {
         let p = parse_track_params(f.to_str().unwrap()).unwrap();
         assert_eq!(p["bulk_sizes"], serde_json::json!([1, 2]));
         std::fs::write(&f, "- not a mapping\n").unwrap();
-        assert_eq!(parse_track_params(f.to_str().unwrap()).unwrap_err().kind, TrackErrorKind::Params);
+        assert_eq!(
+            parse_track_params(f.to_str().unwrap()).unwrap_err().kind,
+            TrackErrorKind::Params
+        );
         let missing = dir.path().join("missing.json");
-        assert_eq!(parse_track_params(missing.to_str().unwrap()).unwrap_err().kind, TrackErrorKind::Params);
+        assert_eq!(
+            parse_track_params(missing.to_str().unwrap())
+                .unwrap_err()
+                .kind,
+            TrackErrorKind::Params
+        );
     }
 
     #[test]
     fn rejects_pairs_without_separator() {
-        assert_eq!(parse_track_params("oops").unwrap_err().kind, TrackErrorKind::Params);
+        assert_eq!(
+            parse_track_params("oops").unwrap_err().kind,
+            TrackErrorKind::Params
+        );
     }
 }

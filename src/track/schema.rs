@@ -22,11 +22,15 @@ struct Compiled {
 fn compiled() -> &'static Compiled {
     static COMPILED: OnceLock<Compiled> = OnceLock::new();
     COMPILED.get_or_init(|| {
-        let schema: Value = serde_json::from_str(TRACK_SCHEMA).expect("shipped schema is valid JSON");
+        let schema: Value =
+            serde_json::from_str(TRACK_SCHEMA).expect("shipped schema is valid JSON");
         let validator = jsonschema::validator_for(&schema).expect("shipped schema compiles");
         let mut keys = BTreeSet::new();
         collect_property_names(&schema, &mut keys);
-        Compiled { validator, known_keys: keys.into_iter().collect() }
+        Compiled {
+            validator,
+            known_keys: keys.into_iter().collect(),
+        }
     })
 }
 
@@ -36,9 +40,12 @@ fn collect_property_names(v: &Value, out: &mut BTreeSet<String>) {
             if let Some(Value::Object(props)) = map.get("properties") {
                 out.extend(props.keys().cloned());
             }
-            map.values().for_each(|child| collect_property_names(child, out));
+            map.values()
+                .for_each(|child| collect_property_names(child, out));
         }
-        Value::Array(items) => items.iter().for_each(|child| collect_property_names(child, out)),
+        Value::Array(items) => items
+            .iter()
+            .for_each(|child| collect_property_names(child, out)),
         _ => {}
     }
 }
@@ -47,11 +54,19 @@ fn collect_property_names(v: &Value, out: &mut BTreeSet<String>) {
 fn expectation(key: &str) -> Option<&'static str> {
     Some(match key {
         "clients" | "iterations" => "a positive integer, or a non-empty list of them to sweep",
-        "target-throughput" => "a positive number of operations per second, or a non-empty list of them to sweep",
-        "target-interval" => "a duration between operations (e.g. 10ms), or a non-empty list of them",
+        "target-throughput" => {
+            "a positive number of operations per second, or a non-empty list of them to sweep"
+        }
+        "target-interval" => {
+            "a duration between operations (e.g. 10ms), or a non-empty list of them"
+        }
         "time-period" => "a duration such as 30s, 500ms or 2m",
-        "warmup" => "an iteration count (1000), a time period (30s) or a fraction of the work (40%)",
-        "operation" => "the name of an operation under `operations`, or an inline {name, type, params}",
+        "warmup" => {
+            "an iteration count (1000), a time period (30s) or a fraction of the work (40%)"
+        }
+        "operation" => {
+            "the name of an operation under `operations`, or an inline {name, type, params}"
+        }
         "body" => "inline settings/mappings, or the name of a file beside the track",
         "trials" => "an integer from 1 to 1000",
         _ => return None,
@@ -63,7 +78,9 @@ fn last_segment(pointer: &str) -> &str {
 }
 
 /// A typo'd key is usually why a required one is "missing", so unknown keys are reported first.
-fn preferred<'a, 'i>(errors: impl IntoIterator<Item = &'a ValidationError<'i>>) -> Option<&'a ValidationError<'i>>
+fn preferred<'a, 'i>(
+    errors: impl IntoIterator<Item = &'a ValidationError<'i>>,
+) -> Option<&'a ValidationError<'i>>
 where
     'i: 'a,
 {
@@ -82,13 +99,19 @@ where
 fn most_specific<'a, 'i>(mut err: &'a ValidationError<'i>) -> &'a ValidationError<'i> {
     loop {
         let context = match err.kind() {
-            ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } => context,
+            ValidationErrorKind::OneOfNotValid { context }
+            | ValidationErrorKind::AnyOf { context } => context,
             _ => return err,
         };
         let here = err.instance_path().as_str();
         let same_type: Vec<&Vec<ValidationError<'static>>> = context
             .iter()
-            .filter(|branch| !branch.iter().any(|e| matches!(e.kind(), ValidationErrorKind::Type { .. }) && e.instance_path().as_str() == here))
+            .filter(|branch| {
+                !branch.iter().any(|e| {
+                    matches!(e.kind(), ValidationErrorKind::Type { .. })
+                        && e.instance_path().as_str() == here
+                })
+            })
             .collect();
         match same_type.as_slice() {
             [branch] => match preferred(branch.iter()) {
@@ -126,12 +149,24 @@ pub fn validate(instance: &Value, file: &Path, locator: &Locator) -> Result<(), 
             let message = if c.known_keys.contains(&key) {
                 // Known elsewhere, not here: suggesting the same word back helps nobody.
                 let nested = key == "parallel" && pointer.contains("/parallel/");
-                let why = if nested { "a `parallel` block cannot hold another one; its tasks are plain tasks".to_string() } else { format!("`{key}` is not a field here") };
+                let why = if nested {
+                    "a `parallel` block cannot hold another one; its tasks are plain tasks"
+                        .to_string()
+                } else {
+                    format!("`{key}` is not a field here")
+                };
                 format!("unknown field `{key}`: {why}")
             } else {
-                format!("unknown field `{key}`{}", did_you_mean(&key, c.known_keys.iter().map(String::as_str)))
+                format!(
+                    "unknown field `{key}`{}",
+                    did_you_mean(&key, c.known_keys.iter().map(String::as_str))
+                )
             };
-            (TrackErrorKind::UnknownField, format!("{pointer}/{key}"), message)
+            (
+                TrackErrorKind::UnknownField,
+                format!("{pointer}/{key}"),
+                message,
+            )
         }
         ValidationErrorKind::Required { property } => (
             TrackErrorKind::Schema,
@@ -141,20 +176,36 @@ pub fn validate(instance: &Value, file: &Path, locator: &Locator) -> Result<(), 
         ValidationErrorKind::Type { .. } if pointer.is_empty() => (
             TrackErrorKind::Schema,
             pointer.clone(),
-            format!("a track is a mapping of keys (name:, challenges:, ...); this file holds {}", type_name(err.instance())),
+            format!(
+                "a track is a mapping of keys (name:, challenges:, ...); this file holds {}",
+                type_name(err.instance())
+            ),
         ),
         ValidationErrorKind::Enum { options } => {
             let given = err.instance().as_str().unwrap_or_default().to_string();
-            let names: Vec<&str> = options.as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+            let names: Vec<&str> = options
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
             let hint = did_you_mean(&given, names.iter().copied());
             let key = last_segment(&pointer);
             let is_op_type = key == "type" && schema_path.contains("/$defs/operation/");
-            let kind = if is_op_type { TrackErrorKind::UnknownOperationType } else { TrackErrorKind::Schema };
+            let kind = if is_op_type {
+                TrackErrorKind::UnknownOperationType
+            } else {
+                TrackErrorKind::Schema
+            };
             let shown = compact(err.instance());
             let message = if is_op_type {
-                format!("unknown operation type {shown}{hint}; the types are: {}", names.join(", "))
+                format!(
+                    "unknown operation type {shown}{hint}; the types are: {}",
+                    names.join(", ")
+                )
             } else {
-                format!("{shown} is not a value `{key}` takes{hint}; it takes: {}", names.join(", "))
+                format!(
+                    "{shown} is not a value `{key}` takes{hint}; it takes: {}",
+                    names.join(", ")
+                )
             };
             (kind, pointer.clone(), message)
         }
@@ -175,9 +226,15 @@ pub fn validate(instance: &Value, file: &Path, locator: &Locator) -> Result<(), 
     };
     // The document root has no key to point at: its first line stands for it.
     let location = locator.find(&path).or(Some((1, 1)));
-    Err(TrackError::new(kind, file, format!("{message} (schema: {schema_path})"))
-        .at(location)
-        .with_path(if path.is_empty() { "/".to_string() } else { path }))
+    Err(
+        TrackError::new(kind, file, format!("{message} (schema: {schema_path})"))
+            .at(location)
+            .with_path(if path.is_empty() {
+                "/".to_string()
+            } else {
+                path
+            }),
+    )
 }
 
 fn compact(v: &Value) -> String {
@@ -209,7 +266,11 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.kind, TrackErrorKind::UnknownField);
         assert_eq!(e.location, Some((6, 9)));
-        assert!(e.message.contains("did you mean `clients`"), "{}", e.message);
+        assert!(
+            e.message.contains("did you mean `clients`"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -44,8 +44,21 @@ fn with_task(task: &str) -> String {
     format!("{HEAD}challenges:\n  - name: c\n    schedule:\n      - {{{task}}}\n")
 }
 
-fn case(name: &'static str, track: impl Into<Vec<u8>>, kind: K, at: At, says: &'static str) -> Case {
-    Case { name, files: vec![("track.yaml", track.into())], args: vec![], kind, at, says }
+fn case(
+    name: &'static str,
+    track: impl Into<Vec<u8>>,
+    kind: K,
+    at: At,
+    says: &'static str,
+) -> Case {
+    Case {
+        name,
+        files: vec![("track.yaml", track.into())],
+        args: vec![],
+        kind,
+        at,
+        says,
+    }
 }
 
 impl Case {
@@ -66,7 +79,8 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 }
 
 fn corpus_track(source: &str) -> String {
-    HEAD.replace("docs.json", source) + "challenges:\n  - name: c\n    schedule: [{operation: bulk}]\n"
+    HEAD.replace("docs.json", source)
+        + "challenges:\n  - name: c\n    schedule: [{operation: bulk}]\n"
 }
 
 fn cases() -> Vec<Case> {
@@ -160,7 +174,10 @@ fn cases() -> Vec<Case> {
 
 /// What `runner race` does before it starts: parse the parameters, load, plan.
 fn check_in_process(dir: &Path, args: &[&str]) -> Result<(), TrackError> {
-    let mut request = runner::request::TrackRequest { location: dir.to_path_buf(), ..Default::default() };
+    let mut request = runner::request::TrackRequest {
+        location: dir.to_path_buf(),
+        ..Default::default()
+    };
     for pair in args.chunks(2) {
         match pair[0] {
             "--challenge" => request.challenge = Some(pair[1].to_string()),
@@ -179,7 +196,10 @@ fn run_bounded(env: &Env, args: &[&str]) -> (Option<i32>, String) {
     // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
     unsafe {
         cmd.pre_exec(|| {
-            let limit = libc::rlimit { rlim_cur: 2 << 30, rlim_max: 2 << 30 };
+            let limit = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
             if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -248,7 +268,9 @@ fn every_bad_track_fails_with_its_kind_and_location_and_nothing_else() {
             wrong.push(format!("names {}, not the track file", e.file.display()));
         }
         match c.at {
-            At::Path(p) if e.path.as_deref() != Some(p) => wrong.push(format!("path {:?}, expected {p}", e.path)),
+            At::Path(p) if e.path.as_deref() != Some(p) => {
+                wrong.push(format!("path {:?}, expected {p}", e.path))
+            }
             At::Path(_) if e.location.is_none() => wrong.push("no line:col for the path".into()),
             _ => {}
         }
@@ -262,24 +284,48 @@ fn every_bad_track_fails_with_its_kind_and_location_and_nothing_else() {
             wrong.push(format!("a message of {} bytes", shown.len()));
         }
         let env = Env::new();
-        let mut args = vec!["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"];
+        let mut args = vec![
+            "race",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+        ];
         args.extend_from_slice(&c.args);
         let (code, stderr) = run_bounded(&env, &args);
         if code != Some(2) {
             wrong.push(format!("binary exit {code:?}"));
         }
         if stderr.contains("panicked") || !stderr.contains(&shown) {
-            wrong.push(format!("binary stderr differs: {}", stderr.chars().take(400).collect::<String>()));
+            wrong.push(format!(
+                "binary stderr differs: {}",
+                stderr.chars().take(400).collect::<String>()
+            ));
         }
         if !env.race_dirs().is_empty() {
             wrong.push("a race was stored".into());
         }
-        eprintln!("BAD {:<45} exit {code:?}  {:?}  {}", c.name, e.kind, location_text(c.at).trim_matches([':', ' ']));
+        eprintln!(
+            "BAD {:<45} exit {code:?}  {:?}  {}",
+            c.name,
+            e.kind,
+            location_text(c.at).trim_matches([':', ' '])
+        );
         if !wrong.is_empty() {
-            failures.push(format!("{}: {} -- message: {}", c.name, wrong.join("; "), shown.chars().take(300).collect::<String>()));
+            failures.push(format!(
+                "{}: {} -- message: {}",
+                c.name,
+                wrong.join("; "),
+                shown.chars().take(300).collect::<String>()
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} bad tracks misbehaved:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad tracks misbehaved:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 /// A corpus broken past its first document is found when the race reaches it: the trial
@@ -287,26 +333,49 @@ fn every_bad_track_fails_with_its_kind_and_location_and_nothing_else() {
 /// 1 (not 0: a failed trial is not a finished measurement).
 #[test]
 fn a_corpus_broken_half_way_fails_its_trial_and_the_race() {
-    let docs: String = (0..20_000).map(|i| format!("{{\"n\":{i},\"text\":\"{}\"}}\n", "x".repeat(i % 97))).collect();
+    let docs: String = (0..20_000)
+        .map(|i| format!("{{\"n\":{i},\"text\":\"{}\"}}\n", "x".repeat(i % 97)))
+        .collect();
     let zst = zstd::encode_all(docs.as_bytes(), 3).unwrap();
     let truncated = zst[..zst.len() * 2 / 3].to_vec();
     let short = "{\"a\":1}\n".repeat(5);
     for (file, content, count, says) in [
         ("d.json.zst", truncated, "", "truncated"),
-        ("d.json", short.into_bytes(), ", document-count: 10", "declares 10 documents but the file has 5"),
+        (
+            "d.json",
+            short.into_bytes(),
+            ", document-count: 10",
+            "declares 10 documents but the file has 5",
+        ),
     ] {
         let track = HEAD.replace("{source-file: docs.json}", &format!("{{source-file: {file}{count}}}")) + "challenges:\n  - name: c\n    schedule: [{operation: {name: ci, type: create-index}}, {operation: bulk, params: {bulk-size: 100}}]\n";
         let dir = track_dir(&[("track.yaml", &track)]);
         std::fs::write(dir.path().join(file), content).unwrap();
         let env = Env::new();
-        let out = env.run(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+        let out = env.run(&[
+            "race",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+        ]);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(1), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let race = env.only_race();
         let trial = &tasks(&race, "bulk")[0]["trials"][0];
         let failure = trial["failure"].as_str().unwrap_or_default();
-        assert!(failure.contains(file) && failure.contains(says), "{file}: {trial}");
+        assert!(
+            failure.contains(file) && failure.contains(says),
+            "{file}: {trial}"
+        );
         assert!(stdout.contains(says), "the summary says why: {stdout}");
-        assert!(trial["units"].as_u64().unwrap() >= 5, "the documents read before the break are indexed and counted: {trial}");
+        assert!(
+            trial["units"].as_u64().unwrap() >= 5,
+            "the documents read before the break are indexed and counted: {trial}"
+        );
     }
 }

@@ -46,7 +46,12 @@ challenges:
 fn race_in(files: &[(&str, &str)], args: &[&str]) -> serde_json::Value {
     let dir = track_dir(files);
     let env = Env::new();
-    let mut all = vec!["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"];
+    let mut all = vec![
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ];
     all.extend_from_slice(args);
     env.ok(&all);
     env.only_race()
@@ -61,12 +66,31 @@ fn a_corpus_with_its_own_action_lines_is_sent_as_written() {
     let env = Env::new();
     let server = crate::elasticsearch::serve(&env, &[]);
     let u = crate::elasticsearch::url(server.port);
-    for args in [vec![], vec!["--backend", "elasticsearch", "--target-hosts", u.as_str()]] {
+    for args in [
+        vec![],
+        vec!["--backend", "elasticsearch", "--target-hosts", u.as_str()],
+    ] {
         let race = race_in(&[("track.yaml", TRACK), ("docs.json", WITH_ACTIONS)], &args);
         let load = trial(&race, "load");
-        assert_eq!((load["units"].as_u64(), load["errors"].as_u64(), load["operations"].as_u64()), (Some(6), Some(0), Some(2)), "{args:?}: {load}");
-        assert_eq!(trial(&race, "count")["hits"], 4, "{args:?}: a (replaced), b, one without id, c");
-        assert_eq!(trial(&race, "big-n")["hits"], 1, "{args:?}: the update merged n: 50 into c");
+        assert_eq!(
+            (
+                load["units"].as_u64(),
+                load["errors"].as_u64(),
+                load["operations"].as_u64()
+            ),
+            (Some(6), Some(0), Some(2)),
+            "{args:?}: {load}"
+        );
+        assert_eq!(
+            trial(&race, "count")["hits"],
+            4,
+            "{args:?}: a (replaced), b, one without id, c"
+        );
+        assert_eq!(
+            trial(&race, "big-n")["hits"],
+            1,
+            "{args:?}: the update merged n: 50 into c"
+        );
     }
 }
 
@@ -76,8 +100,21 @@ fn a_create_of_an_existing_id_fails_as_an_item_and_is_counted() {
     let track = TRACK.replace("document-count: 6", "document-count: 2");
     let race = race_in(&[("track.yaml", &track), ("docs.json", docs)], &[]);
     let load = trial(&race, "load");
-    assert_eq!((load["units"].as_u64(), load["errors_by_kind"]["item-failures"].as_u64()), (Some(1), Some(1)), "{load}");
-    assert!(load["error_messages"]["item-failures"].as_str().unwrap().contains("version_conflict"), "{load}");
+    assert_eq!(
+        (
+            load["units"].as_u64(),
+            load["errors_by_kind"]["item-failures"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "{load}"
+    );
+    assert!(
+        load["error_messages"]["item-failures"]
+            .as_str()
+            .unwrap()
+            .contains("version_conflict"),
+        "{load}"
+    );
 }
 
 /// 100 generated documents with Rally's conflicts: sequential ids, half of them reusing one.
@@ -116,14 +153,28 @@ fn id_conflicts_replace_documents_alike_on_both_backends() {
     let server = crate::elasticsearch::serve(&env, &[]);
     let u = crate::elasticsearch::url(server.port);
     let mut distinct = Vec::new();
-    for args in [vec![], vec!["--backend", "elasticsearch", "--target-hosts", u.as_str()]] {
+    for args in [
+        vec![],
+        vec!["--backend", "elasticsearch", "--target-hosts", u.as_str()],
+    ] {
         let race = race_in(&[("track.yaml", CONFLICTS)], &args);
         let load = trial(&race, "load");
-        assert_eq!((load["units"].as_u64(), load["errors"].as_u64()), (Some(100), Some(0)), "{load}");
+        assert_eq!(
+            (load["units"].as_u64(), load["errors"].as_u64()),
+            (Some(100), Some(0)),
+            "{load}"
+        );
         distinct.push(trial(&race, "count")["hits"].as_u64().unwrap());
     }
-    assert_eq!(distinct[0], distinct[1], "the same seeded ids on both backends");
-    assert!((35..65).contains(&distinct[0]), "{} distinct of 100 at 50% conflicts", distinct[0]);
+    assert_eq!(
+        distinct[0], distinct[1],
+        "the same seeded ids on both backends"
+    );
+    assert!(
+        (35..65).contains(&distinct[0]),
+        "{} distinct of 100 at 50% conflicts",
+        distinct[0]
+    );
 }
 
 #[test]
@@ -131,7 +182,11 @@ fn a_looped_corpus_starts_over_until_its_iterations_end() {
     let race = race_in(&[("track.yaml", CONFLICTS)], &["--challenge", "looped"]);
     let looped = trial(&race, "loop");
     // 10 requests of 30 over 100 documents: 300 indexed, each document three times or more.
-    assert_eq!((looped["operations"].as_u64(), looped["units"].as_u64()), (Some(10), Some(300)), "{looped}");
+    assert_eq!(
+        (looped["operations"].as_u64(), looped["units"].as_u64()),
+        (Some(10), Some(300)),
+        "{looped}"
+    );
     assert_eq!(trial(&race, "count")["hits"], 300);
 }
 
@@ -162,13 +217,28 @@ challenges:
     let env = Env::new();
     let server = crate::elasticsearch::serve(&env, &[]);
     let u = crate::elasticsearch::url(server.port);
-    for args in [vec![], vec!["--backend", "elasticsearch", "--target-hosts", u.as_str()]] {
+    for args in [
+        vec![],
+        vec!["--backend", "elasticsearch", "--target-hosts", u.as_str()],
+    ] {
         let race = race_in(&[("track.yaml", track)], &args);
         let scroll = trial(&race, "scroll");
         // 95 hits at 20 a page: 4 full pages and a short one, each of the 3 iterations.
-        assert_eq!((scroll["units"].as_u64(), scroll["hits"].as_u64(), scroll["errors"].as_u64()), (Some(15), Some(285), Some(0)), "{args:?}: {scroll}");
+        assert_eq!(
+            (
+                scroll["units"].as_u64(),
+                scroll["hits"].as_u64(),
+                scroll["errors"].as_u64()
+            ),
+            (Some(15), Some(285), Some(0)),
+            "{args:?}: {scroll}"
+        );
         assert_eq!(tasks(&race, "scroll")[0]["throughput_unit"], "pages/s");
-        assert_eq!(trial(&race, "after")["units"], 4, "{args:?}: 2 pages, twice");
+        assert_eq!(
+            trial(&race, "after")["units"],
+            4,
+            "{args:?}: 2 pages, twice"
+        );
     }
     // Every scroll the elasticsearch backend opened was cleared at the end of its operation.
     assert!(http(server.port, "DELETE /_search/scroll/_all").contains("\"num_freed\":0"));
@@ -178,7 +248,11 @@ challenges:
 fn http(port: u16, request: &str) -> String {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(s, "{request} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "{request} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
@@ -187,13 +261,34 @@ fn http(port: u16, request: &str) -> String {
 #[test]
 fn bad_paging_and_bulk_params_are_refused_before_the_race() {
     let cases = [
-        ("{name: p, type: paginated-search, params: {index: i}}", "needs a `sort`"),
-        ("{name: p, type: scroll-search, params: {index: i, pages: 0}}", "pages"),
-        ("{name: p, type: bulk, params: {conflicts: often}}", "`sequential` or `random`"),
-        ("{name: p, type: bulk, params: {conflict-probability: 10}}", "needs `conflicts"),
-        ("{name: p, type: bulk, params: {conflicts: random, recency: 2}}", "from 0 to 1"),
-        ("{name: p, type: bulk, params: {looped: true}}", "`looped` bulk never runs out"),
-        ("{name: p, type: search, params: {index: i, body: {aggs: {by: {terms: {field: f}}}}}}", "does not run `aggs`"),
+        (
+            "{name: p, type: paginated-search, params: {index: i}}",
+            "needs a `sort`",
+        ),
+        (
+            "{name: p, type: scroll-search, params: {index: i, pages: 0}}",
+            "pages",
+        ),
+        (
+            "{name: p, type: bulk, params: {conflicts: often}}",
+            "`sequential` or `random`",
+        ),
+        (
+            "{name: p, type: bulk, params: {conflict-probability: 10}}",
+            "needs `conflicts",
+        ),
+        (
+            "{name: p, type: bulk, params: {conflicts: random, recency: 2}}",
+            "from 0 to 1",
+        ),
+        (
+            "{name: p, type: bulk, params: {looped: true}}",
+            "`looped` bulk never runs out",
+        ),
+        (
+            "{name: p, type: search, params: {index: i, body: {aggs: {by: {terms: {field: f}}}}}}",
+            "does not run `aggs`",
+        ),
     ];
     for (op, expected) in cases {
         let track = format!(
@@ -203,8 +298,15 @@ fn bad_paging_and_bulk_params_are_refused_before_the_race() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{op}: {stderr}");
         // A track error names the file; what the backend cannot run names the task instead.
-        let names = if expected.contains("aggs") { "task `p`" } else { "track.yaml" };
-        assert!(stderr.contains(expected) && stderr.contains(names), "{op}: {stderr}");
+        let names = if expected.contains("aggs") {
+            "task `p`"
+        } else {
+            "track.yaml"
+        };
+        assert!(
+            stderr.contains(expected) && stderr.contains(names),
+            "{op}: {stderr}"
+        );
         assert!(env.race_dirs().is_empty());
     }
 }

@@ -24,7 +24,12 @@ pub fn serve(env: &Env, extra: &[&str]) -> Serve {
     let p = port.to_string();
     args.push(&p);
     args.extend_from_slice(extra);
-    let child = env.command(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("runner serve starts");
+    let child = env
+        .command(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("runner serve starts");
     wait_for_port(port);
     Serve { child, port }
 }
@@ -34,24 +39,58 @@ pub fn url(port: u16) -> String {
 }
 
 fn tasks<'a>(race: &'a serde_json::Value, name: &str) -> Vec<&'a serde_json::Value> {
-    race["tasks"].as_array().unwrap().iter().filter(|t| t["task"] == name).collect()
+    race["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["task"] == name)
+        .collect()
 }
 
 #[test]
 fn geonames_through_runner_serve_matches_the_embedded_backend() {
     let over_http = Env::new();
     let server = serve(&over_http, &[]);
-    over_http.ok(&["race", "--track", "geonames", "--test-mode", "--quiet", "--backend", "elasticsearch", "--target-hosts", &url(server.port)]);
+    over_http.ok(&[
+        "race",
+        "--track",
+        "geonames",
+        "--test-mode",
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &url(server.port),
+    ]);
     let embedded = Env::new();
     embedded.ok(&["race", "--track", "geonames", "--test-mode", "--quiet"]);
     let (a, b) = (over_http.only_race(), embedded.only_race());
     assert_eq!(a["backend"]["kind"], "elasticsearch");
-    assert!(a["backend"]["version"].as_str().unwrap().contains("8.15.0"), "{}", a["backend"]);
-    for (ta, tb) in a["tasks"].as_array().unwrap().iter().zip(b["tasks"].as_array().unwrap()) {
-        for (x, y) in ta["trials"].as_array().unwrap().iter().zip(tb["trials"].as_array().unwrap()) {
+    assert!(
+        a["backend"]["version"].as_str().unwrap().contains("8.15.0"),
+        "{}",
+        a["backend"]
+    );
+    for (ta, tb) in a["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(b["tasks"].as_array().unwrap())
+    {
+        for (x, y) in ta["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(tb["trials"].as_array().unwrap())
+        {
             assert_eq!(x["errors"], 0, "{}: {}", ta["task"], x["error_messages"]);
             // The same documents and queries give the same hits and units in both paths.
-            assert_eq!((&x["hits"], &x["units"]), (&y["hits"], &y["units"]), "task {}", ta["task"]);
+            assert_eq!(
+                (&x["hits"], &x["units"]),
+                (&y["hits"], &y["units"]),
+                "task {}",
+                ta["task"]
+            );
         }
     }
     let search = tasks(&a, "search-sankt-georgen");
@@ -74,10 +113,25 @@ challenges:
   - name: c
     schedule: [{operation: delete}, {operation: create}, {operation: bulk}]
 ";
-    let dir = track_dir(&[("track.yaml", track), ("docs.json", "{\"pop\":1}\n{\"pop\":\"many\"}\n{\"pop\":3}\n{\"pop\":4}\n")]);
+    let dir = track_dir(&[
+        ("track.yaml", track),
+        (
+            "docs.json",
+            "{\"pop\":1}\n{\"pop\":\"many\"}\n{\"pop\":3}\n{\"pop\":4}\n",
+        ),
+    ]);
     let env = Env::new();
     let server = serve(&env, &[]);
-    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--backend", "elasticsearch", "--target-hosts", &url(server.port)]);
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &url(server.port),
+    ]);
     let race = env.only_race();
     let bulk = &tasks(&race, "bulk")[0]["trials"][0];
     assert_eq!(bulk["units"], 3, "{bulk}");
@@ -90,10 +144,25 @@ challenges:
 fn an_unreachable_cluster_is_said_before_the_race() {
     let env = Env::new();
     let port = free_port();
-    let out = env.run(&["race", "--track", "geonames", "--test-mode", "--quiet", "--backend", "elasticsearch", "--target-hosts", &url(port)]);
+    let out = env.run(&[
+        "race",
+        "--track",
+        "geonames",
+        "--test-mode",
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &url(port),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("cannot reach the cluster") && stderr.contains(&port.to_string()) && stderr.contains("--target-hosts"), "{stderr}");
+    assert!(
+        stderr.contains("cannot reach the cluster")
+            && stderr.contains(&port.to_string())
+            && stderr.contains("--target-hosts"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -139,21 +208,30 @@ fn fault_server(fault: Fault, root_status: u16) -> u16 {
             }
             let mut body = vec![0; length];
             let _ = reader.read_exact(&mut body);
-            let reply = |status: u16, body: &str| format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+            let reply = |status: u16, body: &str| {
+                format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len())
+            };
             let answer = if request_line.contains("_cluster/health") {
                 reply(200, r#"{"status":"green"}"#)
             } else if !request_line.contains("_search") {
                 if root_status != 200 {
-                    reply(root_status, r#"{"error":{"type":"security_exception","reason":"missing authentication credentials"},"status":401}"#)
+                    reply(
+                        root_status,
+                        r#"{"error":{"type":"security_exception","reason":"missing authentication credentials"},"status":401}"#,
+                    )
                 } else {
                     reply(200, r#"{"version":{"number":"8.15.0"}}"#)
                 }
             } else {
                 match fault {
-                    Fault::Status(s) => reply(s, r#"{"error":{"type":"injected","reason":"fault"},"status":0}"#),
+                    Fault::Status(s) => reply(
+                        s,
+                        r#"{"error":{"type":"injected","reason":"fault"},"status":0}"#,
+                    ),
                     Fault::Garbage => "SSH-2.0-nonsense\r\n\r\n".to_string(),
                     Fault::CloseMidResponse => {
-                        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 500\r\n\r\n{\"hits\":");
+                        let _ = stream
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 500\r\n\r\n{\"hits\":");
                         return;
                     }
                     Fault::Refuse => {
@@ -164,12 +242,17 @@ fn fault_server(fault: Fault, root_status: u16) -> u16 {
                         std::thread::sleep(std::time::Duration::from_millis(1500));
                         reply(200, r#"{"hits":{"total":{"value":1}}}"#)
                     }
-                    Fault::Redirect => "HTTP/1.1 301 Moved Permanently\r\nlocation: /\r\ncontent-length: 0\r\n\r\n".to_string(),
+                    Fault::Redirect => {
+                        "HTTP/1.1 301 Moved Permanently\r\nlocation: /\r\ncontent-length: 0\r\n\r\n"
+                            .to_string()
+                    }
                     Fault::EndlessChunked => {
                         let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n");
                         let chunk = [b"10000\r\n".as_slice(), &[b' '; 0x10000], b"\r\n"].concat();
                         let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
-                        while std::time::Instant::now() < until && stream.write_all(&chunk).is_ok() {}
+                        while std::time::Instant::now() < until && stream.write_all(&chunk).is_ok()
+                        {
+                        }
                         return;
                     }
                 }
@@ -219,20 +302,36 @@ fn each_fault_is_counted_by_kind_and_continue_finishes() {
         assert_eq!(trial["errors_by_kind"][kind], 3, "{kind}: {trial}");
         assert_eq!(trial["successes"], 0, "{kind}");
         assert_eq!(trial["error_rate"], 1.0, "{kind}");
-        assert!(trial["error_messages"][kind].as_str().unwrap().contains(text), "{kind}: {}", trial["error_messages"]);
+        assert!(
+            trial["error_messages"][kind]
+                .as_str()
+                .unwrap()
+                .contains(text),
+            "{kind}: {}",
+            trial["error_messages"]
+        );
         let summary = String::from_utf8_lossy(&out.stdout);
-        assert!(summary.contains("100.00%") && summary.contains(&format!("{kind}: 3")), "{kind}: the summary reports the error rate and kind: {summary}");
+        assert!(
+            summary.contains("100.00%") && summary.contains(&format!("{kind}: 3")),
+            "{kind}: the summary reports the error rate and kind: {summary}"
+        );
         eprintln!("FAULT elasticsearch {kind}: continue -> exit 0, 3 of 3 counted as {kind}");
 
         // The same fault under --on-error abort stops at the first error, with its message.
         let port = fault_server(fault, 200);
-        let (env, out) = race_against(port, &["--client-options", "timeout:0.5", "--on-error", "abort"]);
+        let (env, out) = race_against(
+            port,
+            &["--client-options", "timeout:0.5", "--on-error", "abort"],
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{kind}: {stderr}");
         assert!(stderr.contains("race stopped early"), "{kind}: {stderr}");
         let race = env.only_race();
         assert_eq!(race["status"], "aborted", "{kind}");
-        assert_eq!(race["tasks"][0]["trials"][0]["errors_by_kind"][kind], 1, "{kind}: one error, then the stop");
+        assert_eq!(
+            race["tasks"][0]["trials"][0]["errors_by_kind"][kind], 1,
+            "{kind}: one error, then the stop"
+        );
         eprintln!("FAULT elasticsearch {kind}: abort -> exit 1, status aborted after 1 error");
     }
 }
@@ -243,7 +342,10 @@ fn abort_stops_at_the_first_error_with_its_message() {
     let (env, out) = race_against(port, &["--on-error", "abort"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("503") && stderr.contains("injected: fault"), "{stderr}");
+    assert!(
+        stderr.contains("503") && stderr.contains("injected: fault"),
+        "{stderr}"
+    );
     assert_eq!(env.only_race()["status"], "aborted");
 }
 
@@ -253,17 +355,32 @@ fn a_cluster_wanting_credentials_names_the_variables_and_never_the_secret() {
     let (_, out) = race_against(port, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("401") && stderr.contains("RUNNER_ES_USERNAME"), "{stderr}");
+    assert!(
+        stderr.contains("401") && stderr.contains("RUNNER_ES_USERNAME"),
+        "{stderr}"
+    );
     let dir = track_dir(&[("track.yaml", SEARCH_TRACK)]);
     let env = Env::new();
     let out = env
-        .command(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--backend", "elasticsearch", "--target-hosts", &url(port)])
+        .command(&[
+            "race",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+            "--backend",
+            "elasticsearch",
+            "--target-hosts",
+            &url(port),
+        ])
         .env("RUNNER_ES_USERNAME", "elastic")
         .env("RUNNER_ES_PASSWORD", "s3cr3t-pw")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("check the credentials") && !stderr.contains("s3cr3t-pw"), "{stderr}");
+    assert!(
+        stderr.contains("check the credentials") && !stderr.contains("s3cr3t-pw"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -271,20 +388,46 @@ fn tls_to_a_plain_http_server_fails_clearly() {
     let port = fault_server(Fault::Status(200), 200);
     let env = Env::new();
     let dir = track_dir(&[("track.yaml", SEARCH_TRACK)]);
-    let out = env.run(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--backend", "elasticsearch", "--target-hosts", &format!("https://127.0.0.1:{port}")]);
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &format!("https://127.0.0.1:{port}"),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("cannot reach the cluster") && !stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("cannot reach the cluster") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn stub_mode_answers_search_and_bulk_without_work() {
     let env = Env::new();
     let server = serve(&env, &["--stub"]);
-    env.ok(&["race", "--track", "geonames", "--test-mode", "--quiet", "--backend", "elasticsearch", "--target-hosts", &url(server.port)]);
+    env.ok(&[
+        "race",
+        "--track",
+        "geonames",
+        "--test-mode",
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &url(server.port),
+    ]);
     let race = env.only_race();
     let search = &tasks(&race, "search-sankt-georgen")[0]["trials"][0];
-    assert_eq!((&search["errors"], &search["hits"]), (&serde_json::json!(0), &serde_json::json!(0)), "{search}");
+    assert_eq!(
+        (&search["errors"], &search["hits"]),
+        (&serde_json::json!(0), &serde_json::json!(0)),
+        "{search}"
+    );
     let bulk = &tasks(&race, "index-append")[0]["trials"][0];
     assert_eq!(bulk["errors"], 0, "{bulk}");
     assert!(bulk["units"].as_u64().unwrap() > 0);
@@ -292,7 +435,10 @@ fn stub_mode_answers_search_and_bulk_without_work() {
 
 #[test]
 fn https_with_a_ca_file_verifies_and_measures_and_an_unknown_ca_is_refused() {
-    let have_openssl = std::process::Command::new("openssl").arg("version").output().is_ok();
+    let have_openssl = std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_ok();
     if !have_openssl {
         assert!(std::env::var_os("CI").is_none(), "CI must install openssl");
         eprintln!("NOT CHECKED: openssl is not installed");
@@ -301,8 +447,19 @@ fn https_with_a_ca_file_verifies_and_measures_and_an_unknown_ca_is_refused() {
     let certs = tempfile::tempdir().unwrap();
     crate::redis_tls::make_certs(certs.path());
     let env = Env::new();
-    let (cert, key) = (certs.path().join("server.pem"), certs.path().join("server.key"));
-    let server = serve(&env, &["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()]);
+    let (cert, key) = (
+        certs.path().join("server.pem"),
+        certs.path().join("server.key"),
+    );
+    let server = serve(
+        &env,
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
     let ca = certs.path().join("ca.pem");
     let race = |env: &Env, host: &str, options: &str| {
         env.run(&[
@@ -324,25 +481,49 @@ fn https_with_a_ca_file_verifies_and_measures_and_an_unknown_ca_is_refused() {
     // Verified against the test CA, by name and by IP address, with gzip request bodies.
     for host in ["localhost", "127.0.0.1"] {
         let env = Env::new();
-        let out = race(&env, host, &format!("tls_ca_file:{},compression:true", ca.display()));
-        assert!(out.status.success(), "{host}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = race(
+            &env,
+            host,
+            &format!("tls_ca_file:{},compression:true", ca.display()),
+        );
+        assert!(
+            out.status.success(),
+            "{host}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let record = env.only_race();
         let bulk = &tasks(&record, "index-append")[0]["trials"][0];
-        assert_eq!(bulk["units"].as_u64().unwrap() + bulk["warmup_units"].as_u64().unwrap(), 1000, "{bulk}");
+        assert_eq!(
+            bulk["units"].as_u64().unwrap() + bulk["warmup_units"].as_u64().unwrap(),
+            1000,
+            "{bulk}"
+        );
         let search = tasks(&record, "search-sankt-georgen");
         let tr = &search[0]["trials"][0];
-        assert_eq!((tr["errors"].as_u64(), tr["hits"].as_u64()), (Some(0), Some(20 * 17)), "{tr}");
+        assert_eq!(
+            (tr["errors"].as_u64(), tr["hits"].as_u64()),
+            (Some(0), Some(20 * 17)),
+            "{tr}"
+        );
     }
     // The bundled roots do not know the test CA: refused before the race, clearly.
     let env = Env::new();
     let out = race(&env, "localhost", "timeout:5");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("cannot reach the cluster") && stderr.to_lowercase().contains("certificate"), "{stderr}");
+    assert!(
+        stderr.contains("cannot reach the cluster")
+            && stderr.to_lowercase().contains("certificate"),
+        "{stderr}"
+    );
     // Unless verification is turned off, which the record says.
     let env = Env::new();
     let out = race(&env, "localhost", "verify_certs:false");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(env.only_race()["backend"]["details"]["verify_certs"], false);
 }
 
@@ -350,16 +531,50 @@ fn https_with_a_ca_file_verifies_and_measures_and_an_unknown_ca_is_refused() {
 /// responses are counted and the race goes on; a broken connection still stops it.
 #[test]
 fn non_fatal_response_errors_do_not_abort_but_broken_connections_do() {
-    let track = SEARCH_TRACK.replace("{operation: s, iterations: 3}", "{operation: s, iterations: 3, ignore-response-error-level: non-fatal}");
+    let track = SEARCH_TRACK.replace(
+        "{operation: s, iterations: 3}",
+        "{operation: s, iterations: 3, ignore-response-error-level: non-fatal}",
+    );
     let port = fault_server(Fault::Status(503), 200);
     let u = url(port);
-    let (env, out) = race_track(&track, &["--backend", "elasticsearch", "--target-hosts", &u, "--on-error", "abort"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let (env, out) = race_track(
+        &track,
+        &[
+            "--backend",
+            "elasticsearch",
+            "--target-hosts",
+            &u,
+            "--on-error",
+            "abort",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let race = env.only_race();
-    assert_eq!((race["status"].as_str(), race["tasks"][0]["trials"][0]["errors_by_kind"]["server-error"].as_u64()), (Some("completed"), Some(3)));
+    assert_eq!(
+        (
+            race["status"].as_str(),
+            race["tasks"][0]["trials"][0]["errors_by_kind"]["server-error"].as_u64()
+        ),
+        (Some("completed"), Some(3))
+    );
     let port = fault_server(Fault::CloseMidResponse, 200);
     let u = url(port);
-    let (env, out) = race_track(&track, &["--backend", "elasticsearch", "--target-hosts", &u, "--on-error", "abort"]);
+    let (env, out) = race_track(
+        &track,
+        &[
+            "--backend",
+            "elasticsearch",
+            "--target-hosts",
+            &u,
+            "--on-error",
+            "abort",
+        ],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(env.only_race()["status"], "aborted");
 }
@@ -373,11 +588,22 @@ fn an_endless_body_is_cut_off_within_bounded_memory() {
     let dir = track_dir(&[("track.yaml", SEARCH_TRACK)]);
     let runner = env!("CARGO_BIN_EXE_runner");
     let script = format!("ulimit -v 2097152 && exec '{runner}' race --track-path '{}' --quiet --backend elasticsearch --target-hosts {} --client-options timeout:30", dir.path().display(), url(port));
-    let out = std::process::Command::new("bash").arg("-c").arg(&script).env("RUNNER_HOME", env.home.path()).output().unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .env("RUNNER_HOME", env.home.path())
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let race = env.only_race();
     let trial = &race["tasks"][0]["trials"][0];
     assert_eq!(trial["errors_by_kind"]["protocol"], 3, "{trial}");
-    assert!(trial["error_messages"]["protocol"].as_str().unwrap().contains("past the 67108864-byte limit"), "{trial}");
+    assert!(
+        trial["error_messages"]["protocol"]
+            .as_str()
+            .unwrap()
+            .contains("past the 67108864-byte limit"),
+        "{trial}"
+    );
 }

@@ -10,7 +10,10 @@ use crate::util::*;
 // The child is reaped by wait4 below, which is what reports its peak RSS.
 #[allow(clippy::zombie_processes)]
 fn run_measuring_peak_rss(mut cmd: std::process::Command) -> (i32, u64) {
-    let child = cmd.stdout(std::process::Stdio::null()).spawn().expect("runner starts");
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("runner starts");
     let mut status = 0;
     // SAFETY: wait4 writes only the status and the rusage struct passed in.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -25,12 +28,30 @@ fn indexing_two_million_generated_documents_keeps_the_runner_under_256_mb() {
     let server = serve(&env, &["--stub"]);
     let u = url(server.port);
     let track = repo().join("examples/bounded-memory");
-    let cmd = env.command(&["race", "--track-path", track.to_str().unwrap(), "--quiet", "--backend", "elasticsearch", "--target-hosts", &u, "--track-params", "documents:2000000"]);
+    let cmd = env.command(&[
+        "race",
+        "--track-path",
+        track.to_str().unwrap(),
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &u,
+        "--track-params",
+        "documents:2000000",
+    ]);
     let (code, peak) = run_measuring_peak_rss(cmd);
     assert_eq!(code, 0);
     let race = env.only_race();
     let bulk = &tasks(&race, "bulk")[0]["trials"][0];
-    assert_eq!((bulk["units"].as_u64(), bulk["requests"].as_u64()), (Some(2_000_000), Some(40)), "{bulk}");
-    eprintln!("MEMORY 2,000,000 documents at bulk 50,000: peak RSS {} MB", peak / (1 << 20));
+    assert_eq!(
+        (bulk["units"].as_u64(), bulk["requests"].as_u64()),
+        (Some(2_000_000), Some(40)),
+        "{bulk}"
+    );
+    eprintln!(
+        "MEMORY 2,000,000 documents at bulk 50,000: peak RSS {} MB",
+        peak / (1 << 20)
+    );
     assert!(peak < 256 << 20, "peak RSS {} MB", peak / (1 << 20));
 }

@@ -2,12 +2,28 @@ use crate::util::*;
 use std::process::Command;
 
 fn chromium() -> Option<&'static str> {
-    ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
 }
 
 fn headless(browser: &str, profile: &std::path::Path) -> Command {
     let mut c = Command::new(browser);
-    c.args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ]);
     c.arg(format!("--user-data-dir={}", profile.display()));
     c
 }
@@ -16,33 +32,98 @@ fn headless(browser: &str, profile: &std::path::Path) -> Command {
 fn plot_writes_charts_and_a_report_page_that_renders_in_chromium() {
     let env = Env::new();
     env.ok(&["race", "--track", "geonames", "--test-mode", "--quiet"]);
-    env.ok(&["race", "--track", "geonames", "--test-mode", "--quiet", "--track-params", "bulk_sizes=[500,1000]"]);
+    env.ok(&[
+        "race",
+        "--track",
+        "geonames",
+        "--test-mode",
+        "--quiet",
+        "--track-params",
+        "bulk_sizes=[500,1000]",
+    ]);
     let out = env.home.path().join("plots");
-    env.ok(&["plot", "latest~1", "--compare", "latest", "--out", out.to_str().unwrap()]);
-    for f in ["throughput-index-append.svg", "percentiles-search-sankt-georgen.svg", "throughput-search-sankt-georgen.svg", "report.html"] {
+    env.ok(&[
+        "plot",
+        "latest~1",
+        "--compare",
+        "latest",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    for f in [
+        "throughput-index-append.svg",
+        "percentiles-search-sankt-georgen.svg",
+        "throughput-search-sankt-georgen.svg",
+        "report.html",
+    ] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
     let svg = std::fs::read_to_string(out.join("percentiles-search-sankt-georgen.svg")).unwrap();
-    assert!(svg.starts_with("<svg") && svg.matches("<polyline").count() == 16, "8 sweep points × 2 races, latency and service: {}", svg.matches("<polyline").count());
+    assert!(
+        svg.starts_with("<svg") && svg.matches("<polyline").count() == 16,
+        "8 sweep points × 2 races, latency and service: {}",
+        svg.matches("<polyline").count()
+    );
     assert!(svg.contains("99.99%"), "percentile axis");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    let charts = std::fs::read_dir(&out).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg")).count();
-    assert_eq!(html.matches("<svg").count(), charts, "every chart is inline in the page");
-    assert!(html.contains("Compared with") && html.contains("track parameter bulk_sizes differs"), "the comparison and its warning are on the page");
+    let charts = std::fs::read_dir(&out)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "svg")
+        })
+        .count();
+    assert_eq!(
+        html.matches("<svg").count(),
+        charts,
+        "every chart is inline in the page"
+    );
+    assert!(
+        html.contains("Compared with") && html.contains("track parameter bulk_sizes differs"),
+        "the comparison and its warning are on the page"
+    );
 
     let Some(browser) = chromium() else {
-        assert!(std::env::var_os("CI").is_none(), "CI must install chromium (apt-get install chromium) for this check");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install chromium (apt-get install chromium) for this check"
+        );
         eprintln!("NOT CHECKED: chromium is not installed, so report.html was not rendered (apt-get install chromium)");
         return;
     };
     let profile = tempfile::tempdir().unwrap();
     let url = format!("file://{}", out.join("report.html").display());
-    let dom = headless(browser, profile.path()).args(["--dump-dom", &url]).output().unwrap();
+    let dom = headless(browser, profile.path())
+        .args(["--dump-dom", &url])
+        .output()
+        .unwrap();
     let dom = String::from_utf8_lossy(&dom.stdout);
-    assert!(dom.contains("<h2>Throughput</h2>") && dom.matches("<svg").count() == charts, "chromium parsed the page: {} bytes", dom.len());
+    assert!(
+        dom.contains("<h2>Throughput</h2>") && dom.matches("<svg").count() == charts,
+        "chromium parsed the page: {} bytes",
+        dom.len()
+    );
     let shot = out.join("report.png");
-    let status = headless(browser, profile.path()).args(["--window-size=1250,2400", &format!("--screenshot={}", shot.display()), &url]).output().unwrap();
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let status = headless(browser, profile.path())
+        .args([
+            "--window-size=1250,2400",
+            &format!("--screenshot={}", shot.display()),
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
     let png = std::fs::read(&shot).unwrap();
-    assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "a real screenshot ({} bytes)", png.len());
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "a real screenshot ({} bytes)",
+        png.len()
+    );
 }

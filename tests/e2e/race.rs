@@ -4,7 +4,15 @@ use serde_json::Value;
 #[test]
 fn geonames_test_mode_stores_a_consistent_race() {
     let env = Env::new();
-    let out = env.ok(&["race", "--track", "geonames", "--test-mode", "--quiet", "--report-format", "json"]);
+    let out = env.ok(&[
+        "race",
+        "--track",
+        "geonames",
+        "--test-mode",
+        "--quiet",
+        "--report-format",
+        "json",
+    ]);
     let report: Value = serde_json::from_str(&out).expect("json report on stdout");
     let race = env.only_race();
     assert_eq!(race["status"], "completed");
@@ -54,9 +62,17 @@ fn geonames_test_mode_stores_a_consistent_race() {
 
     let id = race["race_id"].as_str().unwrap();
     let listed = env.ok(&["list", "races"]);
-    assert!(listed.contains(id) && listed.contains("completed"), "{listed}");
+    assert!(
+        listed.contains(id) && listed.contains("completed"),
+        "{listed}"
+    );
     let shown = env.ok(&["show", &id[..12]]);
-    assert!(shown.contains("## Throughput") && shown.contains("search-sankt-georgen") && shown.contains("bulk-size=50000"), "{shown}");
+    assert!(
+        shown.contains("## Throughput")
+            && shown.contains("search-sankt-georgen")
+            && shown.contains("bulk-size=50000"),
+        "{shown}"
+    );
     assert!(shown.contains("| p50 | p90 | p95 | p99 | p99.9 | p99.99 | p100 |"));
 }
 
@@ -65,19 +81,40 @@ fn csv_has_one_row_per_trial_and_metric() {
     let env = Env::new();
     let track = repo().join("examples/parallel-search");
     let report = env.home.path().join("report.csv");
-    let out = env.ok(&["race", "--track-path", track.to_str().unwrap(), "--quiet", "--report-format", "csv", "--report-file", report.to_str().unwrap()]);
+    let out = env.ok(&[
+        "race",
+        "--track-path",
+        track.to_str().unwrap(),
+        "--quiet",
+        "--report-format",
+        "csv",
+        "--report-file",
+        report.to_str().unwrap(),
+    ]);
     assert_eq!(std::fs::read_to_string(&report).unwrap(), out);
     let mut rdr = csv::Reader::from_reader(out.as_bytes());
     let header: Vec<String> = rdr.headers().unwrap().iter().map(str::to_string).collect();
     assert_eq!(&header[9..], ["trial", "metric", "value", "unit"]);
     let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
     let by_name: Vec<&csv::StringRecord> = rows.iter().filter(|r| &r[3] == "by-name").collect();
-    assert!(by_name.iter().any(|r| &r[9] == "1" && &r[10] == "throughput" && &r[12] == "ops/s"));
-    assert!(by_name.iter().any(|r| &r[9] == "all" && &r[10] == "service_time_p99.9"));
-    let hits: f64 = by_name.iter().find(|r| &r[9] == "1" && &r[10] == "hits").unwrap()[11].parse().unwrap();
+    assert!(by_name
+        .iter()
+        .any(|r| &r[9] == "1" && &r[10] == "throughput" && &r[12] == "ops/s"));
+    assert!(by_name
+        .iter()
+        .any(|r| &r[9] == "all" && &r[10] == "service_time_p99.9"));
+    let hits: f64 = by_name
+        .iter()
+        .find(|r| &r[9] == "1" && &r[10] == "hits")
+        .unwrap()[11]
+        .parse()
+        .unwrap();
     assert_eq!(hits, 200.0 * 3.0, "three cities match `sankt`");
     // Each (task, trial, metric) appears once.
-    let mut keys: Vec<String> = rows.iter().map(|r| format!("{}|{}|{}|{}", &r[3], &r[6], &r[9], &r[10])).collect();
+    let mut keys: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{}|{}|{}|{}", &r[3], &r[6], &r[9], &r[10]))
+        .collect();
     let n = keys.len();
     keys.sort();
     keys.dedup();
@@ -88,13 +125,32 @@ fn csv_has_one_row_per_trial_and_metric() {
 fn plan_prints_the_graph_as_text_and_json() {
     let env = Env::new();
     let text = env.ok(&["plan", "--track", "geonames"]);
-    assert!(text.contains("39 steps, 30 runs, 8 task × sweep points"), "{text}");
-    assert!(text.contains("reset before index-append [bulk-size=500] trial 1: delete-index, create-index"));
-    let json: Value = serde_json::from_str(&env.ok(&["plan", "--track", "geonames", "--format", "json"])).unwrap();
+    assert!(
+        text.contains("39 steps, 30 runs, 8 task × sweep points"),
+        "{text}"
+    );
+    assert!(text
+        .contains("reset before index-append [bulk-size=500] trial 1: delete-index, create-index"));
+    let json: Value =
+        serde_json::from_str(&env.ok(&["plan", "--track", "geonames", "--format", "json"]))
+            .unwrap();
     assert_eq!(json["results"].as_array().unwrap().len(), 8);
-    let runs = json["steps"].as_array().unwrap().iter().filter(|s| s["step"] == "run").count();
+    let runs = json["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["step"] == "run")
+        .count();
     assert_eq!(runs, 30);
-    let quick = env.ok(&["plan", "--track", "geonames", "--challenge", "quick", "--track-params", "bulk_clients=2"]);
+    let quick = env.ok(&[
+        "plan",
+        "--track",
+        "geonames",
+        "--challenge",
+        "quick",
+        "--track-params",
+        "bulk_clients=2",
+    ]);
     assert!(quick.contains("parallel:"), "{quick}");
 }
 
@@ -102,29 +158,51 @@ fn plan_prints_the_graph_as_text_and_json() {
 fn key_value_sweeps_clients_and_pipelines() {
     let env = Env::new();
     let track = repo().join("examples/key-value");
-    env.ok(&["race", "--track-path", track.to_str().unwrap(), "--quiet", "--track-params", "iterations=1000,clients=[1,3]", "--user-tag", "purpose:test"]);
+    env.ok(&[
+        "race",
+        "--track-path",
+        track.to_str().unwrap(),
+        "--quiet",
+        "--track-params",
+        "iterations=1000,clients=[1,3]",
+        "--user-tag",
+        "purpose:test",
+    ]);
     let race = env.only_race();
     assert_eq!(race["user_tags"]["purpose"], "test");
     let puts = tasks(&race, "put-16b");
-    assert_eq!(puts.iter().map(|t| t["clients"].as_u64().unwrap()).collect::<Vec<_>>(), vec![1, 3]);
+    assert_eq!(
+        puts.iter()
+            .map(|t| t["clients"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        vec![1, 3]
+    );
     for t in puts {
         // 1,000 iterations split across clients, 10% of them warmup.
         assert_eq!(t["trials"][0]["operations"], 900);
         assert_eq!(t["trials"][0]["warmup_operations"], 100);
     }
     let gets = tasks(&race, "get-16b");
-    assert!(gets[0]["trials"][0]["hits"].as_u64().unwrap() > 0, "gets find keys the puts wrote");
+    assert!(
+        gets[0]["trials"][0]["hits"].as_u64().unwrap() > 0,
+        "gets find keys the puts wrote"
+    );
     let pipelined = tasks(&race, "put-pipelined");
     assert_eq!(pipelined.len(), 2);
     assert_eq!(pipelined[1]["sweep"]["pipeline"], 10);
     // Each operation of a 10-deep pipeline is 10 requests.
     let t = &pipelined[1]["trials"][0];
-    assert_eq!(t["requests"].as_u64().unwrap(), 10 * t["operations"].as_u64().unwrap());
+    assert_eq!(
+        t["requests"].as_u64().unwrap(),
+        10 * t["operations"].as_u64().unwrap()
+    );
 }
 
 #[test]
 fn on_error_continue_counts_and_abort_stops() {
-    let files = [("track.yaml", "name: broken
+    let files = [(
+        "track.yaml",
+        "name: broken
 indices: [{name: missing}]
 operations:
   - {name: s, type: search, params: {index: missing}}
@@ -134,7 +212,8 @@ challenges:
     schedule:
       - {operation: s, iterations: 50}
       - {operation: nap, iterations: 3}
-")];
+",
+    )];
     let dir = track_dir(&files);
     let path = dir.path().to_str().unwrap();
     let env = Env::new();
@@ -144,23 +223,51 @@ challenges:
     assert_eq!(s["errors"], 50);
     assert_eq!(s["errors_by_kind"]["not-found"], 50);
     assert_eq!(s["error_rate"], 1.0);
-    assert!(s["error_messages"]["not-found"].as_str().unwrap().contains("missing"));
+    assert!(s["error_messages"]["not-found"]
+        .as_str()
+        .unwrap()
+        .contains("missing"));
 
     let env = Env::new();
-    let out = env.run(&["race", "--track-path", path, "--quiet", "--on-error", "abort"]);
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        path,
+        "--quiet",
+        "--on-error",
+        "abort",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("race stopped early") && stderr.contains("no such index `missing`"), "{stderr}");
+    assert!(
+        stderr.contains("race stopped early") && stderr.contains("no such index `missing`"),
+        "{stderr}"
+    );
     let race = env.only_race();
     assert_eq!(race["status"], "aborted");
-    assert!(tasks(&race, "nap")[0]["trials"].as_array().unwrap().is_empty(), "nothing runs after the abort");
+    assert!(
+        tasks(&race, "nap")[0]["trials"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "nothing runs after the abort"
+    );
     assert_eq!(tasks(&race, "s")[0]["trials"][0]["errors"], 1);
 }
 
 #[test]
 fn validate_accepts_every_shipped_track() {
     let env = Env::new();
-    for t in ["geonames", "client-bench", "bulk-indexer", "redis-kv", "kv-mix", "examples/key-value", "examples/driver-overhead", "examples/parallel-search"] {
+    for t in [
+        "geonames",
+        "client-bench",
+        "bulk-indexer",
+        "redis-kv",
+        "kv-mix",
+        "examples/key-value",
+        "examples/driver-overhead",
+        "examples/parallel-search",
+    ] {
         let out = env.ok(&["validate", t]);
         assert!(out.contains(": ok: track"), "{out}");
     }

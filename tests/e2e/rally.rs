@@ -5,7 +5,11 @@
 use crate::util::*;
 
 fn fixture() -> String {
-    repo().join("tests/fixtures/rally-geonames").to_str().unwrap().to_string()
+    repo()
+        .join("tests/fixtures/rally-geonames")
+        .to_str()
+        .unwrap()
+        .to_string()
 }
 
 #[test]
@@ -13,27 +17,83 @@ fn render_track_joins_the_parts_and_applies_parameters() {
     let env = Env::new();
     let text = env.ok(&["render-track", "--track-path", &fixture()]);
     let track: serde_json::Value = serde_json::from_str(&text).expect("the rendered track is JSON");
-    let ops: Vec<&str> = track["operations"].as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap()).collect();
-    assert_eq!(ops, ["index-append", "phrase", "scroll-all", "by-population", "index-update-conflicts", "count-all", "index-stats", "node-stats"]);
-    assert_eq!(track["operations"][0], serde_json::json!({"name": "index-append", "operation-type": "bulk", "bulk-size": 500}), "defaults, and no ingest-percentage unless set");
+    let ops: Vec<&str> = track["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            "index-append",
+            "phrase",
+            "scroll-all",
+            "by-population",
+            "index-update-conflicts",
+            "count-all",
+            "index-stats",
+            "node-stats"
+        ]
+    );
+    assert_eq!(
+        track["operations"][0],
+        serde_json::json!({"name": "index-append", "operation-type": "bulk", "bulk-size": 500}),
+        "defaults, and no ingest-percentage unless set"
+    );
     let schedule = &track["challenges"][0]["schedule"];
-    assert_eq!((schedule[2]["clients"].as_u64(), schedule[4]["target-throughput"].as_u64()), (Some(2), Some(200)));
+    assert_eq!(
+        (
+            schedule[2]["clients"].as_u64(),
+            schedule[4]["target-throughput"].as_u64()
+        ),
+        (Some(2), Some(200))
+    );
 
-    let text = env.ok(&["render-track", "--track-path", &fixture(), "--track-params", "bulk_size:5000,ingest_percentage:40,bulk_indexing_clients:8"]);
+    let text = env.ok(&[
+        "render-track",
+        "--track-path",
+        &fixture(),
+        "--track-params",
+        "bulk_size:5000,ingest_percentage:40,bulk_indexing_clients:8",
+    ]);
     let track: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(track["operations"][0]["bulk-size"], 5000);
-    assert_eq!(track["operations"][0]["ingest-percentage"], 40, "exists_set_param writes a parameter that is set");
-    assert_eq!(track["challenges"][0]["schedule"][2]["clients"], 8, "parts see the parameters");
+    assert_eq!(
+        track["operations"][0]["ingest-percentage"], 40,
+        "exists_set_param writes a parameter that is set"
+    );
+    assert_eq!(
+        track["challenges"][0]["schedule"][2]["clients"], 8,
+        "parts see the parameters"
+    );
 }
 
 #[test]
 fn unused_parameters_and_template_errors_are_clear() {
     let env = Env::new();
-    let out = env.run(&["render-track", "--track-path", &fixture(), "--track-params", "bulk_sise:5000"]);
+    let out = env.run(&[
+        "render-track",
+        "--track-path",
+        &fixture(),
+        "--track-params",
+        "bulk_sise:5000",
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("track.json") && stderr.contains("`bulk_sise` is not used by the track (did you mean `bulk_size`?)"), "{stderr}");
-    env.ok(&["render-track", "--track-path", &fixture(), "--track-params", "bulk_sise:5000", "--ignore-unused-track-params"]);
+    assert!(
+        stderr.contains("track.json")
+            && stderr.contains("`bulk_sise` is not used by the track (did you mean `bulk_size`?)"),
+        "{stderr}"
+    );
+    env.ok(&[
+        "render-track",
+        "--track-path",
+        &fixture(),
+        "--track-params",
+        "bulk_sise:5000",
+        "--ignore-unused-track-params",
+    ]);
 
     // A Jinja error in a part names the part and its line; a part that renders bad JSON is
     // caught; running a Rally track says what is and is not supported.
@@ -41,15 +101,35 @@ fn unused_parameters_and_template_errors_are_clear() {
         ("track.json", "{% import \"rally.helpers\" as rally with context %}\n{\"operations\": [{{ rally.collect(parts=\"operations/*.json\") }}]}\n"),
         ("operations/a.json", "{\"name\": \"a\",\n \"x\": {% if %}}\n"),
     ]);
-    let out = env.run(&["render-track", "--track-path", broken.path().to_str().unwrap()]);
+    let out = env.run(&[
+        "render-track",
+        "--track-path",
+        broken.path().to_str().unwrap(),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("operations/a.json:2:") && stderr.contains("included from track.json") && !stderr.contains("panicked"), "{stderr}");
-    std::fs::write(broken.path().join("operations/a.json"), "{\"name\": \"a\",}").unwrap();
-    let out = env.run(&["render-track", "--track-path", broken.path().to_str().unwrap()]);
+    assert!(
+        stderr.contains("operations/a.json:2:")
+            && stderr.contains("included from track.json")
+            && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    std::fs::write(
+        broken.path().join("operations/a.json"),
+        "{\"name\": \"a\",}",
+    )
+    .unwrap();
+    let out = env.run(&[
+        "render-track",
+        "--track-path",
+        broken.path().to_str().unwrap(),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("the rendered track is not JSON"), "{stderr}");
+    assert!(
+        stderr.contains("the rendered track is not JSON"),
+        "{stderr}"
+    );
     let out = env.run(&["race", "--track-path", broken.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(env.race_dirs().is_empty());
@@ -61,56 +141,126 @@ fn the_rally_fixture_races_against_runner_serve() {
     let env = Env::new();
     let server = crate::elasticsearch::serve(&env, &[]);
     let u = crate::elasticsearch::url(server.port);
-    let out = env.ok(&["race", "--track-path", &fixture(), "--backend", "elasticsearch", "--target-hosts", &u, "--quiet"]);
+    let out = env.ok(&[
+        "race",
+        "--track-path",
+        &fixture(),
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &u,
+        "--quiet",
+    ]);
     let race = env.only_race();
-    assert_eq!((race["track"].as_str(), race["challenge"].as_str()), (Some("rally-geonames"), Some("append-no-conflicts")));
+    assert_eq!(
+        (race["track"].as_str(), race["challenge"].as_str()),
+        (Some("rally-geonames"), Some("append-no-conflicts"))
+    );
     assert_eq!(tasks(&race, "index-append")[0]["trials"][0]["units"], 200);
     let phrase = &tasks(&race, "phrase")[0];
     let trial = &phrase["trials"][0];
     // Rally: 50 warmup + 100 measured iterations for the one client.
-    assert_eq!((trial["warmup_operations"].as_u64(), trial["operations"].as_u64(), trial["hits"].as_u64()), (Some(50), Some(100), Some(1700)), "{trial}");
+    assert_eq!(
+        (
+            trial["warmup_operations"].as_u64(),
+            trial["operations"].as_u64(),
+            trial["hits"].as_u64()
+        ),
+        (Some(50), Some(100), Some(1700)),
+        "{trial}"
+    );
     assert_eq!(phrase["target_throughput"], 200.0);
     assert!(out.contains("| phrase |"), "{out}");
     // As in Rally, administrative tasks run and are stored, but are not in the report.
-    assert!(!out.contains("| delete-index |") && !out.contains("| refresh |"), "{out}");
+    assert!(
+        !out.contains("| delete-index |") && !out.contains("| refresh |"),
+        "{out}"
+    );
     assert_eq!(tasks(&race, "refresh")[0]["reported"], false);
-    assert!(tasks(&race, "phrase")[0].get("reported").is_none(), "reported tasks store no flag");
+    assert!(
+        tasks(&race, "phrase")[0].get("reported").is_none(),
+        "reported tasks store no flag"
+    );
     // A scroll of 50 a page reads the 200 places in 4 full pages and an empty one; Rally
     // counts scroll throughput in pages. paginated-search stops at its 3 pages.
     let scroll = &tasks(&race, "scroll-all")[0];
-    assert_eq!((scroll["trials"][0]["units"].as_u64(), scroll["trials"][0]["hits"].as_u64(), scroll["throughput_unit"].as_str()), (Some(10), Some(400), Some("pages/s")), "{scroll}");
+    assert_eq!(
+        (
+            scroll["trials"][0]["units"].as_u64(),
+            scroll["trials"][0]["hits"].as_u64(),
+            scroll["throughput_unit"].as_str()
+        ),
+        (Some(10), Some(400), Some("pages/s")),
+        "{scroll}"
+    );
     assert_eq!(tasks(&race, "by-population")[0]["trials"][0]["units"], 6);
     // Rally's index-stats and node-stats, as REST calls runner serve answers.
     for stats in ["index-stats", "node-stats"] {
         let t = &tasks(&race, stats)[0]["trials"][0];
-        assert_eq!((t["successes"].as_u64(), t["errors"].as_u64()), (Some(5), Some(0)), "{stats}: {t}");
+        assert_eq!(
+            (t["successes"].as_u64(), t["errors"].as_u64()),
+            (Some(5), Some(0)),
+            "{stats}: {t}"
+        );
     }
-    assert!(out.contains("| scroll-all |") && out.contains("pages/s"), "{out}");
+    assert!(
+        out.contains("| scroll-all |") && out.contains("pages/s"),
+        "{out}"
+    );
     // Random id conflicts with updates: every document is accepted, a quarter update one
     // indexed before, so fewer distinct documents remain; the same on both backends.
     let distinct = |args: &[&str]| {
         let env = Env::new();
         let path = fixture();
-        let mut all = vec!["race", "--track-path", &path, "--challenge", "update-conflicts", "--quiet"];
+        let mut all = vec![
+            "race",
+            "--track-path",
+            &path,
+            "--challenge",
+            "update-conflicts",
+            "--quiet",
+        ];
         all.extend_from_slice(args);
         env.ok(&all);
         let race = env.only_race();
         let bulk = &tasks(&race, "index-update-conflicts")[0]["trials"][0];
-        assert_eq!((bulk["units"].as_u64(), bulk["errors"].as_u64()), (Some(200), Some(0)), "{bulk}");
-        tasks(&race, "count-all")[0]["trials"][0]["hits"].as_u64().unwrap()
+        assert_eq!(
+            (bulk["units"].as_u64(), bulk["errors"].as_u64()),
+            (Some(200), Some(0)),
+            "{bulk}"
+        );
+        tasks(&race, "count-all")[0]["trials"][0]["hits"]
+            .as_u64()
+            .unwrap()
     };
     let over_http = distinct(&["--backend", "elasticsearch", "--target-hosts", &u]);
     let embedded = distinct(&[]);
     assert_eq!(over_http, embedded);
-    assert!((130..175).contains(&embedded), "{embedded} distinct documents of 200 at 25% conflicts");
+    assert!(
+        (130..175).contains(&embedded),
+        "{embedded} distinct documents of 200 at 25% conflicts"
+    );
     // ingest-percentage indexes the first share of the corpus.
     let env = Env::new();
-    env.ok(&["race", "--track-path", &fixture(), "--quiet", "--track-params", "ingest_percentage:50"]);
-    assert_eq!(tasks(&env.only_race(), "index-append")[0]["trials"][0]["units"], 100);
+    env.ok(&[
+        "race",
+        "--track-path",
+        &fixture(),
+        "--quiet",
+        "--track-params",
+        "ingest_percentage:50",
+    ]);
+    assert_eq!(
+        tasks(&env.only_race(), "index-append")[0]["trials"][0]["units"],
+        100
+    );
     // Rally's --test-mode reads the -1k file.
     let env = Env::new();
     env.ok(&["race", "--track-path", &fixture(), "--test-mode", "--quiet"]);
-    assert_eq!(tasks(&env.only_race(), "index-append")[0]["trials"][0]["units"], 50);
+    assert_eq!(
+        tasks(&env.only_race(), "index-append")[0]["trials"][0]["units"],
+        50
+    );
 }
 
 #[test]
@@ -132,19 +282,47 @@ fn rally_semantics_are_translated_and_unsupported_tasks_fail_or_are_skipped() {
     let out = env.run(&["race", "--track-path", path, "--quiet"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("task `custom`") && stderr.contains("custom runner") && stderr.contains("--on-unsupported skip"), "{stderr}");
-    let out = env.command(&["race", "--track-path", path, "--quiet", "--on-unsupported", "skip"]).output().unwrap();
+    assert!(
+        stderr.contains("task `custom`")
+            && stderr.contains("custom runner")
+            && stderr.contains("--on-unsupported skip"),
+        "{stderr}"
+    );
+    let out = env
+        .command(&[
+            "race",
+            "--track-path",
+            path,
+            "--quiet",
+            "--on-unsupported",
+            "skip",
+        ])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("note:") && stderr.contains("task `custom` skipped"), "{stderr}");
+    assert!(
+        stderr.contains("note:") && stderr.contains("task `custom` skipped"),
+        "{stderr}"
+    );
     let race = env.only_race();
     // Iterations are per client in Rally: 2 clients × 50 measured (+ 2 × 10 warmup).
     let nap = &tasks(&race, "nap")[0]["trials"][0];
-    assert_eq!((nap["operations"].as_u64(), nap["warmup_operations"].as_u64()), (Some(100), Some(20)), "{nap}");
+    assert_eq!(
+        (
+            nap["operations"].as_u64(),
+            nap["warmup_operations"].as_u64()
+        ),
+        (Some(100), Some(20)),
+        "{nap}"
+    );
     // Rally measures time-period after warmup-time-period: 0.5 s in all, 0.3 s measured.
     let timed = &tasks(&race, "timed")[0]["trials"][0];
     let measured = timed["measured_seconds"].as_f64().unwrap();
-    assert!((0.25..0.45).contains(&measured), "measured {measured} s: {timed}");
+    assert!(
+        (0.25..0.45).contains(&measured),
+        "measured {measured} s: {timed}"
+    );
     assert!(tasks(&race, "custom").is_empty());
 }
 
@@ -153,20 +331,54 @@ fn convert_rally_writes_a_track_of_ours_that_races_alike() {
     let out_dir = tempfile::tempdir().unwrap();
     let target = out_dir.path().join("converted");
     let env = Env::new();
-    let yaml = env.ok(&["convert-rally", &fixture(), "--out", target.to_str().unwrap()]);
-    assert!(yaml.contains("type: bulk") && yaml.contains("iterations: 100") && yaml.contains("warmup: 50"), "{yaml}");
-    assert!(target.join("documents.json").is_file(), "the corpus file is there beside it");
+    let yaml = env.ok(&[
+        "convert-rally",
+        &fixture(),
+        "--out",
+        target.to_str().unwrap(),
+    ]);
+    assert!(
+        yaml.contains("type: bulk")
+            && yaml.contains("iterations: 100")
+            && yaml.contains("warmup: 50"),
+        "{yaml}"
+    );
+    assert!(
+        target.join("documents.json").is_file(),
+        "the corpus file is there beside it"
+    );
     env.ok(&["race", "--track-path", target.to_str().unwrap(), "--quiet"]);
-    assert_eq!(tasks(&env.only_race(), "phrase")[0]["trials"][0]["hits"], 1700);
-    let again = env.run(&["convert-rally", &fixture(), "--out", target.to_str().unwrap()]);
-    assert_eq!(again.status.code(), Some(2), "an existing track.yaml is not overwritten");
+    assert_eq!(
+        tasks(&env.only_race(), "phrase")[0]["trials"][0]["hits"],
+        1700
+    );
+    let again = env.run(&[
+        "convert-rally",
+        &fixture(),
+        "--out",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "an existing track.yaml is not overwritten"
+    );
 }
 
 #[test]
 fn render_track_shows_our_tracks_after_templating_too() {
     let env = Env::new();
-    let text = env.ok(&["render-track", "--track", "geonames", "--track-params", "documents:500000"]);
-    assert!(text.contains("scale-to: 500000") && !text.contains("{{"), "{text}");
+    let text = env.ok(&[
+        "render-track",
+        "--track",
+        "geonames",
+        "--track-params",
+        "documents:500000",
+    ]);
+    assert!(
+        text.contains("scale-to: 500000") && !text.contains("{{"),
+        "{text}"
+    );
 }
 
 /// A loopback HTTP server for corpus downloads: `body` for GET /corpora/docs.json, 404 for
@@ -186,7 +398,10 @@ fn corpus_server(body: &'static str) -> (u16, std::sync::Arc<std::sync::atomic::
         counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut stream = stream;
         let reply = if request.starts_with("GET /corpora/docs.json ") {
-            format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len())
+            format!(
+                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
         } else {
             "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_string()
         };
@@ -214,25 +429,58 @@ fn base_url_corpora_are_downloaded_once_kept_under_the_results_home_and_size_che
     env.ok(&["race", "--track-path", rally.to_str().unwrap(), "--quiet"]);
     assert_eq!(tasks(&env.only_race(), "bulk")[0]["trials"][0]["units"], 3);
     let cached = env.home.path().join("data/downloaded/docs.json");
-    assert_eq!(std::fs::read_to_string(&cached).unwrap(), DOCS, "kept under the results home");
-    assert!(!rally.join("docs.json").exists(), "the track directory is left as it was");
+    assert_eq!(
+        std::fs::read_to_string(&cached).unwrap(),
+        DOCS,
+        "kept under the results home"
+    );
+    assert!(
+        !rally.join("docs.json").exists(),
+        "the track directory is left as it was"
+    );
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
     env.ok(&["race", "--track-path", rally.to_str().unwrap(), "--quiet"]);
-    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1, "the second race reads the cached file");
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the second race reads the cached file"
+    );
 
     // A size that does not match is refused, naming both sizes.
     std::fs::write(rally.join("track.json"), track(DOCS.len() + 1, "docs.json")).unwrap();
     let out = env.run(&["race", "--track-path", rally.to_str().unwrap(), "--quiet"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains(&format!("says {} bytes, the file has {}", DOCS.len() + 1, DOCS.len())), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "says {} bytes, the file has {}",
+            DOCS.len() + 1,
+            DOCS.len()
+        )),
+        "{stderr}"
+    );
     // A file the server does not have: the URL and the status.
     std::fs::write(rally.join("track.json"), track(3, "missing.json")).unwrap();
     let out = env.run(&["race", "--track-path", rally.to_str().unwrap(), "--quiet"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("cannot download") && stderr.contains("/corpora/missing.json") && stderr.contains("404"), "{stderr}");
-    assert!(!env.home.path().join("data/downloaded/missing.json").exists() && !env.home.path().join("data/downloaded/missing.json.part").exists());
+    assert!(
+        stderr.contains("cannot download")
+            && stderr.contains("/corpora/missing.json")
+            && stderr.contains("404"),
+        "{stderr}"
+    );
+    assert!(
+        !env.home
+            .path()
+            .join("data/downloaded/missing.json")
+            .exists()
+            && !env
+                .home
+                .path()
+                .join("data/downloaded/missing.json.part")
+                .exists()
+    );
 }
 
 /// Rally's `warmup-time-period` on a bulk task through its corpus: the requests of the first
@@ -246,13 +494,27 @@ fn warmup_time_on_a_bulk_task_takes_the_first_seconds_of_requests() {
     {"operation": {"name": "bulk", "operation-type": "bulk", "bulk-size": 1}, "warmup-time-period": 0.5, "target-throughput": 20}]}"#;
     let dir = track_dir(&[("track.json", track), ("docs.json", &docs)]);
     let env = Env::new();
-    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ]);
     let race = env.only_race();
     let trial = &tasks(&race, "bulk")[0]["trials"][0];
-    let (warmup, measured) = (trial["warmup_operations"].as_u64().unwrap(), trial["operations"].as_u64().unwrap());
+    let (warmup, measured) = (
+        trial["warmup_operations"].as_u64().unwrap(),
+        trial["operations"].as_u64().unwrap(),
+    );
     assert_eq!(warmup + measured, 20, "{trial}");
-    assert!((5..=15).contains(&warmup), "about half the requests fall in the first 0.5 s: {trial}");
-    assert_eq!(trial["units"].as_u64().unwrap() + trial["warmup_units"].as_u64().unwrap(), 20);
+    assert!(
+        (5..=15).contains(&warmup),
+        "about half the requests fall in the first 0.5 s: {trial}"
+    );
+    assert_eq!(
+        trial["units"].as_u64().unwrap() + trial["warmup_units"].as_u64().unwrap(),
+        20
+    );
 }
 
 /// `completed-by`: when the named task of a parallel block ends, the others stop, complete
@@ -266,8 +528,16 @@ fn completed_by_ends_a_parallel_block_when_its_task_ends() {
     let dir = track_dir(&[("track.json", track)]);
     let env = Env::new();
     let started = std::time::Instant::now();
-    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
-    assert!(started.elapsed() < std::time::Duration::from_secs(30), "the 60 s task stopped with the short one");
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the 60 s task stopped with the short one"
+    );
     let race = env.only_race();
     assert_eq!(race["status"], "completed");
     let long = &tasks(&race, "long")[0]["trials"][0];
@@ -276,10 +546,19 @@ fn completed_by_ends_a_parallel_block_when_its_task_ends() {
     assert_eq!(tasks(&race, "short")[0]["trials"][0]["operations"], 20);
     // A completed-by naming no task of the block is an error in a track of ours.
     let ours = track_dir(&[("track.yaml", "name: t\noperations: [{name: nap, type: sleep}]\nchallenges:\n  - name: c\n    schedule:\n      - parallel:\n          completed-by: shrot\n          tasks: [{name: short, operation: nap}]\n")]);
-    let out = env.run(&["race", "--track-path", ours.path().to_str().unwrap(), "--quiet"]);
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        ours.path().to_str().unwrap(),
+        "--quiet",
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("/challenges/0/schedule/0/parallel/completed-by") && stderr.contains("did you mean `short`"), "{stderr}");
+    assert!(
+        stderr.contains("/challenges/0/schedule/0/parallel/completed-by")
+            && stderr.contains("did you mean `short`"),
+        "{stderr}"
+    );
 }
 
 /// `ramp-up-time-period`: clients start one after another within the warmup, so the warmup
@@ -291,16 +570,32 @@ fn ramp_up_starts_clients_one_after_another_within_the_warmup() {
   "schedule": [{"operation": "nap", "clients": 4, "target-throughput": 400, "ramp-up-time-period": 0.4, "warmup-time-period": 0.5, "time-period": 0.5}]}"#;
     let dir = track_dir(&[("track.json", track)]);
     let env = Env::new();
-    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ]);
     let race = env.only_race();
     let t = &tasks(&race, "nap")[0]["trials"][0];
-    let (warmup, measured) = (t["warmup_operations"].as_u64().unwrap(), t["operations"].as_u64().unwrap());
+    let (warmup, measured) = (
+        t["warmup_operations"].as_u64().unwrap(),
+        t["operations"].as_u64().unwrap(),
+    );
     assert!((100..=180).contains(&warmup), "{t}");
     assert!((180..=205).contains(&measured), "{t}");
     // Ours: a ramp-up needs a time warmup at least as long.
     let ours = track_dir(&[("track.yaml", "name: t\noperations: [{name: nap, type: sleep}]\nchallenges:\n  - name: c\n    schedule: [{operation: nap, clients: 2, time-period: 2s, ramp-up-time-period: 1s}]\n")]);
-    let out = env.run(&["race", "--track-path", ours.path().to_str().unwrap(), "--quiet"]);
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        ours.path().to_str().unwrap(),
+        "--quiet",
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("ramp-up-time-period") && stderr.contains("needs a time warmup"), "{stderr}");
+    assert!(
+        stderr.contains("ramp-up-time-period") && stderr.contains("needs a time warmup"),
+        "{stderr}"
+    );
 }

@@ -61,7 +61,10 @@ fn resp_fault_server(fault: Fault) -> u16 {
         let mut reader = BufReader::new(stream.try_clone().unwrap());
         let mut stream = stream;
         while let Some(cmd) = read_command(&mut reader) {
-            let command = cmd.first().map(|c| c.to_ascii_uppercase()).unwrap_or_default();
+            let command = cmd
+                .first()
+                .map(|c| c.to_ascii_uppercase())
+                .unwrap_or_default();
             let answer: &[u8] = if command == "PING" {
                 b"+PONG\r\n"
             } else if command == "INFO" {
@@ -109,7 +112,14 @@ challenges:
 
 fn race_on(port: u16, extra: &[&str]) -> (Env, std::process::Output) {
     let host = format!("127.0.0.1:{port}");
-    let mut args = vec!["--backend", "redis", "--target-hosts", &host, "--client-options", "timeout:0.5"];
+    let mut args = vec![
+        "--backend",
+        "redis",
+        "--target-hosts",
+        &host,
+        "--client-options",
+        "timeout:0.5",
+    ];
     args.extend_from_slice(extra);
     race_track(GET_TRACK, &args)
 }
@@ -121,8 +131,16 @@ fn each_resp_fault_is_counted_by_kind_and_abort_stops_at_the_first() {
         (Fault::CloseMidReply, "connection", "closed the connection"),
         (Fault::Slow, "timeout", "no reply within 500ms"),
         (Fault::Refuse, "connection", "redis at"),
-        (Fault::HugeLength, "protocol", "a bulk string of length 99999999999"),
-        (Fault::NegativeLength, "protocol", "a bulk string of length -5"),
+        (
+            Fault::HugeLength,
+            "protocol",
+            "a bulk string of length 99999999999",
+        ),
+        (
+            Fault::NegativeLength,
+            "protocol",
+            "a bulk string of length -5",
+        ),
         (Fault::NegativeArray, "protocol", "an array of length -7"),
     ];
     for (fault, kind, text) in cases {
@@ -132,20 +150,33 @@ fn each_resp_fault_is_counted_by_kind_and_abort_stops_at_the_first() {
         let race = env.only_race();
         let trial = &race["tasks"][0]["trials"][0];
         assert_eq!(trial["errors_by_kind"][kind], 3, "{fault:?}: {trial}");
-        assert_eq!((trial["successes"].as_u64(), trial["error_rate"].as_f64()), (Some(0), Some(1.0)), "{fault:?}");
+        assert_eq!(
+            (trial["successes"].as_u64(), trial["error_rate"].as_f64()),
+            (Some(0), Some(1.0)),
+            "{fault:?}"
+        );
         let message = trial["error_messages"][kind].as_str().unwrap();
         assert!(message.contains(text), "{fault:?}: {message}");
         let summary = String::from_utf8_lossy(&out.stdout);
-        assert!(summary.contains("100.00%") && summary.contains(&format!("{kind}: 3")), "{fault:?}: {summary}");
+        assert!(
+            summary.contains("100.00%") && summary.contains(&format!("{kind}: 3")),
+            "{fault:?}: {summary}"
+        );
         eprintln!("FAULT redis {fault:?}: continue -> exit 0, 3 of 3 counted as {kind}");
 
         let (env, out) = race_on(resp_fault_server(fault), &["--on-error", "abort"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{fault:?}: {stderr}");
-        assert!(stderr.contains("race stopped early") && stderr.contains(text), "{fault:?}: {stderr}");
+        assert!(
+            stderr.contains("race stopped early") && stderr.contains(text),
+            "{fault:?}: {stderr}"
+        );
         let race = env.only_race();
         assert_eq!(race["status"], "aborted", "{fault:?}");
-        assert_eq!(race["tasks"][0]["trials"][0]["errors_by_kind"][kind], 1, "{fault:?}");
+        assert_eq!(
+            race["tasks"][0]["trials"][0]["errors_by_kind"][kind], 1,
+            "{fault:?}"
+        );
         eprintln!("FAULT redis {fault:?}: abort -> exit 1, status aborted after 1 error");
     }
 }
@@ -159,13 +190,24 @@ fn a_reply_that_never_ends_is_cut_off_within_bounded_memory() {
     let dir = track_dir(&[("track.yaml", GET_TRACK)]);
     let runner = env!("CARGO_BIN_EXE_runner");
     let script = format!("ulimit -v 2097152 && exec '{runner}' race --track-path '{}' --quiet --backend redis --target-hosts 127.0.0.1:{port} --client-options timeout:5", dir.path().display());
-    let out = std::process::Command::new("bash").arg("-c").arg(&script).env("RUNNER_HOME", env.home.path()).output().unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .env("RUNNER_HOME", env.home.path())
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let race = env.only_race();
     let trial = &race["tasks"][0]["trials"][0];
     assert_eq!(trial["errors_by_kind"]["protocol"], 3, "{trial}");
-    assert!(trial["error_messages"]["protocol"].as_str().unwrap().contains("a reply longer than 67108864 bytes"), "{trial}");
+    assert!(
+        trial["error_messages"]["protocol"]
+            .as_str()
+            .unwrap()
+            .contains("a reply longer than 67108864 bytes"),
+        "{trial}"
+    );
 }
 
 #[test]
@@ -181,15 +223,33 @@ fn a_server_that_never_answers_ends_within_the_timeout() {
         let dir = track_dir(&[("track.yaml", GET_TRACK)]);
         let started = std::time::Instant::now();
         let host = format!("127.0.0.1:{port}");
-        let mut cmd = env.command(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--backend", "redis", "--target-hosts", &host, "--client-options", "timeout:1"]);
+        let mut cmd = env.command(&[
+            "race",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+            "--backend",
+            "redis",
+            "--target-hosts",
+            &host,
+            "--client-options",
+            "timeout:1",
+        ]);
         for (k, v) in &env_vars {
             cmd.env(k, v);
         }
         let out = cmd.output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
-        assert!(stderr.contains("no answer to") && stderr.contains("within 1s"), "{stderr}");
+        assert!(
+            stderr.contains("no answer to") && stderr.contains("within 1s"),
+            "{stderr}"
+        );
         assert!(!stderr.contains("secret"), "{stderr}");
-        assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

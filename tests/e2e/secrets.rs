@@ -24,7 +24,12 @@ fn all_files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
 
 /// Runs `race_args` with `secret_env` set, then shows and exports the race in every format,
 /// and asserts that none of `secrets` appears anywhere the runner wrote.
-fn assert_nothing_leaks(env: &Env, race_args: &[&str], secret_env: &[(&str, &str)], secrets: &[String]) {
+fn assert_nothing_leaks(
+    env: &Env,
+    race_args: &[&str],
+    secret_env: &[(&str, &str)],
+    secrets: &[String],
+) {
     let report_file = env.home.path().join("exports").join("report.md");
     std::fs::create_dir_all(report_file.parent().unwrap()).unwrap();
     let mut args = race_args.to_vec();
@@ -35,19 +40,38 @@ fn assert_nothing_leaks(env: &Env, race_args: &[&str], secret_env: &[(&str, &str
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let mut written: Vec<(String, Vec<u8>)> = vec![("race stdout".into(), out.stdout), ("race stderr".into(), out.stderr)];
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut written: Vec<(String, Vec<u8>)> = vec![
+        ("race stdout".into(), out.stdout),
+        ("race stderr".into(), out.stderr),
+    ];
     for format in ["markdown", "csv", "json"] {
-        let out = env.command(&["show", "latest", "--report-format", format]).envs(secret_env.iter().copied()).output().unwrap();
+        let out = env
+            .command(&["show", "latest", "--report-format", format])
+            .envs(secret_env.iter().copied())
+            .output()
+            .unwrap();
         assert!(out.status.success());
         written.push((format!("show --report-format {format}"), out.stdout));
         written.push((format!("show {format} stderr"), out.stderr));
     }
     let plot = env.home.path().join("exports").join("plot");
-    let out = env.command(&["plot", "latest", "--out", plot.to_str().unwrap()]).output().unwrap();
+    let out = env
+        .command(&["plot", "latest", "--out", plot.to_str().unwrap()])
+        .output()
+        .unwrap();
     written.push(("plot stderr".into(), out.stderr));
     let files = all_files(env.home.path());
-    assert!(files.iter().any(|(p, _)| p.ends_with("race.json")) && files.iter().any(|(p, _)| p.ends_with("report.md")), "the race and its report were written: {:?}", files.iter().map(|f| &f.0).collect::<Vec<_>>());
+    assert!(
+        files.iter().any(|(p, _)| p.ends_with("race.json"))
+            && files.iter().any(|(p, _)| p.ends_with("report.md")),
+        "the race and its report were written: {:?}",
+        files.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
     written.extend(files.into_iter().map(|(p, b)| (p.display().to_string(), b)));
     for (what, bytes) in &written {
         let text = String::from_utf8_lossy(bytes);
@@ -62,30 +86,78 @@ fn elasticsearch_credentials_are_in_no_file_report_or_log() {
     let env = Env::new();
     let server = serve(&env, &[]);
     let u = url(server.port);
-    let race = ["race", "--track", "geonames", "--test-mode", "--backend", "elasticsearch", "--target-hosts", &u];
+    let race = [
+        "race",
+        "--track",
+        "geonames",
+        "--test-mode",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &u,
+    ];
     let (user, password) = ("bench-user", "pw-9f3kq-never-stored");
     let basic = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
-    assert_nothing_leaks(&env, &race, &[("RUNNER_ES_USERNAME", user), ("RUNNER_ES_PASSWORD", password)], &[password.to_string(), basic]);
+    assert_nothing_leaks(
+        &env,
+        &race,
+        &[
+            ("RUNNER_ES_USERNAME", user),
+            ("RUNNER_ES_PASSWORD", password),
+        ],
+        &[password.to_string(), basic],
+    );
     let record = read_json(&env.race_dirs()[0].join("race.json"));
-    assert_eq!(record["backend"]["details"]["auth"], "basic", "the kind of credentials is recorded, not them: {}", record["backend"]);
+    assert_eq!(
+        record["backend"]["details"]["auth"], "basic",
+        "the kind of credentials is recorded, not them: {}",
+        record["backend"]
+    );
 
     let env = Env::new();
     let api_key = "a2V5LWlkOmFwaS1rZXktbmV2ZXItc3RvcmVk";
-    assert_nothing_leaks(&env, &race, &[("RUNNER_ES_API_KEY", api_key)], &[api_key.to_string()]);
+    assert_nothing_leaks(
+        &env,
+        &race,
+        &[("RUNNER_ES_API_KEY", api_key)],
+        &[api_key.to_string()],
+    );
 }
 
 #[test]
 fn redis_credentials_are_in_no_file_report_or_log() {
-    let Some(srv) = crate::redis::server(&["--requirepass", "redis-pw-never-stored"]) else { return };
+    let Some(srv) = crate::redis::server(&["--requirepass", "redis-pw-never-stored"]) else {
+        return;
+    };
     let env = Env::new();
     let h = crate::redis::host(&srv);
-    let race = ["race", "--track", "redis-kv", "--backend", "redis", "--target-hosts", &h, "--track-params", "requests=200,clients=[2],transactions=[10]"];
-    assert_nothing_leaks(&env, &race, &[("RUNNER_REDIS_USERNAME", "default"), ("RUNNER_REDIS_PASSWORD", "redis-pw-never-stored")], &["redis-pw-never-stored".to_string()]);
+    let race = [
+        "race",
+        "--track",
+        "redis-kv",
+        "--backend",
+        "redis",
+        "--target-hosts",
+        &h,
+        "--track-params",
+        "requests=200,clients=[2],transactions=[10]",
+    ];
+    assert_nothing_leaks(
+        &env,
+        &race,
+        &[
+            ("RUNNER_REDIS_USERNAME", "default"),
+            ("RUNNER_REDIS_PASSWORD", "redis-pw-never-stored"),
+        ],
+        &["redis-pw-never-stored".to_string()],
+    );
 }
 
 #[test]
 fn credentials_from_the_file_reach_the_server_and_nothing_else() {
-    let Some(srv) = crate::redis::server(&["--requirepass", "file-pw-never-stored"]) else { return };
+    let Some(srv) = crate::redis::server(&["--requirepass", "file-pw-never-stored"]) else {
+        return;
+    };
     use std::os::unix::fs::PermissionsExt;
     let secrets_dir = tempfile::tempdir().unwrap();
     let file = secrets_dir.path().join("credentials.yaml");
@@ -93,17 +165,39 @@ fn credentials_from_the_file_reach_the_server_and_nothing_else() {
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let env = Env::new();
     let h = crate::redis::host(&srv);
-    let race = ["race", "--track", "redis-kv", "--backend", "redis", "--target-hosts", &h, "--track-params", "requests=200,clients=[2],transactions=[10]"];
+    let race = [
+        "race",
+        "--track",
+        "redis-kv",
+        "--backend",
+        "redis",
+        "--target-hosts",
+        &h,
+        "--track-params",
+        "requests=200,clients=[2],transactions=[10]",
+    ];
     // The server wants the password: the race passing AUTH shows the file was read.
-    assert_nothing_leaks(&env, &race, &[("RUNNER_CREDENTIALS_FILE", file.to_str().unwrap())], &["file-pw-never-stored".to_string()]);
+    assert_nothing_leaks(
+        &env,
+        &race,
+        &[("RUNNER_CREDENTIALS_FILE", file.to_str().unwrap())],
+        &["file-pw-never-stored".to_string()],
+    );
 
     // A file others can read is refused before anything is sent.
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let env = Env::new();
-    let out = env.command(&race).env("RUNNER_CREDENTIALS_FILE", &file).output().unwrap();
+    let out = env
+        .command(&race)
+        .env("RUNNER_CREDENTIALS_FILE", &file)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("chmod 600") && !stderr.contains("file-pw-never-stored"), "{stderr}");
+    assert!(
+        stderr.contains("chmod 600") && !stderr.contains("file-pw-never-stored"),
+        "{stderr}"
+    );
     assert!(env.race_dirs().is_empty());
 }
 
@@ -145,7 +239,12 @@ fn credentials_a_server_echoes_back_are_redacted_everywhere() {
             let (status, body) = if line.contains("_cluster/health") {
                 (200, r#"{"status":"green"}"#.to_string())
             } else if line.contains("_search") {
-                (400, format!(r#"{{"error":{{"type":"parse_exception","reason":"bad header [{auth}]"}},"status":400}}"#))
+                (
+                    400,
+                    format!(
+                        r#"{{"error":{{"type":"parse_exception","reason":"bad header [{auth}]"}},"status":400}}"#
+                    ),
+                )
             } else {
                 (200, r#"{"version":{"number":"8.15.0"}}"#.to_string())
             };
@@ -158,13 +257,35 @@ fn credentials_a_server_echoes_back_are_redacted_everywhere() {
     let env = Env::new();
     let dir = track_dir(&[("track.yaml", "name: t\nindices: [{name: i}]\noperations: [{name: s, type: search}]\nchallenges: [{name: c, schedule: [{operation: s, iterations: 3}]}]\n")]);
     let u = url(port);
-    let race = ["race", "--track-path", dir.path().to_str().unwrap(), "--backend", "elasticsearch", "--target-hosts", &u];
+    let race = [
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &u,
+    ];
     let (user, password) = ("bench-user", "pw-echoed-never-stored");
     let basic = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
-    assert_nothing_leaks(&env, &race, &[("RUNNER_ES_USERNAME", user), ("RUNNER_ES_PASSWORD", password)], &[password.to_string(), basic]);
+    assert_nothing_leaks(
+        &env,
+        &race,
+        &[
+            ("RUNNER_ES_USERNAME", user),
+            ("RUNNER_ES_PASSWORD", password),
+        ],
+        &[password.to_string(), basic],
+    );
     let record = read_json(&env.race_dirs()[0].join("race.json"));
-    let message = record["tasks"][0]["trials"][0]["error_messages"]["bad-request"].as_str().unwrap().to_string();
-    assert!(message.contains("bad header [Basic [redacted]]"), "the error is kept, the secret is not: {message}");
+    let message = record["tasks"][0]["trials"][0]["error_messages"]["bad-request"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("bad header [Basic [redacted]]"),
+        "the error is kept, the secret is not: {message}"
+    );
 
     // A Redis server whose AUTH error quotes the password it was sent.
     let port = fault_listener(|stream, _| {
@@ -181,8 +302,14 @@ fn credentials_a_server_echoes_back_are_redacted_everywhere() {
                 let _ = reader.read_line(&mut line);
                 words.push(line.trim().to_string());
             }
-            let reply = if words.first().is_some_and(|w| w.eq_ignore_ascii_case("AUTH")) {
-                format!("-WRONGPASS invalid password '{}'\r\n", words.last().unwrap())
+            let reply = if words
+                .first()
+                .is_some_and(|w| w.eq_ignore_ascii_case("AUTH"))
+            {
+                format!(
+                    "-WRONGPASS invalid password '{}'\r\n",
+                    words.last().unwrap()
+                )
             } else {
                 "+PONG\r\n".to_string()
             };
@@ -194,20 +321,59 @@ fn credentials_a_server_echoes_back_are_redacted_everywhere() {
     });
     let env = Env::new();
     let host = format!("127.0.0.1:{port}");
-    let out = env.command(&["race", "--track", "redis-kv", "--test-mode", "--backend", "redis", "--target-hosts", &host]).env("RUNNER_REDIS_PASSWORD", "redis-pw-echoed-never-stored").output().unwrap();
+    let out = env
+        .command(&[
+            "race",
+            "--track",
+            "redis-kv",
+            "--test-mode",
+            "--backend",
+            "redis",
+            "--target-hosts",
+            &host,
+        ])
+        .env("RUNNER_REDIS_PASSWORD", "redis-pw-echoed-never-stored")
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("AUTH failed") && stderr.contains("[redacted]"), "{stderr}");
+    assert!(
+        stderr.contains("AUTH failed") && stderr.contains("[redacted]"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("redis-pw-echoed-never-stored"), "{stderr}");
 }
 
 #[test]
 fn a_password_inside_target_hosts_is_refused_without_being_printed() {
     let env = Env::new();
-    for (track, backend, host) in [("redis-kv", "redis", "redis://user:hosts-pw-never-printed@127.0.0.1:1"), ("geonames", "elasticsearch", "http://user:hosts-pw-never-printed@[bad")] {
-        let out = env.run(&["race", "--track", track, "--test-mode", "--backend", backend, "--target-hosts", host]);
+    for (track, backend, host) in [
+        (
+            "redis-kv",
+            "redis",
+            "redis://user:hosts-pw-never-printed@127.0.0.1:1",
+        ),
+        (
+            "geonames",
+            "elasticsearch",
+            "http://user:hosts-pw-never-printed@[bad",
+        ),
+    ] {
+        let out = env.run(&[
+            "race",
+            "--track",
+            track,
+            "--test-mode",
+            "--backend",
+            backend,
+            "--target-hosts",
+            host,
+        ]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{backend}: {stderr}");
-        assert!(stderr.contains("***@") && !stderr.contains("hosts-pw-never-printed"), "{backend}: {stderr}");
+        assert!(
+            stderr.contains("***@") && !stderr.contains("hosts-pw-never-printed"),
+            "{backend}: {stderr}"
+        );
     }
 }

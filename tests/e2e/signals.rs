@@ -16,20 +16,31 @@ fn wait_for_trials(env: &Env, n: usize) {
         if let Some(dir) = env.race_dirs().first() {
             if let Ok(text) = std::fs::read_to_string(dir.join("race.json")) {
                 if let Ok(race) = serde_json::from_str::<serde_json::Value>(&text) {
-                    let done: usize = race["tasks"].as_array().unwrap().iter().map(|t| t["trials"].as_array().unwrap().len()).sum();
+                    let done: usize = race["tasks"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| t["trials"].as_array().unwrap().len())
+                        .sum();
                     if done >= n {
                         return;
                     }
                 }
             }
         }
-        assert!(Instant::now() < deadline, "the race never stored {n} trials");
+        assert!(
+            Instant::now() < deadline,
+            "the race never stored {n} trials"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
 fn signal(pid: u32, sig: &str) {
-    let status = std::process::Command::new("kill").args([sig, &pid.to_string()]).status().unwrap();
+    let status = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
 }
 
@@ -43,25 +54,51 @@ fn ctrl_c_mid_race(what: &str, track: &str, trials_before: usize, extra: &[&str]
 fn signal_mid_race(sig: &str, what: &str, track: &str, trials_before: usize, extra: &[&str]) {
     let dir = track_dir(&[("track.yaml", track)]);
     let env = Env::new();
-    let mut args = vec!["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"];
+    let mut args = vec![
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ];
     args.extend_from_slice(extra);
-    let mut child = env.command(&args).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut child = env
+        .command(&args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     wait_for_trials(&env, trials_before);
     std::thread::sleep(Duration::from_millis(500)); // inside the 60 s task
     let sent = Instant::now();
     signal(child.id(), sig);
     let status = child.wait().unwrap();
     // Typically tens of milliseconds; the bound leaves room for a loaded CI machine.
-    assert!(sent.elapsed() < Duration::from_secs(3), "{what}: took {:?} to stop", sent.elapsed());
-    eprintln!("{sig} {what}: stopped {:?} after the signal", sent.elapsed());
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "{what}: took {:?} to stop",
+        sent.elapsed()
+    );
+    eprintln!(
+        "{sig} {what}: stopped {:?} after the signal",
+        sent.elapsed()
+    );
     assert_eq!(status.code(), Some(130), "{what}");
     let race = env.only_race();
     assert_eq!(race["status"], "interrupted", "{what}");
-    assert_eq!(tasks(&race, "short")[0]["trials"].as_array().unwrap().len(), 3, "{what}");
+    assert_eq!(
+        tasks(&race, "short")[0]["trials"].as_array().unwrap().len(),
+        3,
+        "{what}"
+    );
     let long = &tasks(&race, "long")[0]["trials"][0];
     assert_eq!(long["interrupted"], true, "{what}");
-    assert!(long["operations"].as_u64().unwrap() > 10, "{what}: the partial trial's measurements are kept: {long}");
-    assert_eq!(long["errors"], 0, "{what}: stopping is not an error: {long}");
+    assert!(
+        long["operations"].as_u64().unwrap() > 10,
+        "{what}: the partial trial's measurements are kept: {long}"
+    );
+    assert_eq!(
+        long["errors"], 0,
+        "{what}: stopping is not an error: {long}"
+    );
 }
 
 #[test]
@@ -88,8 +125,20 @@ challenges:
       - {name: short, operation: s, iterations: 20, trials: 3}
       - {name: long, operation: s, clients: 2, time-period: 60s, target-throughput: 500}
 ";
-    ctrl_c_mid_race("elasticsearch", es_track, 4, &["--backend", "elasticsearch", "--target-hosts", &crate::elasticsearch::url(server.port)]);
-    let Some((_own, host)) = crate::redis::shared_server() else { return };
+    ctrl_c_mid_race(
+        "elasticsearch",
+        es_track,
+        4,
+        &[
+            "--backend",
+            "elasticsearch",
+            "--target-hosts",
+            &crate::elasticsearch::url(server.port),
+        ],
+    );
+    let Some((_own, host)) = crate::redis::shared_server() else {
+        return;
+    };
     let redis_track = "name: long
 operations: [{name: g, type: get, params: {keyspace: 100}}]
 challenges:
@@ -98,21 +147,40 @@ challenges:
       - {name: short, operation: g, iterations: 20, trials: 3}
       - {name: long, operation: g, clients: 2, time-period: 60s, target-throughput: 500}
 ";
-    ctrl_c_mid_race("redis", redis_track, 3, &["--backend", "redis", "--target-hosts", &host]);
+    ctrl_c_mid_race(
+        "redis",
+        redis_track,
+        3,
+        &["--backend", "redis", "--target-hosts", &host],
+    );
 }
 
 #[test]
 fn sigkill_leaves_completed_trials_readable_and_marked_incomplete() {
     let dir = track_dir(&[("track.yaml", LONG_TRACK)]);
     let env = Env::new();
-    let mut child = env.command(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]).spawn().unwrap();
+    let mut child = env
+        .command(&[
+            "race",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+        ])
+        .spawn()
+        .unwrap();
     wait_for_trials(&env, 3);
     signal(child.id(), "-KILL");
     child.wait().unwrap();
     let race = env.only_race();
-    assert_eq!(race["status"], "running", "the record says running: nobody could write otherwise");
+    assert_eq!(
+        race["status"], "running",
+        "the record says running: nobody could write otherwise"
+    );
     let shown = env.ok(&["show", "latest"]);
-    assert!(shown.contains("incomplete: the runner was killed"), "{shown}");
+    assert!(
+        shown.contains("incomplete: the runner was killed"),
+        "{shown}"
+    );
     assert!(shown.contains("| short | - | 1 | - |"), "{shown}");
     let listed = env.ok(&["list", "races"]);
     assert!(listed.contains("incomplete"), "{listed}");
@@ -128,14 +196,40 @@ fn ctrl_c_during_the_connection_check_stops_at_once() {
     });
     let env = Env::new();
     let host = format!("http://127.0.0.1:{port}");
-    let child = env.command(&["race", "--track", "geonames", "--test-mode", "--quiet", "--backend", "elasticsearch", "--target-hosts", &host, "--client-options", "timeout:60"]).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let child = env
+        .command(&[
+            "race",
+            "--track",
+            "geonames",
+            "--test-mode",
+            "--quiet",
+            "--backend",
+            "elasticsearch",
+            "--target-hosts",
+            &host,
+            "--client-options",
+            "timeout:60",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     std::thread::sleep(Duration::from_millis(1000));
     let sent = Instant::now();
     signal(child.id(), "-INT");
     let out = child.wait_with_output().unwrap();
-    assert!(sent.elapsed() < Duration::from_secs(3), "took {:?}", sent.elapsed());
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        sent.elapsed()
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("interrupted while checking the backend"), "{stderr}");
-    assert!(env.race_dirs().is_empty(), "nothing was measured, nothing is stored");
+    assert!(
+        stderr.contains("interrupted while checking the backend"),
+        "{stderr}"
+    );
+    assert!(
+        env.race_dirs().is_empty(),
+        "nothing was measured, nothing is stored"
+    );
 }

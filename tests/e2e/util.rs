@@ -13,12 +13,17 @@ pub fn repo() -> PathBuf {
 
 impl Env {
     pub fn new() -> Env {
-        Env { home: tempfile::tempdir().expect("temp dir") }
+        Env {
+            home: tempfile::tempdir().expect("temp dir"),
+        }
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
-        c.args(args).env("RUNNER_HOME", self.home.path()).env("RUNNER_TRACKS_DIR", repo().join("tracks")).current_dir(repo());
+        c.args(args)
+            .env("RUNNER_HOME", self.home.path())
+            .env("RUNNER_TRACKS_DIR", repo().join("tracks"))
+            .current_dir(repo());
         c
     }
 
@@ -29,7 +34,12 @@ impl Env {
     /// Runs and insists on success, returning stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(out.status.success(), "runner {args:?} failed: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "runner {args:?} failed: {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).expect("utf-8 stdout")
     }
 
@@ -64,14 +74,24 @@ pub fn track_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
 }
 
 pub fn tasks<'a>(race: &'a serde_json::Value, name: &str) -> Vec<&'a serde_json::Value> {
-    race["tasks"].as_array().unwrap().iter().filter(|t| t["task"] == name).collect()
+    race["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["task"] == name)
+        .collect()
 }
 
 /// Races the track text `track` with `args` after `race --track-path DIR --quiet`.
 pub fn race_track(track: &str, args: &[&str]) -> (Env, std::process::Output) {
     let dir = track_dir(&[("track.yaml", track)]);
     let env = Env::new();
-    let mut all = vec!["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"];
+    let mut all = vec![
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ];
     all.extend_from_slice(args);
     let out = env.run(&all);
     (env, out)

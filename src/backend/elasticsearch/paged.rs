@@ -27,25 +27,60 @@ pub struct PagedSearch {
     body_prefix: String,
 }
 
-pub fn build(builder: &CallBuilder, spec: &SearchSpec, paging: Paging, path: &str) -> Result<PagedSearch, String> {
+pub fn build(
+    builder: &CallBuilder,
+    spec: &SearchSpec,
+    paging: Paging,
+    path: &str,
+) -> Result<PagedSearch, String> {
     let none: &[(String, String)] = &[];
     let mut params = spec.request_params.clone();
     if paging.by == PageBy::Scroll {
         params.push(("scroll".into(), KEEP_ALIVE.into()));
     }
-    let first = builder.call(Method::POST, path.to_string(), &params, Some(Bytes::from(spec.body.to_string())), Expect::Search)?;
+    let first = builder.call(
+        Method::POST,
+        path.to_string(),
+        &params,
+        Some(Bytes::from(spec.body.to_string())),
+        Expect::Search,
+    )?;
     let next = match paging.by {
-        PageBy::Scroll => builder.call(Method::POST, "/_search/scroll".into(), none, None, Expect::Search)?,
-        PageBy::SearchAfter => builder.call(Method::POST, path.to_string(), &spec.request_params, None, Expect::Search)?,
+        PageBy::Scroll => builder.call(
+            Method::POST,
+            "/_search/scroll".into(),
+            none,
+            None,
+            Expect::Search,
+        )?,
+        PageBy::SearchAfter => builder.call(
+            Method::POST,
+            path.to_string(),
+            &spec.request_params,
+            None,
+            Expect::Search,
+        )?,
     };
-    let clear = builder.call(Method::DELETE, "/_search/scroll".into(), none, None, Expect::Status)?;
+    let clear = builder.call(
+        Method::DELETE,
+        "/_search/scroll".into(),
+        none,
+        None,
+        Expect::Status,
+    )?;
     let mut body = spec.body.clone();
     if let Some(o) = body.as_object_mut() {
         o.remove("search_after");
     }
     let mut body_prefix = body.to_string();
     body_prefix.pop();
-    Ok(PagedSearch { paging, first, next, clear, body_prefix })
+    Ok(PagedSearch {
+        paging,
+        first,
+        next,
+        clear,
+        body_prefix,
+    })
 }
 
 impl ElasticsearchClient {
@@ -55,12 +90,22 @@ impl ElasticsearchClient {
         if let Some(id) = scroll_id {
             // Clearing is housekeeping: a failure here does not undo the pages read.
             let url = self.next_url(&p.clear).clone();
-            let _ = self.send(&p.clear, &url, Some(Bytes::from(json!({ "scroll_id": [id] }).to_string()))).await;
+            let _ = self
+                .send(
+                    &p.clear,
+                    &url,
+                    Some(Bytes::from(json!({ "scroll_id": [id] }).to_string())),
+                )
+                .await;
         }
         result
     }
 
-    async fn pages(&mut self, p: &PagedSearch, scroll_id: &mut Option<String>) -> Result<Outcome, OpError> {
+    async fn pages(
+        &mut self,
+        p: &PagedSearch,
+        scroll_id: &mut Option<String>,
+    ) -> Result<Outcome, OpError> {
         let per_page = p.paging.per_page;
         let (mut pages, mut total) = (0u64, 0u64);
         let mut last_sort = String::new();
@@ -73,7 +118,12 @@ impl ElasticsearchClient {
             };
             let url = self.next_url(call).clone();
             let bytes = self.send(call, &url, body).await?;
-            let page = response::page(&bytes).ok_or_else(|| OpError::new(ErrorKind::Protocol, format!("{}: the response is not a search response", call.label)))?;
+            let page = response::page(&bytes).ok_or_else(|| {
+                OpError::new(
+                    ErrorKind::Protocol,
+                    format!("{}: the response is not a search response", call.label),
+                )
+            })?;
             if pages == 0 {
                 total = page.total.unwrap_or(0);
             }
@@ -81,7 +131,12 @@ impl ElasticsearchClient {
             if p.paging.by == PageBy::Scroll {
                 match page.scroll_id {
                     Some(id) => *scroll_id = Some(id),
-                    None if scroll_id.is_none() => return Err(OpError::new(ErrorKind::Protocol, format!("{}: the response has no _scroll_id", call.label))),
+                    None if scroll_id.is_none() => {
+                        return Err(OpError::new(
+                            ErrorKind::Protocol,
+                            format!("{}: the response has no _scroll_id", call.label),
+                        ))
+                    }
                     None => {}
                 }
             }
@@ -90,11 +145,23 @@ impl ElasticsearchClient {
             }
             match (p.paging.by, page.last_sort) {
                 (PageBy::SearchAfter, Some(sort)) => last_sort = sort.to_string(),
-                (PageBy::SearchAfter, None) => return Err(OpError::new(ErrorKind::Protocol, format!("{}: hits carry no `sort` values to continue from", call.label))),
+                (PageBy::SearchAfter, None) => {
+                    return Err(OpError::new(
+                        ErrorKind::Protocol,
+                        format!(
+                            "{}: hits carry no `sort` values to continue from",
+                            call.label
+                        ),
+                    ))
+                }
                 (PageBy::Scroll, _) => {}
             }
         }
-        Ok(Outcome { units: pages, hits: total, ..Outcome::default() })
+        Ok(Outcome {
+            units: pages,
+            hits: total,
+            ..Outcome::default()
+        })
     }
 }
 
@@ -102,7 +169,10 @@ impl PagedSearch {
     /// The body of the page after one whose last hit sorted as `sort` (JSON).
     fn search_after_body(&self, sort: &str) -> Bytes {
         let sep = if self.body_prefix.len() > 1 { "," } else { "" };
-        Bytes::from(format!("{}{sep}\"search_after\":{sort}}}", self.body_prefix))
+        Bytes::from(format!(
+            "{}{sep}\"search_after\":{sort}}}",
+            self.body_prefix
+        ))
     }
 }
 
@@ -115,13 +185,39 @@ mod tests {
     fn search_after_bodies_replace_any_earlier_cursor() {
         let hosts = vec![reqwest::Url::parse("http://a:9200/").unwrap()];
         let b = CallBuilder { hosts: &hosts };
-        let spec = SearchSpec { index: "i".into(), body: json!({"size": 2, "sort": ["_doc"], "search_after": [0]}), request_params: vec![], paging: None };
-        let paging = Paging { by: PageBy::SearchAfter, pages: None, per_page: 2 };
+        let spec = SearchSpec {
+            index: "i".into(),
+            body: json!({"size": 2, "sort": ["_doc"], "search_after": [0]}),
+            request_params: vec![],
+            paging: None,
+        };
+        let paging = Paging {
+            by: PageBy::SearchAfter,
+            pages: None,
+            per_page: 2,
+        };
         let p = build(&b, &spec, paging, "/i/_search").unwrap();
-        let next: serde_json::Value = serde_json::from_slice(&p.search_after_body("[7,\"x\"]")).unwrap();
-        assert_eq!(next, json!({"size": 2, "sort": ["_doc"], "search_after": [7, "x"]}));
-        let scroll = build(&b, &spec, Paging { by: PageBy::Scroll, pages: Some(3), per_page: 2 }, "/i/_search").unwrap();
-        assert_eq!(scroll.first.urls[0].as_str(), "http://a:9200/i/_search?scroll=10s");
+        let next: serde_json::Value =
+            serde_json::from_slice(&p.search_after_body("[7,\"x\"]")).unwrap();
+        assert_eq!(
+            next,
+            json!({"size": 2, "sort": ["_doc"], "search_after": [7, "x"]})
+        );
+        let scroll = build(
+            &b,
+            &spec,
+            Paging {
+                by: PageBy::Scroll,
+                pages: Some(3),
+                per_page: 2,
+            },
+            "/i/_search",
+        )
+        .unwrap();
+        assert_eq!(
+            scroll.first.urls[0].as_str(),
+            "http://a:9200/i/_search?scroll=10s"
+        );
         assert_eq!(scroll.next.urls[0].as_str(), "http://a:9200/_search/scroll");
     }
 }

@@ -39,7 +39,11 @@ pub struct HttpCall {
 
 /// A comma-joined list of index names as one path segment, escaped.
 fn indices_segment(names: &[String]) -> String {
-    names.iter().map(|n| escape_segment(n)).collect::<Vec<_>>().join(",")
+    names
+        .iter()
+        .map(|n| escape_segment(n))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Escapes what would change a path segment's meaning (`/`, `?`, `#`, `%`, spaces).
@@ -52,16 +56,42 @@ pub struct CallBuilder<'a> {
 }
 
 impl CallBuilder<'_> {
-    pub(super) fn call(&self, method: Method, path: String, params: &[(String, String)], body: Option<Bytes>, expect: Expect) -> Result<HttpCall, String> {
+    pub(super) fn call(
+        &self,
+        method: Method,
+        path: String,
+        params: &[(String, String)],
+        body: Option<Bytes>,
+        expect: Expect,
+    ) -> Result<HttpCall, String> {
         let query = query_string(params);
-        let path_and_query = if query.is_empty() { path.clone() } else { format!("{path}?{query}") };
+        let path_and_query = if query.is_empty() {
+            path.clone()
+        } else {
+            format!("{path}?{query}")
+        };
         let urls = self
             .hosts
             .iter()
-            .map(|h| h.join(path_and_query.trim_start_matches('/')).map_err(|e| format!("cannot build a URL for {path}: {e}")))
+            .map(|h| {
+                h.join(path_and_query.trim_start_matches('/'))
+                    .map_err(|e| format!("cannot build a URL for {path}: {e}"))
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        let content_type = if expect == Expect::Bulk { "application/x-ndjson" } else { "application/json" };
-        Ok(HttpCall { label: format!("{method} {path}"), method, urls, body, content_type, timeout: None, expect })
+        let content_type = if expect == Expect::Bulk {
+            "application/x-ndjson"
+        } else {
+            "application/json"
+        };
+        Ok(HttpCall {
+            label: format!("{method} {path}"),
+            method,
+            urls,
+            body,
+            content_type,
+            timeout: None,
+            expect,
+        })
     }
 
     fn json(v: &serde_json::Value) -> Option<Bytes> {
@@ -75,16 +105,48 @@ impl CallBuilder<'_> {
         let calls = match op {
             OpSpec::CreateIndex(specs) => specs
                 .iter()
-                .map(|s| self.call(Method::PUT, format!("/{}", escape_segment(&s.name)), none, Self::json(&s.body), Expect::Status))
+                .map(|s| {
+                    self.call(
+                        Method::PUT,
+                        format!("/{}", escape_segment(&s.name)),
+                        none,
+                        Self::json(&s.body),
+                        Expect::Status,
+                    )
+                })
                 .collect::<Result<Vec<_>, _>>()?,
             OpSpec::DeleteIndex(names) => {
                 let lenient = [("ignore_unavailable".to_string(), "true".to_string())];
-                vec![self.call(Method::DELETE, format!("/{}", indices_segment(names)), &lenient, None, Expect::Status)?]
+                vec![self.call(
+                    Method::DELETE,
+                    format!("/{}", indices_segment(names)),
+                    &lenient,
+                    None,
+                    Expect::Status,
+                )?]
             }
-            OpSpec::Refresh(names) => vec![self.call(Method::POST, format!("/{}/_refresh", indices_segment(names)), none, None, Expect::Status)?],
-            OpSpec::ForceMerge { indices, max_num_segments } => {
-                let params: Vec<(String, String)> = max_num_segments.iter().map(|n| ("max_num_segments".to_string(), n.to_string())).collect();
-                let mut call = self.call(Method::POST, format!("/{}/_forcemerge", indices_segment(indices)), &params, None, Expect::Status)?;
+            OpSpec::Refresh(names) => vec![self.call(
+                Method::POST,
+                format!("/{}/_refresh", indices_segment(names)),
+                none,
+                None,
+                Expect::Status,
+            )?],
+            OpSpec::ForceMerge {
+                indices,
+                max_num_segments,
+            } => {
+                let params: Vec<(String, String)> = max_num_segments
+                    .iter()
+                    .map(|n| ("max_num_segments".to_string(), n.to_string()))
+                    .collect();
+                let mut call = self.call(
+                    Method::POST,
+                    format!("/{}/_forcemerge", indices_segment(indices)),
+                    &params,
+                    None,
+                    Expect::Status,
+                )?;
                 call.timeout = Some(ADMIN_TIMEOUT);
                 vec![call]
             }
@@ -99,29 +161,65 @@ impl CallBuilder<'_> {
                         params.push(("wait_for_status".into(), status.as_str().into()));
                     }
                 }
-                let mut call = self.call(Method::GET, path, &params, None, Expect::Health(spec.wait_for_status))?;
+                let mut call = self.call(
+                    Method::GET,
+                    path,
+                    &params,
+                    None,
+                    Expect::Health(spec.wait_for_status),
+                )?;
                 call.timeout = Some(ADMIN_TIMEOUT);
                 vec![call]
             }
             // A corpus whose own action lines name the index is sent to `/_bulk`.
-            OpSpec::Bulk(spec) if spec.index.is_empty() => vec![self.call(Method::POST, "/_bulk".into(), none, None, Expect::Bulk)?],
-            OpSpec::Bulk(spec) => vec![self.call(Method::POST, format!("/{}/_bulk", escape_segment(&spec.index)), none, None, Expect::Bulk)?],
+            OpSpec::Bulk(spec) if spec.index.is_empty() => {
+                vec![self.call(Method::POST, "/_bulk".into(), none, None, Expect::Bulk)?]
+            }
+            OpSpec::Bulk(spec) => vec![self.call(
+                Method::POST,
+                format!("/{}/_bulk", escape_segment(&spec.index)),
+                none,
+                None,
+                Expect::Bulk,
+            )?],
             OpSpec::Search(spec) => {
-                vec![self.call(Method::POST, format!("/{}/_search", escape_segment(&spec.index)), &spec.request_params, Self::json(&spec.body), Expect::Search)?]
+                vec![self.call(
+                    Method::POST,
+                    format!("/{}/_search", escape_segment(&spec.index)),
+                    &spec.request_params,
+                    Self::json(&spec.body),
+                    Expect::Search,
+                )?]
             }
             OpSpec::GetDocument { index, id } => {
-                vec![self.call(Method::GET, format!("/{}/_doc/{}", escape_segment(index), escape_segment(id)), none, None, Expect::Status)?]
+                vec![self.call(
+                    Method::GET,
+                    format!("/{}/_doc/{}", escape_segment(index), escape_segment(id)),
+                    none,
+                    None,
+                    Expect::Status,
+                )?]
             }
             OpSpec::IndexDocument { index, id, body } => {
                 let (method, path) = match id {
-                    Some(id) => (Method::PUT, format!("/{}/_doc/{}", escape_segment(index), escape_segment(id))),
+                    Some(id) => (
+                        Method::PUT,
+                        format!("/{}/_doc/{}", escape_segment(index), escape_segment(id)),
+                    ),
                     None => (Method::POST, format!("/{}/_doc", escape_segment(index))),
                 };
                 vec![self.call(method, path, none, Self::json(body), Expect::Status)?]
             }
             OpSpec::RawRequest(spec) => {
-                let method = Method::from_bytes(spec.method.as_bytes()).map_err(|e| e.to_string())?;
-                vec![self.call(method, spec.path.clone(), &spec.request_params, spec.body.as_ref().and_then(Self::json), Expect::Status)?]
+                let method =
+                    Method::from_bytes(spec.method.as_bytes()).map_err(|e| e.to_string())?;
+                vec![self.call(
+                    method,
+                    spec.path.clone(),
+                    &spec.request_params,
+                    spec.body.as_ref().and_then(Self::json),
+                    Expect::Status,
+                )?]
             }
             OpSpec::Sleep(_) => Vec::new(),
             OpSpec::Kv(_) => return Ok(None),
@@ -137,7 +235,10 @@ mod tests {
 
     #[test]
     fn builds_urls_per_host_with_escaped_segments_and_params() {
-        let hosts = vec![Url::parse("http://a:9200/").unwrap(), Url::parse("https://b:9201/prefix/").unwrap()];
+        let hosts = vec![
+            Url::parse("http://a:9200/").unwrap(),
+            Url::parse("https://b:9201/prefix/").unwrap(),
+        ];
         let b = CallBuilder { hosts: &hosts };
         let search = OpSpec::Search(SearchSpec {
             index: "geo names".into(),
@@ -146,13 +247,29 @@ mod tests {
             paging: None,
         });
         let calls = b.build(&search).unwrap().unwrap();
-        assert_eq!(calls[0].urls[0].as_str(), "http://a:9200/geo%20names/_search?request_cache=false");
-        assert_eq!(calls[0].urls[1].as_str(), "https://b:9201/prefix/geo%20names/_search?request_cache=false");
+        assert_eq!(
+            calls[0].urls[0].as_str(),
+            "http://a:9200/geo%20names/_search?request_cache=false"
+        );
+        assert_eq!(
+            calls[0].urls[1].as_str(),
+            "https://b:9201/prefix/geo%20names/_search?request_cache=false"
+        );
         assert_eq!(calls[0].expect, Expect::Search);
-        let health = OpSpec::ClusterHealth(ClusterHealthSpec { index: None, wait_for_status: Some(HealthStatus::Green), request_params: vec![] });
+        let health = OpSpec::ClusterHealth(ClusterHealthSpec {
+            index: None,
+            wait_for_status: Some(HealthStatus::Green),
+            request_params: vec![],
+        });
         let calls = b.build(&health).unwrap().unwrap();
-        assert_eq!(calls[0].urls[0].as_str(), "http://a:9200/_cluster/health?wait_for_status=green");
+        assert_eq!(
+            calls[0].urls[0].as_str(),
+            "http://a:9200/_cluster/health?wait_for_status=green"
+        );
         let delete = OpSpec::DeleteIndex(vec!["a".into(), "b".into()]);
-        assert_eq!(b.build(&delete).unwrap().unwrap()[0].urls[0].as_str(), "http://a:9200/a,b?ignore_unavailable=true");
+        assert_eq!(
+            b.build(&delete).unwrap().unwrap()[0].urls[0].as_str(),
+            "http://a:9200/a,b?ignore_unavailable=true"
+        );
     }
 }

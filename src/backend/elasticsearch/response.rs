@@ -59,8 +59,14 @@ pub fn page(body: &[u8]) -> Option<PageSummary> {
                 fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                     f.write_str("a list of hits")
                 }
-                fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Hits, A::Error> {
-                    let mut out = Hits { count: 0, last_sort: None };
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<Hits, A::Error> {
+                    let mut out = Hits {
+                        count: 0,
+                        last_sort: None,
+                    };
                     while let Some(hit) = seq.next_element::<Hit>()? {
                         out.count += 1;
                         out.last_sort = hit.sort;
@@ -88,7 +94,12 @@ pub fn page(body: &[u8]) -> Option<PageSummary> {
         Total::Object { value } => value,
         Total::Number(n) => n,
     });
-    Some(PageSummary { scroll_id: r.scroll_id, total, hits: r.hits.hits.count, last_sort: r.hits.hits.last_sort })
+    Some(PageSummary {
+        scroll_id: r.scroll_id,
+        total,
+        hits: r.hits.hits.count,
+        last_sort: r.hits.hits.last_sort,
+    })
 }
 
 /// The `errors` flag of a bulk response, which Elasticsearch writes before `items`.
@@ -113,14 +124,22 @@ pub struct ItemFailures {
 pub fn bulk_item_failures(body: &[u8]) -> Option<ItemFailures> {
     let v: Value = serde_json::from_slice(body).ok()?;
     let items = v.get("items")?.as_array()?;
-    let mut out = ItemFailures { failed: 0, first_reason: None };
+    let mut out = ItemFailures {
+        failed: 0,
+        first_reason: None,
+    };
     for item in items {
-        let Some(result) = item.as_object().and_then(|o| o.values().next()) else { continue };
+        let Some(result) = item.as_object().and_then(|o| o.values().next()) else {
+            continue;
+        };
         let status = result.get("status").and_then(Value::as_u64).unwrap_or(0);
         if status >= 300 || result.get("error").is_some() {
             out.failed += 1;
             if out.first_reason.is_none() {
-                out.first_reason = Some(format!("status {status}: {}", error_text(result.get("error").unwrap_or(&Value::Null))));
+                out.first_reason = Some(format!(
+                    "status {status}: {}",
+                    error_text(result.get("error").unwrap_or(&Value::Null))
+                ));
             }
         }
     }
@@ -148,8 +167,14 @@ fn error_text(e: &Value) -> String {
             let kind = o.get("type").and_then(Value::as_str).unwrap_or("error");
             let reason = o.get("reason").and_then(Value::as_str).unwrap_or("");
             // Elasticsearch nests the useful reason of search failures in `caused_by`.
-            match o.get("caused_by").and_then(|c| c.get("reason")).and_then(Value::as_str) {
-                Some(cause) if reason.is_empty() || !reason.contains(cause) => format!("{kind}: {reason} (caused by: {cause})"),
+            match o
+                .get("caused_by")
+                .and_then(|c| c.get("reason"))
+                .and_then(Value::as_str)
+            {
+                Some(cause) if reason.is_empty() || !reason.contains(cause) => {
+                    format!("{kind}: {reason} (caused by: {cause})")
+                }
                 _ => format!("{kind}: {reason}"),
             }
         }
@@ -165,7 +190,10 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 fn skip_ws_colon(s: &[u8]) -> &[u8] {
-    let n = s.iter().take_while(|b| b.is_ascii_whitespace() || **b == b':').count();
+    let n = s
+        .iter()
+        .take_while(|b| b.is_ascii_whitespace() || **b == b':')
+        .count();
     &s[n..]
 }
 
@@ -175,28 +203,46 @@ mod tests {
 
     #[test]
     fn reads_hit_totals_of_both_shapes() {
-        assert_eq!(search_hits(br#"{"took":1,"hits":{"total":{"value":42,"relation":"eq"},"hits":[]}}"#), Some(42));
-        assert_eq!(search_hits(br#"{"took":1,"hits":{"total" : 7,"max_score":1.0}}"#), Some(7));
+        assert_eq!(
+            search_hits(br#"{"took":1,"hits":{"total":{"value":42,"relation":"eq"},"hits":[]}}"#),
+            Some(42)
+        );
+        assert_eq!(
+            search_hits(br#"{"took":1,"hits":{"total" : 7,"max_score":1.0}}"#),
+            Some(7)
+        );
         // A field named total inside _shards must not be taken for the hits.
-        assert_eq!(search_hits(br#"{"_shards":{"total":5},"hits":{"total":{"value":3}}}"#), Some(3));
+        assert_eq!(
+            search_hits(br#"{"_shards":{"total":5},"hits":{"total":{"value":3}}}"#),
+            Some(3)
+        );
         assert_eq!(search_hits(b"garbage"), None);
     }
 
     #[test]
     fn reads_bulk_errors_and_item_reasons() {
-        assert_eq!(bulk_has_errors(br#"{"took":3,"errors":false,"items":[]}"#), Some(false));
+        assert_eq!(
+            bulk_has_errors(br#"{"took":3,"errors":false,"items":[]}"#),
+            Some(false)
+        );
         let body = br#"{"took":3,"errors":true,"items":[{"index":{"status":201}},{"create":{"status":409,"error":{"type":"version_conflict_engine_exception","reason":"exists"}}},{"index":{"status":429,"error":{"type":"es_rejected_execution_exception","reason":"queue full"}}}]}"#;
         assert_eq!(bulk_has_errors(body), Some(true));
         let f = bulk_item_failures(body).unwrap();
         assert_eq!(f.failed, 2);
-        assert_eq!(f.first_reason.unwrap(), "status 409: version_conflict_engine_exception: exists");
+        assert_eq!(
+            f.first_reason.unwrap(),
+            "status 409: version_conflict_engine_exception: exists"
+        );
         assert_eq!(bulk_has_errors(b"<html>"), None);
     }
 
     #[test]
     fn summarises_error_bodies() {
         let body = br#"{"error":{"root_cause":[],"type":"search_phase_execution_exception","reason":"all shards failed","caused_by":{"type":"x","reason":"bad field"}},"status":400}"#;
-        assert_eq!(error_summary(body), "search_phase_execution_exception: all shards failed (caused by: bad field)");
+        assert_eq!(
+            error_summary(body),
+            "search_phase_execution_exception: all shards failed (caused by: bad field)"
+        );
         assert_eq!(error_summary(b"Bad Gateway"), "Bad Gateway");
         assert_eq!(error_summary(b""), "(empty body)");
     }
@@ -205,7 +251,10 @@ mod tests {
     fn pages_are_summarised_without_their_sources() {
         let body = br#"{"_scroll_id":"abc","took":1,"hits":{"total":{"value":42,"relation":"eq"},"hits":[{"_id":"1","_source":{"a":[1,2,{"b":3}]},"sort":[5]},{"_id":"2","_source":{},"sort":[6,"x"]}]}}"#;
         let p = super::page(body).unwrap();
-        assert_eq!((p.scroll_id.as_deref(), p.total, p.hits), (Some("abc"), Some(42), 2));
+        assert_eq!(
+            (p.scroll_id.as_deref(), p.total, p.hits),
+            (Some("abc"), Some(42), 2)
+        );
         assert_eq!(p.last_sort, Some(serde_json::json!([6, "x"])));
         let old = super::page(br#"{"hits":{"total":7,"hits":[]}}"#).unwrap();
         assert_eq!((old.total, old.hits, old.last_sort), (Some(7), 0, None));

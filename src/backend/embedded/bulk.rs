@@ -3,8 +3,8 @@
 //! operation and `runner serve`'s `_bulk` both run them here, so they behave alike.
 
 use super::{EmbeddedIndex, State};
-pub use crate::corpus::Verb;
 use crate::corpus::Pairs;
+pub use crate::corpus::Verb;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -65,7 +65,11 @@ pub struct ItemError {
 
 impl ItemError {
     pub fn new(status: u16, kind: &'static str, reason: impl Into<String>) -> ItemError {
-        ItemError { status, kind, reason: reason.into() }
+        ItemError {
+            status,
+            kind,
+            reason: reason.into(),
+        }
     }
 }
 
@@ -98,18 +102,33 @@ pub struct Items<'a> {
 }
 
 pub fn items(body: &str) -> Items<'_> {
-    Items { lines: body.lines().enumerate() }
+    Items {
+        lines: body.lines().enumerate(),
+    }
 }
 
 /// The actions of a batch the corpus feeder built, from its (action, document) pairs: no
 /// action line is parsed.
-pub fn batch_items<'a>(body: &'a str, pairs: Pairs<'a>) -> impl Iterator<Item = Result<Item<'a>, Malformed>> + 'a {
-    pairs.iter(body).map(|p| Ok(Item { verb: p.verb, index: p.index, id: p.id, body: (p.verb != Verb::Delete).then_some(p.document) }))
+pub fn batch_items<'a>(
+    body: &'a str,
+    pairs: Pairs<'a>,
+) -> impl Iterator<Item = Result<Item<'a>, Malformed>> + 'a {
+    pairs.iter(body).map(|p| {
+        Ok(Item {
+            verb: p.verb,
+            index: p.index,
+            id: p.id,
+            body: (p.verb != Verb::Delete).then_some(p.document),
+        })
+    })
 }
 
 impl<'a> Items<'a> {
     fn next_line(&mut self) -> Option<(usize, &'a str)> {
-        self.lines.by_ref().map(|(i, l)| (i + 1, l)).find(|(_, l)| !l.trim().is_empty())
+        self.lines
+            .by_ref()
+            .map(|(i, l)| (i + 1, l))
+            .find(|(_, l)| !l.trim().is_empty())
     }
 }
 
@@ -120,7 +139,13 @@ impl<'a> Iterator for Items<'a> {
         let (line, text) = self.next_line()?;
         // The action line of documents without ids, by far the most common, is not parsed.
         let (verb, meta) = if text == "{\"index\":{}}" {
-            (Verb::Index, Meta { index: None, id: None })
+            (
+                Verb::Index,
+                Meta {
+                    index: None,
+                    id: None,
+                },
+            )
         } else {
             match parse_action(text) {
                 Ok(a) => a,
@@ -131,19 +156,39 @@ impl<'a> Iterator for Items<'a> {
             Verb::Delete => None,
             _ => match self.next_line() {
                 Some((_, doc)) => Some(doc),
-                None => return Some(Err(Malformed { line, message: format!("the `{}` action has no document after it", verb.as_str()) })),
+                None => {
+                    return Some(Err(Malformed {
+                        line,
+                        message: format!("the `{}` action has no document after it", verb.as_str()),
+                    }))
+                }
             },
         };
-        Some(Ok(Item { verb, index: meta.index, id: meta.id, body }))
+        Some(Ok(Item {
+            verb,
+            index: meta.index,
+            id: meta.id,
+            body,
+        }))
     }
 }
 
 fn parse_action(text: &str) -> Result<(Verb, Meta<'_>), String> {
-    let a: ActionLine = serde_json::from_str(text).map_err(|e| format!("not a bulk action line ({e})"))?;
-    let mut found = [(Verb::Index, a.index), (Verb::Create, a.create), (Verb::Update, a.update), (Verb::Delete, a.delete)].into_iter().filter_map(|(v, m)| m.map(|m| (v, m)));
+    let a: ActionLine =
+        serde_json::from_str(text).map_err(|e| format!("not a bulk action line ({e})"))?;
+    let mut found = [
+        (Verb::Index, a.index),
+        (Verb::Create, a.create),
+        (Verb::Update, a.update),
+        (Verb::Delete, a.delete),
+    ]
+    .into_iter()
+    .filter_map(|(v, m)| m.map(|m| (v, m)));
     match (found.next(), found.next()) {
         (Some(one), None) => Ok(one),
-        (None, _) => Err("the action line names no action (index, create, update or delete)".into()),
+        (None, _) => {
+            Err("the action line names no action (index, create, update or delete)".into())
+        }
         (Some(_), Some(_)) => Err("the action line names more than one action".into()),
     }
 }
@@ -164,13 +209,24 @@ impl State {
             let index = match item.index.as_deref() {
                 None => default_index.cloned(),
                 Some(name) if cache.as_ref().is_some_and(|c| c.name == name) => cache.clone(),
-                Some(name) if default_index.is_some_and(|d| d.name == name) => default_index.cloned(),
+                Some(name) if default_index.is_some_and(|d| d.name == name) => {
+                    default_index.cloned()
+                }
                 Some(name) => {
-                    cache = self.indices.read().unwrap_or_else(|p| p.into_inner()).get(name).cloned();
+                    cache = self
+                        .indices
+                        .read()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get(name)
+                        .cloned();
                     cache.clone()
                 }
             };
-            let name = item.index.as_deref().or(default_index.map(|d| d.name.as_str())).unwrap_or("");
+            let name = item
+                .index
+                .as_deref()
+                .or(default_index.map(|d| d.name.as_str()))
+                .unwrap_or("");
             let result = match index {
                 None => Err(ItemError::new(404, "index_not_found_exception", format!("no such index [{name}] (the embedded engine has no dynamic mapping: create the index first)"))),
                 Some(index) => index.apply(&item),
@@ -190,7 +246,14 @@ mod tests {
         let mut out = Vec::new();
         state
             .bulk(None, actions.into_iter(), |index, verb, id, result| {
-                out.push(format!("{index} {} {} {}", verb.as_str(), id.unwrap_or("-"), result.map(|(id, _)| id).unwrap_or_else(|e| e.kind.to_string())))
+                out.push(format!(
+                    "{index} {} {} {}",
+                    verb.as_str(),
+                    id.unwrap_or("-"),
+                    result
+                        .map(|(id, _)| id)
+                        .unwrap_or_else(|e| e.kind.to_string())
+                ))
             })
             .unwrap();
         out
@@ -206,18 +269,36 @@ mod tests {
         std::fs::write(&path, body).unwrap();
         let mut set = crate::corpus::DocumentSet::file(path, "");
         set.with_actions = true;
-        let mut reader = crate::corpus::CorpusReader::open(vec![set], None).unwrap().with_framing(crate::corpus::Framing::Bulk(Box::new(NoActions)));
+        let mut reader = crate::corpus::CorpusReader::open(vec![set], None)
+            .unwrap()
+            .with_framing(crate::corpus::Framing::Bulk(Box::new(NoActions)));
         let (mut batch, mut pairs) = (String::new(), Vec::new());
-        assert_eq!(reader.fill_items(&mut batch, &mut pairs, 10, None).unwrap(), 4);
+        assert_eq!(
+            reader.fill_items(&mut batch, &mut pairs, 10, None).unwrap(),
+            4
+        );
         assert_eq!(batch, body);
         let engines = [State::default(), State::default()];
         for e in &engines {
-            e.create_index("i", &serde_json::json!({})).map_err(|_| ()).unwrap();
+            e.create_index("i", &serde_json::json!({}))
+                .map_err(|_| ())
+                .unwrap();
         }
         let parsed = run(&engines[0], items(body).collect());
-        let paired = run(&engines[1], batch_items(&batch, Pairs::Listed(&pairs)).collect());
+        let paired = run(
+            &engines[1],
+            batch_items(&batch, Pairs::Listed(&pairs)).collect(),
+        );
         assert_eq!(parsed, paired);
-        assert_eq!(parsed, vec!["i index 1 1", "i create 1 version_conflict_engine_exception", "i update 1 1", "nope index - index_not_found_exception"]);
+        assert_eq!(
+            parsed,
+            vec![
+                "i index 1 1",
+                "i create 1 version_conflict_engine_exception",
+                "i update 1 1",
+                "nope index - index_not_found_exception"
+            ]
+        );
     }
 
     /// Framing for files that bring their own action lines.
@@ -232,13 +313,27 @@ mod tests {
     #[test]
     fn actions_are_read_with_their_documents() {
         let body = "{\"index\":{}}\n{\"a\":1}\n\n{\"update\":{\"_id\":\"7\",\"_index\":\"x\",\"retry_on_conflict\":3}}\n{\"doc\":{\"a\":2}}\n{\"delete\":{\"_id\":\"8\"}}\n{\"create\":{\"_id\":\"9\"}}\n{\"a\":3}\n";
-        let got: Vec<(Verb, Option<String>, Option<String>, Option<&str>)> =
-            items(body).map(|i| i.unwrap()).map(|i| (i.verb, i.index.map(|s| s.into_owned()), i.id.map(|s| s.into_owned()), i.body)).collect();
+        let got: Vec<(Verb, Option<String>, Option<String>, Option<&str>)> = items(body)
+            .map(|i| i.unwrap())
+            .map(|i| {
+                (
+                    i.verb,
+                    i.index.map(|s| s.into_owned()),
+                    i.id.map(|s| s.into_owned()),
+                    i.body,
+                )
+            })
+            .collect();
         assert_eq!(
             got,
             vec![
                 (Verb::Index, None, None, Some("{\"a\":1}")),
-                (Verb::Update, Some("x".into()), Some("7".into()), Some("{\"doc\":{\"a\":2}}")),
+                (
+                    Verb::Update,
+                    Some("x".into()),
+                    Some("7".into()),
+                    Some("{\"doc\":{\"a\":2}}")
+                ),
                 (Verb::Delete, None, Some("8".into()), None),
                 (Verb::Create, None, Some("9".into()), Some("{\"a\":3}")),
             ]
@@ -248,7 +343,10 @@ mod tests {
     #[test]
     fn malformed_bodies_name_the_line() {
         let err = |body: &str| items(body).find_map(Result::err).unwrap();
-        assert_eq!(err("{\"index\":{}}\n{\"a\":1}\n{\"upsert\":{}}\n{}").line, 3);
+        assert_eq!(
+            err("{\"index\":{}}\n{\"a\":1}\n{\"upsert\":{}}\n{}").line,
+            3
+        );
         assert!(err("{\"index\":{}}\n").message.contains("no document"));
         assert!(err("{}\n").message.contains("names no action"));
         assert!(err("not json\n").message.contains("not a bulk action line"));

@@ -47,12 +47,31 @@ pub struct StoreCommand {
 impl StoreCommand {
     pub fn compile(command: &Arc<CustomCommand>) -> Result<StoreCommand, OpError> {
         let name = command.name();
-        let names = || VERBS.iter().map(|(n, ..)| *n).collect::<Vec<_>>().join(", ");
+        let names = || {
+            VERBS
+                .iter()
+                .map(|(n, ..)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let Some(&(_, verb, arity)) = VERBS.iter().find(|(n, ..)| *n == name) else {
-            return Err(OpError::new(ErrorKind::BadRequest, format!("the embedded store does not implement `{name}` (it knows {})", names())));
+            return Err(OpError::new(
+                ErrorKind::BadRequest,
+                format!(
+                    "the embedded store does not implement `{name}` (it knows {})",
+                    names()
+                ),
+            ));
         };
         if command.args.len() != arity {
-            return Err(OpError::new(ErrorKind::BadRequest, format!("`{name}` takes {} argument(s) here, the command has {}", arity - 1, command.args.len() - 1)));
+            return Err(OpError::new(
+                ErrorKind::BadRequest,
+                format!(
+                    "`{name}` takes {} argument(s) here, the command has {}",
+                    arity - 1,
+                    command.args.len() - 1
+                ),
+            ));
         }
         let by = match verb {
             Verb::IncrBy => {
@@ -61,15 +80,30 @@ impl StoreCommand {
                 std::str::from_utf8(&text)
                     .ok()
                     .and_then(|t| t.parse().ok())
-                    .ok_or_else(|| OpError::new(ErrorKind::BadRequest, "INCRBY's increment must be a literal integer on the embedded store"))?
+                    .ok_or_else(|| {
+                        OpError::new(
+                            ErrorKind::BadRequest,
+                            "INCRBY's increment must be a literal integer on the embedded store",
+                        )
+                    })?
             }
             _ => 0,
         };
-        Ok(StoreCommand { verb, command: command.clone(), by })
+        Ok(StoreCommand {
+            verb,
+            command: command.clone(),
+            by,
+        })
     }
 
     /// Runs the command for one generated key and value. `args` is the client's scratch space.
-    pub fn run(&self, store: &KvStore, key: &[u8], value: &[u8], args: &mut Vec<Vec<u8>>) -> Result<Found, OpError> {
+    pub fn run(
+        &self,
+        store: &KvStore,
+        key: &[u8],
+        value: &[u8],
+        args: &mut Vec<Vec<u8>>,
+    ) -> Result<Found, OpError> {
         let n = self.command.args.len();
         if args.len() < n {
             args.resize_with(n, Vec::new);
@@ -87,9 +121,18 @@ impl StoreCommand {
             }
             Verb::Del => found(store.delete(&args[1])),
             Verb::Exists => found(store.get(&args[1]).is_some()),
-            Verb::Incr => store.incr(&args[1], 1).map(|_| Found::No).map_err(reply_error)?,
-            Verb::IncrBy => store.incr(&args[1], self.by).map(|_| Found::No).map_err(reply_error)?,
-            Verb::Decr => store.incr(&args[1], -1).map(|_| Found::No).map_err(reply_error)?,
+            Verb::Incr => store
+                .incr(&args[1], 1)
+                .map(|_| Found::No)
+                .map_err(reply_error)?,
+            Verb::IncrBy => store
+                .incr(&args[1], self.by)
+                .map(|_| Found::No)
+                .map_err(reply_error)?,
+            Verb::Decr => store
+                .incr(&args[1], -1)
+                .map(|_| Found::No)
+                .map_err(reply_error)?,
             Verb::Ping => Found::No,
         })
     }
@@ -100,26 +143,55 @@ mod tests {
     use super::*;
 
     fn compile(text: &str) -> Result<StoreCommand, OpError> {
-        StoreCommand::compile(&Arc::new(CustomCommand::parse(&serde_json::json!(text)).unwrap()))
+        StoreCommand::compile(&Arc::new(
+            CustomCommand::parse(&serde_json::json!(text)).unwrap(),
+        ))
     }
 
     #[test]
     fn runs_what_it_knows_on_spliced_keys() {
         let store = KvStore::default();
         let mut args = Vec::new();
-        compile("set user:{key} {value}").unwrap().run(&store, b"k1", b"v", &mut args).unwrap();
+        compile("set user:{key} {value}")
+            .unwrap()
+            .run(&store, b"k1", b"v", &mut args)
+            .unwrap();
         assert_eq!(store.get(b"user:k1"), Some(1));
-        assert_eq!(compile("EXISTS user:{key}").unwrap().run(&store, b"k1", b"", &mut args).unwrap(), Found::Yes);
-        compile("INCRBY n:{key} 5").unwrap().run(&store, b"k1", b"", &mut args).unwrap();
+        assert_eq!(
+            compile("EXISTS user:{key}")
+                .unwrap()
+                .run(&store, b"k1", b"", &mut args)
+                .unwrap(),
+            Found::Yes
+        );
+        compile("INCRBY n:{key} 5")
+            .unwrap()
+            .run(&store, b"k1", b"", &mut args)
+            .unwrap();
         assert_eq!(store.incr(b"n:k1", 0), Ok(5));
-        let e = compile("INCR user:{key}").unwrap().run(&store, b"k1", b"", &mut args).unwrap_err();
+        let e = compile("INCR user:{key}")
+            .unwrap()
+            .run(&store, b"k1", b"", &mut args)
+            .unwrap_err();
         assert_eq!(e.kind, ErrorKind::ErrorReply);
     }
 
     #[test]
     fn refuses_what_it_cannot_run() {
-        assert!(compile("HSET h {key} {value}").err().unwrap().message.contains("does not implement `HSET`"));
-        assert!(compile("GET a b").err().unwrap().message.contains("takes 1 argument"));
-        assert!(compile("INCRBY {key} {value}").err().unwrap().message.contains("literal integer"));
+        assert!(compile("HSET h {key} {value}")
+            .err()
+            .unwrap()
+            .message
+            .contains("does not implement `HSET`"));
+        assert!(compile("GET a b")
+            .err()
+            .unwrap()
+            .message
+            .contains("takes 1 argument"));
+        assert!(compile("INCRBY {key} {value}")
+            .err()
+            .unwrap()
+            .message
+            .contains("literal integer"));
     }
 }

@@ -80,42 +80,92 @@ impl EmbeddedIndex {
             )
         })?;
         let index = Index::create_in_ram(mapping.schema.clone());
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(1, 4);
-        let writer = index.writer_with_num_threads(threads, threads * WRITER_BUDGET_PER_THREAD).map_err(internal)?;
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(internal)?;
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .clamp(1, 4);
+        let writer = index
+            .writer_with_num_threads(threads, threads * WRITER_BUDGET_PER_THREAD)
+            .map_err(internal)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(internal)?;
         let live = std::array::from_fn(|_| Mutex::new(HashMap::new()));
-        Ok(EmbeddedIndex { name: name.to_string(), mapping, index, writer: RwLock::new(writer), reader, next_id: AtomicU64::new(1), live })
+        Ok(EmbeddedIndex {
+            name: name.to_string(),
+            mapping,
+            index,
+            writer: RwLock::new(writer),
+            reader,
+            next_id: AtomicU64::new(1),
+            live,
+        })
     }
 
     fn live_shard(&self, id: &str) -> std::sync::MutexGuard<'_, HashMap<Box<str>, Live>> {
-        let h = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
-        self.live[h as usize % LIVE_SHARDS].lock().unwrap_or_else(|p| p.into_inner())
+        let h = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        self.live[h as usize % LIVE_SHARDS]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// Runs one bulk action. Documents that do not fit the mapping fail alone, as items of an
     /// Elasticsearch bulk request do.
     pub fn apply(&self, item: &Item) -> Result<(String, Done), ItemError> {
-        let needs_id = || ItemError::new(400, "action_request_validation_exception", format!("`{}` needs an _id", item.verb.as_str()));
+        let needs_id = || {
+            ItemError::new(
+                400,
+                "action_request_validation_exception",
+                format!("`{}` needs an _id", item.verb.as_str()),
+            )
+        };
         match (item.verb, item.id.as_deref()) {
             (Verb::Index | Verb::Create, None) => {
                 let mut id_buf = [0u8; 20];
-                let id = crate::units::decimal(&mut id_buf, self.next_id.fetch_add(1, Ordering::Relaxed));
+                let id = crate::units::decimal(
+                    &mut id_buf,
+                    self.next_id.fetch_add(1, Ordering::Relaxed),
+                );
                 self.add(id, item.body.unwrap_or("{}").trim(), false)?;
                 Ok((id.to_string(), Done::Created))
             }
             (Verb::Index | Verb::Create, Some(id)) => {
                 let existed = self.exists(id).map_err(item_internal)?;
                 if existed && item.verb == Verb::Create {
-                    return Err(ItemError::new(409, "version_conflict_engine_exception", format!("[{id}]: version conflict, document already exists")));
+                    return Err(ItemError::new(
+                        409,
+                        "version_conflict_engine_exception",
+                        format!("[{id}]: version conflict, document already exists"),
+                    ));
                 }
                 self.add(id, item.body.unwrap_or("{}").trim(), true)?;
-                Ok((id.to_string(), if existed { Done::Updated } else { Done::Created }))
+                Ok((
+                    id.to_string(),
+                    if existed {
+                        Done::Updated
+                    } else {
+                        Done::Created
+                    },
+                ))
             }
-            (Verb::Update, Some(id)) => self.update(id, item.body.unwrap_or("{}")).map(|done| (id.to_string(), done)),
+            (Verb::Update, Some(id)) => self
+                .update(id, item.body.unwrap_or("{}"))
+                .map(|done| (id.to_string(), done)),
             (Verb::Delete, Some(id)) => {
                 let existed = self.exists(id).map_err(item_internal)?;
                 self.delete(id);
-                Ok((id.to_string(), if existed { Done::Deleted } else { Done::NotFound }))
+                Ok((
+                    id.to_string(),
+                    if existed {
+                        Done::Deleted
+                    } else {
+                        Done::NotFound
+                    },
+                ))
             }
             (Verb::Update | Verb::Delete, None) => Err(needs_id()),
         }
@@ -124,11 +174,15 @@ impl EmbeddedIndex {
     /// Adds a document; `by_id` replaces any document with that id and keeps the source for
     /// realtime gets until the next refresh.
     fn add(&self, id: &str, source: &str, by_id: bool) -> Result<(), ItemError> {
-        let doc = self.mapping.document(source, id).map_err(|m| ItemError::new(400, "document_parsing_exception", m))?;
+        let doc = self
+            .mapping
+            .document(source, id)
+            .map_err(|m| ItemError::new(400, "document_parsing_exception", m))?;
         let writer = self.writer.read().unwrap_or_else(|p| p.into_inner());
         if by_id {
             writer.delete_term(Term::from_field_text(self.mapping.id, id));
-            self.live_shard(id).insert(id.into(), Live::Source(source.into()));
+            self.live_shard(id)
+                .insert(id.into(), Live::Source(source.into()));
         }
         writer.add_document(doc).map_err(item_internal)?;
         Ok(())
@@ -138,21 +192,33 @@ impl EmbeddedIndex {
     /// key by key, as Elasticsearch does), `upsert` or `doc_as_upsert` when there is none.
     fn update(&self, id: &str, body: &str) -> Result<Done, ItemError> {
         let bad = |m: String| ItemError::new(400, "x_content_parse_exception", m);
-        let body: Value = serde_json::from_str(body).map_err(|e| bad(format!("the update body is not JSON: {e}")))?;
+        let body: Value = serde_json::from_str(body)
+            .map_err(|e| bad(format!("the update body is not JSON: {e}")))?;
         let Some(doc) = body.get("doc").filter(|d| d.is_object()) else {
-            return Err(bad("an update needs a `doc` object (scripts are not supported)".into()));
+            return Err(bad(
+                "an update needs a `doc` object (scripts are not supported)".into(),
+            ));
         };
         let current = self.current_source(id).map_err(item_internal)?;
         let (merged, done) = match current {
             Some(source) => {
-                let mut current: Value = serde_json::from_str(&source).map_err(|e| bad(format!("the stored document is not JSON: {e}")))?;
+                let mut current: Value = serde_json::from_str(&source)
+                    .map_err(|e| bad(format!("the stored document is not JSON: {e}")))?;
                 merge(&mut current, doc);
                 (current, Done::Updated)
             }
-            None if body.get("doc_as_upsert").and_then(Value::as_bool) == Some(true) => (doc.clone(), Done::Created),
+            None if body.get("doc_as_upsert").and_then(Value::as_bool) == Some(true) => {
+                (doc.clone(), Done::Created)
+            }
             None => match body.get("upsert") {
                 Some(upsert @ Value::Object(_)) => (upsert.clone(), Done::Created),
-                _ => return Err(ItemError::new(404, "document_missing_exception", format!("[{id}]: document missing"))),
+                _ => {
+                    return Err(ItemError::new(
+                        404,
+                        "document_missing_exception",
+                        format!("[{id}]: document missing"),
+                    ))
+                }
             },
         };
         self.add(id, &merged.to_string(), true)?;
@@ -166,14 +232,32 @@ impl EmbeddedIndex {
             Some(Live::Deleted) => return Ok(None),
             None => {}
         }
-        Ok(self.source_of(id)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+        Ok(self
+            .source_of(id)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
     }
 
     /// Indexes one document under `id` (replacing a document with that id) or under the next
     /// generated id; returns the id, or why the document does not fit the mapping.
     pub fn index_one(&self, id: Option<&str>, source: &str) -> Result<IndexedAs, OpError> {
-        let item = Item { verb: Verb::Index, index: None, id: id.map(std::borrow::Cow::Borrowed), body: Some(source) };
-        self.apply(&item).map(|(id, _)| IndexedAs { id }).map_err(|e| OpError::new(if e.status == 400 { ErrorKind::BadRequest } else { ErrorKind::Internal }, e.reason))
+        let item = Item {
+            verb: Verb::Index,
+            index: None,
+            id: id.map(std::borrow::Cow::Borrowed),
+            body: Some(source),
+        };
+        self.apply(&item)
+            .map(|(id, _)| IndexedAs { id })
+            .map_err(|e| {
+                OpError::new(
+                    if e.status == 400 {
+                        ErrorKind::BadRequest
+                    } else {
+                        ErrorKind::Internal
+                    },
+                    e.reason,
+                )
+            })
     }
 
     /// Deletes the document with this id (visible to searches after the next refresh).
@@ -191,7 +275,10 @@ impl EmbeddedIndex {
         let keep = max_segments.max(1) as usize;
         if segments.len() > keep {
             segments.sort_by_key(|m| m.num_docs());
-            let merge: Vec<_> = segments[..=segments.len() - keep].iter().map(|m| m.id()).collect();
+            let merge: Vec<_> = segments[..=segments.len() - keep]
+                .iter()
+                .map(|m| m.id())
+                .collect();
             let mut writer = self.writer.write().unwrap_or_else(|p| p.into_inner());
             writer.merge(&merge).wait().map_err(internal)?;
             writer.commit().map_err(internal)?;
@@ -207,18 +294,38 @@ impl EmbeddedIndex {
             Some(Live::Deleted) => return Ok(false),
             None => {}
         }
-        let query = tantivy::query::TermQuery::new(Term::from_field_text(self.mapping.id, id), tantivy::schema::IndexRecordOption::Basic);
-        Ok(self.reader.searcher().search(&query, &tantivy::collector::Count).map_err(internal)? > 0)
+        let query = tantivy::query::TermQuery::new(
+            Term::from_field_text(self.mapping.id, id),
+            tantivy::schema::IndexRecordOption::Basic,
+        );
+        Ok(self
+            .reader
+            .searcher()
+            .search(&query, &tantivy::collector::Count)
+            .map_err(internal)?
+            > 0)
     }
 
     /// The stored source of a document, if the id is searchable.
     pub fn source_of(&self, id: &str) -> Result<Option<Vec<u8>>, OpError> {
         let searcher = self.reader.searcher();
-        let query = tantivy::query::TermQuery::new(Term::from_field_text(self.mapping.id, id), tantivy::schema::IndexRecordOption::Basic);
-        let top = searcher.search(&query, &TopDocs::with_limit(1).order_by_score()).map_err(internal)?;
-        let Some((_, addr)) = top.first() else { return Ok(None) };
+        let query = tantivy::query::TermQuery::new(
+            Term::from_field_text(self.mapping.id, id),
+            tantivy::schema::IndexRecordOption::Basic,
+        );
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(1).order_by_score())
+            .map_err(internal)?;
+        let Some((_, addr)) = top.first() else {
+            return Ok(None);
+        };
         let doc: TantivyDocument = searcher.doc(*addr).map_err(internal)?;
-        Ok(Some(doc.get_first(self.mapping.source).and_then(|v| v.as_bytes()).unwrap_or(b"{}").to_vec()))
+        Ok(Some(
+            doc.get_first(self.mapping.source)
+                .and_then(|v| v.as_bytes())
+                .unwrap_or(b"{}")
+                .to_vec(),
+        ))
     }
 
     /// Makes everything indexed so far searchable (commit + reader reload).
@@ -239,9 +346,17 @@ impl EmbeddedIndex {
         match self.current_source(id)? {
             Some(source) => {
                 std::hint::black_box(source.len());
-                Ok(Outcome { units: 1, hits: 1, failed_items: 0, ..Outcome::default() })
+                Ok(Outcome {
+                    units: 1,
+                    hits: 1,
+                    failed_items: 0,
+                    ..Outcome::default()
+                })
             }
-            None => Err(OpError::new(ErrorKind::NotFound, format!("document `{id}` not found in index `{}`", self.name))),
+            None => Err(OpError::new(
+                ErrorKind::NotFound,
+                format!("document `{id}` not found in index `{}`", self.name),
+            )),
         }
     }
 
@@ -251,9 +366,15 @@ impl EmbeddedIndex {
         let segments = searcher.segment_readers();
         IndexStats {
             docs: searcher.num_docs(),
-            deleted: segments.iter().map(|s| u64::from(s.num_deleted_docs())).sum(),
+            deleted: segments
+                .iter()
+                .map(|s| u64::from(s.num_deleted_docs()))
+                .sum(),
             segments: segments.len() as u64,
-            bytes: searcher.space_usage().map(|u| u.total().get_bytes()).unwrap_or(0),
+            bytes: searcher
+                .space_usage()
+                .map(|u| u.total().get_bytes())
+                .unwrap_or(0),
         }
     }
 
@@ -277,8 +398,23 @@ mod tests {
     #[test]
     fn bulk_refresh_and_search() {
         let idx = index();
-        let docs = ["{\"name\":\"Sankt Georgen im Attergau\",\"population\":1500,\"cc\":\"AT\"}", "{\"name\":\"Georgen Sankt\",\"population\":20,\"cc\":\"AT\"}", "{\"name\":\"Wien\",\"population\":\"x\"}"];
-        let results: Vec<bool> = docs.iter().map(|d| idx.apply(&Item { verb: Verb::Index, index: None, id: None, body: Some(d) }).is_ok()).collect();
+        let docs = [
+            "{\"name\":\"Sankt Georgen im Attergau\",\"population\":1500,\"cc\":\"AT\"}",
+            "{\"name\":\"Georgen Sankt\",\"population\":20,\"cc\":\"AT\"}",
+            "{\"name\":\"Wien\",\"population\":\"x\"}",
+        ];
+        let results: Vec<bool> = docs
+            .iter()
+            .map(|d| {
+                idx.apply(&Item {
+                    verb: Verb::Index,
+                    index: None,
+                    id: None,
+                    body: Some(d),
+                })
+                .is_ok()
+            })
+            .collect();
         assert_eq!(results, [true, true, false]);
         idx.refresh().unwrap();
         assert_eq!(idx.searchable_docs(), 2);
@@ -288,10 +424,18 @@ mod tests {
         };
         assert_eq!(run(json!({"match_phrase": {"name": "Sankt Georgen"}})), 1);
         assert_eq!(run(json!({"match": {"name": "sankt georgen"}})), 2);
-        assert_eq!(run(json!({"match": {"name": {"query": "sankt attergau", "operator": "and"}}})), 1);
+        assert_eq!(
+            run(json!({"match": {"name": {"query": "sankt attergau", "operator": "and"}}})),
+            1
+        );
         assert_eq!(run(json!({"term": {"cc": "AT"}})), 2);
         assert_eq!(run(json!({"range": {"population": {"gte": 100}}})), 1);
-        assert_eq!(run(json!({"bool": {"must": [{"match": {"name": "georgen"}}], "must_not": [{"range": {"population": {"lt": 100}}}]}})), 1);
+        assert_eq!(
+            run(
+                json!({"bool": {"must": [{"match": {"name": "georgen"}}], "must_not": [{"range": {"population": {"lt": 100}}}]}})
+            ),
+            1
+        );
         assert_eq!(run(json!({"match_all": {}})), 2);
         idx.get("1").unwrap();
         assert_eq!(idx.get("999").unwrap_err().kind, ErrorKind::NotFound);
@@ -300,22 +444,85 @@ mod tests {
     #[test]
     fn writes_by_id_are_seen_at_once_and_updates_merge() {
         let idx = index();
-        let item = |verb, id: &'static str, body: Option<&'static str>| Item { verb, index: None, id: Some(id.into()), body };
-        assert_eq!(idx.apply(&item(Verb::Index, "a", Some("{\"name\":\"Wien\",\"population\":1}"))).unwrap().1, Done::Created);
-        assert_eq!(idx.apply(&item(Verb::Update, "a", Some("{\"doc\":{\"cc\":\"AT\"}}"))).unwrap().1, Done::Updated);
-        let merged: Value = serde_json::from_str(&idx.current_source("a").unwrap().unwrap()).unwrap();
+        let item = |verb, id: &'static str, body: Option<&'static str>| Item {
+            verb,
+            index: None,
+            id: Some(id.into()),
+            body,
+        };
+        assert_eq!(
+            idx.apply(&item(
+                Verb::Index,
+                "a",
+                Some("{\"name\":\"Wien\",\"population\":1}")
+            ))
+            .unwrap()
+            .1,
+            Done::Created
+        );
+        assert_eq!(
+            idx.apply(&item(Verb::Update, "a", Some("{\"doc\":{\"cc\":\"AT\"}}")))
+                .unwrap()
+                .1,
+            Done::Updated
+        );
+        let merged: Value =
+            serde_json::from_str(&idx.current_source("a").unwrap().unwrap()).unwrap();
         assert_eq!(merged, json!({"name": "Wien", "population": 1, "cc": "AT"}));
-        assert_eq!(idx.apply(&item(Verb::Create, "a", Some("{}"))).unwrap_err().status, 409);
-        assert_eq!(idx.apply(&item(Verb::Update, "b", Some("{\"doc\":{}}"))).unwrap_err().kind, "document_missing_exception");
-        assert_eq!(idx.apply(&item(Verb::Update, "b", Some("{\"doc\":{\"cc\":\"DE\"},\"doc_as_upsert\":true}"))).unwrap().1, Done::Created);
-        assert_eq!(idx.apply(&item(Verb::Index, "a", Some("{\"name\":\"Graz\"}"))).unwrap().1, Done::Updated);
+        assert_eq!(
+            idx.apply(&item(Verb::Create, "a", Some("{}")))
+                .unwrap_err()
+                .status,
+            409
+        );
+        assert_eq!(
+            idx.apply(&item(Verb::Update, "b", Some("{\"doc\":{}}")))
+                .unwrap_err()
+                .kind,
+            "document_missing_exception"
+        );
+        assert_eq!(
+            idx.apply(&item(
+                Verb::Update,
+                "b",
+                Some("{\"doc\":{\"cc\":\"DE\"},\"doc_as_upsert\":true}")
+            ))
+            .unwrap()
+            .1,
+            Done::Created
+        );
+        assert_eq!(
+            idx.apply(&item(Verb::Index, "a", Some("{\"name\":\"Graz\"}")))
+                .unwrap()
+                .1,
+            Done::Updated
+        );
         idx.refresh().unwrap();
         assert_eq!(idx.searchable_docs(), 2, "a replaced document counts once");
-        assert_eq!(idx.current_source("a").unwrap().unwrap(), "{\"name\":\"Graz\"}");
-        assert_eq!(idx.apply(&item(Verb::Update, "a", Some("{\"doc\":{\"population\":2}}"))).unwrap().1, Done::Updated, "committed documents are found too");
-        assert_eq!(idx.apply(&item(Verb::Delete, "a", None)).unwrap().1, Done::Deleted);
+        assert_eq!(
+            idx.current_source("a").unwrap().unwrap(),
+            "{\"name\":\"Graz\"}"
+        );
+        assert_eq!(
+            idx.apply(&item(
+                Verb::Update,
+                "a",
+                Some("{\"doc\":{\"population\":2}}")
+            ))
+            .unwrap()
+            .1,
+            Done::Updated,
+            "committed documents are found too"
+        );
+        assert_eq!(
+            idx.apply(&item(Verb::Delete, "a", None)).unwrap().1,
+            Done::Deleted
+        );
         assert!(idx.current_source("a").unwrap().is_none());
-        assert_eq!(idx.apply(&item(Verb::Delete, "zz", None)).unwrap().1, Done::NotFound);
+        assert_eq!(
+            idx.apply(&item(Verb::Delete, "zz", None)).unwrap().1,
+            Done::NotFound
+        );
         idx.refresh().unwrap();
         assert_eq!(idx.searchable_docs(), 1);
     }
@@ -323,7 +530,19 @@ mod tests {
     #[test]
     fn unknown_fields_and_queries_are_bad_requests() {
         let idx = index();
-        assert_eq!(idx.compile(&json!({"query": {"match": {"nmae": "x"}}})).err().unwrap().kind, ErrorKind::BadRequest);
-        assert_eq!(idx.compile(&json!({"query": {"fuzzy": {"name": "x"}}})).err().unwrap().kind, ErrorKind::BadRequest);
+        assert_eq!(
+            idx.compile(&json!({"query": {"match": {"nmae": "x"}}}))
+                .err()
+                .unwrap()
+                .kind,
+            ErrorKind::BadRequest
+        );
+        assert_eq!(
+            idx.compile(&json!({"query": {"fuzzy": {"name": "x"}}}))
+                .err()
+                .unwrap()
+                .kind,
+            ErrorKind::BadRequest
+        );
     }
 }

@@ -13,7 +13,10 @@ pub struct KvStore {
 
 impl Default for KvStore {
     fn default() -> Self {
-        KvStore { shards: (0..SHARDS).map(|_| RwLock::new(HashMap::new())).collect(), hasher: RandomState::new() }
+        KvStore {
+            shards: (0..SHARDS).map(|_| RwLock::new(HashMap::new())).collect(),
+            hasher: RandomState::new(),
+        }
     }
 }
 
@@ -43,9 +46,14 @@ impl KvStore {
         let mut shard = self.shard(key).write().unwrap_or_else(|p| p.into_inner());
         let current = match shard.get(key) {
             None => 0,
-            Some(v) => std::str::from_utf8(v).ok().and_then(|s| s.parse::<i64>().ok()).ok_or("ERR value is not an integer or out of range")?,
+            Some(v) => std::str::from_utf8(v)
+                .ok()
+                .and_then(|s| s.parse::<i64>().ok())
+                .ok_or("ERR value is not an integer or out of range")?,
         };
-        let next = current.checked_add(by).ok_or("ERR increment or decrement would overflow")?;
+        let next = current
+            .checked_add(by)
+            .ok_or("ERR increment or decrement would overflow")?;
         let mut buf = [0u8; 20];
         let digits = crate::units::decimal(&mut buf, next.unsigned_abs());
         let mut text = [0u8; 21];
@@ -72,7 +80,10 @@ impl KvStore {
     }
 
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.read().unwrap_or_else(|p| p.into_inner()).len()).sum()
+        self.shards
+            .iter()
+            .map(|s| s.read().unwrap_or_else(|p| p.into_inner()).len())
+            .sum()
     }
 
     pub fn is_empty(&self) -> bool {

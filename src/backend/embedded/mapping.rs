@@ -65,12 +65,24 @@ impl Mapping {
         let id = builder.add_text_field("_id", STRING | STORED);
         let source = builder.add_bytes_field("_source", STORED);
         let mut fields = Vec::new();
-        let props = body.pointer("/mappings/properties").and_then(Value::as_object);
+        let props = body
+            .pointer("/mappings/properties")
+            .and_then(Value::as_object);
         if let Some(props) = props {
             collect(props, &mut Vec::new(), &mut builder, &mut fields)?;
         }
-        let by_name = fields.iter().enumerate().map(|(i, f): (usize, &MappedField)| (f.path.join("."), i)).collect();
-        Ok(Mapping { schema: builder.build(), id, source, fields, by_name })
+        let by_name = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f): (usize, &MappedField)| (f.path.join("."), i))
+            .collect();
+        Ok(Mapping {
+            schema: builder.build(),
+            id,
+            source,
+            fields,
+            by_name,
+        })
     }
 
     pub fn field(&self, name: &str) -> Option<&MappedField> {
@@ -79,13 +91,18 @@ impl Mapping {
 
     /// Builds a document from one NDJSON line; errors name what ES would call a mapper failure.
     pub fn document(&self, line: &str, id: &str) -> Result<TantivyDocument, String> {
-        let value: Value = serde_json::from_str(line).map_err(|e| format!("document is not valid JSON: {e}"))?;
-        let Value::Object(obj) = &value else { return Err("document is not a JSON object".into()) };
+        let value: Value =
+            serde_json::from_str(line).map_err(|e| format!("document is not valid JSON: {e}"))?;
+        let Value::Object(obj) = &value else {
+            return Err("document is not a JSON object".into());
+        };
         let mut doc = TantivyDocument::default();
         doc.add_text(self.id, id);
         doc.add_bytes(self.source, line.as_bytes());
         for f in &self.fields {
-            let Some(v) = lookup(obj, &f.path) else { continue };
+            let Some(v) = lookup(obj, &f.path) else {
+                continue;
+            };
             add_value(&mut doc, f, v).map_err(|m| format!("field `{}`: {m}", f.path.join(".")))?;
         }
         Ok(doc)
@@ -105,8 +122,10 @@ fn collect(
             collect(sub, prefix, builder, out)?;
         } else {
             let kind_name = def.get("type").and_then(Value::as_str).unwrap_or("object");
-            let kind = FieldType::parse(kind_name)
-                .ok_or_else(|| UnsupportedType { field: dotted.clone(), kind: kind_name.to_string() })?;
+            let kind = FieldType::parse(kind_name).ok_or_else(|| UnsupportedType {
+                field: dotted.clone(),
+                kind: kind_name.to_string(),
+            })?;
             let (field, lat) = match kind {
                 FieldType::Text => (builder.add_text_field(&dotted, TEXT), None),
                 FieldType::Keyword => (builder.add_text_field(&dotted, STRING), None),
@@ -119,7 +138,12 @@ fn collect(
                     Some(builder.add_f64_field(&format!("{dotted}.lat"), INDEXED | FAST)),
                 ),
             };
-            out.push(MappedField { path: prefix.clone(), kind, field, lat });
+            out.push(MappedField {
+                path: prefix.clone(),
+                kind,
+                field,
+                lat,
+            });
         }
         prefix.pop();
     }
@@ -176,8 +200,14 @@ fn add_scalar(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(
 
 pub fn as_i64(v: &Value) -> Result<i64, String> {
     match v {
-        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)).ok_or_else(|| format!("{n} is out of range")),
-        Value::String(s) => s.trim().parse().map_err(|_| format!("`{s}` is not a number")),
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .ok_or_else(|| format!("{n} is out of range")),
+        Value::String(s) => s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not a number")),
         other => Err(format!("expected a number, got {other}")),
     }
 }
@@ -185,7 +215,10 @@ pub fn as_i64(v: &Value) -> Result<i64, String> {
 pub fn as_f64(v: &Value) -> Result<f64, String> {
     match v {
         Value::Number(n) => n.as_f64().ok_or_else(|| format!("{n} is out of range")),
-        Value::String(s) => s.trim().parse().map_err(|_| format!("`{s}` is not a number")),
+        Value::String(s) => s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not a number")),
         other => Err(format!("expected a number, got {other}")),
     }
 }
@@ -193,19 +226,27 @@ pub fn as_f64(v: &Value) -> Result<f64, String> {
 /// Accepts what Elasticsearch accepts most often: epoch milliseconds, RFC 3339, or a date.
 pub fn parse_date(v: &Value) -> Result<DateTime, String> {
     match v {
-        Value::Number(n) => n.as_i64().map(DateTime::from_timestamp_millis).ok_or_else(|| format!("{n} is not epoch milliseconds")),
+        Value::Number(n) => n
+            .as_i64()
+            .map(DateTime::from_timestamp_millis)
+            .ok_or_else(|| format!("{n} is not epoch milliseconds")),
         Value::String(s) => {
             if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(s) {
                 return Ok(DateTime::from_timestamp_micros(dt.timestamp_micros()));
             }
             if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-                let secs = d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp()).unwrap_or(0);
+                let secs = d
+                    .and_hms_opt(0, 0, 0)
+                    .map(|t| t.and_utc().timestamp())
+                    .unwrap_or(0);
                 return Ok(DateTime::from_timestamp_secs(secs));
             }
             if let Ok(ms) = s.parse::<i64>() {
                 return Ok(DateTime::from_timestamp_millis(ms));
             }
-            Err(format!("`{s}` is not a date (RFC 3339, yyyy-MM-dd or epoch milliseconds)"))
+            Err(format!(
+                "`{s}` is not a date (RFC 3339, yyyy-MM-dd or epoch milliseconds)"
+            ))
         }
         other => Err(format!("expected a date, got {other}")),
     }
@@ -220,8 +261,13 @@ fn geo_point(v: &Value) -> Result<(f64, f64), String> {
             as_f64(o.get("lat").ok_or("geo_point object needs `lat`")?)?,
         ),
         Value::String(s) => {
-            let (lat, lon) = s.split_once(',').ok_or_else(|| format!("`{s}` is not \"lat,lon\""))?;
-            (as_f64(&Value::String(lon.trim().into()))?, as_f64(&Value::String(lat.trim().into()))?)
+            let (lat, lon) = s
+                .split_once(',')
+                .ok_or_else(|| format!("`{s}` is not \"lat,lon\""))?;
+            (
+                as_f64(&Value::String(lon.trim().into()))?,
+                as_f64(&Value::String(lat.trim().into()))?,
+            )
         }
         other => return Err(format!("{other} is not a geo_point")),
     };
@@ -253,7 +299,10 @@ mod tests {
 
     #[test]
     fn unsupported_types_are_reported() {
-        let e = Mapping::from_index_body(&json!({"mappings": {"properties": {"v": {"type": "dense_vector"}}}})).unwrap_err();
+        let e = Mapping::from_index_body(
+            &json!({"mappings": {"properties": {"v": {"type": "dense_vector"}}}}),
+        )
+        .unwrap_err();
         assert_eq!(e.field, "v");
     }
 }

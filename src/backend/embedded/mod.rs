@@ -12,8 +12,8 @@ pub(crate) mod search;
 pub(crate) mod sort;
 mod templates;
 
-pub use index::EmbeddedIndex;
 pub use command::StoreCommand;
+pub use index::EmbeddedIndex;
 pub use kv::KvStore;
 pub use rest::{RestRequest, RestResponse, COMPATIBLE_VERSION};
 
@@ -42,8 +42,13 @@ struct State {
 impl State {
     /// Creates an index with the matching templates applied under its body.
     fn create_index(&self, name: &str, body: &serde_json::Value) -> Result<(), CreateError> {
-        let body = self.templates.read().unwrap_or_else(|p| p.into_inner()).apply(name, body);
-        let index = EmbeddedIndex::create(name, &body).map_err(|e| CreateError::Mapping(e.message))?;
+        let body = self
+            .templates
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .apply(name, body);
+        let index =
+            EmbeddedIndex::create(name, &body).map_err(|e| CreateError::Mapping(e.message))?;
         let mut map = self.indices.write().unwrap_or_else(|p| p.into_inner());
         if map.contains_key(name) {
             return Err(CreateError::Exists);
@@ -63,15 +68,34 @@ pub enum Prepared {
     CreateIndex(Vec<IndexSpec>),
     DeleteIndex(Vec<String>),
     Refresh(Vec<String>),
-    ForceMerge { indices: Vec<String>, max_num_segments: u64 },
+    ForceMerge {
+        indices: Vec<String>,
+        max_num_segments: u64,
+    },
     /// One node, always green: only a missing index makes health fail.
     ClusterHealth(Option<String>),
-    IndexDocument { index: Arc<EmbeddedIndex>, id: Option<String>, source: String },
-    RawRequest { method: String, path: String, query: String, body: Vec<u8> },
+    IndexDocument {
+        index: Arc<EmbeddedIndex>,
+        id: Option<String>,
+        source: String,
+    },
+    RawRequest {
+        method: String,
+        path: String,
+        query: String,
+        body: Vec<u8>,
+    },
     /// The request's index; none when the corpus's own action lines name it.
     Bulk(Option<Arc<EmbeddedIndex>>),
-    Search { index: Arc<EmbeddedIndex>, plan: search::SearchPlan, paging: Option<crate::ops::Paging> },
-    GetDocument { index: Arc<EmbeddedIndex>, id: String },
+    Search {
+        index: Arc<EmbeddedIndex>,
+        plan: search::SearchPlan,
+        paging: Option<crate::ops::Paging>,
+    },
+    GetDocument {
+        index: Arc<EmbeddedIndex>,
+        id: String,
+    },
     /// Commands come with each call's keys; a custom command is interpreted per call.
     Kv(Option<Arc<StoreCommand>>),
     /// The operation can never succeed (e.g. its index does not exist); every call fails so.
@@ -85,12 +109,20 @@ impl EmbeddedBackend {
     }
 
     pub fn index(&self, name: &str) -> Option<Arc<EmbeddedIndex>> {
-        self.state.indices.read().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
+        self.state
+            .indices
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
     }
 
     fn index_or_fail(&self, name: &str) -> Result<Arc<EmbeddedIndex>, Prepared> {
         self.index(name).ok_or_else(|| {
-            Prepared::Fails(OpError::new(ErrorKind::NotFound, format!("no such index `{name}` (is there a create-index task before this one?)")))
+            Prepared::Fails(OpError::new(
+                ErrorKind::NotFound,
+                format!("no such index `{name}` (is there a create-index task before this one?)"),
+            ))
         })
     }
 }
@@ -103,19 +135,31 @@ impl Backend for EmbeddedBackend {
         let mut details = serde_json::Map::new();
         details.insert("engine".into(), "tantivy".into());
         details.insert("storage".into(), "ram".into());
-        BackendInfo { kind: "embedded".into(), version: format!("runner {} / tantivy 0.27", env!("CARGO_PKG_VERSION")), details }
+        BackendInfo {
+            kind: "embedded".into(),
+            version: format!("runner {} / tantivy 0.27", env!("CARGO_PKG_VERSION")),
+            details,
+        }
     }
 
     fn cannot_run(op: &OpSpec) -> Option<String> {
         match op {
             OpSpec::Search(spec) => search::unsupported_body(&spec.body),
-            OpSpec::Kv(spec) => spec.custom.as_ref().and_then(|c| StoreCommand::compile(c).err()).map(|e| e.message),
+            OpSpec::Kv(spec) => spec
+                .custom
+                .as_ref()
+                .and_then(|c| StoreCommand::compile(c).err())
+                .map(|e| e.message),
             _ => None,
         }
     }
 
     async fn connect(&self) -> Result<EmbeddedClient, OpError> {
-        Ok(EmbeddedClient { state: self.state.clone(), args: Vec::new(), last_item_failure: None })
+        Ok(EmbeddedClient {
+            state: self.state.clone(),
+            args: Vec::new(),
+            last_item_failure: None,
+        })
     }
 
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
@@ -123,19 +167,31 @@ impl Backend for EmbeddedBackend {
             OpSpec::CreateIndex(specs) => Prepared::CreateIndex(specs.clone()),
             OpSpec::DeleteIndex(names) => Prepared::DeleteIndex(names.clone()),
             OpSpec::Refresh(names) => Prepared::Refresh(names.clone()),
-            OpSpec::ForceMerge { indices, max_num_segments } => {
-                Prepared::ForceMerge { indices: indices.clone(), max_num_segments: max_num_segments.unwrap_or(1) }
-            }
+            OpSpec::ForceMerge {
+                indices,
+                max_num_segments,
+            } => Prepared::ForceMerge {
+                indices: indices.clone(),
+                max_num_segments: max_num_segments.unwrap_or(1),
+            },
             OpSpec::ClusterHealth(spec) => Prepared::ClusterHealth(spec.index.clone()),
             OpSpec::IndexDocument { index, id, body } => match self.index_or_fail(index) {
-                Ok(index) => Prepared::IndexDocument { index, id: id.clone(), source: body.to_string() },
+                Ok(index) => Prepared::IndexDocument {
+                    index,
+                    id: id.clone(),
+                    source: body.to_string(),
+                },
                 Err(fails) => fails,
             },
             OpSpec::RawRequest(spec) => Prepared::RawRequest {
                 method: spec.method.clone(),
                 path: spec.path.clone(),
                 query: crate::ops::query_string(&spec.request_params),
-                body: spec.body.as_ref().map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+                body: spec
+                    .body
+                    .as_ref()
+                    .map(|b| b.to_string().into_bytes())
+                    .unwrap_or_default(),
             },
             OpSpec::Bulk(spec) if spec.index.is_empty() => Prepared::Bulk(None),
             OpSpec::Bulk(spec) => match self.index_or_fail(&spec.index) {
@@ -145,12 +201,19 @@ impl Backend for EmbeddedBackend {
             OpSpec::Search(spec) => match self.index_or_fail(&spec.index) {
                 Ok(index) => {
                     let plan = index.compile(&spec.body)?;
-                    Prepared::Search { index, plan, paging: spec.paging }
+                    Prepared::Search {
+                        index,
+                        plan,
+                        paging: spec.paging,
+                    }
                 }
                 Err(fails) => fails,
             },
             OpSpec::GetDocument { index, id } => match self.index_or_fail(index) {
-                Ok(index) => Prepared::GetDocument { index, id: id.clone() },
+                Ok(index) => Prepared::GetDocument {
+                    index,
+                    id: id.clone(),
+                },
                 Err(fails) => fails,
             },
             OpSpec::Kv(spec) => Prepared::Kv(match &spec.custom {
@@ -178,38 +241,89 @@ impl EmbeddedClient {
                 CreateError::Mapping(m) => OpError::new(ErrorKind::BadRequest, m),
             })?;
         }
-        Ok(Outcome { units: 1, ..Outcome::default() })
+        Ok(Outcome {
+            units: 1,
+            ..Outcome::default()
+        })
     }
 
-    fn with_indices(&self, names: &[String], f: impl Fn(&EmbeddedIndex) -> Result<(), OpError>) -> Result<Outcome, OpError> {
+    fn with_indices(
+        &self,
+        names: &[String],
+        f: impl Fn(&EmbeddedIndex) -> Result<(), OpError>,
+    ) -> Result<Outcome, OpError> {
         for name in names {
-            let index = self.state.indices.read().unwrap_or_else(|p| p.into_inner()).get(name).cloned();
-            let index = index.ok_or_else(|| OpError::new(ErrorKind::NotFound, format!("no such index `{name}`")))?;
+            let index = self
+                .state
+                .indices
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(name)
+                .cloned();
+            let index = index.ok_or_else(|| {
+                OpError::new(ErrorKind::NotFound, format!("no such index `{name}`"))
+            })?;
             f(&index)?;
         }
-        Ok(Outcome { units: 1, ..Outcome::default() })
+        Ok(Outcome {
+            units: 1,
+            ..Outcome::default()
+        })
     }
 
-    fn bulk(&mut self, index: Option<&Arc<EmbeddedIndex>>, body: &str, pairs: crate::corpus::Pairs<'_>) -> Result<Outcome, OpError> {
+    fn bulk(
+        &mut self,
+        index: Option<&Arc<EmbeddedIndex>>,
+        body: &str,
+        pairs: crate::corpus::Pairs<'_>,
+    ) -> Result<Outcome, OpError> {
         let mut outcome = Outcome::default();
         let first_failure = &mut self.last_item_failure;
         self.state
-            .bulk(index, bulk::batch_items(body, pairs), |name, verb, id, result| match result {
-                Ok(_) => outcome.units += 1,
-                Err(e) => {
-                    outcome.failed_items += 1;
-                    if first_failure.is_none() {
-                        *first_failure = Some(format!("{} {name}/{}: {} {}", verb.as_str(), id.unwrap_or("-"), e.kind, e.reason));
+            .bulk(
+                index,
+                bulk::batch_items(body, pairs),
+                |name, verb, id, result| match result {
+                    Ok(_) => outcome.units += 1,
+                    Err(e) => {
+                        outcome.failed_items += 1;
+                        if first_failure.is_none() {
+                            *first_failure = Some(format!(
+                                "{} {name}/{}: {} {}",
+                                verb.as_str(),
+                                id.unwrap_or("-"),
+                                e.kind,
+                                e.reason
+                            ));
+                        }
                     }
-                }
-            })
-            .map_err(|m| OpError::new(ErrorKind::BadRequest, format!("bulk body line {}: {}", m.line, m.message)))?;
+                },
+            )
+            .map_err(|m| {
+                OpError::new(
+                    ErrorKind::BadRequest,
+                    format!("bulk body line {}: {}", m.line, m.message),
+                )
+            })?;
         Ok(outcome)
     }
 
-    fn kv(&mut self, custom: Option<&StoreCommand>, payload: &Payload<'_>) -> Result<Outcome, OpError> {
-        let Payload::Keys { keys, key_size, value, commands } = payload else {
-            return Err(OpError::new(ErrorKind::Internal, "key-value operation without keys"));
+    fn kv(
+        &mut self,
+        custom: Option<&StoreCommand>,
+        payload: &Payload<'_>,
+    ) -> Result<Outcome, OpError> {
+        let Payload::Keys {
+            keys,
+            key_size,
+            value,
+            commands,
+        } = payload
+        else {
+            return Err(OpError::new(
+                ErrorKind::Internal,
+                "key-value operation without keys",
+            ));
         };
         let store = &self.state.kv;
         let mut found = 0;
@@ -223,15 +337,28 @@ impl EmbeddedClient {
                     false
                 }
                 KvCommand::Delete => store.delete(key),
-                KvCommand::Incr => store.incr(key, 1).map(|_| false).map_err(|e| OpError::new(ErrorKind::ErrorReply, e))?,
+                KvCommand::Incr => store
+                    .incr(key, 1)
+                    .map(|_| false)
+                    .map_err(|e| OpError::new(ErrorKind::ErrorReply, e))?,
                 KvCommand::Command => match custom {
                     Some(c) => c.run(store, key, value, &mut self.args)? == Found::Yes,
-                    None => return Err(OpError::new(ErrorKind::Internal, "custom command without its definition")),
+                    None => {
+                        return Err(OpError::new(
+                            ErrorKind::Internal,
+                            "custom command without its definition",
+                        ))
+                    }
                 },
             };
             found += u64::from(hit);
         }
-        Ok(Outcome { units: 1, hits: found, failed_items: 0, requests: commands.len() as u64 })
+        Ok(Outcome {
+            units: 1,
+            hits: found,
+            failed_items: 0,
+            requests: commands.len() as u64,
+        })
     }
 }
 
@@ -240,40 +367,95 @@ impl BackendClient for EmbeddedClient {
 
     async fn execute(&mut self, op: &Prepared, payload: &Payload<'_>) -> Result<Outcome, OpError> {
         match op {
-            Prepared::Search { index, plan, paging: None } => index.search(plan),
-            Prepared::Search { index, plan, paging: Some(paging) } => tokio::task::block_in_place(|| index.paged(plan, *paging)),
+            Prepared::Search {
+                index,
+                plan,
+                paging: None,
+            } => index.search(plan),
+            Prepared::Search {
+                index,
+                plan,
+                paging: Some(paging),
+            } => tokio::task::block_in_place(|| index.paged(plan, *paging)),
             Prepared::Kv(custom) => self.kv(custom.as_deref(), payload),
             Prepared::Bulk(index) => match payload {
                 // Indexing is heavy CPU work: let tokio move other clients off this thread.
-                Payload::Documents { body, pairs, .. } => tokio::task::block_in_place(|| self.bulk(index.as_ref(), body, *pairs)),
+                Payload::Documents { body, pairs, .. } => {
+                    tokio::task::block_in_place(|| self.bulk(index.as_ref(), body, *pairs))
+                }
                 _ => Err(OpError::new(ErrorKind::Internal, "bulk without documents")),
             },
             Prepared::GetDocument { index, id } => index.get(id),
-            Prepared::CreateIndex(specs) => tokio::task::block_in_place(|| self.create_indices(specs)),
+            Prepared::CreateIndex(specs) => {
+                tokio::task::block_in_place(|| self.create_indices(specs))
+            }
             Prepared::DeleteIndex(names) => {
-                let mut map = self.state.indices.write().unwrap_or_else(|p| p.into_inner());
+                let mut map = self
+                    .state
+                    .indices
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner());
                 // Deleting an index that is not there is not an error: resets start from any state.
                 names.iter().for_each(|n| {
                     map.remove(n);
                 });
-                Ok(Outcome { units: 1, ..Outcome::default() })
+                Ok(Outcome {
+                    units: 1,
+                    ..Outcome::default()
+                })
             }
-            Prepared::Refresh(names) => tokio::task::block_in_place(|| self.with_indices(names, EmbeddedIndex::refresh)),
-            Prepared::ForceMerge { indices, max_num_segments } => {
-                tokio::task::block_in_place(|| self.with_indices(indices, |i| i.force_merge(*max_num_segments)))
+            Prepared::Refresh(names) => {
+                tokio::task::block_in_place(|| self.with_indices(names, EmbeddedIndex::refresh))
             }
+            Prepared::ForceMerge {
+                indices,
+                max_num_segments,
+            } => tokio::task::block_in_place(|| {
+                self.with_indices(indices, |i| i.force_merge(*max_num_segments))
+            }),
             Prepared::ClusterHealth(index) => self.with_indices(index.as_slice(), |_| Ok(())),
-            Prepared::IndexDocument { index, id, source } => index.index_one(id.as_deref(), source).map(|_| Outcome { units: 1, ..Outcome::default() }),
-            Prepared::RawRequest { method, path, query, body } => {
-                let backend = EmbeddedBackend { state: self.state.clone() };
-                let response = tokio::task::block_in_place(|| backend.rest(&RestRequest { method, path, query, body }));
+            Prepared::IndexDocument { index, id, source } => {
+                index.index_one(id.as_deref(), source).map(|_| Outcome {
+                    units: 1,
+                    ..Outcome::default()
+                })
+            }
+            Prepared::RawRequest {
+                method,
+                path,
+                query,
+                body,
+            } => {
+                let backend = EmbeddedBackend {
+                    state: self.state.clone(),
+                };
+                let response = tokio::task::block_in_place(|| {
+                    backend.rest(&RestRequest {
+                        method,
+                        path,
+                        query,
+                        body,
+                    })
+                });
                 match crate::backend::status_error(response.status) {
-                    None => Ok(Outcome { units: 1, ..Outcome::default() }),
-                    Some(kind) => Err(OpError::new(kind, format!("{method} {path}: {}", String::from_utf8_lossy(&response.body)))),
+                    None => Ok(Outcome {
+                        units: 1,
+                        ..Outcome::default()
+                    }),
+                    Some(kind) => Err(OpError::new(
+                        kind,
+                        format!(
+                            "{method} {path}: {}",
+                            String::from_utf8_lossy(&response.body)
+                        ),
+                    )),
                 }
             }
             Prepared::Fails(e) => Err(e.clone()),
-            Prepared::Nothing => Ok(Outcome { units: 1, ..Outcome::default() }),
+            Prepared::Nothing => Ok(Outcome {
+                units: 1,
+                ..Outcome::default()
+            }),
         }
     }
 

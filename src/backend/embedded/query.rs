@@ -4,7 +4,9 @@
 use super::mapping::{as_f64, as_i64, parse_date, FieldType, MappedField, Mapping};
 use serde_json::{Map, Value};
 use std::ops::Bound;
-use tantivy::query::{AllQuery, BooleanQuery, EmptyQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
+use tantivy::query::{
+    AllQuery, BooleanQuery, EmptyQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
+};
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, Term};
@@ -15,7 +17,9 @@ pub struct QueryCompiler<'a> {
 }
 
 fn single_entry<'v>(v: &'v Value, what: &str) -> Result<(&'v String, &'v Value), String> {
-    let obj = v.as_object().ok_or_else(|| format!("`{what}` expects an object"))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| format!("`{what}` expects an object"))?;
     let mut it = obj.iter();
     match (it.next(), it.next()) {
         (Some(e), None) => Ok(e),
@@ -56,13 +60,21 @@ impl QueryCompiler<'_> {
 
     fn field(&self, name: &str) -> Result<&MappedField, String> {
         self.mapping.field(name).ok_or_else(|| {
-            let hint = crate::track::did_you_mean(name, self.mapping.fields.iter().map(|f| f.path.last().map(String::as_str).unwrap_or("")));
+            let hint = crate::track::did_you_mean(
+                name,
+                self.mapping
+                    .fields
+                    .iter()
+                    .map(|f| f.path.last().map(String::as_str).unwrap_or("")),
+            );
             format!("field `{name}` is not in the index mapping{hint}")
         })
     }
 
     fn analyzer(&self, f: &MappedField) -> Result<TextAnalyzer, String> {
-        self.index.tokenizer_for_field(f.field).map_err(|e| e.to_string())
+        self.index
+            .tokenizer_for_field(f.field)
+            .map_err(|e| e.to_string())
     }
 
     fn tokens(&self, f: &MappedField, text: &str) -> Result<Vec<Term>, String> {
@@ -84,7 +96,10 @@ impl QueryCompiler<'_> {
         let (text, operator, slop) = match spec {
             Value::Object(o) => (
                 o.get("query").ok_or("needs a `query`")?.clone(),
-                o.get("operator").and_then(Value::as_str).unwrap_or("or").to_ascii_lowercase(),
+                o.get("operator")
+                    .and_then(Value::as_str)
+                    .unwrap_or("or")
+                    .to_ascii_lowercase(),
                 o.get("slop").and_then(Value::as_u64).unwrap_or(0) as u32,
             ),
             other => (other.clone(), "or".to_string(), 0),
@@ -97,17 +112,33 @@ impl QueryCompiler<'_> {
             other => other.to_string(),
         };
         let terms = self.tokens(f, &text)?;
-        let option = if f.kind == FieldType::Text { IndexRecordOption::WithFreqs } else { IndexRecordOption::Basic };
+        let option = if f.kind == FieldType::Text {
+            IndexRecordOption::WithFreqs
+        } else {
+            IndexRecordOption::Basic
+        };
         match terms.len() {
             0 => Ok(Box::new(EmptyQuery)),
-            1 => Ok(Box::new(TermQuery::new(terms.into_iter().next().expect("one term"), option))),
+            1 => Ok(Box::new(TermQuery::new(
+                terms.into_iter().next().expect("one term"),
+                option,
+            ))),
             _ if phrase => {
                 let positioned = terms.into_iter().enumerate().collect();
-                Ok(Box::new(PhraseQuery::new_with_offset_and_slop(positioned, slop)))
+                Ok(Box::new(PhraseQuery::new_with_offset_and_slop(
+                    positioned, slop,
+                )))
             }
             _ => {
-                let occur = if operator == "and" { Occur::Must } else { Occur::Should };
-                let subs = terms.into_iter().map(|t| (occur, Box::new(TermQuery::new(t, option)) as Box<dyn Query>)).collect();
+                let occur = if operator == "and" {
+                    Occur::Must
+                } else {
+                    Occur::Should
+                };
+                let subs = terms
+                    .into_iter()
+                    .map(|t| (occur, Box::new(TermQuery::new(t, option)) as Box<dyn Query>))
+                    .collect();
                 Ok(Box::new(BooleanQuery::new(subs)))
             }
         }
@@ -121,16 +152,25 @@ impl QueryCompiler<'_> {
             },
             FieldType::Long => Term::from_field_i64(f.field, as_i64(v)?),
             FieldType::Double | FieldType::GeoPoint => Term::from_field_f64(f.field, as_f64(v)?),
-            FieldType::Boolean => Term::from_field_bool(f.field, v.as_bool().ok_or("expected a boolean")?),
+            FieldType::Boolean => {
+                Term::from_field_bool(f.field, v.as_bool().ok_or("expected a boolean")?)
+            }
             FieldType::Date => Term::from_field_date_for_search(f.field, parse_date(v)?),
         })
     }
 
     fn term_query(&self, f: &MappedField, v: &Value) -> Result<Box<dyn Query>, String> {
-        Ok(Box::new(TermQuery::new(self.term(f, v)?, IndexRecordOption::Basic)))
+        Ok(Box::new(TermQuery::new(
+            self.term(f, v)?,
+            IndexRecordOption::Basic,
+        )))
     }
 
-    fn range_query(&self, f: &MappedField, bounds: &Map<String, Value>) -> Result<Box<dyn Query>, String> {
+    fn range_query(
+        &self,
+        f: &MappedField,
+        bounds: &Map<String, Value>,
+    ) -> Result<Box<dyn Query>, String> {
         let mut lower = Bound::Unbounded;
         let mut upper = Bound::Unbounded;
         for (k, v) in bounds {
@@ -140,7 +180,11 @@ impl QueryCompiler<'_> {
                 "lte" => upper = Bound::Included(self.term(f, v)?),
                 "lt" => upper = Bound::Excluded(self.term(f, v)?),
                 "format" | "boost" | "time_zone" => {}
-                other => return Err(format!("range bound `{other}` is not one of gte, gt, lte, lt")),
+                other => {
+                    return Err(format!(
+                        "range bound `{other}` is not one of gte, gt, lte, lt"
+                    ))
+                }
             }
         }
         if matches!((&lower, &upper), (Bound::Unbounded, Bound::Unbounded)) {
@@ -158,7 +202,11 @@ impl QueryCompiler<'_> {
                 "should" => Occur::Should,
                 "must_not" => Occur::MustNot,
                 "minimum_should_match" | "boost" => continue,
-                other => return Err(format!("bool clause `{other}` is not one of must, filter, should, must_not")),
+                other => {
+                    return Err(format!(
+                        "bool clause `{other}` is not one of must, filter, should, must_not"
+                    ))
+                }
             };
             let items: Vec<&Value> = match v {
                 Value::Array(a) => a.iter().collect(),
@@ -173,8 +221,12 @@ impl QueryCompiler<'_> {
         }
         if let Some(msm) = body.get("minimum_should_match").and_then(Value::as_u64) {
             if msm as usize > 1 || (msm == 1 && subs.iter().any(|(o, _)| *o != Occur::Should)) {
-                let (should, rest): (Vec<_>, Vec<_>) = subs.into_iter().partition(|(o, _)| *o == Occur::Should);
-                let should_q = BooleanQuery::with_minimum_required_clauses(should, (msm as usize).min(shoulds));
+                let (should, rest): (Vec<_>, Vec<_>) =
+                    subs.into_iter().partition(|(o, _)| *o == Occur::Should);
+                let should_q = BooleanQuery::with_minimum_required_clauses(
+                    should,
+                    (msm as usize).min(shoulds),
+                );
                 let mut all = rest;
                 all.push((Occur::Must, Box::new(should_q)));
                 return Ok(Box::new(BooleanQuery::new(all)));

@@ -50,12 +50,26 @@ pub struct Page {
 /// like change what is sent back, not what is searched, and are accepted; anything else
 /// (aggregations, highlighting, post_filter, ...) would be measured without the work it
 /// asks for, so it is refused.
-const SEARCH_KEYS: [&str; 10] = ["query", "size", "from", "sort", "search_after", "track_total_hits", "_source", "timeout", "version", "seq_no_primary_term"];
+const SEARCH_KEYS: [&str; 10] = [
+    "query",
+    "size",
+    "from",
+    "sort",
+    "search_after",
+    "track_total_hits",
+    "_source",
+    "timeout",
+    "version",
+    "seq_no_primary_term",
+];
 
 /// Why the embedded engine cannot run this search body, if it cannot.
 pub fn unsupported_body(body: &Value) -> Option<String> {
     let keys = body.as_object()?.keys();
-    let refused: Vec<&str> = keys.map(String::as_str).filter(|k| !SEARCH_KEYS.contains(k)).collect();
+    let refused: Vec<&str> = keys
+        .map(String::as_str)
+        .filter(|k| !SEARCH_KEYS.contains(k))
+        .collect();
     (!refused.is_empty()).then(|| {
         format!(
             "the embedded engine does not run `{}` in a search body (it runs {})",
@@ -74,13 +88,16 @@ pub const MAX_RESULT_WINDOW: u64 = 10_000;
 
 impl EmbeddedIndex {
     pub fn compile(&self, body: &Value) -> Result<SearchPlan, OpError> {
-        let bad = |m: String| OpError::new(ErrorKind::BadRequest, format!("index `{}`: {m}", self.name));
+        let bad =
+            |m: String| OpError::new(ErrorKind::BadRequest, format!("index `{}`: {m}", self.name));
         if let Some(why) = unsupported_body(body) {
             return Err(bad(why));
         }
         let number = |key: &str, default: u64| match body.get(key) {
             None | Some(Value::Null) => Ok(default),
-            Some(v) => v.as_u64().ok_or_else(|| bad(format!("`{key}` must be a non-negative integer, got {v}"))),
+            Some(v) => v
+                .as_u64()
+                .ok_or_else(|| bad(format!("`{key}` must be a non-negative integer, got {v}"))),
         };
         let (size, from) = (number("size", 10)?, number("from", 0)?);
         // Elasticsearch's `index.max_result_window`: a page is bounded before anything is
@@ -92,18 +109,36 @@ impl EmbeddedIndex {
             )));
         }
         let (size, from) = (size as usize, from as usize);
-        let compiler = QueryCompiler { mapping: &self.mapping, index: &self.index };
+        let compiler = QueryCompiler {
+            mapping: &self.mapping,
+            index: &self.index,
+        };
         let query = match body.get("query") {
             Some(q) => compiler.compile(q),
             None => compiler.compile(&serde_json::json!({"match_all": {}})),
         }
         .map_err(bad)?;
-        let sort = body.get("sort").map(|s| Sort::parse(s, &self.mapping)).transpose().map_err(bad)?;
+        let sort = body
+            .get("sort")
+            .map(|s| Sort::parse(s, &self.mapping))
+            .transpose()
+            .map_err(bad)?;
         let after = match body.get("search_after") {
             None => None,
-            Some(v) => Some(sort.as_ref().ok_or_else(|| bad("search_after needs a `sort`".into()))?.search_after(v).map_err(bad)?),
+            Some(v) => Some(
+                sort.as_ref()
+                    .ok_or_else(|| bad("search_after needs a `sort`".into()))?
+                    .search_after(v)
+                    .map_err(bad)?,
+            ),
         };
-        Ok(SearchPlan { query, size, from, sort, after })
+        Ok(SearchPlan {
+            query,
+            size,
+            from,
+            sort,
+            after,
+        })
     }
 
     pub fn searcher(&self) -> Searcher {
@@ -111,9 +146,20 @@ impl EmbeddedIndex {
     }
 
     /// The hits of `query` in `window`, in `sort` order, with the total when `count`.
-    pub fn page(&self, searcher: &Searcher, query: &dyn Query, sort: &Sort, window: Window, count: bool) -> Result<Page, OpError> {
+    pub fn page(
+        &self,
+        searcher: &Searcher,
+        query: &dyn Query,
+        sort: &Sort,
+        window: Window,
+        count: bool,
+    ) -> Result<Page, OpError> {
         let Window { after, skip, limit } = window;
-        let top = TopAfter { sort, after, limit: skip + limit };
+        let top = TopAfter {
+            sort,
+            after,
+            limit: skip + limit,
+        };
         let (total, found) = if count {
             let (n, found) = searcher.search(query, &(Count, top)).map_err(internal)?;
             (n as u64, found)
@@ -122,35 +168,80 @@ impl EmbeddedIndex {
         };
         let next = found.last().map(|h| sort.after_hit(h.key));
         let show = sort.shows_values();
-        let hits = found.into_iter().skip(skip).map(|h| (h.address, h.score, show.then(|| sort.values(&h.key)))).collect();
+        let hits = found
+            .into_iter()
+            .skip(skip)
+            .map(|h| (h.address, h.score, show.then(|| sort.values(&h.key))))
+            .collect();
         Ok(Page { total, hits, next })
     }
 
     /// Loads a hit's id and stored source, as Elasticsearch's fetch phase does.
-    pub fn fetch(&self, searcher: &Searcher, addr: DocAddress) -> Result<(String, Vec<u8>), OpError> {
+    pub fn fetch(
+        &self,
+        searcher: &Searcher,
+        addr: DocAddress,
+    ) -> Result<(String, Vec<u8>), OpError> {
         let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
-        let id = doc.get_first(self.mapping.id).and_then(|v| v.as_str()).unwrap_or_default().to_string();
-        let source = doc.get_first(self.mapping.source).and_then(|v| v.as_bytes()).unwrap_or(b"{}").to_vec();
+        let id = doc
+            .get_first(self.mapping.id)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let source = doc
+            .get_first(self.mapping.source)
+            .and_then(|v| v.as_bytes())
+            .unwrap_or(b"{}")
+            .to_vec();
         Ok((id, source))
     }
 
     /// The hits of one search with their ids, scores and sources, and the total.
-    pub fn search_hits(&self, plan: &SearchPlan, searcher: &Searcher) -> Result<(u64, Vec<Hit>), OpError> {
+    pub fn search_hits(
+        &self,
+        plan: &SearchPlan,
+        searcher: &Searcher,
+    ) -> Result<(u64, Vec<Hit>), OpError> {
         let (total, found) = match (&plan.sort, plan.after) {
             (None, None) => {
-                let top = TopDocs::with_limit((plan.size).max(1)).and_offset(plan.from).order_by_score();
-                let (n, top) = searcher.search(plan.query.as_ref(), &(Count, top)).map_err(internal)?;
-                (n as u64, top.into_iter().take(plan.size).map(|(score, addr)| (addr, score, None)).collect())
+                let top = TopDocs::with_limit((plan.size).max(1))
+                    .and_offset(plan.from)
+                    .order_by_score();
+                let (n, top) = searcher
+                    .search(plan.query.as_ref(), &(Count, top))
+                    .map_err(internal)?;
+                (
+                    n as u64,
+                    top.into_iter()
+                        .take(plan.size)
+                        .map(|(score, addr)| (addr, score, None))
+                        .collect(),
+                )
             }
             (sort, after) => {
-                let page = self.page(searcher, plan.query.as_ref(), sort.as_ref().unwrap_or(Sort::relevance()), Window { after, skip: plan.from, limit: plan.size }, true)?;
+                let page = self.page(
+                    searcher,
+                    plan.query.as_ref(),
+                    sort.as_ref().unwrap_or(Sort::relevance()),
+                    Window {
+                        after,
+                        skip: plan.from,
+                        limit: plan.size,
+                    },
+                    true,
+                )?;
                 (page.total, page.hits)
             }
         };
         let mut hits = Vec::with_capacity(found.len());
         for (addr, score, sort) in found {
             let (id, source) = self.fetch(searcher, addr)?;
-            hits.push(Hit { score, id, source, sort });
+            hits.push(Hit {
+                score,
+                id,
+                source,
+                sort,
+            });
         }
         Ok((total, hits))
     }
@@ -160,13 +251,19 @@ impl EmbeddedIndex {
     pub fn search(&self, plan: &SearchPlan) -> Result<Outcome, OpError> {
         let searcher = self.searcher();
         let hits = if plan.size == 0 {
-            searcher.search(plan.query.as_ref(), &Count).map_err(internal)? as u64
+            searcher
+                .search(plan.query.as_ref(), &Count)
+                .map_err(internal)? as u64
         } else {
             let (total, hits) = self.search_hits(plan, &searcher)?;
             std::hint::black_box(hits.iter().map(|h| h.source.len()).sum::<usize>());
             total
         };
-        Ok(Outcome { units: 1, hits, ..Outcome::default() })
+        Ok(Outcome {
+            units: 1,
+            hits,
+            ..Outcome::default()
+        })
     }
 
     /// A scroll-search or paginated-search: pages of `per_page` hits until one comes back
@@ -183,11 +280,25 @@ impl EmbeddedIndex {
             let searcher = match paging.by {
                 PageBy::Scroll => &snapshot,
                 PageBy::SearchAfter => {
-                    fresh = if pages == 0 { snapshot.clone() } else { self.searcher() };
+                    fresh = if pages == 0 {
+                        snapshot.clone()
+                    } else {
+                        self.searcher()
+                    };
                     &fresh
                 }
             };
-            let page = self.page(searcher, plan.query.as_ref(), sort, Window { after, skip: 0, limit: per_page }, pages == 0)?;
+            let page = self.page(
+                searcher,
+                plan.query.as_ref(),
+                sort,
+                Window {
+                    after,
+                    skip: 0,
+                    limit: per_page,
+                },
+                pages == 0,
+            )?;
             if pages == 0 {
                 total = page.total;
             }
@@ -207,6 +318,10 @@ impl EmbeddedIndex {
                 break;
             }
         }
-        Ok(Outcome { units: pages, hits: total, ..Outcome::default() })
+        Ok(Outcome {
+            units: pages,
+            hits: total,
+            ..Outcome::default()
+        })
     }
 }

@@ -59,12 +59,20 @@ impl After {
 fn score_bits(score: f32) -> u64 {
     // IEEE floats order as integers once negative ones have all bits flipped.
     let b = score.to_bits();
-    u64::from(if b & 0x8000_0000 != 0 { !b } else { b | 0x8000_0000 })
+    u64::from(if b & 0x8000_0000 != 0 {
+        !b
+    } else {
+        b | 0x8000_0000
+    })
 }
 
 fn score_from_bits(bits: u64) -> f32 {
     let b = bits as u32;
-    f32::from_bits(if b & 0x8000_0000 != 0 { b & 0x7FFF_FFFF } else { !b })
+    f32::from_bits(if b & 0x8000_0000 != 0 {
+        b & 0x7FFF_FFFF
+    } else {
+        !b
+    })
 }
 
 impl Sort {
@@ -72,7 +80,18 @@ impl Sort {
     /// once, so searches without a `sort` allocate none.
     pub fn relevance() -> &'static Sort {
         static RELEVANCE: std::sync::LazyLock<Sort> = std::sync::LazyLock::new(|| Sort {
-            keys: vec![SortKey { by: By::Score, name: String::new(), desc: true }, SortKey { by: By::Doc, name: String::new(), desc: false }],
+            keys: vec![
+                SortKey {
+                    by: By::Score,
+                    name: String::new(),
+                    desc: true,
+                },
+                SortKey {
+                    by: By::Doc,
+                    name: String::new(),
+                    desc: false,
+                },
+            ],
             user_keys: 0,
         });
         &RELEVANCE
@@ -89,7 +108,10 @@ impl Sort {
             return Ok(Sort::relevance().clone());
         }
         if entries.len() > MAX_USER_KEYS {
-            return Err(format!("the embedded engine sorts on up to {MAX_USER_KEYS} keys, got {}", entries.len()));
+            return Err(format!(
+                "the embedded engine sorts on up to {MAX_USER_KEYS} keys, got {}",
+                entries.len()
+            ));
         }
         let mut keys = Vec::with_capacity(entries.len() + 1);
         for e in entries {
@@ -104,7 +126,11 @@ impl Sort {
                     };
                     (name.as_str(), order)
                 }
-                other => return Err(format!("a sort entry is a field name or {{\"field\": \"asc\"}}, got {other}")),
+                other => {
+                    return Err(format!(
+                        "a sort entry is a field name or {{\"field\": \"asc\"}}, got {other}"
+                    ))
+                }
             };
             let by = match name {
                 "_score" => By::Score,
@@ -119,13 +145,25 @@ impl Sort {
                 None => by == By::Score,
                 Some("asc") => false,
                 Some("desc") => true,
-                Some(other) => return Err(format!("sort `{name}`: order is \"asc\" or \"desc\", got \"{other}\"")),
+                Some(other) => {
+                    return Err(format!(
+                        "sort `{name}`: order is \"asc\" or \"desc\", got \"{other}\""
+                    ))
+                }
             };
-            keys.push(SortKey { by, name: name.to_string(), desc });
+            keys.push(SortKey {
+                by,
+                name: name.to_string(),
+                desc,
+            });
         }
         let user_keys = keys.len();
         if !keys.iter().any(|k| k.by == By::Doc) {
-            keys.push(SortKey { by: By::Doc, name: String::new(), desc: false });
+            keys.push(SortKey {
+                by: By::Doc,
+                name: String::new(),
+                desc: false,
+            });
         }
         Ok(Sort { keys, user_keys })
     }
@@ -141,41 +179,60 @@ impl Sort {
 
     /// The cursor after a hit: exact, for the next page of the same search.
     pub fn after_hit(&self, key: Key) -> After {
-        After { key, len: self.keys.len() }
+        After {
+            key,
+            len: self.keys.len(),
+        }
     }
 
     /// The cursor a client continuing from `after`'s sort values has: the request's keys
     /// only, so ties across pages are skipped, as in Elasticsearch without a tiebreaker.
     pub fn user_cursor(&self, after: After) -> After {
-        After { key: after.key, len: self.user_keys.max(1) }
+        After {
+            key: after.key,
+            len: self.user_keys.max(1),
+        }
     }
 
     /// A hit's `sort` values as Elasticsearch shows them (dates as epoch milliseconds).
     pub fn values(&self, key: &Key) -> Value {
-        let shown = self.keys.iter().zip(key.0).take(self.user_keys).map(|(k, part)| {
-            let raw = if k.desc { !part } else { part };
-            match k.by {
-                By::Score => json!(score_from_bits(raw)),
-                By::Doc => json!(raw),
-                By::Field(_) if raw == u64::MAX => Value::Null,
-                By::Field(FieldType::Long) => json!(tantivy::u64_to_i64(raw)),
-                By::Field(FieldType::Double) => json!(tantivy::u64_to_f64(raw)),
-                By::Field(FieldType::Date) => json!(tantivy::u64_to_i64(raw).div_euclid(1_000_000)),
-                By::Field(FieldType::Boolean) => json!(raw),
-                By::Field(_) => Value::Null,
-            }
-        });
+        let shown = self
+            .keys
+            .iter()
+            .zip(key.0)
+            .take(self.user_keys)
+            .map(|(k, part)| {
+                let raw = if k.desc { !part } else { part };
+                match k.by {
+                    By::Score => json!(score_from_bits(raw)),
+                    By::Doc => json!(raw),
+                    By::Field(_) if raw == u64::MAX => Value::Null,
+                    By::Field(FieldType::Long) => json!(tantivy::u64_to_i64(raw)),
+                    By::Field(FieldType::Double) => json!(tantivy::u64_to_f64(raw)),
+                    By::Field(FieldType::Date) => {
+                        json!(tantivy::u64_to_i64(raw).div_euclid(1_000_000))
+                    }
+                    By::Field(FieldType::Boolean) => json!(raw),
+                    By::Field(_) => Value::Null,
+                }
+            });
         Value::Array(shown.collect())
     }
 
     /// A request's `search_after`: one value per sort key, strictly after which hits start.
     pub fn search_after(&self, v: &Value) -> Result<After, String> {
-        let values = v.as_array().ok_or_else(|| format!("search_after is a list of sort values, got {v}"))?;
+        let values = v
+            .as_array()
+            .ok_or_else(|| format!("search_after is a list of sort values, got {v}"))?;
         if self.user_keys == 0 {
             return Err("search_after needs a `sort`".into());
         }
         if values.len() != self.user_keys {
-            return Err(format!("search_after has {} values but the sort has {} keys", values.len(), self.user_keys));
+            return Err(format!(
+                "search_after has {} values but the sort has {} keys",
+                values.len(),
+                self.user_keys
+            ));
         }
         let mut key = Key([0; MAX_KEYS]);
         for (i, (k, v)) in self.keys.iter().zip(values).enumerate() {
@@ -185,14 +242,21 @@ impl Sort {
                 (By::Score, v) => score_bits(v.as_f64().ok_or_else(bad)? as f32),
                 (By::Doc, v) => v.as_u64().ok_or_else(bad)?,
                 (By::Field(FieldType::Long), v) => tantivy::i64_to_u64(v.as_i64().ok_or_else(bad)?),
-                (By::Field(FieldType::Double), v) => tantivy::f64_to_u64(v.as_f64().ok_or_else(bad)?),
-                (By::Field(FieldType::Date), v) => tantivy::i64_to_u64(v.as_i64().ok_or_else(bad)?.saturating_mul(1_000_000)),
+                (By::Field(FieldType::Double), v) => {
+                    tantivy::f64_to_u64(v.as_f64().ok_or_else(bad)?)
+                }
+                (By::Field(FieldType::Date), v) => {
+                    tantivy::i64_to_u64(v.as_i64().ok_or_else(bad)?.saturating_mul(1_000_000))
+                }
                 (By::Field(FieldType::Boolean), Value::Bool(b)) => u64::from(*b),
                 (By::Field(_), v) => v.as_u64().ok_or_else(bad)?,
             };
             key.0[i] = if k.desc && raw != u64::MAX { !raw } else { raw };
         }
-        Ok(After { key, len: self.user_keys })
+        Ok(After {
+            key,
+            len: self.user_keys,
+        })
     }
 }
 
@@ -240,17 +304,31 @@ impl Collector for TopAfter<'_> {
     type Fruit = Vec<Hit>;
     type Child = SegmentTop;
 
-    fn for_segment(&self, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<SegmentTop> {
+    fn for_segment(
+        &self,
+        segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<SegmentTop> {
         let columns = self
             .sort
             .keys
             .iter()
             .map(|k| match k.by {
-                By::Field(_) => reader.fast_fields().u64_lenient(&k.name).map(|c| c.map(|(col, _)| col)),
+                By::Field(_) => reader
+                    .fast_fields()
+                    .u64_lenient(&k.name)
+                    .map(|c| c.map(|(col, _)| col)),
                 _ => Ok(None),
             })
             .collect::<tantivy::Result<Vec<_>>>()?;
-        Ok(SegmentTop { keys: self.sort.keys.clone(), columns, segment, after: self.after, limit: self.limit, heap: BinaryHeap::with_capacity(self.limit + 1) })
+        Ok(SegmentTop {
+            keys: self.sort.keys.clone(),
+            columns,
+            segment,
+            after: self.after,
+            limit: self.limit,
+            heap: BinaryHeap::with_capacity(self.limit + 1),
+        })
     }
 
     fn requires_scoring(&self) -> bool {
@@ -292,10 +370,18 @@ impl SegmentCollector for SegmentTop {
             return;
         }
         if self.heap.len() < self.limit {
-            self.heap.push(Hit { key, address: DocAddress::new(self.segment, doc), score });
+            self.heap.push(Hit {
+                key,
+                address: DocAddress::new(self.segment, doc),
+                score,
+            });
         } else if self.heap.peek().is_some_and(|worst| key < worst.key) {
             self.heap.pop();
-            self.heap.push(Hit { key, address: DocAddress::new(self.segment, doc), score });
+            self.heap.push(Hit {
+                key,
+                address: DocAddress::new(self.segment, doc),
+                score,
+            });
         }
     }
 
@@ -323,10 +409,19 @@ mod tests {
         let body = json!({"mappings": {"properties": {"pop": {"type": "long"}, "name": {"type": "text"}, "at": {"type": "date"}}}});
         let mapping = Mapping::from_index_body(&body).unwrap();
         let s = Sort::parse(&json!([{"pop": "desc"}, "at"]), &mapping).unwrap();
-        assert_eq!((s.keys.len(), s.user_keys, s.keys[0].desc, s.keys[1].desc), (3, 2, true, false));
-        assert!(Sort::parse(&json!("name"), &mapping).unwrap_err().contains("numeric, date and boolean"));
-        assert!(Sort::parse(&json!("nope"), &mapping).unwrap_err().contains("no such field"));
-        assert!(Sort::parse(&json!({"pop": "up"}), &mapping).unwrap_err().contains("asc"));
+        assert_eq!(
+            (s.keys.len(), s.user_keys, s.keys[0].desc, s.keys[1].desc),
+            (3, 2, true, false)
+        );
+        assert!(Sort::parse(&json!("name"), &mapping)
+            .unwrap_err()
+            .contains("numeric, date and boolean"));
+        assert!(Sort::parse(&json!("nope"), &mapping)
+            .unwrap_err()
+            .contains("no such field"));
+        assert!(Sort::parse(&json!({"pop": "up"}), &mapping)
+            .unwrap_err()
+            .contains("asc"));
         let after = s.search_after(&json!([42, 1_600_000_000_000i64])).unwrap();
         assert_eq!(s.values(&after.key), json!([42, 1_600_000_000_000i64]));
         assert!(s.search_after(&json!([1])).unwrap_err().contains("2 keys"));

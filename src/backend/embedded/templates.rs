@@ -24,8 +24,12 @@ fn glob(pattern: &str, name: &str) -> bool {
     match pattern.split_once('*') {
         None => pattern == name,
         Some((head, rest)) => {
-            let Some(tail) = name.strip_prefix(head) else { return false };
-            (0..=tail.len()).filter(|i| tail.is_char_boundary(*i)).any(|i| glob(rest, &tail[i..]))
+            let Some(tail) = name.strip_prefix(head) else {
+                return false;
+            };
+            (0..=tail.len())
+                .filter(|i| tail.is_char_boundary(*i))
+                .any(|i| glob(rest, &tail[i..]))
         }
     }
 }
@@ -33,7 +37,11 @@ fn glob(pattern: &str, name: &str) -> bool {
 fn patterns(body: &Value) -> Vec<String> {
     match body.get("index_patterns") {
         Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -58,12 +66,23 @@ impl Templates {
     /// The body an index named `name` is created with: the matching templates' settings and
     /// mappings, then `body` over them.
     pub fn apply(&self, name: &str, body: &Value) -> Value {
-        let matching = |kind| self.stored.iter().filter(move |((k, _), t)| *k == kind && patterns(t).iter().any(|p| glob(p, name)));
+        let matching = |kind| {
+            self.stored
+                .iter()
+                .filter(move |((k, _), t)| *k == kind && patterns(t).iter().any(|p| glob(p, name)))
+        };
         let mut layers: Vec<Value> = Vec::new();
-        let composable = matching(TemplateKind::Composable).max_by_key(|(_, t)| t.get("priority").and_then(Value::as_i64).unwrap_or(0));
+        let composable = matching(TemplateKind::Composable)
+            .max_by_key(|(_, t)| t.get("priority").and_then(Value::as_i64).unwrap_or(0));
         match composable {
             Some((_, t)) => {
-                for part in t.get("composed_of").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+                for part in t
+                    .get("composed_of")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                {
                     if let Some(c) = self.get(TemplateKind::Component, part) {
                         layers.push(c.get("template").cloned().unwrap_or(json!({})));
                     }
@@ -71,7 +90,8 @@ impl Templates {
                 layers.push(t.get("template").cloned().unwrap_or(json!({})));
             }
             None => {
-                let mut legacy: Vec<&Value> = matching(TemplateKind::Legacy).map(|(_, t)| t).collect();
+                let mut legacy: Vec<&Value> =
+                    matching(TemplateKind::Legacy).map(|(_, t)| t).collect();
                 legacy.sort_by_key(|t| t.get("order").and_then(Value::as_i64).unwrap_or(0));
                 layers.extend(legacy.into_iter().map(|t| json!({ "settings": t.get("settings").cloned().unwrap_or(json!({})), "mappings": t.get("mappings").cloned().unwrap_or(json!({})) })));
             }
@@ -83,7 +103,13 @@ impl Templates {
         for layer in layers.iter().chain(std::iter::once(body)) {
             for key in ["settings", "mappings", "aliases"] {
                 if let Some(v) = layer.get(key) {
-                    super::index::merge(out.as_object_mut().expect("object").entry(key).or_insert(json!({})), v);
+                    super::index::merge(
+                        out.as_object_mut()
+                            .expect("object")
+                            .entry(key)
+                            .or_insert(json!({})),
+                        v,
+                    );
                 }
             }
         }
@@ -106,17 +132,33 @@ mod tests {
     #[test]
     fn composable_templates_win_and_the_body_wins_over_them() {
         let mut t = Templates::default();
-        t.put(TemplateKind::Component, "base", json!({"template": {"mappings": {"properties": {"a": {"type": "long"}}}}})).unwrap();
+        t.put(
+            TemplateKind::Component,
+            "base",
+            json!({"template": {"mappings": {"properties": {"a": {"type": "long"}}}}}),
+        )
+        .unwrap();
         t.put(TemplateKind::Composable, "low", json!({"index_patterns": ["logs-*"], "priority": 1, "template": {"mappings": {"properties": {"x": {"type": "keyword"}}}}})).unwrap();
         t.put(TemplateKind::Composable, "high", json!({"index_patterns": "logs-*", "priority": 9, "composed_of": ["base"], "template": {"settings": {"number_of_shards": 2}}})).unwrap();
         t.put(TemplateKind::Legacy, "old", json!({"index_patterns": ["logs-*"], "mappings": {"properties": {"old": {"type": "long"}}}})).unwrap();
-        let body = t.apply("logs-1", &json!({"mappings": {"properties": {"b": {"type": "text"}}}}));
-        assert_eq!(body["mappings"]["properties"], json!({"a": {"type": "long"}, "b": {"type": "text"}}));
+        let body = t.apply(
+            "logs-1",
+            &json!({"mappings": {"properties": {"b": {"type": "text"}}}}),
+        );
+        assert_eq!(
+            body["mappings"]["properties"],
+            json!({"a": {"type": "long"}, "b": {"type": "text"}})
+        );
         assert_eq!(body["settings"]["number_of_shards"], 2);
         let legacy = t.apply("old-style", &json!({}));
         assert_eq!(legacy, json!({}));
-        assert!(t.delete(TemplateKind::Composable, "high") && t.delete(TemplateKind::Composable, "low"));
-        assert_eq!(t.apply("logs-2", &json!({}))["mappings"]["properties"]["old"]["type"], "long");
+        assert!(
+            t.delete(TemplateKind::Composable, "high") && t.delete(TemplateKind::Composable, "low")
+        );
+        assert_eq!(
+            t.apply("logs-2", &json!({}))["mappings"]["properties"]["old"]["type"],
+            "long"
+        );
         assert!(t.put(TemplateKind::Legacy, "bad", json!({})).is_err());
     }
 }

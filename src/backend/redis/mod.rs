@@ -7,19 +7,21 @@ mod resp;
 mod stream;
 
 use super::{Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload};
+use crate::backend::tls::TlsOptions;
+use crate::backend::ClientOptions;
 use crate::ops::{CustomCommand, KvCommand, OpSpec};
-use resp::{parse_reply, push_command, push_custom, KeyedCommands, ReadError, Reply, MAX_REPLY_BYTES};
-use tokio::io::AsyncBufReadExt;
+use resp::{
+    parse_reply, push_command, push_custom, KeyedCommands, ReadError, Reply, MAX_REPLY_BYTES,
+};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use crate::backend::tls::TlsOptions;
-use crate::backend::ClientOptions;
-use std::pin::Pin;
 use stream::Stream;
-use tokio::time::Sleep;
+use tokio::io::AsyncBufReadExt;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
+use tokio::time::Sleep;
 
 pub const DEFAULT_HOST: &str = "127.0.0.1:6379";
 
@@ -49,10 +51,17 @@ impl Settings {
     pub fn new(hosts: Vec<String>, mut options: ClientOptions) -> Result<Settings, String> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         let db = match env("RUNNER_REDIS_DB") {
-            Some(v) => Some(v.parse().map_err(|_| format!("RUNNER_REDIS_DB=`{v}` is not a database number"))?),
+            Some(v) => Some(
+                v.parse()
+                    .map_err(|_| format!("RUNNER_REDIS_DB=`{v}` is not a database number"))?,
+            ),
             None => None,
         };
-        let hosts = if hosts.is_empty() { vec![DEFAULT_HOST.to_string()] } else { hosts };
+        let hosts = if hosts.is_empty() {
+            vec![DEFAULT_HOST.to_string()]
+        } else {
+            hosts
+        };
         if let Some(h) = hosts.iter().find(|h| h.contains('@')) {
             return Err(format!(
                 "--target-hosts: `{}` must not carry credentials; they come from RUNNER_REDIS_USERNAME and RUNNER_REDIS_PASSWORD (the environment or the credentials file)",
@@ -60,7 +69,15 @@ impl Settings {
             ));
         }
         let any_rediss = hosts.iter().any(|h| h.starts_with("rediss://"));
-        let hosts: Vec<String> = hosts.iter().map(|h| h.trim_start_matches("rediss://").trim_start_matches("redis://").trim_end_matches('/').to_string()).collect();
+        let hosts: Vec<String> = hosts
+            .iter()
+            .map(|h| {
+                h.trim_start_matches("rediss://")
+                    .trim_start_matches("redis://")
+                    .trim_end_matches('/')
+                    .to_string()
+            })
+            .collect();
         let tls_on = options.bool("tls")?.unwrap_or(any_rediss);
         let tls_options = TlsOptions {
             verify: options.bool("verify_certs")?.unwrap_or(true),
@@ -74,14 +91,23 @@ impl Settings {
         options.finish("redis")?;
         let tls = if tls_on {
             let config = crate::backend::tls::client_config(&tls_options)?;
-            Some(Tls { connector: tokio_rustls::TlsConnector::from(config), options: tls_options })
+            Some(Tls {
+                connector: tokio_rustls::TlsConnector::from(config),
+                options: tls_options,
+            })
         } else {
             None
         };
         let env_timeout = match env("RUNNER_REDIS_TIMEOUT_SECS") {
             Some(v) => {
-                let secs: f64 = v.parse().map_err(|_| format!("RUNNER_REDIS_TIMEOUT_SECS=`{v}` is not a number of seconds"))?;
-                Some(crate::units::duration_from_secs(secs).map_err(|m| format!("RUNNER_REDIS_TIMEOUT_SECS: {m}"))?).filter(|d| !d.is_zero())
+                let secs: f64 = v.parse().map_err(|_| {
+                    format!("RUNNER_REDIS_TIMEOUT_SECS=`{v}` is not a number of seconds")
+                })?;
+                Some(
+                    crate::units::duration_from_secs(secs)
+                        .map_err(|m| format!("RUNNER_REDIS_TIMEOUT_SECS: {m}"))?,
+                )
+                .filter(|d| !d.is_zero())
             }
             None => None,
         };
@@ -94,7 +120,11 @@ impl Settings {
             timeout: timeout.or(env_timeout).unwrap_or(Duration::from_secs(10)),
             tls,
             live_clients: AtomicUsize::new(0),
-            cores: if busy_poll { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { 0 },
+            cores: if busy_poll {
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            } else {
+                0
+            },
         })
     }
 }
@@ -109,17 +139,28 @@ pub struct Prepared {
     custom: Option<Arc<CustomCommand>>,
 }
 
-const KV_ONLY: &str = "the redis backend runs key-value operations (get, put, delete, incr, kv-mix, command)";
+const KV_ONLY: &str =
+    "the redis backend runs key-value operations (get, put, delete, incr, kv-mix, command)";
 
 fn io_error(host: &str, e: std::io::Error) -> OpError {
-    let kind = if e.kind() == std::io::ErrorKind::TimedOut { ErrorKind::Timeout } else { ErrorKind::Connection };
+    let kind = if e.kind() == std::io::ErrorKind::TimedOut {
+        ErrorKind::Timeout
+    } else {
+        ErrorKind::Connection
+    };
     OpError::new(kind, format!("redis at {host}: {e}"))
 }
 
 fn read_error(host: &str, e: ReadError) -> OpError {
     match e {
-        ReadError::Closed => OpError::new(ErrorKind::Connection, format!("redis at {host} closed the connection")),
-        ReadError::Protocol(m) => OpError::new(ErrorKind::Protocol, format!("redis at {host}: {m} (is it a Redis server?)")),
+        ReadError::Closed => OpError::new(
+            ErrorKind::Connection,
+            format!("redis at {host} closed the connection"),
+        ),
+        ReadError::Protocol(m) => OpError::new(
+            ErrorKind::Protocol,
+            format!("redis at {host}: {m} (is it a Redis server?)"),
+        ),
     }
 }
 
@@ -133,7 +174,15 @@ impl RedisBackend {
             let mut c = RedisClient::open(&settings, host).await?;
             version = tokio::time::timeout(settings.timeout, c.server_version())
                 .await
-                .map_err(|_| OpError::new(ErrorKind::Timeout, format!("redis at {host}: no answer to PING/INFO within {:?}", settings.timeout)))??;
+                .map_err(|_| {
+                    OpError::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "redis at {host}: no answer to PING/INFO within {:?}",
+                            settings.timeout
+                        ),
+                    )
+                })??;
         }
         Ok(RedisBackend { settings, version })
     }
@@ -153,7 +202,11 @@ impl Backend for RedisBackend {
             details.insert("tls".into(), true.into());
             details.insert("verify_certs".into(), tls.options.verify.into());
         }
-        BackendInfo { kind: "redis".into(), version: self.version.clone(), details }
+        BackendInfo {
+            kind: "redis".into(),
+            version: self.version.clone(),
+            details,
+        }
     }
 
     async fn connect(&self) -> Result<RedisClient, OpError> {
@@ -171,7 +224,10 @@ impl Backend for RedisBackend {
 
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
         match op {
-            OpSpec::Kv(spec) => Ok(Prepared { transaction: spec.transaction.is_some(), custom: spec.custom.clone() }),
+            OpSpec::Kv(spec) => Ok(Prepared {
+                transaction: spec.transaction.is_some(),
+                custom: spec.custom.clone(),
+            }),
             _ => Err(OpError::new(ErrorKind::BadRequest, KV_ONLY)),
         }
     }
@@ -209,7 +265,9 @@ impl RedisClient {
     /// a loopback round trip. Plain TCP only; never longer than [`SPIN`].
     fn spin_until_readable(&self) {
         use std::os::fd::AsRawFd;
-        let Stream::Plain(tcp) = self.conn.get_ref() else { return };
+        let Stream::Plain(tcp) = self.conn.get_ref() else {
+            return;
+        };
         if self.settings.live_clients.load(Ordering::Relaxed) >= self.settings.cores {
             return;
         }
@@ -219,8 +277,17 @@ impl RedisClient {
         loop {
             for _ in 0..16 {
                 // SAFETY: a one-byte peek into a live local; the fd belongs to `tcp`.
-                let n = unsafe { libc::recv(fd, (&mut byte as *mut u8).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
-                if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::WouldBlock {
+                let n = unsafe {
+                    libc::recv(
+                        fd,
+                        (&mut byte as *mut u8).cast(),
+                        1,
+                        libc::MSG_PEEK | libc::MSG_DONTWAIT,
+                    )
+                };
+                if n >= 0
+                    || std::io::Error::last_os_error().kind() != std::io::ErrorKind::WouldBlock
+                {
                     return;
                 }
                 std::hint::spin_loop();
@@ -234,18 +301,30 @@ impl RedisClient {
     async fn open(settings: &Arc<Settings>, host: &str) -> Result<RedisClient, OpError> {
         let stream = tokio::time::timeout(settings.timeout, TcpStream::connect(host))
             .await
-            .map_err(|_| OpError::new(ErrorKind::Timeout, format!("redis at {host}: no connection within {:?}", settings.timeout)))?
+            .map_err(|_| {
+                OpError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "redis at {host}: no connection within {:?}",
+                        settings.timeout
+                    ),
+                )
+            })?
             .map_err(|e| {
                 let mut err = io_error(host, e);
-                err.message.push_str(" (is redis-server running? name it with --target-hosts HOST:PORT)");
+                err.message
+                    .push_str(" (is redis-server running? name it with --target-hosts HOST:PORT)");
                 err
             })?;
         stream.set_nodelay(true).map_err(|e| io_error(host, e))?;
         let stream = match &settings.tls {
             None => Stream::Plain(stream),
             Some(tls) => {
-                let name = crate::backend::tls::server_name(&tls.options, host).map_err(|m| OpError::new(ErrorKind::BadRequest, m))?;
-                let handshake = tokio::time::timeout(settings.timeout, tls.connector.connect(name, stream)).await;
+                let name = crate::backend::tls::server_name(&tls.options, host)
+                    .map_err(|m| OpError::new(ErrorKind::BadRequest, m))?;
+                let handshake =
+                    tokio::time::timeout(settings.timeout, tls.connector.connect(name, stream))
+                        .await;
                 match handshake {
                     Ok(Ok(s)) => Stream::Tls(Box::new(s)),
                     Ok(Err(e)) => return Err(OpError::new(ErrorKind::Connection, format!("redis at {host}: TLS handshake failed: {e} (see the tls_* and verify_certs client options)"))),
@@ -261,14 +340,24 @@ impl RedisClient {
             keyed: KeyedCommands::default(),
             line: Vec::with_capacity(256),
             broken: false,
-            deadline: Some(Box::pin(tokio::time::sleep(settings.timeout + settings.timeout / 8))),
+            deadline: Some(Box::pin(tokio::time::sleep(
+                settings.timeout + settings.timeout / 8,
+            ))),
         };
         settings.live_clients.fetch_add(1, Ordering::Relaxed);
         // A server that accepts the connection and never answers AUTH or SELECT must not hold
         // the race (or a reconnect) forever.
         tokio::time::timeout(settings.timeout, c.handshake())
             .await
-            .map_err(|_| OpError::new(ErrorKind::Timeout, format!("redis at {host}: no answer to AUTH/SELECT within {:?}", settings.timeout)))??;
+            .map_err(|_| {
+                OpError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "redis at {host}: no answer to AUTH/SELECT within {:?}",
+                        settings.timeout
+                    ),
+                )
+            })??;
         Ok(c)
     }
 
@@ -277,7 +366,10 @@ impl RedisClient {
         if let Some(password) = &s.password {
             self.out.clear();
             match &s.username {
-                Some(user) => push_command(&mut self.out, &[b"AUTH", user.as_bytes(), password.as_bytes()]),
+                Some(user) => push_command(
+                    &mut self.out,
+                    &[b"AUTH", user.as_bytes(), password.as_bytes()],
+                ),
                 None => push_command(&mut self.out, &[b"AUTH", password.as_bytes()]),
             }
             if let Reply::Error(e) = self.round_trip(1).await? {
@@ -290,7 +382,10 @@ impl RedisClient {
             let db = db.to_string();
             push_command(&mut self.out, &[b"SELECT", db.as_bytes()]);
             if let Reply::Error(e) = self.round_trip(1).await? {
-                return Err(OpError::new(ErrorKind::ErrorReply, format!("redis at {}: SELECT {db} failed: {e}", self.host)));
+                return Err(OpError::new(
+                    ErrorKind::ErrorReply,
+                    format!("redis at {}: SELECT {db} failed: {e}", self.host),
+                ));
             }
         }
         Ok(())
@@ -300,7 +395,10 @@ impl RedisClient {
         self.out.clear();
         push_command(&mut self.out, &[b"PING"]);
         if let Reply::Error(e) = self.round_trip(1).await? {
-            return Err(OpError::new(ErrorKind::ErrorReply, format!("redis at {}: PING failed: {e}", self.host)));
+            return Err(OpError::new(
+                ErrorKind::ErrorReply,
+                format!("redis at {}: PING failed: {e}", self.host),
+            ));
         }
         // INFO's bulk reply is read here in full: this runs once, before the race.
         self.out.clear();
@@ -310,26 +408,53 @@ impl RedisClient {
         // about 1 KB), whatever length the server declares.
         const MAX_INFO: usize = 1 << 20;
         let mut header = Vec::new();
-        tokio::io::AsyncBufReadExt::read_until(&mut tokio::io::AsyncReadExt::take(&mut self.conn, 32), b'\n', &mut header).await.map_err(|e| io_error(&self.host, e))?;
+        tokio::io::AsyncBufReadExt::read_until(
+            &mut tokio::io::AsyncReadExt::take(&mut self.conn, 32),
+            b'\n',
+            &mut header,
+        )
+        .await
+        .map_err(|e| io_error(&self.host, e))?;
         let header = String::from_utf8_lossy(&header);
         if header.starts_with('-') {
             // INFO refused (an ACL without it): the version is unknown, the server is there.
             return Ok("unknown".into());
         }
-        let len = match header.trim().strip_prefix('$').and_then(|n| n.parse::<usize>().ok()) {
+        let len = match header
+            .trim()
+            .strip_prefix('$')
+            .and_then(|n| n.parse::<usize>().ok())
+        {
             Some(len) if len <= MAX_INFO => len,
-            _ => return Err(read_error(&self.host, ReadError::Protocol(format!("INFO answered {:?}, not a bulk string of at most {MAX_INFO} bytes", header.trim())))),
+            _ => {
+                return Err(read_error(
+                    &self.host,
+                    ReadError::Protocol(format!(
+                        "INFO answered {:?}, not a bulk string of at most {MAX_INFO} bytes",
+                        header.trim()
+                    )),
+                ))
+            }
         };
         let mut body = vec![0u8; len + 2];
-        tokio::io::AsyncReadExt::read_exact(&mut self.conn, &mut body).await.map_err(|e| io_error(&self.host, e))?;
+        tokio::io::AsyncReadExt::read_exact(&mut self.conn, &mut body)
+            .await
+            .map_err(|e| io_error(&self.host, e))?;
         let text = String::from_utf8_lossy(&body);
-        Ok(text.lines().find_map(|l| l.strip_prefix("redis_version:")).map(|v| format!("redis {}", v.trim())).unwrap_or_else(|| "unknown".into()))
+        Ok(text
+            .lines()
+            .find_map(|l| l.strip_prefix("redis_version:"))
+            .map(|v| format!("redis {}", v.trim()))
+            .unwrap_or_else(|| "unknown".into()))
     }
 
     /// Writes `out`.
     async fn send(&mut self) -> Result<(), OpError> {
         let stream = self.conn.get_mut();
-        stream.write_all(&self.out).await.map_err(|e| io_error(&self.host, e))?;
+        stream
+            .write_all(&self.out)
+            .await
+            .map_err(|e| io_error(&self.host, e))?;
         // TLS buffers the record until flushed; a plain socket's flush does nothing.
         stream.flush().await.map_err(|e| io_error(&self.host, e))
     }
@@ -337,7 +462,11 @@ impl RedisClient {
     /// Sends `out` and reads `replies` replies: the first error reply, if any, and how many
     /// replies to a GET were values (not nil); `commands`, when given, is the command of each
     /// reply. Replies after an error are still read so that the connection stays in step.
-    async fn exchange(&mut self, replies: usize, commands: Option<&[KvCommand]>) -> Result<(Option<String>, u64), OpError> {
+    async fn exchange(
+        &mut self,
+        replies: usize,
+        commands: Option<&[KvCommand]>,
+    ) -> Result<(Option<String>, u64), OpError> {
         self.send().await?;
         let (mut error, mut values, mut left) = (None, 0, replies);
         // Parse every complete reply in the buffered bytes before waiting for more: one wakeup
@@ -347,16 +476,25 @@ impl RedisClient {
             self.spin_until_readable();
         }
         while left > 0 {
-            let chunk = self.conn.fill_buf().await.map_err(|e| io_error(&self.host, e))?;
+            let chunk = self
+                .conn
+                .fill_buf()
+                .await
+                .map_err(|e| io_error(&self.host, e))?;
             if chunk.is_empty() {
                 return Err(read_error(&self.host, ReadError::Closed));
             }
-            let (data, from_line): (&[u8], bool) = if self.line.is_empty() { (chunk, false) } else {
+            let (data, from_line): (&[u8], bool) = if self.line.is_empty() {
+                (chunk, false)
+            } else {
                 if self.line.len() + chunk.len() > MAX_REPLY_BYTES + 64 {
                     // A reply that never ends (a declared length it never meets, a line with no
                     // CRLF) stops here, not at the memory limit.
                     self.broken = true;
-                    return Err(read_error(&self.host, ReadError::Protocol(format!("a reply longer than {MAX_REPLY_BYTES} bytes"))));
+                    return Err(read_error(
+                        &self.host,
+                        ReadError::Protocol(format!("a reply longer than {MAX_REPLY_BYTES} bytes")),
+                    ));
                 }
                 self.line.extend_from_slice(chunk);
                 if !chunk.contains(&b'\n') {
@@ -380,7 +518,9 @@ impl RedisClient {
                             }
                             Reply::Value => {
                                 let i = replies - left - 1;
-                                values += u64::from(commands.is_some_and(|c| c.get(i) == Some(&KvCommand::Get)));
+                                values += u64::from(
+                                    commands.is_some_and(|c| c.get(i) == Some(&KvCommand::Get)),
+                                );
                             }
                             Reply::Nil => {}
                         }
@@ -410,7 +550,15 @@ impl RedisClient {
     }
 
     /// Encodes one operation; returns how many replies it will get.
-    fn encode(&mut self, transaction: bool, custom: Option<&CustomCommand>, keys: &[u8], key_size: usize, value: &[u8], commands: &[KvCommand]) -> usize {
+    fn encode(
+        &mut self,
+        transaction: bool,
+        custom: Option<&CustomCommand>,
+        keys: &[u8],
+        key_size: usize,
+        value: &[u8],
+        commands: &[KvCommand],
+    ) -> usize {
         self.out.clear();
         if transaction {
             push_command(&mut self.out, &[b"MULTI"]);
@@ -437,8 +585,17 @@ impl BackendClient for RedisClient {
 
     async fn execute(&mut self, op: &Prepared, payload: &Payload<'_>) -> Result<Outcome, OpError> {
         let (transaction, custom) = (op.transaction, op.custom.as_deref());
-        let Payload::Keys { keys, key_size, value, commands } = payload else {
-            return Err(OpError::new(ErrorKind::Internal, "key-value operation without keys"));
+        let Payload::Keys {
+            keys,
+            key_size,
+            value,
+            commands,
+        } = payload
+        else {
+            return Err(OpError::new(
+                ErrorKind::Internal,
+                "key-value operation without keys",
+            ));
         };
         if self.broken {
             let fresh = RedisClient::open(&self.settings, &self.host).await?;
@@ -449,7 +606,10 @@ impl BackendClient for RedisClient {
         let gets = if transaction { None } else { Some(*commands) };
         let timeout = self.settings.timeout;
         let now = tokio::time::Instant::now();
-        let mut deadline = self.deadline.take().unwrap_or_else(|| Box::pin(tokio::time::sleep_until(now)));
+        let mut deadline = self
+            .deadline
+            .take()
+            .unwrap_or_else(|| Box::pin(tokio::time::sleep_until(now)));
         if deadline.deadline() < now + timeout {
             deadline.as_mut().reset(now + timeout + timeout / 8);
         }
@@ -465,7 +625,12 @@ impl BackendClient for RedisClient {
         self.broken = result.is_err();
         match result {
             Ok((Some(e), _)) => Err(OpError::new(ErrorKind::ErrorReply, e)),
-            Ok((None, hits)) => Ok(Outcome { units: 1, hits, failed_items: 0, requests: commands.len() as u64 }),
+            Ok((None, hits)) => Ok(Outcome {
+                units: 1,
+                hits,
+                failed_items: 0,
+                requests: commands.len() as u64,
+            }),
             Err(e) => Err(e),
         }
     }

@@ -144,7 +144,15 @@ pub enum ReadError {
 }
 
 fn number(bytes: &[u8]) -> Result<i64, ReadError> {
-    std::str::from_utf8(bytes).ok().and_then(|s| s.parse().ok()).ok_or_else(|| ReadError::Protocol(format!("not a number: {:?}", String::from_utf8_lossy(bytes))))
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| {
+            ReadError::Protocol(format!(
+                "not a number: {:?}",
+                String::from_utf8_lossy(bytes)
+            ))
+        })
 }
 
 /// Parses one whole reply from the front of `buf` without waiting: Ok(Some((bytes used,
@@ -155,7 +163,9 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(usize, Reply)>, ReadError> {
     let (mut first, mut error) = (None, None);
     while pending > 0 {
         pending -= 1;
-        let Some(end) = buf[pos..].windows(2).position(|w| w == b"\r\n") else { return Ok(None) };
+        let Some(end) = buf[pos..].windows(2).position(|w| w == b"\r\n") else {
+            return Ok(None);
+        };
         let line = &buf[pos..pos + end];
         if line.is_empty() {
             return Err(ReadError::Protocol("empty reply line".into()));
@@ -191,7 +201,12 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(usize, Reply)>, ReadError> {
                     Reply::Value
                 }
             }
-            other => return Err(ReadError::Protocol(format!("unexpected reply type byte {:?}", other as char))),
+            other => {
+                return Err(ReadError::Protocol(format!(
+                    "unexpected reply type byte {:?}",
+                    other as char
+                )))
+            }
         };
         if let Reply::Error(_) = reply {
             error.get_or_insert(reply);
@@ -211,16 +226,24 @@ mod tests {
         let mut out = Vec::new();
         push_command(&mut out, &[b"SET", b"k1", b"value"]);
         assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$5\r\nvalue\r\n");
-        let custom = CustomCommand::parse(&serde_json::json!("HSET h:{key} f {value}{value}")).unwrap();
+        let custom =
+            CustomCommand::parse(&serde_json::json!("HSET h:{key} f {value}{value}")).unwrap();
         out.clear();
         push_custom(&mut out, &custom, b"k1", b"ab");
-        assert_eq!(out, b"*4\r\n$4\r\nHSET\r\n$4\r\nh:k1\r\n$1\r\nf\r\n$4\r\nabab\r\n");
+        assert_eq!(
+            out,
+            b"*4\r\n$4\r\nHSET\r\n$4\r\nh:k1\r\n$1\r\nf\r\n$4\r\nabab\r\n"
+        );
     }
 
     #[test]
     fn keyed_commands_encode_as_whole_commands_do() {
         let mut keyed = KeyedCommands::default();
-        for (key, value) in [(&b"k0000001"[..], &b"abc"[..]), (b"k00000000000002", &[b'v'; 120][..]), (b"k00000000000003", b"")] {
+        for (key, value) in [
+            (&b"k0000001"[..], &b"abc"[..]),
+            (b"k00000000000002", &[b'v'; 120][..]),
+            (b"k00000000000003", b""),
+        ] {
             keyed.prepare(key.len(), value);
             for (command, args) in [
                 (KvCommand::Get, vec![&b"GET"[..], key]),
@@ -231,7 +254,10 @@ mod tests {
                 let (mut fast, mut whole) = (Vec::new(), Vec::new());
                 keyed.push(&mut fast, command, key);
                 push_command(&mut whole, &args);
-                assert_eq!(String::from_utf8_lossy(&fast), String::from_utf8_lossy(&whole));
+                assert_eq!(
+                    String::from_utf8_lossy(&fast),
+                    String::from_utf8_lossy(&whole)
+                );
             }
         }
     }
@@ -242,7 +268,10 @@ mod tests {
             let arg = vec![b'x'; len];
             let mut out = Vec::new();
             push_command(&mut out, &[&arg]);
-            assert_eq!(out, [format!("*1\r\n${len}\r\n").as_bytes(), &arg, b"\r\n"].concat());
+            assert_eq!(
+                out,
+                [format!("*1\r\n${len}\r\n").as_bytes(), &arg, b"\r\n"].concat()
+            );
         }
     }
 
@@ -256,7 +285,10 @@ mod tests {
         let (k, r) = parse_reply(&data[n + m..]).unwrap().unwrap();
         assert_eq!((n + m + k, r), (data.len(), Reply::Error("ERR x".into())));
         for cut in 1..data.len() - n - m {
-            assert!(parse_reply(&data[n + m..n + m + cut]).unwrap().is_none(), "cut at {cut}");
+            assert!(
+                parse_reply(&data[n + m..n + m + cut]).unwrap().is_none(),
+                "cut at {cut}"
+            );
         }
         assert!(parse_reply(b"$5\r\nhel").unwrap().is_none());
         assert!(matches!(parse_reply(b"?\r\n"), Err(ReadError::Protocol(_))));
@@ -264,7 +296,13 @@ mod tests {
 
     #[test]
     fn garbage_is_a_protocol_error() {
-        assert!(matches!(parse_reply(b"HTTP/1.1 200 OK\r\n"), Err(ReadError::Protocol(_))));
-        assert!(matches!(parse_reply(b"$abc\r\n"), Err(ReadError::Protocol(_))));
+        assert!(matches!(
+            parse_reply(b"HTTP/1.1 200 OK\r\n"),
+            Err(ReadError::Protocol(_))
+        ));
+        assert!(matches!(
+            parse_reply(b"$abc\r\n"),
+            Err(ReadError::Protocol(_))
+        ));
     }
 }

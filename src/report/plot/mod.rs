@@ -27,7 +27,16 @@ pub struct Source<'a> {
 }
 
 fn file_name(kind: &str, task: &str) -> String {
-    let safe: String = task.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let safe: String = task
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     format!("{kind}-{safe}.svg")
 }
 
@@ -36,13 +45,27 @@ fn short(t: &TaskRecord) -> String {
     if t.slot.sweep.is_empty() {
         return "all".into();
     }
-    t.slot.sweep.values().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect::<Vec<_>>().join(",")
+    t.slot
+        .sweep
+        .values()
+        .map(|v| {
+            v.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Task names in order of first appearance, with their records.
 fn groups(race: &RaceRecord) -> Vec<(&str, Vec<(usize, &TaskRecord)>)> {
     let mut out: Vec<(&str, Vec<(usize, &TaskRecord)>)> = Vec::new();
-    for (i, t) in race.tasks.iter().enumerate().filter(|(_, t)| t.slot.reported) {
+    for (i, t) in race
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.slot.reported)
+    {
         match out.iter_mut().find(|(name, _)| *name == t.slot.task) {
             Some((_, v)) => v.push((i, t)),
             None => out.push((&t.slot.task, vec![(i, t)])),
@@ -56,7 +79,12 @@ fn distribution(h: &Histogram<u64>, max_nines: f64) -> Vec<(f64, f64)> {
     let limit = 1.0 - 10f64.powf(-max_nines);
     let mut points: Vec<(f64, f64)> = h
         .iter_quantiles(5)
-        .map(|v| (v.quantile_iterated_to(), h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0))
+        .map(|v| {
+            (
+                v.quantile_iterated_to(),
+                h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0,
+            )
+        })
         .filter(|(q, _)| *q <= limit)
         .collect();
     points.dedup_by(|a, b| a.0 == b.0);
@@ -65,7 +93,11 @@ fn distribution(h: &Histogram<u64>, max_nines: f64) -> Vec<(f64, f64)> {
 
 /// Writes the charts of `base` (beside `other`, compared, when given) and report.html into
 /// `dir`; returns how many charts were written.
-pub fn write_report(dir: &std::path::Path, base: Source, other: Option<Source>) -> Result<usize, crate::results::StoreError> {
+pub fn write_report(
+    dir: &std::path::Path,
+    base: Source,
+    other: Option<Source>,
+) -> Result<usize, crate::results::StoreError> {
     let plots = charts(base, other);
     let comparison = other.map(|o| crate::compare::compare(base.race, o.race, Default::default()));
     let summary = crate::report::Summary::new(base.race, base.histograms);
@@ -81,7 +113,9 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
     let mut plots = Vec::new();
     let sources: Vec<Source> = std::iter::once(base).chain(other).collect();
     for (task, records) in groups(base.race) {
-        let measured = records.iter().any(|(_, r)| r.trials.iter().any(|t| t.operations > 1));
+        let measured = records
+            .iter()
+            .any(|(_, r)| r.trials.iter().any(|t| t.operations > 1));
         if !measured {
             continue;
         }
@@ -96,7 +130,10 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
                 let per_point: Vec<Vec<f64>> = labels
                     .iter()
                     .map(|n| {
-                        s.race.tasks.iter().find(|t| t.slot.task == task && t.sweep_label() == *n)
+                        s.race
+                            .tasks
+                            .iter()
+                            .find(|t| t.slot.task == task && t.sweep_label() == *n)
                             .map(|t| t.complete_trials().map(|tr| tr.throughput).collect())
                             .unwrap_or_default()
                     })
@@ -104,73 +141,187 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
                 y_max = per_point.iter().flatten().fold(y_max, |m, v| m.max(*v));
                 series.push(per_point);
             }
-            let sweep_name = records[0].1.slot.sweep.keys().cloned().collect::<Vec<_>>().join(", ");
-            let x = XAxis::Categories { names: names.clone(), label: if sweep_name.is_empty() { "sweep point".into() } else { sweep_name } };
+            let sweep_name = records[0]
+                .1
+                .slot
+                .sweep
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            let x = XAxis::Categories {
+                names: names.clone(),
+                label: if sweep_name.is_empty() {
+                    "sweep point".into()
+                } else {
+                    sweep_name
+                },
+            };
             let title = format!("{task}: throughput by sweep point (median, min–max of trials)");
             let mut chart = Chart::new(&title, x, y_max * 1.1, unit);
             for (si, (s, per_point)) in sources.iter().zip(&series).enumerate() {
                 let color = COLORS[si % COLORS.len()];
-                let offset = if sources.len() > 1 { (si as f64 - 0.5) * 24.0 } else { 0.0 };
+                let offset = if sources.len() > 1 {
+                    (si as f64 - 0.5) * 24.0
+                } else {
+                    0.0
+                };
                 for (i, values) in per_point.iter().enumerate() {
                     if !values.is_empty() {
-                        chart.spread(i as f64, offset, values, crate::report::ThroughputStats::of(values).median, color);
+                        chart.spread(
+                            i as f64,
+                            offset,
+                            values,
+                            crate::report::ThroughputStats::of(values).median,
+                            color,
+                        );
                     }
                 }
                 chart.legend_entry(s.label, color);
             }
-            plots.push(Plot { file: file_name("throughput", task), title, svg: chart.render() });
+            plots.push(Plot {
+                file: file_name("throughput", task),
+                title,
+                svg: chart.render(),
+            });
         }
         // Latency and service-time distributions per sweep point.
         let max_nines = 5.0;
         let mut lines = Vec::new();
         for (si, s) in sources.iter().enumerate() {
-            for (pi, (i, t)) in s.race.tasks.iter().enumerate().filter(|(_, t)| t.slot.task == task).enumerate() {
-                let prefix = if sources.len() > 1 { format!("{} ", s.label) } else { String::new() };
+            for (pi, (i, t)) in s
+                .race
+                .tasks
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.slot.task == task)
+                .enumerate()
+            {
+                let prefix = if sources.len() > 1 {
+                    format!("{} ", s.label)
+                } else {
+                    String::new()
+                };
                 let color_index = si * records.len() + pi;
-                let Some((service, latency)) = s.histograms.merged(i) else { continue };
+                let Some((service, latency)) = s.histograms.merged(i) else {
+                    continue;
+                };
                 for (h, latency) in [(latency, true), (service, false)] {
                     if h.len() > 1 {
                         let kind = if latency { "latency" } else { "service" };
-                        lines.push((format!("{prefix}{} {kind}", short(t)), COLORS[color_index % COLORS.len()], !latency, distribution(&h, max_nines)));
+                        lines.push((
+                            format!("{prefix}{} {kind}", short(t)),
+                            COLORS[color_index % COLORS.len()],
+                            !latency,
+                            distribution(&h, max_nines),
+                        ));
                     }
                 }
             }
         }
         if !lines.is_empty() {
             let values = || lines.iter().flat_map(|l| l.3.iter().map(|p| p.1));
-            let (y_min, y_max) = (values().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min), values().fold(0.0, f64::max));
-            let by = records[0].1.slot.sweep.keys().cloned().collect::<Vec<_>>().join(", ");
-            let by = if by.is_empty() { String::new() } else { format!(", by {by}") };
-            let title = format!("{task}: latency (solid) and service time (dashed) by percentile{by}");
-            let mut chart = Chart::new_log_y(&title, XAxis::Percentile { max_nines }, y_min, y_max, "ms (log scale)");
+            let (y_min, y_max) = (
+                values().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min),
+                values().fold(0.0, f64::max),
+            );
+            let by = records[0]
+                .1
+                .slot
+                .sweep
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            let by = if by.is_empty() {
+                String::new()
+            } else {
+                format!(", by {by}")
+            };
+            let title =
+                format!("{task}: latency (solid) and service time (dashed) by percentile{by}");
+            let mut chart = Chart::new_log_y(
+                &title,
+                XAxis::Percentile { max_nines },
+                y_min,
+                y_max,
+                "ms (log scale)",
+            );
             for (name, color, dashed, points) in &lines {
                 chart.line(name, color, *dashed, points);
             }
-            plots.push(Plot { file: file_name("percentiles", task), title, svg: chart.render() });
+            plots.push(Plot {
+                file: file_name("percentiles", task),
+                title,
+                svg: chart.render(),
+            });
         }
         // Throughput over time, every trial.
         let mut series = Vec::new();
         for (si, s) in sources.iter().enumerate() {
-            for (pi, t) in s.race.tasks.iter().filter(|t| t.slot.task == task).enumerate() {
+            for (pi, t) in s
+                .race
+                .tasks
+                .iter()
+                .filter(|t| t.slot.task == task)
+                .enumerate()
+            {
                 for tr in &t.trials {
                     if tr.throughput_per_second.len() >= 2 {
-                        let pts: Vec<(f64, f64)> = tr.throughput_per_second.iter().enumerate().map(|(sec, n)| (sec as f64 + 1.0, *n as f64)).collect();
-                        let prefix = if sources.len() > 1 { format!("{} ", s.label) } else { String::new() };
-                        series.push((format!("{prefix}{} #{}", short(t), tr.trial + 1), COLORS[(si * 4 + pi) % COLORS.len()], si > 0, pts));
+                        let pts: Vec<(f64, f64)> = tr
+                            .throughput_per_second
+                            .iter()
+                            .enumerate()
+                            .map(|(sec, n)| (sec as f64 + 1.0, *n as f64))
+                            .collect();
+                        let prefix = if sources.len() > 1 {
+                            format!("{} ", s.label)
+                        } else {
+                            String::new()
+                        };
+                        series.push((
+                            format!("{prefix}{} #{}", short(t), tr.trial + 1),
+                            COLORS[(si * 4 + pi) % COLORS.len()],
+                            si > 0,
+                            pts,
+                        ));
                     }
                 }
             }
         }
         if !series.is_empty() {
             let x_max = series.iter().map(|s| s.3.len() as f64).fold(1.0, f64::max);
-            let y_max = series.iter().flat_map(|s| s.3.iter().map(|p| p.1)).fold(0.0, f64::max);
+            let y_max = series
+                .iter()
+                .flat_map(|s| s.3.iter().map(|p| p.1))
+                .fold(0.0, f64::max);
             let title = format!("{task}: throughput over time, each trial");
-            let unit = records[0].1.slot.throughput_unit.as_str().trim_end_matches("/s").to_string() + " per second";
-            let mut chart = Chart::new(&title, XAxis::Linear { min: 1.0, max: x_max.max(2.0), label: "second of the measured window".into() }, y_max * 1.1, &unit);
+            let unit = records[0]
+                .1
+                .slot
+                .throughput_unit
+                .as_str()
+                .trim_end_matches("/s")
+                .to_string()
+                + " per second";
+            let mut chart = Chart::new(
+                &title,
+                XAxis::Linear {
+                    min: 1.0,
+                    max: x_max.max(2.0),
+                    label: "second of the measured window".into(),
+                },
+                y_max * 1.1,
+                &unit,
+            );
             for (name, color, dashed, pts) in series.iter().take(24) {
                 chart.line(name, color, *dashed, pts);
             }
-            plots.push(Plot { file: file_name("timeline", task), title, svg: chart.render() });
+            plots.push(Plot {
+                file: file_name("timeline", task),
+                title,
+                svg: chart.render(),
+            });
         }
     }
     plots

@@ -3,7 +3,9 @@
 
 use std::fmt::Write;
 
-pub const COLORS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+pub const COLORS: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
 
 const W: f64 = 820.0;
 const H: f64 = 420.0;
@@ -15,11 +17,20 @@ const BOTTOM: f64 = 62.0;
 /// How x values map to the page.
 #[derive(Clone)]
 pub enum XAxis {
-    Linear { min: f64, max: f64, label: String },
+    Linear {
+        min: f64,
+        max: f64,
+        label: String,
+    },
     /// Categories at evenly spaced slots.
-    Categories { names: Vec<String>, label: String },
+    Categories {
+        names: Vec<String>,
+        label: String,
+    },
     /// Percentiles drawn as HdrHistogram plots do: x = log10(1 / (1 - q)).
-    Percentile { max_nines: f64 },
+    Percentile {
+        max_nines: f64,
+    },
 }
 
 pub struct Chart {
@@ -35,7 +46,10 @@ pub struct Chart {
 
 /// Escapes text for HTML and SVG, in element text and in quoted attributes alike.
 pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// A round step giving about `n` ticks up to `max`.
@@ -46,7 +60,15 @@ pub fn nice_step(max: f64, n: f64) -> f64 {
     let raw = max / n;
     let mag = 10f64.powf(raw.log10().floor());
     let f = raw / mag;
-    mag * if f <= 1.0 { 1.0 } else if f <= 2.0 { 2.0 } else if f <= 5.0 { 5.0 } else { 10.0 }
+    mag * if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    }
 }
 
 fn tick_label(v: f64) -> String {
@@ -67,20 +89,38 @@ impl Chart {
     pub fn new(title: &str, x: XAxis, y_max: f64, y_label: &str) -> Chart {
         let step = nice_step(y_max, 5.0);
         let y_max = ((y_max / step).ceil() * step).max(step);
-        Chart { title: title.into(), x, log_y: None, y_max, y_label: y_label.into(), body: String::new(), legend: Vec::new() }
+        Chart {
+            title: title.into(),
+            x,
+            log_y: None,
+            y_max,
+            y_label: y_label.into(),
+            body: String::new(),
+            legend: Vec::new(),
+        }
     }
 
     /// A chart with a logarithmic y axis over whole decades covering `min..max`.
     pub fn new_log_y(title: &str, x: XAxis, min: f64, max: f64, y_label: &str) -> Chart {
         let lo = 10f64.powf(min.max(1e-4).log10().floor());
         let hi = 10f64.powf(max.max(lo * 10.0).log10().ceil());
-        Chart { title: title.into(), x, log_y: Some(lo), y_max: hi, y_label: y_label.into(), body: String::new(), legend: Vec::new() }
+        Chart {
+            title: title.into(),
+            x,
+            log_y: Some(lo),
+            y_max: hi,
+            y_label: y_label.into(),
+            body: String::new(),
+            legend: Vec::new(),
+        }
     }
 
     fn px(&self, x: f64) -> f64 {
         let width = W - LEFT - RIGHT;
         match &self.x {
-            XAxis::Linear { min, max, .. } => LEFT + (x - min) / (max - min).max(f64::MIN_POSITIVE) * width,
+            XAxis::Linear { min, max, .. } => {
+                LEFT + (x - min) / (max - min).max(f64::MIN_POSITIVE) * width
+            }
             XAxis::Categories { names, .. } => LEFT + (x + 0.5) / names.len().max(1) as f64 * width,
             XAxis::Percentile { max_nines } => {
                 let q = x.clamp(0.0, 1.0 - 10f64.powf(-max_nines));
@@ -110,7 +150,10 @@ impl Chart {
             }
             None => {
                 let step = nice_step(self.y_max, 5.0);
-                (0..).map(|i| i as f64 * step).take_while(|v| *v <= self.y_max + 1e-9).collect()
+                (0..)
+                    .map(|i| i as f64 * step)
+                    .take_while(|v| *v <= self.y_max + 1e-9)
+                    .collect()
             }
         }
     }
@@ -119,16 +162,34 @@ impl Chart {
         if points.is_empty() {
             return;
         }
-        let pts: Vec<String> = points.iter().map(|(x, y)| format!("{:.1},{:.1}", self.px(*x), self.py(*y))).collect();
-        let dash = if dashed { " stroke-dasharray=\"6 4\"" } else { "" };
+        let pts: Vec<String> = points
+            .iter()
+            .map(|(x, y)| format!("{:.1},{:.1}", self.px(*x), self.py(*y)))
+            .collect();
+        let dash = if dashed {
+            " stroke-dasharray=\"6 4\""
+        } else {
+            ""
+        };
         let _ = writeln!(self.body, "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"><title>{}</title></polyline>", pts.join(" "), esc(name));
         self.legend.push((name.to_string(), color, dashed));
     }
 
     /// A median point with a min–max whisker and the individual values as small dots.
-    pub fn spread(&mut self, x: f64, offset_px: f64, values: &[f64], median: f64, color: &'static str) {
+    pub fn spread(
+        &mut self,
+        x: f64,
+        offset_px: f64,
+        values: &[f64],
+        median: f64,
+        color: &'static str,
+    ) {
         let cx = self.px(x) + offset_px;
-        let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
+        let (lo, hi) = values
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(*v), b.max(*v))
+            });
         if lo.is_finite() {
             let _ = writeln!(self.body, "<line x1=\"{cx:.1}\" x2=\"{cx:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"2\"/>", self.py(lo), self.py(hi));
             for (a, b) in [(lo, lo), (hi, hi)] {
@@ -136,7 +197,12 @@ impl Chart {
             }
         }
         for v in values {
-            let _ = writeln!(self.body, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{color}\" opacity=\"0.5\"/>", cx + 9.0, self.py(*v));
+            let _ = writeln!(
+                self.body,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{color}\" opacity=\"0.5\"/>",
+                cx + 9.0,
+                self.py(*v)
+            );
         }
         let _ = writeln!(self.body, "<circle cx=\"{cx:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"{color}\"><title>median {}</title></circle>", self.py(median), tick_label(median));
     }
@@ -157,7 +223,11 @@ impl Chart {
                 }
                 out
             }
-            XAxis::Categories { names, .. } => names.iter().enumerate().map(|(i, n)| (i as f64, n.clone())).collect(),
+            XAxis::Categories { names, .. } => names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (i as f64, n.clone()))
+                .collect(),
             XAxis::Percentile { max_nines } => (0..=(*max_nines as i32))
                 .map(|k| {
                     let q = 1.0 - 10f64.powi(-k);
@@ -176,7 +246,12 @@ impl Chart {
         let mut s = String::new();
         let _ = writeln!(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"12\">");
         let _ = writeln!(s, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
-        let _ = writeln!(s, "<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>", LEFT, esc(&self.title));
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>",
+            LEFT,
+            esc(&self.title)
+        );
         let (x0, x1, y0, y1) = (LEFT, W - RIGHT, H - BOTTOM, TOP);
         for v in self.y_ticks() {
             let y = self.py(v);
@@ -191,12 +266,27 @@ impl Chart {
             XAxis::Percentile { .. } => "percentile (log scale of 1 / (1 − q))".into(),
         };
         let _ = writeln!(s, "<line x1=\"{x0}\" x2=\"{x1}\" y1=\"{y0}\" y2=\"{y0}\" stroke=\"#333\"/><line x1=\"{x0}\" x2=\"{x0}\" y1=\"{y0}\" y2=\"{y1}\" stroke=\"#333\"/>");
-        let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>", (x0 + x1) / 2.0, H - 18.0, esc(&x_label));
-        let _ = writeln!(s, "<text transform=\"translate(18 {:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>", (y0 + y1) / 2.0, esc(&self.y_label));
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            (x0 + x1) / 2.0,
+            H - 18.0,
+            esc(&x_label)
+        );
+        let _ = writeln!(
+            s,
+            "<text transform=\"translate(18 {:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
+            (y0 + y1) / 2.0,
+            esc(&self.y_label)
+        );
         s.push_str(&self.body);
         for (i, (name, color, dashed)) in self.legend.iter().enumerate() {
             let y = TOP + 10.0 + i as f64 * 18.0;
-            let dash = if *dashed { " stroke-dasharray=\"6 4\"" } else { "" };
+            let dash = if *dashed {
+                " stroke-dasharray=\"6 4\""
+            } else {
+                ""
+            };
             let _ = writeln!(s, "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"{color}\" stroke-width=\"3\"{dash}/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>", x1 + 14.0, x1 + 34.0, x1 + 40.0, y + 4.0, esc(name));
         }
         s.push_str("</svg>\n");
@@ -217,10 +307,21 @@ mod tests {
 
     #[test]
     fn renders_escaped_text_and_lines() {
-        let mut c = Chart::new("a <b>", XAxis::Linear { min: 0.0, max: 10.0, label: "s".into() }, 5.0, "ms");
+        let mut c = Chart::new(
+            "a <b>",
+            XAxis::Linear {
+                min: 0.0,
+                max: 10.0,
+                label: "s".into(),
+            },
+            5.0,
+            "ms",
+        );
         c.line("l&1", COLORS[0], false, &[(0.0, 1.0), (10.0, 4.0)]);
         let svg = c.render();
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-        assert!(svg.contains("a &lt;b&gt;") && svg.contains("<polyline") && svg.contains("l&amp;1"));
+        assert!(
+            svg.contains("a &lt;b&gt;") && svg.contains("<polyline") && svg.contains("l&amp;1")
+        );
     }
 }

@@ -12,7 +12,13 @@ fn parse(body: &[u8]) -> Result<Value, RestResponse> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(json!({}));
     }
-    serde_json::from_slice(body).map_err(|e| RestResponse::error(400, "parse_exception", &format!("request body is not JSON: {e}")))
+    serde_json::from_slice(body).map_err(|e| {
+        RestResponse::error(
+            400,
+            "parse_exception",
+            &format!("request body is not JSON: {e}"),
+        )
+    })
 }
 
 fn stats_json(s: IndexStats) -> Value {
@@ -41,8 +47,16 @@ impl EmbeddedBackend {
         let mut per_index = Map::new();
         for index in &indices {
             let s = index.stats();
-            all = IndexStats { docs: all.docs + s.docs, deleted: all.deleted + s.deleted, segments: all.segments + s.segments, bytes: all.bytes + s.bytes };
-            per_index.insert(index.name.clone(), json!({ "primaries": stats_json(s), "total": stats_json(s) }));
+            all = IndexStats {
+                docs: all.docs + s.docs,
+                deleted: all.deleted + s.deleted,
+                segments: all.segments + s.segments,
+                bytes: all.bytes + s.bytes,
+            };
+            per_index.insert(
+                index.name.clone(),
+                json!({ "primaries": stats_json(s), "total": stats_json(s) }),
+            );
         }
         let n = indices.len();
         RestResponse::json(
@@ -59,7 +73,12 @@ impl EmbeddedBackend {
         let mut all = IndexStats::default();
         for index in self.resolve(None).unwrap_or_default() {
             let s = index.stats();
-            all = IndexStats { docs: all.docs + s.docs, deleted: all.deleted + s.deleted, segments: all.segments + s.segments, bytes: all.bytes + s.bytes };
+            all = IndexStats {
+                docs: all.docs + s.docs,
+                deleted: all.deleted + s.deleted,
+                segments: all.segments + s.segments,
+                bytes: all.bytes + s.bytes,
+            };
         }
         RestResponse::json(
             200,
@@ -76,7 +95,11 @@ impl EmbeddedBackend {
             Ok(b) => b,
             Err(r) => return r,
         };
-        let mut settings = self.state.cluster_settings.write().unwrap_or_else(|p| p.into_inner());
+        let mut settings = self
+            .state
+            .cluster_settings
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         if settings.is_null() {
             *settings = json!({ "persistent": {}, "transient": {} });
         }
@@ -85,12 +108,22 @@ impl EmbeddedBackend {
                 crate::backend::embedded::index::merge(&mut settings[scope], v);
             }
         }
-        RestResponse::json(200, &json!({ "acknowledged": true, "persistent": settings["persistent"], "transient": settings["transient"] }))
+        RestResponse::json(
+            200,
+            &json!({ "acknowledged": true, "persistent": settings["persistent"], "transient": settings["transient"] }),
+        )
     }
 
     pub(super) fn get_cluster_settings(&self) -> RestResponse {
-        let settings = self.state.cluster_settings.read().unwrap_or_else(|p| p.into_inner());
-        RestResponse::json(200, &json!({ "persistent": settings.get("persistent").cloned().unwrap_or(json!({})), "transient": settings.get("transient").cloned().unwrap_or(json!({})) }))
+        let settings = self
+            .state
+            .cluster_settings
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        RestResponse::json(
+            200,
+            &json!({ "persistent": settings.get("persistent").cloned().unwrap_or(json!({})), "transient": settings.get("transient").cloned().unwrap_or(json!({})) }),
+        )
     }
 
     pub(super) fn index_settings(&self, names: Option<&str>, body: &[u8]) -> RestResponse {
@@ -108,26 +141,52 @@ impl EmbeddedBackend {
             Ok(b) => b,
             Err(r) => return r,
         };
-        match self.state.templates.write().unwrap_or_else(|p| p.into_inner()).put(kind_of(kind), name, body) {
+        match self
+            .state
+            .templates
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .put(kind_of(kind), name, body)
+        {
             Ok(()) => RestResponse::json(200, &json!({ "acknowledged": true })),
             Err(m) => RestResponse::error(400, "action_request_validation_exception", &m),
         }
     }
 
     pub(super) fn delete_template(&self, kind: &str, name: &str) -> RestResponse {
-        if self.state.templates.write().unwrap_or_else(|p| p.into_inner()).delete(kind_of(kind), name) {
+        if self
+            .state
+            .templates
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .delete(kind_of(kind), name)
+        {
             RestResponse::json(200, &json!({ "acknowledged": true }))
         } else {
-            RestResponse::error(404, "resource_not_found_exception", &format!("index template matching [{name}] not found"))
+            RestResponse::error(
+                404,
+                "resource_not_found_exception",
+                &format!("index template matching [{name}] not found"),
+            )
         }
     }
 
     pub(super) fn get_template(&self, kind: &str, name: &str) -> RestResponse {
-        let templates = self.state.templates.read().unwrap_or_else(|p| p.into_inner());
+        let templates = self
+            .state
+            .templates
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
         match templates.get(kind_of(kind), name) {
             Some(t) if kind == "_template" => RestResponse::json(200, &json!({ name: t })),
-            Some(t) if kind == "_index_template" => RestResponse::json(200, &json!({ "index_templates": [{ "name": name, "index_template": t }] })),
-            Some(t) => RestResponse::json(200, &json!({ "component_templates": [{ "name": name, "component_template": t }] })),
+            Some(t) if kind == "_index_template" => RestResponse::json(
+                200,
+                &json!({ "index_templates": [{ "name": name, "index_template": t }] }),
+            ),
+            Some(t) => RestResponse::json(
+                200,
+                &json!({ "component_templates": [{ "name": name, "component_template": t }] }),
+            ),
             None => not_found(name),
         }
     }

@@ -8,22 +8,36 @@ use std::time::Instant;
 
 impl EmbeddedBackend {
     pub(super) fn get_doc(&self, name: &str, id: &str) -> RestResponse {
-        let Some(index) = self.index(name) else { return not_found(name) };
+        let Some(index) = self.index(name) else {
+            return not_found(name);
+        };
         // A realtime get: documents written since the last refresh are found.
         match index.current_source(id) {
             Ok(Some(source)) => {
-                let mut out = format!(r#"{{"_index":{},"_id":{},"_version":1,"found":true,"_source":"#, json!(name), json!(id)).into_bytes();
+                let mut out = format!(
+                    r#"{{"_index":{},"_id":{},"_version":1,"found":true,"_source":"#,
+                    json!(name),
+                    json!(id)
+                )
+                .into_bytes();
                 out.extend_from_slice(source.as_bytes());
                 out.push(b'}');
-                RestResponse { status: 200, body: out }
+                RestResponse {
+                    status: 200,
+                    body: out,
+                }
             }
-            Ok(None) => RestResponse::json(404, &json!({ "_index": name, "_id": id, "found": false })),
+            Ok(None) => {
+                RestResponse::json(404, &json!({ "_index": name, "_id": id, "found": false }))
+            }
             Err(e) => RestResponse::from_op_error(&e),
         }
     }
 
     pub(super) fn put_doc(&self, name: &str, id: Option<&str>, body: &[u8]) -> RestResponse {
-        let Some(index) = self.index(name) else { return not_found(name) };
+        let Some(index) = self.index(name) else {
+            return not_found(name);
+        };
         let Ok(source) = std::str::from_utf8(body) else {
             return RestResponse::error(400, "parse_exception", "the document is not UTF-8");
         };
@@ -77,11 +91,21 @@ impl EmbeddedBackend {
             }
         });
         if let Err(m) = run {
-            return RestResponse::error(400, "illegal_argument_exception", &format!("line {}: {}", m.line, m.message));
+            return RestResponse::error(
+                400,
+                "illegal_argument_exception",
+                &format!("line {}: {}", m.line, m.message),
+            );
         }
-        let mut out = format!(r#"{{"took":{},"errors":{errors},"items":["#, started.elapsed().as_millis());
+        let mut out = format!(
+            r#"{{"took":{},"errors":{errors},"items":["#,
+            started.elapsed().as_millis()
+        );
         out.push_str(&items);
         out.push_str("]}");
-        RestResponse { status: 200, body: out.into_bytes() }
+        RestResponse {
+            status: 200,
+            body: out.into_bytes(),
+        }
     }
 }

@@ -35,34 +35,57 @@ pub struct RestResponse {
 
 impl RestResponse {
     pub(super) fn json(status: u16, v: &Value) -> RestResponse {
-        RestResponse { status, body: serde_json::to_vec(v).unwrap_or_default() }
+        RestResponse {
+            status,
+            body: serde_json::to_vec(v).unwrap_or_default(),
+        }
     }
 
     pub(super) fn error(status: u16, kind: &str, reason: &str) -> RestResponse {
         let cause = json!({ "type": kind, "reason": reason });
-        RestResponse::json(status, &json!({ "error": { "root_cause": [cause.clone()], "type": kind, "reason": reason }, "status": status }))
+        RestResponse::json(
+            status,
+            &json!({ "error": { "root_cause": [cause.clone()], "type": kind, "reason": reason }, "status": status }),
+        )
     }
 
     pub(super) fn from_op_error(e: &OpError) -> RestResponse {
         match e.kind {
-            ErrorKind::NotFound => RestResponse::error(404, "index_not_found_exception", &e.message),
-            ErrorKind::BadRequest => RestResponse::error(400, "illegal_argument_exception", &e.message),
+            ErrorKind::NotFound => {
+                RestResponse::error(404, "index_not_found_exception", &e.message)
+            }
+            ErrorKind::BadRequest => {
+                RestResponse::error(400, "illegal_argument_exception", &e.message)
+            }
             _ => RestResponse::error(500, "exception", &e.message),
         }
     }
 }
 
 pub(super) fn param<'q>(query: &'q str, name: &str) -> Option<&'q str> {
-    query.split('&').filter_map(|kv| kv.split_once('=').or(Some((kv, "")))).find(|(k, _)| *k == name).map(|(_, v)| v)
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
 }
 
 pub(super) fn not_found(name: &str) -> RestResponse {
-    RestResponse::error(404, "index_not_found_exception", &format!("no such index [{name}]"))
+    RestResponse::error(
+        404,
+        "index_not_found_exception",
+        &format!("no such index [{name}]"),
+    )
 }
 
 impl EmbeddedBackend {
     pub fn rest(&self, req: &RestRequest) -> RestResponse {
-        let segments: Vec<&str> = req.path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+        let segments: Vec<&str> = req
+            .path
+            .trim_matches('/')
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect();
         let m = req.method;
         match (m, segments.as_slice()) {
             ("GET" | "HEAD", []) => self.root(),
@@ -132,7 +155,12 @@ impl EmbeddedBackend {
                 return not_found(name);
             }
         }
-        let indices = self.state.indices.read().unwrap_or_else(|p| p.into_inner()).len();
+        let indices = self
+            .state
+            .indices
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .len();
         RestResponse::json(
             200,
             &json!({
@@ -150,11 +178,18 @@ impl EmbeddedBackend {
         let map = self.state.indices.read().unwrap_or_else(|p| p.into_inner());
         match names {
             None | Some("_all") | Some("*") => Ok(map.values().cloned().collect()),
-            Some(list) => list.split(',').map(|n| map.get(n).cloned().ok_or_else(|| not_found(n))).collect(),
+            Some(list) => list
+                .split(',')
+                .map(|n| map.get(n).cloned().ok_or_else(|| not_found(n)))
+                .collect(),
         }
     }
 
-    fn each_index(&self, names: Option<&str>, f: fn(&EmbeddedIndex) -> Result<(), OpError>) -> RestResponse {
+    fn each_index(
+        &self,
+        names: Option<&str>,
+        f: fn(&EmbeddedIndex) -> Result<(), OpError>,
+    ) -> RestResponse {
         let indices = match self.resolve(names) {
             Ok(i) => i,
             Err(r) => return r,
@@ -164,14 +199,23 @@ impl EmbeddedBackend {
                 return RestResponse::from_op_error(&e);
             }
         }
-        RestResponse::json(200, &json!({ "_shards": { "total": indices.len(), "successful": indices.len(), "failed": 0 } }))
+        RestResponse::json(
+            200,
+            &json!({ "_shards": { "total": indices.len(), "successful": indices.len(), "failed": 0 } }),
+        )
     }
 
     fn force_merge(&self, names: Option<&str>, query: &str) -> RestResponse {
         let max = match param(query, "max_num_segments").map(str::parse::<u64>) {
             None => 1,
             Some(Ok(n)) if n > 0 => n,
-            Some(_) => return RestResponse::error(400, "illegal_argument_exception", "max_num_segments must be a positive integer"),
+            Some(_) => {
+                return RestResponse::error(
+                    400,
+                    "illegal_argument_exception",
+                    "max_num_segments must be a positive integer",
+                )
+            }
         };
         let indices = match self.resolve(names) {
             Ok(i) => i,
@@ -182,7 +226,10 @@ impl EmbeddedBackend {
                 return RestResponse::from_op_error(&e);
             }
         }
-        RestResponse::json(200, &json!({ "_shards": { "total": indices.len(), "successful": indices.len(), "failed": 0 } }))
+        RestResponse::json(
+            200,
+            &json!({ "_shards": { "total": indices.len(), "successful": indices.len(), "failed": 0 } }),
+        )
     }
 
     fn create_index(&self, name: &str, body: &[u8]) -> RestResponse {
@@ -191,20 +238,41 @@ impl EmbeddedBackend {
         } else {
             match serde_json::from_slice(body) {
                 Ok(v) => v,
-                Err(e) => return RestResponse::error(400, "parse_exception", &format!("request body is not JSON: {e}")),
+                Err(e) => {
+                    return RestResponse::error(
+                        400,
+                        "parse_exception",
+                        &format!("request body is not JSON: {e}"),
+                    )
+                }
             }
         };
         match self.state.create_index(name, &body) {
             Ok(()) => {}
-            Err(super::CreateError::Mapping(m)) => return RestResponse::error(400, "mapper_parsing_exception", &m),
-            Err(super::CreateError::Exists) => return RestResponse::error(400, "resource_already_exists_exception", &format!("index [{name}] already exists")),
+            Err(super::CreateError::Mapping(m)) => {
+                return RestResponse::error(400, "mapper_parsing_exception", &m)
+            }
+            Err(super::CreateError::Exists) => {
+                return RestResponse::error(
+                    400,
+                    "resource_already_exists_exception",
+                    &format!("index [{name}] already exists"),
+                )
+            }
         }
-        RestResponse::json(200, &json!({ "acknowledged": true, "shards_acknowledged": true, "index": name }))
+        RestResponse::json(
+            200,
+            &json!({ "acknowledged": true, "shards_acknowledged": true, "index": name }),
+        )
     }
 
     fn delete_index(&self, names: &str, query: &str) -> RestResponse {
         let lenient = param(query, "ignore_unavailable") == Some("true");
-        let mut map = self.state.indices.write().unwrap_or_else(|p| p.into_inner());
+        let mut map = self
+            .state
+            .indices
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         let names: Vec<&str> = names.split(',').collect();
         if !lenient {
             if let Some(missing) = names.iter().find(|n| !map.contains_key(**n)) {
@@ -224,17 +292,33 @@ mod tests {
 
     fn call(b: &EmbeddedBackend, method: &str, path: &str, body: &str) -> (u16, Value) {
         let (path, query) = path.split_once('?').unwrap_or((path, ""));
-        let r = b.rest(&RestRequest { method, path, query, body: body.as_bytes() });
+        let r = b.rest(&RestRequest {
+            method,
+            path,
+            query,
+            body: body.as_bytes(),
+        });
         (r.status, serde_json::from_slice(&r.body).unwrap())
     }
 
     #[test]
     fn index_bulk_search_get_and_errors_have_elasticsearch_shapes() {
         let b = EmbeddedBackend::new();
-        assert_eq!(call(&b, "GET", "/", "").1["version"]["number"], COMPATIBLE_VERSION);
-        let (s, _) = call(&b, "PUT", "/places", r#"{"mappings":{"properties":{"name":{"type":"text"},"pop":{"type":"long"}}}}"#);
+        assert_eq!(
+            call(&b, "GET", "/", "").1["version"]["number"],
+            COMPATIBLE_VERSION
+        );
+        let (s, _) = call(
+            &b,
+            "PUT",
+            "/places",
+            r#"{"mappings":{"properties":{"name":{"type":"text"},"pop":{"type":"long"}}}}"#,
+        );
         assert_eq!(s, 200);
-        assert_eq!(call(&b, "PUT", "/places", "{}").1["error"]["type"], "resource_already_exists_exception");
+        assert_eq!(
+            call(&b, "PUT", "/places", "{}").1["error"]["type"],
+            "resource_already_exists_exception"
+        );
         let bulk = "{\"index\":{\"_index\":\"places\",\"_id\":\"a\"}}\n{\"name\":\"Sankt Georgen\",\"pop\":5}\n{\"index\":{}}\n{\"name\":\"Wien\",\"pop\":\"many\"}\n{\"create\":{\"_index\":\"nope\"}}\n{\"name\":\"x\"}\n";
         let (s, r) = call(&b, "POST", "/places/_bulk", bulk);
         assert_eq!(s, 200);
@@ -242,30 +326,68 @@ mod tests {
         let items = r["items"].as_array().unwrap();
         assert_eq!(items.len(), 3);
         assert_eq!(items[0]["index"]["status"], 201);
-        assert_eq!(items[1]["index"]["error"]["type"], "document_parsing_exception");
+        assert_eq!(
+            items[1]["index"]["error"]["type"],
+            "document_parsing_exception"
+        );
         assert_eq!(items[2]["create"]["status"], 404);
         call(&b, "POST", "/places/_refresh", "");
-        let (s, r) = call(&b, "POST", "/places/_search", r#"{"query":{"match_phrase":{"name":"Sankt Georgen"}}}"#);
+        let (s, r) = call(
+            &b,
+            "POST",
+            "/places/_search",
+            r#"{"query":{"match_phrase":{"name":"Sankt Georgen"}}}"#,
+        );
         assert_eq!(s, 200);
         assert_eq!(r["hits"]["total"]["value"], 1);
         assert_eq!(r["hits"]["hits"][0]["_id"], "a");
         assert_eq!(r["hits"]["hits"][0]["_source"]["pop"], 5);
         assert_eq!(call(&b, "GET", "/places/_doc/a", "").1["found"], true);
         assert_eq!(call(&b, "GET", "/places/_doc/zz", "").0, 404);
-        assert_eq!(call(&b, "POST", "/places/_search", r#"{"query":{"fuzzy":{"name":"x"}}}"#).0, 400);
-        assert_eq!(call(&b, "POST", "/nope/_search", "{}").1["error"]["type"], "index_not_found_exception");
-        assert_eq!(call(&b, "POST", "/places/_forcemerge?max_num_segments=1", "").0, 200);
+        assert_eq!(
+            call(
+                &b,
+                "POST",
+                "/places/_search",
+                r#"{"query":{"fuzzy":{"name":"x"}}}"#
+            )
+            .0,
+            400
+        );
+        assert_eq!(
+            call(&b, "POST", "/nope/_search", "{}").1["error"]["type"],
+            "index_not_found_exception"
+        );
+        assert_eq!(
+            call(&b, "POST", "/places/_forcemerge?max_num_segments=1", "").0,
+            200
+        );
         assert_eq!(call(&b, "POST", "/places/_count", "{}").1["count"], 1);
         assert_eq!(call(&b, "DELETE", "/nope", "").0, 404);
-        assert_eq!(call(&b, "DELETE", "/nope?ignore_unavailable=true", "").0, 200);
+        assert_eq!(
+            call(&b, "DELETE", "/nope?ignore_unavailable=true", "").0,
+            200
+        );
         assert_eq!(call(&b, "DELETE", "/places", "").0, 200);
         assert_eq!(call(&b, "GET", "/_cluster/health", "").1["status"], "green");
         assert_eq!(call(&b, "PATCH", "/x", "").0, 400);
     }
 
     fn places(b: &EmbeddedBackend, n: u64) {
-        call(b, "PUT", "/places", r#"{"mappings":{"properties":{"name":{"type":"text"},"pop":{"type":"long"}}}}"#);
-        let bulk: String = (0..n).map(|i| format!("{{\"index\":{{\"_id\":\"{i}\"}}}}\n{{\"name\":\"place {i}\",\"pop\":{}}}\n", i % 7)).collect();
+        call(
+            b,
+            "PUT",
+            "/places",
+            r#"{"mappings":{"properties":{"name":{"type":"text"},"pop":{"type":"long"}}}}"#,
+        );
+        let bulk: String = (0..n)
+            .map(|i| {
+                format!(
+                    "{{\"index\":{{\"_id\":\"{i}\"}}}}\n{{\"name\":\"place {i}\",\"pop\":{}}}\n",
+                    i % 7
+                )
+            })
+            .collect();
         assert_eq!(call(b, "POST", "/places/_bulk", &bulk).1["errors"], false);
         call(b, "POST", "/places/_refresh", "");
     }
@@ -274,12 +396,27 @@ mod tests {
     fn scrolls_read_every_hit_once_then_clear() {
         let b = EmbeddedBackend::new();
         places(&b, 25);
-        let (s, first) = call(&b, "POST", "/places/_search?scroll=1m", r#"{"size":10,"sort":["_doc"]}"#);
+        let (s, first) = call(
+            &b,
+            "POST",
+            "/places/_search?scroll=1m",
+            r#"{"size":10,"sort":["_doc"]}"#,
+        );
         assert_eq!(s, 200);
         let id = first["_scroll_id"].as_str().unwrap().to_string();
-        let mut seen: Vec<String> = first["hits"]["hits"].as_array().unwrap().iter().map(|h| h["_id"].as_str().unwrap().to_string()).collect();
+        let mut seen: Vec<String> = first["hits"]["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["_id"].as_str().unwrap().to_string())
+            .collect();
         loop {
-            let (s, page) = call(&b, "POST", "/_search/scroll", &format!(r#"{{"scroll":"1m","scroll_id":"{id}"}}"#));
+            let (s, page) = call(
+                &b,
+                "POST",
+                "/_search/scroll",
+                &format!(r#"{{"scroll":"1m","scroll_id":"{id}"}}"#),
+            );
             assert_eq!(s, 200);
             assert_eq!(page["hits"]["total"]["value"], 25);
             let hits = page["hits"]["hits"].as_array().unwrap();
@@ -292,9 +429,23 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!((seen.len(), sorted.len()), (25, 25));
-        let (s, cleared) = call(&b, "DELETE", "/_search/scroll", &format!(r#"{{"scroll_id":["{id}"]}}"#));
+        let (s, cleared) = call(
+            &b,
+            "DELETE",
+            "/_search/scroll",
+            &format!(r#"{{"scroll_id":["{id}"]}}"#),
+        );
         assert_eq!((s, cleared["num_freed"].as_u64()), (200, Some(1)));
-        assert_eq!(call(&b, "POST", "/_search/scroll", &format!(r#"{{"scroll_id":"{id}"}}"#)).1["error"]["type"], "search_context_missing_exception");
+        assert_eq!(
+            call(
+                &b,
+                "POST",
+                "/_search/scroll",
+                &format!(r#"{{"scroll_id":"{id}"}}"#)
+            )
+            .1["error"]["type"],
+            "search_context_missing_exception"
+        );
     }
 
     #[test]
@@ -304,12 +455,20 @@ mod tests {
         let body = r#"{"size":6,"sort":[{"pop":"desc"},"_doc"]}"#;
         let (_, first) = call(&b, "POST", "/places/_search", body);
         let hits = first["hits"]["hits"].as_array().unwrap();
-        let pops: Vec<i64> = hits.iter().map(|h| h["sort"][0].as_i64().unwrap()).collect();
+        let pops: Vec<i64> = hits
+            .iter()
+            .map(|h| h["sort"][0].as_i64().unwrap())
+            .collect();
         assert_eq!(pops, [6, 6, 5, 5, 5, 4]);
         let mut all = hits.len();
         let mut after = hits.last().unwrap()["sort"].clone();
         loop {
-            let (s, page) = call(&b, "POST", "/places/_search", &format!(r#"{{"size":6,"sort":[{{"pop":"desc"}},"_doc"],"search_after":{after}}}"#));
+            let (s, page) = call(
+                &b,
+                "POST",
+                "/places/_search",
+                &format!(r#"{{"size":6,"sort":[{{"pop":"desc"}},"_doc"],"search_after":{after}}}"#),
+            );
             assert_eq!(s, 200, "{page}");
             let hits = page["hits"]["hits"].as_array().unwrap();
             all += hits.len();
@@ -319,9 +478,21 @@ mod tests {
             after = hits.last().unwrap()["sort"].clone();
         }
         assert_eq!(all, 20);
-        assert_eq!(call(&b, "POST", "/places/_search", r#"{"sort":["name"]}"#).0, 400);
-        assert_eq!(call(&b, "POST", "/places/_search", r#"{"search_after":[1]}"#).0, 400);
-        assert_eq!(call(&b, "POST", "/places/_search", r#"{"from":18,"size":5}"#).1["hits"]["hits"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            call(&b, "POST", "/places/_search", r#"{"sort":["name"]}"#).0,
+            400
+        );
+        assert_eq!(
+            call(&b, "POST", "/places/_search", r#"{"search_after":[1]}"#).0,
+            400
+        );
+        assert_eq!(
+            call(&b, "POST", "/places/_search", r#"{"from":18,"size":5}"#).1["hits"]["hits"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
     }
 
     #[test]
@@ -329,14 +500,38 @@ mod tests {
         let b = EmbeddedBackend::new();
         places(&b, 3);
         // One unauthenticated request asking for 10^12 hits is refused, not allocated.
-        for body in [r#"{"size":1000000000000}"#, r#"{"from":1000000000000}"#, r#"{"from":9995,"size":10}"#, r#"{"size":18446744073709551615,"from":1}"#] {
+        for body in [
+            r#"{"size":1000000000000}"#,
+            r#"{"from":1000000000000}"#,
+            r#"{"from":9995,"size":10}"#,
+            r#"{"size":18446744073709551615,"from":1}"#,
+        ] {
             let (status, reply) = call(&b, "POST", "/places/_search", body);
             assert_eq!(status, 400, "{body}: {reply}");
-            assert!(reply.to_string().contains("Result window is too large"), "{reply}");
+            assert!(
+                reply.to_string().contains("Result window is too large"),
+                "{reply}"
+            );
         }
-        assert_eq!(call(&b, "POST", "/places/_search?scroll=1m", r#"{"size":10001}"#).0, 400);
-        assert_eq!(call(&b, "POST", "/places/_search", r#"{"from":9990,"size":10}"#).0, 200);
-        assert_eq!(call(&b, "POST", "/places/_search?scroll=4000000000000000h", r#"{"size":1}"#).0, 400, "a keep-alive past any instant is refused");
+        assert_eq!(
+            call(&b, "POST", "/places/_search?scroll=1m", r#"{"size":10001}"#).0,
+            400
+        );
+        assert_eq!(
+            call(&b, "POST", "/places/_search", r#"{"from":9990,"size":10}"#).0,
+            200
+        );
+        assert_eq!(
+            call(
+                &b,
+                "POST",
+                "/places/_search?scroll=4000000000000000h",
+                r#"{"size":1}"#
+            )
+            .0,
+            400,
+            "a keep-alive past any instant is refused"
+        );
     }
 
     #[test]
@@ -345,12 +540,43 @@ mod tests {
         assert_eq!(call(&b, "PUT", "/_index_template/t", r#"{"index_patterns":["pl*"],"template":{"mappings":{"properties":{"extra":{"type":"keyword"}}}}}"#).0, 200);
         places(&b, 5);
         let (s, stats) = call(&b, "GET", "/_stats", "");
-        assert_eq!((s, stats["_all"]["primaries"]["docs"]["count"].as_u64()), (200, Some(5)));
-        assert_eq!(call(&b, "GET", "/places/_stats", "").1["indices"]["places"]["total"]["docs"]["count"], 5);
-        assert_eq!(call(&b, "GET", "/_nodes/stats", "").1["nodes"]["runner-0"]["indices"]["docs"]["count"], 5);
-        assert_eq!(call(&b, "POST", "/places/_search", r#"{"query":{"term":{"extra":"x"}}}"#).0, 200, "the template's field is mapped");
-        assert_eq!(call(&b, "PUT", "/_cluster/settings", r#"{"persistent":{"a":1}}"#).1["persistent"]["a"], 1);
-        assert_eq!(call(&b, "PUT", "/places/_settings", r#"{"index":{"refresh_interval":"-1"}}"#).0, 200);
+        assert_eq!(
+            (s, stats["_all"]["primaries"]["docs"]["count"].as_u64()),
+            (200, Some(5))
+        );
+        assert_eq!(
+            call(&b, "GET", "/places/_stats", "").1["indices"]["places"]["total"]["docs"]["count"],
+            5
+        );
+        assert_eq!(
+            call(&b, "GET", "/_nodes/stats", "").1["nodes"]["runner-0"]["indices"]["docs"]["count"],
+            5
+        );
+        assert_eq!(
+            call(
+                &b,
+                "POST",
+                "/places/_search",
+                r#"{"query":{"term":{"extra":"x"}}}"#
+            )
+            .0,
+            200,
+            "the template's field is mapped"
+        );
+        assert_eq!(
+            call(&b, "PUT", "/_cluster/settings", r#"{"persistent":{"a":1}}"#).1["persistent"]["a"],
+            1
+        );
+        assert_eq!(
+            call(
+                &b,
+                "PUT",
+                "/places/_settings",
+                r#"{"index":{"refresh_interval":"-1"}}"#
+            )
+            .0,
+            200
+        );
         assert_eq!(call(&b, "DELETE", "/_index_template/t", "").0, 200);
         assert_eq!(call(&b, "DELETE", "/_index_template/t", "").0, 404);
         assert_eq!(call(&b, "GET", "/nope/_stats", "").0, 404);

@@ -2,7 +2,7 @@
 //! and the scroll API (`_search/scroll` to continue, DELETE to clear). A scroll holds its
 //! searcher, a snapshot of the index, until it is cleared or its keep-alive passes.
 
-use super::{param, not_found, RestResponse};
+use super::{not_found, param, RestResponse};
 use crate::backend::embedded::search::{Hit, Window};
 use crate::backend::embedded::sort::{After, Sort};
 use crate::backend::embedded::{EmbeddedBackend, EmbeddedIndex};
@@ -40,21 +40,42 @@ fn parse_body(body: &[u8]) -> Result<Value, RestResponse> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(json!({}));
     }
-    serde_json::from_slice(body).map_err(|e| RestResponse::error(400, "parse_exception", &format!("request body is not JSON: {e}")))
+    serde_json::from_slice(body).map_err(|e| {
+        RestResponse::error(
+            400,
+            "parse_exception",
+            &format!("request body is not JSON: {e}"),
+        )
+    })
 }
 
 fn keep_alive(text: &str) -> Result<Duration, RestResponse> {
-    crate::units::parse_duration(text).map_err(|m| RestResponse::error(400, "illegal_argument_exception", &format!("scroll keep-alive: {m}")))
+    crate::units::parse_duration(text).map_err(|m| {
+        RestResponse::error(
+            400,
+            "illegal_argument_exception",
+            &format!("scroll keep-alive: {m}"),
+        )
+    })
 }
 
 /// A search response; sources are stored JSON, spliced in as they are.
-fn hits_body(index: &str, took: Duration, total: u64, hits: &[Hit], scroll_id: Option<&str>) -> RestResponse {
-    let mut out = String::with_capacity(256 + hits.iter().map(|h| h.source.len() + 96).sum::<usize>());
+fn hits_body(
+    index: &str,
+    took: Duration,
+    total: u64,
+    hits: &[Hit],
+    scroll_id: Option<&str>,
+) -> RestResponse {
+    let mut out =
+        String::with_capacity(256 + hits.iter().map(|h| h.source.len() + 96).sum::<usize>());
     out.push('{');
     if let Some(id) = scroll_id {
         let _ = write!(out, r#""_scroll_id":{},"#, json!(id));
     }
-    let max_score = hits.first().map_or("null".to_string(), |h| h.score.to_string());
+    let max_score = hits
+        .first()
+        .map_or("null".to_string(), |h| h.score.to_string());
     let _ = write!(
         out,
         r#""took":{},"timed_out":false,"_shards":{{"total":1,"successful":1,"skipped":0,"failed":0}},"hits":{{"total":{{"value":{total},"relation":"eq"}},"max_score":{max_score},"hits":["#,
@@ -62,7 +83,13 @@ fn hits_body(index: &str, took: Duration, total: u64, hits: &[Hit], scroll_id: O
     );
     for (i, h) in hits.iter().enumerate() {
         let sep = if i > 0 { "," } else { "" };
-        let _ = write!(out, r#"{sep}{{"_index":{},"_id":{},"_score":{},"_source":"#, json!(index), json!(h.id), h.score);
+        let _ = write!(
+            out,
+            r#"{sep}{{"_index":{},"_id":{},"_score":{},"_source":"#,
+            json!(index),
+            json!(h.id),
+            h.score
+        );
         out.push_str(std::str::from_utf8(&h.source).unwrap_or("{}"));
         if let Some(sort) = &h.sort {
             let _ = write!(out, r#","sort":{sort}"#);
@@ -70,30 +97,54 @@ fn hits_body(index: &str, took: Duration, total: u64, hits: &[Hit], scroll_id: O
         out.push('}');
     }
     out.push_str("]}}");
-    RestResponse { status: 200, body: out.into_bytes() }
+    RestResponse {
+        status: 200,
+        body: out.into_bytes(),
+    }
 }
 
-fn fetch_all(index: &EmbeddedIndex, searcher: &Searcher, found: Vec<(tantivy::DocAddress, f32, Option<Value>)>) -> Result<Vec<Hit>, RestResponse> {
+fn fetch_all(
+    index: &EmbeddedIndex,
+    searcher: &Searcher,
+    found: Vec<(tantivy::DocAddress, f32, Option<Value>)>,
+) -> Result<Vec<Hit>, RestResponse> {
     found
         .into_iter()
         .map(|(addr, score, sort)| {
-            let (id, source) = index.fetch(searcher, addr).map_err(|e| RestResponse::from_op_error(&e))?;
-            Ok(Hit { score, id, source, sort })
+            let (id, source) = index
+                .fetch(searcher, addr)
+                .map_err(|e| RestResponse::from_op_error(&e))?;
+            Ok(Hit {
+                score,
+                id,
+                source,
+                sort,
+            })
         })
         .collect()
 }
 
 impl EmbeddedBackend {
-    pub(super) fn search(&self, name: &str, query: &str, body: &[u8], count_only: bool) -> RestResponse {
+    pub(super) fn search(
+        &self,
+        name: &str,
+        query: &str,
+        body: &[u8],
+        count_only: bool,
+    ) -> RestResponse {
         let started = Instant::now();
-        let Some(index) = self.index(name) else { return not_found(name) };
+        let Some(index) = self.index(name) else {
+            return not_found(name);
+        };
         let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
         };
         let mut plan = match index.compile(&body) {
             Ok(q) => q,
-            Err(e) => return RestResponse::error(400, "search_phase_execution_exception", &e.message),
+            Err(e) => {
+                return RestResponse::error(400, "search_phase_execution_exception", &e.message)
+            }
         };
         if count_only {
             plan.size = 0;
@@ -110,14 +161,34 @@ impl EmbeddedBackend {
             Err(e) => return RestResponse::from_op_error(&e),
         };
         if count_only {
-            return RestResponse::json(200, &json!({ "count": total, "_shards": { "total": 1, "successful": 1, "skipped": 0, "failed": 0 } }));
+            return RestResponse::json(
+                200,
+                &json!({ "count": total, "_shards": { "total": 1, "successful": 1, "skipped": 0, "failed": 0 } }),
+            );
         }
         hits_body(name, started.elapsed(), total, &hits, None)
     }
 
-    fn open_scroll(&self, index: Arc<EmbeddedIndex>, searcher: Searcher, plan: crate::backend::embedded::search::SearchPlan, keep: Duration, started: Instant) -> RestResponse {
+    fn open_scroll(
+        &self,
+        index: Arc<EmbeddedIndex>,
+        searcher: Searcher,
+        plan: crate::backend::embedded::search::SearchPlan,
+        keep: Duration,
+        started: Instant,
+    ) -> RestResponse {
         let sort = plan.sort.unwrap_or_else(|| Sort::relevance().clone());
-        let page = match index.page(&searcher, plan.query.as_ref(), &sort, Window { after: plan.after, skip: plan.from, limit: plan.size }, true) {
+        let page = match index.page(
+            &searcher,
+            plan.query.as_ref(),
+            &sort,
+            Window {
+                after: plan.after,
+                skip: plan.from,
+                limit: plan.size,
+            },
+            true,
+        ) {
             Ok(p) => p,
             Err(e) => return RestResponse::from_op_error(&e),
         };
@@ -138,7 +209,17 @@ impl EmbeddedBackend {
         scrolls.next_id += 1;
         let id = format!("runner-scroll-{}", scrolls.next_id);
         let name = index.name.clone();
-        let context = ScrollContext { index, searcher, query: plan.query, sort, per_page: plan.size, after: page.next, total: page.total, keep_alive: keep, expires: now + keep };
+        let context = ScrollContext {
+            index,
+            searcher,
+            query: plan.query,
+            sort,
+            per_page: plan.size,
+            after: page.next,
+            total: page.total,
+            keep_alive: keep,
+            expires: now + keep,
+        };
         scrolls.open.insert(id.clone(), context);
         drop(scrolls);
         hits_body(&name, started.elapsed(), page.total, &hits, Some(&id))
@@ -152,10 +233,23 @@ impl EmbeddedBackend {
             Ok(b) => b,
             Err(r) => return r,
         };
-        let Some(id) = body.get("scroll_id").and_then(Value::as_str).or_else(|| param(query, "scroll_id")).map(str::to_string) else {
-            return RestResponse::error(400, "action_request_validation_exception", "scrollId is missing");
+        let Some(id) = body
+            .get("scroll_id")
+            .and_then(Value::as_str)
+            .or_else(|| param(query, "scroll_id"))
+            .map(str::to_string)
+        else {
+            return RestResponse::error(
+                400,
+                "action_request_validation_exception",
+                "scrollId is missing",
+            );
         };
-        let renew = match body.get("scroll").and_then(Value::as_str).or_else(|| param(query, "scroll")) {
+        let renew = match body
+            .get("scroll")
+            .and_then(Value::as_str)
+            .or_else(|| param(query, "scroll"))
+        {
             Some(text) => match keep_alive(text) {
                 Ok(d) => Some(d),
                 Err(r) => return r,
@@ -170,16 +264,37 @@ impl EmbeddedBackend {
             scrolls.open.remove(&id)
         };
         let Some(mut c) = taken else {
-            return RestResponse::error(404, "search_context_missing_exception", &format!("No search context found for id [{id}] (cleared, or its keep-alive passed)"));
+            return RestResponse::error(
+                404,
+                "search_context_missing_exception",
+                &format!(
+                    "No search context found for id [{id}] (cleared, or its keep-alive passed)"
+                ),
+            );
         };
         c.keep_alive = renew.unwrap_or(c.keep_alive);
         c.expires = now + c.keep_alive;
-        let page = c.index.page(&c.searcher, c.query.as_ref(), &c.sort, Window { after: c.after, skip: 0, limit: c.per_page }, false);
+        let page = c.index.page(
+            &c.searcher,
+            c.query.as_ref(),
+            &c.sort,
+            Window {
+                after: c.after,
+                skip: 0,
+                limit: c.per_page,
+            },
+            false,
+        );
         if let Ok(p) = &page {
             c.after = p.next.or(c.after);
         }
         let (index, searcher, total) = (c.index.clone(), c.searcher.clone(), c.total);
-        self.state.scrolls.lock().unwrap_or_else(|p| p.into_inner()).open.insert(id.clone(), c);
+        self.state
+            .scrolls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .open
+            .insert(id.clone(), c);
         let page = match page {
             Ok(p) => p,
             Err(e) => return RestResponse::from_op_error(&e),
@@ -197,10 +312,14 @@ impl EmbeddedBackend {
             Ok(b) => b,
             Err(r) => return r,
         };
-        let mut ids: Vec<String> = path_ids.map(|p| p.split(',').map(str::to_string).collect()).unwrap_or_default();
+        let mut ids: Vec<String> = path_ids
+            .map(|p| p.split(',').map(str::to_string).collect())
+            .unwrap_or_default();
         match body.get("scroll_id") {
             Some(Value::String(s)) => ids.push(s.clone()),
-            Some(Value::Array(a)) => ids.extend(a.iter().filter_map(Value::as_str).map(str::to_string)),
+            Some(Value::Array(a)) => {
+                ids.extend(a.iter().filter_map(Value::as_str).map(str::to_string))
+            }
             _ => {}
         }
         let mut scrolls = self.state.scrolls.lock().unwrap_or_else(|p| p.into_inner());
@@ -209,9 +328,15 @@ impl EmbeddedBackend {
             scrolls.open.clear();
             n
         } else {
-            ids.iter().filter(|i| scrolls.open.remove(i.as_str()).is_some()).count()
+            ids.iter()
+                .filter(|i| scrolls.open.remove(i.as_str()).is_some())
+                .count()
         };
-        let status = if freed == 0 && !ids.is_empty() { 404 } else { 200 };
+        let status = if freed == 0 && !ids.is_empty() {
+            404
+        } else {
+            200
+        };
         RestResponse::json(status, &json!({ "succeeded": true, "num_freed": freed }))
     }
 }
