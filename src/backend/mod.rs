@@ -155,6 +155,17 @@ pub async fn open<W: WithBackend>(
 /// clearly that it cannot be raised.
 fn ensure_open_files(clients: u64) -> Result<(), OpenError> {
     let needed = clients + 64;
+    raise_open_files(needed).map_err(|hard| match hard {
+        Some(hard) => OpenError::Unreachable(format!(
+            "{clients} clients need {needed} open files, but the hard limit is {hard} (raise it with `ulimit -Hn` as root, or use fewer clients)"
+        )),
+        None => OpenError::Unreachable(format!("cannot raise the open-files limit to {needed} for {clients} clients")),
+    })
+}
+
+/// Raises the soft open-files limit to at least `needed`. On failure returns the hard limit
+/// when that is what stands in the way (`None` when the system refused otherwise).
+pub(crate) fn raise_open_files(needed: u64) -> Result<(), Option<u64>> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -164,10 +175,7 @@ fn ensure_open_files(clients: u64) -> Result<(), OpenError> {
         return Ok(());
     }
     if lim.rlim_max < needed {
-        return Err(OpenError::Unreachable(format!(
-            "{clients} clients need {needed} open files, but the hard limit is {} (raise it with `ulimit -Hn` as root, or use fewer clients)",
-            lim.rlim_max
-        )));
+        return Err(Some(lim.rlim_max));
     }
     let raised = libc::rlimit {
         rlim_cur: needed.max(lim.rlim_cur),
@@ -175,9 +183,7 @@ fn ensure_open_files(clients: u64) -> Result<(), OpenError> {
     };
     // SAFETY: as above.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
-        return Err(OpenError::Unreachable(format!(
-            "cannot raise the open-files limit to {needed} for {clients} clients"
-        )));
+        return Err(None);
     }
     Ok(())
 }

@@ -198,6 +198,32 @@ pub struct ServeArgs {
     /// PEM private key of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<std::path::PathBuf>,
+    /// Open connections at most; at the cap the longest-idle one is closed for a new one.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
+    /// Request bytes all requests may hold together (received and decompressed); beyond it a
+    /// request gets 429, as from Elasticsearch's in-flight requests breaker.
+    #[arg(long, default_value = "256mb", value_parser = parse_byte_budget)]
+    pub max_in_flight_bytes: u64,
+    /// Time to send a request head, counted from when the server waits for one: closes
+    /// slowloris connections and connections idle between requests.
+    #[arg(long, default_value = "60s", value_parser = parse_positive_duration)]
+    pub header_timeout: std::time::Duration,
+    /// Time to send a whole request body once its head has arrived (408 after).
+    #[arg(long, default_value = "60s", value_parser = parse_positive_duration)]
+    pub body_timeout: std::time::Duration,
+}
+
+fn parse_byte_budget(text: &str) -> Result<u64, String> {
+    crate::units::parse_bytes(text).map(|b| b.0)
+}
+
+fn parse_positive_duration(text: &str) -> Result<std::time::Duration, String> {
+    let d = crate::units::parse_duration(text)?;
+    if d.is_zero() {
+        return Err(format!("`{text}` must be longer than zero"));
+    }
+    Ok(d)
 }
 
 #[derive(Debug, Args)]

@@ -110,10 +110,17 @@ fn serve_command(args: ServeArgs) -> Result<u8, CliError> {
         _ => None,
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
+    let limits = crate::serve::Limits {
+        max_connections: args.max_connections as usize,
+        max_in_flight_bytes: usize::try_from(args.max_in_flight_bytes).unwrap_or(usize::MAX),
+        header_timeout: args.header_timeout,
+        body_timeout: args.body_timeout,
+    };
     let opts = crate::serve::ServeOptions {
         addr: std::net::SocketAddr::new(args.host, args.port),
         stub: args.stub,
         tls,
+        limits,
     };
     let cancel = CancellationToken::new();
     let result = runtime.block_on(async {

@@ -11,6 +11,12 @@ pub struct Serve {
     pub port: u16,
 }
 
+impl Serve {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Serve {
     fn drop(&mut self) {
         let _ = self.child.kill();

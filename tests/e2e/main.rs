@@ -14,6 +14,7 @@ mod redis;
 mod redis_faults;
 mod redis_tls;
 mod secrets;
+mod serve_limits;
 mod signals;
 mod tracks;
 mod util;

@@ -146,6 +146,9 @@ impl Settings {
             .http1_only()
             .redirect(reqwest::redirect::Policy::none())
             .pool_max_idle_per_host(1)
+            // Below the idle timeouts of servers (runner serve's 60 s, nginx's 75 s), so that a
+            // pooled connection is not reused just as the server closes it.
+            .pool_idle_timeout(Duration::from_secs(30))
             .tcp_nodelay(true)
             .timeout(self.timeout)
             .connect_timeout(self.timeout.min(Duration::from_secs(10)))
