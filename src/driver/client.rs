@@ -3,6 +3,7 @@
 
 use super::budget::Budget;
 use super::schedule::{wait_until, Schedule};
+use super::stop::StopSignal;
 use super::work::{CorpusFeed, KeyGen};
 use crate::backend::{BackendClient, Outcome, Payload};
 use crate::metrics::Recorder;
@@ -65,6 +66,8 @@ impl Shared {
 
 pub struct ClientRun<C: BackendClient> {
     pub client: C,
+    /// Given when the race is interrupted: drops the operation in flight.
+    pub stop: Arc<StopSignal>,
     pub exec: Arc<Exec<C::Prepared>>,
     pub schedule: Schedule,
     pub budget: Budget,
@@ -121,17 +124,26 @@ impl<C: BackendClient> ClientRun<C> {
                 }
             }
             let start = Instant::now();
-            let result = match &*self.exec {
-                Exec::Sleep(d) => {
-                    if !d.is_zero() {
-                        tokio::time::sleep(*d).await;
+            let in_flight = async {
+                match &*self.exec {
+                    Exec::Sleep(d) => {
+                        if !d.is_zero() {
+                            tokio::time::sleep(*d).await;
+                        }
+                        Ok(Outcome {
+                            units: 1,
+                            ..Outcome::default()
+                        })
                     }
-                    Ok(Outcome {
-                        units: 1,
-                        ..Outcome::default()
-                    })
+                    Exec::Backend(op) => self.client.execute(op, &payload).await,
                 }
-                Exec::Backend(op) => self.client.execute(op, &payload).await,
+            };
+            let Some(result) = self.stop.unless_stopped(in_flight).await else {
+                // Neither a success nor an error: the operation was dropped unfinished, and
+                // its connection with it (this client sends nothing more).
+                self.recorder.record_interrupted();
+                self.recorder.cut_short = true;
+                break;
             };
             let end = Instant::now();
             if warmup {

@@ -7,6 +7,7 @@ mod client;
 mod groups;
 mod progress;
 mod schedule;
+mod stop;
 mod work;
 
 pub use schedule::{wait_until, Schedule};
@@ -21,6 +22,7 @@ use progress::Progress;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use stop::StopSignal;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use work::{CorpusFeed, CorpusWarmup, FeedLimits, KeyGen};
@@ -232,7 +234,16 @@ impl<B: Backend> Driver<B> {
             _ => None,
         };
         let progress = Progress::start(bars, &label, total_ops, shared.clone());
-        let runs = client_runs(leaf, clients, Arc::new(exec), feed.as_ref(), &shared);
+        let stops: Vec<Arc<StopSignal>> = (0..clients.len()).map(|_| Arc::default()).collect();
+        // Ctrl-C, SIGTERM or an abort drops the operations in flight; the end of a time
+        // budget or of a completing task lets them finish.
+        let race_cancel = self.cancel.clone();
+        let signals = stops.clone();
+        let _stop_in_flight = AbortOnDrop(tokio::spawn(async move {
+            race_cancel.cancelled().await;
+            signals.iter().for_each(|s| s.stop());
+        }));
+        let runs = client_runs(leaf, clients, Arc::new(exec), feed.as_ref(), &shared, stops);
         let (recorders, mut failure) = join_clients(runs).await;
         progress.finish();
         failure = failure.map(|e| format!("{label}: a client crashed: {e}"));
@@ -346,6 +357,7 @@ fn client_runs<C: crate::backend::BackendClient>(
     exec: Arc<Exec<C::Prepared>>,
     feed: Option<&Arc<CorpusFeed>>,
     shared: &Arc<Shared>,
+    stops: Vec<Arc<StopSignal>>,
 ) -> Vec<impl std::future::Future<Output = Recorder> + Send + 'static> {
     let origin = Instant::now();
     let expected_secs = match leaf.work {
@@ -366,7 +378,7 @@ fn client_runs<C: crate::backend::BackendClient>(
         _ => None,
     };
     let mut runs = Vec::with_capacity(clients.len());
-    for (i, client) in clients.into_iter().enumerate() {
+    for (i, (client, stop)) in clients.into_iter().zip(stops).enumerate() {
         let i = i as u64;
         let budget = match (leaf.work, &pool) {
             (_, Some(pool)) => Budget::iterations(pool),
@@ -384,6 +396,7 @@ fn client_runs<C: crate::backend::BackendClient>(
         let recorder = Recorder::new(origin, expected_secs, client_interval);
         let run = ClientRun {
             client,
+            stop,
             exec: exec.clone(),
             schedule: Schedule::new(
                 leaf.schedule,

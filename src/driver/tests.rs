@@ -228,6 +228,14 @@ async fn cancelling_stops_the_clients_and_keeps_the_measurements() {
     assert_eq!(stop, Stop::Interrupted);
     assert!(runs[0].interrupted);
     // Each client finished ten calls before the stop at 1.05 s; the call in flight then (due
-    // to end at 1.1 s) is waited for and counted, and no other starts.
-    assert_eq!(runs[0].metrics.counts.operations, 22);
+    // to end at 1.1 s) is dropped at once, counted as interrupted (neither success nor error),
+    // and no other starts.
+    assert_eq!(runs[0].metrics.counts.operations, 20);
+    assert_eq!(runs[0].metrics.counts.successes, 20);
+    assert_eq!(runs[0].metrics.counts.interrupted_operations, 2);
+    assert_eq!(
+        runs[0].wall,
+        ms(1050),
+        "the stop does not wait for the calls in flight"
+    );
 }

@@ -22,6 +22,9 @@ pub struct Counts {
     pub warmup_operations: u64,
     /// Units done by warmup operations (e.g. documents indexed during warmup).
     pub warmup_units: u64,
+    /// Operations in flight when the race was interrupted, dropped unfinished: neither
+    /// successes nor errors, and not in the timings.
+    pub interrupted_operations: u64,
 }
 
 impl Counts {
@@ -33,6 +36,7 @@ impl Counts {
         self.hits += o.hits;
         self.warmup_operations += o.warmup_operations;
         self.warmup_units += o.warmup_units;
+        self.interrupted_operations += o.interrupted_operations;
         for (i, n) in o.errors.iter().enumerate() {
             self.errors[i] += n;
             if self.first_error[i].is_none() {
@@ -278,6 +282,11 @@ impl Recorder {
     #[cold]
     pub fn set_item_failure_reason(&mut self, reason: String) {
         self.counts.first_error[ErrorKind::ItemFailures.index()] = Some(reason);
+    }
+
+    #[cold]
+    pub fn record_interrupted(&mut self) {
+        self.counts.interrupted_operations += 1;
     }
 
     /// Counts a warmup operation: not measured, but its work is accounted for.

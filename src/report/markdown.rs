@@ -108,6 +108,12 @@ fn bulk_runs(out: &mut String, s: &Summary) {
         for tr in &r.trials {
             let state = match (&tr.failure, tr.interrupted) {
                 (Some(_), _) => " · failed".to_string(),
+                (None, true) if tr.interrupted_operations > 0 => {
+                    format!(
+                        " · cut short ({} in flight dropped)",
+                        tr.interrupted_operations
+                    )
+                }
                 (None, true) => " · cut short".to_string(),
                 _ => String::new(),
             };

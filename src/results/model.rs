@@ -106,6 +106,10 @@ pub struct TrialRecord {
     pub wall_seconds: f64,
     /// True when Ctrl-C or an abort cut the trial short: its numbers cover part of the work.
     pub interrupted: bool,
+    /// Operations in flight at the interruption, dropped unfinished (not successes, not
+    /// errors, not timed).
+    #[serde(default, skip_serializing_if = "crate::results::model::is_zero")]
+    pub interrupted_operations: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
     /// Achieved throughput over the measured window, in `throughput_unit`.
@@ -211,4 +215,8 @@ impl TrialRecord {
     pub fn complete(&self) -> bool {
         self.measured() && !self.interrupted
     }
+}
+
+pub(crate) fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

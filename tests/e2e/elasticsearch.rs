@@ -174,7 +174,7 @@ fn an_unreachable_cluster_is_said_before_the_race() {
 
 /// What the fault server does with `_search` requests (GET / and health answer normally).
 #[derive(Clone, Copy)]
-enum Fault {
+pub enum Fault {
     Status(u16),
     Garbage,
     CloseMidResponse,
@@ -186,11 +186,13 @@ enum Fault {
     Redirect,
     /// A chunked body that never ends (for up to five seconds, or until the client hangs up).
     EndlessChunked,
+    /// No answer for 20 s, then the connection closes.
+    Stall,
 }
 
 /// A loopback HTTP/1.1 server on std threads: enough Elasticsearch to pass the start-up
 /// check, then `fault` on every search.
-fn fault_server(fault: Fault, root_status: u16) -> u16 {
+pub fn fault_server(fault: Fault, root_status: u16) -> u16 {
     fault_listener(move |stream, stop| {
         let mut reader = BufReader::new(stream.try_clone().unwrap());
         let mut stream = stream;
@@ -242,6 +244,10 @@ fn fault_server(fault: Fault, root_status: u16) -> u16 {
                     }
                     Fault::Refuse => {
                         stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                        return;
+                    }
+                    Fault::Stall => {
+                        std::thread::sleep(std::time::Duration::from_secs(20));
                         return;
                     }
                     Fault::Slow => {

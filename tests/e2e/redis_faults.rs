@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug)]
-enum Fault {
+pub enum Fault {
     /// Bytes that are not RESP.
     Garbage,
     /// Half a bulk reply, then the connection closes.
@@ -26,6 +26,8 @@ enum Fault {
     /// Lengths RESP does not have (only -1 means nil).
     NegativeLength,
     NegativeArray,
+    /// No answer for 20 s, then the connection closes.
+    Stall,
 }
 
 /// Writes `head`, then filler for at most five seconds or until the client hangs up.
@@ -56,7 +58,7 @@ fn read_command(r: &mut impl BufRead) -> Option<Vec<String>> {
     Some(args)
 }
 
-fn resp_fault_server(fault: Fault) -> u16 {
+pub fn resp_fault_server(fault: Fault) -> u16 {
     fault_listener(move |stream, stop| {
         let mut reader = BufReader::new(stream.try_clone().unwrap());
         let mut stream = stream;
@@ -90,6 +92,10 @@ fn resp_fault_server(fault: Fault) -> u16 {
                     }
                     Fault::EndlessLine => {
                         stream_endlessly(&mut stream, b"+");
+                        return;
+                    }
+                    Fault::Stall => {
+                        std::thread::sleep(Duration::from_secs(20));
                         return;
                     }
                     Fault::NegativeLength => b"$-5\r\n",

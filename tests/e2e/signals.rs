@@ -155,6 +155,88 @@ challenges:
     );
 }
 
+/// Signals a race whose only operation never ends, one second in; asserts the race stops at
+/// once with the operation dropped and counted as interrupted, not as an error.
+fn signal_with_an_operation_in_flight(sig: &str, what: &str, track: &str, extra: &[&str]) {
+    let dir = track_dir(&[("track.yaml", track)]);
+    let env = Env::new();
+    let mut args = vec![
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    let child = env
+        .command(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let sent = Instant::now();
+    signal(child.id(), sig);
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    eprintln!("{sig} {what} with an operation in flight: exited {took:?} after the signal");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Typically tens of milliseconds; the bound leaves room for a loaded CI machine.
+    assert!(took < Duration::from_secs(3), "{what}: took {took:?}");
+    assert_eq!(out.status.code(), Some(130), "{what}: {stderr}");
+    let race = env.only_race();
+    assert_eq!(race["status"], "interrupted", "{what}");
+    let trial = &tasks(&race, "stuck")[0]["trials"][0];
+    assert_eq!(trial["interrupted"], true, "{what}: {trial}");
+    assert_eq!(trial["interrupted_operations"], 1, "{what}: {trial}");
+    assert_eq!(
+        trial["errors"], 0,
+        "{what}: dropping is not an error: {trial}"
+    );
+    assert_eq!(trial["operations"], 0, "{what}: {trial}");
+}
+
+#[test]
+fn a_signal_drops_the_operation_in_flight_on_every_backend() {
+    let embedded = "name: t
+operations: [{name: nap, type: sleep, params: {duration: 20s}}]
+challenges: [{name: c, schedule: [{name: stuck, operation: nap, iterations: 2}]}]
+";
+    signal_with_an_operation_in_flight("-INT", "embedded", embedded, &[]);
+    signal_with_an_operation_in_flight("-TERM", "embedded", embedded, &[]);
+    let port = crate::elasticsearch::fault_server(crate::elasticsearch::Fault::Stall, 200);
+    let es = "name: t
+operations: [{name: s, type: search, params: {index: i}}]
+challenges: [{name: c, schedule: [{name: stuck, operation: s, iterations: 2}]}]
+";
+    let host = format!("http://127.0.0.1:{port}");
+    let es_args = [
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &host,
+        "--client-options",
+        "timeout:60",
+    ];
+    signal_with_an_operation_in_flight("-INT", "elasticsearch", es, &es_args);
+    signal_with_an_operation_in_flight("-TERM", "elasticsearch", es, &es_args);
+    let port = crate::redis_faults::resp_fault_server(crate::redis_faults::Fault::Stall);
+    let redis = "name: t
+operations: [{name: g, type: get, params: {keyspace: 10}}]
+challenges: [{name: c, schedule: [{name: stuck, operation: g, iterations: 2}]}]
+";
+    let host = format!("127.0.0.1:{port}");
+    let redis_args = [
+        "--backend",
+        "redis",
+        "--target-hosts",
+        &host,
+        "--client-options",
+        "timeout:60",
+    ];
+    signal_with_an_operation_in_flight("-INT", "redis", redis, &redis_args);
+    signal_with_an_operation_in_flight("-TERM", "redis", redis, &redis_args);
+}
+
 #[test]
 fn sigkill_leaves_completed_trials_readable_and_marked_incomplete() {
     let dir = track_dir(&[("track.yaml", LONG_TRACK)]);
