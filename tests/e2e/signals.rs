@@ -197,44 +197,43 @@ fn signal_with_an_operation_in_flight(sig: &str, what: &str, track: &str, extra:
 
 #[test]
 fn a_signal_drops_the_operation_in_flight_on_every_backend() {
-    let embedded = "name: t
-operations: [{name: nap, type: sleep, params: {duration: 20s}}]
-challenges: [{name: c, schedule: [{name: stuck, operation: nap, iterations: 2}]}]
-";
-    signal_with_an_operation_in_flight("-INT", "embedded", embedded, &[]);
-    signal_with_an_operation_in_flight("-TERM", "embedded", embedded, &[]);
-    let port = crate::elasticsearch::fault_server(crate::elasticsearch::Fault::Stall, 200);
-    let es = "name: t
-operations: [{name: s, type: search, params: {index: i}}]
-challenges: [{name: c, schedule: [{name: stuck, operation: s, iterations: 2}]}]
-";
-    let host = format!("http://127.0.0.1:{port}");
-    let es_args = [
-        "--backend",
-        "elasticsearch",
-        "--target-hosts",
-        &host,
-        "--client-options",
-        "timeout:60",
+    let track = |op: &str| {
+        format!("name: t\noperations: [{op}]\nchallenges: [{{name: c, schedule: [{{name: stuck, operation: o, iterations: 2}}]}}]\n")
+    };
+    let es = format!(
+        "http://127.0.0.1:{}",
+        crate::elasticsearch::fault_server(crate::elasticsearch::Fault::Stall, 200)
+    );
+    let redis = format!(
+        "127.0.0.1:{}",
+        crate::redis_faults::resp_fault_server(crate::redis_faults::Fault::Stall)
+    );
+    let cases = [
+        (
+            "embedded",
+            "{name: o, type: sleep, params: {duration: 20s}}",
+            None,
+        ),
+        (
+            "elasticsearch",
+            "{name: o, type: search, params: {index: i}}",
+            Some(es),
+        ),
+        (
+            "redis",
+            "{name: o, type: get, params: {keyspace: 10}}",
+            Some(redis),
+        ),
     ];
-    signal_with_an_operation_in_flight("-INT", "elasticsearch", es, &es_args);
-    signal_with_an_operation_in_flight("-TERM", "elasticsearch", es, &es_args);
-    let port = crate::redis_faults::resp_fault_server(crate::redis_faults::Fault::Stall);
-    let redis = "name: t
-operations: [{name: g, type: get, params: {keyspace: 10}}]
-challenges: [{name: c, schedule: [{name: stuck, operation: g, iterations: 2}]}]
-";
-    let host = format!("127.0.0.1:{port}");
-    let redis_args = [
-        "--backend",
-        "redis",
-        "--target-hosts",
-        &host,
-        "--client-options",
-        "timeout:60",
-    ];
-    signal_with_an_operation_in_flight("-INT", "redis", redis, &redis_args);
-    signal_with_an_operation_in_flight("-TERM", "redis", redis, &redis_args);
+    for (backend, op, host) in &cases {
+        let mut args = vec!["--backend", backend, "--client-options", "timeout:60"];
+        if let Some(host) = host {
+            args.extend(["--target-hosts", host]);
+        }
+        for sig in ["-INT", "-TERM"] {
+            signal_with_an_operation_in_flight(sig, backend, &track(op), &args);
+        }
+    }
 }
 
 #[test]
