@@ -52,7 +52,10 @@ impl RaceOutcome {
             RaceStatus::Completed if failed_trial => RaceEnd::Failed,
             RaceStatus::Completed => RaceEnd::Completed,
             RaceStatus::Interrupted => RaceEnd::Interrupted,
-            RaceStatus::Aborted | RaceStatus::Running | RaceStatus::Incomplete => RaceEnd::Failed,
+            RaceStatus::Aborted
+            | RaceStatus::Running
+            | RaceStatus::Incomplete
+            | RaceStatus::StoreFailed => RaceEnd::Failed,
         }
     }
 }
@@ -302,7 +305,7 @@ async fn run_with<B: Backend>(
         format: FORMAT_VERSION,
         trials: Vec::new(),
     };
-    store.save(&record, &histograms)?;
+    store.begin(&record)?;
     if !opts.quiet {
         eprintln!(
             "race {} · track {} · challenge {} · backend {}",
@@ -363,18 +366,22 @@ async fn run_with<B: Backend>(
             if run.warmup {
                 return;
             }
-            histograms.trials.push(TrialHistograms {
+            let trial_histograms = TrialHistograms {
                 task_index: run.result,
                 trial: run.trial,
                 service_time_us: encode_histogram(&run.metrics.service),
                 latency_us: encode_histogram(&run.metrics.latency),
                 parts: part_histograms(&run.metrics),
-            });
-            record.tasks[run.result].trials.push(tr);
-            // Stored after every trial: a killed race keeps all completed trials.
-            if let Err(e) = store.save(record, histograms) {
+            };
+            // Stored as it ends, in a file of its own: a killed race keeps all completed
+            // trials, and a trial costs the same to store whatever came before it.
+            let stored = StoredTrial::new(run.result, tr, trial_histograms);
+            let seq = histograms.trials.len();
+            if let Err(e) = store.append_trial(&record.race_id, seq, &stored) {
                 store_error.get_or_insert(e);
             }
+            histograms.trials.push(stored.histograms);
+            record.tasks[run.result].trials.push(stored.record);
         };
         driver.run(plan, &mut on_trial).await
     };
@@ -390,9 +397,10 @@ async fn run_with<B: Backend>(
     if let Some(reason) = &record.stop_reason {
         eprintln!("race stopped early: {reason}");
     }
-    store.save(&record, &histograms)?;
+    store.finish(&record, &histograms)?;
+    // Every trial is in the consolidated record now, whatever failed while the race ran.
     if let Some(e) = store_error {
-        return Err(e.into());
+        eprintln!("warning: a trial could not be stored when it ended ({e}); the final record holds every trial");
     }
     let dir = store.race_dir(&record.race_id);
     Ok(RaceOutcome {

@@ -219,7 +219,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
                             && filter.backend.as_ref().is_none_or(|b| *b == r.backend.kind)
                             && tags.iter().all(|(k, v)| r.user_tags.get(k) == Some(v));
                         if keep {
-                            let status = format!("{:?}", race::effective_status(&r)).to_lowercase();
+                            let status = race::effective_status(&r).as_str().to_string();
                             let shown: Vec<String> = r
                                 .user_tags
                                 .iter()

@@ -14,11 +14,11 @@ impl Exporter for Markdown {
         let _ = writeln!(out, "# Race {}\n", r.race_id);
         let _ = writeln!(
             out,
-            "track **{}** · challenge **{}** · backend **{}** · status **{:?}**{}",
+            "track **{}** · challenge **{}** · backend **{}** · status **{}**{}",
             r.track,
             r.challenge,
             r.backend.kind,
-            r.status,
+            r.status.as_str(),
             if r.test_mode { " · test mode" } else { "" }
         );
         let _ = writeln!(
@@ -29,8 +29,14 @@ impl Exporter for Markdown {
         if r.status == crate::results::RaceStatus::Incomplete {
             let _ = writeln!(out, "\n> incomplete: the runner was killed during this race; the trials below are those stored before that.");
         }
-        if let Some(reason) = &r.stop_reason {
-            let _ = writeln!(out, "\n> stopped early: {reason}");
+        match (&r.stop_reason, r.status) {
+            (Some(reason), crate::results::RaceStatus::StoreFailed) => {
+                let _ = writeln!(out, "\n> not fully stored: {reason}");
+            }
+            (Some(reason), _) => {
+                let _ = writeln!(out, "\n> stopped early: {reason}");
+            }
+            (None, _) => {}
         }
         for table in super::table::summary_tables(s) {
             table.markdown(&mut out);

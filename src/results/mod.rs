@@ -1,11 +1,13 @@
 //! The race store: every race in its own directory with `race.json` (format 1) and the raw
-//! HDR histograms, rewritten atomically after each trial so that a killed race keeps every
-//! completed trial.
+//! HDR histograms. Each trial is stored in a file of its own as it ends, so that a killed race
+//! keeps every completed trial, and consolidated when the race ends.
 
 mod histograms;
+mod journal;
 mod model;
 mod store;
 
 pub use histograms::RaceHistograms;
+pub use journal::StoredTrial;
 pub use model::*;
 pub use store::{write_atomic, write_report, RaceStore, StoreError};

@@ -25,6 +25,23 @@ pub enum RaceStatus {
     /// Marked running, but the process that ran it is gone (killed): only the trials stored
     /// before that are there. Never written; derived when a race is read.
     Incomplete,
+    /// The race ended but its results could not be consolidated (a full disk): the trials
+    /// stored as they ended are there, and `stop_reason` says what failed.
+    StoreFailed,
+}
+
+impl RaceStatus {
+    /// The name stored in race.json and shown in listings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RaceStatus::Running => "running",
+            RaceStatus::Completed => "completed",
+            RaceStatus::Interrupted => "interrupted",
+            RaceStatus::Aborted => "aborted",
+            RaceStatus::Incomplete => "incomplete",
+            RaceStatus::StoreFailed => "store-failed",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

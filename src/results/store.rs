@@ -1,6 +1,8 @@
-//! Race directories under the results home: `<home>/races/<race-id>/{race.json,histograms.json}`.
+//! Race directories under the results home: `<home>/races/<race-id>/{race.json,histograms.json}`,
+//! and `trials/` while a race runs (see `journal`).
 
-use super::model::{HistogramFile, RaceRecord, FORMAT_VERSION};
+use super::journal::{self, StoredTrial};
+use super::model::{HistogramFile, RaceRecord, RaceStatus, FORMAT_VERSION};
 use super::RaceHistograms;
 use std::fs::{self, File};
 use std::io::Write;
@@ -37,7 +39,8 @@ pub struct RaceStore {
 }
 
 /// Writes a file so that readers see the old or the new content, never a torn one:
-/// write a temp file beside it, fsync, rename over, fsync the directory.
+/// write a temp file beside it, fsync, rename over, fsync the directory. A failed write
+/// (a full disk) leaves no temp file behind.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let err = |source| StoreError::Write {
         path: path.to_path_buf(),
@@ -49,15 +52,38 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         ".{}.tmp",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("file")
     ));
-    let mut f = File::create(&tmp).map_err(err)?;
-    f.write_all(bytes).map_err(err)?;
-    f.sync_all().map_err(err)?;
-    drop(f);
-    fs::rename(&tmp, path).map_err(err)?;
+    let written = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(err(e));
+    }
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Space set aside when a race starts and freed before its results are consolidated, so that
+/// a disk filled during the race still takes the final record.
+const RESERVE_FILE: &str = ".reserve";
+const RESERVE_BYTES: i64 = 4 * 1024 * 1024;
+
+fn reserve_space(dir: &Path) {
+    let Ok(f) = File::create(dir.join(RESERVE_FILE)) else {
+        return;
+    };
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: a valid open descriptor; posix_fallocate only allocates blocks for it.
+    let failed = unsafe { libc::posix_fallocate(f.as_raw_fd(), 0, RESERVE_BYTES) } != 0;
+    if failed {
+        let _ = fs::remove_file(dir.join(RESERVE_FILE));
+    }
 }
 
 impl RaceStore {
@@ -82,7 +108,54 @@ impl RaceStore {
         self.root.join(id)
     }
 
-    pub fn save(&self, race: &RaceRecord, histograms: &HistogramFile) -> Result<(), StoreError> {
+    /// Stores a race as it starts (no trials yet) and sets space aside for its end.
+    pub fn begin(&self, race: &RaceRecord) -> Result<(), StoreError> {
+        let dir = self.race_dir(&race.race_id);
+        self.save(
+            race,
+            &HistogramFile {
+                format: FORMAT_VERSION,
+                trials: Vec::new(),
+            },
+        )?;
+        reserve_space(&dir);
+        Ok(())
+    }
+
+    /// Stores the `seq`-th trial to end, in a file of its own: constant cost per trial.
+    pub fn append_trial(
+        &self,
+        race_id: &str,
+        seq: usize,
+        trial: &StoredTrial,
+    ) -> Result<(), StoreError> {
+        journal::append(&self.race_dir(race_id), seq, trial)
+    }
+
+    /// Consolidates a race that ended into `race.json` and `histograms.json`. When that cannot
+    /// be written (a full disk), `race.json` is rewritten small, with the status `store-failed`
+    /// and the reason, over the trials stored one by one (which readers merge).
+    pub fn finish(&self, race: &RaceRecord, histograms: &HistogramFile) -> Result<(), StoreError> {
+        let dir = self.race_dir(&race.race_id);
+        let _ = fs::remove_file(dir.join(RESERVE_FILE));
+        match self.save(race, histograms) {
+            Ok(()) => {
+                journal::remove(&dir);
+                Ok(())
+            }
+            Err(e) => {
+                let mut index = race.clone();
+                index.tasks.iter_mut().for_each(|t| t.trials.clear());
+                index.status = RaceStatus::StoreFailed;
+                index.stop_reason = Some(format!("the results could not be consolidated: {e}; the trials below are those stored as they ended"));
+                let r = serde_json::to_vec_pretty(&index).expect("race serialises");
+                let _ = write_atomic(&dir.join("race.json"), &r);
+                Err(e)
+            }
+        }
+    }
+
+    fn save(&self, race: &RaceRecord, histograms: &HistogramFile) -> Result<(), StoreError> {
         let dir = self.race_dir(&race.race_id);
         // Histograms first: a race.json never names trials whose histograms are missing.
         let h = serde_json::to_vec(histograms).expect("histograms serialise");
@@ -91,17 +164,21 @@ impl RaceStore {
         write_atomic(&dir.join("race.json"), &r)
     }
 
-    /// The race record alone, without its histograms (for listings).
+    /// The race record alone, without its histograms (for listings), with the trials of a
+    /// race that was killed or could not consolidate them.
     pub fn load_record(&self, id: &str) -> Result<RaceRecord, StoreError> {
-        read_versioned(&self.race_dir(id).join("race.json"))
+        let dir = self.race_dir(id);
+        let mut race: RaceRecord = read_versioned(&dir.join("race.json"))?;
+        journal::merge_into(&dir, &mut race, None);
+        Ok(race)
     }
 
     /// A race with its histograms decoded; what could not be read is in their `problems`.
     pub fn load(&self, id: &str) -> Result<(RaceRecord, RaceHistograms), StoreError> {
         let dir = self.race_dir(id);
-        let race = self.load_record(id)?;
+        let mut race: RaceRecord = read_versioned(&dir.join("race.json"))?;
         let hpath = dir.join("histograms.json");
-        let file = if hpath.exists() {
+        let mut file = if hpath.exists() {
             read_versioned(&hpath)?
         } else {
             HistogramFile {
@@ -109,10 +186,12 @@ impl RaceStore {
                 trials: Vec::new(),
             }
         };
+        let unreadable = journal::merge_into(&dir, &mut race, Some(&mut file));
         let mut histograms = RaceHistograms::decode(&file);
         for p in &mut histograms.problems {
             *p = format!("{}: {p}", hpath.display());
         }
+        histograms.problems.extend(unreadable);
         Ok((race, histograms))
     }
 

@@ -1,0 +1,97 @@
+//! A results home that fills up mid-race: on a 6 MB tmpfs (mounted in a user and mount
+//! namespace of its own, so no root is needed and nothing outside the test sees it).
+
+use crate::util::*;
+use std::process::Command;
+
+fn unshare_works() -> bool {
+    Command::new("unshare")
+        .args(["-rm", "sh", "-c", "mount -t tmpfs -o size=1m none /mnt"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_disk_that_fills_mid_race_leaves_no_temp_file_and_says_what_was_stored() {
+    if !unshare_works() {
+        eprintln!(
+            "NOT CHECKED: this machine cannot mount a tmpfs in a user namespace (unshare -rm)"
+        );
+        return;
+    }
+    // Each trial's file is about 1.5 KB: 3,000 trials pass the 2 MB left beside the 4 MB the
+    // race sets aside for its end, and their consolidation passes the 6 MB.
+    let track = track_dir(&[(
+        "track.yaml",
+        "name: t
+operations: [{name: nap, type: sleep, params: {duration: 0s}}]
+challenges:
+  - name: c
+    schedule:
+      - {name: a, operation: nap, iterations: 1, trials: 1000}
+      - {name: b, operation: nap, iterations: 1, trials: 1000}
+      - {name: c, operation: nap, iterations: 1, trials: 1000}
+",
+    )]);
+    let mnt = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_runner");
+    let script = format!(
+        "mount -t tmpfs -o size=6m none {m} && H={m}/home && \
+         {bin} --results-dir $H race --track-path {t} --quiet >/dev/null 2>$H.err; echo \"race exit $?\"; \
+         cat $H.err; echo '--- show'; {bin} --results-dir $H show latest; echo \"show exit $?\"; \
+         echo '--- list'; {bin} --results-dir $H list races; echo '--- files'; \
+         find $H -name '*.tmp' -o -name '.reserve'; echo \"trial files: $(ls $H/races/*/trials | wc -l)\"",
+        m = mnt.path().display(),
+        t = track.path().display(),
+    );
+    let out = Command::new("unshare")
+        .args(["-rm", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("race exit 1"), "{text}");
+    assert!(
+        text.contains("No space left on device"),
+        "the error names the cause: {text}"
+    );
+    assert!(text.contains("show exit 0"), "{text}");
+    assert!(
+        text.contains("not fully stored: the results could not be consolidated"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("killed"),
+        "a full disk is not a killed runner: {text}"
+    );
+    assert!(text.contains("store-failed"), "list races says so: {text}");
+    let files = text.split("--- files").nth(1).unwrap();
+    assert!(
+        !files.contains(".tmp") && !files.contains(".reserve"),
+        "no temp file is left: {files}"
+    );
+    let stored: u64 = files
+        .split("trial files: ")
+        .nth(1)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        stored > 100 && stored < 3000,
+        "the trials stored before the disk filled: {stored}"
+    );
+    // The report counts exactly the trials whose files were written (`510/1000` per task).
+    let show = text
+        .split("--- show")
+        .nth(1)
+        .unwrap()
+        .split("## Service time")
+        .next()
+        .unwrap();
+    let shown: u64 = show
+        .split(" |")
+        .filter_map(|cell| cell.trim().strip_suffix("/1000")?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(shown, stored, "{show}");
+}
