@@ -22,7 +22,6 @@ pub const MAX_BODY: usize = 100 * 1024 * 1024;
 
 const STUB_SEARCH: &[u8] =
     br#"{"took":0,"timed_out":false,"_shards":{"total":1,"successful":1,"skipped":0,"failed":0},"hits":{"total":{"value":0,"relation":"eq"},"max_score":null,"hits":[]}}"#;
-const STUB_BULK: &[u8] = br#"{"took":0,"errors":false,"items":[]}"#;
 
 mod limits;
 
@@ -157,6 +156,37 @@ fn connections_the_system_allows(wanted: usize) -> usize {
     }
 }
 
+/// A successful bulk reply with one item per action of `body`, as a client checks that every
+/// document it sent is accounted for. Counting actions is the only work the stub does.
+fn stub_bulk_reply(body: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(64 + body.len() / 8);
+    out.extend_from_slice(br#"{"took":0,"errors":false,"items":["#);
+    let mut lines = body
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace));
+    let mut first = true;
+    while let Some(line) = lines.next() {
+        let Some((verb, _, _)) = std::str::from_utf8(line)
+            .ok()
+            .and_then(crate::corpus::parse_action_line)
+        else {
+            continue;
+        };
+        if verb != crate::corpus::Verb::Delete {
+            lines.next();
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend_from_slice(br#"{""#);
+        out.extend_from_slice(verb.as_str().as_bytes());
+        out.extend_from_slice(br#"":{"status":201}}"#);
+    }
+    out.extend_from_slice(b"]}");
+    Bytes::from(out)
+}
+
 fn respond(status: u16, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() =
@@ -192,7 +222,7 @@ async fn handle(
             return Ok(respond(200, Bytes::from_static(STUB_SEARCH)));
         }
         if path.ends_with("/_bulk") {
-            return Ok(respond(200, Bytes::from_static(STUB_BULK)));
+            return Ok(respond(200, stub_bulk_reply(&body)));
         }
     }
     let request = RestRequest {
@@ -309,5 +339,22 @@ fn gunzip(compressed: &[u8], held: &mut limits::Reservation<'_>) -> Result<Bytes
             return Err(Refused::OverInFlightBudget);
         }
         out.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_stub_answers_one_item_per_action() {
+        let body = b"{\"index\":{}}\n{\"a\":1}\n\n{\"delete\":{\"_id\":\"1\"}}\n{\"update\":{\"_id\":\"2\"}}\n{\"doc\":{}}\n";
+        let reply = super::stub_bulk_reply(body);
+        assert_eq!(
+            &reply[..],
+            br#"{"took":0,"errors":false,"items":[{"index":{"status":201}},{"delete":{"status":201}},{"update":{"status":201}}]}"#
+        );
+        assert_eq!(
+            crate::backend::elasticsearch::response::bulk_item_count(&reply),
+            Some(3)
+        );
     }
 }

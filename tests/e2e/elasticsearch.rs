@@ -147,6 +147,40 @@ challenges:
 }
 
 #[test]
+fn a_bulk_reply_missing_items_counts_the_missing_documents_as_failed() {
+    let track = "name: t
+corpora: [{name: c, target-index: i, documents: [{source-file: docs.json}]}]
+operations: [{name: bulk, type: bulk, params: {bulk-size: 4}}]
+challenges: [{name: c, schedule: [{operation: bulk}]}]
+";
+    let docs = "{\"a\":1}\n".repeat(8);
+    let dir = track_dir(&[("track.yaml", track), ("docs.json", &docs)]);
+    let env = Env::new();
+    let port = fault_server(Fault::ShortBulk, 200);
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &url(port),
+    ]);
+    let race = env.only_race();
+    let bulk = &tasks(&race, "bulk")[0]["trials"][0];
+    // Two requests of four documents, each answered with one item: two documents indexed,
+    // six counted as failed items.
+    assert_eq!(bulk["units"], 2, "{bulk}");
+    assert_eq!(bulk["errors_by_kind"]["item-failures"], 6, "{bulk}");
+    let reason = bulk["error_messages"]["item-failures"].as_str().unwrap();
+    assert!(
+        reason.contains("accounts for 1 of the 4 documents sent: 3 missing"),
+        "{reason}"
+    );
+}
+
+#[test]
 fn an_unreachable_cluster_is_said_before_the_race() {
     let env = Env::new();
     let port = free_port();
@@ -188,6 +222,8 @@ pub enum Fault {
     EndlessChunked,
     /// No answer for 20 s, then the connection closes.
     Stall,
+    /// `_bulk` is answered 200, `errors:false`, with one item whatever was sent.
+    ShortBulk,
 }
 
 /// A loopback HTTP/1.1 server on std threads: enough Elasticsearch to pass the start-up
@@ -219,7 +255,12 @@ pub fn fault_server(fault: Fault, root_status: u16) -> u16 {
             let reply = |status: u16, body: &str| {
                 format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len())
             };
-            let answer = if request_line.contains("_cluster/health") {
+            let answer = if request_line.contains("_bulk") && matches!(fault, Fault::ShortBulk) {
+                reply(
+                    200,
+                    r#"{"took":1,"errors":false,"items":[{"index":{"_id":"1","status":201}}]}"#,
+                )
+            } else if request_line.contains("_cluster/health") {
                 reply(200, r#"{"status":"green"}"#)
             } else if !request_line.contains("_search") {
                 if root_status != 200 {
@@ -267,6 +308,7 @@ pub fn fault_server(fault: Fault, root_status: u16) -> u16 {
                         }
                         return;
                     }
+                    Fault::ShortBulk => reply(200, r#"{"hits":{"total":{"value":1}}}"#),
                 }
             };
             if stream.write_all(answer.as_bytes()).is_err() {

@@ -6,7 +6,7 @@
 
 mod paged;
 mod request;
-mod response;
+pub(crate) mod response;
 
 use super::{
     status_error, Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload,
@@ -443,6 +443,35 @@ fn gzip(body: &[u8]) -> Bytes {
 }
 
 impl ElasticsearchClient {
+    /// The outcome of a bulk whose reply has `items` items, `failed` of them failed, for
+    /// `docs` documents sent: a document the reply does not account for is not indexed.
+    fn bulk_items(
+        &mut self,
+        label: &str,
+        docs: u64,
+        items: u64,
+        failed: u64,
+        reason: Option<String>,
+    ) -> Result<Outcome, OpError> {
+        if items > docs {
+            return Err(OpError::new(
+                ErrorKind::Protocol,
+                format!("{label}: the bulk response has {items} items for {docs} documents sent"),
+            ));
+        }
+        let missing = docs - items;
+        self.last_item_failure = match (reason, missing) {
+            (reason, 0) => reason,
+            (_, missing) => Some(format!("the bulk response accounts for {items} of the {docs} documents sent: {missing} missing")),
+        };
+        let failed = (failed + missing).min(docs.max(1));
+        Ok(Outcome {
+            units: docs.saturating_sub(failed),
+            failed_items: failed,
+            ..Outcome::default()
+        })
+    }
+
     /// The next host's URL of a call (requests go round-robin).
     fn next_url<'c>(&mut self, call: &'c HttpCall) -> &'c Url {
         let url = &call.urls[self.next_host];
@@ -533,10 +562,15 @@ impl ElasticsearchClient {
                 })
             }
             Expect::Bulk => match response::bulk_has_errors(bytes) {
-                Some(false) => Ok(Outcome {
-                    units: docs,
-                    ..Outcome::default()
-                }),
+                Some(false) => {
+                    let items = response::bulk_item_count(bytes).ok_or_else(|| {
+                        OpError::new(
+                            ErrorKind::Protocol,
+                            format!("{label}: the bulk response has no readable `items`"),
+                        )
+                    })?;
+                    self.bulk_items(label, docs, items, 0, None)
+                }
                 Some(true) => {
                     let f = response::bulk_item_failures(bytes).ok_or_else(|| {
                         OpError::new(
@@ -544,12 +578,9 @@ impl ElasticsearchClient {
                             format!("{label}: errors:true but no readable items"),
                         )
                     })?;
-                    self.last_item_failure = f.first_reason;
-                    Ok(Outcome {
-                        units: docs.saturating_sub(f.failed),
-                        failed_items: f.failed.max(1),
-                        ..Outcome::default()
-                    })
+                    // errors:true promises a failed item even when none can be read.
+                    let failed = f.failed.max(1);
+                    self.bulk_items(label, docs, f.items, failed, f.first_reason)
                 }
                 None => Err(OpError::new(
                     ErrorKind::Protocol,

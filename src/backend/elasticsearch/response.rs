@@ -115,8 +115,57 @@ pub fn bulk_has_errors(body: &[u8]) -> Option<bool> {
     }
 }
 
+/// The number of item objects in the top-level `items` array of a bulk response, found by one
+/// pass over the bytes (strings and nesting honoured, nothing allocated): a reply must
+/// account for every document sent.
+pub fn bulk_item_count(body: &[u8]) -> Option<u64> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let (mut string_start, mut after_items_key, mut in_items, mut count) =
+        (0usize, false, false, 0u64);
+    for (i, &b) in body.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+                after_items_key = depth == 1 && &body[string_start..i] == b"items";
+            }
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                string_start = i + 1;
+            }
+            b'{' | b'[' => {
+                if in_items && depth == 2 {
+                    count += 1;
+                }
+                if depth == 1 && after_items_key && b == b'[' {
+                    in_items = true;
+                }
+                depth += 1;
+                after_items_key = false;
+            }
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if in_items && depth == 1 {
+                    return Some(count);
+                }
+            }
+            b':' | b' ' | b'\n' | b'\r' | b'\t' => {}
+            // A scalar in `items` is not an item: it accounts for no document.
+            _ => after_items_key = false,
+        }
+    }
+    None
+}
+
 /// Failed items of a bulk response with errors, and the first failure's reason.
 pub struct ItemFailures {
+    pub items: u64,
     pub failed: u64,
     pub first_reason: Option<String>,
 }
@@ -125,6 +174,7 @@ pub fn bulk_item_failures(body: &[u8]) -> Option<ItemFailures> {
     let v: Value = serde_json::from_slice(body).ok()?;
     let items = v.get("items")?.as_array()?;
     let mut out = ItemFailures {
+        items: items.len() as u64,
         failed: 0,
         first_reason: None,
     };
@@ -259,5 +309,29 @@ mod tests {
         let old = super::page(br#"{"hits":{"total":7,"hits":[]}}"#).unwrap();
         assert_eq!((old.total, old.hits, old.last_sort), (Some(7), 0, None));
         assert!(super::page(b"{\"error\":1}").is_none());
+    }
+
+    #[test]
+    fn bulk_items_are_counted_at_the_top_level_only() {
+        assert_eq!(
+            bulk_item_count(br#"{"took":3,"errors":false,"items":[]}"#),
+            Some(0)
+        );
+        let two = br#"{"took":3,"errors":false,"items":[{"index":{"_id":"a]\"}{[","status":201,"_shards":{"total":1}}},{"create":{"status":201}}]}"#;
+        assert_eq!(bulk_item_count(two), Some(2));
+        let nested = br#"{"x":{"items":[{},{},{}]},"errors":false,
+            "items" : [ {"index":{}} , {"index":{}} , {"index":{}} ]}"#;
+        assert_eq!(
+            bulk_item_count(nested),
+            Some(3),
+            "the top-level array, not a nested one"
+        );
+        assert_eq!(bulk_item_count(br#"{"took":0,"errors":false}"#), None);
+        assert_eq!(
+            bulk_item_count(br#"{"items":[{"index":{}}"#),
+            None,
+            "truncated"
+        );
+        assert_eq!(bulk_item_count(br#"]]]"#), None);
     }
 }
