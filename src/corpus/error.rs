@@ -39,4 +39,6 @@ pub enum CorpusError {
     ActionWithoutDocument { path: PathBuf, line: u64 },
     #[error("{path}: more than {MAX_BLANK_LINES} blank lines in a row after document {after} (a file of blank lines is no corpus)")]
     Blank { path: PathBuf, after: u64 },
+    #[error("{path}: `scale-to` holds its base file in memory, and this one decompresses past {} MB (at document {line}); scale a smaller base, or give the documents as files", crate::corpus::scale::MAX_BASE_BYTES >> 20)]
+    ScaleBaseTooLarge { path: PathBuf, line: u64 },
 }

@@ -18,6 +18,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// How far a new document's location may move from its base's, in degrees.
 const JITTER_DEGREES: f64 = 0.05;
 
+/// The most text a base file may decompress to: twice geonames' 62 MB. A base is held in
+/// memory, so a small compressed file that expands without end must stop here.
+pub const MAX_BASE_BYTES: usize = 128 << 20;
+
 /// One base document, split into what recombination changes and the JSON of the rest.
 struct BaseDoc {
     id: Option<u64>,
@@ -44,10 +48,18 @@ impl ScaleBase {
         let set = DocumentSet::file(path, "");
         let mut reader = CorpusReader::open(vec![set], None)?;
         let (mut docs, mut buf, mut max_id) = (Vec::new(), String::new(), 0u64);
+        let mut held = 0usize;
         loop {
             buf.clear();
             if reader.fill(&mut buf, 10_000, None)? == 0 {
                 break;
+            }
+            held += buf.len();
+            if held > MAX_BASE_BYTES {
+                return Err(CorpusError::ScaleBaseTooLarge {
+                    path: path.to_path_buf(),
+                    line: docs.len() as u64 + 1,
+                });
             }
             for line in buf.lines() {
                 let doc = split(line).ok_or_else(|| CorpusError::NotJson {

@@ -9,7 +9,7 @@ use crate::util::*;
 /// Runs the command to its end; returns its exit code and peak resident set in bytes.
 // The child is reaped by wait4 below, which is what reports its peak RSS.
 #[allow(clippy::zombie_processes)]
-fn run_measuring_peak_rss(mut cmd: std::process::Command) -> (i32, u64) {
+pub fn run_measuring_peak_rss(mut cmd: std::process::Command) -> (i32, u64) {
     let child = cmd
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -54,4 +54,53 @@ fn indexing_two_million_generated_documents_keeps_the_runner_under_256_mb() {
         peak / (1 << 20)
     );
     assert!(peak < 256 << 20, "peak RSS {} MB", peak / (1 << 20));
+}
+
+#[test]
+fn a_scale_to_base_that_decompresses_without_end_is_refused_within_bounded_memory() {
+    // 3 KB of zstd that expands to 200 MB of one document repeated.
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = dir.path().join("docs.json.zst");
+    {
+        let mut enc =
+            zstd::stream::Encoder::new(std::fs::File::create(&bomb).unwrap(), 19).unwrap();
+        let line = format!("{{\"geonameid\":1,\"name\":\"{}\"}}\n", "x".repeat(1000));
+        for _ in 0..200_000 {
+            std::io::Write::write_all(&mut enc, line.as_bytes()).unwrap();
+        }
+        enc.finish().unwrap();
+    }
+    let compressed = std::fs::metadata(&bomb).unwrap().len();
+    let track = "name: t
+corpora: [{name: c, target-index: i, documents: [{source-file: docs.json.zst, scale-to: 10000000}]}]
+indices: [{name: i}]
+operations: [{name: ci, type: create-index}, {name: bulk, type: bulk, params: {bulk-size: 1000}}]
+challenges: [{name: c, schedule: [{operation: ci}, {operation: bulk, iterations: 2}]}]
+";
+    std::fs::write(dir.path().join("track.yaml"), track).unwrap();
+    let env = Env::new();
+    let mut cmd = env.command(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ]);
+    cmd.stderr(std::process::Stdio::null());
+    let (code, peak) = run_measuring_peak_rss(cmd);
+    eprintln!(
+        "scale-to bomb ({compressed} bytes of zstd): exit {code}, peak RSS {} MB",
+        peak >> 20
+    );
+    assert!(compressed < 100_000, "{compressed}");
+    assert_ne!(code, 0);
+    assert!(peak < 256 << 20, "peak RSS {} MB", peak >> 20);
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ]);
+    let said =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("decompresses past 128 MB"), "{said}");
 }

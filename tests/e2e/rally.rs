@@ -599,3 +599,38 @@ fn ramp_up_starts_clients_one_after_another_within_the_warmup() {
         "{stderr}"
     );
 }
+
+#[test]
+fn test_mode_never_reads_a_huge_corpus_file_beside_the_track() {
+    // The fixture with an 800 MB documents.json (sparse): test mode reads documents-1k.json
+    // only, and looking for template variables skips data files past 16 MB unread.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("rally-geonames");
+    let status = std::process::Command::new("cp")
+        .args(["-r", &fixture(), copy.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::File::create(copy.join("documents.json"))
+        .unwrap()
+        .set_len(800 << 20)
+        .unwrap();
+    let env = Env::new();
+    let mut cmd = env.command(&[
+        "race",
+        "--track-path",
+        copy.to_str().unwrap(),
+        "--test-mode",
+        "--quiet",
+    ]);
+    cmd.stderr(std::process::Stdio::null());
+    let started = std::time::Instant::now();
+    let (code, peak) = crate::memory::run_measuring_peak_rss(cmd);
+    eprintln!(
+        "rally test mode beside an 800 MB documents.json: exit {code}, {:?}, peak RSS {} MB",
+        started.elapsed(),
+        peak >> 20
+    );
+    assert_eq!(code, 0);
+    assert!(peak < 256 << 20, "peak RSS {} MB", peak >> 20);
+}
