@@ -224,6 +224,18 @@ pub enum Fault {
     Stall,
     /// `_bulk` is answered 200, `errors:false`, with one item whatever was sent.
     ShortBulk,
+    /// `GET /` (the connection check) is answered with a chunked body that never ends.
+    EndlessRoot,
+}
+
+/// A 200 with a chunked body that never ends: for five seconds, or until the client hangs up.
+fn endless_chunked(stream: &mut std::net::TcpStream) {
+    let _ = stream.write_all(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n",
+    );
+    let chunk = [b"10000\r\n".as_slice(), &[b' '; 0x10000], b"\r\n"].concat();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::time::Instant::now() < until && stream.write_all(&chunk).is_ok() {}
 }
 
 /// A loopback HTTP/1.1 server on std threads: enough Elasticsearch to pass the start-up
@@ -255,6 +267,10 @@ pub fn fault_server(fault: Fault, root_status: u16) -> u16 {
             let reply = |status: u16, body: &str| {
                 format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len())
             };
+            if request_line.starts_with("GET / ") && matches!(fault, Fault::EndlessRoot) {
+                endless_chunked(&mut stream);
+                return;
+            }
             let answer = if request_line.contains("_bulk") && matches!(fault, Fault::ShortBulk) {
                 reply(
                     200,
@@ -300,15 +316,12 @@ pub fn fault_server(fault: Fault, root_status: u16) -> u16 {
                             .to_string()
                     }
                     Fault::EndlessChunked => {
-                        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n");
-                        let chunk = [b"10000\r\n".as_slice(), &[b' '; 0x10000], b"\r\n"].concat();
-                        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
-                        while std::time::Instant::now() < until && stream.write_all(&chunk).is_ok()
-                        {
-                        }
+                        endless_chunked(&mut stream);
                         return;
                     }
-                    Fault::ShortBulk => reply(200, r#"{"hits":{"total":{"value":1}}}"#),
+                    Fault::ShortBulk | Fault::EndlessRoot => {
+                        reply(200, r#"{"hits":{"total":{"value":1}}}"#)
+                    }
                 }
             };
             if stream.write_all(answer.as_bytes()).is_err() {

@@ -104,3 +104,75 @@ challenges: [{name: c, schedule: [{operation: ci}, {operation: bulk, iterations:
         String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("decompresses past 128 MB"), "{said}");
 }
+
+#[test]
+fn endless_and_oversized_peers_keep_the_runner_under_256_mb() {
+    use crate::elasticsearch::{fault_server, Fault as Http};
+    use crate::redis_faults::{resp_fault_server, Fault as Resp};
+    let search = "name: t
+operations: [{name: s, type: search, params: {index: i}}]
+challenges: [{name: c, schedule: [{operation: s, iterations: 3}]}]
+";
+    let get = "name: t
+operations: [{name: g, type: get, params: {keyspace: 10}}]
+challenges: [{name: c, schedule: [{operation: g, iterations: 3}]}]
+";
+    let cases = [
+        (
+            "http: a chunked search body that never ends",
+            search,
+            "elasticsearch",
+            format!(
+                "http://127.0.0.1:{}",
+                fault_server(Http::EndlessChunked, 200)
+            ),
+        ),
+        (
+            "http: a GET / body that never ends",
+            search,
+            "elasticsearch",
+            format!("http://127.0.0.1:{}", fault_server(Http::EndlessRoot, 200)),
+        ),
+        (
+            "resp: $99999999999 then endless bytes",
+            get,
+            "redis",
+            format!("127.0.0.1:{}", resp_fault_server(Resp::HugeLength)),
+        ),
+        (
+            "resp: a line that never ends",
+            get,
+            "redis",
+            format!("127.0.0.1:{}", resp_fault_server(Resp::EndlessLine)),
+        ),
+    ];
+    for (what, track, backend, host) in cases {
+        let dir = track_dir(&[("track.yaml", track)]);
+        let env = Env::new();
+        let mut cmd = env.command(&[
+            "race",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+            "--backend",
+            backend,
+            "--target-hosts",
+            &host,
+            "--client-options",
+            "timeout:5",
+        ]);
+        cmd.stderr(std::process::Stdio::null());
+        let started = std::time::Instant::now();
+        let (code, peak) = run_measuring_peak_rss(cmd);
+        eprintln!(
+            "PEER {what}: exit {code} after {:?}, peak RSS {} MB",
+            started.elapsed(),
+            peak >> 20
+        );
+        assert!(peak < 256 << 20, "{what}: peak RSS {} MB", peak >> 20);
+        assert!(
+            code == 0 || code == 1,
+            "{what}: a counted error or a clear failure, not a crash: exit {code}"
+        );
+    }
+}
