@@ -2,11 +2,11 @@
 //! touches per operation is owned by the client: no allocation, no lock, no formatting.
 
 use super::budget::Budget;
+use super::group_recorder::GroupRecorder;
 use super::schedule::{wait_until, Schedule};
 use super::stop::StopSignal;
 use super::work::{CorpusFeed, KeyGen};
 use crate::backend::{BackendClient, Outcome, Payload};
-use crate::metrics::Recorder;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -72,21 +72,23 @@ pub struct ClientRun<C: BackendClient> {
     pub schedule: Schedule,
     pub budget: Budget,
     pub source: Source,
-    pub recorder: Recorder,
+    /// Shared with the other clients of this client's group (see `groups`).
+    pub recorder: Arc<GroupRecorder>,
 }
 
 impl<C: BackendClient> ClientRun<C> {
-    /// The recorder of a client that never ran (stopped while waiting to start).
-    pub fn into_recorder(mut self, shared: &Shared) -> Recorder {
-        self.recorder.cut_short = shared.stop_cuts_short();
-        self.recorder
+    /// A client that never ran (stopped while waiting to start).
+    pub fn stopped_before_start(self, shared: &Shared) {
+        let cut_short = shared.stop_cuts_short();
+        recording(&self.recorder, |r| r.cut_short |= cut_short);
     }
 
-    pub async fn run(mut self, shared: Arc<Shared>) -> Recorder {
+    pub async fn run(mut self, shared: Arc<Shared>) {
         let corpus_budget = matches!(self.budget, Budget::Corpus);
         loop {
             if shared.cancel.is_cancelled() {
-                self.recorder.cut_short = shared.stop_cuts_short();
+                let cut_short = shared.stop_cuts_short();
+                recording(&self.recorder, |r| r.cut_short |= cut_short);
                 break;
             }
             // The intended start decides warmup and the end of a time budget, so an operation
@@ -119,7 +121,8 @@ impl<C: BackendClient> ClientRun<C> {
             };
             if let Some(at) = intended {
                 if !wait_until(at, &shared.cancel).await {
-                    self.recorder.cut_short = shared.stop_cuts_short();
+                    let cut_short = shared.stop_cuts_short();
+                    recording(&self.recorder, |r| r.cut_short |= cut_short);
                     break;
                 }
             }
@@ -141,21 +144,23 @@ impl<C: BackendClient> ClientRun<C> {
             let Some(result) = self.stop.unless_stopped(in_flight).await else {
                 // Neither a success nor an error: the operation was dropped unfinished, and
                 // its connection with it (this client sends nothing more).
-                self.recorder.record_interrupted();
-                self.recorder.cut_short = true;
+                recording(&self.recorder, |r| {
+                    r.record_interrupted();
+                    r.cut_short = true;
+                });
                 break;
             };
             let end = Instant::now();
             if warmup {
-                self.recorder.record_warmup(&result);
+                recording(&self.recorder, |r| r.record_warmup(&result));
             } else {
-                self.recorder
-                    .record(intended.unwrap_or(start), start, end, &result);
-                if matches!(&result, Ok(o) if o.failed_items > 0)
-                    && self.recorder.wants_item_failure_reason()
-                {
+                let wants_reason = recording(&self.recorder, |r| {
+                    r.record(intended.unwrap_or(start), start, end, &result);
+                    matches!(&result, Ok(o) if o.failed_items > 0) && r.wants_item_failure_reason()
+                });
+                if wants_reason {
                     if let Some(reason) = self.client.item_failure_reason() {
-                        self.recorder.set_item_failure_reason(reason);
+                        recording(&self.recorder, |r| r.set_item_failure_reason(reason));
                     }
                 }
             }
@@ -174,18 +179,23 @@ impl<C: BackendClient> ClientRun<C> {
             shared.progress.fetch_add(1, Ordering::Relaxed);
             drop(payload);
             if let (false, Source::Keys(keys)) = (warmup, &self.source) {
-                self.recorder.record_parts(
-                    &keys.drawn,
-                    keys.first_command().index(),
-                    intended.unwrap_or(start),
-                    start,
-                    end,
-                );
+                let at = intended.unwrap_or(start);
+                let first = keys.first_command().index();
+                recording(&self.recorder, |r| {
+                    r.record_parts(&keys.drawn, first, at, start, end)
+                });
             }
             if let (Source::Corpus(feed), Some(b)) = (&self.source, batch) {
                 feed.give_back(b);
             }
         }
-        self.recorder
     }
+}
+
+/// Runs `f` on a client's group recorder.
+#[inline]
+fn recording<R>(recorder: &GroupRecorder, f: impl FnOnce(&mut crate::metrics::Recorder) -> R) -> R {
+    // SAFETY: a client runs only inside its group's task (`join_clients` spawns each group as
+    // one task with the recorder made for it), and no closure here reaches the recorder again.
+    unsafe { recorder.with(f) }
 }

@@ -18,36 +18,39 @@ const TASKS_PER_WORKER: usize = 64;
 
 /// How many tasks carry `clients` clients: one per client until the workers' queues would fill.
 pub fn task_count(clients: usize, workers: usize) -> usize {
+    #[cfg(test)]
+    if let Some(tasks) = TASKS_OVERRIDE.with(std::cell::Cell::get) {
+        return tasks.clamp(1, clients.max(1));
+    }
     clients.min(TASKS_PER_WORKER * workers.max(1)).max(1)
 }
 
-/// Spawns `clients` spread round-robin over `tasks` tasks. In a group each client's output
-/// comes back as `Ok`, or `Err` with the panic's message when it panicked; its group's other
-/// clients go on.
-pub fn spawn<F, T>(clients: Vec<F>, tasks: usize) -> Vec<JoinHandle<Vec<Result<T, String>>>>
+#[cfg(test)]
+thread_local! {
+    /// Lets a test run the same clients alone and grouped (on a current-thread runtime).
+    pub static TASKS_OVERRIDE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Spawns each group of clients as one task (a client is put in a group by the caller, with
+/// the recorder the group shares). In a group each client's output comes back as `Ok`, or
+/// `Err` with the panic's message when it panicked; its group's other clients go on.
+pub fn spawn<F, T>(groups: Vec<Vec<F>>) -> Vec<JoinHandle<Vec<Result<T, String>>>>
 where
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
 {
-    let tasks = tasks.clamp(1, clients.len().max(1));
-    if tasks == clients.len() {
-        // A client of its own per task, polled by tokio directly: a `FuturesUnordered` of one
-        // re-queues its task each time the client waits, which cost one busy-polling client
-        // half its round trips (16,600-20,800 SET/s against 28,400-40,000). A panic comes back
-        // as the task's `JoinError`.
-        return clients
-            .into_iter()
-            .map(|c| tokio::spawn(async move { vec![Ok(c.await)] }))
-            .collect();
-    }
-    let mut groups: Vec<Vec<F>> = (0..tasks).map(|_| Vec::new()).collect();
-    for (i, client) in clients.into_iter().enumerate() {
-        groups[i % tasks].push(client);
-    }
     groups
         .into_iter()
         .filter(|g| !g.is_empty())
-        .map(|group| {
+        .map(|mut group| {
+            if group.len() == 1 {
+                // A client of its own per task, polled by tokio directly: a `FuturesUnordered`
+                // of one re-queues its task each time the client waits, which cost one
+                // busy-polling client half its round trips (16,600-20,800 SET/s against
+                // 28,400-40,000). A panic comes back as the task's `JoinError`.
+                let client = group.pop().expect("one client");
+                return tokio::spawn(async move { vec![Ok(client.await)] });
+            }
             tokio::spawn(async move {
                 let mut running: FuturesUnordered<_> = group
                     .into_iter()
@@ -98,7 +101,11 @@ mod tests {
             .collect();
         let mut ok = Vec::new();
         let mut failed = Vec::new();
-        for h in spawn(clients, 3) {
+        let mut groups: Vec<Vec<_>> = (0..3).map(|_| Vec::new()).collect();
+        for (i, c) in clients.into_iter().enumerate() {
+            groups[i % 3].push(c);
+        }
+        for h in spawn(groups) {
             for r in h.await.unwrap() {
                 match r {
                     Ok(i) => ok.push(i),

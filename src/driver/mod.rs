@@ -4,6 +4,7 @@
 mod actions;
 mod budget;
 mod client;
+mod group_recorder;
 mod groups;
 mod progress;
 mod schedule;
@@ -18,6 +19,7 @@ use crate::ops::{OpSpec, PayloadSource};
 use crate::plan::{sweep_label, Leaf, Plan, Step, Work};
 use budget::{Budget, IterationPool};
 use client::{ClientRun, Exec, Shared, Source};
+use group_recorder::GroupRecorder;
 use progress::Progress;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -349,8 +351,15 @@ fn trial_label(plan: &Plan, leaf: &Leaf) -> String {
     }
 }
 
-/// Each client's loop, ready to spawn: its schedule, budget, payload source and recorder,
-/// all sharing one time zero.
+/// The clients of a leaf in their groups (see `groups`), each group with the recorder its
+/// clients share.
+struct ClientGroups<F> {
+    groups: Vec<Vec<F>>,
+    recorders: Vec<Arc<GroupRecorder>>,
+}
+
+/// Each client's loop, ready to spawn: its schedule, budget and payload source, in its group
+/// with the group's recorder, all sharing one time zero.
 fn client_runs<C: crate::backend::BackendClient>(
     leaf: &Leaf,
     clients: Vec<C>,
@@ -358,17 +367,18 @@ fn client_runs<C: crate::backend::BackendClient>(
     feed: Option<&Arc<CorpusFeed>>,
     shared: &Arc<Shared>,
     stops: Vec<Arc<StopSignal>>,
-) -> Vec<impl std::future::Future<Output = Recorder> + Send + 'static> {
+) -> ClientGroups<impl std::future::Future<Output = ()> + Send + 'static> {
     let origin = Instant::now();
     let expected_secs = match leaf.work {
         Work::Time { warmup, measured } => (warmup + measured).as_secs() as usize + 1,
         _ => 16,
     };
-    // Each client's share of the target rate: the time between its own operations.
-    let client_interval = match leaf.target_throughput {
-        Some(t) if leaf.schedule != crate::track::ScheduleKind::Unthrottled => {
-            t.interval() * leaf.clients as u32
-        }
+    // The time between two operations of the whole task at its target rate. The measured
+    // window runs to the end of the last operation's slot: N operations at rate r span N/r.
+    // Clients are staggered by this much, so a client's own interval (N times longer) would
+    // stretch the merged window by the stagger (1 s of 16 at 10,000 clients at 1 op/s each).
+    let slot = match leaf.target_throughput {
+        Some(t) if leaf.schedule != crate::track::ScheduleKind::Unthrottled => t.interval(),
         _ => Duration::ZERO,
     };
     let pool = match leaf.work {
@@ -377,8 +387,20 @@ fn client_runs<C: crate::backend::BackendClient>(
         }
         _ => None,
     };
-    let mut runs = Vec::with_capacity(clients.len());
+    let workers = tokio::runtime::Handle::current().metrics().num_workers();
+    let tasks = groups::task_count(clients.len(), workers);
+    let recorders: Vec<Arc<GroupRecorder>> = (0..tasks)
+        .map(|_| {
+            let recorder = Recorder::new(origin, expected_secs, slot);
+            GroupRecorder::new(match leaf.spec.counted_parts() {
+                Some(labels) => recorder.with_parts(labels, leaf.spec.times_parts()),
+                None => recorder,
+            })
+        })
+        .collect();
+    let mut groups: Vec<Vec<_>> = (0..tasks).map(|_| Vec::new()).collect();
     for (i, (client, stop)) in clients.into_iter().zip(stops).enumerate() {
+        let group = i % tasks;
         let i = i as u64;
         let budget = match (leaf.work, &pool) {
             (_, Some(pool)) => Budget::iterations(pool),
@@ -393,7 +415,6 @@ fn client_runs<C: crate::backend::BackendClient>(
             (PayloadSource::Keys(kv), _) => Source::Keys(KeyGen::new(kv, i)),
             _ => Source::None,
         };
-        let recorder = Recorder::new(origin, expected_secs, client_interval);
         let run = ClientRun {
             client,
             stop,
@@ -408,46 +429,43 @@ fn client_runs<C: crate::backend::BackendClient>(
             ),
             budget,
             source,
-            recorder: match leaf.spec.counted_parts() {
-                Some(labels) => recorder.with_parts(labels, leaf.spec.times_parts()),
-                None => recorder,
-            },
+            recorder: recorders[group].clone(),
         };
         let (delay, shared) = (ramp_delay(leaf, i), shared.clone());
-        runs.push(async move {
+        groups[group].push(async move {
             // A ramped-up client starts late; Ctrl-C while it waits stops it at once.
             if !delay.is_zero() && !wait_until(origin + delay, &shared.cancel).await {
-                return run.into_recorder(&shared);
+                return run.stopped_before_start(&shared);
             }
             run.run(shared).await
         });
     }
-    runs
+    ClientGroups { groups, recorders }
 }
 
-/// Runs the clients a few to a task (see `groups`) and collects their recorders; a client
-/// that panicked is named by the last such message.
-async fn join_clients<F>(runs: Vec<F>) -> (Vec<Recorder>, Option<String>)
+/// Runs each group of clients as one task and collects the groups' recorders; a client that
+/// panicked is named by the last such message.
+async fn join_clients<F>(clients: ClientGroups<F>) -> (Vec<Recorder>, Option<String>)
 where
-    F: std::future::Future<Output = Recorder> + Send + 'static,
+    F: std::future::Future<Output = ()> + Send + 'static,
 {
-    let workers = tokio::runtime::Handle::current().metrics().num_workers();
-    let tasks = groups::task_count(runs.len(), workers);
-    let mut recorders = Vec::with_capacity(runs.len());
     let mut crashed = None;
-    for group in groups::spawn(runs, tasks) {
+    for group in groups::spawn(clients.groups) {
         match group.await {
             Ok(outputs) => {
-                for output in outputs {
-                    match output {
-                        Ok(r) => recorders.push(r),
-                        Err(e) => crashed = Some(e),
-                    }
+                if let Some(e) = outputs.into_iter().filter_map(Result::err).last() {
+                    crashed = Some(e);
                 }
             }
             Err(e) => crashed = Some(e.to_string()),
         }
     }
+    // Every client has ended and dropped its handle: each recorder is the group's alone.
+    let recorders = clients
+        .recorders
+        .into_iter()
+        .filter_map(GroupRecorder::into_inner)
+        .collect();
     (recorders, crashed)
 }
 

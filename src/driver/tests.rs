@@ -85,6 +85,25 @@ async fn a_throttled_task_holds_its_rate_exactly() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn many_staggered_clients_hold_the_task_rate_exactly() {
+    // 1,000 clients at one operation a second each, staggered by 1 ms: the window is the 2 s
+    // the operations were scheduled over, not stretched by the last client's own interval.
+    let p = plan(
+        "      - {operation: call, clients: 1000, time-period: 2s, target-throughput: 1000}\n",
+    );
+    let (_, runs, _) = race(
+        ScriptedBackend::constant(Duration::from_micros(100)),
+        &p,
+        OnError::Continue,
+    )
+    .await;
+    let m = &runs[0].metrics;
+    assert_eq!(m.counts.operations, 2000);
+    assert_eq!(m.measured_window, ms(2000));
+    assert_eq!(m.throughput(), 1000.0);
+}
+
+#[tokio::test(start_paused = true)]
 async fn latency_counts_from_the_intended_start_after_a_stall() {
     // Call 0 stalls 35 ms at 100 ops/s: calls 1-3 were due at 10, 20 and 30 ms and start late.
     let backend = ScriptedBackend::new(|n| (if n == 0 { ms(35) } else { ms(1) }, OK));
@@ -238,4 +257,56 @@ async fn cancelling_stops_the_clients_and_keeps_the_measurements() {
         ms(1050),
         "the stop does not wait for the calls in flight"
     );
+}
+
+/// Runs `plan` with its clients in `tasks` groups.
+async fn race_in_groups(backend: ScriptedBackend, plan: &Plan, tasks: usize) -> Vec<TrialRun> {
+    groups::TASKS_OVERRIDE.with(|o| o.set(Some(tasks)));
+    let (_, runs, _) = race(backend, plan, OnError::Continue).await;
+    groups::TASKS_OVERRIDE.with(|o| o.set(None));
+    runs
+}
+
+#[tokio::test(start_paused = true)]
+async fn clients_sharing_a_group_recorder_record_exactly_what_clients_alone_record() {
+    let p = plan("      - {operation: call, clients: 300, warmup: 200, iterations: 3000}\n");
+    // Varied times and outcomes, by call number: every 13th fails.
+    let script = |n: u64| {
+        let took = Duration::from_micros(1 + (n * 7919) % 20_000);
+        let result = if n % 13 == 0 {
+            Err(OpError::new(ErrorKind::ServerError, "injected"))
+        } else {
+            OK
+        };
+        (took, result)
+    };
+    let alone = race_in_groups(ScriptedBackend::new(script), &p, 300).await;
+    let grouped = race_in_groups(ScriptedBackend::new(script), &p, 7).await;
+    let (a, g) = (&alone[0].metrics, &grouped[0].metrics);
+    use crate::metrics::encode_histogram;
+    assert_eq!(
+        encode_histogram(&a.service),
+        encode_histogram(&g.service),
+        "service histograms, bit for bit"
+    );
+    assert_eq!(
+        encode_histogram(&a.latency),
+        encode_histogram(&g.latency),
+        "latency histograms, bit for bit"
+    );
+    assert_eq!(a.service.len(), 3000);
+    assert_eq!(
+        (a.counts.operations, a.counts.successes, a.counts.errors),
+        (g.counts.operations, g.counts.successes, g.counts.errors)
+    );
+    assert_eq!(
+        (a.counts.warmup_operations, a.counts.units),
+        (g.counts.warmup_operations, g.counts.units)
+    );
+    assert_eq!(
+        (a.service_mean_ms, a.latency_mean_ms),
+        (g.service_mean_ms, g.latency_mean_ms)
+    );
+    assert_eq!(a.per_second, g.per_second);
+    assert_eq!(a.measured_window, g.measured_window);
 }

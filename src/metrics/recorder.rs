@@ -64,9 +64,9 @@ const GENERIC_ITEM_FAILURE: &str = "some items of a bulk request failed";
 pub struct Recorder {
     /// Time zero of the trial: per-second buckets count from here.
     origin: Instant,
-    /// This client's scheduled time between operations (zero when unthrottled): the measured
-    /// window of a throttled client runs to the end of its last interval, so N operations at
-    /// rate r span N/r seconds, not (N-1)/r.
+    /// The task's scheduled time between operations, all clients together (zero when
+    /// unthrottled): the measured window runs to the end of the last operation's slot, so N
+    /// operations at rate r span N/r seconds, not (N-1)/r.
     interval: Duration,
     pub service: Histogram<u64>,
     pub latency: Histogram<u64>,
@@ -248,7 +248,10 @@ impl Recorder {
             Ok(o) if o.requests > 0 => o.requests,
             _ => 1,
         };
-        self.first_start.get_or_insert(intended.min(start));
+        // A min, not the first recorded: the clients of a group share this recorder, and
+        // one may record an operation that began before another's.
+        let began = intended.min(start);
+        self.first_start = Some(self.first_start.map_or(began, |f| f.min(began)));
         let window_end = end.max(intended + self.interval);
         self.last_end = Some(self.last_end.map_or(window_end, |l| l.max(window_end)));
         match result {
