@@ -129,7 +129,11 @@ pub async fn open<W: WithBackend>(
         }
     }
     match target.kind {
-        BackendKind::Embedded => Ok(with.run(Arc::new(embedded::EmbeddedBackend::new())).await),
+        BackendKind::Embedded => {
+            // A throttled client's precise timer is a descriptor; without one it spins (said).
+            let _ = raise_open_files(target.max_clients + 64);
+            Ok(with.run(Arc::new(embedded::EmbeddedBackend::new())).await)
+        }
         BackendKind::Redis => {
             ensure_open_files(target.max_clients)?;
             let settings =
@@ -152,8 +156,12 @@ pub async fn open<W: WithBackend>(
 }
 
 /// Each network client holds a socket: raise the soft open-files limit to fit them, or say
-/// clearly that it cannot be raised.
+/// clearly that it cannot be raised. A throttled client's precise timer is one more, wanted
+/// but not needed (without it the client spins, and says so).
 fn ensure_open_files(clients: u64) -> Result<(), OpenError> {
+    if raise_open_files(clients.saturating_mul(2) + 64).is_ok() {
+        return Ok(());
+    }
     let needed = clients + 64;
     raise_open_files(needed).map_err(|hard| match hard {
         Some(hard) => OpenError::Unreachable(format!(

@@ -5,6 +5,7 @@ use super::budget::Budget;
 use super::group_recorder::GroupRecorder;
 use super::schedule::{wait_until, Schedule};
 use super::stop::StopSignal;
+use super::timer::PreciseTimer;
 use super::work::{CorpusFeed, KeyGen};
 use crate::backend::{BackendClient, Outcome, Payload};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -74,6 +75,8 @@ pub struct ClientRun<C: BackendClient> {
     pub source: Source,
     /// Shared with the other clients of this client's group (see `groups`).
     pub recorder: Arc<GroupRecorder>,
+    /// The precise wait of a throttled or ramped-up client (None: tokio's timer and a spin).
+    pub timer: Option<PreciseTimer>,
 }
 
 impl<C: BackendClient> ClientRun<C> {
@@ -120,7 +123,7 @@ impl<C: BackendClient> ClientRun<C> {
                 _ => Payload::None,
             };
             if let Some(at) = intended {
-                if !wait_until(at, &shared.cancel).await {
+                if !wait_until(at, &shared.cancel, self.timer.as_ref()).await {
                     let cut_short = shared.stop_cuts_short();
                     recording(&self.recorder, |r| r.cut_short |= cut_short);
                     break;

@@ -9,6 +9,7 @@ mod groups;
 mod progress;
 mod schedule;
 mod stop;
+mod timer;
 mod work;
 
 pub use schedule::{wait_until, Schedule};
@@ -389,6 +390,7 @@ fn client_runs<C: crate::backend::BackendClient>(
     };
     let workers = tokio::runtime::Handle::current().metrics().num_workers();
     let tasks = groups::task_count(clients.len(), workers);
+    let waits = !slot.is_zero() || !leaf.ramp_up.is_zero();
     let recorders: Vec<Arc<GroupRecorder>> = (0..tasks)
         .map(|_| {
             let recorder = Recorder::new(origin, expected_secs, slot);
@@ -417,6 +419,7 @@ fn client_runs<C: crate::backend::BackendClient>(
         };
         let run = ClientRun {
             client,
+            timer: (waits && cfg!(not(test))).then(precise_timer).flatten(),
             stop,
             exec: exec.clone(),
             schedule: Schedule::new(
@@ -434,7 +437,9 @@ fn client_runs<C: crate::backend::BackendClient>(
         let (delay, shared) = (ramp_delay(leaf, i), shared.clone());
         groups[group].push(async move {
             // A ramped-up client starts late; Ctrl-C while it waits stops it at once.
-            if !delay.is_zero() && !wait_until(origin + delay, &shared.cancel).await {
+            if !delay.is_zero()
+                && !wait_until(origin + delay, &shared.cancel, run.timer.as_ref()).await
+            {
                 return run.stopped_before_start(&shared);
             }
             run.run(shared).await
@@ -467,6 +472,15 @@ where
         .filter_map(GroupRecorder::into_inner)
         .collect();
     (recorders, crashed)
+}
+
+/// A client's timerfd; when the system refuses one (out of descriptors), the client waits on
+/// tokio's timer and spins the last 2 ms instead, and the first refusal is said.
+fn precise_timer() -> Option<timer::PreciseTimer> {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    timer::PreciseTimer::new()
+        .inspect_err(|e| SAID.call_once(|| eprintln!("warning: no timerfd for a throttled client ({e}): it waits on tokio's 1 ms timer and spins the rest, which costs CPU")))
+        .ok()
 }
 
 /// When client `i` of a leaf starts, after the first: `i/n` of the ramp-up.

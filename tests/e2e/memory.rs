@@ -176,3 +176,45 @@ challenges: [{name: c, schedule: [{operation: g, iterations: 3}]}]
         );
     }
 }
+
+#[test]
+fn ten_thousand_clients_cost_kilobytes_each() {
+    // The same throttled no-op work at 100 and at 10,000 clients (one operation a second
+    // each, two seconds): the growth of the runner's peak RSS per added client.
+    let peak_at = |clients: u64| {
+        let track = format!(
+            "name: t
+operations: [{{name: nap, type: sleep, params: {{duration: 1ms}}}}]
+challenges: [{{name: c, schedule: [{{name: a, operation: nap, clients: {clients}, time-period: 2s, target-throughput: {clients}}}]}}]
+"
+        );
+        let dir = track_dir(&[("track.yaml", &track)]);
+        let env = Env::new();
+        let mut cmd = env.command(&[
+            "race",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+        ]);
+        cmd.stderr(std::process::Stdio::null());
+        let (code, peak) = run_measuring_peak_rss(cmd);
+        assert_eq!(code, 0, "{clients} clients");
+        let race = env.only_race();
+        let trial = &race["tasks"][0]["trials"][0];
+        assert_eq!(
+            trial["operations"],
+            2 * clients,
+            "{clients} clients: every scheduled operation ran: {trial}"
+        );
+        peak
+    };
+    let (few, many) = (peak_at(100), peak_at(10_000));
+    let per_client = many.saturating_sub(few) / 9_900;
+    eprintln!(
+        "peak RSS: 100 clients {} MB, 10,000 clients {} MB: {} KB per added client",
+        few >> 20,
+        many >> 20,
+        per_client >> 10
+    );
+    assert!(per_client < 32 << 10, "{} KB per client", per_client >> 10);
+}

@@ -256,6 +256,9 @@ impl Drop for RedisClient {
     }
 }
 
+/// A client's read buffer: 100 pipelined replies of 150 bytes.
+const READ_BUFFER: usize = 16 * 1024;
+
 /// How long a client busy-polls for its reply before it waits in the reactor.
 const SPIN: Duration = Duration::from_micros(200);
 
@@ -335,8 +338,10 @@ impl RedisClient {
         let mut c = RedisClient {
             settings: settings.clone(),
             host: host.to_string(),
-            conn: BufReader::with_capacity(64 * 1024, stream),
-            out: Vec::with_capacity(64 * 1024),
+            // Sized for what a client needs, at 10,000 clients: a pipeline's replies fit, a
+            // large value is read straight into its own buffer, and requests grow `out`.
+            conn: BufReader::with_capacity(READ_BUFFER, stream),
+            out: Vec::with_capacity(1024),
             keyed: KeyedCommands::default(),
             line: Vec::with_capacity(256),
             broken: false,
