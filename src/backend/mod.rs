@@ -131,7 +131,7 @@ pub async fn open<W: WithBackend>(
     match target.kind {
         BackendKind::Embedded => {
             // A throttled client's precise timer is a descriptor; without one it spins (said).
-            let _ = raise_open_files(target.max_clients + 64);
+            let _ = raise_open_files(target.max_clients.saturating_mul(2) + 64);
             Ok(with.run(Arc::new(embedded::EmbeddedBackend::new())).await)
         }
         BackendKind::Redis => {
@@ -372,6 +372,12 @@ pub trait Backend: Send + Sync + 'static {
     /// meant for another backend fails before the race, and the message can name the
     /// backends that would run it ([`BackendKind::check`]).
     fn cannot_run(op: &OpSpec) -> Option<String>;
+
+    /// Descriptors a client opens after `connect`, on its first request (an HTTP client's
+    /// connection to each host): the driver leaves room for them in the open-files limit.
+    fn descriptors_opened_later(&self) -> u64 {
+        0
+    }
 }
 
 /// One client's connection (or handle) to the backend; each driver client owns one.

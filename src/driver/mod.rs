@@ -246,7 +246,9 @@ impl<B: Backend> Driver<B> {
             race_cancel.cancelled().await;
             signals.iter().for_each(|s| s.stop());
         }));
-        let runs = client_runs(leaf, clients, Arc::new(exec), feed.as_ref(), &shared, stops);
+        let later = self.backend.descriptors_opened_later();
+        let clients = clients.into_iter().zip(stops).collect();
+        let runs = client_runs(leaf, clients, Arc::new(exec), feed.as_ref(), &shared, later);
         let (recorders, mut failure) = join_clients(runs).await;
         progress.finish();
         failure = failure.map(|e| format!("{label}: a client crashed: {e}"));
@@ -363,11 +365,11 @@ struct ClientGroups<F> {
 /// with the group's recorder, all sharing one time zero.
 fn client_runs<C: crate::backend::BackendClient>(
     leaf: &Leaf,
-    clients: Vec<C>,
+    clients: Vec<(C, Arc<StopSignal>)>,
     exec: Arc<Exec<C::Prepared>>,
     feed: Option<&Arc<CorpusFeed>>,
     shared: &Arc<Shared>,
-    stops: Vec<Arc<StopSignal>>,
+    later_per_client: u64,
 ) -> ClientGroups<impl std::future::Future<Output = ()> + Send + 'static> {
     let origin = Instant::now();
     let expected_secs = match leaf.work {
@@ -390,7 +392,8 @@ fn client_runs<C: crate::backend::BackendClient>(
     };
     let workers = tokio::runtime::Handle::current().metrics().num_workers();
     let tasks = groups::task_count(clients.len(), workers);
-    let waits = !slot.is_zero() || !leaf.ramp_up.is_zero();
+    let waits =
+        (!slot.is_zero() || !leaf.ramp_up.is_zero()) && timers_fit(clients.len(), later_per_client);
     let recorders: Vec<Arc<GroupRecorder>> = (0..tasks)
         .map(|_| {
             let recorder = Recorder::new(origin, expected_secs, slot);
@@ -401,7 +404,7 @@ fn client_runs<C: crate::backend::BackendClient>(
         })
         .collect();
     let mut groups: Vec<Vec<_>> = (0..tasks).map(|_| Vec::new()).collect();
-    for (i, (client, stop)) in clients.into_iter().zip(stops).enumerate() {
+    for (i, (client, stop)) in clients.into_iter().enumerate() {
         let group = i % tasks;
         let i = i as u64;
         let budget = match (leaf.work, &pool) {
@@ -472,6 +475,27 @@ where
         .filter_map(GroupRecorder::into_inner)
         .collect();
     (recorders, crashed)
+}
+
+/// Whether a timerfd per client fits the open-files limit beside the descriptors clients open
+/// on their first request (an HTTP connection per host): those come first.
+fn timers_fit(clients: usize, later_per_client: u64) -> bool {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct passed in.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return false;
+    }
+    let open = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count()) as u64;
+    let needed = open + (1 + later_per_client) * clients as u64 + 64;
+    let fits = lim.rlim_cur >= needed;
+    if !fits {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| eprintln!("warning: a timerfd for each of {clients} throttled clients does not fit the open-files limit ({}): they wait on tokio's 1 ms timer and spin the rest, which costs CPU (raise `ulimit -n` to {needed} to avoid it)", lim.rlim_cur));
+    }
+    fits
 }
 
 /// A client's timerfd; when the system refuses one (out of descriptors), the client waits on

@@ -400,6 +400,10 @@ impl Backend for ElasticsearchBackend {
         matches!(op, OpSpec::Kv(_)).then(|| DOCUMENTS_ONLY.to_string())
     }
 
+    fn descriptors_opened_later(&self) -> u64 {
+        self.settings.hosts.len() as u64
+    }
+
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
         let builder = CallBuilder {
             hosts: &self.settings.hosts,
