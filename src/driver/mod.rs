@@ -469,11 +469,16 @@ where
         }
     }
     // Every client has ended and dropped its handle: each recorder is the group's alone.
-    let recorders = clients
-        .recorders
-        .into_iter()
-        .filter_map(GroupRecorder::into_inner)
-        .collect();
+    let mut recorders = Vec::with_capacity(clients.recorders.len());
+    for recorder in clients.recorders {
+        match recorder.into_inner() {
+            Some(r) => recorders.push(r),
+            None => {
+                crashed =
+                    Some("a group of clients ended without giving back its measurements".into())
+            }
+        }
+    }
     (recorders, crashed)
 }
 
