@@ -336,14 +336,21 @@ async fn run_with<B: Backend>(
                 let status = match (&tr.failure, tr.interrupted) {
                     (Some(f), _) => format!("failed: {f}"),
                     (None, true) => "interrupted".into(),
-                    (None, false) => format!(
-                        "{} {} · service p50 {:.3} ms p99 {:.3} ms · {} errors",
-                        format_number(tr.throughput),
-                        task.slot.throughput_unit,
-                        tr.service_time_ms.p50,
-                        tr.service_time_ms.p99,
-                        tr.errors
-                    ),
+                    (None, false) => {
+                        let p = |q: f64| {
+                            tr.service_time_ms
+                                .at(q)
+                                .map_or("-".into(), |v| format!("{v:.3} ms"))
+                        };
+                        format!(
+                            "{} {} · service p50 {} p99 {} · {} errors",
+                            format_number(tr.throughput),
+                            task.slot.throughput_unit,
+                            p(50.0),
+                            p(99.0),
+                            tr.errors
+                        )
+                    }
                 };
                 if run.warmup {
                     eprintln!(

@@ -80,18 +80,30 @@ pub enum Better {
     Lower,
 }
 
-/// The metrics compared, with which direction is better, and how to read them off a trial.
-pub const METRICS: &[(&str, Better, fn(&TrialRecord) -> f64)] = &[
-    ("throughput", Better::Higher, |t| t.throughput),
-    ("service_time_p50", Better::Lower, |t| t.service_time_ms.p50),
-    ("service_time_p90", Better::Lower, |t| t.service_time_ms.p90),
-    ("service_time_p99", Better::Lower, |t| t.service_time_ms.p99),
-    ("service_time_p99.9", Better::Lower, |t| {
-        t.service_time_ms.p99_9
+/// The metrics compared, with which direction is better, and how to read them off a trial
+/// (None: the trial cannot support it, as p99 of fewer than 100 samples, or the throughput of
+/// one operation; such a metric is not compared).
+pub type ReadMetric = fn(&TrialRecord) -> Option<f64>;
+
+pub const METRICS: &[(&str, Better, ReadMetric)] = &[
+    ("throughput", Better::Higher, |t| {
+        (t.operations > 1).then_some(t.throughput)
     }),
-    ("latency_p50", Better::Lower, |t| t.latency_ms.p50),
-    ("latency_p99", Better::Lower, |t| t.latency_ms.p99),
-    ("error_rate", Better::Lower, |t| t.error_rate),
+    ("service_time_p50", Better::Lower, |t| {
+        t.service_time_ms.at(50.0)
+    }),
+    ("service_time_p90", Better::Lower, |t| {
+        t.service_time_ms.at(90.0)
+    }),
+    ("service_time_p99", Better::Lower, |t| {
+        t.service_time_ms.at(99.0)
+    }),
+    ("service_time_p99.9", Better::Lower, |t| {
+        t.service_time_ms.at(99.9)
+    }),
+    ("latency_p50", Better::Lower, |t| t.latency_ms.at(50.0)),
+    ("latency_p99", Better::Lower, |t| t.latency_ms.at(99.0)),
+    ("error_rate", Better::Lower, |t| Some(t.error_rate)),
 ];
 
 #[derive(Debug, Clone, Serialize)]
@@ -183,17 +195,18 @@ pub fn compare(baseline: &RaceRecord, contender: &RaceRecord, opts: CompareOptio
         }
         let metrics = METRICS
             .iter()
-            .map(|(name, better, read)| {
-                let bv: Vec<f64> = bs.iter().map(|t| read(t)).collect();
-                let cv: Vec<f64> = cs.iter().map(|t| read(t)).collect();
-                diff(
+            .filter_map(|(name, better, read)| {
+                // Compared only where every trial on both sides supports the metric.
+                let bv: Option<Vec<f64>> = bs.iter().map(|t| read(t)).collect();
+                let cv: Option<Vec<f64>> = cs.iter().map(|t| read(t)).collect();
+                Some(diff(
                     name,
                     *better,
-                    &bv,
-                    &cv,
+                    &bv?,
+                    &cv?,
                     bt.slot.throughput_unit.as_str(),
                     opts,
-                )
+                ))
             })
             .collect();
         tasks.push(TaskDiff {

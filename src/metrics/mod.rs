@@ -4,7 +4,10 @@
 mod histogram;
 mod recorder;
 
-pub use histogram::{decode_histogram, encode_histogram, new_histogram, Percentiles, PERCENTILES};
+pub use histogram::{
+    decode_histogram, encode_histogram, new_histogram, value_at_percentile, Percentiles,
+    PERCENTILES,
+};
 /// Errors over all operations that ended (successes and errors), 0 when none did.
 pub fn error_rate(successes: u64, errors: u64) -> f64 {
     if successes + errors > 0 {

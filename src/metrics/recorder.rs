@@ -302,6 +302,29 @@ impl Recorder {
     }
 }
 
+/// The seconds of the measured window `[start, end)` (seconds from the trial's start), as
+/// units per second: the second the window starts in and the one it ends in are partial, so
+/// their counts are scaled to a whole second, or left out when they cover less than a quarter
+/// of it (a count over 0.1 s scaled up would be mostly noise). Seconds before the window held
+/// only warmup.
+fn measured_seconds(counts: &[u64], start: f64, end: f64) -> Vec<u64> {
+    if end <= start {
+        return Vec::new();
+    }
+    let (first, last) = (start.floor() as usize, (end.ceil() as usize).max(1) - 1);
+    (first..=last)
+        .filter_map(|k| {
+            let covered = (end.min(k as f64 + 1.0) - start.max(k as f64)).clamp(0.0, 1.0);
+            let n = counts.get(k).copied().unwrap_or(0);
+            match covered {
+                c if c >= 1.0 - 1e-9 => Some(n),
+                c if c >= 0.25 => Some((n as f64 / c).round() as u64),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// All clients of one trial, merged.
 pub struct TrialMetrics {
     pub service: Histogram<u64>,
@@ -332,7 +355,9 @@ impl TrialMetrics {
         };
         let (mut service_nanos, mut latency_nanos) = (0u128, 0u128);
         let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
+        let mut origin = None;
         for r in recorders {
+            origin = Some(r.origin);
             m.service
                 .add(&r.service)
                 .expect("same histogram configuration");
@@ -368,12 +393,15 @@ impl TrialMetrics {
             m.service_mean_ms = Some(service_nanos as f64 / ops as f64 / 1e6);
             m.latency_mean_ms = Some(latency_nanos as f64 / ops as f64 / 1e6);
         }
-        // Seconds before the first measured operation hold only warmup: drop them.
-        let lead = m.per_second.iter().take_while(|n| **n == 0).count();
-        m.per_second.drain(..lead);
         if let (Some(a), Some(b)) = (first, last) {
             m.measured_window = b.saturating_duration_since(a);
         }
+        m.per_second = match (origin, first, last) {
+            (Some(o), Some(a), Some(b)) => {
+                measured_seconds(&m.per_second, (a - o).as_secs_f64(), (b - o).as_secs_f64())
+            }
+            _ => Vec::new(),
+        };
         m
     }
 
@@ -394,6 +422,19 @@ impl TrialMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partial_seconds_at_the_window_edges_are_scaled_or_left_out() {
+        // 1,000 units a second over [0.5, 3.2): 500 in second 0, 1,000 in 1 and 2, 200 in 3.
+        let counts = [500, 1000, 1000, 200];
+        assert_eq!(measured_seconds(&counts, 0.5, 3.2), vec![1000, 1000, 1000]);
+        assert_eq!(measured_seconds(&counts, 0.5, 3.0), vec![1000, 1000, 1000]);
+        // A whole second at each edge is kept as counted.
+        assert_eq!(measured_seconds(&[7, 9], 0.0, 2.0), vec![7, 9]);
+        // Under a quarter of a second is left out; a short trial can have no whole second.
+        assert_eq!(measured_seconds(&[100, 30], 0.9, 1.1), Vec::<u64>::new());
+        assert_eq!(measured_seconds(&[], 1.0, 1.0), Vec::<u64>::new());
+    }
 
     #[test]
     fn throttled_window_covers_whole_slots() {

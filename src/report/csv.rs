@@ -6,11 +6,16 @@ use crate::metrics::{Percentiles, PERCENTILES};
 
 pub struct Csv;
 
+/// The percentiles the sample count supports (no row for the others), and the mean.
 fn percentile_rows(prefix: &str, p: &Percentiles, row: &mut dyn FnMut(String, f64, &str)) {
-    for ((label, _), v) in PERCENTILES.iter().zip(p.values()) {
-        row(format!("{prefix}_{label}"), v, "ms");
+    for ((label, _), v) in PERCENTILES.iter().zip(p.shown()) {
+        if let Some(v) = v {
+            row(format!("{prefix}_{label}"), v, "ms");
+        }
     }
-    row(format!("{prefix}_mean"), p.mean, "ms");
+    if p.count > 0 {
+        row(format!("{prefix}_mean"), p.mean, "ms");
+    }
 }
 
 impl Exporter for Csv {
@@ -59,11 +64,15 @@ impl Exporter for Csv {
             for tr in &r.trials {
                 let trial = (tr.trial + 1).to_string();
                 let mut row = |m: String, v: f64, u: &str| emit(&trial, m, v, u);
-                row(
-                    "throughput".into(),
-                    tr.throughput,
-                    r.slot.throughput_unit.as_str(),
-                );
+                if tr.is_single_operation() {
+                    row("duration".into(), tr.service_time_ms.mean, "ms");
+                } else {
+                    row(
+                        "throughput".into(),
+                        tr.throughput,
+                        r.slot.throughput_unit.as_str(),
+                    );
+                }
                 percentile_rows("service_time", &tr.service_time_ms, &mut row);
                 percentile_rows("latency", &tr.latency_ms, &mut row);
                 row("operations".into(), tr.operations as f64, "count");
@@ -79,14 +88,21 @@ impl Exporter for Csv {
                 );
             }
             let mut row = |m: String, v: f64, u: &str| emit("all", m, v, u);
-            let th = t.throughput;
-            for (name, v) in [
-                ("throughput_min", th.min),
-                ("throughput_median", th.median),
-                ("throughput_mean", th.mean),
-                ("throughput_max", th.max),
+            let (stats, name, unit) = match (t.throughput, t.duration_ms) {
+                (_, Some(d)) => (d, "duration", "ms"),
+                (th, None) => (
+                    th.unwrap_or_default(),
+                    "throughput",
+                    r.slot.throughput_unit.as_str(),
+                ),
+            };
+            for (stat, v) in [
+                ("min", stats.min),
+                ("median", stats.median),
+                ("mean", stats.mean),
+                ("max", stats.max),
             ] {
-                row(name.into(), v, r.slot.throughput_unit.as_str());
+                row(format!("{name}_{stat}"), v, unit);
             }
             percentile_rows("service_time", &t.service_time_ms, &mut row);
             percentile_rows("latency", &t.latency_ms, &mut row);

@@ -107,7 +107,7 @@ pub fn timer(
         if h.is_empty() {
             0.0
         } else {
-            ms(h.value_at_percentile(p))
+            ms(crate::metrics::value_at_percentile(h, p))
         }
     };
     TimerView {

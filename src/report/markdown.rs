@@ -140,15 +140,28 @@ fn bulk_runs(out: &mut String, s: &Summary) {
                 tr.errors
             );
         }
-        let th = t.throughput;
-        let _ = writeln!(
-            out,
-            "  min {} · max {} · mean {} {}",
-            format_number(th.min),
-            format_number(th.max),
-            format_number(th.mean),
-            r.slot.throughput_unit
-        );
+        match (t.throughput, t.duration_ms) {
+            (Some(th), _) => {
+                let _ = writeln!(
+                    out,
+                    "  min {} · max {} · mean {} {}",
+                    format_number(th.min),
+                    format_number(th.max),
+                    format_number(th.mean),
+                    r.slot.throughput_unit
+                );
+            }
+            (None, Some(d)) => {
+                let _ = writeln!(
+                    out,
+                    "  one operation: {} ms (min {} · max {})",
+                    super::table::ms(d.mean),
+                    super::table::ms(d.min),
+                    super::table::ms(d.max)
+                );
+            }
+            (None, None) => {}
+        }
     }
     let _ = writeln!(out, "```");
 }

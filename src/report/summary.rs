@@ -46,7 +46,12 @@ pub struct TaskSummary<'a> {
     pub task: &'a str,
     pub sweep_label: String,
     pub completed_trials: usize,
-    pub throughput: ThroughputStats,
+    /// Across complete trials; `None` for a task of one operation per trial, which has a
+    /// duration (`duration_ms`), not a rate.
+    pub throughput: Option<ThroughputStats>,
+    /// The duration of a one-operation task's operation, across its complete trials (ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<ThroughputStats>,
     pub service_time_ms: Percentiles,
     pub latency_ms: Percentiles,
     pub operations: u64,
@@ -81,11 +86,16 @@ impl<'a> Summary<'a> {
 }
 
 fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -> TaskSummary<'a> {
-    let throughput = ThroughputStats::of(
-        &t.complete_trials()
-            .map(|tr| tr.throughput)
-            .collect::<Vec<_>>(),
-    );
+    let complete: Vec<&crate::results::TrialRecord> = t.complete_trials().collect();
+    let single = !complete.is_empty() && complete.iter().all(|tr| tr.is_single_operation());
+    let stats = |read: fn(&crate::results::TrialRecord) -> f64| {
+        ThroughputStats::of(&complete.iter().map(|tr| read(tr)).collect::<Vec<_>>())
+    };
+    let (throughput, duration_ms) = if single {
+        (None, Some(stats(|tr| tr.service_time_ms.mean)))
+    } else {
+        (Some(stats(|tr| tr.throughput)), None)
+    };
     let operations: u64 = t.trials.iter().map(|tr| tr.operations).sum();
     let weighted_mean = |f: fn(&crate::results::TrialRecord) -> f64| {
         (operations > 0).then(|| {
@@ -122,8 +132,9 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
         task_index: index,
         task: &t.slot.task,
         sweep_label: t.sweep_label(),
-        completed_trials: t.complete_trials().count(),
+        completed_trials: complete.len(),
         throughput,
+        duration_ms,
         service_time_ms,
         latency_ms,
         operations,

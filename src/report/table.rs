@@ -29,7 +29,13 @@ pub struct Table {
     pub title: String,
     pub columns: Vec<(String, Align)>,
     pub rows: Vec<Vec<Cell>>,
+    /// A line under the table (what a mark in it means).
+    pub note: Option<String>,
 }
+
+/// The mark of a percentile too few samples support.
+pub const UNSUPPORTED: &str = "—";
+const UNSUPPORTED_NOTE: &str = "— : too few samples for this percentile (p50 needs 2, p90 10, p95 20, p99 100, p99.9 1,000, p99.99 10,000).";
 
 impl Table {
     fn new(title: &str, columns: &[(&str, Align)]) -> Table {
@@ -37,6 +43,7 @@ impl Table {
             title: title.into(),
             columns: columns.iter().map(|(c, a)| (c.to_string(), *a)).collect(),
             rows: Vec::new(),
+            note: None,
         }
     }
 
@@ -62,6 +69,9 @@ impl Table {
                 .map(|c| c.text.replace('|', "\\|").replace('\n', " "))
                 .collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        if let Some(note) = &self.note {
+            let _ = writeln!(out, "\n{note}");
         }
     }
 
@@ -92,6 +102,9 @@ impl Table {
             out.push_str("</tr>\n");
         }
         out.push_str("</tbody></table>\n");
+        if let Some(note) = &self.note {
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(note));
+        }
     }
 }
 
@@ -128,17 +141,35 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
     );
     for t in &s.tasks {
         let slot = &t.record.slot;
+        // A task of one operation has a duration, not a rate: its row shows the duration.
+        let single = t.duration_ms.is_some();
+        let value = |tr: &crate::results::TrialRecord| {
+            if single {
+                ms(tr.service_time_ms.mean)
+            } else {
+                format_number(tr.throughput)
+            }
+        };
         let per_trial: Vec<String> = t
             .record
             .trials
             .iter()
             .map(|tr| match (&tr.failure, tr.interrupted) {
                 (Some(_), _) => "failed".into(),
-                (None, true) => format!("{}*", format_number(tr.throughput)),
-                (None, false) => format_number(tr.throughput),
+                (None, true) => format!("{}*", value(tr)),
+                (None, false) => value(tr),
             })
             .collect();
-        let th = t.throughput;
+        let (stats, unit, show): (_, String, fn(f64) -> String) =
+            match (t.throughput, t.duration_ms) {
+                (_, Some(d)) => (d, "ms (one operation's duration)".into(), ms),
+                (Some(th), None) => (th, slot.throughput_unit.to_string(), format_number),
+                (None, None) => (
+                    Default::default(),
+                    slot.throughput_unit.to_string(),
+                    format_number,
+                ),
+            };
         throughput.row(vec![
             slot.task.clone(),
             t.sweep_label.clone(),
@@ -146,11 +177,11 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
             slot.target_throughput
                 .map(|t| format_number(t.0))
                 .unwrap_or_else(|| "-".into()),
-            format_number(th.min),
-            format_number(th.median),
-            format_number(th.mean),
-            format_number(th.max),
-            slot.throughput_unit.to_string(),
+            show(stats.min),
+            show(stats.median),
+            show(stats.mean),
+            show(stats.max),
+            unit,
             format!("{}/{}", t.completed_trials, slot.planned_trials),
             if slot.warmup_trials > 0 {
                 format!(
@@ -183,9 +214,17 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
             let mut row = vec![
                 t.record.slot.task.clone(),
                 t.sweep_label.clone(),
-                ms(p.mean),
+                if p.count > 0 { ms(p.mean) } else { "-".into() },
             ];
-            row.extend(p.values().iter().map(|v| ms(*v)));
+            let shown = p.shown();
+            if p.count > 0 && shown.iter().any(Option::is_none) {
+                table.note = Some(UNSUPPORTED_NOTE.into());
+            }
+            row.extend(
+                shown
+                    .iter()
+                    .map(|v| v.map_or_else(|| UNSUPPORTED.to_string(), ms)),
+            );
             table.row(row);
         }
         tables.push(table);

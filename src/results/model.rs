@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-/// Version of the stored format; loading a newer one is an error, not a guess.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version of the stored format; loading a newer one is an error, not a guess. Format 2
+/// stores `null` for a percentile too few samples support (format 1 stored a number); this
+/// runner reads both.
+pub const FORMAT_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -226,6 +228,11 @@ impl TrialRecord {
     /// It ran (no failure) and measured at least one operation.
     pub fn measured(&self) -> bool {
         self.failure.is_none() && self.operations > 0
+    }
+
+    /// One measured operation: it has a duration, not a rate (create-index, force-merge).
+    pub fn is_single_operation(&self) -> bool {
+        self.operations == 1
     }
 
     /// Measured, and not cut short.

@@ -261,7 +261,7 @@ fn bad_race_ids_and_corrupt_records_exit_2() {
     let good_id = good.file_name().unwrap().to_str().unwrap().to_string();
     let newer = env.home.path().join("races").join("20260303T000000Z-dddd");
     std::fs::create_dir_all(&newer).unwrap();
-    std::fs::write(newer.join("race.json"), "{\"format\": 2}").unwrap();
+    std::fs::write(newer.join("race.json"), "{\"format\": 3}").unwrap();
     for (args, expect) in [
         (
             vec!["show", good_id.as_str()],

@@ -8,6 +8,7 @@ mod elasticsearch;
 mod full_disk;
 mod kv;
 mod memory;
+mod percentiles;
 mod plot;
 mod race;
 mod rally;

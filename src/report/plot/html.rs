@@ -56,6 +56,7 @@ figure{{margin:0 0 24px}}figcaption{{color:#555}}.better{{color:#1a7f37;font-wei
             })
             .collect(),
             rows: Vec::new(),
+            note: None,
         };
         table.rows = c
             .tasks
