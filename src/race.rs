@@ -125,6 +125,7 @@ fn trial_record(run: &TrialRun, redactor: &Redactor) -> TrialRecord {
         wall_seconds: run.wall.as_secs_f64(),
         interrupted: run.interrupted,
         interrupted_operations: c.interrupted_operations,
+        driver: Some(run.driver.clone()),
         failure: run.failure.as_deref().map(|f| redactor.redact(f)),
         throughput: if m.throughput().is_finite() {
             m.throughput()

@@ -9,10 +9,12 @@ mod groups;
 mod progress;
 mod schedule;
 mod stop;
+mod telemetry;
 mod timer;
 mod work;
 
 pub use schedule::{wait_until, Schedule};
+pub use telemetry::DriverUsage;
 
 use crate::backend::Backend;
 use crate::metrics::{Recorder, TrialMetrics};
@@ -52,6 +54,8 @@ pub struct DriverOptions {
 pub struct TrialRun {
     /// Index of its task (at its sweep point) in `Plan::results`.
     pub result: usize,
+    /// The runner's own CPU and memory during the trial.
+    pub driver: DriverUsage,
     pub trial: u64,
     pub started_at: chrono::DateTime<chrono::Utc>,
     pub wall: Duration,
@@ -172,8 +176,9 @@ impl<B: Backend> Driver<B> {
         let started_at = chrono::Utc::now();
         let wall_start = Instant::now();
         let label = trial_label(plan, leaf);
-        let run = |metrics: TrialMetrics, failure: Option<String>| TrialRun {
+        let run = |metrics: TrialMetrics, failure: Option<String>, driver: DriverUsage| TrialRun {
             result: leaf.result.unwrap_or(0),
+            driver,
             trial: leaf.trial,
             started_at,
             wall: wall_start.elapsed(),
@@ -186,6 +191,7 @@ impl<B: Backend> Driver<B> {
             run(
                 TrialMetrics::merge(Vec::new()),
                 Some(format!("{label}: {why}")),
+                DriverUsage::default(),
             )
         };
         let exec = match &leaf.spec {
@@ -249,13 +255,15 @@ impl<B: Backend> Driver<B> {
         let later = self.backend.descriptors_opened_later();
         let clients = clients.into_iter().zip(stops).collect();
         let runs = client_runs(leaf, clients, Arc::new(exec), feed.as_ref(), &shared, later);
+        let sampler = telemetry::Sampler::start();
         let (recorders, mut failure) = join_clients(runs).await;
+        let driver = sampler.finish();
         progress.finish();
         failure = failure.map(|e| format!("{label}: a client crashed: {e}"));
         if let Some(e) = feed.as_ref().and_then(|f| f.take_error()) {
             failure = Some(format!("{label}: {e}"));
         }
-        run(TrialMetrics::merge(recorders), failure)
+        run(TrialMetrics::merge(recorders), failure, driver)
     }
 
     async fn start_feed(

@@ -29,6 +29,9 @@ impl Exporter for Markdown {
         if r.status == crate::results::RaceStatus::Incomplete {
             let _ = writeln!(out, "\n> incomplete: the runner was killed during this race; the trials below are those stored before that.");
         }
+        for warning in super::table::runner_warnings(s) {
+            let _ = writeln!(out, "\n> warning: {warning}");
+        }
         match (&r.stop_reason, r.status) {
             (Some(reason), crate::results::RaceStatus::StoreFailed) => {
                 let _ = writeln!(out, "\n> not fully stored: {reason}");

@@ -266,5 +266,100 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
         ]);
     }
     tables.push(outcomes);
+    if let Some(runner) = runner_table(s) {
+        tables.push(runner);
+    }
     tables
+}
+
+/// When the runner used more than this share of its cores in a second, the numbers may
+/// measure the client rather than the system.
+const SATURATED: f64 = 0.8;
+
+/// The runner's busiest trial of each task: where its own CPU use was highest.
+fn busiest<'a>(t: &'a super::TaskSummary) -> Option<&'a crate::driver::DriverUsage> {
+    t.record
+        .trials
+        .iter()
+        .filter_map(|tr| tr.driver.as_ref())
+        .max_by(|a, b| a.peak_share().total_cmp(&b.peak_share()))
+}
+
+/// One line per task where the runner came near its cores (every report shows them).
+pub fn runner_warnings(s: &Summary) -> Vec<String> {
+    s.tasks
+        .iter()
+        .filter_map(|t| {
+            let d = busiest(t).filter(|d| d.peak_share() > SATURATED)?;
+            Some(format!(
+                "{} [{}]: the runner used {:.2} of its {} cores in its busiest second ({:.0}%): the client may be the bottleneck{}.",
+                t.record.slot.task,
+                t.sweep_label,
+                d.peak_cpu_cores,
+                d.cores_available,
+                d.peak_share() * 100.0,
+                if s.race.backend.kind == "embedded" { " (the embedded engine runs in this process too)" } else { "" }
+            ))
+        })
+        .collect()
+}
+
+/// The runner's own CPU and memory by task (its busiest trial); None for races stored before
+/// the runner sampled itself.
+fn runner_table(s: &Summary) -> Option<Table> {
+    use Align::{Left as L, Right as R};
+    let mut table = Table::new(
+        "Runner (this process: CPU and memory while the task ran)",
+        &[
+            ("Task", L),
+            ("Sweep", L),
+            ("CPU cores (mean)", R),
+            ("CPU cores (busiest second)", R),
+            ("Cores available", R),
+            ("Peak RSS MB", R),
+        ],
+    );
+    for t in &s.tasks {
+        let Some(d) = busiest(t) else { continue };
+        table.row(vec![
+            t.record.slot.task.clone(),
+            t.sweep_label.clone(),
+            format!("{:.2}", d.cpu_cores),
+            format!("{:.2}", d.peak_cpu_cores),
+            d.cores_available.to_string(),
+            (d.peak_rss_bytes >> 20).to_string(),
+        ]);
+    }
+    if table.rows.is_empty() {
+        return None;
+    }
+    let warnings = runner_warnings(s);
+    if !warnings.is_empty() {
+        table.note = Some(format!("Warning: {}", warnings.join(" ")));
+    }
+    Some(table)
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::DriverUsage;
+
+    #[test]
+    fn a_runner_near_its_cores_is_warned_about() {
+        let busy = DriverUsage {
+            cpu_cores: 1.5,
+            cores_available: 2,
+            peak_cpu_cores: 1.9,
+            ..DriverUsage::default()
+        };
+        let calm = DriverUsage {
+            cpu_cores: 0.3,
+            cores_available: 2,
+            peak_cpu_cores: 0.5,
+            ..DriverUsage::default()
+        };
+        assert!(busy.peak_share() > SATURATED);
+        assert!(calm.peak_share() < SATURATED);
+        assert_eq!(DriverUsage::default().peak_share(), 0.0);
+    }
 }

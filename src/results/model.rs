@@ -125,6 +125,10 @@ pub struct TrialRecord {
     pub wall_seconds: f64,
     /// True when Ctrl-C or an abort cut the trial short: its numbers cover part of the work.
     pub interrupted: bool,
+    /// The runner's own CPU and memory during the trial (absent in races stored before it was
+    /// sampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<crate::driver::DriverUsage>,
     /// Operations in flight at the interruption, dropped unfinished (not successes, not
     /// errors, not timed).
     #[serde(default, skip_serializing_if = "crate::results::model::is_zero")]

@@ -278,3 +278,42 @@ fn validate_accepts_every_shipped_track() {
         assert!(tracks.contains(name), "{tracks}");
     }
 }
+
+#[test]
+fn the_runner_reports_its_own_cpu_and_memory_per_trial() {
+    // Pinned to one core: the stored usage says so, whatever the machine has.
+    let dir = track_dir(&[(
+        "track.yaml",
+        "name: t
+operations: [{name: nap, type: sleep, params: {duration: 0s}}]
+challenges: [{name: c, schedule: [{name: spin, operation: nap, clients: 4, time-period: 1s}]}]
+",
+    )]);
+    let env = Env::new();
+    let out = std::process::Command::new("taskset")
+        .args(["-c", "0", env!("CARGO_BIN_EXE_runner"), "--results-dir"])
+        .arg(env.home.path())
+        .args([
+            "race",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let race = env.only_race();
+    let driver = &race["tasks"][0]["trials"][0]["driver"];
+    assert_eq!(driver["cores_available"], 1, "{driver}");
+    assert!(driver["cpu_cores"].as_f64().unwrap() > 0.0, "{driver}");
+    assert!(
+        driver["peak_rss_bytes"].as_u64().unwrap() > 1 << 20,
+        "{driver}"
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("## Runner (this process"), "{report}");
+}

@@ -1,0 +1,155 @@
+//! The runner's own CPU and memory while a trial runs, sampled by a task of its own once a
+//! second (off the measured path): whether the numbers measure the system or the runner.
+
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What the runner process used during one trial.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DriverUsage {
+    /// CPU time (user + system) over the trial's wall time, in cores.
+    pub cpu_cores: f64,
+    /// The cores this process may run on (its affinity mask: `taskset` counts).
+    pub cores_available: u32,
+    /// The highest one-second CPU use during the trial, in cores.
+    pub peak_cpu_cores: f64,
+    /// CPU cores used in each second of the trial.
+    pub cpu_per_second: Vec<f64>,
+    /// Resident memory at its highest so far (the process's high-water mark), in bytes.
+    pub peak_rss_bytes: u64,
+}
+
+impl DriverUsage {
+    /// The share of the available cores the busiest second used: past 0.8 the client may be
+    /// the bottleneck.
+    pub fn peak_share(&self) -> f64 {
+        if self.cores_available == 0 {
+            return 0.0;
+        }
+        self.peak_cpu_cores / f64::from(self.cores_available)
+    }
+}
+
+/// CPU time of this process so far (all threads), from getrusage.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage writes only the struct passed in.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return Duration::ZERO;
+    }
+    let tv =
+        |t: libc::timeval| Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+fn cores_available() -> u32 {
+    // SAFETY: sched_getaffinity writes at most the size given into the set passed in.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0
+    {
+        // SAFETY: the set was filled in above.
+        let n = unsafe { libc::CPU_COUNT(&set) };
+        if n > 0 {
+            return n as u32;
+        }
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
+fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Samples the process once a second from `start` until `finish`.
+pub struct Sampler {
+    started: Instant,
+    cpu_at_start: Duration,
+    seconds: Arc<Mutex<Vec<f64>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Sampler {
+    pub fn start() -> Sampler {
+        let seconds = Arc::new(Mutex::new(Vec::new()));
+        let (started, cpu_at_start) = (Instant::now(), cpu_time());
+        let out = seconds.clone();
+        let task = tokio::spawn(async move {
+            let mut tick =
+                tokio::time::interval_at(started + Duration::from_secs(1), Duration::from_secs(1));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let (mut last_cpu, mut last_at) = (cpu_at_start, started);
+            loop {
+                tick.tick().await;
+                let (cpu, at) = (cpu_time(), Instant::now());
+                let wall = at.saturating_duration_since(last_at).as_secs_f64();
+                if wall > 0.0 {
+                    out.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(cpu.saturating_sub(last_cpu).as_secs_f64() / wall);
+                }
+                (last_cpu, last_at) = (cpu, at);
+            }
+        });
+        Sampler {
+            started,
+            cpu_at_start,
+            seconds,
+            task,
+        }
+    }
+
+    pub fn finish(self) -> DriverUsage {
+        self.task.abort();
+        let wall = self.started.elapsed().as_secs_f64();
+        let cpu = cpu_time().saturating_sub(self.cpu_at_start).as_secs_f64();
+        let cpu_per_second =
+            std::mem::take(&mut *self.seconds.lock().unwrap_or_else(|p| p.into_inner()));
+        let cpu_cores = if wall > 0.0 { cpu / wall } else { 0.0 };
+        DriverUsage {
+            cpu_cores,
+            cores_available: cores_available(),
+            // A trial shorter than a second has only its average.
+            peak_cpu_cores: cpu_per_second.iter().copied().fold(cpu_cores, f64::max),
+            cpu_per_second,
+            peak_rss_bytes: peak_rss_bytes(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn the_cpu_a_trial_burns_is_counted() {
+        // CPU time, not wall time, decides when to stop: no timing is asserted.
+        let wall = std::time::Instant::now();
+        let sampler = Sampler::start();
+        let start = cpu_time();
+        let mut x = 0u64;
+        while cpu_time().saturating_sub(start) < Duration::from_millis(200) {
+            x = x.wrapping_add(1);
+        }
+        let used = sampler.finish();
+        let wall = wall.elapsed().as_secs_f64();
+        assert!(x > 0);
+        assert!(
+            used.cpu_cores * wall >= 0.2 - 1e-3,
+            "{used:?} over {wall} s"
+        );
+        assert!(used.peak_cpu_cores >= used.cpu_cores);
+        assert!(
+            used.cores_available >= 1 && used.peak_rss_bytes > 0,
+            "{used:?}"
+        );
+    }
+}
