@@ -5,7 +5,8 @@
 //! schedules, measurement) → [`backend`] (the system under test) → [`metrics`] (HDR
 //! histograms) → [`results`] (the race store) → [`report`] (markdown, csv, json).
 //! [`cli`] only parses arguments and dispatches; [`serve`] puts the embedded engine behind
-//! the Elasticsearch REST API.
+//! the Elasticsearch REST API; [`thresholds`] are the pass/fail criteria a track or `--threshold`
+//! sets on a task's results.
 
 pub mod backend;
 pub mod cli;
@@ -21,5 +22,6 @@ pub mod report;
 pub mod request;
 pub mod results;
 pub mod serve;
+pub mod thresholds;
 pub mod track;
 pub mod units;

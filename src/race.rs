@@ -81,6 +81,44 @@ pub fn effective_status(r: &RaceRecord) -> RaceStatus {
     }
 }
 
+/// Adds the `--threshold`s to the tasks they name (all tasks when they name none).
+fn add_thresholds(
+    plan: &mut Plan,
+    given: &[(Option<String>, crate::thresholds::Threshold)],
+) -> Result<(), RaceError> {
+    for (task, threshold) in given {
+        let mut matched = false;
+        for slot in plan
+            .results
+            .iter_mut()
+            .filter(|s| task.as_ref().is_none_or(|t| *t == s.task))
+        {
+            if threshold.needs_target() && slot.target_throughput.is_none() {
+                if task.is_some() {
+                    return Err(RaceError::Unsupported(format!(
+                        "--threshold {threshold}: task `{}` has no target-throughput",
+                        slot.task
+                    )));
+                }
+                continue;
+            }
+            slot.thresholds.push(threshold.clone());
+            matched = true;
+        }
+        if !matched {
+            let tasks: Vec<&str> = plan.results.iter().map(|s| s.task.as_str()).collect();
+            return Err(RaceError::Unsupported(match task {
+                Some(t) => format!(
+                    "--threshold {threshold}: no task `{t}` in this challenge (tasks: {})",
+                    tasks.join(", ")
+                ),
+                None => format!("--threshold {threshold}: no task has a target-throughput"),
+            }));
+        }
+    }
+    Ok(())
+}
+
 /// The most clients any step runs at once.
 fn max_clients(plan: &Plan) -> u64 {
     plan.steps
@@ -204,7 +242,8 @@ pub async fn run(
     opts: &RaceRequest,
     cancel: CancellationToken,
 ) -> Result<RaceOutcome, RaceError> {
-    let plan = opts.track.plan(&track)?;
+    let mut plan = opts.track.plan(&track)?;
+    add_thresholds(&mut plan, &opts.thresholds)?;
     check_supported(opts.backend, &plan)?;
     let target = crate::backend::Target {
         kind: opts.backend,

@@ -51,4 +51,6 @@ pub struct RaceRequest {
     /// The race store's directory.
     pub home: PathBuf,
     pub user_tags: BTreeMap<String, String>,
+    /// `--threshold`s: for the task named, or (None) for every task.
+    pub thresholds: Vec<(Option<String>, crate::thresholds::Threshold)>,
 }

@@ -62,6 +62,10 @@ pub enum Command {
         /// Significance level of the Mann-Whitney U test (needs >= 3 trials in each race).
         #[arg(long, default_value_t = 0.05)]
         alpha: f64,
+        /// Exit 3 when a metric is `worse` (significant, beyond the noise threshold), or with
+        /// `likely-worse` also when too few trials leave a regression unjudged: a CI gate.
+        #[arg(long, value_enum, value_name = "WHAT")]
+        fail_on: Option<FailOn>,
         #[command(flatten)]
         report: ReportArgs,
     },
@@ -109,6 +113,12 @@ pub struct RaceFilter {
     /// `key:value`; repeatable, all must match.
     #[arg(long = "user-tag", value_name = "KEY:VALUE")]
     pub user_tags: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Worse,
+    LikelyWorse,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -177,6 +187,10 @@ pub struct RaceArgs {
     /// Tags stored with the race, `key:value`; repeatable.
     #[arg(long = "user-tag", value_name = "KEY:VALUE")]
     pub user_tags: Vec<String>,
+    /// A pass/fail criterion, `[TASK:]METRIC OP VALUE` (e.g. `search:service_time.p99 < 5ms`,
+    /// `error_rate < 0.1%`: every task without `TASK:`); repeatable. A failed one exits 3.
+    #[arg(long = "threshold", value_name = "[TASK:]CRITERION")]
+    pub thresholds: Vec<String>,
     #[command(flatten)]
     pub report: ReportArgs,
 }

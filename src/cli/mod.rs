@@ -19,6 +19,9 @@ use tokio_util::sync::CancellationToken;
 pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code for a race stopped by Ctrl-C.
 pub const EXIT_INTERRUPTED: u8 = 130;
+/// The race completed, but a threshold failed (`race`), or `compare --fail-on` found what it
+/// fails on: a gate for CI.
+pub const EXIT_GATE_FAILED: u8 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -248,6 +251,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             contender,
             noise_threshold,
             alpha,
+            fail_on,
             report,
         } => {
             if !(0.0..100.0).contains(&noise_threshold) || !(0.0..=1.0).contains(&alpha) {
@@ -268,6 +272,28 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
                 crate::compare::render(&comparison, report.report_format),
                 report.report_file.as_deref(),
             )?;
+            use crate::compare::Verdict;
+            let failing = |v: Verdict| match fail_on {
+                Some(args::FailOn::Worse) => v == Verdict::Regression,
+                Some(args::FailOn::LikelyWorse) => {
+                    matches!(v, Verdict::Regression | Verdict::UnjudgedRegression)
+                }
+                None => false,
+            };
+            let worse: Vec<String> = comparison
+                .tasks
+                .iter()
+                .flat_map(|t| {
+                    t.metrics
+                        .iter()
+                        .filter(|m| failing(m.verdict))
+                        .map(move |m| format!("{} [{}] {}", t.task, t.sweep, m.metric))
+                })
+                .collect();
+            if !worse.is_empty() {
+                eprintln!("--fail-on: worse in {}", worse.join(", "));
+                return Ok(EXIT_GATE_FAILED);
+            }
             Ok(0)
         }
         Command::Plot {
@@ -479,8 +505,9 @@ fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
     })?;
     let (record, histogram_file) = &outcome.stored;
     let histograms = crate::results::RaceHistograms::decode(histogram_file);
+    let summary = report::Summary::new(record, &histograms);
     emit_report(
-        report::render(args.report.report_format, record, &histograms),
+        report::exporter(args.report.report_format).render(&summary),
         args.report.report_file.as_deref(),
     )?;
     eprintln!(
@@ -488,7 +515,13 @@ fn race_command(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
         record.race_id,
         outcome.dir.display()
     );
-    Ok(race_exit_code(outcome.ended()))
+    match race_exit_code(outcome.ended()) {
+        0 if !summary.thresholds_pass() => {
+            eprintln!("a threshold failed (see Thresholds in the report)");
+            Ok(EXIT_GATE_FAILED)
+        }
+        code => Ok(code),
+    }
 }
 
 fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
@@ -509,5 +542,22 @@ fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
         quiet: args.quiet,
         home: home.to_path_buf(),
         user_tags: parse_tags(&args.user_tags)?,
+        thresholds: args
+            .thresholds
+            .iter()
+            .map(|t| parse_threshold(t))
+            .collect::<Result<_, _>>()?,
     })
+}
+
+/// `[TASK:]METRIC OP VALUE`.
+fn parse_threshold(text: &str) -> Result<(Option<String>, crate::thresholds::Threshold), CliError> {
+    let (task, criterion) = match text.split_once(':') {
+        Some((task, rest)) => (Some(task.trim().to_string()), rest),
+        None => (None, text),
+    };
+    let threshold = criterion
+        .parse()
+        .map_err(|e| CliError::Usage(format!("--threshold {text}: {e}")))?;
+    Ok((task, threshold))
 }

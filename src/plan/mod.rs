@@ -66,6 +66,9 @@ pub struct ResultSlot {
     /// `include-in-reporting`: false leaves it out of reports (it still runs and is stored).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub reported: bool,
+    /// Pass/fail criteria on the results (the track's, then `--threshold`'s).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<crate::thresholds::Threshold>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -617,6 +620,7 @@ impl Builder<'_> {
                 warmup_trials: warmup_trials * self.challenge_trials,
                 key_value,
                 reported: task.reported,
+                thresholds: task.thresholds.clone(),
             });
             ids.push(self.results.len() - 1);
         }

@@ -106,6 +106,14 @@ impl Exporter for Csv {
             }
             percentile_rows("service_time", &t.service_time_ms, &mut row);
             percentile_rows("latency", &t.latency_ms, &mut row);
+            for j in &t.thresholds {
+                let pass = j.verdict == crate::thresholds::Verdict::Pass;
+                row(
+                    format!("threshold: {}", j.threshold),
+                    f64::from(u8::from(pass)),
+                    "pass",
+                );
+            }
             row("errors".into(), t.errors as f64, "count");
             row("error_rate".into(), t.error_rate, "ratio");
         }

@@ -61,6 +61,9 @@ pub struct TaskSummary<'a> {
     pub errors_by_kind: BTreeMap<crate::backend::ErrorKind, u64>,
     pub units: u64,
     pub hits: u64,
+    /// The task's thresholds, judged on these results.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<crate::thresholds::Judged>,
     /// redis-benchmark's and a metrics timer's views, for key-value tasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_value: Option<super::kv::KvViews>,
@@ -73,6 +76,14 @@ pub struct Summary<'a> {
 }
 
 impl<'a> Summary<'a> {
+    /// Whether every threshold of every reported task passed (true when there are none).
+    pub fn thresholds_pass(&self) -> bool {
+        self.tasks
+            .iter()
+            .flat_map(|t| &t.thresholds)
+            .all(|j| j.verdict == crate::thresholds::Verdict::Pass)
+    }
+
     pub fn new(race: &'a RaceRecord, histograms: &RaceHistograms) -> Summary<'a> {
         let tasks = race
             .tasks
@@ -127,7 +138,25 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
     }
     let errors: u64 = t.trials.iter().map(|tr| tr.errors).sum();
     let successes: u64 = t.trials.iter().map(|tr| tr.successes).sum();
+    let error_rate = crate::metrics::error_rate(successes, errors);
+    let measured = crate::thresholds::Measured {
+        service_time_ms: &service_time_ms,
+        latency_ms: &latency_ms,
+        error_rate,
+        throughput: throughput
+            .filter(|_| !complete.is_empty())
+            .map(|th| th.mean),
+        target: t.slot.target_throughput.map(|r| r.0),
+        unit: t.slot.throughput_unit.as_str(),
+    };
+    let thresholds = t
+        .slot
+        .thresholds
+        .iter()
+        .map(|th| th.judge(&measured))
+        .collect();
     TaskSummary {
+        thresholds,
         record: t,
         task_index: index,
         task: &t.slot.task,
@@ -140,7 +169,7 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
         operations,
         successes,
         errors,
-        error_rate: crate::metrics::error_rate(successes, errors),
+        error_rate,
         errors_by_kind,
         units: t.trials.iter().map(|tr| tr.units).sum(),
         hits: t.trials.iter().map(|tr| tr.hits).sum(),

@@ -266,10 +266,62 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
         ]);
     }
     tables.push(outcomes);
+    if let Some(thresholds) = thresholds_table(s) {
+        tables.push(thresholds);
+    }
     if let Some(runner) = runner_table(s) {
         tables.push(runner);
     }
     tables
+}
+
+/// Each threshold of each task with its measured value and verdict; None without thresholds.
+fn thresholds_table(s: &Summary) -> Option<Table> {
+    use crate::thresholds::Verdict;
+    use Align::{Left as L, Right as R};
+    let mut table = Table::new(
+        "Thresholds",
+        &[
+            ("Task", L),
+            ("Sweep", L),
+            ("Threshold", L),
+            ("Value", R),
+            ("Result", L),
+        ],
+    );
+    for t in &s.tasks {
+        for j in &t.thresholds {
+            let (result, class) = match (&j.verdict, &j.reason) {
+                (Verdict::Pass, _) => ("pass".to_string(), "better"),
+                (Verdict::Fail, _) => ("FAIL".to_string(), "worse"),
+                (Verdict::CannotJudge, reason) => (
+                    format!("FAIL (cannot judge: {})", reason.as_deref().unwrap_or("?")),
+                    "worse",
+                ),
+            };
+            let mut row: Vec<Cell> = [
+                t.record.slot.task.clone(),
+                t.sweep_label.clone(),
+                j.threshold.clone(),
+                j.value.clone().unwrap_or_else(|| "-".into()),
+            ]
+            .into_iter()
+            .map(Cell::from)
+            .collect();
+            row.push(Cell {
+                text: result,
+                class: Some(class),
+            });
+            table.rows.push(row);
+        }
+    }
+    if table.rows.is_empty() {
+        return None;
+    }
+    if !s.thresholds_pass() {
+        table.note = Some("A threshold failed: `runner race` exits 3.".into());
+    }
+    Some(table)
 }
 
 /// When the runner used more than this share of its cores in a second, the numbers may

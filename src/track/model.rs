@@ -113,6 +113,8 @@ pub struct TaskSpec {
     pub ignore_response_errors: bool,
     /// Shown in reports and comparisons (`include-in-reporting`, default true).
     pub reported: bool,
+    /// Pass/fail criteria on the task's merged results.
+    pub thresholds: Vec<crate::thresholds::Threshold>,
     /// Client i of n starts i/n of this after the first (`ramp-up-time-period`).
     pub ramp_up: Duration,
     pub reset: Vec<OperationDef>,
@@ -884,7 +886,14 @@ fn resolve_task(
         return Err(r.err(TrackErrorKind::Invalid, &rpath, format!("a ramp-up of {ramp_up:?} needs a time warmup at least as long (e.g. `warmup: {}s`), so that no starting client is measured", ramp_up.as_secs_f64().ceil())));
     }
     let name = t.name.clone().unwrap_or_else(|| operation.name.clone());
+    let thresholds = resolve_thresholds(
+        &t.thresholds,
+        targets.is_some(),
+        r,
+        &format!("{path}/thresholds"),
+    )?;
     Ok(TaskSpec {
+        thresholds,
         named: t.name.is_some(),
         name,
         path: path.to_string(),
@@ -904,6 +913,37 @@ fn resolve_task(
         reset: resolve_refs(&t.reset, ops, ctx, r, &format!("{path}/reset"))?,
         params: t.params.clone(),
     })
+}
+
+/// `metric: condition` pairs, each checked now so that a typo fails before the race.
+fn resolve_thresholds(
+    raw: &Map<String, Value>,
+    has_target: bool,
+    r: &Resolver,
+    path: &str,
+) -> Result<Vec<crate::thresholds::Threshold>, TrackError> {
+    raw.iter()
+        .map(|(metric, condition)| {
+            let at = format!("{path}/{metric}");
+            let condition = condition.as_str().ok_or_else(|| {
+                r.err(
+                    TrackErrorKind::Invalid,
+                    &at,
+                    "a condition is a string such as \"< 5ms\"",
+                )
+            })?;
+            let t = crate::thresholds::Threshold::from_track(metric, condition)
+                .map_err(|e| r.err(TrackErrorKind::Invalid, &at, e))?;
+            if t.needs_target() && !has_target {
+                return Err(r.err(
+                    TrackErrorKind::Invalid,
+                    &at,
+                    "a share of the target needs a `target-throughput` on the task",
+                ));
+            }
+            Ok(t)
+        })
+        .collect()
 }
 
 fn resolve_warmup(v: Option<&Value>, r: &Resolver, path: &str) -> Result<Warmup, TrackError> {

@@ -131,6 +131,9 @@ pub struct RawScheduleItem {
     /// `non-fatal`: under `--on-error abort`, error responses do not stop the race (Rally's key).
     #[serde(default)]
     pub ignore_response_error_level: Option<String>,
+    /// Pass/fail criteria on the task's results: metric → condition (`service_time.p99: "< 5ms"`).
+    #[serde(default)]
+    pub thresholds: Map<String, Value>,
     #[serde(default)]
     pub reset: Vec<Value>,
     /// Overrides of the operation's params; lists sweep where the operation type allows it.

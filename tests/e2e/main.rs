@@ -18,5 +18,6 @@ mod redis_tls;
 mod secrets;
 mod serve_limits;
 mod signals;
+mod thresholds;
 mod tracks;
 mod util;
