@@ -13,6 +13,7 @@ pub mod cli;
 pub mod compare;
 pub mod corpus;
 pub mod driver;
+pub mod export;
 pub mod metrics;
 pub mod ops;
 pub mod plan;

@@ -134,6 +134,11 @@ impl Timestamp {
         }
     }
 
+    /// The instant.
+    pub fn at(&self) -> chrono::DateTime<chrono::Utc> {
+        self.at
+    }
+
     /// `at`, to the millisecond.
     pub fn millis(at: chrono::DateTime<chrono::Utc>) -> Timestamp {
         use chrono::SubsecRound;

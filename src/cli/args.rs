@@ -80,6 +80,22 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Export a stored race: Rally's metric documents into an Elasticsearch or OpenSearch
+    /// (`--to`, so Rally's dashboards work), or an OpenMetrics text file (`--openmetrics`).
+    Export {
+        /// Race id, unique id prefix, `latest` or `latest~N`.
+        race: String,
+        /// The cluster to write `rally-results-*` and `rally-metrics-*` into (credentials as for
+        /// races: RUNNER_ES_USERNAME/RUNNER_ES_PASSWORD or RUNNER_ES_API_KEY).
+        #[arg(long, value_name = "URL")]
+        to: Option<String>,
+        /// Write the race's summary in OpenMetrics text format (for Prometheus) to this file.
+        #[arg(long, value_name = "FILE")]
+        openmetrics: Option<PathBuf>,
+        /// TLS and timeout options of `--to`, as for races (`verify_certs:false,timeout:30`).
+        #[arg(long, value_name = "OPTIONS", default_value = "")]
+        client_options: String,
+    },
     /// Delete a stored race.
     Delete { race: String },
     /// Print the report of a stored race.

@@ -33,6 +33,9 @@ pub enum CliError {
     Race(#[from] RaceError),
     #[error("{0}")]
     Usage(String),
+    /// A peer that could not take what was sent (an export's cluster): exit 1.
+    #[error(transparent)]
+    Export(#[from] crate::export::ExportError),
 }
 
 impl CliError {
@@ -43,6 +46,7 @@ impl CliError {
             CliError::Race(RaceError::Track(_) | RaceError::Unsupported(_)) => EXIT_BAD_INPUT,
             CliError::Race(RaceError::Store(_) | RaceError::Backend(_)) => 1,
             CliError::Race(RaceError::Interrupted) => EXIT_INTERRUPTED,
+            CliError::Export(_) => 1,
         }
     }
 }
@@ -141,6 +145,47 @@ fn serve_command(args: ServeArgs) -> Result<u8, CliError> {
     result.map_err(|e| {
         CliError::Usage(format!("runner serve cannot listen on {}: {e}", opts.addr))
     })?;
+    Ok(0)
+}
+
+fn export_command(
+    home: &Path,
+    race: &str,
+    to: Option<String>,
+    openmetrics: Option<PathBuf>,
+    client_options: &str,
+) -> Result<u8, CliError> {
+    if to.is_none() && openmetrics.is_none() {
+        return Err(CliError::Usage(
+            "export needs --to URL, --openmetrics FILE, or both".into(),
+        ));
+    }
+    let store = RaceStore::new(home);
+    let (record, histograms) = load_race(&store, race)?;
+    let summary = report::Summary::new(&record, &histograms);
+    if let Some(file) = openmetrics {
+        crate::results::write_report(&file, &crate::export::openmetrics(&summary))?;
+        eprintln!("wrote {}", file.display());
+    }
+    if let Some(url) = to {
+        let mut options =
+            crate::backend::ClientOptions::parse(client_options).map_err(CliError::Usage)?;
+        options.credentials = crate::backend::credentials::Credentials::load(
+            &crate::backend::credentials::Credentials::default_file(home),
+        )
+        .map_err(CliError::Usage)?;
+        let admin = crate::backend::elasticsearch::Admin::new(vec![url], options)
+            .map_err(CliError::Usage)?;
+        let docs = crate::export::rally_documents(&summary);
+        let runtime = runtime()?;
+        let written = runtime.block_on(crate::export::to_elasticsearch(&admin, &docs))?;
+        eprintln!(
+            "exported {written} documents to {} ({} and {})",
+            admin.host(),
+            docs.results_index,
+            docs.metrics_index
+        );
+    }
     Ok(0)
 }
 
@@ -324,6 +369,12 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             eprintln!("wrote {charts} charts and report.html to {}", dir.display());
             Ok(0)
         }
+        Command::Export {
+            race,
+            to,
+            openmetrics,
+            client_options,
+        } => export_command(&home, &race, to, openmetrics, &client_options),
         Command::Delete { race } => {
             let store = RaceStore::new(&home);
             let id = store.resolve(&race)?;

@@ -5,6 +5,7 @@ mod bad_tracks;
 mod bulk_actions;
 mod compare;
 mod elasticsearch;
+mod export;
 mod full_disk;
 mod kv;
 mod memory;

@@ -164,6 +164,57 @@ impl Settings {
     }
 }
 
+/// Plain requests to the first host with the backend's TLS, timeout and credentials, for
+/// what is not an operation of a race (`runner export`).
+pub struct Admin {
+    http: reqwest::Client,
+    base: Url,
+}
+
+impl Admin {
+    pub fn new(hosts: Vec<String>, options: ClientOptions) -> Result<Admin, String> {
+        let settings = Settings::new(hosts, options)?;
+        let http = settings.http_client().map_err(|e| e.message)?;
+        Ok(Admin {
+            http,
+            base: settings.hosts[0].clone(),
+        })
+    }
+
+    pub fn host(&self) -> String {
+        crate::backend::masked_host(self.base.as_str())
+    }
+
+    /// `method path` with an optional JSON or NDJSON body: the status and the body (bounded).
+    pub async fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<(Vec<u8>, &'static str)>,
+    ) -> Result<(u16, Bytes), String> {
+        let url = self
+            .base
+            .join(path.trim_start_matches('/'))
+            .map_err(|e| format!("{path}: {e}"))?;
+        let mut request = self.http.request(method.clone(), url.clone());
+        if let Some((body, content_type)) = body {
+            request = request
+                .header(CONTENT_TYPE, HeaderValue::from_static(content_type))
+                .body(body);
+        }
+        let label = format!("{method} {path}");
+        let response = request
+            .send()
+            .await
+            .map_err(|e| transport_error(&label, &url, &e).message)?;
+        let status = response.status().as_u16();
+        let bytes = read_body(response, &label, &url)
+            .await
+            .map_err(|e| e.message)?;
+        Ok((status, bytes))
+    }
+}
+
 /// A transport failure as an error kind and a message with the causes (the useful part is
 /// usually a cause: "connection refused", "invalid peer certificate").
 fn transport_error(label: &str, url: &Url, e: &reqwest::Error) -> OpError {

@@ -52,8 +52,13 @@ impl EmbeddedBackend {
 
     /// `_bulk`: NDJSON action lines (index, create, update, delete), each but delete followed
     /// by its document. Items fail alone, as in Elasticsearch; the request fails only if it
-    /// cannot be read.
-    pub(super) fn bulk(&self, default_index: Option<&str>, body: &[u8]) -> RestResponse {
+    /// cannot be read. `?refresh` (true or wait_for) makes what it wrote searchable at once.
+    pub(super) fn bulk(
+        &self,
+        default_index: Option<&str>,
+        query: &str,
+        body: &[u8],
+    ) -> RestResponse {
         let started = Instant::now();
         let Ok(text) = std::str::from_utf8(body) else {
             return RestResponse::error(400, "parse_exception", "the bulk body is not UTF-8");
@@ -67,7 +72,11 @@ impl EmbeddedBackend {
         };
         let mut items = String::with_capacity(64 * 1024);
         let mut errors = false;
+        let mut written: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         let run = self.state.bulk(default.as_ref(), super::super::bulk::items(text), |index, verb, id, result| {
+            if result.is_ok() && !written.contains(index) {
+                written.insert(index.to_string());
+            }
             if !items.is_empty() {
                 items.push(',');
             }
@@ -96,6 +105,16 @@ impl EmbeddedBackend {
                 "illegal_argument_exception",
                 &format!("line {}: {}", m.line, m.message),
             );
+        }
+        if matches!(
+            super::param(query, "refresh"),
+            Some("" | "true" | "wait_for")
+        ) {
+            for name in &written {
+                if let Some(Err(e)) = self.index(name).map(|i| i.refresh()) {
+                    return RestResponse::from_op_error(&e);
+                }
+            }
         }
         let mut out = format!(
             r#"{{"took":{},"errors":{errors},"items":["#,

@@ -1,0 +1,93 @@
+//! A stored race, out to where teams already look: Rally's metric documents in an
+//! Elasticsearch or OpenSearch (so Rally's dashboards work), and an OpenMetrics text file for
+//! Prometheus.
+
+mod openmetrics;
+mod rally;
+
+pub use openmetrics::openmetrics;
+pub use rally::{rally_documents, RallyDocuments};
+
+use crate::backend::elasticsearch::Admin;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("cannot export to {host}: {message}")]
+    Peer { host: String, message: String },
+}
+
+/// Creates Rally's two indices where missing (with the fields dashboards query mapped) and
+/// bulk-indexes the race's documents; returns how many were indexed.
+pub async fn to_elasticsearch(admin: &Admin, docs: &RallyDocuments) -> Result<usize, ExportError> {
+    let peer = |message: String| ExportError::Peer {
+        host: admin.host(),
+        message,
+    };
+    for (index, mapping) in [
+        (&docs.results_index, rally::RESULTS_MAPPING),
+        (&docs.metrics_index, rally::METRICS_MAPPING),
+    ] {
+        let (status, _) = admin
+            .request(reqwest::Method::HEAD, index, None)
+            .await
+            .map_err(peer)?;
+        if status == 404 {
+            let (status, body) = admin
+                .request(
+                    reqwest::Method::PUT,
+                    index,
+                    Some((mapping.as_bytes().to_vec(), "application/json")),
+                )
+                .await
+                .map_err(peer)?;
+            // Another exporter may have created it in between.
+            if status >= 300
+                && !String::from_utf8_lossy(&body).contains("resource_already_exists_exception")
+            {
+                return Err(peer(format!(
+                    "PUT {index} answered {status}: {}",
+                    crate::backend::elasticsearch::response::error_summary(&body)
+                )));
+            }
+        }
+    }
+    let mut bulk = Vec::new();
+    for (index, doc) in docs.all() {
+        bulk.extend_from_slice(
+            serde_json::json!({"index": {"_index": index}})
+                .to_string()
+                .as_bytes(),
+        );
+        bulk.push(b'\n');
+        bulk.extend_from_slice(doc.to_string().as_bytes());
+        bulk.push(b'\n');
+    }
+    let (status, body) = admin
+        .request(
+            reqwest::Method::POST,
+            "_bulk?refresh=true",
+            Some((bulk, "application/x-ndjson")),
+        )
+        .await
+        .map_err(peer)?;
+    if status >= 300 {
+        return Err(peer(format!(
+            "_bulk answered {status}: {}",
+            crate::backend::elasticsearch::response::error_summary(&body)
+        )));
+    }
+    let reply: serde_json::Value = serde_json::from_slice(&body)
+        .map_err(|e| peer(format!("_bulk answered something that is not JSON: {e}")))?;
+    if reply["errors"] == true {
+        let first = reply["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find_map(|i| i.as_object()?.values().next()?.get("error").cloned());
+        return Err(peer(format!(
+            "some documents were refused: {}",
+            first.unwrap_or_default()
+        )));
+    }
+    Ok(docs.len())
+}

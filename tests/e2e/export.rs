@@ -1,0 +1,135 @@
+//! `runner export`: Rally's metric documents written into `runner serve` and read back, and an
+//! OpenMetrics file.
+
+use crate::elasticsearch::{serve, url};
+use crate::util::*;
+use std::io::{Read, Write};
+
+/// `POST path` with a JSON body on a fresh connection: the response body as JSON.
+fn post(port: u16, path: &str, body: &str) -> serde_json::Value {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let req = format!("POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+    s.write_all(req.as_bytes()).unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let body = answer.split("\r\n\r\n").nth(1).unwrap();
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"))
+}
+
+#[test]
+fn a_race_exported_as_rally_documents_reads_back_and_as_openmetrics() {
+    let env = Env::new();
+    let dir = track_dir(&[(
+        "track.yaml",
+        "name: t
+operations: [{name: nap, type: sleep, params: {duration: 1ms}}]
+challenges:
+  - name: c
+    schedule:
+      - {name: nap, operation: nap, time-period: 3s, target-throughput: 200}
+      - {name: once, operation: nap, iterations: 1}
+",
+    )]);
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ]);
+    let race = env.only_race();
+    let id = race["race_id"].as_str().unwrap().to_string();
+    let month = format!("{}-{}", &id[0..4], &id[4..6]);
+    let server = serve(&env, &[]);
+    let metrics_file = env.home.path().join("race.om");
+    let out = env.run(&[
+        "export",
+        "latest",
+        "--to",
+        &url(server.port),
+        "--openmetrics",
+        metrics_file.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("rally-results-{month}")),
+        "{stderr}"
+    );
+
+    let results = post(
+        server.port,
+        &format!("/rally-results-{month}/_search?size=100"),
+        &format!(r#"{{"query":{{"term":{{"race-id":"{id}"}}}}}}"#),
+    );
+    let docs: Vec<&serde_json::Value> = results["hits"]["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| &h["_source"])
+        .collect();
+    let named = |task: &str, name: &str| {
+        docs.iter()
+            .find(|d| d["task"] == task && d["name"] == name)
+            .copied()
+    };
+    let throughput = named("nap", "throughput").expect("a throughput result");
+    assert_eq!(throughput["unit"], "ops/s");
+    assert!(
+        (throughput["value"]["mean"].as_f64().unwrap() - 200.0).abs() < 20.0,
+        "{throughput}"
+    );
+    let service = named("nap", "service_time").unwrap();
+    assert!(
+        service["value"]["99_0"].as_f64().is_some_and(|v| v > 0.0),
+        "{service}"
+    );
+    assert!(
+        service["value"].get("99_9").is_none(),
+        "600 samples do not support p99.9: {service}"
+    );
+    assert!(
+        named("once", "throughput").is_none(),
+        "one operation has no throughput"
+    );
+    assert_eq!(named("once", "error_rate").unwrap()["value"]["single"], 0.0);
+    for d in &docs {
+        assert_eq!(d["track"], "t");
+        assert_eq!(d["car"], "external");
+    }
+    let samples = post(
+        server.port,
+        &format!("/rally-metrics-{month}/_count"),
+        r#"{"query":{"term":{"name":"throughput"}}}"#,
+    );
+    assert!(
+        samples["count"].as_u64().unwrap() >= 2,
+        "per-second throughput samples: {samples}"
+    );
+
+    let om = std::fs::read_to_string(&metrics_file).unwrap();
+    assert!(om.ends_with("# EOF\n"), "{om}");
+    assert!(
+        om.contains("# TYPE runner_service_time_seconds summary"),
+        "{om}"
+    );
+    assert!(om.contains(&format!("runner_service_time_seconds{{race=\"{id}\",track=\"t\",challenge=\"c\",task=\"nap\",sweep=\"-\",quantile=\"0.99\"}}")), "{om}");
+    assert!(
+        !om.contains("quantile=\"0.999\"}"),
+        "unsupported quantiles are left out: {om}"
+    );
+    assert!(
+        om.contains("runner_service_time_seconds_count{race="),
+        "{om}"
+    );
+
+    // A cluster that is not there: exit 1, naming it.
+    let out = env.run(&["export", "latest", "--to", "http://127.0.0.1:9"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot export to http://127.0.0.1:9"),
+        "{stderr}"
+    );
+    let out = env.run(&["export", "latest"]);
+    assert_eq!(out.status.code(), Some(2));
+}
