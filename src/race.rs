@@ -164,6 +164,12 @@ fn trial_record(run: &TrialRun, redactor: &Redactor) -> TrialRecord {
         interrupted: run.interrupted,
         interrupted_operations: c.interrupted_operations,
         driver: Some(run.driver.clone()),
+        server: run.server.as_ref().and_then(|s| s.as_ref().ok()).cloned(),
+        server_stats_error: run
+            .server
+            .as_ref()
+            .and_then(|s| s.as_ref().err())
+            .map(|e| redactor.redact(e)),
         failure: run.failure.as_deref().map(|f| redactor.redact(f)),
         throughput: if m.throughput().is_finite() {
             m.throughput()

@@ -8,6 +8,7 @@ mod options;
 pub mod redis;
 #[cfg(test)]
 pub mod scripted;
+pub mod server_stats;
 pub mod tls;
 
 pub use options::ClientOptions;
@@ -377,6 +378,14 @@ pub trait Backend: Send + Sync + 'static {
     /// connection to each host): the driver leaves room for them in the open-files limit.
     fn descriptors_opened_later(&self) -> u64 {
         0
+    }
+
+    /// The server's own statistics now (read before and after each trial, off the measured
+    /// path); None when the backend has none, an error when it could not be read.
+    fn server_snapshot(
+        &self,
+    ) -> impl Future<Output = Option<Result<server_stats::ServerSnapshot, String>>> + Send {
+        std::future::ready(None)
     }
 }
 

@@ -16,6 +16,7 @@ mod work;
 pub use schedule::{wait_until, Schedule};
 pub use telemetry::DriverUsage;
 
+use crate::backend::server_stats::ServerUsage;
 use crate::backend::Backend;
 use crate::metrics::{Recorder, TrialMetrics};
 use crate::ops::{OpSpec, PayloadSource};
@@ -56,6 +57,9 @@ pub struct TrialRun {
     pub result: usize,
     /// The runner's own CPU and memory during the trial.
     pub driver: DriverUsage,
+    /// The server's statistics over the trial (None: the backend has none; an error: they
+    /// could not be read).
+    pub server: Option<Result<ServerUsage, String>>,
     pub trial: u64,
     pub started_at: chrono::DateTime<chrono::Utc>,
     pub wall: Duration,
@@ -179,6 +183,7 @@ impl<B: Backend> Driver<B> {
         let run = |metrics: TrialMetrics, failure: Option<String>, driver: DriverUsage| TrialRun {
             result: leaf.result.unwrap_or(0),
             driver,
+            server: None,
             trial: leaf.trial,
             started_at,
             wall: wall_start.elapsed(),
@@ -242,6 +247,9 @@ impl<B: Backend> Driver<B> {
             Work::Iterations { warmup, measured } => Some(warmup + measured),
             _ => None,
         };
+        // The server's own statistics before the clients start (off the measured path).
+        let server_before = self.backend.server_snapshot().await;
+        let server_from = Instant::now();
         let progress = Progress::start(bars, &label, total_ops, shared.clone());
         let stops: Vec<Arc<StopSignal>> = (0..clients.len()).map(|_| Arc::default()).collect();
         // Ctrl-C, SIGTERM or an abort drops the operations in flight; the end of a time
@@ -258,12 +266,28 @@ impl<B: Backend> Driver<B> {
         let sampler = telemetry::Sampler::start();
         let (recorders, mut failure) = join_clients(runs).await;
         let driver = sampler.finish();
+        // Not after Ctrl-C: a stuck server would hold the stop up.
+        let server_after = match self.cancel.is_cancelled() {
+            true => None,
+            false => self.backend.server_snapshot().await,
+        };
+        let server = match (server_before, server_after) {
+            (Some(Ok(a)), Some(Ok(b))) => Some(Ok(ServerUsage::between(
+                &a,
+                &b,
+                server_from.elapsed().as_secs_f64(),
+            ))),
+            (Some(Err(e)), _) | (_, Some(Err(e))) => Some(Err(e)),
+            _ => None,
+        };
         progress.finish();
         failure = failure.map(|e| format!("{label}: a client crashed: {e}"));
         if let Some(e) = feed.as_ref().and_then(|f| f.take_error()) {
             failure = Some(format!("{label}: {e}"));
         }
-        run(TrialMetrics::merge(recorders), failure, driver)
+        let mut trial = run(TrialMetrics::merge(recorders), failure, driver);
+        trial.server = server;
+        trial
     }
 
     async fn start_feed(

@@ -29,7 +29,10 @@ impl Exporter for Markdown {
         if r.status == crate::results::RaceStatus::Incomplete {
             let _ = writeln!(out, "\n> incomplete: the runner was killed during this race; the trials below are those stored before that.");
         }
-        for warning in super::table::runner_warnings(s) {
+        for warning in super::table::runner_warnings(s)
+            .into_iter()
+            .chain(super::table::server_warnings(s))
+        {
             let _ = writeln!(out, "\n> warning: {warning}");
         }
         match (&r.stop_reason, r.status) {

@@ -272,7 +272,96 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
     if let Some(runner) = runner_table(s) {
         tables.push(runner);
     }
+    if let Some(server) = server_table(s) {
+        tables.push(server);
+    }
     tables
+}
+
+/// The server's side of each task: its CPU, what its counters grew by, and its levels at the
+/// end (of the task's last trial that read them); None when the backend reports nothing.
+fn server_table(s: &Summary) -> Option<Table> {
+    use Align::{Left as L, Right as R};
+    let mut table = Table::new(
+        "Server (its own statistics over the trial)",
+        &[
+            ("Task", L),
+            ("Sweep", L),
+            ("CPU cores", R),
+            ("Counters (growth)", L),
+            ("Levels (at the end)", L),
+        ],
+    );
+    let mut errors = Vec::new();
+    for t in &s.tasks {
+        if let Some(e) = t
+            .record
+            .trials
+            .iter()
+            .find_map(|tr| tr.server_stats_error.as_ref())
+        {
+            errors.push(format!("{}: {e}", t.record.slot.task));
+        }
+        let Some(u) = t
+            .record
+            .trials
+            .iter()
+            .rev()
+            .find_map(|tr| tr.server.as_ref())
+        else {
+            continue;
+        };
+        let list = |m: &std::collections::BTreeMap<String, f64>, skip: &str| {
+            m.iter()
+                .filter(|(k, _)| *k != skip)
+                .map(|(k, v)| format!("{k} {}", format_number(*v)))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        };
+        table.row(vec![
+            t.record.slot.task.clone(),
+            t.sweep_label.clone(),
+            u.cpu_cores()
+                .map_or_else(|| "-".into(), |c| format!("{c:.2}")),
+            list(&u.deltas, "cpu_ms"),
+            list(&u.gauges, ""),
+        ]);
+    }
+    if table.rows.is_empty() && errors.is_empty() {
+        return None;
+    }
+    let mut notes = server_warnings(s);
+    if !errors.is_empty() {
+        notes.push(format!(
+            "Server statistics could not be read: {}.",
+            errors.join("; ")
+        ));
+    }
+    if !notes.is_empty() {
+        table.note = Some(notes.join(" "));
+    }
+    Some(table)
+}
+
+/// Latency far above service time while the server was nearly idle: the wait was in the
+/// client or the network, not the server.
+pub fn server_warnings(s: &Summary) -> Vec<String> {
+    s.tasks
+        .iter()
+        .filter_map(|t| {
+            let cores = t.record.trials.iter().filter_map(|tr| tr.server.as_ref()?.cpu_cores()).fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.max(c))))?;
+            let (latency, service) = (t.latency_ms.at(99.0)?, t.service_time_ms.at(99.0)?);
+            (cores < 0.2 && latency > 2.0 * service && latency - service > 1.0).then(|| {
+                format!(
+                    "{} [{}]: latency p99 {} ms against service time p99 {} ms while the server used {cores:.2} cores: the wait was in the client or the network, not the server.",
+                    t.record.slot.task,
+                    t.sweep_label,
+                    ms(latency),
+                    ms(service)
+                )
+            })
+        })
+        .collect()
 }
 
 /// Each threshold of each task with its measured value and verdict; None without thresholds.

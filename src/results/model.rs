@@ -129,6 +129,13 @@ pub struct TrialRecord {
     /// sampled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<crate::driver::DriverUsage>,
+    /// The server's statistics over the trial (`_nodes/stats`, `INFO`), when the backend
+    /// reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::backend::server_stats::ServerUsage>,
+    /// Why the server's statistics could not be read, when they could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stats_error: Option<String>,
     /// Operations in flight at the interruption, dropped unfinished (not successes, not
     /// errors, not timed).
     #[serde(default, skip_serializing_if = "crate::results::model::is_zero")]

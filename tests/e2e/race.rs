@@ -317,3 +317,70 @@ challenges: [{name: c, schedule: [{name: spin, operation: nap, clients: 4, time-
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(report.contains("## Runner (this process"), "{report}");
 }
+
+#[test]
+fn each_trial_stores_what_the_server_did() {
+    // runner serve reports its own CPU in _nodes/stats, as Elasticsearch does.
+    let env = Env::new();
+    let server = crate::elasticsearch::serve(&env, &[]);
+    let out = env.run(&[
+        "race",
+        "--track",
+        "geonames",
+        "--test-mode",
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &crate::elasticsearch::url(server.port),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let race = env.only_race();
+    let trial = &race["tasks"][0]["trials"][0];
+    assert!(
+        trial["server"]["deltas"]["cpu_ms"].as_f64().is_some(),
+        "{trial}"
+    );
+    assert!(
+        trial["server"]["seconds"].as_f64().unwrap() > 0.0,
+        "{trial}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("## Server (its own statistics"));
+    let Some((_own, host)) = crate::redis::shared_server() else {
+        return;
+    };
+    let dir = track_dir(&[(
+        "track.yaml",
+        "name: t
+operations: [{name: g, type: get, params: {keyspace: 100}}]
+challenges: [{name: c, schedule: [{name: g, operation: g, clients: 2, iterations: 500}]}]
+",
+    )]);
+    let env = Env::new();
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+        "--backend",
+        "redis",
+        "--target-hosts",
+        &host,
+    ]);
+    let race = env.only_race();
+    let server = &race["tasks"][0]["trials"][0]["server"];
+    // 500 GETs, and the INFO that read the counters the first time.
+    assert!(
+        server["deltas"]["commands"].as_f64().unwrap() >= 500.0,
+        "{server}"
+    );
+    assert!(server["deltas"]["cpu_ms"].as_f64().is_some(), "{server}");
+    assert!(
+        server["gauges"]["used_memory_bytes"].as_f64().unwrap() > 0.0,
+        "{server}"
+    );
+}

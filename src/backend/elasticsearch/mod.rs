@@ -173,7 +173,10 @@ pub struct Admin {
 
 impl Admin {
     pub fn new(hosts: Vec<String>, options: ClientOptions) -> Result<Admin, String> {
-        let settings = Settings::new(hosts, options)?;
+        Admin::of(&Settings::new(hosts, options)?)
+    }
+
+    fn of(settings: &Settings) -> Result<Admin, String> {
         let http = settings.http_client().map_err(|e| e.message)?;
         Ok(Admin {
             http,
@@ -271,6 +274,8 @@ fn transport_error(label: &str, url: &Url, e: &reqwest::Error) -> OpError {
 pub struct ElasticsearchBackend {
     settings: Arc<Settings>,
     info: BackendInfo,
+    /// Reads `_nodes/stats` around each trial.
+    admin: Admin,
 }
 
 impl ElasticsearchBackend {
@@ -320,8 +325,10 @@ impl ElasticsearchBackend {
         if settings.hosts.iter().any(|h| h.scheme() == "https") {
             details.insert("verify_certs".into(), settings.tls.verify.into());
         }
+        let admin = Admin::of(&settings).map_err(|m| OpError::new(ErrorKind::Internal, m))?;
         Ok(ElasticsearchBackend {
             settings,
+            admin,
             info: BackendInfo {
                 kind: "elasticsearch".into(),
                 version,
@@ -453,6 +460,31 @@ impl Backend for ElasticsearchBackend {
 
     fn descriptors_opened_later(&self) -> u64 {
         self.settings.hosts.len() as u64
+    }
+
+    async fn server_snapshot(
+        &self,
+    ) -> Option<Result<crate::backend::server_stats::ServerSnapshot, String>> {
+        let read = async {
+            let (status, body) = self
+                .admin
+                .request(
+                    reqwest::Method::GET,
+                    "_nodes/stats/process,jvm,indices",
+                    None,
+                )
+                .await?;
+            if status >= 300 {
+                return Err(format!(
+                    "_nodes/stats answered {status}: {}",
+                    response::error_summary(&body)
+                ));
+            }
+            let v: serde_json::Value = serde_json::from_slice(&body)
+                .map_err(|e| format!("_nodes/stats is not JSON: {e}"))?;
+            Ok(crate::backend::server_stats::from_node_stats(&v))
+        };
+        Some(read.await)
     }
 
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {

@@ -131,6 +131,23 @@ impl Backend for EmbeddedBackend {
     type Client = EmbeddedClient;
     type Prepared = Prepared;
 
+    /// The engine's indices (docs, segments). Its CPU is this process's, which the driver's
+    /// own telemetry reports already.
+    async fn server_snapshot(
+        &self,
+    ) -> Option<Result<crate::backend::server_stats::ServerSnapshot, String>> {
+        let stats = self.rest(&RestRequest {
+            method: "GET",
+            path: "/_nodes/stats",
+            query: "",
+            body: b"",
+        });
+        let v: serde_json::Value = serde_json::from_slice(&stats.body).ok()?;
+        let mut snapshot = crate::backend::server_stats::from_node_stats(&v);
+        snapshot.counters.remove("cpu_ms");
+        Some(Ok(snapshot))
+    }
+
     fn info(&self) -> BackendInfo {
         let mut details = serde_json::Map::new();
         details.insert("engine".into(), "tantivy".into());

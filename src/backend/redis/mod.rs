@@ -215,6 +215,39 @@ impl Backend for RedisBackend {
         RedisClient::open(&self.settings, &host).await
     }
 
+    /// INFO of each host, summed, on connections of their own.
+    async fn server_snapshot(
+        &self,
+    ) -> Option<Result<crate::backend::server_stats::ServerSnapshot, String>> {
+        let read = async {
+            let mut total = crate::backend::server_stats::ServerSnapshot::default();
+            for host in &self.settings.hosts {
+                let mut c = RedisClient::open(&self.settings, host)
+                    .await
+                    .map_err(|e| e.message)?;
+                let text = tokio::time::timeout(self.settings.timeout, c.info(b"default"))
+                    .await
+                    .map_err(|_| {
+                        format!(
+                            "redis at {host}: no answer to INFO within {:?}",
+                            self.settings.timeout
+                        )
+                    })?
+                    .map_err(|e| e.message)?
+                    .ok_or_else(|| format!("redis at {host} refuses INFO"))?;
+                let one = crate::backend::server_stats::from_redis_info(&text);
+                for (k, v) in one.counters {
+                    *total.counters.entry(k).or_insert(0.0) += v;
+                }
+                for (k, v) in one.gauges {
+                    *total.gauges.entry(k).or_insert(0.0) += v;
+                }
+            }
+            Ok(total)
+        };
+        Some(read.await)
+    }
+
     fn cannot_run(op: &OpSpec) -> Option<String> {
         match op {
             OpSpec::Kv(_) | OpSpec::Sleep(_) => None,
@@ -405,12 +438,25 @@ impl RedisClient {
                 format!("redis at {}: PING failed: {e}", self.host),
             ));
         }
-        // INFO's bulk reply is read here in full: this runs once, before the race.
+        Ok(match self.info(b"server").await? {
+            Some(text) => text
+                .lines()
+                .find_map(|l| l.strip_prefix("redis_version:"))
+                .map(|v| format!("redis {}", v.trim()))
+                .unwrap_or_else(|| "unknown".into()),
+            // INFO refused (an ACL without it): the version is unknown, the server is there.
+            None => "unknown".into(),
+        })
+    }
+
+    /// `INFO section` read in full (None when the server refuses it). Not a race operation:
+    /// it runs before the race and around trials, on a connection of its own.
+    async fn info(&mut self, section: &[u8]) -> Result<Option<String>, OpError> {
         self.out.clear();
-        push_command(&mut self.out, &[b"INFO", b"server"]);
+        push_command(&mut self.out, &[b"INFO", section]);
         self.send().await?;
-        // Bounded: a header line of at most 32 bytes, a body of at most 1 MiB (INFO server is
-        // about 1 KB), whatever length the server declares.
+        // Bounded: a header line of at most 32 bytes, a body of at most 1 MiB (INFO is a few
+        // KB), whatever length the server declares.
         const MAX_INFO: usize = 1 << 20;
         let mut header = Vec::new();
         tokio::io::AsyncBufReadExt::read_until(
@@ -422,8 +468,7 @@ impl RedisClient {
         .map_err(|e| io_error(&self.host, e))?;
         let header = String::from_utf8_lossy(&header);
         if header.starts_with('-') {
-            // INFO refused (an ACL without it): the version is unknown, the server is there.
-            return Ok("unknown".into());
+            return Ok(None);
         }
         let len = match header
             .trim()
@@ -445,12 +490,7 @@ impl RedisClient {
         tokio::io::AsyncReadExt::read_exact(&mut self.conn, &mut body)
             .await
             .map_err(|e| io_error(&self.host, e))?;
-        let text = String::from_utf8_lossy(&body);
-        Ok(text
-            .lines()
-            .find_map(|l| l.strip_prefix("redis_version:"))
-            .map(|v| format!("redis {}", v.trim()))
-            .unwrap_or_else(|| "unknown".into()))
+        Ok(Some(String::from_utf8_lossy(&body).into_owned()))
     }
 
     /// Writes `out`.

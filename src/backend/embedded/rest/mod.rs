@@ -99,7 +99,7 @@ impl EmbeddedBackend {
             ("POST", [index, "_forcemerge"]) => self.force_merge(Some(index), req.query),
             ("GET", ["_stats"]) => self.index_stats(None),
             ("GET", [index, "_stats"]) => self.index_stats(Some(index)),
-            ("GET", ["_nodes", "stats"]) => self.node_stats(),
+            ("GET", ["_nodes", "stats"] | ["_nodes", "stats", _]) => self.node_stats(),
             ("GET", ["_nodes", _node, "stats"]) => self.node_stats(),
             ("PUT", ["_cluster", "settings"]) => self.put_cluster_settings(req.body),
             ("GET", ["_cluster", "settings"]) => self.get_cluster_settings(),
