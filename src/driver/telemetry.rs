@@ -4,7 +4,6 @@
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// What the runner process used during one trial.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -69,50 +68,73 @@ fn peak_rss_bytes() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-/// Samples the process once a second from `start` until `finish`.
+/// Samples the process once a second from `start` until `finish`, on a thread of its own: the
+/// runtime's workers may be kept busy by the clients (that is what it is there to see).
 pub struct Sampler {
-    started: Instant,
+    started: std::time::Instant,
     cpu_at_start: Duration,
-    seconds: Arc<Mutex<Vec<f64>>>,
-    task: tokio::task::JoinHandle<()>,
+    stop: Arc<(Mutex<bool>, std::sync::Condvar)>,
+    thread: Option<std::thread::JoinHandle<Vec<f64>>>,
 }
 
 impl Sampler {
     pub fn start() -> Sampler {
-        let seconds = Arc::new(Mutex::new(Vec::new()));
-        let (started, cpu_at_start) = (Instant::now(), cpu_time());
-        let out = seconds.clone();
-        let task = tokio::spawn(async move {
-            let mut tick =
-                tokio::time::interval_at(started + Duration::from_secs(1), Duration::from_secs(1));
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let (mut last_cpu, mut last_at) = (cpu_at_start, started);
-            loop {
-                tick.tick().await;
-                let (cpu, at) = (cpu_time(), Instant::now());
-                let wall = at.saturating_duration_since(last_at).as_secs_f64();
-                if wall > 0.0 {
-                    out.lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(cpu.saturating_sub(last_cpu).as_secs_f64() / wall);
+        let (started, cpu_at_start) = (std::time::Instant::now(), cpu_time());
+        let stop = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let signal = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("runner-telemetry".into())
+            .spawn(move || {
+                let (lock, wake) = &*signal;
+                let mut seconds = Vec::new();
+                let (mut last_cpu, mut last_at) = (cpu_at_start, started);
+                let mut next = started + Duration::from_secs(1);
+                let mut stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    // Checked before each wait: a stop given before this thread first waited
+                    // must not cost a second.
+                    if *stopped {
+                        return seconds;
+                    }
+                    let now = std::time::Instant::now();
+                    if now < next {
+                        stopped = wake
+                            .wait_timeout(stopped, next - now)
+                            .unwrap_or_else(|p| p.into_inner())
+                            .0;
+                        if *stopped {
+                            return seconds;
+                        }
+                        continue;
+                    }
+                    let cpu = cpu_time();
+                    let wall = now.saturating_duration_since(last_at).as_secs_f64();
+                    if wall > 0.0 {
+                        seconds.push(cpu.saturating_sub(last_cpu).as_secs_f64() / wall);
+                    }
+                    (last_cpu, last_at, next) = (cpu, now, next + Duration::from_secs(1));
                 }
-                (last_cpu, last_at) = (cpu, at);
-            }
-        });
+            })
+            .ok();
         Sampler {
             started,
             cpu_at_start,
-            seconds,
-            task,
+            stop,
+            thread,
         }
     }
 
-    pub fn finish(self) -> DriverUsage {
-        self.task.abort();
+    pub fn finish(mut self) -> DriverUsage {
+        let (lock, wake) = &*self.stop;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        wake.notify_all();
+        let cpu_per_second = self
+            .thread
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default();
         let wall = self.started.elapsed().as_secs_f64();
         let cpu = cpu_time().saturating_sub(self.cpu_at_start).as_secs_f64();
-        let cpu_per_second =
-            std::mem::take(&mut *self.seconds.lock().unwrap_or_else(|p| p.into_inner()));
         let cpu_cores = if wall > 0.0 { cpu / wall } else { 0.0 };
         DriverUsage {
             cpu_cores,
@@ -129,8 +151,8 @@ impl Sampler {
 mod tests {
     use super::*;
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
-    async fn the_cpu_a_trial_burns_is_counted() {
+    #[test]
+    fn the_cpu_a_trial_burns_is_counted() {
         // CPU time, not wall time, decides when to stop: no timing is asserted.
         let wall = std::time::Instant::now();
         let sampler = Sampler::start();

@@ -323,6 +323,78 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
                 svg: chart.render(),
             });
         }
+        if let Some(plot) = runner_cpu_chart(task, &sources) {
+            plots.push(plot);
+        }
     }
     plots
+}
+
+/// The runner's own CPU each second of each trial, beside the throughput chart, with the cores
+/// it may use: a runner at its ceiling measures itself.
+fn runner_cpu_chart(task: &str, sources: &[Source]) -> Option<Plot> {
+    let mut series = Vec::new();
+    let mut cores = 0u32;
+    for (si, s) in sources.iter().enumerate() {
+        for (pi, t) in s
+            .race
+            .tasks
+            .iter()
+            .filter(|t| t.slot.task == task)
+            .enumerate()
+        {
+            for tr in &t.trials {
+                let Some(d) = tr.driver.as_ref().filter(|d| d.cpu_per_second.len() >= 2) else {
+                    continue;
+                };
+                cores = cores.max(d.cores_available);
+                let pts: Vec<(f64, f64)> = d
+                    .cpu_per_second
+                    .iter()
+                    .enumerate()
+                    .map(|(sec, c)| (sec as f64 + 1.0, *c))
+                    .collect();
+                let prefix = if sources.len() > 1 {
+                    format!("{} ", s.label)
+                } else {
+                    String::new()
+                };
+                series.push((
+                    format!("{prefix}{} #{}", short(t), tr.trial + 1),
+                    COLORS[(si * 4 + pi) % COLORS.len()],
+                    si > 0,
+                    pts,
+                ));
+            }
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
+    let x_max = series.iter().map(|s| s.3.len() as f64).fold(2.0, f64::max);
+    let title = format!("{task}: the runner's CPU over time, each trial");
+    let mut chart = Chart::new(
+        &title,
+        XAxis::Linear {
+            min: 1.0,
+            max: x_max,
+            label: "second of the trial (warmup included)".into(),
+        },
+        f64::from(cores.max(1)) * 1.1,
+        "cores",
+    );
+    for (name, color, dashed, pts) in series.iter().take(24) {
+        chart.line(name, color, *dashed, pts);
+    }
+    chart.line(
+        &format!("{cores} cores available"),
+        "#888888",
+        true,
+        &[(1.0, f64::from(cores)), (x_max, f64::from(cores))],
+    );
+    Some(Plot {
+        file: file_name("runner-cpu", task),
+        title,
+        svg: chart.render(),
+    })
 }
