@@ -127,3 +127,24 @@ fn plot_writes_charts_and_a_report_page_that_renders_in_chromium() {
         png.len()
     );
 }
+
+#[test]
+fn plot_draws_the_runners_cpu_beside_the_throughput_timeline() {
+    let (env, out) = race_track(
+        "name: t
+operations: [{name: nap, type: sleep, params: {duration: 1ms}}]
+challenges: [{name: c, schedule: [{name: nap, operation: nap, time-period: 3s, target-throughput: 100}]}]
+",
+        &[],
+    );
+    assert!(out.status.success());
+    let dir = env.home.path().join("plots");
+    env.ok(&["plot", "latest", "--out", dir.to_str().unwrap()]);
+    let svg =
+        std::fs::read_to_string(dir.join("runner-cpu-nap.svg")).expect("the runner's CPU chart");
+    assert!(
+        svg.contains("cores available") && svg.contains("<polyline"),
+        "{svg}"
+    );
+    assert!(dir.join("timeline-nap.svg").is_file());
+}
