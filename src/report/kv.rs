@@ -49,12 +49,13 @@ pub struct TimerView {
     pub max_ms: f64,
     pub mean_ms: f64,
     pub stddev_ms: f64,
-    pub median_ms: f64,
-    pub p75_ms: f64,
-    pub p95_ms: f64,
-    pub p98_ms: f64,
-    pub p99_ms: f64,
-    pub p99_9_ms: f64,
+    /// Percentiles: `None` (null) where the count does not support them.
+    pub median_ms: Option<f64>,
+    pub p75_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p98_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub p99_9_ms: Option<f64>,
 }
 
 fn ms(us: u64) -> f64 {
@@ -104,11 +105,8 @@ pub fn timer(
     seconds: f64,
 ) -> TimerView {
     let q = |p: f64| {
-        if h.is_empty() {
-            0.0
-        } else {
-            ms(crate::metrics::value_at_percentile(h, p))
-        }
+        (!h.is_empty() && crate::metrics::Percentiles::supported(h.len(), p))
+            .then(|| ms(crate::metrics::value_at_percentile(h, p)))
     };
     TimerView {
         name: name.to_string(),
@@ -210,10 +208,23 @@ mod tests {
         let t = timer("all", &h, None, 2.0);
         assert_eq!((t.count, t.mean_rate), (1000, 500.0));
         assert_eq!((t.min_ms, t.max_ms), (0.001, 1.0));
-        assert!(
-            (t.median_ms - 0.5).abs() < 0.001
-                && (t.p75_ms - 0.75).abs() < 0.001
-                && (t.p98_ms - 0.98).abs() < 0.001
+        let near = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 0.001);
+        assert!(near(t.median_ms, 0.5) && near(t.p75_ms, 0.75) && near(t.p98_ms, 0.98));
+        assert_eq!(t.p99_9_ms, Some(0.999), "1,000 samples support p99.9");
+        let few = timer(
+            "all",
+            &{
+                let mut h = crate::metrics::new_histogram();
+                h.record(5).unwrap();
+                h
+            },
+            None,
+            1.0,
+        );
+        assert_eq!(
+            (few.median_ms, few.p99_ms),
+            (None, None),
+            "one sample supports no percentile"
         );
         assert!((t.stddev_ms - 0.2887).abs() < 0.001, "{}", t.stddev_ms);
     }

@@ -261,6 +261,7 @@ fn key_value_views(out: &mut String, s: &Summary) {
         out,
         "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
     );
+    let pct = |v: Option<f64>| v.map_or_else(|| super::table::UNSUPPORTED.to_string(), ms);
     for (t, v) in &kv {
         for tm in &v.timers {
             let _ = writeln!(
@@ -275,12 +276,12 @@ fn key_value_views(out: &mut String, s: &Summary) {
                 ms(tm.max_ms),
                 ms(tm.mean_ms),
                 ms(tm.stddev_ms),
-                ms(tm.median_ms),
-                ms(tm.p75_ms),
-                ms(tm.p95_ms),
-                ms(tm.p98_ms),
-                ms(tm.p99_ms),
-                ms(tm.p99_9_ms)
+                pct(tm.median_ms),
+                pct(tm.p75_ms),
+                pct(tm.p95_ms),
+                pct(tm.p98_ms),
+                pct(tm.p99_ms),
+                pct(tm.p99_9_ms)
             );
         }
     }
