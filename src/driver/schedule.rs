@@ -94,7 +94,7 @@ pub async fn wait_until(
         // machine): wake that much early and yield the rest, a few µs of spinning per
         // operation instead of 2 ms.
         tokio::select! {
-            slept = timer.sleep_until(at - WAKE_UP_LEAD) => if slept.is_err() { return wait_on_tokio(at, cancel).await },
+            slept = timer.sleep_until(at.checked_sub(WAKE_UP_LEAD).unwrap_or(at)) => if slept.is_err() { return wait_on_tokio(at, cancel).await },
             _ = cancel.cancelled() => return false,
         }
         while Instant::now() < at {
