@@ -91,7 +91,8 @@ fn add_thresholds(
         for slot in plan
             .results
             .iter_mut()
-            .filter(|s| task.as_ref().is_none_or(|t| *t == s.task))
+            // Tasks left out of reports are never judged.
+            .filter(|s| s.reported && task.as_ref().is_none_or(|t| *t == s.task))
         {
             if threshold.needs_target() && slot.target_throughput.is_none() {
                 if task.is_some() {
@@ -106,10 +107,15 @@ fn add_thresholds(
             matched = true;
         }
         if !matched {
-            let tasks: Vec<&str> = plan.results.iter().map(|s| s.task.as_str()).collect();
+            let tasks: Vec<&str> = plan
+                .results
+                .iter()
+                .filter(|s| s.reported)
+                .map(|s| s.task.as_str())
+                .collect();
             return Err(RaceError::Unsupported(match task {
                 Some(t) => format!(
-                    "--threshold {threshold}: no task `{t}` in this challenge (tasks: {})",
+                    "--threshold {threshold}: no reported task `{t}` in this challenge (tasks: {})",
                     tasks.join(", ")
                 ),
                 None => format!("--threshold {threshold}: no task has a target-throughput"),

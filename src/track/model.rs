@@ -892,6 +892,9 @@ fn resolve_task(
         r,
         &format!("{path}/thresholds"),
     )?;
+    if !thresholds.is_empty() && t.include_in_reporting == Some(false) {
+        return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/thresholds"), "a task left out of reports (`include-in-reporting: false`) is never judged: drop its thresholds or report it"));
+    }
     Ok(TaskSpec {
         thresholds,
         named: t.name.is_some(),

@@ -91,6 +91,13 @@ fn thresholds_that_cannot_mean_anything_are_refused_before_the_race() {
             nap_track("1ms", r#", thresholds: {throughput: ">= 99% of target"}"#),
             "needs a `target-throughput`",
         ),
+        (
+            nap_track(
+                "1ms",
+                r#", include-in-reporting: false, thresholds: {error_rate: "< 1%"}"#,
+            ),
+            "is never judged",
+        ),
     ];
     for (track, expect) in cases {
         let (env, out) = race_track(&track, &[]);
@@ -108,7 +115,7 @@ fn thresholds_that_cannot_mean_anything_are_refused_before_the_race() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("no task `nope`"), "{stderr}");
+    assert!(stderr.contains("no reported task `nope`"), "{stderr}");
 }
 
 #[test]
