@@ -26,6 +26,17 @@ pub const METRICS_MAPPING: &str = r#"{"mappings":{"properties":{
   "name":{"type":"keyword"},"unit":{"type":"keyword"},"sample-type":{"type":"keyword"},
   "value":{"type":"double"}}}}"#;
 
+/// The server's counters a task's results carry: (our name, Rally's, unit).
+const SERVER_METRICS: &[(&str, &str, &str)] = &[
+    ("gc_young_ms", "young_gc_time", "ms"),
+    ("gc_old_ms", "old_gc_time", "ms"),
+    ("gc_young_count", "young_gc_count", ""),
+    ("indexing_ms", "indexing_total_time", "ms"),
+    ("merge_ms", "merge_total_time", "ms"),
+    ("merges", "merge_total_count", ""),
+    ("cpu_ms", "server_cpu_time", "ms"),
+];
+
 pub struct RallyDocuments {
     pub results_index: String,
     pub metrics_index: String,
@@ -123,6 +134,17 @@ pub fn rally_documents(s: &Summary) -> RallyDocuments {
         ));
         results.push(with("latency", percentiles_value(&t.latency_ms), "ms"));
         results.push(with("error_rate", json!({"single": t.error_rate}), ""));
+        // The server's side, summed over the task's complete trials, under Rally's names.
+        for (ours, rallys, unit) in SERVER_METRICS {
+            let total: Option<f64> = t
+                .record
+                .complete_trials()
+                .filter_map(|tr| tr.server.as_ref()?.deltas.get(*ours))
+                .fold(None, |sum, v| Some(sum.unwrap_or(0.0) + v));
+            if let Some(total) = total {
+                results.push(with(rallys, json!({"single": total}), unit));
+            }
+        }
         for tr in t.record.complete_trials() {
             let trial_start = tr.started_at.at();
             for (second, units) in tr.throughput_per_second.iter().enumerate() {

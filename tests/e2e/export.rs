@@ -92,6 +92,9 @@ challenges:
         "one operation has no throughput"
     );
     assert_eq!(named("once", "error_rate").unwrap()["value"]["single"], 0.0);
+    // The embedded engine's CPU is the runner's own: no server CPU to carry (the race over
+    // runner serve at the end does).
+    assert!(named("nap", "server_cpu_time").is_none());
     for d in &docs {
         assert_eq!(d["track"], "t");
         assert_eq!(d["car"], "external");
@@ -120,6 +123,35 @@ challenges:
     assert!(
         om.contains("runner_service_time_seconds_count{race="),
         "{om}"
+    );
+
+    // Raced over runner serve, which reports its CPU: the results carry it under Rally's name.
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &url(server.port),
+    ]);
+    env.ok(&["export", "latest", "--to", &url(server.port)]);
+    let id = env.ok(&["show", "latest", "--report-format", "json"]);
+    let id = serde_json::from_str::<serde_json::Value>(&id).unwrap()["race"]["race_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cpu = post(
+        server.port,
+        &format!("/rally-results-{month}/_search"),
+        &format!(
+            r#"{{"query":{{"bool":{{"filter":[{{"term":{{"race-id":"{id}"}}}},{{"term":{{"name":"server_cpu_time"}}}}]}}}}}}"#
+        ),
+    );
+    assert!(
+        cpu["hits"]["total"]["value"].as_u64().unwrap() >= 1,
+        "{cpu}"
     );
 
     // A cluster that is not there: exit 1, naming it.
