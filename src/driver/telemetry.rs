@@ -18,6 +18,9 @@ pub struct DriverUsage {
     pub cpu_per_second: Vec<f64>,
     /// Resident memory at its highest so far (the process's high-water mark), in bytes.
     pub peak_rss_bytes: u64,
+    /// Resident memory at the end of each second of the trial, in bytes.
+    #[serde(default)]
+    pub rss_per_second: Vec<u64>,
 }
 
 impl DriverUsage {
@@ -57,15 +60,20 @@ fn cores_available() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
 }
 
-fn peak_rss_bytes() -> u64 {
+/// A `/proc/self/status` field in kB (VmRSS, VmHWM), in bytes.
+fn status_bytes(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .find_map(|l| l.strip_prefix(field))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         })
         .map_or(0, |kb| kb * 1024)
+}
+
+fn peak_rss_bytes() -> u64 {
+    status_bytes("VmHWM:")
 }
 
 /// Samples the process once a second from `start` until `finish`, on a thread of its own: the
@@ -74,7 +82,7 @@ pub struct Sampler {
     started: std::time::Instant,
     cpu_at_start: Duration,
     stop: Arc<(Mutex<bool>, std::sync::Condvar)>,
-    thread: Option<std::thread::JoinHandle<Vec<f64>>>,
+    thread: Option<std::thread::JoinHandle<(Vec<f64>, Vec<u64>)>>,
 }
 
 impl Sampler {
@@ -86,7 +94,7 @@ impl Sampler {
             .name("runner-telemetry".into())
             .spawn(move || {
                 let (lock, wake) = &*signal;
-                let mut seconds = Vec::new();
+                let (mut seconds, mut rss) = (Vec::new(), Vec::new());
                 let (mut last_cpu, mut last_at) = (cpu_at_start, started);
                 let mut next = started + Duration::from_secs(1);
                 let mut stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -94,7 +102,7 @@ impl Sampler {
                     // Checked before each wait: a stop given before this thread first waited
                     // must not cost a second.
                     if *stopped {
-                        return seconds;
+                        return (seconds, rss);
                     }
                     let now = std::time::Instant::now();
                     if now < next {
@@ -103,7 +111,7 @@ impl Sampler {
                             .unwrap_or_else(|p| p.into_inner())
                             .0;
                         if *stopped {
-                            return seconds;
+                            return (seconds, rss);
                         }
                         continue;
                     }
@@ -111,6 +119,7 @@ impl Sampler {
                     let wall = now.saturating_duration_since(last_at).as_secs_f64();
                     if wall > 0.0 {
                         seconds.push(cpu.saturating_sub(last_cpu).as_secs_f64() / wall);
+                        rss.push(status_bytes("VmRSS:"));
                     }
                     (last_cpu, last_at, next) = (cpu, now, next + Duration::from_secs(1));
                 }
@@ -128,7 +137,7 @@ impl Sampler {
         let (lock, wake) = &*self.stop;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
         wake.notify_all();
-        let cpu_per_second = self
+        let (cpu_per_second, rss_per_second) = self
             .thread
             .take()
             .and_then(|t| t.join().ok())
@@ -143,6 +152,7 @@ impl Sampler {
             peak_cpu_cores: cpu_per_second.iter().copied().fold(cpu_cores, f64::max),
             cpu_per_second,
             peak_rss_bytes: peak_rss_bytes(),
+            rss_per_second,
         }
     }
 }
