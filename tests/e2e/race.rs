@@ -314,6 +314,10 @@ challenges: [{name: c, schedule: [{name: spin, operation: nap, clients: 4, time-
         driver["peak_rss_bytes"].as_u64().unwrap() > 1 << 20,
         "{driver}"
     );
+    assert!(
+        driver["rss_per_second"].is_array() && driver["cpu_per_second"].is_array(),
+        "{driver}"
+    );
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(report.contains("## Runner (this process"), "{report}");
 }
