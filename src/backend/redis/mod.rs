@@ -3,6 +3,7 @@
 //! Credentials come from the environment or the credentials file (`RUNNER_REDIS_USERNAME`, `RUNNER_REDIS_PASSWORD`)
 //! and are never stored.
 
+mod read_buffer;
 mod resp;
 mod stream;
 
@@ -10,6 +11,7 @@ use super::{Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Pa
 use crate::backend::tls::TlsOptions;
 use crate::backend::ClientOptions;
 use crate::ops::{CustomCommand, KvCommand, OpSpec};
+use read_buffer::GrowingReader;
 use resp::{
     parse_reply, push_command, push_custom, KeyedCommands, ReadError, Reply, MAX_REPLY_BYTES,
 };
@@ -19,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use stream::Stream;
 use tokio::io::AsyncBufReadExt;
-use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
@@ -270,7 +272,7 @@ pub struct RedisClient {
     settings: Arc<Settings>,
     host: String,
     /// Writes go straight through to the stream (`get_mut`); reads are buffered.
-    conn: BufReader<Stream>,
+    conn: GrowingReader<Stream>,
     out: Vec<u8>,
     keyed: KeyedCommands,
     line: Vec<u8>,
@@ -289,8 +291,9 @@ impl Drop for RedisClient {
     }
 }
 
-/// A client's read buffer: 100 pipelined replies of 150 bytes.
-const READ_BUFFER: usize = 16 * 1024;
+/// A client's read buffer to start with; it grows (to `MAX_READ_BUFFER`) while reads fill it.
+const READ_BUFFER: usize = 4 * 1024;
+const MAX_READ_BUFFER: usize = 64 * 1024;
 
 /// How long a client busy-polls for its reply before it waits in the reactor.
 const SPIN: Duration = Duration::from_micros(200);
@@ -373,7 +376,7 @@ impl RedisClient {
             host: host.to_string(),
             // Sized for what a client needs, at 10,000 clients: a pipeline's replies fit, a
             // large value is read straight into its own buffer, and requests grow `out`.
-            conn: BufReader::with_capacity(READ_BUFFER, stream),
+            conn: GrowingReader::new(stream, READ_BUFFER, MAX_READ_BUFFER),
             out: Vec::with_capacity(1024),
             keyed: KeyedCommands::default(),
             line: Vec::with_capacity(256),
