@@ -6,7 +6,7 @@ use crate::elasticsearch::serve;
 use crate::util::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn connect(port: u16) -> TcpStream {
     let s = TcpStream::connect(("127.0.0.1", port)).expect("connect to runner serve");
@@ -66,15 +66,17 @@ fn raise_nofile(n: u64) {
 fn idle_and_slowloris_connections_never_lock_out_a_real_client() {
     raise_nofile(4096);
     let env = Env::new();
+    // A header timeout far beyond the client's 20 s read timeout: only evicting the idlest
+    // connection at the cap can serve the real client, not a timeout freeing a place.
     let server = serve(
         &env,
-        &["--max-connections", "200", "--header-timeout", "2s"],
+        &["--max-connections", "200", "--header-timeout", "120s"],
     );
     // Ten times the cap in idle sockets, and slowloris sockets that each sent half a head.
     let idle: Vec<TcpStream> = (0..1500)
         .filter_map(|_| TcpStream::connect(("127.0.0.1", server.port)).ok())
         .collect();
-    let mut slowloris: Vec<TcpStream> = (0..100)
+    let slowloris: Vec<TcpStream> = (0..100)
         .map(|_| {
             let mut s = connect(server.port);
             s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
@@ -87,19 +89,31 @@ fn idle_and_slowloris_connections_never_lock_out_a_real_client() {
         "the test opened {} idle sockets",
         idle.len()
     );
-    let started = Instant::now();
     assert_eq!(
         real_request(server.port),
         "HTTP/1.1 200 OK",
         "a real client is served beside {} idle and 100 slowloris sockets",
         idle.len()
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "served in {:?}",
-        started.elapsed()
-    );
-    // The slowloris sockets still dribbling are closed once the head timeout passes.
+    let still_open = idle
+        .iter()
+        .take(50)
+        .filter(|s| !closed_by_server(s, Duration::from_millis(1)))
+        .count();
+    assert_eq!(still_open, 0, "the oldest idle sockets were evicted");
+    drop(idle);
+    drop(slowloris);
+
+    // Slowloris sockets still dribbling are closed once the head timeout passes.
+    let server = serve(&env, &["--header-timeout", "2s"]);
+    let mut slowloris: Vec<TcpStream> = (0..100)
+        .map(|_| {
+            let mut s = connect(server.port);
+            s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                .unwrap();
+            s
+        })
+        .collect();
     for s in &mut slowloris {
         let _ = s.write_all(b"a");
     }
@@ -112,13 +126,6 @@ fn idle_and_slowloris_connections_never_lock_out_a_real_client() {
         slowloris.len(),
         "every slowloris connection is closed by the header timeout"
     );
-    let still_open = idle
-        .iter()
-        .rev()
-        .take(50)
-        .filter(|s| !closed_by_server(s, Duration::from_millis(1)))
-        .count();
-    assert_eq!(still_open, 0, "idle sockets were evicted or timed out");
     assert_eq!(real_request(server.port), "HTTP/1.1 200 OK");
 }
 
@@ -189,12 +196,11 @@ fn a_stalled_body_gets_408_after_the_body_timeout() {
     let mut s = connect(server.port);
     s.write_all(b"POST /i/_bulk HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"index\":")
         .unwrap();
-    let started = Instant::now();
+    // Without the body timeout this read would wait out the client's 20 s read timeout.
     let mut answer = String::new();
     let _ = s.read_to_string(&mut answer);
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("--body-timeout"), "{answer}");
-    assert!(started.elapsed() < Duration::from_secs(10));
 }
 
 #[test]
