@@ -14,7 +14,7 @@ mod timer;
 mod work;
 
 pub use schedule::{wait_until, Schedule};
-pub use telemetry::DriverUsage;
+pub use telemetry::{cpu_time, DriverUsage};
 
 use crate::backend::server_stats::ServerUsage;
 use crate::backend::Backend;

@@ -34,8 +34,9 @@ impl DriverUsage {
     }
 }
 
-/// CPU time of this process so far (all threads), from getrusage.
-fn cpu_time() -> Duration {
+/// CPU time (user + system) of this process so far, all threads, from getrusage. `runner
+/// serve` reports it as its own `_nodes/stats` CPU too.
+pub fn cpu_time() -> Duration {
     // SAFETY: getrusage writes only the struct passed in.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {

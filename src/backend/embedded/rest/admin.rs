@@ -90,7 +90,7 @@ impl EmbeddedBackend {
                     "roles": ["data", "master"],
                     "indices": stats_json(all),
                     // This process's CPU time, as Elasticsearch reports its own.
-                    "process": { "cpu": { "total_in_millis": process_cpu_millis() } },
+                    "process": { "cpu": { "total_in_millis": crate::driver::cpu_time().as_millis() as u64 } },
                 } },
             }),
         )
@@ -196,15 +196,4 @@ impl EmbeddedBackend {
             None => not_found(name),
         }
     }
-}
-
-/// User and system CPU time of this process so far, in milliseconds.
-fn process_cpu_millis() -> u64 {
-    // SAFETY: getrusage writes only the struct passed in.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return 0;
-    }
-    let ms = |t: libc::timeval| t.tv_sec.max(0) as u64 * 1000 + t.tv_usec.max(0) as u64 / 1000;
-    ms(u.ru_utime) + ms(u.ru_stime)
 }
