@@ -248,7 +248,7 @@ impl<B: Backend> Driver<B> {
             _ => None,
         };
         // The server's own statistics before the clients start (off the measured path).
-        let server_before = self.backend.server_snapshot().await;
+        let server_before = self.server_snapshot().await;
         let server_from = Instant::now();
         let progress = Progress::start(bars, &label, total_ops, shared.clone());
         let stops: Vec<Arc<StopSignal>> = (0..clients.len()).map(|_| Arc::default()).collect();
@@ -266,11 +266,7 @@ impl<B: Backend> Driver<B> {
         let sampler = telemetry::Sampler::start();
         let (recorders, mut failure) = join_clients(runs).await;
         let driver = sampler.finish();
-        // Not after Ctrl-C: a stuck server would hold the stop up.
-        let server_after = match self.cancel.is_cancelled() {
-            true => None,
-            false => self.backend.server_snapshot().await,
-        };
+        let server_after = self.server_snapshot().await;
         let server = match (server_before, server_after) {
             (Some(Ok(a)), Some(Ok(b))) => Some(Ok(ServerUsage::between(
                 &a,
@@ -288,6 +284,17 @@ impl<B: Backend> Driver<B> {
         let mut trial = run(TrialMetrics::merge(recorders), failure, driver);
         trial.server = server;
         trial
+    }
+
+    /// The backend's statistics, unless Ctrl-C, SIGTERM or an abort comes first: a stuck
+    /// server must not hold the stop up for its timeout.
+    async fn server_snapshot(
+        &self,
+    ) -> Option<Result<crate::backend::server_stats::ServerSnapshot, String>> {
+        tokio::select! {
+            snapshot = self.backend.server_snapshot() => snapshot,
+            _ = self.cancel.cancelled() => None,
+        }
     }
 
     async fn start_feed(
