@@ -51,8 +51,22 @@ pub async fn to_elasticsearch(admin: &Admin, docs: &RallyDocuments) -> Result<us
             }
         }
     }
+    // In bulks of a bounded size: a long race has a sample per second per trial, and one body
+    // would pass any server's request limit.
+    let all: Vec<(&str, &serde_json::Value)> = docs.all().collect();
+    for chunk in all.chunks(DOCUMENTS_PER_BULK) {
+        send_bulk(admin, chunk).await.map_err(peer)?;
+    }
+    Ok(docs.len())
+}
+
+/// Documents per `_bulk` request of an export.
+const DOCUMENTS_PER_BULK: usize = 5_000;
+
+/// One `_bulk` of `docs`, refreshed so that what was exported is searchable at once.
+async fn send_bulk(admin: &Admin, docs: &[(&str, &serde_json::Value)]) -> Result<(), String> {
     let mut bulk = Vec::new();
-    for (index, doc) in docs.all() {
+    for (index, doc) in docs {
         bulk.extend_from_slice(
             serde_json::json!({"index": {"_index": index}})
                 .to_string()
@@ -68,26 +82,25 @@ pub async fn to_elasticsearch(admin: &Admin, docs: &RallyDocuments) -> Result<us
             "_bulk?refresh=true",
             Some((bulk, "application/x-ndjson")),
         )
-        .await
-        .map_err(peer)?;
+        .await?;
     if status >= 300 {
-        return Err(peer(format!(
+        return Err(format!(
             "_bulk answered {status}: {}",
             crate::backend::elasticsearch::response::error_summary(&body)
-        )));
+        ));
     }
     let reply: serde_json::Value = serde_json::from_slice(&body)
-        .map_err(|e| peer(format!("_bulk answered something that is not JSON: {e}")))?;
+        .map_err(|e| format!("_bulk answered something that is not JSON: {e}"))?;
     if reply["errors"] == true {
         let first = reply["items"]
             .as_array()
             .into_iter()
             .flatten()
             .find_map(|i| i.as_object()?.values().next()?.get("error").cloned());
-        return Err(peer(format!(
+        return Err(format!(
             "some documents were refused: {}",
             first.unwrap_or_default()
-        )));
+        ));
     }
-    Ok(docs.len())
+    Ok(())
 }
