@@ -73,60 +73,52 @@ fn read_all(race_dir: &Path) -> (Vec<StoredTrial>, Vec<String>) {
     (trials, problems)
 }
 
+/// (task index, trial) of every trial a record holds.
+fn trial_keys(race: &RaceRecord) -> BTreeSet<(usize, u64)> {
+    race.tasks
+        .iter()
+        .enumerate()
+        .flat_map(|(i, t)| t.trials.iter().map(move |tr| (i, tr.trial)))
+        .collect()
+}
+
 /// Adds the trials stored one by one that `race` and `histograms` do not hold yet (a race
 /// killed, or one whose consolidation could not be written). Returns what could not be read.
 pub fn merge_into(
     race_dir: &Path,
     race: &mut RaceRecord,
-    histograms: Option<&mut HistogramFile>,
+    mut histograms: Option<&mut HistogramFile>,
 ) -> Vec<String> {
     let (trials, problems) = read_all(race_dir);
     if trials.is_empty() {
         return problems;
     }
-    let mut histograms = histograms;
-    if let Some(h) = histograms.as_deref_mut() {
-        merge_trials(race, h, trials);
-        // A consolidation cut short can leave histograms of trials the record does not name:
-        // the summaries cover exactly the trials shown.
-        let named: BTreeSet<(usize, u64)> = race
-            .tasks
-            .iter()
-            .enumerate()
-            .flat_map(|(i, t)| t.trials.iter().map(move |tr| (i, tr.trial)))
-            .collect();
-        h.trials
-            .retain(|t| named.contains(&(t.task_index, t.trial)));
-    } else {
-        merge_trials(race, &mut HistogramFile::default(), trials);
-    }
-    problems
-}
-
-fn merge_trials(race: &mut RaceRecord, histograms: &mut HistogramFile, trials: Vec<StoredTrial>) {
-    let held: BTreeSet<(usize, u64)> = race
-        .tasks
-        .iter()
-        .enumerate()
-        .flat_map(|(i, t)| t.trials.iter().map(move |tr| (i, tr.trial)))
-        .collect();
+    let held = trial_keys(race);
     let mut held_histograms: BTreeSet<(usize, u64)> = histograms
-        .trials
-        .iter()
-        .map(|t| (t.task_index, t.trial))
-        .collect();
+        .as_deref()
+        .map(|h| h.trials.iter().map(|t| (t.task_index, t.trial)).collect())
+        .unwrap_or_default();
     for t in trials {
-        let key = (t.task_index, t.record.trial);
         let Some(task) = race.tasks.get_mut(t.task_index) else {
             continue;
         };
-        if !held.contains(&key) {
+        if !held.contains(&(t.task_index, t.record.trial)) {
             task.trials.push(t.record);
         }
-        if held_histograms.insert((t.histograms.task_index, t.histograms.trial)) {
-            histograms.trials.push(t.histograms);
+        if let Some(h) = histograms.as_deref_mut() {
+            if held_histograms.insert((t.histograms.task_index, t.histograms.trial)) {
+                h.trials.push(t.histograms);
+            }
         }
     }
+    // A consolidation cut short can leave histograms of trials the record does not name: the
+    // summaries cover exactly the trials shown.
+    if let Some(h) = histograms {
+        let named = trial_keys(race);
+        h.trials
+            .retain(|t| named.contains(&(t.task_index, t.trial)));
+    }
+    problems
 }
 
 /// Removes the trials stored one by one, once consolidated.
