@@ -82,6 +82,11 @@ pub struct ClientRun<C: BackendClient> {
 impl<C: BackendClient> ClientRun<C> {
     /// A client that never ran (stopped while waiting to start).
     pub fn stopped_before_start(self, shared: &Shared) {
+        self.mark_stopped(shared);
+    }
+
+    /// Records that this client stopped: cut short, unless its block's completing task ended.
+    fn mark_stopped(&self, shared: &Shared) {
         let cut_short = shared.stop_cuts_short();
         recording(&self.recorder, |r| r.cut_short |= cut_short);
     }
@@ -90,8 +95,7 @@ impl<C: BackendClient> ClientRun<C> {
         let corpus_budget = matches!(self.budget, Budget::Corpus);
         loop {
             if shared.cancel.is_cancelled() {
-                let cut_short = shared.stop_cuts_short();
-                recording(&self.recorder, |r| r.cut_short |= cut_short);
+                self.mark_stopped(&shared);
                 break;
             }
             // The intended start decides warmup and the end of a time budget, so an operation
@@ -124,8 +128,7 @@ impl<C: BackendClient> ClientRun<C> {
             };
             if let Some(at) = intended {
                 if !wait_until(at, &shared.cancel, self.timer.as_ref()).await {
-                    let cut_short = shared.stop_cuts_short();
-                    recording(&self.recorder, |r| r.cut_short |= cut_short);
+                    self.mark_stopped(&shared);
                     break;
                 }
             }
