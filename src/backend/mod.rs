@@ -4,6 +4,7 @@
 pub mod credentials;
 pub mod elasticsearch;
 pub mod embedded;
+pub mod net;
 mod options;
 pub mod redis;
 #[cfg(test)]

@@ -1,24 +1,28 @@
 //! The elasticsearch backend: Elasticsearch or OpenSearch (or `runner serve`) over its REST
-//! API with reqwest. Each driver client owns one HTTP/1.1 keep-alive client, so connections
-//! are reused per client and never shared; requests go round-robin over the hosts.
+//! API. Each driver client owns one HTTP/1.1 keep-alive connection per host, never shared,
+//! with requests built once per task (`connection`, `wire`); requests go round-robin over the
+//! hosts. reqwest serves what is not measured: the connection check and `Admin`.
 //! Credentials come from `RUNNER_ES_USERNAME`/`RUNNER_ES_PASSWORD` or `RUNNER_ES_API_KEY`
 //! and are never stored.
 
+mod connection;
 mod paged;
 mod request;
 pub(crate) mod response;
+mod wire;
 
 use super::{
     status_error, Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload,
 };
+use crate::backend::net::Deadline;
 use crate::backend::tls::TlsOptions;
 use crate::backend::ClientOptions;
 use crate::ops::{HealthStatus, OpSpec};
 use bytes::Bytes;
+use connection::{Connection, Endpoint};
 use request::{CallBuilder, Expect, HttpCall};
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_ENCODING, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::Url;
-use std::io::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +37,10 @@ pub struct Settings {
     tls_config: rustls::ClientConfig,
     /// `Authorization` header value, built once; marked sensitive so it is never logged.
     auth: Option<HeaderValue>,
+    /// The same value for the requests of operations, which are built once per task.
+    auth_line: Option<String>,
+    /// Where each host is, for the operations' own connections.
+    endpoints: Arc<[Endpoint]>,
     auth_kind: &'static str,
     next_client: AtomicUsize,
 }
@@ -114,6 +122,7 @@ impl Settings {
             }
             (None, None, None) => (None, "none"),
         };
+        let auth_line = auth.clone();
         let auth = match auth {
             Some(v) => {
                 let mut v = HeaderValue::from_str(&v).map_err(|_| {
@@ -125,6 +134,12 @@ impl Settings {
             }
             None => None,
         };
+        let shared_tls = Arc::new(tls_config.clone());
+        let endpoints = hosts
+            .iter()
+            .map(|h| Endpoint::new(h, &shared_tls, &tls))
+            .collect::<Result<Vec<_>, _>>()?
+            .into();
         Ok(Settings {
             hosts,
             timeout,
@@ -132,6 +147,8 @@ impl Settings {
             tls,
             tls_config,
             auth,
+            auth_line,
+            endpoints,
             auth_kind,
             next_client: AtomicUsize::new(0),
         })
@@ -445,11 +462,16 @@ impl Backend for ElasticsearchBackend {
 
     async fn connect(&self) -> Result<ElasticsearchClient, OpError> {
         let first = self.settings.next_client.fetch_add(1, Ordering::Relaxed);
+        let hosts = self.settings.hosts.len();
         Ok(ElasticsearchClient {
-            http: self.settings.http_client()?,
+            endpoints: self.settings.endpoints.clone(),
+            conns: (0..hosts).map(|_| None).collect(),
+            timeout: self.settings.timeout,
             gzip: self.settings.gzip,
-            next_host: first % self.settings.hosts.len(),
-            hosts: self.settings.hosts.len(),
+            next_host: first % hosts,
+            head: Vec::new(),
+            compressed: Vec::new(),
+            deadline: Deadline::default(),
             last_item_failure: None,
         })
     }
@@ -490,6 +512,10 @@ impl Backend for ElasticsearchBackend {
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
         let builder = CallBuilder {
             hosts: &self.settings.hosts,
+            fixed: request::Fixed {
+                auth: self.settings.auth_line.as_deref(),
+                gzip: self.settings.gzip,
+            },
         };
         if let OpSpec::Search(
             spec @ crate::ops::SearchSpec {
@@ -512,206 +538,237 @@ impl Backend for ElasticsearchBackend {
 }
 
 pub struct ElasticsearchClient {
-    http: reqwest::Client,
+    endpoints: Arc<[Endpoint]>,
+    /// One keep-alive connection per host, opened on first use and after a failure.
+    conns: Vec<Option<Connection>>,
+    timeout: Duration,
     gzip: bool,
     next_host: usize,
-    hosts: usize,
+    /// Request heads of bodies made per call (bulk, pages), reused.
+    head: Vec<u8>,
+    /// Compressed bodies made per call, reused.
+    compressed: Vec<u8>,
+    deadline: Deadline,
     last_item_failure: Option<String>,
 }
 
-fn gzip(body: &[u8]) -> Bytes {
-    let mut enc = flate2::write::GzEncoder::new(
-        Vec::with_capacity(body.len() / 4 + 64),
-        flate2::Compression::fast(),
-    );
-    // Writing into a Vec cannot fail.
-    let _ = enc.write_all(body);
-    Bytes::from(enc.finish().unwrap_or_default())
+/// The outcome of a bulk whose reply has `items` items, `failed` of them failed, for `docs`
+/// documents sent, and why items failed: a document the reply does not account for is not
+/// indexed.
+fn bulk_items(
+    label: &str,
+    docs: u64,
+    items: u64,
+    failed: u64,
+    reason: Option<String>,
+) -> Result<(Outcome, Option<String>), OpError> {
+    if items > docs {
+        return Err(OpError::new(
+            ErrorKind::Protocol,
+            format!("{label}: the bulk response has {items} items for {docs} documents sent"),
+        ));
+    }
+    let missing = docs - items;
+    let reason = match (reason, missing) {
+        (reason, 0) => reason,
+        (_, missing) => Some(format!("the bulk response accounts for {items} of the {docs} documents sent: {missing} missing")),
+    };
+    let failed = (failed + missing).min(docs.max(1));
+    let outcome = Outcome {
+        units: docs.saturating_sub(failed),
+        failed_items: failed,
+        ..Outcome::default()
+    };
+    Ok((outcome, reason))
+}
+
+fn protocol(label: &str, what: &str) -> OpError {
+    OpError::new(ErrorKind::Protocol, format!("{label}: {what}"))
+}
+
+/// What a successful response of `call` counts as; for bulk, also why items failed.
+fn outcome(call: &HttpCall, bytes: &[u8], docs: u64) -> Result<(Outcome, Option<String>), OpError> {
+    let label = &call.label;
+    let one = Outcome {
+        units: 1,
+        ..Outcome::default()
+    };
+    match call.expect {
+        Expect::Status => Ok((one, None)),
+        Expect::Search => {
+            let hits = response::search_hits(bytes)
+                .ok_or_else(|| protocol(label, "the response has no hits.total"))?;
+            Ok((Outcome { hits, ..one }, None))
+        }
+        Expect::Bulk => match response::bulk_has_errors(bytes) {
+            Some(false) => {
+                let items = response::bulk_item_count(bytes)
+                    .ok_or_else(|| protocol(label, "the bulk response has no readable `items`"))?;
+                bulk_items(label, docs, items, 0, None)
+            }
+            Some(true) => {
+                let f = response::bulk_item_failures(bytes)
+                    .ok_or_else(|| protocol(label, "errors:true but no readable items"))?;
+                // errors:true promises a failed item even when none can be read.
+                bulk_items(label, docs, f.items, f.failed.max(1), f.first_reason)
+            }
+            None => Err(protocol(
+                label,
+                "the response is not a bulk response (no `errors` flag)",
+            )),
+        },
+        Expect::Health(wanted) => {
+            let v: serde_json::Value = serde_json::from_slice(bytes)
+                .map_err(|_| protocol(label, "the response is not JSON"))?;
+            let got = v
+                .get("status")
+                .and_then(|s| s.as_str())
+                .and_then(HealthStatus::parse);
+            match (wanted, got) {
+                (_, None) => Err(protocol(label, "the response has no status")),
+                (Some(w), Some(g)) if g < w => {
+                    let kind = if v.get("timed_out").and_then(|t| t.as_bool()) == Some(true) {
+                        ErrorKind::Timeout
+                    } else {
+                        ErrorKind::ServerError
+                    };
+                    Err(OpError::new(
+                        kind,
+                        format!(
+                            "{label}: cluster health is {} but the task waits for {}",
+                            g.as_str(),
+                            w.as_str()
+                        ),
+                    ))
+                }
+                _ => Ok((one, None)),
+            }
+        }
+    }
+}
+
+/// A response of one call: the host it came from and where its body is.
+pub(super) struct Answer {
+    host: usize,
+    response: connection::Response,
 }
 
 impl ElasticsearchClient {
-    /// The outcome of a bulk whose reply has `items` items, `failed` of them failed, for
-    /// `docs` documents sent: a document the reply does not account for is not indexed.
-    fn bulk_items(
-        &mut self,
-        label: &str,
-        docs: u64,
-        items: u64,
-        failed: u64,
-        reason: Option<String>,
-    ) -> Result<Outcome, OpError> {
-        if items > docs {
-            return Err(OpError::new(
-                ErrorKind::Protocol,
-                format!("{label}: the bulk response has {items} items for {docs} documents sent"),
-            ));
-        }
-        let missing = docs - items;
-        self.last_item_failure = match (reason, missing) {
-            (reason, 0) => reason,
-            (_, missing) => Some(format!("the bulk response accounts for {items} of the {docs} documents sent: {missing} missing")),
-        };
-        let failed = (failed + missing).min(docs.max(1));
-        Ok(Outcome {
-            units: docs.saturating_sub(failed),
-            failed_items: failed,
-            ..Outcome::default()
-        })
+    /// The host of the next call (requests go round-robin).
+    fn next_host(&mut self) -> usize {
+        let host = self.next_host;
+        self.next_host = (self.next_host + 1) % self.endpoints.len();
+        host
     }
 
-    /// The next host's URL of a call (requests go round-robin).
-    fn next_url<'c>(&mut self, call: &'c HttpCall) -> &'c Url {
-        let url = &call.urls[self.next_host];
-        self.next_host = (self.next_host + 1) % self.hosts;
-        url
+    fn body(&self, answer: &Answer) -> &[u8] {
+        match &self.conns[answer.host] {
+            Some(c) => c.body(&answer.response),
+            None => &[],
+        }
     }
 
     async fn run(&mut self, call: &HttpCall, payload: &Payload<'_>) -> Result<Outcome, OpError> {
-        let url = self.next_url(call);
-        let (body, docs) = match (call.expect, payload) {
-            // The feeder wrote the whole body, action lines included.
+        let host = self.next_host();
+        let answer = match (call.expect, payload) {
+            // The feeder wrote the whole body, action lines included: it goes to the socket
+            // from the feeder's buffer.
             (Expect::Bulk, Payload::Documents { body, count, .. }) => {
-                (Some(Bytes::copy_from_slice(body.as_bytes())), *count)
+                let answer = self.send(call, host, Some(body.as_bytes())).await?;
+                return self.finish(call, &answer, *count);
             }
             (Expect::Bulk, _) => {
                 return Err(OpError::new(ErrorKind::Internal, "bulk without documents"))
             }
-            _ => (call.body.clone(), 0),
+            _ => self.send(call, host, None).await?,
         };
-        let bytes = self.send(call, url, body).await?;
-        let label = &call.label;
-        self.outcome(call, label, &bytes, docs)
+        self.finish(call, &answer, 0)
     }
 
-    /// Sends one request of `call` to `url` with `body`; a status of 400 or more is an error.
-    async fn send(
-        &self,
+    fn finish(&mut self, call: &HttpCall, answer: &Answer, docs: u64) -> Result<Outcome, OpError> {
+        let (outcome, reason) = outcome(call, self.body(answer), docs)?;
+        self.last_item_failure = reason;
+        Ok(outcome)
+    }
+
+    /// Sends `call` to host `host`, with `body` made for this call or else the call's fixed
+    /// one, and reads the response; a status of 400 or more is an error.
+    pub(super) async fn send(
+        &mut self,
         call: &HttpCall,
-        url: &Url,
-        body: Option<Bytes>,
-    ) -> Result<Bytes, OpError> {
-        let mut request = self.http.request(call.method.clone(), url.clone());
-        if let Some(body) = body {
-            request = request.header(CONTENT_TYPE, HeaderValue::from_static(call.content_type));
-            request = if self.gzip {
-                request
-                    .header(CONTENT_ENCODING, HeaderValue::from_static("gzip"))
-                    .body(gzip(&body))
-            } else {
-                request.body(body)
-            };
-        }
-        if let Some(t) = call.timeout {
-            request = request.timeout(t);
-        }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| transport_error(&call.label, url, &e))?;
-        let status = response.status().as_u16();
-        let bytes = read_body(response, &call.label, url).await?;
-        if let Some(kind) = status_error(status) {
+        host: usize,
+        body: Option<&[u8]>,
+    ) -> Result<Answer, OpError> {
+        let Self {
+            endpoints,
+            conns,
+            timeout,
+            gzip,
+            head,
+            compressed,
+            deadline,
+            ..
+        } = self;
+        let endpoint = &endpoints[host];
+        let slot = &mut conns[host];
+        let (first, second): (&[u8], &[u8]) = match body {
+            None => (call.fixed(host), &[]),
+            Some(b) => {
+                let b = if *gzip {
+                    request::gzip_into(b, compressed);
+                    &compressed[..]
+                } else {
+                    b
+                };
+                head.clear();
+                call.head_for(host, b.len(), head);
+                (&head[..], b)
+            }
+        };
+        let exchange = async {
+            if !slot.as_ref().is_some_and(Connection::usable) {
+                *slot = None;
+                *slot = Some(Connection::open(endpoint).await?);
+            }
+            let conn = slot.as_mut().expect("just opened");
+            conn.exchange(first, second, call.is_head()).await
+        };
+        // Long admin calls have their own timeout; the shared deadline serves the rest.
+        let limit = call.timeout.unwrap_or(*timeout);
+        let result = match call.timeout {
+            Some(t) => tokio::time::timeout(t, exchange).await.ok(),
+            None => deadline.within(limit, exchange).await,
+        };
+        let response = match result {
+            Some(Ok(r)) => r,
+            Some(Err(failure)) => {
+                *slot = None;
+                return Err(failure.into_op_error(&call.label, &endpoint.addr));
+            }
+            None => {
+                *slot = None;
+                return Err(OpError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "{} on {}: no response within {limit:?}",
+                        call.label, endpoint.addr
+                    ),
+                ));
+            }
+        };
+        let answer = Answer { host, response };
+        if let Some(kind) = status_error(answer.response.status) {
             return Err(OpError::new(
                 kind,
                 format!(
-                    "{} answered {status}: {}",
+                    "{} answered {}: {}",
                     call.label,
-                    response::error_summary(&bytes)
+                    answer.response.status,
+                    response::error_summary(self.body(&answer))
                 ),
             ));
         }
-        Ok(bytes)
-    }
-
-    fn outcome(
-        &mut self,
-        call: &HttpCall,
-        label: &str,
-        bytes: &[u8],
-        docs: u64,
-    ) -> Result<Outcome, OpError> {
-        match call.expect {
-            Expect::Status => Ok(Outcome {
-                units: 1,
-                ..Outcome::default()
-            }),
-            Expect::Search => {
-                let hits = response::search_hits(bytes).ok_or_else(|| {
-                    OpError::new(
-                        ErrorKind::Protocol,
-                        format!("{label}: the response has no hits.total"),
-                    )
-                })?;
-                Ok(Outcome {
-                    units: 1,
-                    hits,
-                    ..Outcome::default()
-                })
-            }
-            Expect::Bulk => match response::bulk_has_errors(bytes) {
-                Some(false) => {
-                    let items = response::bulk_item_count(bytes).ok_or_else(|| {
-                        OpError::new(
-                            ErrorKind::Protocol,
-                            format!("{label}: the bulk response has no readable `items`"),
-                        )
-                    })?;
-                    self.bulk_items(label, docs, items, 0, None)
-                }
-                Some(true) => {
-                    let f = response::bulk_item_failures(bytes).ok_or_else(|| {
-                        OpError::new(
-                            ErrorKind::Protocol,
-                            format!("{label}: errors:true but no readable items"),
-                        )
-                    })?;
-                    // errors:true promises a failed item even when none can be read.
-                    let failed = f.failed.max(1);
-                    self.bulk_items(label, docs, f.items, failed, f.first_reason)
-                }
-                None => Err(OpError::new(
-                    ErrorKind::Protocol,
-                    format!("{label}: the response is not a bulk response (no `errors` flag)"),
-                )),
-            },
-            Expect::Health(wanted) => {
-                let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|_| {
-                    OpError::new(
-                        ErrorKind::Protocol,
-                        format!("{label}: the response is not JSON"),
-                    )
-                })?;
-                let got = v
-                    .get("status")
-                    .and_then(|s| s.as_str())
-                    .and_then(HealthStatus::parse);
-                match (wanted, got) {
-                    (_, None) => Err(OpError::new(
-                        ErrorKind::Protocol,
-                        format!("{label}: the response has no status"),
-                    )),
-                    (Some(w), Some(g)) if g < w => {
-                        let kind = if v.get("timed_out").and_then(|t| t.as_bool()) == Some(true) {
-                            ErrorKind::Timeout
-                        } else {
-                            ErrorKind::ServerError
-                        };
-                        Err(OpError::new(
-                            kind,
-                            format!(
-                                "{label}: cluster health is {} but the task waits for {}",
-                                g.as_str(),
-                                w.as_str()
-                            ),
-                        ))
-                    }
-                    _ => Ok(Outcome {
-                        units: 1,
-                        ..Outcome::default()
-                    }),
-                }
-            }
-        }
+        Ok(answer)
     }
 }
 
@@ -791,8 +848,9 @@ mod tests {
     fn gzip_round_trips() {
         use std::io::Read;
         let body = b"{\"index\":{}}\n{\"a\":1}\n".repeat(100);
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(&gzip(&body)[..])
+        let (mut out, mut compressed) = (Vec::new(), Vec::new());
+        request::gzip_into(&body, &mut compressed);
+        flate2::read::GzDecoder::new(&compressed[..])
             .read_to_end(&mut out)
             .unwrap();
         assert_eq!(out, body);

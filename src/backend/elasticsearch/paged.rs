@@ -89,14 +89,9 @@ impl ElasticsearchClient {
         let result = self.pages(p, &mut scroll_id).await;
         if let Some(id) = scroll_id {
             // Clearing is housekeeping: a failure here does not undo the pages read.
-            let url = self.next_url(&p.clear).clone();
-            let _ = self
-                .send(
-                    &p.clear,
-                    &url,
-                    Some(Bytes::from(json!({ "scroll_id": [id] }).to_string())),
-                )
-                .await;
+            let host = self.next_host();
+            let body = json!({ "scroll_id": [id] }).to_string();
+            let _ = self.send(&p.clear, host, Some(body.as_bytes())).await;
         }
         result
     }
@@ -112,13 +107,15 @@ impl ElasticsearchClient {
         loop {
             let call = if pages == 0 { &p.first } else { &p.next };
             let body = match (pages, p.paging.by) {
-                (0, _) => p.first.body.clone(),
-                (_, PageBy::Scroll) => Some(Bytes::from(json!({ "scroll": KEEP_ALIVE, "scroll_id": scroll_id.as_deref().unwrap_or_default() }).to_string())),
+                (0, _) => None,
+                (_, PageBy::Scroll) => Some(json!({ "scroll": KEEP_ALIVE, "scroll_id": scroll_id.as_deref().unwrap_or_default() }).to_string()),
                 (_, PageBy::SearchAfter) => Some(p.search_after_body(&last_sort)),
             };
-            let url = self.next_url(call).clone();
-            let bytes = self.send(call, &url, body).await?;
-            let page = response::page(&bytes).ok_or_else(|| {
+            let host = self.next_host();
+            let answer = self
+                .send(call, host, body.as_deref().map(str::as_bytes))
+                .await?;
+            let page = response::page(self.body(&answer)).ok_or_else(|| {
                 OpError::new(
                     ErrorKind::Protocol,
                     format!("{}: the response is not a search response", call.label),
@@ -167,12 +164,9 @@ impl ElasticsearchClient {
 
 impl PagedSearch {
     /// The body of the page after one whose last hit sorted as `sort` (JSON).
-    fn search_after_body(&self, sort: &str) -> Bytes {
+    fn search_after_body(&self, sort: &str) -> String {
         let sep = if self.body_prefix.len() > 1 { "," } else { "" };
-        Bytes::from(format!(
-            "{}{sep}\"search_after\":{sort}}}",
-            self.body_prefix
-        ))
+        format!("{}{sep}\"search_after\":{sort}}}", self.body_prefix)
     }
 }
 
@@ -184,7 +178,10 @@ mod tests {
     #[test]
     fn search_after_bodies_replace_any_earlier_cursor() {
         let hosts = vec![reqwest::Url::parse("http://a:9200/").unwrap()];
-        let b = CallBuilder { hosts: &hosts };
+        let b = CallBuilder {
+            hosts: &hosts,
+            fixed: crate::backend::elasticsearch::request::Fixed::default(),
+        };
         let spec = SearchSpec {
             index: "i".into(),
             body: json!({"size": 2, "sort": ["_doc"], "search_after": [0]}),
@@ -198,7 +195,7 @@ mod tests {
         };
         let p = build(&b, &spec, paging, "/i/_search").unwrap();
         let next: serde_json::Value =
-            serde_json::from_slice(&p.search_after_body("[7,\"x\"]")).unwrap();
+            serde_json::from_str(&p.search_after_body("[7,\"x\"]")).unwrap();
         assert_eq!(
             next,
             json!({"size": 2, "sort": ["_doc"], "search_after": [7, "x"]})

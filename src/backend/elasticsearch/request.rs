@@ -23,18 +23,98 @@ pub enum Expect {
     Health(Option<HealthStatus>),
 }
 
-#[derive(Debug, Clone)]
 pub struct HttpCall {
     pub method: Method,
     /// The same request on each host, in host order.
     pub urls: Vec<Url>,
+    /// Per host: the request line and headers, up to where a body's length goes.
+    heads: Vec<Bytes>,
+    /// Per host: the whole request with its fixed body (compressed once, if asked) or with
+    /// no body, written as it is on every call.
+    whole: Vec<Bytes>,
     /// Fixed body; bulk calls take theirs from each call's documents.
     pub body: Option<Bytes>,
-    pub content_type: &'static str,
     pub timeout: Option<Duration>,
     pub expect: Expect,
     /// `GET /index/_doc/1`, for messages.
     pub label: String,
+}
+
+/// Only the label: the built requests carry the credentials.
+impl std::fmt::Debug for HttpCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpCall")
+            .field("label", &self.label)
+            .finish()
+    }
+}
+
+impl HttpCall {
+    /// The request to host `host` with its fixed body, ready to write.
+    pub fn fixed(&self, host: usize) -> &[u8] {
+        &self.whole[host]
+    }
+
+    /// Appends the request head to host `host` for a body of `len` bytes.
+    pub fn head_for(&self, host: usize, len: usize, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.heads[host]);
+        out.extend_from_slice(b"content-length: ");
+        let mut digits = [0u8; 20];
+        out.extend_from_slice(crate::units::decimal_bytes(&mut digits, len as u64));
+        out.extend_from_slice(b"\r\n\r\n");
+    }
+
+    pub fn is_head(&self) -> bool {
+        self.method == Method::HEAD
+    }
+}
+
+/// What every request carries besides its own line and body, fixed for a race.
+#[derive(Clone, Copy, Default)]
+pub struct Fixed<'a> {
+    /// The `Authorization` header's value.
+    pub auth: Option<&'a str>,
+    /// Bodies go gzip-compressed.
+    pub gzip: bool,
+}
+
+/// The request line and fixed headers of `method url`; with `body_headers`, also the
+/// content type (and encoding) a body needs.
+fn head(method: &Method, url: &Url, fixed: Fixed, content_type: Option<&str>) -> Vec<u8> {
+    let mut target = url.path().to_string();
+    if let Some(q) = url.query() {
+        target.push('?');
+        target.push_str(q);
+    }
+    let host = url.host_str().unwrap_or("localhost");
+    let host = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    };
+    let mut h = format!(
+        "{method} {target} HTTP/1.1\r\nhost: {host}\r\nuser-agent: runner/{}\r\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    if let Some(auth) = fixed.auth {
+        h.push_str(&format!("authorization: {auth}\r\n"));
+    }
+    if let Some(ct) = content_type {
+        h.push_str(&format!("content-type: {ct}\r\n"));
+        if fixed.gzip {
+            h.push_str("content-encoding: gzip\r\n");
+        }
+    }
+    h.into_bytes()
+}
+
+/// Gzip at the fastest level: the request compression Rally's `compression` option asks for.
+pub fn gzip_into(body: &[u8], out: &mut Vec<u8>) {
+    use std::io::Write as _;
+    out.clear();
+    let mut enc = flate2::write::GzEncoder::new(std::mem::take(out), flate2::Compression::fast());
+    // Writing into a Vec cannot fail.
+    let _ = enc.write_all(body);
+    *out = enc.finish().unwrap_or_default();
 }
 
 /// A comma-joined list of index names as one path segment, escaped.
@@ -53,6 +133,7 @@ pub(super) fn escape_segment(s: &str) -> String {
 
 pub struct CallBuilder<'a> {
     pub hosts: &'a [Url],
+    pub fixed: Fixed<'a>,
 }
 
 impl CallBuilder<'_> {
@@ -83,12 +164,48 @@ impl CallBuilder<'_> {
         } else {
             "application/json"
         };
+        let mut heads = Vec::with_capacity(urls.len());
+        let mut whole = Vec::with_capacity(urls.len());
+        let mut compressed = Vec::new();
+        let sent_body = match (&body, self.fixed.gzip) {
+            (Some(b), true) => {
+                gzip_into(b, &mut compressed);
+                Some(&compressed[..])
+            }
+            (Some(b), false) => Some(&b[..]),
+            (None, _) => None,
+        };
+        for url in &urls {
+            let with_type = head(&method, url, self.fixed, Some(content_type));
+            let full = match sent_body {
+                Some(b) => {
+                    let mut w = with_type.clone();
+                    let mut digits = [0u8; 20];
+                    w.extend_from_slice(b"content-length: ");
+                    w.extend_from_slice(crate::units::decimal_bytes(&mut digits, b.len() as u64));
+                    w.extend_from_slice(b"\r\n\r\n");
+                    w.extend_from_slice(b);
+                    w
+                }
+                None => {
+                    let mut w = head(&method, url, self.fixed, None);
+                    if method == Method::POST || method == Method::PUT {
+                        w.extend_from_slice(b"content-length: 0\r\n");
+                    }
+                    w.extend_from_slice(b"\r\n");
+                    w
+                }
+            };
+            heads.push(Bytes::from(with_type));
+            whole.push(Bytes::from(full));
+        }
         Ok(HttpCall {
             label: format!("{method} {path}"),
             method,
             urls,
+            heads,
+            whole,
             body,
-            content_type,
             timeout: None,
             expect,
         })
@@ -239,7 +356,10 @@ mod tests {
             Url::parse("http://a:9200/").unwrap(),
             Url::parse("https://b:9201/prefix/").unwrap(),
         ];
-        let b = CallBuilder { hosts: &hosts };
+        let b = CallBuilder {
+            hosts: &hosts,
+            fixed: Fixed::default(),
+        };
         let search = OpSpec::Search(SearchSpec {
             index: "geo names".into(),
             body: serde_json::json!({"query": {"match_all": {}}}),
