@@ -7,6 +7,7 @@ mod compare;
 mod elasticsearch;
 mod export;
 mod full_disk;
+mod http_wire;
 mod kv;
 mod memory;
 mod percentiles;
