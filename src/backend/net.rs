@@ -42,6 +42,22 @@ impl Stream {
     }
 }
 
+impl Stream {
+    /// Forgets that the socket was readable, without a system call. After a whole response
+    /// has been read the socket is nearly always empty, and without this the next read would
+    /// first try the socket, get EAGAIN and only then wait for the reactor: one wasted system
+    /// call per request. Call it only while the peer has nothing to send (before the next
+    /// request is written), so that no readiness for new data is lost. TLS is left as it is:
+    /// its session may hold bytes already read.
+    pub fn forget_readiness(&self) {
+        if let Stream::Plain(tcp) = self {
+            let _ = tcp.try_io(tokio::io::Interest::READABLE, || {
+                Err::<(), _>(io::ErrorKind::WouldBlock.into())
+            });
+        }
+    }
+}
+
 impl AsyncRead for Stream {
     fn poll_read(
         self: Pin<&mut Self>,

@@ -163,6 +163,8 @@ impl Connection {
         if self.buf.len() > SHRINK_ABOVE {
             self.buf = vec![0; INITIAL_BUFFER];
         }
+        // The previous response was read whole and nothing is asked yet: the socket is empty.
+        self.stream.forget_readiness();
         write_two(&mut self.stream, head, body)
             .await
             .map_err(Failure::io)?;
