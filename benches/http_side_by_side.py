@@ -2,8 +2,10 @@
 """runner's elasticsearch backend side by side with wrk and with esrally, against nginx as a
 neutral stub that answers fixed JSON (so what is measured is the client and the loopback).
 
-  python3 benches/http_side_by_side.py [--rounds 3] [--seconds 6] [--part wrk|esrally|all]
-                                       [--esrally PATH] [--runner BIN]
+  [ESRALLY=venv/bin/esrally] python3 benches/http_side_by_side.py [--rounds 3] [--seconds 6]
+      [--part wrk|rally|bulk-indexer|all] [--runner BIN]
+
+esrally 2.13 from PyPI: python3 -m venv venv && venv/bin/pip install esrally==2.13.0
 
 - nginx (Debian) answers `/`, `_search`, `_bulk` (5,000 items), `_nodes/*`, `_cluster/*`,
   `_stats` and index admin, with X-Elastic-Product; one process pinned to core 1.
@@ -16,6 +18,8 @@ neutral stub that answers fixed JSON (so what is measured is the client and the 
   is tens of seconds of Python), so CPU per operation is marginal: each tool runs the track
   three times, (bulk B, search S), (B, S + dS) and (B + dB, S), and the CPU difference is
   divided by the operations added.
+- bulk-indexer part: the bulk-indexer track against `runner serve --stub` (one item per action,
+  so every document is accounted for), runner on one core: docs/s per core.
 - Tools alternate round by round; tables give medians over rounds and the ratios.
 """
 
@@ -105,23 +109,48 @@ def free_port():
     return port
 
 
+def wait_for(port):
+    """Until a server listens on `port` (at most 5 s)."""
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"nothing listens on port {port}")
+
+
 class Cgroup:
-    """A cpuacct cgroup (v1) the measured command and everything it starts run in."""
+    """cpuacct and cpuset cgroups (v1) the measured command and everything it starts run in:
+    CPU seconds come from the kernel, and no process of the tool can leave the client's core
+    (taskset alone is a hint a tool may reset)."""
 
-    BASE = "/sys/fs/cgroup/cpuacct"
+    ACCT = "/sys/fs/cgroup/cpuacct"
+    CPUSET = "/sys/fs/cgroup/cpuset"
 
-    def __init__(self):
-        self.path = os.path.join(self.BASE, "runner-bench-" + uuid.uuid4().hex[:8])
-        os.mkdir(self.path)
+    def __init__(self, core):
+        name = "runner-bench-" + uuid.uuid4().hex[:8]
+        self.acct = os.path.join(self.ACCT, name)
+        self.cpuset = os.path.join(self.CPUSET, name)
+        os.mkdir(self.acct)
+        os.mkdir(self.cpuset)
+        for key, value in (("cpuset.cpus", core), ("cpuset.mems", "0")):
+            with open(os.path.join(self.cpuset, key), "w") as f:
+                f.write(value)
+
+    def join_command(self):
+        """A shell prefix that moves the shell into both groups, then execs the command."""
+        return ["sh", "-c", 'echo $$ > "$0"; echo $$ > "$1"; shift; exec "$@"',
+                os.path.join(self.acct, "cgroup.procs"), os.path.join(self.cpuset, "cgroup.procs")]
 
     def usage_seconds(self):
-        with open(os.path.join(self.path, "cpuacct.usage")) as f:
+        with open(os.path.join(self.acct, "cpuacct.usage")) as f:
             return int(f.read()) / 1e9
 
     def close(self):
-        # Leftovers (esrally's actor system) are stopped before the group goes.
+        # Leftovers (esrally's actor system) are stopped before the groups go.
         for _ in range(50):
-            with open(os.path.join(self.path, "cgroup.procs")) as f:
+            with open(os.path.join(self.acct, "cgroup.procs")) as f:
                 pids = [int(p) for p in f.read().split()]
             if not pids:
                 break
@@ -131,15 +160,15 @@ class Cgroup:
                 except ProcessLookupError:
                     pass
             time.sleep(0.1)
-        os.rmdir(self.path)
+        os.rmdir(self.acct)
+        os.rmdir(self.cpuset)
 
 
 def measured(cmd, core="0", env=None, timeout=1800):
     """Runs `cmd` pinned to `core` in its own cgroup: (stdout, CPU seconds, wall seconds)."""
-    group = Cgroup()
+    group = Cgroup(core)
     try:
-        wrapper = ["sh", "-c", 'echo $$ > "$0"; exec "$@"', os.path.join(group.path, "cgroup.procs"),
-                   "taskset", "-c", core] + cmd
+        wrapper = group.join_command() + ["taskset", "-c", core] + cmd
         start = time.monotonic()
         out = subprocess.run(wrapper, capture_output=True, text=True, env=env, timeout=timeout)
         wall = time.monotonic() - start
@@ -313,14 +342,48 @@ def esrally_part(args, work, port):
         print(f"| {clients} | bulk µs CPU/doc | {e[3] * 1e6:.3f} | {n[3] * 1e6:.3f} | esrally {e[3] / n[3]:.1f}× |")
 
 
+def bulk_indexer_part(args, work):
+    """The bulk-indexer track (1M generated small documents, 4 workers, 3 MB requests) against
+    `runner serve --stub` on core 1, which answers one item per action: docs/s on one core."""
+    port = free_port()
+    stub = subprocess.Popen(["taskset", "-c", "1", args.runner, "serve", "--stub", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(port)
+        rates, cpus = [], []
+        for r in range(args.rounds):
+            trials, cpu, _ = run_runner(args, work, port, ["--track", "bulk-indexer", "--track-params",
+                                                           "count:1000000,runs:5,warmup_runs:1"])
+            race = json.load(open(os.path.join(work, "race.json")))
+            race = race.get("race", race)
+            task = next(t for t in race["tasks"] if t["task"] == "index-small")
+            per_trial = [t["throughput"] for t in task["trials"]]
+            docs = 6 * 1_000_000  # a warmup run and 5 runs, each the whole corpus
+            rates.append(statistics.median(per_trial))
+            cpus.append(cpu / docs)
+            print(f"  bulk-indexer round {r}: {rates[-1]:,.0f} docs/s (median of 5 runs), "
+                  f"{cpus[-1] * 1e6:.3f} us CPU/doc (whole process)", file=sys.stderr)
+    finally:
+        stub.terminate()
+        stub.wait()
+    rate = statistics.median(rates)
+    print("\n| bulk-indexer on one core (runner serve --stub on the other) | median |")
+    print("|---|--:|")
+    print(f"| docs/s | {rate:,.0f} |")
+    print(f"| µs CPU per doc (whole process) | {statistics.median(cpus) * 1e6:.3f} |")
+    print(f"| against the go-elasticsearch BulkIndexer's 1.23M docs/s on 8 vCPUs (154k per core) | {rate / 153_750:.1f}× per core |")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seconds", type=int, default=6)
-    p.add_argument("--part", choices=["wrk", "esrally", "all"], default="all")
-    p.add_argument("--esrally", default=shutil.which("esrally") or "esrally")
+    p.add_argument("--part", choices=["wrk", "rally", "bulk-indexer", "all"], default="all")
     p.add_argument("--runner", default=None)
     args = p.parse_args()
+    # From the environment, not the command line: `esrally --kill-running-processes` kills any
+    # process whose command line names esrally, this script included (so the esrally part is `--part rally`).
+    args.esrally = os.environ.get("ESRALLY") or shutil.which("esrally") or "esrally"
     if args.runner is None:
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=REPO, check=True)
         args.runner = os.path.join(REPO, "target", "release", "runner")
@@ -332,16 +395,13 @@ def main():
     nginx = subprocess.Popen(["taskset", "-c", "1", "nginx", "-c", f"{work}/nginx.conf", "-p", work],
                              stderr=subprocess.DEVNULL)
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_for(port)
         if args.part in ("wrk", "all"):
             wrk_part(args, work, port)
-        if args.part in ("esrally", "all"):
+        if args.part in ("rally", "all"):
             esrally_part(args, work, port)
+        if args.part in ("bulk-indexer", "all"):
+            bulk_indexer_part(args, work)
     finally:
         nginx.terminate()
         nginx.wait()

@@ -67,6 +67,24 @@ fn not_ndjson_and_truncated_files_are_errors() {
 }
 
 #[test]
+fn a_line_that_is_not_utf8_is_an_error_naming_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // The second line holds a lone 0xff byte, which no UTF-8 text holds.
+    let mut bytes = "{\"name\":\"Sankt Pölten\"}\n{\"a\":\"".as_bytes().to_vec();
+    bytes.extend_from_slice(&[0xff, b'"', b'}', b'\n']);
+    let f = file(dir.path(), "bad.json", &bytes);
+    let mut r = CorpusReader::open(vec![f], None).unwrap();
+    let mut buf = String::new();
+    assert_eq!(r.fill(&mut buf, 10, None).unwrap(), 1);
+    assert_eq!(buf, "{\"name\":\"Sankt Pölten\"}\n");
+    let e = r.fill(&mut buf, 10, None).unwrap_err();
+    assert!(
+        matches!(e, CorpusError::Read { line: 2, .. }) && e.to_string().contains("UTF-8"),
+        "{e}"
+    );
+}
+
+#[test]
 fn generated_documents_follow_files_and_stop_at_their_count() {
     let dir = tempfile::tempdir().unwrap();
     let plain = file(dir.path(), "a.json", b"{\"a\":1}\n");

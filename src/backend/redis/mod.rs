@@ -490,6 +490,11 @@ impl RedisClient {
 
     /// Writes `out`.
     async fn send(&mut self) -> Result<(), OpError> {
+        // Every earlier reply has been read and nothing is asked yet: the socket is empty, so
+        // its stale readiness would only cost an EAGAIN read before the reactor wait.
+        if self.conn.buffer().is_empty() {
+            self.conn.get_ref().forget_readiness();
+        }
         let stream = self.conn.get_mut();
         stream
             .write_all(&self.out)
