@@ -12,7 +12,8 @@ esrally 2.13 from PyPI: python3 -m venv venv && venv/bin/pip install esrally==2.
 - Every client is pinned to core 0 (`taskset -c 0`) and runs in its own cpuacct cgroup: its CPU
   seconds (all threads and processes) are read from the kernel, not from the tool.
 - wrk part: search and bulk (5,000 geonames documents a request), 1 and 64 connections, runner
-  against `wrk -t1`. Whole-process CPU over whole-run requests for both.
+  against `wrk -t1` (and with `--hyper`, hyper's client connection API in a bare loop,
+  benches/hyper-conn-client). Whole-process CPU over whole-run requests for each.
 - esrally part: the same Rally track.json for both (delete/create index, bulk 5,000 a request,
   then match_phrase searches), 1 and 8 clients. Both tools have a fixed start-up cost (esrally's
   is tens of seconds of Python), so CPU per operation is marginal: each tool runs the track
@@ -207,6 +208,8 @@ def prepare(work, port):
             if i == BULK_SIZE:
                 break
             out.write(b'{"index":{}}\n' + line)
+    with open(os.path.join(work, "search.json"), "w") as f:
+        f.write(json.dumps(QUERY, separators=(",", ":")))
     with open(os.path.join(work, "search.lua"), "w") as f:
         f.write('wrk.method = "POST"\nwrk.body = \'%s\'\nwrk.headers["Content-Type"] = "application/json"\n'
                 % json.dumps(QUERY, separators=(",", ":")))
@@ -257,10 +260,20 @@ def wrk_part(args, work, port):
         for conns in (1, 64):
             track = runner_yaml(work, kind, conns, args.seconds)
             per = {"wrk": [], "runner": []}
+            if args.hyper:
+                per["hyper"] = []
+            tools = list(per)
             for r in range(args.rounds):
-                order = ("wrk", "runner") if r % 2 == 0 else ("runner", "wrk")
+                # Rotated each round, so that no tool always runs first.
+                order = tools[r % len(tools):] + tools[:r % len(tools)]
                 for tool in order:
-                    if tool == "wrk":
+                    if tool == "hyper":
+                        body, ctype = ((os.path.join(work, "search.json"), "application/json") if kind == "search"
+                                       else (os.path.join(work, "bulk.ndjson"), "application/x-ndjson"))
+                        out, cpu, _ = measured([args.hyper, f"127.0.0.1:{port}", f"/geonames/_{kind}", ctype, body,
+                                                str(conns), str(args.seconds)])
+                        requests, rps = int(out.split()[0]), float(out.split()[1])
+                    elif tool == "wrk":
                         out, cpu, _ = measured(["wrk", "-t1", f"-c{conns}", f"-d{args.seconds}s", "-s",
                                                 os.path.join(work, f"{kind}.lua"),
                                                 f"http://127.0.0.1:{port}/geonames/_{kind}"])
@@ -277,15 +290,15 @@ def wrk_part(args, work, port):
                           f"{cpu / (requests * docs) * 1e6:.3f} us CPU each", file=sys.stderr)
             rows.append((kind, conns, per))
     unit = {"search": "req", "bulk": "doc"}
-    print(f"\n| operation | connections | wrk /s | runner /s | runner/wrk | wrk µs CPU | runner µs CPU | runner/wrk |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|")
+    hyper = " | hyper conn /s | hyper µs CPU" if args.hyper else ""
+    print(f"\n| operation | connections | wrk /s | runner /s | runner/wrk | wrk µs CPU | runner µs CPU | runner/wrk{hyper} |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|" + ("--:|--:|" if args.hyper else ""))
     for kind, conns, per in rows:
-        w_rate = statistics.median(x[0] for x in per["wrk"])
-        r_rate = statistics.median(x[0] for x in per["runner"])
-        w_cpu = statistics.median(x[1] for x in per["wrk"]) * 1e6
-        r_cpu = statistics.median(x[1] for x in per["runner"]) * 1e6
+        med = {t: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v) * 1e6) for t, v in per.items()}
+        (w_rate, w_cpu), (r_rate, r_cpu) = med["wrk"], med["runner"]
+        extra = f" | {med['hyper'][0]:,.0f} | {med['hyper'][1]:.3f}" if "hyper" in med else ""
         print(f"| {kind} ({unit[kind]}) | {conns} | {w_rate:,.0f} | {r_rate:,.0f} | {r_rate / w_rate:.2f} "
-              f"| {w_cpu:.3f} | {r_cpu:.3f} | {r_cpu / w_cpu:.2f} |")
+              f"| {w_cpu:.3f} | {r_cpu:.3f} | {r_cpu / w_cpu:.2f}{extra} |")
 
 
 def esrally_run(args, work, port, params):
@@ -380,6 +393,8 @@ def main():
     p.add_argument("--seconds", type=int, default=6)
     p.add_argument("--part", choices=["wrk", "rally", "bulk-indexer", "all"], default="all")
     p.add_argument("--runner", default=None)
+    p.add_argument("--hyper", action="store_true",
+                   help="also hyper's client connection API (benches/hyper-conn-client) in the wrk part")
     args = p.parse_args()
     # From the environment, not the command line: `esrally --kill-running-processes` kills any
     # process whose command line names esrally, this script included (so the esrally part is `--part rally`).
@@ -387,6 +402,10 @@ def main():
     if args.runner is None:
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=REPO, check=True)
         args.runner = os.path.join(REPO, "target", "release", "runner")
+    if args.hyper:
+        crate = os.path.join(REPO, "benches", "hyper-conn-client")
+        subprocess.run(["cargo", "build", "--release", "-q"], cwd=crate, check=True)
+        args.hyper = os.path.join(crate, "target", "release", "hyper-conn-client")
     if os.cpu_count() < 2:
         sys.exit("needs two cores: the stub on one, the client on the other")
     work = tempfile.mkdtemp(prefix="side-by-side-")

@@ -108,13 +108,46 @@ fn head(method: &Method, url: &Url, fixed: Fixed, content_type: Option<&str>) ->
 }
 
 /// Gzip at the fastest level: the request compression Rally's `compression` option asks for.
-pub fn gzip_into(body: &[u8], out: &mut Vec<u8>) {
-    use std::io::Write as _;
-    out.clear();
-    let mut enc = flate2::write::GzEncoder::new(std::mem::take(out), flate2::Compression::fast());
-    // Writing into a Vec cannot fail.
-    let _ = enc.write_all(body);
-    *out = enc.finish().unwrap_or_default();
+/// One compressor per client, reset for each body, so a bulk request allocates nothing (a new
+/// encoder would allocate and zero its ~256 KB of state every time).
+pub struct Gzip {
+    deflate: flate2::Compress,
+}
+
+impl Default for Gzip {
+    fn default() -> Gzip {
+        Gzip {
+            deflate: flate2::Compress::new(flate2::Compression::fast(), false),
+        }
+    }
+}
+
+impl Gzip {
+    /// `body` as a gzip member (RFC 1952) in `out`, which is cleared first.
+    pub fn compress(&mut self, body: &[u8], out: &mut Vec<u8>) {
+        // Magic, deflate, no flags, no time, no extra flags, unknown OS.
+        out.clear();
+        out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+        self.deflate.reset();
+        let mut consumed = 0;
+        loop {
+            // Deflate's worst case is a little over the input; grown only if a body needs it.
+            out.reserve(body.len() - consumed + body.len() / 1000 + 64);
+            let before = self.deflate.total_in();
+            let status =
+                self.deflate
+                    .compress_vec(&body[consumed..], out, flate2::FlushCompress::Finish);
+            consumed += (self.deflate.total_in() - before) as usize;
+            if matches!(status, Ok(flate2::Status::StreamEnd) | Err(_)) {
+                break;
+            }
+        }
+        let mut crc = flate2::Crc::new();
+        crc.update(body);
+        out.extend_from_slice(&crc.sum().to_le_bytes());
+        // ISIZE: the length modulo 2^32.
+        out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    }
 }
 
 /// A comma-joined list of index names as one path segment, escaped.
@@ -169,7 +202,7 @@ impl CallBuilder<'_> {
         let mut compressed = Vec::new();
         let sent_body = match (&body, self.fixed.gzip) {
             (Some(b), true) => {
-                gzip_into(b, &mut compressed);
+                Gzip::default().compress(b, &mut compressed);
                 Some(&compressed[..])
             }
             (Some(b), false) => Some(&b[..]),
