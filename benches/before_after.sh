@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Two builds of runner, each judged by runner's own `compare` on every backend: client-bench
-# (shortened: search at 1,000 to 100,000 ops/s, 3 trials) on the embedded engine, through
-# `runner serve` and through `runner serve --stub` (the client alone), and redis-kv against
-# redis-server. The builds alternate per backend; one race each, so `compare` has 3 trials a
-# point (bulk and search) for its Mann-Whitney U test.
+# (shortened: bulk 5,000 a request, search at 10,000 and 100,000 ops/s, 5 trials each) on the
+# embedded engine, through `runner serve` and through `runner serve --stub` (the client alone),
+# and GET/SET at 50 clients (5 trials) against redis-server. One race per build and backend, so
+# `compare` has 5 trials a point for its Mann-Whitney U test (with 3 its p-value cannot go
+# below 0.1, and no difference could be called significant).
 #   bash benches/before_after.sh BEFORE_BIN AFTER_BIN
 # Prints each comparison's verdict lines (`worse` is a regression beyond the noise threshold).
 set -euo pipefail
@@ -15,7 +16,7 @@ pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 wait_port() { for _ in $(seq 100); do (echo > "/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done; echo "nothing on port $1" >&2; exit 1; }
 
-client_bench=(--track client-bench --track-params 'search_targets=[1000,10000,100000],search_trials=3,search_warmup=2000,search_iterations=10000,bulk_sizes=[500,5000]')
+client_bench=(--track client-bench --track-params 'search_targets=[10000,100000],search_trials=5,search_warmup=2000,search_iterations=10000,bulk_sizes=[5000],bulk_trials=5')
 
 # One race with each build against the same target; prints `runner compare` of the two.
 pair() {
@@ -53,4 +54,16 @@ pair stub "${client_bench[@]}" --backend elasticsearch --target-hosts "http://12
 redis=$(free_port)
 taskset -c 1 redis-server --port "$redis" --bind 127.0.0.1 --save '' --appendonly no >/dev/null & pids+=($!)
 wait_port "$redis"
-pair redis --track redis-kv --track-params 'clients=[1,50],requests=50000' --backend redis --target-hosts "127.0.0.1:$redis"
+mkdir -p "$work/kv"
+cat > "$work/kv/track.yaml" <<'YAML'
+name: kv-before-after
+operations:
+  - {name: get, type: get, params: {keyspace: 100000, key-size: 16}}
+  - {name: set, type: put, params: {keyspace: 100000, key-size: 16, value-size: 3}}
+challenges:
+  - name: c
+    schedule:
+      - {operation: set, clients: 50, iterations: 2000, warmup-iterations: 200, trials: 5}
+      - {operation: get, clients: 50, iterations: 2000, warmup-iterations: 200, trials: 5}
+YAML
+pair redis --track-path "$work/kv" --backend redis --target-hosts "127.0.0.1:$redis"

@@ -3,7 +3,7 @@
 # to 10,000 clients, one throttled operation a second each, on every backend; wrk's peak RSS
 # at 1,000 and 4,000 keep-alive connections to the same nginx; and redis-benchmark -c 10000
 # beside the runner at 10,000 unthrottled clients. Sizes and ratios go to BENCHMARKS.md.
-#   bash benches/clients.sh [seconds]
+#   [BACKENDS="redis elasticsearch"] bash benches/clients.sh [seconds]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
@@ -59,7 +59,7 @@ PY
   grep -h "warning" "$work/err" | sed 's/^/    /' || true
 }
 
-for backend in embedded redis elasticsearch; do
+for backend in ${BACKENDS:-embedded redis elasticsearch}; do
   echo; echo "### $backend"; echo
   echo "| clients | peak RSS | achieved / target ops/s | service p99 ms | latency p99 ms | errors |"
   echo "|--:|--:|--:|--:|--:|--:|"
