@@ -5,7 +5,8 @@
 # and GET/SET at 50 clients (5 trials) against redis-server. One race per build and backend, so
 # `compare` has 5 trials a point for its Mann-Whitney U test (with 3 its p-value cannot go
 # below 0.1, and no difference could be called significant).
-#   bash benches/before_after.sh BEFORE_BIN AFTER_BIN
+#   [ONLY="stub redis"] bash benches/before_after.sh BEFORE_BIN AFTER_BIN
+# (ONLY picks some of: embedded serve stub redis.)
 # Prints each comparison's verdict lines (`worse` is a regression beyond the noise threshold).
 set -euo pipefail
 before=${1:?the build before}
@@ -39,18 +40,25 @@ def walk(v):
 walk(json.load(sys.stdin)); print(dict(c))')"
 }
 
-pair embedded "${client_bench[@]}"
+want() { [[ -z "${ONLY:-}" || " $ONLY " == *" $1 "* ]]; }
 
-port=$(free_port)
-taskset -c 1 "$after" serve --port "$port" >/dev/null 2>&1 & pids+=($!)
-wait_port "$port"
-pair serve "${client_bench[@]}" --backend elasticsearch --target-hosts "http://127.0.0.1:$port"
+if want embedded; then pair embedded "${client_bench[@]}"; fi
 
-stub=$(free_port)
-taskset -c 1 "$after" serve --stub --port "$stub" >/dev/null 2>&1 & pids+=($!)
-wait_port "$stub"
-pair stub "${client_bench[@]}" --backend elasticsearch --target-hosts "http://127.0.0.1:$stub"
+if want serve; then
+  port=$(free_port)
+  taskset -c 1 "$after" serve --port "$port" >/dev/null 2>&1 & pids+=($!)
+  wait_port "$port"
+  pair serve "${client_bench[@]}" --backend elasticsearch --target-hosts "http://127.0.0.1:$port"
+fi
 
+if want stub; then
+  stub=$(free_port)
+  taskset -c 1 "$after" serve --stub --port "$stub" >/dev/null 2>&1 & pids+=($!)
+  wait_port "$stub"
+  pair stub "${client_bench[@]}" --backend elasticsearch --target-hosts "http://127.0.0.1:$stub"
+fi
+
+want redis || exit 0
 redis=$(free_port)
 taskset -c 1 redis-server --port "$redis" --bind 127.0.0.1 --save '' --appendonly no >/dev/null & pids+=($!)
 wait_port "$redis"
@@ -63,7 +71,7 @@ operations:
 challenges:
   - name: c
     schedule:
-      - {operation: set, clients: 50, iterations: 2000, warmup-iterations: 200, trials: 5}
-      - {operation: get, clients: 50, iterations: 2000, warmup-iterations: 200, trials: 5}
+      - {operation: set, clients: 50, iterations: 2000, warmup: 200, trials: 5}
+      - {operation: get, clients: 50, iterations: 2000, warmup: 200, trials: 5}
 YAML
 pair redis --track-path "$work/kv" --backend redis --target-hosts "127.0.0.1:$redis"

@@ -5,23 +5,25 @@
 //! Credentials come from `RUNNER_ES_USERNAME`/`RUNNER_ES_PASSWORD` or `RUNNER_ES_API_KEY`
 //! and are never stored.
 
+mod admin;
+mod client;
 mod connection;
 mod paged;
 mod request;
 pub(crate) mod response;
 mod wire;
 
-use super::{
-    status_error, Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload,
-};
-use crate::backend::net::Deadline;
+pub use admin::Admin;
+pub use client::ElasticsearchClient;
+
+use super::{Backend, BackendInfo, ErrorKind, OpError};
 use crate::backend::tls::TlsOptions;
 use crate::backend::ClientOptions;
-use crate::ops::{HealthStatus, OpSpec};
-use bytes::Bytes;
-use connection::{Connection, Endpoint};
-use request::{CallBuilder, Expect, HttpCall};
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use crate::ops::OpSpec;
+use admin::fetch_json;
+use connection::Endpoint;
+use request::{CallBuilder, HttpCall};
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use reqwest::Url;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -181,113 +183,6 @@ impl Settings {
     }
 }
 
-/// Plain requests to the first host with the backend's TLS, timeout and credentials, for
-/// what is not an operation of a race (`runner export`).
-pub struct Admin {
-    http: reqwest::Client,
-    base: Url,
-}
-
-impl Admin {
-    pub fn new(hosts: Vec<String>, options: ClientOptions) -> Result<Admin, String> {
-        Admin::of(&Settings::new(hosts, options)?)
-    }
-
-    fn of(settings: &Settings) -> Result<Admin, String> {
-        let http = settings.http_client().map_err(|e| e.message)?;
-        Ok(Admin {
-            http,
-            base: settings.hosts[0].clone(),
-        })
-    }
-
-    pub fn host(&self) -> String {
-        crate::backend::masked_host(self.base.as_str())
-    }
-
-    /// `method path` with an optional JSON or NDJSON body: the status and the body (bounded).
-    pub async fn request(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<(Vec<u8>, &'static str)>,
-    ) -> Result<(u16, Bytes), String> {
-        let url = self
-            .base
-            .join(path.trim_start_matches('/'))
-            .map_err(|e| format!("{path}: {e}"))?;
-        let mut request = self.http.request(method.clone(), url.clone());
-        if let Some((body, content_type)) = body {
-            request = request
-                .header(CONTENT_TYPE, HeaderValue::from_static(content_type))
-                .body(body);
-        }
-        let label = format!("{method} {path}");
-        let response = request
-            .send()
-            .await
-            .map_err(|e| transport_error(&label, &url, &e).message)?;
-        let status = response.status().as_u16();
-        let bytes = read_body(response, &label, &url)
-            .await
-            .map_err(|e| e.message)?;
-        Ok((status, bytes))
-    }
-}
-
-/// A transport failure as an error kind and a message with the causes (the useful part is
-/// usually a cause: "connection refused", "invalid peer certificate").
-fn transport_error(label: &str, url: &Url, e: &reqwest::Error) -> OpError {
-    let mut chain = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !chain.contains(&text) {
-            chain.push_str(": ");
-            chain.push_str(&text);
-        }
-        source = s.source();
-    }
-    let host = url.host_str().unwrap_or("?");
-    let port = url.port_or_known_default().unwrap_or(0);
-    let lower = chain.to_ascii_lowercase();
-    let broken = [
-        "end of file",
-        "incomplete",
-        "connection closed",
-        "reset by peer",
-        "broken pipe",
-    ]
-    .iter()
-    .any(|p| lower.contains(p));
-    let kind = if e.is_timeout() {
-        ErrorKind::Timeout
-    } else if broken {
-        ErrorKind::Connection
-    } else if lower.contains("invalid http")
-        || lower.contains("invalid status")
-        || lower.contains("invalid header")
-        || lower.contains("parse")
-    {
-        ErrorKind::Protocol
-    } else if e.is_decode() {
-        ErrorKind::Protocol
-    } else {
-        ErrorKind::Connection
-    };
-    let hint =
-        if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
-            " (TLS failed: see the tls_ca_file and verify_certs client options)"
-        } else if lower.contains("refused") {
-            " (is the cluster running? name it with --target-hosts)"
-        } else if broken {
-            " (the server closed the connection)"
-        } else {
-            ""
-        };
-    OpError::new(kind, format!("{label} on {host}:{port}: {chain}{hint}"))
-}
-
 pub struct ElasticsearchBackend {
     settings: Arc<Settings>,
     info: BackendInfo,
@@ -355,93 +250,9 @@ impl ElasticsearchBackend {
     }
 }
 
-async fn fetch_json(
-    client: &reqwest::Client,
-    host: &Url,
-    path: &str,
-    auth: &str,
-) -> Result<serde_json::Value, OpError> {
-    let url = host
-        .join(path)
-        .map_err(|e| OpError::new(ErrorKind::BadRequest, e.to_string()))?;
-    let shown = url.as_str().to_string();
-    let response = client.get(url.clone()).send().await.map_err(|e| {
-        let mut err = transport_error("GET", &url, &e);
-        err.message = format!("cannot reach the cluster at {shown}: {}", err.message);
-        err
-    })?;
-    let status = response.status().as_u16();
-    let body = read_body(response, "GET", &url).await?;
-    if let Some(kind) = status_error(status) {
-        let hint = match (kind, auth) {
-            (ErrorKind::Unauthorized, "none") => " (the cluster wants credentials: set RUNNER_ES_USERNAME and RUNNER_ES_PASSWORD, or RUNNER_ES_API_KEY)",
-            (ErrorKind::Unauthorized, _) => " (check the credentials in RUNNER_ES_USERNAME/RUNNER_ES_PASSWORD or RUNNER_ES_API_KEY)",
-            _ => "",
-        };
-        return Err(OpError::new(
-            kind,
-            format!(
-                "GET {shown} answered {status}: {}{hint}",
-                response::error_summary(&body)
-            ),
-        ));
-    }
-    serde_json::from_slice(&body).map_err(|_| {
-        OpError::new(
-            ErrorKind::Protocol,
-            format!("GET {shown} did not answer JSON (is it Elasticsearch or OpenSearch?)"),
-        )
-    })
-}
-
 /// The most bytes one response may hold: a bulk reply of 100,000 items or a page of 10,000
 /// hits is far below; an endless body stops here, not at the memory limit.
 pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
-
-/// A response's body, at most [`MAX_RESPONSE_BYTES`] whatever the server declares or streams.
-async fn read_body(
-    mut response: reqwest::Response,
-    label: &str,
-    url: &Url,
-) -> Result<Bytes, OpError> {
-    let too_long = |n: u64| {
-        OpError::new(ErrorKind::Protocol, format!("{label}: {} answered a body of {n} bytes or more, past the {MAX_RESPONSE_BYTES}-byte limit", url.as_str()))
-    };
-    if let Some(n) = response
-        .content_length()
-        .filter(|n| *n > MAX_RESPONSE_BYTES as u64)
-    {
-        return Err(too_long(n));
-    }
-    let Some(first) = response
-        .chunk()
-        .await
-        .map_err(|e| transport_error(label, url, &e))?
-    else {
-        return Ok(Bytes::new());
-    };
-    let Some(second) = response
-        .chunk()
-        .await
-        .map_err(|e| transport_error(label, url, &e))?
-    else {
-        return Ok(first);
-    };
-    let mut body = bytes::BytesMut::with_capacity(first.len() + second.len());
-    body.extend_from_slice(&first);
-    body.extend_from_slice(&second);
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| transport_error(label, url, &e))?
-    {
-        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-            return Err(too_long((body.len() + chunk.len()) as u64));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body.freeze())
-}
 
 /// What a client runs per call.
 pub enum Prepared {
@@ -462,22 +273,7 @@ impl Backend for ElasticsearchBackend {
 
     async fn connect(&self) -> Result<ElasticsearchClient, OpError> {
         let first = self.settings.next_client.fetch_add(1, Ordering::Relaxed);
-        let hosts = self.settings.hosts.len();
-        Ok(ElasticsearchClient {
-            endpoints: self.settings.endpoints.clone(),
-            conns: (0..hosts).map(|_| None).collect(),
-            timeout: self.settings.timeout,
-            gzip: self
-                .settings
-                .gzip
-                .then(request::Gzip::default)
-                .map(Box::new),
-            next_host: first % hosts,
-            head: Vec::new(),
-            compressed: Vec::new(),
-            deadline: Deadline::default(),
-            last_item_failure: None,
-        })
+        Ok(ElasticsearchClient::new(&self.settings, first))
     }
 
     fn cannot_run(op: &OpSpec) -> Option<String> {
@@ -538,267 +334,6 @@ impl Backend for ElasticsearchBackend {
             Ok(None) => Err(OpError::new(ErrorKind::BadRequest, DOCUMENTS_ONLY)),
             Err(m) => Err(OpError::new(ErrorKind::BadRequest, m)),
         }
-    }
-}
-
-pub struct ElasticsearchClient {
-    endpoints: Arc<[Endpoint]>,
-    /// One keep-alive connection per host, opened on first use and after a failure.
-    conns: Vec<Option<Connection>>,
-    timeout: Duration,
-    /// The compressor, when bodies go gzip-compressed.
-    gzip: Option<Box<request::Gzip>>,
-    next_host: usize,
-    /// Request heads of bodies made per call (bulk, pages), reused.
-    head: Vec<u8>,
-    /// Compressed bodies made per call, reused.
-    compressed: Vec<u8>,
-    deadline: Deadline,
-    last_item_failure: Option<String>,
-}
-
-/// The outcome of a bulk whose reply has `items` items, `failed` of them failed, for `docs`
-/// documents sent, and why items failed: a document the reply does not account for is not
-/// indexed.
-fn bulk_items(
-    label: &str,
-    docs: u64,
-    items: u64,
-    failed: u64,
-    reason: Option<String>,
-) -> Result<(Outcome, Option<String>), OpError> {
-    if items > docs {
-        return Err(OpError::new(
-            ErrorKind::Protocol,
-            format!("{label}: the bulk response has {items} items for {docs} documents sent"),
-        ));
-    }
-    let missing = docs - items;
-    let reason = match (reason, missing) {
-        (reason, 0) => reason,
-        (_, missing) => Some(format!("the bulk response accounts for {items} of the {docs} documents sent: {missing} missing")),
-    };
-    let failed = (failed + missing).min(docs.max(1));
-    let outcome = Outcome {
-        units: docs.saturating_sub(failed),
-        failed_items: failed,
-        ..Outcome::default()
-    };
-    Ok((outcome, reason))
-}
-
-fn protocol(label: &str, what: &str) -> OpError {
-    OpError::new(ErrorKind::Protocol, format!("{label}: {what}"))
-}
-
-/// What a successful response of `call` counts as; for bulk, also why items failed.
-fn outcome(call: &HttpCall, bytes: &[u8], docs: u64) -> Result<(Outcome, Option<String>), OpError> {
-    let label = &call.label;
-    let one = Outcome {
-        units: 1,
-        ..Outcome::default()
-    };
-    match call.expect {
-        Expect::Status => Ok((one, None)),
-        Expect::Search => {
-            let hits = response::search_hits(bytes)
-                .ok_or_else(|| protocol(label, "the response has no hits.total"))?;
-            Ok((Outcome { hits, ..one }, None))
-        }
-        Expect::Bulk => match response::bulk_has_errors(bytes) {
-            Some(false) => {
-                let items = response::bulk_item_count(bytes)
-                    .ok_or_else(|| protocol(label, "the bulk response has no readable `items`"))?;
-                bulk_items(label, docs, items, 0, None)
-            }
-            Some(true) => {
-                let f = response::bulk_item_failures(bytes)
-                    .ok_or_else(|| protocol(label, "errors:true but no readable items"))?;
-                // errors:true promises a failed item even when none can be read.
-                bulk_items(label, docs, f.items, f.failed.max(1), f.first_reason)
-            }
-            None => Err(protocol(
-                label,
-                "the response is not a bulk response (no `errors` flag)",
-            )),
-        },
-        Expect::Health(wanted) => {
-            let v: serde_json::Value = serde_json::from_slice(bytes)
-                .map_err(|_| protocol(label, "the response is not JSON"))?;
-            let got = v
-                .get("status")
-                .and_then(|s| s.as_str())
-                .and_then(HealthStatus::parse);
-            match (wanted, got) {
-                (_, None) => Err(protocol(label, "the response has no status")),
-                (Some(w), Some(g)) if g < w => {
-                    let kind = if v.get("timed_out").and_then(|t| t.as_bool()) == Some(true) {
-                        ErrorKind::Timeout
-                    } else {
-                        ErrorKind::ServerError
-                    };
-                    Err(OpError::new(
-                        kind,
-                        format!(
-                            "{label}: cluster health is {} but the task waits for {}",
-                            g.as_str(),
-                            w.as_str()
-                        ),
-                    ))
-                }
-                _ => Ok((one, None)),
-            }
-        }
-    }
-}
-
-/// A response of one call: the host it came from and where its body is.
-pub(super) struct Answer {
-    host: usize,
-    response: connection::Response,
-}
-
-impl ElasticsearchClient {
-    /// The host of the next call (requests go round-robin).
-    fn next_host(&mut self) -> usize {
-        let host = self.next_host;
-        self.next_host = (self.next_host + 1) % self.endpoints.len();
-        host
-    }
-
-    fn body(&self, answer: &Answer) -> &[u8] {
-        match &self.conns[answer.host] {
-            Some(c) => c.body(&answer.response),
-            None => &[],
-        }
-    }
-
-    async fn run(&mut self, call: &HttpCall, payload: &Payload<'_>) -> Result<Outcome, OpError> {
-        let host = self.next_host();
-        let answer = match (call.expect, payload) {
-            // The feeder wrote the whole body, action lines included: it goes to the socket
-            // from the feeder's buffer.
-            (Expect::Bulk, Payload::Documents { body, count, .. }) => {
-                let answer = self.send(call, host, Some(body.as_bytes())).await?;
-                return self.finish(call, &answer, *count);
-            }
-            (Expect::Bulk, _) => {
-                return Err(OpError::new(ErrorKind::Internal, "bulk without documents"))
-            }
-            _ => self.send(call, host, None).await?,
-        };
-        self.finish(call, &answer, 0)
-    }
-
-    fn finish(&mut self, call: &HttpCall, answer: &Answer, docs: u64) -> Result<Outcome, OpError> {
-        let (outcome, reason) = outcome(call, self.body(answer), docs)?;
-        self.last_item_failure = reason;
-        Ok(outcome)
-    }
-
-    /// Sends `call` to host `host`, with `body` made for this call or else the call's fixed
-    /// one, and reads the response; a status of 400 or more is an error.
-    pub(super) async fn send(
-        &mut self,
-        call: &HttpCall,
-        host: usize,
-        body: Option<&[u8]>,
-    ) -> Result<Answer, OpError> {
-        let Self {
-            endpoints,
-            conns,
-            timeout,
-            gzip,
-            head,
-            compressed,
-            deadline,
-            ..
-        } = self;
-        let endpoint = &endpoints[host];
-        let slot = &mut conns[host];
-        let (first, second): (&[u8], &[u8]) = match body {
-            None => (call.fixed(host), &[]),
-            Some(b) => {
-                let b = match gzip {
-                    Some(g) => {
-                        g.compress(b, compressed);
-                        &compressed[..]
-                    }
-                    None => b,
-                };
-                head.clear();
-                call.head_for(host, b.len(), head);
-                (&head[..], b)
-            }
-        };
-        let exchange = async {
-            if !slot.as_ref().is_some_and(Connection::usable) {
-                *slot = None;
-                *slot = Some(Connection::open(endpoint).await?);
-            }
-            let conn = slot.as_mut().expect("just opened");
-            conn.exchange(first, second, call.is_head()).await
-        };
-        // Long admin calls have their own timeout; the shared deadline serves the rest.
-        let limit = call.timeout.unwrap_or(*timeout);
-        let result = match call.timeout {
-            Some(t) => tokio::time::timeout(t, exchange).await.ok(),
-            None => deadline.within(limit, exchange).await,
-        };
-        let response = match result {
-            Some(Ok(r)) => r,
-            Some(Err(failure)) => {
-                *slot = None;
-                return Err(failure.into_op_error(&call.label, &endpoint.addr));
-            }
-            None => {
-                *slot = None;
-                return Err(OpError::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "{} on {}: no response within {limit:?}",
-                        call.label, endpoint.addr
-                    ),
-                ));
-            }
-        };
-        let answer = Answer { host, response };
-        if let Some(kind) = status_error(answer.response.status) {
-            return Err(OpError::new(
-                kind,
-                format!(
-                    "{} answered {}: {}",
-                    call.label,
-                    answer.response.status,
-                    response::error_summary(self.body(&answer))
-                ),
-            ));
-        }
-        Ok(answer)
-    }
-}
-
-impl BackendClient for ElasticsearchClient {
-    type Prepared = Prepared;
-
-    async fn execute(&mut self, op: &Prepared, payload: &Payload<'_>) -> Result<Outcome, OpError> {
-        match op {
-            Prepared::Calls(calls) => {
-                let mut outcome = Outcome {
-                    units: 1,
-                    ..Outcome::default()
-                };
-                for call in calls {
-                    outcome = self.run(call, payload).await?;
-                }
-                Ok(outcome)
-            }
-            Prepared::Paged(p) => self.paged(p).await,
-        }
-    }
-
-    fn item_failure_reason(&mut self) -> Option<String> {
-        self.last_item_failure.take()
     }
 }
 
