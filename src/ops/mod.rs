@@ -339,6 +339,32 @@ mod tests {
     }
 
     #[test]
+    fn force_merge_takes_rallys_minus_one_as_the_backends_choice() {
+        let ctx = super::TrackContext {
+            indices: &[],
+            corpora: &[],
+        };
+        let segments = |v: serde_json::Value| {
+            let params = serde_json::json!({"index": "i", "max-num-segments": v});
+            match super::parse("force-merge", params.as_object().unwrap(), &ctx) {
+                Ok((
+                    _,
+                    super::OpSpec::ForceMerge {
+                        max_num_segments, ..
+                    },
+                )) => Ok(max_num_segments),
+                Ok(_) => unreachable!(),
+                Err(e) => Err(e.message),
+            }
+        };
+        assert_eq!(segments(serde_json::json!(-1)), Ok(None));
+        assert_eq!(segments(serde_json::json!(0)), Ok(None));
+        assert_eq!(segments(serde_json::json!(5)), Ok(Some(5)));
+        assert!(segments(serde_json::json!(-2)).is_err());
+        assert!(segments(serde_json::json!("x")).is_err());
+    }
+
+    #[test]
     fn get_with_an_id_is_get_document() {
         let with_id = serde_json::json!({"index": "i", "id": "1"});
         assert_eq!(

@@ -12,10 +12,20 @@ pub const FORCE_MERGE: OperationType = OperationType {
     parse: |p, ctx| {
         Ok(OpSpec::ForceMerge {
             indices: admin::index_names(p, ctx)?,
-            max_num_segments: p.positive_int("max-num-segments")?,
+            max_num_segments: max_num_segments(p)?,
         })
     },
 };
+
+/// Rally passes `max-num-segments` on when it is truthy: -1, its tracks' default, is
+/// Elasticsearch's own default (merge as needed), and 0 is not sent. Both mean the backend's
+/// choice here.
+fn max_num_segments(p: &Params) -> Result<Option<u64>, ParamError> {
+    match p.get("max-num-segments").and_then(Value::as_i64) {
+        Some(-1 | 0) => Ok(None),
+        _ => p.positive_int("max-num-segments"),
+    }
+}
 
 pub const CLUSTER_HEALTH: OperationType = OperationType {
     name: "cluster-health",

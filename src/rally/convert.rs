@@ -230,11 +230,39 @@ fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackErr
     Ok(out)
 }
 
-/// The file Rally's test mode reads instead of `source`: `documents.json.bz2` → `documents-1k.json.bz2`.
+/// `name` split as Python's `os.path.splitext` does (the last dot of the file name, not a
+/// leading one), except that `.tar.gz` and `.tar.bz2` stay whole, as in Rally's `io.splitext`.
+fn splitext(name: &str) -> (&str, &str) {
+    for whole in [".tar.gz", ".tar.bz2"] {
+        if let Some(stem) = name.strip_suffix(whole) {
+            return (stem, &name[stem.len()..]);
+        }
+    }
+    let base_start = name.rfind('/').map_or(0, |i| i + 1);
+    let base = &name[base_start..];
+    match base.rfind('.') {
+        // A dot that only leads the name (`.hidden`, `..x`) is no extension.
+        Some(i) if base[..i].chars().any(|c| c != '.') => {
+            (&name[..base_start + i], &name[base_start + i..])
+        }
+        _ => (name, ""),
+    }
+}
+
+/// The file Rally's test mode reads instead of `source`, as Rally names it: the `-1k` goes before
+/// the document extension, inside any compression extension. `documents.json.bz2` →
+/// `documents-1k.json.bz2`, `documents-181998.unparsed.json.bz2` →
+/// `documents-181998.unparsed-1k.json.bz2`, `docs.json` → `docs-1k.json`.
 pub fn test_mode_file(source: &str) -> String {
-    match source.split_once('.') {
-        Some((stem, ext)) => format!("{stem}-1k.{ext}"),
-        None => format!("{source}-1k"),
+    const COMPRESSED: [&str; 8] = [
+        ".bz2", ".gz", ".zst", ".zip", ".tgz", ".tar", ".tar.gz", ".tar.bz2",
+    ];
+    let (path, ext) = splitext(source);
+    if COMPRESSED.contains(&ext) {
+        let (path2, ext2) = splitext(path);
+        format!("{path2}-1k{ext2}{ext}")
+    } else {
+        format!("{path}-1k{ext}")
     }
 }
 
@@ -695,6 +723,30 @@ fn self_task(
         out.insert("include-in-reporting".into(), json!(false));
     }
     Ok(Some(Value::Object(out)))
+}
+
+#[cfg(test)]
+mod test_mode_names {
+    use super::test_mode_file;
+
+    #[test]
+    fn the_1k_file_is_named_as_rally_names_it() {
+        for (source, rally) in [
+            ("documents.json.bz2", "documents-1k.json.bz2"),
+            (
+                "documents-181998.unparsed.json.bz2",
+                "documents-181998.unparsed-1k.json.bz2",
+            ),
+            ("documents.json", "documents-1k.json"),
+            ("a.b.json", "a.b-1k.json"),
+            ("logs.json.gz", "logs-1k.json.gz"),
+            ("data.tar.gz", "data-1k.tar.gz"),
+            ("dir.v2/documents", "dir.v2/documents-1k"),
+            ("documents", "documents-1k"),
+        ] {
+            assert_eq!(test_mode_file(source), rally, "{source}");
+        }
+    }
 }
 
 #[cfg(test)]

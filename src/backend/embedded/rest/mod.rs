@@ -206,14 +206,15 @@ impl EmbeddedBackend {
     }
 
     fn force_merge(&self, names: Option<&str>, query: &str) -> RestResponse {
-        let max = match param(query, "max_num_segments").map(str::parse::<u64>) {
-            None => 1,
-            Some(Ok(n)) if n > 0 => n,
+        // -1 is Elasticsearch's own default, as Rally's tracks send it: here, one segment.
+        let max = match param(query, "max_num_segments").map(|n| (n, n.parse::<u64>())) {
+            None | Some(("-1", _)) => 1,
+            Some((_, Ok(n))) if n > 0 => n,
             Some(_) => {
                 return RestResponse::error(
                     400,
                     "illegal_argument_exception",
-                    "max_num_segments must be a positive integer",
+                    "max_num_segments must be a positive integer or -1",
                 )
             }
         };
@@ -360,6 +361,10 @@ mod tests {
         );
         assert_eq!(
             call(&b, "POST", "/places/_forcemerge?max_num_segments=1", "").0,
+            200
+        );
+        assert_eq!(
+            call(&b, "POST", "/places/_forcemerge?max_num_segments=-1", "").0,
             200
         );
         assert_eq!(call(&b, "POST", "/places/_count", "{}").1["count"], 1);
