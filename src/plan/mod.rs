@@ -21,7 +21,7 @@ pub const TEST_MODE_DOCUMENTS: u64 = 1_000;
 const TEST_MODE_ITERATIONS: u64 = 20;
 const TEST_MODE_WARMUP_ITERATIONS: u64 = 5;
 const TEST_MODE_TIME: Duration = Duration::from_secs(1);
-const TEST_MODE_WARMUP_TIME: Duration = Duration::from_millis(200);
+const TEST_MODE_RAMP_UP: Duration = Duration::from_millis(200);
 
 #[derive(Debug, Clone, Default)]
 pub struct PlanOptions {
@@ -525,7 +525,9 @@ impl Builder<'_> {
                     Warmup::Iterations(_) => return Err(invalid("a warmup iteration count needs an iterations task".into())),
                 };
                 if tm {
-                    Work::Time { warmup: warmup.min(TEST_MODE_WARMUP_TIME), measured: measured.min(TEST_MODE_TIME) }
+                    // No warmup time in test mode, as in Rally's: a bulk over a 1,000-document
+                    // corpus ends within any warmup and would measure nothing.
+                    Work::Time { warmup: Duration::ZERO, measured: measured.min(TEST_MODE_TIME) }
                 } else {
                     Work::Time { warmup, measured }
                 }
@@ -537,7 +539,9 @@ impl Builder<'_> {
                 Warmup::None => Work::Corpus { warmup_fraction: 0.0, warmup_time: Duration::ZERO },
                 Warmup::Fraction(f) => Work::Corpus { warmup_fraction: f, warmup_time: Duration::ZERO },
                 // Rally's `warmup-time-period` on a bulk task: requests of the first seconds.
-                Warmup::Time(w) => Work::Corpus { warmup_fraction: 0.0, warmup_time: if tm { w.min(TEST_MODE_WARMUP_TIME) } else { w } },
+                // Test mode (as Rally's) drops it: a 1,000-document corpus is gone in less, and
+                // would measure nothing.
+                Warmup::Time(w) => Work::Corpus { warmup_fraction: 0.0, warmup_time: if tm { Duration::ZERO } else { w } },
                 Warmup::Iterations(_) => return Err(invalid("a bulk task over the whole corpus takes its warmup as a fraction (`warmup: 40%`) or a time (`warmup: 30s`)".into())),
             },
             (None, None) => match task.warmup {
@@ -567,8 +571,10 @@ impl Builder<'_> {
             operation: def,
             spec,
             clients: point.clients,
-            target_throughput: point.target,
-            schedule: if point.target.is_some() {
+            // Test mode runs unthrottled, as Rally's does: a target of 0.5 ops/s would make a
+            // check of the setup take minutes.
+            target_throughput: point.target.filter(|_| !self.opts.test_mode),
+            schedule: if point.target.is_some() && !self.opts.test_mode {
                 task.schedule
             } else {
                 ScheduleKind::Unthrottled
@@ -578,7 +584,7 @@ impl Builder<'_> {
             ignore_response_errors: task.ignore_response_errors,
             completes_block: false,
             ramp_up: if self.opts.test_mode {
-                task.ramp_up.min(TEST_MODE_WARMUP_TIME)
+                task.ramp_up.min(TEST_MODE_RAMP_UP)
             } else {
                 task.ramp_up
             },

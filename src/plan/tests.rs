@@ -141,6 +141,8 @@ fn test_mode_shrinks_work() {
       - {{operation: s, warmup: 10000, iterations: 10000}}
       - {{operation: s, warmup: 30s, time-period: 2m}}
       - {{operation: bulk}}
+      - {{operation: s, target-throughput: 0.5, iterations: 100}}
+      - {{operation: bulk, warmup: 30s}}
 "
     ));
     let p = build(
@@ -163,11 +165,23 @@ fn test_mode_shrinks_work() {
     assert_eq!(
         r[1].work,
         Work::Time {
-            warmup: Duration::from_millis(200),
+            warmup: Duration::ZERO,
             measured: Duration::from_secs(1)
         }
     );
     assert_eq!(r[2].document_limit, Some(TEST_MODE_DOCUMENTS));
+    // Unthrottled, and a bulk's warmup time dropped, as in Rally's test mode.
+    assert_eq!(
+        (r[3].target_throughput, r[3].schedule),
+        (None, ScheduleKind::Unthrottled)
+    );
+    assert_eq!(
+        r[4].work,
+        Work::Corpus {
+            warmup_fraction: 0.0,
+            warmup_time: Duration::ZERO
+        }
+    );
 }
 
 #[test]
