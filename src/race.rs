@@ -39,15 +39,20 @@ pub struct RaceOutcome {
 impl RaceOutcome {
     /// How the race ended, for the exit code: a trial that could not run (a corpus broken
     /// half-way, a reset that failed) is not a finished measurement, whatever `--on-error`
-    /// says about operation errors.
+    /// says about operation errors; nor is a race whose task left out of the report (a
+    /// create-index, as Rally's administrative operations are) failed, since the report would
+    /// not show it.
     pub fn ended(&self) -> RaceEnd {
-        let failed_trial = self
-            .stored
-            .0
-            .tasks
+        let tasks = &self.stored.0.tasks;
+        let failed_trial = tasks
             .iter()
             .flat_map(|t| &t.trials)
-            .any(|t| t.failure.is_some());
+            .any(|t| t.failure.is_some())
+            || tasks
+                .iter()
+                .filter(|t| !t.slot.reported)
+                .flat_map(|t| &t.trials)
+                .any(|t| t.errors > 0);
         match self.stored.0.status {
             RaceStatus::Completed if failed_trial => RaceEnd::Failed,
             RaceStatus::Completed => RaceEnd::Completed,

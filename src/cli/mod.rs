@@ -456,6 +456,7 @@ fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackRequest, CliError
             test_mode: args.test_mode,
             ignore_unused_params: args.ignore_unused_track_params,
             on_unsupported: args.on_unsupported,
+            challenge: args.challenge.clone(),
             data_root: Some(home.join("data")),
         },
         challenge: args.challenge.clone(),

@@ -356,6 +356,9 @@ impl<B: Backend> Driver<B> {
                 Work::Corpus { warmup_time, .. } if !warmup_time.is_zero() => {
                     CorpusWarmup::Until(Instant::now() + warmup_time)
                 }
+                Work::Corpus {
+                    warmup_requests, ..
+                } => CorpusWarmup::Requests(warmup_requests),
                 _ => CorpusWarmup::Requests(0),
             },
         };

@@ -129,7 +129,8 @@ pub enum Work {
         measured: Duration,
     },
     /// Bulk through the whole corpus; requests starting in the first `warmup_fraction` of the
-    /// documents, or in the first `warmup_time` of the task, are warmup.
+    /// documents, in the first `warmup_time` of the task, or the first `warmup_requests`
+    /// requests (Rally's `warmup-iterations` on a bulk task), are warmup.
     Corpus {
         warmup_fraction: f64,
         #[serde(
@@ -138,6 +139,8 @@ pub enum Work {
             skip_serializing_if = "Duration::is_zero"
         )]
         warmup_time: Duration,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        warmup_requests: u64,
     },
 }
 
@@ -536,13 +539,15 @@ impl Builder<'_> {
                 return Err(invalid("a `looped` bulk never runs out of documents: give it `iterations` or a `time-period`".into()))
             }
             (None, None) if matches!(spec, OpSpec::Bulk(_)) => match task.warmup {
-                Warmup::None => Work::Corpus { warmup_fraction: 0.0, warmup_time: Duration::ZERO },
-                Warmup::Fraction(f) => Work::Corpus { warmup_fraction: f, warmup_time: Duration::ZERO },
+                Warmup::None => Work::Corpus { warmup_fraction: 0.0, warmup_time: Duration::ZERO, warmup_requests: 0 },
+                Warmup::Fraction(f) => Work::Corpus { warmup_fraction: f, warmup_time: Duration::ZERO, warmup_requests: 0 },
                 // Rally's `warmup-time-period` on a bulk task: requests of the first seconds.
                 // Test mode (as Rally's) drops it: a 1,000-document corpus is gone in less, and
                 // would measure nothing.
-                Warmup::Time(w) => Work::Corpus { warmup_fraction: 0.0, warmup_time: if tm { Duration::ZERO } else { w } },
-                Warmup::Iterations(_) => return Err(invalid("a bulk task over the whole corpus takes its warmup as a fraction (`warmup: 40%`) or a time (`warmup: 30s`)".into())),
+                Warmup::Time(w) => Work::Corpus { warmup_fraction: 0.0, warmup_time: if tm { Duration::ZERO } else { w }, warmup_requests: 0 },
+                // The first N bulk requests, as Rally's `warmup-iterations` on a bulk task (its
+                // per-client count times the clients); none in test mode, for the same reason.
+                Warmup::Iterations(n) => Work::Corpus { warmup_fraction: 0.0, warmup_time: Duration::ZERO, warmup_requests: if tm { 0 } else { n } },
             },
             (None, None) => match task.warmup {
                 Warmup::None => Work::Iterations { warmup: 0, measured: 1 },

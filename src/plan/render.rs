@@ -35,6 +35,7 @@ fn describe(leaf: &Leaf) -> String {
         Work::Corpus {
             warmup_fraction,
             warmup_time,
+            warmup_requests,
         } => {
             let _ = write!(s, ", whole corpus");
             if let Some(limit) = leaf.document_limit {
@@ -45,6 +46,9 @@ fn describe(leaf: &Leaf) -> String {
             }
             if !warmup_time.is_zero() {
                 let _ = write!(s, ", first {:.1}s as warmup", warmup_time.as_secs_f64());
+            }
+            if warmup_requests > 0 {
+                let _ = write!(s, ", first {warmup_requests} requests as warmup");
             }
         }
     }

@@ -66,7 +66,8 @@ fn sweep_times_trials_with_reset_before_each_trial() {
     assert!(runs(&p).iter().all(|l| l.work
         == Work::Corpus {
             warmup_fraction: 0.4,
-            warmup_time: Duration::ZERO
+            warmup_time: Duration::ZERO,
+            warmup_requests: 0
         }));
 }
 
@@ -179,7 +180,8 @@ fn test_mode_shrinks_work() {
         r[4].work,
         Work::Corpus {
             warmup_fraction: 0.0,
-            warmup_time: Duration::ZERO
+            warmup_time: Duration::ZERO,
+            warmup_requests: 0
         }
     );
 }

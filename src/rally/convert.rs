@@ -44,13 +44,17 @@ impl Ctx<'_> {
     }
 }
 
-/// Converts a rendered Rally track; `name` is its directory's name.
+/// Converts a rendered Rally track; `name` is its directory's name. Only the challenge a race
+/// will run (`challenge`, else the track's default) fails on a task the runner cannot run; in
+/// the others such tasks are left out with a note, and a challenge left with nothing to run
+/// is dropped with one: a track is not refused for a challenge nobody asked for.
 pub fn convert(
     rally: &Value,
     file: &Path,
     name: &str,
     test_mode: bool,
     on_unsupported: OnUnsupported,
+    challenge_wanted: Option<&str>,
     render_body: &dyn Fn(&str) -> Result<Value, TrackError>,
 ) -> Result<Converted, TrackError> {
     let mut c = Ctx {
@@ -154,15 +158,25 @@ pub fn convert(
             ))
         }
     };
+    let selected = selected_challenge(&challenges, challenge_wanted);
     let mut our = Vec::new();
     for (i, ch) in challenges.iter().enumerate() {
-        our.push(challenge(
-            &mut c,
-            ch,
-            &format!("/challenges/{i}"),
-            &ops,
-            &unsupported_ops,
-        )?);
+        let path = format!("/challenges/{i}");
+        if Some(i) == selected {
+            our.push(challenge(&mut c, ch, &path, &ops, &unsupported_ops)?);
+            continue;
+        }
+        let strict = std::mem::replace(&mut c.on_unsupported, OnUnsupported::Skip);
+        let converted = challenge(&mut c, ch, &path, &ops, &unsupported_ops);
+        c.on_unsupported = strict;
+        match converted {
+            Ok(ours) => our.push(ours),
+            Err(e) => c.notes.push(format!(
+                "{path}: challenge `{}` is left out (not the one raced): {}",
+                ch.get("name").and_then(Value::as_str).unwrap_or("default"),
+                e.message
+            )),
+        }
     }
     out.insert("challenges".into(), Value::Array(our));
     Ok(Converted {
@@ -490,6 +504,24 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
     ))
 }
 
+/// The index of the challenge a race runs: the one named, else the one marked `default`, else
+/// the only one. None when none of those applies (the track model then says why).
+fn selected_challenge(challenges: &[Value], wanted: Option<&str>) -> Option<usize> {
+    let name = |ch: &Value| {
+        ch.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("default")
+            .to_string()
+    };
+    match wanted {
+        Some(w) => challenges.iter().position(|ch| name(ch) == w),
+        None => challenges
+            .iter()
+            .position(|ch| ch.get("default").and_then(Value::as_bool) == Some(true))
+            .or((challenges.len() == 1).then_some(0)),
+    }
+}
+
 fn challenge(
     c: &mut Ctx,
     ch: &Value,
@@ -760,6 +792,7 @@ mod tests {
             "t",
             false,
             on_unsupported,
+            None,
             &|_| Ok(json!({})),
         )
     }
@@ -818,6 +851,49 @@ mod tests {
             "{:?}",
             converted.notes
         );
+    }
+
+    #[test]
+    fn only_the_challenge_raced_fails_on_a_task_that_cannot_run() {
+        let rally = json!({
+            "operations": [
+                {"name": "nap", "operation-type": "sleep", "duration": 0},
+                {"name": "custom", "operation-type": "my-custom-runner"}
+            ],
+            "challenges": [
+                {"name": "plain", "default": true, "schedule": [{"operation": "nap"}]},
+                {"name": "mixed", "schedule": [{"operation": "nap"}, {"operation": "custom"}]},
+                {"name": "custom-only", "schedule": [{"operation": "custom"}]}
+            ]
+        });
+        let convert_for = |wanted: Option<&str>| {
+            convert(
+                &rally,
+                Path::new("track.json"),
+                "t",
+                false,
+                OnUnsupported::Fail,
+                wanted,
+                &|_| Ok(json!({})),
+            )
+        };
+        // The default challenge runs: the others lose what cannot run, with notes.
+        let converted = convert_for(None).unwrap();
+        let names: Vec<&str> = converted.track["challenges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["plain", "mixed"], "{:?}", converted.notes);
+        let notes = converted.notes.join("\n");
+        assert!(
+            notes.contains("task `custom` skipped") && notes.contains("`custom-only` is left out"),
+            "{notes}"
+        );
+        // Racing the challenge that holds it still fails, naming the task.
+        let e = convert_for(Some("mixed")).unwrap_err();
+        assert!(e.to_string().contains("task `custom`"), "{e}");
     }
 
     #[test]

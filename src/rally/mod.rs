@@ -214,6 +214,7 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
         &name,
         opts.test_mode,
         opts.on_unsupported,
+        opts.challenge.as_deref(),
         &render_body,
     )?;
     fetch_and_check_corpora(&rally, file, &dir, data_dir.as_deref(), opts.test_mode)?;

@@ -29,6 +29,9 @@ impl Exporter for Markdown {
         if r.status == crate::results::RaceStatus::Incomplete {
             let _ = writeln!(out, "\n> incomplete: the runner was killed during this race; the trials below are those stored before that.");
         }
+        for failure in super::table::unreported_failures(s) {
+            let _ = writeln!(out, "\n> failed outside the report: {failure}");
+        }
         for warning in super::table::runner_warnings(s)
             .into_iter()
             .chain(super::table::server_warnings(s))

@@ -269,6 +269,9 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
     if let Some(thresholds) = thresholds_table(s) {
         tables.push(thresholds);
     }
+    if let Some(hidden) = unreported_failures_table(s) {
+        tables.push(hidden);
+    }
     if let Some(runner) = runner_table(s) {
         tables.push(runner);
     }
@@ -276,6 +279,49 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
         tables.push(server);
     }
     tables
+}
+
+/// Tasks left out of the report (Rally's administrative operations) whose operations failed:
+/// a create-index that failed makes every later number meaningless, so it is shown in every
+/// report, and it fails the race's exit code.
+pub fn unreported_failures(s: &Summary) -> Vec<String> {
+    s.race
+        .tasks
+        .iter()
+        .filter(|t| !t.slot.reported)
+        .filter_map(|t| {
+            let errors: u64 = t.trials.iter().map(|tr| tr.errors).sum();
+            let operations: u64 = t.trials.iter().map(|tr| tr.operations).sum();
+            let first = t
+                .trials
+                .iter()
+                .find_map(|tr| tr.error_messages.iter().next())
+                .map(|(kind, m)| format!(" ({}: {m})", kind.as_str()));
+            (errors > 0).then(|| {
+                format!(
+                    "{}: {errors} of {operations} operations failed{}",
+                    t.slot.task,
+                    first.unwrap_or_default()
+                )
+            })
+        })
+        .collect()
+}
+
+fn unreported_failures_table(s: &Summary) -> Option<Table> {
+    let failures = unreported_failures(s);
+    if failures.is_empty() {
+        return None;
+    }
+    let mut table = Table::new(
+        "Failed outside the report (administrative tasks)",
+        &[("Task: what failed", Align::Left)],
+    );
+    for f in failures {
+        table.row(vec![f]);
+    }
+    table.note = Some("These tasks are left out of the tables above, as Rally leaves administrative operations out; their failures make the race exit 1.".into());
+    Some(table)
 }
 
 /// The server's side of each task: its CPU, what its counters grew by, and its levels at the

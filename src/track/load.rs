@@ -23,6 +23,9 @@ pub struct LoadOptions {
     pub ignore_unused_params: bool,
     /// Rally tracks: what to do with tasks the runner cannot run as Rally would.
     pub on_unsupported: crate::rally::OnUnsupported,
+    /// Rally tracks: the challenge the race runs (None: the track's default); only its tasks
+    /// can make the conversion fail.
+    pub challenge: Option<String>,
     /// Rally tracks: where corpus files from a `base-url` are downloaded to and kept, one
     /// directory per track below it (the results home's `data/`).
     pub data_root: Option<PathBuf>,

@@ -537,6 +537,64 @@ fn warmup_time_on_a_bulk_task_takes_the_first_seconds_of_requests() {
     );
 }
 
+/// A task Rally leaves out of its report (an administrative operation) that fails is shown in
+/// the summary and fails the exit code: it was hidden, and the race exited 0.
+#[test]
+fn a_failed_task_left_out_of_the_report_is_shown_and_fails_the_race() {
+    let track = r#"{"indices": [{"name": "i"}],
+  "operations": [{"name": "nap", "operation-type": "sleep", "duration": 0}],
+  "schedule": [{"operation": {"operation-type": "refresh", "index": "nope"}},
+    {"operation": "nap", "iterations": 3}]}"#;
+    let dir = track_dir(&[("track.json", track)]);
+    let env = Env::new();
+    let out = env.run(&["race", "--track-path", dir.path().to_str().unwrap()]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("failed outside the report: refresh")
+            && stdout.contains("Failed outside the report"),
+        "{stdout}"
+    );
+    let race = env.only_race();
+    assert_eq!(race["status"], "completed");
+    assert_eq!(tasks(&race, "nap")[0]["trials"][0]["successes"], 3);
+}
+
+/// `warmup-iterations` on a bulk task through its corpus: the first N requests of each client
+/// are warmup, as in Rally (it was refused).
+#[test]
+fn warmup_iterations_on_a_bulk_task_are_its_first_requests() {
+    let docs: String = (0..20).map(|i| format!("{{\"n\":{i}}}\n")).collect();
+    let track = r#"{"indices": [{"name": "i"}],
+  "corpora": [{"name": "c", "documents": [{"source-file": "docs.json", "document-count": 20, "target-index": "i"}]}],
+  "schedule": [{"operation": "create-index"},
+    {"operation": {"name": "bulk", "operation-type": "bulk", "bulk-size": 1}, "clients": 2, "warmup-iterations": 3}]}"#;
+    let dir = track_dir(&[("track.json", track), ("docs.json", &docs)]);
+    let env = Env::new();
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ]);
+    let race = env.only_race();
+    let trial = &tasks(&race, "bulk")[0]["trials"][0];
+    // 3 per client × 2 clients = the first 6 of 20 one-document requests.
+    assert_eq!(
+        (
+            trial["warmup_operations"].as_u64(),
+            trial["operations"].as_u64(),
+            trial["warmup_units"].as_u64(),
+            trial["units"].as_u64()
+        ),
+        (Some(6), Some(14), Some(6), Some(14)),
+        "{trial}"
+    );
+}
+
 /// `completed-by`: when the named task of a parallel block ends, the others stop, complete
 /// (not cut short), with what they measured kept.
 #[test]
