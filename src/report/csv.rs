@@ -117,6 +117,32 @@ impl Exporter for Csv {
             row("errors".into(), t.errors as f64, "count");
             row("error_rate".into(), t.error_rate, "ratio");
         }
+        // A task left out of the report still shows its failures (a failed create-index).
+        for r in s.race.tasks.iter().filter(|r| !r.slot.reported) {
+            for tr in r.trials.iter().filter(|tr| tr.errors > 0) {
+                let trial = (tr.trial + 1).to_string();
+                for (metric, value, unit) in [
+                    ("errors", tr.errors as f64, "count"),
+                    ("error_rate", tr.error_rate, "ratio"),
+                ] {
+                    let _ = w.write_record([
+                        s.race.race_id.as_str(),
+                        &s.race.track,
+                        &s.race.challenge,
+                        &r.slot.task,
+                        &r.slot.operation,
+                        &r.slot.operation_type,
+                        "-",
+                        &r.slot.clients.to_string(),
+                        "",
+                        &trial,
+                        metric,
+                        &value.to_string(),
+                        unit,
+                    ]);
+                }
+            }
+        }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
     }
 }

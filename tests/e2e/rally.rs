@@ -561,6 +561,14 @@ fn a_failed_task_left_out_of_the_report_is_shown_and_fails_the_race() {
     let race = env.only_race();
     assert_eq!(race["status"], "completed");
     assert_eq!(tasks(&race, "nap")[0]["trials"][0]["successes"], 3);
+    // The CSV report has its error rows too.
+    let id = race["race_id"].as_str().unwrap();
+    let csv = env.ok(&["show", id, "--report-format", "csv"]);
+    assert!(
+        csv.lines()
+            .any(|l| l.contains(",refresh,") && l.contains(",errors,1,")),
+        "{csv}"
+    );
 }
 
 /// `warmup-iterations` on a bulk task through its corpus: the first N requests of each client
