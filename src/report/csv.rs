@@ -18,6 +18,40 @@ fn percentile_rows(prefix: &str, p: &Percentiles, row: &mut dyn FnMut(String, f6
     }
 }
 
+/// One row: the race and task columns, then the trial, metric, value and unit.
+#[allow(clippy::too_many_arguments)]
+fn write_row(
+    w: &mut csv::Writer<Vec<u8>>,
+    s: &Summary,
+    r: &crate::results::TaskRecord,
+    sweep: &str,
+    trial: &str,
+    metric: &str,
+    value: f64,
+    unit: &str,
+) {
+    let target = r
+        .slot
+        .target_throughput
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    let _ = w.write_record([
+        s.race.race_id.as_str(),
+        &s.race.track,
+        &s.race.challenge,
+        &r.slot.task,
+        &r.slot.operation,
+        &r.slot.operation_type,
+        sweep,
+        &r.slot.clients.to_string(),
+        &target,
+        trial,
+        metric,
+        &value.to_string(),
+        unit,
+    ]);
+}
+
 impl Exporter for Csv {
     fn render(&self, s: &Summary) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
@@ -38,28 +72,8 @@ impl Exporter for Csv {
         ]);
         for t in &s.tasks {
             let r = t.record;
-            let target = r
-                .slot
-                .target_throughput
-                .map(|v| v.to_string())
-                .unwrap_or_default();
-            let clients = r.slot.clients.to_string();
             let mut emit = |trial: &str, metric: String, value: f64, unit: &str| {
-                let _ = w.write_record([
-                    s.race.race_id.as_str(),
-                    &s.race.track,
-                    &s.race.challenge,
-                    &r.slot.task,
-                    &r.slot.operation,
-                    &r.slot.operation_type,
-                    &t.sweep_label,
-                    &clients,
-                    &target,
-                    trial,
-                    &metric,
-                    &value.to_string(),
-                    unit,
-                ]);
+                write_row(&mut w, s, r, &t.sweep_label, trial, &metric, value, unit);
             };
             for tr in &r.trials {
                 let trial = (tr.trial + 1).to_string();
@@ -125,21 +139,7 @@ impl Exporter for Csv {
                     ("errors", tr.errors as f64, "count"),
                     ("error_rate", tr.error_rate, "ratio"),
                 ] {
-                    let _ = w.write_record([
-                        s.race.race_id.as_str(),
-                        &s.race.track,
-                        &s.race.challenge,
-                        &r.slot.task,
-                        &r.slot.operation,
-                        &r.slot.operation_type,
-                        "-",
-                        &r.slot.clients.to_string(),
-                        "",
-                        &trial,
-                        metric,
-                        &value.to_string(),
-                        unit,
-                    ]);
+                    write_row(&mut w, s, r, "-", &trial, metric, value, unit);
                 }
             }
         }
