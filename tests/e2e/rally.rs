@@ -503,16 +503,17 @@ fn base_url_corpora_are_downloaded_once_kept_under_the_results_home_and_size_che
     );
 }
 
-/// Rally's `warmup-time-period` on a bulk task through its corpus: the requests of the first
-/// seconds are warmup (here 0.5 s of a 1 s, 20-request bulk at 20 requests/s).
-#[test]
-fn warmup_time_on_a_bulk_task_takes_the_first_seconds_of_requests() {
+/// The trial of a Rally bulk task of 20 one-document requests through a 20-document corpus,
+/// with `task_keys` (JSON members) added to the task.
+fn bulk_of_twenty(task_keys: &str) -> serde_json::Value {
     let docs: String = (0..20).map(|i| format!("{{\"n\":{i}}}\n")).collect();
-    let track = r#"{"indices": [{"name": "i"}],
-  "corpora": [{"name": "c", "documents": [{"source-file": "docs.json", "document-count": 20, "target-index": "i"}]}],
-  "schedule": [{"operation": "create-index"},
-    {"operation": {"name": "bulk", "operation-type": "bulk", "bulk-size": 1}, "warmup-time-period": 0.5, "target-throughput": 20}]}"#;
-    let dir = track_dir(&[("track.json", track), ("docs.json", &docs)]);
+    let track = format!(
+        r#"{{"indices": [{{"name": "i"}}],
+  "corpora": [{{"name": "c", "documents": [{{"source-file": "docs.json", "document-count": 20, "target-index": "i"}}]}}],
+  "schedule": [{{"operation": "create-index"}},
+    {{"operation": {{"name": "bulk", "operation-type": "bulk", "bulk-size": 1}}, {task_keys}}}]}}"#
+    );
+    let dir = track_dir(&[("track.json", &track), ("docs.json", &docs)]);
     let env = Env::new();
     env.ok(&[
         "race",
@@ -520,8 +521,14 @@ fn warmup_time_on_a_bulk_task_takes_the_first_seconds_of_requests() {
         dir.path().to_str().unwrap(),
         "--quiet",
     ]);
-    let race = env.only_race();
-    let trial = &tasks(&race, "bulk")[0]["trials"][0];
+    tasks(&env.only_race(), "bulk")[0]["trials"][0].clone()
+}
+
+/// Rally's `warmup-time-period` on a bulk task through its corpus: the requests of the first
+/// seconds are warmup (here 0.5 s of a 1 s, 20-request bulk at 20 requests/s).
+#[test]
+fn warmup_time_on_a_bulk_task_takes_the_first_seconds_of_requests() {
+    let trial = &bulk_of_twenty(r#""warmup-time-period": 0.5, "target-throughput": 20"#);
     let (warmup, measured) = (
         trial["warmup_operations"].as_u64().unwrap(),
         trial["operations"].as_u64().unwrap(),
@@ -575,21 +582,7 @@ fn a_failed_task_left_out_of_the_report_is_shown_and_fails_the_race() {
 /// are warmup, as in Rally (it was refused).
 #[test]
 fn warmup_iterations_on_a_bulk_task_are_its_first_requests() {
-    let docs: String = (0..20).map(|i| format!("{{\"n\":{i}}}\n")).collect();
-    let track = r#"{"indices": [{"name": "i"}],
-  "corpora": [{"name": "c", "documents": [{"source-file": "docs.json", "document-count": 20, "target-index": "i"}]}],
-  "schedule": [{"operation": "create-index"},
-    {"operation": {"name": "bulk", "operation-type": "bulk", "bulk-size": 1}, "clients": 2, "warmup-iterations": 3}]}"#;
-    let dir = track_dir(&[("track.json", track), ("docs.json", &docs)]);
-    let env = Env::new();
-    env.ok(&[
-        "race",
-        "--track-path",
-        dir.path().to_str().unwrap(),
-        "--quiet",
-    ]);
-    let race = env.only_race();
-    let trial = &tasks(&race, "bulk")[0]["trials"][0];
+    let trial = &bulk_of_twenty(r#""clients": 2, "warmup-iterations": 3"#);
     // 3 per client × 2 clients = the first 6 of 20 one-document requests.
     assert_eq!(
         (

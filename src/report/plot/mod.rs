@@ -268,23 +268,8 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
             {
                 for tr in &t.trials {
                     if tr.throughput_per_second.len() >= 2 {
-                        let pts: Vec<(f64, f64)> = tr
-                            .throughput_per_second
-                            .iter()
-                            .enumerate()
-                            .map(|(sec, n)| (sec as f64 + 1.0, *n as f64))
-                            .collect();
-                        let prefix = if sources.len() > 1 {
-                            format!("{} ", s.label)
-                        } else {
-                            String::new()
-                        };
-                        series.push((
-                            format!("{prefix}{} #{}", short(t), tr.trial + 1),
-                            COLORS[(si * 4 + pi) % COLORS.len()],
-                            si > 0,
-                            pts,
-                        ));
+                        let values = tr.throughput_per_second.iter().map(|n| *n as f64);
+                        series.push(per_second(&sources, si, pi, t, tr.trial, values));
                     }
                 }
             }
@@ -330,6 +315,32 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
     plots
 }
 
+/// One line of a chart over the seconds of a trial: its name (the race's label when several are
+/// compared, the task and the trial), colour, dash (races after the first) and points.
+fn per_second(
+    sources: &[Source],
+    source: usize,
+    task_index: usize,
+    t: &TaskRecord,
+    trial: u64,
+    values: impl Iterator<Item = f64>,
+) -> (String, &'static str, bool, Vec<(f64, f64)>) {
+    let prefix = if sources.len() > 1 {
+        format!("{} ", sources[source].label)
+    } else {
+        String::new()
+    };
+    (
+        format!("{prefix}{} #{}", short(t), trial + 1),
+        COLORS[(source * 4 + task_index) % COLORS.len()],
+        source > 0,
+        values
+            .enumerate()
+            .map(|(sec, v)| (sec as f64 + 1.0, v))
+            .collect(),
+    )
+}
+
 /// The runner's own CPU each second of each trial, beside the throughput chart, with the cores
 /// it may use: a runner at its ceiling measures itself.
 fn runner_cpu_chart(task: &str, sources: &[Source]) -> Option<Plot> {
@@ -348,23 +359,8 @@ fn runner_cpu_chart(task: &str, sources: &[Source]) -> Option<Plot> {
                     continue;
                 };
                 cores = cores.max(d.cores_available);
-                let pts: Vec<(f64, f64)> = d
-                    .cpu_per_second
-                    .iter()
-                    .enumerate()
-                    .map(|(sec, c)| (sec as f64 + 1.0, *c))
-                    .collect();
-                let prefix = if sources.len() > 1 {
-                    format!("{} ", s.label)
-                } else {
-                    String::new()
-                };
-                series.push((
-                    format!("{prefix}{} #{}", short(t), tr.trial + 1),
-                    COLORS[(si * 4 + pi) % COLORS.len()],
-                    si > 0,
-                    pts,
-                ));
+                let values = d.cpu_per_second.iter().copied();
+                series.push(per_second(sources, si, pi, t, tr.trial, values));
             }
         }
     }
