@@ -23,6 +23,7 @@ pub mod report;
 pub mod request;
 pub mod results;
 pub mod serve;
+pub mod shard;
 pub mod thresholds;
 pub mod track;
 pub mod units;

@@ -8,6 +8,7 @@ use crate::metrics::{encode_histogram, Percentiles};
 use crate::plan::{self, Plan};
 use crate::request::RaceRequest;
 use crate::results::*;
+use crate::shard::{Member, Session};
 use crate::track::{Track, TrackError};
 use crate::units::{format_number, Timestamp};
 use std::collections::BTreeMap;
@@ -26,6 +27,9 @@ pub enum RaceError {
     /// The track asks for something this backend cannot do; found before the race starts.
     #[error("{0}")]
     Unsupported(String),
+    /// The shards of a race could not meet (one never joined, they planned different races).
+    #[error("{0}")]
+    Rendezvous(String),
     /// Stopped by a signal before the race started: nothing was measured or stored.
     #[error("interrupted while checking the backend, before the race started")]
     Interrupted,
@@ -144,7 +148,7 @@ fn max_clients(plan: &Plan) -> u64 {
         .unwrap_or(1)
 }
 
-fn new_race_id() -> String {
+pub(crate) fn new_race_id() -> String {
     let now = chrono::Utc::now();
     let suffix: u16 = rand::random();
     // Microseconds keep ids in start order even for races started in the same second, so that
@@ -152,7 +156,7 @@ fn new_race_id() -> String {
     format!("{}-{suffix:04x}", now.format("%Y%m%dT%H%M%S%.6fZ"))
 }
 
-fn trial_record(run: &TrialRun, redactor: &Redactor) -> TrialRecord {
+fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> TrialRecord {
     let m = &run.metrics;
     let c = &m.counts;
     let mut errors_by_kind = BTreeMap::new();
@@ -208,6 +212,12 @@ fn trial_record(run: &TrialRun, redactor: &Redactor) -> TrialRecord {
         latency_ms: Percentiles::from_histogram(&m.latency, m.latency_mean_ms),
         throughput_per_second: m.per_second.clone(),
         parts: part_records(m),
+        clock: shard.map(|member| TrialClock {
+            origin_ns: member.shared_ns(run.origin),
+            window_s: m.window.map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64())),
+            units_by_second: m.units_by_second.clone(),
+        }),
+        per_shard: Vec::new(),
     }
 }
 
@@ -331,9 +341,22 @@ async fn run_with<B: Backend>(
     cancel: CancellationToken,
 ) -> Result<RaceOutcome, RaceError> {
     let store = RaceStore::new(&opts.home);
+    let session = match &opts.shard {
+        Some(spec) => Some(Session::join(spec, plan, &cancel).await.map_err(|e| {
+            if cancel.is_cancelled() {
+                RaceError::Interrupted
+            } else {
+                RaceError::Rendezvous(e)
+            }
+        })?),
+        None => None,
+    };
+    let member = session.as_ref().map(|s| s.member.clone());
     let mut record = RaceRecord {
         format: FORMAT_VERSION,
-        race_id: new_race_id(),
+        race_id: member
+            .as_ref()
+            .map_or_else(new_race_id, |m| m.shard_race_id()),
         status: RaceStatus::Running,
         stop_reason: None,
         started_at: Timestamp::now_seconds(),
@@ -349,6 +372,8 @@ async fn run_with<B: Backend>(
         on_error: opts.on_error,
         user_tags: opts.user_tags.clone(),
         host: HostInfo::current(),
+        shard: member.as_ref().map(|m| m.role()),
+        shards: None,
         tasks: plan
             .results
             .iter()
@@ -364,20 +389,21 @@ async fn run_with<B: Backend>(
     };
     store.begin(&record)?;
     if !opts.quiet {
+        let shard = member.as_ref().map_or(String::new(), |m| {
+            format!(" · shard {} of {}", m.slice.index, m.slice.count)
+        });
         eprintln!(
-            "race {} · track {} · challenge {} · backend {}",
+            "race {} · track {} · challenge {} · backend {}{shard}",
             record.race_id, record.track, record.challenge, record.backend.kind
         );
     }
 
-    let driver = Driver::new(
-        backend,
-        DriverOptions {
-            on_error: opts.on_error,
-            progress: opts.progress,
-        },
-        cancel,
-    );
+    let mut driver_options = DriverOptions::whole(opts.on_error, opts.progress);
+    if let Some(m) = &member {
+        driver_options.slice = m.slice;
+        driver_options.gate = Some(m.clone() as Arc<dyn crate::driver::StepGate>);
+    }
+    let driver = Driver::new(backend, driver_options, cancel);
     let mut store_error: Option<StoreError> = None;
     let quiet = opts.quiet;
     let redactor = &opts.client_options.credentials.redactor();
@@ -387,7 +413,7 @@ async fn run_with<B: Backend>(
         let store_error = &mut store_error;
         let store = &store;
         let mut on_trial = move |run: TrialRun| {
-            let tr = trial_record(&run, redactor);
+            let tr = trial_record(&run, redactor, member.as_deref());
             if !quiet {
                 let task = &record.tasks[run.result];
                 let status = match (&tr.failure, tr.interrupted) {
@@ -466,9 +492,36 @@ async fn run_with<B: Backend>(
     if let Some(e) = store_error {
         eprintln!("warning: a trial could not be stored when it ended ({e}); the final record holds every trial");
     }
-    let dir = store.race_dir(&record.race_id);
-    Ok(RaceOutcome {
-        stored: (record, histograms),
-        dir,
-    })
+    let Some(session) = session else {
+        let dir = store.race_dir(&record.race_id);
+        return Ok(RaceOutcome {
+            stored: (record, histograms),
+            dir,
+        });
+    };
+    let merged_id = session.member.race_id.clone();
+    match session.finish(&record, &histograms).await {
+        Ok(Some((merged, merged_histograms))) => {
+            store.finish(&merged, &merged_histograms)?;
+            Ok(RaceOutcome {
+                dir: store.race_dir(&merged.race_id),
+                stored: (merged, merged_histograms),
+            })
+        }
+        other => {
+            match other {
+                Err(e) => eprintln!("warning: {e}"),
+                Ok(_) if !opts.quiet => eprintln!(
+                    "shard {} sent its results to shard 0, which stores the merged race {merged_id}",
+                    record.shard.as_ref().map_or(0, |s| s.index)
+                ),
+                Ok(_) => {}
+            }
+            let dir = store.race_dir(&record.race_id);
+            Ok(RaceOutcome {
+                stored: (record, histograms),
+                dir,
+            })
+        }
+    }
 }

@@ -53,4 +53,6 @@ pub struct RaceRequest {
     pub user_tags: BTreeMap<String, String>,
     /// `--threshold`s: for the task named, or (None) for every task.
     pub thresholds: Vec<(Option<String>, crate::thresholds::Threshold)>,
+    /// This process's shard of a race run by several; None runs it whole.
+    pub shard: Option<crate::shard::ShardSpec>,
 }

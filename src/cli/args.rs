@@ -98,6 +98,18 @@ pub enum Command {
     },
     /// Delete a stored race.
     Delete { race: String },
+    /// Merge the shard races stored under a race (`<race>/shard-<i>`, copied there from each
+    /// load driver's results directory) into that race, exactly; shard 0 does this itself
+    /// when it can reach every shard.
+    Merge {
+        /// The race id (as each shard printed it).
+        race: String,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
+    /// Write the Kubernetes manifests of a sharded race: an Indexed Job of N pods, a headless
+    /// Service for shard 0's rendezvous, the track in a ConfigMap, results on a volume.
+    K8sJob(K8sJobArgs),
     /// Print the report of a stored race.
     Show {
         /// Race id, unique id prefix, `latest` or `latest~N`.
@@ -208,7 +220,33 @@ pub struct RaceArgs {
     #[arg(long = "threshold", value_name = "[TASK:]CRITERION")]
     pub thresholds: Vec<String>,
     #[command(flatten)]
+    pub shard: ShardArgs,
+    #[command(flatten)]
     pub report: ReportArgs,
+}
+
+/// One race run by several processes (see README: Many load drivers).
+#[derive(Debug, Args)]
+pub struct ShardArgs {
+    /// This process's shard, `I/N` (from 0), or `none` to run whole. Default: from the
+    /// launcher (JOB_COMPLETION_INDEX with RUNNER_SHARDS, SLURM_PROCID/SLURM_NTASKS,
+    /// OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE), else whole.
+    #[arg(long, value_name = "I/N", default_value = "auto", value_parser = parse_shard)]
+    pub shard: crate::shard::ShardArg,
+    /// Where shard 0 serves the rendezvous, `HOST:PORT` (default: MASTER_ADDR:MASTER_PORT).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub coordinator: Option<String>,
+    /// How long shards wait for each other: to join, and at each step after the first one
+    /// arrives.
+    #[arg(long, default_value = "120s", value_parser = parse_positive_duration)]
+    pub rendezvous_timeout: std::time::Duration,
+}
+
+fn parse_shard(text: &str) -> Result<crate::shard::ShardArg, String> {
+    if text == "auto" {
+        return Ok(crate::shard::ShardArg::Detect);
+    }
+    text.parse()
 }
 
 #[derive(Debug, Args)]
@@ -274,4 +312,38 @@ pub struct RenderArgs {
 pub enum PlanFormat {
     Text,
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct K8sJobArgs {
+    /// The track directory (or file) to ship in a ConfigMap (at most ~900 KB: corpora go in
+    /// the image or a volume).
+    #[arg(long, value_name = "DIR", conflicts_with = "track")]
+    pub track_path: Option<PathBuf>,
+    /// A built-in track, instead of --track-path.
+    #[arg(long, value_name = "NAME")]
+    pub track: Option<String>,
+    /// Shards (pods): the Job's completions and parallelism.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub shards: u32,
+    /// The container image holding `runner`.
+    #[arg(long)]
+    pub image: String,
+    /// The Job's (and Service's) name.
+    #[arg(long, default_value = "runner-race")]
+    pub name: String,
+    #[arg(long)]
+    pub namespace: Option<String>,
+    /// Shard 0's rendezvous port.
+    #[arg(long, default_value_t = crate::shard::DEFAULT_PORT)]
+    pub port: u16,
+    /// A PersistentVolumeClaim for /results (default: an emptyDir; shard 0 logs the report).
+    #[arg(long, value_name = "PVC")]
+    pub results_claim: Option<String>,
+    /// Write here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// More `runner race` arguments, after `--` (`-- --challenge quick --backend elasticsearch`).
+    #[arg(last = true, value_name = "RACE ARGS")]
+    pub race_args: Vec<String>,
 }

@@ -1,6 +1,7 @@
 //! The command line: parses arguments and dispatches; the work lives in the library.
 
 mod args;
+mod shard;
 
 pub use args::*;
 
@@ -44,14 +45,16 @@ impl CliError {
         match self {
             CliError::Track(_) | CliError::Store(_) | CliError::Usage(_) => EXIT_BAD_INPUT,
             CliError::Race(RaceError::Track(_) | RaceError::Unsupported(_)) => EXIT_BAD_INPUT,
-            CliError::Race(RaceError::Store(_) | RaceError::Backend(_)) => 1,
+            CliError::Race(
+                RaceError::Store(_) | RaceError::Backend(_) | RaceError::Rendezvous(_),
+            ) => 1,
             CliError::Race(RaceError::Interrupted) => EXIT_INTERRUPTED,
             CliError::Export(_) => 1,
         }
     }
 }
 
-fn race_exit_code(end: RaceEnd) -> u8 {
+pub(crate) fn race_exit_code(end: RaceEnd) -> u8 {
     match end {
         RaceEnd::Completed => 0,
         RaceEnd::Interrupted => EXIT_INTERRUPTED,
@@ -382,6 +385,8 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             eprintln!("deleted race {id}");
             Ok(0)
         }
+        Command::Merge { race, report } => shard::merge_command(&home, &race, &report),
+        Command::K8sJob(args) => shard::k8s_job_command(args),
         Command::Show { race, report } => {
             let store = RaceStore::new(&home);
             let (mut record, histograms) = load_race(&store, &race)?;
@@ -501,7 +506,7 @@ fn convert_rally(
 }
 
 /// Writes to stdout; a closed pipe (`runner ... | head`) ends output quietly instead of panicking.
-fn out(text: &str) {
+pub(crate) fn out(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     let _ = stdout
@@ -509,7 +514,7 @@ fn out(text: &str) {
         .and_then(|_| stdout.flush());
 }
 
-fn emit_report(text: String, file: Option<&Path>) -> Result<(), CliError> {
+pub(crate) fn emit_report(text: String, file: Option<&Path>) -> Result<(), CliError> {
     out(&text);
     if let Some(f) = file {
         crate::results::write_report(f, &text).map_err(CliError::Store)?;
@@ -599,6 +604,13 @@ fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
             .iter()
             .map(|t| parse_threshold(t))
             .collect::<Result<_, _>>()?,
+        shard: crate::shard::resolve(
+            args.shard.shard,
+            args.shard.coordinator.as_deref(),
+            args.shard.rendezvous_timeout,
+            |name| std::env::var(name).ok(),
+        )
+        .map_err(CliError::Usage)?,
     })
 }
 

@@ -8,12 +8,14 @@ mod group_recorder;
 mod groups;
 mod progress;
 mod schedule;
+mod slice;
 mod stop;
 mod telemetry;
 mod timer;
 mod work;
 
 pub use schedule::{wait_until, Schedule};
+pub use slice::{Slice, StepGate};
 pub use telemetry::{cpu_time, DriverUsage};
 
 use crate::backend::server_stats::ServerUsage;
@@ -45,10 +47,26 @@ pub enum OnError {
     Abort,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DriverOptions {
     pub on_error: OnError,
     pub progress: bool,
+    /// This process's part of the race (the whole of it, unless it is one shard of several).
+    pub slice: Slice,
+    /// Where the shards meet before each step; None in a race of one process.
+    pub gate: Option<Arc<dyn StepGate>>,
+}
+
+impl DriverOptions {
+    /// A race run whole, by this process alone.
+    pub fn whole(on_error: OnError, progress: bool) -> DriverOptions {
+        DriverOptions {
+            on_error,
+            progress,
+            slice: Slice::WHOLE,
+            gate: None,
+        }
+    }
 }
 
 /// One finished (or cut short) trial of a leaf.
@@ -62,6 +80,8 @@ pub struct TrialRun {
     pub server: Option<Result<ServerUsage, String>>,
     pub trial: u64,
     pub started_at: chrono::DateTime<chrono::Utc>,
+    /// The trial's time zero, when its clients started (the same instant on every shard).
+    pub origin: Instant,
     pub wall: Duration,
     pub metrics: TrialMetrics,
     /// Why the trial could not run or stopped early (a corpus error, a failed prepare).
@@ -107,15 +127,16 @@ impl<B: Backend> Driver<B> {
 
     /// Runs every step; `on_trial` is called as each trial ends, in order.
     pub async fn run(&self, plan: &Plan, on_trial: &mut (dyn FnMut(TrialRun) + Send)) -> Stop {
-        for step in &plan.steps {
+        for (index, step) in plan.steps.iter().enumerate() {
             if let Some(stop) = self.stop_reason() {
                 return stop;
             }
             match step {
+                Step::Reset { .. } if !self.opts.slice.runs_resets() => {}
                 Step::Reset { before, operations } => {
                     for leaf in operations {
                         let run = self
-                            .run_leaves(plan, std::slice::from_ref(leaf), false)
+                            .run_leaves(plan, std::slice::from_ref(leaf), false, None)
                             .await
                             .remove(0);
                         if let Some(stop) = self.stop_reason() {
@@ -134,7 +155,9 @@ impl<B: Backend> Driver<B> {
                     }
                 }
                 Step::Run { leaves } => {
-                    let runs = self.run_leaves(plan, leaves, self.opts.progress).await;
+                    let runs = self
+                        .run_leaves(plan, leaves, self.opts.progress, Some(index))
+                        .await;
                     for run in runs {
                         if run.failure.is_some() && self.opts.on_error == OnError::Abort {
                             let mut reason = self.abort.lock().unwrap_or_else(|p| p.into_inner());
@@ -150,16 +173,37 @@ impl<B: Backend> Driver<B> {
     }
 
     /// Runs leaves at once (one for a task, several for a parallel block); each spawns its own
-    /// clients and shows its own bar.
-    async fn run_leaves(&self, plan: &Plan, leaves: &[Leaf], show_progress: bool) -> Vec<TrialRun> {
+    /// clients and shows its own bar. A step of the plan (`step`, not a reset) is where the
+    /// shards of a race meet before they start.
+    async fn run_leaves(
+        &self,
+        plan: &Plan,
+        leaves: &[Leaf],
+        show_progress: bool,
+        step: Option<usize>,
+    ) -> Vec<TrialRun> {
         let bars = progress::Bars::new(show_progress);
+        let what = leaves
+            .iter()
+            .map(|l| trial_label(plan, l))
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let gate = step.and(self.opts.gate.as_deref());
+        let start = slice::StepStart::new(leaves.len(), gate, step.unwrap_or(0), what);
+        // Resets run whole, on shard 0 alone.
+        let slice = match step {
+            Some(_) => self.opts.slice,
+            None => Slice::WHOLE,
+        };
         // `completed-by`: the completing leaf's end stops the others of the block.
         let block_done = leaves
             .iter()
             .any(|l| l.completes_block)
             .then(CancellationToken::new);
         futures::future::join_all(leaves.iter().map(|leaf| async {
-            let run = self.run_leaf(plan, leaf, &bars, block_done.as_ref()).await;
+            let run = self
+                .run_leaf(plan, leaf, &bars, block_done.as_ref(), &start, slice)
+                .await;
             if leaf.completes_block {
                 if let Some(done) = &block_done {
                     done.cancel();
@@ -176,16 +220,23 @@ impl<B: Backend> Driver<B> {
         leaf: &Leaf,
         bars: &progress::Bars,
         block_done: Option<&CancellationToken>,
+        start: &slice::StepStart<'_>,
+        slice: Slice,
     ) -> TrialRun {
         let started_at = chrono::Utc::now();
         let wall_start = Instant::now();
         let label = trial_label(plan, leaf);
-        let run = |metrics: TrialMetrics, failure: Option<String>, driver: DriverUsage| TrialRun {
+        let mine = slice.clients(leaf.clients);
+        let run = |metrics: TrialMetrics,
+                   failure: Option<String>,
+                   driver: DriverUsage,
+                   origin: Instant| TrialRun {
             result: leaf.result.unwrap_or(0),
             driver,
             server: None,
             trial: leaf.trial,
             started_at,
+            origin,
             wall: wall_start.elapsed(),
             interrupted: metrics.cut_short,
             metrics,
@@ -197,42 +248,74 @@ impl<B: Backend> Driver<B> {
                 TrialMetrics::merge(Vec::new()),
                 Some(format!("{label}: {why}")),
                 DriverUsage::default(),
+                wall_start,
             )
         };
-        let exec = match &leaf.spec {
-            OpSpec::Sleep(d) => Exec::Sleep(*d),
-            spec => match self.backend.prepare(spec) {
-                Ok(p) => Exec::Backend(p),
-                Err(e) => return failed(e.message),
-            },
-        };
-        let leaf_cancel = self.cancel.child_token();
-        let _stop_with_block = match block_done {
-            Some(done) if !leaf.completes_block => {
-                let (done, stop) = (done.clone(), leaf_cancel.clone());
-                Some(AbortOnDrop(tokio::spawn(async move {
-                    done.cancelled().await;
-                    stop.cancel();
-                })))
+        // Everything that may take a while (connecting thousands of clients, opening the
+        // corpus) is done before the step's start, so that the shards start together.
+        let prepared = async {
+            if mine.is_empty() {
+                return Ok(None);
             }
-            _ => None,
-        };
-        let feed = match leaf.spec.payload_source() {
-            PayloadSource::Corpus(bulk) => {
-                match self.start_feed(leaf, bulk, leaf_cancel.clone()).await {
-                    Ok(feed) => Some(Arc::new(feed)),
-                    Err(e) => return failed(e),
+            let exec = match &leaf.spec {
+                OpSpec::Sleep(d) => Exec::Sleep(*d),
+                spec => Exec::Backend(self.backend.prepare(spec).map_err(|e| e.message)?),
+            };
+            let leaf_cancel = self.cancel.child_token();
+            let stop_with_block = match block_done {
+                Some(done) if !leaf.completes_block => {
+                    let (done, stop) = (done.clone(), leaf_cancel.clone());
+                    Some(AbortOnDrop(tokio::spawn(async move {
+                        done.cancelled().await;
+                        stop.cancel();
+                    })))
                 }
+                _ => None,
+            };
+            let feed = match leaf.spec.payload_source() {
+                PayloadSource::Corpus(bulk) => Some(Arc::new(
+                    self.start_feed(leaf, bulk, leaf_cancel.clone(), slice)
+                        .await?,
+                )),
+                _ => None,
+            };
+            let mut clients = Vec::with_capacity(mine.clone().count());
+            for _ in mine.clone() {
+                let client = self.backend.connect().await;
+                clients.push(client.map_err(|e| format!("cannot connect: {}", e.message))?);
             }
+            Ok(Some((exec, feed, clients, leaf_cancel, stop_with_block)))
+        }
+        .await;
+        // The server's own statistics before the clients start (off the measured path, and
+        // before the start, which the schedule counts from).
+        let server_before = match prepared {
+            Ok(Some(_)) => self.server_snapshot().await,
             _ => None,
         };
-        let mut clients = Vec::new();
-        for _ in 0..leaf.clients {
-            match self.backend.connect().await {
-                Ok(c) => clients.push(c),
-                Err(e) => return failed(format!("cannot connect: {}", e.message)),
+        let origin = match start.wait().await {
+            Ok(origin) => origin,
+            Err(why) => {
+                // Ctrl-C while waiting is an interruption, not a failure of the rendezvous.
+                if !self.cancel.is_cancelled() {
+                    self.abort_race(&why);
+                }
+                return failed(why);
             }
-        }
+        };
+        let (exec, feed, clients, leaf_cancel, _stop_with_block) = match prepared {
+            Err(why) => return failed(why),
+            // This shard has no client of this task: it measured nothing, by design.
+            Ok(None) => {
+                return run(
+                    TrialMetrics::merge(Vec::new()),
+                    None,
+                    DriverUsage::default(),
+                    origin,
+                )
+            }
+            Ok(Some(prepared)) => prepared,
+        };
         let shared = Arc::new(Shared {
             cancel: leaf_cancel,
             abort: self.abort.clone(),
@@ -244,11 +327,13 @@ impl<B: Backend> Driver<B> {
             task_label: label.clone(),
         });
         let total_ops = match leaf.work {
-            Work::Iterations { warmup, measured } => Some(warmup + measured),
+            Work::Iterations { warmup, measured } => {
+                Some(slice.share(warmup, leaf.clients) + slice.share(measured, leaf.clients))
+            }
             _ => None,
         };
-        // The server's own statistics before the clients start (off the measured path).
-        let server_before = self.server_snapshot().await;
+        // The shards start at one instant, on the shared clock.
+        tokio::time::sleep_until(origin).await;
         let server_from = Instant::now();
         let progress = Progress::start(bars, &label, total_ops, shared.clone());
         let stops: Vec<Arc<StopSignal>> = (0..clients.len()).map(|_| Arc::default()).collect();
@@ -262,7 +347,15 @@ impl<B: Backend> Driver<B> {
         }));
         let later = self.backend.descriptors_opened_later();
         let clients = clients.into_iter().zip(stops).collect();
-        let runs = client_runs(leaf, clients, Arc::new(exec), feed.as_ref(), &shared, later);
+        let runs = client_runs(
+            leaf,
+            LeafStart { slice, origin },
+            clients,
+            Arc::new(exec),
+            feed.as_ref(),
+            &shared,
+            later,
+        );
         let sampler = telemetry::Sampler::start();
         let (recorders, mut failure) = join_clients(runs).await;
         let driver = sampler.finish();
@@ -281,9 +374,17 @@ impl<B: Backend> Driver<B> {
         if let Some(e) = feed.as_ref().and_then(|f| f.take_error()) {
             failure = Some(format!("{label}: {e}"));
         }
-        let mut trial = run(TrialMetrics::merge(recorders), failure, driver);
+        let mut trial = run(TrialMetrics::merge(recorders), failure, driver, origin);
         trial.server = server;
         trial
+    }
+
+    /// Stops the race: the shards could not meet, so none can go on measuring a race the
+    /// others are not running.
+    fn abort_race(&self, why: &str) {
+        let mut reason = self.abort.lock().unwrap_or_else(|p| p.into_inner());
+        reason.get_or_insert_with(|| why.to_string());
+        self.cancel.cancel();
     }
 
     /// The backend's statistics, unless Ctrl-C, SIGTERM or an abort comes first: a stuck
@@ -302,6 +403,7 @@ impl<B: Backend> Driver<B> {
         leaf: &Leaf,
         bulk: &crate::ops::BulkSpec,
         cancel: CancellationToken,
+        slice: Slice,
     ) -> Result<CorpusFeed, String> {
         let warmup_fraction = match leaf.work {
             Work::Corpus {
@@ -339,11 +441,14 @@ impl<B: Backend> Driver<B> {
             bulk_size: bulk.bulk_size.0,
             flush_bytes: bulk.flush_bytes.map(|b| b.0),
             max_requests: match leaf.work {
-                Work::Iterations { warmup, measured } => Some(warmup + measured),
+                Work::Iterations { warmup, measured } => {
+                    Some(slice.share(warmup, leaf.clients) + slice.share(measured, leaf.clients))
+                }
                 _ => None,
             },
             document_limit,
             looped: bulk.looped,
+            owned: (!slice.is_whole()).then(|| (slice.clients(leaf.clients), leaf.clients)),
         };
         let warmup_docs = match (warmup_fraction, total) {
             (Some(warmup_fraction), Some(total)) => match bulk.flush_bytes {
@@ -405,15 +510,23 @@ struct ClientGroups<F> {
 
 /// Each client's loop, ready to spawn: its schedule, budget and payload source, in its group
 /// with the group's recorder, all sharing one time zero.
+/// When a leaf's clients start, and which of them this process runs.
+struct LeafStart {
+    slice: Slice,
+    origin: Instant,
+}
+
 fn client_runs<C: crate::backend::BackendClient>(
     leaf: &Leaf,
+    start: LeafStart,
     clients: Vec<(C, Arc<StopSignal>)>,
     exec: Arc<Exec<C::Prepared>>,
     feed: Option<&Arc<CorpusFeed>>,
     shared: &Arc<Shared>,
     later_per_client: u64,
 ) -> ClientGroups<impl std::future::Future<Output = ()> + Send + 'static> {
-    let origin = Instant::now();
+    let LeafStart { slice, origin } = start;
+    let first_client = slice.clients(leaf.clients).start;
     let expected_secs = match leaf.work {
         Work::Time { warmup, measured } => (warmup + measured).as_secs() as usize + 1,
         _ => 16,
@@ -427,9 +540,11 @@ fn client_runs<C: crate::backend::BackendClient>(
         _ => Duration::ZERO,
     };
     let pool = match leaf.work {
-        Work::Iterations { warmup, measured } => {
-            Some(IterationPool::new(warmup, measured, leaf.clients))
-        }
+        Work::Iterations { warmup, measured } => Some(IterationPool::new(
+            slice.share(warmup, leaf.clients),
+            slice.share(measured, leaf.clients),
+            clients.len() as u64,
+        )),
         _ => None,
     };
     let workers = tokio::runtime::Handle::current().metrics().num_workers();
@@ -448,7 +563,9 @@ fn client_runs<C: crate::backend::BackendClient>(
     let mut groups: Vec<Vec<_>> = (0..tasks).map(|_| Vec::new()).collect();
     for (i, (client, stop)) in clients.into_iter().enumerate() {
         let group = i % tasks;
-        let i = i as u64;
+        // The client's place in the whole task: its schedule and keys are those it would
+        // have in a race of one process.
+        let i = first_client + i as u64;
         let budget = match (leaf.work, &pool) {
             (_, Some(pool)) => Budget::iterations(pool),
             (Work::Time { warmup, measured }, _) => Budget::Time {

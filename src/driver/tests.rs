@@ -26,10 +26,7 @@ async fn race(
     let backend = Arc::new(backend);
     let driver = Driver::new(
         backend.clone(),
-        DriverOptions {
-            on_error,
-            progress: false,
-        },
+        DriverOptions::whole(on_error, false),
         CancellationToken::new(),
     );
     let mut runs = Vec::new();
@@ -232,10 +229,7 @@ async fn cancelling_stops_the_clients_and_keeps_the_measurements() {
     let cancel = CancellationToken::new();
     let driver = Driver::new(
         backend.clone(),
-        DriverOptions {
-            on_error: OnError::Continue,
-            progress: false,
-        },
+        DriverOptions::whole(OnError::Continue, false),
         cancel.clone(),
     );
     let stopper = tokio::spawn(async move {

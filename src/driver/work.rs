@@ -69,13 +69,18 @@ pub struct CorpusFeed {
     pub warmup: CorpusWarmup,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct FeedLimits {
     pub bulk_size: u64,
     pub flush_bytes: Option<u64>,
     pub max_requests: Option<u64>,
     pub document_limit: Option<u64>,
     pub looped: bool,
+    /// A shard's part of the corpus: of the whole feed's requests, dealt to the task's
+    /// clients in turn (request k to client k mod C), those of clients `range` of C. Every
+    /// shard reads the same feed, so each document goes to one shard, with the id and action
+    /// it would have in one process.
+    pub owned: Option<(std::ops::Range<u64>, u64)>,
 }
 
 impl CorpusFeed {
@@ -102,11 +107,16 @@ impl CorpusFeed {
             .name("corpus-feed".into())
             .spawn(move || {
                 let mut sent = 0u64;
+                let mut seq = 0u64;
+                let mut spare = None;
                 loop {
                     if cancel.is_cancelled() || limits.max_requests.is_some_and(|m| sent >= m) {
                         break;
                     }
-                    let (mut body, mut items) = recycle_rx.try_recv().unwrap_or_default();
+                    let (mut body, mut items) = spare
+                        .take()
+                        .or_else(|| recycle_rx.try_recv().ok())
+                        .unwrap_or_default();
                     body.clear();
                     items.clear();
                     let first_doc = reader.documents_read();
@@ -118,6 +128,15 @@ impl CorpusFeed {
                     ) {
                         Ok(0) => break,
                         Ok(docs) => {
+                            let mine = limits.owned.as_ref().is_none_or(|(range, clients)| {
+                                range.contains(&(seq % clients.max(&1)))
+                            });
+                            seq += 1;
+                            if !mine {
+                                // Another shard's request: its buffers go round again.
+                                spare = Some((body, items));
+                                continue;
+                            }
                             if tx
                                 .send_blocking(Batch {
                                     body,
@@ -125,7 +144,7 @@ impl CorpusFeed {
                                     uniform,
                                     docs,
                                     first_doc,
-                                    seq: sent,
+                                    seq: seq - 1,
                                 })
                                 .is_err()
                             {

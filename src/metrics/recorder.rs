@@ -307,7 +307,7 @@ impl Recorder {
 /// their counts are scaled to a whole second, or left out when they cover less than a quarter
 /// of it (a count over 0.1 s scaled up would be mostly noise). Seconds before the window held
 /// only warmup.
-fn measured_seconds(counts: &[u64], start: f64, end: f64) -> Vec<u64> {
+pub fn measured_seconds(counts: &[u64], start: f64, end: f64) -> Vec<u64> {
     if end <= start {
         return Vec::new();
     }
@@ -335,6 +335,11 @@ pub struct TrialMetrics {
     /// From the first measured start to the last measured end, across clients.
     pub measured_window: Duration,
     pub per_second: Vec<u64>,
+    /// The measured window as offsets from the trial's time zero, and the units finished in
+    /// each whole second from it: what shards of one race need to merge their windows and
+    /// per-second counts on the shared clock.
+    pub window: Option<(Duration, Duration)>,
+    pub units_by_second: Vec<u64>,
     /// Some client stopped before its work was done: the numbers cover part of the work.
     pub cut_short: bool,
     pub parts: Option<Parts>,
@@ -350,6 +355,8 @@ impl TrialMetrics {
             counts: Counts::default(),
             measured_window: Duration::ZERO,
             per_second: Vec::new(),
+            window: None,
+            units_by_second: Vec::new(),
             cut_short: false,
             parts: None,
         };
@@ -396,12 +403,19 @@ impl TrialMetrics {
         if let (Some(a), Some(b)) = (first, last) {
             m.measured_window = b.saturating_duration_since(a);
         }
-        m.per_second = match (origin, first, last) {
-            (Some(o), Some(a), Some(b)) => {
-                measured_seconds(&m.per_second, (a - o).as_secs_f64(), (b - o).as_secs_f64())
-            }
-            _ => Vec::new(),
-        };
+        m.units_by_second = std::mem::take(&mut m.per_second);
+        if let (Some(o), Some(a), Some(b)) = (origin, first, last) {
+            let window = (
+                a.saturating_duration_since(o),
+                b.saturating_duration_since(o),
+            );
+            m.per_second = measured_seconds(
+                &m.units_by_second,
+                window.0.as_secs_f64(),
+                window.1.as_secs_f64(),
+            );
+            m.window = Some(window);
+        }
         m
     }
 

@@ -26,7 +26,10 @@ impl Exporter for Markdown {
             "started {} · host {} ({} cpus) · runner {}",
             r.started_at, r.host.hostname, r.host.cpus, r.host.runner_version
         );
-        if r.status == crate::results::RaceStatus::Incomplete {
+        for line in super::shards::shard_lines(r) {
+            let _ = writeln!(out, "\n> {line}");
+        }
+        if r.status == crate::results::RaceStatus::Incomplete && r.shards.is_none() {
             let _ = writeln!(out, "\n> incomplete: the runner was killed during this race; the trials below are those stored before that.");
         }
         for failure in super::table::unreported_failures(s) {

@@ -6,6 +6,7 @@ mod json;
 mod kv;
 mod markdown;
 pub mod plot;
+mod shards;
 mod summary;
 pub mod table;
 

@@ -38,7 +38,7 @@ pub const UNSUPPORTED: &str = "—";
 const UNSUPPORTED_NOTE: &str = "— : too few samples for this percentile (p50 needs 2, p90 10, p95 20, p99 100, p99.9 1,000, p99.99 10,000).";
 
 impl Table {
-    fn new(title: &str, columns: &[(&str, Align)]) -> Table {
+    pub(super) fn new(title: &str, columns: &[(&str, Align)]) -> Table {
         Table {
             title: title.into(),
             columns: columns.iter().map(|(c, a)| (c.to_string(), *a)).collect(),
@@ -47,7 +47,7 @@ impl Table {
         }
     }
 
-    fn row(&mut self, cells: Vec<String>) {
+    pub(super) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells.into_iter().map(Cell::from).collect());
     }
 
@@ -275,6 +275,7 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
     if let Some(runner) = runner_table(s) {
         tables.push(runner);
     }
+    tables.extend(super::shards::shards_table(s));
     if let Some(server) = server_table(s) {
         tables.push(server);
     }

@@ -107,7 +107,80 @@ pub struct RaceRecord {
     #[serde(default)]
     pub user_tags: BTreeMap<String, String>,
     pub host: HostInfo,
+    /// This race is one shard of a race run by several processes (see `shard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRole>,
+    /// This race was merged from the shards of one race.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<ShardsSummary>,
     pub tasks: Vec<TaskRecord>,
+}
+
+/// A shard's place in the race it is part of.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ShardRole {
+    pub index: u32,
+    pub count: u32,
+    /// The merged race's id; this shard's own is `<race>/shard-<index>`.
+    pub race: String,
+    /// Where the shards met (shard 0's rendezvous).
+    pub coordinator: String,
+    /// This machine's clock minus the coordinator's, as measured at the rendezvous (the
+    /// shortest of several round trips), and that round trip.
+    pub clock_offset_ms: f64,
+    pub round_trip_ms: f64,
+}
+
+/// How a merged race was put together.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct ShardsSummary {
+    pub count: u32,
+    /// The shards whose results are in this race, with the host each ran on.
+    pub merged: BTreeMap<u32, String>,
+    /// The shards whose results are not, and why.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub missing: BTreeMap<u32, String>,
+    /// Each step's rendezvous, when shard 0 merged the race as it ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub barriers: Vec<BarrierRecord>,
+}
+
+/// One meeting of the shards before a step.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BarrierRecord {
+    pub step: usize,
+    pub what: String,
+    /// From the first shard's arrival to the last's: how far apart the shards finished the
+    /// step before.
+    pub arrival_spread_ms: f64,
+    /// From the last arrival to the common start: the rendezvous's own cost.
+    pub start_after_ms: f64,
+}
+
+/// A shard's trial on the race's shared clock, for the merge.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TrialClock {
+    /// The trial's time zero: nanoseconds since the Unix epoch on the coordinator's clock.
+    pub origin_ns: u64,
+    /// The measured window, in seconds from the time zero.
+    pub window_s: Option<(f64, f64)>,
+    /// Units finished in each whole second from the time zero.
+    pub units_by_second: Vec<u64>,
+}
+
+/// One shard's numbers in a merged trial.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ShardTrial {
+    pub shard: u32,
+    pub operations: u64,
+    pub errors: u64,
+    pub units: u64,
+    pub throughput: f64,
+    pub measured_seconds: f64,
+    pub service_time_ms: Percentiles,
+    pub latency_ms: Percentiles,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// One task at one sweep point as the plan had it, with the trials that ran.
@@ -179,6 +252,12 @@ pub struct TrialRecord {
     pub latency_ms: Percentiles,
     /// Units completed in each second of the measured window.
     pub throughput_per_second: Vec<u64>,
+    /// A shard's trial: where it lies on the race's shared clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<TrialClock>,
+    /// A merged trial: each shard's own numbers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_shard: Vec<ShardTrial>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

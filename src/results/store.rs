@@ -173,8 +173,12 @@ impl RaceStore {
         Ok(race)
     }
 
-    /// A race with its histograms decoded; what could not be read is in their `problems`.
-    pub fn load(&self, id: &str) -> Result<(RaceRecord, RaceHistograms), StoreError> {
+    /// A race with its histograms as stored (with the trials of a race that was killed);
+    /// what could not be read is listed.
+    pub fn load_raw(
+        &self,
+        id: &str,
+    ) -> Result<(RaceRecord, HistogramFile, Vec<String>), StoreError> {
         let dir = self.race_dir(id);
         let mut race: RaceRecord = read_versioned(&dir.join("race.json"))?;
         let hpath = dir.join("histograms.json");
@@ -187,6 +191,30 @@ impl RaceStore {
             }
         };
         let unreadable = journal::merge_into(&dir, &mut race, Some(&mut file));
+        Ok((race, file, unreadable))
+    }
+
+    /// The ids of the shard races stored under race `id` (`<id>/shard-<i>`), by shard.
+    pub fn shard_ids(&self, id: &str) -> Vec<String> {
+        let mut shards: Vec<(u32, String)> = fs::read_dir(self.race_dir(id))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().join("race.json").is_file())
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.to_string();
+                let index = name.strip_prefix("shard-")?.parse().ok()?;
+                Some((index, format!("{id}/{name}")))
+            })
+            .collect();
+        shards.sort();
+        shards.into_iter().map(|(_, id)| id).collect()
+    }
+
+    /// A race with its histograms decoded; what could not be read is in their `problems`.
+    pub fn load(&self, id: &str) -> Result<(RaceRecord, RaceHistograms), StoreError> {
+        let hpath = self.race_dir(id).join("histograms.json");
+        let (race, file, unreadable) = self.load_raw(id)?;
         let mut histograms = RaceHistograms::decode(&file);
         for p in &mut histograms.problems {
             *p = format!("{}: {p}", hpath.display());
@@ -236,6 +264,19 @@ impl RaceStore {
         }
         if ids.iter().any(|i| i == given) {
             return Ok(given.to_string());
+        }
+        // One shard's own race: `<race>/shard-<i>`, the race given by any of its names.
+        if let Some((race, shard)) = given.rsplit_once("/shard-") {
+            let id = match self.race_dir(race).is_dir() {
+                true => race.to_string(),
+                false => self.resolve(race)?,
+            };
+            let candidate = format!("{id}/shard-{shard}");
+            if shard.parse::<u32>().is_ok() && self.race_dir(&candidate).join("race.json").is_file()
+            {
+                return Ok(candidate);
+            }
+            return Err(StoreError::NotFound(given.to_string()));
         }
         let matches: Vec<&String> = ids.iter().filter(|i| i.starts_with(given)).collect();
         match matches.as_slice() {

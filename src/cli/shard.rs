@@ -1,0 +1,88 @@
+//! `runner merge` and `runner k8s-job`: the commands of races run by several load drivers.
+
+use super::{emit_report, race_exit_code, CliError, K8sJobArgs, ReportArgs};
+use crate::report;
+use crate::results::{RaceStatus, RaceStore};
+use crate::shard::merge::{self, MergeContext, ShardRace};
+use std::path::Path;
+
+pub fn merge_command(home: &Path, race: &str, args: &ReportArgs) -> Result<u8, CliError> {
+    let store = RaceStore::new(home);
+    let id = if store.race_dir(race).is_dir() && !race.is_empty() {
+        race.to_string()
+    } else {
+        store.resolve(race)?
+    };
+    let ids = store.shard_ids(&id);
+    if ids.is_empty() {
+        return Err(CliError::Usage(format!(
+            "no shard races under {}: copy each load driver's races/{id}/shard-<i> there first",
+            store.race_dir(&id).display()
+        )));
+    }
+    let mut shards = Vec::new();
+    let mut ctx = MergeContext::default();
+    for shard_id in &ids {
+        let (mut race, histograms, unreadable) = store.load_raw(shard_id)?;
+        race.status = crate::race::effective_status(&race);
+        let index = race.shard.as_ref().map_or(0, |s| s.index);
+        if let Some(problem) = unreadable.first() {
+            ctx.missing.insert(
+                index,
+                format!("its stored race cannot be read whole: {problem}"),
+            );
+            continue;
+        }
+        if matches!(race.status, RaceStatus::Running | RaceStatus::Incomplete) {
+            // A shard killed mid-race: its trials stop part-way, so its numbers are not
+            // merged into the others' whole ones.
+            ctx.missing
+                .insert(index, "its process was killed before its race ended".into());
+            continue;
+        }
+        shards.push(ShardRace {
+            host: race.host.hostname.clone(),
+            race,
+            histograms,
+        });
+    }
+    let (record, histograms) =
+        merge::merge(&id, shards, ctx).map_err(|e| CliError::Usage(format!("race {id}: {e}")))?;
+    store.finish(&record, &histograms)?;
+    let (record, decoded) = store.load(&id)?;
+    emit_report(
+        report::render(args.report_format, &record, &decoded),
+        args.report_file.as_deref(),
+    )?;
+    let merged = record.shards.as_ref().map_or(0, |s| s.merged.len());
+    eprintln!(
+        "merged {merged} shard{} into race {id}, stored in {}",
+        if merged == 1 { "" } else { "s" },
+        store.race_dir(&id).display()
+    );
+    let outcome = crate::race::RaceOutcome {
+        dir: store.race_dir(&id),
+        stored: (record, histograms),
+    };
+    Ok(race_exit_code(outcome.ended()))
+}
+
+pub fn k8s_job_command(args: K8sJobArgs) -> Result<u8, CliError> {
+    let spec = crate::shard::k8s::JobSpec {
+        name: args.name,
+        namespace: args.namespace,
+        image: args.image,
+        shards: args.shards,
+        port: args.port,
+        track_path: args.track_path,
+        track: args.track,
+        results_claim: args.results_claim,
+        race_args: args.race_args,
+    };
+    let text = crate::shard::k8s::manifests(&spec).map_err(CliError::Usage)?;
+    match &args.out {
+        Some(path) => crate::results::write_report(path, &text)?,
+        None => super::out(&text),
+    }
+    Ok(0)
+}
