@@ -272,6 +272,9 @@ pub async fn run(
     let mut plan = opts.track.plan(&track)?;
     add_thresholds(&mut plan, &opts.thresholds)?;
     check_supported(opts.backend, &plan)?;
+    if opts.shard.is_some() {
+        check_shardable(opts.backend, &plan)?;
+    }
     let target = crate::backend::Target {
         kind: opts.backend,
         hosts: opts.target_hosts.clone(),
@@ -328,6 +331,32 @@ fn check_supported(kind: BackendKind, plan: &Plan) -> Result<(), RaceError> {
                     kind.as_str()
                 ))
             })?;
+        }
+    }
+    Ok(())
+}
+
+/// The shards of a race drive one system: an in-process engine is one per shard, so a
+/// sharded race on it would race N small systems and merge them as one. Only a track that
+/// does nothing but sleep (the driver alone, as in a simulation) may shard on it.
+fn check_shardable(kind: BackendKind, plan: &Plan) -> Result<(), RaceError> {
+    if kind != BackendKind::Embedded {
+        return Ok(());
+    }
+    let leaves = plan.steps.iter().flat_map(|step| match step {
+        plan::Step::Run { leaves }
+        | plan::Step::Reset {
+            operations: leaves, ..
+        } => leaves.iter(),
+    });
+    for leaf in leaves {
+        if !matches!(leaf.spec, crate::ops::OpSpec::Sleep(_)) {
+            return Err(RaceError::Unsupported(format!(
+                "task `{}` cannot run sharded on --backend embedded: every shard would race its \
+                 own in-process engine. Serve one engine (`runner serve`) and race it with \
+                 --backend elasticsearch --target-hosts, or race a redis or Elasticsearch server",
+                leaf.task
+            )));
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 //! answers in every way HTTP/1.1 allows, and records what the client sent: each way must be
 //! read, and each request must carry the credentials, its length and its (compressed) body.
 
-use crate::util::{fault_listener, race_track};
+use crate::util::fault_listener;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::{Arc, Mutex};
 

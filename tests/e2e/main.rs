@@ -19,6 +19,7 @@ mod redis_faults;
 mod redis_tls;
 mod secrets;
 mod serve_limits;
+mod shards;
 mod signals;
 mod thresholds;
 mod tracks;
