@@ -482,3 +482,191 @@ fn a_sharded_race_on_the_in_process_engine_is_refused_before_it_starts() {
     );
     assert!(env.race_dirs().is_empty());
 }
+
+/// Just enough of a Kubernetes API server for kubectl to map kinds to resources (what a
+/// client-side dry run asks before it reads a manifest): discovery of v1 and batch/v1.
+fn discovery_server() -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    fault_listener(|stream, _| {
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut writer = stream;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let path = line
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("")
+                .split('?')
+                .next()
+                .unwrap_or("")
+                .to_string();
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                    break;
+                }
+            }
+            let resource = |name: &str, kind: &str| serde_json::json!({"name": name, "singularName": kind.to_lowercase(), "namespaced": true, "kind": kind, "verbs": ["create", "get"]});
+            let body = match path.as_str() {
+                "/api" => {
+                    serde_json::json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})
+                }
+                "/apis" => {
+                    serde_json::json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [{"name": "batch", "versions": [{"groupVersion": "batch/v1", "version": "v1"}], "preferredVersion": {"groupVersion": "batch/v1", "version": "v1"}}]})
+                }
+                "/api/v1" => {
+                    serde_json::json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": [resource("configmaps", "ConfigMap"), resource("services", "Service")]})
+                }
+                "/apis/batch/v1" => {
+                    serde_json::json!({"kind": "APIResourceList", "groupVersion": "batch/v1", "resources": [resource("jobs", "Job")]})
+                }
+                _ => serde_json::Value::Null,
+            };
+            let (status, text) = match body {
+                serde_json::Value::Null => ("404 Not Found", String::new()),
+                b => ("200 OK", b.to_string()),
+            };
+            let _ = write!(writer, "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}", text.len());
+        }
+    })
+}
+
+#[test]
+fn k8s_job_manifests_pass_kubectl_and_the_schemas_and_their_environment_places_the_shards() {
+    let env = Env::new();
+    let dir = long_track();
+    let file = env.home.path().join("job.yaml");
+    env.ok(&[
+        "k8s-job",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--shards",
+        "2",
+        "--image",
+        "registry.example/runner:1",
+        "--name",
+        "nap",
+        "--out",
+        file.to_str().unwrap(),
+        "--",
+        "--challenge",
+        "c",
+    ]);
+    let kubectl = std::process::Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output();
+    match kubectl {
+        Ok(_) => {
+            let port = discovery_server();
+            let out = std::process::Command::new("kubectl")
+                .args(["--server", &format!("http://127.0.0.1:{port}")])
+                .args([
+                    "create",
+                    "--dry-run=client",
+                    "--validate=false",
+                    "-o",
+                    "json",
+                    "-f",
+                ])
+                .arg(&file)
+                .env("KUBECONFIG", "/nonexistent")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "kubectl: {}", stderr(&out));
+            // One JSON object per manifest, as kubectl read it.
+            let items: Vec<serde_json::Value> = serde_json::Deserializer::from_slice(&out.stdout)
+                .into_iter()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let kinds: Vec<&str> = items.iter().map(|i| i["kind"].as_str().unwrap()).collect();
+            assert_eq!(kinds, ["ConfigMap", "Service", "Job"]);
+            let job = &items[2]["spec"];
+            assert_eq!(
+                (job["completionMode"].as_str(), job["completions"].as_u64()),
+                (Some("Indexed"), Some(2))
+            );
+        }
+        Err(_) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must install kubernetes-client"
+            );
+            eprintln!("NOT CHECKED: kubectl is not installed (apt-get install kubernetes-client)");
+        }
+    }
+    // Every field checked against Kubernetes' own schemas, unknown ones refused.
+    match std::env::var("RUNNER_TEST_K8S_VALIDATE") {
+        Ok(validate) if !validate.is_empty() => {
+            let out = std::process::Command::new(validate)
+                .args(["--strict", "--quiet"])
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "kubernetes-validate: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                stderr(&out)
+            );
+        }
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must set RUNNER_TEST_K8S_VALIDATE"
+            );
+            eprintln!("NOT CHECKED: RUNNER_TEST_K8S_VALIDATE (pip install kubernetes-validate) is not set");
+        }
+    }
+    // The pods' environment, as the Job gives it: each finds its shard and shard 0.
+    let docs: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .split("\n---\n")
+        .skip(1)
+        .map(|d| serde_yaml::from_str(d).unwrap())
+        .collect();
+    let container = &docs[2]["spec"]["template"]["spec"]["containers"][0];
+    let vars: Vec<(String, String)> = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap().to_string(),
+                v["value"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let port = free_port().to_string();
+    let children: Vec<Child> = (0..2)
+        .map(|i| {
+            let mut c = env.command(&[
+                "race",
+                "--quiet",
+                "--track-path",
+                dir.path().to_str().unwrap(),
+            ]);
+            for (k, v) in &vars {
+                c.env(k, v);
+            }
+            // The Service's name resolves in the cluster; here, shard 0 is on loopback.
+            c.env("MASTER_ADDR", "127.0.0.1")
+                .env("MASTER_PORT", &port)
+                .env("JOB_COMPLETION_INDEX", i.to_string());
+            c.stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for o in children.into_iter().map(finish) {
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let (race, _) = merged(&env);
+    assert_eq!(race["shards"]["merged"].as_object().unwrap().len(), 2);
+    assert_eq!(race["status"], "completed");
+}
