@@ -7,7 +7,7 @@
 
 use super::unix_ns;
 use super::wire::{self, ShardResults, ToCoordinator, ToMember};
-use crate::results::{BarrierRecord, HistogramFile, RaceRecord};
+use crate::results::{BarrierRecord, HistogramFile, RaceRecord, RaceStatus};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 /// What the rendezvous gathered by the end of the race.
+#[derive(Debug)]
 pub struct Collected {
     pub race_id: String,
     /// Each shard that sent its race: its index, its host, its race.
@@ -105,6 +106,8 @@ async fn accept(listener: TcpListener, events: mpsc::UnboundedSender<Event>, tim
     let mut next = 0u64;
     loop {
         let Ok((stream, peer)) = listener.accept().await else {
+            // Out of descriptors, say: wait rather than spin.
+            tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
         if events.is_closed() {
@@ -339,6 +342,18 @@ impl State {
                     let s = self.shards[shard as usize].as_mut().expect("joined");
                     s.racing = Racing::Done;
                     let host = s.host.clone();
+                    let status = results.race.status;
+                    if matches!(status, RaceStatus::Aborted | RaceStatus::Interrupted)
+                        && self.failure.is_none()
+                    {
+                        // `--on-error abort` or Ctrl-C on one shard stops the race on all.
+                        let why = results.race.stop_reason.clone().unwrap_or_default();
+                        let message = format!("shard {shard} (on {host}) stopped: {why}");
+                        self.fail_all(&message);
+                        self.failure = Some(message);
+                        self.collect_until
+                            .get_or_insert(Instant::now() + self.timeout);
+                    }
                     self.results
                         .push((shard, host, results.race, results.histograms));
                     self.release();
@@ -553,3 +568,6 @@ impl State {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

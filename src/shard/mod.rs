@@ -246,12 +246,17 @@ pub(crate) fn unix_ns() -> u64 {
 
 /// A fingerprint of what a shard is about to run: every shard must plan the same race.
 pub fn plan_digest(plan: &crate::plan::Plan) -> String {
-    use std::hash::{Hash, Hasher};
+    // FNV-1a: the same on every machine and build (std's hasher may differ between builds).
     let text = serde_json::to_string(plan).unwrap_or_default();
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    env!("CARGO_PKG_VERSION").hash(&mut h);
-    text.hash(&mut h);
-    format!("{:016x}", h.finish())
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in env!("CARGO_PKG_VERSION")
+        .bytes()
+        .chain([0])
+        .chain(text.bytes())
+    {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 #[cfg(test)]
