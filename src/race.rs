@@ -441,8 +441,9 @@ async fn run_with<B: Backend>(
         let histograms = &mut histograms;
         let store_error = &mut store_error;
         let store = &store;
+        let member = member.as_deref();
         let mut on_trial = move |run: TrialRun| {
-            let tr = trial_record(&run, redactor, member.as_deref());
+            let tr = trial_record(&run, redactor, member);
             if !quiet {
                 let task = &record.tasks[run.result];
                 let status = match (&tr.failure, tr.interrupted) {
@@ -505,6 +506,9 @@ async fn run_with<B: Backend>(
         driver.run(plan, &mut on_trial).await
     };
     record.finished_at = Some(Timestamp::now_seconds());
+    if let Some(m) = &member {
+        record.shard = Some(m.role());
+    }
     (record.status, record.stop_reason) = match stop {
         Stop::Completed => (RaceStatus::Completed, None),
         Stop::Interrupted => (

@@ -43,8 +43,18 @@ pub fn shard_lines(r: &RaceRecord) -> Vec<String> {
             .iter()
             .map(|b| b.start_after_ms)
             .fold(0.0, f64::max);
+        let slack = shards
+            .barriers
+            .iter()
+            .filter_map(|b| b.min_slack_ms)
+            .reduce(f64::min);
+        let heard = match slack {
+            Some(s) if s >= 0.0 => format!("; every shard heard of each start at least {s:.1} ms ahead"),
+            Some(s) => format!("; a shard heard of a start {:.1} ms late, and started that late (its latencies include it)", -s),
+            None => String::new(),
+        };
         lines.push(format!(
-            "{} rendezvous: shards arrived at most {spread:.1} ms apart; each step started at most {after:.1} ms after the last arrival",
+            "{} rendezvous: shards arrived at most {spread:.1} ms apart; each step started at most {after:.1} ms after the last arrival{heard}",
             shards.barriers.len()
         ));
     }

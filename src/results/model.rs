@@ -129,6 +129,10 @@ pub struct ShardRole {
     /// shortest of several round trips), and that round trip.
     pub clock_offset_ms: f64,
     pub round_trip_ms: f64,
+    /// For each step (by its index in the plan): how long before the common start this shard
+    /// heard of it, in ms; negative when it heard late and started late.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub start_slack_ms: Vec<(usize, f64)>,
 }
 
 /// How a merged race was put together.
@@ -155,6 +159,10 @@ pub struct BarrierRecord {
     pub arrival_spread_ms: f64,
     /// From the last arrival to the common start: the rendezvous's own cost.
     pub start_after_ms: f64,
+    /// The least time any shard had between hearing of the start and the start (negative: a
+    /// shard started that late), from the shards' own records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_slack_ms: Option<f64>,
 }
 
 /// A shard's trial on the race's shared clock, for the merge.

@@ -472,6 +472,7 @@ impl State {
                 what: a.what,
                 arrival_spread_ms: (a.last - a.first).as_secs_f64() * 1e3,
                 start_after_ms: ((now - a.last) + margin).as_secs_f64() * 1e3,
+                min_slack_ms: None,
             });
         }
     }

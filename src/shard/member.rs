@@ -27,6 +27,8 @@ pub struct Member {
     round_trip_ns: u64,
     conn: Mutex<(OwnedReadHalf, OwnedWriteHalf)>,
     cancel: CancellationToken,
+    /// How long before each step's start its Go arrived (ms; negative: after).
+    slack: std::sync::Mutex<Vec<(usize, f64)>>,
 }
 
 /// Detects a peer machine that vanished (no reset ever comes) within seconds.
@@ -122,6 +124,7 @@ impl Member {
             round_trip_ns: best.0,
             conn: Mutex::new((read, write)),
             cancel: cancel.clone(),
+            slack: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -133,6 +136,7 @@ impl Member {
             coordinator: self.coordinator.clone(),
             clock_offset_ms: -self.offset_ns as f64 / 1e6,
             round_trip_ms: self.round_trip_ns as f64 / 1e6,
+            start_slack_ms: self.slack.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         }
     }
 
@@ -211,7 +215,15 @@ impl Member {
             };
             match message {
                 Ok(Ok(ToMember::Go { step: s, at_ns })) if s == step => {
-                    return Ok(self.local_instant(at_ns))
+                    let (start, now) = (self.local_instant(at_ns), Instant::now());
+                    let slack = if start >= now {
+                        (start - now).as_secs_f64()
+                    } else {
+                        -(now - start).as_secs_f64()
+                    };
+                    let mut slacks = self.slack.lock().unwrap_or_else(|p| p.into_inner());
+                    slacks.push((step, slack * 1e3));
+                    return Ok(start);
                 }
                 Ok(Ok(ToMember::Fail { message })) => return Err(format!("rendezvous: {message}")),
                 Ok(Ok(_)) => continue,

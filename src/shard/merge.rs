@@ -81,6 +81,15 @@ pub fn merge(
         }
     }
     (record.status, record.stop_reason) = status(&shards, &missing, ctx.failure);
+    let mut barriers = ctx.barriers;
+    for b in &mut barriers {
+        b.min_slack_ms = shards
+            .iter()
+            .flat_map(|s| s.race.shard.iter().flat_map(|r| &r.start_slack_ms))
+            .filter(|(step, _)| *step == b.step)
+            .map(|(_, slack)| *slack)
+            .reduce(f64::min);
+    }
     record.shards = Some(ShardsSummary {
         count,
         merged: shards
@@ -88,7 +97,7 @@ pub fn merge(
             .map(|s| (s.race.shard.as_ref().map_or(0, |r| r.index), s.host.clone()))
             .collect(),
         missing,
-        barriers: ctx.barriers,
+        barriers,
     });
     let mut histograms = HistogramFile {
         format: FORMAT_VERSION,

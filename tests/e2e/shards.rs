@@ -154,7 +154,13 @@ fn three_shards_through_runner_serve_make_one_exact_race() {
     let shards = &race["shards"];
     assert_eq!(shards["count"], 3);
     assert_eq!(shards["merged"].as_object().unwrap().len(), 3);
-    assert_eq!(shards["barriers"].as_array().unwrap().len(), 5, "{shards}");
+    let barriers = shards["barriers"].as_array().unwrap();
+    assert_eq!(barriers.len(), 5, "{shards}");
+    // Each shard says how long before each start it heard of it.
+    assert!(
+        barriers.iter().all(|b| b["min_slack_ms"].is_f64()),
+        "{shards}"
+    );
     // Every document indexed once across the shards: none twice, none left out.
     let bulk = trial(&race, "bulk");
     assert_eq!(
