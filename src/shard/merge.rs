@@ -359,8 +359,8 @@ fn merge_trial(
             units: p.record.units,
             throughput: p.record.throughput,
             measured_seconds: p.record.measured_seconds,
-            service_time_ms: p.record.service_time_ms.clone(),
-            latency_ms: p.record.latency_ms.clone(),
+            service_time_ms: p.record.service_time_ms,
+            latency_ms: p.record.latency_ms,
             failure: p.record.failure.clone(),
         })
         .collect();

@@ -281,6 +281,17 @@ fn shards_against_a_real_redis_server() {
         assert_eq!(parts, vec![1543, 1157], "{task}");
     }
     check_exact_merge(&dir, 2, 2);
+    // A merged race is a race like any other for show, compare and plot.
+    let id = race["race_id"].as_str().unwrap();
+    assert!(env.ok(&["show", id]).contains("merged from 2 of 2 shards"));
+    assert!(env.ok(&["compare", id, id]).contains("get"));
+    let charts = env.home.path().join("charts");
+    env.ok(&["plot", id, "--out", charts.to_str().unwrap()]);
+    let page = std::fs::read_to_string(charts.join("report.html")).unwrap();
+    assert!(
+        page.contains("Shards (each load driver"),
+        "the page has the per-shard table"
+    );
 }
 
 fn mpirun() -> Option<&'static str> {
