@@ -194,6 +194,13 @@ impl Member {
         }
     }
 
+    /// Closes this shard's side of the rendezvous: whatever it sent, it will send no more.
+    pub async fn leave(&self) {
+        use tokio::io::AsyncWriteExt as _;
+        let mut conn = self.conn.lock().await;
+        let _ = conn.1.shutdown().await;
+    }
+
     async fn meet(&self, step: usize, what: &str) -> Result<Instant, String> {
         let mut conn = self.conn.lock().await;
         let (read, write) = &mut *conn;

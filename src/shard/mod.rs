@@ -210,6 +210,8 @@ impl Session {
         histograms: &crate::results::HistogramFile,
     ) -> Result<Option<(crate::results::RaceRecord, crate::results::HistogramFile)>, String> {
         let sent = self.member.send_results(race, histograms).await;
+        // Shard 0's rendezvous waits for each shard's results or its leaving.
+        self.member.leave().await;
         let Some(coordinator) = self.coordinator else {
             return sent.map(|()| None);
         };
