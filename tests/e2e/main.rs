@@ -1,5 +1,6 @@
 //! End-to-end tests: the real `runner` binary on real tracks, each with its own results home.
 
+mod aggregations;
 mod bad_input;
 mod bad_tracks;
 mod bulk_actions;

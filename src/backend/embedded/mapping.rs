@@ -35,7 +35,10 @@ impl FieldType {
 
 #[derive(Debug, Clone)]
 pub struct MappedField {
-    /// Dotted path of the field in the document (`location`, `user.name`).
+    /// The field's name in queries and aggregations (`name`, `name.raw` for a multi-field).
+    pub name: String,
+    /// Dotted path of the value in the document (`location`, `user.name`); a multi-field
+    /// reads its parent's value.
     pub path: Vec<String>,
     pub kind: FieldType,
     pub field: Field,
@@ -74,7 +77,7 @@ impl Mapping {
         let by_name = fields
             .iter()
             .enumerate()
-            .map(|(i, f): (usize, &MappedField)| (f.path.join("."), i))
+            .map(|(i, f): (usize, &MappedField)| (f.name.clone(), i))
             .collect();
         Ok(Mapping {
             schema: builder.build(),
@@ -103,7 +106,7 @@ impl Mapping {
             let Some(v) = lookup(obj, &f.path) else {
                 continue;
             };
-            add_value(&mut doc, f, v).map_err(|m| format!("field `{}`: {m}", f.path.join(".")))?;
+            add_value(&mut doc, f, v).map_err(|m| format!("field `{}`: {m}", f.name))?;
         }
         Ok(doc)
     }
@@ -121,33 +124,56 @@ fn collect(
         if let Some(sub) = def.get("properties").and_then(Value::as_object) {
             collect(sub, prefix, builder, out)?;
         } else {
-            let kind_name = def.get("type").and_then(Value::as_str).unwrap_or("object");
-            let kind = FieldType::parse(kind_name).ok_or_else(|| UnsupportedType {
-                field: dotted.clone(),
-                kind: kind_name.to_string(),
-            })?;
-            let (field, lat) = match kind {
-                FieldType::Text => (builder.add_text_field(&dotted, TEXT), None),
-                FieldType::Keyword => (builder.add_text_field(&dotted, STRING), None),
-                FieldType::Long => (builder.add_i64_field(&dotted, INDEXED | FAST), None),
-                FieldType::Double => (builder.add_f64_field(&dotted, INDEXED | FAST), None),
-                FieldType::Boolean => (builder.add_bool_field(&dotted, INDEXED | FAST), None),
-                FieldType::Date => (builder.add_date_field(&dotted, INDEXED | FAST), None),
-                FieldType::GeoPoint => (
-                    builder.add_f64_field(&format!("{dotted}.lon"), INDEXED | FAST),
-                    Some(builder.add_f64_field(&format!("{dotted}.lat"), INDEXED | FAST)),
-                ),
-            };
-            out.push(MappedField {
-                path: prefix.clone(),
-                kind,
-                field,
-                lat,
-            });
+            out.push(add_field(builder, &dotted, prefix, def)?);
+            // Multi-fields: the same value indexed again under `<name>.<sub>` (`name.raw`).
+            if let Some(subs) = def.get("fields").and_then(Value::as_object) {
+                for (sub, subdef) in subs {
+                    out.push(add_field(
+                        builder,
+                        &format!("{dotted}.{sub}"),
+                        prefix,
+                        subdef,
+                    )?);
+                }
+            }
         }
         prefix.pop();
     }
     Ok(())
+}
+
+/// One field of the schema, named `name`, reading the value at `path`.
+fn add_field(
+    builder: &mut tantivy::schema::SchemaBuilder,
+    name: &str,
+    path: &[String],
+    def: &Value,
+) -> Result<MappedField, UnsupportedType> {
+    let kind_name = def.get("type").and_then(Value::as_str).unwrap_or("object");
+    let kind = FieldType::parse(kind_name).ok_or_else(|| UnsupportedType {
+        field: name.to_string(),
+        kind: kind_name.to_string(),
+    })?;
+    // Keywords are fast fields too: Elasticsearch aggregates and sorts on their doc values.
+    let (field, lat) = match kind {
+        FieldType::Text => (builder.add_text_field(name, TEXT), None),
+        FieldType::Keyword => (builder.add_text_field(name, STRING | FAST), None),
+        FieldType::Long => (builder.add_i64_field(name, INDEXED | FAST), None),
+        FieldType::Double => (builder.add_f64_field(name, INDEXED | FAST), None),
+        FieldType::Boolean => (builder.add_bool_field(name, INDEXED | FAST), None),
+        FieldType::Date => (builder.add_date_field(name, INDEXED | FAST), None),
+        FieldType::GeoPoint => (
+            builder.add_f64_field(&format!("{name}.lon"), INDEXED | FAST),
+            Some(builder.add_f64_field(&format!("{name}.lat"), INDEXED | FAST)),
+        ),
+    };
+    Ok(MappedField {
+        name: name.to_string(),
+        path: path.to_vec(),
+        kind,
+        field,
+        lat,
+    })
 }
 
 fn lookup<'a>(obj: &'a Map<String, Value>, path: &[String]) -> Option<&'a Value> {

@@ -1,6 +1,7 @@
 //! The embedded backend: in-process, no server to install. Documents and search run on
 //! tantivy; key-value operations on an in-memory sharded store.
 
+pub(crate) mod aggs;
 mod bulk;
 mod command;
 pub(crate) mod index;

@@ -62,10 +62,7 @@ impl QueryCompiler<'_> {
         self.mapping.field(name).ok_or_else(|| {
             let hint = crate::track::did_you_mean(
                 name,
-                self.mapping
-                    .fields
-                    .iter()
-                    .map(|f| f.path.last().map(String::as_str).unwrap_or("")),
+                self.mapping.fields.iter().map(|f| f.name.as_str()),
             );
             format!("field `{name}` is not in the index mapping{hint}")
         })

@@ -7,6 +7,7 @@ use super::sort::{After, Sort, TopAfter};
 use crate::backend::{ErrorKind, OpError, Outcome};
 use crate::ops::{PageBy, Paging};
 use serde_json::Value;
+use tantivy::aggregation::agg_result::AggregationResults;
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::Query;
 use tantivy::schema::Value as _;
@@ -20,6 +21,8 @@ pub struct SearchPlan {
     /// The body's `sort`; None is relevance order.
     pub sort: Option<Sort>,
     pub after: Option<After>,
+    /// The body's `aggs`, checked.
+    pub aggs: Option<super::aggs::AggPlan>,
 }
 
 /// One search hit, as the REST API returns it.
@@ -48,9 +51,11 @@ pub struct Page {
 
 /// Search body keys the embedded engine runs. `_source` filters, `track_total_hits` and the
 /// like change what is sent back, not what is searched, and are accepted; anything else
-/// (aggregations, highlighting, post_filter, ...) would be measured without the work it
-/// asks for, so it is refused.
-const SEARCH_KEYS: [&str; 10] = [
+/// (highlighting, post_filter, ...) would be measured without the work it asks for, so it
+/// is refused.
+const SEARCH_KEYS: [&str; 12] = [
+    "aggs",
+    "aggregations",
     "query",
     "size",
     "from",
@@ -70,13 +75,28 @@ pub fn unsupported_body(body: &Value) -> Option<String> {
         .map(String::as_str)
         .filter(|k| !SEARCH_KEYS.contains(k))
         .collect();
-    (!refused.is_empty()).then(|| {
-        format!(
+    if !refused.is_empty() {
+        return Some(format!(
             "the embedded engine does not run `{}` in a search body (it runs {})",
             refused.join("`, `"),
             SEARCH_KEYS.join(", ")
-        )
-    })
+        ));
+    }
+    let aggs = body.get("aggs").or_else(|| body.get("aggregations"))?;
+    super::aggs::AggPlan::check(aggs).err()
+}
+
+/// An aggregation that failed while running (too many buckets, a field of the wrong type).
+fn bad_aggregation(e: impl std::fmt::Display) -> OpError {
+    OpError::new(ErrorKind::BadRequest, format!("aggregation failed: {e}"))
+}
+
+/// A failed search: the aggregations' fault when it has any (the query alone ran before).
+fn search_failed(plan: &SearchPlan, e: impl std::fmt::Display) -> OpError {
+    match plan.aggs {
+        Some(_) => bad_aggregation(e),
+        None => internal(e),
+    }
 }
 
 fn internal(e: impl std::fmt::Display) -> OpError {
@@ -132,12 +152,19 @@ impl EmbeddedIndex {
                     .map_err(bad)?,
             ),
         };
+        let aggs = body
+            .get("aggs")
+            .or_else(|| body.get("aggregations"))
+            .map(|a| super::aggs::AggPlan::compile(a, &self.mapping))
+            .transpose()
+            .map_err(bad)?;
         Ok(SearchPlan {
             query,
             size,
             from,
             sort,
             after,
+            aggs,
         })
     }
 
@@ -196,20 +223,31 @@ impl EmbeddedIndex {
         Ok((id, source))
     }
 
-    /// The hits of one search with their ids, scores and sources, and the total.
+    /// The hits of one search with their ids, scores and sources, the total, and the
+    /// aggregations when the search has any.
     pub fn search_hits(
         &self,
         plan: &SearchPlan,
         searcher: &Searcher,
-    ) -> Result<(u64, Vec<Hit>), OpError> {
+    ) -> Result<(u64, Vec<Hit>, Option<AggregationResults>), OpError> {
+        let mut aggregations = None;
         let (total, found) = match (&plan.sort, plan.after) {
+            _ if plan.size == 0 => {
+                let (n, aggs) = self.count_and_aggregate(plan, searcher)?;
+                aggregations = aggs;
+                (n, Vec::new())
+            }
             (None, None) => {
                 let top = TopDocs::with_limit((plan.size).max(1))
                     .and_offset(plan.from)
                     .order_by_score();
-                let (n, top) = searcher
-                    .search(plan.query.as_ref(), &(Count, top))
-                    .map_err(internal)?;
+                // One pass collects the page, the count and the aggregations, as
+                // Elasticsearch's query phase does.
+                let aggs = plan.aggs.as_ref().map(|a| a.collector());
+                let (n, top, aggs) = searcher
+                    .search(plan.query.as_ref(), &(Count, top, aggs))
+                    .map_err(|e| search_failed(plan, e))?;
+                aggregations = aggs;
                 (
                     n as u64,
                     top.into_iter()
@@ -230,6 +268,10 @@ impl EmbeddedIndex {
                     },
                     true,
                 )?;
+                if let Some(a) = &plan.aggs {
+                    let found = searcher.search(plan.query.as_ref(), &a.collector());
+                    aggregations = Some(found.map_err(bad_aggregation)?);
+                }
                 (page.total, page.hits)
             }
         };
@@ -243,22 +285,31 @@ impl EmbeddedIndex {
                 sort,
             });
         }
-        Ok((total, hits))
+        Ok((total, hits, aggregations))
+    }
+
+    /// The hit count and the aggregations of a search that returns no hits (`size: 0`).
+    pub fn count_and_aggregate(
+        &self,
+        plan: &SearchPlan,
+        searcher: &Searcher,
+    ) -> Result<(u64, Option<AggregationResults>), OpError> {
+        let aggs = plan.aggs.as_ref().map(|a| a.collector());
+        let (n, aggs) = searcher
+            .search(plan.query.as_ref(), &(Count, aggs))
+            .map_err(|e| search_failed(plan, e))?;
+        Ok((n as u64, aggs))
     }
 
     /// Runs a search as the embedded backend's operation: counts all hits and loads the
     /// sources of the page, as Elasticsearch's query and fetch phases do.
     pub fn search(&self, plan: &SearchPlan) -> Result<Outcome, OpError> {
         let searcher = self.searcher();
-        let hits = if plan.size == 0 {
-            searcher
-                .search(plan.query.as_ref(), &Count)
-                .map_err(internal)? as u64
-        } else {
-            let (total, hits) = self.search_hits(plan, &searcher)?;
-            std::hint::black_box(hits.iter().map(|h| h.source.len()).sum::<usize>());
-            total
-        };
+        let (total, hits, aggregations) = self.search_hits(plan, &searcher)?;
+        std::hint::black_box(hits.iter().map(|h| h.source.len()).sum::<usize>());
+        // The response's aggregations are built, as Elasticsearch builds them.
+        std::hint::black_box(aggregations.map(|a| super::aggs::to_json(&a)));
+        let hits = total;
         Ok(Outcome {
             units: 1,
             hits,

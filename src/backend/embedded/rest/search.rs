@@ -66,6 +66,7 @@ fn hits_body(
     total: u64,
     hits: &[Hit],
     scroll_id: Option<&str>,
+    aggregations: Option<&Value>,
 ) -> RestResponse {
     let mut out =
         String::with_capacity(256 + hits.iter().map(|h| h.source.len() + 96).sum::<usize>());
@@ -96,7 +97,11 @@ fn hits_body(
         }
         out.push('}');
     }
-    out.push_str("]}}");
+    out.push_str("]}");
+    if let Some(a) = aggregations {
+        let _ = write!(out, r#","aggregations":{a}"#);
+    }
+    out.push('}');
     RestResponse {
         status: 200,
         body: out.into_bytes(),
@@ -156,7 +161,7 @@ impl EmbeddedBackend {
                 Err(r) => r,
             };
         }
-        let (total, hits) = match index.search_hits(&plan, &searcher) {
+        let (total, hits, aggregations) = match index.search_hits(&plan, &searcher) {
             Ok(r) => r,
             Err(e) => return RestResponse::from_op_error(&e),
         };
@@ -166,7 +171,15 @@ impl EmbeddedBackend {
                 &json!({ "count": total, "_shards": { "total": 1, "successful": 1, "skipped": 0, "failed": 0 } }),
             );
         }
-        hits_body(name, started.elapsed(), total, &hits, None)
+        let aggregations = aggregations.map(|a| crate::backend::embedded::aggs::to_json(&a));
+        hits_body(
+            name,
+            started.elapsed(),
+            total,
+            &hits,
+            None,
+            aggregations.as_ref(),
+        )
     }
 
     fn open_scroll(
@@ -222,7 +235,7 @@ impl EmbeddedBackend {
         };
         scrolls.open.insert(id.clone(), context);
         drop(scrolls);
-        hits_body(&name, started.elapsed(), page.total, &hits, Some(&id))
+        hits_body(&name, started.elapsed(), page.total, &hits, Some(&id), None)
     }
 
     /// The next page of a scroll: `{"scroll_id": "...", "scroll": "1m"}` or the same as
@@ -300,7 +313,14 @@ impl EmbeddedBackend {
             Err(e) => return RestResponse::from_op_error(&e),
         };
         match fetch_all(&index, &searcher, page.hits) {
-            Ok(hits) => hits_body(&index.name, started.elapsed(), total, &hits, Some(&id)),
+            Ok(hits) => hits_body(
+                &index.name,
+                started.elapsed(),
+                total,
+                &hits,
+                Some(&id),
+                None,
+            ),
             Err(r) => r,
         }
     }

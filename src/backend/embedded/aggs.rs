@@ -1,0 +1,275 @@
+//! Aggregations, on tantivy's aggregation framework (its request and response formats are
+//! Elasticsearch's). A request is checked once, when the search is compiled: every
+//! aggregation type, field and parameter either runs as Elasticsearch would run it, or the
+//! search is refused naming what the engine lacks. Nothing is dropped and run as something else.
+
+use super::mapping::{FieldType, Mapping};
+use serde_json::{Map, Value};
+use tantivy::aggregation::agg_req::Aggregations;
+use tantivy::aggregation::agg_result::AggregationResults;
+use tantivy::aggregation::{AggContextParams, AggregationCollector};
+
+/// Aggregation types the engine runs.
+pub const RUN: [&str; 16] = [
+    "terms",
+    "histogram",
+    "date_histogram",
+    "range",
+    "composite",
+    "multi_terms",
+    "avg",
+    "min",
+    "max",
+    "sum",
+    "value_count",
+    "stats",
+    "extended_stats",
+    "cardinality",
+    "percentiles",
+    "top_hits",
+];
+
+/// Parameters that change how Elasticsearch spreads the work over shards, not the result
+/// on one shard: accepted and not passed on.
+const SHARD_HINTS: [&str; 4] = [
+    "execution_hint",
+    "collect_mode",
+    "show_term_doc_count_error",
+    "shard_min_doc_count",
+];
+
+/// A checked aggregation request, ready to run with a search.
+#[derive(Debug, Clone)]
+pub struct AggPlan {
+    request: Aggregations,
+}
+
+impl AggPlan {
+    /// Checks the body's `aggs` (or `aggregations`) against the mapping.
+    pub fn compile(aggs: &Value, mapping: &Mapping) -> Result<AggPlan, String> {
+        Self::checked(aggs, Some(mapping))
+    }
+
+    /// What can be checked before the race, with no index yet: types and parameters.
+    pub fn check(aggs: &Value) -> Result<(), String> {
+        Self::checked(aggs, None).map(|_| ())
+    }
+
+    fn checked(aggs: &Value, mapping: Option<&Mapping>) -> Result<AggPlan, String> {
+        let rewritten = rewrite_level(aggs, mapping, "aggs")?;
+        let request: Aggregations =
+            serde_json::from_value(rewritten.clone()).map_err(|e| format!("aggregations: {e}"))?;
+        // Whatever tantivy would read past without a word is refused here instead.
+        let read = serde_json::to_value(&request).map_err(|e| e.to_string())?;
+        unread(&rewritten, &read, "aggs")?;
+        Ok(AggPlan { request })
+    }
+
+    pub fn collector(&self) -> AggregationCollector {
+        AggregationCollector::from_aggs(self.request.clone(), AggContextParams::default())
+    }
+}
+
+/// The response's `aggregations`.
+pub fn to_json(results: &AggregationResults) -> Value {
+    serde_json::to_value(results).unwrap_or(Value::Null)
+}
+
+fn rewrite_level(aggs: &Value, mapping: Option<&Mapping>, at: &str) -> Result<Value, String> {
+    let Some(aggs) = aggs.as_object() else {
+        return Err(format!("`{at}` must be an object of named aggregations"));
+    };
+    let mut out = Map::new();
+    for (name, agg) in aggs {
+        let here = format!("{at}.{name}");
+        let Some(def) = agg.as_object() else {
+            return Err(format!("aggregation `{here}` must be an object"));
+        };
+        let mut kinds = def
+            .keys()
+            .filter(|k| !matches!(k.as_str(), "aggs" | "aggregations" | "meta"));
+        let (Some(kind), None) = (kinds.next(), kinds.next()) else {
+            return Err(format!(
+                "aggregation `{here}` must have exactly one type (it has {})",
+                def.keys().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        };
+        if !RUN.contains(&kind.as_str()) {
+            return Err(format!(
+                "aggregation `{here}` is a `{kind}`, which the embedded engine does not run{} (it runs {})",
+                why_not(kind),
+                RUN.join(", ")
+            ));
+        }
+        let params = def[kind.as_str()]
+            .as_object()
+            .ok_or_else(|| format!("aggregation `{here}`: `{kind}` must be an object"))?;
+        let mut rewritten = Map::new();
+        rewritten.insert(
+            kind.clone(),
+            Value::Object(params_for(kind, params, mapping, &here)?),
+        );
+        if let Some(sub) = def.get("aggs").or_else(|| def.get("aggregations")) {
+            rewritten.insert("aggs".into(), rewrite_level(sub, mapping, &here)?);
+        }
+        out.insert(name.clone(), Value::Object(rewritten));
+    }
+    Ok(Value::Object(out))
+}
+
+fn why_not(kind: &str) -> &'static str {
+    match kind {
+        "filter" | "filters" => {
+            " (a query inside an aggregation: tantivy's filter takes its own query syntax)"
+        }
+        "bucket_script" | "bucket_selector" | "bucket_sort" | "derivative" | "cumulative_sum"
+        | "moving_fn" | "avg_bucket" | "max_bucket" | "sum_bucket" => {
+            " (pipeline aggregations are not built)"
+        }
+        "geohash_grid" | "geotile_grid" | "geo_bounds" | "geo_centroid" | "geo_distance" => {
+            " (geo_point fields are two numbers here, not a geo index)"
+        }
+        "nested" | "reverse_nested" => " (nested objects are flattened here)",
+        "auto_date_histogram"
+        | "date_range"
+        | "significant_terms"
+        | "significant_text"
+        | "sampler"
+        | "rare_terms"
+        | "weighted_avg"
+        | "median_absolute_deviation" => " (tantivy has no such aggregation)",
+        _ => "",
+    }
+}
+
+/// An aggregation's parameters as tantivy takes them, or why they cannot be.
+fn params_for(
+    kind: &str,
+    params: &Map<String, Value>,
+    mapping: Option<&Mapping>,
+    at: &str,
+) -> Result<Map<String, Value>, String> {
+    let mut out = params.clone();
+    for hint in SHARD_HINTS {
+        out.remove(hint);
+    }
+    if let Some(field) = params.get("field").and_then(Value::as_str) {
+        if let Some(f) = mapping.and_then(|m| m.field(field)) {
+            match f.kind {
+                FieldType::Text => {
+                    return Err(format!(
+                        "aggregation `{at}`: field `{field}` is a text field, which Elasticsearch does not aggregate either (aggregate its keyword multi-field, such as `{field}.raw`)"
+                    ))
+                }
+                FieldType::GeoPoint => {
+                    return Err(format!(
+                        "aggregation `{at}`: field `{field}` is a geo_point, which the embedded engine does not aggregate"
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+    if params.contains_key("script") {
+        return Err(format!(
+            "aggregation `{at}`: scripts are not run by the embedded engine"
+        ));
+    }
+    if kind == "date_histogram" {
+        date_histogram(&mut out, at)?;
+    }
+    Ok(out)
+}
+
+/// Elasticsearch's calendar intervals that are fixed lengths in UTC become fixed intervals;
+/// the others (months, quarters, years), and time zones other than UTC, are refused.
+fn date_histogram(p: &mut Map<String, Value>, at: &str) -> Result<(), String> {
+    match p.remove("time_zone") {
+        None => {}
+        Some(Value::String(z)) if matches!(z.as_str(), "UTC" | "Z" | "+00:00" | "Etc/UTC") => {}
+        Some(z) => {
+            return Err(format!(
+                "aggregation `{at}`: time_zone {z} is not run by the embedded engine (UTC only)"
+            ))
+        }
+    }
+    // `format` only shapes `key_as_string`; the buckets are the same.
+    p.remove("format");
+    let given = p
+        .remove("calendar_interval")
+        .or_else(|| p.remove("interval"));
+    if let Some(interval) = given {
+        let text = interval.as_str().unwrap_or_default();
+        let fixed = match text {
+            "second" | "1s" => "1s",
+            "minute" | "1m" => "1m",
+            "hour" | "1h" => "1h",
+            "day" | "1d" => "1d",
+            "week" | "1w" => {
+                // Calendar weeks start on Monday; fixed 7-day buckets start at the epoch, a
+                // Thursday: 4 days on is Monday 1970-01-05.
+                if p.contains_key("offset") {
+                    return Err(format!(
+                        "aggregation `{at}`: a weekly calendar_interval with an offset is not run by the embedded engine"
+                    ));
+                }
+                p.insert("offset".into(), Value::String("4d".into()));
+                "7d"
+            }
+            other if fixed_length(other) => other,
+            other => {
+                return Err(format!(
+                    "aggregation `{at}`: calendar_interval `{other}` has no fixed length (months, quarters and years vary) and is not run by the embedded engine"
+                ))
+            }
+        };
+        p.insert("fixed_interval".into(), Value::String(fixed.into()));
+    }
+    Ok(())
+}
+
+fn fixed_length(interval: &str) -> bool {
+    let digits = interval.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &interval[digits.len()..];
+    !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit())
+        && matches!(unit, "ms" | "s" | "m" | "h" | "d")
+}
+
+/// Parameters of the request that tantivy did not read back: those it would ignore.
+fn unread(given: &Value, read: &Value, at: &str) -> Result<(), String> {
+    let Some(given) = given.as_object() else {
+        return Ok(());
+    };
+    for (name, agg) in given {
+        let here = format!("{at}.{name}");
+        let back = &read[name.as_str()];
+        for (key, value) in agg.as_object().into_iter().flatten() {
+            if key == "aggs" {
+                unread(value, &back["aggs"], &here)?;
+                continue;
+            }
+            let read_params = back[key.as_str()].as_object();
+            for (param, v) in value.as_object().into_iter().flatten() {
+                let known =
+                    read_params.is_some_and(|r| r.contains_key(param) || alias(r, param).is_some());
+                if !known && !v.is_null() {
+                    return Err(format!(
+                        "aggregation `{here}`: `{key}` parameter `{param}` is not run by the embedded engine (tantivy's {key} has no such parameter)"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn alias<'a>(read: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    match key {
+        "shard_size" => read.get("split_size").or_else(|| read.get("segment_size")),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

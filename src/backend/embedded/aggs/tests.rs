@@ -1,0 +1,299 @@
+//! Aggregation results checked against what Elasticsearch returns for the same data: the
+//! expected bucket keys, doc counts and metric values are computed here, independently, from
+//! the documents, by Elasticsearch's documented semantics.
+
+use crate::backend::embedded::bulk::{Item, Verb};
+use crate::backend::embedded::index::EmbeddedIndex;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+struct Doc {
+    cc: &'static str,
+    pop: i64,
+    score: f64,
+    /// Day of January 2026 (1..=28), at 06:00 UTC.
+    day: u32,
+}
+
+fn docs() -> Vec<Doc> {
+    const CC: [&str; 5] = ["AT", "DE", "FR", "IT", "CH"];
+    (0..300u64)
+        .map(|i| Doc {
+            // Uneven: AT 120, DE 75, FR 50, IT 35, CH 20.
+            cc: CC[match i % 60 {
+                0..=23 => 0,
+                24..=38 => 1,
+                39..=48 => 2,
+                49..=55 => 3,
+                _ => 4,
+            }],
+            pop: ((i * 7919) % 1000) as i64,
+            score: ((i * 37) % 100) as f64 + 0.5,
+            day: 1 + (i % 28) as u32,
+        })
+        .collect()
+}
+
+fn index() -> EmbeddedIndex {
+    let body = json!({"mappings": {"properties": {
+        "cc": {"type": "keyword"},
+        "name": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+        "pop": {"type": "long"},
+        "score": {"type": "double"},
+        "at": {"type": "date"},
+    }}});
+    let idx = EmbeddedIndex::create("places", &body).unwrap();
+    for (i, d) in docs().iter().enumerate() {
+        let source = json!({
+            "cc": d.cc, "name": format!("town {}", i % 7), "pop": d.pop, "score": d.score,
+            "at": format!("2026-01-{:02}T06:00:00Z", d.day),
+        })
+        .to_string();
+        idx.apply(&Item {
+            verb: Verb::Index,
+            index: None,
+            id: None,
+            body: Some(&source),
+        })
+        .unwrap();
+    }
+    idx.refresh().unwrap();
+    idx
+}
+
+/// The response's `aggregations` of a `size: 0` search with these aggs.
+fn aggregate(idx: &EmbeddedIndex, aggs: Value) -> Value {
+    let plan = idx.compile(&json!({"size": 0, "aggs": aggs})).unwrap();
+    let (total, hits, aggs) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+    assert_eq!((total, hits.len()), (300, 0));
+    super::to_json(&aggs.unwrap())
+}
+
+fn refused(idx: &EmbeddedIndex, aggs: Value) -> String {
+    idx.compile(&json!({"aggs": aggs})).err().unwrap().message
+}
+
+fn close(got: &Value, want: f64) {
+    let got = got
+        .as_f64()
+        .unwrap_or_else(|| panic!("a number, got {got}"));
+    assert!(
+        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+        "{got} != {want}"
+    );
+}
+
+#[test]
+fn terms_with_a_sub_aggregation_as_elasticsearch_buckets_them() {
+    let idx = index();
+    let d = docs();
+    let mut counts: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
+    for doc in &d {
+        let e = counts.entry(doc.cc).or_default();
+        e.0 += 1;
+        e.1 += doc.pop;
+    }
+    // Elasticsearch: by doc_count descending, ties by key ascending; `size` 3 leaves the rest
+    // in sum_other_doc_count.
+    let mut want: Vec<(&str, u64, i64)> = counts.iter().map(|(k, (n, s))| (*k, *n, *s)).collect();
+    want.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let got = aggregate(
+        &idx,
+        json!({"by_cc": {"terms": {"field": "cc", "size": 3}, "aggs": {"pop": {"sum": {"field": "pop"}}}}}),
+    );
+    let buckets = got["by_cc"]["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 3);
+    for (b, (key, n, sum)) in buckets.iter().zip(&want) {
+        assert_eq!(
+            (b["key"].as_str().unwrap(), b["doc_count"].as_u64().unwrap()),
+            (*key, *n)
+        );
+        close(&b["pop"]["value"], *sum as f64);
+    }
+    let rest: u64 = want[3..].iter().map(|w| w.1).sum();
+    assert_eq!(got["by_cc"]["sum_other_doc_count"], rest);
+    // A multi-field aggregates its parent's value.
+    let names = aggregate(
+        &idx,
+        json!({"n": {"terms": {"field": "name.raw", "size": 10}}}),
+    );
+    let keys: Vec<&str> = names["n"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys.len(), 7);
+    assert!(
+        keys.contains(&"town 0") && keys.contains(&"town 6"),
+        "{keys:?}"
+    );
+}
+
+#[test]
+fn metrics_are_exact_and_percentiles_close() {
+    let idx = index();
+    let pops: Vec<f64> = docs().iter().map(|d| d.pop as f64).collect();
+    let n = pops.len() as f64;
+    let sum: f64 = pops.iter().sum();
+    let (min, max) = pops
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &p| (a.min(p), b.max(p)));
+    let got = aggregate(
+        &idx,
+        json!({
+            "avg": {"avg": {"field": "pop"}}, "min": {"min": {"field": "pop"}},
+            "max": {"max": {"field": "pop"}}, "sum": {"sum": {"field": "pop"}},
+            "count": {"value_count": {"field": "pop"}}, "stats": {"stats": {"field": "pop"}},
+            "ext": {"extended_stats": {"field": "pop"}},
+            "distinct": {"cardinality": {"field": "cc"}},
+            "pct": {"percentiles": {"field": "pop", "percents": [50, 99]}},
+        }),
+    );
+    close(&got["avg"]["value"], sum / n);
+    close(&got["min"]["value"], min);
+    close(&got["max"]["value"], max);
+    close(&got["sum"]["value"], sum);
+    close(&got["count"]["value"], n);
+    let s = &got["stats"];
+    assert_eq!(s["count"], 300);
+    close(&s["min"], min);
+    close(&s["max"], max);
+    close(&s["avg"], sum / n);
+    close(&s["sum"], sum);
+    let mean = sum / n;
+    let variance = pops.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / n;
+    close(&got["ext"]["variance"], variance);
+    close(&got["ext"]["std_deviation"], variance.sqrt());
+    close(&got["distinct"]["value"], 5.0);
+    // Elasticsearch's percentiles are estimates (t-digest); tantivy's (DDSketch) hold a 1%
+    // relative error. Both sit near the exact rank.
+    let mut sorted = pops.clone();
+    sorted.sort_by(f64::total_cmp);
+    for (p, key) in [(50.0, "50.0"), (99.0, "99.0")] {
+        let exact = sorted[((p / 100.0) * (n - 1.0)).round() as usize];
+        let v = got["pct"]["values"][key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{}", got["pct"]));
+        assert!(
+            (v - exact).abs() <= 0.02 * exact + 5.0,
+            "p{p}: {v} against {exact}"
+        );
+    }
+}
+
+#[test]
+fn histograms_and_ranges_bucket_as_elasticsearch_does() {
+    let idx = index();
+    let d = docs();
+    let got = aggregate(
+        &idx,
+        json!({
+            "h": {"histogram": {"field": "pop", "interval": 250}},
+            "days": {"date_histogram": {"field": "at", "calendar_interval": "day"}},
+            "weeks": {"date_histogram": {"field": "at", "calendar_interval": "week", "time_zone": "UTC"}},
+            "r": {"range": {"field": "score", "ranges": [{"to": 10}, {"from": 10, "to": 50}, {"from": 50}]}},
+        }),
+    );
+    // Histogram keys are floor(value / interval) * interval.
+    let mut want: BTreeMap<i64, u64> = BTreeMap::new();
+    for doc in &d {
+        *want.entry(doc.pop / 250 * 250).or_default() += 1;
+    }
+    let h: Vec<(i64, u64)> = got["h"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["key"].as_f64().unwrap() as i64,
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(h, want.into_iter().collect::<Vec<_>>());
+    // One bucket a day, keyed by the day's first millisecond (UTC).
+    let days = got["days"]["buckets"].as_array().unwrap();
+    assert_eq!(days.len(), 28);
+    let jan1 = 1_767_225_600_000i64; // 2026-01-01T00:00:00Z
+    for (k, b) in days.iter().enumerate() {
+        assert_eq!(
+            b["key"].as_f64().unwrap() as i64,
+            jan1 + k as i64 * 86_400_000
+        );
+        let n = d.iter().filter(|x| x.day == k as u32 + 1).count() as u64;
+        assert_eq!(b["doc_count"], n);
+    }
+    // Calendar weeks start on Monday: 2025-12-29, 2026-01-05, -12, -19, -26.
+    let monday = jan1 - 3 * 86_400_000;
+    let weeks = got["weeks"]["buckets"].as_array().unwrap();
+    let keys: Vec<i64> = weeks
+        .iter()
+        .map(|b| b["key"].as_f64().unwrap() as i64)
+        .collect();
+    assert_eq!(
+        keys,
+        (0..5)
+            .map(|w| monday + w * 7 * 86_400_000)
+            .collect::<Vec<_>>()
+    );
+    let first_week = d.iter().filter(|x| x.day <= 4).count() as u64;
+    assert_eq!(weeks[0]["doc_count"], first_week);
+    // Ranges include `from` and exclude `to`.
+    let r = got["r"]["buckets"].as_array().unwrap();
+    let count =
+        |lo: f64, hi: f64| d.iter().filter(|x| x.score >= lo && x.score < hi).count() as u64;
+    assert_eq!(r[0]["doc_count"], count(f64::MIN, 10.0));
+    assert_eq!(r[1]["doc_count"], count(10.0, 50.0));
+    assert_eq!(r[2]["doc_count"], count(50.0, f64::MAX));
+}
+
+#[test]
+fn what_the_engine_lacks_is_named_never_run_as_something_else() {
+    let idx = index();
+    for (aggs, says) in [
+        (
+            json!({"s": {"significant_terms": {"field": "cc"}}}),
+            "`aggs.s` is a `significant_terms`",
+        ),
+        (json!({"f": {"filters": {"filters": {}}}}), "`filters`"),
+        (
+            json!({"t": {"terms": {"field": "name"}}}),
+            "`name` is a text field",
+        ),
+        (
+            json!({"t": {"terms": {"field": "cc", "no_such": 1}}}),
+            "parameter `no_such`",
+        ),
+        (
+            json!({"m": {"date_histogram": {"field": "at", "calendar_interval": "month"}}}),
+            "`month` has no fixed length",
+        ),
+        (
+            json!({"z": {"date_histogram": {"field": "at", "fixed_interval": "1d", "time_zone": "Europe/Vienna"}}}),
+            "UTC only",
+        ),
+        (
+            json!({"t": {"terms": {"field": "cc"}, "aggs": {"b": {"bucket_script": {}}}}}),
+            "pipeline aggregations",
+        ),
+        (json!({"s": {"sum": {"script": "doc.pop"}}}), "scripts"),
+    ] {
+        let e = refused(&idx, aggs.clone());
+        assert!(e.contains(says), "{aggs}: {e}");
+    }
+}
+
+#[test]
+fn a_search_with_hits_and_aggregations_collects_both_in_one_pass() {
+    let idx = index();
+    let plan = idx
+        .compile(&json!({"query": {"term": {"cc": "AT"}}, "size": 2, "aggs": {"m": {"max": {"field": "pop"}}}}))
+        .unwrap();
+    let (total, hits, aggs) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+    let all = docs();
+    let at: Vec<&Doc> = all.iter().filter(|d| d.cc == "AT").collect();
+    assert_eq!((total, hits.len()), (at.len() as u64, 2));
+    let max = at.iter().map(|d| d.pop).max().unwrap() as f64;
+    close(&super::to_json(&aggs.unwrap())["m"]["value"], max);
+}
