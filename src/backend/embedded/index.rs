@@ -74,10 +74,11 @@ pub(super) fn merge(target: &mut Value, patch: &Value) {
 impl EmbeddedIndex {
     pub fn create(name: &str, body: &Value) -> Result<EmbeddedIndex, OpError> {
         let mapping = Mapping::from_index_body(body).map_err(|u| {
-            OpError::new(
-                ErrorKind::BadRequest,
-                format!("index `{name}`: field `{}` has type `{}`, which the embedded backend does not support (text, keyword, long/integer, double/float, boolean, date, geo_point)", u.field, u.kind),
-            )
+            let message = match &u.why {
+                Some(why) => format!("index `{name}`: field `{}`: {why}", u.field),
+                None => format!("index `{name}`: field `{}` has type `{}`, which the embedded backend does not support (text, keyword, long/integer, double/float, boolean, date, geo_point)", u.field, u.kind),
+            };
+            OpError::new(ErrorKind::BadRequest, message)
         })?;
         let index = Index::create_in_ram(mapping.schema.clone());
         let threads = std::thread::available_parallelism()
@@ -393,6 +394,46 @@ mod tests {
     fn index() -> EmbeddedIndex {
         let body = json!({"mappings": {"properties": {"name": {"type": "text"}, "population": {"type": "long"}, "cc": {"type": "keyword"}}}});
         EmbeddedIndex::create("places", &body).unwrap()
+    }
+
+    #[test]
+    fn a_date_field_reads_values_by_its_format() {
+        let body = json!({"mappings": {"properties": {
+            "t": {"type": "date", "format": "epoch_second"},
+            "u": {"type": "date", "format": "yyyy-MM-dd HH:mm:ss||epoch_millis"},
+        }}});
+        let idx = EmbeddedIndex::create("d", &body).unwrap();
+        let add = |doc: &str| {
+            idx.apply(&Item {
+                verb: Verb::Index,
+                index: None,
+                id: None,
+                body: Some(doc),
+            })
+        };
+        // 1767312000 seconds is 2026-01-02: read as milliseconds it would be January 1970.
+        assert!(add(r#"{"t": 1767312000, "u": "2026-01-02 03:04:05"}"#).is_ok());
+        let e = add(r#"{"u": "2026-01-02T03:04:05Z"}"#).err().unwrap();
+        assert!(e.reason.contains("yyyy-MM-dd HH:mm:ss"), "{}", e.reason);
+        idx.refresh().unwrap();
+        let hits = |q: serde_json::Value| {
+            let plan = idx.compile(&json!({ "query": q })).unwrap();
+            idx.search(&plan).unwrap().hits
+        };
+        assert_eq!(hits(json!({"range": {"t": {"gte": 1767312000}}})), 1);
+        assert_eq!(
+            hits(json!({"range": {"u": {"gte": "2026-01-02 03:00:00"}}})),
+            1
+        );
+        assert_eq!(
+            hits(json!({"range": {"u": {"gte": "2026-01-02 04:00:00"}}})),
+            0
+        );
+        let e = EmbeddedIndex::create(
+            "x",
+            &json!({"mappings": {"properties": {"w": {"type": "date", "format": "week_date"}}}}),
+        );
+        assert!(e.err().unwrap().message.contains("`week_date` is not read"));
     }
 
     #[test]

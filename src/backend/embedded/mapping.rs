@@ -44,6 +44,8 @@ pub struct MappedField {
     pub field: Field,
     /// The latitude field of a geo_point (`field` holds the longitude).
     pub lat: Option<Field>,
+    /// How a date field reads values (its `format`).
+    pub dates: Option<super::dates::DateFormats>,
 }
 
 #[derive(Debug, Clone)]
@@ -60,6 +62,8 @@ pub struct Mapping {
 pub struct UnsupportedType {
     pub field: String,
     pub kind: String,
+    /// Why a type the engine has cannot take this field's parameters (a date `format`).
+    pub why: Option<String>,
 }
 
 impl Mapping {
@@ -153,7 +157,19 @@ fn add_field(
     let kind = FieldType::parse(kind_name).ok_or_else(|| UnsupportedType {
         field: name.to_string(),
         kind: kind_name.to_string(),
+        why: None,
     })?;
+    let dates = match (kind, def.get("format").and_then(Value::as_str)) {
+        (FieldType::Date, Some(format)) => Some(super::dates::DateFormats::parse(format).map_err(
+            |why| UnsupportedType {
+                field: name.to_string(),
+                kind: kind_name.to_string(),
+                why: Some(why),
+            },
+        )?),
+        (FieldType::Date, None) => Some(super::dates::DateFormats::default()),
+        _ => None,
+    };
     // Keywords are fast fields too: Elasticsearch aggregates and sorts on their doc values.
     let (field, lat) = match kind {
         FieldType::Text => (builder.add_text_field(name, TEXT), None),
@@ -173,6 +189,7 @@ fn add_field(
         kind,
         field,
         lat,
+        dates,
     })
 }
 
@@ -218,7 +235,7 @@ fn add_scalar(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(
             Value::String(s) if s == "true" || s == "false" => doc.add_bool(f.field, s == "true"),
             other => return Err(format!("expected a boolean, got {other}")),
         },
-        FieldType::Date => doc.add_date(f.field, parse_date(v)?),
+        FieldType::Date => doc.add_date(f.field, read_date(f, v)?),
         FieldType::GeoPoint => unreachable!("handled by add_value"),
     }
     Ok(())
@@ -249,32 +266,11 @@ pub fn as_f64(v: &Value) -> Result<f64, String> {
     }
 }
 
-/// Accepts what Elasticsearch accepts most often: epoch milliseconds, RFC 3339, or a date.
-pub fn parse_date(v: &Value) -> Result<DateTime, String> {
-    match v {
-        Value::Number(n) => n
-            .as_i64()
-            .map(DateTime::from_timestamp_millis)
-            .ok_or_else(|| format!("{n} is not epoch milliseconds")),
-        Value::String(s) => {
-            if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(s) {
-                return Ok(DateTime::from_timestamp_micros(dt.timestamp_micros()));
-            }
-            if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-                let secs = d
-                    .and_hms_opt(0, 0, 0)
-                    .map(|t| t.and_utc().timestamp())
-                    .unwrap_or(0);
-                return Ok(DateTime::from_timestamp_secs(secs));
-            }
-            if let Ok(ms) = s.parse::<i64>() {
-                return Ok(DateTime::from_timestamp_millis(ms));
-            }
-            Err(format!(
-                "`{s}` is not a date (RFC 3339, yyyy-MM-dd or epoch milliseconds)"
-            ))
-        }
-        other => Err(format!("expected a date, got {other}")),
+/// A date field's value, read by the field's `format`.
+pub fn read_date(f: &MappedField, v: &Value) -> Result<DateTime, String> {
+    match &f.dates {
+        Some(formats) => formats.read(v),
+        None => super::dates::DateFormats::default().read(v),
     }
 }
 

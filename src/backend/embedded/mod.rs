@@ -4,6 +4,7 @@
 pub(crate) mod aggs;
 mod bulk;
 mod command;
+mod dates;
 pub(crate) mod index;
 mod kv;
 mod mapping;

@@ -1,7 +1,7 @@
 //! The subset of the Elasticsearch query DSL the embedded engine understands, compiled once
 //! per task into a tantivy query: match_all, match, match_phrase, term, terms, range, bool.
 
-use super::mapping::{as_f64, as_i64, parse_date, FieldType, MappedField, Mapping};
+use super::mapping::{as_f64, as_i64, read_date, FieldType, MappedField, Mapping};
 use serde_json::{Map, Value};
 use std::ops::Bound;
 use tantivy::query::{
@@ -152,7 +152,7 @@ impl QueryCompiler<'_> {
             FieldType::Boolean => {
                 Term::from_field_bool(f.field, v.as_bool().ok_or("expected a boolean")?)
             }
-            FieldType::Date => Term::from_field_date_for_search(f.field, parse_date(v)?),
+            FieldType::Date => Term::from_field_date_for_search(f.field, read_date(f, v)?),
         })
     }
 

@@ -1,0 +1,323 @@
+//! A date field's `format`, as Elasticsearch reads it: alternatives joined by `||`, each a
+//! built-in name (`epoch_millis`, `epoch_second`, `strict_date_optional_time`, ...) or a
+//! Java-style pattern (`yyyy-MM-dd HH:mm:ss`). A value is read by the first alternative that
+//! takes it. A format the engine cannot read is refused at create-index, never ignored.
+
+use serde_json::Value;
+use tantivy::DateTime;
+
+/// Elasticsearch's default for a date field.
+const DEFAULT: &str = "strict_date_optional_time||epoch_millis";
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DateFormats(Vec<Format>);
+
+#[derive(Debug, Clone, PartialEq)]
+enum Format {
+    EpochMillis,
+    EpochSecond,
+    /// RFC 3339 and its shorter forms: a date, optionally a time, optionally a zone.
+    OptionalTime,
+    /// A chrono pattern translated from a Java one; `zoned` when it reads an offset, `timed`
+    /// when it reads a time of day.
+    Pattern {
+        java: String,
+        chrono: String,
+        zoned: bool,
+        timed: bool,
+    },
+}
+
+impl Default for DateFormats {
+    fn default() -> Self {
+        DateFormats::parse(DEFAULT).expect("the default format parses")
+    }
+}
+
+impl DateFormats {
+    pub fn parse(text: &str) -> Result<DateFormats, String> {
+        text.split("||")
+            .map(|alt| {
+                let alt = alt.trim();
+                Ok(match alt {
+                    "epoch_millis" => Format::EpochMillis,
+                    "epoch_second" => Format::EpochSecond,
+                    "strict_date_optional_time"
+                    | "date_optional_time"
+                    | "strict_date_optional_time_nanos"
+                    | "strict_date_time"
+                    | "date_time"
+                    | "strict_date_time_no_millis"
+                    | "date_time_no_millis"
+                    | "strict_date"
+                    | "date"
+                    | "strict_date_hour_minute_second"
+                    | "date_hour_minute_second"
+                    | "strict_date_hour_minute_second_millis"
+                    | "date_hour_minute_second_millis"
+                    | "strict_date_hour_minute"
+                    | "date_hour_minute" => Format::OptionalTime,
+                    "basic_date" => pattern("yyyyMMdd")?,
+                    "basic_date_time_no_millis" => pattern("yyyyMMdd'T'HHmmssZ")?,
+                    "basic_date_time" => pattern("yyyyMMdd'T'HHmmss.SSSZ")?,
+                    "year_month_day" | "strict_year_month_day" => pattern("yyyy-MM-dd")?,
+                    named if named.chars().all(|c| c.is_ascii_lowercase() || c == '_') => {
+                        return Err(format!(
+                            "the built-in date format `{named}` is not read by the embedded engine"
+                        ))
+                    }
+                    java => pattern(java)?,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map(DateFormats)
+    }
+
+    /// The instant a document's (or a query's) value names.
+    pub fn read(&self, v: &Value) -> Result<DateTime, String> {
+        let text = match v {
+            Value::Number(n) => n.to_string(),
+            Value::String(s) => s.trim().to_string(),
+            other => return Err(format!("expected a date, got {other}")),
+        };
+        for f in &self.0 {
+            if let Some(dt) = f.read(&text, v.is_number()) {
+                return Ok(dt);
+            }
+        }
+        Err(format!(
+            "`{text}` does not fit the date format `{}`",
+            self.0
+                .iter()
+                .map(Format::name)
+                .collect::<Vec<_>>()
+                .join("||")
+        ))
+    }
+}
+
+impl Format {
+    fn name(&self) -> String {
+        match self {
+            Format::EpochMillis => "epoch_millis".into(),
+            Format::EpochSecond => "epoch_second".into(),
+            Format::OptionalTime => "strict_date_optional_time".into(),
+            Format::Pattern { java, .. } => java.clone(),
+        }
+    }
+
+    fn read(&self, text: &str, number: bool) -> Option<DateTime> {
+        match self {
+            Format::EpochMillis => epoch(text, 1_000.0),
+            Format::EpochSecond => epoch(text, 1.0),
+            Format::OptionalTime if !number => optional_time(text),
+            Format::OptionalTime => None,
+            Format::Pattern {
+                chrono,
+                zoned,
+                timed,
+                ..
+            } => {
+                let micros = if *zoned {
+                    chrono::DateTime::parse_from_str(text, chrono)
+                        .ok()?
+                        .timestamp_micros()
+                } else if *timed {
+                    chrono::NaiveDateTime::parse_from_str(text, chrono)
+                        .ok()?
+                        .and_utc()
+                        .timestamp_micros()
+                } else {
+                    chrono::NaiveDate::parse_from_str(text, chrono)
+                        .ok()?
+                        .and_hms_opt(0, 0, 0)?
+                        .and_utc()
+                        .timestamp_micros()
+                };
+                Some(DateTime::from_timestamp_micros(micros))
+            }
+        }
+    }
+}
+
+/// Epoch seconds or milliseconds, with a fraction as Elasticsearch allows.
+fn epoch(text: &str, per_second: f64) -> Option<DateTime> {
+    if let Ok(n) = text.parse::<i64>() {
+        return Some(match per_second as i64 {
+            1 => DateTime::from_timestamp_secs(n),
+            _ => DateTime::from_timestamp_millis(n),
+        });
+    }
+    let f: f64 = text.parse().ok()?;
+    f.is_finite()
+        .then(|| DateTime::from_timestamp_micros((f * 1e6 / per_second) as i64))
+}
+
+/// `2026-01-02`, `2026-01-02T03:04`, `2026-01-02T03:04:05.678`, with or without a zone (UTC).
+fn optional_time(text: &str) -> Option<DateTime> {
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Some(DateTime::from_timestamp_micros(dt.timestamp_micros()));
+    }
+    for zoned in [
+        "%Y-%m-%dT%H:%M:%S%.f%:z",
+        "%Y-%m-%dT%H:%M:%S%.f%z",
+        "%Y-%m-%dT%H:%M%:z",
+    ] {
+        if let Ok(dt) = chrono::DateTime::parse_from_str(text, zoned) {
+            return Some(DateTime::from_timestamp_micros(dt.timestamp_micros()));
+        }
+    }
+    let local = text.strip_suffix('Z').unwrap_or(text);
+    for naive in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%dT%H:%M",
+    ] {
+        if let Ok(dt) = chrono::NaiveDateTime::parse_from_str(local, naive) {
+            return Some(DateTime::from_timestamp_micros(
+                dt.and_utc().timestamp_micros(),
+            ));
+        }
+    }
+    let date = chrono::NaiveDate::parse_from_str(local, "%Y-%m-%d").ok()?;
+    Some(DateTime::from_timestamp_micros(
+        date.and_hms_opt(0, 0, 0)?.and_utc().timestamp_micros(),
+    ))
+}
+
+/// A Java `DateTimeFormatter` pattern as a chrono one; letters it does not know are refused.
+fn pattern(java: &str) -> Result<Format, String> {
+    let mut chrono = String::new();
+    let (mut zoned, mut timed) = (false, false);
+    let chars: Vec<char> = java.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' {
+            // A quoted literal; '' is a quote.
+            let mut j = i + 1;
+            while j < chars.len() && chars[j] != '\'' {
+                push_literal(&mut chrono, chars[j]);
+                j += 1;
+            }
+            if j == i + 1 {
+                chrono.push('\'');
+            }
+            i = j + 1;
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            push_literal(&mut chrono, c);
+            i += 1;
+            continue;
+        }
+        let run = chars[i..].iter().take_while(|x| **x == c).count();
+        let spec = match (c, run) {
+            ('y' | 'u', 4) | ('y' | 'u', 1) => "%Y",
+            ('y' | 'u', 2) => "%y",
+            ('M', 1 | 2) => "%m",
+            ('M', 3) => "%b",
+            ('M', 4) => "%B",
+            ('d', 1 | 2) => "%d",
+            ('D', 1..=3) => "%j",
+            ('E', 1..=3) => "%a",
+            ('E', 4) => "%A",
+            ('H', 1 | 2) => "%H",
+            ('h', 1 | 2) => "%I",
+            ('a', 1) => "%p",
+            ('m', 1 | 2) => "%M",
+            ('s', 1 | 2) => "%S",
+            ('S', 1..=9) => "%.f",
+            ('Z', 1..=3) | ('x', 1..=3) => "%z",
+            ('X', 1..=3) | ('x', 4..=5) | ('X', 4..=5) | ('Z', 5) => "%:z",
+            _ => {
+                return Err(format!(
+                    "date format `{java}`: `{}` is not read by the embedded engine",
+                    c.to_string().repeat(run)
+                ))
+            }
+        };
+        if spec == "%.f" {
+            // chrono's `%.f` takes the dot with it.
+            if chrono.ends_with('.') {
+                chrono.pop();
+            }
+        }
+        timed |= matches!(c, 'H' | 'h' | 'm' | 's' | 'S');
+        zoned |= matches!(c, 'Z' | 'X' | 'x');
+        chrono.push_str(spec);
+        i += run;
+    }
+    Ok(Format::Pattern {
+        java: java.to_string(),
+        chrono,
+        zoned,
+        timed: timed || zoned,
+    })
+}
+
+fn push_literal(out: &mut String, c: char) {
+    if c == '%' {
+        out.push_str("%%");
+    } else {
+        out.push(c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn millis(formats: &str, v: Value) -> i64 {
+        let dt = DateFormats::parse(formats).unwrap().read(&v).unwrap();
+        dt.into_timestamp_micros() / 1000
+    }
+
+    #[test]
+    fn reads_values_as_elasticsearch_does() {
+        let day = 1_767_312_000_000i64; // 2026-01-02T00:00:00Z
+                                        // The default: an ISO date-time (or date), else epoch milliseconds.
+        assert_eq!(millis(DEFAULT, json!("2026-01-02")), day);
+        assert_eq!(millis(DEFAULT, json!("2026-01-02T01:00:00+01:00")), day);
+        assert_eq!(millis(DEFAULT, json!("2026-01-02T00:00:00.250")), day + 250);
+        assert_eq!(millis(DEFAULT, json!(day)), day);
+        assert_eq!(millis(DEFAULT, json!(day.to_string())), day);
+        // epoch_second is seconds, not milliseconds.
+        assert_eq!(millis("epoch_second", json!(day / 1000)), day);
+        assert_eq!(millis("epoch_second", json!("1767312000.5")), day + 500);
+        // Java patterns, and alternatives tried in order.
+        let f = "yyyy-MM-dd HH:mm:ss||yyyy/MM/dd||epoch_millis";
+        assert_eq!(millis(f, json!("2026-01-02 03:04:05")), day + 11_045_000);
+        assert_eq!(millis(f, json!("2026/01/02")), day);
+        assert_eq!(millis(f, json!(day)), day);
+        assert_eq!(
+            millis(
+                "dd/MMM/yyyy:HH:mm:ss Z",
+                json!("02/Jan/2026:01:00:00 +0100")
+            ),
+            day
+        );
+        assert_eq!(
+            millis("yyyyMMdd'T'HHmmss.SSSZ", json!("20260102T000000.007+0000")),
+            day + 7
+        );
+        assert_eq!(millis("basic_date", json!("20260102")), day);
+    }
+
+    #[test]
+    fn what_does_not_fit_is_an_error_naming_the_format() {
+        let f = DateFormats::parse("yyyy-MM-dd HH:mm:ss").unwrap();
+        let e = f.read(&json!("2026-01-02")).unwrap_err();
+        assert!(e.contains("yyyy-MM-dd HH:mm:ss"), "{e}");
+        let e = DateFormats::parse("epoch_second")
+            .unwrap()
+            .read(&json!("soon"))
+            .unwrap_err();
+        assert!(e.contains("epoch_second"), "{e}");
+        // Formats the engine cannot read are refused when the index is created.
+        for bad in ["week_date", "YYYY-ww", "yyyy-MM-dd G"] {
+            assert!(DateFormats::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
