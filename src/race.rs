@@ -271,7 +271,12 @@ pub async fn run(
 ) -> Result<RaceOutcome, RaceError> {
     let mut plan = opts.track.plan(&track)?;
     add_thresholds(&mut plan, &opts.thresholds)?;
-    check_supported(opts.backend, &plan)?;
+    let mut deviations = track.notes.clone();
+    deviations.extend(check_supported(
+        opts.backend,
+        &mut plan,
+        opts.track.load.on_unsupported,
+    )?);
     if opts.shard.is_some() {
         check_shardable(opts.backend, &plan)?;
     }
@@ -287,6 +292,7 @@ pub async fn run(
         plan: &plan,
         opts,
         cancel,
+        deviations,
     };
     let redactor = opts.client_options.credentials.redactor();
     crate::backend::open(target, &checking, race)
@@ -304,36 +310,87 @@ struct RaceWith<'a> {
     plan: &'a Plan,
     opts: &'a RaceRequest,
     cancel: CancellationToken,
+    deviations: Vec<String>,
+}
+
+/// What a race runs, checked and planned.
+struct RaceInputs<'a> {
+    track: &'a Track,
+    plan: &'a Plan,
+    opts: &'a RaceRequest,
+    /// How the race differs from the track: stored, and shown by every report.
+    deviations: Vec<String>,
 }
 
 impl WithBackend for RaceWith<'_> {
     type Output = Result<RaceOutcome, RaceError>;
 
     async fn run<B: Backend>(self, backend: Arc<B>) -> Self::Output {
-        run_with(backend, self.track, self.plan, self.opts, self.cancel).await
+        run_with(
+            backend,
+            RaceInputs {
+                track: self.track,
+                plan: self.plan,
+                opts: self.opts,
+                deviations: self.deviations,
+            },
+            self.cancel,
+        )
+        .await
     }
 }
 
-/// Operations the backend cannot run fail here, before anything is measured, not in every trial.
-fn check_supported(kind: BackendKind, plan: &Plan) -> Result<(), RaceError> {
-    for step in &plan.steps {
+/// Operations the backend cannot run fail here, before anything is measured, not in every
+/// trial; with `--on-unsupported skip` their tasks are left out instead, each named in what
+/// the returned deviations say.
+fn check_supported(
+    kind: BackendKind,
+    plan: &mut Plan,
+    on_unsupported: crate::rally::OnUnsupported,
+) -> Result<Vec<String>, RaceError> {
+    let mut skipped: Vec<String> = Vec::new();
+    for step in &mut plan.steps {
         let (plan::Step::Run { leaves }
         | plan::Step::Reset {
             operations: leaves, ..
         }) = step;
-        for leaf in leaves {
-            kind.check(&leaf.spec).map_err(|why| {
-                RaceError::Unsupported(format!(
-                    "operation `{}` ({}) of task `{}` cannot run on --backend {}: {why}",
-                    leaf.operation.name,
-                    leaf.op_type.name,
-                    leaf.task,
-                    kind.as_str()
-                ))
-            })?;
+        let mut refused = None;
+        leaves.retain(|leaf| {
+            let Err(why) = kind.check(&leaf.spec) else {
+                return true;
+            };
+            let what = format!(
+                "operation `{}` ({}) of task `{}` cannot run on --backend {}: {why}",
+                leaf.operation.name,
+                leaf.op_type.name,
+                leaf.task,
+                kind.as_str()
+            );
+            match on_unsupported {
+                crate::rally::OnUnsupported::Fail => {
+                    refused.get_or_insert(what);
+                }
+                crate::rally::OnUnsupported::Skip => {
+                    let note = format!("{what}; skipped (--on-unsupported skip)");
+                    if !skipped.contains(&note) {
+                        skipped.push(note);
+                    }
+                }
+            }
+            false
+        });
+        if let Some(what) = refused {
+            return Err(RaceError::Unsupported(what));
         }
     }
-    Ok(())
+    plan.steps.retain(|step| {
+        let (plan::Step::Run { leaves }
+        | plan::Step::Reset {
+            operations: leaves, ..
+        }) = step;
+        !leaves.is_empty()
+    });
+    Ok(skipped)
 }
 
 /// The shards of a race drive one system: an in-process engine is one per shard, so a
@@ -364,11 +421,15 @@ fn check_shardable(kind: BackendKind, plan: &Plan) -> Result<(), RaceError> {
 
 async fn run_with<B: Backend>(
     backend: Arc<B>,
-    track: &Track,
-    plan: &Plan,
-    opts: &RaceRequest,
+    inputs: RaceInputs<'_>,
     cancel: CancellationToken,
 ) -> Result<RaceOutcome, RaceError> {
+    let RaceInputs {
+        track,
+        plan,
+        opts,
+        deviations,
+    } = inputs;
     let store = RaceStore::new(&opts.home);
     let session = match &opts.shard {
         Some(spec) => Some(Session::join(spec, plan, &cancel).await.map_err(|e| {
@@ -401,6 +462,7 @@ async fn run_with<B: Backend>(
         on_error: opts.on_error,
         user_tags: opts.user_tags.clone(),
         host: HostInfo::current(),
+        deviations,
         shard: member.as_ref().map(|m| m.role()),
         shards: None,
         tasks: plan

@@ -143,6 +143,24 @@ impl Exporter for Csv {
                 }
             }
         }
+        // How the race differs from the track: a row each, the text in the unit column.
+        for d in &s.race.deviations {
+            let _ = w.write_record([
+                s.race.race_id.as_str(),
+                &s.race.track,
+                &s.race.challenge,
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "deviation",
+                "1",
+                d,
+            ]);
+        }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
     }
 }

@@ -26,29 +26,8 @@ impl Exporter for Markdown {
             "started {} · host {} ({} cpus) · runner {}",
             r.started_at, r.host.hostname, r.host.cpus, r.host.runner_version
         );
-        for line in super::shards::shard_lines(r) {
+        for line in super::header::header_lines(s) {
             let _ = writeln!(out, "\n> {line}");
-        }
-        if r.status == crate::results::RaceStatus::Incomplete && r.shards.is_none() {
-            let _ = writeln!(out, "\n> incomplete: the runner was killed during this race; the trials below are those stored before that.");
-        }
-        for failure in super::table::unreported_failures(s) {
-            let _ = writeln!(out, "\n> failed outside the report: {failure}");
-        }
-        for warning in super::table::runner_warnings(s)
-            .into_iter()
-            .chain(super::table::server_warnings(s))
-        {
-            let _ = writeln!(out, "\n> warning: {warning}");
-        }
-        match (&r.stop_reason, r.status) {
-            (Some(reason), crate::results::RaceStatus::StoreFailed) => {
-                let _ = writeln!(out, "\n> not fully stored: {reason}");
-            }
-            (Some(reason), _) => {
-                let _ = writeln!(out, "\n> stopped early: {reason}");
-            }
-            (None, _) => {}
         }
         for table in super::table::summary_tables(s) {
             table.markdown(&mut out);

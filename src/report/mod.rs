@@ -2,6 +2,7 @@
 //! same [`Summary`], derived from the stored race and its histograms.
 
 mod csv;
+pub(crate) mod header;
 mod json;
 mod kv;
 mod markdown;

@@ -107,6 +107,10 @@ pub struct RaceRecord {
     #[serde(default)]
     pub user_tags: BTreeMap<String, String>,
     pub host: HostInfo,
+    /// Every way this race differs from what the track asks (or what Rally would do): each
+    /// report shows them at the top.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deviations: Vec<String>,
     /// This race is one shard of a race run by several processes (see `shard`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardRole>,

@@ -713,3 +713,91 @@ fn test_mode_never_reads_a_huge_corpus_file_beside_the_track() {
     assert_eq!(code, 0);
     assert!(peak < 256 << 20, "peak RSS {} MB", peak >> 20);
 }
+
+#[test]
+fn what_the_backend_cannot_run_is_skipped_on_request_and_every_report_says_how_the_race_differs() {
+    let track = r#"{
+  "indices": [{"name": "i"}],
+  "operations": [
+    {"name": "plain", "operation-type": "search", "index": "i", "body": {"query": {"match_all": {}}}},
+    {"name": "lit", "operation-type": "search", "index": "i", "body": {"query": {"match_all": {}}, "highlight": {"fields": {"x": {}}}}},
+    {"name": "custom", "operation-type": "my-custom-runner"}
+  ],
+  "schedule": [
+    {"operation": {"name": "create", "operation-type": "create-index"}},
+    {"operation": "plain", "iterations": 5},
+    {"operation": "lit", "iterations": 5},
+    {"operation": "custom"}
+  ]
+}"#;
+    let dir = track_dir(&[("track.json", track)]);
+    let path = dir.path().to_str().unwrap();
+    let env = Env::new();
+    // Without skip: refused before the race, naming the task and what the engine lacks.
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        path,
+        "--quiet",
+        "--on-unsupported",
+        "fail",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        path,
+        "--quiet",
+        "--on-unsupported",
+        "skip",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let race = env.only_race();
+    assert_eq!(tasks(&race, "plain")[0]["trials"][0]["operations"], 5);
+    assert!(tasks(&race, "lit")[0]["trials"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let deviations: Vec<&str> = race["deviations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert!(
+        deviations
+            .iter()
+            .any(|d| d.contains("task `lit`") && d.contains("highlight") && d.contains("skipped")),
+        "{deviations:?}"
+    );
+    assert!(
+        deviations
+            .iter()
+            .any(|d| d.contains("task `custom` skipped")),
+        "{deviations:?}"
+    );
+    // Every report shows them.
+    let id = race["race_id"].as_str().unwrap();
+    let markdown = env.ok(&["show", id]);
+    assert!(
+        markdown.contains("> this race differs from the track: operation `lit`"),
+        "{markdown}"
+    );
+    let csv = env.ok(&["show", id, "--report-format", "csv"]);
+    assert!(
+        csv.lines()
+            .any(|l| l.contains(",deviation,1,") && l.contains("highlight")),
+        "{csv}"
+    );
+    let json = env.ok(&["show", id, "--report-format", "json"]);
+    assert!(json.contains("\"deviations\""), "{json}");
+    let charts = env.home.path().join("charts");
+    env.ok(&["plot", id, "--out", charts.to_str().unwrap()]);
+    let page = std::fs::read_to_string(charts.join("report.html")).unwrap();
+    assert!(
+        page.contains("this race differs from the track"),
+        "the page shows them"
+    );
+}

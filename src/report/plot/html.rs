@@ -27,6 +27,9 @@ figure{{margin:0 0 24px}}figcaption{{color:#555}}.better{{color:#1a7f37;font-wei
         esc(&r.track), esc(&r.challenge), esc(&r.backend.kind), r.status, if r.test_mode { " · test mode" } else { "" },
         esc(&r.started_at.to_string()), esc(&r.host.hostname), r.host.cpus
     );
+    for line in crate::report::header::header_lines(summary) {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&line));
+    }
     for table in crate::report::table::summary_tables(summary) {
         table.html(&mut out);
     }
