@@ -72,14 +72,17 @@ pub(super) fn merge(target: &mut Value, patch: &Value) {
 }
 
 impl EmbeddedIndex {
+    /// Why the engine cannot build this index's mapping, if it cannot.
+    pub fn check_mapping(name: &str, body: &Value) -> Result<Mapping, String> {
+        Mapping::from_index_body(body).map_err(|u| match &u.why {
+            Some(why) => format!("index `{name}`: field `{}`: {why}", u.field),
+            None => format!("index `{name}`: field `{}` has type `{}`, which the embedded backend does not support (text, keyword, long/integer, double/float, boolean, date, geo_point)", u.field, u.kind),
+        })
+    }
+
     pub fn create(name: &str, body: &Value) -> Result<EmbeddedIndex, OpError> {
-        let mapping = Mapping::from_index_body(body).map_err(|u| {
-            let message = match &u.why {
-                Some(why) => format!("index `{name}`: field `{}`: {why}", u.field),
-                None => format!("index `{name}`: field `{}` has type `{}`, which the embedded backend does not support (text, keyword, long/integer, double/float, boolean, date, geo_point)", u.field, u.kind),
-            };
-            OpError::new(ErrorKind::BadRequest, message)
-        })?;
+        let mapping = Self::check_mapping(name, body)
+            .map_err(|message| OpError::new(ErrorKind::BadRequest, message))?;
         let index = Index::create_in_ram(mapping.schema.clone());
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
@@ -394,6 +397,50 @@ mod tests {
     fn index() -> EmbeddedIndex {
         let body = json!({"mappings": {"properties": {"name": {"type": "text"}, "population": {"type": "long"}, "cc": {"type": "keyword"}}}});
         EmbeddedIndex::create("places", &body).unwrap()
+    }
+
+    #[test]
+    fn constant_score_scores_each_match_its_boost_and_unknown_types_are_named_before_a_race() {
+        let idx = index();
+        for d in [
+            r#"{"cc":"AT","population":5}"#,
+            r#"{"cc":"DE","population":7}"#,
+        ] {
+            idx.apply(&Item {
+                verb: Verb::Index,
+                index: None,
+                id: None,
+                body: Some(d),
+            })
+            .unwrap();
+        }
+        idx.refresh().unwrap();
+        let q =
+            json!({"query": {"constant_score": {"filter": {"term": {"cc": "AT"}}, "boost": 2.5}}});
+        let plan = idx.compile(&q).unwrap();
+        let (total, hits, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+        assert_eq!((total, hits[0].score), (1, 2.5));
+        // Found in the body alone, with no index: deep inside bool and constant_score too.
+        let deep = json!({"query": {"bool": {"filter": [{"constant_score": {"filter": {"function_score": {}}}}]}}});
+        let why = crate::backend::embedded::search::unsupported_body(&deep).unwrap();
+        assert!(why.contains("`function_score` is not supported"), "{why}");
+        assert!(crate::backend::embedded::search::unsupported_body(&q).is_none());
+    }
+
+    #[test]
+    fn a_mapping_the_engine_cannot_build_is_named_before_the_race() {
+        let op = crate::ops::OpSpec::CreateIndex(vec![crate::ops::IndexSpec {
+            name: "shapes".into(),
+            body: json!({"mappings": {"properties": {"shape": {"type": "geo_shape"}}}}),
+        }]);
+        let why = crate::backend::BackendKind::Embedded
+            .check(&op)
+            .unwrap_err();
+        assert!(
+            why.contains("index `shapes`: field `shape` has type `geo_shape`"),
+            "{why}"
+        );
+        assert!(why.contains("--backend elasticsearch"), "{why}");
     }
 
     #[test]

@@ -164,6 +164,10 @@ impl Backend for EmbeddedBackend {
     fn cannot_run(op: &OpSpec) -> Option<String> {
         match op {
             OpSpec::Search(spec) => search::unsupported_body(&spec.body),
+            // A mapping the engine cannot build is named before the race, not at create-index.
+            OpSpec::CreateIndex(indices) => indices
+                .iter()
+                .find_map(|i| index::EmbeddedIndex::check_mapping(&i.name, &i.body).err()),
             OpSpec::Kv(spec) => spec
                 .custom
                 .as_ref()

@@ -82,6 +82,9 @@ pub fn unsupported_body(body: &Value) -> Option<String> {
             SEARCH_KEYS.join(", ")
         ));
     }
+    if let Some(why) = body.get("query").and_then(super::query::unsupported_query) {
+        return Some(why);
+    }
     let aggs = body.get("aggs").or_else(|| body.get("aggregations"))?;
     super::aggs::AggPlan::check(aggs).err()
 }

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""The real Rally tracks and OSB workloads in ../shared/rally-tracks, raced as a new user would:
+corpora generated from each track's mappings (its tools/make_corpus.py), then the default
+challenge and up to two others, each in --test-mode with --on-unsupported skip, on the embedded
+engine and through `runner serve` (the elasticsearch backend). Prints one row per track ×
+challenge × backend: the exit code, the tasks that ran with no error, those skipped (each with
+its reason, from the race's deviations), and those that failed (with their first error).
+
+    python3 benches/rally_tracks.py [--shared ../shared/rally-tracks] [--others 2]
+        [--only geonames,nested] [--timeout 300]
+"""
+import argparse, json, os, re, subprocess, sys, tempfile, time
+from collections import Counter
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "runner")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from http_side_by_side import free_port, wait_for  # noqa: E402
+
+
+def python_with_jinja2():
+    try:
+        import jinja2  # noqa: F401
+        return sys.executable
+    except ImportError:
+        venv = os.path.join(tempfile.gettempdir(), "rally-tracks-venv")
+        py = os.path.join(venv, "bin", "python")
+        if not os.path.exists(py):
+            subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+            subprocess.run([py, "-m", "pip", "install", "-q", "jinja2"], check=True)
+        return py
+
+
+def tracks(shared, only):
+    for family in ("elastic", "opensearch"):
+        base = os.path.join(shared, family)
+        for name in sorted(os.listdir(base)):
+            d = os.path.join(base, name)
+            if only and name not in only:
+                continue
+            if os.path.exists(os.path.join(d, "track.json")) or os.path.exists(os.path.join(d, "workload.json")):
+                yield family, name, d
+            # elastic/logs and the like hold their tracks one level down.
+            elif os.path.isdir(d):
+                for sub in sorted(os.listdir(d)):
+                    sd = os.path.join(d, sub)
+                    if os.path.exists(os.path.join(sd, "track.json")):
+                        yield family, f"{name}/{sub}", sd
+
+
+def challenges(track_dir, home, others):
+    out = subprocess.run([BIN, "render-track", "--track-path", track_dir, "--results-dir", home],
+                         capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        return None, out.stderr.strip().splitlines()[-1:] or ["render failed"]
+    try:
+        t = json.loads(out.stdout)
+    except json.JSONDecodeError as e:
+        return None, [f"render is not JSON: {e}"]
+    cs = t.get("challenges") or ([t["challenge"]] if "challenge" in t else [])
+    if not cs:
+        return [None], []
+    default = next((c for c in cs if c.get("default")), cs[0])
+    rest = [c for c in cs if c is not default][:others]
+    return [default.get("name")] + [c.get("name") for c in rest], []
+
+
+def race(track_dir, challenge, home, backend_args, timeout):
+    args = [BIN, "race", "--track-path", track_dir, "--test-mode", "--on-unsupported", "skip",
+            "--quiet", "--report-format", "json", "--results-dir", home] + backend_args
+    if challenge:
+        args += ["--challenge", challenge]
+    t0 = time.time()
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"exit": "timeout", "secs": timeout, "ran": 0, "skipped": [], "failed": [], "error": f"over {timeout} s"}
+    secs = time.time() - t0
+    row = {"exit": out.returncode, "secs": secs, "ran": 0, "skipped": [], "failed": [], "error": ""}
+    try:
+        r = json.loads(out.stdout)["race"]
+    except (json.JSONDecodeError, KeyError):
+        row["error"] = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        return row
+    row["skipped"] = [d for d in r.get("deviations", []) if "skipped" in d]
+    for t in r["tasks"]:
+        trials = t["trials"]
+        if not trials:
+            continue
+        errors = sum(tr["errors"] for tr in trials)
+        failure = next((tr.get("failure") for tr in trials if tr.get("failure")), None)
+        if errors or failure:
+            first = failure or next(iter(next((tr["error_messages"] for tr in trials if tr.get("error_messages")), {}).values()), "")
+            row["failed"].append(f"{t['task']}: {first}")
+        else:
+            row["ran"] += 1
+    return row
+
+
+def reason(text):
+    """A skip or failure reason without the task's name, to count causes."""
+    text = re.sub(r"^/challenges/\d+/schedule/\d+: ", "", text)
+    text = re.sub(r"^operation `[^`]*` \([^)]*\) of task `[^`]*` cannot run on --backend \w+: ", "", text)
+    text = re.sub(r"; it runs on --backend \w+(, --backend \w+)*", "", text)
+    text = re.sub(r"; skipped \(--on-unsupported skip\)$", "", text)
+    text = re.sub(r"^[\w-]+ \[-\] trial \d+/\d+: ", "", text)
+    # The named thing stays (the query type, the aggregation, the operation type); the
+    # names of tasks and indices go.
+    text = re.sub(r"(task|index|aggregation|field|operation) `[^`]*`", r"\1 `…`", text)
+    return text[:150]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "rally-tracks"))
+    ap.add_argument("--others", type=int, default=2)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--timeout", type=int, default=300)
+    a = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    py = python_with_jinja2()
+    home = tempfile.mkdtemp(prefix="rally-tracks-")
+    port = free_port()
+    serve = subprocess.Popen([BIN, "serve", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(port)
+    only = set(x for x in a.only.split(",") if x)
+    rows, causes = [], Counter()
+    try:
+        for family, name, d in tracks(a.shared, only):
+            data = os.path.join(home, "data", os.path.basename(d))
+            os.makedirs(data, exist_ok=True)
+            subprocess.run([py, os.path.join(a.shared, "tools", "make_corpus.py"), d, data, "--docs", "1000"],
+                           capture_output=True, text=True, timeout=600)
+            names, problem = challenges(d, home, a.others)
+            if names is None:
+                rows.append((f"{family}/{name}", "-", "-", {"exit": "render", "secs": 0, "ran": 0, "skipped": [], "failed": [], "error": problem[0]}))
+                causes[reason(problem[0])] += 1
+                continue
+            for c in names:
+                for backend, extra in (("embedded", []), ("serve", ["--backend", "elasticsearch", "--target-hosts", f"http://127.0.0.1:{port}"])):
+                    row = race(d, c, home, extra, a.timeout)
+                    rows.append((f"{family}/{name}", c or "(default)", backend, row))
+                    for s in row["skipped"]:
+                        causes["skipped: " + reason(s)] += 1
+                    for f in row["failed"]:
+                        causes["failed: " + reason(f.split(": ", 1)[-1])] += 1
+                    if row["error"]:
+                        causes["race error: " + reason(row["error"])] += 1
+    finally:
+        serve.kill()
+    print("| track | challenge | backend | exit | seconds | tasks run clean | skipped | failed | first problem |")
+    print("|---|---|---|--:|--:|--:|--:|--:|---|")
+    for track, c, backend, r in rows:
+        first = r["error"] or (r["failed"][0] if r["failed"] else (r["skipped"][0] if r["skipped"] else ""))
+        first = first.replace("|", "\\|")[:140]
+        print(f"| {track} | {c} | {backend} | {r['exit']} | {r['secs']:.1f} | {r['ran']} | {len(r['skipped'])} | {len(r['failed'])} | {first} |")
+    print("\n| causes, by count | |\n|--:|---|")
+    for cause, n in causes.most_common():
+        print(f"| {n} | {cause.replace('|', '/')} |")
+
+
+if __name__ == "__main__":
+    main()
