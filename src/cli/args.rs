@@ -160,14 +160,15 @@ pub struct TrackArgs {
     /// A built-in track (see `runner list tracks`).
     #[arg(long, conflicts_with = "track_path", value_name = "NAME")]
     pub track: Option<String>,
-    /// A track directory (holding track.yaml) or a track file.
-    #[arg(long, value_name = "PATH")]
+    /// A track directory (holding track.yaml, a Rally track.json or an OpenSearch Benchmark
+    /// workload.json) or a track file.
+    #[arg(long, value_name = "PATH", visible_alias = "workload-path")]
     pub track_path: Option<PathBuf>,
-    /// Challenge to run (default: the track's default challenge).
-    #[arg(long)]
+    /// Challenge to run (default: the track's default challenge); OSB's test procedure.
+    #[arg(long, visible_alias = "test-procedure")]
     pub challenge: Option<String>,
     /// Track parameters: `k=v,k2=[1,2]`, or a .yaml/.json file.
-    #[arg(long, value_name = "PARAMS")]
+    #[arg(long, value_name = "PARAMS", visible_alias = "workload-params")]
     pub track_params: Option<String>,
     /// Shrink the race to seconds: first 1,000 documents, few iterations, short periods.
     #[arg(long)]

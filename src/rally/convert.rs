@@ -143,9 +143,10 @@ pub fn convert(
         }
     }
     out.insert("operations".into(), Value::Array(ops.clone()));
+    // OpenSearch Benchmark names challenges test procedures.
     let challenges: Vec<Value> = match (
-        top.get("challenges"),
-        top.get("challenge"),
+        top.get("challenges").or_else(|| top.get("test_procedures")),
+        top.get("challenge").or_else(|| top.get("test_procedure")),
         top.get("schedule"),
     ) {
         (Some(Value::Array(cs)), _, _) => cs.clone(),
@@ -154,7 +155,7 @@ pub fn convert(
         _ => {
             return Err(c.err(
                 "/",
-                "a Rally track needs `challenges`, `challenge` or `schedule`",
+                "a Rally track needs `challenges`, `challenge` or `schedule` (an OpenSearch Benchmark workload `test_procedures` or `test_procedure`)",
             ))
         }
     };

@@ -48,6 +48,13 @@ impl minijinja::value::Object for RallyHelpers {
                     None => kwargs.get::<String>("parts")?,
                 };
                 kwargs.assert_all_used()?;
+                if parts.split('/').any(|c| c == "..") {
+                    // OSB's workloads include their repository's common_operations this way.
+                    return Err(minijinja::Error::new(
+                        minijinja::ErrorKind::InvalidOperation,
+                        format!("collect(parts=\"{parts}\") reaches outside the track directory; runner keeps a track's templates inside it (OpenSearch Benchmark workloads that include the workloads repository's common_operations do not load)"),
+                    ));
+                }
                 let mut files: Vec<String> = files_below(&self.root)
                     .into_iter()
                     .filter(|f| glob_match(&parts, f))
@@ -93,14 +100,17 @@ impl minijinja::value::Object for RallyHelpers {
 /// At most this many files are looked at below a track directory (globs, parameter checks).
 const MAX_FILES: usize = 10_000;
 
-/// The `track.json` of a Rally track directory (or the file itself), if `path` is one.
+/// The `track.json` of a Rally track directory (or the `workload.json` of an OpenSearch
+/// Benchmark workload, or the file itself), if `path` is one.
 pub fn rally_track_file(path: &Path) -> Option<PathBuf> {
     if path.is_dir() {
         let yaml = ["track.yaml", "track.yml"]
             .iter()
             .any(|n| path.join(n).is_file());
-        let json = path.join("track.json");
-        return (!yaml && json.is_file()).then_some(json);
+        return ["track.json", "workload.json"]
+            .iter()
+            .map(|n| path.join(n))
+            .find(|f| !yaml && f.is_file());
     }
     (path.extension().is_some_and(|e| e == "json") && path.is_file()).then(|| path.to_path_buf())
 }
@@ -148,7 +158,7 @@ pub fn render_file(
     let mut env = environment(
         &dir,
         UndefinedBehavior::Lenient,
-        Some(("rally.helpers", HELPERS)),
+        &[("rally.helpers", HELPERS), ("benchmark.helpers", HELPERS)],
     );
     // Rally's Jinja does not escape: `"{{ name }}"` in a .json part is the name in quotes.
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
@@ -221,8 +231,10 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
     let track = serde_json::to_string_pretty(&converted.track)
         .map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
     let mut notes = converted.notes;
-    if dir.join("track.py").is_file() {
-        notes.insert(0, "track.py is not run: the parameter sources and runners it registers are not available (tasks that need a custom runner are named)".into());
+    for py in ["track.py", "workload.py"] {
+        if dir.join(py).is_file() {
+            notes.insert(0, format!("{py} is not run: the parameter sources and runners it registers are not available (tasks that need a custom runner are named)"));
+        }
     }
     Ok(Loaded {
         track,
@@ -240,7 +252,11 @@ pub fn write_converted(
     opts: &crate::track::LoadOptions,
 ) -> Result<(String, PathBuf), TrackError> {
     let file = rally_track_file(dir).ok_or_else(|| {
-        TrackError::new(TrackErrorKind::Io, dir, "holds no Rally track (track.json)")
+        TrackError::new(
+            TrackErrorKind::Io,
+            dir,
+            "holds no Rally track (track.json) or OpenSearch Benchmark workload (workload.json)",
+        )
     })?;
     let loaded = load_converted(&file, opts)?;
     let value = parse_json(&loaded.track, &file)?;
@@ -373,12 +389,12 @@ fn add_rally_globals(env: &mut Environment<'static>, dir: &Path) {
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);
     env.add_global("now", now);
-    env.add_global(
-        "rally",
-        Value::from_object(RallyHelpers {
-            root: dir.to_path_buf(),
-        }),
-    );
+    let helpers = Value::from_object(RallyHelpers {
+        root: dir.to_path_buf(),
+    });
+    // OSB's parts call its helpers `benchmark`.
+    env.add_global("rally", helpers.clone());
+    env.add_global("benchmark", helpers);
     env.add_filter("days_ago", days_ago);
     env.add_function("days_ago", days_ago);
 }

@@ -59,7 +59,7 @@ pub fn render(
             Strictness::Lenient => UndefinedBehavior::Chainable,
             Strictness::Strict => UndefinedBehavior::Strict,
         },
-        None,
+        &[],
     );
     render_in(
         &env,
@@ -70,12 +70,12 @@ pub fn render(
 }
 
 /// An environment with the limits every track template runs under (fuel, recursion, output
-/// size) and a loader confined to `dir`; `builtin` is a template served by name (Rally's
-/// `rally.helpers`).
+/// size) and a loader confined to `dir`; `builtins` are templates served by name (Rally's
+/// `rally.helpers`, OSB's `benchmark.helpers`).
 pub(crate) fn environment(
     dir: &Path,
     undefined: UndefinedBehavior,
-    builtin: Option<(&'static str, &'static str)>,
+    builtins: &'static [(&'static str, &'static str)],
 ) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_fuel(Some(TEMPLATE_FUEL));
@@ -83,10 +83,8 @@ pub(crate) fn environment(
     env.set_undefined_behavior(undefined);
     let loader_dir = dir.to_path_buf();
     env.set_loader(move |name| {
-        if let Some((builtin_name, text)) = builtin {
-            if name == builtin_name {
-                return Ok(Some(text.to_string()));
-            }
+        if let Some((_, text)) = builtins.iter().find(|(n, _)| *n == name) {
+            return Ok(Some(text.to_string()));
         }
         let Some(path) = resolve_inside(&loader_dir, name) else {
             return Err(minijinja::Error::new(

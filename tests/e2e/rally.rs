@@ -801,3 +801,55 @@ fn what_the_backend_cannot_run_is_skipped_on_request_and_every_report_says_how_t
         "the page shows them"
     );
 }
+
+#[test]
+fn an_opensearch_benchmark_workload_runs_by_its_own_names() {
+    let workload = r#"{% import "benchmark.helpers" as benchmark with context %}
+{
+  "version": 2,
+  "operations": [{{ benchmark.collect(parts="operations/*.json") }}],
+  "test_procedures": [{{ benchmark.collect(parts="test_procedures/*.json") }}]
+}"#;
+    let op = r#"{"name": "nap", "operation-type": "sleep", "duration": 0}"#;
+    let procedure = r#"{"name": "naps", "default": true,
+  "schedule": [{"operation": "nap", "iterations": {{ nap_iterations | default(3) }}}]}"#;
+    let other = r#"{"name": "other", "schedule": [{"operation": "nap", "iterations": 2}]}"#;
+    let dir = track_dir(&[
+        ("workload.json", workload),
+        ("operations/default.json", op),
+        ("test_procedures/default.json", procedure),
+        ("test_procedures/other.json", other),
+        ("workload.py", "def register(registry): pass\n"),
+    ]);
+    let path = dir.path().to_str().unwrap();
+    let env = Env::new();
+    env.ok(&[
+        "race",
+        "--workload-path",
+        path,
+        "--workload-params",
+        "nap_iterations:7",
+        "--quiet",
+    ]);
+    let race = env.only_race();
+    assert_eq!(race["challenge"], "naps");
+    assert_eq!(tasks(&race, "nap")[0]["trials"][0]["operations"], 7);
+    let deviations = race["deviations"].to_string();
+    assert!(
+        deviations.contains("workload.py is not run"),
+        "{deviations}"
+    );
+    let env = Env::new();
+    env.ok(&[
+        "race",
+        "--workload-path",
+        path,
+        "--test-procedure",
+        "other",
+        "--quiet",
+    ]);
+    assert_eq!(
+        tasks(&env.only_race(), "nap")[0]["trials"][0]["operations"],
+        2
+    );
+}
