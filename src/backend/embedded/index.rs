@@ -421,9 +421,9 @@ mod tests {
         let (total, hits, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
         assert_eq!((total, hits[0].score), (1, 2.5));
         // Found in the body alone, with no index: deep inside bool and constant_score too.
-        let deep = json!({"query": {"bool": {"filter": [{"constant_score": {"filter": {"function_score": {}}}}]}}});
+        let deep = json!({"query": {"bool": {"filter": [{"constant_score": {"filter": {"percolate": {}}}}]}}});
         let why = crate::backend::embedded::search::unsupported_body(&deep).unwrap();
-        assert!(why.contains("`function_score` is not supported"), "{why}");
+        assert!(why.contains("`percolate` is not supported"), "{why}");
         assert!(crate::backend::embedded::search::unsupported_body(&q).is_none());
     }
 

@@ -275,7 +275,7 @@ pub fn read_date(f: &MappedField, v: &Value) -> Result<DateTime, String> {
 }
 
 /// `[lon, lat]`, `{"lat": .., "lon": ..}` or `"lat,lon"`, as Elasticsearch reads a geo_point.
-fn geo_point(v: &Value) -> Result<(f64, f64), String> {
+pub(crate) fn geo_point(v: &Value) -> Result<(f64, f64), String> {
     let (lon, lat) = match v {
         Value::Array(a) if a.len() == 2 => (as_f64(&a[0])?, as_f64(&a[1])?),
         Value::Object(o) => (
