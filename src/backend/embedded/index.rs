@@ -444,6 +444,47 @@ mod tests {
     }
 
     #[test]
+    fn exists_prefix_and_multi_match_match_as_elasticsearch_does() {
+        let body = json!({"mappings": {"properties": {
+            "title": {"type": "text"}, "body": {"type": "text"}, "tag": {"type": "keyword"},
+            "n": {"type": "long"},
+        }}});
+        let idx = EmbeddedIndex::create("m", &body).unwrap();
+        for d in [
+            r#"{"title": "rust load driver", "body": "fast", "tag": "a.b-1", "n": 1}"#,
+            r#"{"title": "python", "body": "rust everywhere rust", "tag": "a.c"}"#,
+            r#"{"body": "nothing here", "tag": "b.a"}"#,
+        ] {
+            idx.apply(&Item {
+                verb: Verb::Index,
+                index: None,
+                id: None,
+                body: Some(d),
+            })
+            .unwrap();
+        }
+        idx.refresh().unwrap();
+        let hits = |q: serde_json::Value| {
+            let plan = idx.compile(&json!({ "query": q })).unwrap();
+            idx.search(&plan).unwrap().hits
+        };
+        assert_eq!(hits(json!({"exists": {"field": "n"}})), 1);
+        assert_eq!(hits(json!({"exists": {"field": "title"}})), 2);
+        // A prefix is literal: `.` is no wildcard.
+        assert_eq!(hits(json!({"prefix": {"tag": "a."}})), 2);
+        assert_eq!(hits(json!({"prefix": {"tag": {"value": "a.b-"}}})), 1);
+        assert_eq!(hits(json!({"prefix": {"tag": "a*"}})), 0);
+        let mm = |kind: &str| json!({"multi_match": {"query": "rust", "fields": ["title^3", "body"], "type": kind}});
+        assert_eq!(hits(mm("best_fields")), 2);
+        assert_eq!(hits(mm("most_fields")), 2);
+        // best_fields ranks the boosted title first.
+        let plan = idx.compile(&json!({"query": mm("best_fields")})).unwrap();
+        let (_, found, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+        assert!(String::from_utf8_lossy(&found[0].source).contains("rust load driver"));
+        assert!(idx.compile(&json!({"query": {"multi_match": {"query": "x", "fields": ["title"], "type": "cross_fields"}}})).is_err());
+    }
+
+    #[test]
     fn a_date_field_reads_values_by_its_format() {
         let body = json!({"mappings": {"properties": {
             "t": {"type": "date", "format": "epoch_second"},

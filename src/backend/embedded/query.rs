@@ -9,12 +9,27 @@ use serde_json::{Map, Value};
 use std::ops::Bound;
 use std::sync::Arc;
 use tantivy::query::{
-    AllQuery, BooleanQuery, ConstScoreQuery, EmptyQuery, Occur, PhraseQuery, Query, RangeQuery,
-    TermQuery,
+    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, EmptyQuery,
+    ExistsQuery, Occur, PhraseQuery, Query, RangeQuery, RegexQuery, TermQuery,
 };
 
+/// `text` matched literally inside a regular expression.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if ".^$*+?()[]{}|\\#&~<>\"@-".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Query types the engine compiles.
-const QUERY_TYPES: [&str; 12] = [
+const QUERY_TYPES: [&str; 15] = [
+    "exists",
+    "prefix",
+    "multi_match",
     "function_score",
     "geo_distance",
     "geo_bounding_box",
@@ -137,6 +152,40 @@ impl QueryCompiler<'_> {
                 )))
             }
             "geo_distance" => self.geo_distance(body),
+            "exists" => {
+                let name = body
+                    .get("field")
+                    .and_then(Value::as_str)
+                    .ok_or("`exists` needs a `field`")?;
+                let f = self.field(name)?;
+                Ok(match f.kind {
+                    // A text field has no column: any indexed term means a value.
+                    FieldType::Text => Box::new(
+                        RegexQuery::from_pattern(".*", f.field).map_err(|e| e.to_string())?,
+                    ),
+                    FieldType::GeoPoint => Box::new(ExistsQuery::new(format!("{name}.lat"), false)),
+                    _ => Box::new(ExistsQuery::new(name.to_string(), false)),
+                })
+            }
+            "prefix" => {
+                let (name, v) = single_entry(body, "prefix")?;
+                let f = self.field(name)?;
+                if f.kind != FieldType::Keyword {
+                    return Err(format!(
+                        "`prefix` on `{name}`: the embedded backend runs it on keyword fields"
+                    ));
+                }
+                let prefix = v
+                    .get("value")
+                    .unwrap_or(v)
+                    .as_str()
+                    .ok_or("`prefix` takes a string")?;
+                let pattern = format!("{}.*", regex_escape(prefix));
+                Ok(Box::new(
+                    RegexQuery::from_pattern(&pattern, f.field).map_err(|e| e.to_string())?,
+                ))
+            }
+            "multi_match" => self.multi_match(body),
             "geo_bounding_box" => self.geo_bounding_box(body),
             "constant_score" => {
                 // Every match scores `boost` (1 by default), whatever its filter would score.
@@ -283,6 +332,61 @@ impl QueryCompiler<'_> {
             return Err("`range` needs at least one of gte, gt, lte, lt".into());
         }
         Ok(Box::new(RangeQuery::new(lower, upper)))
+    }
+
+    /// `best_fields` (the best field's score, plus `tie_breaker` × the others'), `most_fields`
+    /// (their sum) and `phrase`, over fields with optional `^boost`s.
+    fn multi_match(&self, body: &Value) -> Result<Box<dyn Query>, String> {
+        let obj = body.as_object().ok_or("`multi_match` expects an object")?;
+        let text = obj.get("query").ok_or("`multi_match` needs a `query`")?;
+        let fields = obj.get("fields").and_then(Value::as_array).ok_or(
+            "`multi_match` needs `fields` (the embedded backend has no default field list)",
+        )?;
+        let kind = obj
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("best_fields");
+        let phrase = match kind {
+            "best_fields" | "most_fields" => false,
+            "phrase" => true,
+            other => return Err(format!("multi_match type `{other}` is not run by the embedded backend (best_fields, most_fields, phrase)")),
+        };
+        let mut per_field = Vec::new();
+        for f in fields {
+            let spec = f.as_str().ok_or("`fields` are names")?;
+            let (name, boost) = match spec.split_once('^') {
+                Some((n, b)) => (
+                    n,
+                    b.parse::<f32>()
+                        .map_err(|_| format!("`{spec}`: a boost is a number"))?,
+                ),
+                None => (spec, 1.0),
+            };
+            let mut one = Map::new();
+            let mut inner = Map::new();
+            inner.insert("query".into(), text.clone());
+            if let Some(op) = obj.get("operator") {
+                inner.insert("operator".into(), op.clone());
+            }
+            one.insert(name.to_string(), Value::Object(inner));
+            let q = self.match_query(&Value::Object(one), phrase)?;
+            per_field.push(if boost == 1.0 {
+                q
+            } else {
+                Box::new(BoostQuery::new(q, boost)) as Box<dyn Query>
+            });
+        }
+        let tie = obj
+            .get("tie_breaker")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0) as f32;
+        Ok(if kind == "most_fields" {
+            Box::new(BooleanQuery::new(
+                per_field.into_iter().map(|q| (Occur::Should, q)).collect(),
+            ))
+        } else {
+            Box::new(DisjunctionMaxQuery::with_tie_breaker(per_field, tie))
+        })
     }
 
     /// A geo_point field of the mapping, with its latitude and longitude fields.
