@@ -1,0 +1,283 @@
+use super::*;
+use crate::backend::embedded::bulk::{Done, Item, Verb};
+use serde_json::json;
+
+fn index() -> EmbeddedIndex {
+    let body = json!({"mappings": {"properties": {"name": {"type": "text"}, "population": {"type": "long"}, "cc": {"type": "keyword"}}}});
+    EmbeddedIndex::create("places", &body).unwrap()
+}
+
+#[test]
+fn constant_score_scores_each_match_its_boost_and_unknown_types_are_named_before_a_race() {
+    let idx = index();
+    for d in [
+        r#"{"cc":"AT","population":5}"#,
+        r#"{"cc":"DE","population":7}"#,
+    ] {
+        idx.apply(&Item {
+            verb: Verb::Index,
+            index: None,
+            id: None,
+            body: Some(d),
+        })
+        .unwrap();
+    }
+    idx.refresh().unwrap();
+    let q = json!({"query": {"constant_score": {"filter": {"term": {"cc": "AT"}}, "boost": 2.5}}});
+    let plan = idx.compile(&q).unwrap();
+    let (total, hits, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+    assert_eq!((total, hits[0].score), (1, 2.5));
+    // Found in the body alone, with no index: deep inside bool and constant_score too.
+    let deep =
+        json!({"query": {"bool": {"filter": [{"constant_score": {"filter": {"percolate": {}}}}]}}});
+    let why = crate::backend::embedded::search::unsupported_body(&deep).unwrap();
+    assert!(why.contains("`percolate` is not supported"), "{why}");
+    assert!(crate::backend::embedded::search::unsupported_body(&q).is_none());
+}
+
+#[test]
+fn a_mapping_the_engine_cannot_build_is_named_before_the_race() {
+    let op = crate::ops::OpSpec::CreateIndex(vec![crate::ops::IndexSpec {
+        name: "shapes".into(),
+        body: json!({"mappings": {"properties": {"shape": {"type": "geo_shape"}}}}),
+    }]);
+    let why = crate::backend::BackendKind::Embedded
+        .check(&op)
+        .unwrap_err();
+    assert!(
+        why.contains("index `shapes`: field `shape` has type `geo_shape`"),
+        "{why}"
+    );
+    assert!(why.contains("--backend elasticsearch"), "{why}");
+}
+
+#[test]
+fn exists_prefix_and_multi_match_match_as_elasticsearch_does() {
+    let body = json!({"mappings": {"properties": {
+        "title": {"type": "text"}, "body": {"type": "text"}, "tag": {"type": "keyword"},
+        "n": {"type": "long"},
+    }}});
+    let idx = EmbeddedIndex::create("m", &body).unwrap();
+    for d in [
+        r#"{"title": "rust load driver", "body": "fast", "tag": "a.b-1", "n": 1}"#,
+        r#"{"title": "python", "body": "rust everywhere rust", "tag": "a.c"}"#,
+        r#"{"body": "nothing here", "tag": "b.a"}"#,
+    ] {
+        idx.apply(&Item {
+            verb: Verb::Index,
+            index: None,
+            id: None,
+            body: Some(d),
+        })
+        .unwrap();
+    }
+    idx.refresh().unwrap();
+    let hits = |q: serde_json::Value| {
+        let plan = idx.compile(&json!({ "query": q })).unwrap();
+        idx.search(&plan).unwrap().hits
+    };
+    assert_eq!(hits(json!({"exists": {"field": "n"}})), 1);
+    assert_eq!(hits(json!({"exists": {"field": "title"}})), 2);
+    // A prefix is literal: `.` is no wildcard.
+    assert_eq!(hits(json!({"prefix": {"tag": "a."}})), 2);
+    assert_eq!(hits(json!({"prefix": {"tag": {"value": "a.b-"}}})), 1);
+    assert_eq!(hits(json!({"prefix": {"tag": "a*"}})), 0);
+    let mm = |kind: &str| json!({"multi_match": {"query": "rust", "fields": ["title^3", "body"], "type": kind}});
+    assert_eq!(hits(mm("best_fields")), 2);
+    assert_eq!(hits(mm("most_fields")), 2);
+    // best_fields ranks the boosted title first.
+    let plan = idx.compile(&json!({"query": mm("best_fields")})).unwrap();
+    let (_, found, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+    assert!(String::from_utf8_lossy(&found[0].source).contains("rust load driver"));
+    assert!(idx.compile(&json!({"query": {"multi_match": {"query": "x", "fields": ["title"], "type": "cross_fields"}}})).is_err());
+}
+
+#[test]
+fn a_date_field_reads_values_by_its_format() {
+    let body = json!({"mappings": {"properties": {
+        "t": {"type": "date", "format": "epoch_second"},
+        "u": {"type": "date", "format": "yyyy-MM-dd HH:mm:ss||epoch_millis"},
+    }}});
+    let idx = EmbeddedIndex::create("d", &body).unwrap();
+    let add = |doc: &str| {
+        idx.apply(&Item {
+            verb: Verb::Index,
+            index: None,
+            id: None,
+            body: Some(doc),
+        })
+    };
+    // 1767312000 seconds is 2026-01-02: read as milliseconds it would be January 1970.
+    assert!(add(r#"{"t": 1767312000, "u": "2026-01-02 03:04:05"}"#).is_ok());
+    let e = add(r#"{"u": "2026-01-02T03:04:05Z"}"#).err().unwrap();
+    assert!(e.reason.contains("yyyy-MM-dd HH:mm:ss"), "{}", e.reason);
+    idx.refresh().unwrap();
+    let hits = |q: serde_json::Value| {
+        let plan = idx.compile(&json!({ "query": q })).unwrap();
+        idx.search(&plan).unwrap().hits
+    };
+    assert_eq!(hits(json!({"range": {"t": {"gte": 1767312000}}})), 1);
+    assert_eq!(
+        hits(json!({"range": {"u": {"gte": "2026-01-02 03:00:00"}}})),
+        1
+    );
+    assert_eq!(
+        hits(json!({"range": {"u": {"gte": "2026-01-02 04:00:00"}}})),
+        0
+    );
+    let e = EmbeddedIndex::create(
+        "x",
+        &json!({"mappings": {"properties": {"w": {"type": "date", "format": "week_date"}}}}),
+    );
+    assert!(e.err().unwrap().message.contains("`week_date` is not read"));
+}
+
+#[test]
+fn bulk_refresh_and_search() {
+    let idx = index();
+    let docs = [
+        "{\"name\":\"Sankt Georgen im Attergau\",\"population\":1500,\"cc\":\"AT\"}",
+        "{\"name\":\"Georgen Sankt\",\"population\":20,\"cc\":\"AT\"}",
+        "{\"name\":\"Wien\",\"population\":\"x\"}",
+    ];
+    let results: Vec<bool> = docs
+        .iter()
+        .map(|d| {
+            idx.apply(&Item {
+                verb: Verb::Index,
+                index: None,
+                id: None,
+                body: Some(d),
+            })
+            .is_ok()
+        })
+        .collect();
+    assert_eq!(results, [true, true, false]);
+    idx.refresh().unwrap();
+    assert_eq!(idx.searchable_docs(), 2);
+    let run = |q: serde_json::Value| {
+        let plan = idx.compile(&json!({ "query": q })).unwrap();
+        idx.search(&plan).unwrap().hits
+    };
+    assert_eq!(run(json!({"match_phrase": {"name": "Sankt Georgen"}})), 1);
+    assert_eq!(run(json!({"match": {"name": "sankt georgen"}})), 2);
+    assert_eq!(
+        run(json!({"match": {"name": {"query": "sankt attergau", "operator": "and"}}})),
+        1
+    );
+    assert_eq!(run(json!({"term": {"cc": "AT"}})), 2);
+    assert_eq!(run(json!({"range": {"population": {"gte": 100}}})), 1);
+    assert_eq!(
+        run(
+            json!({"bool": {"must": [{"match": {"name": "georgen"}}], "must_not": [{"range": {"population": {"lt": 100}}}]}})
+        ),
+        1
+    );
+    assert_eq!(run(json!({"match_all": {}})), 2);
+    idx.get("1").unwrap();
+    assert_eq!(idx.get("999").unwrap_err().kind, ErrorKind::NotFound);
+}
+
+#[test]
+fn writes_by_id_are_seen_at_once_and_updates_merge() {
+    let idx = index();
+    let item = |verb, id: &'static str, body: Option<&'static str>| Item {
+        verb,
+        index: None,
+        id: Some(id.into()),
+        body,
+    };
+    assert_eq!(
+        idx.apply(&item(
+            Verb::Index,
+            "a",
+            Some("{\"name\":\"Wien\",\"population\":1}")
+        ))
+        .unwrap()
+        .1,
+        Done::Created
+    );
+    assert_eq!(
+        idx.apply(&item(Verb::Update, "a", Some("{\"doc\":{\"cc\":\"AT\"}}")))
+            .unwrap()
+            .1,
+        Done::Updated
+    );
+    let merged: Value = serde_json::from_str(&idx.current_source("a").unwrap().unwrap()).unwrap();
+    assert_eq!(merged, json!({"name": "Wien", "population": 1, "cc": "AT"}));
+    assert_eq!(
+        idx.apply(&item(Verb::Create, "a", Some("{}")))
+            .unwrap_err()
+            .status,
+        409
+    );
+    assert_eq!(
+        idx.apply(&item(Verb::Update, "b", Some("{\"doc\":{}}")))
+            .unwrap_err()
+            .kind,
+        "document_missing_exception"
+    );
+    assert_eq!(
+        idx.apply(&item(
+            Verb::Update,
+            "b",
+            Some("{\"doc\":{\"cc\":\"DE\"},\"doc_as_upsert\":true}")
+        ))
+        .unwrap()
+        .1,
+        Done::Created
+    );
+    assert_eq!(
+        idx.apply(&item(Verb::Index, "a", Some("{\"name\":\"Graz\"}")))
+            .unwrap()
+            .1,
+        Done::Updated
+    );
+    idx.refresh().unwrap();
+    assert_eq!(idx.searchable_docs(), 2, "a replaced document counts once");
+    assert_eq!(
+        idx.current_source("a").unwrap().unwrap(),
+        "{\"name\":\"Graz\"}"
+    );
+    assert_eq!(
+        idx.apply(&item(
+            Verb::Update,
+            "a",
+            Some("{\"doc\":{\"population\":2}}")
+        ))
+        .unwrap()
+        .1,
+        Done::Updated,
+        "committed documents are found too"
+    );
+    assert_eq!(
+        idx.apply(&item(Verb::Delete, "a", None)).unwrap().1,
+        Done::Deleted
+    );
+    assert!(idx.current_source("a").unwrap().is_none());
+    assert_eq!(
+        idx.apply(&item(Verb::Delete, "zz", None)).unwrap().1,
+        Done::NotFound
+    );
+    idx.refresh().unwrap();
+    assert_eq!(idx.searchable_docs(), 1);
+}
+
+#[test]
+fn unknown_fields_and_queries_are_bad_requests() {
+    let idx = index();
+    assert_eq!(
+        idx.compile(&json!({"query": {"match": {"nmae": "x"}}}))
+            .err()
+            .unwrap()
+            .kind,
+        ErrorKind::BadRequest
+    );
+    assert_eq!(
+        idx.compile(&json!({"query": {"fuzzy": {"name": "x"}}}))
+            .err()
+            .unwrap()
+            .kind,
+        ErrorKind::BadRequest
+    );
+}
