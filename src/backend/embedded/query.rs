@@ -58,6 +58,19 @@ pub fn unsupported_query(q: &Value) -> Option<String> {
             })
             .collect(),
         "constant_score" => body.get("filter").into_iter().collect(),
+        "function_score"
+            if body.get("script_score").is_some()
+                || body
+                    .get("functions")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .any(|f| f.get("script_score").is_some()) =>
+        {
+            return Some(
+                "function_score `script_score`: scripts are not run by the embedded backend".into(),
+            )
+        }
         "function_score" => body
             .get("query")
             .into_iter()

@@ -145,11 +145,13 @@ fn scripts_are_refused_by_name() {
     for q in [
         json!({"function_score": {"script_score": {"script": "doc['pop'].value"}}}),
         json!({"script_score": {"query": {"match_all": {}}, "script": "1"}}),
+        json!({"function_score": {"functions": [{"weight": 2}, {"script_score": {"script": "1"}}]}}),
     ] {
         let body = json!({"query": q});
-        let why = crate::backend::embedded::search::unsupported_body(&body)
-            .or_else(|| idx.compile(&body).err().map(|e| e.message))
-            .unwrap();
+        // Named before the race, from the body alone; and at the search too.
+        let why = crate::backend::embedded::search::unsupported_body(&body).unwrap();
+        assert!(why.contains("script"), "{why}");
+        let why = idx.compile(&body).err().unwrap().message;
         assert!(why.contains("script"), "{why}");
     }
 }
