@@ -288,6 +288,8 @@ pub async fn run(
         hosts: opts.target_hosts.clone(),
         options: opts.client_options.clone(),
         max_clients: max_clients(&plan),
+        engine_storage: opts.engine_storage,
+        home: opts.home.clone(),
     };
     let checking = cancel.clone();
     let race = RaceWith {

@@ -91,6 +91,9 @@ pub struct Target {
     pub hosts: Vec<String>,
     pub options: ClientOptions,
     pub max_clients: u64,
+    /// The embedded engine's storage, and the results home its directories go under.
+    pub engine_storage: embedded::storage::EngineStorage,
+    pub home: std::path::PathBuf,
 }
 
 /// Why a backend could not be opened.
@@ -134,7 +137,15 @@ pub async fn open<W: WithBackend>(
         BackendKind::Embedded => {
             // A throttled client's precise timer is a descriptor; without one it spins (said).
             let _ = raise_open_files(target.max_clients.saturating_mul(2) + 64);
-            Ok(with.run(Arc::new(embedded::EmbeddedBackend::new())).await)
+            let engine =
+                embedded::EmbeddedBackend::with_storage(target.engine_storage, &target.home)
+                    .map_err(|e| {
+                        OpenError::Settings(format!(
+                            "cannot create the engine's directory under {}: {e} (--engine-storage ram keeps indices in memory)",
+                            target.home.join("engine").display()
+                        ))
+                    })?;
+            Ok(with.run(Arc::new(engine)).await)
         }
         BackendKind::Redis => {
             ensure_open_files(target.max_clients)?;

@@ -220,6 +220,10 @@ pub struct RaceArgs {
     /// `error_rate < 0.1%`: every task without `TASK:`); repeatable. A failed one exits 3.
     #[arg(long = "threshold", value_name = "[TASK:]CRITERION")]
     pub thresholds: Vec<String>,
+    /// The embedded backend's indices: on disk under the results directory (memory stays
+    /// flat as the corpus grows), or in RAM.
+    #[arg(long, value_enum, default_value = "disk")]
+    pub engine_storage: crate::backend::embedded::storage::EngineStorage,
     #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
@@ -252,6 +256,10 @@ fn parse_shard(text: &str) -> Result<crate::shard::ShardArg, String> {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// Where the engine keeps its indices: on disk under the results directory (memory stays
+    /// flat as the corpus grows), or in RAM.
+    #[arg(long, value_enum, default_value = "disk")]
+    pub engine_storage: crate::backend::embedded::storage::EngineStorage,
     /// Address to bind; loopback by default, as the server has no authentication.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: std::net::IpAddr,

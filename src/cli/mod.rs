@@ -111,7 +111,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn serve_command(args: ServeArgs) -> Result<u8, CliError> {
+fn serve_command(args: ServeArgs, home: &Path) -> Result<u8, CliError> {
     let runtime = runtime()?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
@@ -131,6 +131,8 @@ fn serve_command(args: ServeArgs) -> Result<u8, CliError> {
         stub: args.stub,
         tls,
         limits,
+        storage: args.engine_storage,
+        home: home.to_path_buf(),
     };
     let cancel = CancellationToken::new();
     let result = runtime.block_on(async {
@@ -203,7 +205,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
     let home = home(&cli);
     match cli.command {
         Command::Race(args) => race_command(args, &home),
-        Command::Serve(args) => serve_command(args),
+        Command::Serve(args) => serve_command(args, &home),
         Command::RenderTrack(args) => {
             let request = track_request(&args.track, &home)?;
             let text = request.render()?;
@@ -604,6 +606,7 @@ fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
             .iter()
             .map(|t| parse_threshold(t))
             .collect::<Result<_, _>>()?,
+        engine_storage: args.engine_storage,
         shard: crate::shard::resolve(
             args.shard.shard,
             args.shard.coordinator.as_deref(),

@@ -35,6 +35,9 @@ pub struct ServeOptions {
     /// Serve HTTPS with this config instead of plain HTTP.
     pub tls: Option<Arc<rustls::ServerConfig>>,
     pub limits: Limits,
+    /// Where the engine keeps its indices, under `home/engine/` on disk.
+    pub storage: crate::backend::embedded::storage::EngineStorage,
+    pub home: std::path::PathBuf,
 }
 
 struct Server {
@@ -58,7 +61,7 @@ pub async fn serve(
     let max_connections = connections_the_system_allows(opts.limits.max_connections);
     on_bound(listener.local_addr()?);
     let server = Arc::new(Server {
-        engine: EmbeddedBackend::new(),
+        engine: EmbeddedBackend::with_storage(opts.storage, &opts.home)?,
         stub: opts.stub,
         in_flight: InFlightBytes::new(opts.limits.max_in_flight_bytes),
         body_timeout: opts.limits.body_timeout,

@@ -388,3 +388,49 @@ challenges: [{name: c, schedule: [{name: g, operation: g, clients: 2, iterations
         "{server}"
     );
 }
+
+#[test]
+fn the_engine_keeps_indices_on_disk_under_the_results_home_and_removes_them() {
+    let track = "name: disk
+corpora: [{name: c, target-index: i, documents: [{generate: small, document-count: 2000}]}]
+indices: [{name: i}]
+operations:
+  - {name: create, type: create-index}
+  - {name: bulk, type: bulk, params: {bulk-size: 100}}
+  - {name: refresh, type: refresh}
+  - {name: all, type: search, params: {index: i, body: {query: {match_all: {}}}}}
+challenges:
+  - name: c
+    schedule: [{operation: create}, {operation: bulk}, {operation: refresh}, {operation: all, iterations: 5}]
+";
+    for storage in ["disk", "ram"] {
+        let dir = crate::util::track_dir(&[("track.yaml", track)]);
+        let env = Env::new();
+        // A directory a killed runner left behind is cleared by the next one.
+        let stale = env.home.path().join("engine/4000000000-0/0-i");
+        std::fs::create_dir_all(&stale).unwrap();
+        env.ok(&[
+            "race",
+            "--quiet",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--engine-storage",
+            storage,
+        ]);
+        let race = env.only_race();
+        assert_eq!(race["backend"]["details"]["storage"], storage);
+        let all = &tasks(&race, "all")[0]["trials"][0];
+        assert_eq!(
+            (all["hits"].as_u64(), all["errors"].as_u64()),
+            (Some(5 * 2000), Some(0))
+        );
+        // On disk, the engine's directory replaces what a dead runner left.
+        assert_eq!(stale.exists(), storage == "ram", "{storage}");
+        let _ = std::fs::remove_dir_all(env.home.path().join("engine/4000000000-0"));
+        // Nothing is left once the race ends.
+        let left: Vec<_> = std::fs::read_dir(env.home.path().join("engine"))
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "{storage}: {left:?}");
+    }
+}

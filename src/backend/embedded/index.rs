@@ -37,6 +37,9 @@ pub struct EmbeddedIndex {
     /// Documents written by id since the last refresh, so that gets and updates see them at
     /// once, as Elasticsearch's realtime get does; emptied by each refresh.
     live: [Mutex<HashMap<Box<str>, Live>>; LIVE_SHARDS],
+    /// The index's directory on disk, removed after the writer and reader are dropped
+    /// (fields drop in order); None in RAM.
+    _dir: Option<super::storage::OwnedDir>,
 }
 
 const LIVE_SHARDS: usize = 16;
@@ -80,10 +83,23 @@ impl EmbeddedIndex {
         })
     }
 
+    /// An index in RAM.
     pub fn create(name: &str, body: &Value) -> Result<EmbeddedIndex, OpError> {
+        Self::create_in(name, body, None)
+    }
+
+    /// An index in `dir` (memory-mapped files), or in RAM when None.
+    pub fn create_in(
+        name: &str,
+        body: &Value,
+        dir: Option<super::storage::OwnedDir>,
+    ) -> Result<EmbeddedIndex, OpError> {
         let mapping = Self::check_mapping(name, body)
             .map_err(|message| OpError::new(ErrorKind::BadRequest, message))?;
-        let index = Index::create_in_ram(mapping.schema.clone());
+        let index = match &dir {
+            Some(d) => Index::create_in_dir(d.path(), mapping.schema.clone()).map_err(internal)?,
+            None => Index::create_in_ram(mapping.schema.clone()),
+        };
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(2)
@@ -105,6 +121,7 @@ impl EmbeddedIndex {
             reader,
             next_id: AtomicU64::new(1),
             live,
+            _dir: dir,
         })
     }
 

@@ -14,6 +14,7 @@ mod rest;
 mod scoring;
 pub(crate) mod search;
 pub(crate) mod sort;
+pub mod storage;
 mod templates;
 
 pub use command::StoreCommand;
@@ -41,6 +42,9 @@ struct State {
     templates: RwLock<templates::Templates>,
     /// Cluster settings as last put (`persistent`, `transient`); they change nothing here.
     cluster_settings: RwLock<serde_json::Value>,
+    /// Where indices live on disk; None keeps them in RAM. Last, so that it is removed after
+    /// the indices in it are closed (fields drop in order).
+    disk: Option<storage::EngineDir>,
 }
 
 impl State {
@@ -51,8 +55,22 @@ impl State {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .apply(name, body);
-        let index =
-            EmbeddedIndex::create(name, &body).map_err(|e| CreateError::Mapping(e.message))?;
+        if self
+            .indices
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(name)
+        {
+            return Err(CreateError::Exists);
+        }
+        let dir = match &self.disk {
+            Some(engine) => Some(engine.index_dir(name).map_err(|e| {
+                CreateError::Mapping(format!("index `{name}`: cannot create its directory: {e}"))
+            })?),
+            None => None,
+        };
+        let index = EmbeddedIndex::create_in(name, &body, dir)
+            .map_err(|e| CreateError::Mapping(e.message))?;
         let mut map = self.indices.write().unwrap_or_else(|p| p.into_inner());
         if map.contains_key(name) {
             return Err(CreateError::Exists);
@@ -108,8 +126,26 @@ pub enum Prepared {
 }
 
 impl EmbeddedBackend {
+    /// An engine keeping its indices in RAM.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An engine keeping its indices as `storage` says, on disk under `home/engine/`.
+    pub fn with_storage(
+        storage: storage::EngineStorage,
+        home: &std::path::Path,
+    ) -> std::io::Result<Self> {
+        let disk = match storage {
+            storage::EngineStorage::Disk => Some(storage::EngineDir::create(home)?),
+            storage::EngineStorage::Ram => None,
+        };
+        Ok(EmbeddedBackend {
+            state: Arc::new(State {
+                disk,
+                ..State::default()
+            }),
+        })
     }
 
     pub fn index(&self, name: &str) -> Option<Arc<EmbeddedIndex>> {
@@ -155,7 +191,12 @@ impl Backend for EmbeddedBackend {
     fn info(&self) -> BackendInfo {
         let mut details = serde_json::Map::new();
         details.insert("engine".into(), "tantivy".into());
-        details.insert("storage".into(), "ram".into());
+        let storage = if self.state.disk.is_some() {
+            "disk"
+        } else {
+            "ram"
+        };
+        details.insert("storage".into(), storage.into());
         BackendInfo {
             kind: "embedded".into(),
             version: format!("runner {} / tantivy 0.27", env!("CARGO_PKG_VERSION")),
