@@ -407,7 +407,12 @@ challenges:
         let dir = crate::util::track_dir(&[("track.yaml", track)]);
         let env = Env::new();
         // A directory a killed runner left behind is cleared by the next one.
-        let stale = env.home.path().join("engine/4000000000-0/0-i");
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .unwrap()
+            .trim()
+            .replace(|c: char| !(c.is_ascii_alphanumeric() || c == '-'), "_");
+        let stale_engine = env.home.path().join(format!("engine/{host}.4000000000-0"));
+        let stale = stale_engine.join("0-i");
         std::fs::create_dir_all(&stale).unwrap();
         env.ok(&[
             "race",
@@ -426,7 +431,7 @@ challenges:
         );
         // On disk, the engine's directory replaces what a dead runner left.
         assert_eq!(stale.exists(), storage == "ram", "{storage}");
-        let _ = std::fs::remove_dir_all(env.home.path().join("engine/4000000000-0"));
+        let _ = std::fs::remove_dir_all(&stale_engine);
         // Nothing is left once the race ends.
         let left: Vec<_> = std::fs::read_dir(env.home.path().join("engine"))
             .map(|d| d.flatten().map(|e| e.path()).collect())

@@ -25,6 +25,21 @@ impl EngineStorage {
     }
 }
 
+/// This machine's name, as a file name takes it.
+fn host_name() -> String {
+    crate::results::HostInfo::current()
+        .hostname
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// A directory removed when dropped.
 #[derive(Debug)]
 pub struct OwnedDir(PathBuf);
@@ -50,14 +65,18 @@ pub struct EngineDir {
 }
 
 impl EngineDir {
-    /// Creates `<home>/engine/<pid>-<n>/`, first removing what runners no longer alive left.
+    /// Creates `<home>/engine/<host>.<pid>-<n>/`, first removing what runners of this host
+    /// that are no longer alive left. Only this host's: a results directory shared by
+    /// machines (or pods) holds others' live engines, whose pids mean nothing here.
     pub fn create(home: &Path) -> std::io::Result<EngineDir> {
         let root = home.join("engine");
         std::fs::create_dir_all(&root)?;
+        let mine = format!("{}.", host_name());
         for entry in std::fs::read_dir(&root)?.flatten() {
             let name = entry.file_name();
             let pid = name
                 .to_str()
+                .and_then(|n| n.strip_prefix(&mine))
                 .and_then(|n| n.split('-').next()?.parse::<u32>().ok());
             if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
                 let _ = std::fs::remove_dir_all(entry.path());
@@ -65,7 +84,7 @@ impl EngineDir {
         }
         static ENGINES: AtomicU64 = AtomicU64::new(0);
         let n = ENGINES.fetch_add(1, Ordering::Relaxed);
-        let dir = root.join(format!("{}-{n}", std::process::id()));
+        let dir = root.join(format!("{mine}{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         Ok(EngineDir {
             dir: OwnedDir(dir),
@@ -101,11 +120,20 @@ mod tests {
     #[test]
     fn directories_go_with_their_owner_and_a_dead_runners_are_cleared() {
         let home = tempfile::tempdir().unwrap();
-        // What a killed runner (no such pid) left behind.
-        let stale = home.path().join("engine/4000000000-0/0-x");
+        // What a killed runner of this host (no such pid) left behind, and what a runner
+        // of another host sharing the directory holds.
+        let stale = home
+            .path()
+            .join(format!("engine/{}.4000000000-0/0-x", host_name()));
+        let other = home.path().join("engine/elsewhere.4000000000-0/0-x");
         std::fs::create_dir_all(&stale).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
         let engine = EngineDir::create(home.path()).unwrap();
         assert!(!stale.exists());
+        assert!(
+            other.exists(),
+            "another host's engine is not this host's to clear"
+        );
         let index = engine.index_dir("logs/2026").unwrap();
         assert!(index.path().is_dir());
         assert!(index
