@@ -479,7 +479,7 @@ impl State {
 
     fn timed_out(&mut self) -> Result<(), String> {
         let now = Instant::now();
-        let Some(race) = &self.race_id else {
+        if self.race_id.is_none() {
             if now < self.started + self.timeout {
                 return Ok(());
             }
@@ -499,7 +499,6 @@ impl State {
             self.fail_all(&message);
             return Err(message);
         };
-        let _ = race;
         if self.collect_until.is_some_and(|t| now >= t) {
             let timeout = self.timeout;
             for s in self.shards.iter_mut().flatten() {

@@ -129,6 +129,21 @@ fn aggregations_run_on_the_embedded_engine_and_behind_runner_serve() {
         .collect();
     let want: Vec<(String, u64, i64)> = want.into_iter().map(|(k, (n, s))| (k, n, s)).collect();
     assert_eq!(got, want);
+    // A scroll's first page carries the aggregations, as Elasticsearch's does.
+    let first: serde_json::Value = serde_json::from_str(&post(
+        server.port,
+        "/places/_search?scroll=1m",
+        r#"{"size":100,"aggs":{"by":{"terms":{"field":"country_code.raw"}}}}"#,
+    ))
+    .unwrap();
+    assert!(first["_scroll_id"].is_string(), "{first}");
+    assert_eq!(
+        first["aggregations"]["by"]["buckets"]
+            .as_array()
+            .map(Vec::len),
+        Some(want.len()),
+        "{first}"
+    );
     // What the engine lacks is a 400 naming it, as a bad request to Elasticsearch is.
     let refused = post(
         server.port,

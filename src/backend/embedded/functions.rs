@@ -507,14 +507,13 @@ impl Bound {
 impl SegmentFn for Bound {
     fn eval(&mut self, doc: DocId, query_score: Score) -> Option<Score> {
         let mode = self.spec.score_mode;
-        let (mut combined, mut weights, mut any) = (None::<f64>, 0.0, false);
+        let (mut combined, mut weights) = (None::<f64>, 0.0);
         for i in 0..self.functions.len() {
             let Some(v) = self.value(i, doc) else {
                 continue;
             };
             let w = self.spec.functions[i].weight.unwrap_or(1.0);
             let v = v * w;
-            any = true;
             weights += w;
             combined = Some(match (combined, mode) {
                 (None, _) => v,
@@ -534,7 +533,6 @@ impl SegmentFn for Bound {
             (Some(c), _) => c,
             (None, _) => 1.0,
         };
-        let _ = any;
         f = f.min(self.spec.max_boost);
         let q = query_score as f64;
         let score = match self.spec.boost_mode {

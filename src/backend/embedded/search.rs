@@ -233,7 +233,7 @@ impl EmbeddedIndex {
         plan: &SearchPlan,
         searcher: &Searcher,
     ) -> Result<(u64, Vec<Hit>, Option<AggregationResults>), OpError> {
-        let mut aggregations = None;
+        let aggregations;
         let (total, found) = match (&plan.sort, plan.after) {
             _ if plan.size == 0 => {
                 let (n, aggs) = self.count_and_aggregate(plan, searcher)?;
@@ -271,10 +271,7 @@ impl EmbeddedIndex {
                     },
                     true,
                 )?;
-                if let Some(a) = &plan.aggs {
-                    let found = searcher.search(plan.query.as_ref(), &a.collector());
-                    aggregations = Some(found.map_err(bad_aggregation)?);
-                }
+                aggregations = self.aggregate(plan, searcher)?;
                 (page.total, page.hits)
             }
         };
@@ -289,6 +286,19 @@ impl EmbeddedIndex {
             });
         }
         Ok((total, hits, aggregations))
+    }
+
+    /// The aggregations of a search alone, in a pass of their own (a scroll's first page).
+    pub fn aggregate(
+        &self,
+        plan: &SearchPlan,
+        searcher: &Searcher,
+    ) -> Result<Option<AggregationResults>, OpError> {
+        plan.aggs
+            .as_ref()
+            .map(|a| searcher.search(plan.query.as_ref(), &a.collector()))
+            .transpose()
+            .map_err(bad_aggregation)
     }
 
     /// The hit count and the aggregations of a search that returns no hits (`size: 0`).
@@ -355,6 +365,11 @@ impl EmbeddedIndex {
             )?;
             if pages == 0 {
                 total = page.total;
+                // The first page carries the aggregations, as Elasticsearch's does.
+                std::hint::black_box(
+                    self.aggregate(plan, searcher)?
+                        .map(|a| super::aggs::to_json(&a)),
+                );
             }
             pages += 1;
             let mut bytes = 0;

@@ -190,7 +190,10 @@ impl EmbeddedBackend {
         keep: Duration,
         started: Instant,
     ) -> RestResponse {
-        let sort = plan.sort.unwrap_or_else(|| Sort::relevance().clone());
+        let sort = plan
+            .sort
+            .clone()
+            .unwrap_or_else(|| Sort::relevance().clone());
         let page = match index.page(
             &searcher,
             plan.query.as_ref(),
@@ -208,6 +211,11 @@ impl EmbeddedBackend {
         let hits = match fetch_all(&index, &searcher, page.hits) {
             Ok(h) => h,
             Err(r) => return r,
+        };
+        // Elasticsearch answers a scroll's aggregations with its first page.
+        let aggregations = match index.aggregate(&plan, &searcher) {
+            Ok(a) => a.map(|a| crate::backend::embedded::aggs::to_json(&a)),
+            Err(e) => return RestResponse::from_op_error(&e),
         };
         let mut scrolls = self.state.scrolls.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
@@ -235,7 +243,14 @@ impl EmbeddedBackend {
         };
         scrolls.open.insert(id.clone(), context);
         drop(scrolls);
-        hits_body(&name, started.elapsed(), page.total, &hits, Some(&id), None)
+        hits_body(
+            &name,
+            started.elapsed(),
+            page.total,
+            &hits,
+            Some(&id),
+            aggregations.as_ref(),
+        )
     }
 
     /// The next page of a scroll: `{"scroll_id": "...", "scroll": "1m"}` or the same as
