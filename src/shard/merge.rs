@@ -227,8 +227,13 @@ fn decode(shard: u32, what: &str, text: &str) -> Result<Histogram<u64>, MergeErr
     })
 }
 
-fn add(into: &mut Histogram<u64>, h: &Histogram<u64>) {
-    into.add(h).expect("same histogram configuration");
+/// Adds a shard's histogram; one whose values lie beyond the runner's range (a corrupted
+/// file, a hostile peer) is an error naming the shard, not a panic.
+fn add(into: &mut Histogram<u64>, h: &Histogram<u64>, shard: u32) -> Result<(), MergeError> {
+    into.add(h).map_err(|e| MergeError::Histogram {
+        shard,
+        what: format!("a histogram does not fit the runner's range: {e:?}"),
+    })
 }
 
 /// The union's length of intervals, in the intervals' unit.
@@ -328,14 +333,23 @@ fn merge_trial(
         add(
             &mut service,
             &decode(p.shard, "service time", &h.service_time_us)?,
-        );
-        add(&mut latency, &decode(p.shard, "latency", &h.latency_us)?);
+            p.shard,
+        )?;
+        add(
+            &mut latency,
+            &decode(p.shard, "latency", &h.latency_us)?,
+            p.shard,
+        )?;
         for (label, ph) in &h.parts {
             let e = part_hists
                 .entry(label.clone())
                 .or_insert_with(|| (new_histogram(), new_histogram()));
-            add(&mut e.0, &decode(p.shard, label, &ph.service_time_us)?);
-            add(&mut e.1, &decode(p.shard, label, &ph.latency_us)?);
+            add(
+                &mut e.0,
+                &decode(p.shard, label, &ph.service_time_us)?,
+                p.shard,
+            )?;
+            add(&mut e.1, &decode(p.shard, label, &ph.latency_us)?, p.shard)?;
         }
     }
     let ops = m.operations as f64;

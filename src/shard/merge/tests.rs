@@ -169,3 +169,18 @@ fn races_that_are_not_shards_of_one_race_are_refused() {
         Err(MergeError::Nothing)
     ));
 }
+
+#[test]
+fn a_histogram_beyond_the_runners_range_is_an_error_not_a_panic() {
+    let a = shard_race(0, 2, &[100; 10], (0.0, 1.0), vec![10]);
+    let mut b = shard_race(1, 2, &[100; 10], (0.0, 1.0), vec![10]);
+    // What a corrupted file or a hostile peer could send: values past the highest trackable.
+    let mut wide = hdrhistogram::Histogram::<u64>::new_with_bounds(1, u64::MAX / 4, 3).unwrap();
+    wide.record(u64::MAX / 8).unwrap();
+    b.histograms.trials[0].service_time_us = encode_histogram(&wide);
+    match merge("r", vec![a, b], MergeContext::default()) {
+        Err(MergeError::Histogram { shard: 1, .. }) => {}
+        Err(e) => panic!("unexpected error: {e}"),
+        Ok(_) => panic!("a histogram beyond the range merged"),
+    }
+}
