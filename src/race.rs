@@ -420,7 +420,9 @@ async fn run_with<B: Backend>(
         driver_options.slice = m.slice;
         driver_options.gate = Some(m.clone() as Arc<dyn crate::driver::StepGate>);
     }
-    let driver = Driver::new(backend, driver_options, cancel);
+    // The driver cancels its own token on an abort; the race's stays for signals alone, which
+    // the wait for the other shards' results listens to.
+    let driver = Driver::new(backend, driver_options, cancel.child_token());
     let mut store_error: Option<StoreError> = None;
     let quiet = opts.quiet;
     let redactor = &opts.client_options.credentials.redactor();
@@ -521,7 +523,7 @@ async fn run_with<B: Backend>(
         });
     };
     let merged_id = session.member.race_id.clone();
-    match session.finish(&record, &histograms).await {
+    match session.finish(&record, &histograms, &cancel).await {
         Ok(Some((merged, merged_histograms))) => {
             store.finish(&merged, &merged_histograms)?;
             Ok(RaceOutcome {

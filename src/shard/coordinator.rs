@@ -77,15 +77,18 @@ async fn bind(address: &str) -> Result<TcpListener, String> {
     })
 }
 
+/// A shard's hello, with the way back to it.
+struct Joined {
+    conn: u64,
+    shard: u32,
+    count: u32,
+    plan: String,
+    host: String,
+    tx: mpsc::UnboundedSender<ToMember>,
+}
+
 enum Event {
-    Joined {
-        conn: u64,
-        shard: u32,
-        count: u32,
-        plan: String,
-        host: String,
-        tx: mpsc::UnboundedSender<ToMember>,
-    },
+    Joined(Joined),
     Arrive {
         conn: u64,
         step: usize,
@@ -147,14 +150,14 @@ async fn connection(
             plan,
             host,
         })) => {
-            let _ = events.send(Event::Joined {
+            let _ = events.send(Event::Joined(Joined {
                 conn,
                 shard,
                 count,
                 plan,
                 host,
                 tx: tx.clone(),
-            });
+            }));
             loop {
                 match wire::receive::<_, ToCoordinator>(&mut read).await {
                     Ok(ToCoordinator::Ping) => {
@@ -299,14 +302,7 @@ impl State {
 
     fn handle(&mut self, event: Event) -> Result<(), String> {
         match event {
-            Event::Joined {
-                conn,
-                shard,
-                count,
-                plan,
-                host,
-                tx,
-            } => self.joined(conn, shard, count, plan, host, tx)?,
+            Event::Joined(hello) => self.joined(hello)?,
             Event::Arrive {
                 conn,
                 step,
@@ -379,15 +375,15 @@ impl State {
         Ok(())
     }
 
-    fn joined(
-        &mut self,
-        conn: u64,
-        shard: u32,
-        count: u32,
-        plan: String,
-        host: String,
-        tx: mpsc::UnboundedSender<ToMember>,
-    ) -> Result<(), String> {
+    fn joined(&mut self, hello: Joined) -> Result<(), String> {
+        let Joined {
+            conn,
+            shard,
+            count,
+            plan,
+            host,
+            tx,
+        } = hello;
         let refuse = |message: String| {
             let _ = tx.send(ToMember::Fail { message });
         };

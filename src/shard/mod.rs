@@ -204,10 +204,13 @@ impl Session {
 
     /// After the race: sends this shard's results to shard 0; on shard 0, waits for every
     /// shard's and returns the merged race.
+    /// Ctrl-C or SIGTERM (`cancel`) stops shard 0's wait: the shards' races stay stored,
+    /// for `runner merge`.
     pub async fn finish(
         self,
         race: &crate::results::RaceRecord,
         histograms: &crate::results::HistogramFile,
+        cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Option<(crate::results::RaceRecord, crate::results::HistogramFile)>, String> {
         let sent = self.member.send_results(race, histograms).await;
         // Shard 0's rendezvous waits for each shard's results or its leaving.
@@ -218,7 +221,13 @@ impl Session {
         if let Err(e) = sent {
             eprintln!("warning: {e}");
         }
-        let collected = coordinator.finish().await?;
+        let collected = tokio::select! {
+            c = coordinator.finish() => c?,
+            _ = cancel.cancelled() => return Err(format!(
+                "interrupted while waiting for the other shards' results; once they are in one results directory, `runner merge {}` merges them",
+                self.member.race_id
+            )),
+        };
         let shards = collected
             .results
             .into_iter()

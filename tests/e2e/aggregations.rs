@@ -104,7 +104,7 @@ fn aggregations_run_on_the_embedded_engine_and_behind_runner_serve() {
     // The response is Elasticsearch's: buckets by doc_count, each with its sub-aggregation.
     let body = r#"{"size":0,"aggs":{"by":{"terms":{"field":"country_code.raw"},"aggs":{"pop":{"sum":{"field":"population"}}}}}}"#;
     let reply: serde_json::Value =
-        serde_json::from_str(&post(server.port, "/places/_search", body)).unwrap();
+        serde_json::from_str(&http_body(server.port, "POST", "/places/_search", body)).unwrap();
     assert_eq!(reply["hits"]["total"]["value"], 400);
     assert_eq!(reply["hits"]["hits"].as_array().unwrap().len(), 0);
     let mut want: BTreeMap<String, (u64, i64)> = BTreeMap::new();
@@ -130,8 +130,9 @@ fn aggregations_run_on_the_embedded_engine_and_behind_runner_serve() {
     let want: Vec<(String, u64, i64)> = want.into_iter().map(|(k, (n, s))| (k, n, s)).collect();
     assert_eq!(got, want);
     // A scroll's first page carries the aggregations, as Elasticsearch's does.
-    let first: serde_json::Value = serde_json::from_str(&post(
+    let first: serde_json::Value = serde_json::from_str(&http_body(
         server.port,
+        "POST",
         "/places/_search?scroll=1m",
         r#"{"size":100,"aggs":{"by":{"terms":{"field":"country_code.raw"}}}}"#,
     ))
@@ -145,8 +146,9 @@ fn aggregations_run_on_the_embedded_engine_and_behind_runner_serve() {
         "{first}"
     );
     // What the engine lacks is a 400 naming it, as a bad request to Elasticsearch is.
-    let refused = post(
+    let refused = http_body(
         server.port,
+        "POST",
         "/places/_search",
         r#"{"aggs":{"s":{"significant_terms":{"field":"country_code.raw"}}}}"#,
     );
@@ -154,21 +156,4 @@ fn aggregations_run_on_the_embedded_engine_and_behind_runner_serve() {
         refused.contains("significant_terms") && refused.contains("error"),
         "{refused}"
     );
-}
-
-fn post(port: u16, path: &str, body: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    text.split("\r\n\r\n")
-        .nth(1)
-        .unwrap_or_default()
-        .to_string()
 }

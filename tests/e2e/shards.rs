@@ -179,7 +179,7 @@ fn three_shards_through_runner_serve_make_one_exact_race() {
         "each shard indexed its part: {per_shard:?}"
     );
     let count: serde_json::Value =
-        serde_json::from_str(&http_get(server.port, "/i/_count")).unwrap();
+        serde_json::from_str(&http_body(server.port, "GET", "/i/_count", "")).unwrap();
     assert_eq!(count["count"], DOCS, "the index holds each document once");
     // The search's iterations add up to the task as written, split 2+1+... by clients.
     let search = trial(&race, "all");
@@ -209,22 +209,6 @@ fn three_shards_through_runner_serve_make_one_exact_race() {
     // A shard's own race is there too, by its name.
     let shown = env.ok(&["show", &format!("{id}/shard-1")]);
     assert!(shown.contains("shard 1 of 3"), "{shown}");
-}
-
-fn http_get(port: u16, path: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    text.split("\r\n\r\n")
-        .nth(1)
-        .unwrap_or_default()
-        .to_string()
 }
 
 /// A key-value track on redis: 2 tasks of iterations, 7 clients.

@@ -125,3 +125,21 @@ where
     });
     port
 }
+
+/// The body of a plain HTTP/1.1 request's answer (one connection, closed after).
+pub fn http_body(port: u16, method: &str, path: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text.split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_string()
+}
