@@ -5,11 +5,13 @@ challenge and up to two others, each in --test-mode with --on-unsupported skip, 
 engine and through `runner serve` (the elasticsearch backend). Prints one row per track ×
 challenge × backend: the exit code, the tasks that ran with no error, those skipped (each with
 its reason, from the race's deviations), and those that failed (with their first error).
+OSB workloads are raced from a copy beside benches/fixtures/osb-common-operations, a stand-in
+for OSB's common_operations folder, which the snapshot does not hold.
 
     python3 benches/rally_tracks.py [--shared ../shared/rally-tracks] [--others 2]
         [--only geonames,nested] [--timeout 300]
 """
-import argparse, json, os, re, subprocess, sys, tempfile, time
+import argparse, json, os, re, shutil, subprocess, sys, tempfile, time
 from collections import Counter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,6 +48,17 @@ def tracks(shared, only):
                     sd = os.path.join(d, sub)
                     if os.path.exists(os.path.join(sd, "track.json")):
                         yield family, f"{name}/{sub}", sd
+
+
+def beside_common_operations(d, scratch):
+    """A copy of OSB workload `d` at scratch/<name>, with scratch/common_operations."""
+    common = os.path.join(scratch, "common_operations")
+    if not os.path.exists(common):
+        shutil.copytree(os.path.join(ROOT, "benches", "fixtures", "osb-common-operations"), common)
+    copy = os.path.join(scratch, os.path.basename(d))
+    if not os.path.exists(copy):
+        shutil.copytree(d, copy)
+    return copy
 
 
 def challenges(track_dir, home, others):
@@ -127,6 +140,9 @@ def main():
     rows, causes = [], Counter()
     try:
         for family, name, d in tracks(a.shared, only):
+            if family == "opensearch":
+                # The snapshot lacks OSB's common_operations, which workloads collect.
+                d = beside_common_operations(d, home)
             data = os.path.join(home, "data", os.path.basename(d))
             os.makedirs(data, exist_ok=True)
             subprocess.run([py, os.path.join(a.shared, "tools", "make_corpus.py"), d, data, "--docs", "1000"],

@@ -8,6 +8,8 @@
 
 mod convert;
 mod download;
+mod inline;
+mod jinja;
 
 pub use convert::{test_mode_file, OnUnsupported};
 
@@ -23,79 +25,6 @@ use std::path::{Path, PathBuf};
 /// `with context` would hand them the importer's `rally`; minijinja's globals do the same).
 const HELPERS: &str = r#"{% macro collect(parts) -%}{{ rally.collect(parts=parts) }}{%- endmacro %}
 {% macro exists_set_param(setting_name, value, default_value=none, comma=true) -%}{{ rally.exists_set_param(setting_name, value, default_value, comma) }}{%- endmacro %}"#;
-
-/// Rally's helpers: `collect(parts=GLOB)` renders each matching file (sorted) and joins them
-/// with commas; `exists_set_param(name, value, default_value=None, comma=True)` writes
-/// `, "name": value` when the value (or a default) is defined.
-#[derive(Debug)]
-struct RallyHelpers {
-    root: PathBuf,
-}
-
-impl minijinja::value::Object for RallyHelpers {
-    fn call_method(
-        self: &std::sync::Arc<Self>,
-        state: &mut minijinja::State<'_, '_>,
-        method: &str,
-        args: &[Value],
-    ) -> Result<Value, minijinja::Error> {
-        use minijinja::value::{from_args, Kwargs};
-        match method {
-            "collect" => {
-                let (positional, kwargs): (Option<String>, Kwargs) = from_args(args)?;
-                let parts = match positional {
-                    Some(p) => p,
-                    None => kwargs.get::<String>("parts")?,
-                };
-                kwargs.assert_all_used()?;
-                if parts.split('/').any(|c| c == "..") {
-                    // OSB's workloads include their repository's common_operations this way.
-                    return Err(minijinja::Error::new(
-                        minijinja::ErrorKind::InvalidOperation,
-                        format!("collect(parts=\"{parts}\") reaches outside the track directory; runner keeps a track's templates inside it (OpenSearch Benchmark workloads that include the workloads repository's common_operations do not load)"),
-                    ));
-                }
-                let mut files: Vec<String> = files_below(&self.root)
-                    .into_iter()
-                    .filter(|f| glob_match(&parts, f))
-                    .collect();
-                files.sort();
-                let mut out = Vec::with_capacity(files.len());
-                for f in &files {
-                    out.push(state.get_template(f)?.render(())?);
-                }
-                Ok(Value::from_safe_string(out.join(",\n")))
-            }
-            "exists_set_param" => {
-                let (name, value, default, comma): (
-                    String,
-                    Option<Value>,
-                    Option<Value>,
-                    Option<bool>,
-                ) = from_args(args)?;
-                let value = value.filter(|v| !v.is_undefined());
-                let default = default.filter(|v| !v.is_undefined() && !v.is_none());
-                let chosen = match (value, default) {
-                    (Some(v), _) => v,
-                    (None, Some(d)) => d,
-                    (None, None) => return Ok(Value::from_safe_string(String::new())),
-                };
-                let json = serde_json::to_string(&chosen).map_err(|e| {
-                    minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
-                })?;
-                let sep = if comma.unwrap_or(true) { ", " } else { "" };
-                Ok(Value::from_safe_string(format!(
-                    "{sep}{}: {json}",
-                    serde_json::Value::String(name)
-                )))
-            }
-            _ => Err(minijinja::Error::new(
-                minijinja::ErrorKind::UnknownMethod,
-                format!("rally.helpers has no `{method}` (it has collect and exists_set_param)"),
-            )),
-        }
-    }
-}
 
 /// At most this many files are looked at below a track directory (globs, parameter checks).
 const MAX_FILES: usize = 10_000;
@@ -129,8 +58,9 @@ pub fn render(
     let source = crate::track::files::read_text(file).map_err(|e| {
         TrackError::new(TrackErrorKind::Io, file, format!("cannot read track: {e}"))
     })?;
+    let assembled = assemble(file, &source)?;
     if !ignore_unused {
-        let used = referenced_names(&dir, &source);
+        let used = referenced_names(&dir, &assembled.text);
         for key in params.keys() {
             if !used.contains(key) {
                 let hint = did_you_mean(key, used.iter().map(String::as_str));
@@ -142,13 +72,31 @@ pub fn render(
             }
         }
     }
-    render_file(file, &source, params)
+    render_assembled(file, &assembled, params)
+}
+
+fn assemble(file: &Path, source: &str) -> Result<inline::Assembled, TrackError> {
+    inline::assemble(file, source).map_err(|m| {
+        TrackError::new(
+            TrackErrorKind::Template,
+            file,
+            format!("template error: {m}"),
+        )
+    })
 }
 
 /// Renders one file of a Rally track (track.json, an index body) with the track's parameters.
 pub fn render_file(
     file: &Path,
     source: &str,
+    params: &Map<String, serde_json::Value>,
+) -> Result<String, TrackError> {
+    render_assembled(file, &assemble(file, source)?, params)
+}
+
+fn render_assembled(
+    file: &Path,
+    assembled: &inline::Assembled,
     params: &Map<String, serde_json::Value>,
 ) -> Result<String, TrackError> {
     let dir = file
@@ -162,11 +110,11 @@ pub fn render_file(
     );
     // Rally's Jinja does not escape: `"{{ name }}"` in a .json part is the name in quotes.
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
-    add_rally_globals(&mut env, &dir);
+    jinja::add_rally_globals(&mut env, &dir);
     for (k, v) in params {
         env.add_global(k.clone(), Value::from(minijinja::value::Serde(v)));
     }
-    render_in(&env, source, file, Value::UNDEFINED)
+    render_in(&env, &assembled.text, file, Value::UNDEFINED).map_err(|e| assembled.locate(e, file))
 }
 
 /// Parses rendered JSON, locating a syntax error in the rendered text.
@@ -383,48 +331,6 @@ fn fetch_and_check_corpora(
     Ok(())
 }
 
-fn add_rally_globals(env: &mut Environment<'static>, dir: &Path) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0);
-    env.add_global("now", now);
-    let helpers = Value::from_object(RallyHelpers {
-        root: dir.to_path_buf(),
-    });
-    // OSB's parts call its helpers `benchmark`.
-    env.add_global("rally", helpers.clone());
-    env.add_global("benchmark", helpers);
-    env.add_filter("days_ago", days_ago);
-    env.add_function("days_ago", days_ago);
-}
-
-/// Days from `start` to `end` (dates as `YYYY-MM-DD`, or seconds since the epoch), as Rally's
-/// `days_ago` filter: `{{ "2020-01-01" | days_ago(now) }}`.
-fn days_ago(start: Value, end: Value) -> Result<i64, minijinja::Error> {
-    let secs = |v: &Value| -> Result<f64, minijinja::Error> {
-        if let Some(s) = v.as_str() {
-            let d = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|e| {
-                minijinja::Error::new(
-                    minijinja::ErrorKind::InvalidOperation,
-                    format!("days_ago: `{s}` is not a date (YYYY-MM-DD): {e}"),
-                )
-            })?;
-            Ok(d.and_hms_opt(0, 0, 0)
-                .map(|t| t.and_utc().timestamp() as f64)
-                .unwrap_or(0.0))
-        } else {
-            f64::try_from(v.clone()).map_err(|_| {
-                minijinja::Error::new(
-                    minijinja::ErrorKind::InvalidOperation,
-                    format!("days_ago: `{v}` is neither a date nor seconds"),
-                )
-            })
-        }
-    };
-    Ok(((secs(&end)? - secs(&start)?) / 86_400.0).floor() as i64)
-}
-
 /// Every variable any template of the track refers to: `track.json` and each `.json` file
 /// below it (parts are often included through globs, so all are counted).
 fn referenced_names(dir: &Path, source: &str) -> BTreeSet<String> {
@@ -520,7 +426,7 @@ mod tests {
   "version": 2,
   "operations": [{{ rally.collect(parts="operations/*.json") }}],
   "bulk": {"bulk-size": {{ bulk_size | default(5000) }} {{ rally.exists_set_param("ingest-percentage", ingest_percentage) }} {{ rally.exists_set_param("conflicts", conflicts, "random") }}},
-  "age": {{ "2020-01-01" | days_ago("2020-01-31") }}
+  "age": {{ "01-01-2020" | days_ago("31-01-2020") }}
 }"#;
 
     #[test]

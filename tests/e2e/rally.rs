@@ -110,7 +110,7 @@ fn unused_parameters_and_template_errors_are_clear() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("operations/a.json:2:")
-            && stderr.contains("included from track.json")
+            && stderr.contains("in a part collected by track.json")
             && !stderr.contains("panicked"),
         "{stderr}"
     );
@@ -382,6 +382,51 @@ fn convert_rally_writes_a_track_of_ours_that_races_alike() {
         again.status.code(),
         Some(2),
         "an existing track.yaml is not overwritten"
+    );
+}
+
+/// Rally assembles a track before rendering it: parts are inlined where they are collected,
+/// so a top-level `{% set %}` reaches them, each part collects from its own folder, and OSB's
+/// workloads reach `../../common_operations` with the variables of a `{% with %}` around it.
+#[test]
+fn parts_are_assembled_as_rally_and_osb_assemble_them() {
+    let root = track_dir(&[
+        (
+            "w/workload.json",
+            "{% import \"benchmark.helpers\" as benchmark with context %}\n{% set rate = 7 %}\n{\"version\": 2, \"indices\": [{\"name\": \"i\"}],\n \"operations\": [{{ benchmark.collect(parts=\"operations/*.json\") }}],\n \"test_procedures\": [{{ benchmark.collect(parts=\"test_procedures/*.json\") }}]}\n",
+        ),
+        (
+            "w/operations/a.json",
+            "{\"name\": \"a\", \"operation-type\": \"search\"}",
+        ),
+        (
+            "w/test_procedures/t.json",
+            "{\"name\": \"t\", \"default\": true, \"schedule\": [\n{% with index_name=\"i\" %}{{ benchmark.collect(parts=\"../../common/setup.json\") }},{% endwith %}\n{\"operation\": \"a\", \"target-throughput\": {{ rate }}}]}",
+        ),
+        (
+            "common/setup.json",
+            "{\"name\": \"health-{{ index_name }}\", \"operation\": {\"operation-type\": \"cluster-health\", \"index\": \"{{ index_name }}\"}}",
+        ),
+    ]);
+    let env = Env::new();
+    let dir = root.path().join("w");
+    let text = env.ok(&["render-track", "--workload-path", dir.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&text).expect(&text);
+    let schedule = &v["test_procedures"][0]["schedule"];
+    assert_eq!(schedule[0]["operation"]["index"], "i", "{text}");
+    assert_eq!(schedule[0]["name"], "health-i", "{text}");
+    assert_eq!(schedule[1]["target-throughput"], 7, "{text}");
+
+    // A glob that matches nothing is named with where it looked, not rendered as nothing.
+    std::fs::remove_file(root.path().join("common/setup.json")).unwrap();
+    let out = env.run(&["render-track", "--workload-path", dir.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("t.json:2")
+            && stderr.contains("collect(parts=\"../../common/setup.json\") matches no file")
+            && stderr.contains("common"),
+        "{stderr}"
     );
 }
 
