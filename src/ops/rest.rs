@@ -99,14 +99,27 @@ pub struct ClusterHealthSpec {
     pub request_params: Vec<(String, String)>,
 }
 
+/// One or more HTTP requests, sent in order as one operation (a setup step that creates
+/// several templates is one task, as in Rally).
 #[derive(Debug, Clone)]
 pub struct RawRequestSpec {
+    pub requests: Vec<RawCall>,
+    /// A status answered that is not an error (`404` for deletes of what may not exist, as
+    /// Rally's delete operations ignore it).
+    pub ignore_status: Option<u16>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RawCall {
     pub method: String,
     /// Path with a leading `/`, without the query string.
     pub path: String,
     pub body: Option<Value>,
     pub request_params: Vec<(String, String)>,
 }
+
+/// At most this many requests in one raw-request operation.
+const MAX_RAW_REQUESTS: usize = 1000;
 
 pub const RAW_METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "HEAD"];
 
@@ -175,6 +188,76 @@ pub fn index_document(
 }
 
 pub fn raw_request(p: &Params) -> Result<RawRequestSpec, ParamError> {
+    let ignore_status = match p.get("ignore-status") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .filter(|s| (400..600).contains(s))
+                .map(|s| s as u16)
+                .ok_or_else(|| {
+                    ParamError::new(
+                        "ignore-status",
+                        format!("expected an HTTP error status (400-599), got {v}"),
+                    )
+                })?,
+        ),
+    };
+    let requests = match p.get("requests") {
+        None => vec![raw_call(p)?],
+        Some(Value::Array(list)) => {
+            if ["method", "path", "body", "request-params"]
+                .iter()
+                .any(|k| p.get(k).is_some())
+            {
+                return Err(ParamError::new(
+                    "requests",
+                    "give either `requests` or one request's `method`/`path`/`body`/`request-params`, not both",
+                ));
+            }
+            if list.is_empty() || list.len() > MAX_RAW_REQUESTS {
+                return Err(ParamError::new(
+                    "requests",
+                    format!(
+                        "expected 1 to {MAX_RAW_REQUESTS} requests, got {}",
+                        list.len()
+                    ),
+                ));
+            }
+            list.iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let Value::Object(m) = r else {
+                        return Err(ParamError::new(
+                            "requests",
+                            format!("request {i} is not a mapping"),
+                        ));
+                    };
+                    let one = Params::new("a raw-request's request", m);
+                    raw_call(&one)
+                        .and_then(|c| one.reject_unknown().map(|()| c))
+                        .map_err(|e| {
+                            ParamError::new(
+                                "requests",
+                                format!("request {i}: `{}`: {}", e.param, e.message),
+                            )
+                        })
+                })
+                .collect::<Result<_, _>>()?
+        }
+        Some(other) => {
+            return Err(ParamError::new(
+                "requests",
+                format!("expected a list of requests, got {other}"),
+            ))
+        }
+    };
+    Ok(RawRequestSpec {
+        requests,
+        ignore_status,
+    })
+}
+
+fn raw_call(p: &Params) -> Result<RawCall, ParamError> {
     let method = p
         .string("method")?
         .unwrap_or_else(|| "GET".into())
@@ -204,7 +287,7 @@ pub fn raw_request(p: &Params) -> Result<RawRequestSpec, ParamError> {
         None | Some(Value::Null) => None,
         Some(v) => Some(v.clone()),
     };
-    Ok(RawRequestSpec {
+    Ok(RawCall {
         method,
         path,
         body,

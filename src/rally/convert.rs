@@ -36,6 +36,8 @@ struct Ctx<'a> {
     rally_types: std::collections::HashMap<String, String>,
     /// Rendered index bodies by file name (Rally bodies are templates too).
     render_body: &'a dyn Fn(&str) -> Result<Value, TrackError>,
+    /// The track's data streams and templates, which operations naming no target act on.
+    declared: super::registry::Declared,
 }
 
 impl Ctx<'_> {
@@ -64,6 +66,7 @@ pub fn convert(
         notes: Vec::new(),
         rally_types: Default::default(),
         render_body,
+        declared: Default::default(),
     };
     let Some(top) = rally.as_object() else {
         return Err(c.err("/", "a Rally track is a JSON object"));
@@ -114,6 +117,7 @@ pub fn convert(
         our_indices.push(Value::Object(o));
     }
     out.insert("indices".into(), Value::Array(our_indices));
+    c.declared = declared(&c, top)?;
     out.insert("corpora".into(), Value::Array(corpora(&mut c, top)?));
     let mut ops = Vec::new();
     let mut unsupported_ops = Map::new();
@@ -319,6 +323,64 @@ enum OperationAs {
     Unsupported(String),
 }
 
+/// The track's `data-streams`, `composable-templates`, `component-templates` and
+/// `templates`, with each template's body read from its file.
+fn declared(c: &Ctx, top: &Map<String, Value>) -> Result<super::registry::Declared, TrackError> {
+    let mut out = super::registry::Declared::default();
+    for ds in top
+        .get("data-streams")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(n) = ds.get("name").and_then(Value::as_str) {
+            out.data_streams.push(n.to_string());
+        }
+    }
+    for (key, kind) in [
+        ("composable-templates", "composable"),
+        ("component-templates", "component"),
+        ("templates", "legacy"),
+    ] {
+        for (i, t) in top
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let Some(name) = t.get("name").and_then(Value::as_str) else {
+                return Err(c.err(&format!("/{key}/{i}"), "a template needs a `name`"));
+            };
+            let body = match t.get("template") {
+                Some(Value::String(f)) => (c.render_body)(f)?,
+                Some(b @ Value::Object(_)) => b.clone(),
+                _ => {
+                    return Err(c.err(
+                        &format!("/{key}/{i}"),
+                        "a template needs its `template` file",
+                    ))
+                }
+            };
+            out.templates.push(super::registry::DeclaredTemplate {
+                kind,
+                name: name.to_string(),
+                body,
+                index_pattern: t
+                    .get("index-pattern")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                // Rally deletes what a template matched unless told not to.
+                delete_matching_indices: t
+                    .get("delete-matching-indices")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(true),
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// One Rally operation as ours, or why it cannot be run.
 fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackError> {
     let Some(map) = op.as_object() else {
@@ -333,6 +395,11 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
         .and_then(Value::as_str)
         .unwrap_or(kind)
         .to_string();
+    if let Some(source) = map.get("param-source") {
+        return Ok(OperationAs::Unsupported(format!(
+            "its parameters come from the param source {source}, which a track.py registers, and runner runs no Python"
+        )));
+    }
     let mut params = Map::new();
     let get = |k: &str| map.get(k).cloned();
     let index_of = |v: Option<Value>| match v {
@@ -471,34 +538,22 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
             params.insert("body".into(), get("body").unwrap_or(json!({})));
             "raw-request"
         }
-        "create-index-template"
-        | "delete-index-template"
-        | "create-composable-template"
-        | "delete-composable-template" => {
-            let Some(template) = get("template").and_then(|v| v.as_str().map(str::to_string))
-            else {
-                return Ok(OperationAs::Unsupported(format!("`{kind}` without a `template` name (templates from the track's `composable-templates`) is not supported yet")));
-            };
-            let create = kind.starts_with("create");
-            params.insert(
-                "method".into(),
-                json!(if create { "PUT" } else { "DELETE" }),
-            );
-            params.insert("path".into(), json!(format!("/_index_template/{template}")));
-            if create {
-                params.insert("body".into(), get("body").unwrap_or(json!({})));
-            }
-            "raw-request"
-        }
         "sleep" => {
             params.insert("duration".into(), get("duration").unwrap_or(json!(0)));
             "sleep"
         }
-        other => {
-            return Ok(OperationAs::Unsupported(format!(
-                "operation type `{other}` needs a custom runner (track.py) or is not supported yet"
-            )))
-        }
+        other => match super::registry::rest_operation(other, map, &c.declared) {
+            Some(Ok(rest)) => {
+                params.extend(rest);
+                "raw-request"
+            }
+            Some(Err(why)) => {
+                return Ok(OperationAs::Unsupported(format!(
+                    "Rally's `{other}`: {why}"
+                )))
+            }
+            None => return Ok(OperationAs::Unsupported(super::registry::why_not(other))),
+        },
     };
     Ok(OperationAs::Ours(
         json!({"name": name, "type": our_kind, "params": params}),
@@ -628,9 +683,19 @@ fn self_task(
             } else {
                 // As in Rally, a name that is no declared operation may be an operation type
                 // with default params (`"operation": "refresh"`).
-                match operation(c, &json!({"name": n, "operation-type": n}), &format!("{path}/operation"))? {
+                match operation(
+                    c,
+                    &json!({"name": n, "operation-type": n}),
+                    &format!("{path}/operation"),
+                )? {
                     OperationAs::Ours(o) => (Some(o), n.clone(), None),
-                    OperationAs::Unsupported(_) => return Err(c.err(&format!("{path}/operation"), format!("no operation named `{n}` under `operations`, and no operation type of that name"))),
+                    OperationAs::Unsupported(why) => {
+                        let hint = crate::track::did_you_mean(
+                            n,
+                            ops.iter().filter_map(|o| o["name"].as_str()),
+                        );
+                        (None, n.clone(), Some(format!("no operation named `{n}` under `operations`{hint}, so it is an operation type, and {why}")))
+                    }
                 }
             }
         }

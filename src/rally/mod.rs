@@ -10,6 +10,7 @@ mod convert;
 mod download;
 mod inline;
 mod jinja;
+mod registry;
 
 pub use convert::{test_mode_file, OnUnsupported};
 

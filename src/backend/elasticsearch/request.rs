@@ -15,6 +15,8 @@ pub const ADMIN_TIMEOUT: Duration = Duration::from_secs(2 * 60 * 60);
 pub enum Expect {
     /// Any 2xx/3xx.
     Status,
+    /// Any 2xx/3xx, or this status (a delete's 404).
+    StatusOr(u16),
     /// A search: count `hits.total`.
     Search,
     /// A bulk request: item failures inside a 200 are errors.
@@ -361,15 +363,24 @@ impl CallBuilder<'_> {
                 vec![self.call(method, path, none, Self::json(body), Expect::Status)?]
             }
             OpSpec::RawRequest(spec) => {
-                let method =
-                    Method::from_bytes(spec.method.as_bytes()).map_err(|e| e.to_string())?;
-                vec![self.call(
-                    method,
-                    spec.path.clone(),
-                    &spec.request_params,
-                    spec.body.as_ref().and_then(Self::json),
-                    Expect::Status,
-                )?]
+                let expect = match spec.ignore_status {
+                    Some(status) => Expect::StatusOr(status),
+                    None => Expect::Status,
+                };
+                spec.requests
+                    .iter()
+                    .map(|r| {
+                        let method =
+                            Method::from_bytes(r.method.as_bytes()).map_err(|e| e.to_string())?;
+                        self.call(
+                            method,
+                            r.path.clone(),
+                            &r.request_params,
+                            r.body.as_ref().and_then(Self::json),
+                            expect,
+                        )
+                    })
+                    .collect::<Result<Vec<_>, _>>()?
             }
             OpSpec::Sleep(_) => Vec::new(),
             OpSpec::Kv(_) => return Ok(None),

@@ -85,6 +85,15 @@ enum CreateError {
     Mapping(String),
 }
 
+/// One request of a raw-request operation, for the engine's REST layer.
+#[derive(Debug)]
+pub struct RawPrepared {
+    method: String,
+    path: String,
+    query: String,
+    body: Vec<u8>,
+}
+
 /// What a client runs per call. Index handles are looked up once per task, not per call.
 pub enum Prepared {
     CreateIndex(Vec<IndexSpec>),
@@ -102,10 +111,8 @@ pub enum Prepared {
         source: String,
     },
     RawRequest {
-        method: String,
-        path: String,
-        query: String,
-        body: Vec<u8>,
+        requests: Vec<RawPrepared>,
+        ignore_status: Option<u16>,
     },
     /// The request's index; none when the corpus's own action lines name it.
     Bulk(Option<Arc<EmbeddedIndex>>),
@@ -211,6 +218,11 @@ impl Backend for EmbeddedBackend {
             OpSpec::CreateIndex(indices) => indices
                 .iter()
                 .find_map(|i| index::EmbeddedIndex::check_mapping(&i.name, &i.body).err()),
+            OpSpec::RawRequest(spec) => spec
+                .requests
+                .iter()
+                .find(|r| !rest::answers(&r.method, &r.path))
+                .map(|r| format!("the embedded engine has no endpoint for {} {} (it answers the part of Elasticsearch's REST API that `runner serve` lists)", r.method, r.path)),
             OpSpec::Kv(spec) => spec
                 .custom
                 .as_ref()
@@ -250,14 +262,21 @@ impl Backend for EmbeddedBackend {
                 Err(fails) => fails,
             },
             OpSpec::RawRequest(spec) => Prepared::RawRequest {
-                method: spec.method.clone(),
-                path: spec.path.clone(),
-                query: crate::ops::query_string(&spec.request_params),
-                body: spec
-                    .body
-                    .as_ref()
-                    .map(|b| b.to_string().into_bytes())
-                    .unwrap_or_default(),
+                requests: spec
+                    .requests
+                    .iter()
+                    .map(|r| RawPrepared {
+                        method: r.method.clone(),
+                        path: r.path.clone(),
+                        query: crate::ops::query_string(&r.request_params),
+                        body: r
+                            .body
+                            .as_ref()
+                            .map(|b| b.to_string().into_bytes())
+                            .unwrap_or_default(),
+                    })
+                    .collect(),
+                ignore_status: spec.ignore_status,
             },
             OpSpec::Bulk(spec) if spec.index.is_empty() => Prepared::Bulk(None),
             OpSpec::Bulk(spec) => match self.index_or_fail(&spec.index) {
@@ -487,35 +506,40 @@ impl BackendClient for EmbeddedClient {
                 })
             }
             Prepared::RawRequest {
-                method,
-                path,
-                query,
-                body,
+                requests,
+                ignore_status,
             } => {
                 let backend = EmbeddedBackend {
                     state: self.state.clone(),
                 };
-                let response = tokio::task::block_in_place(|| {
-                    backend.rest(&RestRequest {
-                        method,
-                        path,
-                        query,
-                        body,
-                    })
-                });
-                match crate::backend::status_error(response.status) {
-                    None => Ok(Outcome {
-                        units: 1,
-                        ..Outcome::default()
-                    }),
-                    Some(kind) => Err(OpError::new(
-                        kind,
-                        format!(
-                            "{method} {path}: {}",
-                            String::from_utf8_lossy(&response.body)
-                        ),
-                    )),
+                for r in requests {
+                    let response = tokio::task::block_in_place(|| {
+                        backend.rest(&RestRequest {
+                            method: &r.method,
+                            path: &r.path,
+                            query: &r.query,
+                            body: &r.body,
+                        })
+                    });
+                    if Some(response.status) == *ignore_status {
+                        continue;
+                    }
+                    if let Some(kind) = crate::backend::status_error(response.status) {
+                        return Err(OpError::new(
+                            kind,
+                            format!(
+                                "{} {}: {}",
+                                r.method,
+                                r.path,
+                                String::from_utf8_lossy(&response.body)
+                            ),
+                        ));
+                    }
                 }
+                Ok(Outcome {
+                    units: 1,
+                    ..Outcome::default()
+                })
             }
             Prepared::Fails(e) => Err(e.clone()),
             Prepared::Nothing => Ok(Outcome {

@@ -78,56 +78,127 @@ pub(super) fn not_found(name: &str) -> RestResponse {
     )
 }
 
+/// The endpoints the engine answers; one list, read by [`EmbeddedBackend::rest`] and by the
+/// check that names a raw request the engine has no endpoint for before a race.
+enum Route<'a> {
+    Root,
+    Health(Option<&'a str>),
+    Bulk(Option<&'a str>),
+    Refresh(Option<&'a str>),
+    ForceMerge(Option<&'a str>),
+    Stats(Option<&'a str>),
+    NodeStats,
+    PutClusterSettings,
+    GetClusterSettings,
+    IndexSettings(Option<&'a str>),
+    PutTemplate(&'a str, &'a str),
+    DeleteTemplate(&'a str, &'a str),
+    GetTemplate(&'a str, &'a str),
+    Scroll(Option<&'a str>),
+    ClearScroll(Option<&'a str>),
+    Search(&'a str, bool),
+    GetDoc(&'a str, &'a str),
+    PutDoc(&'a str, Option<&'a str>),
+    CreateIndex(&'a str),
+    DeleteIndex(&'a str),
+    GetIndex(&'a str),
+}
+
+fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
+    const TEMPLATES: [&str; 3] = ["_template", "_index_template", "_component_template"];
+    Some(match (method, segments) {
+        ("GET" | "HEAD", []) => Route::Root,
+        ("GET", ["_cluster", "health"]) => Route::Health(None),
+        ("GET", ["_cluster", "health", index]) => Route::Health(Some(index)),
+        ("POST" | "PUT", ["_bulk"]) => Route::Bulk(None),
+        ("POST" | "PUT", [index, "_bulk"]) => Route::Bulk(Some(index)),
+        ("POST" | "GET", ["_refresh"]) => Route::Refresh(None),
+        ("POST" | "GET", [index, "_refresh"]) => Route::Refresh(Some(index)),
+        ("POST", ["_forcemerge"]) => Route::ForceMerge(None),
+        ("POST", [index, "_forcemerge"]) => Route::ForceMerge(Some(index)),
+        ("GET", ["_stats"]) => Route::Stats(None),
+        ("GET", [index, "_stats"]) => Route::Stats(Some(index)),
+        ("GET", ["_nodes", "stats"] | ["_nodes", "stats", _] | ["_nodes", _, "stats"]) => {
+            Route::NodeStats
+        }
+        ("PUT", ["_cluster", "settings"]) => Route::PutClusterSettings,
+        ("GET", ["_cluster", "settings"]) => Route::GetClusterSettings,
+        ("PUT", [index, "_settings"]) => Route::IndexSettings(Some(index)),
+        ("PUT", ["_settings"]) => Route::IndexSettings(None),
+        ("PUT" | "POST", [kind, name]) if TEMPLATES.contains(kind) => {
+            Route::PutTemplate(kind, name)
+        }
+        ("DELETE", [kind, name]) if TEMPLATES.contains(kind) => Route::DeleteTemplate(kind, name),
+        ("GET" | "HEAD", [kind, name]) if TEMPLATES.contains(kind) => {
+            Route::GetTemplate(kind, name)
+        }
+        ("GET" | "POST", ["_search", "scroll"]) => Route::Scroll(None),
+        ("GET" | "POST", ["_search", "scroll", id]) => Route::Scroll(Some(id)),
+        ("DELETE", ["_search", "scroll"]) => Route::ClearScroll(None),
+        ("DELETE", ["_search", "scroll", ids]) => Route::ClearScroll(Some(ids)),
+        ("GET" | "POST", [index, "_search"]) => Route::Search(index, false),
+        ("GET" | "POST", [index, "_count"]) => Route::Search(index, true),
+        ("GET", [index, "_doc", id]) => Route::GetDoc(index, id),
+        ("PUT" | "POST", [index, "_doc", id]) => Route::PutDoc(index, Some(id)),
+        ("POST", [index, "_doc"]) => Route::PutDoc(index, None),
+        ("PUT", [index]) if !index.starts_with('_') => Route::CreateIndex(index),
+        ("DELETE", [index]) if !index.starts_with('_') => Route::DeleteIndex(index),
+        ("HEAD" | "GET", [index]) if !index.starts_with('_') => Route::GetIndex(index),
+        _ => return None,
+    })
+}
+
+fn segments(path: &str) -> Vec<&str> {
+    path.trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Whether the engine has an endpoint for `method path`.
+pub fn answers(method: &str, path: &str) -> bool {
+    route(method, &segments(path)).is_some()
+}
+
 impl EmbeddedBackend {
     pub fn rest(&self, req: &RestRequest) -> RestResponse {
-        let segments: Vec<&str> = req
-            .path
-            .trim_matches('/')
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .collect();
-        let m = req.method;
-        match (m, segments.as_slice()) {
-            ("GET" | "HEAD", []) => self.root(),
-            ("GET", ["_cluster", "health"]) => self.health(None),
-            ("GET", ["_cluster", "health", index]) => self.health(Some(index)),
-            ("POST" | "PUT", ["_bulk"]) => self.bulk(None, req.query, req.body),
-            ("POST" | "PUT", [index, "_bulk"]) => self.bulk(Some(index), req.query, req.body),
-            ("POST" | "GET", ["_refresh"]) => self.each_index(None, EmbeddedIndex::refresh),
-            ("POST" | "GET", [index, "_refresh"]) => self.each_index(Some(index), EmbeddedIndex::refresh),
-            ("POST", ["_forcemerge"]) => self.force_merge(None, req.query),
-            ("POST", [index, "_forcemerge"]) => self.force_merge(Some(index), req.query),
-            ("GET", ["_stats"]) => self.index_stats(None),
-            ("GET", [index, "_stats"]) => self.index_stats(Some(index)),
-            ("GET", ["_nodes", "stats"] | ["_nodes", "stats", _]) => self.node_stats(),
-            ("GET", ["_nodes", _node, "stats"]) => self.node_stats(),
-            ("PUT", ["_cluster", "settings"]) => self.put_cluster_settings(req.body),
-            ("GET", ["_cluster", "settings"]) => self.get_cluster_settings(),
-            ("PUT", [index, "_settings"]) => self.index_settings(Some(index), req.body),
-            ("PUT", ["_settings"]) => self.index_settings(None, req.body),
-            ("PUT" | "POST", [kind @ ("_template" | "_index_template" | "_component_template"), name]) => self.put_template(kind, name, req.body),
-            ("DELETE", [kind @ ("_template" | "_index_template" | "_component_template"), name]) => self.delete_template(kind, name),
-            ("GET" | "HEAD", [kind @ ("_template" | "_index_template" | "_component_template"), name]) => self.get_template(kind, name),
-            ("GET" | "POST", ["_search", "scroll"]) => self.scroll(req.query, req.body),
-            ("GET" | "POST", ["_search", "scroll", id]) => self.scroll(&format!("scroll_id={id}"), req.body),
-            ("DELETE", ["_search", "scroll"]) => self.clear_scroll(None, req.body),
-            ("DELETE", ["_search", "scroll", ids]) => self.clear_scroll(Some(ids), req.body),
-            ("GET" | "POST", [index, "_search"]) => self.search(index, req.query, req.body, false),
-            ("GET" | "POST", [index, "_count"]) => self.search(index, req.query, req.body, true),
-            ("GET", [index, "_doc", id]) => self.get_doc(index, id),
-            ("PUT" | "POST", [index, "_doc", id]) => self.put_doc(index, Some(id), req.body),
-            ("POST", [index, "_doc"]) => self.put_doc(index, None, req.body),
-            ("PUT", [index]) if !index.starts_with('_') => self.create_index(index, req.body),
-            ("DELETE", [index]) if !index.starts_with('_') => self.delete_index(index, req.query),
-            ("HEAD" | "GET", [index]) if !index.starts_with('_') => match self.index(index) {
-                Some(_) => RestResponse::json(200, &json!({ *index: { "aliases": {}, "settings": { "index": { "number_of_shards": "1" } } } })),
-                None => not_found(index),
-            },
-            _ => RestResponse::error(
+        let segments = segments(req.path);
+        let Some(route) = route(req.method, &segments) else {
+            return RestResponse::error(
                 400,
                 "illegal_argument_exception",
-                &format!("runner serve has no handler for {m} {} (it implements the subset its README lists)", req.path),
-            ),
+                &format!("runner serve has no handler for {} {} (it implements the subset its README lists)", req.method, req.path),
+            );
+        };
+        match route {
+            Route::Root => self.root(),
+            Route::Health(index) => self.health(index),
+            Route::Bulk(index) => self.bulk(index, req.query, req.body),
+            Route::Refresh(index) => self.each_index(index, EmbeddedIndex::refresh),
+            Route::ForceMerge(index) => self.force_merge(index, req.query),
+            Route::Stats(index) => self.index_stats(index),
+            Route::NodeStats => self.node_stats(),
+            Route::PutClusterSettings => self.put_cluster_settings(req.body),
+            Route::GetClusterSettings => self.get_cluster_settings(),
+            Route::IndexSettings(index) => self.index_settings(index, req.body),
+            Route::PutTemplate(kind, name) => self.put_template(kind, name, req.body),
+            Route::DeleteTemplate(kind, name) => self.delete_template(kind, name),
+            Route::GetTemplate(kind, name) => self.get_template(kind, name),
+            Route::Scroll(None) => self.scroll(req.query, req.body),
+            Route::Scroll(Some(id)) => self.scroll(&format!("scroll_id={id}"), req.body),
+            Route::ClearScroll(ids) => self.clear_scroll(ids, req.body),
+            Route::Search(index, count) => self.search(index, req.query, req.body, count),
+            Route::GetDoc(index, id) => self.get_doc(index, id),
+            Route::PutDoc(index, id) => self.put_doc(index, id, req.body),
+            Route::CreateIndex(index) => self.create_index(index, req.body),
+            Route::DeleteIndex(index) => self.delete_index(index, req.query),
+            Route::GetIndex(index) => match self.index(index) {
+                Some(_) => RestResponse::json(
+                    200,
+                    &json!({ index: { "aliases": {}, "settings": { "index": { "number_of_shards": "1" } } } }),
+                ),
+                None => not_found(index),
+            },
         }
     }
 
