@@ -357,6 +357,8 @@ pub enum Payload<'a> {
         value: &'a [u8],
         commands: &'a [KvCommand],
     },
+    /// The body of this call, drawn from the operation's bindings.
+    Body(&'a [u8]),
 }
 
 /// Facts about the backend recorded with each race.

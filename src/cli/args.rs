@@ -43,6 +43,13 @@ pub enum Command {
         ignore_unused_track_params: bool,
         #[arg(long, value_enum, default_value = "fail")]
         on_unsupported: crate::rally::OnUnsupported,
+        /// Convert for a test-mode race: the corpus files' `-1k` variants.
+        #[arg(long)]
+        test_mode: bool,
+        /// The challenge whose tasks must convert (default: the track's default); OSB's test
+        /// procedure.
+        #[arg(long, visible_alias = "test-procedure")]
+        challenge: Option<String>,
     },
     /// List built-in tracks or stored races (newest first).
     List {

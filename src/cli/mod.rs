@@ -222,13 +222,24 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             track_params,
             ignore_unused_track_params,
             on_unsupported,
+            test_mode,
+            challenge,
         } => convert_rally(
             &home,
             &dir,
             &out_dir,
             track_params.as_deref(),
-            ignore_unused_track_params,
-            on_unsupported,
+            track::LoadOptions {
+                ignore_unused_params: ignore_unused_track_params,
+                on_unsupported,
+                test_mode,
+                challenge,
+                data_root: Some(home.join("data")),
+                // A conversion may be written before the corpus is fetched: what is missing
+                // is named in the track's notes.
+                corpora_may_be_missing: true,
+                ..Default::default()
+            },
         ),
         Command::Plan(args) => {
             let request = track_request(&args.track, &home)?;
@@ -465,6 +476,7 @@ fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackRequest, CliError
             on_unsupported: args.on_unsupported,
             challenge: args.challenge.clone(),
             data_root: Some(home.join("data")),
+            corpora_may_be_missing: false,
         },
         challenge: args.challenge.clone(),
         plan: crate::plan::PlanOptions {
@@ -483,24 +495,17 @@ fn load_track(request: &TrackRequest) -> Result<track::Track, CliError> {
 }
 
 fn convert_rally(
-    home: &Path,
+    _home: &Path,
     dir: &Path,
     out_dir: &Path,
     params: Option<&str>,
-    ignore_unused: bool,
-    on_unsupported: crate::rally::OnUnsupported,
+    opts: track::LoadOptions,
 ) -> Result<u8, CliError> {
     let params = params
         .map(track::parse_track_params)
         .transpose()?
         .unwrap_or_default();
-    let opts = track::LoadOptions {
-        params,
-        ignore_unused_params: ignore_unused,
-        on_unsupported,
-        data_root: Some(home.join("data")),
-        ..Default::default()
-    };
+    let opts = track::LoadOptions { params, ..opts };
     let (text, target) = crate::rally::write_converted(dir, out_dir, &opts)?;
     out(&text);
     eprintln!("wrote {}", target.display());

@@ -25,6 +25,8 @@ pub enum Source {
     None,
     Corpus(Arc<CorpusFeed>),
     Keys(KeyGen),
+    /// A body drawn per call from the operation's bindings, before its intended start.
+    Bound(crate::ops::BodyDraw),
 }
 
 /// State shared by the clients of one leaf; touched per operation only through atomics.
@@ -119,6 +121,7 @@ impl<C: BackendClient> ClientRun<C> {
             };
             let payload = match (&mut self.source, &batch) {
                 (Source::Keys(keys), _) => keys.draw(),
+                (Source::Bound(draw), _) => Payload::Body(draw.render()),
                 (_, Some(b)) => Payload::Documents {
                     body: &b.body,
                     count: b.docs,

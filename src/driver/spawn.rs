@@ -91,6 +91,7 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
         let source = match (leaf.spec.payload_source(), feed) {
             (_, Some(feed)) => Source::Corpus(feed.clone()),
             (PayloadSource::Keys(kv), _) => Source::Keys(KeyGen::new(kv, i)),
+            (PayloadSource::Bound(body), _) => Source::Bound(body.client(i, leaf.clients)),
             _ => Source::None,
         };
         let run = ClientRun {

@@ -307,6 +307,7 @@ mod tests {
         let ctx = crate::ops::TrackContext {
             indices: &[],
             corpora: &[],
+            dir: None,
         };
         match crate::ops::parse(kind, v.as_object().unwrap(), &ctx)
             .unwrap()

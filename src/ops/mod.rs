@@ -2,12 +2,14 @@
 //! into a typed spec; the driver executes specs against a backend.
 
 mod admin;
+mod bindings;
 mod bulk;
 mod kv;
 mod rest;
 mod search;
 
 pub use admin::IndexSpec;
+pub use bindings::{BodyDraw, BoundBody};
 pub use bulk::{BulkSpec, Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
 pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec};
 pub use rest::{ClusterHealthSpec, HealthStatus, RawRequestSpec};
@@ -95,6 +97,8 @@ pub enum PayloadSource<'a> {
     Corpus(&'a BulkSpec),
     /// Keys (and values) drawn from a keyspace.
     Keys(&'a KvSpec),
+    /// A body with `${...}` slots, drawn per call.
+    Bound(&'a std::sync::Arc<BoundBody>),
 }
 
 /// A typed, validated operation.
@@ -134,6 +138,8 @@ impl OpSpec {
         match self {
             OpSpec::Bulk(bulk) => PayloadSource::Corpus(bulk),
             OpSpec::Kv(kv) => PayloadSource::Keys(kv),
+            OpSpec::Search(SearchSpec { bound: Some(b), .. })
+            | OpSpec::RawRequest(RawRequestSpec { bound: Some(b), .. }) => PayloadSource::Bound(b),
             _ => PayloadSource::Fixed,
         }
     }
@@ -187,6 +193,8 @@ pub fn percent_encode(s: &str, safe: &[u8]) -> String {
 pub struct TrackContext<'a> {
     pub indices: &'a [IndexSpec],
     pub corpora: &'a [(String, Vec<DocumentSet>)],
+    /// The track's directory, where the files bindings draw from are.
+    pub dir: Option<&'a std::path::Path>,
 }
 
 /// A parameter problem: the param's name (or "" for the whole operation) and a message.
@@ -343,6 +351,7 @@ mod tests {
         let ctx = super::TrackContext {
             indices: &[],
             corpora: &[],
+            dir: None,
         };
         let segments = |v: serde_json::Value| {
             let params = serde_json::json!({"index": "i", "max-num-segments": v});

@@ -61,7 +61,7 @@ pub const RAW_REQUEST: OperationType = OperationType {
     name: "raw-request",
     unit: ThroughputUnit::Operations,
     sweepable: &[],
-    parse: |p, _| Ok(OpSpec::RawRequest(raw_request(p)?)),
+    parse: |p, ctx| Ok(OpSpec::RawRequest(raw_request(p, ctx)?)),
 };
 
 /// A cluster health colour; `wait-for-status` waits until the cluster is at least this.
@@ -107,6 +107,8 @@ pub struct RawRequestSpec {
     /// A status answered that is not an error (`404` for deletes of what may not exist, as
     /// Rally's delete operations ignore it).
     pub ignore_status: Option<u16>,
+    /// `${...}` slots in the one request's body filled per call.
+    pub bound: Option<std::sync::Arc<super::BoundBody>>,
 }
 
 #[derive(Debug, Clone)]
@@ -187,7 +189,7 @@ pub fn index_document(
     Ok((index, id, body))
 }
 
-pub fn raw_request(p: &Params) -> Result<RawRequestSpec, ParamError> {
+pub fn raw_request(p: &Params, ctx: &TrackContext) -> Result<RawRequestSpec, ParamError> {
     let ignore_status = match p.get("ignore-status") {
         None | Some(Value::Null) => None,
         Some(v) => Some(
@@ -251,9 +253,33 @@ pub fn raw_request(p: &Params) -> Result<RawRequestSpec, ParamError> {
             ))
         }
     };
+    let mut requests: Vec<RawCall> = requests;
+    let bound = match (requests.as_mut_slice(), p.get("bindings").is_some()) {
+        (_, false) => None,
+        ([one], true) => {
+            let body = one.body.clone().ok_or_else(|| {
+                ParamError::new(
+                    "bindings",
+                    "bindings fill the request's `body`, and it has none",
+                )
+            })?;
+            let bound = super::BoundBody::parse(p, &body, ctx)?;
+            if let Some(b) = &bound {
+                one.body = Some(b.sample());
+            }
+            bound
+        }
+        _ => {
+            return Err(ParamError::new(
+                "bindings",
+                "bindings fill the body of one request, and this raw-request has several",
+            ))
+        }
+    };
     Ok(RawRequestSpec {
         requests,
         ignore_status,
+        bound,
     })
 }
 

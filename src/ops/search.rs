@@ -38,6 +38,8 @@ pub struct SearchSpec {
     pub request_params: Vec<(String, String)>,
     /// Read page by page; the operation is all its pages.
     pub paging: Option<Paging>,
+    /// `${...}` slots in the body filled per call (`body` then holds one drawn sample).
+    pub bound: Option<std::sync::Arc<super::BoundBody>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,11 +79,16 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<SearchSpec, ParamError> {
         }
         body["size"] = size.clone();
     }
+    let bound = super::BoundBody::parse(p, &body, ctx)?;
+    if let Some(b) = &bound {
+        body = b.sample();
+    }
     Ok(SearchSpec {
         index,
         body,
         request_params: super::rest::request_params(p)?,
         paging: None,
+        bound,
     })
 }
 
@@ -89,6 +96,12 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<SearchSpec, ParamError> {
 /// `results-per-page` (default: the body's `size`, else 10).
 pub fn parse_paged(p: &Params, ctx: &TrackContext, by: PageBy) -> Result<SearchSpec, ParamError> {
     let mut spec = parse(p, ctx)?;
+    if spec.bound.is_some() {
+        return Err(ParamError::new(
+            "bindings",
+            "bindings fill a search's or a raw request's body, not the pages of a scroll or paginated search",
+        ));
+    }
     let pages = match p.get("pages") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s == "all" => None,

@@ -25,6 +25,8 @@ pub struct Converted {
     pub track: Value,
     /// What was skipped, dropped or approximated, one line each.
     pub notes: Vec<String>,
+    /// For each operation a track.py param source fed: a commented start of its bindings.
+    pub binding_stubs: Vec<String>,
 }
 
 struct Ctx<'a> {
@@ -121,6 +123,7 @@ pub fn convert(
     out.insert("corpora".into(), Value::Array(corpora(&mut c, top)?));
     let mut ops = Vec::new();
     let mut unsupported_ops = Map::new();
+    let mut binding_stubs = Vec::new();
     for (i, op) in top
         .get("operations")
         .and_then(Value::as_array)
@@ -142,6 +145,9 @@ pub fn convert(
                     .and_then(Value::as_str)
                     .unwrap_or("?")
                     .to_string();
+                if let Some(source) = op.get("param-source").and_then(Value::as_str) {
+                    binding_stubs.push(binding_stub(&n, op, source));
+                }
                 unsupported_ops.insert(n, json!(why));
             }
         }
@@ -187,7 +193,26 @@ pub fn convert(
     Ok(Converted {
         track: Value::Object(out),
         notes: c.notes,
+        binding_stubs,
     })
+}
+
+/// A commented operation to start from where a track.py param source made the params: the
+/// same name and type, a body with a `${value}` slot, and a binding to fill it.
+fn binding_stub(name: &str, op: &Value, source: &str) -> String {
+    let kind = op["operation-type"].as_str().unwrap_or("search");
+    let index = op["index"].as_str().unwrap_or("<index>");
+    format!(
+        "operation `{name}` took its params from track.py's param source `{source}`, which runner cannot run.\n\
+         Read what that source returns in track.py, and write it with bindings (README, \"Parameter bindings\"); a start:\n\
+         \x20 - name: {name}\n\
+         \x20   type: {kind}\n\
+         \x20   params:\n\
+         \x20     index: {index}\n\
+         \x20     body: {{query: {{match: {{<field>: \"${{value}}\"}}}}}}\n\
+         \x20     bindings:\n\
+         \x20       value: {{choice-file: <values.txt>}}   # or choice, lines, int, float, date, sequence, weighted, uuid, zipf"
+    )
 }
 
 fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackError> {

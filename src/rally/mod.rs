@@ -131,6 +131,8 @@ pub struct Loaded {
     pub track: String,
     pub notes: Vec<String>,
     pub data_dir: Option<PathBuf>,
+    /// Commented starts for the bindings of operations track.py's param sources fed.
+    pub binding_stubs: Vec<String>,
 }
 
 /// Loads a Rally track as a track of ours: render, parse, fetch missing corpus files from
@@ -176,10 +178,18 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
         opts.challenge.as_deref(),
         &render_body,
     )?;
-    fetch_and_check_corpora(&rally, file, &dir, data_dir.as_deref(), opts.test_mode)?;
+    let missing = fetch_and_check_corpora(
+        &rally,
+        file,
+        &dir,
+        data_dir.as_deref(),
+        opts.test_mode,
+        opts.corpora_may_be_missing,
+    )?;
     let track = serde_json::to_string_pretty(&converted.track)
         .map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
     let mut notes = converted.notes;
+    notes.extend(missing);
     for py in ["track.py", "workload.py"] {
         if dir.join(py).is_file() {
             notes.insert(0, format!("{py} is not run: the parameter sources and runners it registers are not available (tasks that need a custom runner are named)"));
@@ -189,6 +199,7 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
         track,
         notes,
         data_dir,
+        binding_stubs: converted.binding_stubs,
     })
 }
 
@@ -228,6 +239,12 @@ pub fn write_converted(
     for note in &loaded.notes {
         text.push_str(&format!("# note: {note}\n"));
     }
+    for stub in &loaded.binding_stubs {
+        text.push_str("#\n");
+        for line in stub.lines() {
+            text.push_str(&format!("# {line}\n"));
+        }
+    }
     text.push_str(
         &serde_yaml::to_string(&value)
             .map_err(|e| TrackError::new(TrackErrorKind::Invalid, &file, e.to_string()))?,
@@ -246,6 +263,10 @@ pub fn write_converted(
                 std::fs::create_dir_all(parent)
                     .map_err(|e| io(parent, "cannot create the directory", e))?;
             }
+            if !from.is_file() {
+                // Named in the notes: the conversion is written before the data is here.
+                continue;
+            }
             if !to.exists() && std::fs::hard_link(&from, &to).is_err() {
                 std::fs::copy(&from, &to)
                     .map_err(|e| io(&to, &format!("cannot copy {} here", from.display()), e))?;
@@ -254,8 +275,17 @@ pub fn write_converted(
     }
     crate::results::write_report(&target, &text)
         .map_err(|e| TrackError::new(TrackErrorKind::Io, &target, e.to_string()))?;
-    // What was written must load as any track does.
-    crate::track::load(out_dir, &crate::track::LoadOptions::default())?;
+    // What was written must load as any track does (once its corpus files are there).
+    let corpus_missing = value["corpora"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["documents"].as_array().into_iter().flatten())
+        .filter_map(|d| d["source-file"].as_str())
+        .any(|f| !out_dir.join(f).is_file());
+    if !corpus_missing {
+        crate::track::load(out_dir, &crate::track::LoadOptions::default())?;
+    }
     Ok((text, target))
 }
 
@@ -268,7 +298,9 @@ fn fetch_and_check_corpora(
     dir: &Path,
     data_dir: Option<&Path>,
     test_mode: bool,
-) -> Result<(), TrackError> {
+    may_be_missing: bool,
+) -> Result<Vec<String>, TrackError> {
+    let mut missing = Vec::new();
     for (i, corpus) in rally["corpora"]
         .as_array()
         .into_iter()
@@ -301,15 +333,23 @@ fn fetch_and_check_corpora(
                     .as_str()
                     .or_else(|| corpus["base-url"].as_str())
                 else {
+                    if may_be_missing {
+                        missing.push(format!("{path}: `{source}` is not here and the track gives no `base-url`; put it beside track.yaml before racing"));
+                    }
                     continue;
                 };
                 let Some(target) = data_dir.map(|d| d.join(source)) else {
                     continue;
                 };
                 let url = format!("{}/{source}", base.trim_end_matches('/'));
-                download::fetch(&url, &target)
-                    .map_err(|m| err(format!("cannot download {url}: {m}")))?;
-                target
+                match download::fetch(&url, &target) {
+                    Ok(()) => target,
+                    Err(m) if may_be_missing => {
+                        missing.push(format!("{path}: `{source}` is not here and cannot be downloaded from {url} ({m}); put it beside track.yaml before racing"));
+                        continue;
+                    }
+                    Err(m) => return Err(err(format!("cannot download {url}: {m}"))),
+                }
             };
             let size = std::fs::metadata(&found).map(|m| m.len()).unwrap_or(0);
             let compressed = [".bz2", ".gz", ".zst", ".zip"]
@@ -329,7 +369,7 @@ fn fetch_and_check_corpora(
             }
         }
     }
-    Ok(())
+    Ok(missing)
 }
 
 /// Every variable any template of the track refers to: `track.json` and each `.json` file

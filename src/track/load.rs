@@ -29,6 +29,9 @@ pub struct LoadOptions {
     /// Rally tracks: where corpus files from a `base-url` are downloaded to and kept, one
     /// directory per track below it (the results home's `data/`).
     pub data_root: Option<PathBuf>,
+    /// Rally tracks: a corpus file that is not here and cannot be downloaded is a note, not
+    /// an error (`convert-rally` writes the track before its data is fetched).
+    pub corpora_may_be_missing: bool,
 }
 
 /// The file of a track given as a directory (its `track.yaml`) or as a file.

@@ -155,6 +155,7 @@ pub fn from_raw(
     let ctx = TrackContext {
         indices: &indices,
         corpora: &corpora,
+        dir: Some(r.dir()),
     };
     let mut operations = Vec::new();
     for (i, op) in raw.operations.iter().enumerate() {
@@ -1027,6 +1028,7 @@ impl Track {
         TrackContext {
             indices: &self.indices,
             corpora: &self.corpora,
+            dir: self.file.parent(),
         }
     }
 }

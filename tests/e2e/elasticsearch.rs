@@ -3,7 +3,7 @@
 
 use crate::redis::{free_port, wait_for_port};
 use crate::util::*;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::process::{Child, Stdio};
 
 pub struct Serve {
@@ -244,26 +244,7 @@ pub fn fault_server(fault: Fault, root_status: u16) -> u16 {
     fault_listener(move |stream, stop| {
         let mut reader = BufReader::new(stream.try_clone().unwrap());
         let mut stream = stream;
-        loop {
-            let mut request_line = String::new();
-            if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-                return;
-            }
-            let mut length = 0usize;
-            loop {
-                let mut h = String::new();
-                if reader.read_line(&mut h).unwrap_or(0) == 0 {
-                    return;
-                }
-                if h == "\r\n" {
-                    break;
-                }
-                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
+        while let Some((request_line, _body)) = read_http_request(&mut reader) {
             let reply = |status: u16, body: &str| {
                 format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len())
             };

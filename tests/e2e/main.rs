@@ -3,6 +3,7 @@
 mod aggregations;
 mod bad_input;
 mod bad_tracks;
+mod bindings;
 mod bulk_actions;
 mod compare;
 mod elasticsearch;

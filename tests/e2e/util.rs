@@ -143,3 +143,30 @@ pub fn http_body(port: u16, method: &str, path: &str, body: &str) -> String {
         .unwrap_or_default()
         .to_string()
 }
+
+/// One HTTP/1.1 request from a loopback server's connection: its request line and body
+/// (by `content-length`); None when the client has closed it.
+pub fn read_http_request(
+    reader: &mut impl std::io::BufRead,
+) -> Option<(String, Vec<u8>)> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return None;
+    }
+    let mut length = 0usize;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 {
+            return None;
+        }
+        if h == "\r\n" {
+            break;
+        }
+        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    Some((line, body))
+}

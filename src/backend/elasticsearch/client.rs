@@ -173,6 +173,8 @@ impl ElasticsearchClient {
             (Expect::Bulk, _) => {
                 return Err(OpError::new(ErrorKind::Internal, "bulk without documents"))
             }
+            // A body drawn from bindings replaces the call's fixed one.
+            (_, Payload::Body(body)) => self.send(call, host, Some(body)).await?,
             _ => self.send(call, host, None).await?,
         };
         self.finish(call, &answer, 0)

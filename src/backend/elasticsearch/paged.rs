@@ -187,6 +187,7 @@ mod tests {
             body: json!({"size": 2, "sort": ["_doc"], "search_after": [0]}),
             request_params: vec![],
             paging: None,
+            bound: None,
         };
         let paging = Paging {
             by: PageBy::SearchAfter,

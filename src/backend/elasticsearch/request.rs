@@ -409,6 +409,7 @@ mod tests {
             body: serde_json::json!({"query": {"match_all": {}}}),
             request_params: vec![("request_cache".into(), "false".into())],
             paging: None,
+            bound: None,
         });
         let calls = b.build(&search).unwrap().unwrap();
         assert_eq!(

@@ -106,11 +106,13 @@ impl Mapping {
         let mut doc = TantivyDocument::default();
         doc.add_text(self.id, id);
         doc.add_bytes(self.source, line.as_bytes());
+        let mut values = Vec::new();
         for f in &self.fields {
-            let Some(v) = lookup(obj, &f.path) else {
-                continue;
-            };
-            add_value(&mut doc, f, v).map_err(|m| format!("field `{}`: {m}", f.name))?;
+            values.clear();
+            lookup(obj, &f.path, &mut values);
+            for v in &values {
+                add_value(&mut doc, f, v).map_err(|m| format!("field `{}`: {m}", f.name))?;
+            }
         }
         Ok(doc)
     }
@@ -193,17 +195,32 @@ fn add_field(
     })
 }
 
-fn lookup<'a>(obj: &'a Map<String, Value>, path: &[String]) -> Option<&'a Value> {
+/// Every value at `path`: through arrays of objects too (`answers: [{date}, {date}]` gives
+/// each answer's date), as Elasticsearch flattens an object array's fields.
+fn lookup<'a>(obj: &'a Map<String, Value>, path: &[String], out: &mut Vec<&'a Value>) {
     // Documents may spell a nested field either nested or with a dotted key.
     if let Some(v) = obj.get(&path.join(".")) {
-        return Some(v);
+        out.push(v);
+        return;
     }
-    let (first, rest) = path.split_first()?;
-    let v = obj.get(first)?;
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    let Some(v) = obj.get(first) else {
+        return;
+    };
     if rest.is_empty() {
-        return Some(v);
+        out.push(v);
+        return;
     }
-    lookup(v.as_object()?, rest)
+    match v {
+        Value::Object(o) => lookup(o, rest, out),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(Value::as_object)
+            .for_each(|o| lookup(o, rest, out)),
+        _ => {}
+    }
 }
 
 fn add_value(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(), String> {
@@ -317,6 +334,26 @@ mod tests {
         let e = m.document(r#"{"population":"many"}"#, "2").unwrap_err();
         assert!(e.contains("population"), "{e}");
         assert!(m.document(r#"{"location":[200, 0]}"#, "3").is_err());
+    }
+
+    #[test]
+    fn fields_inside_arrays_of_objects_take_every_objects_value() {
+        use tantivy::schema::document::Document;
+        let body = json!({"mappings": {"properties": {
+            "answers": {"type": "nested", "properties": {"date": {"type": "date"}, "user": {"type": "keyword"}}}
+        }}});
+        let m = Mapping::from_index_body(&body).unwrap();
+        let doc = m
+            .document(r#"{"answers":[{"date":"2012-01-01","user":"a"},{"date":"2013-01-01"},{"user":["b","c"]}]}"#, "1")
+            .unwrap();
+        let count = |name: &str| {
+            let f = m.field(name).unwrap().field;
+            doc.iter_fields_and_values()
+                .filter(|(field, _)| *field == f)
+                .count()
+        };
+        assert_eq!(count("answers.date"), 2);
+        assert_eq!(count("answers.user"), 3);
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod functions;
 pub(crate) mod index;
 mod kv;
 mod mapping;
+mod nested;
 mod query;
 mod rest;
 mod scoring;
@@ -454,6 +455,23 @@ impl BackendClient for EmbeddedClient {
         match op {
             Prepared::Search {
                 index,
+                paging: None,
+                ..
+            } if matches!(payload, Payload::Body(_)) => {
+                // A body drawn from bindings: parsed and compiled as the call's own.
+                let Payload::Body(body) = payload else {
+                    unreachable!("matched above")
+                };
+                let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
+                    OpError::new(
+                        ErrorKind::BadRequest,
+                        format!("the drawn body is not JSON: {e}"),
+                    )
+                })?;
+                index.search(&index.compile(&body)?)
+            }
+            Prepared::Search {
+                index,
                 plan,
                 paging: None,
             } => index.search(plan),
@@ -513,12 +531,17 @@ impl BackendClient for EmbeddedClient {
                     state: self.state.clone(),
                 };
                 for r in requests {
+                    // A body drawn from bindings replaces the (one) request's.
+                    let body = match payload {
+                        Payload::Body(b) => b,
+                        _ => &r.body[..],
+                    };
                     let response = tokio::task::block_in_place(|| {
                         backend.rest(&RestRequest {
                             method: &r.method,
                             path: &r.path,
                             query: &r.query,
-                            body: &r.body,
+                            body,
                         })
                     });
                     if Some(response.status) == *ignore_status {

@@ -26,8 +26,9 @@ fn regex_escape(text: &str) -> String {
 }
 
 /// Query types the engine compiles.
-const QUERY_TYPES: [&str; 15] = [
+const QUERY_TYPES: [&str; 16] = [
     "exists",
+    "nested",
     "prefix",
     "multi_match",
     "function_score",
@@ -58,6 +59,10 @@ pub fn unsupported_query(q: &Value) -> Option<String> {
             })
             .collect(),
         "constant_score" => body.get("filter").into_iter().collect(),
+        "nested" => match super::nested::inner(body) {
+            Ok(inner) => vec![inner],
+            Err(why) => return Some(why),
+        },
         "function_score"
             if body.get("script_score").is_some()
                 || body
@@ -199,6 +204,7 @@ impl QueryCompiler<'_> {
                 ))
             }
             "multi_match" => self.multi_match(body),
+            "nested" => self.compile(super::nested::inner(body)?),
             "geo_bounding_box" => self.geo_bounding_box(body),
             "constant_score" => {
                 // Every match scores `boost` (1 by default), whatever its filter would score.
