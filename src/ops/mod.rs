@@ -144,6 +144,23 @@ impl OpSpec {
         }
     }
 
+    /// The indices an operation reads or writes (names, patterns or comma lists as written);
+    /// empty for those that create or delete indices, or name none.
+    pub fn target_indices(&self) -> Vec<&str> {
+        match self {
+            OpSpec::Bulk(b) if !b.index.is_empty() => vec![b.index.as_str()],
+            OpSpec::Search(s) => vec![s.index.as_str()],
+            OpSpec::GetDocument { index, .. } | OpSpec::IndexDocument { index, .. } => {
+                vec![index.as_str()]
+            }
+            OpSpec::Refresh(names) | OpSpec::ForceMerge { indices: names, .. } => {
+                names.iter().map(String::as_str).collect()
+            }
+            OpSpec::ClusterHealth(h) => h.index.as_deref().into_iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Labels of the parts whose requests are counted (the commands of a key-value operation).
     pub fn counted_parts(&self) -> Option<&'static [&'static str]> {
         match self {

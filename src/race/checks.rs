@@ -15,6 +15,9 @@ pub(super) fn check_supported(
     on_unsupported: crate::rally::OnUnsupported,
 ) -> Result<Vec<String>, RaceError> {
     let mut skipped: Vec<String> = Vec::new();
+    // Indices whose create-index was left out, and why: what reads or writes them is left
+    // out too, named for that reason, rather than failing with "no such index".
+    let mut uncreated: Vec<(String, String)> = Vec::new();
     for step in &mut plan.steps {
         let (plan::Step::Run { leaves }
         | plan::Step::Reset {
@@ -22,7 +25,22 @@ pub(super) fn check_supported(
         }) = step;
         let mut refused = None;
         leaves.retain(|leaf| {
-            let Err(why) = kind.check(&leaf.spec) else {
+            let check = kind.check(&leaf.spec).map_err(|why| {
+                if let crate::ops::OpSpec::CreateIndex(specs) = &leaf.spec {
+                    uncreated.extend(specs.iter().map(|s| (s.name.clone(), why.clone())));
+                }
+                why
+            });
+            if check.is_ok() {
+                if let crate::ops::OpSpec::CreateIndex(specs) = &leaf.spec {
+                    uncreated.retain(|(n, _)| !specs.iter().any(|s| s.name == *n));
+                }
+            }
+            let check = check.and_then(|()| match on_unsupported {
+                crate::rally::OnUnsupported::Skip => not_created(&leaf.spec, &uncreated),
+                crate::rally::OnUnsupported::Fail => Ok(()),
+            });
+            let Err(why) = check else {
                 return true;
             };
             let what = format!(
@@ -59,6 +77,36 @@ pub(super) fn check_supported(
     Ok(skipped)
 }
 
+/// Err when `spec` reads or writes an index whose create-index was left out.
+fn not_created(spec: &crate::ops::OpSpec, uncreated: &[(String, String)]) -> Result<(), String> {
+    for target in spec.target_indices() {
+        for name in target.split(',') {
+            if let Some((index, why)) = uncreated.iter().find(|(n, _)| wildcard_match(name, n)) {
+                return Err(format!(
+                    "index `{index}` is not created (its create-index is left out: {why})"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Elasticsearch's index pattern: `*` for any run of characters.
+fn wildcard_match(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, tail)) => {
+            let Some(rest) = name.strip_prefix(head) else {
+                return false;
+            };
+            rest.char_indices()
+                .map(|(i, _)| i)
+                .chain([rest.len()])
+                .any(|i| wildcard_match(tail, &rest[i..]))
+        }
+    }
+}
+
 /// The shards of a race drive one system: an in-process engine is one per shard, so a
 /// sharded race on it would race N small systems and merge them as one. Only a track that
 /// does nothing but sleep (the driver alone, as in a simulation) may shard on it.
@@ -83,4 +131,19 @@ pub(super) fn check_shardable(kind: BackendKind, plan: &Plan) -> Result<(), Race
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wildcard_match;
+
+    #[test]
+    fn index_patterns_match_as_elasticsearch_does() {
+        assert!(wildcard_match("osm*", "osmpolygons"));
+        assert!(wildcard_match("*", "a"));
+        assert!(wildcard_match("a*b*c", "a-x-b-y-c"));
+        assert!(!wildcard_match("osm*", "geonames"));
+        assert!(!wildcard_match("queries", "queries2"));
+        assert!(wildcard_match("d*", "dé"));
+    }
 }

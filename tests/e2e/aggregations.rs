@@ -145,6 +145,28 @@ fn aggregations_run_on_the_embedded_engine_and_behind_runner_serve() {
         Some(want.len()),
         "{first}"
     );
+    // filter and filters, in Elasticsearch's shape, behind the REST API too.
+    let reply: serde_json::Value = serde_json::from_str(&http_body(
+        server.port,
+        "POST",
+        "/places/_search",
+        r#"{"size":0,"aggs":{"at":{"filter":{"term":{"country_code.raw":"AT"}}},"by":{"filters":{"filters":{"de":{"term":{"country_code.raw":"DE"}},"big":{"range":{"population":{"gte":2500}}}}}}}}"#,
+    ))
+    .unwrap();
+    let count =
+        |f: &dyn Fn(&(String, i64, u32)) -> bool| (0..400).map(doc).filter(|d| f(d)).count();
+    let aggs = &reply["aggregations"];
+    assert_eq!(aggs["at"]["doc_count"], count(&|d| d.0 == "AT"), "{reply}");
+    assert_eq!(
+        aggs["by"]["buckets"]["de"]["doc_count"],
+        count(&|d| d.0 == "DE"),
+        "{reply}"
+    );
+    assert_eq!(
+        aggs["by"]["buckets"]["big"]["doc_count"],
+        count(&|d| d.1 >= 2500),
+        "{reply}"
+    );
     // What the engine lacks is a 400 naming it, as a bad request to Elasticsearch is.
     let refused = http_body(
         server.port,

@@ -146,9 +146,7 @@ pub fn http_body(port: u16, method: &str, path: &str, body: &str) -> String {
 
 /// One HTTP/1.1 request from a loopback server's connection: its request line and body
 /// (by `content-length`); None when the client has closed it.
-pub fn read_http_request(
-    reader: &mut impl std::io::BufRead,
-) -> Option<(String, Vec<u8>)> {
+pub fn read_http_request(reader: &mut impl std::io::BufRead) -> Option<(String, Vec<u8>)> {
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
         return None;

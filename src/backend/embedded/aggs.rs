@@ -10,8 +10,10 @@ use tantivy::aggregation::agg_result::AggregationResults;
 use tantivy::aggregation::{AggContextParams, AggregationCollector};
 
 /// Aggregation types the engine runs.
-pub const RUN: [&str; 16] = [
+pub const RUN: [&str; 18] = [
     "terms",
+    "filter",
+    "filters",
     "histogram",
     "date_histogram",
     "range",
@@ -45,9 +47,14 @@ pub struct AggPlan {
 }
 
 impl AggPlan {
-    /// Checks the body's `aggs` (or `aggregations`) against the mapping.
-    pub fn compile(aggs: &Value, mapping: &Mapping) -> Result<AggPlan, String> {
-        Self::checked(aggs, Some(mapping))
+    /// Checks the body's `aggs` (or `aggregations`) against the mapping; the queries of
+    /// `filter` aggregations are compiled for `index`.
+    pub fn compile(
+        aggs: &Value,
+        mapping: &Mapping,
+        index: &tantivy::Index,
+    ) -> Result<AggPlan, String> {
+        Self::checked(aggs, Some((mapping, index)))
     }
 
     /// What can be checked before the race, with no index yet: types and parameters.
@@ -55,13 +62,22 @@ impl AggPlan {
         Self::checked(aggs, None).map(|_| ())
     }
 
-    fn checked(aggs: &Value, mapping: Option<&Mapping>) -> Result<AggPlan, String> {
-        let rewritten = rewrite_level(aggs, mapping, "aggs")?;
-        let request: Aggregations =
+    fn checked(aggs: &Value, ctx: Option<(&Mapping, &tantivy::Index)>) -> Result<AggPlan, String> {
+        let owned = ctx.map(|(m, i)| std::sync::Arc::new((m.clone(), i.clone())));
+        let mut level = Level {
+            mapping: ctx.map(|(m, _)| m),
+            ctx: owned.as_deref(),
+            filters: filters::Filters::default(),
+        };
+        let rewritten = level.rewrite(aggs, "aggs", &[])?;
+        let mut request: Aggregations =
             serde_json::from_value(rewritten.clone()).map_err(|e| format!("aggregations: {e}"))?;
         // Whatever tantivy would read past without a word is refused here instead.
         let read = serde_json::to_value(&request).map_err(|e| e.to_string())?;
         unread(&rewritten, &read, "aggs")?;
+        if let Some(ctx) = &owned {
+            level.filters.attach(&mut request, ctx)?;
+        }
         Ok(AggPlan { request })
     }
 
@@ -72,56 +88,91 @@ impl AggPlan {
 
 /// The response's `aggregations`.
 pub fn to_json(results: &AggregationResults) -> Value {
-    serde_json::to_value(results).unwrap_or(Value::Null)
+    let mut v = serde_json::to_value(results).unwrap_or(Value::Null);
+    filters::regroup(&mut v);
+    v
 }
 
-fn rewrite_level(aggs: &Value, mapping: Option<&Mapping>, at: &str) -> Result<Value, String> {
-    let Some(aggs) = aggs.as_object() else {
-        return Err(format!("`{at}` must be an object of named aggregations"));
-    };
-    let mut out = Map::new();
-    for (name, agg) in aggs {
-        let here = format!("{at}.{name}");
-        let Some(def) = agg.as_object() else {
-            return Err(format!("aggregation `{here}` must be an object"));
+/// One request's rewriting: the mapping and index it is checked against, and the filter
+/// aggregations found on the way.
+struct Level<'a> {
+    mapping: Option<&'a Mapping>,
+    ctx: Option<&'a (Mapping, tantivy::Index)>,
+    filters: filters::Filters,
+}
+
+impl Level<'_> {
+    fn rewrite(&mut self, aggs: &Value, at: &str, path: &[String]) -> Result<Value, String> {
+        let mapping = self.mapping;
+        let Some(aggs) = aggs.as_object() else {
+            return Err(format!("`{at}` must be an object of named aggregations"));
         };
-        let mut kinds = def
-            .keys()
-            .filter(|k| !matches!(k.as_str(), "aggs" | "aggregations" | "meta"));
-        let (Some(kind), None) = (kinds.next(), kinds.next()) else {
-            return Err(format!(
-                "aggregation `{here}` must have exactly one type (it has {})",
-                def.keys().cloned().collect::<Vec<_>>().join(", ")
-            ));
-        };
-        if !RUN.contains(&kind.as_str()) {
-            return Err(format!(
+        let mut out = Map::new();
+        for (name, agg) in aggs {
+            let here = format!("{at}.{name}");
+            let Some(def) = agg.as_object() else {
+                return Err(format!("aggregation `{here}` must be an object"));
+            };
+            let mut kinds = def
+                .keys()
+                .filter(|k| !matches!(k.as_str(), "aggs" | "aggregations" | "meta"));
+            let (Some(kind), None) = (kinds.next(), kinds.next()) else {
+                return Err(format!(
+                    "aggregation `{here}` must have exactly one type (it has {})",
+                    def.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            };
+            if !RUN.contains(&kind.as_str()) {
+                return Err(format!(
                 "aggregation `{here}` is a `{kind}`, which the embedded engine does not run{} (it runs {})",
                 why_not(kind),
                 RUN.join(", ")
             ));
+            }
+            let params = def[kind.as_str()]
+                .as_object()
+                .ok_or_else(|| format!("aggregation `{here}`: `{kind}` must be an object"))?;
+            let sub = def.get("aggs").or_else(|| def.get("aggregations"));
+            // A filter's query, and each of a `filters`' queries, is a `filter` aggregation in
+            // tantivy's request: a placeholder here, its compiled query attached after.
+            let queries: Vec<(String, Value)> = match kind.as_str() {
+                "filter" => vec![(name.clone(), def[kind.as_str()].clone())],
+                "filters" => filters::expand(name, params, &here)?,
+                _ => Vec::new(),
+            };
+            if !queries.is_empty() {
+                for (n, q) in queries {
+                    filters::check_query(&q, &here, self.ctx)?;
+                    let mut inner = path.to_vec();
+                    inner.push(n.clone());
+                    let mut rewritten = Map::new();
+                    rewritten.insert("filter".into(), Value::String("*".into()));
+                    if let Some(sub) = sub {
+                        rewritten.insert("aggs".into(), self.rewrite(sub, &here, &inner)?);
+                    }
+                    self.filters.push(inner, q);
+                    out.insert(n, Value::Object(rewritten));
+                }
+                continue;
+            }
+            let mut rewritten = Map::new();
+            rewritten.insert(
+                kind.clone(),
+                Value::Object(params_for(kind, params, mapping, &here)?),
+            );
+            if let Some(sub) = sub {
+                let mut inner = path.to_vec();
+                inner.push(name.clone());
+                rewritten.insert("aggs".into(), self.rewrite(sub, &here, &inner)?);
+            }
+            out.insert(name.clone(), Value::Object(rewritten));
         }
-        let params = def[kind.as_str()]
-            .as_object()
-            .ok_or_else(|| format!("aggregation `{here}`: `{kind}` must be an object"))?;
-        let mut rewritten = Map::new();
-        rewritten.insert(
-            kind.clone(),
-            Value::Object(params_for(kind, params, mapping, &here)?),
-        );
-        if let Some(sub) = def.get("aggs").or_else(|| def.get("aggregations")) {
-            rewritten.insert("aggs".into(), rewrite_level(sub, mapping, &here)?);
-        }
-        out.insert(name.clone(), Value::Object(rewritten));
+        Ok(Value::Object(out))
     }
-    Ok(Value::Object(out))
 }
 
 fn why_not(kind: &str) -> &'static str {
     match kind {
-        "filter" | "filters" => {
-            " (a query inside an aggregation: tantivy's filter takes its own query syntax)"
-        }
         "bucket_script" | "bucket_selector" | "bucket_sort" | "derivative" | "cumulative_sum"
         | "moving_fn" | "avg_bucket" | "max_bucket" | "sum_bucket" => {
             " (pipeline aggregations are not built)"
@@ -270,6 +321,8 @@ fn alias<'a>(read: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
         _ => None,
     }
 }
+
+mod filters;
 
 #[cfg(test)]
 mod tests;

@@ -158,7 +158,7 @@ impl EmbeddedIndex {
         let aggs = body
             .get("aggs")
             .or_else(|| body.get("aggregations"))
-            .map(|a| super::aggs::AggPlan::compile(a, &self.mapping))
+            .map(|a| super::aggs::AggPlan::compile(a, &self.mapping, &self.index))
             .transpose()
             .map_err(bad)?;
         Ok(SearchPlan {

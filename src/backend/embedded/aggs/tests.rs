@@ -256,7 +256,19 @@ fn what_the_engine_lacks_is_named_never_run_as_something_else() {
             json!({"s": {"significant_terms": {"field": "cc"}}}),
             "`aggs.s` is a `significant_terms`",
         ),
-        (json!({"f": {"filters": {"filters": {}}}}), "`filters`"),
+        (
+            json!({"f": {"filters": {"filters": {}}}}),
+            "at least one query",
+        ),
+        (
+            json!({"f": {"filters": {"filters": {"a": {"match_all": {}}}, "other_bucket": true}}}),
+            "`other_bucket`",
+        ),
+        (
+            json!({"f": {"filter": {"percolate": {"field": "q"}}}}),
+            "query type `percolate`",
+        ),
+        (json!({"f": {"filter": {"term": {"nope": 1}}}}), "nope"),
         (
             json!({"t": {"terms": {"field": "name"}}}),
             "`name` is a text field",
@@ -296,4 +308,49 @@ fn a_search_with_hits_and_aggregations_collects_both_in_one_pass() {
     assert_eq!((total, hits.len()), (at.len() as u64, 2));
     let max = at.iter().map(|d| d.pop).max().unwrap() as f64;
     close(&super::to_json(&aggs.unwrap())["m"]["value"], max);
+}
+
+#[test]
+fn filter_and_filters_bucket_as_elasticsearch_does() {
+    let idx = index();
+    let d = docs();
+    let got = aggregate(
+        &idx,
+        json!({
+            "at": {"filter": {"term": {"cc": "AT"}}, "aggs": {"pop": {"sum": {"field": "pop"}}}},
+            "by": {
+                "filters": {"filters": {
+                    "big": {"range": {"pop": {"gte": 500}}},
+                    "de": {"bool": {"filter": [{"term": {"cc": "DE"}}]}}
+                }},
+                "aggs": {"n": {"value_count": {"field": "pop"}}}
+            },
+            "list": {"filters": {"filters": [{"term": {"cc": "FR"}}, {"match_all": {}}]}},
+            "t": {"terms": {"field": "cc"}, "aggs": {"rich": {"filter": {"range": {"pop": {"gte": 500}}}}}}
+        }),
+    );
+    let count = |f: &dyn Fn(&Doc) -> bool| d.iter().filter(|x| f(x)).count() as u64;
+    assert_eq!(got["at"]["doc_count"], json!(120));
+    let at_pop: i64 = d.iter().filter(|x| x.cc == "AT").map(|x| x.pop).sum();
+    close(&got["at"]["pop"]["value"], at_pop as f64);
+    let big = count(&|x| x.pop >= 500);
+    assert_eq!(got["by"]["buckets"]["big"]["doc_count"], json!(big));
+    close(&got["by"]["buckets"]["big"]["n"]["value"], big as f64);
+    assert_eq!(got["by"]["buckets"]["de"]["doc_count"], json!(75));
+    assert_eq!(
+        got["list"]["buckets"],
+        json!([{"doc_count": 50}, {"doc_count": 300}])
+    );
+    for b in got["t"]["buckets"].as_array().unwrap() {
+        let cc = b["key"].as_str().unwrap();
+        let want = count(&|x| x.cc == cc && x.pop >= 500);
+        assert_eq!(b["rich"]["doc_count"], json!(want), "{cc}");
+    }
+    assert!(
+        got.as_object()
+            .unwrap()
+            .keys()
+            .all(|k| !k.contains(['\u{1}', '\u{2}'])),
+        "{got}"
+    );
 }

@@ -1,0 +1,198 @@
+//! `filter` and `filters` aggregations: Elasticsearch's query DSL inside an aggregation, run
+//! by tantivy's filter aggregation with the query the engine compiles from it. A `filters`
+//! aggregation becomes one `filter` per named (or listed) query, side by side, and its
+//! buckets are put back together in Elasticsearch's shape after the search.
+
+use super::super::mapping::Mapping;
+use super::super::query::QueryCompiler;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use tantivy::aggregation::agg_req::{AggregationVariants, Aggregations};
+use tantivy::aggregation::bucket::{FilterAggregation, QueryBuilder};
+
+/// Joins a `filters` aggregation's name and a keyed bucket's key in the request tantivy runs.
+const KEYED: char = '\u{1}';
+/// Joins a `filters` aggregation's name and an anonymous bucket's position.
+const LISTED: char = '\u{2}';
+
+/// A query of a filter aggregation, compiled when tantivy asks for it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EsFilter {
+    query: Value,
+    #[serde(skip)]
+    ctx: Option<Arc<(Mapping, tantivy::Index)>>,
+}
+
+#[typetag::serde]
+impl QueryBuilder for EsFilter {
+    fn build_query(
+        &self,
+        _: &tantivy::schema::Schema,
+        _: &tantivy::tokenizer::TokenizerManager,
+    ) -> tantivy::Result<Box<dyn tantivy::query::Query>> {
+        let ctx = self.ctx.as_ref().ok_or_else(|| {
+            tantivy::TantivyError::InvalidArgument("a filter aggregation without its index".into())
+        })?;
+        QueryCompiler {
+            mapping: &ctx.0,
+            index: &ctx.1,
+        }
+        .compile(&self.query)
+        .map_err(tantivy::TantivyError::InvalidArgument)
+    }
+
+    fn box_clone(&self) -> Box<dyn QueryBuilder> {
+        Box::new(self.clone())
+    }
+}
+
+/// The `filter` aggregations of a request (each `filters` one expanded), by path of names,
+/// with their queries; the request gets a placeholder each, replaced by [`attach`].
+#[derive(Debug, Default, Clone)]
+pub struct Filters(Vec<(Vec<String>, Value)>);
+
+/// A `filter`'s query, checked with no index (its types) and, given a mapping and index,
+/// compiled once so a bad field fails before the search.
+pub fn check_query(
+    q: &Value,
+    at: &str,
+    ctx: Option<&(Mapping, tantivy::Index)>,
+) -> Result<(), String> {
+    if let Some(why) = super::super::query::unsupported_query(q) {
+        return Err(format!("aggregation `{at}`: {why}"));
+    }
+    if let Some((mapping, index)) = ctx {
+        QueryCompiler { mapping, index }
+            .compile(q)
+            .map_err(|e| format!("aggregation `{at}`: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A `filters` aggregation's queries: (name in tantivy's request, query).
+pub fn expand(
+    name: &str,
+    params: &Map<String, Value>,
+    at: &str,
+) -> Result<Vec<(String, Value)>, String> {
+    if let Some(k) = params
+        .keys()
+        .find(|k| !["filters", "other_bucket", "other_bucket_key"].contains(&k.as_str()))
+    {
+        return Err(format!(
+            "aggregation `{at}`: `filters` parameter `{k}` is not run by the embedded engine"
+        ));
+    }
+    if params.get("other_bucket").and_then(Value::as_bool) == Some(true)
+        || params.contains_key("other_bucket_key")
+    {
+        return Err(format!(
+            "aggregation `{at}`: `filters` `other_bucket` is not run by the embedded engine"
+        ));
+    }
+    let none = |v: &Value| {
+        v.as_object().is_some_and(Map::is_empty) || v.as_array().is_some_and(Vec::is_empty)
+    };
+    if params.get("filters").is_some_and(none) {
+        return Err(format!(
+            "aggregation `{at}`: `filters` needs at least one query"
+        ));
+    }
+    match params.get("filters") {
+        Some(Value::Object(keyed)) => Ok(keyed
+            .iter()
+            .map(|(k, q)| (format!("{name}{KEYED}{k}"), q.clone()))
+            .collect()),
+        Some(Value::Array(listed)) => Ok(listed
+            .iter()
+            .enumerate()
+            .map(|(i, q)| (format!("{name}{LISTED}{i:06}"), q.clone()))
+            .collect()),
+        _ => Err(format!(
+            "aggregation `{at}`: `filters` needs `filters`, named queries or a list"
+        )),
+    }
+}
+
+impl Filters {
+    pub fn push(&mut self, path: Vec<String>, query: Value) {
+        self.0.push((path, query));
+    }
+
+    /// Puts each filter's query, with the index it runs on, in place of its placeholder.
+    pub fn attach(
+        &self,
+        aggs: &mut Aggregations,
+        ctx: &Arc<(Mapping, tantivy::Index)>,
+    ) -> Result<(), String> {
+        for (path, query) in &self.0 {
+            let mut level = &mut *aggs;
+            let (last, parents) = path.split_last().ok_or("an empty aggregation path")?;
+            for p in parents {
+                level = &mut level
+                    .get_mut(p)
+                    .ok_or_else(|| format!("aggregation `{p}` went missing"))?
+                    .sub_aggregation;
+            }
+            let agg = level
+                .get_mut(last)
+                .ok_or_else(|| format!("aggregation `{last}` went missing"))?;
+            agg.agg = AggregationVariants::Filter(FilterAggregation::new_with_builder(Box::new(
+                EsFilter {
+                    query: query.clone(),
+                    ctx: Some(ctx.clone()),
+                },
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Elasticsearch's shape for the expanded `filters` aggregations of a response, at every level.
+pub fn regroup(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            let mut grouped: Map<String, Value> = Map::new();
+            let keys: Vec<String> = map
+                .keys()
+                .filter(|k| k.contains([KEYED, LISTED]))
+                .cloned()
+                .collect();
+            for k in keys {
+                let Some(bucket) = map.remove(&k) else {
+                    continue;
+                };
+                let (name, key, listed) = match k.split_once(KEYED) {
+                    Some((n, key)) => (n, key, false),
+                    None => {
+                        let (n, i) = k.split_once(LISTED).unwrap_or((&k, ""));
+                        (n, i, true)
+                    }
+                };
+                let entry = grouped.entry(name.to_string()).or_insert_with(|| {
+                    serde_json::json!({"buckets": if listed { Value::Array(vec![]) } else { Value::Object(Map::new()) }})
+                });
+                match &mut entry["buckets"] {
+                    Value::Object(b) => {
+                        b.insert(key.to_string(), bucket);
+                    }
+                    Value::Array(b) => b.push(serde_json::json!([key, bucket])),
+                    _ => {}
+                }
+            }
+            for (_, entry) in grouped.iter_mut() {
+                // Listed buckets in the order given (their positions are zero-padded).
+                if let Value::Array(b) = &mut entry["buckets"] {
+                    b.sort_by(|x, y| x[0].as_str().cmp(&y[0].as_str()));
+                    let ordered: Vec<Value> = b.iter().map(|p| p[1].clone()).collect();
+                    *b = ordered;
+                }
+            }
+            map.extend(grouped);
+            map.values_mut().for_each(regroup);
+        }
+        Value::Array(items) => items.iter_mut().for_each(regroup),
+        _ => {}
+    }
+}
