@@ -90,7 +90,27 @@ impl AggPlan {
 pub fn to_json(results: &AggregationResults) -> Value {
     let mut v = serde_json::to_value(results).unwrap_or(Value::Null);
     filters::regroup(&mut v);
+    ipv4_keys(&mut v);
     v
+}
+
+/// tantivy keys an ip bucket by its IPv6 form; Elasticsearch shows an IPv4 address as one.
+fn ipv4_keys(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::String(k)) = map.get_mut("key") {
+                if let Some(v4) = k
+                    .strip_prefix("::ffff:")
+                    .filter(|rest| rest.parse::<std::net::Ipv4Addr>().is_ok())
+                {
+                    *k = v4.to_string();
+                }
+            }
+            map.values_mut().for_each(ipv4_keys);
+        }
+        Value::Array(items) => items.iter_mut().for_each(ipv4_keys),
+        _ => {}
+    }
 }
 
 /// One request's rewriting: the mapping and index it is checked against, and the filter
@@ -206,6 +226,10 @@ fn params_for(
     }
     if let Some(field) = params.get("field").and_then(Value::as_str) {
         if let Some(f) = mapping.and_then(|m| m.field(field)) {
+            // An alias aggregates its target's column.
+            if f.name != field {
+                out.insert("field".into(), Value::String(f.name.clone()));
+            }
             match f.kind {
                 FieldType::Text => {
                     return Err(format!(

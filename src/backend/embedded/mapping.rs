@@ -16,6 +16,8 @@ pub enum FieldType {
     Date,
     /// Stored as two double fields, `<name>.lon` and `<name>.lat`.
     GeoPoint,
+    /// An IPv4 or IPv6 address (IPv4 held as IPv6-mapped, as tantivy does).
+    Ip,
 }
 
 impl FieldType {
@@ -28,6 +30,7 @@ impl FieldType {
             "boolean" => FieldType::Boolean,
             "date" | "date_nanos" => FieldType::Date,
             "geo_point" => FieldType::GeoPoint,
+            "ip" => FieldType::Ip,
             _ => return None,
         })
     }
@@ -54,7 +57,18 @@ pub struct Mapping {
     pub id: Field,
     pub source: Field,
     pub fields: Vec<MappedField>,
+    /// Field names to fields, aliases included (an `alias` names its target's field).
     by_name: HashMap<String, usize>,
+    /// Per field with a `copy_to`: the fields its values are indexed into as well.
+    copies: Vec<(usize, Vec<usize>)>,
+}
+
+/// What a mapping declares besides fields: aliases (name, target path) and each field's
+/// `copy_to` targets, resolved once every field is known.
+#[derive(Default)]
+struct Declared {
+    aliases: Vec<(String, String)>,
+    copy_to: Vec<(String, Vec<String>)>,
 }
 
 /// Field types the embedded engine does not map are reported, not silently dropped.
@@ -72,23 +86,62 @@ impl Mapping {
         let id = builder.add_text_field("_id", STRING | STORED);
         let source = builder.add_bytes_field("_source", STORED);
         let mut fields = Vec::new();
+        let mut declared = Declared::default();
         let props = body
             .pointer("/mappings/properties")
             .and_then(Value::as_object);
         if let Some(props) = props {
-            collect(props, &mut Vec::new(), &mut builder, &mut fields)?;
+            collect(
+                props,
+                &mut Vec::new(),
+                &mut builder,
+                &mut fields,
+                &mut declared,
+            )?;
         }
-        let by_name = fields
+        let mut by_name: HashMap<String, usize> = fields
             .iter()
             .enumerate()
             .map(|(i, f): (usize, &MappedField)| (f.name.clone(), i))
             .collect();
+        let unknown = |field: &str, kind: &str, why: String| UnsupportedType {
+            field: field.to_string(),
+            kind: kind.to_string(),
+            why: Some(why),
+        };
+        for (alias, path) in &declared.aliases {
+            let target = *by_name.get(path).ok_or_else(|| {
+                unknown(
+                    alias,
+                    "alias",
+                    format!("its path `{path}` names no field of the mapping"),
+                )
+            })?;
+            by_name.insert(alias.clone(), target);
+        }
+        let mut copies = Vec::new();
+        for (from, targets) in &declared.copy_to {
+            let targets = targets
+                .iter()
+                .map(|t| {
+                    by_name.get(t).copied().ok_or_else(|| {
+                        unknown(
+                            from,
+                            "copy_to",
+                            format!("`copy_to` names `{t}`, which is no field of the mapping"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            copies.push((by_name[from], targets));
+        }
         Ok(Mapping {
             schema: builder.build(),
             id,
             source,
             fields,
             by_name,
+            copies,
         })
     }
 
@@ -107,11 +160,22 @@ impl Mapping {
         doc.add_text(self.id, id);
         doc.add_bytes(self.source, line.as_bytes());
         let mut values = Vec::new();
-        for f in &self.fields {
+        for (i, f) in self.fields.iter().enumerate() {
             values.clear();
             lookup(obj, &f.path, &mut values);
             for v in &values {
                 add_value(&mut doc, f, v).map_err(|m| format!("field `{}`: {m}", f.name))?;
+            }
+            // copy_to: the same values indexed into the target fields, by their types.
+            if let Some((_, targets)) = self.copies.iter().find(|(from, _)| *from == i) {
+                for t in targets {
+                    let target = &self.fields[*t];
+                    for v in &values {
+                        add_value(&mut doc, target, v).map_err(|m| {
+                            format!("field `{}` (copied from `{}`): {m}", target.name, f.name)
+                        })?;
+                    }
+                }
             }
         }
         Ok(doc)
@@ -123,12 +187,28 @@ fn collect(
     prefix: &mut Vec<String>,
     builder: &mut tantivy::schema::SchemaBuilder,
     out: &mut Vec<MappedField>,
+    declared: &mut Declared,
 ) -> Result<(), UnsupportedType> {
     for (name, def) in props {
         prefix.push(name.clone());
         let dotted = prefix.join(".");
-        if let Some(sub) = def.get("properties").and_then(Value::as_object) {
-            collect(sub, prefix, builder, out)?;
+        if let Some(copy_to) = def.get("copy_to") {
+            let targets = match copy_to {
+                Value::String(t) => vec![t.clone()],
+                Value::Array(a) => a
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            declared.copy_to.push((dotted.clone(), targets));
+        }
+        if def.get("type").and_then(Value::as_str) == Some("alias") {
+            let path = def.get("path").and_then(Value::as_str).unwrap_or_default();
+            declared.aliases.push((dotted, path.to_string()));
+        } else if let Some(sub) = def.get("properties").and_then(Value::as_object) {
+            collect(sub, prefix, builder, out, declared)?;
         } else {
             out.push(add_field(builder, &dotted, prefix, def)?);
             // Multi-fields: the same value indexed again under `<name>.<sub>` (`name.raw`).
@@ -180,6 +260,7 @@ fn add_field(
         FieldType::Double => (builder.add_f64_field(name, INDEXED | FAST), None),
         FieldType::Boolean => (builder.add_bool_field(name, INDEXED | FAST), None),
         FieldType::Date => (builder.add_date_field(name, INDEXED | FAST), None),
+        FieldType::Ip => (builder.add_ip_addr_field(name, INDEXED | FAST), None),
         FieldType::GeoPoint => (
             builder.add_f64_field(&format!("{name}.lon"), INDEXED | FAST),
             Some(builder.add_f64_field(&format!("{name}.lat"), INDEXED | FAST)),
@@ -197,6 +278,44 @@ fn add_field(
 
 /// Every value at `path`: through arrays of objects too (`answers: [{date}, {date}]` gives
 /// each answer's date), as Elasticsearch flattens an object array's fields.
+/// An IP address as tantivy holds it: IPv6, an IPv4 one mapped.
+pub fn read_ip(v: &Value) -> Result<std::net::Ipv6Addr, String> {
+    let s = v
+        .as_str()
+        .ok_or_else(|| format!("expected an IP address, got {v}"))?;
+    let ip: std::net::IpAddr = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not an IP address"))?;
+    Ok(match ip {
+        std::net::IpAddr::V4(v4) => v4.to_ipv6_mapped(),
+        std::net::IpAddr::V6(v6) => v6,
+    })
+}
+
+/// The first and last address of a CIDR block (`10.0.0.0/8`, `2001:db8::/32`).
+pub fn ip_block(cidr: &str) -> Result<(std::net::Ipv6Addr, std::net::Ipv6Addr), String> {
+    let (addr, bits) = cidr
+        .split_once('/')
+        .ok_or_else(|| format!("`{cidr}` is not a CIDR block"))?;
+    let ip: std::net::IpAddr = addr
+        .parse()
+        .map_err(|_| format!("`{cidr}`: `{addr}` is not an IP address"))?;
+    let bits: u32 = bits
+        .parse()
+        .map_err(|_| format!("`{cidr}`: `{bits}` is not a prefix length"))?;
+    let (base, bits) = match ip {
+        std::net::IpAddr::V4(v4) if bits <= 32 => (u128::from(v4.to_ipv6_mapped()), bits + 96),
+        std::net::IpAddr::V6(v6) if bits <= 128 => (u128::from(v6), bits),
+        _ => return Err(format!("`{cidr}`: the prefix length is too long")),
+    };
+    let host = if bits == 0 {
+        u128::MAX
+    } else {
+        u128::MAX.checked_shr(bits).unwrap_or(0)
+    };
+    Ok(((base & !host).into(), (base | host).into()))
+}
+
 fn lookup<'a>(obj: &'a Map<String, Value>, path: &[String], out: &mut Vec<&'a Value>) {
     // Documents may spell a nested field either nested or with a dotted key.
     if let Some(v) = obj.get(&path.join(".")) {
@@ -253,6 +372,7 @@ fn add_scalar(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(
             other => return Err(format!("expected a boolean, got {other}")),
         },
         FieldType::Date => doc.add_date(f.field, read_date(f, v)?),
+        FieldType::Ip => doc.add_ip_addr(f.field, read_ip(v)?),
         FieldType::GeoPoint => unreachable!("handled by add_value"),
     }
     Ok(())

@@ -181,8 +181,10 @@ impl QueryCompiler<'_> {
                     FieldType::Text => Box::new(
                         RegexQuery::from_pattern(".*", f.field).map_err(|e| e.to_string())?,
                     ),
-                    FieldType::GeoPoint => Box::new(ExistsQuery::new(format!("{name}.lat"), false)),
-                    _ => Box::new(ExistsQuery::new(name.to_string(), false)),
+                    FieldType::GeoPoint => {
+                        Box::new(ExistsQuery::new(format!("{}.lat", f.name), false))
+                    }
+                    _ => Box::new(ExistsQuery::new(f.name.clone(), false)),
                 })
             }
             "prefix" => {
@@ -316,10 +318,19 @@ impl QueryCompiler<'_> {
                 Term::from_field_bool(f.field, v.as_bool().ok_or("expected a boolean")?)
             }
             FieldType::Date => Term::from_field_date_for_search(f.field, read_date(f, v)?),
+            FieldType::Ip => Term::from_field_ip_addr(f.field, super::mapping::read_ip(v)?),
         })
     }
 
     fn term_query(&self, f: &MappedField, v: &Value) -> Result<Box<dyn Query>, String> {
+        // An ip term may be a CIDR block: every address in it matches, as in Elasticsearch.
+        if let (FieldType::Ip, Some(cidr)) = (f.kind, v.as_str().filter(|s| s.contains('/'))) {
+            let (first, last) = super::mapping::ip_block(cidr)?;
+            return Ok(Box::new(RangeQuery::new(
+                Bound::Included(Term::from_field_ip_addr(f.field, first)),
+                Bound::Included(Term::from_field_ip_addr(f.field, last)),
+            )));
+        }
         Ok(Box::new(TermQuery::new(
             self.term(f, v)?,
             IndexRecordOption::Basic,

@@ -151,9 +151,11 @@ impl Sort {
                     ))
                 }
             };
+            // An alias sorts on its target's column.
+            let column = mapping.field(name).map_or(name, |f| f.name.as_str());
             keys.push(SortKey {
                 by,
-                name: name.to_string(),
+                name: column.to_string(),
                 desc,
             });
         }

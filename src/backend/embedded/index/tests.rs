@@ -281,3 +281,125 @@ fn unknown_fields_and_queries_are_bad_requests() {
         ErrorKind::BadRequest
     );
 }
+
+#[test]
+fn aliases_read_their_target_and_copy_to_indexes_values_again() {
+    let body = json!({"mappings": {"properties": {
+        "first": {"type": "text", "copy_to": "full"},
+        "last": {"type": "text", "copy_to": ["full"]},
+        "full": {"type": "text"},
+        "country": {"type": "keyword"},
+        "cc": {"type": "alias", "path": "country"},
+        "pop": {"type": "long"},
+        "people": {"type": "alias", "path": "pop"},
+    }}});
+    let idx = EmbeddedIndex::create("a", &body).unwrap();
+    for d in [
+        r#"{"first":"Ada","last":"Lovelace","country":"GB","pop":3}"#,
+        r#"{"first":"Alan","last":"Turing","country":"GB","pop":5}"#,
+        r#"{"first":"Grace","last":"Hopper","country":"US","pop":7}"#,
+    ] {
+        idx.apply(&Item {
+            verb: Verb::Index,
+            index: None,
+            id: None,
+            body: Some(d),
+        })
+        .unwrap();
+    }
+    idx.refresh().unwrap();
+    let total = |q: serde_json::Value| {
+        let plan = idx.compile(&json!({"query": q})).unwrap();
+        idx.search_hits(&plan, &idx.searcher()).unwrap().0
+    };
+    assert_eq!(total(json!({"term": {"cc": "GB"}})), 2);
+    assert_eq!(total(json!({"range": {"people": {"gte": 5}}})), 2);
+    assert_eq!(total(json!({"exists": {"field": "people"}})), 3);
+    // Both names went into `full`; the source keeps no `full` of its own.
+    assert_eq!(total(json!({"match": {"full": "turing"}})), 1);
+    assert_eq!(total(json!({"match_phrase": {"full": "grace"}})), 1);
+    let plan = idx
+        .compile(&json!({"size": 0, "aggs": {"by": {"terms": {"field": "cc"}}, "s": {"sum": {"field": "people"}}}}))
+        .unwrap();
+    let aggs = idx.search_hits(&plan, &idx.searcher()).unwrap().2.unwrap();
+    let aggs = crate::backend::embedded::aggs::to_json(&aggs);
+    assert_eq!(
+        aggs["by"]["buckets"][0],
+        json!({"key": "GB", "doc_count": 2})
+    );
+    assert_eq!(aggs["s"]["value"], json!(15.0));
+    let plan = idx
+        .compile(&json!({"sort": [{"people": "desc"}], "size": 1}))
+        .unwrap();
+    let (_, hits, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+    assert_eq!(hits.len(), 1);
+    // A path or a copy_to naming no field is named.
+    let bad = |props: serde_json::Value| {
+        EmbeddedIndex::check_mapping("x", &json!({"mappings": {"properties": props}})).unwrap_err()
+    };
+    assert!(bad(json!({"a": {"type": "alias", "path": "nope"}})).contains("`nope` names no field"));
+    assert!(bad(json!({"a": {"type": "text", "copy_to": "nope"}})).contains("`nope`"));
+}
+
+#[test]
+fn ip_fields_match_addresses_blocks_and_ranges() {
+    let body = json!({"mappings": {"properties": {"ip": {"type": "ip"}}}});
+    let idx = EmbeddedIndex::create("ips", &body).unwrap();
+    for ip in [
+        "10.1.2.3",
+        "10.1.9.9",
+        "10.1.9.9",
+        "192.168.0.1",
+        "2001:db8::1",
+    ] {
+        idx.apply(&Item {
+            verb: Verb::Index,
+            index: None,
+            id: None,
+            body: Some(&json!({ "ip": ip }).to_string()),
+        })
+        .unwrap();
+    }
+    let bad = idx.apply(&Item {
+        verb: Verb::Index,
+        index: None,
+        id: None,
+        body: Some(r#"{"ip": "not-an-ip"}"#),
+    });
+    assert!(bad.is_err());
+    idx.refresh().unwrap();
+    let total = |q: serde_json::Value| {
+        let plan = idx.compile(&json!({ "query": q })).unwrap();
+        idx.search_hits(&plan, &idx.searcher()).unwrap().0
+    };
+    assert_eq!(total(json!({"term": {"ip": "10.1.2.3"}})), 1);
+    assert_eq!(total(json!({"term": {"ip": "10.1.0.0/16"}})), 3);
+    assert_eq!(total(json!({"term": {"ip": "2001:db8::/32"}})), 1);
+    assert_eq!(
+        total(json!({"terms": {"ip": ["192.168.0.1", "2001:db8::1"]}})),
+        2
+    );
+    assert_eq!(
+        total(json!({"range": {"ip": {"gte": "10.0.0.0", "lt": "192.168.0.1"}}})),
+        3
+    );
+    let plan = idx
+        .compile(&json!({"size": 0, "aggs": {"by": {"terms": {"field": "ip"}}}}))
+        .unwrap();
+    let aggs = idx.search_hits(&plan, &idx.searcher()).unwrap().2.unwrap();
+    let aggs = crate::backend::embedded::aggs::to_json(&aggs);
+    assert_eq!(
+        aggs["by"]["buckets"][0],
+        json!({"key": "10.1.9.9", "doc_count": 2})
+    );
+    let keys: Vec<&str> = aggs["by"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key"].as_str().unwrap())
+        .collect();
+    assert!(
+        keys.contains(&"2001:db8::1") && keys.contains(&"192.168.0.1"),
+        "{keys:?}"
+    );
+}
