@@ -20,6 +20,9 @@ enum By {
     /// The document's address (segment, then doc id): index order, unique.
     Doc,
     Field(FieldType),
+    /// `_geo_distance`: metres from `origin` to the document's point (the nearest of
+    /// several, Elasticsearch's default `mode: min` ascending).
+    GeoDistance,
 }
 
 #[derive(Debug, Clone)]
@@ -28,6 +31,8 @@ struct SortKey {
     /// The tantivy field name of a field key.
     name: String,
     desc: bool,
+    /// `_geo_distance`: the origin (lat, lon) and metres per unit of the values shown.
+    geo: Option<((f64, f64), f64)>,
 }
 
 /// A search's order: the request's keys, then the document address to break ties.
@@ -85,11 +90,13 @@ impl Sort {
                     by: By::Score,
                     name: String::new(),
                     desc: true,
+                    geo: None,
                 },
                 SortKey {
                     by: By::Doc,
                     name: String::new(),
                     desc: false,
+                    geo: None,
                 },
             ],
             user_keys: 0,
@@ -132,6 +139,10 @@ impl Sort {
                     ))
                 }
             };
+            if name == "_geo_distance" {
+                keys.push(geo_distance_key(e, mapping)?);
+                continue;
+            }
             let by = match name {
                 "_score" => By::Score,
                 "_doc" | "_shard_doc" => By::Doc,
@@ -157,6 +168,7 @@ impl Sort {
                 by,
                 name: column.to_string(),
                 desc,
+                geo: None,
             });
         }
         let user_keys = keys.len();
@@ -165,6 +177,7 @@ impl Sort {
                 by: By::Doc,
                 name: String::new(),
                 desc: false,
+                geo: None,
             });
         }
         Ok(Sort { keys, user_keys })
@@ -216,6 +229,11 @@ impl Sort {
                     }
                     By::Field(FieldType::Boolean) => json!(raw),
                     By::Field(_) => Value::Null,
+                    // Elasticsearch shows a document with no point as Infinity.
+                    By::GeoDistance if raw == u64::MAX => json!("Infinity"),
+                    By::GeoDistance => {
+                        json!(tantivy::u64_to_f64(raw) / k.geo.map_or(1.0, |g| g.1))
+                    }
                 }
             });
         Value::Array(shown.collect())
@@ -251,6 +269,10 @@ impl Sort {
                     tantivy::i64_to_u64(v.as_i64().ok_or_else(bad)?.saturating_mul(1_000_000))
                 }
                 (By::Field(FieldType::Boolean), Value::Bool(b)) => u64::from(*b),
+                (By::GeoDistance, Value::String(s)) if s == "Infinity" => u64::MAX,
+                (By::GeoDistance, v) => {
+                    tantivy::f64_to_u64(v.as_f64().ok_or_else(bad)? * k.geo.map_or(1.0, |g| g.1))
+                }
                 (By::Field(_), v) => v.as_u64().ok_or_else(bad)?,
             };
             key.0[i] = if k.desc && raw != u64::MAX { !raw } else { raw };
@@ -260,6 +282,81 @@ impl Sort {
             len: self.user_keys,
         })
     }
+}
+
+/// `{"_geo_distance": {"<geo_point field>": point, "order": ..., "unit": ...}}`: one origin,
+/// arc distance, the nearest point of a document (`mode: min`).
+fn geo_distance_key(e: &Value, mapping: &Mapping) -> Result<SortKey, String> {
+    let opts = e["_geo_distance"]
+        .as_object()
+        .ok_or("`_geo_distance` takes an object: {\"<field>\": point, \"order\": ...}")?;
+    const OPTIONS: [&str; 6] = [
+        "order",
+        "unit",
+        "mode",
+        "distance_type",
+        "ignore_unmapped",
+        "nested",
+    ];
+    let mut field = None;
+    for (k, v) in opts {
+        if !OPTIONS.contains(&k.as_str()) {
+            if field.is_some() {
+                return Err("`_geo_distance` sorts from one field's origin".into());
+            }
+            field = Some((k, v));
+        }
+    }
+    let (name, origin) = field.ok_or("`_geo_distance` names no geo_point field")?;
+    let f = mapping
+        .field(name)
+        .filter(|f| f.kind == FieldType::GeoPoint)
+        .ok_or_else(|| {
+            format!("cannot sort on `_geo_distance` of `{name}`: no geo_point field of that name")
+        })?;
+    let origin = match origin {
+        Value::Array(a) if a.len() == 1 => &a[0],
+        Value::Array(a) if a.first().is_some_and(Value::is_array) => {
+            return Err(
+                "`_geo_distance` from several origins is not run by the embedded engine".into(),
+            )
+        }
+        one => one,
+    };
+    let (lon, lat) =
+        super::mapping::geo_point(origin).map_err(|m| format!("`_geo_distance` origin: {m}"))?;
+    let unit = match opts.get("unit").and_then(Value::as_str) {
+        None => 1.0,
+        Some(u) => super::functions::distance_meters(&format!("1{u}"))?,
+    };
+    match opts.get("mode").and_then(Value::as_str) {
+        None | Some("min") => {}
+        Some(m) => return Err(format!("`_geo_distance` mode `{m}` is not run by the embedded engine (a document's nearest point, `min`)")),
+    }
+    if let Some(t) = opts
+        .get("distance_type")
+        .and_then(Value::as_str)
+        .filter(|t| *t != "arc")
+    {
+        return Err(format!(
+            "`_geo_distance` distance_type `{t}` is not run by the embedded engine (`arc`)"
+        ));
+    }
+    let desc = match opts.get("order").and_then(Value::as_str) {
+        None | Some("asc") => false,
+        Some("desc") => true,
+        Some(o) => {
+            return Err(format!(
+                "sort `_geo_distance`: order is \"asc\" or \"desc\", got \"{o}\""
+            ))
+        }
+    };
+    Ok(SortKey {
+        by: By::GeoDistance,
+        name: f.name.clone(),
+        desc,
+        geo: Some(((lat, lon), unit)),
+    })
 }
 
 /// The top `limit` hits after a cursor, in sort order, with their keys.
@@ -295,6 +392,8 @@ impl Ord for Hit {
 pub struct SegmentTop {
     keys: Vec<SortKey>,
     columns: Vec<Option<Column<u64>>>,
+    /// Per `_geo_distance` key: the field's point columns.
+    points: Vec<Option<super::scoring::Points>>,
     segment: SegmentOrdinal,
     after: Option<After>,
     limit: usize,
@@ -323,9 +422,19 @@ impl Collector for TopAfter<'_> {
                 _ => Ok(None),
             })
             .collect::<tantivy::Result<Vec<_>>>()?;
+        let points = self
+            .sort
+            .keys
+            .iter()
+            .map(|k| match k.by {
+                By::GeoDistance => super::scoring::Points::open(reader, &k.name).map(Some),
+                _ => Ok(None),
+            })
+            .collect::<tantivy::Result<Vec<_>>>()?;
         Ok(SegmentTop {
             keys: self.sort.keys.clone(),
             columns,
+            points,
             segment,
             after: self.after,
             limit: self.limit,
@@ -365,6 +474,18 @@ impl SegmentCollector for SegmentTop {
                         continue;
                     }
                 },
+                By::GeoDistance => {
+                    let origin = k.geo.map_or((0.0, 0.0), |g| g.0);
+                    match self.points[i].as_ref().and_then(|p| p.get(doc)) {
+                        Some((lat, lon)) => tantivy::f64_to_u64(super::scoring::arc_distance(
+                            origin.0, origin.1, lat, lon,
+                        )),
+                        None => {
+                            key.0[i] = u64::MAX;
+                            continue;
+                        }
+                    }
+                }
             };
             key.0[i] = if k.desc { !raw } else { raw };
         }

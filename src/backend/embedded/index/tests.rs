@@ -403,3 +403,66 @@ fn ip_fields_match_addresses_blocks_and_ranges() {
         "{keys:?}"
     );
 }
+
+#[test]
+fn geo_distance_sorts_nearest_first_with_distances_in_the_unit_asked() {
+    let body = json!({"mappings": {"properties": {"name": {"type": "keyword"}, "at": {"type": "geo_point"}}}});
+    let idx = EmbeddedIndex::create("geo", &body).unwrap();
+    // Vienna, Salzburg, Graz, and one without a point.
+    for d in [
+        r#"{"name":"salzburg","at":{"lat":47.8095,"lon":13.055}}"#,
+        r#"{"name":"graz","at":"47.0707,15.4395"}"#,
+        r#"{"name":"vienna","at":[16.3738,48.2082]}"#,
+        r#"{"name":"nowhere"}"#,
+    ] {
+        idx.apply(&Item {
+            verb: Verb::Index,
+            index: None,
+            id: None,
+            body: Some(d),
+        })
+        .unwrap();
+    }
+    idx.refresh().unwrap();
+    let origin: (f64, f64) = (48.2082, 16.3738);
+    let sorted = |order: &str| {
+        let q = json!({"sort": [{"_geo_distance": {"at": {"lat": origin.0, "lon": origin.1}, "order": order, "unit": "km"}}]});
+        let plan = idx.compile(&q).unwrap();
+        let (_, hits, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+        hits.into_iter()
+            .map(|h| {
+                let name =
+                    serde_json::from_slice::<serde_json::Value>(&h.source).unwrap()["name"].clone();
+                (
+                    name.as_str().unwrap().to_string(),
+                    h.sort.unwrap()[0].clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let asc = sorted("asc");
+    let names: Vec<&str> = asc.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["vienna", "graz", "salzburg", "nowhere"]);
+    // Distances computed here by the haversine formula on Elasticsearch's earth radius.
+    let km = |lat: f64, lon: f64| {
+        let (p1, p2) = (origin.0.to_radians(), lat.to_radians());
+        let (dp, dl) = ((lat - origin.0).to_radians(), (lon - origin.1).to_radians());
+        let h = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
+        2.0 * 6_371.008_771_4 * h.sqrt().asin()
+    };
+    assert!(asc[0].1.as_f64().unwrap().abs() < 1e-6);
+    assert!((asc[1].1.as_f64().unwrap() - km(47.0707, 15.4395)).abs() < 1e-6);
+    assert!((asc[2].1.as_f64().unwrap() - km(47.8095, 13.055)).abs() < 1e-6);
+    assert_eq!(asc[3].1, json!("Infinity"));
+    let desc: Vec<String> = sorted("desc").into_iter().map(|(n, _)| n).collect();
+    assert_eq!(desc[..3], ["salzburg", "graz", "vienna"]);
+    let bad = idx
+        .compile(&json!({"sort": [{"_geo_distance": {"name": [0, 0]}}]}))
+        .err()
+        .unwrap();
+    assert!(
+        bad.message.contains("no geo_point field"),
+        "{}",
+        bad.message
+    );
+}
