@@ -129,8 +129,14 @@ def main():
     ap.add_argument("--others", type=int, default=2)
     ap.add_argument("--only", default="")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--bin", default="", help="a runner binary to use (default: build the release one)")
+    ap.add_argument("--json", default="", help="also write the rows to this file, as JSON")
     a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    global BIN
+    if a.bin:
+        BIN = a.bin
+    else:
+        subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
     py = python_with_jinja2()
     home = tempfile.mkdtemp(prefix="rally-tracks-")
     port = free_port()
@@ -170,6 +176,9 @@ def main():
         first = r["error"] or (r["failed"][0] if r["failed"] else (r["skipped"][0] if r["skipped"] else ""))
         first = first.replace("|", "\\|")[:140]
         print(f"| {track} | {c} | {backend} | {r['exit']} | {r['secs']:.1f} | {r['ran']} | {len(r['skipped'])} | {len(r['failed'])} | {first} |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump([{"track": t, "challenge": c, "backend": b, **r} for t, c, b, r in rows], f, indent=1)
     print("\n| causes, by count | |\n|--:|---|")
     for cause, n in causes.most_common():
         print(f"| {n} | {cause.replace('|', '/')} |")

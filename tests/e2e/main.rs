@@ -16,6 +16,7 @@ mod percentiles;
 mod plot;
 mod race;
 mod rally;
+mod rally_table;
 mod redis;
 mod redis_faults;
 mod redis_tls;

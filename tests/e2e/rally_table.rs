@@ -1,0 +1,74 @@
+//! Part of benches/rally_tracks.py's table, in CI: real Rally tracks and OSB workloads from
+//! `../shared/rally-tracks` (RUNNER_TEST_RALLY_TRACKS; `.ci/run` sets it when the folder is
+//! there), with corpora from its generator, raced in test mode on the embedded engine and
+//! through `runner serve`. What the engine cannot run must be named (skipped with a reason,
+//! or failed with the engine's message); nothing may fail to load, and everything else runs
+//! with no error.
+
+use crate::util::*;
+
+/// Failures a task may have on the embedded engine when the index's mapping decides (found
+/// at the search, not before the race), each an engine limitation the README names.
+const NAMED_LIMITS: [&str; 3] = [
+    "cannot sort on `country_code.raw`: the embedded engine sorts on numeric, date and boolean",
+    "is a geo_point, which the embedded engine does not aggregate",
+    // The track sorts on a field its mapping lacks: Elasticsearch refuses it too.
+    "cannot sort on `_geo_distance` of `pin.location`: no geo_point field",
+];
+
+#[test]
+fn shared_rally_tracks_load_and_run_what_they_can() {
+    let Ok(shared) = std::env::var("RUNNER_TEST_RALLY_TRACKS") else {
+        eprintln!("RUNNER_TEST_RALLY_TRACKS is not set: the shared Rally tracks are not here");
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("rows.json");
+    let status = std::process::Command::new("python3")
+        .arg(repo().join("benches/rally_tracks.py"))
+        .args([
+            "--shared",
+            &shared,
+            "--only",
+            "geonames,nested,so,geopoint",
+            "--others",
+            "0",
+        ])
+        .args(["--bin", env!("CARGO_BIN_EXE_runner"), "--timeout", "240"])
+        .arg("--json")
+        .arg(&json)
+        .status()
+        .expect("python3 runs the table");
+    assert!(status.success(), "the table script failed");
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(rows.len() >= 14, "{} rows: {rows:#?}", rows.len());
+    let mut clean = 0;
+    for r in &rows {
+        let name = format!("{} {} {}", r["track"], r["challenge"], r["backend"]);
+        assert!(
+            r["error"].as_str() == Some(""),
+            "{name} did not load or race: {}",
+            r["error"]
+        );
+        for f in r["failed"].as_array().unwrap() {
+            let f = f.as_str().unwrap();
+            // Through `runner serve`, what the engine lacks is a 400 naming it (never a 5xx,
+            // a timeout or a broken answer); in a race, a limitation the README names.
+            let named = if r["backend"] == "serve" {
+                f.contains("answered 400: ")
+            } else {
+                NAMED_LIMITS.iter().any(|l| f.contains(l))
+            };
+            assert!(
+                named,
+                "{name}: a task failed for a reason that is no named limitation: {f}"
+            );
+        }
+        for s in r["skipped"].as_array().unwrap() {
+            assert!(s.as_str().unwrap().contains("skipped"), "{name}: {s}");
+        }
+        clean += r["ran"].as_u64().unwrap();
+    }
+    assert!(clean >= 100, "only {clean} tasks ran clean");
+}
