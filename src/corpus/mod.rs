@@ -156,6 +156,9 @@ pub struct CorpusReader {
     uniform: bool,
     /// Blank lines read since the last document.
     blank_run: u64,
+    /// Each generated action line names its file's target index (`_index`): a bulk over files
+    /// for several indices goes to `/_bulk`.
+    name_index: bool,
 }
 
 impl CorpusReader {
@@ -184,7 +187,15 @@ impl CorpusReader {
             pending: None,
             uniform: false,
             blank_run: 0,
+            name_index: false,
         })
+    }
+
+    /// Action lines name each file's target index (files for several indices in one bulk).
+    pub fn naming_indices(mut self, name: bool) -> Self {
+        self.name_index = name;
+        self.uniform = self.uniform_actions();
+        self
     }
 
     /// Hands out bulk bodies (an action line before each document) instead of bare documents.
@@ -226,6 +237,7 @@ impl CorpusReader {
     pub fn uniform_actions(&self) -> bool {
         matches!(&self.framing, Framing::Bulk(a) if a.constant().is_some())
             && !self.files.iter().any(|f| f.with_actions)
+            && !self.name_index
     }
 
     /// [`CorpusReader::fill`], and each document's (action, document) pair appended to
@@ -292,6 +304,7 @@ impl CorpusReader {
             let path = || meta.describe();
             let constant = match &self.framing {
                 Framing::Documents => Some(""),
+                Framing::Bulk(_) if self.name_index => None,
                 Framing::Bulk(actions) => actions.constant(),
             };
             if let (Some(action), false) = (constant, meta.with_actions) {
@@ -426,9 +439,17 @@ impl CorpusReader {
                     ((verb, shift(index), shift(id)), false)
                 }
                 Framing::Bulk(actions) => {
-                    let Action { verb, id } = actions.write_action(buf);
+                    let at = buf.len();
+                    let Action { verb, mut id } = actions.write_action(buf);
+                    let index = if self.name_index && !meta.target_index.is_empty() {
+                        let (index, shift) = name_target(buf, at, &meta.target_index);
+                        id = id.map(|r| r.start + shift..r.end + shift);
+                        index
+                    } else {
+                        None
+                    };
                     // A generated update carries the document as the fields to merge.
-                    ((verb, None, id), verb == Verb::Update)
+                    ((verb, index, id), verb == Verb::Update)
                 }
                 Framing::Documents => ((Verb::Index, None, None), false),
             };
@@ -583,6 +604,26 @@ fn read_until_newline(
 
 /// At the end of a file: its declared document count must be what it held (unless a limit
 /// stopped reading early).
+/// Puts `"_index":"<target>"` first in the action line written at `at`
+/// (`{"index":{...}}`): the index's range (quotes included), and how far what followed moved.
+fn name_target(
+    buf: &mut String,
+    at: usize,
+    target: &str,
+) -> (Option<std::ops::Range<usize>>, usize) {
+    let Some(open) = buf[at..].find(":{").map(|i| at + i + 2) else {
+        return (None, 0);
+    };
+    let name = serde_json::Value::String(target.to_string()).to_string();
+    let mut insert = format!("\"_index\":{name}");
+    if !buf[open..].starts_with('}') {
+        insert.push(',');
+    }
+    buf.insert_str(open, &insert);
+    let start = open + "\"_index\":".len();
+    (Some(start..start + name.len()), insert.len())
+}
+
 fn check_count(meta: &DocumentSet, read: u64, limit: Option<u64>) -> Result<(), CorpusError> {
     match meta.document_count {
         Some(declared) if declared != read && limit.is_none() => Err(CorpusError::CountMismatch {

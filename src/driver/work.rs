@@ -93,8 +93,15 @@ impl CorpusFeed {
         warmup: CorpusWarmup,
         cancel: CancellationToken,
     ) -> Result<CorpusFeed, CorpusError> {
+        // Files for several indices in one bulk: each action line names its index.
+        let first = files
+            .first()
+            .map(|f| f.target_index.clone())
+            .unwrap_or_default();
+        let several = files.iter().any(|f| f.target_index != first);
         let mut reader = CorpusReader::open(files, limits.document_limit)?
             .with_framing(Framing::Bulk(Box::new(actions)))
+            .naming_indices(several)
             .looped(limits.looped);
         let uniform = reader.uniform_actions();
         let depth = (clients as usize * 2).max(2);

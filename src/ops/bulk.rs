@@ -67,22 +67,44 @@ pub struct BulkSpec {
 }
 
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
-    let corpus_name = p.string("corpus")?;
-    let (corpus, files) = match corpus_name {
-        Some(name) => ctx
-            .corpora
-            .iter()
-            .find(|(n, _)| *n == name)
-            .ok_or_else(|| {
-                let hint =
-                    crate::track::did_you_mean(&name, ctx.corpora.iter().map(|(n, _)| n.as_str()));
-                ParamError::new(
-                    "corpus",
-                    format!("corpus `{name}` is not declared under `corpora`{hint}"),
-                )
-            })?,
+    let find = |name: &str| {
+        ctx.corpora.iter().find(|(n, _)| n == name).ok_or_else(|| {
+            let hint =
+                crate::track::did_you_mean(name, ctx.corpora.iter().map(|(n, _)| n.as_str()));
+            ParamError::new(
+                "corpus",
+                format!("corpus `{name}` is not declared under `corpora`{hint}"),
+            )
+        })
+    };
+    // Several corpora, one after another (Rally's `corpora: [a, b]`).
+    let several;
+    let (corpus, files) = match p.get("corpus") {
+        Some(Value::Array(names)) if !names.is_empty() => {
+            let mut files = Vec::new();
+            let mut joined = Vec::new();
+            for n in names {
+                let n = n.as_str().ok_or_else(|| {
+                    ParamError::new("corpus", format!("expected corpus names, got {n}"))
+                })?;
+                files.extend(find(n)?.1.iter().cloned());
+                joined.push(n);
+            }
+            several = (joined.join("+"), files);
+            (&several.0, &several.1)
+        }
+        Some(Value::String(name)) => {
+            let (n, f) = find(name)?;
+            (n, f)
+        }
+        Some(other) => {
+            return Err(ParamError::new(
+                "corpus",
+                format!("expected a corpus name or a list of them, got {other}"),
+            ))
+        }
         None => match ctx.corpora {
-            [only] => only,
+            [only] => (&only.0, &only.1),
             [] => {
                 return Err(ParamError::new(
                     "corpus",
@@ -92,7 +114,7 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
             _ => {
                 return Err(ParamError::new(
                     "corpus",
-                    "the track has several corpora; name one with `corpus`",
+                    "the track has several corpora; name one with `corpus` (or a list of them)",
                 ))
             }
         },
@@ -103,16 +125,16 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
             .iter_mut()
             .for_each(|f| f.target_index = index.clone());
     }
-    let index = files
+    let first = files
         .first()
         .map(|f| f.target_index.clone())
         .unwrap_or_default();
-    if files.iter().any(|f| f.target_index != index) {
-        return Err(ParamError::new(
-            "index",
-            "the corpus targets several indices; name one with `index`",
-        ));
-    }
+    // Files for several indices: requests go to `/_bulk`, each action line naming its index.
+    let index = if files.iter().any(|f| f.target_index != first) {
+        String::new()
+    } else {
+        first
+    };
     let bulk_size = BulkSize(p.positive_int("bulk-size")?.unwrap_or(5000));
     let flush_bytes = match p.get("flush-bytes") {
         None | Some(Value::Null) => None,

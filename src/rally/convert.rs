@@ -40,6 +40,8 @@ struct Ctx<'a> {
     render_body: &'a dyn Fn(&str) -> Result<Value, TrackError>,
     /// The track's data streams and templates, which operations naming no target act on.
     declared: super::registry::Declared,
+    /// The track's corpora, by name: a bulk naming none indexes them all, as in Rally.
+    corpus_names: Vec<String>,
 }
 
 impl Ctx<'_> {
@@ -69,6 +71,7 @@ pub fn convert(
         rally_types: Default::default(),
         render_body,
         declared: Default::default(),
+        corpus_names: Vec::new(),
     };
     let Some(top) = rally.as_object() else {
         return Err(c.err("/", "a Rally track is a JSON object"));
@@ -120,7 +123,12 @@ pub fn convert(
     }
     out.insert("indices".into(), Value::Array(our_indices));
     c.declared = declared(&c, top)?;
-    out.insert("corpora".into(), Value::Array(corpora(&mut c, top)?));
+    let our_corpora = corpora(&mut c, top)?;
+    c.corpus_names = our_corpora
+        .iter()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
+    out.insert("corpora".into(), Value::Array(our_corpora));
     let mut ops = Vec::new();
     let mut unsupported_ops = Map::new();
     let mut binding_stubs = Vec::new();
@@ -257,6 +265,13 @@ fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackErr
             }
             if let Some(t) = d.get("target-index").or_else(|| corpus.get("target-index")) {
                 o.insert("target-index".into(), t.clone());
+            } else if d
+                .get("target-data-stream")
+                .or_else(|| corpus.get("target-data-stream"))
+                .is_some()
+            {
+                // A data stream takes `create` actions only; runner's bulk sends `index`.
+                return Err(c.err(&dpath, "documents for a data stream (`target-data-stream`) are not supported yet: runner's bulk sends `index` actions, which a data stream refuses"));
             }
             if d.get("includes-action-and-meta-data")
                 .and_then(Value::as_bool)
@@ -436,11 +451,30 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
             if let Some(v) = get("bulk-size") {
                 params.insert("bulk-size".into(), v);
             }
-            if let Some(v) = index_of(get("corpora")) {
-                params.insert("corpus".into(), v);
+            // Rally's `corpora` (one name or several, else every corpus of the track).
+            match get("corpora") {
+                Some(Value::Array(a)) if a.len() == 1 => {
+                    params.insert("corpus".into(), a[0].clone());
+                }
+                Some(v) => {
+                    params.insert("corpus".into(), v);
+                }
+                None if c.corpus_names.len() > 1 => {
+                    params.insert("corpus".into(), json!(c.corpus_names));
+                }
+                None => {}
             }
-            if let Some(v) = index_of(get("indices")) {
-                params.insert("index".into(), v);
+            match get("indices") {
+                Some(Value::Array(a)) if a.len() > 1 => {
+                    return Ok(OperationAs::Unsupported(
+                        "bulk `indices` naming several indices (Rally keeps the corpus documents that target them) is not supported".into(),
+                    ))
+                }
+                v => {
+                    if let Some(v) = index_of(v) {
+                        params.insert("index".into(), v);
+                    }
+                }
             }
             if let Some(v) = get("ingest-percentage") {
                 params.insert("ingest-percentage".into(), v);

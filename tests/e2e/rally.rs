@@ -898,3 +898,68 @@ fn an_opensearch_benchmark_workload_runs_by_its_own_names() {
         2
     );
 }
+
+/// Rally's bulk over every corpus of a track, and a corpus whose files target different
+/// indices (http_logs, nyc_taxis): each document reaches its own index, in one bulk task.
+#[test]
+fn a_bulk_indexes_several_corpora_and_several_target_indices() {
+    let docs = |n: usize, tag: &str| -> String {
+        (0..n)
+            .map(|i| format!("{{\"n\": {i}, \"tag\": \"{tag}\"}}\n"))
+            .collect()
+    };
+    let dir = track_dir(&[
+        (
+            "track.json",
+            r#"{
+  "version": 2,
+  "indices": [{"name": "logs-a"}, {"name": "logs-b"}, {"name": "taxis"}],
+  "corpora": [
+    {"name": "logs", "documents": [
+      {"source-file": "a.json", "document-count": 30, "target-index": "logs-a"},
+      {"source-file": "b.json", "document-count": 20, "target-index": "logs-b"}
+    ]},
+    {"name": "taxis", "documents": [{"source-file": "t.json", "document-count": 7, "target-index": "taxis"}]}
+  ],
+  "schedule": [
+    {"operation": {"operation-type": "delete-index"}},
+    {"operation": {"operation-type": "create-index"}},
+    {"operation": {"operation-type": "bulk", "bulk-size": 8}, "clients": 2},
+    {"operation": {"operation-type": "refresh"}}
+  ]
+}"#,
+        ),
+        ("a.json", &docs(30, "a")),
+        ("b.json", &docs(20, "b")),
+        ("t.json", &docs(7, "t")),
+    ]);
+    let env = Env::new();
+    let server = crate::elasticsearch::serve(&env, &[]);
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &crate::elasticsearch::url(server.port),
+        "--quiet",
+    ]);
+    for (index, want) in [("logs-a", 30), ("logs-b", 20), ("taxis", 7)] {
+        let body = http_body(server.port, "GET", &format!("/{index}/_count"), "");
+        let v: serde_json::Value = serde_json::from_str(&body).expect(&body);
+        assert_eq!(v["count"], want, "{index}: {body}");
+    }
+    // The same track in-process: 57 documents indexed in one task, none failed.
+    let embedded = Env::new();
+    embedded.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ]);
+    let race = embedded.only_race();
+    let bulk = tasks(&race, "bulk")[0];
+    assert_eq!(bulk["trials"][0]["units"], 57, "{bulk}");
+    assert_eq!(bulk["trials"][0]["errors"], 0, "{bulk}");
+}

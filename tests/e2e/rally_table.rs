@@ -37,9 +37,14 @@ fn shared_rally_tracks_load_and_run_what_they_can() {
         .args(["--bin", env!("CARGO_BIN_EXE_runner"), "--timeout", "240"])
         .arg("--json")
         .arg(&json)
-        .status()
+        .output()
         .expect("python3 runs the table");
-    assert!(status.success(), "the table script failed");
+    assert!(
+        status.status.success(),
+        "the table script failed: {}{}",
+        String::from_utf8_lossy(&status.stdout),
+        String::from_utf8_lossy(&status.stderr)
+    );
     let rows: Vec<serde_json::Value> =
         serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert!(rows.len() >= 14, "{} rows: {rows:#?}", rows.len());
