@@ -466,3 +466,16 @@ fn geo_distance_sorts_nearest_first_with_distances_in_the_unit_asked() {
         bad.message
     );
 }
+
+#[test]
+fn dynamic_templates_are_refused_not_ignored() {
+    let body = json!({"mappings": {
+        "dynamic_templates": [{"strings": {"match_mapping_type": "string", "mapping": {"type": "keyword"}}}],
+        "properties": {"a": {"type": "keyword"}}
+    }});
+    let why = EmbeddedIndex::check_mapping("t", &body).unwrap_err();
+    assert!(why.contains("`dynamic_templates` are not run"), "{why}");
+    let empty =
+        json!({"mappings": {"dynamic_templates": [], "properties": {"a": {"type": "keyword"}}}});
+    assert!(EmbeddedIndex::check_mapping("t", &empty).is_ok());
+}
