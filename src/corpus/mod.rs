@@ -25,6 +25,8 @@ pub struct DocumentSet {
     /// The file holds an action-and-metadata line before each document (Rally's
     /// `includes-action-and-meta-data`), sent as it is.
     pub with_actions: bool,
+    /// The target is a data stream, which takes `create` actions only.
+    pub create: bool,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -52,6 +54,7 @@ impl DocumentSet {
             document_count: None,
             target_index: target_index.to_string(),
             with_actions: false,
+            create: false,
         }
     }
 

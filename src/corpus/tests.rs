@@ -96,6 +96,7 @@ fn generated_documents_follow_files_and_stop_at_their_count() {
         document_count: Some(5),
         target_index: "i".into(),
         with_actions: false,
+        create: false,
     };
     let mut r = CorpusReader::open(vec![plain, generated.clone()], None).unwrap();
     let mut buf = String::new();

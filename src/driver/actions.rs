@@ -10,6 +10,9 @@ use rand::{Rng, SeedableRng};
 /// Rally's slope of the recency curve: a reused id is `Exp(30 × recency)` of the way back.
 const RECENCY_SLOPE: f64 = 30.0;
 
+/// The action line of a document created in a data stream.
+const BULK_CREATE_LINE: &str = "{\"create\":{}}\n";
+
 pub struct BulkActions {
     conflicts: Option<Conflicts>,
     /// Random ids: a permutation of the corpus positions, so no id list is held in memory.
@@ -17,6 +20,8 @@ pub struct BulkActions {
     /// New ids handed out so far.
     issued: u64,
     rng: SmallRng,
+    /// Every document is a `create` (into a data stream).
+    create: bool,
 }
 
 impl BulkActions {
@@ -38,7 +43,14 @@ impl BulkActions {
             permutation,
             issued: 0,
             rng: SmallRng::seed_from_u64(seed),
+            create: false,
         }
+    }
+
+    /// Every document as a `create` action, as a data stream takes them.
+    pub fn creating(mut self, create: bool) -> Self {
+        self.create = create;
+        self
     }
 
     /// The id of the `i`-th new document.
@@ -75,16 +87,21 @@ impl BulkActions {
 
 impl ActionLines for BulkActions {
     fn constant(&self) -> Option<&'static str> {
-        self.conflicts.is_none().then_some(BULK_ACTION_LINE)
+        match (self.conflicts, self.create) {
+            (None, true) => Some(BULK_CREATE_LINE),
+            (None, false) => Some(BULK_ACTION_LINE),
+            _ => None,
+        }
     }
 
     fn write_action(&mut self, buf: &mut String) -> Action {
         let Some(c) = self.conflicts else {
-            buf.push_str(BULK_ACTION_LINE);
-            return Action {
-                verb: Verb::Index,
-                id: None,
+            let (line, verb) = match self.create {
+                true => (BULK_CREATE_LINE, Verb::Create),
+                false => (BULK_ACTION_LINE, Verb::Index),
             };
+            buf.push_str(line);
+            return Action { verb, id: None };
         };
         let (id, action) = self.next(c);
         let verb = match action {

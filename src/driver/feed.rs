@@ -73,7 +73,8 @@ pub(super) async fn start_feed(
             _ => CorpusWarmup::Requests(0),
         },
     };
-    let actions = actions::BulkActions::new(bulk.conflicts, total, 0x1D5 ^ leaf.trial);
+    let actions =
+        actions::BulkActions::new(bulk.conflicts, total, 0x1D5 ^ leaf.trial).creating(bulk.create);
     CorpusFeed::start(
         bulk.files.clone(),
         limits,

@@ -64,6 +64,8 @@ pub struct BulkSpec {
     /// Start over at the end of the corpus (Rally's `looped`): the task's iterations or time
     /// period end it.
     pub looped: bool,
+    /// The documents go to data streams: `create` actions.
+    pub create: bool,
 }
 
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
@@ -164,6 +166,19 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
         },
     };
     let conflicts = conflicts(p)?;
+    let create = files.iter().any(|f| f.create);
+    if create && files.iter().any(|f| !f.create) {
+        return Err(ParamError::new(
+            "corpus",
+            "one bulk cannot index files for data streams (`create` actions) and for indices together; give each its own task",
+        ));
+    }
+    if create && conflicts.is_some() {
+        return Err(ParamError::new(
+            "conflicts",
+            "documents for a data stream are only created, never updated by id",
+        ));
+    }
     if conflicts.is_some() && files.iter().any(|f| f.with_actions) {
         return Err(ParamError::new(
             "conflicts",
@@ -189,6 +204,7 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
         ingest_percentage,
         conflicts,
         looped,
+        create,
     })
 }
 

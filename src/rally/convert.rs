@@ -265,13 +265,11 @@ fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackErr
             }
             if let Some(t) = d.get("target-index").or_else(|| corpus.get("target-index")) {
                 o.insert("target-index".into(), t.clone());
-            } else if d
+            } else if let Some(t) = d
                 .get("target-data-stream")
                 .or_else(|| corpus.get("target-data-stream"))
-                .is_some()
             {
-                // A data stream takes `create` actions only; runner's bulk sends `index`.
-                return Err(c.err(&dpath, "documents for a data stream (`target-data-stream`) are not supported yet: runner's bulk sends `index` actions, which a data stream refuses"));
+                o.insert("target-data-stream".into(), t.clone());
             }
             if d.get("includes-action-and-meta-data")
                 .and_then(Value::as_bool)

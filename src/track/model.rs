@@ -313,8 +313,20 @@ fn resolve_corpora(
                 let mut files = Vec::new();
                 for (j, d) in c.documents.iter().enumerate() {
                     let dpath = format!("{path}/documents/{j}");
+                    if d.target_index.is_some() && d.target_data_stream.is_some() {
+                        return Err(r.err(
+                            TrackErrorKind::Invalid,
+                            &dpath,
+                            "give either `target-index` or `target-data-stream`, not both",
+                        ));
+                    }
                     // Action lines may name the index themselves.
-                    let target = match d.target_index.clone().or_else(|| default_target.clone()) {
+                    let target = match d
+                        .target_index
+                        .clone()
+                        .or_else(|| d.target_data_stream.clone())
+                        .or_else(|| default_target.clone())
+                    {
                         Some(t) => t,
                         None if d.includes_action_and_meta_data => String::new(),
                         None => {
@@ -337,6 +349,7 @@ fn resolve_corpora(
                         document_count,
                         target_index: target,
                         with_actions: d.includes_action_and_meta_data,
+                        create: d.target_data_stream.is_some(),
                     });
                 }
                 files

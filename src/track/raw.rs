@@ -56,6 +56,9 @@ pub struct RawDocuments {
     pub scale_to: Option<u64>,
     #[serde(default)]
     pub target_index: Option<String>,
+    /// A data stream the documents go to, with `create` actions (Rally's).
+    #[serde(default)]
+    pub target_data_stream: Option<String>,
     /// Each document comes after its own action-and-metadata line in the file.
     #[serde(default)]
     pub includes_action_and_meta_data: bool,

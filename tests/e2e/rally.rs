@@ -963,3 +963,77 @@ fn a_bulk_indexes_several_corpora_and_several_target_indices() {
     assert_eq!(bulk["trials"][0]["units"], 57, "{bulk}");
     assert_eq!(bulk["trials"][0]["errors"], 0, "{bulk}");
 }
+
+/// Documents for a data stream (Rally's `target-data-stream`) are sent as `create` actions,
+/// the only kind a data stream takes.
+#[test]
+fn documents_for_a_data_stream_are_created() {
+    use std::sync::{Arc, Mutex};
+    let dir = track_dir(&[
+        (
+            "track.json",
+            r#"{
+  "version": 2,
+  "data-streams": [{"name": "logs-app"}],
+  "corpora": [{"name": "logs", "documents": [
+    {"source-file": "logs.json", "document-count": 5, "target-data-stream": "logs-app"}
+  ]}],
+  "schedule": [{"operation": {"operation-type": "bulk", "bulk-size": 2}}]
+}"#,
+        ),
+        (
+            "logs.json",
+            "{\"m\": 1}\n{\"m\": 2}\n{\"m\": 3}\n{\"m\": 4}\n{\"m\": 5}\n",
+        ),
+    ]);
+    let seen: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let kept = seen.clone();
+    let port = fault_listener(move |stream, _| {
+        use std::io::Write;
+        let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        while let Some((line, body)) = read_http_request(&mut reader) {
+            let answer = if line.contains("_bulk") {
+                let body = String::from_utf8(body).unwrap();
+                let items = body.lines().count() / 2;
+                kept.lock().unwrap().push((line.clone(), body));
+                let item = r#"{"create":{"_index":"logs-app","status":201}}"#;
+                format!(
+                    r#"{{"errors":false,"items":[{}]}}"#,
+                    vec![item; items].join(",")
+                )
+            } else {
+                r#"{"version":{"number":"8.15.0"}}"#.to_string()
+            };
+            let reply = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}", answer.len());
+            if stream.write_all(reply.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    let env = Env::new();
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &format!("http://127.0.0.1:{port}"),
+        "--quiet",
+    ]);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let mut docs = 0;
+    for (line, body) in seen.iter() {
+        assert!(line.starts_with("POST /logs-app/_bulk"), "{line}");
+        for (i, l) in body.lines().enumerate() {
+            if i % 2 == 0 {
+                assert_eq!(l, r#"{"create":{}}"#);
+            } else {
+                docs += 1;
+            }
+        }
+    }
+    assert_eq!(docs, 5);
+}
