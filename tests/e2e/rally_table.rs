@@ -9,8 +9,7 @@ use crate::util::*;
 
 /// Failures a task may have on the embedded engine when the index's mapping decides (found
 /// at the search, not before the race), each an engine limitation the README names.
-const NAMED_LIMITS: [&str; 3] = [
-    "cannot sort on `country_code.raw`: the embedded engine sorts on numeric, date and boolean",
+const NAMED_LIMITS: [&str; 2] = [
     "is a geo_point, which the embedded engine does not aggregate",
     // The track sorts on a field its mapping lacks: Elasticsearch refuses it too.
     "cannot sort on `_geo_distance` of `pin.location`: no geo_point field",

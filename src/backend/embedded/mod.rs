@@ -7,6 +7,7 @@ mod command;
 mod dates;
 mod functions;
 pub(crate) mod index;
+mod keywords;
 mod kv;
 mod mapping;
 mod nested;

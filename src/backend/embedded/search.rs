@@ -185,8 +185,10 @@ impl EmbeddedIndex {
         count: bool,
     ) -> Result<Page, OpError> {
         let Window { after, skip, limit } = window;
+        let ordinals = sort.ordinals(searcher).map_err(internal)?;
         let top = TopAfter {
             sort,
+            ordinals: &ordinals,
             after,
             limit: skip + limit,
         };
@@ -201,7 +203,13 @@ impl EmbeddedIndex {
         let hits = found
             .into_iter()
             .skip(skip)
-            .map(|h| (h.address, h.score, show.then(|| sort.values(&h.key))))
+            .map(|h| {
+                (
+                    h.address,
+                    h.score,
+                    show.then(|| sort.values(&h.key, &ordinals)),
+                )
+            })
             .collect();
         Ok(Page { total, hits, next })
     }

@@ -3,9 +3,11 @@
 //! dates and booleans through their fast columns, `_score`, `_doc`), and a page is the top
 //! keys strictly after a cursor, so pages are found in one pass each, however deep.
 
+use super::keywords::GlobalOrds;
 use super::mapping::{FieldType, Mapping};
 use serde_json::{json, Value};
 use std::collections::BinaryHeap;
+use std::sync::{Arc, Mutex};
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
@@ -23,6 +25,8 @@ enum By {
     /// `_geo_distance`: metres from `origin` to the document's point (the nearest of
     /// several, Elasticsearch's default `mode: min` ascending).
     GeoDistance,
+    /// A keyword: its rank among the field's terms in every segment (see `keywords`).
+    Keyword,
 }
 
 #[derive(Debug, Clone)]
@@ -41,7 +45,12 @@ pub struct Sort {
     keys: Vec<SortKey>,
     /// Keys the request gave (shown as a hit's `sort`, compared by `search_after`).
     user_keys: usize,
+    /// Keyword keys' ordinals for the last searcher generation, built once per generation.
+    ordinals: Arc<Mutex<Option<(u64, Ordinals)>>>,
 }
+
+/// Per sort key: the keyword ordinals of the searcher a search runs on (None for others).
+pub type Ordinals = Vec<Option<Arc<GlobalOrds>>>;
 
 /// Where a hit sits in a sort: smaller comes first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -100,6 +109,7 @@ impl Sort {
                 },
             ],
             user_keys: 0,
+            ordinals: Arc::default(),
         });
         &RELEVANCE
     }
@@ -148,7 +158,8 @@ impl Sort {
                 "_doc" | "_shard_doc" => By::Doc,
                 field => match mapping.field(field).map(|f| f.kind) {
                     Some(kind @ (FieldType::Long | FieldType::Double | FieldType::Date | FieldType::Boolean)) => By::Field(kind),
-                    Some(kind) => return Err(format!("cannot sort on `{field}`: the embedded engine sorts on numeric, date and boolean fields, not {kind:?}")),
+                    Some(FieldType::Keyword) => By::Keyword,
+                    Some(kind) => return Err(format!("cannot sort on `{field}`: the embedded engine sorts on keyword, numeric, date and boolean fields, not {kind:?}")),
                     None => return Err(format!("cannot sort on `{field}`: no such field in the mapping")),
                 },
             };
@@ -180,7 +191,34 @@ impl Sort {
                 geo: None,
             });
         }
-        Ok(Sort { keys, user_keys })
+        Ok(Sort {
+            keys,
+            user_keys,
+            ordinals: Arc::default(),
+        })
+    }
+
+    /// The keyword keys' ordinals for `searcher`: reused while its generation lasts.
+    pub fn ordinals(&self, searcher: &tantivy::Searcher) -> tantivy::Result<Ordinals> {
+        if !self.keys.iter().any(|k| k.by == By::Keyword) {
+            return Ok(Vec::new());
+        }
+        let generation = searcher.generation().generation_id();
+        let mut cached = self.ordinals.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((g, ords)) = cached.as_ref().filter(|(g, _)| *g == generation) {
+            let _ = g;
+            return Ok(ords.clone());
+        }
+        let ords = self
+            .keys
+            .iter()
+            .map(|k| match k.by {
+                By::Keyword => GlobalOrds::build(searcher, &k.name).map(Some),
+                _ => Ok(None),
+            })
+            .collect::<tantivy::Result<Ordinals>>()?;
+        *cached = Some((generation, ords.clone()));
+        Ok(ords)
     }
 
     pub fn needs_scores(&self) -> bool {
@@ -209,14 +247,16 @@ impl Sort {
         }
     }
 
-    /// A hit's `sort` values as Elasticsearch shows them (dates as epoch milliseconds).
-    pub fn values(&self, key: &Key) -> Value {
+    /// A hit's `sort` values as Elasticsearch shows them (dates as epoch milliseconds;
+    /// keywords through the ordinals of the searcher that found the hit).
+    pub fn values(&self, key: &Key, ordinals: &Ordinals) -> Value {
         let shown = self
             .keys
             .iter()
             .zip(key.0)
+            .enumerate()
             .take(self.user_keys)
-            .map(|(k, part)| {
+            .map(|(i, (k, part))| {
                 let raw = if k.desc { !part } else { part };
                 match k.by {
                     By::Score => json!(score_from_bits(raw)),
@@ -234,6 +274,12 @@ impl Sort {
                     By::GeoDistance => {
                         json!(tantivy::u64_to_f64(raw) / k.geo.map_or(1.0, |g| g.1))
                     }
+                    By::Keyword if raw == u64::MAX => Value::Null,
+                    By::Keyword => ordinals
+                        .get(i)
+                        .and_then(Option::as_ref)
+                        .and_then(|o| o.term(raw))
+                        .map_or(Value::Null, |t| json!(t)),
                 }
             });
         Value::Array(shown.collect())
@@ -254,6 +300,9 @@ impl Sort {
                 self.user_keys
             ));
         }
+        if self.keys.iter().any(|k| k.by == By::Keyword) {
+            return Err("search_after on a keyword sort is not run by the embedded engine (page with a scroll, or sort on a numeric or date field)".into());
+        }
         let mut key = Key([0; MAX_KEYS]);
         for (i, (k, v)) in self.keys.iter().zip(values).enumerate() {
             let bad = || format!("search_after value {v} does not fit sort key `{}`", k.name);
@@ -270,6 +319,7 @@ impl Sort {
                 }
                 (By::Field(FieldType::Boolean), Value::Bool(b)) => u64::from(*b),
                 (By::GeoDistance, Value::String(s)) if s == "Infinity" => u64::MAX,
+                (By::Keyword, _) => return Err(bad()),
                 (By::GeoDistance, v) => {
                     tantivy::f64_to_u64(v.as_f64().ok_or_else(bad)? * k.geo.map_or(1.0, |g| g.1))
                 }
@@ -362,6 +412,8 @@ fn geo_distance_key(e: &Value, mapping: &Mapping) -> Result<SortKey, String> {
 /// The top `limit` hits after a cursor, in sort order, with their keys.
 pub struct TopAfter<'a> {
     pub sort: &'a Sort,
+    /// The keyword keys' ordinals for the searcher this runs on ([`Sort::ordinals`]).
+    pub ordinals: &'a Ordinals,
     pub after: Option<After>,
     pub limit: usize,
 }
@@ -394,6 +446,8 @@ pub struct SegmentTop {
     columns: Vec<Option<Column<u64>>>,
     /// Per `_geo_distance` key: the field's point columns.
     points: Vec<Option<super::scoring::Points>>,
+    /// Per keyword key: the field's ordinals, and their keys in this segment.
+    ordinals: Ordinals,
     segment: SegmentOrdinal,
     after: Option<After>,
     limit: usize,
@@ -419,6 +473,10 @@ impl Collector for TopAfter<'_> {
                     .fast_fields()
                     .u64_lenient(&k.name)
                     .map(|c| c.map(|(col, _)| col)),
+                By::Keyword => reader
+                    .fast_fields()
+                    .str(&k.name)
+                    .map(|c| c.map(|s| s.ords().clone())),
                 _ => Ok(None),
             })
             .collect::<tantivy::Result<Vec<_>>>()?;
@@ -435,6 +493,7 @@ impl Collector for TopAfter<'_> {
             keys: self.sort.keys.clone(),
             columns,
             points,
+            ordinals: self.ordinals.clone(),
             segment,
             after: self.after,
             limit: self.limit,
@@ -474,6 +533,19 @@ impl SegmentCollector for SegmentTop {
                         continue;
                     }
                 },
+                By::Keyword => {
+                    let rank = self.columns[i]
+                        .as_ref()
+                        .and_then(|c| c.first(doc))
+                        .and_then(|ord| self.ordinals.get(i)?.as_ref()?.key(self.segment, ord));
+                    match rank {
+                        Some(k) => k,
+                        None => {
+                            key.0[i] = u64::MAX;
+                            continue;
+                        }
+                    }
+                }
                 By::GeoDistance => {
                     let origin = k.geo.map_or((0.0, 0.0), |g| g.0);
                     match self.points[i].as_ref().and_then(|p| p.get(doc)) {
@@ -546,7 +618,10 @@ mod tests {
             .unwrap_err()
             .contains("asc"));
         let after = s.search_after(&json!([42, 1_600_000_000_000i64])).unwrap();
-        assert_eq!(s.values(&after.key), json!([42, 1_600_000_000_000i64]));
+        assert_eq!(
+            s.values(&after.key, &Vec::new()),
+            json!([42, 1_600_000_000_000i64])
+        );
         assert!(s.search_after(&json!([1])).unwrap_err().contains("2 keys"));
     }
 }

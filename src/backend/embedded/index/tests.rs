@@ -479,3 +479,58 @@ fn dynamic_templates_are_refused_not_ignored() {
         json!({"mappings": {"dynamic_templates": [], "properties": {"a": {"type": "keyword"}}}});
     assert!(EmbeddedIndex::check_mapping("t", &empty).is_ok());
 }
+
+#[test]
+fn keyword_sorts_order_strings_across_segments() {
+    let body =
+        json!({"mappings": {"properties": {"cc": {"type": "keyword"}, "n": {"type": "long"}}}});
+    let idx = EmbeddedIndex::create("k", &body).unwrap();
+    // Three segments, each with its own dictionary, and a document without `cc`.
+    for batch in [&["DE", "AT"][..], &["IT", "CH", "AT"][..], &["FR"][..]] {
+        for cc in batch {
+            idx.apply(&Item {
+                verb: Verb::Index,
+                index: None,
+                id: None,
+                body: Some(&json!({ "cc": cc }).to_string()),
+            })
+            .unwrap();
+        }
+        idx.refresh().unwrap();
+    }
+    idx.apply(&Item {
+        verb: Verb::Index,
+        index: None,
+        id: None,
+        body: Some(r#"{"n": 1}"#),
+    })
+    .unwrap();
+    idx.refresh().unwrap();
+    let sorted = |sort: serde_json::Value, size: u64| {
+        let plan = idx.compile(&json!({"sort": sort, "size": size})).unwrap();
+        let (_, hits, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+        hits.into_iter()
+            .map(|h| h.sort.unwrap()[0].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        sorted(json!([{"cc": "asc"}]), 10),
+        json!(["AT", "AT", "CH", "DE", "FR", "IT", null])
+            .as_array()
+            .unwrap()
+            .clone()
+    );
+    assert_eq!(
+        sorted(json!([{"cc": {"order": "desc"}}]), 3),
+        json!(["IT", "FR", "DE"]).as_array().unwrap().clone()
+    );
+    let e = idx
+        .compile(&json!({"sort": ["cc"], "search_after": ["CH"]}))
+        .err()
+        .unwrap();
+    assert!(
+        e.message.contains("search_after on a keyword sort"),
+        "{}",
+        e.message
+    );
+}
