@@ -641,7 +641,7 @@ impl Generator {
             }
             GenKind::Sequence { start, step } => {
                 // Unique across the task's clients: client c takes c, c + clients, ...
-                let n = (call * clients + client) as i64;
+                let n = call.wrapping_mul(clients).wrapping_add(client) as i64;
                 let _ = write!(buf, "{}", start.wrapping_add(n.wrapping_mul(*step)));
                 false
             }

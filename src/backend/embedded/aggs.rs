@@ -106,7 +106,10 @@ fn ipv4_keys(v: &mut Value) {
                     *k = v4.to_string();
                 }
             }
-            map.values_mut().for_each(ipv4_keys);
+            // A top_hits' documents are the user's, not bucket keys.
+            map.iter_mut()
+                .filter(|(k, _)| k.as_str() != "hits")
+                .for_each(|(_, v)| ipv4_keys(v));
         }
         Value::Array(items) => items.iter_mut().for_each(ipv4_keys),
         _ => {}

@@ -190,7 +190,10 @@ pub fn regroup(v: &mut Value) {
                 }
             }
             map.extend(grouped);
-            map.values_mut().for_each(regroup);
+            // A top_hits' documents are the user's: their keys are left as they are.
+            map.iter_mut()
+                .filter(|(k, _)| k.as_str() != "hits")
+                .for_each(|(_, v)| regroup(v));
         }
         Value::Array(items) => items.iter_mut().for_each(regroup),
         _ => {}
