@@ -575,6 +575,23 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
                     params.insert(k.into(), v);
                 }
             }
+            // Rally sends a path's query string as written; ours are `request-params`.
+            let query = params
+                .get("path")
+                .and_then(Value::as_str)
+                .and_then(|p| p.split_once('?'))
+                .map(|(path, q)| (path.to_string(), q.to_string()));
+            if let Some((path, query)) = query {
+                params.insert("path".into(), json!(path));
+                let rp = params.entry("request-params").or_insert(json!({}));
+                if let Some(rp) = rp.as_object_mut() {
+                    for pair in query.split('&').filter(|p| !p.is_empty()) {
+                        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                        rp.entry(percent_decode(k))
+                            .or_insert(json!(percent_decode(v)));
+                    }
+                }
+            }
             "raw-request"
         }
         "index-stats" | "node-stats" => {
@@ -615,6 +632,35 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
     Ok(OperationAs::Ours(
         json!({"name": name, "type": our_kind, "params": params}),
     ))
+}
+
+/// `%41` as `A` and `+` as a space, as a query string's parts are read.
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (
+            bytes[i],
+            bytes.get(i + 1).and_then(|b| hex(*b)),
+            bytes.get(i + 2).and_then(|b| hex(*b)),
+        ) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b'+', _, _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The index of the challenge a race runs: the one named, else the one marked `default`, else
@@ -918,6 +964,23 @@ mod tests {
             None,
             &|_| Ok(json!({})),
         )
+    }
+
+    #[test]
+    fn a_raw_request_path_with_a_query_string_becomes_request_params() {
+        let rally = json!({
+            "operations": [{"name": "r", "operation-type": "raw-request", "method": "GET",
+                "path": "/_cluster/stats?include_remotes=true&q=a%20b+c&flag", "request-params": {"pretty": "true"}}],
+            "schedule": [{"operation": "r"}]
+        });
+        let c = convert_json(rally, OnUnsupported::Fail).unwrap();
+        let op = &c.track["operations"][0]["params"];
+        assert_eq!(op["path"], "/_cluster/stats");
+        assert_eq!(
+            op["request-params"],
+            json!({"pretty": "true", "include_remotes": "true", "q": "a b c", "flag": ""})
+        );
+        assert_eq!(percent_decode("%e2%82%ac%zz%"), "€%zz%");
     }
 
     #[test]
