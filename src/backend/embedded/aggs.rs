@@ -10,8 +10,9 @@ use tantivy::aggregation::agg_result::AggregationResults;
 use tantivy::aggregation::{AggContextParams, AggregationCollector};
 
 /// Aggregation types the engine runs.
-pub const RUN: [&str; 18] = [
+pub const RUN: [&str; 19] = [
     "terms",
+    "geo_centroid",
     "filter",
     "filters",
     "histogram",
@@ -90,6 +91,7 @@ impl AggPlan {
 pub fn to_json(results: &AggregationResults) -> Value {
     let mut v = serde_json::to_value(results).unwrap_or(Value::Null);
     filters::regroup(&mut v);
+    geo::regroup(&mut v);
     ipv4_keys(&mut v);
     v
 }
@@ -178,6 +180,13 @@ impl Level<'_> {
                 }
                 continue;
             }
+            if kind == "geo_centroid" {
+                if sub.is_some() {
+                    return Err(format!("aggregation `{here}`: `geo_centroid` is a metric and takes no sub-aggregations"));
+                }
+                out.extend(geo::centroid(name, params, mapping, &here)?);
+                continue;
+            }
             let mut rewritten = Map::new();
             rewritten.insert(
                 kind.clone(),
@@ -200,7 +209,7 @@ fn why_not(kind: &str) -> &'static str {
         | "moving_fn" | "avg_bucket" | "max_bucket" | "sum_bucket" => {
             " (pipeline aggregations are not built)"
         }
-        "geohash_grid" | "geotile_grid" | "geo_bounds" | "geo_centroid" | "geo_distance" => {
+        "geohash_grid" | "geotile_grid" | "geo_bounds" | "geo_distance" => {
             " (geo_point fields are two numbers here, not a geo index)"
         }
         "nested" | "reverse_nested" => " (nested objects are flattened here)",
@@ -350,6 +359,7 @@ fn alias<'a>(read: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
 }
 
 mod filters;
+mod geo;
 
 #[cfg(test)]
 mod tests;

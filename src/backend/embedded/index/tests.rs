@@ -534,3 +534,70 @@ fn keyword_sorts_order_strings_across_segments() {
         e.message
     );
 }
+
+#[test]
+fn geo_centroid_is_the_mean_of_the_points() {
+    let body = json!({"mappings": {"properties": {"cc": {"type": "keyword"}, "at": {"type": "geo_point"}}}});
+    let idx = EmbeddedIndex::create("g", &body).unwrap();
+    let points = [
+        ("AT", 48.2, 16.37),
+        ("AT", 47.07, 15.44),
+        ("DE", 52.52, 13.4),
+        ("AT", 47.8, 13.05),
+    ];
+    for (cc, lat, lon) in points {
+        idx.apply(&Item {
+            verb: Verb::Index,
+            index: None,
+            id: None,
+            body: Some(&json!({"cc": cc, "at": {"lat": lat, "lon": lon}}).to_string()),
+        })
+        .unwrap();
+    }
+    idx.refresh().unwrap();
+    let plan = idx
+        .compile(&json!({"size": 0, "aggs": {
+            "c": {"geo_centroid": {"field": "at"}},
+            "by": {"terms": {"field": "cc"}, "aggs": {"c": {"geo_centroid": {"field": "at"}}}},
+            "none": {"filter": {"term": {"cc": "FR"}}, "aggs": {"c": {"geo_centroid": {"field": "at"}}}}
+        }}))
+        .unwrap();
+    let aggs = idx.search_hits(&plan, &idx.searcher()).unwrap().2.unwrap();
+    let aggs = crate::backend::embedded::aggs::to_json(&aggs);
+    let mean = |sel: &dyn Fn(&&(&str, f64, f64)) -> bool| {
+        let chosen: Vec<_> = points.iter().filter(sel).collect();
+        let n = chosen.len() as f64;
+        (
+            chosen.iter().map(|p| p.1).sum::<f64>() / n,
+            chosen.iter().map(|p| p.2).sum::<f64>() / n,
+        )
+    };
+    let close = |got: &serde_json::Value, want: f64| {
+        assert!(
+            (got.as_f64().unwrap() - want).abs() < 1e-9,
+            "{got} != {want}"
+        );
+    };
+    let (lat, lon) = mean(&|_| true);
+    close(&aggs["c"]["location"]["lat"], lat);
+    close(&aggs["c"]["location"]["lon"], lon);
+    assert_eq!(aggs["c"]["count"], 4);
+    let at = &aggs["by"]["buckets"][0];
+    assert_eq!(
+        (at["key"].as_str(), at["c"]["count"].as_u64()),
+        (Some("AT"), Some(3))
+    );
+    let (lat, lon) = mean(&|p| p.0 == "AT");
+    close(&at["c"]["location"]["lat"], lat);
+    close(&at["c"]["location"]["lon"], lon);
+    assert_eq!(aggs["none"]["c"], json!({"count": 0}));
+    let e = idx
+        .compile(&json!({"aggs": {"c": {"geo_centroid": {"field": "cc"}}}}))
+        .err()
+        .unwrap();
+    assert!(
+        e.message.contains("needs a geo_point field"),
+        "{}",
+        e.message
+    );
+}
