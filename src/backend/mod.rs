@@ -54,6 +54,19 @@ impl BackendKind {
         }
     }
 
+    /// What the indices a race creates decide (their mappings), checked before the race:
+    /// `created` are the create-index specs of the tasks before this one.
+    pub fn check_against(
+        self,
+        op: &OpSpec,
+        created: &[crate::ops::IndexSpec],
+    ) -> Result<(), String> {
+        match self {
+            BackendKind::Embedded => embedded::cannot_run_on(op, created).map_or(Ok(()), Err),
+            _ => Ok(()),
+        }
+    }
+
     /// The one capability check, run for every task before a race starts: why this backend
     /// cannot run `op`, and which backends can.
     pub fn check(self, op: &OpSpec) -> Result<(), String> {

@@ -18,6 +18,8 @@ pub(super) fn check_supported(
     // Indices whose create-index was left out, and why: what reads or writes them is left
     // out too, named for that reason, rather than failing with "no such index".
     let mut uncreated: Vec<(String, String)> = Vec::new();
+    // The create-index specs of the tasks so far: later searches compile against them.
+    let mut created: Vec<crate::ops::IndexSpec> = Vec::new();
     for step in &mut plan.steps {
         let (plan::Step::Run { leaves }
         | plan::Step::Reset {
@@ -34,8 +36,10 @@ pub(super) fn check_supported(
             if check.is_ok() {
                 if let crate::ops::OpSpec::CreateIndex(specs) = &leaf.spec {
                     uncreated.retain(|(n, _)| !specs.iter().any(|s| s.name == *n));
+                    created.extend(specs.iter().cloned());
                 }
             }
+            let check = check.and_then(|()| kind.check_against(&leaf.spec, &created));
             let check = check.and_then(|()| match on_unsupported {
                 crate::rally::OnUnsupported::Skip => not_created(&leaf.spec, &uncreated),
                 crate::rally::OnUnsupported::Fail => Ok(()),

@@ -313,6 +313,22 @@ impl Backend for EmbeddedBackend {
     }
 }
 
+/// A search compiled against the mapping its index is created with in this race, before the
+/// race: what the mapping decides (a text field aggregated, a geo_point sorted on, a field the
+/// mapping lacks) is named then, rather than failing every call.
+pub fn cannot_run_on(op: &OpSpec, created: &[crate::ops::IndexSpec]) -> Option<String> {
+    let OpSpec::Search(spec) = op else {
+        return None;
+    };
+    let created = created.iter().rev().find(|i| i.name == spec.index)?;
+    // A mapping the engine cannot build is named by the create-index's own check.
+    let mapping = mapping::Mapping::from_index_body(&created.body).ok()?;
+    let index = tantivy::Index::create_in_ram(mapping.schema.clone());
+    search::compile_search(&spec.index, &mapping, &index, &spec.body)
+        .err()
+        .map(|e| e.message)
+}
+
 pub struct EmbeddedClient {
     state: Arc<State>,
     /// A custom command's arguments, rebuilt per key in place.

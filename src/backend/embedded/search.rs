@@ -111,66 +111,75 @@ pub const MAX_RESULT_WINDOW: u64 = 10_000;
 
 impl EmbeddedIndex {
     pub fn compile(&self, body: &Value) -> Result<SearchPlan, OpError> {
-        let bad =
-            |m: String| OpError::new(ErrorKind::BadRequest, format!("index `{}`: {m}", self.name));
-        if let Some(why) = unsupported_body(body) {
-            return Err(bad(why));
-        }
-        let number = |key: &str, default: u64| match body.get(key) {
-            None | Some(Value::Null) => Ok(default),
-            Some(v) => v
-                .as_u64()
-                .ok_or_else(|| bad(format!("`{key}` must be a non-negative integer, got {v}"))),
-        };
-        let (size, from) = (number("size", 10)?, number("from", 0)?);
-        // Elasticsearch's `index.max_result_window`: a page is bounded before anything is
-        // allocated for it, whatever a track or a request asks.
-        let window = size.saturating_add(from);
-        if window > MAX_RESULT_WINDOW {
-            return Err(bad(format!(
+        compile_search(&self.name, &self.mapping, &self.index, body)
+    }
+}
+
+/// A search body compiled against an index's mapping: everything but running it. The race's
+/// check compiles each search against the mapping its create-index gives, before the race.
+pub fn compile_search(
+    name: &str,
+    mapping: &super::mapping::Mapping,
+    index: &tantivy::Index,
+    body: &Value,
+) -> Result<SearchPlan, OpError> {
+    let bad = |m: String| OpError::new(ErrorKind::BadRequest, format!("index `{name}`: {m}"));
+    if let Some(why) = unsupported_body(body) {
+        return Err(bad(why));
+    }
+    let number = |key: &str, default: u64| match body.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(v) => v
+            .as_u64()
+            .ok_or_else(|| bad(format!("`{key}` must be a non-negative integer, got {v}"))),
+    };
+    let (size, from) = (number("size", 10)?, number("from", 0)?);
+    // Elasticsearch's `index.max_result_window`: a page is bounded before anything is
+    // allocated for it, whatever a track or a request asks.
+    let window = size.saturating_add(from);
+    if window > MAX_RESULT_WINDOW {
+        return Err(bad(format!(
                 "Result window is too large, from + size must be less than or equal to: [{MAX_RESULT_WINDOW}] but was [{window}] (Elasticsearch's index.max_result_window; page deeper with search_after or a scroll)"
             )));
-        }
-        let (size, from) = (size as usize, from as usize);
-        let compiler = QueryCompiler {
-            mapping: &self.mapping,
-            index: &self.index,
-        };
-        let query = match body.get("query") {
-            Some(q) => compiler.compile(q),
-            None => compiler.compile(&serde_json::json!({"match_all": {}})),
-        }
-        .map_err(bad)?;
-        let sort = body
-            .get("sort")
-            .map(|s| Sort::parse(s, &self.mapping))
-            .transpose()
-            .map_err(bad)?;
-        let after = match body.get("search_after") {
-            None => None,
-            Some(v) => Some(
-                sort.as_ref()
-                    .ok_or_else(|| bad("search_after needs a `sort`".into()))?
-                    .search_after(v)
-                    .map_err(bad)?,
-            ),
-        };
-        let aggs = body
-            .get("aggs")
-            .or_else(|| body.get("aggregations"))
-            .map(|a| super::aggs::AggPlan::compile(a, &self.mapping, &self.index))
-            .transpose()
-            .map_err(bad)?;
-        Ok(SearchPlan {
-            query,
-            size,
-            from,
-            sort,
-            after,
-            aggs,
-        })
     }
+    let (size, from) = (size as usize, from as usize);
+    let compiler = QueryCompiler { mapping, index };
+    let query = match body.get("query") {
+        Some(q) => compiler.compile(q),
+        None => compiler.compile(&serde_json::json!({"match_all": {}})),
+    }
+    .map_err(bad)?;
+    let sort = body
+        .get("sort")
+        .map(|s| Sort::parse(s, mapping))
+        .transpose()
+        .map_err(bad)?;
+    let after = match body.get("search_after") {
+        None => None,
+        Some(v) => Some(
+            sort.as_ref()
+                .ok_or_else(|| bad("search_after needs a `sort`".into()))?
+                .search_after(v)
+                .map_err(bad)?,
+        ),
+    };
+    let aggs = body
+        .get("aggs")
+        .or_else(|| body.get("aggregations"))
+        .map(|a| super::aggs::AggPlan::compile(a, mapping, index))
+        .transpose()
+        .map_err(bad)?;
+    Ok(SearchPlan {
+        query,
+        size,
+        from,
+        sort,
+        after,
+        aggs,
+    })
+}
 
+impl EmbeddedIndex {
     pub fn searcher(&self) -> Searcher {
         self.reader.searcher()
     }

@@ -27,9 +27,11 @@ pub fn centroid(
     let column = match mapping.map(|m| m.field(field)) {
         None => field.to_string(),
         Some(Some(f)) if f.kind == FieldType::GeoPoint => f.name.clone(),
-        Some(_) => return Err(format!(
+        Some(_) => {
+            return Err(format!(
             "aggregation `{at}`: `geo_centroid` needs a geo_point field, and `{field}` is not one"
-        )),
+        ))
+        }
     };
     Ok(vec![
         (

@@ -601,3 +601,46 @@ fn geo_centroid_is_the_mean_of_the_points() {
         e.message
     );
 }
+
+#[test]
+fn searches_are_checked_against_the_mapping_the_race_creates() {
+    let created = [crate::ops::IndexSpec {
+        name: "osm".into(),
+        body: json!({"mappings": {"properties": {"location": {"type": "geo_point"}, "name": {"type": "text"}}}}),
+    }];
+    let search = |index: &str, body: serde_json::Value| {
+        crate::ops::OpSpec::Search(crate::ops::SearchSpec {
+            index: index.into(),
+            body,
+            request_params: vec![],
+            paging: None,
+            bound: None,
+        })
+    };
+    let why = crate::backend::embedded::cannot_run_on(
+        &search(
+            "osm",
+            json!({"aggs": {"n": {"value_count": {"field": "location"}}}}),
+        ),
+        &created,
+    )
+    .unwrap();
+    assert!(why.contains("is a geo_point"), "{why}");
+    let why = crate::backend::embedded::cannot_run_on(
+        &search("osm", json!({"sort": ["name"]})),
+        &created,
+    )
+    .unwrap();
+    assert!(why.contains("cannot sort on `name`"), "{why}");
+    // A good search, and an index the race does not create, pass.
+    assert!(crate::backend::embedded::cannot_run_on(
+        &search("osm", json!({"query": {"match": {"name": "x"}}})),
+        &created
+    )
+    .is_none());
+    assert!(crate::backend::embedded::cannot_run_on(
+        &search("other", json!({"sort": ["nope"]})),
+        &created
+    )
+    .is_none());
+}
