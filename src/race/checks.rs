@@ -85,7 +85,10 @@ pub(super) fn check_supported(
 fn not_created(spec: &crate::ops::OpSpec, uncreated: &[(String, String)]) -> Result<(), String> {
     for target in spec.target_indices() {
         for name in target.split(',') {
-            if let Some((index, why)) = uncreated.iter().find(|(n, _)| wildcard_match(name, n)) {
+            if let Some((index, why)) = uncreated
+                .iter()
+                .find(|(n, _)| crate::ops::index_pattern_matches(name, n))
+            {
                 return Err(format!(
                     "index `{index}` is not created (its create-index is left out: {why})"
                 ));
@@ -93,22 +96,6 @@ fn not_created(spec: &crate::ops::OpSpec, uncreated: &[(String, String)]) -> Res
         }
     }
     Ok(())
-}
-
-/// Elasticsearch's index pattern: `*` for any run of characters.
-fn wildcard_match(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((head, tail)) => {
-            let Some(rest) = name.strip_prefix(head) else {
-                return false;
-            };
-            rest.char_indices()
-                .map(|(i, _)| i)
-                .chain([rest.len()])
-                .any(|i| wildcard_match(tail, &rest[i..]))
-        }
-    }
 }
 
 /// The shards of a race drive one system: an in-process engine is one per shard, so a
@@ -139,7 +126,7 @@ pub(super) fn check_shardable(kind: BackendKind, plan: &Plan) -> Result<(), Race
 
 #[cfg(test)]
 mod tests {
-    use super::wildcard_match;
+    use crate::ops::index_pattern_matches as wildcard_match;
 
     #[test]
     fn index_patterns_match_as_elasticsearch_does() {

@@ -42,6 +42,8 @@ struct Ctx<'a> {
     declared: super::registry::Declared,
     /// The track's corpora, by name: a bulk naming none indexes them all, as in Rally.
     corpus_names: Vec<String>,
+    /// Whether the track declares `indices` (else refresh and force-merge default as Rally's).
+    has_indices: bool,
 }
 
 impl Ctx<'_> {
@@ -72,6 +74,7 @@ pub fn convert(
         render_body,
         declared: Default::default(),
         corpus_names: Vec::new(),
+        has_indices: false,
     };
     let Some(top) = rally.as_object() else {
         return Err(c.err("/", "a Rally track is a JSON object"));
@@ -121,6 +124,7 @@ pub fn convert(
         }
         our_indices.push(Value::Object(o));
     }
+    c.has_indices = !our_indices.is_empty();
     out.insert("indices".into(), Value::Array(our_indices));
     c.declared = declared(&c, top)?;
     let our_corpora = corpora(&mut c, top)?;
@@ -546,6 +550,13 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
         "create-index" | "delete-index" | "refresh" | "force-merge" => {
             if let Some(v) = index_of(get("index")) {
                 params.insert("index".into(), v);
+            } else if !c.has_indices && matches!(kind, "refresh" | "force-merge") {
+                // Rally's default with no indices declared: the data streams, else `_all`.
+                let target = match c.declared.data_streams.as_slice() {
+                    [] => "_all".to_string(),
+                    streams => streams.join(","),
+                };
+                params.insert("index".into(), json!(target));
             }
             if kind == "force-merge" {
                 if let Some(v) = get("max-num-segments") {
@@ -964,6 +975,23 @@ mod tests {
             None,
             &|_| Ok(json!({})),
         )
+    }
+
+    #[test]
+    fn refresh_and_force_merge_default_as_rallys_without_declared_indices() {
+        let rally = json!({
+            "data-streams": [{"name": "logs-a"}, {"name": "logs-b"}],
+            "schedule": [{"operation": "refresh"}, {"operation": "force-merge"}]
+        });
+        let c = convert_json(rally, OnUnsupported::Fail).unwrap();
+        let schedule = &c.track["challenges"][0]["schedule"];
+        assert_eq!(schedule[0]["operation"]["params"]["index"], "logs-a,logs-b");
+        let none = json!({"schedule": [{"operation": "refresh"}]});
+        let c = convert_json(none, OnUnsupported::Fail).unwrap();
+        assert_eq!(
+            c.track["challenges"][0]["schedule"][0]["operation"]["params"]["index"],
+            "_all"
+        );
     }
 
     #[test]

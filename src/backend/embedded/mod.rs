@@ -355,18 +355,26 @@ impl EmbeddedClient {
         names: &[String],
         f: impl Fn(&EmbeddedIndex) -> Result<(), OpError>,
     ) -> Result<Outcome, OpError> {
-        for name in names {
-            let index = self
-                .state
-                .indices
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(name)
-                .cloned();
-            let index = index.ok_or_else(|| {
-                OpError::new(ErrorKind::NotFound, format!("no such index `{name}`"))
-            })?;
-            f(&index)?;
+        for name in names.iter().flat_map(|n| n.split(',')) {
+            // `_all` and wildcards name every matching index (none is not an error, as
+            // Elasticsearch allows no indices for them); a plain name must exist.
+            let matched: Vec<Arc<EmbeddedIndex>> = {
+                let map = self.state.indices.read().unwrap_or_else(|p| p.into_inner());
+                if name == "_all" || name.contains('*') {
+                    map.iter()
+                        .filter(|(n, _)| crate::ops::index_pattern_matches(name, n))
+                        .map(|(_, i)| i.clone())
+                        .collect()
+                } else {
+                    let one = map.get(name).cloned().ok_or_else(|| {
+                        OpError::new(ErrorKind::NotFound, format!("no such index `{name}`"))
+                    })?;
+                    vec![one]
+                }
+            };
+            for index in &matched {
+                f(index)?;
+            }
         }
         Ok(Outcome {
             units: 1,
