@@ -78,7 +78,54 @@ pub(super) fn check_supported(
         }) = step;
         !leaves.is_empty()
     });
+    drop_unrun_results(plan);
     Ok(skipped)
+}
+
+/// Result slots whose every leaf was left out: a skipped task is named in the deviations, not
+/// shown as a row of empty numbers. The leaves' indices follow the slots that stay.
+fn drop_unrun_results(plan: &mut Plan) {
+    let mut used = vec![false; plan.results.len()];
+    for step in &plan.steps {
+        let (plan::Step::Run { leaves }
+        | plan::Step::Reset {
+            operations: leaves, ..
+        }) = step;
+        for i in leaves.iter().filter_map(|l| l.result) {
+            if let Some(u) = used.get_mut(i) {
+                *u = true;
+            }
+        }
+    }
+    if used.iter().all(|u| *u) {
+        return;
+    }
+    let mut next = 0;
+    let new_index: Vec<Option<usize>> = used
+        .iter()
+        .map(|u| {
+            u.then(|| {
+                next += 1;
+                next - 1
+            })
+        })
+        .collect();
+    for step in &mut plan.steps {
+        let (plan::Step::Run { leaves }
+        | plan::Step::Reset {
+            operations: leaves, ..
+        }) = step;
+        for leaf in leaves.iter_mut() {
+            leaf.result = leaf
+                .result
+                .and_then(|i| new_index.get(i).copied().flatten());
+        }
+    }
+    let mut i = 0;
+    plan.results.retain(|_| {
+        i += 1;
+        used[i - 1]
+    });
 }
 
 /// Err when `spec` reads or writes an index whose create-index was left out.
