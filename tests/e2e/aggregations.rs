@@ -167,6 +167,27 @@ fn aggregations_run_on_the_embedded_engine_and_behind_runner_serve() {
         count(&|d| d.1 >= 2500),
         "{reply}"
     );
+    // date_range in Elasticsearch's shape: keys and bounds as strings, gaps left out.
+    let reply: serde_json::Value = serde_json::from_str(&http_body(
+        server.port,
+        "POST",
+        "/places/_search",
+        r#"{"size":0,"aggs":{"r":{"date_range":{"field":"at","ranges":[{"from":"2026-03-03","to":"2026-03-06"},{"from":"2026-03-08"}]}}}}"#,
+    ))
+    .unwrap();
+    let buckets = reply["aggregations"]["r"]["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 2, "{reply}");
+    assert_eq!(
+        buckets[0]["key"],
+        "2026-03-03T00:00:00.000Z-2026-03-06T00:00:00.000Z"
+    );
+    assert_eq!(
+        buckets[0]["doc_count"],
+        count(&|d| (3..6).contains(&d.2)),
+        "{reply}"
+    );
+    assert_eq!(buckets[1]["key"], "2026-03-08T00:00:00.000Z-*");
+    assert_eq!(buckets[1]["doc_count"], count(&|d| d.2 >= 8), "{reply}");
     // What the engine lacks is a 400 naming it, as a bad request to Elasticsearch is.
     let refused = http_body(
         server.port,

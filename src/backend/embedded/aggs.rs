@@ -10,8 +10,9 @@ use tantivy::aggregation::agg_result::AggregationResults;
 use tantivy::aggregation::{AggContextParams, AggregationCollector};
 
 /// Aggregation types the engine runs.
-pub const RUN: [&str; 19] = [
+pub const RUN: [&str; 20] = [
     "terms",
+    "date_range",
     "geo_centroid",
     "filter",
     "filters",
@@ -45,6 +46,8 @@ const SHARD_HINTS: [&str; 4] = [
 #[derive(Debug, Clone)]
 pub struct AggPlan {
     request: Aggregations,
+    /// The date_range aggregations, whose answers are reshaped as Elasticsearch's.
+    date_ranges: Vec<date_range::DateRange>,
 }
 
 impl AggPlan {
@@ -69,6 +72,7 @@ impl AggPlan {
             mapping: ctx.map(|(m, _)| m),
             ctx: owned.as_deref(),
             filters: filters::Filters::default(),
+            date_ranges: Vec::new(),
         };
         let rewritten = level.rewrite(aggs, "aggs", &[])?;
         let mut request: Aggregations =
@@ -79,7 +83,17 @@ impl AggPlan {
         if let Some(ctx) = &owned {
             level.filters.attach(&mut request, ctx)?;
         }
-        Ok(AggPlan { request })
+        Ok(AggPlan {
+            request,
+            date_ranges: level.date_ranges,
+        })
+    }
+
+    /// The response's `aggregations`, as Elasticsearch shapes them.
+    pub fn to_json(&self, results: &AggregationResults) -> Value {
+        let mut v = to_json(results);
+        date_range::reshape(&mut v, &self.date_ranges);
+        v
     }
 
     pub fn collector(&self) -> AggregationCollector {
@@ -124,6 +138,7 @@ struct Level<'a> {
     mapping: Option<&'a Mapping>,
     ctx: Option<&'a (Mapping, tantivy::Index)>,
     filters: filters::Filters,
+    date_ranges: Vec<date_range::DateRange>,
 }
 
 impl Level<'_> {
@@ -180,6 +195,18 @@ impl Level<'_> {
                 }
                 continue;
             }
+            if kind == "date_range" {
+                let (marker, mut request, spec) =
+                    date_range::rewrite(name, params, mapping, &here)?;
+                if let Some(sub) = sub {
+                    let mut inner = path.to_vec();
+                    inner.push(marker.clone());
+                    request["aggs"] = self.rewrite(sub, &here, &inner)?;
+                }
+                self.date_ranges.push(spec);
+                out.insert(marker, request);
+                continue;
+            }
             if kind == "geo_centroid" {
                 if sub.is_some() {
                     return Err(format!("aggregation `{here}`: `geo_centroid` is a metric and takes no sub-aggregations"));
@@ -214,7 +241,6 @@ fn why_not(kind: &str) -> &'static str {
         }
         "nested" | "reverse_nested" => " (nested objects are flattened here)",
         "auto_date_histogram"
-        | "date_range"
         | "significant_terms"
         | "significant_text"
         | "sampler"
@@ -358,6 +384,7 @@ fn alias<'a>(read: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     }
 }
 
+mod date_range;
 mod filters;
 mod geo;
 

@@ -66,7 +66,7 @@ fn aggregate(idx: &EmbeddedIndex, aggs: Value) -> Value {
     let plan = idx.compile(&json!({"size": 0, "aggs": aggs})).unwrap();
     let (total, hits, aggs) = idx.search_hits(&plan, &idx.searcher()).unwrap();
     assert_eq!((total, hits.len()), (300, 0));
-    super::to_json(&aggs.unwrap())
+    plan.aggregations_json(&aggs.unwrap())
 }
 
 fn refused(idx: &EmbeddedIndex, aggs: Value) -> String {
@@ -353,4 +353,73 @@ fn filter_and_filters_bucket_as_elasticsearch_does() {
             .all(|k| !k.contains(['\u{1}', '\u{2}'])),
         "{got}"
     );
+}
+
+#[test]
+fn date_ranges_bucket_and_show_as_elasticsearch_does() {
+    let idx = index();
+    let d = docs();
+    let plan = idx
+        .compile(&json!({"size": 0, "aggs": {
+            "periods": {"date_range": {"field": "at", "ranges": [
+                {"from": "2026-01-20", "key": "late"},
+                {"to": "2026-01-10"},
+                {"from": "2026-01-10", "to": "2026-01-20"}
+            ]}, "aggs": {"pop": {"sum": {"field": "pop"}}}},
+            "keyed": {"date_range": {"field": "at", "keyed": true, "ranges": [{"from": 1767225600000i64, "to": "2026-01-05"}]}}
+        }}))
+        .unwrap();
+    let (_, _, aggs) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+    let got = plan.aggregations_json(&aggs.unwrap());
+    let buckets = got["periods"]["buckets"].as_array().unwrap();
+    let ms = |day: u32| {
+        chrono::NaiveDate::from_ymd_opt(2026, 1, day)
+            .unwrap()
+            .and_hms_opt(0, 0, 0)
+            .unwrap()
+            .and_utc()
+            .timestamp_millis() as f64
+    };
+    // Sorted by `from` (the open one first), as Elasticsearch sorts them.
+    assert_eq!(buckets[0]["key"], "*-2026-01-10T00:00:00.000Z");
+    assert_eq!(buckets[0]["to"], json!(ms(10)));
+    assert_eq!(buckets[0]["to_as_string"], "2026-01-10T00:00:00.000Z");
+    assert!(buckets[0].get("from").is_none());
+    assert_eq!(
+        buckets[1]["key"],
+        "2026-01-10T00:00:00.000Z-2026-01-20T00:00:00.000Z"
+    );
+    assert_eq!(buckets[2]["key"], "late");
+    assert_eq!(buckets[2]["from"], json!(ms(20)));
+    let count = |lo: u32, hi: u32| d.iter().filter(|x| x.day >= lo && x.day < hi).count() as u64;
+    let pop = |lo: u32, hi: u32| -> i64 {
+        d.iter()
+            .filter(|x| x.day >= lo && x.day < hi)
+            .map(|x| x.pop)
+            .sum()
+    };
+    for (b, (lo, hi)) in buckets.iter().zip([(1, 10), (10, 20), (20, 29)]) {
+        assert_eq!(b["doc_count"], json!(count(lo, hi)), "{b}");
+        close(&b["pop"]["value"], pop(lo, hi) as f64);
+    }
+    assert_eq!(buckets.len(), 3, "no gap buckets: {got}");
+    let keyed = &got["keyed"]["buckets"]["2026-01-01T00:00:00.000Z-2026-01-05T00:00:00.000Z"];
+    assert_eq!(keyed["doc_count"], json!(count(1, 5)), "{got}");
+    for (aggs, says) in [
+        (
+            json!({"r": {"date_range": {"field": "at", "ranges": [{"from": "now-10d/d"}]}}}),
+            "date math",
+        ),
+        (
+            json!({"r": {"date_range": {"field": "pop", "ranges": [{"to": 1}]}}}),
+            "needs a date field",
+        ),
+        (
+            json!({"r": {"date_range": {"field": "at", "format": "MM-yyyy", "ranges": [{"to": 1}]}}}),
+            "`format`",
+        ),
+    ] {
+        let e = refused(&idx, aggs.clone());
+        assert!(e.contains(says), "{aggs}: {e}");
+    }
 }

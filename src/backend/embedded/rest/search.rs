@@ -171,7 +171,7 @@ impl EmbeddedBackend {
                 &json!({ "count": total, "_shards": { "total": 1, "successful": 1, "skipped": 0, "failed": 0 } }),
             );
         }
-        let aggregations = aggregations.map(|a| crate::backend::embedded::aggs::to_json(&a));
+        let aggregations = aggregations.map(|a| plan.aggregations_json(&a));
         hits_body(
             name,
             started.elapsed(),
@@ -214,7 +214,7 @@ impl EmbeddedBackend {
         };
         // Elasticsearch answers a scroll's aggregations with its first page.
         let aggregations = match index.aggregate(&plan, &searcher) {
-            Ok(a) => a.map(|a| crate::backend::embedded::aggs::to_json(&a)),
+            Ok(a) => a.map(|a| plan.aggregations_json(&a)),
             Err(e) => return RestResponse::from_op_error(&e),
         };
         let mut scrolls = self.state.scrolls.lock().unwrap_or_else(|p| p.into_inner());

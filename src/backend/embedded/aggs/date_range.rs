@@ -1,0 +1,226 @@
+//! `date_range`: tantivy's range aggregation on a date field, with Elasticsearch's request and
+//! answer around it. Bounds are read by the field's date format (epoch millis as numbers),
+//! the ranges are sorted by `from` then `to` as Elasticsearch sorts them, and each bucket is
+//! shown as Elasticsearch shows it: `from`/`to` in epoch milliseconds, their strings in
+//! `strict_date_optional_time`, and the key `from-to` (`*` for an open end). tantivy's buckets
+//! for the gaps between ranges are left out.
+
+use super::super::mapping::{read_date, FieldType, Mapping};
+use serde_json::{json, Map, Value};
+
+/// Joins a `date_range`'s name in tantivy's request; its answer is put back in its place.
+const MARK: char = '\u{4}';
+
+#[derive(Debug, Clone)]
+pub struct DateRange {
+    /// The aggregation's name in tantivy's request.
+    marker: String,
+    /// Per range, sorted: from and to (epoch ms), and a custom key.
+    ranges: Vec<(Option<i64>, Option<i64>, Option<String>)>,
+    keyed: bool,
+}
+
+/// tantivy's request for `name`'s date_range, and what reshapes its answer.
+pub fn rewrite(
+    name: &str,
+    params: &Map<String, Value>,
+    mapping: Option<&Mapping>,
+    at: &str,
+) -> Result<(String, Value, DateRange), String> {
+    let refuse = |m: String| Err(format!("aggregation `{at}`: {m}"));
+    if let Some(k) = params
+        .keys()
+        .find(|k| !["field", "ranges", "keyed", "time_zone"].contains(&k.as_str()))
+    {
+        return refuse(format!(
+            "`date_range` parameter `{k}` is not run by the embedded engine"
+        ));
+    }
+    if let Some(z) = params
+        .get("time_zone")
+        .filter(|z| !matches!(z.as_str(), Some("UTC" | "Z" | "+00:00" | "Etc/UTC")))
+    {
+        return refuse(format!(
+            "time_zone {z} is not run by the embedded engine (UTC only)"
+        ));
+    }
+    let field = params
+        .get("field")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("aggregation `{at}`: `date_range` needs a `field`"))?;
+    let mapped = match mapping.map(|m| m.field(field)) {
+        None => None,
+        Some(Some(f)) if f.kind == FieldType::Date => Some(f),
+        Some(_) => {
+            return refuse(format!(
+                "`date_range` needs a date field, and `{field}` is not one"
+            ))
+        }
+    };
+    let list = params
+        .get("ranges")
+        .and_then(Value::as_array)
+        .filter(|r| !r.is_empty())
+        .ok_or_else(|| format!("aggregation `{at}`: `date_range` needs `ranges`"))?;
+    let mut ranges = Vec::new();
+    for r in list {
+        let Some(o) = r.as_object() else {
+            return refuse(format!(
+                "a range is an object with `from` and/or `to`, got {r}"
+            ));
+        };
+        if let Some(k) = o
+            .keys()
+            .find(|k| !["from", "to", "key"].contains(&k.as_str()))
+        {
+            return refuse(format!(
+                "`date_range` range parameter `{k}` is not run by the embedded engine"
+            ));
+        }
+        let bound = |k: &str| -> Result<Option<i64>, String> {
+            let Some(v) = o.get(k).filter(|v| !v.is_null()) else {
+                return Ok(None);
+            };
+            if v.as_str()
+                .is_some_and(|s| s.starts_with("now") || s.contains("||"))
+            {
+                return Err(format!(
+                    "aggregation `{at}`: date math (`{v}`) is not run by the embedded engine"
+                ));
+            }
+            match (mapped, v) {
+                (_, Value::Number(n)) => n.as_i64().map(Some).ok_or_else(|| {
+                    format!("aggregation `{at}`: `{k}` {v} is not epoch milliseconds")
+                }),
+                (Some(f), v) => read_date(f, v)
+                    .map(|d| Some(d.into_timestamp_millis()))
+                    .map_err(|e| format!("aggregation `{at}`: `{k}`: {e}")),
+                // Checked with no index: the field's format reads it at the search.
+                (None, _) => Ok(Some(0)),
+            }
+        };
+        let key = o.get("key").and_then(Value::as_str).map(str::to_string);
+        ranges.push((bound("from")?, bound("to")?, key));
+    }
+    // Elasticsearch sorts the ranges by `from`, then `to` (open ends first and last).
+    ranges.sort_by_key(|(f, t, _)| (f.unwrap_or(i64::MIN), t.unwrap_or(i64::MAX)));
+    let column = mapped.map_or(field, |f| f.name.as_str());
+    let nanos = |ms: Option<i64>| ms.map(|m| json!(m.saturating_mul(1_000_000)));
+    let request_ranges: Vec<Value> = ranges
+        .iter()
+        .map(|(f, t, _)| {
+            let mut r = Map::new();
+            if let Some(v) = nanos(*f) {
+                r.insert("from".into(), v);
+            }
+            if let Some(v) = nanos(*t) {
+                r.insert("to".into(), v);
+            }
+            Value::Object(r)
+        })
+        .collect();
+    let marker = format!("{name}{MARK}");
+    let keyed = params
+        .get("keyed")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Ok((
+        marker.clone(),
+        json!({"range": {"field": column, "ranges": request_ranges, "keyed": false}}),
+        DateRange {
+            marker,
+            ranges,
+            keyed,
+        },
+    ))
+}
+
+fn as_string(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+        .unwrap_or_default()
+}
+
+/// Puts Elasticsearch's answer for each date_range in place of tantivy's, at every level.
+pub fn reshape(v: &mut Value, specs: &[DateRange]) {
+    if specs.is_empty() {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            for spec in specs {
+                let Some(found) = map.remove(&spec.marker) else {
+                    continue;
+                };
+                let name = spec.marker.trim_end_matches(MARK).to_string();
+                map.insert(name, answer(&found, spec));
+            }
+            map.iter_mut()
+                .filter(|(k, _)| k.as_str() != "hits")
+                .for_each(|(_, v)| reshape(v, specs));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| reshape(v, specs)),
+        _ => {}
+    }
+}
+
+fn answer(tantivy: &Value, spec: &DateRange) -> Value {
+    let buckets = tantivy["buckets"].as_array().cloned().unwrap_or_default();
+    // tantivy's bucket bounds are its column's (nanoseconds for dates).
+    let ms = |b: &Value, k: &str| b[k].as_f64().map(|n| (n / 1_000_000.0).round() as i64);
+    let mut out = Vec::new();
+    for (from, to, key) in &spec.ranges {
+        let bucket = buckets
+            .iter()
+            .find(|b| ms(b, "from") == *from && ms(b, "to") == *to)
+            .cloned()
+            .unwrap_or_else(|| json!({"doc_count": 0}));
+        let mut o = Map::new();
+        let from_s = from.map(as_string);
+        let to_s = to.map(as_string);
+        let label = key.clone().unwrap_or_else(|| {
+            format!(
+                "{}-{}",
+                from_s.as_deref().unwrap_or("*"),
+                to_s.as_deref().unwrap_or("*")
+            )
+        });
+        o.insert("key".into(), json!(label));
+        if let (Some(f), Some(s)) = (from, &from_s) {
+            o.insert("from".into(), json!(*f as f64));
+            o.insert("from_as_string".into(), json!(s));
+        }
+        if let (Some(t), Some(s)) = (to, &to_s) {
+            o.insert("to".into(), json!(*t as f64));
+            o.insert("to_as_string".into(), json!(s));
+        }
+        o.insert("doc_count".into(), bucket["doc_count"].clone());
+        for (k, v) in bucket.as_object().into_iter().flatten() {
+            if ![
+                "key",
+                "from",
+                "to",
+                "from_as_string",
+                "to_as_string",
+                "doc_count",
+            ]
+            .contains(&k.as_str())
+            {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+        out.push((label, Value::Object(o)));
+    }
+    if spec.keyed {
+        let mut keyed = Map::new();
+        for (label, mut b) in out {
+            if let Some(o) = b.as_object_mut() {
+                o.remove("key");
+            }
+            keyed.insert(label, b);
+        }
+        json!({"buckets": keyed})
+    } else {
+        json!({"buckets": out.into_iter().map(|(_, b)| b).collect::<Vec<_>>()})
+    }
+}
