@@ -4,30 +4,18 @@
 
 use crate::elasticsearch::{serve, url};
 use crate::util::*;
-use std::io::{BufReader, Write};
 use std::sync::{Arc, Mutex};
 
 /// A loopback server that answers like Elasticsearch and keeps each search body.
 fn recording_server() -> (u16, Arc<Mutex<Vec<String>>>) {
     let bodies = Arc::new(Mutex::new(Vec::new()));
     let kept = bodies.clone();
-    let port = fault_listener(move |stream, _| {
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut stream = stream;
-        while let Some((line, body)) = read_http_request(&mut reader) {
-            let answer = if line.contains("_search") {
-                kept.lock().unwrap().push(String::from_utf8(body).unwrap());
-                r#"{"hits":{"total":{"value":1}}}"#
-            } else {
-                r#"{"version":{"number":"8.15.0"}}"#
-            };
-            let reply = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
-                answer.len()
-            );
-            if stream.write_all(reply.as_bytes()).is_err() {
-                return;
-            }
+    let port = json_server(move |line, body| {
+        if line.contains("_search") {
+            kept.lock().unwrap().push(String::from_utf8(body).unwrap());
+            r#"{"hits":{"total":{"value":1}}}"#.to_string()
+        } else {
+            r#"{"version":{"number":"8.15.0"}}"#.to_string()
         }
     });
     (port, bodies)

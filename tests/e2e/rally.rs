@@ -986,27 +986,18 @@ fn documents_for_a_data_stream_are_created() {
     ]);
     let seen: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
     let kept = seen.clone();
-    let port = fault_listener(move |stream, _| {
-        use std::io::Write;
-        let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
-        let mut stream = stream;
-        while let Some((line, body)) = read_http_request(&mut reader) {
-            let answer = if line.contains("_bulk") {
-                let body = String::from_utf8(body).unwrap();
-                let items = body.lines().count() / 2;
-                kept.lock().unwrap().push((line.clone(), body));
-                let item = r#"{"create":{"_index":"logs-app","status":201}}"#;
-                format!(
-                    r#"{{"errors":false,"items":[{}]}}"#,
-                    vec![item; items].join(",")
-                )
-            } else {
-                r#"{"version":{"number":"8.15.0"}}"#.to_string()
-            };
-            let reply = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}", answer.len());
-            if stream.write_all(reply.as_bytes()).is_err() {
-                return;
-            }
+    let port = json_server(move |line, body| {
+        if line.contains("_bulk") {
+            let body = String::from_utf8(body).unwrap();
+            let items = body.lines().count() / 2;
+            kept.lock().unwrap().push((line.to_string(), body));
+            let item = r#"{"create":{"_index":"logs-app","status":201}}"#;
+            format!(
+                r#"{{"errors":false,"items":[{}]}}"#,
+                vec![item; items].join(",")
+            )
+        } else {
+            r#"{"version":{"number":"8.15.0"}}"#.to_string()
         }
     });
     let env = Env::new();

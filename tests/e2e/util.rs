@@ -168,3 +168,26 @@ pub fn read_http_request(reader: &mut impl std::io::BufRead) -> Option<(String, 
     let _ = reader.read_exact(&mut body);
     Some((line, body))
 }
+
+/// A loopback server answering every request 200 with the JSON `answer` gives for its request
+/// line and body (`GET /` needs a version for the elasticsearch backend's start-up check).
+pub fn json_server<F>(answer: F) -> u16
+where
+    F: Fn(&str, Vec<u8>) -> String + Send + Sync + 'static,
+{
+    fault_listener(move |stream, _| {
+        use std::io::Write;
+        let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+        let mut stream = stream;
+        while let Some((line, body)) = read_http_request(&mut reader) {
+            let answer = answer(&line, body);
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+                answer.len()
+            );
+            if stream.write_all(reply.as_bytes()).is_err() {
+                return;
+            }
+        }
+    })
+}

@@ -2,6 +2,17 @@ use super::*;
 use crate::backend::embedded::bulk::{Done, Item, Verb};
 use serde_json::json;
 
+/// Indexes one document (no id), as a bulk `index` action does.
+fn add(idx: &EmbeddedIndex, body: &str) {
+    idx.apply(&Item {
+        verb: Verb::Index,
+        index: None,
+        id: None,
+        body: Some(body),
+    })
+    .unwrap();
+}
+
 fn index() -> EmbeddedIndex {
     let body = json!({"mappings": {"properties": {"name": {"type": "text"}, "population": {"type": "long"}, "cc": {"type": "keyword"}}}});
     EmbeddedIndex::create("places", &body).unwrap()
@@ -14,13 +25,7 @@ fn constant_score_scores_each_match_its_boost_and_unknown_types_are_named_before
         r#"{"cc":"AT","population":5}"#,
         r#"{"cc":"DE","population":7}"#,
     ] {
-        idx.apply(&Item {
-            verb: Verb::Index,
-            index: None,
-            id: None,
-            body: Some(d),
-        })
-        .unwrap();
+        add(&idx, d);
     }
     idx.refresh().unwrap();
     let q = json!({"query": {"constant_score": {"filter": {"term": {"cc": "AT"}}, "boost": 2.5}}});
@@ -63,13 +68,7 @@ fn exists_prefix_and_multi_match_match_as_elasticsearch_does() {
         r#"{"title": "python", "body": "rust everywhere rust", "tag": "a.c"}"#,
         r#"{"body": "nothing here", "tag": "b.a"}"#,
     ] {
-        idx.apply(&Item {
-            verb: Verb::Index,
-            index: None,
-            id: None,
-            body: Some(d),
-        })
-        .unwrap();
+        add(&idx, d);
     }
     idx.refresh().unwrap();
     let hits = |q: serde_json::Value| {
@@ -299,13 +298,7 @@ fn aliases_read_their_target_and_copy_to_indexes_values_again() {
         r#"{"first":"Alan","last":"Turing","country":"GB","pop":5}"#,
         r#"{"first":"Grace","last":"Hopper","country":"US","pop":7}"#,
     ] {
-        idx.apply(&Item {
-            verb: Verb::Index,
-            index: None,
-            id: None,
-            body: Some(d),
-        })
-        .unwrap();
+        add(&idx, d);
     }
     idx.refresh().unwrap();
     let total = |q: serde_json::Value| {
@@ -352,13 +345,7 @@ fn ip_fields_match_addresses_blocks_and_ranges() {
         "192.168.0.1",
         "2001:db8::1",
     ] {
-        idx.apply(&Item {
-            verb: Verb::Index,
-            index: None,
-            id: None,
-            body: Some(&json!({ "ip": ip }).to_string()),
-        })
-        .unwrap();
+        add(&idx, &json!({ "ip": ip }).to_string());
     }
     let bad = idx.apply(&Item {
         verb: Verb::Index,
@@ -415,13 +402,7 @@ fn geo_distance_sorts_nearest_first_with_distances_in_the_unit_asked() {
         r#"{"name":"vienna","at":[16.3738,48.2082]}"#,
         r#"{"name":"nowhere"}"#,
     ] {
-        idx.apply(&Item {
-            verb: Verb::Index,
-            index: None,
-            id: None,
-            body: Some(d),
-        })
-        .unwrap();
+        add(&idx, d);
     }
     idx.refresh().unwrap();
     let origin: (f64, f64) = (48.2082, 16.3738);
@@ -488,23 +469,11 @@ fn keyword_sorts_order_strings_across_segments() {
     // Three segments, each with its own dictionary, and a document without `cc`.
     for batch in [&["DE", "AT"][..], &["IT", "CH", "AT"][..], &["FR"][..]] {
         for cc in batch {
-            idx.apply(&Item {
-                verb: Verb::Index,
-                index: None,
-                id: None,
-                body: Some(&json!({ "cc": cc }).to_string()),
-            })
-            .unwrap();
+            add(&idx, &json!({ "cc": cc }).to_string());
         }
         idx.refresh().unwrap();
     }
-    idx.apply(&Item {
-        verb: Verb::Index,
-        index: None,
-        id: None,
-        body: Some(r#"{"n": 1}"#),
-    })
-    .unwrap();
+    add(&idx, r#"{"n": 1}"#);
     idx.refresh().unwrap();
     let sorted = |sort: serde_json::Value, size: u64| {
         let plan = idx.compile(&json!({"sort": sort, "size": size})).unwrap();
@@ -546,13 +515,10 @@ fn geo_centroid_is_the_mean_of_the_points() {
         ("AT", 47.8, 13.05),
     ];
     for (cc, lat, lon) in points {
-        idx.apply(&Item {
-            verb: Verb::Index,
-            index: None,
-            id: None,
-            body: Some(&json!({"cc": cc, "at": {"lat": lat, "lon": lon}}).to_string()),
-        })
-        .unwrap();
+        add(
+            &idx,
+            &json!({"cc": cc, "at": {"lat": lat, "lon": lon}}).to_string(),
+        );
     }
     idx.refresh().unwrap();
     let plan = idx
