@@ -67,10 +67,9 @@ impl AggPlan {
     }
 
     fn checked(aggs: &Value, ctx: Option<(&Mapping, &tantivy::Index)>) -> Result<AggPlan, String> {
-        let owned = ctx.map(|(m, i)| std::sync::Arc::new((m.clone(), i.clone())));
         let mut level = Level {
             mapping: ctx.map(|(m, _)| m),
-            ctx: owned.as_deref(),
+            ctx,
             filters: filters::Filters::default(),
             date_ranges: Vec::new(),
         };
@@ -80,8 +79,10 @@ impl AggPlan {
         // Whatever tantivy would read past without a word is refused here instead.
         let read = serde_json::to_value(&request).map_err(|e| e.to_string())?;
         unread(&rewritten, &read, "aggs")?;
-        if let Some(ctx) = &owned {
-            level.filters.attach(&mut request, ctx)?;
+        // Filter aggregations carry their index: the mapping is copied only for them.
+        if let Some((m, i)) = ctx.filter(|_| !level.filters.is_empty()) {
+            let owned = std::sync::Arc::new((m.clone(), i.clone()));
+            level.filters.attach(&mut request, &owned)?;
         }
         Ok(AggPlan {
             request,
@@ -136,7 +137,7 @@ fn ipv4_keys(v: &mut Value) {
 /// aggregations found on the way.
 struct Level<'a> {
     mapping: Option<&'a Mapping>,
-    ctx: Option<&'a (Mapping, tantivy::Index)>,
+    ctx: Option<(&'a Mapping, &'a tantivy::Index)>,
     filters: filters::Filters,
     date_ranges: Vec<date_range::DateRange>,
 }

@@ -57,7 +57,7 @@ pub struct Filters(Vec<(Vec<String>, Value)>);
 pub fn check_query(
     q: &Value,
     at: &str,
-    ctx: Option<&(Mapping, tantivy::Index)>,
+    ctx: Option<(&Mapping, &tantivy::Index)>,
 ) -> Result<(), String> {
     if let Some(why) = super::super::query::unsupported_query(q) {
         return Err(format!("aggregation `{at}`: {why}"));
@@ -116,6 +116,10 @@ pub fn expand(
 }
 
 impl Filters {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn push(&mut self, path: Vec<String>, query: Value) {
         self.0.push((path, query));
     }
