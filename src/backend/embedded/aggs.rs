@@ -10,8 +10,12 @@ use tantivy::aggregation::agg_result::AggregationResults;
 use tantivy::aggregation::{AggContextParams, AggregationCollector};
 
 /// Aggregation types the engine runs.
-pub const RUN: [&str; 20] = [
+pub const RUN: [&str; 24] = [
     "terms",
+    "geo_bounds",
+    "geo_distance",
+    "geohash_grid",
+    "geotile_grid",
     "date_range",
     "geo_centroid",
     "filter",
@@ -48,7 +52,12 @@ pub struct AggPlan {
     request: Aggregations,
     /// The date_range aggregations, whose answers are reshaped as Elasticsearch's.
     date_ranges: Vec<date_range::DateRange>,
+    /// The aggregations on geo positions, run beside tantivy's.
+    points: points::PointAggs,
 }
+
+/// What a search's aggregations collect: tantivy's, and those on geo positions.
+pub type AggFruit = (AggregationResults, points::PointResults);
 
 impl AggPlan {
     /// Checks the body's `aggs` (or `aggregations`) against the mapping; the queries of
@@ -72,6 +81,7 @@ impl AggPlan {
             ctx,
             filters: filters::Filters::default(),
             date_ranges: Vec::new(),
+            points: Vec::new(),
         };
         let rewritten = level.rewrite(aggs, "aggs", &[])?;
         let mut request: Aggregations =
@@ -87,22 +97,29 @@ impl AggPlan {
         Ok(AggPlan {
             request,
             date_ranges: level.date_ranges,
+            points: points::PointAggs(std::sync::Arc::new(level.points)),
         })
     }
 
     /// The response's `aggregations`, as Elasticsearch shapes them.
-    pub fn to_json(&self, results: &AggregationResults) -> Value {
-        let mut v = to_json(results);
+    pub fn to_json(&self, results: &AggFruit) -> Value {
+        let mut v = to_json(&results.0);
         date_range::reshape(&mut v, &self.date_ranges);
+        if let Value::Object(map) = &mut v {
+            map.extend(self.points.to_json(&results.1));
+        }
         v
     }
 
-    pub fn collector(&self) -> AggregationCollector {
-        AggregationCollector::from_aggs(self.request.clone(), AggContextParams::default())
+    pub fn collector(&self) -> (AggregationCollector, points::PointAggs) {
+        (
+            AggregationCollector::from_aggs(self.request.clone(), AggContextParams::default()),
+            self.points.clone(),
+        )
     }
 }
 
-/// The response's `aggregations`.
+/// The response's `aggregations` of tantivy's part.
 pub fn to_json(results: &AggregationResults) -> Value {
     let mut v = serde_json::to_value(results).unwrap_or(Value::Null);
     filters::regroup(&mut v);
@@ -140,6 +157,7 @@ struct Level<'a> {
     ctx: Option<(&'a Mapping, &'a tantivy::Index)>,
     filters: filters::Filters,
     date_ranges: Vec<date_range::DateRange>,
+    points: Vec<(String, points::PointAgg)>,
 }
 
 impl Level<'_> {
@@ -208,6 +226,23 @@ impl Level<'_> {
                 out.insert(marker, request);
                 continue;
             }
+            if points::KINDS.contains(&kind.as_str()) {
+                if !path.is_empty() || sub.is_some() {
+                    return Err(format!("aggregation `{here}`: the embedded engine runs `{kind}` at the top level of a request, with no sub-aggregations"));
+                }
+                self.points.push((
+                    name.clone(),
+                    points::PointAgg::parse(kind, params, mapping, &here)?,
+                ));
+                continue;
+            }
+            if kind == "geo_bounds" {
+                if sub.is_some() {
+                    return Err(format!("aggregation `{here}`: `geo_bounds` is a metric and takes no sub-aggregations"));
+                }
+                out.extend(geo::bounds(name, params, mapping, &here)?);
+                continue;
+            }
             if kind == "geo_centroid" {
                 if sub.is_some() {
                     return Err(format!("aggregation `{here}`: `geo_centroid` is a metric and takes no sub-aggregations"));
@@ -237,9 +272,7 @@ fn why_not(kind: &str) -> &'static str {
         | "moving_fn" | "avg_bucket" | "max_bucket" | "sum_bucket" => {
             " (pipeline aggregations are not built)"
         }
-        "geohash_grid" | "geotile_grid" | "geo_bounds" | "geo_distance" => {
-            " (geo_point fields are two numbers here, not a geo index)"
-        }
+        "geohex_grid" => " (H3 cells are not built)",
         "nested" | "reverse_nested" => " (nested objects are flattened here)",
         "auto_date_histogram"
         | "significant_terms"
@@ -274,6 +307,10 @@ fn params_for(
                     return Err(format!(
                         "aggregation `{at}`: field `{field}` is a text field, which Elasticsearch does not aggregate either (aggregate its keyword multi-field, such as `{field}.raw`)"
                     ))
+                }
+                // Elasticsearch counts a geo_point's values; each point has one latitude.
+                FieldType::GeoPoint if kind == "value_count" => {
+                    out.insert("field".into(), Value::String(format!("{}.lat", f.name)));
                 }
                 FieldType::GeoPoint => {
                     return Err(format!(
@@ -388,6 +425,7 @@ fn alias<'a>(read: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
 mod date_range;
 mod filters;
 mod geo;
+mod points;
 
 #[cfg(test)]
 mod tests;

@@ -415,4 +415,18 @@ impl EmbeddedIndex {
 }
 
 #[cfg(test)]
+impl EmbeddedIndex {
+    /// Indexes one document (no id), as a bulk `index` action does.
+    pub fn add_for_test(&self, body: &str) {
+        self.apply(&super::bulk::Item {
+            verb: super::bulk::Verb::Index,
+            index: None,
+            id: None,
+            body: Some(body),
+        })
+        .unwrap();
+    }
+}
+
+#[cfg(test)]
 mod tests;

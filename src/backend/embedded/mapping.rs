@@ -411,7 +411,8 @@ pub fn read_date(f: &MappedField, v: &Value) -> Result<DateTime, String> {
     }
 }
 
-/// `[lon, lat]`, `{"lat": .., "lon": ..}` or `"lat,lon"`, as Elasticsearch reads a geo_point.
+/// `[lon, lat]`, `{"lat": .., "lon": ..}`, `"lat,lon"` or `"POINT (lon lat)"`, as Elasticsearch
+/// reads a geo_point.
 pub(crate) fn geo_point(v: &Value) -> Result<(f64, f64), String> {
     let (lon, lat) = match v {
         Value::Array(a) if a.len() == 2 => (as_f64(&a[0])?, as_f64(&a[1])?),
@@ -419,6 +420,12 @@ pub(crate) fn geo_point(v: &Value) -> Result<(f64, f64), String> {
             as_f64(o.get("lon").ok_or("geo_point object needs `lon`")?)?,
             as_f64(o.get("lat").ok_or("geo_point object needs `lat`")?)?,
         ),
+        Value::String(s) if s.trim_start().to_ascii_uppercase().starts_with("POINT") => {
+            match super::geo::shape::Shape::wkt(s)? {
+                super::geo::shape::Shape::Points(p) if p.len() == 1 => p[0],
+                _ => return Err(format!("`{s}` is not one point")),
+            }
+        }
         Value::String(s) => {
             let (lat, lon) = s
                 .split_once(',')

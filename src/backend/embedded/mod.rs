@@ -6,6 +6,7 @@ mod bulk;
 mod command;
 mod dates;
 mod functions;
+mod geo;
 pub(crate) mod index;
 mod keywords;
 mod kv;

@@ -2,9 +2,9 @@
 //! per task into a tantivy query: match_all, match, match_phrase, term, terms, range, bool,
 //! constant_score.
 
-use super::functions::{distance_meters, FunctionScore, FunctionScoreFn};
+use super::functions::{FunctionScore, FunctionScoreFn};
 use super::mapping::{as_f64, as_i64, read_date, FieldType, MappedField, Mapping};
-use super::scoring::{FnQuery, WithinDistance, EARTH_RADIUS_M};
+use super::scoring::FnQuery;
 use serde_json::{Map, Value};
 use std::ops::Bound;
 use std::sync::Arc;
@@ -26,8 +26,11 @@ fn regex_escape(text: &str) -> String {
 }
 
 /// Query types the engine compiles.
-const QUERY_TYPES: [&str; 16] = [
+const QUERY_TYPES: [&str; 19] = [
     "exists",
+    "geo_shape",
+    "geo_polygon",
+    "geo_grid",
     "nested",
     "prefix",
     "multi_match",
@@ -87,6 +90,15 @@ pub fn unsupported_query(q: &Value) -> Option<String> {
                     .filter_map(|f| f.get("filter")),
             )
             .collect(),
+        "geo_grid"
+            if body
+                .as_object()
+                .into_iter()
+                .flat_map(|o| o.values())
+                .any(|cell| cell.get("geohex").is_some()) =>
+        {
+            return Some(super::geo::GEOHEX.into())
+        }
         "script_score" | "script" => {
             return Some(format!(
                 "query type `{kind}` runs a script, which the embedded backend does not run"
@@ -111,7 +123,10 @@ pub struct QueryCompiler<'a> {
     pub index: &'a Index,
 }
 
-fn single_entry<'v>(v: &'v Value, what: &str) -> Result<(&'v String, &'v Value), String> {
+pub(super) fn single_entry<'v>(
+    v: &'v Value,
+    what: &str,
+) -> Result<(&'v String, &'v Value), String> {
     let obj = v
         .as_object()
         .ok_or_else(|| format!("`{what}` expects an object"))?;
@@ -208,6 +223,9 @@ impl QueryCompiler<'_> {
             "multi_match" => self.multi_match(body),
             "nested" => self.compile(super::nested::inner(body)?),
             "geo_bounding_box" => self.geo_bounding_box(body),
+            "geo_shape" => self.geo_shape(body),
+            "geo_polygon" => self.geo_polygon(body),
+            "geo_grid" => self.geo_grid(body),
             "constant_score" => {
                 // Every match scores `boost` (1 by default), whatever its filter would score.
                 let filter = body
@@ -223,7 +241,7 @@ impl QueryCompiler<'_> {
         }
     }
 
-    fn field(&self, name: &str) -> Result<&MappedField, String> {
+    pub(super) fn field(&self, name: &str) -> Result<&MappedField, String> {
         self.mapping.field(name).ok_or_else(|| {
             let hint = crate::track::did_you_mean(
                 name,
@@ -417,143 +435,6 @@ impl QueryCompiler<'_> {
         } else {
             Box::new(DisjunctionMaxQuery::with_tie_breaker(per_field, tie))
         })
-    }
-
-    /// A geo_point field of the mapping, with its latitude and longitude fields.
-    fn geo_field(&self, name: &str) -> Result<(&MappedField, tantivy::schema::Field), String> {
-        let f = self.field(name)?;
-        match (f.kind, f.lat) {
-            (FieldType::GeoPoint, Some(lat)) => Ok((f, lat)),
-            _ => Err(format!("field `{name}` is not a geo_point")),
-        }
-    }
-
-    /// The documents whose point lies in [south, north] × [west, east] (degrees); a box
-    /// across the antimeridian (west > east) is two.
-    fn geo_box(
-        &self,
-        f: &MappedField,
-        lat: tantivy::schema::Field,
-        (south, north, west, east): (f64, f64, f64, f64),
-    ) -> Box<dyn Query> {
-        let range = |field, lo: f64, hi: f64| -> Box<dyn Query> {
-            Box::new(RangeQuery::new(
-                Bound::Included(Term::from_field_f64(field, lo)),
-                Bound::Included(Term::from_field_f64(field, hi)),
-            ))
-        };
-        let lon: Box<dyn Query> = if west <= east {
-            range(f.field, west, east)
-        } else {
-            Box::new(BooleanQuery::new(vec![
-                (Occur::Should, range(f.field, west, 180.0)),
-                (Occur::Should, range(f.field, -180.0, east)),
-            ]))
-        };
-        Box::new(ConstScoreQuery::new(
-            Box::new(BooleanQuery::new(vec![
-                (Occur::Must, range(lat, south, north)),
-                (Occur::Must, lon),
-            ])),
-            1.0,
-        ))
-    }
-
-    fn geo_distance(&self, body: &Value) -> Result<Box<dyn Query>, String> {
-        let obj = body.as_object().ok_or("`geo_distance` expects an object")?;
-        let (name, origin) = obj
-            .iter()
-            .find(|(k, _)| {
-                !matches!(
-                    k.as_str(),
-                    "distance"
-                        | "distance_type"
-                        | "validation_method"
-                        | "_name"
-                        | "boost"
-                        | "ignore_unmapped"
-                )
-            })
-            .ok_or("`geo_distance` names a geo_point field and its origin")?;
-        let (f, lat_field) = self.geo_field(name)?;
-        let (lon, lat) = super::mapping::geo_point(origin)?;
-        let meters = match obj.get("distance") {
-            Some(Value::String(s)) => distance_meters(s)?,
-            Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),
-            _ => return Err("`geo_distance` needs a `distance`".into()),
-        };
-        // The points within a box around the circle first (indexed ranges), then the exact
-        // arc distance of each.
-        let dlat = (meters / EARTH_RADIUS_M).to_degrees();
-        let (south, north) = ((lat - dlat).max(-90.0), (lat + dlat).min(90.0));
-        let polar = north >= 90.0 || south <= -90.0;
-        let dlon = if polar {
-            180.0
-        } else {
-            dlat / lat.to_radians().cos().max(1e-9)
-        };
-        let (west, east) = if dlon >= 180.0 {
-            (-180.0, 180.0)
-        } else {
-            let wrap = |x: f64| {
-                if x < -180.0 {
-                    x + 360.0
-                } else if x > 180.0 {
-                    x - 360.0
-                } else {
-                    x
-                }
-            };
-            (wrap(lon - dlon), wrap(lon + dlon))
-        };
-        let prefilter = self.geo_box(f, lat_field, (south, north, west, east));
-        Ok(Box::new(FnQuery::new(
-            prefilter,
-            Arc::new(WithinDistance {
-                field: f.name.clone(),
-                lat,
-                lon,
-                meters,
-            }),
-        )))
-    }
-
-    fn geo_bounding_box(&self, body: &Value) -> Result<Box<dyn Query>, String> {
-        let obj = body
-            .as_object()
-            .ok_or("`geo_bounding_box` expects an object")?;
-        let (name, corners) = obj
-            .iter()
-            .find(|(k, _)| {
-                !matches!(
-                    k.as_str(),
-                    "validation_method" | "_name" | "boost" | "ignore_unmapped" | "type"
-                )
-            })
-            .ok_or("`geo_bounding_box` names a geo_point field and its box")?;
-        let (f, lat_field) = self.geo_field(name)?;
-        let c = corners
-            .as_object()
-            .ok_or("`geo_bounding_box` corners are an object")?;
-        let point = |k: &str| c.get(k).map(super::mapping::geo_point).transpose();
-        let number = |k: &str| c.get(k).map(as_f64).transpose();
-        let (south, north, west, east) = if let (Some((w, n)), Some((e, s))) =
-            (point("top_left")?, point("bottom_right")?)
-        {
-            (s, n, w, e)
-        } else if let (Some((e, n)), Some((w, s))) = (point("top_right")?, point("bottom_left")?) {
-            (s, n, w, e)
-        } else if let (Some(n), Some(w), Some(s), Some(e)) = (
-            number("top")?,
-            number("left")?,
-            number("bottom")?,
-            number("right")?,
-        ) {
-            (s, n, w, e)
-        } else {
-            return Err("`geo_bounding_box` takes top_left and bottom_right, top_right and bottom_left, or top, left, bottom and right (not wkt)".into());
-        };
-        Ok(self.geo_box(f, lat_field, (south, north, west, east)))
     }
 
     fn bool_query(&self, body: &Map<String, Value>) -> Result<Box<dyn Query>, String> {

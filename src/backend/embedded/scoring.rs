@@ -200,37 +200,5 @@ impl Points {
     }
 }
 
-/// `geo_distance`: documents whose point lies within `meters` of the origin.
-#[derive(Debug)]
-pub struct WithinDistance {
-    pub field: String,
-    pub lat: f64,
-    pub lon: f64,
-    pub meters: f64,
-}
-
-impl DocFn for WithinDistance {
-    fn bind(&self, reader: &SegmentReader) -> tantivy::Result<Box<dyn SegmentFn>> {
-        struct Bound {
-            points: Points,
-            lat: f64,
-            lon: f64,
-            meters: f64,
-        }
-        impl SegmentFn for Bound {
-            fn eval(&mut self, doc: DocId, _: Score) -> Option<Score> {
-                let (lat, lon) = self.points.get(doc)?;
-                (arc_distance(self.lat, self.lon, lat, lon) <= self.meters).then_some(1.0)
-            }
-        }
-        Ok(Box::new(Bound {
-            points: Points::open(reader, &self.field)?,
-            lat: self.lat,
-            lon: self.lon,
-            meters: self.meters,
-        }))
-    }
-}
-
 #[cfg(test)]
 mod tests;

@@ -1,13 +1,13 @@
 //! Searches on one embedded index: a request body compiled once (query, size, from, sort,
 //! search_after), then run as one page, or page by page as a scroll or with `search_after`.
 
+use super::aggs::AggFruit;
 use super::index::EmbeddedIndex;
 use super::query::QueryCompiler;
 use super::sort::{After, Sort, TopAfter};
 use crate::backend::{ErrorKind, OpError, Outcome};
 use crate::ops::{PageBy, Paging};
 use serde_json::Value;
-use tantivy::aggregation::agg_result::AggregationResults;
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::Query;
 use tantivy::schema::Value as _;
@@ -108,10 +108,10 @@ fn internal(e: impl std::fmt::Display) -> OpError {
 
 impl SearchPlan {
     /// The response's `aggregations` for `results` of this search, as Elasticsearch shapes them.
-    pub fn aggregations_json(&self, results: &AggregationResults) -> Value {
+    pub fn aggregations_json(&self, results: &AggFruit) -> Value {
         match &self.aggs {
             Some(plan) => plan.to_json(results),
-            None => super::aggs::to_json(results),
+            None => super::aggs::to_json(&results.0),
         }
     }
 }
@@ -259,7 +259,7 @@ impl EmbeddedIndex {
         &self,
         plan: &SearchPlan,
         searcher: &Searcher,
-    ) -> Result<(u64, Vec<Hit>, Option<AggregationResults>), OpError> {
+    ) -> Result<(u64, Vec<Hit>, Option<AggFruit>), OpError> {
         let aggregations;
         let (total, found) = match (&plan.sort, plan.after) {
             _ if plan.size == 0 => {
@@ -320,7 +320,7 @@ impl EmbeddedIndex {
         &self,
         plan: &SearchPlan,
         searcher: &Searcher,
-    ) -> Result<Option<AggregationResults>, OpError> {
+    ) -> Result<Option<AggFruit>, OpError> {
         plan.aggs
             .as_ref()
             .map(|a| searcher.search(plan.query.as_ref(), &a.collector()))
@@ -333,7 +333,7 @@ impl EmbeddedIndex {
         &self,
         plan: &SearchPlan,
         searcher: &Searcher,
-    ) -> Result<(u64, Option<AggregationResults>), OpError> {
+    ) -> Result<(u64, Option<AggFruit>), OpError> {
         let aggs = plan.aggs.as_ref().map(|a| a.collector());
         let (n, aggs) = searcher
             .search(plan.query.as_ref(), &(Count, aggs))

@@ -358,12 +358,17 @@ fn geo_distance_key(e: &Value, mapping: &Mapping) -> Result<SortKey, String> {
         }
     }
     let (name, origin) = field.ok_or("`_geo_distance` names no geo_point field")?;
-    let f = mapping
-        .field(name)
-        .filter(|f| f.kind == FieldType::GeoPoint)
-        .ok_or_else(|| {
-            format!("cannot sort on `_geo_distance` of `{name}`: no geo_point field of that name")
-        })?;
+    let column = match mapping.field(name) {
+        Some(f) if f.kind == FieldType::GeoPoint => f.name.clone(),
+        // As in Elasticsearch, an unmapped field with `ignore_unmapped` sorts every document
+        // as having no point: at "Infinity".
+        None if opts.get("ignore_unmapped") == Some(&Value::Bool(true)) => name.clone(),
+        _ => {
+            return Err(format!(
+                "cannot sort on `_geo_distance` of `{name}`: no geo_point field of that name"
+            ))
+        }
+    };
     let origin = match origin {
         Value::Array(a) if a.len() == 1 => &a[0],
         Value::Array(a) if a.first().is_some_and(Value::is_array) => {
@@ -403,7 +408,7 @@ fn geo_distance_key(e: &Value, mapping: &Mapping) -> Result<SortKey, String> {
     };
     Ok(SortKey {
         by: By::GeoDistance,
-        name: f.name.clone(),
+        name: column,
         desc,
         geo: Some(((lat, lon), unit)),
     })

@@ -2,7 +2,6 @@
 //! expected bucket keys, doc counts and metric values are computed here, independently, from
 //! the documents, by Elasticsearch's documented semantics.
 
-use crate::backend::embedded::bulk::{Item, Verb};
 use crate::backend::embedded::index::EmbeddedIndex;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -49,13 +48,7 @@ fn index() -> EmbeddedIndex {
             "at": format!("2026-01-{:02}T06:00:00Z", d.day),
         })
         .to_string();
-        idx.apply(&Item {
-            verb: Verb::Index,
-            index: None,
-            id: None,
-            body: Some(&source),
-        })
-        .unwrap();
+        idx.add_for_test(&source);
     }
     idx.refresh().unwrap();
     idx
@@ -307,7 +300,7 @@ fn a_search_with_hits_and_aggregations_collects_both_in_one_pass() {
     let at: Vec<&Doc> = all.iter().filter(|d| d.cc == "AT").collect();
     assert_eq!((total, hits.len()), (at.len() as u64, 2));
     let max = at.iter().map(|d| d.pop).max().unwrap() as f64;
-    close(&super::to_json(&aggs.unwrap())["m"]["value"], max);
+    close(&plan.aggregations_json(&aggs.unwrap())["m"]["value"], max);
 }
 
 #[test]

@@ -1,0 +1,413 @@
+//! Aggregations over a geo_point's position rather than a column's value: `geo_distance`
+//! (ranges of distance from an origin) and the `geohash_grid` and `geotile_grid` cells. Their
+//! keys are computed per document, which tantivy's aggregations cannot do, so they run in a
+//! collector of their own beside tantivy's, at the top level of a request.
+
+use super::super::functions::distance_meters;
+use super::super::geo::grid::{Cell, Grid, MAX_GEOHASH_PRECISION, MAX_GEOTILE_ZOOM};
+use super::super::geo::shape::Bounds;
+use super::super::mapping::{geo_point, FieldType, Mapping};
+use super::super::scoring::{arc_distance, Points};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
+
+/// The most distinct cells one search may count, as Elasticsearch's request circuit breaker
+/// bounds a grid's per-shard table.
+const MAX_CELLS: usize = 1 << 20;
+
+#[derive(Debug, Clone)]
+pub enum PointAgg {
+    Distance {
+        field: String,
+        lat: f64,
+        lon: f64,
+        /// Metres per unit of the ranges.
+        unit: f64,
+        /// (key, from, to) in units, sorted as Elasticsearch sorts them.
+        ranges: Vec<(Option<String>, f64, f64)>,
+        keyed: bool,
+    },
+    Grid {
+        field: String,
+        grid: Grid,
+        size: usize,
+        bounds: Option<Bounds>,
+    },
+}
+
+/// The aggregation types this module runs.
+pub const KINDS: [&str; 3] = ["geo_distance", "geohash_grid", "geotile_grid"];
+
+fn reject(at: &str, what: impl std::fmt::Display) -> String {
+    format!("aggregation `{at}`: {what}")
+}
+
+impl PointAgg {
+    pub fn parse(
+        kind: &str,
+        params: &Map<String, Value>,
+        mapping: Option<&Mapping>,
+        at: &str,
+    ) -> Result<PointAgg, String> {
+        let name = params
+            .get("field")
+            .and_then(Value::as_str)
+            .ok_or_else(|| reject(at, format!("`{kind}` needs a `field`")))?;
+        let field = match mapping.map(|m| m.field(name)) {
+            None => name.to_string(),
+            Some(Some(f)) if f.kind == FieldType::GeoPoint => f.name.clone(),
+            Some(_) => {
+                return Err(reject(
+                    at,
+                    format!("`{kind}` needs a geo_point field, and `{name}` is not one"),
+                ))
+            }
+        };
+        let allowed: &[&str] = match kind {
+            "geo_distance" => &[
+                "field",
+                "origin",
+                "unit",
+                "distance_type",
+                "ranges",
+                "keyed",
+            ],
+            _ => &["field", "precision", "size", "shard_size", "bounds"],
+        };
+        if let Some(k) = params.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(reject(
+                at,
+                format!("`{kind}` parameter `{k}` is not run by the embedded engine"),
+            ));
+        }
+        if kind == "geo_distance" {
+            return Self::distance(field, params, at);
+        }
+        let precision = match params.get("precision") {
+            None => None,
+            Some(p) => Some(
+                p.as_u64()
+                    .ok_or_else(|| reject(at, "`precision` is a whole number"))?
+                    as u32,
+            ),
+        };
+        let grid = if kind == "geohash_grid" {
+            let p = precision.unwrap_or(5);
+            if !(1..=MAX_GEOHASH_PRECISION).contains(&p) {
+                return Err(reject(at, "geohash `precision` is 1 to 12"));
+            }
+            Grid::Geohash(p)
+        } else {
+            let z = precision.unwrap_or(7);
+            if z > MAX_GEOTILE_ZOOM {
+                return Err(reject(at, "geotile `precision` is 0 to 29"));
+            }
+            Grid::Geotile(z)
+        };
+        let size = params
+            .get("size")
+            .map_or(Some(10_000), Value::as_u64)
+            .ok_or_else(|| reject(at, "`size` is a whole number"))?;
+        let bounds = match params.get("bounds") {
+            None => None,
+            Some(b) => Some(bounds(b).map_err(|e| reject(at, e))?),
+        };
+        Ok(PointAgg::Grid {
+            field,
+            grid,
+            size: size.min(65_536) as usize,
+            bounds,
+        })
+    }
+
+    fn distance(field: String, params: &Map<String, Value>, at: &str) -> Result<PointAgg, String> {
+        let (lon, lat) = geo_point(
+            params
+                .get("origin")
+                .ok_or_else(|| reject(at, "`geo_distance` needs an `origin`"))?,
+        )
+        .map_err(|e| reject(at, e))?;
+        let unit = match params.get("unit").and_then(Value::as_str) {
+            None => 1.0,
+            Some(u) => distance_meters(&format!("1{u}")).map_err(|e| reject(at, e))?,
+        };
+        if let Some(t) = params
+            .get("distance_type")
+            .and_then(Value::as_str)
+            .filter(|t| *t != "arc")
+        {
+            return Err(reject(
+                at,
+                format!(
+                    "`geo_distance` distance_type `{t}` is not run by the embedded engine (`arc`)"
+                ),
+            ));
+        }
+        let mut ranges = Vec::new();
+        for r in params
+            .get("ranges")
+            .and_then(Value::as_array)
+            .ok_or_else(|| reject(at, "`geo_distance` needs `ranges`"))?
+        {
+            let bound = |k: &str, default: f64| match r.get(k) {
+                None | Some(Value::Null) => Ok(default),
+                Some(v) => v
+                    .as_f64()
+                    .ok_or_else(|| reject(at, format!("range `{k}` is a number"))),
+            };
+            let key = r.get("key").and_then(Value::as_str).map(str::to_string);
+            ranges.push((
+                key,
+                bound("from", f64::NEG_INFINITY)?,
+                bound("to", f64::INFINITY)?,
+            ));
+        }
+        ranges.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)));
+        Ok(PointAgg::Distance {
+            field,
+            lat,
+            lon,
+            unit,
+            ranges,
+            keyed: params
+                .get("keyed")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        })
+    }
+
+    fn field(&self) -> &str {
+        match self {
+            PointAgg::Distance { field, .. } | PointAgg::Grid { field, .. } => field,
+        }
+    }
+}
+
+/// A grid's `bounds`: top_left and bottom_right points, or a WKT BBOX.
+fn bounds(v: &Value) -> Result<Bounds, String> {
+    if let Value::String(wkt) = v {
+        return match super::super::geo::shape::Shape::wkt(wkt)? {
+            super::super::geo::shape::Shape::Envelope(b) => Ok(b),
+            _ => Err("`bounds` is a BBOX".into()),
+        };
+    }
+    let corner = |k: &str| v.get(k).map(geo_point).transpose();
+    match (corner("top_left")?, corner("bottom_right")?) {
+        (Some((west, north)), Some((east, south))) => Ok(Bounds {
+            south,
+            north,
+            west,
+            east,
+        }),
+        _ => Err("`bounds` takes top_left and bottom_right".into()),
+    }
+}
+
+/// The point aggregations of one request, by name.
+#[derive(Debug, Clone, Default)]
+pub struct PointAggs(pub Arc<Vec<(String, PointAgg)>>);
+
+/// Per aggregation: the count per range, or per cell.
+#[derive(Debug, Default)]
+pub struct PointResults(Vec<Counts>);
+
+#[derive(Debug)]
+enum Counts {
+    Ranges(Vec<u64>),
+    Cells(HashMap<Cell, u64>),
+}
+
+pub struct PointSegment {
+    aggs: Arc<Vec<(String, PointAgg)>>,
+    points: Vec<Points>,
+    counts: Vec<Counts>,
+}
+
+fn empty_counts(aggs: &[(String, PointAgg)]) -> Vec<Counts> {
+    aggs.iter()
+        .map(|(_, a)| match a {
+            PointAgg::Distance { ranges, .. } => Counts::Ranges(vec![0; ranges.len()]),
+            PointAgg::Grid { .. } => Counts::Cells(HashMap::new()),
+        })
+        .collect()
+}
+
+impl Collector for PointAggs {
+    type Fruit = PointResults;
+    type Child = PointSegment;
+
+    fn for_segment(
+        &self,
+        _: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<PointSegment> {
+        Ok(PointSegment {
+            points: self
+                .0
+                .iter()
+                .map(|(_, a)| Points::open(reader, a.field()))
+                .collect::<Result<_, _>>()?,
+            counts: empty_counts(&self.0),
+            aggs: self.0.clone(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(&self, fruits: Vec<PointResults>) -> tantivy::Result<PointResults> {
+        let mut all = empty_counts(&self.0);
+        for fruit in fruits {
+            for (into, from) in all.iter_mut().zip(fruit.0) {
+                match (into, from) {
+                    (Counts::Ranges(a), Counts::Ranges(b)) => {
+                        a.iter_mut().zip(b).for_each(|(x, y)| *x += y)
+                    }
+                    (Counts::Cells(a), Counts::Cells(b)) => {
+                        for (cell, n) in b {
+                            *a.entry(cell).or_default() += n;
+                        }
+                        if a.len() > MAX_CELLS {
+                            return Err(too_many_cells());
+                        }
+                    }
+                    _ => unreachable!("fruits are built from the same aggregations"),
+                }
+            }
+        }
+        Ok(PointResults(all))
+    }
+}
+
+fn too_many_cells() -> tantivy::TantivyError {
+    tantivy::TantivyError::InvalidArgument(format!(
+        "a grid aggregation reached {MAX_CELLS} distinct cells; ask a lower precision or smaller bounds"
+    ))
+}
+
+impl SegmentCollector for PointSegment {
+    type Fruit = PointResults;
+
+    fn collect(&mut self, doc: DocId, _: Score) {
+        for ((_, agg), (points, counts)) in self
+            .aggs
+            .iter()
+            .zip(self.points.iter().zip(self.counts.iter_mut()))
+        {
+            let Some((lat, lon)) = points.get(doc) else {
+                continue;
+            };
+            match (agg, counts) {
+                (
+                    PointAgg::Distance {
+                        lat: olat,
+                        lon: olon,
+                        unit,
+                        ranges,
+                        ..
+                    },
+                    Counts::Ranges(n),
+                ) => {
+                    let d = arc_distance(*olat, *olon, lat, lon) / unit;
+                    for (i, (_, from, to)) in ranges.iter().enumerate() {
+                        if d >= *from && d < *to {
+                            n[i] += 1;
+                        }
+                    }
+                }
+                (PointAgg::Grid { grid, bounds, .. }, Counts::Cells(cells)) => {
+                    if bounds.is_some_and(|b| !b.contains(lat, lon)) {
+                        continue;
+                    }
+                    let cell = grid.cell(lat, lon);
+                    // Past the bound, new cells are no longer counted; the merge refuses
+                    // the search.
+                    if cells.len() <= MAX_CELLS || cells.contains_key(&cell) {
+                        *cells.entry(cell).or_default() += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn harvest(self) -> PointResults {
+        PointResults(self.counts)
+    }
+}
+
+/// Elasticsearch's `Double.toString` for a range key: `100.0`, `0.5`.
+fn java_double(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e7 {
+        format!("{x:.1}")
+    } else {
+        format!("{x}")
+    }
+}
+
+impl PointAggs {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Each aggregation's response, as Elasticsearch shapes it.
+    pub fn to_json(&self, results: &PointResults) -> Map<String, Value> {
+        let mut out = Map::new();
+        for ((name, agg), counts) in self.0.iter().zip(&results.0) {
+            let v = match (agg, counts) {
+                (PointAgg::Distance { ranges, keyed, .. }, Counts::Ranges(n)) => {
+                    let buckets = ranges.iter().zip(n).map(|((key, from, to), count)| {
+                        let key = key.clone().unwrap_or_else(|| {
+                            let end = |x: f64| {
+                                if x.is_infinite() {
+                                    "*".to_string()
+                                } else {
+                                    java_double(x)
+                                }
+                            };
+                            format!("{}-{}", end(*from), end(*to))
+                        });
+                        let mut b = Map::new();
+                        b.insert("key".into(), json!(key));
+                        if from.is_finite() {
+                            b.insert("from".into(), json!(from));
+                        }
+                        if to.is_finite() {
+                            b.insert("to".into(), json!(to));
+                        }
+                        b.insert("doc_count".into(), json!(count));
+                        (key, Value::Object(b))
+                    });
+                    if *keyed {
+                        let map: Map<String, Value> = buckets
+                            .map(|(k, mut b)| {
+                                b.as_object_mut().map(|o| o.remove("key"));
+                                (k, b)
+                            })
+                            .collect();
+                        json!({"buckets": map})
+                    } else {
+                        json!({"buckets": buckets.map(|(_, b)| b).collect::<Vec<_>>()})
+                    }
+                }
+                (PointAgg::Grid { grid, size, .. }, Counts::Cells(cells)) => {
+                    let mut sorted: Vec<(&Cell, &u64)> = cells.iter().collect();
+                    sorted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+                    let buckets: Vec<Value> = sorted
+                        .into_iter()
+                        .take(*size)
+                        .map(|(c, n)| json!({"key": grid.key(*c), "doc_count": n}))
+                        .collect();
+                    json!({"buckets": buckets})
+                }
+                _ => Value::Null,
+            };
+            out.insert(name.clone(), v);
+        }
+        out
+    }
+}

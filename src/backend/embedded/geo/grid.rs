@@ -1,0 +1,200 @@
+//! Elasticsearch's two rectangular grids: geohash cells (base-32 strings of interleaved
+//! longitude/latitude bisections) and geotiles (`zoom/x/y` Web Mercator map tiles), as its
+//! `Geohash` and `GeoTileUtils` compute them. H3's hexagons (`geohex`) are not built.
+
+use super::shape::Bounds;
+
+const BASE32: &[u8; 32] = b"0123456789bcdefghjkmnpqrstuvwxyz";
+pub const MAX_GEOHASH_PRECISION: u32 = 12;
+pub const MAX_GEOTILE_ZOOM: u32 = 29;
+
+/// A point's cell in one of the grids.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Grid {
+    Geohash(u32),
+    Geotile(u32),
+}
+
+/// A cell, comparable without text: a geohash's bits, or a tile's (x, y).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Cell(pub u64);
+
+impl Grid {
+    pub fn cell(self, lat: f64, lon: f64) -> Cell {
+        match self {
+            Grid::Geohash(p) => Cell(geohash_bits(lat, lon, p)),
+            Grid::Geotile(z) => {
+                let (x, y) = geotile(lat, lon, z);
+                Cell(((x as u64) << 32) | y as u64)
+            }
+        }
+    }
+
+    /// The cell's key as Elasticsearch prints it.
+    pub fn key(self, cell: Cell) -> String {
+        match self {
+            Grid::Geohash(p) => (0..p)
+                .map(|i| BASE32[((cell.0 >> (5 * (p - 1 - i))) & 31) as usize] as char)
+                .collect(),
+            Grid::Geotile(z) => format!("{z}/{}/{}", cell.0 >> 32, cell.0 & 0xffff_ffff),
+        }
+    }
+
+    /// A key of this kind of grid read back: the grid (precision from the key) and the cell.
+    pub fn parse_geohash(hash: &str) -> Result<(Grid, Cell), String> {
+        if hash.is_empty() || hash.len() > MAX_GEOHASH_PRECISION as usize {
+            return Err(format!("geohash `{hash}` must have 1 to 12 characters"));
+        }
+        let mut bits = 0u64;
+        for c in hash.bytes() {
+            let v = BASE32
+                .iter()
+                .position(|&b| b == c.to_ascii_lowercase())
+                .ok_or_else(|| format!("`{hash}` is not a geohash"))?;
+            bits = (bits << 5) | v as u64;
+        }
+        Ok((Grid::Geohash(hash.len() as u32), Cell(bits)))
+    }
+
+    pub fn parse_geotile(key: &str) -> Result<(Grid, Cell), String> {
+        let bad = || format!("geotile `{key}` is not zoom/x/y");
+        let parts: Vec<u32> = key
+            .split('/')
+            .map(|p| p.trim().parse::<u32>().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        let [z, x, y] = parts[..] else {
+            return Err(bad());
+        };
+        if z > MAX_GEOTILE_ZOOM || x >= 1 << z || y >= 1 << z {
+            return Err(format!(
+                "geotile `{key}`: zoom is 0 to 29, and x and y are below 2^zoom"
+            ));
+        }
+        Ok((Grid::Geotile(z), Cell(((x as u64) << 32) | y as u64)))
+    }
+
+    /// The cell's box.
+    pub fn bounds(self, cell: Cell) -> Bounds {
+        match self {
+            Grid::Geohash(p) => {
+                let (mut south, mut north, mut west, mut east) = (-90.0, 90.0, -180.0, 180.0);
+                for i in (0..5 * p).rev() {
+                    let bit = (cell.0 >> i) & 1 == 1;
+                    // Bits alternate, longitude first.
+                    let (lo, hi) = if (5 * p - 1 - i) % 2 == 0 {
+                        (&mut west, &mut east)
+                    } else {
+                        (&mut south, &mut north)
+                    };
+                    let mid = (*lo + *hi) / 2.0;
+                    if bit {
+                        *lo = mid;
+                    } else {
+                        *hi = mid;
+                    }
+                }
+                Bounds {
+                    south,
+                    north,
+                    west,
+                    east,
+                }
+            }
+            Grid::Geotile(z) => {
+                let tiles = (1u64 << z) as f64;
+                let (x, y) = ((cell.0 >> 32) as f64, (cell.0 & 0xffff_ffff) as f64);
+                let lon = |x: f64| x / tiles * 360.0 - 180.0;
+                let lat = |y: f64| {
+                    (std::f64::consts::PI - 2.0 * std::f64::consts::PI * y / tiles)
+                        .sinh()
+                        .atan()
+                        .to_degrees()
+                };
+                Bounds {
+                    south: lat(y + 1.0),
+                    north: lat(y),
+                    west: lon(x),
+                    east: lon(x + 1.0),
+                }
+            }
+        }
+    }
+}
+
+/// The point's geohash at `precision` characters, as bits (5 a character).
+fn geohash_bits(lat: f64, lon: f64, precision: u32) -> u64 {
+    let (mut south, mut north, mut west, mut east) = (-90.0, 90.0, -180.0, 180.0);
+    let mut bits = 0u64;
+    for i in 0..5 * precision {
+        let (v, lo, hi) = if i % 2 == 0 {
+            (lon, &mut west, &mut east)
+        } else {
+            (lat, &mut south, &mut north)
+        };
+        let mid = (*lo + *hi) / 2.0;
+        bits <<= 1;
+        if v >= mid {
+            bits |= 1;
+            *lo = mid;
+        } else {
+            *hi = mid;
+        }
+    }
+    bits
+}
+
+/// `GeoTileUtils.getXTile`/`getYTile`: the tile of a point at `zoom`, clipped to the map.
+fn geotile(lat: f64, lon: f64, zoom: u32) -> (u32, u32) {
+    let tiles = 1u64 << zoom;
+    let clip = |t: f64| (t.floor().max(0.0) as u64).min(tiles - 1) as u32;
+    let x = clip((lon + 180.0) / 360.0 * tiles as f64);
+    let sin = lat.to_radians().sin();
+    let y = clip(
+        (0.5 - ((1.0 + sin) / (1.0 - sin)).ln() / (4.0 * std::f64::consts::PI)) * tiles as f64,
+    );
+    (x, y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geohashes_as_published() {
+        // The example of Wikipedia's geohash article: 57.64911, 10.40744 is u4pruydqqvj.
+        let g = Grid::Geohash(11);
+        assert_eq!(g.key(g.cell(57.64911, 10.40744)), "u4pruydqqvj");
+        let (grid, cell) = Grid::parse_geohash("u4pruydqqvj").unwrap();
+        assert_eq!(grid, g);
+        let b = g.bounds(cell);
+        assert!(b.contains(57.64911, 10.40744));
+        assert!(b.north - b.south < 0.001);
+        let (g2, c2) = Grid::parse_geohash("u0").unwrap();
+        let b = g2.bounds(c2);
+        assert_eq!(
+            (b.west, b.east, b.south, b.north),
+            (0.0, 11.25, 45.0, 50.625)
+        );
+        assert!(Grid::parse_geohash("u0a").is_err());
+    }
+
+    #[test]
+    fn geotiles_as_web_mercator_numbers_them() {
+        let g = Grid::Geotile(6);
+        // Paris (48.8566, 2.3522) is tile 6/32/22 on OpenStreetMap's slippy map.
+        assert_eq!(g.key(g.cell(48.8566, 2.3522)), "6/32/22");
+        let (grid, cell) = Grid::parse_geotile("6/32/22").unwrap();
+        assert_eq!(grid, g);
+        let b = g.bounds(cell);
+        assert!(b.contains(48.8566, 2.3522));
+        assert_eq!((b.west, b.east), (0.0, 5.625));
+        // Beyond Web Mercator's 85.05°, points fall in the edge tiles.
+        assert_eq!(
+            Grid::Geotile(0).key(Grid::Geotile(0).cell(89.9, 179.9)),
+            "0/0/0"
+        );
+        assert_eq!(g.key(g.cell(-89.9, 180.0)), "6/63/63");
+        assert!(Grid::parse_geotile("6/64/1").is_err());
+        assert!(Grid::parse_geotile("30/0/0").is_err());
+    }
+}
