@@ -297,7 +297,7 @@ fn params_for(
         out.remove(hint);
     }
     if let Some(field) = params.get("field").and_then(Value::as_str) {
-        if let Some(f) = mapping.and_then(|m| m.field(field)) {
+        if let Some(f) = mapping.and_then(|m| m.field_or_unseen(field)) {
             // An alias aggregates its target's column.
             if f.name != field {
                 out.insert("field".into(), Value::String(f.name.clone()));

@@ -77,15 +77,6 @@ pub(super) fn merge(target: &mut Value, patch: &Value) {
 impl EmbeddedIndex {
     /// Why the engine cannot build this index's mapping, if it cannot.
     pub fn check_mapping(name: &str, body: &Value) -> Result<Mapping, String> {
-        // Fields a dynamic template would map as documents arrive are not mapped here: they
-        // would be unsearchable, so the mapping is refused rather than half-kept.
-        if body
-            .pointer("/mappings/dynamic_templates")
-            .and_then(Value::as_array)
-            .is_some_and(|t| !t.is_empty())
-        {
-            return Err(format!("index `{name}`: `dynamic_templates` are not run by the embedded backend (it maps the fields under `properties` only)"));
-        }
         Mapping::from_index_body(body).map_err(|u| match &u.why {
             Some(why) => format!("index `{name}`: field `{}`: {why}", u.field),
             None => format!("index `{name}`: field `{}` has type `{}`, which the embedded backend does not support (text, keyword, long/integer, double/float, boolean, date, geo_point, ip, alias)", u.field, u.kind),

@@ -1,10 +1,12 @@
 //! Elasticsearch-style mappings (`mappings.properties`) turned into a tantivy schema, and JSON
 //! documents turned into tantivy documents under that schema.
 
+use super::dynamic::{Dynamic, JsonFields, Mode};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::sync::Arc;
 use tantivy::schema::{Field, Schema, FAST, INDEXED, STORED, STRING, TEXT};
-use tantivy::{DateTime, TantivyDocument};
+use tantivy::{DateTime, TantivyDocument, Term};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {
@@ -21,7 +23,7 @@ pub enum FieldType {
 }
 
 impl FieldType {
-    fn parse(name: &str) -> Option<FieldType> {
+    pub fn parse(name: &str) -> Option<FieldType> {
         Some(match name {
             "text" | "match_only_text" => FieldType::Text,
             "keyword" | "constant_keyword" | "wildcard" => FieldType::Keyword,
@@ -49,6 +51,91 @@ pub struct MappedField {
     pub lat: Option<Field>,
     /// How a date field reads values (its `format`).
     pub dates: Option<super::dates::DateFormats>,
+    /// A field learned by dynamic mapping (or a `flattened` leaf): its path inside the JSON
+    /// field `field`.
+    pub json_path: Option<String>,
+    /// Longer keyword values are kept in `_source` only (`ignore_above`).
+    pub ignore_above: Option<usize>,
+}
+
+impl MappedField {
+    /// The term of a string value: a keyword, or one token of a text.
+    pub fn text_term(&self, text: &str) -> Term {
+        match &self.json_path {
+            Some(path) => {
+                let mut t = Term::from_field_json_path(self.field, path, true);
+                t.append_type_and_str(text);
+                t
+            }
+            None => Term::from_field_text(self.field, text),
+        }
+    }
+
+    /// The term of a value of this field's type.
+    pub fn value_term(&self, v: &Value) -> Result<Term, String> {
+        let Some(path) = &self.json_path else {
+            return Ok(match self.kind {
+                FieldType::Text | FieldType::Keyword => self.text_term(&plain(v)),
+                FieldType::Long => Term::from_field_i64(self.field, as_i64(v)?),
+                FieldType::Double | FieldType::GeoPoint => {
+                    Term::from_field_f64(self.field, as_f64(v)?)
+                }
+                FieldType::Boolean => {
+                    Term::from_field_bool(self.field, v.as_bool().ok_or("expected a boolean")?)
+                }
+                FieldType::Date => {
+                    Term::from_field_date_for_search(self.field, read_date(self, v)?)
+                }
+                FieldType::Ip => Term::from_field_ip_addr(self.field, read_ip(v)?),
+            });
+        };
+        let mut t = Term::from_field_json_path(self.field, path, true);
+        match self.kind {
+            FieldType::Text | FieldType::Keyword => t.append_type_and_str(&plain(v)),
+            FieldType::Long => t.append_type_and_fast_value(as_i64(v)?),
+            // The JSON field indexes a whole double as the integer it equals.
+            FieldType::Double => {
+                let x = as_f64(v)?;
+                if x.fract() == 0.0 && x.abs() < 9.0e15 {
+                    t.append_type_and_fast_value(x as i64)
+                } else {
+                    t.append_type_and_fast_value(x)
+                }
+            }
+            FieldType::Boolean => {
+                t.append_type_and_fast_value(v.as_bool().ok_or("expected a boolean")?)
+            }
+            FieldType::Date => t.append_type_and_fast_value(read_date(self, v)?),
+            FieldType::GeoPoint | FieldType::Ip => {
+                return Err(format!("`{path}` is not learned as a {:?}", self.kind))
+            }
+        }
+        Ok(t)
+    }
+}
+
+/// A string value as a keyword holds it.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A field of a mapping: one it names, or one learned (shared with the index's registry).
+pub enum FieldRef<'a> {
+    Mapped(&'a MappedField),
+    Learned(Arc<MappedField>),
+}
+
+impl std::ops::Deref for FieldRef<'_> {
+    type Target = MappedField;
+    fn deref(&self) -> &MappedField {
+        match self {
+            FieldRef::Mapped(f) => f,
+            FieldRef::Learned(f) => f,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -61,6 +148,11 @@ pub struct Mapping {
     by_name: HashMap<String, usize>,
     /// Per field with a `copy_to`: the fields its values are indexed into as well.
     copies: Vec<(usize, Vec<usize>)>,
+    /// `flattened` fields: each leaf under one is a keyword `<field>.<path>`, and the field
+    /// itself holds every leaf.
+    flattened: Vec<usize>,
+    /// The fields documents bring that the mapping does not name.
+    pub dynamic: Arc<Dynamic>,
 }
 
 /// What a mapping declares besides fields: aliases (name, target path) and each field's
@@ -69,6 +161,9 @@ pub struct Mapping {
 struct Declared {
     aliases: Vec<(String, String)>,
     copy_to: Vec<(String, Vec<String>)>,
+    /// Objects with their own `dynamic`, or disabled (`enabled: false`).
+    objects: Vec<(String, Mode)>,
+    flattened: Vec<String>,
 }
 
 /// Field types the embedded engine does not map are reported, not silently dropped.
@@ -85,6 +180,7 @@ impl Mapping {
         let mut builder = Schema::builder();
         let id = builder.add_text_field("_id", STRING | STORED);
         let source = builder.add_bytes_field("_source", STORED);
+        let json = JsonFields::add(&mut builder);
         let mut fields = Vec::new();
         let mut declared = Declared::default();
         let props = body
@@ -135,6 +231,14 @@ impl Mapping {
                 .collect::<Result<Vec<_>, _>>()?;
             copies.push((by_name[from], targets));
         }
+        if let Some(clash) = [super::dynamic::KEYWORDS, super::dynamic::TEXT]
+            .into_iter()
+            .find(|n| by_name.contains_key(*n))
+        {
+            return Err(unknown(clash, "", format!("`{clash}` is the name the embedded engine keeps dynamically mapped fields under")));
+        }
+        let flattened = declared.flattened.iter().map(|n| by_name[n]).collect();
+        let dynamic = Dynamic::parse(body, declared.objects, json)?;
         Ok(Mapping {
             schema: builder.build(),
             id,
@@ -142,11 +246,46 @@ impl Mapping {
             fields,
             by_name,
             copies,
+            flattened,
+            dynamic: Arc::new(dynamic),
         })
     }
 
-    pub fn field(&self, name: &str) -> Option<&MappedField> {
-        self.by_name.get(name).map(|i| &self.fields[*i])
+    /// A field the mapping names, or one learned from the documents so far.
+    pub fn field(&self, name: &str) -> Option<FieldRef<'_>> {
+        if let Some(i) = self.by_name.get(name) {
+            return Some(FieldRef::Mapped(&self.fields[*i]));
+        }
+        // A `flattened` field's leaves are keywords under its name.
+        if let Some(root) = self.flattened.iter().map(|i| &self.fields[*i]).find(|f| {
+            name.len() > f.name.len()
+                && name.starts_with(f.name.as_str())
+                && name.as_bytes()[f.name.len()] == b'.'
+        }) {
+            let _ = root;
+            return Some(FieldRef::Learned(Arc::new(super::dynamic::json_field(
+                name,
+                FieldType::Keyword,
+                self.dynamic.json().keywords,
+                None,
+            ))));
+        }
+        self.dynamic.learned(name).map(FieldRef::Learned)
+    }
+
+    /// A field for a query or an aggregation: as [`Mapping::field`], or, while documents may
+    /// still bring it, one that matches nothing yet (Elasticsearch matches nothing on an
+    /// unmapped field, and does not fail).
+    pub fn field_or_unseen(&self, name: &str) -> Option<FieldRef<'_>> {
+        self.field(name).or_else(|| {
+            self.dynamic
+                .may_learn()
+                .then(|| FieldRef::Learned(Arc::new(self.dynamic.unseen(name))))
+        })
+    }
+
+    fn is_mapped(&self, path: &str) -> bool {
+        self.by_name.contains_key(path)
     }
 
     /// Builds a document from one NDJSON line; errors name what ES would call a mapper failure.
@@ -163,6 +302,10 @@ impl Mapping {
         for (i, f) in self.fields.iter().enumerate() {
             values.clear();
             lookup(obj, &f.path, &mut values);
+            if self.flattened.contains(&i) {
+                self.add_flattened(&mut doc, f, &values);
+                continue;
+            }
             for v in &values {
                 add_value(&mut doc, f, v).map_err(|m| format!("field `{}`: {m}", f.name))?;
             }
@@ -178,7 +321,48 @@ impl Mapping {
                 }
             }
         }
+        self.dynamic
+            .index(obj, &|p| self.is_mapped(p), self.fields.len(), &mut doc)?;
         Ok(doc)
+    }
+
+    /// A `flattened` field's leaves: each a keyword of the field itself, and of
+    /// `<field>.<path>` in the dynamic keywords.
+    fn add_flattened(&self, doc: &mut TantivyDocument, f: &MappedField, values: &[&Value]) {
+        let mut leaves = std::collections::BTreeMap::new();
+        fn walk(
+            v: &Value,
+            path: &str,
+            doc: &mut TantivyDocument,
+            f: &MappedField,
+            out: &mut std::collections::BTreeMap<String, tantivy::schema::OwnedValue>,
+        ) {
+            match v {
+                Value::Object(o) => {
+                    for (k, v) in o {
+                        walk(v, &format!("{path}.{k}"), doc, f, out);
+                    }
+                }
+                Value::Array(items) => items.iter().for_each(|i| walk(i, path, doc, f, out)),
+                Value::Null => {}
+                leaf => {
+                    let text = plain(leaf);
+                    if f.ignore_above.is_some_and(|n| text.chars().count() > n) {
+                        return;
+                    }
+                    doc.add_text(f.field, &text);
+                    if path != f.name {
+                        super::dynamic::push(out, path, tantivy::schema::OwnedValue::Str(text));
+                    }
+                }
+            }
+        }
+        for v in values {
+            walk(v, &f.name, doc, f, &mut leaves);
+        }
+        if !leaves.is_empty() {
+            doc.add_object(self.dynamic.json().keywords, leaves);
+        }
     }
 }
 
@@ -204,11 +388,37 @@ fn collect(
             };
             declared.copy_to.push((dotted.clone(), targets));
         }
-        if def.get("type").and_then(Value::as_str) == Some("alias") {
+        let kind = def.get("type").and_then(Value::as_str);
+        let is_object = matches!(kind, None | Some("object" | "nested"));
+        if is_object {
+            if def.get("enabled") == Some(&Value::Bool(false)) {
+                declared.objects.push((dotted.clone(), Mode::False));
+            } else if let Some(mode) = def.get("dynamic") {
+                declared
+                    .objects
+                    .push((dotted.clone(), Mode::parse(mode, &dotted)?));
+            }
+        }
+        if kind == Some("alias") {
             let path = def.get("path").and_then(Value::as_str).unwrap_or_default();
             declared.aliases.push((dotted, path.to_string()));
         } else if let Some(sub) = def.get("properties").and_then(Value::as_object) {
             collect(sub, prefix, builder, out, declared)?;
+        } else if is_object {
+            // An object with no properties: its fields are mapped as documents bring them.
+        } else if kind == Some("flattened") {
+            let mut f = add_field(
+                builder,
+                &dotted,
+                prefix,
+                &serde_json::json!({"type": "keyword"}),
+            )?;
+            f.ignore_above = def
+                .get("ignore_above")
+                .and_then(Value::as_u64)
+                .map(|n| n as usize);
+            declared.flattened.push(dotted.clone());
+            out.push(f);
         } else {
             out.push(add_field(builder, &dotted, prefix, def)?);
             // Multi-fields: the same value indexed again under `<name>.<sub>` (`name.raw`).
@@ -273,6 +483,11 @@ fn add_field(
         field,
         lat,
         dates,
+        json_path: None,
+        ignore_above: def
+            .get("ignore_above")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize),
     })
 }
 
@@ -358,6 +573,7 @@ fn add_value(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<()
 
 fn add_scalar(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(), String> {
     match f.kind {
+        FieldType::Keyword if f.ignore_above.is_some_and(|n| plain(v).chars().count() > n) => {}
         FieldType::Text | FieldType::Keyword => match v {
             Value::String(s) => doc.add_text(f.field, s),
             Value::Number(n) => doc.add_text(f.field, n.to_string()),

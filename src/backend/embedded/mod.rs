@@ -5,6 +5,7 @@ pub(crate) mod aggs;
 mod bulk;
 mod command;
 mod dates;
+mod dynamic;
 mod functions;
 mod geo;
 pub(crate) mod index;

@@ -3,7 +3,7 @@
 //! constant_score.
 
 use super::functions::{FunctionScore, FunctionScoreFn};
-use super::mapping::{as_f64, as_i64, read_date, FieldType, MappedField, Mapping};
+use super::mapping::{FieldRef, FieldType, MappedField, Mapping};
 use super::scoring::FnQuery;
 use serde_json::{Map, Value};
 use std::ops::Bound;
@@ -148,7 +148,7 @@ impl QueryCompiler<'_> {
             "term" => {
                 let (field, v) = single_entry(body, "term")?;
                 let v = v.get("value").unwrap_or(v);
-                self.term_query(self.field(field)?, v)
+                self.term_query(&*self.field(field)?, v)
             }
             "terms" => {
                 let (field, vs) = single_entry(body, "terms")?;
@@ -156,14 +156,14 @@ impl QueryCompiler<'_> {
                 let items = vs.as_array().ok_or("`terms` expects a list of values")?;
                 let subs = items
                     .iter()
-                    .map(|v| Ok((Occur::Should, self.term_query(f, v)?)))
+                    .map(|v| Ok((Occur::Should, self.term_query(&f, v)?)))
                     .collect::<Result<Vec<_>, String>>()?;
                 Ok(Box::new(BooleanQuery::new(subs)))
             }
             "range" => {
                 let (field, bounds) = single_entry(body, "range")?;
                 self.range_query(
-                    self.field(field)?,
+                    &*self.field(field)?,
                     bounds
                         .as_object()
                         .ok_or("`range` expects bounds such as {\"gte\": 1}")?,
@@ -191,6 +191,12 @@ impl QueryCompiler<'_> {
                     .and_then(Value::as_str)
                     .ok_or("`exists` needs a `field`")?;
                 let f = self.field(name)?;
+                if f.json_path.is_some() {
+                    if f.kind == FieldType::Text {
+                        return Err(format!("`exists` on `{name}`, a text field mapped dynamically, is not run by the embedded engine (ask its `.keyword`)"));
+                    }
+                    return Ok(Box::new(ExistsQuery::new(f.name.clone(), true)));
+                }
                 Ok(match f.kind {
                     // A text field has no column: any indexed term means a value.
                     FieldType::Text => Box::new(
@@ -205,7 +211,7 @@ impl QueryCompiler<'_> {
             "prefix" => {
                 let (name, v) = single_entry(body, "prefix")?;
                 let f = self.field(name)?;
-                if f.kind != FieldType::Keyword {
+                if f.kind != FieldType::Keyword || f.json_path.is_some() {
                     return Err(format!(
                         "`prefix` on `{name}`: the embedded backend runs it on keyword fields"
                     ));
@@ -241,8 +247,8 @@ impl QueryCompiler<'_> {
         }
     }
 
-    pub(super) fn field(&self, name: &str) -> Result<&MappedField, String> {
-        self.mapping.field(name).ok_or_else(|| {
+    pub(super) fn field(&self, name: &str) -> Result<FieldRef<'_>, String> {
+        self.mapping.field_or_unseen(name).ok_or_else(|| {
             let hint = crate::track::did_you_mean(
                 name,
                 self.mapping.fields.iter().map(|f| f.name.as_str()),
@@ -259,13 +265,13 @@ impl QueryCompiler<'_> {
 
     fn tokens(&self, f: &MappedField, text: &str) -> Result<Vec<Term>, String> {
         if f.kind == FieldType::Keyword {
-            return Ok(vec![Term::from_field_text(f.field, text)]);
+            return Ok(vec![f.text_term(text)]);
         }
         let mut analyzer = self.analyzer(f)?;
         let mut stream = analyzer.token_stream(text);
         let mut terms = Vec::new();
         while stream.advance() {
-            terms.push(Term::from_field_text(f.field, &stream.token().text));
+            terms.push(f.text_term(&stream.token().text));
         }
         Ok(terms)
     }
@@ -285,13 +291,13 @@ impl QueryCompiler<'_> {
             other => (other.clone(), "or".to_string(), 0),
         };
         if !matches!(f.kind, FieldType::Text | FieldType::Keyword) {
-            return self.term_query(f, &text);
+            return self.term_query(&f, &text);
         }
         let text = match &text {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        let terms = self.tokens(f, &text)?;
+        let terms = self.tokens(&f, &text)?;
         let option = if f.kind == FieldType::Text {
             IndexRecordOption::WithFreqs
         } else {
@@ -325,19 +331,7 @@ impl QueryCompiler<'_> {
     }
 
     fn term(&self, f: &MappedField, v: &Value) -> Result<Term, String> {
-        Ok(match f.kind {
-            FieldType::Text | FieldType::Keyword => match v {
-                Value::String(s) => Term::from_field_text(f.field, s),
-                other => Term::from_field_text(f.field, &other.to_string()),
-            },
-            FieldType::Long => Term::from_field_i64(f.field, as_i64(v)?),
-            FieldType::Double | FieldType::GeoPoint => Term::from_field_f64(f.field, as_f64(v)?),
-            FieldType::Boolean => {
-                Term::from_field_bool(f.field, v.as_bool().ok_or("expected a boolean")?)
-            }
-            FieldType::Date => Term::from_field_date_for_search(f.field, read_date(f, v)?),
-            FieldType::Ip => Term::from_field_ip_addr(f.field, super::mapping::read_ip(v)?),
-        })
+        f.value_term(v)
     }
 
     fn term_query(&self, f: &MappedField, v: &Value) -> Result<Box<dyn Query>, String> {

@@ -174,10 +174,12 @@ impl Sort {
                 }
             };
             // An alias sorts on its target's column.
-            let column = mapping.field(name).map_or(name, |f| f.name.as_str());
+            let column = mapping
+                .field(name)
+                .map_or(name.to_string(), |f| f.name.clone());
             keys.push(SortKey {
                 by,
-                name: column.to_string(),
+                name: column,
                 desc,
                 geo: None,
             });

@@ -19,8 +19,9 @@ pub struct Templates {
     stored: BTreeMap<(TemplateKind, String), Value>,
 }
 
-/// `*` matches any run of characters; everything else matches itself.
-fn glob(pattern: &str, name: &str) -> bool {
+/// `*` matches any run of characters; everything else matches itself (Elasticsearch's
+/// `Regex.simpleMatch`, for index patterns and dynamic templates alike).
+pub(super) fn glob(pattern: &str, name: &str) -> bool {
     match pattern.split_once('*') {
         None => pattern == name,
         Some((head, rest)) => {

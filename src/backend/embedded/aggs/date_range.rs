@@ -88,7 +88,7 @@ pub fn rewrite(
                     "aggregation `{at}`: date math (`{v}`) is not run by the embedded engine"
                 ));
             }
-            match (mapped, v) {
+            match (&mapped, v) {
                 (_, Value::Number(n)) => n.as_i64().map(Some).ok_or_else(|| {
                     format!("aggregation `{at}`: `{k}` {v} is not epoch milliseconds")
                 }),
@@ -104,7 +104,9 @@ pub fn rewrite(
     }
     // Elasticsearch sorts the ranges by `from`, then `to` (open ends first and last).
     ranges.sort_by_key(|(f, t, _)| (f.unwrap_or(i64::MIN), t.unwrap_or(i64::MAX)));
-    let column = mapped.map_or(field, |f| f.name.as_str());
+    let column = mapped
+        .as_ref()
+        .map_or(field.to_string(), |f| f.name.clone());
     let nanos = |ms: Option<i64>| ms.map(|m| json!(m.saturating_mul(1_000_000)));
     let request_ranges: Vec<Value> = ranges
         .iter()

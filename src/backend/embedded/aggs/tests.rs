@@ -261,7 +261,7 @@ fn what_the_engine_lacks_is_named_never_run_as_something_else() {
             json!({"f": {"filter": {"percolate": {"field": "q"}}}}),
             "query type `percolate`",
         ),
-        (json!({"f": {"filter": {"term": {"nope": 1}}}}), "nope"),
+        (json!({"f": {"filter": {"fuzzy": {"cc": "x"}}}}), "fuzzy"),
         (
             json!({"t": {"terms": {"field": "name"}}}),
             "`name` is a text field",

@@ -5,7 +5,7 @@
 
 use super::grid::{Cell, Grid};
 use super::shape::{circle_bounds, Bounds, Relation, Shape};
-use crate::backend::embedded::mapping::{geo_point, FieldType, MappedField};
+use crate::backend::embedded::mapping::{geo_point, FieldRef, FieldType, MappedField};
 use crate::backend::embedded::query::{single_entry, QueryCompiler};
 use crate::backend::embedded::scoring::{DocFn, FnQuery, Points, SegmentFn};
 use serde_json::{Map, Value};
@@ -79,7 +79,10 @@ impl DocFn for PointFilter {
 impl QueryCompiler<'_> {
     /// A geo_point field of the mapping, with its latitude field.
     fn geo_field(&self, name: &str) -> Result<(&MappedField, tantivy::schema::Field), String> {
-        let f = self.field(name)?;
+        let f = match self.mapping.field(name) {
+            Some(FieldRef::Mapped(f)) => f,
+            _ => return Err(format!("field `{name}` is not a geo_point")),
+        };
         match (f.kind, f.lat) {
             (FieldType::GeoPoint, Some(lat)) => Ok((f, lat)),
             _ => Err(format!("field `{name}` is not a geo_point")),
