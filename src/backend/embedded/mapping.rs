@@ -71,6 +71,18 @@ impl MappedField {
         }
     }
 
+    /// The term of an instant, on a date field.
+    pub fn date_term(&self, at: DateTime) -> Term {
+        match &self.json_path {
+            Some(path) => {
+                let mut t = Term::from_field_json_path(self.field, path, true);
+                t.append_type_and_fast_value(at);
+                t
+            }
+            None => Term::from_field_date_for_search(self.field, at),
+        }
+    }
+
     /// The term of a value of this field's type.
     pub fn value_term(&self, v: &Value) -> Result<Term, String> {
         let Some(path) = &self.json_path else {

@@ -4,6 +4,7 @@
 pub(crate) mod aggs;
 mod bulk;
 mod command;
+mod datemath;
 mod dates;
 mod dynamic;
 mod functions;

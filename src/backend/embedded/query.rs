@@ -2,6 +2,7 @@
 //! per task into a tantivy query: match_all, match, match_phrase, term, terms, range, bool,
 //! constant_score.
 
+use super::datemath::{self, Round};
 use super::functions::{FunctionScore, FunctionScoreFn};
 use super::mapping::{FieldRef, FieldType, MappedField, Mapping};
 use super::scoring::FnQuery;
@@ -356,12 +357,43 @@ impl QueryCompiler<'_> {
     ) -> Result<Box<dyn Query>, String> {
         let mut lower = Bound::Unbounded;
         let mut upper = Bound::Unbounded;
+        let is_date = f.kind == FieldType::Date;
+        // A bound's own `format` reads its dates instead of the field's.
+        let formats = match bounds.get("format").and_then(Value::as_str) {
+            Some(text) if is_date => Some(super::dates::DateFormats::parse(text)?),
+            _ => None,
+        };
+        match bounds.get("time_zone").and_then(Value::as_str) {
+            None | Some("UTC" | "Z" | "+00:00" | "Etc/UTC") => {}
+            Some(zone) if is_date => {
+                return Err(format!(
+                    "range `time_zone` {zone} is not run by the embedded engine (UTC only)"
+                ))
+            }
+            Some(_) => {}
+        }
+        let now = chrono::Utc::now();
+        // Date math (`now-1d/d`, `2024-01-01||+1M`) rounds up for `gt` and `lte`, as in
+        // Elasticsearch; `now` is when the search is compiled (once per task in a race).
+        let bound = |v: &Value, round| -> Result<Term, String> {
+            match (is_date, v.as_str()) {
+                (true, Some(text)) if formats.is_some() || datemath::is_math(v) => {
+                    let read = formats
+                        .as_ref()
+                        .or(f.dates.as_ref())
+                        .cloned()
+                        .unwrap_or_default();
+                    Ok(f.date_term(datemath::eval(text, &read, now, round)?))
+                }
+                _ => self.term(f, v),
+            }
+        };
         for (k, v) in bounds {
             match k.as_str() {
-                "gte" => lower = Bound::Included(self.term(f, v)?),
-                "gt" => lower = Bound::Excluded(self.term(f, v)?),
-                "lte" => upper = Bound::Included(self.term(f, v)?),
-                "lt" => upper = Bound::Excluded(self.term(f, v)?),
+                "gte" => lower = Bound::Included(bound(v, Round::Down)?),
+                "gt" => lower = Bound::Excluded(bound(v, Round::Up)?),
+                "lte" => upper = Bound::Included(bound(v, Round::Up)?),
+                "lt" => upper = Bound::Excluded(bound(v, Round::Down)?),
                 "format" | "boost" | "time_zone" => {}
                 other => {
                     return Err(format!(

@@ -63,6 +63,7 @@ pub fn rewrite(
         .filter(|r| !r.is_empty())
         .ok_or_else(|| format!("aggregation `{at}`: `date_range` needs `ranges`"))?;
     let mut ranges = Vec::new();
+    let now = chrono::Utc::now();
     for r in list {
         let Some(o) = r.as_object() else {
             return refuse(format!(
@@ -81,12 +82,20 @@ pub fn rewrite(
             let Some(v) = o.get(k).filter(|v| !v.is_null()) else {
                 return Ok(None);
             };
-            if v.as_str()
-                .is_some_and(|s| s.starts_with("now") || s.contains("||"))
-            {
-                return Err(format!(
-                    "aggregation `{at}`: date math (`{v}`) is not run by the embedded engine"
-                ));
+            if let (true, Some(text)) = (super::super::datemath::is_math(v), v.as_str()) {
+                // Elasticsearch reads both ends of a date range rounding down.
+                let formats = mapped
+                    .as_ref()
+                    .and_then(|f| f.dates.clone())
+                    .unwrap_or_default();
+                return super::super::datemath::eval(
+                    text,
+                    &formats,
+                    now,
+                    super::super::datemath::Round::Down,
+                )
+                .map(|d| Some(d.into_timestamp_millis()))
+                .map_err(|e| format!("aggregation `{at}`: `{k}`: {e}"));
             }
             match (&mapped, v) {
                 (_, Value::Number(n)) => n.as_i64().map(Some).ok_or_else(|| {

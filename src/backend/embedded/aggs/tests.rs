@@ -398,9 +398,19 @@ fn date_ranges_bucket_and_show_as_elasticsearch_does() {
     assert_eq!(buckets.len(), 3, "no gap buckets: {got}");
     let keyed = &got["keyed"]["buckets"]["2026-01-01T00:00:00.000Z-2026-01-05T00:00:00.000Z"];
     assert_eq!(keyed["doc_count"], json!(count(1, 5)), "{got}");
+    // Date math: from the 5th (rounded down to its day) to before the 10th.
+    let math = aggregate(
+        &idx,
+        json!({"m": {"date_range": {"field": "at", "ranges": [{"from": "2026-01-01||+4d/d", "to": "2026-01-10T11:00:00Z||/d"}]}}}),
+    );
+    assert_eq!(
+        math["m"]["buckets"][0]["doc_count"],
+        json!(count(5, 10)),
+        "{math}"
+    );
     for (aggs, says) in [
         (
-            json!({"r": {"date_range": {"field": "at", "ranges": [{"from": "now-10d/d"}]}}}),
+            json!({"r": {"date_range": {"field": "at", "ranges": [{"from": "now-10q"}]}}}),
             "date math",
         ),
         (
