@@ -543,7 +543,7 @@ pub fn ip_block(cidr: &str) -> Result<(std::net::Ipv6Addr, std::net::Ipv6Addr), 
     Ok(((base & !host).into(), (base | host).into()))
 }
 
-fn lookup<'a>(obj: &'a Map<String, Value>, path: &[String], out: &mut Vec<&'a Value>) {
+pub(super) fn lookup<'a>(obj: &'a Map<String, Value>, path: &[String], out: &mut Vec<&'a Value>) {
     // Documents may spell a nested field either nested or with a dotted key.
     if let Some(v) = obj.get(&path.join(".")) {
         out.push(v);

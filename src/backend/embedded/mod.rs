@@ -7,6 +7,7 @@ mod command;
 mod datemath;
 mod dates;
 mod dynamic;
+mod fetch;
 mod functions;
 mod geo;
 pub(crate) mod index;

@@ -49,6 +49,11 @@ impl Query for FnQuery {
             func: self.func.clone(),
         }))
     }
+
+    // The inner query's terms are the search's (highlighting reads them).
+    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a tantivy::Term, bool)) {
+        self.inner.query_terms(visitor);
+    }
 }
 
 struct FnWeight {

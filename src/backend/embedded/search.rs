@@ -23,6 +23,8 @@ pub struct SearchPlan {
     pub after: Option<After>,
     /// The body's `aggs`, checked.
     pub aggs: Option<super::aggs::AggPlan>,
+    /// The body's `fields` and `highlight`, added to each hit returned.
+    pub fetch: std::sync::Arc<super::fetch::FetchPlan>,
 }
 
 /// One search hit, as the REST API returns it.
@@ -32,6 +34,8 @@ pub struct Hit {
     pub source: Vec<u8>,
     /// The hit's sort values, when the search sorts.
     pub sort: Option<Value>,
+    /// `,"fields":..,"highlight":..` when the search asks for them.
+    pub extra: Option<String>,
 }
 
 /// Which hits a page holds: `limit` of them after the cursor, once `skip` (`from`) are passed.
@@ -53,8 +57,11 @@ pub struct Page {
 /// like change what is sent back, not what is searched, and are accepted; anything else
 /// (highlighting, post_filter, ...) would be measured without the work it asks for, so it
 /// is refused.
-const SEARCH_KEYS: [&str; 12] = [
+const SEARCH_KEYS: [&str; 15] = [
     "aggs",
+    "fields",
+    "docvalue_fields",
+    "highlight",
     "aggregations",
     "query",
     "size",
@@ -179,6 +186,8 @@ pub fn compile_search(
         .map(|a| super::aggs::AggPlan::compile(a, mapping, index))
         .transpose()
         .map_err(bad)?;
+    let fetch =
+        super::fetch::FetchPlan::compile(body, mapping, index, query.as_ref()).map_err(bad)?;
     Ok(SearchPlan {
         query,
         size,
@@ -186,6 +195,7 @@ pub fn compile_search(
         sort,
         after,
         aggs,
+        fetch: std::sync::Arc::new(fetch),
     })
 }
 
@@ -308,6 +318,7 @@ impl EmbeddedIndex {
             hits.push(Hit {
                 score,
                 id,
+                extra: plan.fetch.render(&source),
                 source,
                 sort,
             });
@@ -346,7 +357,11 @@ impl EmbeddedIndex {
     pub fn search(&self, plan: &SearchPlan) -> Result<Outcome, OpError> {
         let searcher = self.searcher();
         let (total, hits, aggregations) = self.search_hits(plan, &searcher)?;
-        std::hint::black_box(hits.iter().map(|h| h.source.len()).sum::<usize>());
+        std::hint::black_box(
+            hits.iter()
+                .map(|h| h.source.len() + h.extra.as_ref().map_or(0, String::len))
+                .sum::<usize>(),
+        );
         // The response's aggregations are built, as Elasticsearch builds them.
         std::hint::black_box(aggregations.map(|a| plan.aggregations_json(&a)));
         let hits = total;
@@ -401,7 +416,8 @@ impl EmbeddedIndex {
             pages += 1;
             let mut bytes = 0;
             for (addr, _, _) in &page.hits {
-                bytes += self.fetch(searcher, *addr)?.1.len();
+                let source = self.fetch(searcher, *addr)?.1;
+                bytes += source.len() + plan.fetch.render(&source).map_or(0, |e| e.len());
             }
             std::hint::black_box(bytes);
             let short = page.hits.len() < per_page;

@@ -3,6 +3,7 @@
 //! searcher, a snapshot of the index, until it is cleared or its keep-alive passes.
 
 use super::{not_found, param, RestResponse};
+use crate::backend::embedded::fetch::FetchPlan;
 use crate::backend::embedded::search::{Hit, Window};
 use crate::backend::embedded::sort::{After, Sort};
 use crate::backend::embedded::{EmbeddedBackend, EmbeddedIndex};
@@ -34,6 +35,8 @@ struct ScrollContext {
     total: u64,
     keep_alive: Duration,
     expires: Instant,
+    /// The first page's `fields` and `highlight`, for every page.
+    fetch: Arc<FetchPlan>,
 }
 
 fn parse_body(body: &[u8]) -> Result<Value, RestResponse> {
@@ -92,6 +95,9 @@ fn hits_body(
             h.score
         );
         out.push_str(std::str::from_utf8(&h.source).unwrap_or("{}"));
+        if let Some(extra) = &h.extra {
+            out.push_str(extra);
+        }
         if let Some(sort) = &h.sort {
             let _ = write!(out, r#","sort":{sort}"#);
         }
@@ -112,6 +118,7 @@ fn fetch_all(
     index: &EmbeddedIndex,
     searcher: &Searcher,
     found: Vec<(tantivy::DocAddress, f32, Option<Value>)>,
+    extras: &FetchPlan,
 ) -> Result<Vec<Hit>, RestResponse> {
     found
         .into_iter()
@@ -122,6 +129,7 @@ fn fetch_all(
             Ok(Hit {
                 score,
                 id,
+                extra: extras.render(&source),
                 source,
                 sort,
             })
@@ -208,7 +216,7 @@ impl EmbeddedBackend {
             Ok(p) => p,
             Err(e) => return RestResponse::from_op_error(&e),
         };
-        let hits = match fetch_all(&index, &searcher, page.hits) {
+        let hits = match fetch_all(&index, &searcher, page.hits, &plan.fetch) {
             Ok(h) => h,
             Err(r) => return r,
         };
@@ -240,6 +248,7 @@ impl EmbeddedBackend {
             total: page.total,
             keep_alive: keep,
             expires: now + keep,
+            fetch: plan.fetch.clone(),
         };
         scrolls.open.insert(id.clone(), context);
         drop(scrolls);
@@ -316,7 +325,12 @@ impl EmbeddedBackend {
         if let Ok(p) = &page {
             c.after = p.next.or(c.after);
         }
-        let (index, searcher, total) = (c.index.clone(), c.searcher.clone(), c.total);
+        let (index, searcher, total, fetch) = (
+            c.index.clone(),
+            c.searcher.clone(),
+            c.total,
+            c.fetch.clone(),
+        );
         self.state
             .scrolls
             .lock()
@@ -327,7 +341,7 @@ impl EmbeddedBackend {
             Ok(p) => p,
             Err(e) => return RestResponse::from_op_error(&e),
         };
-        match fetch_all(&index, &searcher, page.hits) {
+        match fetch_all(&index, &searcher, page.hits, &fetch) {
             Ok(hits) => hits_body(
                 &index.name,
                 started.elapsed(),
