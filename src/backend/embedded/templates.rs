@@ -36,7 +36,12 @@ pub(super) fn glob(pattern: &str, name: &str) -> bool {
 }
 
 fn patterns(body: &Value) -> Vec<String> {
-    match body.get("index_patterns") {
+    string_list(body.get("index_patterns"))
+}
+
+/// A string or a list of strings, as Elasticsearch takes several of its settings.
+pub(super) fn string_list(v: Option<&Value>) -> Vec<String> {
+    match v {
         Some(Value::String(s)) => vec![s.clone()],
         Some(Value::Array(a)) => a
             .iter()

@@ -140,17 +140,9 @@ pub(super) fn template(name: &str, def: &Value) -> Result<Template, UnsupportedT
         });
     }
     let regex = def.get("match_pattern").and_then(Value::as_str) == Some("regex");
-    let mapping_types: Vec<String> = match def.get("match_mapping_type") {
-        None => Vec::new(),
-        Some(Value::String(s)) if s == "*" => Vec::new(),
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect(),
-        Some(_) => Vec::new(),
-    };
+    let mut mapping_types = super::super::templates::string_list(def.get("match_mapping_type"));
+    // `*` is any type, as no list is.
+    mapping_types.retain(|t| t != "*");
     let mapping = def.get("mapping").cloned().unwrap_or(Value::Null);
     let maps_objects = matches!(
         mapping.get("type").and_then(Value::as_str),
