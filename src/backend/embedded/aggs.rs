@@ -10,8 +10,9 @@ use tantivy::aggregation::agg_result::AggregationResults;
 use tantivy::aggregation::{AggContextParams, AggregationCollector};
 
 /// Aggregation types the engine runs.
-pub const RUN: [&str; 24] = [
+pub const RUN: [&str; 25] = [
     "terms",
+    "auto_date_histogram",
     "geo_bounds",
     "geo_distance",
     "geohash_grid",
@@ -54,10 +55,36 @@ pub struct AggPlan {
     date_ranges: Vec<date_range::DateRange>,
     /// The aggregations on geo positions, run beside tantivy's.
     points: points::PointAggs,
+    /// The auto_date_histograms, whose buckets each search chooses from its matches.
+    autos: Vec<auto_date::AutoHistogram>,
 }
 
-/// What a search's aggregations collect: tantivy's, and those on geo positions.
-pub type AggFruit = (AggregationResults, points::PointResults);
+/// What a search's aggregations collect: tantivy's, those on geo positions, and the buckets
+/// chosen for its auto_date_histograms.
+pub struct AggFruit {
+    results: AggregationResults,
+    points: points::PointResults,
+    autos: Vec<auto_date::Chosen>,
+}
+
+/// The collector of one search's aggregations.
+pub type AggCollector = (AggregationCollector, points::PointAggs);
+
+/// What turns a search's collected aggregations into its [`AggFruit`]: the buckets chosen
+/// for its auto_date_histograms.
+pub struct Finish {
+    autos: Vec<auto_date::Chosen>,
+}
+
+impl Finish {
+    pub fn finish(self, (results, points): (AggregationResults, points::PointResults)) -> AggFruit {
+        AggFruit {
+            results,
+            points,
+            autos: self.autos,
+        }
+    }
+}
 
 impl AggPlan {
     /// Checks the body's `aggs` (or `aggregations`) against the mapping; the queries of
@@ -82,6 +109,7 @@ impl AggPlan {
             filters: filters::Filters::default(),
             date_ranges: Vec::new(),
             points: Vec::new(),
+            autos: Vec::new(),
         };
         let rewritten = level.rewrite(aggs, "aggs", &[])?;
         let mut request: Aggregations =
@@ -98,24 +126,45 @@ impl AggPlan {
             request,
             date_ranges: level.date_ranges,
             points: points::PointAggs(std::sync::Arc::new(level.points)),
+            autos: level.autos,
         })
     }
 
     /// The response's `aggregations`, as Elasticsearch shapes them.
-    pub fn to_json(&self, results: &AggFruit) -> Value {
-        let mut v = to_json(&results.0);
+    pub fn to_json(&self, fruit: &AggFruit) -> Value {
+        let mut v = to_json(&fruit.results);
         date_range::reshape(&mut v, &self.date_ranges);
+        auto_date::reshape(&mut v, &fruit.autos);
         if let Value::Object(map) = &mut v {
-            map.extend(self.points.to_json(&results.1));
+            map.extend(self.points.to_json(&fruit.points));
         }
         v
     }
 
-    pub fn collector(&self) -> (AggregationCollector, points::PointAggs) {
-        (
-            AggregationCollector::from_aggs(self.request.clone(), AggContextParams::default()),
-            self.points.clone(),
-        )
+    /// The collector for one search. An auto_date_histogram first finds the extent of the
+    /// matches' dates (a pass of its own), to choose its buckets.
+    pub fn prepare(
+        &self,
+        searcher: &tantivy::Searcher,
+        query: &dyn tantivy::query::Query,
+    ) -> tantivy::Result<(AggCollector, Finish)> {
+        let mut request = self.request.clone();
+        let mut chosen = Vec::new();
+        for (marker, req, c) in auto_date::resolve(&self.autos, searcher, query)? {
+            if !req.is_null() {
+                let agg = serde_json::from_value(req)
+                    .map_err(|e| tantivy::TantivyError::InvalidArgument(e.to_string()))?;
+                request.insert(marker, agg);
+            }
+            chosen.push(c);
+        }
+        Ok((
+            (
+                AggregationCollector::from_aggs(request, AggContextParams::default()),
+                self.points.clone(),
+            ),
+            Finish { autos: chosen },
+        ))
     }
 }
 
@@ -158,6 +207,7 @@ struct Level<'a> {
     filters: filters::Filters,
     date_ranges: Vec<date_range::DateRange>,
     points: Vec<(String, points::PointAgg)>,
+    autos: Vec<auto_date::AutoHistogram>,
 }
 
 impl Level<'_> {
@@ -236,6 +286,22 @@ impl Level<'_> {
                 ));
                 continue;
             }
+            if kind == "auto_date_histogram" {
+                if !path.is_empty() {
+                    return Err(format!("aggregation `{here}`: the embedded engine runs `auto_date_histogram` at the top level of a request"));
+                }
+                let filters_before = self.filters.len();
+                let sub = sub
+                    .map(|s| self.rewrite(s, &here, &[format!("{name}\u{5}")]))
+                    .transpose()?;
+                if self.filters.len() != filters_before {
+                    return Err(format!("aggregation `{here}`: `filter` and `filters` under an `auto_date_histogram` are not run by the embedded engine"));
+                }
+                self.autos.push(auto_date::AutoHistogram::parse(
+                    name, params, mapping, sub, &here,
+                )?);
+                continue;
+            }
             if kind == "geo_bounds" {
                 if sub.is_some() {
                     return Err(format!("aggregation `{here}`: `geo_bounds` is a metric and takes no sub-aggregations"));
@@ -274,8 +340,7 @@ fn why_not(kind: &str) -> &'static str {
         }
         "geohex_grid" => " (H3 cells are not built)",
         "nested" | "reverse_nested" => " (nested objects are flattened here)",
-        "auto_date_histogram"
-        | "significant_terms"
+        "significant_terms"
         | "significant_text"
         | "sampler"
         | "rare_terms"
@@ -422,6 +487,7 @@ fn alias<'a>(read: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     }
 }
 
+mod auto_date;
 mod date_range;
 mod filters;
 mod geo;

@@ -118,7 +118,29 @@ impl SearchPlan {
     pub fn aggregations_json(&self, results: &AggFruit) -> Value {
         match &self.aggs {
             Some(plan) => plan.to_json(results),
-            None => super::aggs::to_json(&results.0),
+            None => Value::Null,
+        }
+    }
+}
+
+/// The search's aggregation collector (with what finishes its fruit), when it aggregates.
+fn prepare(
+    plan: &SearchPlan,
+    searcher: &Searcher,
+) -> Result<
+    (
+        Option<super::aggs::AggCollector>,
+        Option<super::aggs::Finish>,
+    ),
+    OpError,
+> {
+    match &plan.aggs {
+        None => Ok((None, None)),
+        Some(a) => {
+            let (collector, finish) = a
+                .prepare(searcher, plan.query.as_ref())
+                .map_err(bad_aggregation)?;
+            Ok((Some(collector), Some(finish)))
         }
     }
 }
@@ -283,11 +305,11 @@ impl EmbeddedIndex {
                     .order_by_score();
                 // One pass collects the page, the count and the aggregations, as
                 // Elasticsearch's query phase does.
-                let aggs = plan.aggs.as_ref().map(|a| a.collector());
+                let (collector, prepared) = prepare(plan, searcher)?;
                 let (n, top, aggs) = searcher
-                    .search(plan.query.as_ref(), &(Count, top, aggs))
+                    .search(plan.query.as_ref(), &(Count, top, collector))
                     .map_err(|e| search_failed(plan, e))?;
-                aggregations = aggs;
+                aggregations = prepared.zip(aggs).map(|(p, f)| p.finish(f));
                 (
                     n as u64,
                     top.into_iter()
@@ -332,11 +354,12 @@ impl EmbeddedIndex {
         plan: &SearchPlan,
         searcher: &Searcher,
     ) -> Result<Option<AggFruit>, OpError> {
-        plan.aggs
-            .as_ref()
-            .map(|a| searcher.search(plan.query.as_ref(), &a.collector()))
+        let (collector, prepared) = prepare(plan, searcher)?;
+        let fruit = collector
+            .map(|c| searcher.search(plan.query.as_ref(), &c))
             .transpose()
-            .map_err(bad_aggregation)
+            .map_err(bad_aggregation)?;
+        Ok(prepared.zip(fruit).map(|(p, f)| p.finish(f)))
     }
 
     /// The hit count and the aggregations of a search that returns no hits (`size: 0`).
@@ -345,11 +368,11 @@ impl EmbeddedIndex {
         plan: &SearchPlan,
         searcher: &Searcher,
     ) -> Result<(u64, Option<AggFruit>), OpError> {
-        let aggs = plan.aggs.as_ref().map(|a| a.collector());
+        let (collector, prepared) = prepare(plan, searcher)?;
         let (n, aggs) = searcher
-            .search(plan.query.as_ref(), &(Count, aggs))
+            .search(plan.query.as_ref(), &(Count, collector))
             .map_err(|e| search_failed(plan, e))?;
-        Ok((n as u64, aggs))
+        Ok((n as u64, prepared.zip(aggs).map(|(p, f)| p.finish(f))))
     }
 
     /// Runs a search as the embedded backend's operation: counts all hits and loads the

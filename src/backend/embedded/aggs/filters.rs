@@ -116,6 +116,10 @@ pub fn expand(
 }
 
 impl Filters {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -426,3 +426,79 @@ fn date_ranges_bucket_and_show_as_elasticsearch_does() {
         assert!(e.contains(says), "{aggs}: {e}");
     }
 }
+
+#[test]
+fn auto_date_histograms_pick_elasticsearch_s_rounding() {
+    let idx = index();
+    let d = docs();
+    let day = |n: u32| {
+        chrono::NaiveDate::from_ymd_opt(2026, 1, n)
+            .unwrap()
+            .and_hms_opt(0, 0, 0)
+            .unwrap()
+            .and_utc()
+            .timestamp_millis()
+    };
+    let in_days = |lo: u32, hi: u32| d.iter().filter(move |x| x.day >= lo && x.day < hi);
+    let run = |body: Value| {
+        let plan = idx.compile(&body).unwrap();
+        let (_, _, aggs) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+        plan.aggregations_json(&aggs.unwrap())["t"].clone()
+    };
+    // Days 1 to 28: 28 daily buckets are more than 10, 4 weekly ones are not.
+    let got = run(
+        json!({"size": 0, "aggs": {"t": {"auto_date_histogram": {"field": "at"},
+        "aggs": {"pop": {"sum": {"field": "pop"}}}}}}),
+    );
+    assert_eq!(got["interval"], "7d", "{got}");
+    let buckets = got["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 4);
+    for (b, start) in buckets.iter().zip([1, 8, 15, 22]) {
+        assert_eq!(b["key"], json!(day(start)), "{b}");
+        assert_eq!(
+            b["doc_count"],
+            json!(in_days(start, start + 7).count()),
+            "{b}"
+        );
+        close(
+            &b["pop"]["value"],
+            in_days(start, start + 7).map(|x| x.pop).sum::<i64>() as f64,
+        );
+    }
+    assert_eq!(buckets[0]["key_as_string"], "2026-01-01T00:00:00.000Z");
+    let got = run(
+        json!({"size": 0, "aggs": {"t": {"auto_date_histogram": {"field": "at", "buckets": 30}}}}),
+    );
+    assert_eq!(
+        (
+            got["interval"].as_str(),
+            got["buckets"].as_array().unwrap().len()
+        ),
+        (Some("1d"), 28)
+    );
+    let got = run(
+        json!({"size": 0, "aggs": {"t": {"auto_date_histogram": {"field": "at", "buckets": 3}}}}),
+    );
+    assert_eq!(got["interval"], "1M");
+    assert_eq!(got["buckets"][0]["doc_count"], json!(d.len()));
+    // Days 3 to 5 at 06:00: 48 hours; 12-hour buckets from 06:00, the empty ones included.
+    let got = run(
+        json!({"size": 0, "query": {"range": {"at": {"gte": "2026-01-03", "lt": "2026-01-06"}}},
+        "aggs": {"t": {"auto_date_histogram": {"field": "at"}}}}),
+    );
+    assert_eq!(got["interval"], "12h", "{got}");
+    let counts: Vec<u64> = got["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["doc_count"].as_u64().unwrap())
+        .collect();
+    let per_day = in_days(3, 4).count() as u64;
+    assert_eq!(counts, [per_day, 0, per_day, 0, per_day]);
+    // No match: no buckets.
+    let got = run(
+        json!({"size": 0, "query": {"term": {"cc": "none"}}, "aggs": {"t": {"auto_date_histogram": {"field": "at"}}}}),
+    );
+    assert_eq!(got["buckets"], json!([]));
+    assert!(refused(&idx, json!({"a": {"terms": {"field": "cc"}, "aggs": {"t": {"auto_date_histogram": {"field": "at"}}}}})).contains("top level"));
+}
