@@ -377,6 +377,11 @@ fn params_for(
                 FieldType::GeoPoint if kind == "value_count" => {
                     out.insert("field".into(), Value::String(format!("{}.lat", f.name)));
                 }
+                FieldType::Range(_) => {
+                    return Err(format!(
+                        "aggregation `{at}`: field `{field}` is a range field, which the embedded engine does not aggregate"
+                    ))
+                }
                 FieldType::GeoPoint => {
                     return Err(format!(
                         "aggregation `{at}`: field `{field}` is a geo_point, which the embedded engine does not aggregate"

@@ -456,7 +456,7 @@ pub fn json_field(
         path: name.split('.').map(str::to_string).collect(),
         kind,
         field: json,
-        lat: None,
+        second: None,
         dates: match kind {
             FieldType::Date => Some(dates.unwrap_or_default()),
             _ => None,
@@ -490,7 +490,9 @@ pub fn coerce(f: &MappedField, v: &Value) -> Result<Option<OwnedValue>, String> 
             other => return Err(format!("expected a boolean, got {other}")),
         },
         FieldType::Date => OwnedValue::Date(read_date(f, v)?),
-        FieldType::GeoPoint | FieldType::Ip => return Err("not learned dynamically".into()),
+        FieldType::GeoPoint | FieldType::Ip | FieldType::Range(_) => {
+            return Err("not learned dynamically".into())
+        }
     }))
 }
 

@@ -79,7 +79,7 @@ impl EmbeddedIndex {
     pub fn check_mapping(name: &str, body: &Value) -> Result<Mapping, String> {
         Mapping::from_index_body(body).map_err(|u| match &u.why {
             Some(why) => format!("index `{name}`: field `{}`: {why}", u.field),
-            None => format!("index `{name}`: field `{}` has type `{}`, which the embedded backend does not support (text, keyword, long/integer, double/float, boolean, date, geo_point, ip, alias)", u.field, u.kind),
+            None => format!("index `{name}`: field `{}` has type `{}`, which the embedded backend does not support (text, keyword, long/integer, double/float, boolean, date, geo_point, ip, alias, flattened, object, the range types)", u.field, u.kind),
         })
     }
 

@@ -20,6 +20,8 @@ pub enum FieldType {
     GeoPoint,
     /// An IPv4 or IPv6 address (IPv4 held as IPv6-mapped, as tantivy does).
     Ip,
+    /// A range of values (`integer_range`, `date_range`, ...): its ends in two columns.
+    Range(super::ranges::RangeOf),
 }
 
 impl FieldType {
@@ -33,7 +35,7 @@ impl FieldType {
             "date" | "date_nanos" => FieldType::Date,
             "geo_point" => FieldType::GeoPoint,
             "ip" => FieldType::Ip,
-            _ => return None,
+            other => FieldType::Range(super::ranges::RangeOf::parse(other)?),
         })
     }
 }
@@ -47,8 +49,9 @@ pub struct MappedField {
     pub path: Vec<String>,
     pub kind: FieldType,
     pub field: Field,
-    /// The latitude field of a geo_point (`field` holds the longitude).
-    pub lat: Option<Field>,
+    /// The second column: a geo_point's latitude (`field` holds the longitude), a range's
+    /// upper end (`field` holds the lower).
+    pub second: Option<Field>,
     /// How a date field reads values (its `format`).
     pub dates: Option<super::dates::DateFormats>,
     /// A field learned by dynamic mapping (or a `flattened` leaf): its path inside the JSON
@@ -99,6 +102,12 @@ impl MappedField {
                     Term::from_field_date_for_search(self.field, read_date(self, v)?)
                 }
                 FieldType::Ip => Term::from_field_ip_addr(self.field, read_ip(v)?),
+                FieldType::Range(_) => {
+                    return Err(format!(
+                        "`{}` is a range field: a term query matches the ranges holding a value",
+                        self.name
+                    ))
+                }
             });
         };
         let mut t = Term::from_field_json_path(self.field, path, true);
@@ -118,7 +127,7 @@ impl MappedField {
                 t.append_type_and_fast_value(v.as_bool().ok_or("expected a boolean")?)
             }
             FieldType::Date => t.append_type_and_fast_value(read_date(self, v)?),
-            FieldType::GeoPoint | FieldType::Ip => {
+            FieldType::GeoPoint | FieldType::Ip | FieldType::Range(_) => {
                 return Err(format!("`{path}` is not learned as a {:?}", self.kind))
             }
         }
@@ -464,18 +473,20 @@ fn add_field(
         why: None,
     })?;
     let dates = match (kind, def.get("format").and_then(Value::as_str)) {
-        (FieldType::Date, Some(format)) => Some(super::dates::DateFormats::parse(format).map_err(
-            |why| UnsupportedType {
+        (FieldType::Date | FieldType::Range(super::ranges::RangeOf::Date), Some(format)) => Some(
+            super::dates::DateFormats::parse(format).map_err(|why| UnsupportedType {
                 field: name.to_string(),
                 kind: kind_name.to_string(),
                 why: Some(why),
-            },
-        )?),
-        (FieldType::Date, None) => Some(super::dates::DateFormats::default()),
+            })?,
+        ),
+        (FieldType::Date | FieldType::Range(super::ranges::RangeOf::Date), None) => {
+            Some(super::dates::DateFormats::default())
+        }
         _ => None,
     };
     // Keywords are fast fields too: Elasticsearch aggregates and sorts on their doc values.
-    let (field, lat) = match kind {
+    let (field, second) = match kind {
         FieldType::Text => (builder.add_text_field(name, TEXT), None),
         FieldType::Keyword => (builder.add_text_field(name, STRING | FAST), None),
         FieldType::Long => (builder.add_i64_field(name, INDEXED | FAST), None),
@@ -483,6 +494,10 @@ fn add_field(
         FieldType::Boolean => (builder.add_bool_field(name, INDEXED | FAST), None),
         FieldType::Date => (builder.add_date_field(name, INDEXED | FAST), None),
         FieldType::Ip => (builder.add_ip_addr_field(name, INDEXED | FAST), None),
+        FieldType::Range(of) => {
+            let (lo, hi) = of.add_fields(builder, name);
+            (lo, Some(hi))
+        }
         FieldType::GeoPoint => (
             builder.add_f64_field(&format!("{name}.lon"), INDEXED | FAST),
             Some(builder.add_f64_field(&format!("{name}.lat"), INDEXED | FAST)),
@@ -493,7 +508,7 @@ fn add_field(
         path: path.to_vec(),
         kind,
         field,
-        lat,
+        second,
         dates,
         json_path: None,
         ignore_above: def
@@ -573,8 +588,14 @@ fn add_value(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<()
     if f.kind == FieldType::GeoPoint {
         let (lon, lat) = geo_point(v)?;
         doc.add_f64(f.field, lon);
-        doc.add_f64(f.lat.expect("geo_point has a latitude field"), lat);
+        doc.add_f64(f.second.expect("geo_point has a latitude field"), lat);
         return Ok(());
+    }
+    if let FieldType::Range(_) = f.kind {
+        return match v {
+            Value::Null => Ok(()),
+            _ => super::ranges::add_value(doc, f, v),
+        };
     }
     match v {
         Value::Null => Ok(()),
@@ -601,7 +622,7 @@ fn add_scalar(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(
         },
         FieldType::Date => doc.add_date(f.field, read_date(f, v)?),
         FieldType::Ip => doc.add_ip_addr(f.field, read_ip(v)?),
-        FieldType::GeoPoint => unreachable!("handled by add_value"),
+        FieldType::GeoPoint | FieldType::Range(_) => unreachable!("handled by add_value"),
     }
     Ok(())
 }

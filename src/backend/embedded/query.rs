@@ -206,6 +206,9 @@ impl QueryCompiler<'_> {
                     FieldType::GeoPoint => {
                         Box::new(ExistsQuery::new(format!("{}.lat", f.name), false))
                     }
+                    FieldType::Range(_) => {
+                        Box::new(ExistsQuery::new(format!("{}.gte", f.name), false))
+                    }
                     _ => Box::new(ExistsQuery::new(f.name.clone(), false)),
                 })
             }
@@ -336,6 +339,9 @@ impl QueryCompiler<'_> {
     }
 
     fn term_query(&self, f: &MappedField, v: &Value) -> Result<Box<dyn Query>, String> {
+        if let FieldType::Range(_) = f.kind {
+            return super::ranges::term_query(f, v);
+        }
         // An ip term may be a CIDR block: every address in it matches, as in Elasticsearch.
         if let (FieldType::Ip, Some(cidr)) = (f.kind, v.as_str().filter(|s| s.contains('/'))) {
             let (first, last) = super::mapping::ip_block(cidr)?;
@@ -355,6 +361,9 @@ impl QueryCompiler<'_> {
         f: &MappedField,
         bounds: &Map<String, Value>,
     ) -> Result<Box<dyn Query>, String> {
+        if let FieldType::Range(_) = f.kind {
+            return super::ranges::range_query(f, bounds);
+        }
         let mut lower = Bound::Unbounded;
         let mut upper = Bound::Unbounded;
         let is_date = f.kind == FieldType::Date;

@@ -54,7 +54,7 @@ fn learnable(def: &Value, at: &str) -> Result<Learnable, UnsupportedType> {
             return Ok(None);
         }
         match FieldType::parse(name) {
-            Some(k @ (FieldType::GeoPoint | FieldType::Ip)) => Err(refuse(format!(
+            Some(k @ (FieldType::GeoPoint | FieldType::Ip | FieldType::Range(_))) => Err(refuse(format!(
                 "a `{k:?}` learned from a template is not built by the embedded engine"
             ))),
             Some(k) => Ok(Some(k)),

@@ -83,7 +83,7 @@ impl QueryCompiler<'_> {
             Some(FieldRef::Mapped(f)) => f,
             _ => return Err(format!("field `{name}` is not a geo_point")),
         };
-        match (f.kind, f.lat) {
+        match (f.kind, f.second) {
             (FieldType::GeoPoint, Some(lat)) => Ok((f, lat)),
             _ => Err(format!("field `{name}` is not a geo_point")),
         }
