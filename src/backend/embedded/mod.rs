@@ -16,6 +16,7 @@ mod kv;
 mod mapping;
 mod nested;
 mod query;
+mod query_string;
 mod ranges;
 mod rest;
 mod scoring;

@@ -27,8 +27,10 @@ fn regex_escape(text: &str) -> String {
 }
 
 /// Query types the engine compiles.
-const QUERY_TYPES: [&str; 19] = [
+const QUERY_TYPES: [&str; 21] = [
     "exists",
+    "query_string",
+    "wildcard",
     "geo_shape",
     "geo_polygon",
     "geo_grid",
@@ -231,6 +233,8 @@ impl QueryCompiler<'_> {
                 ))
             }
             "multi_match" => self.multi_match(body),
+            "query_string" => self.query_string(body),
+            "wildcard" => self.wildcard(body),
             "nested" => self.compile(super::nested::inner(body)?),
             "geo_bounding_box" => self.geo_bounding_box(body),
             "geo_shape" => self.geo_shape(body),
@@ -415,6 +419,46 @@ impl QueryCompiler<'_> {
             return Err("`range` needs at least one of gte, gt, lte, lt".into());
         }
         Ok(Box::new(RangeQuery::new(lower, upper)))
+    }
+
+    /// `wildcard`: `*` any run of characters, `?` one, over a keyword's values or a text's
+    /// tokens (lower-cased, as the default analyzer writes them).
+    fn wildcard(&self, body: &Value) -> Result<Box<dyn Query>, String> {
+        let (name, v) = single_entry(body, "wildcard")?;
+        let f = self.field(name)?;
+        let pattern = v
+            .get("value")
+            .or_else(|| v.get("wildcard"))
+            .unwrap_or(v)
+            .as_str()
+            .ok_or("`wildcard` takes a string")?;
+        let insensitive = v.get("case_insensitive") == Some(&Value::Bool(true));
+        let pattern = match f.kind {
+            FieldType::Text => pattern.to_lowercase(),
+            FieldType::Keyword if !insensitive => pattern.to_string(),
+            FieldType::Keyword => return Err(format!(
+                "`wildcard` on `{name}` with case_insensitive is not run by the embedded engine"
+            )),
+            _ => {
+                return Err(format!(
+                    "`wildcard` on `{name}`: the embedded engine runs it on text and keyword fields"
+                ))
+            }
+        };
+        if f.json_path.is_some() {
+            return Err(format!("`wildcard` on `{name}`, a field mapped dynamically, is not run by the embedded engine"));
+        }
+        let mut regex = String::with_capacity(pattern.len() * 2);
+        for c in pattern.chars() {
+            match c {
+                '*' => regex.push_str(".*"),
+                '?' => regex.push('.'),
+                c => regex.push_str(&regex_escape(&c.to_string())),
+            }
+        }
+        Ok(Box::new(
+            RegexQuery::from_pattern(&regex, f.field).map_err(|e| e.to_string())?,
+        ))
     }
 
     /// `best_fields` (the best field's score, plus `tie_breaker` × the others'), `most_fields`
