@@ -70,12 +70,25 @@ impl Point {
         match (self, up) {
             (Point::I64(v), true) => Point::I64(v.saturating_add(1)),
             (Point::I64(v), false) => Point::I64(v.saturating_sub(1)),
-            (Point::F64(v), true) => Point::F64(v.next_up()),
-            (Point::F64(v), false) => Point::F64(v.next_down()),
+            (Point::F64(v), true) => Point::F64(next_float(v, true)),
+            (Point::F64(v), false) => Point::F64(next_float(v, false)),
             (Point::Ip(v), true) => Point::Ip(v.saturating_add(1)),
             (Point::Ip(v), false) => Point::Ip(v.saturating_sub(1)),
         }
     }
+}
+
+/// The next representable double up or down (`f64::next_up`, which needs Rust 1.86).
+fn next_float(v: f64, up: bool) -> f64 {
+    if v.is_nan() || v == if up { f64::INFINITY } else { f64::NEG_INFINITY } {
+        return v;
+    }
+    if v == 0.0 {
+        let tiny = f64::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let bits = v.to_bits();
+    f64::from_bits(if (v > 0.0) == up { bits + 1 } else { bits - 1 })
 }
 
 fn extremes(of: RangeOf) -> (Point, Point) {
