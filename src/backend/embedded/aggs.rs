@@ -10,8 +10,9 @@ use tantivy::aggregation::agg_result::AggregationResults;
 use tantivy::aggregation::{AggContextParams, AggregationCollector};
 
 /// Aggregation types the engine runs.
-pub const RUN: [&str; 25] = [
+pub const RUN: [&str; 26] = [
     "terms",
+    "significant_terms",
     "auto_date_histogram",
     "geo_bounds",
     "geo_distance",
@@ -57,6 +58,8 @@ pub struct AggPlan {
     points: points::PointAggs,
     /// The auto_date_histograms, whose buckets each search chooses from its matches.
     autos: Vec<auto_date::AutoHistogram>,
+    /// The significant_terms, scored against the whole index after the search.
+    significant: Vec<significant::Significant>,
 }
 
 /// What a search's aggregations collect: tantivy's, those on geo positions, and the buckets
@@ -65,6 +68,8 @@ pub struct AggFruit {
     results: AggregationResults,
     points: points::PointResults,
     autos: Vec<auto_date::Chosen>,
+    /// Each significant_terms' answer, by name.
+    significant: Vec<(String, Value)>,
 }
 
 /// The collector of one search's aggregations.
@@ -74,16 +79,38 @@ pub type AggCollector = (AggregationCollector, points::PointAggs);
 /// for its auto_date_histograms.
 pub struct Finish {
     autos: Vec<auto_date::Chosen>,
+    /// The significant_terms with the foreground's size and the searcher for the
+    /// background's frequencies.
+    significant: Option<(Vec<significant::Significant>, u64, tantivy::Searcher)>,
 }
 
 impl Finish {
-    pub fn finish(self, (results, points): (AggregationResults, points::PointResults)) -> AggFruit {
-        AggFruit {
+    pub fn finish(
+        self,
+        (mut results, points): (AggregationResults, points::PointResults),
+    ) -> tantivy::Result<AggFruit> {
+        let mut answers = Vec::new();
+        if let Some((sigs, fg_size, searcher)) = &self.significant {
+            for sig in sigs {
+                let fg = results
+                    .0
+                    .remove(&sig.marker())
+                    .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
+                    .unwrap_or(Value::Null);
+                answers.push((sig_name(sig), sig.answer(&fg, *fg_size, searcher)?));
+            }
+        }
+        Ok(AggFruit {
             results,
             points,
             autos: self.autos,
-        }
+            significant: answers,
+        })
     }
+}
+
+fn sig_name(sig: &significant::Significant) -> String {
+    sig.marker().trim_end_matches('\u{6}').to_string()
 }
 
 impl AggPlan {
@@ -110,6 +137,7 @@ impl AggPlan {
             date_ranges: Vec::new(),
             points: Vec::new(),
             autos: Vec::new(),
+            significant: Vec::new(),
         };
         let rewritten = level.rewrite(aggs, "aggs", &[])?;
         let mut request: Aggregations =
@@ -127,6 +155,7 @@ impl AggPlan {
             date_ranges: level.date_ranges,
             points: points::PointAggs(std::sync::Arc::new(level.points)),
             autos: level.autos,
+            significant: level.significant,
         })
     }
 
@@ -137,6 +166,7 @@ impl AggPlan {
         auto_date::reshape(&mut v, &fruit.autos);
         if let Value::Object(map) = &mut v {
             map.extend(self.points.to_json(&fruit.points));
+            map.extend(fruit.significant.iter().cloned());
         }
         v
     }
@@ -163,7 +193,15 @@ impl AggPlan {
                 AggregationCollector::from_aggs(request, AggContextParams::default()),
                 self.points.clone(),
             ),
-            Finish { autos: chosen },
+            Finish {
+                autos: chosen,
+                significant: if self.significant.is_empty() {
+                    None
+                } else {
+                    let fg_size = searcher.search(query, &tantivy::collector::Count)? as u64;
+                    Some((self.significant.clone(), fg_size, searcher.clone()))
+                },
+            },
         ))
     }
 }
@@ -208,6 +246,7 @@ struct Level<'a> {
     date_ranges: Vec<date_range::DateRange>,
     points: Vec<(String, points::PointAgg)>,
     autos: Vec<auto_date::AutoHistogram>,
+    significant: Vec<significant::Significant>,
 }
 
 impl Level<'_> {
@@ -286,6 +325,15 @@ impl Level<'_> {
                 ));
                 continue;
             }
+            if kind == "significant_terms" {
+                if !path.is_empty() || sub.is_some() {
+                    return Err(format!("aggregation `{here}`: the embedded engine runs `significant_terms` at the top level of a request, with no sub-aggregations"));
+                }
+                let sig = significant::Significant::parse(name, params, mapping, &here)?;
+                out.insert(sig.marker(), sig.request());
+                self.significant.push(sig);
+                continue;
+            }
             if kind == "auto_date_histogram" {
                 if !path.is_empty() {
                     return Err(format!("aggregation `{here}`: the embedded engine runs `auto_date_histogram` at the top level of a request"));
@@ -340,8 +388,7 @@ fn why_not(kind: &str) -> &'static str {
         }
         "geohex_grid" => " (H3 cells are not built)",
         "nested" | "reverse_nested" => " (nested objects are flattened here)",
-        "significant_terms"
-        | "significant_text"
+        "significant_text"
         | "sampler"
         | "rare_terms"
         | "weighted_avg"
@@ -497,6 +544,7 @@ mod date_range;
 mod filters;
 mod geo;
 mod points;
+mod significant;
 
 #[cfg(test)]
 mod tests;

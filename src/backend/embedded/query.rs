@@ -436,9 +436,11 @@ impl QueryCompiler<'_> {
         let pattern = match f.kind {
             FieldType::Text => pattern.to_lowercase(),
             FieldType::Keyword if !insensitive => pattern.to_string(),
-            FieldType::Keyword => return Err(format!(
+            FieldType::Keyword => {
+                return Err(format!(
                 "`wildcard` on `{name}` with case_insensitive is not run by the embedded engine"
-            )),
+            ))
+            }
             _ => {
                 return Err(format!(
                     "`wildcard` on `{name}`: the embedded engine runs it on text and keyword fields"

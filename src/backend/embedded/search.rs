@@ -309,7 +309,11 @@ impl EmbeddedIndex {
                 let (n, top, aggs) = searcher
                     .search(plan.query.as_ref(), &(Count, top, collector))
                     .map_err(|e| search_failed(plan, e))?;
-                aggregations = prepared.zip(aggs).map(|(p, f)| p.finish(f));
+                aggregations = prepared
+                    .zip(aggs)
+                    .map(|(p, f)| p.finish(f))
+                    .transpose()
+                    .map_err(bad_aggregation)?;
                 (
                     n as u64,
                     top.into_iter()
@@ -359,7 +363,11 @@ impl EmbeddedIndex {
             .map(|c| searcher.search(plan.query.as_ref(), &c))
             .transpose()
             .map_err(bad_aggregation)?;
-        Ok(prepared.zip(fruit).map(|(p, f)| p.finish(f)))
+        prepared
+            .zip(fruit)
+            .map(|(p, f)| p.finish(f))
+            .transpose()
+            .map_err(bad_aggregation)
     }
 
     /// The hit count and the aggregations of a search that returns no hits (`size: 0`).
@@ -372,7 +380,12 @@ impl EmbeddedIndex {
         let (n, aggs) = searcher
             .search(plan.query.as_ref(), &(Count, collector))
             .map_err(|e| search_failed(plan, e))?;
-        Ok((n as u64, prepared.zip(aggs).map(|(p, f)| p.finish(f))))
+        let fruit = prepared
+            .zip(aggs)
+            .map(|(p, f)| p.finish(f))
+            .transpose()
+            .map_err(bad_aggregation)?;
+        Ok((n as u64, fruit))
     }
 
     /// Runs a search as the embedded backend's operation: counts all hits and loads the

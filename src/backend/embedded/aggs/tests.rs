@@ -246,8 +246,8 @@ fn what_the_engine_lacks_is_named_never_run_as_something_else() {
     let idx = index();
     for (aggs, says) in [
         (
-            json!({"s": {"significant_terms": {"field": "cc"}}}),
-            "`aggs.s` is a `significant_terms`",
+            json!({"s": {"significant_text": {"field": "name"}}}),
+            "`aggs.s` is a `significant_text`",
         ),
         (
             json!({"f": {"filters": {"filters": {}}}}),
@@ -501,4 +501,58 @@ fn auto_date_histograms_pick_elasticsearch_s_rounding() {
     );
     assert_eq!(got["buckets"], json!([]));
     assert!(refused(&idx, json!({"a": {"terms": {"field": "cc"}, "aggs": {"t": {"auto_date_histogram": {"field": "at"}}}}})).contains("top level"));
+}
+
+#[test]
+fn significant_terms_score_the_foreground_against_the_index() {
+    let idx = index();
+    let d = docs();
+    // The foreground: documents of the first week.
+    let fg: Vec<&Doc> = d.iter().filter(|x| x.day <= 7).collect();
+    let plan = idx
+        .compile(
+            &json!({"size": 0, "query": {"range": {"at": {"lt": "2026-01-08"}}},
+            "aggs": {"sig": {"significant_terms": {"field": "cc", "min_doc_count": 1}}}}),
+        )
+        .unwrap();
+    let (_, _, aggs) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+    let got = plan.aggregations_json(&aggs.unwrap())["sig"].clone();
+    assert_eq!(got["doc_count"], json!(fg.len()));
+    assert_eq!(got["bg_count"], json!(d.len()));
+    // JLH, computed here: (fg% - bg%) * fg% / bg% for the terms more common in the foreground.
+    let mut want: Vec<(String, f64, u64, u64)> = ["AT", "DE", "FR", "IT", "CH"]
+        .iter()
+        .map(|cc| {
+            let f = fg.iter().filter(|x| x.cc == *cc).count() as u64;
+            let b = d.iter().filter(|x| x.cc == *cc).count() as u64;
+            let (fp, bp) = (f as f64 / fg.len() as f64, b as f64 / d.len() as f64);
+            (
+                cc.to_string(),
+                if fp > bp { (fp - bp) * fp / bp } else { 0.0 },
+                f,
+                b,
+            )
+        })
+        .filter(|w| w.1 > 0.0)
+        .collect();
+    want.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let buckets = got["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), want.len(), "{got}");
+    assert!(!want.is_empty());
+    for (b, (cc, score, f, bg)) in buckets.iter().zip(&want) {
+        assert_eq!(
+            (
+                b["key"].as_str(),
+                b["doc_count"].as_u64(),
+                b["bg_count"].as_u64()
+            ),
+            (Some(cc.as_str()), Some(*f), Some(*bg))
+        );
+        close(&b["score"], *score);
+    }
+    assert!(refused(
+        &idx,
+        json!({"s": {"significant_terms": {"field": "cc", "background_filter": {"match_all": {}}}}})
+    )
+    .contains("background_filter"));
 }

@@ -51,7 +51,10 @@ fn lucene_syntax_as_elasticsearch_reads_it() {
     );
     // A lone `*` is any value (Lucene's `field:*`), so with OR every document matches.
     assert_eq!(hits(&idx, json!({"query": "Connection * disconnected"})), 5);
-    assert_eq!(hits(&idx, json!({"query": "Connection AND disconnected"})), 1);
+    assert_eq!(
+        hits(&idx, json!({"query": "Connection AND disconnected"})),
+        1
+    );
     // OR by default; AND, NOT, + and -, groups and a field on a group.
     assert_eq!(hits(&idx, json!({"query": "update select"})), 3);
     assert_eq!(
