@@ -193,10 +193,10 @@ fn aggregations_run_on_the_embedded_engine_and_behind_runner_serve() {
         server.port,
         "POST",
         "/places/_search",
-        r#"{"aggs":{"s":{"significant_terms":{"field":"country_code.raw"}}}}"#,
+        r#"{"aggs":{"s":{"significant_text":{"field":"country_code"}}}}"#,
     );
     assert!(
-        refused.contains("significant_terms") && refused.contains("error"),
+        refused.contains("significant_text") && refused.contains("error"),
         "{refused}"
     );
 }

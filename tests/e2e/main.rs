@@ -7,6 +7,7 @@ mod bindings;
 mod bulk_actions;
 mod compare;
 mod elasticsearch;
+mod engine_search;
 mod export;
 mod full_disk;
 mod http_wire;

@@ -5,9 +5,8 @@
 //! `percentage`; terms below `min_doc_count` (3) or scoring 0 are left out, the best `size` (10)
 //! are shown.
 
-use super::super::mapping::{FieldType, Mapping};
+use super::super::mapping::{FieldType, MappedField, Mapping};
 use serde_json::{json, Map, Value};
-use tantivy::Term;
 
 /// Joins a significant_terms' name in tantivy's request.
 const MARK: char = '\u{6}';
@@ -24,6 +23,9 @@ enum Heuristic {
 pub struct Significant {
     name: String,
     column: String,
+    /// The field, for its terms' background frequencies (a learned field's terms carry its
+    /// JSON path).
+    field: Option<MappedField>,
     size: usize,
     min_doc_count: u64,
     heuristic: Heuristic,
@@ -56,11 +58,9 @@ impl Significant {
             .get("field")
             .and_then(Value::as_str)
             .ok_or_else(|| refuse("`significant_terms` needs a `field`".into()))?;
-        let column = match mapping.map(|m| m.field(field)) {
-            None => field.to_string(),
-            Some(Some(f)) if f.kind == FieldType::Keyword && f.json_path.is_none() => {
-                f.name.clone()
-            }
+        let (column, mapped) = match mapping.map(|m| m.field(field)) {
+            None => (field.to_string(), None),
+            Some(Some(f)) if f.kind == FieldType::Keyword => (f.name.clone(), Some(f.clone())),
             Some(_) => {
                 return Err(refuse(format!(
                     "`significant_terms` runs on keyword fields here, and `{field}` is not one"
@@ -76,6 +76,7 @@ impl Significant {
         Ok(Significant {
             name: name.to_string(),
             column,
+            field: mapped,
             size: number("size", 10)?.min(MAX_TERMS) as usize,
             min_doc_count: number("min_doc_count", 3)?,
             heuristic: if params.contains_key("percentage") {
@@ -107,7 +108,8 @@ impl Significant {
             .iter()
             .map(|r| r.max_doc() as u64)
             .sum();
-        let field = searcher.schema().get_field(&self.column).ok();
+        // A plan checked with no index has no field, and never runs.
+        let field = self.field.as_ref();
         let mut scored = Vec::new();
         for b in foreground["buckets"].as_array().into_iter().flatten() {
             let (Some(key), Some(fg)) = (b["key"].as_str(), b["doc_count"].as_u64()) else {
@@ -117,7 +119,7 @@ impl Significant {
                 continue;
             }
             let bg = match field {
-                Some(f) => searcher.doc_freq(&Term::from_field_text(f, key))?,
+                Some(f) => searcher.doc_freq(&f.text_term(key))?,
                 None => 0,
             };
             let score = self.score(fg, fg_size, bg, bg_size);
