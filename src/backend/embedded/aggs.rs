@@ -66,14 +66,15 @@ pub struct AggPlan {
 /// chosen for its auto_date_histograms.
 pub struct AggFruit {
     results: AggregationResults,
-    points: points::PointResults,
+    points: Option<points::PointResults>,
     autos: Vec<auto_date::Chosen>,
     /// Each significant_terms' answer, by name.
     significant: Vec<(String, Value)>,
 }
 
-/// The collector of one search's aggregations.
-pub type AggCollector = (AggregationCollector, points::PointAggs);
+/// The collector of one search's aggregations. The point aggregations' collector is left out
+/// when there are none: it would be called for every matching document.
+pub type AggCollector = (AggregationCollector, Option<points::PointAggs>);
 
 /// What turns a search's collected aggregations into its [`AggFruit`]: the buckets chosen
 /// for its auto_date_histograms.
@@ -87,7 +88,7 @@ pub struct Finish {
 impl Finish {
     pub fn finish(
         self,
-        (mut results, points): (AggregationResults, points::PointResults),
+        (mut results, points): (AggregationResults, Option<points::PointResults>),
     ) -> tantivy::Result<AggFruit> {
         let mut answers = Vec::new();
         if let Some((sigs, fg_size, searcher)) = &self.significant {
@@ -165,7 +166,9 @@ impl AggPlan {
         date_range::reshape(&mut v, &self.date_ranges);
         auto_date::reshape(&mut v, &fruit.autos);
         if let Value::Object(map) = &mut v {
-            map.extend(self.points.to_json(&fruit.points));
+            if let Some(points) = &fruit.points {
+                map.extend(self.points.to_json(points));
+            }
             map.extend(fruit.significant.iter().cloned());
         }
         v
@@ -191,7 +194,7 @@ impl AggPlan {
         Ok((
             (
                 AggregationCollector::from_aggs(request, AggContextParams::default()),
-                self.points.clone(),
+                (!self.points.is_empty()).then(|| self.points.clone()),
             ),
             Finish {
                 autos: chosen,
