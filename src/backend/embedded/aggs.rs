@@ -337,6 +337,21 @@ impl Level<'_> {
                 self.significant.push(sig);
                 continue;
             }
+            if kind == "date_histogram" && auto_date::is_calendar(params) {
+                let filters_before = self.filters.len();
+                let sub = sub
+                    .map(|s| self.rewrite(s, &here, &[format!("{name}\u{5}")]))
+                    .transpose()?;
+                if self.filters.len() != filters_before || !path.is_empty() {
+                    return Err(format!("aggregation `{here}`: the embedded engine runs a `date_histogram` by months, quarters or years at the top level of a request, without `filter` sub-aggregations"));
+                }
+                if let Some(calendar) =
+                    auto_date::AutoHistogram::calendar(name, params, mapping, sub, &here)?
+                {
+                    self.autos.push(calendar);
+                }
+                continue;
+            }
             if kind == "auto_date_histogram" {
                 if !path.is_empty() {
                     return Err(format!("aggregation `{here}`: the embedded engine runs `auto_date_histogram` at the top level of a request"));

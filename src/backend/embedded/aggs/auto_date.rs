@@ -1,4 +1,6 @@
-//! `auto_date_histogram`, as Elasticsearch buckets it: the first of its roundings (1, 5, 10 or
+//! `auto_date_histogram`, and `date_histogram` by calendar months, quarters or years (which
+//! have no fixed length, so tantivy's histogram cannot run them). An auto_date_histogram is
+//! bucketed as Elasticsearch does it: the first of its roundings (1, 5, 10 or
 //! 30 seconds or minutes; 1, 3 or 12 hours; 1 or 7 days; 1 or 3 months; 1 to 100 years) that
 //! covers the matching documents' dates in at most `buckets` buckets, keyed from the earliest
 //! date's rounded start, empty buckets included. A first pass over the matches finds their
@@ -24,6 +26,8 @@ enum Unit {
     Hour,
     Day,
     Month,
+    /// Only for a calendar date_histogram.
+    Quarter,
     Year,
 }
 
@@ -45,6 +49,10 @@ pub struct AutoHistogram {
     min_unit: Unit,
     /// Its sub-aggregations, in tantivy's request form.
     sub: Option<Value>,
+    /// A date_histogram's calendar unit: its buckets, rather than chosen ones.
+    calendar: Option<Unit>,
+    /// A date_histogram's `min_doc_count` (0: empty buckets between the first and last shown).
+    min_doc_count: u64,
 }
 
 /// The buckets chosen for one search: each bucket's start (epoch ms) and the interval's name.
@@ -53,6 +61,9 @@ pub struct Chosen {
     marker: String,
     starts: Vec<i64>,
     interval: String,
+    /// A date_histogram's answer has no `interval`, and may leave out small buckets.
+    calendar: bool,
+    min_doc_count: u64,
 }
 
 impl AutoHistogram {
@@ -127,15 +138,91 @@ impl AutoHistogram {
             target,
             min_unit,
             sub,
+            calendar: None,
+            min_doc_count: 0,
         })
+    }
+
+    /// A `date_histogram` whose `calendar_interval` has no fixed length: months, quarters or
+    /// years. None for any other date_histogram (tantivy runs those).
+    pub fn calendar(
+        name: &str,
+        params: &Map<String, Value>,
+        mapping: Option<&Mapping>,
+        sub: Option<Value>,
+        at: &str,
+    ) -> Result<Option<AutoHistogram>, String> {
+        let given = params
+            .get("calendar_interval")
+            .or_else(|| params.get("interval"))
+            .and_then(Value::as_str);
+        let unit = match given {
+            Some("month" | "1M") => Unit::Month,
+            Some("quarter" | "1q") => Unit::Quarter,
+            Some("year" | "1y") => Unit::Year,
+            _ => return Ok(None),
+        };
+        let refuse = |m: String| format!("aggregation `{at}`: {m}");
+        if let Some(k) = params.keys().find(|k| {
+            ![
+                "field",
+                "calendar_interval",
+                "interval",
+                "min_doc_count",
+                "format",
+                "time_zone",
+            ]
+            .contains(&k.as_str())
+        }) {
+            return Err(refuse(format!(
+                "a calendar `date_histogram` parameter `{k}` is not run by the embedded engine"
+            )));
+        }
+        let common: Map<String, Value> = params
+            .iter()
+            .filter(|(k, _)| matches!(k.as_str(), "field" | "format" | "time_zone"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut auto = AutoHistogram::parse(name, &common, mapping, sub, at)?;
+        auto.calendar = Some(unit);
+        auto.min_doc_count = params
+            .get("min_doc_count")
+            .map_or(Some(0), Value::as_u64)
+            .ok_or_else(|| refuse("`min_doc_count` is a whole number".into()))?;
+        Ok(Some(auto))
     }
 
     /// The first rounding that covers [min, max] in at most `target` buckets: the bucket
     /// starts, and the interval's name.
-    fn choose(&self, min: i64, max: i64) -> Chosen {
+    fn choose(&self, min: i64, max: i64) -> Result<Chosen, String> {
         let at = |ms: i64| Utc.timestamp_millis_opt(ms).single().unwrap_or_default();
         let (lo, hi) = (at(min), at(max));
         let marker = format!("{}{MARK}", self.name);
+        if let Some(unit) = self.calendar {
+            let first = round_down(lo, unit);
+            let count = units_between(first, round_down(hi, unit), unit) + 1;
+            if count as usize > MAX_BUCKETS {
+                return Err(format!(
+                    "`{}` would have {count} buckets, more than the {MAX_BUCKETS} allowed",
+                    self.name
+                ));
+            }
+            return Ok(Chosen {
+                marker,
+                starts: (0..count)
+                    .filter_map(|k| add(first, unit, k))
+                    .map(|t| t.timestamp_millis())
+                    .collect(),
+                interval: match unit {
+                    Unit::Month => "1M",
+                    Unit::Quarter => "1q",
+                    _ => "1y",
+                }
+                .into(),
+                calendar: true,
+                min_doc_count: self.min_doc_count,
+            });
+        }
         for (unit, inner, suffix) in ROUNDINGS.iter().filter(|r| r.0 >= self.min_unit) {
             let first = round_down(lo, *unit);
             let span = units_between(first, round_down(hi, *unit), *unit);
@@ -146,11 +233,13 @@ impl AutoHistogram {
                         .filter_map(|k| add(first, *unit, k * n))
                         .map(|t| t.timestamp_millis())
                         .collect();
-                    return Chosen {
+                    return Ok(Chosen {
                         marker,
                         starts,
                         interval: format!("{n}{suffix}"),
-                    };
+                        calendar: false,
+                        min_doc_count: 0,
+                    });
                 }
             }
         }
@@ -195,6 +284,7 @@ fn round_down(t: DateTime<Utc>, unit: Unit) -> DateTime<Utc> {
         Unit::Hour => floor(3_600_000),
         Unit::Day => floor(86_400_000),
         Unit::Month => date(t.year(), t.month()),
+        Unit::Quarter => date(t.year(), t.month() - (t.month() - 1) % 3),
         Unit::Year => date(t.year(), 1),
     }
 }
@@ -209,6 +299,7 @@ fn units_between(a: DateTime<Utc>, b: DateTime<Utc>, unit: Unit) -> i64 {
         Unit::Month => {
             (b.year() as i64 - a.year() as i64) * 12 + b.month() as i64 - a.month() as i64
         }
+        Unit::Quarter => units_between(a, b, Unit::Month) / 3,
         Unit::Year => b.year() as i64 - a.year() as i64,
     }
 }
@@ -224,8 +315,20 @@ fn add(t: DateTime<Utc>, unit: Unit, k: i64) -> Option<DateTime<Utc>> {
         Unit::Hour => fixed(3_600_000),
         Unit::Day => fixed(86_400_000),
         Unit::Month => t.checked_add_months(Months::new(u32::try_from(k).ok()?)),
+        Unit::Quarter => t.checked_add_months(Months::new(u32::try_from(k.checked_mul(3)?).ok()?)),
         Unit::Year => t.checked_add_months(Months::new(u32::try_from(k.checked_mul(12)?).ok()?)),
     }
+}
+
+/// Whether a date_histogram's interval is a calendar month, quarter or year.
+pub fn is_calendar(params: &Map<String, Value>) -> bool {
+    matches!(
+        params
+            .get("calendar_interval")
+            .or_else(|| params.get("interval"))
+            .and_then(Value::as_str),
+        Some("month" | "1M" | "quarter" | "1q" | "year" | "1y")
+    )
 }
 
 /// Chooses each auto_date_histogram's buckets for one search, from the matches' dates:
@@ -246,12 +349,16 @@ pub fn resolve(
                     marker: format!("{}{MARK}", a.name),
                     starts: Vec::new(),
                     interval: "1s".into(),
+                    calendar: a.calendar.is_some(),
+                    min_doc_count: a.min_doc_count,
                 };
                 out.push((chosen.marker.clone(), Value::Null, chosen));
                 continue;
             }
         };
-        let chosen = a.choose(min, max);
+        let chosen = a
+            .choose(min, max)
+            .map_err(tantivy::TantivyError::InvalidArgument)?;
         let last = chosen.starts.last().copied().unwrap_or(min);
         let end = Utc
             .timestamp_millis_opt(last)
@@ -268,7 +375,10 @@ pub fn resolve(
 
 fn parse_interval(text: &str) -> Option<(Unit, i64)> {
     let (n, suffix) = text.split_at(text.len() - 1);
-    let unit = ROUNDINGS.iter().find(|r| r.2 == suffix)?.0;
+    let unit = match suffix {
+        "q" => Unit::Quarter,
+        _ => ROUNDINGS.iter().find(|r| r.2 == suffix)?.0,
+    };
     Some((unit, n.parse().ok()?))
 }
 
@@ -318,7 +428,15 @@ pub fn reshape(v: &mut Value, chosen: &[Chosen]) {
             })
             .collect();
         let name = c.marker.trim_end_matches(MARK).to_string();
-        map.insert(name, json!({"buckets": out, "interval": c.interval}));
+        if c.calendar {
+            let shown: Vec<Value> = out
+                .into_iter()
+                .filter(|b| b["doc_count"].as_u64().unwrap_or(0) >= c.min_doc_count)
+                .collect();
+            map.insert(name, json!({"buckets": shown}));
+        } else {
+            map.insert(name, json!({"buckets": out, "interval": c.interval}));
+        }
     }
 }
 

@@ -271,8 +271,8 @@ fn what_the_engine_lacks_is_named_never_run_as_something_else() {
             "parameter `no_such`",
         ),
         (
-            json!({"m": {"date_histogram": {"field": "at", "calendar_interval": "month"}}}),
-            "`month` has no fixed length",
+            json!({"m": {"date_histogram": {"field": "at", "calendar_interval": "2M"}}}),
+            "`2M` has no fixed length",
         ),
         (
             json!({"z": {"date_histogram": {"field": "at", "fixed_interval": "1d", "time_zone": "Europe/Vienna"}}}),
@@ -555,4 +555,70 @@ fn significant_terms_score_the_foreground_against_the_index() {
         json!({"s": {"significant_terms": {"field": "cc", "background_filter": {"match_all": {}}}}})
     )
     .contains("background_filter"));
+}
+
+#[test]
+fn calendar_date_histograms_bucket_by_month_quarter_and_year() {
+    let body = json!({"mappings": {"properties": {"at": {"type": "date"}, "n": {"type": "long"}}}});
+    let idx = EmbeddedIndex::create("cal", &body).unwrap();
+    // Three in November 2025, none in December or January, two in February 2026.
+    for (at, n) in [
+        ("2025-11-03", 1),
+        ("2025-11-20", 2),
+        ("2025-11-30T23:59:59Z", 3),
+        ("2026-02-01", 4),
+        ("2026-02-28", 5),
+    ] {
+        idx.add_for_test(&json!({"at": at, "n": n}).to_string());
+    }
+    idx.refresh().unwrap();
+    let run = |h: Value| {
+        let plan = idx.compile(&json!({"size": 0, "aggs": {"h": h}})).unwrap();
+        let (_, _, aggs) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+        plan.aggregations_json(&aggs.unwrap())["h"].clone()
+    };
+    let buckets = |v: &Value| -> Vec<(String, u64)> {
+        v["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                (
+                    b["key_as_string"].as_str().unwrap()[..10].to_string(),
+                    b["doc_count"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let monthly = run(
+        json!({"date_histogram": {"field": "at", "calendar_interval": "month"}, "aggs": {"s": {"sum": {"field": "n"}}}}),
+    );
+    assert_eq!(
+        buckets(&monthly),
+        [
+            ("2025-11-01".to_string(), 3),
+            ("2025-12-01".into(), 0),
+            ("2026-01-01".into(), 0),
+            ("2026-02-01".into(), 2)
+        ]
+    );
+    close(&monthly["buckets"][3]["s"]["value"], 9.0);
+    assert!(monthly.get("interval").is_none());
+    let dense = run(
+        json!({"date_histogram": {"field": "at", "calendar_interval": "1M", "min_doc_count": 1}}),
+    );
+    assert_eq!(
+        buckets(&dense),
+        [("2025-11-01".to_string(), 3), ("2026-02-01".into(), 2)]
+    );
+    let quarters = run(json!({"date_histogram": {"field": "at", "calendar_interval": "quarter"}}));
+    assert_eq!(
+        buckets(&quarters),
+        [("2025-10-01".to_string(), 3), ("2026-01-01".into(), 2)]
+    );
+    let years = run(json!({"date_histogram": {"field": "at", "calendar_interval": "year"}}));
+    assert_eq!(
+        buckets(&years),
+        [("2025-01-01".to_string(), 3), ("2026-01-01".into(), 2)]
+    );
 }
