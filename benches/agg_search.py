@@ -5,7 +5,9 @@ indexed once per round, then one client, unthrottled, per search:
   - match_phrase "Sankt Georgen" on `name` (the geonames track's search);
   - terms on `country_code` (top 10 buckets), size 0;
   - date_histogram on `modified`, calendar_interval week, size 0;
-  - terms on `country_code` with a sum of `population` per bucket, size 0.
+  - terms on `country_code` with a sum of `population` per bucket, size 0;
+  - auto_date_histogram on `modified` (20 buckets), significant_terms on `country_code` for
+    places of 100,000 people or more, and a zoom-4 geotile_grid on `location`, size 0.
 Prints, per storage (ram, disk), the median over rounds of ops/s and of p50/p99 service time.
 
     python3 benches/agg_search.py [--rounds 3] [--iterations 2000] [--storage ram,disk]
@@ -20,6 +22,11 @@ SEARCHES = {
     "terms": {"size": 0, "aggs": {"by": {"terms": {"field": "country_code", "size": 10}}}},
     "date-histogram": {"size": 0, "aggs": {"weeks": {"date_histogram": {"field": "modified", "calendar_interval": "week"}}}},
     "terms-sum": {"size": 0, "aggs": {"by": {"terms": {"field": "country_code", "size": 10}, "aggs": {"pop": {"sum": {"field": "population"}}}}}},
+    # Two passes each: the dates' extent, or the foreground's size, then the buckets.
+    "auto-date-histogram": {"size": 0, "aggs": {"t": {"auto_date_histogram": {"field": "modified", "buckets": 20}}}},
+    "significant-terms": {"size": 0, "query": {"range": {"population": {"gte": 100000}}},
+                          "aggs": {"s": {"significant_terms": {"field": "country_code"}}}},
+    "geotile-grid": {"size": 0, "aggs": {"g": {"geotile_grid": {"field": "location", "precision": 4}}}},
 }
 
 
@@ -59,6 +66,7 @@ indices:
           country_code: {{type: keyword}}
           population: {{type: long}}
           modified: {{type: date}}
+          location: {{type: geo_point}}
 operations:
   - {{name: delete, type: delete-index}}
   - {{name: create, type: create-index}}
