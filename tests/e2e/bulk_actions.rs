@@ -286,8 +286,8 @@ fn bad_paging_and_bulk_params_are_refused_before_the_race() {
             "`looped` bulk never runs out",
         ),
         (
-            "{name: p, type: search, params: {index: i, body: {aggs: {by: {significant_terms: {field: f}}}}}}",
-            "is a `significant_terms`, which the embedded engine does not run",
+            "{name: p, type: search, params: {index: i, body: {aggs: {by: {significant_text: {field: f}}}}}}",
+            "is a `significant_text`, which the embedded engine does not run",
         ),
     ];
     for (op, expected) in cases {

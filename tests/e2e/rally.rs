@@ -765,7 +765,7 @@ fn what_the_backend_cannot_run_is_skipped_on_request_and_every_report_says_how_t
   "indices": [{"name": "i"}],
   "operations": [
     {"name": "plain", "operation-type": "search", "index": "i", "body": {"query": {"match_all": {}}}},
-    {"name": "lit", "operation-type": "search", "index": "i", "body": {"query": {"match_all": {}}, "highlight": {"fields": {"x": {}}}}},
+    {"name": "lit", "operation-type": "search", "index": "i", "body": {"query": {"match_all": {}}, "suggest": {"s": {"text": "x", "term": {"field": "x"}}}}},
     {"name": "custom", "operation-type": "my-custom-runner"}
   ],
   "schedule": [
@@ -812,7 +812,7 @@ fn what_the_backend_cannot_run_is_skipped_on_request_and_every_report_says_how_t
     assert!(
         deviations
             .iter()
-            .any(|d| d.contains("task `lit`") && d.contains("highlight") && d.contains("skipped")),
+            .any(|d| d.contains("task `lit`") && d.contains("suggest") && d.contains("skipped")),
         "{deviations:?}"
     );
     assert!(
@@ -831,7 +831,7 @@ fn what_the_backend_cannot_run_is_skipped_on_request_and_every_report_says_how_t
     let csv = env.ok(&["show", id, "--report-format", "csv"]);
     assert!(
         csv.lines()
-            .any(|l| l.contains(",deviation,1,") && l.contains("highlight")),
+            .any(|l| l.contains(",deviation,1,") && l.contains("suggest")),
         "{csv}"
     );
     let json = env.ok(&["show", id, "--report-format", "json"]);
