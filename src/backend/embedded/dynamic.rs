@@ -106,6 +106,10 @@ struct Learned {
     by_path: HashMap<String, Arc<[Arc<MappedField>]>>,
 }
 
+/// Whatever `index.mapping.total_fields.limit` says, an index learns at most this many fields:
+/// each costs memory, and a request to `runner serve` may set the limit.
+const MAX_FIELDS: u64 = 100_000;
+
 /// Elasticsearch's default `dynamic_date_formats`.
 const DEFAULT_DATE_FORMATS: &str = "strict_date_optional_time||yyyy/MM/dd HH:mm:ss Z||yyyy/MM/dd Z";
 
@@ -157,7 +161,8 @@ impl Dynamic {
             .or_else(|| body.pointer("/settings/index.mapping.total_fields.limit"))
             .or_else(|| body.pointer("/settings/index/mapping.total_fields.limit"))
             .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
-            .unwrap_or(1000) as usize;
+            .unwrap_or(1000)
+            .min(MAX_FIELDS) as usize;
         let mut objects = objects;
         objects.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
         Ok(Dynamic {

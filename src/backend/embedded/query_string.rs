@@ -222,14 +222,17 @@ impl Parser {
     }
 
     fn unary(&mut self, depth: usize) -> Result<Node, String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("the query nests deeper than {MAX_DEPTH}"));
+        }
         match self.peek() {
             Some(Token::Not) | Some(Token::Minus) => {
                 self.at += 1;
-                Ok(Node::Bool(vec![(Occur::MustNot, self.unary(depth)?)]))
+                Ok(Node::Bool(vec![(Occur::MustNot, self.unary(depth + 1)?)]))
             }
             Some(Token::Plus) => {
                 self.at += 1;
-                Ok(Node::Bool(vec![(Occur::Must, self.unary(depth)?)]))
+                Ok(Node::Bool(vec![(Occur::Must, self.unary(depth + 1)?)]))
             }
             _ => self.primary(None, depth),
         }

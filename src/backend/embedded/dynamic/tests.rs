@@ -117,6 +117,15 @@ fn learned_fields_aggregate_and_sort() {
     );
     assert!((aggs["mean"]["value"].as_f64().unwrap() - 390.0 / 3.0).abs() < 1e-9);
     assert_eq!(aggs["top"]["value"], json!(2.0));
+    // A field no document brought aggregates to nothing, as an unmapped one does in
+    // Elasticsearch.
+    let plan = idx
+        .compile(&json!({"size": 0, "aggs": {"t": {"terms": {"field": "never"}}, "m": {"max": {"field": "never.n"}}}}))
+        .unwrap();
+    let (_, _, aggs) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+    let aggs = plan.aggregations_json(&aggs.unwrap());
+    assert_eq!(aggs["t"]["buckets"], json!([]), "{aggs}");
+    assert_eq!(aggs["m"]["value"], Value::Null, "{aggs}");
 }
 
 #[test]
