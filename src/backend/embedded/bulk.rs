@@ -227,14 +227,56 @@ impl State {
                 .as_deref()
                 .or(default_index.map(|d| d.name.as_str()))
                 .unwrap_or("");
+            let index = match index {
+                // A `create` into a name a data stream template matches makes the data stream.
+                None if item.verb == Verb::Create && self.create_data_stream(name).is_ok() => {
+                    cache = self
+                        .indices
+                        .read()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get(name)
+                        .cloned();
+                    cache.clone()
+                }
+                other => other,
+            };
             let result = match index {
-                None => Err(ItemError::new(404, "index_not_found_exception", format!("no such index [{name}] (the embedded engine has no dynamic mapping: create the index first)"))),
+                None => Err(ItemError::new(404, "index_not_found_exception", format!("no such index [{name}] (a write creates no index here, except a data stream its template makes: create the index first)"))),
+                Some(index) if self.is_data_stream(&index.name) => {
+                    data_stream_write(&item).and_then(|()| index.apply(&item))
+                }
                 Some(index) => index.apply(&item),
             };
             report(name, item.verb, item.id.as_deref(), result);
         }
         Ok(())
     }
+}
+
+/// A data stream takes `create` actions only, of documents with an `@timestamp`.
+fn data_stream_write(item: &Item) -> Result<(), ItemError> {
+    if item.verb != Verb::Create {
+        return Err(ItemError::new(
+            400,
+            "illegal_argument_exception",
+            format!(
+                "only write ops with an op_type of create are allowed in data streams (this is `{}`)",
+                item.verb.as_str()
+            ),
+        ));
+    }
+    let has_timestamp = item
+        .body
+        .and_then(|b| serde_json::from_str::<serde_json::Value>(b).ok())
+        .is_some_and(|d| d.get("@timestamp").is_some_and(|t| !t.is_null()));
+    if !has_timestamp {
+        return Err(ItemError::new(
+            400,
+            "mapper_parsing_exception",
+            "data stream timestamp field [@timestamp] is missing",
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -48,6 +48,8 @@ struct State {
     /// Scrolls opened through the REST API (`runner serve`).
     scrolls: std::sync::Mutex<rest::Scrolls>,
     templates: RwLock<templates::Templates>,
+    /// Data streams, each with the template it was created from (its index has its name).
+    data_streams: RwLock<std::collections::BTreeMap<String, String>>,
     /// Cluster settings as last put (`persistent`, `transient`); they change nothing here.
     cluster_settings: RwLock<serde_json::Value>,
     /// Where indices live on disk; None keeps them in RAM. Last, so that it is removed after

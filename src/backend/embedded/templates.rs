@@ -69,6 +69,19 @@ impl Templates {
         self.stored.get(&(kind, name.to_string()))
     }
 
+    /// The template that makes `name` a data stream: the highest-priority composable template
+    /// matching it, when it has `data_stream`.
+    pub fn data_stream_template(&self, name: &str) -> Option<String> {
+        self.stored
+            .iter()
+            .filter(|((k, _), t)| {
+                *k == TemplateKind::Composable && patterns(t).iter().any(|p| glob(p, name))
+            })
+            .max_by_key(|(_, t)| t.get("priority").and_then(Value::as_i64).unwrap_or(0))
+            .filter(|(_, t)| t.get("data_stream").is_some())
+            .map(|((_, n), _)| n.clone())
+    }
+
     /// The body an index named `name` is created with: the matching templates' settings and
     /// mappings, then `body` over them.
     pub fn apply(&self, name: &str, body: &Value) -> Value {

@@ -2,12 +2,14 @@
 //! query string, body) in, a status and an Elasticsearch-shaped JSON body out. `runner serve`
 //! puts it behind HTTP; the embedded backend's `raw-request` calls it in-process.
 //!
-//! Differences from Elasticsearch, on purpose: no dynamic mapping (bulk items for an index
-//! that does not exist fail with `index_not_found_exception`), one shard, health always green.
+//! Differences from Elasticsearch, on purpose: a write creates no index (bulk items for an index
+//! that does not exist fail with `index_not_found_exception`, unless a data stream template
+//! makes it a data stream), one shard, health always green.
 
 mod admin;
 mod documents;
 mod search;
+mod streams;
 
 pub use search::Scrolls;
 
@@ -102,6 +104,9 @@ enum Route<'a> {
     CreateIndex(&'a str),
     DeleteIndex(&'a str),
     GetIndex(&'a str),
+    PutDataStream(&'a str),
+    DeleteDataStream(&'a str),
+    GetDataStream(Option<&'a str>),
 }
 
 fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
@@ -132,6 +137,10 @@ fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
         ("GET" | "HEAD", [kind, name]) if TEMPLATES.contains(kind) => {
             Route::GetTemplate(kind, name)
         }
+        ("PUT", ["_data_stream", name]) => Route::PutDataStream(name),
+        ("DELETE", ["_data_stream", names]) => Route::DeleteDataStream(names),
+        ("GET", ["_data_stream"]) => Route::GetDataStream(None),
+        ("GET", ["_data_stream", names]) => Route::GetDataStream(Some(names)),
         ("GET" | "POST", ["_search", "scroll"]) => Route::Scroll(None),
         ("GET" | "POST", ["_search", "scroll", id]) => Route::Scroll(Some(id)),
         ("DELETE", ["_search", "scroll"]) => Route::ClearScroll(None),
@@ -191,6 +200,9 @@ impl EmbeddedBackend {
             Route::GetDoc(index, id) => self.get_doc(index, id),
             Route::PutDoc(index, id) => self.put_doc(index, id, req.body),
             Route::CreateIndex(index) => self.create_index(index, req.body),
+            Route::PutDataStream(name) => self.put_data_stream(name),
+            Route::DeleteDataStream(names) => self.delete_data_stream(names),
+            Route::GetDataStream(names) => self.get_data_stream(names),
             Route::DeleteIndex(index) => self.delete_index(index, req.query),
             Route::GetIndex(index) => match self.index(index) {
                 Some(_) => RestResponse::json(
@@ -351,8 +363,14 @@ impl EmbeddedBackend {
                 return not_found(missing);
             }
         }
+        let mut streams = self
+            .state
+            .data_streams
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         names.iter().for_each(|n| {
             map.remove(*n);
+            streams.remove(*n);
         });
         RestResponse::json(200, &json!({ "acknowledged": true }))
     }
