@@ -90,6 +90,18 @@ impl State {
     }
 }
 
+impl State {
+    /// Removes indices (and the data streams they are), leaving the others.
+    fn remove_indices<'n>(&self, names: impl Iterator<Item = &'n str>) {
+        let mut map = self.indices.write().unwrap_or_else(|p| p.into_inner());
+        let mut streams = self.data_streams.write().unwrap_or_else(|p| p.into_inner());
+        for n in names {
+            map.remove(n);
+            streams.remove(n);
+        }
+    }
+}
+
 enum CreateError {
     Exists,
     Mapping(String),
@@ -526,15 +538,8 @@ impl BackendClient for EmbeddedClient {
                 tokio::task::block_in_place(|| self.create_indices(specs))
             }
             Prepared::DeleteIndex(names) => {
-                let mut map = self
-                    .state
-                    .indices
-                    .write()
-                    .unwrap_or_else(|p| p.into_inner());
                 // Deleting an index that is not there is not an error: resets start from any state.
-                names.iter().for_each(|n| {
-                    map.remove(n);
-                });
+                self.state.remove_indices(names.iter().map(String::as_str));
                 Ok(Outcome {
                     units: 1,
                     ..Outcome::default()

@@ -352,7 +352,7 @@ impl EmbeddedBackend {
 
     fn delete_index(&self, names: &str, query: &str) -> RestResponse {
         let lenient = param(query, "ignore_unavailable") == Some("true");
-        let mut map = self
+        let map = self
             .state
             .indices
             .write()
@@ -363,15 +363,8 @@ impl EmbeddedBackend {
                 return not_found(missing);
             }
         }
-        let mut streams = self
-            .state
-            .data_streams
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        names.iter().for_each(|n| {
-            map.remove(*n);
-            streams.remove(*n);
-        });
+        drop(map);
+        self.state.remove_indices(names.into_iter());
         RestResponse::json(200, &json!({ "acknowledged": true }))
     }
 }

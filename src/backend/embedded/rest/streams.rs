@@ -102,20 +102,8 @@ impl EmbeddedBackend {
                 &format!("no such index [{names}]"),
             );
         }
-        let mut indices = self
-            .state
-            .indices
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        let mut streams = self
-            .state
-            .data_streams
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        for (name, _) in &found {
-            indices.remove(name);
-            streams.remove(name);
-        }
+        self.state
+            .remove_indices(found.iter().map(|(name, _)| name.as_str()));
         RestResponse::json(200, &json!({"acknowledged": true}))
     }
 
