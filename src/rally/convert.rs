@@ -44,6 +44,11 @@ struct Ctx<'a> {
     corpus_names: Vec<String>,
     /// Whether the track declares `indices` (else refresh and force-merge default as Rally's).
     has_indices: bool,
+    /// In the challenge being converted, the first skipped task that would have put index
+    /// templates: data streams made after it would lack theirs.
+    skipped_templates: Option<String>,
+    /// Whether a task before, in that challenge, puts index templates and runs.
+    made_templates: bool,
 }
 
 impl Ctx<'_> {
@@ -75,6 +80,8 @@ pub fn convert(
         declared: Default::default(),
         corpus_names: Vec::new(),
         has_indices: false,
+        skipped_templates: None,
+        made_templates: false,
     };
     let Some(top) = rally.as_object() else {
         return Err(c.err("/", "a Rally track is a JSON object"));
@@ -700,6 +707,8 @@ fn challenge(
     unsupported: &Map<String, Value>,
 ) -> Result<Value, TrackError> {
     let name = ch.get("name").and_then(Value::as_str).unwrap_or("default");
+    c.skipped_templates = None;
+    c.made_templates = false;
     let mut out = Map::new();
     out.insert("name".into(), json!(name));
     if let Some(d) = ch.get("description").and_then(Value::as_str) {
@@ -854,6 +863,29 @@ fn self_task(
             }
         }
     };
+    // Rally's template operations: a skipped one leaves its templates unmade.
+    const TEMPLATE_TYPES: [&str; 3] = [
+        "create-composable-template",
+        "create-component-template",
+        "create-index-template",
+    ];
+    if TEMPLATE_TYPES.contains(&rally_type.as_str()) {
+        match &why {
+            Some(_) => {
+                c.skipped_templates.get_or_insert_with(|| task_name.clone());
+            }
+            None => c.made_templates = true,
+        }
+    }
+    // A data stream needs a template made earlier; when the task that would make it is
+    // skipped and no other one runs before, the data stream cannot be made (on Elasticsearch
+    // either): it is skipped too, naming why.
+    let why = why.or_else(|| match (&c.skipped_templates, rally_type.as_str()) {
+        (Some(skipped), "create-data-stream") if !c.made_templates => Some(format!(
+            "the index template its data streams need would come from the skipped task `{skipped}`"
+        )),
+        _ => None,
+    });
     if let Some(why) = why {
         return skip_or_fail(c, why);
     }

@@ -1026,3 +1026,35 @@ fn documents_for_a_data_stream_are_created() {
     }
     assert_eq!(docs, 5);
 }
+
+/// A data stream whose template a skipped track.py task would make is skipped as well, naming
+/// that task, rather than run to fail on every backend.
+#[test]
+fn a_data_stream_after_its_skipped_template_task_is_skipped_naming_it() {
+    let track = r#"{"data-streams": [{"name": "logs-a"}],
+  "operations": [
+    {"name": "templates", "operation-type": "create-composable-template", "param-source": "template-source"},
+    {"name": "streams", "operation-type": "create-data-stream"},
+    {"name": "nap", "operation-type": "sleep", "duration": 0}],
+  "schedule": [{"operation": "templates"}, {"operation": "streams"}, {"operation": "nap", "iterations": 2}]}"#;
+    let dir = track_dir(&[("track.json", track)]);
+    let env = Env::new();
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--on-unsupported",
+        "skip",
+        "--quiet",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let race = env.only_race();
+    let deviations = race["deviations"].to_string();
+    assert!(
+        deviations.contains("task `streams` skipped")
+            && deviations.contains("would come from the skipped task `templates`"),
+        "{deviations}"
+    );
+    assert_eq!(tasks(&race, "nap")[0]["trials"][0]["successes"], 2);
+}

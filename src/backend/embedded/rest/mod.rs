@@ -233,8 +233,9 @@ impl EmbeddedBackend {
     }
 
     fn health(&self, index: Option<&str>) -> RestResponse {
-        if let Some(name) = index {
-            if self.index(name).is_none() {
+        // `_all`, `*` and patterns name whatever matches; a concrete name must exist.
+        for name in index.into_iter().flat_map(|n| n.split(',')) {
+            if name != "_all" && !name.contains('*') && self.index(name).is_none() {
                 return not_found(name);
             }
         }
@@ -457,6 +458,11 @@ mod tests {
         );
         assert_eq!(call(&b, "DELETE", "/places", "").0, 200);
         assert_eq!(call(&b, "GET", "/_cluster/health", "").1["status"], "green");
+        // `_all` and patterns name whatever matches, as in Elasticsearch; a missing name is a 404.
+        for path in ["/_cluster/health/_all", "/_cluster/health/logs-*,_all"] {
+            assert_eq!(call(&b, "GET", path, "").1["status"], "green", "{path}");
+        }
+        assert_eq!(call(&b, "GET", "/_cluster/health/nope", "").0, 404);
         assert_eq!(call(&b, "PATCH", "/x", "").0, 400);
     }
 
