@@ -204,6 +204,13 @@ impl State {
         mut report: impl FnMut(&str, Verb, Option<&str>, Result<(String, Done), ItemError>),
     ) -> Result<(), Malformed> {
         let mut cache: Option<Arc<EmbeddedIndex>> = None;
+        let lookup = |name: &str| {
+            self.indices
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(name)
+                .cloned()
+        };
         for item in actions {
             let item = item?;
             let index = match item.index.as_deref() {
@@ -213,12 +220,7 @@ impl State {
                     default_index.cloned()
                 }
                 Some(name) => {
-                    cache = self
-                        .indices
-                        .read()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get(name)
-                        .cloned();
+                    cache = lookup(name);
                     cache.clone()
                 }
             };
@@ -230,12 +232,7 @@ impl State {
             let index = match index {
                 // A `create` into a name a data stream template matches makes the data stream.
                 None if item.verb == Verb::Create && self.create_data_stream(name).is_ok() => {
-                    cache = self
-                        .indices
-                        .read()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get(name)
-                        .cloned();
+                    cache = lookup(name);
                     cache.clone()
                 }
                 other => other,

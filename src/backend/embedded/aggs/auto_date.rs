@@ -9,6 +9,7 @@
 
 use super::super::mapping::{FieldType, Mapping};
 use super::super::scoring::{NumberKind, Numbers};
+use super::date_range;
 use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
 use serde_json::{json, Map, Value};
 use tantivy::collector::{Collector, SegmentCollector};
@@ -392,38 +393,17 @@ pub fn reshape(v: &mut Value, chosen: &[Chosen]) {
             .starts
             .iter()
             .map(|start| {
-                // tantivy adds buckets for the open ends; each of ours is found by its start
-                // (tantivy's bounds are its column's nanoseconds).
+                // tantivy adds buckets for the open ends; each of ours is found by its start.
                 let b = buckets
                     .iter()
-                    .find(|b| {
-                        b["from"].as_f64().map(|n| (n / 1_000_000.0).round() as i64) == Some(*start)
-                    })
+                    .find(|b| date_range::bound_ms(b, "from") == Some(*start))
                     .cloned()
                     .unwrap_or_else(|| json!({"doc_count": 0}));
                 let mut o = Map::new();
-                o.insert(
-                    "key_as_string".into(),
-                    json!(DateTime::from_timestamp_millis(*start)
-                        .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
-                        .unwrap_or_default()),
-                );
+                o.insert("key_as_string".into(), json!(date_range::as_string(*start)));
                 o.insert("key".into(), json!(start));
                 o.insert("doc_count".into(), b["doc_count"].clone());
-                for (k, v) in b.as_object().into_iter().flatten() {
-                    if ![
-                        "key",
-                        "from",
-                        "to",
-                        "from_as_string",
-                        "to_as_string",
-                        "doc_count",
-                    ]
-                    .contains(&k.as_str())
-                    {
-                        o.insert(k.clone(), v.clone());
-                    }
-                }
+                date_range::copy_sub_aggregations(&b, &mut o);
                 Value::Object(o)
             })
             .collect();

@@ -146,7 +146,32 @@ pub fn rewrite(
     ))
 }
 
-fn as_string(ms: i64) -> String {
+/// A tantivy range bucket's bound in epoch milliseconds (its column holds nanoseconds).
+pub(super) fn bound_ms(bucket: &Value, key: &str) -> Option<i64> {
+    bucket[key]
+        .as_f64()
+        .map(|n| (n / 1_000_000.0).round() as i64)
+}
+
+/// A range bucket's sub-aggregations, copied into Elasticsearch's bucket `into`.
+pub(super) fn copy_sub_aggregations(bucket: &Value, into: &mut Map<String, Value>) {
+    const OWN: [&str; 6] = [
+        "key",
+        "from",
+        "to",
+        "from_as_string",
+        "to_as_string",
+        "doc_count",
+    ];
+    for (k, v) in bucket.as_object().into_iter().flatten() {
+        if !OWN.contains(&k.as_str()) {
+            into.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// Epoch milliseconds as `strict_date_optional_time` with milliseconds, in UTC.
+pub(super) fn as_string(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
         .unwrap_or_default()
@@ -177,13 +202,11 @@ pub fn reshape(v: &mut Value, specs: &[DateRange]) {
 
 fn answer(tantivy: &Value, spec: &DateRange) -> Value {
     let buckets = tantivy["buckets"].as_array().cloned().unwrap_or_default();
-    // tantivy's bucket bounds are its column's (nanoseconds for dates).
-    let ms = |b: &Value, k: &str| b[k].as_f64().map(|n| (n / 1_000_000.0).round() as i64);
     let mut out = Vec::new();
     for (from, to, key) in &spec.ranges {
         let bucket = buckets
             .iter()
-            .find(|b| ms(b, "from") == *from && ms(b, "to") == *to)
+            .find(|b| bound_ms(b, "from") == *from && bound_ms(b, "to") == *to)
             .cloned()
             .unwrap_or_else(|| json!({"doc_count": 0}));
         let mut o = Map::new();
@@ -206,20 +229,7 @@ fn answer(tantivy: &Value, spec: &DateRange) -> Value {
             o.insert("to_as_string".into(), json!(s));
         }
         o.insert("doc_count".into(), bucket["doc_count"].clone());
-        for (k, v) in bucket.as_object().into_iter().flatten() {
-            if ![
-                "key",
-                "from",
-                "to",
-                "from_as_string",
-                "to_as_string",
-                "doc_count",
-            ]
-            .contains(&k.as_str())
-            {
-                o.insert(k.clone(), v.clone());
-            }
-        }
+        copy_sub_aggregations(&bucket, &mut o);
         out.push((label, Value::Object(o)));
     }
     if spec.keyed {

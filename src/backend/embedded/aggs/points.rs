@@ -17,6 +17,8 @@ use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 /// The most distinct cells one search may count, as Elasticsearch's request circuit breaker
 /// bounds a grid's per-shard table.
 const MAX_CELLS: usize = 1 << 20;
+/// The most ranges one `geo_distance` aggregation takes.
+const MAX_RANGES: usize = 1_000;
 
 #[derive(Debug, Clone)]
 pub enum PointAgg {
@@ -163,6 +165,13 @@ impl PointAgg {
                 key,
                 bound("from", f64::NEG_INFINITY)?,
                 bound("to", f64::INFINITY)?,
+            ));
+        }
+        // Each range is tested for every matching point: their number is bounded.
+        if ranges.len() > MAX_RANGES {
+            return Err(reject(
+                at,
+                format!("`geo_distance` takes at most {MAX_RANGES} ranges"),
             ));
         }
         ranges.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)));

@@ -374,7 +374,8 @@ impl EmbeddedBackend {
 mod tests {
     use super::*;
 
-    fn call(b: &EmbeddedBackend, method: &str, path: &str, body: &str) -> (u16, Value) {
+    /// One request to the REST layer: its status and JSON body.
+    pub(super) fn call(b: &EmbeddedBackend, method: &str, path: &str, body: &str) -> (u16, Value) {
         let (path, query) = path.split_once('?').unwrap_or((path, ""));
         let r = b.rest(&RestRequest {
             method,

@@ -135,20 +135,9 @@ impl EmbeddedBackend {
 
 #[cfg(test)]
 mod tests {
-    use crate::backend::embedded::rest::RestRequest;
+    use crate::backend::embedded::rest::tests::call;
     use crate::backend::embedded::EmbeddedBackend;
     use serde_json::Value;
-
-    fn call(b: &EmbeddedBackend, method: &str, path: &str, body: &str) -> (u16, Value) {
-        let (path, query) = path.split_once('?').unwrap_or((path, ""));
-        let r = b.rest(&RestRequest {
-            method,
-            path,
-            query,
-            body: body.as_bytes(),
-        });
-        (r.status, serde_json::from_slice(&r.body).unwrap())
-    }
 
     #[test]
     fn data_streams_are_made_by_their_template_and_take_create_actions() {
