@@ -891,7 +891,7 @@ fn self_task(
     }
     let mut out = Map::new();
     out.insert("name".into(), json!(task_name));
-    out.insert("operation".into(), op_value.unwrap_or(Value::Null));
+    out.insert("operation".into(), op_value.clone().unwrap_or(Value::Null));
     let clients = map
         .get("clients")
         .and_then(Value::as_u64)
@@ -943,7 +943,20 @@ fn self_task(
         }
     }
     if let Some(v) = map.get("target-throughput") {
-        out.insert("target-throughput".into(), v.clone());
+        let op = match &op_value {
+            Some(Value::String(n)) => ops.iter().find(|o| o["name"] == *n),
+            other => other.as_ref(),
+        };
+        let bulk_size = op
+            .filter(|o| o["type"] == "bulk")
+            .and_then(|o| o["params"]["bulk-size"].as_f64());
+        match requests_per_second(v, bulk_size) {
+            Ok(Some(rate)) => {
+                out.insert("target-throughput".into(), rate);
+            }
+            Ok(None) => {}
+            Err(why) => return Err(c.err(&format!("{path}/target-throughput"), why)),
+        }
     }
     if let Some(v) = map.get("target-interval").and_then(seconds) {
         out.insert("target-interval".into(), json!(v));
@@ -967,6 +980,41 @@ fn self_task(
         out.insert("include-in-reporting".into(), json!(false));
     }
     Ok(Some(Value::Object(out)))
+}
+
+/// Rally's `target-throughput` as requests per second: a number is one already; a string is
+/// `"<value> <unit>/s"`. `ops/s` counts requests; `docs/s` on a bulk counts documents, and Rally's
+/// unit-aware scheduler divides it by a request's documents (the bulk size). 0 is unthrottled.
+fn requests_per_second(v: &Value, bulk_size: Option<f64>) -> Result<Option<Value>, String> {
+    let Value::String(text) = v else {
+        return Ok(match v.as_f64() {
+            Some(0.0) => None,
+            _ => Some(v.clone()),
+        });
+    };
+    let parsed = text.trim().split_once(' ').and_then(|(value, unit)| {
+        let value: f64 = value
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite() && *x >= 0.0)?;
+        Some((value, unit.trim()))
+    });
+    let Some((value, unit)) = parsed else {
+        return Err(format!(
+            "`{text}` is not a throughput: Rally takes a number of operations per second or \"<value> <unit>/s\" (\"10 docs/s\")"
+        ));
+    };
+    if value == 0.0 {
+        return Ok(None);
+    }
+    match (unit, bulk_size) {
+        ("ops/s", _) => Ok(Some(json!(value))),
+        ("docs/s", Some(size)) if size > 0.0 => Ok(Some(json!(value / size))),
+        _ => Err(format!(
+            "`{text}`: this task's throughput is measured in {}, not {unit}, and Rally refuses the mismatch too",
+            if bulk_size.is_some() { "ops/s or docs/s" } else { "ops/s" }
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -1041,6 +1089,48 @@ mod tests {
             json!({"pretty": "true", "include_remotes": "true", "q": "a b c", "flag": ""})
         );
         assert_eq!(percent_decode("%e2%82%ac%zz%"), "€%zz%");
+    }
+
+    #[test]
+    fn a_throughput_with_a_unit_is_requests_per_second_as_rallys_scheduler_throttles() {
+        let size = Some(500.0);
+        assert_eq!(
+            requests_per_second(&json!("10 docs/s"), size),
+            Ok(Some(json!(0.02)))
+        );
+        assert_eq!(
+            requests_per_second(&json!("2.5 ops/s"), size),
+            Ok(Some(json!(2.5)))
+        );
+        assert_eq!(requests_per_second(&json!(7), None), Ok(Some(json!(7))));
+        assert_eq!(requests_per_second(&json!(0), None), Ok(None));
+        assert_eq!(requests_per_second(&json!("0 ops/s"), None), Ok(None));
+        let docs_on_search = requests_per_second(&json!("10 docs/s"), None).unwrap_err();
+        assert!(docs_on_search.contains("not docs/s"), "{docs_on_search}");
+        let bytes = requests_per_second(&json!("10 MB/s"), size).unwrap_err();
+        assert!(bytes.contains("not MB/s"), "{bytes}");
+        let junk = requests_per_second(&json!("fast"), size).unwrap_err();
+        assert!(junk.contains("not a throughput"), "{junk}");
+    }
+
+    #[test]
+    fn a_docs_per_second_bulk_task_converts_to_requests_per_second() {
+        let rally = json!({
+            "indices": [{"name": "logs"}],
+            "corpora": [{"name": "c", "documents": [{"source-file": "d.json", "document-count": 10}]}],
+            "operations": [{"name": "b", "operation-type": "bulk", "bulk-size": 50}],
+            "schedule": [
+                {"operation": "b", "target-throughput": "100 docs/s"},
+                {"operation": {"name": "i", "operation-type": "bulk", "bulk-size": 4}, "target-throughput": "2 docs/s"}
+            ]
+        });
+        let t = convert_json(rally, OnUnsupported::Fail).unwrap().track;
+        let schedule = t["challenges"][0]["schedule"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| t["schedule"].as_array().cloned().unwrap());
+        assert_eq!(schedule[0]["target-throughput"], json!(2.0));
+        assert_eq!(schedule[1]["target-throughput"], json!(0.5));
     }
 
     #[test]
