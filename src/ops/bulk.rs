@@ -66,6 +66,8 @@ pub struct BulkSpec {
     pub looped: bool,
     /// The documents go to data streams: `create` actions.
     pub create: bool,
+    /// The ingest pipeline every document goes through (Rally's `pipeline`).
+    pub pipeline: Option<String>,
 }
 
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
@@ -205,6 +207,7 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
         conflicts,
         looped,
         create,
+        pipeline: p.string("pipeline")?,
     })
 }
 

@@ -104,9 +104,9 @@ pub struct ClusterHealthSpec {
 #[derive(Debug, Clone)]
 pub struct RawRequestSpec {
     pub requests: Vec<RawCall>,
-    /// A status answered that is not an error (`404` for deletes of what may not exist, as
-    /// Rally's delete operations ignore it).
-    pub ignore_status: Option<u16>,
+    /// Statuses answered that are not errors (`404` for deletes of what may not exist, as
+    /// Rally's delete operations and a raw request's `ignore` treat it).
+    pub ignore_status: StatusSet,
     /// `${...}` slots in the one request's body filled per call.
     pub bound: Option<std::sync::Arc<super::BoundBody>>,
 }
@@ -189,21 +189,50 @@ pub fn index_document(
     Ok((index, id, body))
 }
 
+/// A set of HTTP error statuses (400-599), copied into each request's expectation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatusSet([u64; 4]);
+
+impl StatusSet {
+    pub fn insert(&mut self, status: u16) -> bool {
+        let Some(i) = status.checked_sub(400).filter(|i| *i < 200) else {
+            return false;
+        };
+        self.0[usize::from(i / 64)] |= 1 << (i % 64);
+        true
+    }
+
+    pub fn contains(&self, status: u16) -> bool {
+        status
+            .checked_sub(400)
+            .filter(|i| *i < 200)
+            .is_some_and(|i| self.0[usize::from(i / 64)] & (1 << (i % 64)) != 0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0 == [0; 4]
+    }
+}
+
 pub fn raw_request(p: &Params, ctx: &TrackContext) -> Result<RawRequestSpec, ParamError> {
-    let ignore_status = match p.get("ignore-status") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_u64()
-                .filter(|s| (400..600).contains(s))
-                .map(|s| s as u16)
-                .ok_or_else(|| {
-                    ParamError::new(
-                        "ignore-status",
-                        format!("expected an HTTP error status (400-599), got {v}"),
-                    )
-                })?,
-        ),
+    let mut ignore_status = StatusSet::default();
+    let listed = match p.get("ignore-status") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(list)) => list.clone(),
+        Some(one) => vec![one.clone()],
     };
+    for v in listed {
+        let fits = v
+            .as_u64()
+            .and_then(|s| u16::try_from(s).ok())
+            .is_some_and(|s| ignore_status.insert(s));
+        if !fits {
+            return Err(ParamError::new(
+                "ignore-status",
+                format!("expected HTTP error statuses (400-599), one or a list, got {v}"),
+            ));
+        }
+    }
     let requests = match p.get("requests") {
         None => vec![raw_call(p)?],
         Some(Value::Array(list)) => {
@@ -319,4 +348,19 @@ fn raw_call(p: &Params) -> Result<RawCall, ParamError> {
         body,
         request_params: request_params(p)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StatusSet;
+
+    #[test]
+    fn a_status_set_holds_error_statuses_only() {
+        let mut s = StatusSet::default();
+        assert!(s.is_empty());
+        assert!(s.insert(404) && s.insert(400) && s.insert(599));
+        assert!(!s.insert(200) && !s.insert(600) && !s.insert(0));
+        assert!(s.contains(404) && s.contains(400) && s.contains(599));
+        assert!(!s.contains(409) && !s.contains(200) && !s.contains(65535));
+    }
 }

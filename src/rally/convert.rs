@@ -494,15 +494,11 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
                 "on-conflict",
                 "recency",
                 "looped",
+                "pipeline",
             ] {
                 if let Some(v) = get(same) {
                     params.insert(same.into(), v);
                 }
-            }
-            if map.contains_key("pipeline") {
-                return Ok(OperationAs::Unsupported(
-                    "bulk `pipeline` (ingest pipelines) is not supported".into(),
-                ));
             }
             "bulk"
         }
@@ -592,6 +588,10 @@ fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackEr
                 if let Some(v) = get(k) {
                     params.insert(k.into(), v);
                 }
+            }
+            // Rally's `ignore`: statuses the client does not raise on (one or a list).
+            if let Some(v) = get("ignore") {
+                params.insert("ignore-status".into(), v);
             }
             // Rally sends a path's query string as written; ours are `request-params`.
             let query = params
@@ -1114,6 +1114,19 @@ mod tests {
     }
 
     #[test]
+    fn a_raw_requests_ignore_is_our_ignore_status() {
+        let rally = json!({
+            "operations": [{"name": "r", "operation-type": "raw-request", "method": "DELETE", "path": "/_ingest/pipeline/p", "ignore": [400, 404]}],
+            "schedule": [{"operation": "r"}]
+        });
+        let t = convert_json(rally, OnUnsupported::Fail).unwrap().track;
+        assert_eq!(
+            t["operations"][0]["params"]["ignore-status"],
+            json!([400, 404])
+        );
+    }
+
+    #[test]
     fn a_docs_per_second_bulk_task_converts_to_requests_per_second() {
         let rally = json!({
             "indices": [{"name": "logs"}],
@@ -1233,17 +1246,15 @@ mod tests {
     }
 
     #[test]
-    fn pipelines_and_point_in_time_are_named_as_unsupported() {
-        for op in [
-            json!({"name": "x", "operation-type": "bulk", "pipeline": "p"}),
-            json!({"name": "x", "operation-type": "paginated-search", "with-point-in-time-from": "open"}),
-        ] {
-            let rally = json!({"indices": [{"name": "i"}], "operations": [op], "schedule": [{"operation": "x"}]});
-            let e = convert_json(rally, OnUnsupported::Fail).unwrap_err();
-            assert!(
-                e.to_string().contains("pipeline") || e.to_string().contains("point-in-time"),
-                "{e}"
-            );
-        }
+    fn point_in_time_is_named_as_unsupported_and_a_bulk_pipeline_is_kept() {
+        let pit = json!({"name": "x", "operation-type": "paginated-search", "with-point-in-time-from": "open"});
+        let rally = json!({"indices": [{"name": "i"}], "operations": [pit], "schedule": [{"operation": "x"}]});
+        let e = convert_json(rally, OnUnsupported::Fail).unwrap_err();
+        assert!(e.to_string().contains("point-in-time"), "{e}");
+        let bulk = json!({"name": "x", "operation-type": "bulk", "pipeline": "p"});
+        let rally = json!({"indices": [{"name": "i"}], "corpora": [{"name": "c", "documents": [{"source-file": "d.json", "document-count": 1}]}],
+            "operations": [bulk], "schedule": [{"operation": "x"}]});
+        let t = convert_json(rally, OnUnsupported::Fail).unwrap().track;
+        assert_eq!(t["operations"][0]["params"]["pipeline"], "p");
     }
 }

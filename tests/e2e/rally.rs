@@ -1058,3 +1058,100 @@ fn a_data_stream_after_its_skipped_template_task_is_skipped_naming_it() {
     );
     assert_eq!(tasks(&race, "nap")[0]["trials"][0]["successes"], 2);
 }
+
+/// A Rally track's ingest pipeline (put-pipeline, then a bulk with `pipeline`) runs on the
+/// embedded engine and through `runner serve`: the pipeline's processors change every document,
+/// and a document one cannot process fails alone.
+#[test]
+fn a_bulk_pipeline_processes_every_document_on_both_backends() {
+    let dir = track_dir(&[
+        (
+            "track.json",
+            r#"{
+  "version": 2,
+  "indices": [{"name": "logs", "body": "index.json"}],
+  "corpora": [{"name": "logs", "documents": [{"source-file": "logs.json", "document-count": 5, "target-index": "logs"}]}],
+  "schedule": [
+    {"operation": {"operation-type": "delete-index"}},
+    {"operation": {"operation-type": "create-index"}},
+    {"operation": {"operation-type": "delete-pipeline", "id": "prep"}},
+    {"operation": {"operation-type": "put-pipeline", "id": "prep", "body": {"processors": [
+      {"convert": {"field": "n", "type": "integer"}},
+      {"fingerprint": {"fields": ["host"], "target_field": "_id", "method": "MurmurHash3"}},
+      {"set": {"field": "seen", "value": "{% raw %}{{{host}}}-{{{n}}}{% endraw %}"}}
+    ]}}},
+    {"operation": {"operation-type": "bulk", "bulk-size": 5, "pipeline": "prep"}},
+    {"operation": {"operation-type": "refresh"}}
+  ]
+}"#,
+        ),
+        (
+            "index.json",
+            r#"{"mappings": {"properties": {"n": {"type": "integer"}, "host": {"type": "keyword"}, "seen": {"type": "keyword"}}}}"#,
+        ),
+        (
+            "logs.json",
+            "{\"n\": \"1\", \"host\": \"a\"}\n{\"n\": \"2\", \"host\": \"b\"}\n{\"n\": \"3\"}\n{\"n\": \"4\", \"host\": \"a\"}\n{\"n\": \"5\", \"host\": \"d\"}\n",
+        ),
+    ]);
+    let track = dir.path().to_str().unwrap();
+    let bulk_of = |env: &Env| {
+        let race = env.only_race();
+        let bulk = tasks(&race, "bulk")[0]["trials"][0].clone();
+        (bulk["units"].as_u64(), bulk["errors"].as_u64())
+    };
+    // Embedded: the document without a `host` fails the fingerprint (and only it, as nothing
+    // else would refuse it); the other four are indexed.
+    let embedded = Env::new();
+    embedded.ok(&["race", "--track-path", track, "--quiet"]);
+    assert_eq!(bulk_of(&embedded), (Some(4), Some(1)));
+    // Through runner serve, the same; then the index holds what the pipeline made of them:
+    // host `a` twice under one fingerprint id, so three documents.
+    let env = Env::new();
+    let server = crate::elasticsearch::serve(&env, &[]);
+    env.ok(&[
+        "race",
+        "--track-path",
+        track,
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &crate::elasticsearch::url(server.port),
+    ]);
+    assert_eq!(bulk_of(&env), (Some(4), Some(1)));
+    let body = http_body(
+        server.port,
+        "POST",
+        "/logs/_search",
+        r#"{"sort": ["n"], "size": 10}"#,
+    );
+    let found: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let hits: Vec<(String, serde_json::Value)> = found["hits"]["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["_source"]["seen"].as_str().unwrap_or("").to_string(),
+                h["_source"]["n"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hits,
+        vec![
+            ("b-2".to_string(), serde_json::json!(2)),
+            ("a-4".to_string(), serde_json::json!(4)),
+            ("d-5".to_string(), serde_json::json!(5)),
+        ],
+        "{body}"
+    );
+    let ids: std::collections::BTreeSet<&str> = found["hits"]["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["_id"].as_str().unwrap())
+        .collect();
+    assert!(ids.iter().all(|id| id.len() == 24), "{ids:?}");
+}

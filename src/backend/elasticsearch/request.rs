@@ -16,7 +16,7 @@ pub enum Expect {
     /// Any 2xx/3xx.
     Status,
     /// Any 2xx/3xx, or this status (a delete's 404).
-    StatusOr(u16),
+    StatusOr(crate::ops::StatusSet),
     /// A search: count `hits.total`.
     Search,
     /// A bulk request: item failures inside a 200 are errors.
@@ -323,17 +323,20 @@ impl CallBuilder<'_> {
                 call.timeout = Some(ADMIN_TIMEOUT);
                 vec![call]
             }
-            // A corpus whose own action lines name the index is sent to `/_bulk`.
-            OpSpec::Bulk(spec) if spec.index.is_empty() => {
-                vec![self.call(Method::POST, "/_bulk".into(), none, None, Expect::Bulk)?]
+            OpSpec::Bulk(spec) => {
+                // A corpus whose own action lines name the index is sent to `/_bulk`.
+                let path = if spec.index.is_empty() {
+                    "/_bulk".to_string()
+                } else {
+                    format!("/{}/_bulk", escape_segment(&spec.index))
+                };
+                let pipeline: Vec<(String, String)> = spec
+                    .pipeline
+                    .iter()
+                    .map(|p| ("pipeline".to_string(), p.clone()))
+                    .collect();
+                vec![self.call(Method::POST, path, &pipeline, None, Expect::Bulk)?]
             }
-            OpSpec::Bulk(spec) => vec![self.call(
-                Method::POST,
-                format!("/{}/_bulk", escape_segment(&spec.index)),
-                none,
-                None,
-                Expect::Bulk,
-            )?],
             OpSpec::Search(spec) => {
                 vec![self.call(
                     Method::POST,
@@ -363,9 +366,10 @@ impl CallBuilder<'_> {
                 vec![self.call(method, path, none, Self::json(body), Expect::Status)?]
             }
             OpSpec::RawRequest(spec) => {
-                let expect = match spec.ignore_status {
-                    Some(status) => Expect::StatusOr(status),
-                    None => Expect::Status,
+                let expect = if spec.ignore_status.is_empty() {
+                    Expect::Status
+                } else {
+                    Expect::StatusOr(spec.ignore_status)
                 };
                 spec.requests
                     .iter()

@@ -2,6 +2,8 @@
 //! each followed by its document, as Elasticsearch reads them. The embedded backend's bulk
 //! operation and `runner serve`'s `_bulk` both run them here, so they behave alike.
 
+use super::index::IndexSettings;
+use super::ingest::{IngestDoc, Pipelines};
 use super::{EmbeddedIndex, State};
 use crate::corpus::Pairs;
 pub use crate::corpus::Verb;
@@ -17,6 +19,8 @@ pub struct Item<'a> {
     pub id: Option<Cow<'a, str>>,
     /// The document (index, create) or update body (update); none for delete.
     pub body: Option<&'a str>,
+    /// The action's own ingest pipeline (its `pipeline`), over the request's.
+    pub pipeline: Option<Cow<'a, str>>,
 }
 
 /// A body that cannot be read as bulk actions: the whole request fails, as in Elasticsearch.
@@ -34,6 +38,8 @@ pub enum Done {
     Deleted,
     /// A delete of an id that is not there (not an error in Elasticsearch).
     NotFound,
+    /// A document an ingest pipeline dropped.
+    Noop,
 }
 
 impl Done {
@@ -43,13 +49,14 @@ impl Done {
             Done::Updated => "updated",
             Done::Deleted => "deleted",
             Done::NotFound => "not_found",
+            Done::Noop => "noop",
         }
     }
 
     pub fn status(self) -> u16 {
         match self {
             Done::Created => 201,
-            Done::Updated | Done::Deleted => 200,
+            Done::Updated | Done::Deleted | Done::Noop => 200,
             Done::NotFound => 404,
         }
     }
@@ -94,6 +101,8 @@ struct Meta<'a> {
     index: Option<Cow<'a, str>>,
     #[serde(borrow, default, rename = "_id")]
     id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pipeline: Option<Cow<'a, str>>,
 }
 
 /// The actions of a bulk body, in order.
@@ -119,6 +128,7 @@ pub fn batch_items<'a>(
             index: p.index,
             id: p.id,
             body: (p.verb != Verb::Delete).then_some(p.document),
+            pipeline: None,
         })
     })
 }
@@ -144,6 +154,7 @@ impl<'a> Iterator for Items<'a> {
                 Meta {
                     index: None,
                     id: None,
+                    pipeline: None,
                 },
             )
         } else {
@@ -169,6 +180,7 @@ impl<'a> Iterator for Items<'a> {
             index: meta.index,
             id: meta.id,
             body,
+            pipeline: meta.pipeline,
         }))
     }
 }
@@ -196,58 +208,205 @@ fn parse_action(text: &str) -> Result<(Verb, Meta<'_>), String> {
 impl State {
     /// Runs the actions of a bulk body ([`items`] or [`batch_items`]): `report` gets each
     /// item's index name, verb, id and result, in order. Items of indices that do not exist
-    /// fail alone (no dynamic mapping here).
+    /// fail alone (no dynamic index creation here, except data streams). Documents go through
+    /// their ingest pipelines: the action's, else the request's `pipeline`, else the index's
+    /// default one, then its final one.
     pub fn bulk<'a>(
         &self,
         default_index: Option<&Arc<EmbeddedIndex>>,
+        pipeline: Option<&str>,
         actions: impl Iterator<Item = Result<Item<'a>, Malformed>>,
         mut report: impl FnMut(&str, Verb, Option<&str>, Result<(String, Done), ItemError>),
     ) -> Result<(), Malformed> {
-        let mut cache: Option<Arc<EmbeddedIndex>> = None;
-        let lookup = |name: &str| {
+        // The index of the last item and its settings, read once per switch of index.
+        let mut cache: Option<(Arc<EmbeddedIndex>, IndexSettings)> = None;
+        let mut ingest = None;
+        for item in actions {
+            let item = item?;
+            let name = item
+                .index
+                .as_deref()
+                .or(default_index.map(|d| d.name.as_str()))
+                .unwrap_or("");
+            if cache.as_ref().is_none_or(|(c, _)| c.name != name) {
+                cache = match default_index.filter(|d| d.name == name) {
+                    Some(d) => Some(d.clone()),
+                    None => self.writable_index(name, item.verb),
+                }
+                .map(|i| {
+                    let s = i.settings.read().unwrap_or_else(|p| p.into_inner()).clone();
+                    (i, s)
+                });
+            }
+            let Some((index, settings)) = &cache else {
+                report(name, item.verb, item.id.as_deref(), Err(ItemError::new(404, "index_not_found_exception", format!("no such index [{name}] (a write creates no index here, except a data stream its template makes: create the index first)"))));
+                continue;
+            };
+            let first = item
+                .pipeline
+                .as_deref()
+                .or(pipeline)
+                .or(settings.default_pipeline.as_deref())
+                .filter(|p| *p != "_none");
+            let ingests = matches!(item.verb, Verb::Index | Verb::Create)
+                && (first.is_some() || settings.final_pipeline.is_some());
+            if !ingests {
+                let result = self.write(index, settings, &item);
+                report(name, item.verb, item.id.as_deref(), result);
+                continue;
+            }
+            let pipelines = ingest.get_or_insert_with(|| {
+                (
+                    self.pipelines.read().unwrap_or_else(|p| p.into_inner()),
+                    chrono::Utc::now()
+                        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+                        .to_string(),
+                )
+            });
+            match self.ingest(&pipelines.0, &pipelines.1, &item, (index, settings), first) {
+                Ok(None) => report(
+                    name,
+                    item.verb,
+                    item.id.as_deref(),
+                    Ok((item.id.as_deref().unwrap_or("").to_string(), Done::Noop)),
+                ),
+                Ok(Some(done)) => {
+                    let owned = Item {
+                        verb: item.verb,
+                        index: Some(Cow::Borrowed(done.index.name.as_str())),
+                        id: done.id.as_deref().map(Cow::Borrowed),
+                        body: Some(&done.body),
+                        pipeline: None,
+                    };
+                    let result = self.write(&done.index, &done.settings, &owned);
+                    report(&done.index.name, item.verb, owned.id.as_deref(), result);
+                }
+                Err(e) => report(name, item.verb, item.id.as_deref(), Err(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The index a write to `name` goes to: a `create` into a name a data stream template
+    /// matches makes the data stream.
+    fn writable_index(&self, name: &str, verb: Verb) -> Option<Arc<EmbeddedIndex>> {
+        let lookup = || {
             self.indices
                 .read()
                 .unwrap_or_else(|p| p.into_inner())
                 .get(name)
                 .cloned()
         };
-        for item in actions {
-            let item = item?;
-            let index = match item.index.as_deref() {
-                None => default_index.cloned(),
-                Some(name) if cache.as_ref().is_some_and(|c| c.name == name) => cache.clone(),
-                Some(name) if default_index.is_some_and(|d| d.name == name) => {
-                    default_index.cloned()
-                }
-                Some(name) => {
-                    cache = lookup(name);
-                    cache.clone()
-                }
-            };
-            let name = item
-                .index
-                .as_deref()
-                .or(default_index.map(|d| d.name.as_str()))
-                .unwrap_or("");
-            let index = match index {
-                // A `create` into a name a data stream template matches makes the data stream.
-                None if item.verb == Verb::Create && self.create_data_stream(name).is_ok() => {
-                    cache = lookup(name);
-                    cache.clone()
-                }
-                other => other,
-            };
-            let result = match index {
-                None => Err(ItemError::new(404, "index_not_found_exception", format!("no such index [{name}] (a write creates no index here, except a data stream its template makes: create the index first)"))),
-                Some(index) if self.is_data_stream(&index.name) => {
-                    data_stream_write(&item).and_then(|()| index.apply(&item))
-                }
-                Some(index) => index.apply(&item),
-            };
-            report(name, item.verb, item.id.as_deref(), result);
-        }
-        Ok(())
+        lookup().or_else(|| {
+            (verb == Verb::Create && self.create_data_stream(name).is_ok())
+                .then(lookup)
+                .flatten()
+        })
     }
+
+    fn write(
+        &self,
+        index: &EmbeddedIndex,
+        settings: &IndexSettings,
+        item: &Item,
+    ) -> Result<(String, Done), ItemError> {
+        if let Some(why) = settings.write_refusal(&index.name) {
+            return Err(ItemError::new(403, "cluster_block_exception", why));
+        }
+        if self.is_data_stream(&index.name) {
+            data_stream_write(item)?;
+        }
+        index.apply(item)
+    }
+
+    /// Runs a document's pipelines; None when one dropped it. A pipeline that sends it to
+    /// another index (`_index`, `reroute`) runs that index's default pipeline next, as
+    /// Elasticsearch does, and the final pipeline is the last index's.
+    fn ingest(
+        &self,
+        pipelines: &Pipelines,
+        timestamp: &str,
+        item: &Item,
+        (index, settings): (&Arc<EmbeddedIndex>, &IndexSettings),
+        first: Option<&str>,
+    ) -> Result<Option<Ingested>, ItemError> {
+        let failed = |m: String| ItemError::new(400, "illegal_argument_exception", m);
+        let source = match item.body.map(serde_json::from_str::<serde_json::Value>) {
+            Some(Ok(serde_json::Value::Object(m))) => m,
+            _ => {
+                return Err(ItemError::new(
+                    400,
+                    "mapper_parsing_exception",
+                    "the document is not a JSON object",
+                ))
+            }
+        };
+        let mut doc = IngestDoc {
+            source,
+            index: index.name.clone(),
+            id: item.id.as_deref().map(str::to_string),
+            timestamp: timestamp.to_string(),
+        };
+        let (mut index, mut settings) = (index.clone(), settings.clone());
+        let mut visited = vec![index.name.clone()];
+        let mut next = first.map(str::to_string);
+        while let Some(p) = next.take() {
+            if !pipelines.run(&p, &mut doc).map_err(failed)? {
+                return Ok(None);
+            }
+            if doc.index != index.name {
+                if visited.contains(&doc.index) {
+                    return Err(failed(format!(
+                        "index cycle detected: {} -> {}",
+                        visited.join(" -> "),
+                        doc.index
+                    )));
+                }
+                index = self.writable_index(&doc.index, item.verb).ok_or_else(|| {
+                    ItemError::new(
+                        404,
+                        "index_not_found_exception",
+                        format!(
+                            "no such index [{}] (the pipeline sent the document there)",
+                            doc.index
+                        ),
+                    )
+                })?;
+                settings = index
+                    .settings
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
+                visited.push(index.name.clone());
+                next = settings.default_pipeline.clone();
+            }
+        }
+        if let Some(f) = settings.final_pipeline.clone() {
+            if !pipelines.run(&f, &mut doc).map_err(failed)? {
+                return Ok(None);
+            }
+            if doc.index != index.name {
+                return Err(failed(format!(
+                    "final pipeline [{f}] can't change the target index"
+                )));
+            }
+        }
+        let body = serde_json::to_string(&doc.source).map_err(|e| failed(e.to_string()))?;
+        Ok(Some(Ingested {
+            index,
+            settings,
+            id: doc.id,
+            body,
+        }))
+    }
+}
+
+/// A document after its pipelines: where it goes, and its new id and source.
+struct Ingested {
+    index: Arc<EmbeddedIndex>,
+    settings: IndexSettings,
+    id: Option<String>,
+    body: String,
 }
 
 /// A data stream takes `create` actions only, of documents with an `@timestamp`.
@@ -284,16 +443,21 @@ mod tests {
     fn run(state: &State, actions: Vec<Result<Item<'_>, Malformed>>) -> Vec<String> {
         let mut out = Vec::new();
         state
-            .bulk(None, actions.into_iter(), |index, verb, id, result| {
-                out.push(format!(
-                    "{index} {} {} {}",
-                    verb.as_str(),
-                    id.unwrap_or("-"),
-                    result
-                        .map(|(id, _)| id)
-                        .unwrap_or_else(|e| e.kind.to_string())
-                ))
-            })
+            .bulk(
+                None,
+                None,
+                actions.into_iter(),
+                |index, verb, id, result| {
+                    out.push(format!(
+                        "{index} {} {} {}",
+                        verb.as_str(),
+                        id.unwrap_or("-"),
+                        result
+                            .map(|(id, _)| id)
+                            .unwrap_or_else(|e| e.kind.to_string())
+                    ))
+                },
+            )
             .unwrap();
         out
     }

@@ -37,6 +37,8 @@ pub struct EmbeddedIndex {
     /// Documents written by id since the last refresh, so that gets and updates see them at
     /// once, as Elasticsearch's realtime get does; emptied by each refresh.
     live: [Mutex<HashMap<Box<str>, Live>>; LIVE_SHARDS],
+    /// Its pipelines and write blocks; read once per bulk item's index switch.
+    pub settings: RwLock<IndexSettings>,
     /// The index's directory on disk, removed after the writer and reader are dropped
     /// (fields drop in order); None in RAM.
     _dir: Option<super::storage::OwnedDir>,
@@ -96,6 +98,12 @@ impl EmbeddedIndex {
     ) -> Result<EmbeddedIndex, OpError> {
         let mapping = Self::check_mapping(name, body)
             .map_err(|message| OpError::new(ErrorKind::BadRequest, message))?;
+        let mut settings = IndexSettings::default();
+        if let Some(s) = body.get("settings") {
+            settings
+                .update(s)
+                .map_err(|m| OpError::new(ErrorKind::BadRequest, format!("index `{name}`: {m}")))?;
+        }
         let index = match &dir {
             Some(d) => Index::create_in_dir(d.path(), mapping.schema.clone()).map_err(internal)?,
             None => Index::create_in_ram(mapping.schema.clone()),
@@ -121,6 +129,7 @@ impl EmbeddedIndex {
             reader,
             next_id: AtomicU64::new(1),
             live,
+            settings: RwLock::new(settings),
             _dir: dir,
         })
     }
@@ -266,6 +275,7 @@ impl EmbeddedIndex {
             index: None,
             id: id.map(std::borrow::Cow::Borrowed),
             body: Some(source),
+            pipeline: None,
         };
         self.apply(&item)
             .map(|(id, _)| IndexedAs { id })
@@ -414,10 +424,14 @@ impl EmbeddedIndex {
             index: None,
             id: None,
             body: Some(body),
+            pipeline: None,
         })
         .unwrap();
     }
 }
+
+mod settings;
+pub use settings::IndexSettings;
 
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,7 @@ mod fetch;
 mod functions;
 mod geo;
 pub(crate) mod index;
+mod ingest;
 mod keywords;
 mod kv;
 mod mapping;
@@ -50,6 +51,7 @@ struct State {
     templates: RwLock<templates::Templates>,
     /// Data streams, each with the template it was created from (its index has its name).
     data_streams: RwLock<std::collections::BTreeMap<String, String>>,
+    pipelines: RwLock<ingest::Pipelines>,
     /// Cluster settings as last put (`persistent`, `transient`); they change nothing here.
     cluster_settings: RwLock<serde_json::Value>,
     /// Where indices live on disk; None keeps them in RAM. Last, so that it is removed after
@@ -134,10 +136,14 @@ pub enum Prepared {
     },
     RawRequest {
         requests: Vec<RawPrepared>,
-        ignore_status: Option<u16>,
+        ignore_status: crate::ops::StatusSet,
     },
     /// The request's index; none when the corpus's own action lines name it.
-    Bulk(Option<Arc<EmbeddedIndex>>),
+    Bulk {
+        index: Option<Arc<EmbeddedIndex>>,
+        /// The task's ingest pipeline (Rally's bulk `pipeline`).
+        pipeline: Option<String>,
+    },
     Search {
         index: Arc<EmbeddedIndex>,
         plan: search::SearchPlan,
@@ -300,9 +306,15 @@ impl Backend for EmbeddedBackend {
                     .collect(),
                 ignore_status: spec.ignore_status,
             },
-            OpSpec::Bulk(spec) if spec.index.is_empty() => Prepared::Bulk(None),
+            OpSpec::Bulk(spec) if spec.index.is_empty() => Prepared::Bulk {
+                index: None,
+                pipeline: spec.pipeline.clone(),
+            },
             OpSpec::Bulk(spec) => match self.index_or_fail(&spec.index) {
-                Ok(index) => Prepared::Bulk(Some(index)),
+                Ok(index) => Prepared::Bulk {
+                    index: Some(index),
+                    pipeline: spec.pipeline.clone(),
+                },
                 Err(fails) => fails,
             },
             OpSpec::Search(spec) => match self.index_or_fail(&spec.index) {
@@ -405,6 +417,7 @@ impl EmbeddedClient {
     fn bulk(
         &mut self,
         index: Option<&Arc<EmbeddedIndex>>,
+        pipeline: Option<&str>,
         body: &str,
         pairs: crate::corpus::Pairs<'_>,
     ) -> Result<Outcome, OpError> {
@@ -413,6 +426,7 @@ impl EmbeddedClient {
         self.state
             .bulk(
                 index,
+                pipeline,
                 bulk::batch_items(body, pairs),
                 |name, verb, id, result| match result {
                     Ok(_) => outcome.units += 1,
@@ -526,11 +540,11 @@ impl BackendClient for EmbeddedClient {
                 paging: Some(paging),
             } => tokio::task::block_in_place(|| index.paged(plan, *paging)),
             Prepared::Kv(custom) => self.kv(custom.as_deref(), payload),
-            Prepared::Bulk(index) => match payload {
+            Prepared::Bulk { index, pipeline } => match payload {
                 // Indexing is heavy CPU work: let tokio move other clients off this thread.
-                Payload::Documents { body, pairs, .. } => {
-                    tokio::task::block_in_place(|| self.bulk(index.as_ref(), body, *pairs))
-                }
+                Payload::Documents { body, pairs, .. } => tokio::task::block_in_place(|| {
+                    self.bulk(index.as_ref(), pipeline.as_deref(), body, *pairs)
+                }),
                 _ => Err(OpError::new(ErrorKind::Internal, "bulk without documents")),
             },
             Prepared::GetDocument { index, id } => index.get(id),
@@ -582,7 +596,7 @@ impl BackendClient for EmbeddedClient {
                             body,
                         })
                     });
-                    if Some(response.status) == *ignore_status {
+                    if ignore_status.contains(response.status) {
                         continue;
                     }
                     if let Some(kind) = crate::backend::status_error(response.status) {

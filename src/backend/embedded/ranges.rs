@@ -293,6 +293,7 @@ mod tests {
                 index: None,
                 id: None,
                 body: Some(r#"{"ages": [{"gte": 1}, {"gte": 5}]}"#),
+                pipeline: None,
             })
             .unwrap_err();
         assert!(e.reason.contains("one range"), "{}", e.reason);

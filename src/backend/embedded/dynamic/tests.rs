@@ -52,6 +52,7 @@ fn refused(idx: &EmbeddedIndex, doc: Value) -> String {
         index: None,
         id: None,
         body: Some(&body),
+        pipeline: None,
     })
     .unwrap_err()
     .reason

@@ -97,6 +97,7 @@ fn a_date_field_reads_values_by_its_format() {
             index: None,
             id: None,
             body: Some(doc),
+            pipeline: None,
         })
     };
     // 1767312000 seconds is 2026-01-02: read as milliseconds it would be January 1970.
@@ -140,6 +141,7 @@ fn bulk_refresh_and_search() {
                 index: None,
                 id: None,
                 body: Some(d),
+                pipeline: None,
             })
             .is_ok()
         })
@@ -178,6 +180,7 @@ fn writes_by_id_are_seen_at_once_and_updates_merge() {
         index: None,
         id: Some(id.into()),
         body,
+        pipeline: None,
     };
     assert_eq!(
         idx.apply(&item(
@@ -354,6 +357,7 @@ fn ip_fields_match_addresses_blocks_and_ranges() {
         index: None,
         id: None,
         body: Some(r#"{"ip": "not-an-ip"}"#),
+        pipeline: None,
     });
     assert!(bad.is_err());
     idx.refresh().unwrap();

@@ -8,7 +8,7 @@ use crate::backend::embedded::templates::TemplateKind;
 use crate::backend::embedded::EmbeddedBackend;
 use serde_json::{json, Map, Value};
 
-fn parse(body: &[u8]) -> Result<Value, RestResponse> {
+pub(super) fn parse(body: &[u8]) -> Result<Value, RestResponse> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(json!({}));
     }
@@ -130,16 +130,6 @@ impl EmbeddedBackend {
             200,
             &json!({ "persistent": settings.get("persistent").cloned().unwrap_or(json!({})), "transient": settings.get("transient").cloned().unwrap_or(json!({})) }),
         )
-    }
-
-    pub(super) fn index_settings(&self, names: Option<&str>, body: &[u8]) -> RestResponse {
-        if let Err(r) = parse(body) {
-            return r;
-        }
-        match self.resolve(names) {
-            Ok(_) => RestResponse::json(200, &json!({ "acknowledged": true })),
-            Err(r) => r,
-        }
     }
 
     pub(super) fn put_template(&self, kind: &str, name: &str, body: &[u8]) -> RestResponse {

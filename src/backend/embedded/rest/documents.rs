@@ -73,7 +73,7 @@ impl EmbeddedBackend {
         let mut items = String::with_capacity(64 * 1024);
         let mut errors = false;
         let mut written: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-        let run = self.state.bulk(default.as_ref(), super::super::bulk::items(text), |index, verb, id, result| {
+        let run = self.state.bulk(default.as_ref(), super::param(query, "pipeline"), super::super::bulk::items(text), |index, verb, id, result| {
             if result.is_ok() && !written.contains(index) {
                 written.insert(index.to_string());
             }

@@ -8,6 +8,7 @@
 
 mod admin;
 mod documents;
+mod ingest;
 mod search;
 mod streams;
 
@@ -107,6 +108,10 @@ enum Route<'a> {
     PutDataStream(&'a str),
     DeleteDataStream(&'a str),
     GetDataStream(Option<&'a str>),
+    PutPipeline(&'a str),
+    GetPipeline(Option<&'a str>),
+    DeletePipeline(&'a str),
+    AddBlock(&'a str, &'a str),
 }
 
 fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
@@ -141,6 +146,11 @@ fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
         ("DELETE", ["_data_stream", names]) => Route::DeleteDataStream(names),
         ("GET", ["_data_stream"]) => Route::GetDataStream(None),
         ("GET", ["_data_stream", names]) => Route::GetDataStream(Some(names)),
+        ("PUT", ["_ingest", "pipeline", id]) => Route::PutPipeline(id),
+        ("GET", ["_ingest", "pipeline"]) => Route::GetPipeline(None),
+        ("GET", ["_ingest", "pipeline", ids]) => Route::GetPipeline(Some(ids)),
+        ("DELETE", ["_ingest", "pipeline", ids]) => Route::DeletePipeline(ids),
+        ("PUT", [index, "_block", block]) => Route::AddBlock(index, block),
         ("GET" | "POST", ["_search", "scroll"]) => Route::Scroll(None),
         ("GET" | "POST", ["_search", "scroll", id]) => Route::Scroll(Some(id)),
         ("DELETE", ["_search", "scroll"]) => Route::ClearScroll(None),
@@ -203,6 +213,10 @@ impl EmbeddedBackend {
             Route::PutDataStream(name) => self.put_data_stream(name),
             Route::DeleteDataStream(names) => self.delete_data_stream(names),
             Route::GetDataStream(names) => self.get_data_stream(names),
+            Route::PutPipeline(id) => self.put_pipeline(id, req.body),
+            Route::GetPipeline(ids) => self.get_pipeline(ids),
+            Route::DeletePipeline(ids) => self.delete_pipeline(ids),
+            Route::AddBlock(index, block) => self.add_block(index, block),
             Route::DeleteIndex(index) => self.delete_index(index, req.query),
             Route::GetIndex(index) => match self.index(index) {
                 Some(_) => RestResponse::json(

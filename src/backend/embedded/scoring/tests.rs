@@ -34,6 +34,7 @@ fn index() -> EmbeddedIndex {
             index: None,
             id: Some(name.into()),
             body: Some(&doc),
+            pipeline: None,
         })
         .unwrap();
     }

@@ -1,0 +1,139 @@
+//! The index settings the engine acts on: its ingest pipelines (`index.default_pipeline`,
+//! `index.final_pipeline`) and write blocks (`index.blocks.write`, `read_only`,
+//! `read_only_allow_delete`). Read from the create-index body (templates applied) and changed
+//! by `PUT <index>/_settings` and `PUT <index>/_block/<block>`; other settings are acknowledged
+//! and tune nothing here.
+
+use serde_json::Value;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IndexSettings {
+    pub default_pipeline: Option<String>,
+    pub final_pipeline: Option<String>,
+    /// The set blocks that refuse writes, by name.
+    pub write_blocks: Vec<&'static str>,
+}
+
+/// Blocks that refuse writes to an index's documents.
+const WRITE_BLOCKS: [&str; 3] = ["write", "read_only", "read_only_allow_delete"];
+
+impl IndexSettings {
+    /// Applies `settings` (nested or dotted keys, with or without `index.`) over these.
+    pub fn update(&mut self, settings: &Value) -> Result<(), String> {
+        let mut flat = Vec::new();
+        flatten("", settings, &mut flat);
+        for (key, v) in flat {
+            let key = key.strip_prefix("index.").unwrap_or(&key);
+            match key {
+                "default_pipeline" => self.default_pipeline = pipeline_name(key, v)?,
+                "final_pipeline" => self.final_pipeline = pipeline_name(key, v)?,
+                _ => {
+                    if let Some(block) = key.strip_prefix("blocks.") {
+                        self.set_block(
+                            block,
+                            truth(v).ok_or_else(|| {
+                                format!("index.blocks.{block} takes true or false, got {v}")
+                            })?,
+                        )?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn set_block(&mut self, block: &str, on: bool) -> Result<(), String> {
+        match WRITE_BLOCKS.iter().find(|b| **b == block) {
+            Some(b) => {
+                self.write_blocks.retain(|x| x != b);
+                if on {
+                    self.write_blocks.push(b);
+                }
+                Ok(())
+            }
+            None if !on => Ok(()),
+            None => Err(format!(
+                "index block `{block}` is not kept by the embedded engine (it keeps {})",
+                WRITE_BLOCKS.join(", ")
+            )),
+        }
+    }
+
+    /// Why a write is refused, as Elasticsearch's `cluster_block_exception` says it.
+    pub fn write_refusal(&self, index: &str) -> Option<String> {
+        self.write_blocks.first().map(|b| {
+            let (id, what) = match *b {
+                "write" => (8, "index write (api)"),
+                "read_only" => (5, "index read-only (api)"),
+                _ => (12, "disk usage exceeded flood-stage watermark, index has read-only-allow-delete block"),
+            };
+            format!("index [{index}] blocked by: [FORBIDDEN/{id}/{what}];")
+        })
+    }
+}
+
+fn pipeline_name(key: &str, v: &Value) -> Result<Option<String>, String> {
+    match v {
+        Value::Null => Ok(None),
+        Value::String(s) if s == "_none" || s.is_empty() => Ok(None),
+        Value::String(s) => Ok(Some(s.clone())),
+        other => Err(format!("index.{key} is a pipeline id, got {other}")),
+    }
+}
+
+fn truth(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) if s == "true" || s == "false" => Some(s == "true"),
+        Value::Null => Some(false),
+        _ => None,
+    }
+}
+
+fn flatten<'v>(prefix: &str, v: &'v Value, out: &mut Vec<(String, &'v Value)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, x, out);
+            }
+        }
+        other => out.push((prefix.to_string(), other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pipelines_and_blocks_are_read_in_every_spelling() {
+        let mut s = IndexSettings::default();
+        s.update(&json!({"index": {"default_pipeline": "a", "number_of_shards": 2}, "index.final_pipeline": "f"}))
+            .unwrap();
+        assert_eq!(
+            (s.default_pipeline.as_deref(), s.final_pipeline.as_deref()),
+            (Some("a"), Some("f"))
+        );
+        s.update(&json!({"default_pipeline": "_none", "blocks": {"write": "true"}}))
+            .unwrap();
+        assert_eq!(s.default_pipeline, None);
+        assert_eq!(
+            s.write_refusal("tsdb").as_deref(),
+            Some("index [tsdb] blocked by: [FORBIDDEN/8/index write (api)];")
+        );
+        s.update(&json!({"index.blocks.write": false})).unwrap();
+        assert_eq!(s.write_refusal("tsdb"), None);
+        assert!(s
+            .update(&json!({"index.blocks.read": true}))
+            .unwrap_err()
+            .contains("not kept"));
+        assert!(s.update(&json!({"index.blocks.read": false})).is_ok());
+        assert!(s.update(&json!({"index.default_pipeline": 3})).is_err());
+    }
+}
