@@ -20,6 +20,8 @@ pub(super) fn check_supported(
     let mut uncreated: Vec<(String, String)> = Vec::new();
     // The create-index specs of the tasks so far: later searches compile against them.
     let mut created: Vec<crate::ops::IndexSpec> = Vec::new();
+    // Names a task that runs may have made an index of, by any way the engine makes one.
+    let mut made: Vec<String> = Vec::new();
     for step in &mut plan.steps {
         let (plan::Step::Run { leaves }
         | plan::Step::Reset {
@@ -44,6 +46,15 @@ pub(super) fn check_supported(
                 crate::rally::OnUnsupported::Skip => not_created(&leaf.spec, &uncreated),
                 crate::rally::OnUnsupported::Fail => Ok(()),
             });
+            let check = check.and_then(|()| match (kind, on_unsupported) {
+                (BackendKind::Embedded, crate::rally::OnUnsupported::Skip) => {
+                    never_made(&leaf.spec, &made)
+                }
+                _ => Ok(()),
+            });
+            if check.is_ok() {
+                made.extend(makes(&leaf.spec));
+            }
             let Err(why) = check else {
                 return true;
             };
@@ -141,6 +152,49 @@ fn not_created(spec: &crate::ops::OpSpec, uncreated: &[(String, String)]) -> Res
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+/// Index names a task may make: created indices, data streams (a bulk's `create` makes
+/// one), and what a raw request PUTs.
+fn makes(spec: &crate::ops::OpSpec) -> Vec<String> {
+    use crate::ops::OpSpec;
+    match spec {
+        OpSpec::CreateIndex(specs) => specs.iter().map(|s| s.name.clone()).collect(),
+        OpSpec::Bulk(b) if b.create => b
+            .files
+            .iter()
+            .map(|f| f.target_index.clone())
+            .chain([b.index.clone()])
+            .collect(),
+        OpSpec::RawRequest(r) => r
+            .requests
+            .iter()
+            .filter(|c| c.method == "PUT")
+            .filter_map(|c| {
+                let path = c.path.trim_start_matches('/');
+                let name = path.strip_prefix("_data_stream/").unwrap_or(path);
+                (!name.contains('/')).then(|| name.to_string())
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Err when a search reads, by its name, an index no task that runs before it makes: the
+/// embedded engine starts empty, so the search could only fail (typically a task a track.py
+/// would have run, such as a downsample, was to make it).
+fn never_made(spec: &crate::ops::OpSpec, made: &[String]) -> Result<(), String> {
+    let crate::ops::OpSpec::Search(s) = spec else {
+        return Ok(());
+    };
+    let concrete = !s.index.contains(['*', ',']) && s.index != "_all" && !s.index.is_empty();
+    if concrete && !made.iter().any(|m| *m == s.index) {
+        return Err(format!(
+            "no task that runs before it makes index `{}`, and the engine starts empty: the search could only fail",
+            s.index
+        ));
     }
     Ok(())
 }

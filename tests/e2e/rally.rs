@@ -1155,3 +1155,46 @@ fn a_bulk_pipeline_processes_every_document_on_both_backends() {
         .collect();
     assert!(ids.iter().all(|id| id.len() == 24), "{ids:?}");
 }
+
+/// On the embedded engine, which starts empty, a search of an index no task that runs makes
+/// (here one a skipped track.py task would have made) is skipped with `--on-unsupported skip`,
+/// named, instead of failing every call; searches of indices that are made still run.
+#[test]
+fn a_search_of_an_index_nothing_makes_is_skipped_on_the_fresh_engine() {
+    let dir = track_dir(&[(
+        "track.json",
+        r#"{
+  "version": 2,
+  "indices": [{"name": "made"}],
+  "schedule": [
+    {"operation": {"operation-type": "create-index"}},
+    {"name": "make-other", "operation": {"operation-type": "downsample", "param-source": "my-source"}},
+    {"name": "read-made", "operation": {"operation-type": "search", "index": "made"}},
+    {"name": "read-other", "operation": {"operation-type": "search", "index": "made-by-the-skipped-task"}}
+  ]
+}"#,
+    )]);
+    let env = Env::new();
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+        "--on-unsupported",
+        "skip",
+    ]);
+    let race = env.only_race();
+    assert_eq!(
+        tasks(&race, "read-made")[0]["trials"][0]["errors"],
+        0,
+        "{race}"
+    );
+    assert!(tasks(&race, "read-other").is_empty());
+    let deviations = race["deviations"].to_string();
+    assert!(
+        deviations.contains("read-other")
+            && deviations
+                .contains("no task that runs before it makes index `made-by-the-skipped-task`"),
+        "{deviations}"
+    );
+}
