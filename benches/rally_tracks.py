@@ -96,10 +96,61 @@ def challenges(track_dir, home, others):
         return None, [f"render is not JSON: {e}"]
     cs = t.get("challenges") or ([t["challenge"]] if "challenge" in t else [])
     if not cs:
-        return [None], []
+        return [(None, None)], []
     default = next((c for c in cs if c.get("default")), cs[0])
     rest = [c for c in cs if c is not default][:others]
-    return [default.get("name")] + [c.get("name") for c in rest], []
+    # Each with its place in the track: the skip notes of a challenge's tasks start with it.
+    return [(c.get("name"), cs.index(c)) for c in [default] + rest], []
+
+
+# Why a task may be left out or fail, as the issue sorts them: it needs Python (a track.py), or
+# an engine feature the README lists as out of reach. Anything else is runner's to fix.
+PYTHON = ("track.py", "param source", "custom runner", "runs no Python")
+OUT_OF_REACH = [
+    ("ES|QL", r"/_query\b|`esql|ES\|QL"),
+    ("scripts", r"script"),
+    ("percolator", r"percolat"),
+    ("geo_shape fields", r"`geo_shape`"),
+    ("dense_vector and kNN", r"dense_vector|knn"),
+    ("H3 cells", r"geohex|H3"),
+    ("nested aggregations", r"is a `nested`"),
+    ("time_series aggregation", r"`time_series`"),
+    ("ML aggregations", r"categorize_text|frequent_item_sets|`sampler`"),
+    ("transforms", r"/_transform"),
+    ("remote clusters", r"remote"),
+]
+
+
+def classify(note, notes_by_task):
+    """python, out of reach: <what>, cascade, or runner (what runner should run)."""
+    if any(p in note for p in PYTHON):
+        return "python"
+    for label, pattern in OUT_OF_REACH:
+        if re.search(pattern, note):
+            return f"out of reach: {label}"
+    m = re.search(r"from the skipped task `([^`]*)`", note)
+    if m and m.group(1) in notes_by_task:
+        return classify(notes_by_task[m.group(1)], {})
+    if "no task that runs before it makes index" in note:
+        return "cascade"
+    return "runner"
+
+
+def task_of(note):
+    m = re.search(r"task `([^`]*)`", note)
+    return m.group(1) if m else ""
+
+
+def this_challenge(notes, place):
+    """The skip notes of the raced challenge's tasks (notes of other challenges' tasks, which
+    are left out of the race anyway, are not counted)."""
+    out = []
+    for n in notes:
+        m = re.match(r"/challenges/(\d+)/", n)
+        if m and place is not None and int(m.group(1)) != place:
+            continue
+        out.append(n)
+    return out
 
 
 def race(track_dir, challenge, home, backend_args, timeout):
@@ -181,9 +232,19 @@ def main():
                 rows.append((f"{family}/{name}", "-", "-", {"exit": "render", "secs": 0, "ran": 0, "skipped": [], "failed": [], "error": problem[0]}))
                 causes[reason(problem[0])] += 1
                 continue
-            for c in names:
+            for c, place in names:
+                skipped_here = {}
                 for backend, extra in (("embedded", []), ("serve", ["--backend", "elasticsearch", "--target-hosts", f"http://127.0.0.1:{port}"])):
                     row = race(d, c, home, extra, a.timeout)
+                    row["skipped"] = this_challenge(row["skipped"], place)
+                    if backend == "embedded":
+                        skipped_here = {task_of(n): n for n in row["skipped"]}
+                    row["skip_classes"] = Counter(classify(n, skipped_here) for n in row["skipped"])
+                    # A failure through serve is out of reach when the engine's own race left
+                    # that task out for such a reason; otherwise it should not have failed.
+                    row["fail_classes"] = Counter(
+                        classify(skipped_here[t], skipped_here) if t in skipped_here else "runner"
+                        for t in (f.split(": ", 1)[0] for f in row["failed"]))
                     rows.append((f"{family}/{name}", c or "(default)", backend, row))
                     for s in row["skipped"]:
                         causes["skipped: " + reason(s)] += 1
@@ -202,6 +263,15 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump([{"track": t, "challenge": c, "backend": b, **r} for t, c, b, r in rows], f, indent=1)
+    print("\n| why, by count | skipped on embedded | failed through serve |\n|---|--:|--:|")
+    skip_total, fail_total = Counter(), Counter()
+    for _, _, backend, r in rows:
+        if backend == "embedded":
+            skip_total.update(r.get("skip_classes", {}))
+        else:
+            fail_total.update(r.get("fail_classes", {}))
+    for cls in sorted(set(skip_total) | set(fail_total), key=lambda k: (k == "runner", k)):
+        print(f"| {cls.replace('|', '/')} | {skip_total[cls]} | {fail_total[cls]} |")
     print("\n| causes, by count | |\n|--:|---|")
     for cause, n in causes.most_common():
         print(f"| {n} | {cause.replace('|', '/')} |")
