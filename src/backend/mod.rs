@@ -253,6 +253,14 @@ pub enum ErrorKind {
     Redirect,
 }
 
+/// A poll that ended without its condition, as an operation's error.
+pub fn poll_error(end: crate::ops::poll::PollEnd) -> OpError {
+    match end {
+        crate::ops::poll::PollEnd::Failed(m) => OpError::new(ErrorKind::ServerError, m),
+        crate::ops::poll::PollEnd::TimedOut(m) => OpError::new(ErrorKind::Timeout, m),
+    }
+}
+
 impl ErrorKind {
     /// An answer the server gave (a status, an error reply, failed items), as opposed to a
     /// connection that broke, a timeout or an answer that could not be read: Rally's

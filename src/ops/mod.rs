@@ -5,6 +5,7 @@ mod admin;
 mod bindings;
 mod bulk;
 mod kv;
+pub mod poll;
 mod rest;
 mod search;
 

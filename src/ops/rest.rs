@@ -118,6 +118,8 @@ pub struct RawCall {
     pub path: String,
     pub body: Option<Value>,
     pub request_params: Vec<(String, String)>,
+    /// Sent again until its answer says this condition holds (Rally's `wait-for-*`).
+    pub poll: Option<super::poll::Poll>,
 }
 
 /// At most this many requests in one raw-request operation.
@@ -342,11 +344,38 @@ fn raw_call(p: &Params) -> Result<RawCall, ParamError> {
         None | Some(Value::Null) => None,
         Some(v) => Some(v.clone()),
     };
+    let poll = match p.string("until")? {
+        None => None,
+        Some(name) => {
+            let until = super::poll::Until::parse(&name).ok_or_else(|| {
+                ParamError::new(
+                    "until",
+                    format!(
+                        "`{name}` is not one of {}",
+                        super::poll::Until::NAMES.join(", ")
+                    ),
+                )
+            })?;
+            let positive = |key: &'static str, default| -> Result<_, ParamError> {
+                match p.duration(key)? {
+                    Some(d) if d.is_zero() => Err(ParamError::new(key, "must be above 0")),
+                    Some(d) => Ok(d),
+                    None => Ok(default),
+                }
+            };
+            Some(super::poll::Poll {
+                until,
+                interval: positive("poll-interval", super::poll::DEFAULT_INTERVAL)?,
+                timeout: positive("poll-timeout", super::poll::DEFAULT_TIMEOUT)?,
+            })
+        }
+    };
     Ok(RawCall {
         method,
         path,
         body,
         request_params: request_params(p)?,
+        poll,
     })
 }
 

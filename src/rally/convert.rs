@@ -336,7 +336,7 @@ pub fn test_mode_file(source: &str) -> String {
 
 /// Rally's administrative operation types: left out of its report unless a task sets
 /// `include-in-reporting: true`.
-const ADMIN_TYPES: [&str; 15] = [
+const ADMIN_TYPES: [&str; 16] = [
     "create-index",
     "delete-index",
     "refresh",
@@ -352,6 +352,7 @@ const ADMIN_TYPES: [&str; 15] = [
     "delete-component-template",
     "shrink-index",
     "create-data-stream",
+    "wait-for-transform",
 ];
 
 /// Seconds (a number, as Rally writes times) as one of our durations.

@@ -78,10 +78,10 @@ pub const BUILT_IN: &[(&str, Reason)] = &[
     ("create-point-in-time", Some(STATE)),
     ("delete-point-in-time", Some(STATE)),
     ("list-all-point-in-time", Some(STATE)),
-    ("wait-for-recovery", Some(POLLS)),
-    ("wait-for-snapshot-create", Some(POLLS)),
-    ("wait-for-current-snapshots-create", Some(POLLS)),
-    ("wait-for-transform", Some(POLLS)),
+    ("wait-for-recovery", None),
+    ("wait-for-snapshot-create", None),
+    ("wait-for-current-snapshots-create", None),
+    ("wait-for-transform", None),
     ("transform-stats", Some(POLLS)),
     ("run-until", Some(POLLS)),
     ("shrink-index", Some("it moves shards to one node, waits, then shrinks: a multi-step cluster procedure runner does not run")),
@@ -136,6 +136,8 @@ struct Call {
     path: String,
     body: Option<Value>,
     params: Map<String, Value>,
+    /// `until`, `poll-interval` and `poll-timeout`: a request polled (Rally's `wait-for-*`).
+    poll: Map<String, Value>,
 }
 
 impl Call {
@@ -145,7 +147,20 @@ impl Call {
             path,
             body: None,
             params: Map::new(),
+            poll: Map::new(),
         }
+    }
+
+    /// Polled until `until` holds, every `interval` seconds (Rally's default 1), at most
+    /// `timeout` seconds (else our default).
+    fn until(mut self, until: &str, interval: Option<Value>, timeout: Option<Value>) -> Call {
+        self.poll.insert("until".into(), json!(until));
+        self.poll
+            .insert("poll-interval".into(), interval.unwrap_or(json!(1)));
+        if let Some(t) = timeout {
+            self.poll.insert("poll-timeout".into(), t);
+        }
+        self
     }
 
     fn body(mut self, body: Value) -> Call {
@@ -183,6 +198,7 @@ impl Call {
         if !self.params.is_empty() {
             o.insert("request-params".into(), Value::Object(self.params.clone()));
         }
+        o.extend(self.poll.clone());
         Value::Object(o)
     }
 }
@@ -414,6 +430,41 @@ fn calls(
             Ok((vec![Call::new("DELETE", format!("/_transform/{}", enc(&id)))
                 .param("force", Some(get("force").unwrap_or(json!(false))))], true))
         }),
+        // Rally's `wait-for-*`: one request, polled until its answer says done.
+        "wait-for-recovery" => required(op, kind, "index").and_then(|index| {
+            one(Call::new("GET", format!("/{}/_recovery", enc(&index)))
+                .until("recovery-done", get("completion-recheck-wait-period"), None))
+        }),
+        "wait-for-snapshot-create" => match (string(op, "repository"), string(op, "snapshot")) {
+            (Some(r), Some(s)) => one(
+                Call::new("GET", format!("/_snapshot/{}/{}/_status", enc(&r), enc(&s)))
+                    .param("ignore_unavailable", Some(json!(true)))
+                    .until("snapshot-succeeded", get("completion-recheck-wait-period"), None),
+            ),
+            _ => Err("`wait-for-snapshot-create` needs `repository` and `snapshot`".into()),
+        },
+        "wait-for-current-snapshots-create" => required(op, kind, "repository").and_then(|r| {
+            one(Call::new("GET", format!("/_snapshot/{}/_current", enc(&r)))
+                .param("verbose", Some(json!(false)))
+                .until("no-current-snapshots", get("completion-recheck-wait-period"), None))
+        }),
+        // Stop the transform once it reaches its next checkpoint, then wait until it has.
+        "wait-for-transform" => required(op, kind, "transform-id").and_then(|id| {
+            let stop = Call::new("POST", format!("/_transform/{}/_stop", enc(&id)))
+                .param("force", Some(get("force").unwrap_or(json!(false))))
+                .param("timeout", get("timeout"))
+                .param("wait_for_completion", Some(json!(false)))
+                .param("wait_for_checkpoint", Some(get("wait-for-checkpoint").unwrap_or(json!(true))));
+            if get("wait-for-completion") == Some(json!(false)) {
+                return one(stop);
+            }
+            let stats = Call::new("GET", format!("/_transform/{}/_stats", enc(&id))).until(
+                "transform-stopped",
+                Some(get("poll-interval").unwrap_or(json!(0.5))),
+                Some(get("transform-timeout").unwrap_or(json!(3600))),
+            );
+            Ok((vec![stop, stats], false))
+        }),
         "create-snapshot-repository" => match (string(op, "repository"), get("body")) {
             (Some(r), Some(body)) => one(Call::new("PUT", format!("/_snapshot/{}", enc(&r))).body(body).params(rp)),
             _ => Err("`create-snapshot-repository` needs `repository` and `body`".into()),
@@ -543,6 +594,34 @@ mod tests {
         let names: std::collections::HashSet<_> = BUILT_IN.iter().map(|(n, _)| n).collect();
         assert_eq!(names.len(), BUILT_IN.len(), "a type is listed twice");
         assert!(why_not("my-runner").contains("track.py"));
+    }
+
+    #[test]
+    fn wait_for_transform_stops_it_then_polls_its_stats() {
+        let declared = Declared::default();
+        let p = rest_operation(
+            "wait-for-transform",
+            &op(json!({"transform-id": "t", "transform-timeout": 60})),
+            &declared,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            Value::Object(p),
+            json!({"requests": [
+                {"method": "POST", "path": "/_transform/t/_stop", "request-params": {"force": "false", "wait_for_completion": "false", "wait_for_checkpoint": "true"}},
+                {"method": "GET", "path": "/_transform/t/_stats", "until": "transform-stopped", "poll-interval": 0.5, "poll-timeout": 60}
+            ]})
+        );
+        let p = rest_operation(
+            "wait-for-transform",
+            &op(json!({"transform-id": "t", "wait-for-completion": false})),
+            &declared,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(p["path"], "/_transform/t/_stop");
+        assert!(p.get("until").is_none());
     }
 
     #[test]

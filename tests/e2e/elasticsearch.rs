@@ -44,6 +44,27 @@ pub fn url(port: u16) -> String {
     format!("http://127.0.0.1:{port}")
 }
 
+/// Races the track at `track_path` through a fresh `runner serve` (`--quiet`, and `extra`);
+/// the server lives as long as the returned handle.
+pub fn race_through_serve(track_path: &str, extra: &[&str]) -> (Env, Serve) {
+    let env = Env::new();
+    let server = serve(&env, &[]);
+    let target = url(server.port);
+    let mut args = vec![
+        "race",
+        "--track-path",
+        track_path,
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &target,
+    ];
+    args.extend_from_slice(extra);
+    env.ok(&args);
+    (env, server)
+}
+
 fn tasks<'a>(race: &'a serde_json::Value, name: &str) -> Vec<&'a serde_json::Value> {
     race["tasks"]
         .as_array()

@@ -1107,18 +1107,7 @@ fn a_bulk_pipeline_processes_every_document_on_both_backends() {
     assert_eq!(bulk_of(&embedded), (Some(4), Some(1)));
     // Through runner serve, the same; then the index holds what the pipeline made of them:
     // host `a` twice under one fingerprint id, so three documents.
-    let env = Env::new();
-    let server = crate::elasticsearch::serve(&env, &[]);
-    env.ok(&[
-        "race",
-        "--track-path",
-        track,
-        "--quiet",
-        "--backend",
-        "elasticsearch",
-        "--target-hosts",
-        &crate::elasticsearch::url(server.port),
-    ]);
+    let (env, server) = crate::elasticsearch::race_through_serve(track, &[]);
     assert_eq!(bulk_of(&env), (Some(4), Some(1)));
     let body = http_body(
         server.port,
@@ -1196,5 +1185,91 @@ fn a_search_of_an_index_nothing_makes_is_skipped_on_the_fresh_engine() {
             && deviations
                 .contains("no task that runs before it makes index `made-by-the-skipped-task`"),
         "{deviations}"
+    );
+}
+
+/// Rally's `wait-for-*` operations poll: the snapshot status is asked again until it says
+/// SUCCESS (one task, no error), a FAILED snapshot fails the task, and wait-for-recovery runs
+/// on the embedded engine and through `runner serve`.
+#[test]
+fn wait_for_operations_poll_until_the_answer_says_done() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let track = |snapshot: &str| {
+        format!(
+            r#"{{"version": 2, "indices": [{{"name": "i"}}], "schedule": [
+  {{"operation": {{"operation-type": "create-index"}}}},
+  {{"name": "recovered", "operation": {{"operation-type": "wait-for-recovery", "index": "i", "completion-recheck-wait-period": 0.01}}}},
+  {{"name": "snapshot", "include-in-reporting": true, "operation": {{"operation-type": "wait-for-snapshot-create", "repository": "r", "snapshot": "{snapshot}", "completion-recheck-wait-period": 0.01}}}}
+]}}"#
+        )
+    };
+    for (snapshot, errors) in [("good", 0), ("bad", 1)] {
+        let dir = track_dir(&[("track.json", &track(snapshot))]);
+        let asked = Arc::new(AtomicUsize::new(0));
+        let count = asked.clone();
+        let port = json_server(move |line, _| {
+            if line.contains("/_status") {
+                let n = count.fetch_add(1, Ordering::SeqCst);
+                let state = match (line.contains("/good/"), n) {
+                    (_, 0 | 1) => "IN_PROGRESS",
+                    (true, _) => "SUCCESS",
+                    (false, _) => "FAILED",
+                };
+                format!(r#"{{"snapshots": [{{"state": "{state}"}}]}}"#)
+            } else if line.contains("_recovery") {
+                r#"{"i": {"shards": [{"stage": "DONE"}]}}"#.to_string()
+            } else {
+                r#"{"version":{"number":"8.15.0"},"acknowledged":true}"#.to_string()
+            }
+        });
+        let env = Env::new();
+        env.run(&[
+            "race",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+            "--backend",
+            "elasticsearch",
+            "--target-hosts",
+            &format!("http://127.0.0.1:{port}"),
+        ]);
+        let race = env.only_race();
+        let trial = &tasks(&race, "snapshot")[0]["trials"][0];
+        assert_eq!(trial["errors"], errors, "{trial}");
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            3,
+            "{snapshot}: three status requests"
+        );
+    }
+    // On the engine, whose one shard per index is recovered when made.
+    let dir = track_dir(&[(
+        "track.json",
+        r#"{"version": 2, "indices": [{"name": "i"}], "schedule": [
+  {"operation": {"operation-type": "create-index"}},
+  {"name": "recovered", "include-in-reporting": true, "operation": {"operation-type": "wait-for-recovery", "index": "i"}}
+]}"#,
+    )]);
+    let embedded = Env::new();
+    embedded.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ]);
+    let race = embedded.only_race();
+    assert_eq!(
+        tasks(&race, "recovered")[0]["trials"][0]["errors"],
+        0,
+        "{race}"
+    );
+    let (env, _server) =
+        crate::elasticsearch::race_through_serve(dir.path().to_str().unwrap(), &[]);
+    let race = env.only_race();
+    assert_eq!(
+        tasks(&race, "recovered")[0]["trials"][0]["errors"],
+        0,
+        "{race}"
     );
 }

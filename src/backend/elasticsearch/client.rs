@@ -180,6 +180,30 @@ impl ElasticsearchClient {
         self.finish(call, &answer, 0)
     }
 
+    /// Sends `call` until its answer says `poll`'s condition holds, waiting `poll.interval`
+    /// between answers, at most `poll.timeout` in all.
+    async fn poll(
+        &mut self,
+        call: &HttpCall,
+        poll: crate::ops::poll::Poll,
+    ) -> Result<Outcome, OpError> {
+        let started = std::time::Instant::now();
+        loop {
+            let host = self.next_host();
+            let answer = self.send(call, host, None).await?;
+            if poll
+                .verdict(&call.label, self.body(&answer), started)
+                .map_err(crate::backend::poll_error)?
+            {
+                return Ok(Outcome {
+                    units: 1,
+                    ..Outcome::default()
+                });
+            }
+            tokio::time::sleep(poll.interval).await;
+        }
+    }
+
     fn finish(&mut self, call: &HttpCall, answer: &Answer, docs: u64) -> Result<Outcome, OpError> {
         let (outcome, reason) = outcome(call, self.body(answer), docs)?;
         self.last_item_failure = reason;
@@ -281,7 +305,10 @@ impl BackendClient for ElasticsearchClient {
                     ..Outcome::default()
                 };
                 for call in calls {
-                    outcome = self.run(call, payload).await?;
+                    outcome = match call.poll {
+                        Some(poll) => self.poll(call, poll).await?,
+                        None => self.run(call, payload).await?,
+                    };
                 }
                 Ok(outcome)
             }

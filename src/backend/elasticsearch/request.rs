@@ -38,6 +38,8 @@ pub struct HttpCall {
     pub body: Option<Bytes>,
     pub timeout: Option<Duration>,
     pub expect: Expect,
+    /// Sent again until its answer says a condition holds (Rally's `wait-for-*`).
+    pub poll: Option<crate::ops::poll::Poll>,
     /// `GET /index/_doc/1`, for messages.
     pub label: String,
 }
@@ -243,6 +245,7 @@ impl CallBuilder<'_> {
             body,
             timeout: None,
             expect,
+            poll: None,
         })
     }
 
@@ -376,13 +379,15 @@ impl CallBuilder<'_> {
                     .map(|r| {
                         let method =
                             Method::from_bytes(r.method.as_bytes()).map_err(|e| e.to_string())?;
-                        self.call(
+                        let mut call = self.call(
                             method,
                             r.path.clone(),
                             &r.request_params,
                             r.body.as_ref().and_then(Self::json),
                             expect,
-                        )
+                        )?;
+                        call.poll = r.poll;
+                        Ok::<_, String>(call)
                     })
                     .collect::<Result<Vec<_>, _>>()?
             }

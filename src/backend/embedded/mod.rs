@@ -116,6 +116,7 @@ pub struct RawPrepared {
     path: String,
     query: String,
     body: Vec<u8>,
+    poll: Option<crate::ops::poll::Poll>,
 }
 
 /// What a client runs per call. Index handles are looked up once per task, not per call.
@@ -302,6 +303,7 @@ impl Backend for EmbeddedBackend {
                             .as_ref()
                             .map(|b| b.to_string().into_bytes())
                             .unwrap_or_default(),
+                        poll: r.poll,
                     })
                     .collect(),
                 ignore_status: spec.ignore_status,
@@ -588,14 +590,16 @@ impl BackendClient for EmbeddedClient {
                         Payload::Body(b) => b,
                         _ => &r.body[..],
                     };
-                    let response = tokio::task::block_in_place(|| {
-                        backend.rest(&RestRequest {
-                            method: &r.method,
-                            path: &r.path,
-                            query: &r.query,
-                            body,
-                        })
-                    });
+                    let request = RestRequest {
+                        method: &r.method,
+                        path: &r.path,
+                        query: &r.query,
+                        body,
+                    };
+                    let response = match r.poll {
+                        None => tokio::task::block_in_place(|| backend.rest(&request)),
+                        Some(poll) => backend.poll(&request, poll).await?,
+                    };
                     if ignore_status.contains(response.status) {
                         continue;
                     }
