@@ -13,7 +13,7 @@ pub use admin::IndexSpec;
 pub use bindings::{BodyDraw, BoundBody};
 pub use bulk::{BulkSpec, Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
 pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec};
-pub use rest::{ClusterHealthSpec, HealthStatus, RawRequestSpec, StatusSet};
+pub use rest::{ClusterHealthSpec, HealthStatus, RawCall, RawRequestSpec, StatusSet};
 pub use search::{PageBy, Paging, SearchSpec};
 
 use crate::corpus::DocumentSet;

@@ -161,23 +161,55 @@ fn not_created(spec: &crate::ops::OpSpec, uncreated: &[(String, String)]) -> Res
 fn makes(spec: &crate::ops::OpSpec) -> Vec<String> {
     use crate::ops::OpSpec;
     match spec {
-        OpSpec::CreateIndex(specs) => specs.iter().map(|s| s.name.clone()).collect(),
+        // An index, and the aliases its body names.
+        OpSpec::CreateIndex(specs) => specs
+            .iter()
+            .flat_map(|s| {
+                let aliases = s.body.get("aliases").and_then(|a| a.as_object());
+                std::iter::once(s.name.clone())
+                    .chain(aliases.into_iter().flat_map(|a| a.keys().cloned()))
+            })
+            .collect(),
         OpSpec::Bulk(b) if b.create => b
             .files
             .iter()
             .map(|f| f.target_index.clone())
             .chain([b.index.clone()])
             .collect(),
-        OpSpec::RawRequest(r) => r
-            .requests
-            .iter()
-            .filter(|c| c.method == "PUT")
-            .filter_map(|c| {
-                let path = c.path.trim_start_matches('/');
-                let name = path.strip_prefix("_data_stream/").unwrap_or(path);
-                (!name.contains('/')).then(|| name.to_string())
+        OpSpec::RawRequest(r) => r.requests.iter().flat_map(raw_makes).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What one REST call may make: an index or data stream it PUTs, an alias it adds.
+fn raw_makes(c: &crate::ops::RawCall) -> Vec<String> {
+    let path = c.path.trim_start_matches('/');
+    let segments: Vec<&str> = path.split('/').collect();
+    match (c.method.as_str(), segments.as_slice()) {
+        ("POST", ["_aliases"]) => c
+            .body
+            .as_ref()
+            .and_then(|b| b.get("actions"))
+            .and_then(|a| a.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.get("add"))
+            .flat_map(|add| {
+                let one = add
+                    .get("alias")
+                    .and_then(|a| a.as_str())
+                    .map(str::to_string);
+                let many = add
+                    .get("aliases")
+                    .and_then(|a| a.as_array())
+                    .into_iter()
+                    .flatten();
+                one.into_iter()
+                    .chain(many.filter_map(|a| a.as_str().map(str::to_string)))
             })
             .collect(),
+        ("PUT" | "POST", [_, "_alias" | "_aliases", name]) => vec![name.to_string()],
+        ("PUT", ["_data_stream", name]) | ("PUT", [name]) => vec![name.to_string()],
         _ => Vec::new(),
     }
 }

@@ -1273,3 +1273,61 @@ fn wait_for_operations_poll_until_the_answer_says_done() {
         "{race}"
     );
 }
+
+/// A filtered alias made by a raw `POST /_aliases` is searched through on both backends, its
+/// filter applied (a track's search of the alias is not mistaken for one of nothing).
+#[test]
+fn a_filtered_alias_is_searched_through_on_both_backends() {
+    let dir = track_dir(&[
+        (
+            "track.json",
+            r#"{
+  "version": 2,
+  "indices": [{"name": "logs", "body": "index.json"}],
+  "corpora": [{"name": "logs", "documents": [{"source-file": "logs.json", "document-count": 4, "target-index": "logs"}]}],
+  "schedule": [
+    {"operation": {"operation-type": "delete-index"}},
+    {"operation": {"operation-type": "create-index"}},
+    {"operation": {"operation-type": "bulk", "bulk-size": 4}},
+    {"operation": {"operation-type": "refresh"}},
+    {"operation": {"operation-type": "raw-request", "method": "POST", "path": "/_aliases", "body": {"actions": [
+      {"add": {"index": "logs", "alias": "errors", "filter": {"term": {"level": "error"}}}}]}}},
+    {"name": "through-alias", "operation": {"operation-type": "search", "index": "errors", "body": {"query": {"match_all": {}}}}}
+  ]
+}"#,
+        ),
+        (
+            "index.json",
+            r#"{"mappings": {"properties": {"level": {"type": "keyword"}}}}"#,
+        ),
+        (
+            "logs.json",
+            "{\"level\": \"error\"}\n{\"level\": \"info\"}\n{\"level\": \"error\"}\n{\"level\": \"info\"}\n",
+        ),
+    ]);
+    let track = dir.path().to_str().unwrap();
+    let hits = |env: &Env| {
+        let race = env.only_race();
+        let t = tasks(&race, "through-alias");
+        assert_eq!(t.len(), 1, "{race}");
+        (
+            t[0]["trials"][0]["errors"].as_u64(),
+            t[0]["trials"][0]["hits"].clone(),
+        )
+    };
+    let embedded = Env::new();
+    embedded.ok(&[
+        "race",
+        "--track-path",
+        track,
+        "--quiet",
+        "--on-unsupported",
+        "skip",
+    ]);
+    let (env, server) = crate::elasticsearch::race_through_serve(track, &[]);
+    for env in [&embedded, &env] {
+        assert_eq!(hits(env).0, Some(0));
+    }
+    let body = http_body(server.port, "POST", "/errors/_count", "");
+    assert!(body.contains("\"count\":2"), "{body}");
+}

@@ -289,7 +289,17 @@ impl State {
 
     /// The index a write to `name` goes to: a `create` into a name a data stream template
     /// matches makes the data stream.
-    fn writable_index(&self, name: &str, verb: Verb) -> Option<Arc<EmbeddedIndex>> {
+    pub(super) fn writable_index(&self, name: &str, verb: Verb) -> Option<Arc<EmbeddedIndex>> {
+        // An alias writes to its one index, or to its write index.
+        let aliased = self
+            .aliases
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .write_index(name)
+            .ok()
+            .flatten()
+            .map(str::to_string);
+        let name = aliased.as_deref().unwrap_or(name);
         let lookup = || {
             self.indices
                 .read()

@@ -2,6 +2,7 @@
 //! tantivy; key-value operations on an in-memory sharded store.
 
 pub(crate) mod aggs;
+mod aliases;
 mod bulk;
 mod command;
 mod datemath;
@@ -52,6 +53,7 @@ struct State {
     /// Data streams, each with the template it was created from (its index has its name).
     data_streams: RwLock<std::collections::BTreeMap<String, String>>,
     pipelines: RwLock<ingest::Pipelines>,
+    aliases: RwLock<aliases::Aliases>,
     /// Cluster settings as last put (`persistent`, `transient`); they change nothing here.
     cluster_settings: RwLock<serde_json::Value>,
     /// Where indices live on disk; None keeps them in RAM. Last, so that it is removed after
@@ -81,6 +83,15 @@ impl State {
             })?),
             None => None,
         };
+        // The body's aliases, checked before anything is made.
+        let mut aliases = Vec::new();
+        if let Some(serde_json::Value::Object(m)) = body.get("aliases") {
+            for (alias, b) in m {
+                let target = aliases::AliasTarget::parse(b)
+                    .map_err(|m| CreateError::Mapping(format!("alias `{alias}`: {m}")))?;
+                aliases.push((alias.clone(), target));
+            }
+        }
         let index = EmbeddedIndex::create_in(name, &body, dir)
             .map_err(|e| CreateError::Mapping(e.message))?;
         let mut map = self.indices.write().unwrap_or_else(|p| p.into_inner());
@@ -88,6 +99,10 @@ impl State {
             return Err(CreateError::Exists);
         }
         map.insert(name.to_string(), Arc::new(index));
+        let mut all = self.aliases.write().unwrap_or_else(|p| p.into_inner());
+        for (alias, target) in aliases {
+            all.add(&alias, name, target);
+        }
         Ok(())
     }
 }
@@ -97,9 +112,11 @@ impl State {
     fn remove_indices<'n>(&self, names: impl Iterator<Item = &'n str>) {
         let mut map = self.indices.write().unwrap_or_else(|p| p.into_inner());
         let mut streams = self.data_streams.write().unwrap_or_else(|p| p.into_inner());
+        let mut aliases = self.aliases.write().unwrap_or_else(|p| p.into_inner());
         for n in names {
             map.remove(n);
             streams.remove(n);
+            aliases.remove_index(n);
         }
     }
 }
@@ -149,6 +166,8 @@ pub enum Prepared {
         index: Arc<EmbeddedIndex>,
         plan: search::SearchPlan,
         paging: Option<crate::ops::Paging>,
+        /// The filter the aliases searched through add (to bodies drawn per call too).
+        filter: Option<serde_json::Value>,
     },
     GetDocument {
         index: Arc<EmbeddedIndex>,
@@ -319,16 +338,27 @@ impl Backend for EmbeddedBackend {
                 },
                 Err(fails) => fails,
             },
-            OpSpec::Search(spec) => match self.index_or_fail(&spec.index) {
-                Ok(index) => {
-                    let plan = index.compile(&spec.body)?;
+            OpSpec::Search(spec) => match self.state.search_target(&spec.index) {
+                Ok((index, filter)) => {
+                    let plan = match &filter {
+                        Some(f) => index.compile(&aliases::with_filter(&spec.body, f))?,
+                        None => index.compile(&spec.body)?,
+                    };
                     Prepared::Search {
                         index,
                         plan,
                         paging: spec.paging,
+                        filter,
                     }
                 }
-                Err(fails) => fails,
+                Err(e) if e.kind == ErrorKind::NotFound => Prepared::Fails(OpError::new(
+                    ErrorKind::NotFound,
+                    format!(
+                        "{} (is there a create-index task before this one?)",
+                        e.message
+                    ),
+                )),
+                Err(e) => Prepared::Fails(e),
             },
             OpSpec::GetDocument { index, id } => match self.index_or_fail(index) {
                 Ok(index) => Prepared::GetDocument {
@@ -517,6 +547,7 @@ impl BackendClient for EmbeddedClient {
             Prepared::Search {
                 index,
                 paging: None,
+                filter,
                 ..
             } if matches!(payload, Payload::Body(_)) => {
                 // A body drawn from bindings: parsed and compiled as the call's own.
@@ -529,17 +560,23 @@ impl BackendClient for EmbeddedClient {
                         format!("the drawn body is not JSON: {e}"),
                     )
                 })?;
+                let body = match filter {
+                    Some(f) => aliases::with_filter(&body, f),
+                    None => body,
+                };
                 index.search(&index.compile(&body)?)
             }
             Prepared::Search {
                 index,
                 plan,
                 paging: None,
+                ..
             } => index.search(plan),
             Prepared::Search {
                 index,
                 plan,
                 paging: Some(paging),
+                ..
             } => tokio::task::block_in_place(|| index.paged(plan, *paging)),
             Prepared::Kv(custom) => self.kv(custom.as_deref(), payload),
             Prepared::Bulk { index, pipeline } => match payload {

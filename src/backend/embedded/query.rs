@@ -154,14 +154,27 @@ impl QueryCompiler<'_> {
                 self.term_query(&*self.field(field)?, v)
             }
             "terms" => {
-                let (field, vs) = single_entry(body, "terms")?;
+                // One field beside the query's own options; every match scores `boost`, as
+                // Lucene's TermInSetQuery does under Elasticsearch's constant score.
+                let obj = body.as_object().ok_or("`terms` expects an object")?;
+                let boost = obj.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32;
+                let mut fields = obj
+                    .iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "boost" | "_name"));
+                let (field, vs) = match (fields.next(), fields.next()) {
+                    (Some(one), None) => one,
+                    _ => return Err("`terms` expects exactly one field (beside `boost`)".into()),
+                };
                 let f = self.field(field)?;
                 let items = vs.as_array().ok_or("`terms` expects a list of values")?;
                 let subs = items
                     .iter()
                     .map(|v| Ok((Occur::Should, self.term_query(&f, v)?)))
                     .collect::<Result<Vec<_>, String>>()?;
-                Ok(Box::new(BooleanQuery::new(subs)))
+                Ok(Box::new(ConstScoreQuery::new(
+                    Box::new(BooleanQuery::new(subs)),
+                    boost,
+                )))
             }
             "range" => {
                 let (field, bounds) = single_entry(body, "range")?;

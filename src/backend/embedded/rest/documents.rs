@@ -64,7 +64,7 @@ impl EmbeddedBackend {
             return RestResponse::error(400, "parse_exception", "the bulk body is not UTF-8");
         };
         let default = match default_index {
-            Some(name) => match self.index(name) {
+            Some(name) => match self.state.writable_index(name, crate::corpus::Verb::Index) {
                 Some(i) => Some(i),
                 None => return not_found(name),
             },

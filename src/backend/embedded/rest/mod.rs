@@ -7,6 +7,7 @@
 //! makes it a data stream), one shard, health always green.
 
 mod admin;
+mod aliases;
 mod documents;
 mod ingest;
 mod search;
@@ -113,6 +114,10 @@ enum Route<'a> {
     DeletePipeline(&'a str),
     AddBlock(&'a str, &'a str),
     Recovery(Option<&'a str>),
+    UpdateAliases,
+    PutAlias(&'a str, &'a str),
+    DeleteAlias(&'a str, &'a str),
+    GetAlias(Option<&'a str>, Option<&'a str>),
 }
 
 fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
@@ -152,6 +157,13 @@ fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
         ("GET", ["_ingest", "pipeline", ids]) => Route::GetPipeline(Some(ids)),
         ("DELETE", ["_ingest", "pipeline", ids]) => Route::DeletePipeline(ids),
         ("PUT", [index, "_block", block]) => Route::AddBlock(index, block),
+        ("POST", ["_aliases"]) => Route::UpdateAliases,
+        ("PUT" | "POST", [index, "_alias" | "_aliases", name]) => Route::PutAlias(index, name),
+        ("DELETE", [index, "_alias" | "_aliases", name]) => Route::DeleteAlias(index, name),
+        ("GET" | "HEAD", ["_alias"]) => Route::GetAlias(None, None),
+        ("GET" | "HEAD", ["_alias", name]) => Route::GetAlias(None, Some(name)),
+        ("GET" | "HEAD", [index, "_alias"]) => Route::GetAlias(Some(index), None),
+        ("GET" | "HEAD", [index, "_alias", name]) => Route::GetAlias(Some(index), Some(name)),
         ("GET", ["_recovery"]) => Route::Recovery(None),
         ("GET", [index, "_recovery"]) => Route::Recovery(Some(index)),
         ("GET" | "POST", ["_search", "scroll"]) => Route::Scroll(None),
@@ -221,12 +233,24 @@ impl EmbeddedBackend {
             Route::DeletePipeline(ids) => self.delete_pipeline(ids),
             Route::AddBlock(index, block) => self.add_block(index, block),
             Route::Recovery(names) => self.recovery(names),
+            Route::UpdateAliases => self.update_aliases(req.body),
+            Route::PutAlias(index, name) => self.put_alias(index, name, req.body),
+            Route::DeleteAlias(index, name) => self.delete_alias(index, name),
+            Route::GetAlias(indices, names) => self.get_alias(indices, names),
             Route::DeleteIndex(index) => self.delete_index(index, req.query),
             Route::GetIndex(index) => match self.index(index) {
-                Some(_) => RestResponse::json(
-                    200,
-                    &json!({ index: { "aliases": {}, "settings": { "index": { "number_of_shards": "1" } } } }),
-                ),
+                Some(_) => {
+                    let aliases = self
+                        .state
+                        .aliases
+                        .read()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .of_index(index, None);
+                    RestResponse::json(
+                        200,
+                        &json!({ index: { "aliases": aliases, "settings": { "index": { "number_of_shards": "1" } } } }),
+                    )
+                }
                 None => not_found(index),
             },
         }

@@ -2,7 +2,7 @@
 //! and the scroll API (`_search/scroll` to continue, DELETE to clear). A scroll holds its
 //! searcher, a snapshot of the index, until it is cleared or its keep-alive passes.
 
-use super::{not_found, param, RestResponse};
+use super::{param, RestResponse};
 use crate::backend::embedded::fetch::FetchPlan;
 use crate::backend::embedded::search::{Hit, Window};
 use crate::backend::embedded::sort::{After, Sort};
@@ -146,12 +146,17 @@ impl EmbeddedBackend {
         count_only: bool,
     ) -> RestResponse {
         let started = Instant::now();
-        let Some(index) = self.index(name) else {
-            return not_found(name);
+        let (index, filter) = match self.state.search_target(name) {
+            Ok(t) => t,
+            Err(e) => return RestResponse::from_op_error(&e),
         };
         let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
+        };
+        let body = match filter {
+            Some(f) => crate::backend::embedded::aliases::with_filter(&body, &f),
+            None => body,
         };
         let mut plan = match index.compile(&body) {
             Ok(q) => q,

@@ -156,3 +156,24 @@ fn scripts_are_refused_by_name() {
         assert!(why.contains("script"), "{why}");
     }
 }
+
+#[test]
+fn terms_scores_every_match_its_boost() {
+    let idx = index();
+    let (total, hits) = search(
+        &idx,
+        json!({"terms": {"name": ["p00", "p11", "nope"], "boost": 2.5}}),
+        10,
+    );
+    assert_eq!(total, 2);
+    assert!(hits.iter().all(|(_, s)| *s == 2.5), "{hits:?}");
+    let refused = idx
+        .compile(&json!({"query": {"terms": {"name": ["p00"], "pop": [1]}}}))
+        .err()
+        .unwrap();
+    assert!(
+        refused.message.contains("exactly one field"),
+        "{}",
+        refused.message
+    );
+}

@@ -1,0 +1,290 @@
+//! Index aliases over REST: `POST _aliases` (add, remove, remove_index actions),
+//! `PUT`/`DELETE <index>/_alias/<name>` and `GET [<index>/]_alias[/<name>]`.
+
+use super::admin::parse;
+use super::{not_found, RestResponse};
+use crate::backend::embedded::aliases::AliasTarget;
+use crate::backend::embedded::EmbeddedBackend;
+use serde_json::{json, Map, Value};
+
+/// The names an action gives under `key` or `plural` (each a string or a list).
+fn names(action: &Value, key: &str, plural: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in [action.get(key), action.get(plural)].into_iter().flatten() {
+        match v {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(a) => out.extend(a.iter().filter_map(Value::as_str).map(str::to_string)),
+            _ => {}
+        }
+    }
+    out
+}
+
+impl EmbeddedBackend {
+    /// Index names matching `pattern` (a name, a comma list, wildcards).
+    fn matching_indices(&self, pattern: &str) -> Result<Vec<String>, RestResponse> {
+        let map = self.state.indices.read().unwrap_or_else(|p| p.into_inner());
+        let mut out = Vec::new();
+        for part in pattern.split(',') {
+            if part.contains('*') || part == "_all" {
+                out.extend(
+                    map.keys()
+                        .filter(|n| crate::ops::index_pattern_matches(part, n))
+                        .cloned(),
+                );
+            } else if map.contains_key(part) {
+                out.push(part.to_string());
+            } else {
+                return Err(not_found(part));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `POST _aliases`: the actions apply together or not at all.
+    pub(super) fn update_aliases(&self, body: &[u8]) -> RestResponse {
+        let body = match parse(body) {
+            Ok(b) => b,
+            Err(r) => return r,
+        };
+        let Some(actions) = body.get("actions").and_then(Value::as_array) else {
+            return RestResponse::error(
+                400,
+                "action_request_validation_exception",
+                "[actions] is a list of add, remove and remove_index actions",
+            );
+        };
+        let mut aliases = self
+            .state
+            .aliases
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        // Checked against a copy of what would change; applied only if all are fine.
+        let mut adds = Vec::new();
+        let mut removes = Vec::new();
+        let mut remove_indices = Vec::new();
+        for action in actions {
+            let Some((kind, a)) = action
+                .as_object()
+                .filter(|m| m.len() == 1)
+                .and_then(|m| m.iter().next())
+            else {
+                return RestResponse::error(
+                    400,
+                    "action_request_validation_exception",
+                    &format!("an alias action is an object with one key, got {action}"),
+                );
+            };
+            let indices = names(a, "index", "indices");
+            if indices.is_empty() {
+                return RestResponse::error(
+                    400,
+                    "action_request_validation_exception",
+                    &format!("[{kind}]: an index or indices is required"),
+                );
+            }
+            let mut matched = Vec::new();
+            for i in &indices {
+                match self.matching_indices(i) {
+                    Ok(m) => matched.extend(m),
+                    Err(r) => return r,
+                }
+            }
+            match kind.as_str() {
+                "add" => {
+                    let target = match AliasTarget::parse(a) {
+                        Ok(t) => t,
+                        Err(m) => {
+                            return RestResponse::error(400, "illegal_argument_exception", &m)
+                        }
+                    };
+                    let alias_names = names(a, "alias", "aliases");
+                    if alias_names.is_empty() {
+                        return RestResponse::error(
+                            400,
+                            "action_request_validation_exception",
+                            "[add]: an alias or aliases is required",
+                        );
+                    }
+                    for alias in alias_names {
+                        if self.index(&alias).is_some() {
+                            return RestResponse::error(400, "invalid_alias_name_exception", &format!("Invalid alias name [{alias}]: an index or data stream exists with the same name as the alias"));
+                        }
+                        for index in &matched {
+                            adds.push((alias.clone(), index.clone(), target.clone()));
+                        }
+                    }
+                }
+                "remove" => {
+                    for alias in names(a, "alias", "aliases") {
+                        for index in &matched {
+                            removes.push((alias.clone(), index.clone()));
+                        }
+                    }
+                }
+                "remove_index" => remove_indices.extend(matched),
+                other => {
+                    return RestResponse::error(
+                        400,
+                        "action_request_validation_exception",
+                        &format!("alias action [{other}] is not one of add, remove, remove_index"),
+                    )
+                }
+            }
+        }
+        for (alias, index) in &removes {
+            let missing = aliases
+                .targets(alias)
+                .is_none_or(|t| !t.contains_key(index))
+                && !alias.contains('*');
+            if missing {
+                return RestResponse::error(
+                    404,
+                    "aliases_not_found_exception",
+                    &format!("aliases [{alias}] missing"),
+                );
+            }
+        }
+        for (alias, index) in removes {
+            aliases.remove(&alias, &index);
+        }
+        for (alias, index, target) in adds {
+            aliases.add(&alias, &index, target);
+        }
+        drop(aliases);
+        self.state
+            .remove_indices(remove_indices.iter().map(String::as_str));
+        RestResponse::json(200, &json!({ "acknowledged": true, "errors": false }))
+    }
+
+    /// `PUT <index>/_alias/<name>` with an optional body (`filter`, `is_write_index`).
+    pub(super) fn put_alias(&self, index: &str, alias: &str, body: &[u8]) -> RestResponse {
+        let body = match parse(body) {
+            Ok(b) => b,
+            Err(r) => return r,
+        };
+        let mut action = match body {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        action.insert("index".into(), json!(index));
+        action.insert("alias".into(), json!(alias));
+        let actions = json!({ "actions": [{ "add": action }] });
+        self.update_aliases(actions.to_string().as_bytes())
+    }
+
+    pub(super) fn delete_alias(&self, index: &str, alias: &str) -> RestResponse {
+        let actions = json!({ "actions": [{ "remove": { "index": index, "alias": alias } }] });
+        self.update_aliases(actions.to_string().as_bytes())
+    }
+
+    /// `GET [<index>/]_alias[/<name>]`: each index with its aliases; 404 when a named alias
+    /// is nowhere.
+    pub(super) fn get_alias(&self, indices: Option<&str>, aliases: Option<&str>) -> RestResponse {
+        let matched = match self.matching_indices(indices.unwrap_or("_all")) {
+            Ok(m) => m,
+            Err(r) => return r,
+        };
+        let all = self.state.aliases.read().unwrap_or_else(|p| p.into_inner());
+        let mut out = Map::new();
+        for index in matched {
+            let of = all.of_index(&index, aliases);
+            if aliases.is_none() || !of.is_empty() {
+                out.insert(index, json!({ "aliases": of }));
+            }
+        }
+        if aliases.is_some() && out.is_empty() {
+            return RestResponse::error(
+                404,
+                "aliases_not_found_exception",
+                &format!("alias [{}] missing", aliases.unwrap_or_default()),
+            );
+        }
+        RestResponse::json(200, &Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::embedded::rest::tests::call;
+    use crate::backend::embedded::EmbeddedBackend;
+    use serde_json::json;
+
+    fn count(b: &EmbeddedBackend, target: &str) -> (u16, serde_json::Value) {
+        call(b, "POST", &format!("/{target}/_count"), "")
+    }
+
+    #[test]
+    fn searches_and_writes_go_through_aliases_with_their_filters() {
+        let b = EmbeddedBackend::new();
+        let mapping = r#"{"mappings": {"properties": {"t": {"type": "keyword"}}}, "aliases": {"made-with": {}}}"#;
+        assert_eq!(call(&b, "PUT", "/a", mapping).0, 200);
+        assert_eq!(call(&b, "PUT", "/b", mapping).0, 200);
+        let docs = "{\"index\":{}}\n{\"t\":\"x\"}\n{\"index\":{}}\n{\"t\":\"y\"}\n{\"index\":{}}\n{\"t\":\"y\"}\n";
+        assert_eq!(call(&b, "POST", "/a/_bulk?refresh=true", docs).0, 200);
+        let actions = json!({"actions": [
+            {"add": {"index": "a", "alias": "only-y", "filter": {"term": {"t": "y"}}}},
+            {"add": {"indices": ["a", "b"], "alias": "both"}},
+            {"add": {"index": "a", "aliases": ["plain"]}}
+        ]});
+        let (status, r) = call(&b, "POST", "/_aliases", &actions.to_string());
+        assert_eq!(status, 200, "{r}");
+        assert_eq!(count(&b, "only-y").1["count"], 2);
+        assert_eq!(count(&b, "plain").1["count"], 3);
+        // The same index through the filtered and the plain alias: unfiltered.
+        assert_eq!(count(&b, "only-y,plain").1["count"], 3);
+        let (status, r) = count(&b, "both");
+        assert_eq!(status, 400, "{r}");
+        assert!(
+            r["error"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("reaches 2 indices (a, b)"),
+            "{r}"
+        );
+        // A write through a one-index alias lands in its index.
+        let (_, r) = call(
+            &b,
+            "POST",
+            "/plain/_bulk?refresh=true",
+            "{\"index\":{}}\n{\"t\":\"y\"}\n",
+        );
+        assert_eq!(r["items"][0]["index"]["_index"], "a", "{r}");
+        assert_eq!(count(&b, "only-y").1["count"], 3);
+        // Listed per index; removed; an index's removal takes its aliases.
+        let (_, got) = call(&b, "GET", "/a/_alias/only-*", "");
+        assert_eq!(
+            got,
+            json!({"a": {"aliases": {"only-y": {"filter": {"term": {"t": "y"}}}}}})
+        );
+        assert_eq!(
+            call(&b, "GET", "/_alias/made-with", "")
+                .1
+                .as_object()
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(call(&b, "DELETE", "/a/_alias/only-y", "").0, 200);
+        assert_eq!(count(&b, "only-y").0, 404);
+        assert_eq!(call(&b, "DELETE", "/a/_alias/only-y", "").0, 404);
+        assert_eq!(
+            call(
+                &b,
+                "PUT",
+                "/b/_alias/one-b",
+                r#"{"filter": {"term": {"t": "x"}}}"#
+            )
+            .0,
+            200
+        );
+        assert_eq!(count(&b, "one-b").1["count"], 0);
+        assert_eq!(call(&b, "DELETE", "/b", "").0, 200);
+        assert_eq!(count(&b, "one-b").0, 404);
+        assert_eq!(count(&b, "both").1["count"], 4);
+        // An alias named like an index is refused, and nothing of the request is applied.
+        let clash = json!({"actions": [{"add": {"index": "a", "alias": "new"}}, {"add": {"index": "a", "alias": "a"}}]});
+        assert_eq!(call(&b, "POST", "/_aliases", &clash.to_string()).0, 400);
+        assert_eq!(call(&b, "GET", "/_alias/new", "").0, 404);
+    }
+}
