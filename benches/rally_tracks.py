@@ -118,7 +118,9 @@ OUT_OF_REACH = [
     ("time_series aggregation", r"`time_series`"),
     ("ML aggregations", r"categorize_text|frequent_item_sets|`sampler`"),
     ("transforms", r"/_transform"),
-    ("remote clusters", r"remote"),
+    ("remote clusters", r"remote|/_ccr/"),
+    ("snapshots", r"/_snapshot"),
+    ("KQL", r"`kql`"),
     ("streaming ingestion", r"produce-stream-message"),
     ("a search of several indices", r"reaches \d+ indices"),
 ]

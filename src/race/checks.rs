@@ -214,21 +214,69 @@ fn raw_makes(c: &crate::ops::RawCall) -> Vec<String> {
     }
 }
 
-/// Err when a search reads, by its name, an index no task that runs before it makes: the
-/// embedded engine starts empty, so the search could only fail (typically a task a track.py
-/// would have run, such as a downsample, was to make it).
+/// Err when a task reads or writes, by name or pattern, an index no task that runs before it
+/// makes: the embedded engine starts empty, so the call could only fail (typically a task a
+/// track.py would have run, such as a downsample or the creation of data streams, was to make
+/// it). Wildcards count only where the engine refuses to match nothing (`_settings`, blocks,
+/// alias actions), as Elasticsearch does.
 fn never_made(spec: &crate::ops::OpSpec, made: &[String]) -> Result<(), String> {
-    let crate::ops::OpSpec::Search(s) = spec else {
-        return Ok(());
+    use crate::ops::OpSpec;
+    let names: Vec<String> = match spec {
+        OpSpec::Bulk(b) if b.create => Vec::new(),
+        OpSpec::RawRequest(r) => r.requests.iter().flat_map(raw_targets).collect(),
+        other => other
+            .target_indices()
+            .iter()
+            .flat_map(|t| t.split(','))
+            .filter(|n| !n.contains('*') && *n != "_all")
+            .map(str::to_string)
+            .collect(),
     };
-    let concrete = !s.index.contains(['*', ',']) && s.index != "_all" && !s.index.is_empty();
-    if concrete && !made.iter().any(|m| *m == s.index) {
-        return Err(format!(
-            "no task that runs before it makes index `{}`, and the engine starts empty: the search could only fail",
-            s.index
-        ));
+    let reached = |name: &str| {
+        made.iter().any(|m| {
+            m == name || (name.contains('*') && crate::ops::index_pattern_matches(name, m))
+        })
+    };
+    match names.iter().find(|n| !n.is_empty() && !reached(n)) {
+        Some(name) => Err(format!(
+            "no task that runs before it makes index `{name}`, and the engine starts empty: the call could only fail"
+        )),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The indices a raw request needs to exist: those an alias action names, and the target of
+/// a settings or block change.
+fn raw_targets(c: &crate::ops::RawCall) -> Vec<String> {
+    let path = c.path.trim_matches('/');
+    let segments: Vec<&str> = path.split('/').collect();
+    match (c.method.as_str(), segments.as_slice()) {
+        ("POST", ["_aliases"]) => {
+            let actions = c
+                .body
+                .as_ref()
+                .and_then(|b| b.get("actions"))
+                .and_then(|a| a.as_array());
+            let mut out = Vec::new();
+            for action in actions.into_iter().flatten() {
+                for a in ["add", "remove"].iter().filter_map(|k| action.get(*k)) {
+                    for key in ["index", "indices"] {
+                        match a.get(key) {
+                            Some(serde_json::Value::String(s)) => out.push(s.clone()),
+                            Some(serde_json::Value::Array(list)) => out
+                                .extend(list.iter().filter_map(|v| v.as_str()).map(str::to_string)),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            out
+        }
+        ("PUT", [target, "_settings"]) | ("PUT", [target, "_block", _]) => {
+            target.split(',').map(str::to_string).collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// The shards of a race drive one system: an in-process engine is one per shard, so a

@@ -296,17 +296,25 @@ fn calls(
             let of_kind: Vec<&DeclaredTemplate> =
                 declared.templates.iter().filter(|t| t.kind == declared_kind).collect();
             let wanted = string(op, "template");
-            let templates: Vec<(String, Value)> = if of_kind.is_empty() {
-                match (wanted, get("body")) {
-                    (Some(n), Some(b)) => vec![(n, b)],
-                    _ => return Some(Err(format!("`{kind}` needs `template` and `body` when the track declares no such templates"))),
+            // As Rally's CreateTemplateParamSource: `template` with a `body` first, else the
+            // declared templates (the one named, if named).
+            let templates: Vec<(String, Value)> = match (wanted, get("body")) {
+                (Some(n), Some(b)) => vec![(n, b)],
+                (_, _) if of_kind.is_empty() => {
+                    return Some(Err(format!("`{kind}` needs `template` and `body` when the track declares no such templates")))
                 }
-            } else {
-                of_kind
-                    .iter()
-                    .filter(|t| wanted.as_ref().is_none_or(|w| *w == t.name))
-                    .map(|t| (t.name.clone(), with_settings(kind, t.body.clone(), op.get("settings"))))
-                    .collect()
+                (wanted, _) => {
+                    let found: Vec<(String, Value)> = of_kind
+                        .iter()
+                        .filter(|t| wanted.as_ref().is_none_or(|w| *w == t.name))
+                        .map(|t| (t.name.clone(), with_settings(kind, t.body.clone(), op.get("settings"))))
+                        .collect();
+                    if let (Some(w), true) = (&wanted, found.is_empty()) {
+                        let names: Vec<&str> = of_kind.iter().map(|t| t.name.as_str()).collect();
+                        return Some(Err(format!("unknown template `{w}` (the track declares {}), as Rally says", names.join(", "))));
+                    }
+                    found
+                }
             };
             let calls = templates
                 .into_iter()
@@ -594,6 +602,42 @@ mod tests {
         let names: std::collections::HashSet<_> = BUILT_IN.iter().map(|(n, _)| n).collect();
         assert_eq!(names.len(), BUILT_IN.len(), "a type is listed twice");
         assert!(why_not("my-runner").contains("track.py"));
+    }
+
+    #[test]
+    fn a_template_with_its_body_wins_over_the_declared_ones_as_in_rally() {
+        let declared = Declared {
+            data_streams: Vec::new(),
+            templates: vec![DeclaredTemplate {
+                kind: "composable",
+                name: "declared".into(),
+                body: json!({"index_patterns": ["a-*"]}),
+                index_pattern: Some("a-*".into()),
+                delete_matching_indices: false,
+            }],
+        };
+        let p = rest_operation(
+            "create-composable-template",
+            &op(json!({"template": "own", "body": {"index_patterns": ["b-*"]}})),
+            &declared,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (p["path"].as_str(), &p["body"]),
+            (
+                Some("/_index_template/own"),
+                &json!({"index_patterns": ["b-*"]})
+            )
+        );
+        let unknown = rest_operation(
+            "create-composable-template",
+            &op(json!({"template": "nope"})),
+            &declared,
+        )
+        .unwrap()
+        .unwrap_err();
+        assert!(unknown.contains("unknown template `nope`"), "{unknown}");
     }
 
     #[test]

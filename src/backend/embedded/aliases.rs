@@ -191,12 +191,16 @@ mod tests {
 impl super::State {
     /// What a search of `names` reads (indices, aliases, patterns, comma lists): one index,
     /// and the filter its aliases add (filters of several aliases of it are ORed, and any
-    /// unfiltered way to it leaves it unfiltered, as in Elasticsearch).
+    /// unfiltered way to it leaves it unfiltered, as in Elasticsearch); None when only
+    /// wildcards were given and they match nothing (an empty answer, as there).
+    #[allow(clippy::type_complexity)]
     pub(super) fn search_target(
         &self,
         names: &str,
-    ) -> Result<(std::sync::Arc<super::EmbeddedIndex>, Option<Value>), crate::backend::OpError>
-    {
+    ) -> Result<
+        Option<(std::sync::Arc<super::EmbeddedIndex>, Option<Value>)>,
+        crate::backend::OpError,
+    > {
         use crate::backend::{ErrorKind, OpError};
         let indices = self.indices.read().unwrap_or_else(|p| p.into_inner());
         let aliases = self.aliases.read().unwrap_or_else(|p| p.into_inner());
@@ -241,16 +245,13 @@ impl super::State {
         }
         let mut it = reached.into_iter();
         match (it.next(), it.next()) {
-            (None, _) => Err(OpError::new(
-                ErrorKind::NotFound,
-                format!("no such index [{names}]"),
-            )),
-            (Some((index, filter)), None) => Ok((
+            (None, _) => Ok(None),
+            (Some((index, filter)), None) => Ok(Some((
                 indices.get(&index).cloned().ok_or_else(|| {
                     OpError::new(ErrorKind::NotFound, format!("no such index [{index}]"))
                 })?,
                 filter,
-            )),
+            ))),
             (Some((a, _)), Some((b, _))) => {
                 let rest = it.count();
                 Err(OpError::new(

@@ -339,7 +339,9 @@ impl Backend for EmbeddedBackend {
                 Err(fails) => fails,
             },
             OpSpec::Search(spec) => match self.state.search_target(&spec.index) {
-                Ok((index, filter)) => {
+                // Wildcards that match nothing: each call is an empty answer, as there.
+                Ok(None) => Prepared::Nothing,
+                Ok(Some((index, filter))) => {
                     let plan = match &filter {
                         Some(f) => index.compile(&aliases::with_filter(&spec.body, f))?,
                         None => index.compile(&spec.body)?,

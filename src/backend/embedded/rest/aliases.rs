@@ -2,7 +2,7 @@
 //! `PUT`/`DELETE <index>/_alias/<name>` and `GET [<index>/]_alias[/<name>]`.
 
 use super::admin::parse;
-use super::{not_found, RestResponse};
+use super::RestResponse;
 use crate::backend::embedded::aliases::AliasTarget;
 use crate::backend::embedded::EmbeddedBackend;
 use serde_json::{json, Map, Value};
@@ -21,26 +21,6 @@ fn names(action: &Value, key: &str, plural: &str) -> Vec<String> {
 }
 
 impl EmbeddedBackend {
-    /// Index names matching `pattern` (a name, a comma list, wildcards).
-    fn matching_indices(&self, pattern: &str) -> Result<Vec<String>, RestResponse> {
-        let map = self.state.indices.read().unwrap_or_else(|p| p.into_inner());
-        let mut out = Vec::new();
-        for part in pattern.split(',') {
-            if part.contains('*') || part == "_all" {
-                out.extend(
-                    map.keys()
-                        .filter(|n| crate::ops::index_pattern_matches(part, n))
-                        .cloned(),
-                );
-            } else if map.contains_key(part) {
-                out.push(part.to_string());
-            } else {
-                return Err(not_found(part));
-            }
-        }
-        Ok(out)
-    }
-
     /// `POST _aliases`: the actions apply together or not at all.
     pub(super) fn update_aliases(&self, body: &[u8]) -> RestResponse {
         let body = match parse(body) {
@@ -54,12 +34,7 @@ impl EmbeddedBackend {
                 "[actions] is a list of add, remove and remove_index actions",
             );
         };
-        let mut aliases = self
-            .state
-            .aliases
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        // Checked against a copy of what would change; applied only if all are fine.
+        // Read first (names resolve through the aliases too); applied only if all are fine.
         let mut adds = Vec::new();
         let mut removes = Vec::new();
         let mut remove_indices = Vec::new();
@@ -85,7 +60,7 @@ impl EmbeddedBackend {
             }
             let mut matched = Vec::new();
             for i in &indices {
-                match self.matching_indices(i) {
+                match self.index_names(i) {
                     Ok(m) => matched.extend(m),
                     Err(r) => return r,
                 }
@@ -132,6 +107,11 @@ impl EmbeddedBackend {
                 }
             }
         }
+        let mut aliases = self
+            .state
+            .aliases
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         for (alias, index) in &removes {
             let missing = aliases
                 .targets(alias)
@@ -181,7 +161,7 @@ impl EmbeddedBackend {
     /// `GET [<index>/]_alias[/<name>]`: each index with its aliases; 404 when a named alias
     /// is nowhere.
     pub(super) fn get_alias(&self, indices: Option<&str>, aliases: Option<&str>) -> RestResponse {
-        let matched = match self.matching_indices(indices.unwrap_or("_all")) {
+        let matched = match self.index_names(indices.unwrap_or("_all")) {
             Ok(m) => m,
             Err(r) => return r,
         };
@@ -212,6 +192,34 @@ mod tests {
 
     fn count(b: &EmbeddedBackend, target: &str) -> (u16, serde_json::Value) {
         call(b, "POST", &format!("/{target}/_count"), "")
+    }
+
+    #[test]
+    fn a_wildcard_matching_nothing_is_empty_where_elasticsearch_allows_it() {
+        let b = EmbeddedBackend::new();
+        let (status, r) = call(&b, "POST", "/none-*/_search", "");
+        assert_eq!(
+            (status, &r["hits"]["total"]["value"]),
+            (200, &json!(0)),
+            "{r}"
+        );
+        assert_eq!(count(&b, "none-*").1["count"], 0);
+        assert_eq!(call(&b, "GET", "/none-*/_stats", "").0, 200);
+        assert_eq!(call(&b, "POST", "/none-*/_refresh", "").0, 200);
+        // Settings and blocks need a match (allow_no_indices is false there).
+        assert_eq!(
+            call(
+                &b,
+                "PUT",
+                "/none-*/_settings",
+                r#"{"index.refresh_interval": "1s"}"#
+            )
+            .0,
+            404
+        );
+        assert_eq!(call(&b, "PUT", "/none-*/_block/write", "").0, 404);
+        // A concrete name is still a 404.
+        assert_eq!(count(&b, "none").0, 404);
     }
 
     #[test]

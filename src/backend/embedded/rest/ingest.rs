@@ -63,7 +63,7 @@ impl EmbeddedBackend {
             Ok(b) => b,
             Err(r) => return r,
         };
-        let indices = match self.resolve(names) {
+        let indices = match self.resolve_as(names, false) {
             Ok(i) => i,
             Err(r) => return r,
         };
@@ -81,7 +81,7 @@ impl EmbeddedBackend {
 
     /// `PUT <index>/_block/<block>`.
     pub(super) fn add_block(&self, names: &str, block: &str) -> RestResponse {
-        let indices = match self.resolve(Some(names)) {
+        let indices = match self.resolve_as(Some(names), false) {
             Ok(i) => i,
             Err(r) => return r,
         };

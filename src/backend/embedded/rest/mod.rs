@@ -342,16 +342,52 @@ impl EmbeddedBackend {
         )
     }
 
-    /// The indices a path names: one, a comma-separated list, `_all`, or all when absent.
+    /// The indices a path names (all when absent), as Elasticsearch's broadcast APIs read
+    /// it: a wildcard may match nothing (`allow_no_indices`).
     fn resolve(&self, names: Option<&str>) -> Result<Vec<Arc<EmbeddedIndex>>, RestResponse> {
-        let map = self.state.indices.read().unwrap_or_else(|p| p.into_inner());
-        match names {
-            None | Some("_all") | Some("*") => Ok(map.values().cloned().collect()),
-            Some(list) => list
-                .split(',')
-                .map(|n| map.get(n).cloned().ok_or_else(|| not_found(n)))
-                .collect(),
+        self.resolve_as(names, true)
+    }
+
+    /// As [`Self::resolve`]; with `allow_no_indices` false (`_settings`, `_block`), names that
+    /// reach no index are a 404, as there.
+    fn resolve_as(
+        &self,
+        names: Option<&str>,
+        allow_no_indices: bool,
+    ) -> Result<Vec<Arc<EmbeddedIndex>>, RestResponse> {
+        let found = self.index_names(names.unwrap_or("_all"))?;
+        if found.is_empty() && !allow_no_indices {
+            return Err(not_found(names.unwrap_or("_all")));
         }
+        let map = self.state.indices.read().unwrap_or_else(|p| p.into_inner());
+        Ok(found.iter().filter_map(|n| map.get(n).cloned()).collect())
+    }
+
+    /// Index names `pattern` reaches (a name, an alias, a comma list, wildcards, `_all`): a
+    /// concrete name that is no index or alias is a 404; a wildcard may match nothing.
+    fn index_names(&self, pattern: &str) -> Result<Vec<String>, RestResponse> {
+        let map = self.state.indices.read().unwrap_or_else(|p| p.into_inner());
+        let aliases = self.state.aliases.read().unwrap_or_else(|p| p.into_inner());
+        let mut out: Vec<String> = Vec::new();
+        for part in pattern.split(',').filter(|p| !p.is_empty()) {
+            if part.contains('*') || part == "_all" {
+                let part = if part == "_all" { "*" } else { part };
+                out.extend(
+                    map.keys()
+                        .filter(|n| crate::ops::index_pattern_matches(part, n))
+                        .cloned(),
+                );
+            } else if map.contains_key(part) {
+                out.push(part.to_string());
+            } else if let Some(targets) = aliases.targets(part) {
+                out.extend(targets.keys().cloned());
+            } else {
+                return Err(not_found(part));
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
     }
 
     fn each_index(

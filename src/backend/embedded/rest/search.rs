@@ -147,7 +147,22 @@ impl EmbeddedBackend {
     ) -> RestResponse {
         let started = Instant::now();
         let (index, filter) = match self.state.search_target(name) {
-            Ok(t) => t,
+            Ok(Some(t)) => t,
+            // Wildcards that match nothing: an empty answer, as Elasticsearch gives.
+            Ok(None) if count_only => {
+                return RestResponse::json(
+                    200,
+                    &json!({ "count": 0, "_shards": { "total": 0, "successful": 0, "skipped": 0, "failed": 0 } }),
+                )
+            }
+            Ok(None) => {
+                return RestResponse::json(
+                    200,
+                    &json!({ "took": started.elapsed().as_millis() as u64, "timed_out": false,
+                    "_shards": { "total": 0, "successful": 0, "skipped": 0, "failed": 0 },
+                    "hits": { "total": { "value": 0, "relation": "eq" }, "max_score": null, "hits": [] } }),
+                )
+            }
             Err(e) => return RestResponse::from_op_error(&e),
         };
         let body = match parse_body(body) {
