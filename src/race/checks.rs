@@ -319,3 +319,60 @@ mod tests {
         assert!(wildcard_match("d*", "dé"));
     }
 }
+
+#[cfg(test)]
+mod made_tests {
+    use super::{makes, never_made, raw_targets};
+    use crate::ops::{OpSpec, RawCall, RawRequestSpec, StatusSet};
+    use serde_json::{json, Value};
+
+    fn raw(method: &str, path: &str, body: Option<Value>) -> RawCall {
+        RawCall {
+            method: method.into(),
+            path: path.into(),
+            body,
+            request_params: Vec::new(),
+            poll: None,
+        }
+    }
+
+    fn spec(calls: Vec<RawCall>) -> OpSpec {
+        OpSpec::RawRequest(RawRequestSpec {
+            requests: calls,
+            ignore_status: StatusSet::default(),
+            bound: None,
+        })
+    }
+
+    #[test]
+    fn what_raw_requests_make_and_need() {
+        let aliases = raw(
+            "POST",
+            "/_aliases",
+            Some(json!({"actions": [
+                {"add": {"indices": ["a", "b"], "alias": "x"}},
+                {"add": {"index": "c", "aliases": ["y", "z"]}},
+                {"remove": {"index": "d", "alias": "w"}}
+            ]})),
+        );
+        assert_eq!(raw_targets(&aliases), vec!["a", "b", "c", "d"]);
+        let made = makes(&spec(vec![
+            aliases,
+            raw("PUT", "/logs", None),
+            raw("PUT", "/_data_stream/ds", None),
+            raw("PUT", "/logs/_alias/al", None),
+            raw("PUT", "/logs/_settings", None),
+        ]));
+        assert_eq!(made, vec!["x", "y", "z", "logs", "ds", "al"]);
+        assert_eq!(
+            raw_targets(&raw("PUT", "/l-*,m/_settings", None)),
+            vec!["l-*", "m"]
+        );
+        assert!(raw_targets(&raw("GET", "/l-*/_stats", None)).is_empty());
+        // A settings change on a pattern that matches something made is fine; else it is not.
+        let settings = spec(vec![raw("PUT", "/logs-*/_settings", None)]);
+        assert!(never_made(&settings, &["logs-a".into()]).is_ok());
+        let refused = never_made(&settings, &["other".into()]).unwrap_err();
+        assert!(refused.contains("`logs-*`"), "{refused}");
+    }
+}
