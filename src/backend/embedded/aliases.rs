@@ -239,7 +239,7 @@ impl super::State {
             if !found && !pattern {
                 return Err(OpError::new(
                     ErrorKind::NotFound,
-                    format!("no such index [{part}]"),
+                    format!("no such index `{part}`"),
                 ));
             }
         }
@@ -248,7 +248,7 @@ impl super::State {
             (None, _) => Ok(None),
             (Some((index, filter)), None) => Ok(Some((
                 indices.get(&index).cloned().ok_or_else(|| {
-                    OpError::new(ErrorKind::NotFound, format!("no such index [{index}]"))
+                    OpError::new(ErrorKind::NotFound, format!("no such index `{index}`"))
                 })?,
                 filter,
             ))),

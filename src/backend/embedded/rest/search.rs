@@ -163,6 +163,10 @@ impl EmbeddedBackend {
                     "hits": { "total": { "value": 0, "relation": "eq" }, "max_score": null, "hits": [] } }),
                 )
             }
+            // In Elasticsearch's words, `no such index [name]`, for the name that is missing.
+            Err(e) if e.kind == crate::backend::ErrorKind::NotFound => {
+                return super::not_found(e.message.split('`').nth(1).unwrap_or(name))
+            }
             Err(e) => return RestResponse::from_op_error(&e),
         };
         let body = match parse_body(body) {
