@@ -211,6 +211,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--bin", default="", help="a runner binary to use (default: build the release one)")
     ap.add_argument("--json", default="", help="also write the rows to this file, as JSON")
+    ap.add_argument("--render", action="store_true",
+                    help="also compare each track's render with Rally's or OSB's (benches/render_vs_rally.py; venvs from PyPI)")
     a = ap.parse_args()
     global BIN
     if a.bin:
@@ -224,6 +226,7 @@ def main():
     wait_for(port)
     only = set(x for x in a.only.split(",") if x)
     rows, causes = [], Counter()
+    renderers = None
     try:
         for family, name, d in tracks(a.shared, only):
             if family == "opensearch":
@@ -232,6 +235,13 @@ def main():
             data = os.path.join(home, "data", os.path.basename(d))
             os.makedirs(data, exist_ok=True)
             make_corpus(py, a.shared, d, data, home)
+            render = ""
+            if a.render:
+                if renderers is None:
+                    # Imported here: it imports this module's helpers in turn.
+                    from render_vs_rally import Renderers
+                    renderers = Renderers(os.path.join(home, "render"))
+                render = renderers.compare(family, d, "", time.time())[2]
             names, problem = challenges(d, home, a.others)
             if names is None:
                 rows.append((f"{family}/{name}", "-", "-", {"exit": "render", "secs": 0, "ran": 0, "skipped": [], "failed": [], "error": problem[0]}))
@@ -250,6 +260,7 @@ def main():
                     row["fail_classes"] = Counter(
                         classify(skipped_here[t], skipped_here) if t in skipped_here else "runner"
                         for t in (f.split(": ", 1)[0] for f in row["failed"]))
+                    row["render"] = render
                     rows.append((f"{family}/{name}", c or "(default)", backend, row))
                     for s in row["skipped"]:
                         causes["skipped: " + reason(s)] += 1
@@ -259,12 +270,14 @@ def main():
                         causes["race error: " + reason(row["error"])] += 1
     finally:
         serve.kill()
-    print("| track | challenge | backend | exit | seconds | tasks run clean | skipped | failed | first problem |")
-    print("|---|---|---|--:|--:|--:|--:|--:|---|")
+    render_col = "| render = Rally's/OSB's " if a.render else ""
+    print(f"| track | challenge | backend {render_col}| exit | seconds | tasks run clean | skipped | failed | first problem |")
+    print("|---|---|---|" + ("---|" if a.render else "") + "--:|--:|--:|--:|--:|---|")
     for track, c, backend, r in rows:
         first = r["error"] or (r["failed"][0] if r["failed"] else (r["skipped"][0] if r["skipped"] else ""))
         first = first.replace("|", "\\|")[:140]
-        print(f"| {track} | {c} | {backend} | {r['exit']} | {r['secs']:.1f} | {r['ran']} | {len(r['skipped'])} | {len(r['failed'])} | {first} |")
+        render = f"| {r.get('render', '')[:60]} " if a.render else ""
+        print(f"| {track} | {c} | {backend} {render}| {r['exit']} | {r['secs']:.1f} | {r['ran']} | {len(r['skipped'])} | {len(r['failed'])} | {first} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump([{"track": t, "challenge": c, "backend": b, **r} for t, c, b, r in rows], f, indent=1)

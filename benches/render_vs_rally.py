@@ -113,6 +113,37 @@ def mask_clock(value, now_like):
     return value
 
 
+class Renderers:
+    """The reference renderers (esrally 2.13; OSB's on first need), set up once."""
+
+    def __init__(self, scratch):
+        self.esrally = venv("esrally", "esrally==2.13.0")
+        self.osb = None
+        self.scratch = scratch
+
+    def compare(self, family, d, params, now):
+        """One track: (reference, runner's side, verdict: `equal` or what differs)."""
+        f = "workload.json" if os.path.exists(os.path.join(d, "workload.json")) else "track.json"
+        if family == "opensearch":
+            self.osb = self.osb or venv("osb", "opensearch-benchmark")
+            d = beside_common_operations(d, self.scratch)
+            ref, ref_err = osb_render(self.osb, d, f)
+            who = "OSB"
+        else:
+            ref, ref_err = rally_render(self.esrally, d, params)
+            who = "esrally 2.13"
+        ours, our_err = runner_render(d, params)
+        if ref_err or our_err:
+            verdict = "both fail" if ref_err and our_err else "differ: one side fails"
+            return f"{who}: {ref_err or 'ok'}", our_err or "ok", verdict
+        try:
+            r, o = json.loads(ref), json.loads(ours)
+        except json.JSONDecodeError as e:
+            return who, "", f"not JSON: {e}"
+        diff = differences(mask_clock(o, now), mask_clock(r, now))
+        return who, "ok", "equal" if not diff else "<br>".join(diff)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "rally-tracks"))
@@ -122,37 +153,15 @@ def main():
     only = set(filter(None, a.only.split(",")))
     import time
     now = time.time()
-    esrally = venv("esrally", "esrally==2.13.0")
-    osb = None
-    scratch = tempfile.mkdtemp(prefix="render-vs-rally-")
+    renderers = Renderers(tempfile.mkdtemp(prefix="render-vs-rally-"))
     print("| track | reference | runner | comparison |")
     print("|---|---|---|---|")
     equal = total = 0
     for family, name, d in tracks(a.shared, only):
-        f = "workload.json" if os.path.exists(os.path.join(d, "workload.json")) else "track.json"
-        if family == "opensearch":
-            osb = osb or venv("osb", "opensearch-benchmark")
-            d = beside_common_operations(d, scratch)
-            ref, ref_err = osb_render(osb, d, f)
-            who = "OSB"
-        else:
-            ref, ref_err = rally_render(esrally, d, a.params)
-            who = "esrally 2.13"
-        ours, our_err = runner_render(d, a.params)
+        who, ours, verdict = renderers.compare(family, d, a.params, now)
         total += 1
-        if ref_err or our_err:
-            verdict = "both fail" if ref_err and our_err else "differ: one side fails"
-            print(f"| {family}/{name} | {who}: {ref_err or 'ok'} | {our_err or 'ok'} | {verdict} |")
-            continue
-        try:
-            r, o = json.loads(ref), json.loads(ours)
-        except json.JSONDecodeError as e:
-            print(f"| {family}/{name} | {who} | | not JSON: {e} |")
-            continue
-        diff = differences(mask_clock(o, now), mask_clock(r, now))
-        if not diff:
-            equal += 1
-        print(f"| {family}/{name} | {who} | ok | {'equal' if not diff else '<br>'.join(diff)} |")
+        equal += verdict == "equal"
+        print(f"| {family}/{name} | {who} | {ours} | {verdict} |")
     print(f"\n{equal} of {total} tracks render equal to the reference renderer.")
 
 
