@@ -209,6 +209,17 @@ fn raw_makes(c: &crate::ops::RawCall) -> Vec<String> {
             })
             .collect(),
         ("PUT" | "POST", [_, "_alias" | "_aliases", name]) => vec![name.to_string()],
+        // A template's aliases are made with the indices it matches.
+        ("PUT" | "POST", ["_index_template" | "_template" | "_component_template", _]) => {
+            let body = c.body.as_ref();
+            let aliases = body
+                .and_then(|b| b.pointer("/template/aliases").or_else(|| b.get("aliases")))
+                .and_then(|a| a.as_object());
+            aliases
+                .into_iter()
+                .flat_map(|a| a.keys().cloned())
+                .collect()
+        }
         ("PUT", ["_data_stream", name]) | ("PUT", [name]) => vec![name.to_string()],
         _ => Vec::new(),
     }
@@ -362,8 +373,18 @@ mod made_tests {
             raw("PUT", "/_data_stream/ds", None),
             raw("PUT", "/logs/_alias/al", None),
             raw("PUT", "/logs/_settings", None),
+            raw(
+                "PUT",
+                "/_index_template/t",
+                Some(json!({"template": {"aliases": {"ta": {}}}})),
+            ),
+            raw(
+                "PUT",
+                "/_template/legacy",
+                Some(json!({"aliases": {"la": {}}})),
+            ),
         ]));
-        assert_eq!(made, vec!["x", "y", "z", "logs", "ds", "al"]);
+        assert_eq!(made, vec!["x", "y", "z", "logs", "ds", "al", "ta", "la"]);
         assert_eq!(
             raw_targets(&raw("PUT", "/l-*,m/_settings", None)),
             vec!["l-*", "m"]
