@@ -138,56 +138,6 @@ pub fn with_filter(body: &Value, filter: &Value) -> Value {
     Value::Object(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn aliases_are_added_removed_and_written_through() {
-        let mut a = Aliases::default();
-        let f = AliasTarget::parse(&json!({"filter": {"term": {"t": 1}}})).unwrap();
-        a.add("one", "i1", f.clone());
-        a.add("many", "i1", AliasTarget::default());
-        a.add(
-            "many",
-            "i2",
-            AliasTarget::parse(&json!({"is_write_index": true})).unwrap(),
-        );
-        assert_eq!(a.write_index("one"), Ok(Some("i1")));
-        assert_eq!(a.write_index("many"), Ok(Some("i2")));
-        assert_eq!(a.write_index("none"), Ok(None));
-        assert_eq!(a.of_index("i1", None).len(), 2);
-        assert_eq!(
-            a.of_index("i1", Some("on*"))["one"],
-            json!({"filter": {"term": {"t": 1}}})
-        );
-        assert_eq!(a.remove("man*", "i2"), 1);
-        assert_eq!(a.write_index("many"), Ok(Some("i1")));
-        a.add("many", "i3", AliasTarget::default());
-        assert!(a
-            .write_index("many")
-            .unwrap_err()
-            .contains("no write index"));
-        a.remove_index("i1");
-        assert!(a.targets("one").is_none());
-        assert_eq!(a.names().collect::<Vec<_>>(), vec!["many"]);
-        assert!(AliasTarget::parse(&json!({"filter": "x"})).is_err());
-    }
-
-    #[test]
-    fn a_filter_is_added_without_scoring() {
-        let f = json!({"term": {"t": 1}});
-        assert_eq!(
-            with_filter(&json!({"query": {"match": {"m": "x"}}, "size": 3}), &f),
-            json!({"size": 3, "query": {"bool": {"must": [{"match": {"m": "x"}}], "filter": [{"term": {"t": 1}}]}}})
-        );
-        assert_eq!(
-            with_filter(&json!({}), &f)["query"]["bool"]["must"][0],
-            json!({"match_all": {}})
-        );
-    }
-}
-
 impl super::State {
     /// What a search of `names` reads (indices, aliases, patterns, comma lists): one index,
     /// and the filter its aliases add (filters of several aliases of it are ORed, and any
@@ -264,5 +214,55 @@ impl super::State {
                 ))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_are_added_removed_and_written_through() {
+        let mut a = Aliases::default();
+        let f = AliasTarget::parse(&json!({"filter": {"term": {"t": 1}}})).unwrap();
+        a.add("one", "i1", f.clone());
+        a.add("many", "i1", AliasTarget::default());
+        a.add(
+            "many",
+            "i2",
+            AliasTarget::parse(&json!({"is_write_index": true})).unwrap(),
+        );
+        assert_eq!(a.write_index("one"), Ok(Some("i1")));
+        assert_eq!(a.write_index("many"), Ok(Some("i2")));
+        assert_eq!(a.write_index("none"), Ok(None));
+        assert_eq!(a.of_index("i1", None).len(), 2);
+        assert_eq!(
+            a.of_index("i1", Some("on*"))["one"],
+            json!({"filter": {"term": {"t": 1}}})
+        );
+        assert_eq!(a.remove("man*", "i2"), 1);
+        assert_eq!(a.write_index("many"), Ok(Some("i1")));
+        a.add("many", "i3", AliasTarget::default());
+        assert!(a
+            .write_index("many")
+            .unwrap_err()
+            .contains("no write index"));
+        a.remove_index("i1");
+        assert!(a.targets("one").is_none());
+        assert_eq!(a.names().collect::<Vec<_>>(), vec!["many"]);
+        assert!(AliasTarget::parse(&json!({"filter": "x"})).is_err());
+    }
+
+    #[test]
+    fn a_filter_is_added_without_scoring() {
+        let f = json!({"term": {"t": 1}});
+        assert_eq!(
+            with_filter(&json!({"query": {"match": {"m": "x"}}, "size": 3}), &f),
+            json!({"size": 3, "query": {"bool": {"must": [{"match": {"m": "x"}}], "filter": [{"term": {"t": 1}}]}}})
+        );
+        assert_eq!(
+            with_filter(&json!({}), &f)["query"]["bool"]["must"][0],
+            json!({"match_all": {}})
+        );
     }
 }
