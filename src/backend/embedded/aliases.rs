@@ -170,27 +170,33 @@ impl super::State {
             }
         };
         for part in names.split(',').filter(|p| !p.is_empty()) {
-            let pattern = part.contains('*') || part == "_all";
-            let mut found = false;
+            if !(part.contains('*') || part == "_all") {
+                // A name: an index or an alias, looked up, not matched.
+                if indices.contains_key(part) {
+                    reach(part, None);
+                } else if let Some(targets) = aliases.targets(part) {
+                    for (index, t) in targets {
+                        reach(index, t.filter.as_ref());
+                    }
+                } else {
+                    return Err(OpError::new(
+                        ErrorKind::NotFound,
+                        format!("no such index `{part}`"),
+                    ));
+                }
+                continue;
+            }
             for name in indices.keys() {
-                if name == part || (pattern && crate::ops::index_pattern_matches(part, name)) {
+                if crate::ops::index_pattern_matches(part, name) {
                     reach(name, None);
-                    found = true;
                 }
             }
             for alias in aliases.names() {
-                if alias == part || (pattern && crate::ops::index_pattern_matches(part, alias)) {
+                if crate::ops::index_pattern_matches(part, alias) {
                     for (index, t) in aliases.targets(alias).into_iter().flatten() {
                         reach(index, t.filter.as_ref());
                     }
-                    found = true;
                 }
-            }
-            if !found && !pattern {
-                return Err(OpError::new(
-                    ErrorKind::NotFound,
-                    format!("no such index `{part}`"),
-                ));
             }
         }
         let mut it = reached.into_iter();

@@ -16,10 +16,6 @@ pub struct FetchPlan {
     highlight: Option<highlight::Highlight>,
 }
 
-pub(super) fn glob(pattern: &str, name: &str) -> bool {
-    super::templates::glob(pattern, name)
-}
-
 impl FetchPlan {
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty() && self.highlight.is_none()
@@ -106,7 +102,7 @@ pub(super) fn matching(mapping: &Mapping, pattern: &str) -> Vec<(String, MappedF
     mapping
         .fields
         .iter()
-        .filter(|f| glob(pattern, &f.name))
+        .filter(|f| super::templates::glob(pattern, &f.name))
         .map(|f| (f.name.clone(), f.clone()))
         .collect()
 }

@@ -122,7 +122,7 @@ impl Pipelines {
 fn matches_any(patterns: &str, id: &str) -> bool {
     patterns
         .split(',')
-        .any(|p| p == "_all" || super::templates::glob(p, id))
+        .any(|p| crate::ops::index_pattern_matches(p, id))
 }
 
 impl Pipeline {

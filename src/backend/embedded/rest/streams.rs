@@ -71,7 +71,7 @@ impl State {
             .filter(|(n, _)| {
                 patterns
                     .iter()
-                    .any(|p| *p == "_all" || crate::backend::embedded::templates::glob(p, n))
+                    .any(|p| crate::ops::index_pattern_matches(p, n))
             })
             .map(|(n, t)| (n.clone(), t.clone()))
             .collect()
