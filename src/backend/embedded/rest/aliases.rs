@@ -91,9 +91,11 @@ impl EmbeddedBackend {
                     }
                 }
                 "remove" => {
+                    // `must_exist: false` removes what is there and asks for nothing more.
+                    let must_exist = a.get("must_exist").and_then(Value::as_bool) != Some(false);
                     for alias in names(a, "alias", "aliases") {
                         for index in &matched {
-                            removes.push((alias.clone(), index.clone()));
+                            removes.push((alias.clone(), index.clone(), must_exist));
                         }
                     }
                 }
@@ -112,10 +114,11 @@ impl EmbeddedBackend {
             .aliases
             .write()
             .unwrap_or_else(|p| p.into_inner());
-        for (alias, index) in &removes {
-            let missing = aliases
-                .targets(alias)
-                .is_none_or(|t| !t.contains_key(index))
+        for (alias, index, must_exist) in &removes {
+            let missing = *must_exist
+                && aliases
+                    .targets(alias)
+                    .is_none_or(|t| !t.contains_key(index))
                 && !alias.contains('*');
             if missing {
                 return RestResponse::error(
@@ -125,7 +128,7 @@ impl EmbeddedBackend {
                 );
             }
         }
-        for (alias, index) in removes {
+        for (alias, index, _) in removes {
             aliases.remove(&alias, &index);
         }
         for (alias, index, target) in adds {
@@ -276,6 +279,8 @@ mod tests {
         assert_eq!(call(&b, "DELETE", "/a/_alias/only-y", "").0, 200);
         assert_eq!(count(&b, "only-y").0, 404);
         assert_eq!(call(&b, "DELETE", "/a/_alias/only-y", "").0, 404);
+        let lenient = json!({"actions": [{"remove": {"index": "a", "alias": "only-y", "must_exist": false}}]});
+        assert_eq!(call(&b, "POST", "/_aliases", &lenient.to_string()).0, 200);
         assert_eq!(
             call(
                 &b,
