@@ -54,7 +54,7 @@ pub struct RaceRequest {
     /// `--threshold`s: for the task named, or (None) for every task.
     pub thresholds: Vec<(Option<String>, crate::thresholds::Threshold)>,
     /// Where the embedded backend keeps its indices.
-    pub engine_storage: crate::backend::embedded::storage::EngineStorage,
+    pub engine_storage: engine::storage::EngineStorage,
     /// This process's shard of a race run by several; None runs it whole.
     pub shard: Option<crate::shard::ShardSpec>,
 }

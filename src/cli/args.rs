@@ -230,7 +230,7 @@ pub struct RaceArgs {
     /// The embedded backend's indices: on disk under the results directory (memory stays
     /// flat as the corpus grows), or in RAM.
     #[arg(long, value_enum, default_value = "disk")]
-    pub engine_storage: crate::backend::embedded::storage::EngineStorage,
+    pub engine_storage: engine::storage::EngineStorage,
     #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
@@ -266,7 +266,7 @@ pub struct ServeArgs {
     /// Where the engine keeps its indices: on disk under the results directory (memory stays
     /// flat as the corpus grows), or in RAM.
     #[arg(long, value_enum, default_value = "disk")]
-    pub engine_storage: crate::backend::embedded::storage::EngineStorage,
+    pub engine_storage: engine::storage::EngineStorage,
     /// Address to bind; loopback by default, as the server has no authentication.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: std::net::IpAddr,

@@ -4,25 +4,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// What a document of a bulk body asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
-    Index,
-    Create,
-    Update,
-    Delete,
-}
-
-impl Verb {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verb::Index => "index",
-            Verb::Create => "create",
-            Verb::Update => "update",
-            Verb::Delete => "delete",
-        }
-    }
-}
+/// What a document of a bulk body asks for: the engine's bulk verbs.
+pub use engine::bulk::Verb;
 
 /// An action line that [`ActionLines`] wrote: its verb, and where its `_id` (a JSON string,
 /// quotes included) lies in the body. A generated `update` wraps its document as

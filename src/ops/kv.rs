@@ -109,6 +109,19 @@ pub struct CustomCommand {
     pub args: Vec<Vec<ArgPart>>,
 }
 
+/// The embedded store fills a command's arguments through this, as the RESP writer does.
+impl engine::ArgTemplate for CustomCommand {
+    fn name(&self) -> String {
+        CustomCommand::name(self)
+    }
+    fn arg_count(&self) -> usize {
+        self.args.len()
+    }
+    fn write_arg(&self, i: usize, key: &[u8], value: &[u8], out: &mut Vec<u8>) {
+        CustomCommand::write_arg(self, i, key, value, out)
+    }
+}
+
 impl CustomCommand {
     /// The command's name, upper-cased (`HSET`).
     pub fn name(&self) -> String {

@@ -177,24 +177,8 @@ impl OpSpec {
     }
 }
 
-/// Elasticsearch's index pattern: `*` for any run of characters (`_all` is every index).
-pub fn index_pattern_matches(pattern: &str, name: &str) -> bool {
-    if pattern == "_all" {
-        return true;
-    }
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((head, tail)) => {
-            let Some(rest) = name.strip_prefix(head) else {
-                return false;
-            };
-            rest.char_indices()
-                .map(|(i, _)| i)
-                .chain([rest.len()])
-                .any(|i| index_pattern_matches(tail, &rest[i..]))
-        }
-    }
-}
+/// Index-name patterns (`_all`, `*`): the engine's one matcher, for every backend's checks.
+pub use engine::names::index_pattern_matches;
 
 /// URL parameters as a query string (`a=1&b=x%20y`), empty when there are none.
 pub fn query_string(params: &[(String, String)]) -> String {

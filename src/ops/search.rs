@@ -42,21 +42,9 @@ pub struct SearchSpec {
     pub bound: Option<std::sync::Arc<super::BoundBody>>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PageBy {
-    /// A scroll: the first search opens it, each next page continues it, the end clears it.
-    Scroll,
-    /// Each page searches again with `search_after` set to the last hit's sort values.
-    SearchAfter,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Paging {
-    pub by: PageBy,
-    /// At most this many pages; None reads until a page comes back short (Rally's "all").
-    pub pages: Option<u64>,
-    pub per_page: u64,
-}
+/// How a scroll or paginated search reads its pages: the engine's definition, which every
+/// backend follows.
+pub use engine::{PageBy, Paging};
 
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<SearchSpec, ParamError> {
     let index = admin::single_index(p, ctx)?;

@@ -3,7 +3,7 @@
 //! a real engine on this machine. `--stub` answers search and bulk without doing any work,
 //! to measure a client alone.
 
-use crate::backend::embedded::{EmbeddedBackend, RestRequest, RestResponse};
+use engine::{Engine, RestRequest, RestResponse};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -36,12 +36,12 @@ pub struct ServeOptions {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     pub limits: Limits,
     /// Where the engine keeps its indices, under `home/engine/` on disk.
-    pub storage: crate::backend::embedded::storage::EngineStorage,
+    pub storage: engine::storage::EngineStorage,
     pub home: std::path::PathBuf,
 }
 
 struct Server {
-    engine: EmbeddedBackend,
+    engine: Engine,
     stub: bool,
     in_flight: InFlightBytes,
     body_timeout: Duration,
@@ -61,7 +61,7 @@ pub async fn serve(
     let max_connections = connections_the_system_allows(opts.limits.max_connections);
     on_bound(listener.local_addr()?);
     let server = Arc::new(Server {
-        engine: EmbeddedBackend::with_storage(opts.storage, &opts.home)?,
+        engine: Engine::with_storage(opts.storage, &opts.home)?,
         stub: opts.stub,
         in_flight: InFlightBytes::new(opts.limits.max_in_flight_bytes),
         body_timeout: opts.limits.body_timeout,

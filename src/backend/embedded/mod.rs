@@ -1,129 +1,33 @@
-//! The embedded backend: in-process, no server to install. Documents and search run on
-//! tantivy; key-value operations on an in-memory sharded store.
+//! The embedded backend: the engine crate in process, no server to install. This adapter
+//! turns the runner's operations into engine calls and the engine's answers into outcomes.
 
-pub(crate) mod aggs;
-mod aliases;
-mod bulk;
-mod command;
-mod datemath;
-mod dates;
-mod dynamic;
-mod fetch;
-mod functions;
-mod geo;
-pub(crate) mod index;
-mod ingest;
-mod keywords;
-mod kv;
-mod mapping;
-mod nested;
-mod query;
-mod query_string;
-mod ranges;
-mod rest;
-mod scoring;
-pub(crate) mod search;
-pub(crate) mod sort;
-pub mod storage;
-mod templates;
+mod poll;
+#[cfg(test)]
+mod tests;
 
-pub use command::StoreCommand;
-pub use index::EmbeddedIndex;
-pub use kv::KvStore;
-pub use rest::{RestRequest, RestResponse, COMPATIBLE_VERSION};
+pub use engine::storage;
+pub use engine::{Engine, RestRequest, RestResponse, COMPATIBLE_VERSION};
 
 use super::{Backend, BackendClient, BackendInfo, ErrorKind, OpError, Outcome, Payload};
 use crate::ops::{IndexSpec, KvCommand, OpSpec};
-use command::Found;
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use engine::{CreateError, EmbeddedIndex, Found, StoreCommand};
+use std::sync::Arc;
 
-#[derive(Default)]
-pub struct EmbeddedBackend {
-    state: Arc<State>,
-}
-
-#[derive(Default)]
-struct State {
-    indices: RwLock<HashMap<String, Arc<EmbeddedIndex>>>,
-    kv: KvStore,
-    /// Scrolls opened through the REST API (`runner serve`).
-    scrolls: std::sync::Mutex<rest::Scrolls>,
-    templates: RwLock<templates::Templates>,
-    /// Data streams, each with the template it was created from (its index has its name).
-    data_streams: RwLock<std::collections::BTreeMap<String, String>>,
-    pipelines: RwLock<ingest::Pipelines>,
-    aliases: RwLock<aliases::Aliases>,
-    /// Cluster settings as last put (`persistent`, `transient`); they change nothing here.
-    cluster_settings: RwLock<serde_json::Value>,
-    /// Where indices live on disk; None keeps them in RAM. Last, so that it is removed after
-    /// the indices in it are closed (fields drop in order).
-    disk: Option<storage::EngineDir>,
-}
-
-impl State {
-    /// Creates an index with the matching templates applied under its body.
-    fn create_index(&self, name: &str, body: &serde_json::Value) -> Result<(), CreateError> {
-        let body = self
-            .templates
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .apply(name, body);
-        if self
-            .indices
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains_key(name)
-        {
-            return Err(CreateError::Exists);
-        }
-        let dir = match &self.disk {
-            Some(engine) => Some(engine.index_dir(name).map_err(|e| {
-                CreateError::Mapping(format!("index `{name}`: cannot create its directory: {e}"))
-            })?),
-            None => None,
+impl From<engine::Error> for OpError {
+    fn from(e: engine::Error) -> Self {
+        let kind = match e.kind {
+            engine::ErrorKind::NotFound => ErrorKind::NotFound,
+            engine::ErrorKind::BadRequest => ErrorKind::BadRequest,
+            engine::ErrorKind::Internal => ErrorKind::Internal,
+            engine::ErrorKind::ErrorReply => ErrorKind::ErrorReply,
         };
-        // The body's aliases, checked before anything is made.
-        let mut aliases = Vec::new();
-        if let Some(serde_json::Value::Object(m)) = body.get("aliases") {
-            for (alias, b) in m {
-                let target = aliases::AliasTarget::parse(b)
-                    .map_err(|m| CreateError::Mapping(format!("alias `{alias}`: {m}")))?;
-                aliases.push((alias.clone(), target));
-            }
-        }
-        let index = EmbeddedIndex::create_in(name, &body, dir)
-            .map_err(|e| CreateError::Mapping(e.message))?;
-        let mut map = self.indices.write().unwrap_or_else(|p| p.into_inner());
-        if map.contains_key(name) {
-            return Err(CreateError::Exists);
-        }
-        map.insert(name.to_string(), Arc::new(index));
-        let mut all = self.aliases.write().unwrap_or_else(|p| p.into_inner());
-        for (alias, target) in aliases {
-            all.add(&alias, name, target);
-        }
-        Ok(())
+        OpError::new(kind, e.message)
     }
 }
 
-impl State {
-    /// Removes indices (and the data streams they are), leaving the others.
-    fn remove_indices<'n>(&self, names: impl Iterator<Item = &'n str>) {
-        let mut map = self.indices.write().unwrap_or_else(|p| p.into_inner());
-        let mut streams = self.data_streams.write().unwrap_or_else(|p| p.into_inner());
-        let mut aliases = self.aliases.write().unwrap_or_else(|p| p.into_inner());
-        for n in names {
-            map.remove(n);
-            streams.remove(n);
-            aliases.remove_index(n);
-        }
-    }
-}
-
-enum CreateError {
-    Exists,
-    Mapping(String),
+#[derive(Default, Clone)]
+pub struct EmbeddedBackend {
+    engine: Engine,
 }
 
 /// One request of a raw-request operation, for the engine's REST layer.
@@ -164,8 +68,8 @@ pub enum Prepared {
     },
     Search {
         index: Arc<EmbeddedIndex>,
-        plan: search::SearchPlan,
-        paging: Option<crate::ops::Paging>,
+        plan: engine::SearchPlan,
+        paging: Option<engine::Paging>,
         /// The filter the aliases searched through add (to bodies drawn per call too).
         filter: Option<serde_json::Value>,
     },
@@ -191,25 +95,17 @@ impl EmbeddedBackend {
         storage: storage::EngineStorage,
         home: &std::path::Path,
     ) -> std::io::Result<Self> {
-        let disk = match storage {
-            storage::EngineStorage::Disk => Some(storage::EngineDir::create(home)?),
-            storage::EngineStorage::Ram => None,
-        };
         Ok(EmbeddedBackend {
-            state: Arc::new(State {
-                disk,
-                ..State::default()
-            }),
+            engine: Engine::with_storage(storage, home)?,
         })
     }
 
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
     pub fn index(&self, name: &str) -> Option<Arc<EmbeddedIndex>> {
-        self.state
-            .indices
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(name)
-            .cloned()
+        self.engine.index(name)
     }
 
     fn index_or_fail(&self, name: &str) -> Result<Arc<EmbeddedIndex>, Prepared> {
@@ -231,7 +127,7 @@ impl Backend for EmbeddedBackend {
     async fn server_snapshot(
         &self,
     ) -> Option<Result<crate::backend::server_stats::ServerSnapshot, String>> {
-        let stats = self.rest(&RestRequest {
+        let stats = self.engine.rest(&RestRequest {
             method: "GET",
             path: "/_nodes/stats",
             query: "",
@@ -246,7 +142,7 @@ impl Backend for EmbeddedBackend {
     fn info(&self) -> BackendInfo {
         let mut details = serde_json::Map::new();
         details.insert("engine".into(), "tantivy".into());
-        let storage = if self.state.disk.is_some() {
+        let storage = if self.engine.on_disk() {
             "disk"
         } else {
             "ram"
@@ -261,20 +157,20 @@ impl Backend for EmbeddedBackend {
 
     fn cannot_run(op: &OpSpec) -> Option<String> {
         match op {
-            OpSpec::Search(spec) => search::unsupported_body(&spec.body),
+            OpSpec::Search(spec) => engine::unsupported_search(&spec.body),
             // A mapping the engine cannot build is named before the race, not at create-index.
             OpSpec::CreateIndex(indices) => indices
                 .iter()
-                .find_map(|i| index::EmbeddedIndex::check_mapping(&i.name, &i.body).err()),
+                .find_map(|i| EmbeddedIndex::check_mapping(&i.name, &i.body).err()),
             OpSpec::RawRequest(spec) => spec
                 .requests
                 .iter()
-                .find(|r| !rest::answers(&r.method, &r.path))
+                .find(|r| !engine::rest::answers(&r.method, &r.path))
                 .map(|r| format!("the embedded engine has no endpoint for {} {} (it answers the part of Elasticsearch's REST API that `runner serve` lists)", r.method, r.path)),
             OpSpec::Kv(spec) => spec
                 .custom
                 .as_ref()
-                .and_then(|c| StoreCommand::compile(c).err())
+                .and_then(|c| StoreCommand::compile(c.clone()).err())
                 .map(|e| e.message),
             _ => None,
         }
@@ -282,7 +178,7 @@ impl Backend for EmbeddedBackend {
 
     async fn connect(&self) -> Result<EmbeddedClient, OpError> {
         Ok(EmbeddedClient {
-            state: self.state.clone(),
+            engine: self.engine.clone(),
             args: Vec::new(),
             last_item_failure: None,
         })
@@ -338,12 +234,12 @@ impl Backend for EmbeddedBackend {
                 },
                 Err(fails) => fails,
             },
-            OpSpec::Search(spec) => match self.state.search_target(&spec.index) {
+            OpSpec::Search(spec) => match self.engine.search_target(&spec.index) {
                 // Wildcards that match nothing: each call is an empty answer, as there.
                 Ok(None) => Prepared::Nothing,
                 Ok(Some((index, filter))) => {
                     let plan = match &filter {
-                        Some(f) => index.compile(&aliases::with_filter(&spec.body, f))?,
+                        Some(f) => index.compile(&engine::with_alias_filter(&spec.body, f))?,
                         None => index.compile(&spec.body)?,
                     };
                     Prepared::Search {
@@ -353,14 +249,14 @@ impl Backend for EmbeddedBackend {
                         filter,
                     }
                 }
-                Err(e) if e.kind == ErrorKind::NotFound => Prepared::Fails(OpError::new(
+                Err(e) if e.kind == engine::ErrorKind::NotFound => Prepared::Fails(OpError::new(
                     ErrorKind::NotFound,
                     format!(
                         "{} (is there a create-index task before this one?)",
                         e.message
                     ),
                 )),
-                Err(e) => Prepared::Fails(e),
+                Err(e) => Prepared::Fails(e.into()),
             },
             OpSpec::GetDocument { index, id } => match self.index_or_fail(index) {
                 Ok(index) => Prepared::GetDocument {
@@ -370,7 +266,7 @@ impl Backend for EmbeddedBackend {
                 Err(fails) => fails,
             },
             OpSpec::Kv(spec) => Prepared::Kv(match &spec.custom {
-                Some(c) => Some(Arc::new(StoreCommand::compile(c)?)),
+                Some(c) => Some(Arc::new(StoreCommand::compile(c.clone())?)),
                 None => None,
             }),
             OpSpec::Sleep(_) => Prepared::Nothing,
@@ -387,16 +283,11 @@ pub fn cannot_run_on(op: &OpSpec, created: &[crate::ops::IndexSpec]) -> Option<S
         return None;
     };
     let created = created.iter().rev().find(|i| i.name == spec.index)?;
-    // A mapping the engine cannot build is named by the create-index's own check.
-    let mapping = mapping::Mapping::from_index_body(&created.body).ok()?;
-    let index = tantivy::Index::create_in_ram(mapping.schema.clone());
-    search::compile_search(&spec.index, &mapping, &index, &spec.body)
-        .err()
-        .map(|e| e.message)
+    engine::check_search_against(&spec.index, &created.body, &spec.body)
 }
 
 pub struct EmbeddedClient {
-    state: Arc<State>,
+    engine: Engine,
     /// A custom command's arguments, rebuilt per key in place.
     args: Vec<Vec<u8>>,
     last_item_failure: Option<String>,
@@ -405,7 +296,7 @@ pub struct EmbeddedClient {
 impl EmbeddedClient {
     fn create_indices(&self, specs: &[IndexSpec]) -> Result<Outcome, OpError> {
         for spec in specs {
-            self.state.create_index(&spec.name, &spec.body).map_err(|e| match e {
+            self.engine.create_index(&spec.name, &spec.body).map_err(|e| match e {
                 CreateError::Exists => OpError::new(ErrorKind::BadRequest, format!("index `{}` already exists (add a delete-index before it, e.g. in the task's reset)", spec.name)),
                 CreateError::Mapping(m) => OpError::new(ErrorKind::BadRequest, m),
             })?;
@@ -419,26 +310,10 @@ impl EmbeddedClient {
     fn with_indices(
         &self,
         names: &[String],
-        f: impl Fn(&EmbeddedIndex) -> Result<(), OpError>,
+        f: impl Fn(&EmbeddedIndex) -> Result<(), engine::Error>,
     ) -> Result<Outcome, OpError> {
-        for name in names.iter().flat_map(|n| n.split(',')) {
-            // `_all` and wildcards name every matching index (none is not an error, as
-            // Elasticsearch allows no indices for them); a plain name must exist.
-            let matched: Vec<Arc<EmbeddedIndex>> = {
-                let map = self.state.indices.read().unwrap_or_else(|p| p.into_inner());
-                if name == "_all" || name.contains('*') {
-                    map.iter()
-                        .filter(|(n, _)| crate::ops::index_pattern_matches(name, n))
-                        .map(|(_, i)| i.clone())
-                        .collect()
-                } else {
-                    let one = map.get(name).cloned().ok_or_else(|| {
-                        OpError::new(ErrorKind::NotFound, format!("no such index `{name}`"))
-                    })?;
-                    vec![one]
-                }
-            };
-            for index in &matched {
+        for name in names {
+            for index in &self.engine.matching_indices(name)? {
                 f(index)?;
             }
         }
@@ -457,11 +332,11 @@ impl EmbeddedClient {
     ) -> Result<Outcome, OpError> {
         let mut outcome = Outcome::default();
         let first_failure = &mut self.last_item_failure;
-        self.state
+        self.engine
             .bulk(
                 index,
                 pipeline,
-                bulk::batch_items(body, pairs),
+                batch_items(body, pairs),
                 |name, verb, id, result| match result {
                     Ok(_) => outcome.units += 1,
                     Err(e) => {
@@ -504,7 +379,7 @@ impl EmbeddedClient {
                 "key-value operation without keys",
             ));
         };
-        let store = &self.state.kv;
+        let store = self.engine.kv();
         let mut found = 0;
         for (key, command) in keys.chunks_exact(*key_size).zip(commands.iter()) {
             // A miss is an answer, not an error (redis-benchmark counts it as a request too);
@@ -563,23 +438,30 @@ impl BackendClient for EmbeddedClient {
                     )
                 })?;
                 let body = match filter {
-                    Some(f) => aliases::with_filter(&body, f),
+                    Some(f) => engine::with_alias_filter(&body, f),
                     None => body,
                 };
-                index.search(&index.compile(&body)?)
+                Ok(searched(index.search(&index.compile(&body)?)?))
             }
             Prepared::Search {
                 index,
                 plan,
                 paging: None,
                 ..
-            } => index.search(plan),
+            } => Ok(searched(index.search(plan)?)),
             Prepared::Search {
                 index,
                 plan,
                 paging: Some(paging),
                 ..
-            } => tokio::task::block_in_place(|| index.paged(plan, *paging)),
+            } => tokio::task::block_in_place(|| {
+                let read = index.paged(plan, *paging)?;
+                Ok(Outcome {
+                    units: read.pages,
+                    hits: read.total_hits,
+                    ..Outcome::default()
+                })
+            }),
             Prepared::Kv(custom) => self.kv(custom.as_deref(), payload),
             Prepared::Bulk { index, pipeline } => match payload {
                 // Indexing is heavy CPU work: let tokio move other clients off this thread.
@@ -588,13 +470,20 @@ impl BackendClient for EmbeddedClient {
                 }),
                 _ => Err(OpError::new(ErrorKind::Internal, "bulk without documents")),
             },
-            Prepared::GetDocument { index, id } => index.get(id),
+            Prepared::GetDocument { index, id } => {
+                index.get(id)?;
+                Ok(Outcome {
+                    units: 1,
+                    hits: 1,
+                    ..Outcome::default()
+                })
+            }
             Prepared::CreateIndex(specs) => {
                 tokio::task::block_in_place(|| self.create_indices(specs))
             }
             Prepared::DeleteIndex(names) => {
                 // Deleting an index that is not there is not an error: resets start from any state.
-                self.state.remove_indices(names.iter().map(String::as_str));
+                self.engine.remove_indices(names.iter().map(String::as_str));
                 Ok(Outcome {
                     units: 1,
                     ..Outcome::default()
@@ -611,7 +500,8 @@ impl BackendClient for EmbeddedClient {
             }),
             Prepared::ClusterHealth(index) => self.with_indices(index.as_slice(), |_| Ok(())),
             Prepared::IndexDocument { index, id, source } => {
-                index.index_one(id.as_deref(), source).map(|_| Outcome {
+                index.index_one(id.as_deref(), source)?;
+                Ok(Outcome {
                     units: 1,
                     ..Outcome::default()
                 })
@@ -621,7 +511,7 @@ impl BackendClient for EmbeddedClient {
                 ignore_status,
             } => {
                 let backend = EmbeddedBackend {
-                    state: self.state.clone(),
+                    engine: self.engine.clone(),
                 };
                 for r in requests {
                     // A body drawn from bindings replaces the (one) request's.
@@ -636,7 +526,7 @@ impl BackendClient for EmbeddedClient {
                         body,
                     };
                     let response = match r.poll {
-                        None => tokio::task::block_in_place(|| backend.rest(&request)),
+                        None => tokio::task::block_in_place(|| backend.engine.rest(&request)),
                         Some(poll) => backend.poll(&request, poll).await?,
                     };
                     if ignore_status.contains(response.status) {
@@ -670,4 +560,29 @@ impl BackendClient for EmbeddedClient {
     fn item_failure_reason(&mut self) -> Option<String> {
         self.last_item_failure.take()
     }
+}
+
+/// A search's outcome: one operation, its total hits.
+fn searched(total_hits: u64) -> Outcome {
+    Outcome {
+        units: 1,
+        hits: total_hits,
+        ..Outcome::default()
+    }
+}
+
+/// A corpus batch's (action, document) pairs as the engine's bulk items.
+pub fn batch_items<'a>(
+    body: &'a str,
+    pairs: crate::corpus::Pairs<'a>,
+) -> impl Iterator<Item = Result<engine::bulk::Item<'a>, engine::bulk::Malformed>> + 'a {
+    pairs.iter(body).map(|p| {
+        Ok(engine::bulk::Item {
+            verb: p.verb,
+            index: p.index,
+            id: p.id,
+            body: (p.verb != engine::bulk::Verb::Delete).then_some(p.document),
+            pipeline: None,
+        })
+    })
 }

@@ -1,0 +1,30 @@
+//! The engine's one error type: what went wrong, in the terms of Elasticsearch's answers.
+
+/// What kind of failure: the REST layer turns each into its status, a caller into its own kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The index, alias or document does not exist (404).
+    NotFound,
+    /// The request is malformed or asks for what the engine does not run (400).
+    BadRequest,
+    /// The engine failed while serving the request (500).
+    Internal,
+    /// A key-value command the store refused (as Redis replies `-ERR ...`).
+    ErrorReply,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{kind:?}: {message}")]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! Running a processor on one document.
+
+use super::{ConvertTo, Processor, SetValue, TextOp};
+use crate::ingest::doc::{kind, scalar_text, IngestDoc};
+use serde_json::Value;
+
+/// What running a processor did to the document's course.
+pub enum Flow {
+    Next,
+    Drop,
+    /// Run the named pipeline here.
+    Call(String, bool),
+}
+
+impl Processor {
+    pub fn run(&self, doc: &mut IngestDoc) -> Result<Flow, String> {
+        match self {
+            Processor::Set {
+                field,
+                value,
+                override_existing,
+                ignore_empty_value,
+            } => {
+                if !override_existing && doc.get(field).is_some_and(|v| !v.is_null()) {
+                    return Ok(Flow::Next);
+                }
+                let v = match value {
+                    SetValue::Template(t) => Value::String(doc.render(t)),
+                    SetValue::Value(v) => v.clone(),
+                    SetValue::CopyFrom(from) => match doc.get(from) {
+                        Some(v) => v.into_owned(),
+                        None => {
+                            return Err(format!(
+                                "field [{from}] not present as part of path [{from}]"
+                            ))
+                        }
+                    },
+                };
+                if *ignore_empty_value && (v.is_null() || v == "") {
+                    return Ok(Flow::Next);
+                }
+                doc.set(field, v)?;
+            }
+            Processor::Remove {
+                fields,
+                ignore_missing,
+            } => {
+                for f in fields {
+                    if doc.remove(f).is_none() && !ignore_missing {
+                        return Err(format!("field [{f}] not present as part of path [{f}]"));
+                    }
+                }
+            }
+            Processor::Rename {
+                field,
+                target,
+                ignore_missing,
+            } => {
+                if doc.has(target) {
+                    return Err(format!("field [{target}] already exists"));
+                }
+                match doc.remove(field) {
+                    Some(v) => doc.set(target, v)?,
+                    None if *ignore_missing => {}
+                    None => return Err(format!("field [{field}] doesn't exist")),
+                }
+            }
+            Processor::Append {
+                field,
+                values,
+                allow_duplicates,
+            } => {
+                let rendered: Vec<Value> = values
+                    .iter()
+                    .map(|v| match v {
+                        Value::String(s) if s.contains("{{") => Value::String(doc.render(s)),
+                        v => v.clone(),
+                    })
+                    .collect();
+                let mut list = match doc.remove(field) {
+                    None => Vec::new(),
+                    Some(Value::Array(a)) => a,
+                    Some(v) => vec![v],
+                };
+                for v in rendered {
+                    if *allow_duplicates || !list.contains(&v) {
+                        list.push(v);
+                    }
+                }
+                doc.set(field, Value::Array(list))?;
+            }
+            Processor::Text {
+                op,
+                field,
+                target,
+                ignore_missing,
+            } => {
+                let Some(v) = present(doc, field, *ignore_missing)? else {
+                    return Ok(Flow::Next);
+                };
+                let out = map_strings(&v, field, |s| match op {
+                    TextOp::Lower => s.to_lowercase(),
+                    TextOp::Upper => s.to_uppercase(),
+                    TextOp::Trim => s.trim().to_string(),
+                })?;
+                doc.set(target, out)?;
+            }
+            Processor::Convert {
+                field,
+                target,
+                to,
+                ignore_missing,
+            } => {
+                let Some(v) = present(doc, field, *ignore_missing)? else {
+                    return Ok(Flow::Next);
+                };
+                let out = match v {
+                    Value::Array(a) => Value::Array(
+                        a.iter()
+                            .map(|x| convert(x, *to))
+                            .collect::<Result<_, _>>()?,
+                    ),
+                    one => convert(&one, *to)?,
+                };
+                doc.set(target, out)?;
+            }
+            Processor::Date {
+                field,
+                target,
+                formats,
+            } => {
+                let Some(v) = doc.get(field).map(|v| v.into_owned()) else {
+                    return Err(format!(
+                        "field [{field}] not present as part of path [{field}]"
+                    ));
+                };
+                let at = formats
+                    .iter()
+                    .find_map(|f| f.read(&v).ok())
+                    .ok_or_else(|| format!("unable to parse date [{v}]"))?;
+                let millis = at.into_timestamp_millis();
+                let text = chrono::DateTime::from_timestamp_millis(millis)
+                    .ok_or_else(|| format!("date [{v}] is out of range"))?
+                    .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+                    .to_string();
+                doc.set(target, Value::String(text))?;
+            }
+            Processor::Fingerprint(f) => f.run(doc)?,
+            Processor::Split {
+                field,
+                target,
+                separator,
+                ignore_missing,
+            } => {
+                let Some(v) = present(doc, field, *ignore_missing)? else {
+                    return Ok(Flow::Next);
+                };
+                let Value::String(s) = v else {
+                    return Err(format!(
+                        "field [{field}] of type [{}] cannot be cast to a string",
+                        kind(&v)
+                    ));
+                };
+                let mut parts: Vec<Value> = separator
+                    .split(&s)
+                    .map(|p| Value::String(p.to_string()))
+                    .collect();
+                // Java's String.split drops trailing empty strings.
+                while parts.last().is_some_and(|p| p == "") {
+                    parts.pop();
+                }
+                doc.set(target, Value::Array(parts))?;
+            }
+            Processor::Join {
+                field,
+                target,
+                separator,
+            } => {
+                let Some(Value::Array(a)) = doc.get(field).map(|v| v.into_owned()) else {
+                    return Err(format!("field [{field}] is not a list"));
+                };
+                let texts: Vec<String> = a
+                    .iter()
+                    .map(|v| scalar_text(v).unwrap_or_else(|| v.to_string()))
+                    .collect();
+                doc.set(target, Value::String(texts.join(separator)))?;
+            }
+            Processor::Gsub {
+                field,
+                target,
+                pattern,
+                replacement,
+                ignore_missing,
+            } => {
+                let Some(v) = present(doc, field, *ignore_missing)? else {
+                    return Ok(Flow::Next);
+                };
+                let out = map_strings(&v, field, |s| {
+                    pattern.replace_all(s, replacement.as_str()).into_owned()
+                })?;
+                doc.set(target, out)?;
+            }
+            Processor::Json {
+                field,
+                target,
+                add_to_root,
+            } => {
+                let Some(v) = doc.get(field).map(|v| v.into_owned()) else {
+                    return Err(format!(
+                        "field [{field}] not present as part of path [{field}]"
+                    ));
+                };
+                let parsed: Value = match &v {
+                    Value::String(s) => serde_json::from_str(s)
+                        .map_err(|e| format!("field [{field}] is not JSON: {e}"))?,
+                    other => other.clone(),
+                };
+                match (add_to_root, parsed) {
+                    (true, Value::Object(m)) => doc.source.extend(m),
+                    (true, other) => {
+                        return Err(format!(
+                        "cannot add non-map fields to root of document (field [{field}] holds {})",
+                        kind(&other)
+                    ))
+                    }
+                    (false, p) => doc.set(target.as_deref().unwrap_or(field), p)?,
+                }
+            }
+            Processor::Drop => return Ok(Flow::Drop),
+            Processor::Fail(message) => return Err(doc.render(message)),
+            Processor::Pipeline {
+                name,
+                ignore_missing_pipeline,
+            } => return Ok(Flow::Call(doc.render(name), *ignore_missing_pipeline)),
+            Processor::Reroute(destination) => {
+                doc.index = doc.render(destination);
+            }
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// The field's value; None (skip) when it is missing and `ignore_missing` says so.
+fn present(doc: &IngestDoc, field: &str, ignore_missing: bool) -> Result<Option<Value>, String> {
+    match doc.get(field) {
+        Some(v) if !v.is_null() => Ok(Some(v.into_owned())),
+        _ if ignore_missing => Ok(None),
+        _ => Err(format!(
+            "field [{field}] not present as part of path [{field}]"
+        )),
+    }
+}
+
+/// A string processor over a string or a list of strings.
+fn map_strings(v: &Value, field: &str, f: impl Fn(&str) -> String) -> Result<Value, String> {
+    match v {
+        Value::String(s) => Ok(Value::String(f(s))),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| match x {
+                Value::String(s) => Ok(Value::String(f(s))),
+                other => Err(format!(
+                    "field [{field}] holds {}, not a string",
+                    kind(other)
+                )),
+            })
+            .collect::<Result<_, _>>()
+            .map(Value::Array),
+        other => Err(format!(
+            "field [{field}] of type [{}] cannot be cast to a string",
+            kind(other)
+        )),
+    }
+}
+
+fn convert(v: &Value, to: ConvertTo) -> Result<Value, String> {
+    let text = scalar_text(v).ok_or_else(|| format!("cannot convert {} [{v}]", kind(v)))?;
+    let t = text.trim();
+    let number = |t: &str| -> Result<f64, String> {
+        t.parse::<f64>()
+            .map_err(|_| format!("unable to convert [{t}] to a number"))
+    };
+    Ok(match to {
+        ConvertTo::Integer | ConvertTo::Long => {
+            let n: i64 = match t.parse() {
+                Ok(n) => n,
+                Err(_) if t.starts_with("0x") || t.starts_with("0X") => {
+                    i64::from_str_radix(&t[2..], 16)
+                        .map_err(|_| format!("unable to convert [{t}] to an integer"))?
+                }
+                Err(_) => return Err(format!("unable to convert [{t}] to an integer")),
+            };
+            if matches!(to, ConvertTo::Integer) && i32::try_from(n).is_err() {
+                return Err(format!(
+                    "unable to convert [{t}] to an integer: out of range"
+                ));
+            }
+            Value::from(n)
+        }
+        ConvertTo::Float | ConvertTo::Double => serde_json::Number::from_f64(number(t)?)
+            .map(Value::Number)
+            .ok_or_else(|| format!("unable to convert [{t}] to a finite number"))?,
+        ConvertTo::Boolean => match t.to_ascii_lowercase().as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => {
+                return Err(format!(
+                    "[{t}] is not a boolean value, cannot convert to boolean"
+                ))
+            }
+        },
+        ConvertTo::String => Value::String(text),
+        ConvertTo::Auto => match v {
+            Value::String(_) => {
+                if let Ok(n) = t.parse::<i64>() {
+                    Value::from(n)
+                } else if let Some(n) = t.parse::<f64>().ok().and_then(serde_json::Number::from_f64)
+                {
+                    Value::Number(n)
+                } else if t == "true" || t == "false" {
+                    Value::Bool(t == "true")
+                } else {
+                    v.clone()
+                }
+            }
+            other => other.clone(),
+        },
+    })
+}

@@ -1,0 +1,757 @@
+//! The Elasticsearch REST API subset over the embedded engine: a request (method, path,
+//! query string, body) in, a status and an Elasticsearch-shaped JSON body out. `runner serve`
+//! puts it behind HTTP; the embedded backend's `raw-request` calls it in-process.
+//!
+//! Differences from Elasticsearch, on purpose: a write creates no index (bulk items for an index
+//! that does not exist fail with `index_not_found_exception`, unless a data stream template
+//! makes it a data stream), one shard, health always green.
+
+mod admin;
+mod aliases;
+mod documents;
+mod ingest;
+mod recovery;
+mod search;
+mod streams;
+
+pub use search::Scrolls;
+
+use super::{Engine, EmbeddedIndex};
+use crate::{Error, ErrorKind};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// The version `GET /` reports: clients check the major version to pick their API dialect.
+pub const COMPATIBLE_VERSION: &str = "8.15.0";
+
+pub struct RestRequest<'a> {
+    pub method: &'a str,
+    /// The path without the query string, e.g. `/geonames/_search`.
+    pub path: &'a str,
+    /// The raw query string (`a=1&b=2`), possibly empty.
+    pub query: &'a str,
+    pub body: &'a [u8],
+}
+
+pub struct RestResponse {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+impl RestResponse {
+    pub(super) fn json(status: u16, v: &Value) -> RestResponse {
+        RestResponse {
+            status,
+            body: serde_json::to_vec(v).unwrap_or_default(),
+        }
+    }
+
+    pub(super) fn error(status: u16, kind: &str, reason: &str) -> RestResponse {
+        let cause = json!({ "type": kind, "reason": reason });
+        RestResponse::json(
+            status,
+            &json!({ "error": { "root_cause": [cause.clone()], "type": kind, "reason": reason }, "status": status }),
+        )
+    }
+
+    pub(super) fn from_error(e: &Error) -> RestResponse {
+        match e.kind {
+            ErrorKind::NotFound => {
+                RestResponse::error(404, "index_not_found_exception", &e.message)
+            }
+            ErrorKind::BadRequest => {
+                RestResponse::error(400, "illegal_argument_exception", &e.message)
+            }
+            _ => RestResponse::error(500, "exception", &e.message),
+        }
+    }
+}
+
+pub(super) fn param<'q>(query: &'q str, name: &str) -> Option<&'q str> {
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+pub(super) fn not_found(name: &str) -> RestResponse {
+    RestResponse::error(
+        404,
+        "index_not_found_exception",
+        &format!("no such index [{name}]"),
+    )
+}
+
+/// The endpoints the engine answers; one list, read by [`Engine::rest`] and by the
+/// check that names a raw request the engine has no endpoint for before a race.
+enum Route<'a> {
+    Root,
+    Health(Option<&'a str>),
+    Bulk(Option<&'a str>),
+    Refresh(Option<&'a str>),
+    ForceMerge(Option<&'a str>),
+    Stats(Option<&'a str>),
+    NodeStats,
+    PutClusterSettings,
+    GetClusterSettings,
+    IndexSettings(Option<&'a str>),
+    PutTemplate(&'a str, &'a str),
+    DeleteTemplate(&'a str, &'a str),
+    GetTemplate(&'a str, &'a str),
+    Scroll(Option<&'a str>),
+    ClearScroll(Option<&'a str>),
+    Search(&'a str, bool),
+    GetDoc(&'a str, &'a str),
+    PutDoc(&'a str, Option<&'a str>),
+    CreateIndex(&'a str),
+    DeleteIndex(&'a str),
+    GetIndex(&'a str),
+    PutDataStream(&'a str),
+    DeleteDataStream(&'a str),
+    GetDataStream(Option<&'a str>),
+    PutPipeline(&'a str),
+    GetPipeline(Option<&'a str>),
+    DeletePipeline(&'a str),
+    AddBlock(&'a str, &'a str),
+    Recovery(Option<&'a str>),
+    UpdateAliases,
+    PutAlias(&'a str, &'a str),
+    DeleteAlias(&'a str, &'a str),
+    GetAlias(Option<&'a str>, Option<&'a str>),
+}
+
+fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
+    const TEMPLATES: [&str; 3] = ["_template", "_index_template", "_component_template"];
+    Some(match (method, segments) {
+        ("GET" | "HEAD", []) => Route::Root,
+        ("GET", ["_cluster", "health"]) => Route::Health(None),
+        ("GET", ["_cluster", "health", index]) => Route::Health(Some(index)),
+        ("POST" | "PUT", ["_bulk"]) => Route::Bulk(None),
+        ("POST" | "PUT", [index, "_bulk"]) => Route::Bulk(Some(index)),
+        ("POST" | "GET", ["_refresh"]) => Route::Refresh(None),
+        ("POST" | "GET", [index, "_refresh"]) => Route::Refresh(Some(index)),
+        ("POST", ["_forcemerge"]) => Route::ForceMerge(None),
+        ("POST", [index, "_forcemerge"]) => Route::ForceMerge(Some(index)),
+        ("GET", ["_stats"]) => Route::Stats(None),
+        ("GET", [index, "_stats"]) => Route::Stats(Some(index)),
+        ("GET", ["_nodes", "stats"] | ["_nodes", "stats", _] | ["_nodes", _, "stats"]) => {
+            Route::NodeStats
+        }
+        ("PUT", ["_cluster", "settings"]) => Route::PutClusterSettings,
+        ("GET", ["_cluster", "settings"]) => Route::GetClusterSettings,
+        ("PUT", [index, "_settings"]) => Route::IndexSettings(Some(index)),
+        ("PUT", ["_settings"]) => Route::IndexSettings(None),
+        ("PUT" | "POST", [kind, name]) if TEMPLATES.contains(kind) => {
+            Route::PutTemplate(kind, name)
+        }
+        ("DELETE", [kind, name]) if TEMPLATES.contains(kind) => Route::DeleteTemplate(kind, name),
+        ("GET" | "HEAD", [kind, name]) if TEMPLATES.contains(kind) => {
+            Route::GetTemplate(kind, name)
+        }
+        ("PUT", ["_data_stream", name]) => Route::PutDataStream(name),
+        ("DELETE", ["_data_stream", names]) => Route::DeleteDataStream(names),
+        ("GET", ["_data_stream"]) => Route::GetDataStream(None),
+        ("GET", ["_data_stream", names]) => Route::GetDataStream(Some(names)),
+        ("PUT", ["_ingest", "pipeline", id]) => Route::PutPipeline(id),
+        ("GET", ["_ingest", "pipeline"]) => Route::GetPipeline(None),
+        ("GET", ["_ingest", "pipeline", ids]) => Route::GetPipeline(Some(ids)),
+        ("DELETE", ["_ingest", "pipeline", ids]) => Route::DeletePipeline(ids),
+        ("PUT", [index, "_block", block]) => Route::AddBlock(index, block),
+        ("POST", ["_aliases"]) => Route::UpdateAliases,
+        ("PUT" | "POST", [index, "_alias" | "_aliases", name]) => Route::PutAlias(index, name),
+        ("DELETE", [index, "_alias" | "_aliases", name]) => Route::DeleteAlias(index, name),
+        ("GET" | "HEAD", ["_alias"]) => Route::GetAlias(None, None),
+        ("GET" | "HEAD", ["_alias", name]) => Route::GetAlias(None, Some(name)),
+        ("GET" | "HEAD", [index, "_alias"]) => Route::GetAlias(Some(index), None),
+        ("GET" | "HEAD", [index, "_alias", name]) => Route::GetAlias(Some(index), Some(name)),
+        ("GET", ["_recovery"]) => Route::Recovery(None),
+        ("GET", [index, "_recovery"]) => Route::Recovery(Some(index)),
+        ("GET" | "POST", ["_search", "scroll"]) => Route::Scroll(None),
+        ("GET" | "POST", ["_search", "scroll", id]) => Route::Scroll(Some(id)),
+        ("DELETE", ["_search", "scroll"]) => Route::ClearScroll(None),
+        ("DELETE", ["_search", "scroll", ids]) => Route::ClearScroll(Some(ids)),
+        ("GET" | "POST", [index, "_search"]) => Route::Search(index, false),
+        ("GET" | "POST", [index, "_count"]) => Route::Search(index, true),
+        ("GET", [index, "_doc", id]) => Route::GetDoc(index, id),
+        ("PUT" | "POST", [index, "_doc", id]) => Route::PutDoc(index, Some(id)),
+        ("POST", [index, "_doc"]) => Route::PutDoc(index, None),
+        ("PUT", [index]) if !index.starts_with('_') => Route::CreateIndex(index),
+        ("DELETE", [index]) if !index.starts_with('_') => Route::DeleteIndex(index),
+        ("HEAD" | "GET", [index]) if !index.starts_with('_') => Route::GetIndex(index),
+        _ => return None,
+    })
+}
+
+fn segments(path: &str) -> Vec<&str> {
+    path.trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Whether the engine has an endpoint for `method path`.
+pub fn answers(method: &str, path: &str) -> bool {
+    route(method, &segments(path)).is_some()
+}
+
+impl Engine {
+    pub fn rest(&self, req: &RestRequest) -> RestResponse {
+        let segments = segments(req.path);
+        let Some(route) = route(req.method, &segments) else {
+            return RestResponse::error(
+                400,
+                "illegal_argument_exception",
+                &format!("runner serve has no handler for {} {} (it implements the subset its README lists)", req.method, req.path),
+            );
+        };
+        match route {
+            Route::Root => self.root(),
+            Route::Health(index) => self.health(index),
+            Route::Bulk(index) => self.bulk_request(index, req.query, req.body),
+            Route::Refresh(index) => self.each_index(index, EmbeddedIndex::refresh),
+            Route::ForceMerge(index) => self.force_merge(index, req.query),
+            Route::Stats(index) => self.index_stats(index),
+            Route::NodeStats => self.node_stats(),
+            Route::PutClusterSettings => self.put_cluster_settings(req.body),
+            Route::GetClusterSettings => self.get_cluster_settings(),
+            Route::IndexSettings(index) => self.index_settings(index, req.body),
+            Route::PutTemplate(kind, name) => self.put_template(kind, name, req.body),
+            Route::DeleteTemplate(kind, name) => self.delete_template(kind, name),
+            Route::GetTemplate(kind, name) => self.get_template(kind, name),
+            Route::Scroll(None) => self.scroll(req.query, req.body),
+            Route::Scroll(Some(id)) => self.scroll(&format!("scroll_id={id}"), req.body),
+            Route::ClearScroll(ids) => self.clear_scroll(ids, req.body),
+            Route::Search(index, count) => self.search(index, req.query, req.body, count),
+            Route::GetDoc(index, id) => self.get_doc(index, id),
+            Route::PutDoc(index, id) => self.put_doc(index, id, req.body),
+            Route::CreateIndex(index) => self.put_index(index, req.body),
+            Route::PutDataStream(name) => self.put_data_stream(name),
+            Route::DeleteDataStream(names) => self.delete_data_stream(names),
+            Route::GetDataStream(names) => self.get_data_stream(names),
+            Route::PutPipeline(id) => self.put_pipeline(id, req.body),
+            Route::GetPipeline(ids) => self.get_pipeline(ids),
+            Route::DeletePipeline(ids) => self.delete_pipeline(ids),
+            Route::AddBlock(index, block) => self.add_block(index, block),
+            Route::Recovery(names) => self.recovery(names),
+            Route::UpdateAliases => self.update_aliases(req.body),
+            Route::PutAlias(index, name) => self.put_alias(index, name, req.body),
+            Route::DeleteAlias(index, name) => self.delete_alias(index, name),
+            Route::GetAlias(indices, names) => self.get_alias(indices, names),
+            Route::DeleteIndex(index) => self.delete_index(index, req.query),
+            Route::GetIndex(index) => match self.index(index) {
+                Some(_) => {
+                    let aliases = self
+                        .state
+                        .aliases
+                        .read()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .of_index(index, None);
+                    RestResponse::json(
+                        200,
+                        &json!({ index: { "aliases": aliases, "settings": { "index": { "number_of_shards": "1" } } } }),
+                    )
+                }
+                None => not_found(index),
+            },
+        }
+    }
+
+    fn root(&self) -> RestResponse {
+        RestResponse::json(
+            200,
+            &json!({
+                "name": "runner",
+                "cluster_name": "runner",
+                "cluster_uuid": "runner-embedded",
+                "version": {
+                    "number": COMPATIBLE_VERSION,
+                    "build_flavor": "runner-embedded",
+                    "lucene_version": "tantivy 0.27",
+                    "runner_version": env!("CARGO_PKG_VERSION"),
+                },
+                "tagline": "You Know, for Search"
+            }),
+        )
+    }
+
+    fn health(&self, index: Option<&str>) -> RestResponse {
+        // `_all`, `*` and patterns name whatever matches; a concrete name must exist.
+        for name in index.into_iter().flat_map(|n| n.split(',')) {
+            if name != "_all" && !name.contains('*') && self.index(name).is_none() {
+                return not_found(name);
+            }
+        }
+        let indices = self
+            .state
+            .indices
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .len();
+        RestResponse::json(
+            200,
+            &json!({
+                "cluster_name": "runner", "status": "green", "timed_out": false,
+                "number_of_nodes": 1, "number_of_data_nodes": 1,
+                "active_primary_shards": indices, "active_shards": indices,
+                "relocating_shards": 0, "initializing_shards": 0, "unassigned_shards": 0,
+                "active_shards_percent_as_number": 100.0
+            }),
+        )
+    }
+
+    /// The indices a path names (all when absent), as Elasticsearch's broadcast APIs read
+    /// it: a wildcard may match nothing (`allow_no_indices`).
+    fn resolve(&self, names: Option<&str>) -> Result<Vec<Arc<EmbeddedIndex>>, RestResponse> {
+        self.resolve_as(names, true)
+    }
+
+    /// As [`Self::resolve`]; with `allow_no_indices` false (`_settings`, `_block`), names that
+    /// reach no index are a 404, as there.
+    fn resolve_as(
+        &self,
+        names: Option<&str>,
+        allow_no_indices: bool,
+    ) -> Result<Vec<Arc<EmbeddedIndex>>, RestResponse> {
+        let found = self.index_names(names.unwrap_or("_all"))?;
+        if found.is_empty() && !allow_no_indices {
+            return Err(not_found(names.unwrap_or("_all")));
+        }
+        let map = self.state.indices.read().unwrap_or_else(|p| p.into_inner());
+        Ok(found.iter().filter_map(|n| map.get(n).cloned()).collect())
+    }
+
+    /// Index names `pattern` reaches (a name, an alias, a comma list, wildcards, `_all`): a
+    /// concrete name that is no index or alias is a 404; a wildcard may match nothing.
+    fn index_names(&self, pattern: &str) -> Result<Vec<String>, RestResponse> {
+        let map = self.state.indices.read().unwrap_or_else(|p| p.into_inner());
+        let aliases = self.state.aliases.read().unwrap_or_else(|p| p.into_inner());
+        let mut out: Vec<String> = Vec::new();
+        for part in pattern.split(',').filter(|p| !p.is_empty()) {
+            if part.contains('*') || part == "_all" {
+                let part = if part == "_all" { "*" } else { part };
+                out.extend(
+                    map.keys()
+                        .filter(|n| crate::names::index_pattern_matches(part, n))
+                        .cloned(),
+                );
+            } else if map.contains_key(part) {
+                out.push(part.to_string());
+            } else if let Some(targets) = aliases.targets(part) {
+                out.extend(targets.keys().cloned());
+            } else {
+                return Err(not_found(part));
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn each_index(
+        &self,
+        names: Option<&str>,
+        f: fn(&EmbeddedIndex) -> Result<(), Error>,
+    ) -> RestResponse {
+        let indices = match self.resolve(names) {
+            Ok(i) => i,
+            Err(r) => return r,
+        };
+        for index in &indices {
+            if let Err(e) = f(index) {
+                return RestResponse::from_error(&e);
+            }
+        }
+        RestResponse::json(
+            200,
+            &json!({ "_shards": { "total": indices.len(), "successful": indices.len(), "failed": 0 } }),
+        )
+    }
+
+    fn force_merge(&self, names: Option<&str>, query: &str) -> RestResponse {
+        // -1 is Elasticsearch's own default, as Rally's tracks send it: here, one segment.
+        let max = match param(query, "max_num_segments").map(|n| (n, n.parse::<u64>())) {
+            None | Some(("-1", _)) => 1,
+            Some((_, Ok(n))) if n > 0 => n,
+            Some(_) => {
+                return RestResponse::error(
+                    400,
+                    "illegal_argument_exception",
+                    "max_num_segments must be a positive integer or -1",
+                )
+            }
+        };
+        let indices = match self.resolve(names) {
+            Ok(i) => i,
+            Err(r) => return r,
+        };
+        for index in &indices {
+            if let Err(e) = index.force_merge(max) {
+                return RestResponse::from_error(&e);
+            }
+        }
+        RestResponse::json(
+            200,
+            &json!({ "_shards": { "total": indices.len(), "successful": indices.len(), "failed": 0 } }),
+        )
+    }
+
+    fn put_index(&self, name: &str, body: &[u8]) -> RestResponse {
+        let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
+            json!({})
+        } else {
+            match serde_json::from_slice(body) {
+                Ok(v) => v,
+                Err(e) => {
+                    return RestResponse::error(
+                        400,
+                        "parse_exception",
+                        &format!("request body is not JSON: {e}"),
+                    )
+                }
+            }
+        };
+        match self.state.create_index(name, &body) {
+            Ok(()) => {}
+            Err(super::CreateError::Mapping(m)) => {
+                return RestResponse::error(400, "mapper_parsing_exception", &m)
+            }
+            Err(super::CreateError::Exists) => {
+                return RestResponse::error(
+                    400,
+                    "resource_already_exists_exception",
+                    &format!("index [{name}] already exists"),
+                )
+            }
+        }
+        RestResponse::json(
+            200,
+            &json!({ "acknowledged": true, "shards_acknowledged": true, "index": name }),
+        )
+    }
+
+    fn delete_index(&self, names: &str, query: &str) -> RestResponse {
+        let lenient = param(query, "ignore_unavailable") == Some("true");
+        let map = self
+            .state
+            .indices
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        let names: Vec<&str> = names.split(',').collect();
+        if !lenient {
+            if let Some(missing) = names.iter().find(|n| !map.contains_key(**n)) {
+                return not_found(missing);
+            }
+        }
+        drop(map);
+        self.state.remove_indices(names.into_iter());
+        RestResponse::json(200, &json!({ "acknowledged": true }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One request to the REST layer: its status and JSON body.
+    pub(super) fn call(b: &Engine, method: &str, path: &str, body: &str) -> (u16, Value) {
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        let r = b.rest(&RestRequest {
+            method,
+            path,
+            query,
+            body: body.as_bytes(),
+        });
+        (r.status, serde_json::from_slice(&r.body).unwrap())
+    }
+
+    #[test]
+    fn index_bulk_search_get_and_errors_have_elasticsearch_shapes() {
+        let b = Engine::new();
+        assert_eq!(
+            call(&b, "GET", "/", "").1["version"]["number"],
+            COMPATIBLE_VERSION
+        );
+        let (s, _) = call(
+            &b,
+            "PUT",
+            "/places",
+            r#"{"mappings":{"properties":{"name":{"type":"text"},"pop":{"type":"long"}}}}"#,
+        );
+        assert_eq!(s, 200);
+        assert_eq!(
+            call(&b, "PUT", "/places", "{}").1["error"]["type"],
+            "resource_already_exists_exception"
+        );
+        let bulk = "{\"index\":{\"_index\":\"places\",\"_id\":\"a\"}}\n{\"name\":\"Sankt Georgen\",\"pop\":5}\n{\"index\":{}}\n{\"name\":\"Wien\",\"pop\":\"many\"}\n{\"create\":{\"_index\":\"nope\"}}\n{\"name\":\"x\"}\n";
+        let (s, r) = call(&b, "POST", "/places/_bulk", bulk);
+        assert_eq!(s, 200);
+        assert_eq!(r["errors"], true);
+        let items = r["items"].as_array().unwrap();
+        assert_eq!(items.len(), 3);
+        assert_eq!(items[0]["index"]["status"], 201);
+        assert_eq!(
+            items[1]["index"]["error"]["type"],
+            "document_parsing_exception"
+        );
+        assert_eq!(items[2]["create"]["status"], 404);
+        call(&b, "POST", "/places/_refresh", "");
+        let (s, r) = call(
+            &b,
+            "POST",
+            "/places/_search",
+            r#"{"query":{"match_phrase":{"name":"Sankt Georgen"}}}"#,
+        );
+        assert_eq!(s, 200);
+        assert_eq!(r["hits"]["total"]["value"], 1);
+        assert_eq!(r["hits"]["hits"][0]["_id"], "a");
+        assert_eq!(r["hits"]["hits"][0]["_source"]["pop"], 5);
+        assert_eq!(call(&b, "GET", "/places/_doc/a", "").1["found"], true);
+        assert_eq!(call(&b, "GET", "/places/_doc/zz", "").0, 404);
+        assert_eq!(
+            call(
+                &b,
+                "POST",
+                "/places/_search",
+                r#"{"query":{"fuzzy":{"name":"x"}}}"#
+            )
+            .0,
+            400
+        );
+        assert_eq!(
+            call(&b, "POST", "/nope/_search", "{}").1["error"]["type"],
+            "index_not_found_exception"
+        );
+        assert_eq!(
+            call(&b, "POST", "/places/_forcemerge?max_num_segments=1", "").0,
+            200
+        );
+        assert_eq!(
+            call(&b, "POST", "/places/_forcemerge?max_num_segments=-1", "").0,
+            200
+        );
+        assert_eq!(call(&b, "POST", "/places/_count", "{}").1["count"], 1);
+        assert_eq!(call(&b, "DELETE", "/nope", "").0, 404);
+        assert_eq!(
+            call(&b, "DELETE", "/nope?ignore_unavailable=true", "").0,
+            200
+        );
+        assert_eq!(call(&b, "DELETE", "/places", "").0, 200);
+        assert_eq!(call(&b, "GET", "/_cluster/health", "").1["status"], "green");
+        // `_all` and patterns name whatever matches, as in Elasticsearch; a missing name is a 404.
+        for path in ["/_cluster/health/_all", "/_cluster/health/logs-*,_all"] {
+            assert_eq!(call(&b, "GET", path, "").1["status"], "green", "{path}");
+        }
+        assert_eq!(call(&b, "GET", "/_cluster/health/nope", "").0, 404);
+        assert_eq!(call(&b, "PATCH", "/x", "").0, 400);
+    }
+
+    fn places(b: &Engine, n: u64) {
+        call(
+            b,
+            "PUT",
+            "/places",
+            r#"{"mappings":{"properties":{"name":{"type":"text"},"pop":{"type":"long"}}}}"#,
+        );
+        let bulk: String = (0..n)
+            .map(|i| {
+                format!(
+                    "{{\"index\":{{\"_id\":\"{i}\"}}}}\n{{\"name\":\"place {i}\",\"pop\":{}}}\n",
+                    i % 7
+                )
+            })
+            .collect();
+        assert_eq!(call(b, "POST", "/places/_bulk", &bulk).1["errors"], false);
+        call(b, "POST", "/places/_refresh", "");
+    }
+
+    #[test]
+    fn scrolls_read_every_hit_once_then_clear() {
+        let b = Engine::new();
+        places(&b, 25);
+        let (s, first) = call(
+            &b,
+            "POST",
+            "/places/_search?scroll=1m",
+            r#"{"size":10,"sort":["_doc"]}"#,
+        );
+        assert_eq!(s, 200);
+        let id = first["_scroll_id"].as_str().unwrap().to_string();
+        let mut seen: Vec<String> = first["hits"]["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["_id"].as_str().unwrap().to_string())
+            .collect();
+        loop {
+            let (s, page) = call(
+                &b,
+                "POST",
+                "/_search/scroll",
+                &format!(r#"{{"scroll":"1m","scroll_id":"{id}"}}"#),
+            );
+            assert_eq!(s, 200);
+            assert_eq!(page["hits"]["total"]["value"], 25);
+            let hits = page["hits"]["hits"].as_array().unwrap();
+            if hits.is_empty() {
+                break;
+            }
+            seen.extend(hits.iter().map(|h| h["_id"].as_str().unwrap().to_string()));
+        }
+        let mut sorted = seen.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!((seen.len(), sorted.len()), (25, 25));
+        let (s, cleared) = call(
+            &b,
+            "DELETE",
+            "/_search/scroll",
+            &format!(r#"{{"scroll_id":["{id}"]}}"#),
+        );
+        assert_eq!((s, cleared["num_freed"].as_u64()), (200, Some(1)));
+        assert_eq!(
+            call(
+                &b,
+                "POST",
+                "/_search/scroll",
+                &format!(r#"{{"scroll_id":"{id}"}}"#)
+            )
+            .1["error"]["type"],
+            "search_context_missing_exception"
+        );
+    }
+
+    #[test]
+    fn sorted_searches_show_sort_values_and_continue_with_search_after() {
+        let b = Engine::new();
+        places(&b, 20);
+        let body = r#"{"size":6,"sort":[{"pop":"desc"},"_doc"]}"#;
+        let (_, first) = call(&b, "POST", "/places/_search", body);
+        let hits = first["hits"]["hits"].as_array().unwrap();
+        let pops: Vec<i64> = hits
+            .iter()
+            .map(|h| h["sort"][0].as_i64().unwrap())
+            .collect();
+        assert_eq!(pops, [6, 6, 5, 5, 5, 4]);
+        let mut all = hits.len();
+        let mut after = hits.last().unwrap()["sort"].clone();
+        loop {
+            let (s, page) = call(
+                &b,
+                "POST",
+                "/places/_search",
+                &format!(r#"{{"size":6,"sort":[{{"pop":"desc"}},"_doc"],"search_after":{after}}}"#),
+            );
+            assert_eq!(s, 200, "{page}");
+            let hits = page["hits"]["hits"].as_array().unwrap();
+            all += hits.len();
+            if hits.len() < 6 {
+                break;
+            }
+            after = hits.last().unwrap()["sort"].clone();
+        }
+        assert_eq!(all, 20);
+        assert_eq!(
+            call(&b, "POST", "/places/_search", r#"{"sort":["name"]}"#).0,
+            400
+        );
+        assert_eq!(
+            call(&b, "POST", "/places/_search", r#"{"search_after":[1]}"#).0,
+            400
+        );
+        assert_eq!(
+            call(&b, "POST", "/places/_search", r#"{"from":18,"size":5}"#).1["hits"]["hits"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+
+    #[test]
+    fn pages_are_bounded_by_the_result_window() {
+        let b = Engine::new();
+        places(&b, 3);
+        // One unauthenticated request asking for 10^12 hits is refused, not allocated.
+        for body in [
+            r#"{"size":1000000000000}"#,
+            r#"{"from":1000000000000}"#,
+            r#"{"from":9995,"size":10}"#,
+            r#"{"size":18446744073709551615,"from":1}"#,
+        ] {
+            let (status, reply) = call(&b, "POST", "/places/_search", body);
+            assert_eq!(status, 400, "{body}: {reply}");
+            assert!(
+                reply.to_string().contains("Result window is too large"),
+                "{reply}"
+            );
+        }
+        assert_eq!(
+            call(&b, "POST", "/places/_search?scroll=1m", r#"{"size":10001}"#).0,
+            400
+        );
+        assert_eq!(
+            call(&b, "POST", "/places/_search", r#"{"from":9990,"size":10}"#).0,
+            200
+        );
+        assert_eq!(
+            call(
+                &b,
+                "POST",
+                "/places/_search?scroll=4000000000000000h",
+                r#"{"size":1}"#
+            )
+            .0,
+            400,
+            "a keep-alive past any instant is refused"
+        );
+    }
+
+    #[test]
+    fn stats_settings_and_templates_answer_as_elasticsearch_does() {
+        let b = Engine::new();
+        assert_eq!(call(&b, "PUT", "/_index_template/t", r#"{"index_patterns":["pl*"],"template":{"mappings":{"properties":{"extra":{"type":"keyword"}}}}}"#).0, 200);
+        places(&b, 5);
+        let (s, stats) = call(&b, "GET", "/_stats", "");
+        assert_eq!(
+            (s, stats["_all"]["primaries"]["docs"]["count"].as_u64()),
+            (200, Some(5))
+        );
+        assert_eq!(
+            call(&b, "GET", "/places/_stats", "").1["indices"]["places"]["total"]["docs"]["count"],
+            5
+        );
+        assert_eq!(
+            call(&b, "GET", "/_nodes/stats", "").1["nodes"]["runner-0"]["indices"]["docs"]["count"],
+            5
+        );
+        assert_eq!(
+            call(
+                &b,
+                "POST",
+                "/places/_search",
+                r#"{"query":{"term":{"extra":"x"}}}"#
+            )
+            .0,
+            200,
+            "the template's field is mapped"
+        );
+        assert_eq!(
+            call(&b, "PUT", "/_cluster/settings", r#"{"persistent":{"a":1}}"#).1["persistent"]["a"],
+            1
+        );
+        assert_eq!(
+            call(
+                &b,
+                "PUT",
+                "/places/_settings",
+                r#"{"index":{"refresh_interval":"-1"}}"#
+            )
+            .0,
+            200
+        );
+        assert_eq!(call(&b, "DELETE", "/_index_template/t", "").0, 200);
+        assert_eq!(call(&b, "DELETE", "/_index_template/t", "").0, 404);
+        assert_eq!(call(&b, "GET", "/nope/_stats", "").0, 404);
+    }
+}

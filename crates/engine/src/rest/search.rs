@@ -1,0 +1,415 @@
+//! Search APIs: `_search` (with `sort`, `from`, `search_after` and `?scroll=`), `_count`,
+//! and the scroll API (`_search/scroll` to continue, DELETE to clear). A scroll holds its
+//! searcher, a snapshot of the index, until it is cleared or its keep-alive passes.
+
+use super::{param, RestResponse};
+use crate::fetch::FetchPlan;
+use crate::search::{Hit, Window};
+use crate::sort::{After, Sort};
+use crate::{Engine, EmbeddedIndex};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tantivy::query::Query;
+use tantivy::Searcher;
+
+/// Elasticsearch's default `search.max_open_scroll_context`.
+const MAX_OPEN_SCROLLS: usize = 500;
+
+/// The open scrolls of one engine.
+#[derive(Default)]
+pub struct Scrolls {
+    next_id: u64,
+    open: HashMap<String, ScrollContext>,
+}
+
+struct ScrollContext {
+    index: Arc<EmbeddedIndex>,
+    searcher: Searcher,
+    query: Box<dyn Query>,
+    sort: Sort,
+    per_page: usize,
+    after: Option<After>,
+    total: u64,
+    keep_alive: Duration,
+    expires: Instant,
+    /// The first page's `fields` and `highlight`, for every page.
+    fetch: Arc<FetchPlan>,
+}
+
+fn parse_body(body: &[u8]) -> Result<Value, RestResponse> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(json!({}));
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        RestResponse::error(
+            400,
+            "parse_exception",
+            &format!("request body is not JSON: {e}"),
+        )
+    })
+}
+
+fn keep_alive(text: &str) -> Result<Duration, RestResponse> {
+    crate::util::parse_time(text).map_err(|m| {
+        RestResponse::error(
+            400,
+            "illegal_argument_exception",
+            &format!("scroll keep-alive: {m}"),
+        )
+    })
+}
+
+/// A search response; sources are stored JSON, spliced in as they are.
+fn hits_body(
+    index: &str,
+    took: Duration,
+    total: u64,
+    hits: &[Hit],
+    scroll_id: Option<&str>,
+    aggregations: Option<&Value>,
+) -> RestResponse {
+    let mut out =
+        String::with_capacity(256 + hits.iter().map(|h| h.source.len() + 96).sum::<usize>());
+    out.push('{');
+    if let Some(id) = scroll_id {
+        let _ = write!(out, r#""_scroll_id":{},"#, json!(id));
+    }
+    let max_score = hits
+        .first()
+        .map_or("null".to_string(), |h| h.score.to_string());
+    let _ = write!(
+        out,
+        r#""took":{},"timed_out":false,"_shards":{{"total":1,"successful":1,"skipped":0,"failed":0}},"hits":{{"total":{{"value":{total},"relation":"eq"}},"max_score":{max_score},"hits":["#,
+        took.as_millis()
+    );
+    for (i, h) in hits.iter().enumerate() {
+        let sep = if i > 0 { "," } else { "" };
+        let _ = write!(
+            out,
+            r#"{sep}{{"_index":{},"_id":{},"_score":{},"_source":"#,
+            json!(index),
+            json!(h.id),
+            h.score
+        );
+        out.push_str(std::str::from_utf8(&h.source).unwrap_or("{}"));
+        if let Some(extra) = &h.extra {
+            out.push_str(extra);
+        }
+        if let Some(sort) = &h.sort {
+            let _ = write!(out, r#","sort":{sort}"#);
+        }
+        out.push('}');
+    }
+    out.push_str("]}");
+    if let Some(a) = aggregations {
+        let _ = write!(out, r#","aggregations":{a}"#);
+    }
+    out.push('}');
+    RestResponse {
+        status: 200,
+        body: out.into_bytes(),
+    }
+}
+
+fn fetch_all(
+    index: &EmbeddedIndex,
+    searcher: &Searcher,
+    found: Vec<(tantivy::DocAddress, f32, Option<Value>)>,
+    extras: &FetchPlan,
+) -> Result<Vec<Hit>, RestResponse> {
+    found
+        .into_iter()
+        .map(|(addr, score, sort)| {
+            let (id, source) = index
+                .fetch(searcher, addr)
+                .map_err(|e| RestResponse::from_error(&e))?;
+            Ok(Hit {
+                score,
+                id,
+                extra: extras.render(&source),
+                source,
+                sort,
+            })
+        })
+        .collect()
+}
+
+impl Engine {
+    pub(super) fn search(
+        &self,
+        name: &str,
+        query: &str,
+        body: &[u8],
+        count_only: bool,
+    ) -> RestResponse {
+        let started = Instant::now();
+        let (index, filter) = match self.state.search_target(name) {
+            Ok(Some(t)) => t,
+            // Wildcards that match nothing: an empty answer, as Elasticsearch gives.
+            Ok(None) if count_only => {
+                return RestResponse::json(
+                    200,
+                    &json!({ "count": 0, "_shards": { "total": 0, "successful": 0, "skipped": 0, "failed": 0 } }),
+                )
+            }
+            Ok(None) => {
+                return RestResponse::json(
+                    200,
+                    &json!({ "took": started.elapsed().as_millis() as u64, "timed_out": false,
+                    "_shards": { "total": 0, "successful": 0, "skipped": 0, "failed": 0 },
+                    "hits": { "total": { "value": 0, "relation": "eq" }, "max_score": null, "hits": [] } }),
+                )
+            }
+            // In Elasticsearch's words, `no such index [name]`, for the name that is missing.
+            Err(e) if e.kind == crate::ErrorKind::NotFound => {
+                return super::not_found(e.message.split('`').nth(1).unwrap_or(name))
+            }
+            Err(e) => return RestResponse::from_error(&e),
+        };
+        let body = match parse_body(body) {
+            Ok(b) => b,
+            Err(r) => return r,
+        };
+        let body = match filter {
+            Some(f) => crate::aliases::with_filter(&body, &f),
+            None => body,
+        };
+        let mut plan = match index.compile(&body) {
+            Ok(q) => q,
+            Err(e) => {
+                return RestResponse::error(400, "search_phase_execution_exception", &e.message)
+            }
+        };
+        if count_only {
+            plan.size = 0;
+        }
+        let searcher = index.searcher();
+        if let (Some(alive), false) = (param(query, "scroll"), count_only) {
+            return match keep_alive(alive) {
+                Ok(keep) => self.open_scroll(index, searcher, plan, keep, started),
+                Err(r) => r,
+            };
+        }
+        let (total, hits, aggregations) = match index.search_hits(&plan, &searcher) {
+            Ok(r) => r,
+            Err(e) => return RestResponse::from_error(&e),
+        };
+        if count_only {
+            return RestResponse::json(
+                200,
+                &json!({ "count": total, "_shards": { "total": 1, "successful": 1, "skipped": 0, "failed": 0 } }),
+            );
+        }
+        let aggregations = aggregations.map(|a| plan.aggregations_json(&a));
+        hits_body(
+            name,
+            started.elapsed(),
+            total,
+            &hits,
+            None,
+            aggregations.as_ref(),
+        )
+    }
+
+    fn open_scroll(
+        &self,
+        index: Arc<EmbeddedIndex>,
+        searcher: Searcher,
+        plan: crate::search::SearchPlan,
+        keep: Duration,
+        started: Instant,
+    ) -> RestResponse {
+        let sort = plan
+            .sort
+            .clone()
+            .unwrap_or_else(|| Sort::relevance().clone());
+        let page = match index.page(
+            &searcher,
+            plan.query.as_ref(),
+            &sort,
+            Window {
+                after: plan.after,
+                skip: plan.from,
+                limit: plan.size,
+            },
+            true,
+        ) {
+            Ok(p) => p,
+            Err(e) => return RestResponse::from_error(&e),
+        };
+        let hits = match fetch_all(&index, &searcher, page.hits, &plan.fetch) {
+            Ok(h) => h,
+            Err(r) => return r,
+        };
+        // Elasticsearch answers a scroll's aggregations with its first page.
+        let aggregations = match index.aggregate(&plan, &searcher) {
+            Ok(a) => a.map(|a| plan.aggregations_json(&a)),
+            Err(e) => return RestResponse::from_error(&e),
+        };
+        let mut scrolls = self.state.scrolls.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        scrolls.open.retain(|_, c| c.expires > now);
+        if scrolls.open.len() >= MAX_OPEN_SCROLLS {
+            return RestResponse::error(
+                500,
+                "exception",
+                &format!("Trying to create too many scroll contexts. Must be less than or equal to: [{MAX_OPEN_SCROLLS}]; clear scrolls when done with them"),
+            );
+        }
+        scrolls.next_id += 1;
+        let id = format!("runner-scroll-{}", scrolls.next_id);
+        let name = index.name.clone();
+        let context = ScrollContext {
+            index,
+            searcher,
+            query: plan.query,
+            sort,
+            per_page: plan.size,
+            after: page.next,
+            total: page.total,
+            keep_alive: keep,
+            expires: now + keep,
+            fetch: plan.fetch.clone(),
+        };
+        scrolls.open.insert(id.clone(), context);
+        drop(scrolls);
+        hits_body(
+            &name,
+            started.elapsed(),
+            page.total,
+            &hits,
+            Some(&id),
+            aggregations.as_ref(),
+        )
+    }
+
+    /// The next page of a scroll: `{"scroll_id": "...", "scroll": "1m"}` or the same as
+    /// query parameters.
+    pub(super) fn scroll(&self, query: &str, body: &[u8]) -> RestResponse {
+        let started = Instant::now();
+        let body = match parse_body(body) {
+            Ok(b) => b,
+            Err(r) => return r,
+        };
+        let Some(id) = body
+            .get("scroll_id")
+            .and_then(Value::as_str)
+            .or_else(|| param(query, "scroll_id"))
+            .map(str::to_string)
+        else {
+            return RestResponse::error(
+                400,
+                "action_request_validation_exception",
+                "scrollId is missing",
+            );
+        };
+        let renew = match body
+            .get("scroll")
+            .and_then(Value::as_str)
+            .or_else(|| param(query, "scroll"))
+        {
+            Some(text) => match keep_alive(text) {
+                Ok(d) => Some(d),
+                Err(r) => return r,
+            },
+            None => None,
+        };
+        // The context is taken out while its page is searched, so other scrolls go on.
+        let now = Instant::now();
+        let taken = {
+            let mut scrolls = self.state.scrolls.lock().unwrap_or_else(|p| p.into_inner());
+            scrolls.open.retain(|_, c| c.expires > now);
+            scrolls.open.remove(&id)
+        };
+        let Some(mut c) = taken else {
+            return RestResponse::error(
+                404,
+                "search_context_missing_exception",
+                &format!(
+                    "No search context found for id [{id}] (cleared, or its keep-alive passed)"
+                ),
+            );
+        };
+        c.keep_alive = renew.unwrap_or(c.keep_alive);
+        c.expires = now + c.keep_alive;
+        let page = c.index.page(
+            &c.searcher,
+            c.query.as_ref(),
+            &c.sort,
+            Window {
+                after: c.after,
+                skip: 0,
+                limit: c.per_page,
+            },
+            false,
+        );
+        if let Ok(p) = &page {
+            c.after = p.next.or(c.after);
+        }
+        let (index, searcher, total, fetch) = (
+            c.index.clone(),
+            c.searcher.clone(),
+            c.total,
+            c.fetch.clone(),
+        );
+        self.state
+            .scrolls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .open
+            .insert(id.clone(), c);
+        let page = match page {
+            Ok(p) => p,
+            Err(e) => return RestResponse::from_error(&e),
+        };
+        match fetch_all(&index, &searcher, page.hits, &fetch) {
+            Ok(hits) => hits_body(
+                &index.name,
+                started.elapsed(),
+                total,
+                &hits,
+                Some(&id),
+                None,
+            ),
+            Err(r) => r,
+        }
+    }
+
+    /// Clears scrolls: ids in the body (`{"scroll_id": [..]}` or one string), in the path
+    /// (comma-separated), or `_all`.
+    pub(super) fn clear_scroll(&self, path_ids: Option<&str>, body: &[u8]) -> RestResponse {
+        let body = match parse_body(body) {
+            Ok(b) => b,
+            Err(r) => return r,
+        };
+        let mut ids: Vec<String> = path_ids
+            .map(|p| p.split(',').map(str::to_string).collect())
+            .unwrap_or_default();
+        match body.get("scroll_id") {
+            Some(Value::String(s)) => ids.push(s.clone()),
+            Some(Value::Array(a)) => {
+                ids.extend(a.iter().filter_map(Value::as_str).map(str::to_string))
+            }
+            _ => {}
+        }
+        let mut scrolls = self.state.scrolls.lock().unwrap_or_else(|p| p.into_inner());
+        let freed = if ids.iter().any(|i| i == "_all") {
+            let n = scrolls.open.len();
+            scrolls.open.clear();
+            n
+        } else {
+            ids.iter()
+                .filter(|i| scrolls.open.remove(i.as_str()).is_some())
+                .count()
+        };
+        let status = if freed == 0 && !ids.is_empty() {
+            404
+        } else {
+            200
+        };
+        RestResponse::json(status, &json!({ "succeeded": true, "num_freed": freed }))
+    }
+}

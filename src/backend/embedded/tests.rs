@@ -1,0 +1,136 @@
+//! The adapter's checks and calls, against the engine it drives.
+
+use super::Engine;
+use serde_json::json;
+
+/// What a bulk run reports, item by item.
+fn run<'a>(
+    engine: &Engine,
+    actions: Vec<Result<engine::bulk::Item<'a>, engine::bulk::Malformed>>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    engine
+        .bulk(None, None, actions.into_iter(), |index, verb, id, result| {
+            out.push(format!(
+                "{index} {} {} {}",
+                verb.as_str(),
+                id.unwrap_or("-"),
+                result
+                    .map(|(id, _)| id)
+                    .unwrap_or_else(|e| e.kind.to_string())
+            ))
+        })
+        .unwrap();
+    out
+}
+
+#[test]
+fn a_mapping_the_engine_cannot_build_is_named_before_the_race() {
+    let op = crate::ops::OpSpec::CreateIndex(vec![crate::ops::IndexSpec {
+        name: "shapes".into(),
+        body: json!({"mappings": {"properties": {"shape": {"type": "geo_shape"}}}}),
+    }]);
+    let why = crate::backend::BackendKind::Embedded
+        .check(&op)
+        .unwrap_err();
+    assert!(
+        why.contains("index `shapes`: field `shape` has type `geo_shape`"),
+        "{why}"
+    );
+    assert!(why.contains("--backend elasticsearch"), "{why}");
+}
+
+
+#[test]
+fn searches_are_checked_against_the_mapping_the_race_creates() {
+    let created = [crate::ops::IndexSpec {
+        name: "osm".into(),
+        body: json!({"mappings": {"properties": {"location": {"type": "geo_point"}, "name": {"type": "text"}}}}),
+    }];
+    let search = |index: &str, body: serde_json::Value| {
+        crate::ops::OpSpec::Search(crate::ops::SearchSpec {
+            index: index.into(),
+            body,
+            request_params: vec![],
+            paging: None,
+            bound: None,
+        })
+    };
+    let why = super::cannot_run_on(
+        &search(
+            "osm",
+            json!({"aggs": {"n": {"terms": {"field": "location"}}}}),
+        ),
+        &created,
+    )
+    .unwrap();
+    assert!(why.contains("is a geo_point"), "{why}");
+    let why = super::cannot_run_on(
+        &search("osm", json!({"sort": ["name"]})),
+        &created,
+    )
+    .unwrap();
+    assert!(why.contains("cannot sort on `name`"), "{why}");
+    // A good search, and an index the race does not create, pass.
+    assert!(super::cannot_run_on(
+        &search("osm", json!({"query": {"match": {"name": "x"}}})),
+        &created
+    )
+    .is_none());
+    assert!(super::cannot_run_on(
+        &search("other", json!({"sort": ["nope"]})),
+        &created
+    )
+    .is_none());
+}
+
+#[test]
+fn a_batch_runs_from_its_pairs_as_from_its_body() {
+    // The same bulk body, once parsed as Elasticsearch reads it and once from the pairs the
+    // corpus reader recorded, against two fresh engines: the outcomes are the same.
+    let body = "{\"index\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"a\":1}\n{\"create\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"a\":2}\n{\"update\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"doc\":{\"a\":3}}\n{\"index\":{\"_index\":\"nope\"}}\n{\"a\":4}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("b.json");
+    std::fs::write(&path, body).unwrap();
+    let mut set = crate::corpus::DocumentSet::file(path, "");
+    set.with_actions = true;
+    let mut reader = crate::corpus::CorpusReader::open(vec![set], None)
+        .unwrap()
+        .with_framing(crate::corpus::Framing::Bulk(Box::new(NoActions)));
+    let (mut batch, mut pairs) = (String::new(), Vec::new());
+    assert_eq!(
+        reader.fill_items(&mut batch, &mut pairs, 10, None).unwrap(),
+        4
+    );
+    assert_eq!(batch, body);
+    let engines = [Engine::new(), Engine::new()];
+    for e in &engines {
+        e.create_index("i", &serde_json::json!({}))
+            .map_err(|_| ())
+            .unwrap();
+    }
+    let parsed = run(&engines[0], engine::bulk::items(body).collect());
+    let paired = run(
+        &engines[1],
+        super::batch_items(&batch, crate::corpus::Pairs::Listed(&pairs)).collect(),
+    );
+    assert_eq!(parsed, paired);
+    assert_eq!(
+        parsed,
+        vec![
+            "i index 1 1",
+            "i create 1 version_conflict_engine_exception",
+            "i update 1 1",
+            "nope index - index_not_found_exception"
+        ]
+    );
+}
+
+/// Framing for files that bring their own action lines.
+struct NoActions;
+
+impl crate::corpus::ActionLines for NoActions {
+    fn write_action(&mut self, _buf: &mut String) -> crate::corpus::Action {
+        unreachable!("the file has its own action lines")
+    }
+}
