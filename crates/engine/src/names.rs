@@ -3,19 +3,21 @@
 //! pipeline ids.
 
 pub fn index_pattern_matches(pattern: &str, name: &str) -> bool {
-    if pattern == "_all" {
-        return true;
-    }
+    pattern == "_all" || simple_match(pattern, name)
+}
+
+/// `*` matches any run of characters; everything else matches itself (Elasticsearch's
+/// `Regex.simpleMatch`, for index patterns, dynamic templates and field patterns alike).
+pub fn simple_match(pattern: &str, name: &str) -> bool {
     match pattern.split_once('*') {
         None => pattern == name,
-        Some((head, tail)) => {
-            let Some(rest) = name.strip_prefix(head) else {
+        Some((head, rest)) => {
+            let Some(tail) = name.strip_prefix(head) else {
                 return false;
             };
-            rest.char_indices()
-                .map(|(i, _)| i)
-                .chain([rest.len()])
-                .any(|i| index_pattern_matches(tail, &rest[i..]))
+            (0..=tail.len())
+                .filter(|i| tail.is_char_boundary(*i))
+                .any(|i| simple_match(rest, &tail[i..]))
         }
     }
 }
@@ -33,5 +35,12 @@ mod tests {
         assert!(index_pattern_matches("_all", "anything"));
         assert!(index_pattern_matches("exact", "exact"));
         assert!(!index_pattern_matches("exact", "exact2"));
+    }
+
+    #[test]
+    fn simple_matches_have_no_all() {
+        assert!(super::simple_match("*-web-*", "logs-web-1"));
+        assert!(!super::simple_match("_all", "logs"));
+        assert!(super::simple_match("é*", "été"));
     }
 }

@@ -13,6 +13,19 @@ pub fn did_you_mean<'a>(given: &str, candidates: impl IntoIterator<Item = &'a st
         .unwrap_or_default()
 }
 
+/// A string or a list of strings, as Elasticsearch takes several of its settings.
+pub fn string_list(v: Option<&serde_json::Value>) -> Vec<String> {
+    match v {
+        Some(serde_json::Value::String(s)) => vec![s.clone()],
+        Some(serde_json::Value::Array(a)) => a
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// A time value as Elasticsearch writes them (`30s`, `1m`, `500ms`, `2d`, `100micros`); a
 /// bare number is seconds.
 pub fn parse_time(text: &str) -> Result<Duration, String> {
@@ -73,7 +86,10 @@ mod tests {
 
     #[test]
     fn suggestions_only_for_close_names() {
-        assert_eq!(did_you_mean("mach", ["match", "term"]), " (did you mean `match`?)");
+        assert_eq!(
+            did_you_mean("mach", ["match", "term"]),
+            " (did you mean `match`?)"
+        );
         assert_eq!(did_you_mean("zzz", ["match", "term"]), "");
     }
 }

@@ -7,9 +7,11 @@
 //! earliest and latest dates; the buckets then run as a `range` aggregation with those bounds,
 //! sub-aggregations included, reshaped as Elasticsearch answers.
 
-use super::super::mapping::{FieldType, Mapping};
-use super::super::scoring::{NumberKind, Numbers};
-use super::date_range;
+use crate::aggs::date_range;
+use crate::dsl::scoring::NumberKind;
+use crate::dsl::scoring::Numbers;
+use crate::mapping::FieldType;
+use crate::mapping::Mapping;
 use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
 use serde_json::{json, Map, Value};
 use tantivy::collector::{Collector, SegmentCollector};

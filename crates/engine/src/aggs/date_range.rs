@@ -5,7 +5,9 @@
 //! `strict_date_optional_time`, and the key `from-to` (`*` for an open end). tantivy's buckets
 //! for the gaps between ranges are left out.
 
-use super::super::mapping::{read_date, FieldType, Mapping};
+use crate::mapping::read_date;
+use crate::mapping::FieldType;
+use crate::mapping::Mapping;
 use serde_json::{json, Map, Value};
 
 /// Joins a `date_range`'s name in tantivy's request; its answer is put back in its place.
@@ -82,17 +84,17 @@ pub fn rewrite(
             let Some(v) = o.get(k).filter(|v| !v.is_null()) else {
                 return Ok(None);
             };
-            if let (true, Some(text)) = (super::super::datemath::is_math(v), v.as_str()) {
+            if let (true, Some(text)) = (crate::mapping::datemath::is_math(v), v.as_str()) {
                 // Elasticsearch reads both ends of a date range rounding down.
                 let formats = mapped
                     .as_ref()
                     .and_then(|f| f.dates.clone())
                     .unwrap_or_default();
-                return super::super::datemath::eval(
+                return crate::mapping::datemath::eval(
                     text,
                     &formats,
                     now,
-                    super::super::datemath::Round::Down,
+                    crate::mapping::datemath::Round::Down,
                 )
                 .map(|d| Some(d.into_timestamp_millis()))
                 .map_err(|e| format!("aggregation `{at}`: `{k}`: {e}"));
@@ -147,14 +149,14 @@ pub fn rewrite(
 }
 
 /// A tantivy range bucket's bound in epoch milliseconds (its column holds nanoseconds).
-pub(super) fn bound_ms(bucket: &Value, key: &str) -> Option<i64> {
+pub(crate) fn bound_ms(bucket: &Value, key: &str) -> Option<i64> {
     bucket[key]
         .as_f64()
         .map(|n| (n / 1_000_000.0).round() as i64)
 }
 
 /// A range bucket's sub-aggregations, copied into Elasticsearch's bucket `into`.
-pub(super) fn copy_sub_aggregations(bucket: &Value, into: &mut Map<String, Value>) {
+pub(crate) fn copy_sub_aggregations(bucket: &Value, into: &mut Map<String, Value>) {
     const OWN: [&str; 6] = [
         "key",
         "from",
@@ -171,7 +173,7 @@ pub(super) fn copy_sub_aggregations(bucket: &Value, into: &mut Map<String, Value
 }
 
 /// Epoch milliseconds as `strict_date_optional_time` with milliseconds, in UTC.
-pub(super) fn as_string(ms: i64) -> String {
+pub(crate) fn as_string(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
         .unwrap_or_default()

@@ -3,8 +3,8 @@
 //! aggregation becomes one `filter` per named (or listed) query, side by side, and its
 //! buckets are put back together in Elasticsearch's shape after the search.
 
-use super::super::mapping::Mapping;
-use super::super::query::QueryCompiler;
+use crate::dsl::QueryCompiler;
+use crate::mapping::Mapping;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -59,7 +59,7 @@ pub fn check_query(
     at: &str,
     ctx: Option<(&Mapping, &tantivy::Index)>,
 ) -> Result<(), String> {
-    if let Some(why) = super::super::query::unsupported_query(q) {
+    if let Some(why) = crate::dsl::unsupported_query(q) {
         return Err(format!("aggregation `{at}`: {why}"));
     }
     if let Some((mapping, index)) = ctx {

@@ -5,7 +5,8 @@
 //! (from which it picks the narrower box, across the antimeridian or not): `min`/`max` on
 //! the latitudes and a two-range `range` on the longitudes.
 
-use super::super::mapping::{FieldType, Mapping};
+use crate::mapping::FieldType;
+use crate::mapping::Mapping;
 use serde_json::{json, Map, Value};
 
 /// Joins a `geo_centroid`'s name and its parts in the request tantivy runs.

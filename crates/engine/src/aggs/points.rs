@@ -3,11 +3,17 @@
 //! keys are computed per document, which tantivy's aggregations cannot do, so they run in a
 //! collector of their own beside tantivy's, at the top level of a request.
 
-use super::super::functions::distance_meters;
-use super::super::geo::grid::{Cell, Grid, MAX_GEOHASH_PRECISION, MAX_GEOTILE_ZOOM};
-use super::super::geo::shape::Bounds;
-use super::super::mapping::{geo_point, FieldType, Mapping};
-use super::super::scoring::{arc_distance, Points};
+use crate::dsl::scoring::Points;
+use crate::geo::distance::arc_distance;
+use crate::geo::distance::distance_meters;
+use crate::geo::grid::Cell;
+use crate::geo::grid::Grid;
+use crate::geo::grid::MAX_GEOHASH_PRECISION;
+use crate::geo::grid::MAX_GEOTILE_ZOOM;
+use crate::geo::shape::Bounds;
+use crate::mapping::geo_point;
+use crate::mapping::FieldType;
+use crate::mapping::Mapping;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -198,8 +204,8 @@ impl PointAgg {
 /// A grid's `bounds`: top_left and bottom_right points, or a WKT BBOX.
 fn bounds(v: &Value) -> Result<Bounds, String> {
     if let Value::String(wkt) = v {
-        return match super::super::geo::shape::Shape::wkt(wkt)? {
-            super::super::geo::shape::Shape::Envelope(b) => Ok(b),
+        return match crate::geo::shape::Shape::wkt(wkt)? {
+            crate::geo::shape::Shape::Envelope(b) => Ok(b),
             _ => Err("`bounds` is a BBOX".into()),
         };
     }

@@ -5,7 +5,9 @@
 //! `percentage`; terms below `min_doc_count` (3) or scoring 0 are left out, the best `size` (10)
 //! are shown.
 
-use super::super::mapping::{FieldType, MappedField, Mapping};
+use crate::mapping::FieldType;
+use crate::mapping::MappedField;
+use crate::mapping::Mapping;
 use serde_json::{json, Map, Value};
 
 /// Joins a significant_terms' name in tantivy's request.

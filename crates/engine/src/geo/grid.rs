@@ -2,7 +2,7 @@
 //! longitude/latitude bisections) and geotiles (`zoom/x/y` Web Mercator map tiles), as its
 //! `Geohash` and `GeoTileUtils` compute them. H3's hexagons (`geohex`) are not built.
 
-use super::shape::Bounds;
+use crate::geo::shape::Bounds;
 
 const BASE32: &[u8; 32] = b"0123456789bcdefghjkmnpqrstuvwxyz";
 pub const MAX_GEOHASH_PRECISION: u32 = 12;

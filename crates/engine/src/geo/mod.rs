@@ -1,10 +1,8 @@
-//! geo_point fields beyond their two columns: shapes, grids, and the queries on them.
+//! Geometry: shapes (GeoJSON and WKT), grids (geotile, geohash) and their relations.
 
+pub mod distance;
 pub mod grid;
-mod query;
 pub mod shape;
-
-pub use query::GEOHEX;
 
 #[cfg(test)]
 mod tests;

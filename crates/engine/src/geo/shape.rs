@@ -3,8 +3,8 @@
 //! Elasticsearch (Lucene's `LatLonPoint` geometry queries) treats polygon edges as straight
 //! lines in latitude/longitude and a circle as a haversine distance: so does this.
 
-use super::super::functions::distance_meters;
-use super::super::scoring::arc_distance;
+use crate::geo::distance::arc_distance;
+use crate::geo::distance::distance_meters;
 use serde_json::Value;
 
 /// A closed ring of (lon, lat) vertices.
@@ -328,7 +328,7 @@ fn not_run(kind: &str) -> String {
 /// The box around a circle: `dlat` of arc north and south, wider in longitude away from
 /// the equator; the whole band of longitudes near a pole.
 pub fn circle_bounds(lat: f64, lon: f64, meters: f64) -> Bounds {
-    let dlat = (meters / super::super::scoring::EARTH_RADIUS_M).to_degrees();
+    let dlat = (meters / crate::geo::distance::EARTH_RADIUS_M).to_degrees();
     let (south, north) = ((lat - dlat).max(-90.0), (lat + dlat).min(90.0));
     let polar = north >= 90.0 || south <= -90.0;
     let dlon = if polar {

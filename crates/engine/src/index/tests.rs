@@ -1,5 +1,7 @@
 use super::*;
-use crate::bulk::{Done, Item, Verb};
+use crate::bulk::Done;
+use crate::bulk::Item;
+use crate::bulk::Verb;
 use serde_json::json;
 
 fn add(idx: &EmbeddedIndex, body: &str) {
@@ -544,4 +546,3 @@ fn geo_centroid_is_the_mean_of_the_points() {
         e.message
     );
 }
-

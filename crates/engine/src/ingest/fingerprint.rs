@@ -3,7 +3,7 @@
 //! each as `name=JSON|`: the same field values give the same fingerprint, and different ones
 //! differ, as in Elasticsearch, though the value itself is not byte-equal to Elasticsearch's.
 
-use super::doc::IngestDoc;
+use crate::ingest::doc::IngestDoc;
 use base64::Engine;
 use serde_json::Value;
 
@@ -166,7 +166,7 @@ mod tests {
     #[test]
     fn the_same_fields_give_the_same_fingerprint_and_others_another() {
         let run = |v: Value, salt: &str| {
-            let mut d = super::super::doc::doc(v);
+            let mut d = crate::ingest::doc::doc(v);
             Fingerprint {
                 fields: vec!["b".into(), "a".into(), "gone".into()],
                 target: "_id".into(),

@@ -2,8 +2,9 @@
 //! (an unknown processor or option is refused then, as Elasticsearch refuses it), and run on one
 //! document at a time.
 
-use super::fingerprint::{Fingerprint, Method};
-use crate::dates::DateFormats;
+use crate::ingest::fingerprint::Fingerprint;
+use crate::ingest::fingerprint::Method;
+use crate::mapping::dates::DateFormats;
 use serde_json::{Map, Value};
 
 mod run;

@@ -2,13 +2,14 @@
 //! cluster and index settings (kept and acknowledged; one in-memory node has nothing they
 //! tune), and index templates (applied when an index is created).
 
-use super::{not_found, RestResponse};
+use crate::cluster::templates::TemplateKind;
+use crate::cluster::Engine;
 use crate::index::IndexStats;
-use crate::templates::TemplateKind;
-use crate::Engine;
+use crate::rest::not_found;
+use crate::rest::RestResponse;
 use serde_json::{json, Map, Value};
 
-pub(super) fn parse(body: &[u8]) -> Result<Value, RestResponse> {
+pub(crate) fn parse(body: &[u8]) -> Result<Value, RestResponse> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(json!({}));
     }
@@ -38,7 +39,7 @@ fn kind_of(segment: &str) -> TemplateKind {
 }
 
 impl Engine {
-    pub(super) fn index_stats(&self, names: Option<&str>) -> RestResponse {
+    pub(crate) fn index_stats(&self, names: Option<&str>) -> RestResponse {
         let indices = match self.resolve(names) {
             Ok(i) => i,
             Err(r) => return r,
@@ -69,7 +70,7 @@ impl Engine {
         )
     }
 
-    pub(super) fn node_stats(&self) -> RestResponse {
+    pub(crate) fn node_stats(&self) -> RestResponse {
         let mut all = IndexStats::default();
         for index in self.resolve(None).unwrap_or_default() {
             let s = index.stats();
@@ -96,7 +97,7 @@ impl Engine {
         )
     }
 
-    pub(super) fn put_cluster_settings(&self, body: &[u8]) -> RestResponse {
+    pub(crate) fn put_cluster_settings(&self, body: &[u8]) -> RestResponse {
         let body = match parse(body) {
             Ok(b) => b,
             Err(r) => return r,
@@ -120,7 +121,7 @@ impl Engine {
         )
     }
 
-    pub(super) fn get_cluster_settings(&self) -> RestResponse {
+    pub(crate) fn get_cluster_settings(&self) -> RestResponse {
         let settings = self
             .state
             .cluster_settings
@@ -132,7 +133,7 @@ impl Engine {
         )
     }
 
-    pub(super) fn put_template(&self, kind: &str, name: &str, body: &[u8]) -> RestResponse {
+    pub(crate) fn put_template(&self, kind: &str, name: &str, body: &[u8]) -> RestResponse {
         let body = match parse(body) {
             Ok(b) => b,
             Err(r) => return r,
@@ -149,7 +150,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn delete_template(&self, kind: &str, name: &str) -> RestResponse {
+    pub(crate) fn delete_template(&self, kind: &str, name: &str) -> RestResponse {
         if self
             .state
             .templates
@@ -167,7 +168,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn get_template(&self, kind: &str, name: &str) -> RestResponse {
+    pub(crate) fn get_template(&self, kind: &str, name: &str) -> RestResponse {
         let templates = self
             .state
             .templates

@@ -1,10 +1,10 @@
 //! Index aliases over REST: `POST _aliases` (add, remove, remove_index actions),
 //! `PUT`/`DELETE <index>/_alias/<name>` and `GET [<index>/]_alias[/<name>]`.
 
-use super::admin::parse;
-use super::RestResponse;
-use crate::aliases::AliasTarget;
-use crate::Engine;
+use crate::cluster::aliases::AliasTarget;
+use crate::cluster::Engine;
+use crate::rest::admin::parse;
+use crate::rest::RestResponse;
 use serde_json::{json, Map, Value};
 
 /// The names an action gives under `key` or `plural` (each a string or a list).
@@ -22,7 +22,7 @@ fn names(action: &Value, key: &str, plural: &str) -> Vec<String> {
 
 impl Engine {
     /// `POST _aliases`: the actions apply together or not at all.
-    pub(super) fn update_aliases(&self, body: &[u8]) -> RestResponse {
+    pub(crate) fn update_aliases(&self, body: &[u8]) -> RestResponse {
         let body = match parse(body) {
             Ok(b) => b,
             Err(r) => return r,
@@ -141,7 +141,7 @@ impl Engine {
     }
 
     /// `PUT <index>/_alias/<name>` with an optional body (`filter`, `is_write_index`).
-    pub(super) fn put_alias(&self, index: &str, alias: &str, body: &[u8]) -> RestResponse {
+    pub(crate) fn put_alias(&self, index: &str, alias: &str, body: &[u8]) -> RestResponse {
         let body = match parse(body) {
             Ok(b) => b,
             Err(r) => return r,
@@ -156,14 +156,14 @@ impl Engine {
         self.update_aliases(actions.to_string().as_bytes())
     }
 
-    pub(super) fn delete_alias(&self, index: &str, alias: &str) -> RestResponse {
+    pub(crate) fn delete_alias(&self, index: &str, alias: &str) -> RestResponse {
         let actions = json!({ "actions": [{ "remove": { "index": index, "alias": alias } }] });
         self.update_aliases(actions.to_string().as_bytes())
     }
 
     /// `GET [<index>/]_alias[/<name>]`: each index with its aliases; 404 when a named alias
     /// is nowhere.
-    pub(super) fn get_alias(&self, indices: Option<&str>, aliases: Option<&str>) -> RestResponse {
+    pub(crate) fn get_alias(&self, indices: Option<&str>, aliases: Option<&str>) -> RestResponse {
         let matched = match self.index_names(indices.unwrap_or("_all")) {
             Ok(m) => m,
             Err(r) => return r,
@@ -189,8 +189,8 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use crate::cluster::Engine;
     use crate::rest::tests::call;
-    use crate::Engine;
     use serde_json::json;
 
     fn count(b: &Engine, target: &str) -> (u16, serde_json::Value) {

@@ -1,13 +1,14 @@
 //! Document APIs: `_doc` get and put, and `_bulk` (run by the engine's bulk module).
 
-use super::{not_found, RestResponse};
-use crate::Engine;
+use crate::cluster::Engine;
+use crate::rest::not_found;
+use crate::rest::RestResponse;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::time::Instant;
 
 impl Engine {
-    pub(super) fn get_doc(&self, name: &str, id: &str) -> RestResponse {
+    pub(crate) fn get_doc(&self, name: &str, id: &str) -> RestResponse {
         let Some(index) = self.index(name) else {
             return not_found(name);
         };
@@ -34,7 +35,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn put_doc(&self, name: &str, id: Option<&str>, body: &[u8]) -> RestResponse {
+    pub(crate) fn put_doc(&self, name: &str, id: Option<&str>, body: &[u8]) -> RestResponse {
         let Some(index) = self.index(name) else {
             return not_found(name);
         };
@@ -53,7 +54,7 @@ impl Engine {
     /// `_bulk`: NDJSON action lines (index, create, update, delete), each but delete followed
     /// by its document. Items fail alone, as in Elasticsearch; the request fails only if it
     /// cannot be read. `?refresh` (true or wait_for) makes what it wrote searchable at once.
-    pub(super) fn bulk_request(
+    pub(crate) fn bulk_request(
         &self,
         default_index: Option<&str>,
         query: &str,
@@ -73,7 +74,7 @@ impl Engine {
         let mut items = String::with_capacity(64 * 1024);
         let mut errors = false;
         let mut written: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-        let run = self.state.bulk(default.as_ref(), super::param(query, "pipeline"), super::super::bulk::items(text), |index, verb, id, result| {
+        let run = self.state.bulk(default.as_ref(), crate::rest::param(query, "pipeline"), crate::bulk::items(text), |index, verb, id, result| {
             if result.is_ok() && !written.contains(index) {
                 written.insert(index.to_string());
             }
@@ -107,7 +108,7 @@ impl Engine {
             );
         }
         if matches!(
-            super::param(query, "refresh"),
+            crate::rest::param(query, "refresh"),
             Some("" | "true" | "wait_for")
         ) {
             for name in &written {

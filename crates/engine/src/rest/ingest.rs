@@ -1,13 +1,13 @@
 //! Ingest pipelines (`_ingest/pipeline`), index settings the engine acts on (`_settings`) and
 //! index blocks (`_block`).
 
-use super::admin::parse;
-use super::RestResponse;
-use crate::Engine;
+use crate::cluster::Engine;
+use crate::rest::admin::parse;
+use crate::rest::RestResponse;
 use serde_json::{json, Value};
 
 impl Engine {
-    pub(super) fn put_pipeline(&self, id: &str, body: &[u8]) -> RestResponse {
+    pub(crate) fn put_pipeline(&self, id: &str, body: &[u8]) -> RestResponse {
         let body = match parse(body) {
             Ok(b) => b,
             Err(r) => return r,
@@ -24,7 +24,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn get_pipeline(&self, ids: Option<&str>) -> RestResponse {
+    pub(crate) fn get_pipeline(&self, ids: Option<&str>) -> RestResponse {
         let found = self
             .state
             .pipelines
@@ -40,7 +40,7 @@ impl Engine {
         RestResponse::json(status, &Value::Object(found))
     }
 
-    pub(super) fn delete_pipeline(&self, ids: &str) -> RestResponse {
+    pub(crate) fn delete_pipeline(&self, ids: &str) -> RestResponse {
         let deleted = self
             .state
             .pipelines
@@ -58,7 +58,7 @@ impl Engine {
     }
 
     /// `PUT <index>/_settings`: pipelines and blocks change; the rest is acknowledged.
-    pub(super) fn index_settings(&self, names: Option<&str>, body: &[u8]) -> RestResponse {
+    pub(crate) fn index_settings(&self, names: Option<&str>, body: &[u8]) -> RestResponse {
         let body = match parse(body) {
             Ok(b) => b,
             Err(r) => return r,
@@ -80,7 +80,7 @@ impl Engine {
     }
 
     /// `PUT <index>/_block/<block>`.
-    pub(super) fn add_block(&self, names: &str, block: &str) -> RestResponse {
+    pub(crate) fn add_block(&self, names: &str, block: &str) -> RestResponse {
         let indices = match self.resolve_as(Some(names), false) {
             Ok(i) => i,
             Err(r) => return r,
@@ -104,8 +104,8 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use crate::cluster::Engine;
     use crate::rest::tests::call;
-    use crate::Engine;
     use serde_json::{json, Value};
 
     fn sources(b: &Engine, index: &str) -> Vec<Value> {

@@ -14,10 +14,10 @@ mod recovery;
 mod search;
 mod streams;
 
-pub use search::Scrolls;
-
-use super::{Engine, EmbeddedIndex};
-use crate::{Error, ErrorKind};
+use crate::cluster::Engine;
+use crate::error::Error;
+use crate::error::ErrorKind;
+use crate::index::EmbeddedIndex;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -39,14 +39,14 @@ pub struct RestResponse {
 }
 
 impl RestResponse {
-    pub(super) fn json(status: u16, v: &Value) -> RestResponse {
+    pub(crate) fn json(status: u16, v: &Value) -> RestResponse {
         RestResponse {
             status,
             body: serde_json::to_vec(v).unwrap_or_default(),
         }
     }
 
-    pub(super) fn error(status: u16, kind: &str, reason: &str) -> RestResponse {
+    pub(crate) fn error(status: u16, kind: &str, reason: &str) -> RestResponse {
         let cause = json!({ "type": kind, "reason": reason });
         RestResponse::json(
             status,
@@ -54,7 +54,7 @@ impl RestResponse {
         )
     }
 
-    pub(super) fn from_error(e: &Error) -> RestResponse {
+    pub(crate) fn from_error(e: &Error) -> RestResponse {
         match e.kind {
             ErrorKind::NotFound => {
                 RestResponse::error(404, "index_not_found_exception", &e.message)
@@ -67,7 +67,7 @@ impl RestResponse {
     }
 }
 
-pub(super) fn param<'q>(query: &'q str, name: &str) -> Option<&'q str> {
+pub(crate) fn param<'q>(query: &'q str, name: &str) -> Option<&'q str> {
     query
         .split('&')
         .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
@@ -75,7 +75,7 @@ pub(super) fn param<'q>(query: &'q str, name: &str) -> Option<&'q str> {
         .map(|(_, v)| v)
 }
 
-pub(super) fn not_found(name: &str) -> RestResponse {
+pub(crate) fn not_found(name: &str) -> RestResponse {
     RestResponse::error(
         404,
         "index_not_found_exception",
@@ -413,10 +413,10 @@ impl Engine {
         };
         match self.state.create_index(name, &body) {
             Ok(()) => {}
-            Err(super::CreateError::Mapping(m)) => {
+            Err(crate::cluster::CreateError::Mapping(m)) => {
                 return RestResponse::error(400, "mapper_parsing_exception", &m)
             }
-            Err(super::CreateError::Exists) => {
+            Err(crate::cluster::CreateError::Exists) => {
                 return RestResponse::error(
                     400,
                     "resource_already_exists_exception",
@@ -454,7 +454,7 @@ mod tests {
     use super::*;
 
     /// One request to the REST layer: its status and JSON body.
-    pub(super) fn call(b: &Engine, method: &str, path: &str, body: &str) -> (u16, Value) {
+    pub(crate) fn call(b: &Engine, method: &str, path: &str, body: &str) -> (u16, Value) {
         let (path, query) = path.split_once('?').unwrap_or((path, ""));
         let r = b.rest(&RestRequest {
             method,

@@ -1,12 +1,12 @@
 //! `_recovery`: what Rally's wait-for-recovery polls.
 
-use super::RestResponse;
-use crate::Engine;
+use crate::cluster::Engine;
+use crate::rest::RestResponse;
 use serde_json::{json, Value};
 
 impl Engine {
     /// `_recovery`: one shard per index, recovered when the index was made (stage DONE).
-    pub(super) fn recovery(&self, names: Option<&str>) -> RestResponse {
+    pub(crate) fn recovery(&self, names: Option<&str>) -> RestResponse {
         match self.resolve(names) {
             Ok(indices) => {
                 let out: serde_json::Map<String, Value> = indices

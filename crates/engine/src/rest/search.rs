@@ -2,42 +2,23 @@
 //! and the scroll API (`_search/scroll` to continue, DELETE to clear). A scroll holds its
 //! searcher, a snapshot of the index, until it is cleared or its keep-alive passes.
 
-use super::{param, RestResponse};
-use crate::fetch::FetchPlan;
-use crate::search::{Hit, Window};
-use crate::sort::{After, Sort};
-use crate::{Engine, EmbeddedIndex};
+use crate::cluster::Engine;
+use crate::index::EmbeddedIndex;
+use crate::rest::param;
+use crate::rest::RestResponse;
+use crate::search::fetch::FetchPlan;
+use crate::search::scroll::ScrollContext;
+use crate::search::sort::Sort;
+use crate::search::Hit;
+use crate::search::Window;
 use serde_json::{json, Value};
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tantivy::query::Query;
 use tantivy::Searcher;
 
 /// Elasticsearch's default `search.max_open_scroll_context`.
 const MAX_OPEN_SCROLLS: usize = 500;
-
-/// The open scrolls of one engine.
-#[derive(Default)]
-pub struct Scrolls {
-    next_id: u64,
-    open: HashMap<String, ScrollContext>,
-}
-
-struct ScrollContext {
-    index: Arc<EmbeddedIndex>,
-    searcher: Searcher,
-    query: Box<dyn Query>,
-    sort: Sort,
-    per_page: usize,
-    after: Option<After>,
-    total: u64,
-    keep_alive: Duration,
-    expires: Instant,
-    /// The first page's `fields` and `highlight`, for every page.
-    fetch: Arc<FetchPlan>,
-}
 
 fn parse_body(body: &[u8]) -> Result<Value, RestResponse> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -138,7 +119,7 @@ fn fetch_all(
 }
 
 impl Engine {
-    pub(super) fn search(
+    pub(crate) fn search(
         &self,
         name: &str,
         query: &str,
@@ -164,8 +145,8 @@ impl Engine {
                 )
             }
             // In Elasticsearch's words, `no such index [name]`, for the name that is missing.
-            Err(e) if e.kind == crate::ErrorKind::NotFound => {
-                return super::not_found(e.message.split('`').nth(1).unwrap_or(name))
+            Err(e) if e.kind == crate::error::ErrorKind::NotFound => {
+                return crate::rest::not_found(e.message.split('`').nth(1).unwrap_or(name))
             }
             Err(e) => return RestResponse::from_error(&e),
         };
@@ -174,7 +155,7 @@ impl Engine {
             Err(r) => return r,
         };
         let body = match filter {
-            Some(f) => crate::aliases::with_filter(&body, &f),
+            Some(f) => crate::cluster::aliases::with_filter(&body, &f),
             None => body,
         };
         let mut plan = match index.compile(&body) {
@@ -288,7 +269,7 @@ impl Engine {
 
     /// The next page of a scroll: `{"scroll_id": "...", "scroll": "1m"}` or the same as
     /// query parameters.
-    pub(super) fn scroll(&self, query: &str, body: &[u8]) -> RestResponse {
+    pub(crate) fn scroll(&self, query: &str, body: &[u8]) -> RestResponse {
         let started = Instant::now();
         let body = match parse_body(body) {
             Ok(b) => b,
@@ -380,7 +361,7 @@ impl Engine {
 
     /// Clears scrolls: ids in the body (`{"scroll_id": [..]}` or one string), in the path
     /// (comma-separated), or `_all`.
-    pub(super) fn clear_scroll(&self, path_ids: Option<&str>, body: &[u8]) -> RestResponse {
+    pub(crate) fn clear_scroll(&self, path_ids: Option<&str>, body: &[u8]) -> RestResponse {
         let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,

@@ -5,8 +5,10 @@
 //! a data stream is one index of its name (no rollover, so no backing indices to list beyond
 //! it), with `@timestamp` mapped as a date.
 
-use super::RestResponse;
-use crate::{CreateError, Engine, State};
+use crate::cluster::CreateError;
+use crate::cluster::Engine;
+use crate::cluster::State;
+use crate::rest::RestResponse;
 use serde_json::{json, Value};
 
 /// Why a data stream could not be created.
@@ -79,7 +81,7 @@ impl State {
 }
 
 impl Engine {
-    pub(super) fn put_data_stream(&self, name: &str) -> RestResponse {
+    pub(crate) fn put_data_stream(&self, name: &str) -> RestResponse {
         if name.contains(['*', ',']) || name != name.to_lowercase() {
             return RestResponse::error(
                 400,
@@ -93,7 +95,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn delete_data_stream(&self, names: &str) -> RestResponse {
+    pub(crate) fn delete_data_stream(&self, names: &str) -> RestResponse {
         let found = self.state.matching_streams(Some(names));
         if found.is_empty() && !names.contains('*') {
             return RestResponse::error(
@@ -107,7 +109,7 @@ impl Engine {
         RestResponse::json(200, &json!({"acknowledged": true}))
     }
 
-    pub(super) fn get_data_stream(&self, names: Option<&str>) -> RestResponse {
+    pub(crate) fn get_data_stream(&self, names: Option<&str>) -> RestResponse {
         let found = self.state.matching_streams(names);
         if found.is_empty() && names.is_some_and(|n| !n.contains('*') && n != "_all") {
             return RestResponse::error(
@@ -135,8 +137,8 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use crate::cluster::Engine;
     use crate::rest::tests::call;
-    use crate::Engine;
     use serde_json::Value;
 
     #[test]

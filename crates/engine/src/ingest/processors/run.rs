@@ -1,7 +1,12 @@
 //! Running a processor on one document.
 
-use super::{ConvertTo, Processor, SetValue, TextOp};
-use crate::ingest::doc::{kind, scalar_text, IngestDoc};
+use crate::ingest::doc::kind;
+use crate::ingest::doc::scalar_text;
+use crate::ingest::doc::IngestDoc;
+use crate::ingest::processors::ConvertTo;
+use crate::ingest::processors::Processor;
+use crate::ingest::processors::SetValue;
+use crate::ingest::processors::TextOp;
 use serde_json::Value;
 
 /// What running a processor did to the document's course.

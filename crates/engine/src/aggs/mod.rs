@@ -1,0 +1,569 @@
+//! Aggregations, on tantivy's aggregation framework (its request and response formats are
+//! Elasticsearch's). A request is checked once, when the search is compiled: every
+//! aggregation type, field and parameter either runs as Elasticsearch would run it, or the
+//! search is refused naming what the engine lacks. Nothing is dropped and run as something else.
+
+use crate::mapping::FieldType;
+use crate::mapping::Mapping;
+use serde_json::{Map, Value};
+use tantivy::aggregation::agg_req::Aggregations;
+use tantivy::aggregation::agg_result::AggregationResults;
+use tantivy::aggregation::{AggContextParams, AggregationCollector};
+
+/// Aggregation types the engine runs.
+pub const RUN: [&str; 26] = [
+    "terms",
+    "significant_terms",
+    "auto_date_histogram",
+    "geo_bounds",
+    "geo_distance",
+    "geohash_grid",
+    "geotile_grid",
+    "date_range",
+    "geo_centroid",
+    "filter",
+    "filters",
+    "histogram",
+    "date_histogram",
+    "range",
+    "composite",
+    "multi_terms",
+    "avg",
+    "min",
+    "max",
+    "sum",
+    "value_count",
+    "stats",
+    "extended_stats",
+    "cardinality",
+    "percentiles",
+    "top_hits",
+];
+
+/// Parameters that change how Elasticsearch spreads the work over shards, not the result
+/// on one shard: accepted and not passed on.
+const SHARD_HINTS: [&str; 4] = [
+    "execution_hint",
+    "collect_mode",
+    "show_term_doc_count_error",
+    "shard_min_doc_count",
+];
+
+/// A checked aggregation request, ready to run with a search.
+#[derive(Debug, Clone)]
+pub struct AggPlan {
+    request: Aggregations,
+    /// The date_range aggregations, whose answers are reshaped as Elasticsearch's.
+    date_ranges: Vec<date_range::DateRange>,
+    /// The aggregations on geo positions, run beside tantivy's.
+    points: points::PointAggs,
+    /// The auto_date_histograms, whose buckets each search chooses from its matches.
+    autos: Vec<auto_date::AutoHistogram>,
+    /// The significant_terms, scored against the whole index after the search.
+    significant: Vec<significant::Significant>,
+}
+
+/// What a search's aggregations collect: tantivy's, those on geo positions, and the buckets
+/// chosen for its auto_date_histograms.
+pub struct AggFruit {
+    results: AggregationResults,
+    points: Option<points::PointResults>,
+    autos: Vec<auto_date::Chosen>,
+    /// Each significant_terms' answer, by name.
+    significant: Vec<(String, Value)>,
+}
+
+/// The collector of one search's aggregations. The point aggregations' collector is left out
+/// when there are none: it would be called for every matching document.
+pub type AggCollector = (AggregationCollector, Option<points::PointAggs>);
+
+/// What turns a search's collected aggregations into its [`AggFruit`]: the buckets chosen
+/// for its auto_date_histograms.
+pub struct Finish {
+    autos: Vec<auto_date::Chosen>,
+    /// The significant_terms with the foreground's size and the searcher for the
+    /// background's frequencies.
+    significant: Option<(Vec<significant::Significant>, u64, tantivy::Searcher)>,
+}
+
+impl Finish {
+    pub fn finish(
+        self,
+        (mut results, points): (AggregationResults, Option<points::PointResults>),
+    ) -> tantivy::Result<AggFruit> {
+        let mut answers = Vec::new();
+        if let Some((sigs, fg_size, searcher)) = &self.significant {
+            for sig in sigs {
+                let fg = results
+                    .0
+                    .remove(&sig.marker())
+                    .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
+                    .unwrap_or(Value::Null);
+                answers.push((sig_name(sig), sig.answer(&fg, *fg_size, searcher)?));
+            }
+        }
+        Ok(AggFruit {
+            results,
+            points,
+            autos: self.autos,
+            significant: answers,
+        })
+    }
+}
+
+fn sig_name(sig: &significant::Significant) -> String {
+    sig.marker().trim_end_matches('\u{6}').to_string()
+}
+
+impl AggPlan {
+    /// Checks the body's `aggs` (or `aggregations`) against the mapping; the queries of
+    /// `filter` aggregations are compiled for `index`.
+    pub fn compile(
+        aggs: &Value,
+        mapping: &Mapping,
+        index: &tantivy::Index,
+    ) -> Result<AggPlan, String> {
+        Self::checked(aggs, Some((mapping, index)))
+    }
+
+    /// What can be checked before the race, with no index yet: types and parameters.
+    pub fn check(aggs: &Value) -> Result<(), String> {
+        Self::checked(aggs, None).map(|_| ())
+    }
+
+    fn checked(aggs: &Value, ctx: Option<(&Mapping, &tantivy::Index)>) -> Result<AggPlan, String> {
+        let mut level = Level {
+            mapping: ctx.map(|(m, _)| m),
+            ctx,
+            filters: filters::Filters::default(),
+            date_ranges: Vec::new(),
+            points: Vec::new(),
+            autos: Vec::new(),
+            significant: Vec::new(),
+        };
+        let rewritten = level.rewrite(aggs, "aggs", &[])?;
+        let mut request: Aggregations =
+            serde_json::from_value(rewritten.clone()).map_err(|e| format!("aggregations: {e}"))?;
+        // Whatever tantivy would read past without a word is refused here instead.
+        let read = serde_json::to_value(&request).map_err(|e| e.to_string())?;
+        unread(&rewritten, &read, "aggs")?;
+        // Filter aggregations carry their index: the mapping is copied only for them.
+        if let Some((m, i)) = ctx.filter(|_| !level.filters.is_empty()) {
+            let owned = std::sync::Arc::new((m.clone(), i.clone()));
+            level.filters.attach(&mut request, &owned)?;
+        }
+        Ok(AggPlan {
+            request,
+            date_ranges: level.date_ranges,
+            points: points::PointAggs(std::sync::Arc::new(level.points)),
+            autos: level.autos,
+            significant: level.significant,
+        })
+    }
+
+    /// The response's `aggregations`, as Elasticsearch shapes them.
+    pub fn to_json(&self, fruit: &AggFruit) -> Value {
+        let mut v = to_json(&fruit.results);
+        date_range::reshape(&mut v, &self.date_ranges);
+        auto_date::reshape(&mut v, &fruit.autos);
+        if let Value::Object(map) = &mut v {
+            if let Some(points) = &fruit.points {
+                map.extend(self.points.to_json(points));
+            }
+            map.extend(fruit.significant.iter().cloned());
+        }
+        v
+    }
+
+    /// The collector for one search. An auto_date_histogram first finds the extent of the
+    /// matches' dates (a pass of its own), to choose its buckets.
+    pub fn prepare(
+        &self,
+        searcher: &tantivy::Searcher,
+        query: &dyn tantivy::query::Query,
+    ) -> tantivy::Result<(AggCollector, Finish)> {
+        let mut request = self.request.clone();
+        let mut chosen = Vec::new();
+        for (marker, req, c) in auto_date::resolve(&self.autos, searcher, query)? {
+            if !req.is_null() {
+                let agg = serde_json::from_value(req)
+                    .map_err(|e| tantivy::TantivyError::InvalidArgument(e.to_string()))?;
+                request.insert(marker, agg);
+            }
+            chosen.push(c);
+        }
+        Ok((
+            (
+                AggregationCollector::from_aggs(request, AggContextParams::default()),
+                (!self.points.is_empty()).then(|| self.points.clone()),
+            ),
+            Finish {
+                autos: chosen,
+                significant: if self.significant.is_empty() {
+                    None
+                } else {
+                    let fg_size = searcher.search(query, &tantivy::collector::Count)? as u64;
+                    Some((self.significant.clone(), fg_size, searcher.clone()))
+                },
+            },
+        ))
+    }
+}
+
+/// The response's `aggregations` of tantivy's part.
+pub fn to_json(results: &AggregationResults) -> Value {
+    let mut v = serde_json::to_value(results).unwrap_or(Value::Null);
+    filters::regroup(&mut v);
+    geo::regroup(&mut v);
+    ipv4_keys(&mut v);
+    v
+}
+
+/// tantivy keys an ip bucket by its IPv6 form; Elasticsearch shows an IPv4 address as one.
+fn ipv4_keys(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::String(k)) = map.get_mut("key") {
+                if let Some(v4) = k
+                    .strip_prefix("::ffff:")
+                    .filter(|rest| rest.parse::<std::net::Ipv4Addr>().is_ok())
+                {
+                    *k = v4.to_string();
+                }
+            }
+            // A top_hits' documents are the user's, not bucket keys.
+            map.iter_mut()
+                .filter(|(k, _)| k.as_str() != "hits")
+                .for_each(|(_, v)| ipv4_keys(v));
+        }
+        Value::Array(items) => items.iter_mut().for_each(ipv4_keys),
+        _ => {}
+    }
+}
+
+/// One request's rewriting: the mapping and index it is checked against, and the filter
+/// aggregations found on the way.
+struct Level<'a> {
+    mapping: Option<&'a Mapping>,
+    ctx: Option<(&'a Mapping, &'a tantivy::Index)>,
+    filters: filters::Filters,
+    date_ranges: Vec<date_range::DateRange>,
+    points: Vec<(String, points::PointAgg)>,
+    autos: Vec<auto_date::AutoHistogram>,
+    significant: Vec<significant::Significant>,
+}
+
+impl Level<'_> {
+    fn rewrite(&mut self, aggs: &Value, at: &str, path: &[String]) -> Result<Value, String> {
+        let mapping = self.mapping;
+        let Some(aggs) = aggs.as_object() else {
+            return Err(format!("`{at}` must be an object of named aggregations"));
+        };
+        let mut out = Map::new();
+        for (name, agg) in aggs {
+            let here = format!("{at}.{name}");
+            let Some(def) = agg.as_object() else {
+                return Err(format!("aggregation `{here}` must be an object"));
+            };
+            let mut kinds = def
+                .keys()
+                .filter(|k| !matches!(k.as_str(), "aggs" | "aggregations" | "meta"));
+            let (Some(kind), None) = (kinds.next(), kinds.next()) else {
+                return Err(format!(
+                    "aggregation `{here}` must have exactly one type (it has {})",
+                    def.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            };
+            if !RUN.contains(&kind.as_str()) {
+                return Err(format!(
+                "aggregation `{here}` is a `{kind}`, which the embedded engine does not run{} (it runs {})",
+                why_not(kind),
+                RUN.join(", ")
+            ));
+            }
+            let params = def[kind.as_str()]
+                .as_object()
+                .ok_or_else(|| format!("aggregation `{here}`: `{kind}` must be an object"))?;
+            let sub = def.get("aggs").or_else(|| def.get("aggregations"));
+            // A filter's query, and each of a `filters`' queries, is a `filter` aggregation in
+            // tantivy's request: a placeholder here, its compiled query attached after.
+            let queries: Vec<(String, Value)> = match kind.as_str() {
+                "filter" => vec![(name.clone(), def[kind.as_str()].clone())],
+                "filters" => filters::expand(name, params, &here)?,
+                _ => Vec::new(),
+            };
+            if !queries.is_empty() {
+                for (n, q) in queries {
+                    filters::check_query(&q, &here, self.ctx)?;
+                    let mut inner = path.to_vec();
+                    inner.push(n.clone());
+                    let mut rewritten = Map::new();
+                    rewritten.insert("filter".into(), Value::String("*".into()));
+                    if let Some(sub) = sub {
+                        rewritten.insert("aggs".into(), self.rewrite(sub, &here, &inner)?);
+                    }
+                    self.filters.push(inner, q);
+                    out.insert(n, Value::Object(rewritten));
+                }
+                continue;
+            }
+            if kind == "date_range" {
+                let (marker, mut request, spec) =
+                    date_range::rewrite(name, params, mapping, &here)?;
+                if let Some(sub) = sub {
+                    let mut inner = path.to_vec();
+                    inner.push(marker.clone());
+                    request["aggs"] = self.rewrite(sub, &here, &inner)?;
+                }
+                self.date_ranges.push(spec);
+                out.insert(marker, request);
+                continue;
+            }
+            if points::KINDS.contains(&kind.as_str()) {
+                if !path.is_empty() || sub.is_some() {
+                    return Err(format!("aggregation `{here}`: the embedded engine runs `{kind}` at the top level of a request, with no sub-aggregations"));
+                }
+                self.points.push((
+                    name.clone(),
+                    points::PointAgg::parse(kind, params, mapping, &here)?,
+                ));
+                continue;
+            }
+            if kind == "significant_terms" {
+                if !path.is_empty() || sub.is_some() {
+                    return Err(format!("aggregation `{here}`: the embedded engine runs `significant_terms` at the top level of a request, with no sub-aggregations"));
+                }
+                let sig = significant::Significant::parse(name, params, mapping, &here)?;
+                out.insert(sig.marker(), sig.request());
+                self.significant.push(sig);
+                continue;
+            }
+            if kind == "date_histogram" && auto_date::is_calendar(params) {
+                let filters_before = self.filters.len();
+                let sub = sub
+                    .map(|s| self.rewrite(s, &here, &[format!("{name}\u{5}")]))
+                    .transpose()?;
+                if self.filters.len() != filters_before || !path.is_empty() {
+                    return Err(format!("aggregation `{here}`: the embedded engine runs a `date_histogram` by months, quarters or years at the top level of a request, without `filter` sub-aggregations"));
+                }
+                if let Some(calendar) =
+                    auto_date::AutoHistogram::calendar(name, params, mapping, sub, &here)?
+                {
+                    self.autos.push(calendar);
+                }
+                continue;
+            }
+            if kind == "auto_date_histogram" {
+                if !path.is_empty() {
+                    return Err(format!("aggregation `{here}`: the embedded engine runs `auto_date_histogram` at the top level of a request"));
+                }
+                let filters_before = self.filters.len();
+                let sub = sub
+                    .map(|s| self.rewrite(s, &here, &[format!("{name}\u{5}")]))
+                    .transpose()?;
+                if self.filters.len() != filters_before {
+                    return Err(format!("aggregation `{here}`: `filter` and `filters` under an `auto_date_histogram` are not run by the embedded engine"));
+                }
+                self.autos.push(auto_date::AutoHistogram::parse(
+                    name, params, mapping, sub, &here,
+                )?);
+                continue;
+            }
+            if kind == "geo_bounds" {
+                if sub.is_some() {
+                    return Err(format!("aggregation `{here}`: `geo_bounds` is a metric and takes no sub-aggregations"));
+                }
+                out.extend(geo::bounds(name, params, mapping, &here)?);
+                continue;
+            }
+            if kind == "geo_centroid" {
+                if sub.is_some() {
+                    return Err(format!("aggregation `{here}`: `geo_centroid` is a metric and takes no sub-aggregations"));
+                }
+                out.extend(geo::centroid(name, params, mapping, &here)?);
+                continue;
+            }
+            let mut rewritten = Map::new();
+            rewritten.insert(
+                kind.clone(),
+                Value::Object(params_for(kind, params, mapping, &here)?),
+            );
+            if let Some(sub) = sub {
+                let mut inner = path.to_vec();
+                inner.push(name.clone());
+                rewritten.insert("aggs".into(), self.rewrite(sub, &here, &inner)?);
+            }
+            out.insert(name.clone(), Value::Object(rewritten));
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+fn why_not(kind: &str) -> &'static str {
+    match kind {
+        "bucket_script" | "bucket_selector" | "bucket_sort" | "derivative" | "cumulative_sum"
+        | "moving_fn" | "avg_bucket" | "max_bucket" | "sum_bucket" => {
+            " (pipeline aggregations are not built)"
+        }
+        "geohex_grid" => " (H3 cells are not built)",
+        "nested" | "reverse_nested" => " (nested objects are flattened here)",
+        "significant_text"
+        | "sampler"
+        | "rare_terms"
+        | "weighted_avg"
+        | "median_absolute_deviation" => " (tantivy has no such aggregation)",
+        _ => "",
+    }
+}
+
+/// An aggregation's parameters as tantivy takes them, or why they cannot be.
+fn params_for(
+    kind: &str,
+    params: &Map<String, Value>,
+    mapping: Option<&Mapping>,
+    at: &str,
+) -> Result<Map<String, Value>, String> {
+    let mut out = params.clone();
+    for hint in SHARD_HINTS {
+        out.remove(hint);
+    }
+    if let Some(field) = params.get("field").and_then(Value::as_str) {
+        if let Some(f) = mapping.and_then(|m| m.field_or_unseen(field)) {
+            // An alias aggregates its target's column.
+            if f.name != field {
+                out.insert("field".into(), Value::String(f.name.clone()));
+            }
+            match f.kind {
+                FieldType::Text => {
+                    return Err(format!(
+                        "aggregation `{at}`: field `{field}` is a text field, which Elasticsearch does not aggregate either (aggregate its keyword multi-field, such as `{field}.raw`)"
+                    ))
+                }
+                // Elasticsearch counts a geo_point's values; each point has one latitude.
+                FieldType::GeoPoint if kind == "value_count" => {
+                    out.insert("field".into(), Value::String(format!("{}.lat", f.name)));
+                }
+                FieldType::Range(_) => {
+                    return Err(format!(
+                        "aggregation `{at}`: field `{field}` is a range field, which the embedded engine does not aggregate"
+                    ))
+                }
+                FieldType::GeoPoint => {
+                    return Err(format!(
+                        "aggregation `{at}`: field `{field}` is a geo_point, which the embedded engine does not aggregate"
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+    if params.contains_key("script") {
+        return Err(format!(
+            "aggregation `{at}`: scripts are not run by the embedded engine"
+        ));
+    }
+    if kind == "date_histogram" {
+        date_histogram(&mut out, at)?;
+    }
+    Ok(out)
+}
+
+/// Elasticsearch's calendar intervals that are fixed lengths in UTC become fixed intervals;
+/// the others (months, quarters, years), and time zones other than UTC, are refused.
+fn date_histogram(p: &mut Map<String, Value>, at: &str) -> Result<(), String> {
+    match p.remove("time_zone") {
+        None => {}
+        Some(Value::String(z)) if matches!(z.as_str(), "UTC" | "Z" | "+00:00" | "Etc/UTC") => {}
+        Some(z) => {
+            return Err(format!(
+                "aggregation `{at}`: time_zone {z} is not run by the embedded engine (UTC only)"
+            ))
+        }
+    }
+    // `format` only shapes `key_as_string`; the buckets are the same.
+    p.remove("format");
+    let given = p
+        .remove("calendar_interval")
+        .or_else(|| p.remove("interval"));
+    if let Some(interval) = given {
+        let text = interval.as_str().unwrap_or_default();
+        let fixed = match text {
+            "second" | "1s" => "1s",
+            "minute" | "1m" => "1m",
+            "hour" | "1h" => "1h",
+            "day" | "1d" => "1d",
+            "week" | "1w" => {
+                // Calendar weeks start on Monday; fixed 7-day buckets start at the epoch, a
+                // Thursday: 4 days on is Monday 1970-01-05.
+                if p.contains_key("offset") {
+                    return Err(format!(
+                        "aggregation `{at}`: a weekly calendar_interval with an offset is not run by the embedded engine"
+                    ));
+                }
+                p.insert("offset".into(), Value::String("4d".into()));
+                "7d"
+            }
+            other if fixed_length(other) => other,
+            other => {
+                return Err(format!(
+                    "aggregation `{at}`: calendar_interval `{other}` has no fixed length (months, quarters and years vary) and is not run by the embedded engine"
+                ))
+            }
+        };
+        p.insert("fixed_interval".into(), Value::String(fixed.into()));
+    }
+    Ok(())
+}
+
+fn fixed_length(interval: &str) -> bool {
+    let digits = interval.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &interval[digits.len()..];
+    !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit())
+        && matches!(unit, "ms" | "s" | "m" | "h" | "d")
+}
+
+/// Parameters of the request that tantivy did not read back: those it would ignore.
+fn unread(given: &Value, read: &Value, at: &str) -> Result<(), String> {
+    let Some(given) = given.as_object() else {
+        return Ok(());
+    };
+    for (name, agg) in given {
+        let here = format!("{at}.{name}");
+        let back = &read[name.as_str()];
+        for (key, value) in agg.as_object().into_iter().flatten() {
+            if key == "aggs" {
+                unread(value, &back["aggs"], &here)?;
+                continue;
+            }
+            let read_params = back[key.as_str()].as_object();
+            for (param, v) in value.as_object().into_iter().flatten() {
+                let known =
+                    read_params.is_some_and(|r| r.contains_key(param) || alias(r, param).is_some());
+                if !known && !v.is_null() {
+                    return Err(format!(
+                        "aggregation `{here}`: `{key}` parameter `{param}` is not run by the embedded engine (tantivy's {key} has no such parameter)"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn alias<'a>(read: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    match key {
+        "shard_size" => read.get("split_size").or_else(|| read.get("segment_size")),
+        _ => None,
+    }
+}
+
+mod auto_date;
+mod date_range;
+mod filters;
+mod geo;
+mod points;
+mod significant;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,275 @@
+//! Index aliases: a name for one or more indices, each with an optional filter (a query every
+//! search through the alias adds, without scoring) and a write index. A search reads one index
+//! here, so an alias (or a pattern) naming several is refused, naming them.
+
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AliasTarget {
+    pub filter: Option<Value>,
+    pub is_write_index: Option<bool>,
+}
+
+impl AliasTarget {
+    /// An alias's body (`filter`, `is_write_index`; routing and the like do nothing on one
+    /// shard and are accepted).
+    pub fn parse(body: &Value) -> Result<AliasTarget, String> {
+        let filter = body.get("filter").filter(|f| !f.is_null()).cloned();
+        if let Some(f) = &filter {
+            if !f.is_object() {
+                return Err(format!("an alias's `filter` is a query, got {f}"));
+            }
+        }
+        let is_write_index = match body.get("is_write_index") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => return Err(format!("`is_write_index` is true or false, got {other}")),
+        };
+        Ok(AliasTarget {
+            filter,
+            is_write_index,
+        })
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut o = Map::new();
+        if let Some(f) = &self.filter {
+            o.insert("filter".into(), f.clone());
+        }
+        if let Some(w) = self.is_write_index {
+            o.insert("is_write_index".into(), json!(w));
+        }
+        Value::Object(o)
+    }
+}
+
+/// Alias name → index name → how the alias reaches that index.
+#[derive(Default)]
+pub struct Aliases {
+    by_name: BTreeMap<String, BTreeMap<String, AliasTarget>>,
+}
+
+impl Aliases {
+    pub fn add(&mut self, alias: &str, index: &str, target: AliasTarget) {
+        self.by_name
+            .entry(alias.to_string())
+            .or_default()
+            .insert(index.to_string(), target);
+    }
+
+    /// Removes the aliases matching `alias` from the indices matching `index` (patterns);
+    /// how many were removed.
+    pub fn remove(&mut self, alias: &str, index: &str) -> usize {
+        let mut removed = 0;
+        for (name, targets) in self.by_name.iter_mut() {
+            if crate::names::index_pattern_matches(alias, name) {
+                let before = targets.len();
+                targets.retain(|i, _| !crate::names::index_pattern_matches(index, i));
+                removed += before - targets.len();
+            }
+        }
+        self.by_name.retain(|_, t| !t.is_empty());
+        removed
+    }
+
+    /// An index is gone: so are its aliases.
+    pub fn remove_index(&mut self, index: &str) {
+        for targets in self.by_name.values_mut() {
+            targets.remove(index);
+        }
+        self.by_name.retain(|_, t| !t.is_empty());
+    }
+
+    pub fn targets(&self, alias: &str) -> Option<&BTreeMap<String, AliasTarget>> {
+        self.by_name.get(alias)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+
+    /// The aliases of `index` matching `pattern` (all when None), as `GET _alias` shows them.
+    pub fn of_index(&self, index: &str, pattern: Option<&str>) -> Map<String, Value> {
+        self.by_name
+            .iter()
+            .filter(|(name, _)| {
+                pattern.is_none_or(|p| {
+                    p.split(',')
+                        .any(|p| crate::names::index_pattern_matches(p, name))
+                })
+            })
+            .filter_map(|(name, targets)| targets.get(index).map(|t| (name.clone(), t.to_json())))
+            .collect()
+    }
+
+    /// The index a write to `alias` goes to: its only index, else its write index.
+    pub fn write_index(&self, alias: &str) -> Result<Option<&str>, String> {
+        let Some(targets) = self.by_name.get(alias) else {
+            return Ok(None);
+        };
+        if let [(only, t)] = targets.iter().collect::<Vec<_>>()[..] {
+            if t.is_write_index != Some(false) {
+                return Ok(Some(only));
+            }
+        }
+        match targets.iter().find(|(_, t)| t.is_write_index == Some(true)) {
+            Some((index, _)) => Ok(Some(index)),
+            None => Err(format!(
+                "no write index is defined for alias [{alias}]: it points to several indices and none is marked is_write_index"
+            )),
+        }
+    }
+}
+
+/// `body` with an alias's `filter` added as a non-scoring clause, as Elasticsearch applies it.
+pub fn with_filter(body: &Value, filter: &Value) -> Value {
+    let mut out = match body {
+        Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    };
+    let query = out
+        .remove("query")
+        .unwrap_or_else(|| json!({"match_all": {}}));
+    out.insert(
+        "query".into(),
+        json!({"bool": {"must": [query], "filter": [filter]}}),
+    );
+    Value::Object(out)
+}
+
+impl crate::cluster::State {
+    /// What a search of `names` reads (indices, aliases, patterns, comma lists): one index,
+    /// and the filter its aliases add (filters of several aliases of it are ORed, and any
+    /// unfiltered way to it leaves it unfiltered, as in Elasticsearch); None when only
+    /// wildcards were given and they match nothing (an empty answer, as there).
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn search_target(
+        &self,
+        names: &str,
+    ) -> Result<
+        Option<(std::sync::Arc<crate::index::EmbeddedIndex>, Option<Value>)>,
+        crate::error::Error,
+    > {
+        use crate::error::Error;
+        use crate::error::ErrorKind;
+        let indices = self.indices.read().unwrap_or_else(|p| p.into_inner());
+        let aliases = self.aliases.read().unwrap_or_else(|p| p.into_inner());
+        let mut reached: BTreeMap<String, Option<Value>> = BTreeMap::new();
+        let mut reach = |index: &str, filter: Option<&Value>| match reached.get_mut(index) {
+            None => {
+                reached.insert(index.to_string(), filter.cloned());
+            }
+            Some(existing) => {
+                *existing = match (existing.take(), filter) {
+                    (Some(a), Some(b)) if a == *b => Some(a),
+                    (Some(a), Some(b)) => {
+                        Some(json!({"bool": {"should": [a, b], "minimum_should_match": 1}}))
+                    }
+                    _ => None,
+                }
+            }
+        };
+        for part in names.split(',').filter(|p| !p.is_empty()) {
+            if !(part.contains('*') || part == "_all") {
+                // A name: an index or an alias, looked up, not matched.
+                if indices.contains_key(part) {
+                    reach(part, None);
+                } else if let Some(targets) = aliases.targets(part) {
+                    for (index, t) in targets {
+                        reach(index, t.filter.as_ref());
+                    }
+                } else {
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!("no such index `{part}`"),
+                    ));
+                }
+                continue;
+            }
+            for name in indices.keys() {
+                if crate::names::index_pattern_matches(part, name) {
+                    reach(name, None);
+                }
+            }
+            for alias in aliases.names() {
+                if crate::names::index_pattern_matches(part, alias) {
+                    for (index, t) in aliases.targets(alias).into_iter().flatten() {
+                        reach(index, t.filter.as_ref());
+                    }
+                }
+            }
+        }
+        let mut it = reached.into_iter();
+        match (it.next(), it.next()) {
+            (None, _) => Ok(None),
+            (Some((index, filter)), None) => Ok(Some((
+                indices.get(&index).cloned().ok_or_else(|| {
+                    Error::new(ErrorKind::NotFound, format!("no such index `{index}`"))
+                })?,
+                filter,
+            ))),
+            (Some((a, _)), Some((b, _))) => {
+                let rest = it.count();
+                Err(Error::new(
+                    ErrorKind::BadRequest,
+                    format!(
+                        "[{names}] reaches {} indices ({a}, {b}{}); the embedded engine searches one index at a time",
+                        rest + 2,
+                        if rest > 0 { ", ..." } else { "" }
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_are_added_removed_and_written_through() {
+        let mut a = Aliases::default();
+        let f = AliasTarget::parse(&json!({"filter": {"term": {"t": 1}}})).unwrap();
+        a.add("one", "i1", f.clone());
+        a.add("many", "i1", AliasTarget::default());
+        a.add(
+            "many",
+            "i2",
+            AliasTarget::parse(&json!({"is_write_index": true})).unwrap(),
+        );
+        assert_eq!(a.write_index("one"), Ok(Some("i1")));
+        assert_eq!(a.write_index("many"), Ok(Some("i2")));
+        assert_eq!(a.write_index("none"), Ok(None));
+        assert_eq!(a.of_index("i1", None).len(), 2);
+        assert_eq!(
+            a.of_index("i1", Some("on*"))["one"],
+            json!({"filter": {"term": {"t": 1}}})
+        );
+        assert_eq!(a.remove("man*", "i2"), 1);
+        assert_eq!(a.write_index("many"), Ok(Some("i1")));
+        a.add("many", "i3", AliasTarget::default());
+        assert!(a
+            .write_index("many")
+            .unwrap_err()
+            .contains("no write index"));
+        a.remove_index("i1");
+        assert!(a.targets("one").is_none());
+        assert_eq!(a.names().collect::<Vec<_>>(), vec!["many"]);
+        assert!(AliasTarget::parse(&json!({"filter": "x"})).is_err());
+    }
+
+    #[test]
+    fn a_filter_is_added_without_scoring() {
+        let f = json!({"term": {"t": 1}});
+        assert_eq!(
+            with_filter(&json!({"query": {"match": {"m": "x"}}, "size": 3}), &f),
+            json!({"size": 3, "query": {"bool": {"must": [{"match": {"m": "x"}}], "filter": [{"term": {"t": 1}}]}}})
+        );
+        assert_eq!(
+            with_filter(&json!({}), &f)["query"]["bool"]["must"][0],
+            json!({"match_all": {}})
+        );
+    }
+}

@@ -1,0 +1,299 @@
+//! Running bulk items against the engine's indices: each item's index resolved (aliases, data
+//! streams), its ingest pipelines run, then written.
+
+use crate::bulk::{Done, Item, ItemError, Malformed, Verb};
+use crate::cluster::State;
+use crate::index::EmbeddedIndex;
+use crate::index::IndexSettings;
+use crate::ingest::IngestDoc;
+use crate::ingest::Pipelines;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+impl State {
+    /// Runs the actions of a bulk body ([`items`], or items a caller made from its own batches): `report` gets each
+    /// item's index name, verb, id and result, in order. Items of indices that do not exist
+    /// fail alone (no dynamic index creation here, except data streams). Documents go through
+    /// their ingest pipelines: the action's, else the request's `pipeline`, else the index's
+    /// default one, then its final one.
+    pub fn bulk<'a>(
+        &self,
+        default_index: Option<&Arc<EmbeddedIndex>>,
+        pipeline: Option<&str>,
+        actions: impl Iterator<Item = Result<Item<'a>, Malformed>>,
+        mut report: impl FnMut(&str, Verb, Option<&str>, Result<(String, Done), ItemError>),
+    ) -> Result<(), Malformed> {
+        // The index of the last item and its settings, read once per switch of index.
+        let mut cache: Option<(Arc<EmbeddedIndex>, IndexSettings)> = None;
+        let mut ingest = None;
+        for item in actions {
+            let item = item?;
+            let name = item
+                .index
+                .as_deref()
+                .or(default_index.map(|d| d.name.as_str()))
+                .unwrap_or("");
+            if cache.as_ref().is_none_or(|(c, _)| c.name != name) {
+                cache = match default_index.filter(|d| d.name == name) {
+                    Some(d) => Some(d.clone()),
+                    None => self.writable_index(name, item.verb),
+                }
+                .map(|i| {
+                    let s = i.settings.read().unwrap_or_else(|p| p.into_inner()).clone();
+                    (i, s)
+                });
+            }
+            let Some((index, settings)) = &cache else {
+                report(name, item.verb, item.id.as_deref(), Err(ItemError::new(404, "index_not_found_exception", format!("no such index [{name}] (a write creates no index here, except a data stream its template makes: create the index first)"))));
+                continue;
+            };
+            let first = item
+                .pipeline
+                .as_deref()
+                .or(pipeline)
+                .or(settings.default_pipeline.as_deref())
+                .filter(|p| *p != "_none");
+            let ingests = matches!(item.verb, Verb::Index | Verb::Create)
+                && (first.is_some() || settings.final_pipeline.is_some());
+            if !ingests {
+                let result = self.write(index, settings, &item);
+                report(name, item.verb, item.id.as_deref(), result);
+                continue;
+            }
+            let pipelines = ingest.get_or_insert_with(|| {
+                (
+                    self.pipelines.read().unwrap_or_else(|p| p.into_inner()),
+                    chrono::Utc::now()
+                        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+                        .to_string(),
+                )
+            });
+            match self.ingest(&pipelines.0, &pipelines.1, &item, (index, settings), first) {
+                Ok(None) => report(
+                    name,
+                    item.verb,
+                    item.id.as_deref(),
+                    Ok((item.id.as_deref().unwrap_or("").to_string(), Done::Noop)),
+                ),
+                Ok(Some(done)) => {
+                    let owned = Item {
+                        verb: item.verb,
+                        index: Some(Cow::Borrowed(done.index.name.as_str())),
+                        id: done.id.as_deref().map(Cow::Borrowed),
+                        body: Some(&done.body),
+                        pipeline: None,
+                    };
+                    let result = self.write(&done.index, &done.settings, &owned);
+                    report(&done.index.name, item.verb, owned.id.as_deref(), result);
+                }
+                Err(e) => report(name, item.verb, item.id.as_deref(), Err(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The index a write to `name` goes to: a `create` into a name a data stream template
+    /// matches makes the data stream.
+    pub(crate) fn writable_index(&self, name: &str, verb: Verb) -> Option<Arc<EmbeddedIndex>> {
+        // An alias writes to its one index, or to its write index.
+        let aliased = self
+            .aliases
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .write_index(name)
+            .ok()
+            .flatten()
+            .map(str::to_string);
+        let name = aliased.as_deref().unwrap_or(name);
+        let lookup = || {
+            self.indices
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(name)
+                .cloned()
+        };
+        lookup().or_else(|| {
+            (verb == Verb::Create && self.create_data_stream(name).is_ok())
+                .then(lookup)
+                .flatten()
+        })
+    }
+
+    fn write(
+        &self,
+        index: &EmbeddedIndex,
+        settings: &IndexSettings,
+        item: &Item,
+    ) -> Result<(String, Done), ItemError> {
+        if let Some(why) = settings.write_refusal(&index.name) {
+            return Err(ItemError::new(403, "cluster_block_exception", why));
+        }
+        if self.is_data_stream(&index.name) {
+            data_stream_write(item)?;
+        }
+        index.apply(item)
+    }
+
+    /// Runs a document's pipelines; None when one dropped it. A pipeline that sends it to
+    /// another index (`_index`, `reroute`) runs that index's default pipeline next, as
+    /// Elasticsearch does, and the final pipeline is the last index's.
+    fn ingest(
+        &self,
+        pipelines: &Pipelines,
+        timestamp: &str,
+        item: &Item,
+        (index, settings): (&Arc<EmbeddedIndex>, &IndexSettings),
+        first: Option<&str>,
+    ) -> Result<Option<Ingested>, ItemError> {
+        let failed = |m: String| ItemError::new(400, "illegal_argument_exception", m);
+        let source = match item.body.map(serde_json::from_str::<serde_json::Value>) {
+            Some(Ok(serde_json::Value::Object(m))) => m,
+            _ => {
+                return Err(ItemError::new(
+                    400,
+                    "mapper_parsing_exception",
+                    "the document is not a JSON object",
+                ))
+            }
+        };
+        let mut doc = IngestDoc {
+            source,
+            index: index.name.clone(),
+            id: item.id.as_deref().map(str::to_string),
+            timestamp: timestamp.to_string(),
+        };
+        let (mut index, mut settings) = (index.clone(), settings.clone());
+        let mut visited = vec![index.name.clone()];
+        let mut next = first.map(str::to_string);
+        while let Some(p) = next.take() {
+            if !pipelines.run(&p, &mut doc).map_err(failed)? {
+                return Ok(None);
+            }
+            if doc.index != index.name {
+                if visited.contains(&doc.index) {
+                    return Err(failed(format!(
+                        "index cycle detected: {} -> {}",
+                        visited.join(" -> "),
+                        doc.index
+                    )));
+                }
+                index = self.writable_index(&doc.index, item.verb).ok_or_else(|| {
+                    ItemError::new(
+                        404,
+                        "index_not_found_exception",
+                        format!(
+                            "no such index [{}] (the pipeline sent the document there)",
+                            doc.index
+                        ),
+                    )
+                })?;
+                settings = index
+                    .settings
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
+                visited.push(index.name.clone());
+                next = settings.default_pipeline.clone();
+            }
+        }
+        if let Some(f) = settings.final_pipeline.clone() {
+            if !pipelines.run(&f, &mut doc).map_err(failed)? {
+                return Ok(None);
+            }
+            if doc.index != index.name {
+                return Err(failed(format!(
+                    "final pipeline [{f}] can't change the target index"
+                )));
+            }
+        }
+        let body = serde_json::to_string(&doc.source).map_err(|e| failed(e.to_string()))?;
+        Ok(Some(Ingested {
+            index,
+            settings,
+            id: doc.id,
+            body,
+        }))
+    }
+}
+
+/// A document after its pipelines: where it goes, and its new id and source.
+struct Ingested {
+    index: Arc<EmbeddedIndex>,
+    settings: IndexSettings,
+    id: Option<String>,
+    body: String,
+}
+
+/// A data stream takes `create` actions only, of documents with an `@timestamp`.
+fn data_stream_write(item: &Item) -> Result<(), ItemError> {
+    if item.verb != Verb::Create {
+        return Err(ItemError::new(
+            400,
+            "illegal_argument_exception",
+            format!(
+                "only write ops with an op_type of create are allowed in data streams (this is `{}`)",
+                item.verb.as_str()
+            ),
+        ));
+    }
+    let has_timestamp = item
+        .body
+        .and_then(|b| serde_json::from_str::<serde_json::Value>(b).ok())
+        .is_some_and(|d| d.get("@timestamp").is_some_and(|t| !t.is_null()));
+    if !has_timestamp {
+        return Err(ItemError::new(
+            400,
+            "mapper_parsing_exception",
+            "data stream timestamp field [@timestamp] is missing",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bulk::items;
+
+    /// What a bulk run reports, item by item.
+    fn run(state: &State, actions: Vec<Result<Item<'_>, Malformed>>) -> Vec<String> {
+        let mut out = Vec::new();
+        state
+            .bulk(
+                None,
+                None,
+                actions.into_iter(),
+                |index, verb, id, result| {
+                    out.push(format!(
+                        "{index} {} {} {}",
+                        verb.as_str(),
+                        id.unwrap_or("-"),
+                        result
+                            .map(|(id, _)| id)
+                            .unwrap_or_else(|e| e.kind.to_string())
+                    ))
+                },
+            )
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_body_runs_item_by_item() {
+        let body = "{\"index\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"a\":1}\n{\"create\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"a\":2}\n{\"update\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"doc\":{\"a\":3}}\n{\"index\":{\"_index\":\"nope\"}}\n{\"a\":4}\n";
+        let state = State::default();
+        state
+            .create_index("i", &serde_json::json!({}))
+            .map_err(|_| ())
+            .unwrap();
+        assert_eq!(
+            run(&state, items(body).collect()),
+            vec![
+                "i index 1 1",
+                "i create 1 version_conflict_engine_exception",
+                "i update 1 1",
+                "nope index - index_not_found_exception"
+            ]
+        );
+    }
+}

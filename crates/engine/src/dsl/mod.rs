@@ -1,0 +1,592 @@
+//! The subset of the Elasticsearch query DSL the embedded engine understands, compiled once
+//! per task into a tantivy query: match_all, match, match_phrase, term, terms, range, bool,
+//! constant_score.
+
+pub(crate) mod functions;
+pub(crate) mod geo;
+pub(crate) mod nested;
+pub(crate) mod query_string;
+pub(crate) mod scoring;
+
+use crate::dsl::functions::FunctionScore;
+use crate::dsl::functions::FunctionScoreFn;
+use crate::dsl::scoring::FnQuery;
+use crate::mapping::datemath;
+use crate::mapping::datemath::Round;
+use crate::mapping::FieldRef;
+use crate::mapping::FieldType;
+use crate::mapping::MappedField;
+use crate::mapping::Mapping;
+use serde_json::{Map, Value};
+use std::ops::Bound;
+use std::sync::Arc;
+use tantivy::query::{
+    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, EmptyQuery,
+    ExistsQuery, Occur, PhraseQuery, Query, RangeQuery, RegexQuery, TermQuery,
+};
+
+/// `text` matched literally inside a regular expression.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if ".^$*+?()[]{}|\\#&~<>\"@-".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Query types the engine compiles.
+const QUERY_TYPES: [&str; 21] = [
+    "exists",
+    "query_string",
+    "wildcard",
+    "geo_shape",
+    "geo_polygon",
+    "geo_grid",
+    "nested",
+    "prefix",
+    "multi_match",
+    "function_score",
+    "geo_distance",
+    "geo_bounding_box",
+    "match_all",
+    "match_none",
+    "match",
+    "match_phrase",
+    "term",
+    "terms",
+    "range",
+    "bool",
+    "constant_score",
+];
+
+/// A query type the engine lacks, found with no index (before the race): the query's tree
+/// walked through `bool` and `constant_score`.
+pub fn unsupported_query(q: &Value) -> Option<String> {
+    let (kind, body) = single_entry(q, "query").ok()?;
+    let nested: Vec<&Value> = match kind.as_str() {
+        "bool" => ["must", "filter", "should", "must_not"]
+            .iter()
+            .filter_map(|c| body.get(*c))
+            .flat_map(|v| match v {
+                Value::Array(a) => a.iter().collect::<Vec<_>>(),
+                one => vec![one],
+            })
+            .collect(),
+        "constant_score" => body.get("filter").into_iter().collect(),
+        "nested" => match crate::dsl::nested::inner(body) {
+            Ok(inner) => vec![inner],
+            Err(why) => return Some(why),
+        },
+        "function_score"
+            if body.get("script_score").is_some()
+                || body
+                    .get("functions")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .any(|f| f.get("script_score").is_some()) =>
+        {
+            return Some(
+                "function_score `script_score`: scripts are not run by the embedded backend".into(),
+            )
+        }
+        "function_score" => body
+            .get("query")
+            .into_iter()
+            .chain(
+                body.get("functions")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| f.get("filter")),
+            )
+            .collect(),
+        "geo_grid"
+            if body
+                .as_object()
+                .into_iter()
+                .flat_map(|o| o.values())
+                .any(|cell| cell.get("geohex").is_some()) =>
+        {
+            return Some(crate::dsl::geo::GEOHEX.into())
+        }
+        "script_score" | "script" => {
+            return Some(format!(
+                "query type `{kind}` runs a script, which the embedded backend does not run"
+            ))
+        }
+        k if QUERY_TYPES.contains(&k) => Vec::new(),
+        other => {
+            return Some(format!(
+                "query type `{other}` is not supported by the embedded backend (supported: {})",
+                QUERY_TYPES.join(", ")
+            ))
+        }
+    };
+    nested.into_iter().find_map(unsupported_query)
+}
+use tantivy::schema::IndexRecordOption;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, Term};
+
+pub struct QueryCompiler<'a> {
+    pub mapping: &'a Mapping,
+    pub index: &'a Index,
+}
+
+pub(crate) fn single_entry<'v>(
+    v: &'v Value,
+    what: &str,
+) -> Result<(&'v String, &'v Value), String> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| format!("`{what}` expects an object"))?;
+    let mut it = obj.iter();
+    match (it.next(), it.next()) {
+        (Some(e), None) => Ok(e),
+        _ => Err(format!("`{what}` expects exactly one field")),
+    }
+}
+
+impl QueryCompiler<'_> {
+    pub fn compile(&self, q: &Value) -> Result<Box<dyn Query>, String> {
+        let (kind, body) = single_entry(q, "query")?;
+        match kind.as_str() {
+            "match_all" => Ok(Box::new(AllQuery)),
+            "match_none" => Ok(Box::new(EmptyQuery)),
+            "match" => self.match_query(body, false),
+            "match_phrase" => self.match_query(body, true),
+            "term" => {
+                let (field, v) = single_entry(body, "term")?;
+                let v = v.get("value").unwrap_or(v);
+                self.term_query(&*self.field(field)?, v)
+            }
+            "terms" => {
+                // One field beside the query's own options; every match scores `boost`, as
+                // Lucene's TermInSetQuery does under Elasticsearch's constant score.
+                let obj = body.as_object().ok_or("`terms` expects an object")?;
+                let boost = obj.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32;
+                let mut fields = obj
+                    .iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "boost" | "_name"));
+                let (field, vs) = match (fields.next(), fields.next()) {
+                    (Some(one), None) => one,
+                    _ => return Err("`terms` expects exactly one field (beside `boost`)".into()),
+                };
+                let f = self.field(field)?;
+                let items = vs.as_array().ok_or("`terms` expects a list of values")?;
+                let subs = items
+                    .iter()
+                    .map(|v| Ok((Occur::Should, self.term_query(&f, v)?)))
+                    .collect::<Result<Vec<_>, String>>()?;
+                Ok(Box::new(ConstScoreQuery::new(
+                    Box::new(BooleanQuery::new(subs)),
+                    boost,
+                )))
+            }
+            "range" => {
+                let (field, bounds) = single_entry(body, "range")?;
+                self.range_query(
+                    &*self.field(field)?,
+                    bounds
+                        .as_object()
+                        .ok_or("`range` expects bounds such as {\"gte\": 1}")?,
+                )
+            }
+            "bool" => self.bool_query(body.as_object().ok_or("`bool` expects an object")?),
+            "function_score" => {
+                let obj = body
+                    .as_object()
+                    .ok_or("`function_score` expects an object")?;
+                let inner = match obj.get("query") {
+                    Some(q) => self.compile(q)?,
+                    None => Box::new(AllQuery),
+                };
+                let spec = FunctionScore::parse(obj, self.mapping, &|q| self.compile(q))?;
+                Ok(Box::new(FnQuery::new(
+                    inner,
+                    Arc::new(FunctionScoreFn(Arc::new(spec))),
+                )))
+            }
+            "geo_distance" => self.geo_distance(body),
+            "exists" => {
+                let name = body
+                    .get("field")
+                    .and_then(Value::as_str)
+                    .ok_or("`exists` needs a `field`")?;
+                let f = self.field(name)?;
+                if f.json_path.is_some() {
+                    if f.kind == FieldType::Text {
+                        return Err(format!("`exists` on `{name}`, a text field mapped dynamically, is not run by the embedded engine (ask its `.keyword`)"));
+                    }
+                    return Ok(Box::new(ExistsQuery::new(f.name.clone(), true)));
+                }
+                Ok(match f.kind {
+                    // A text field has no column: any indexed term means a value.
+                    FieldType::Text => Box::new(
+                        RegexQuery::from_pattern(".*", f.field).map_err(|e| e.to_string())?,
+                    ),
+                    FieldType::GeoPoint => {
+                        Box::new(ExistsQuery::new(format!("{}.lat", f.name), false))
+                    }
+                    FieldType::Range(_) => {
+                        Box::new(ExistsQuery::new(format!("{}.gte", f.name), false))
+                    }
+                    _ => Box::new(ExistsQuery::new(f.name.clone(), false)),
+                })
+            }
+            "prefix" => {
+                let (name, v) = single_entry(body, "prefix")?;
+                let f = self.field(name)?;
+                if f.kind != FieldType::Keyword || f.json_path.is_some() {
+                    return Err(format!(
+                        "`prefix` on `{name}`: the embedded backend runs it on keyword fields"
+                    ));
+                }
+                let prefix = v
+                    .get("value")
+                    .unwrap_or(v)
+                    .as_str()
+                    .ok_or("`prefix` takes a string")?;
+                let pattern = format!("{}.*", regex_escape(prefix));
+                Ok(Box::new(
+                    RegexQuery::from_pattern(&pattern, f.field).map_err(|e| e.to_string())?,
+                ))
+            }
+            "multi_match" => self.multi_match(body),
+            "query_string" => self.query_string(body),
+            "wildcard" => self.wildcard(body),
+            "nested" => self.compile(crate::dsl::nested::inner(body)?),
+            "geo_bounding_box" => self.geo_bounding_box(body),
+            "geo_shape" => self.geo_shape(body),
+            "geo_polygon" => self.geo_polygon(body),
+            "geo_grid" => self.geo_grid(body),
+            "constant_score" => {
+                // Every match scores `boost` (1 by default), whatever its filter would score.
+                let filter = body
+                    .get("filter")
+                    .ok_or("`constant_score` needs a `filter`")?;
+                let boost = body.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32;
+                Ok(Box::new(ConstScoreQuery::new(self.compile(filter)?, boost)))
+            }
+            other => Err(format!(
+                "query type `{other}` is not supported by the embedded backend (supported: {})",
+                QUERY_TYPES.join(", ")
+            )),
+        }
+    }
+
+    pub(crate) fn field(&self, name: &str) -> Result<FieldRef<'_>, String> {
+        self.mapping.field_or_unseen(name).ok_or_else(|| {
+            let hint = crate::util::did_you_mean(
+                name,
+                self.mapping.fields.iter().map(|f| f.name.as_str()),
+            );
+            format!("field `{name}` is not in the index mapping{hint}")
+        })
+    }
+
+    fn analyzer(&self, f: &MappedField) -> Result<TextAnalyzer, String> {
+        self.index
+            .tokenizer_for_field(f.field)
+            .map_err(|e| e.to_string())
+    }
+
+    fn tokens(&self, f: &MappedField, text: &str) -> Result<Vec<Term>, String> {
+        if f.kind == FieldType::Keyword {
+            return Ok(vec![f.text_term(text)]);
+        }
+        let mut analyzer = self.analyzer(f)?;
+        let mut stream = analyzer.token_stream(text);
+        let mut terms = Vec::new();
+        while stream.advance() {
+            terms.push(f.text_term(&stream.token().text));
+        }
+        Ok(terms)
+    }
+
+    fn match_query(&self, body: &Value, phrase: bool) -> Result<Box<dyn Query>, String> {
+        let (field, spec) = single_entry(body, if phrase { "match_phrase" } else { "match" })?;
+        let f = self.field(field)?;
+        let (text, operator, slop) = match spec {
+            Value::Object(o) => (
+                o.get("query").ok_or("needs a `query`")?.clone(),
+                o.get("operator")
+                    .and_then(Value::as_str)
+                    .unwrap_or("or")
+                    .to_ascii_lowercase(),
+                o.get("slop").and_then(Value::as_u64).unwrap_or(0) as u32,
+            ),
+            other => (other.clone(), "or".to_string(), 0),
+        };
+        if !matches!(f.kind, FieldType::Text | FieldType::Keyword) {
+            return self.term_query(&f, &text);
+        }
+        let text = match &text {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let terms = self.tokens(&f, &text)?;
+        let option = if f.kind == FieldType::Text {
+            IndexRecordOption::WithFreqs
+        } else {
+            IndexRecordOption::Basic
+        };
+        match terms.len() {
+            0 => Ok(Box::new(EmptyQuery)),
+            1 => Ok(Box::new(TermQuery::new(
+                terms.into_iter().next().expect("one term"),
+                option,
+            ))),
+            _ if phrase => {
+                let positioned = terms.into_iter().enumerate().collect();
+                Ok(Box::new(PhraseQuery::new_with_offset_and_slop(
+                    positioned, slop,
+                )))
+            }
+            _ => {
+                let occur = if operator == "and" {
+                    Occur::Must
+                } else {
+                    Occur::Should
+                };
+                let subs = terms
+                    .into_iter()
+                    .map(|t| (occur, Box::new(TermQuery::new(t, option)) as Box<dyn Query>))
+                    .collect();
+                Ok(Box::new(BooleanQuery::new(subs)))
+            }
+        }
+    }
+
+    fn term(&self, f: &MappedField, v: &Value) -> Result<Term, String> {
+        f.value_term(v)
+    }
+
+    fn term_query(&self, f: &MappedField, v: &Value) -> Result<Box<dyn Query>, String> {
+        if let FieldType::Range(_) = f.kind {
+            return crate::mapping::ranges::term_query(f, v);
+        }
+        // An ip term may be a CIDR block: every address in it matches, as in Elasticsearch.
+        if let (FieldType::Ip, Some(cidr)) = (f.kind, v.as_str().filter(|s| s.contains('/'))) {
+            let (first, last) = crate::mapping::ip_block(cidr)?;
+            return Ok(Box::new(RangeQuery::new(
+                Bound::Included(Term::from_field_ip_addr(f.field, first)),
+                Bound::Included(Term::from_field_ip_addr(f.field, last)),
+            )));
+        }
+        Ok(Box::new(TermQuery::new(
+            self.term(f, v)?,
+            IndexRecordOption::Basic,
+        )))
+    }
+
+    fn range_query(
+        &self,
+        f: &MappedField,
+        bounds: &Map<String, Value>,
+    ) -> Result<Box<dyn Query>, String> {
+        if let FieldType::Range(_) = f.kind {
+            return crate::mapping::ranges::range_query(f, bounds);
+        }
+        let mut lower = Bound::Unbounded;
+        let mut upper = Bound::Unbounded;
+        let is_date = f.kind == FieldType::Date;
+        // A bound's own `format` reads its dates instead of the field's.
+        let formats = match bounds.get("format").and_then(Value::as_str) {
+            Some(text) if is_date => Some(crate::mapping::dates::DateFormats::parse(text)?),
+            _ => None,
+        };
+        match bounds.get("time_zone").and_then(Value::as_str) {
+            None | Some("UTC" | "Z" | "+00:00" | "Etc/UTC") => {}
+            Some(zone) if is_date => {
+                return Err(format!(
+                    "range `time_zone` {zone} is not run by the embedded engine (UTC only)"
+                ))
+            }
+            Some(_) => {}
+        }
+        let now = chrono::Utc::now();
+        // Date math (`now-1d/d`, `2024-01-01||+1M`) rounds up for `gt` and `lte`, as in
+        // Elasticsearch; `now` is when the search is compiled (once per task in a race).
+        let bound = |v: &Value, round| -> Result<Term, String> {
+            match (is_date, v.as_str()) {
+                (true, Some(text)) if formats.is_some() || datemath::is_math(v) => {
+                    let read = formats
+                        .as_ref()
+                        .or(f.dates.as_ref())
+                        .cloned()
+                        .unwrap_or_default();
+                    Ok(f.date_term(datemath::eval(text, &read, now, round)?))
+                }
+                _ => self.term(f, v),
+            }
+        };
+        for (k, v) in bounds {
+            match k.as_str() {
+                "gte" => lower = Bound::Included(bound(v, Round::Down)?),
+                "gt" => lower = Bound::Excluded(bound(v, Round::Up)?),
+                "lte" => upper = Bound::Included(bound(v, Round::Up)?),
+                "lt" => upper = Bound::Excluded(bound(v, Round::Down)?),
+                "format" | "boost" | "time_zone" => {}
+                other => {
+                    return Err(format!(
+                        "range bound `{other}` is not one of gte, gt, lte, lt"
+                    ))
+                }
+            }
+        }
+        if matches!((&lower, &upper), (Bound::Unbounded, Bound::Unbounded)) {
+            return Err("`range` needs at least one of gte, gt, lte, lt".into());
+        }
+        Ok(Box::new(RangeQuery::new(lower, upper)))
+    }
+
+    /// `wildcard`: `*` any run of characters, `?` one, over a keyword's values or a text's
+    /// tokens (lower-cased, as the default analyzer writes them).
+    fn wildcard(&self, body: &Value) -> Result<Box<dyn Query>, String> {
+        let (name, v) = single_entry(body, "wildcard")?;
+        let f = self.field(name)?;
+        let pattern = v
+            .get("value")
+            .or_else(|| v.get("wildcard"))
+            .unwrap_or(v)
+            .as_str()
+            .ok_or("`wildcard` takes a string")?;
+        let insensitive = v.get("case_insensitive") == Some(&Value::Bool(true));
+        let pattern = match f.kind {
+            FieldType::Text => pattern.to_lowercase(),
+            FieldType::Keyword if !insensitive => pattern.to_string(),
+            FieldType::Keyword => {
+                return Err(format!(
+                "`wildcard` on `{name}` with case_insensitive is not run by the embedded engine"
+            ))
+            }
+            _ => {
+                return Err(format!(
+                    "`wildcard` on `{name}`: the embedded engine runs it on text and keyword fields"
+                ))
+            }
+        };
+        if f.json_path.is_some() {
+            return Err(format!("`wildcard` on `{name}`, a field mapped dynamically, is not run by the embedded engine"));
+        }
+        let mut regex = String::with_capacity(pattern.len() * 2);
+        for c in pattern.chars() {
+            match c {
+                '*' => regex.push_str(".*"),
+                '?' => regex.push('.'),
+                c => regex.push_str(&regex_escape(&c.to_string())),
+            }
+        }
+        Ok(Box::new(
+            RegexQuery::from_pattern(&regex, f.field).map_err(|e| e.to_string())?,
+        ))
+    }
+
+    /// `best_fields` (the best field's score, plus `tie_breaker` × the others'), `most_fields`
+    /// (their sum) and `phrase`, over fields with optional `^boost`s.
+    fn multi_match(&self, body: &Value) -> Result<Box<dyn Query>, String> {
+        let obj = body.as_object().ok_or("`multi_match` expects an object")?;
+        let text = obj.get("query").ok_or("`multi_match` needs a `query`")?;
+        let fields = obj.get("fields").and_then(Value::as_array).ok_or(
+            "`multi_match` needs `fields` (the embedded backend has no default field list)",
+        )?;
+        let kind = obj
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("best_fields");
+        let phrase = match kind {
+            "best_fields" | "most_fields" => false,
+            "phrase" => true,
+            other => return Err(format!("multi_match type `{other}` is not run by the embedded backend (best_fields, most_fields, phrase)")),
+        };
+        let mut per_field = Vec::new();
+        for f in fields {
+            let spec = f.as_str().ok_or("`fields` are names")?;
+            let (name, boost) = match spec.split_once('^') {
+                Some((n, b)) => (
+                    n,
+                    b.parse::<f32>()
+                        .map_err(|_| format!("`{spec}`: a boost is a number"))?,
+                ),
+                None => (spec, 1.0),
+            };
+            let mut one = Map::new();
+            let mut inner = Map::new();
+            inner.insert("query".into(), text.clone());
+            if let Some(op) = obj.get("operator") {
+                inner.insert("operator".into(), op.clone());
+            }
+            one.insert(name.to_string(), Value::Object(inner));
+            let q = self.match_query(&Value::Object(one), phrase)?;
+            per_field.push(if boost == 1.0 {
+                q
+            } else {
+                Box::new(BoostQuery::new(q, boost)) as Box<dyn Query>
+            });
+        }
+        let tie = obj
+            .get("tie_breaker")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0) as f32;
+        Ok(if kind == "most_fields" {
+            Box::new(BooleanQuery::new(
+                per_field.into_iter().map(|q| (Occur::Should, q)).collect(),
+            ))
+        } else {
+            Box::new(DisjunctionMaxQuery::with_tie_breaker(per_field, tie))
+        })
+    }
+
+    fn bool_query(&self, body: &Map<String, Value>) -> Result<Box<dyn Query>, String> {
+        let mut subs: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut shoulds = 0usize;
+        for (clause, v) in body {
+            let occur = match clause.as_str() {
+                "must" | "filter" => Occur::Must,
+                "should" => Occur::Should,
+                "must_not" => Occur::MustNot,
+                "minimum_should_match" | "boost" => continue,
+                other => {
+                    return Err(format!(
+                        "bool clause `{other}` is not one of must, filter, should, must_not"
+                    ))
+                }
+            };
+            let items: Vec<&Value> = match v {
+                Value::Array(a) => a.iter().collect(),
+                one => vec![one],
+            };
+            for item in items {
+                if occur == Occur::Should {
+                    shoulds += 1;
+                }
+                subs.push((occur, self.compile(item)?));
+            }
+        }
+        if let Some(msm) = body.get("minimum_should_match").and_then(Value::as_u64) {
+            if msm as usize > 1 || (msm == 1 && subs.iter().any(|(o, _)| *o != Occur::Should)) {
+                let (should, rest): (Vec<_>, Vec<_>) =
+                    subs.into_iter().partition(|(o, _)| *o == Occur::Should);
+                let should_q = BooleanQuery::with_minimum_required_clauses(
+                    should,
+                    (msm as usize).min(shoulds),
+                );
+                let mut all = rest;
+                all.push((Occur::Must, Box::new(should_q)));
+                return Ok(Box::new(BooleanQuery::new(all)));
+            }
+        }
+        if subs.is_empty() {
+            return Ok(Box::new(AllQuery));
+        }
+        if subs.iter().all(|(o, _)| *o == Occur::MustNot) {
+            subs.push((Occur::Must, Box::new(AllQuery)));
+        }
+        Ok(Box::new(BooleanQuery::new(subs)))
+    }
+}

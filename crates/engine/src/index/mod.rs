@@ -1,0 +1,435 @@
+//! One embedded index: a tantivy index with its writer (explicit commit = refresh) and reader,
+//! the same layers tantivy itself has.
+
+pub mod storage;
+
+use crate::bulk::Done;
+use crate::bulk::Item;
+use crate::bulk::ItemError;
+use crate::bulk::Verb;
+use crate::error::Error;
+use crate::error::ErrorKind;
+use crate::mapping::Mapping;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
+use tantivy::collector::TopDocs;
+use tantivy::schema::Value as _;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+/// Indexing memory for all writer threads together; tantivy needs at least 15 MB a thread.
+const WRITER_BUDGET_PER_THREAD: usize = 64 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IndexStats {
+    pub docs: u64,
+    pub deleted: u64,
+    pub segments: u64,
+    pub bytes: u64,
+}
+
+pub struct IndexedAs {
+    pub id: String,
+}
+
+pub struct EmbeddedIndex {
+    pub name: String,
+    pub mapping: Mapping,
+    pub(crate) index: Index,
+    writer: RwLock<IndexWriter>,
+    pub(crate) reader: IndexReader,
+    next_id: AtomicU64,
+    /// Documents written by id since the last refresh, so that gets and updates see them at
+    /// once, as Elasticsearch's realtime get does; emptied by each refresh.
+    live: [Mutex<HashMap<Box<str>, Live>>; LIVE_SHARDS],
+    /// Its pipelines and write blocks; read once per bulk item's index switch.
+    pub settings: RwLock<IndexSettings>,
+    /// The index's directory on disk, removed after the writer and reader are dropped
+    /// (fields drop in order); None in RAM.
+    _dir: Option<crate::index::storage::OwnedDir>,
+}
+
+const LIVE_SHARDS: usize = 16;
+
+enum Live {
+    Source(Box<str>),
+    Deleted,
+}
+
+fn internal(e: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::Internal, e.to_string())
+}
+
+fn item_internal(e: impl std::fmt::Display) -> ItemError {
+    ItemError::new(500, "exception", e.to_string())
+}
+
+/// Merges `patch` into `target`: objects key by key, anything else replaced.
+pub(crate) fn merge(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                match t.get_mut(k) {
+                    Some(existing) if existing.is_object() && v.is_object() => merge(existing, v),
+                    _ => {
+                        t.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (t, p) => *t = p.clone(),
+    }
+}
+
+impl EmbeddedIndex {
+    /// Why the engine cannot build this index's mapping, if it cannot.
+    pub fn check_mapping(name: &str, body: &Value) -> Result<Mapping, String> {
+        Mapping::from_index_body(body).map_err(|u| match &u.why {
+            Some(why) => format!("index `{name}`: field `{}`: {why}", u.field),
+            None => format!("index `{name}`: field `{}` has type `{}`, which the embedded backend does not support (text, keyword, long/integer, double/float, boolean, date, geo_point, ip, alias, flattened, object, the range types)", u.field, u.kind),
+        })
+    }
+
+    /// An index in RAM.
+    pub fn create(name: &str, body: &Value) -> Result<EmbeddedIndex, Error> {
+        Self::create_in(name, body, None)
+    }
+
+    /// An index in `dir` (memory-mapped files), or in RAM when None.
+    pub fn create_in(
+        name: &str,
+        body: &Value,
+        dir: Option<crate::index::storage::OwnedDir>,
+    ) -> Result<EmbeddedIndex, Error> {
+        let mapping = Self::check_mapping(name, body)
+            .map_err(|message| Error::new(ErrorKind::BadRequest, message))?;
+        let mut settings = IndexSettings::default();
+        if let Some(s) = body.get("settings") {
+            settings
+                .update(s)
+                .map_err(|m| Error::new(ErrorKind::BadRequest, format!("index `{name}`: {m}")))?;
+        }
+        let index = match &dir {
+            Some(d) => Index::create_in_dir(d.path(), mapping.schema.clone()).map_err(internal)?,
+            None => Index::create_in_ram(mapping.schema.clone()),
+        };
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .clamp(1, 4);
+        let writer = index
+            .writer_with_num_threads(threads, threads * WRITER_BUDGET_PER_THREAD)
+            .map_err(internal)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(internal)?;
+        let live = std::array::from_fn(|_| Mutex::new(HashMap::new()));
+        Ok(EmbeddedIndex {
+            name: name.to_string(),
+            mapping,
+            index,
+            writer: RwLock::new(writer),
+            reader,
+            next_id: AtomicU64::new(1),
+            live,
+            settings: RwLock::new(settings),
+            _dir: dir,
+        })
+    }
+
+    fn live_shard(&self, id: &str) -> std::sync::MutexGuard<'_, HashMap<Box<str>, Live>> {
+        let h = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        self.live[h as usize % LIVE_SHARDS]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs one bulk action. Documents that do not fit the mapping fail alone, as items of an
+    /// Elasticsearch bulk request do.
+    pub fn apply(&self, item: &Item) -> Result<(String, Done), ItemError> {
+        let needs_id = || {
+            ItemError::new(
+                400,
+                "action_request_validation_exception",
+                format!("`{}` needs an _id", item.verb.as_str()),
+            )
+        };
+        match (item.verb, item.id.as_deref()) {
+            (Verb::Index | Verb::Create, None) => {
+                let mut id_buf = itoa::Buffer::new();
+                let id = id_buf.format(self.next_id.fetch_add(1, Ordering::Relaxed));
+                self.add(id, item.body.unwrap_or("{}").trim(), false)?;
+                Ok((id.to_string(), Done::Created))
+            }
+            (Verb::Index | Verb::Create, Some(id)) => {
+                let existed = self.exists(id).map_err(item_internal)?;
+                if existed && item.verb == Verb::Create {
+                    return Err(ItemError::new(
+                        409,
+                        "version_conflict_engine_exception",
+                        format!("[{id}]: version conflict, document already exists"),
+                    ));
+                }
+                self.add(id, item.body.unwrap_or("{}").trim(), true)?;
+                Ok((
+                    id.to_string(),
+                    if existed {
+                        Done::Updated
+                    } else {
+                        Done::Created
+                    },
+                ))
+            }
+            (Verb::Update, Some(id)) => self
+                .update(id, item.body.unwrap_or("{}"))
+                .map(|done| (id.to_string(), done)),
+            (Verb::Delete, Some(id)) => {
+                let existed = self.exists(id).map_err(item_internal)?;
+                self.delete(id);
+                Ok((
+                    id.to_string(),
+                    if existed {
+                        Done::Deleted
+                    } else {
+                        Done::NotFound
+                    },
+                ))
+            }
+            (Verb::Update | Verb::Delete, None) => Err(needs_id()),
+        }
+    }
+
+    /// Adds a document; `by_id` replaces any document with that id and keeps the source for
+    /// realtime gets until the next refresh.
+    fn add(&self, id: &str, source: &str, by_id: bool) -> Result<(), ItemError> {
+        let doc = self
+            .mapping
+            .document(source, id)
+            .map_err(|m| ItemError::new(400, "document_parsing_exception", m))?;
+        let writer = self.writer.read().unwrap_or_else(|p| p.into_inner());
+        if by_id {
+            writer.delete_term(Term::from_field_text(self.mapping.id, id));
+            self.live_shard(id)
+                .insert(id.into(), Live::Source(source.into()));
+        }
+        writer.add_document(doc).map_err(item_internal)?;
+        Ok(())
+    }
+
+    /// An `update` action: `{"doc": {...}}` merged into the current document (objects merged
+    /// key by key, as Elasticsearch does), `upsert` or `doc_as_upsert` when there is none.
+    fn update(&self, id: &str, body: &str) -> Result<Done, ItemError> {
+        let bad = |m: String| ItemError::new(400, "x_content_parse_exception", m);
+        let body: Value = serde_json::from_str(body)
+            .map_err(|e| bad(format!("the update body is not JSON: {e}")))?;
+        let Some(doc) = body.get("doc").filter(|d| d.is_object()) else {
+            return Err(bad(
+                "an update needs a `doc` object (scripts are not supported)".into(),
+            ));
+        };
+        let current = self.current_source(id).map_err(item_internal)?;
+        let (merged, done) = match current {
+            Some(source) => {
+                let mut current: Value = serde_json::from_str(&source)
+                    .map_err(|e| bad(format!("the stored document is not JSON: {e}")))?;
+                merge(&mut current, doc);
+                (current, Done::Updated)
+            }
+            None if body.get("doc_as_upsert").and_then(Value::as_bool) == Some(true) => {
+                (doc.clone(), Done::Created)
+            }
+            None => match body.get("upsert") {
+                Some(upsert @ Value::Object(_)) => (upsert.clone(), Done::Created),
+                _ => {
+                    return Err(ItemError::new(
+                        404,
+                        "document_missing_exception",
+                        format!("[{id}]: document missing"),
+                    ))
+                }
+            },
+        };
+        self.add(id, &merged.to_string(), true)?;
+        Ok(done)
+    }
+
+    /// The document with this id as of now: written since the last refresh, else searchable.
+    pub fn current_source(&self, id: &str) -> Result<Option<String>, Error> {
+        match self.live_shard(id).get(id) {
+            Some(Live::Source(s)) => return Ok(Some(s.to_string())),
+            Some(Live::Deleted) => return Ok(None),
+            None => {}
+        }
+        Ok(self
+            .source_of(id)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
+    }
+
+    /// Indexes one document under `id` (replacing a document with that id) or under the next
+    /// generated id; returns the id, or why the document does not fit the mapping.
+    pub fn index_one(&self, id: Option<&str>, source: &str) -> Result<IndexedAs, Error> {
+        let item = Item {
+            verb: Verb::Index,
+            index: None,
+            id: id.map(std::borrow::Cow::Borrowed),
+            body: Some(source),
+            pipeline: None,
+        };
+        self.apply(&item)
+            .map(|(id, _)| IndexedAs { id })
+            .map_err(|e| {
+                Error::new(
+                    if e.status == 400 {
+                        ErrorKind::BadRequest
+                    } else {
+                        ErrorKind::Internal
+                    },
+                    e.reason,
+                )
+            })
+    }
+
+    /// Deletes the document with this id (visible to searches after the next refresh).
+    pub fn delete(&self, id: &str) {
+        let writer = self.writer.read().unwrap_or_else(|p| p.into_inner());
+        writer.delete_term(Term::from_field_text(self.mapping.id, id));
+        self.live_shard(id).insert(id.into(), Live::Deleted);
+    }
+
+    /// Commits, then merges the searchable segments down to at most `max_segments` (the
+    /// smallest ones first), as Elasticsearch's _forcemerge does.
+    pub fn force_merge(&self, max_segments: u64) -> Result<(), Error> {
+        self.refresh()?;
+        let mut segments = self.index.searchable_segment_metas().map_err(internal)?;
+        let keep = max_segments.max(1) as usize;
+        if segments.len() > keep {
+            segments.sort_by_key(|m| m.num_docs());
+            let merge: Vec<_> = segments[..=segments.len() - keep]
+                .iter()
+                .map(|m| m.id())
+                .collect();
+            let mut writer = self.writer.write().unwrap_or_else(|p| p.into_inner());
+            writer.merge(&merge).wait().map_err(internal)?;
+            writer.commit().map_err(internal)?;
+        }
+        self.reader.reload().map_err(internal)
+    }
+
+    /// Whether a document with this id is there now (written since the last refresh, or
+    /// searchable), without loading it: the id lookup Elasticsearch does for each id'd write.
+    fn exists(&self, id: &str) -> Result<bool, Error> {
+        match self.live_shard(id).get(id) {
+            Some(Live::Source(_)) => return Ok(true),
+            Some(Live::Deleted) => return Ok(false),
+            None => {}
+        }
+        let query = tantivy::query::TermQuery::new(
+            Term::from_field_text(self.mapping.id, id),
+            tantivy::schema::IndexRecordOption::Basic,
+        );
+        Ok(self
+            .reader
+            .searcher()
+            .search(&query, &tantivy::collector::Count)
+            .map_err(internal)?
+            > 0)
+    }
+
+    /// The stored source of a document, if the id is searchable.
+    pub fn source_of(&self, id: &str) -> Result<Option<Vec<u8>>, Error> {
+        let searcher = self.reader.searcher();
+        let query = tantivy::query::TermQuery::new(
+            Term::from_field_text(self.mapping.id, id),
+            tantivy::schema::IndexRecordOption::Basic,
+        );
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(1).order_by_score())
+            .map_err(internal)?;
+        let Some((_, addr)) = top.first() else {
+            return Ok(None);
+        };
+        let doc: TantivyDocument = searcher.doc(*addr).map_err(internal)?;
+        Ok(Some(
+            doc.get_first(self.mapping.source)
+                .and_then(|v| v.as_bytes())
+                .unwrap_or(b"{}")
+                .to_vec(),
+        ))
+    }
+
+    /// Makes everything indexed so far searchable (commit + reader reload).
+    pub fn refresh(&self) -> Result<(), Error> {
+        // No write runs while the writer is held exclusively, so once the reader sees the
+        // commit, every live document is searchable and the live map can go.
+        let mut writer = self.writer.write().unwrap_or_else(|p| p.into_inner());
+        writer.commit().map_err(internal)?;
+        self.reader.reload().map_err(internal)?;
+        for shard in &self.live {
+            shard.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }
+        Ok(())
+    }
+
+    /// A realtime get, as Elasticsearch's: documents written since the last refresh count.
+    pub fn get(&self, id: &str) -> Result<(), Error> {
+        match self.current_source(id)? {
+            Some(source) => {
+                std::hint::black_box(source.len());
+                Ok(())
+            }
+            None => Err(Error::new(
+                ErrorKind::NotFound,
+                format!("document `{id}` not found in index `{}`", self.name),
+            )),
+        }
+    }
+
+    /// What `_stats` reports: searchable and deleted documents, segments, bytes in RAM.
+    pub fn stats(&self) -> IndexStats {
+        let searcher = self.reader.searcher();
+        let segments = searcher.segment_readers();
+        IndexStats {
+            docs: searcher.num_docs(),
+            deleted: segments
+                .iter()
+                .map(|s| u64::from(s.num_deleted_docs()))
+                .sum(),
+            segments: segments.len() as u64,
+            bytes: searcher
+                .space_usage()
+                .map(|u| u.total().get_bytes())
+                .unwrap_or(0),
+        }
+    }
+
+    /// Documents visible to searches (after the last refresh).
+    pub fn searchable_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+}
+
+#[cfg(test)]
+impl EmbeddedIndex {
+    /// Indexes one document (no id), as a bulk `index` action does.
+    pub fn add_for_test(&self, body: &str) {
+        self.apply(&crate::bulk::Item {
+            verb: crate::bulk::Verb::Index,
+            index: None,
+            id: None,
+            body: Some(body),
+            pipeline: None,
+        })
+        .unwrap();
+    }
+}
+
+mod settings;
+pub use settings::IndexSettings;
+
+#[cfg(test)]
+mod tests;

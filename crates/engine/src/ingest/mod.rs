@@ -1,0 +1,354 @@
+//! Ingest pipelines, as Elasticsearch runs them before a document is indexed: put, got and
+//! deleted by id (`_ingest/pipeline`), run by a bulk's `pipeline`, an index's
+//! `index.default_pipeline` and `index.final_pipeline`, and by the `pipeline` processor.
+//!
+//! A pipeline is checked when it is put: a processor or option the engine does not run, or an
+//! `if` condition (a Painless script), is refused then, naming it, never skipped at index time.
+
+mod doc;
+mod fingerprint;
+mod processors;
+
+pub use doc::IngestDoc;
+
+use processors::{Flow, Options, Processor};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Pipelines calling pipelines: deeper than this is a cycle or as good as one.
+const MAX_DEPTH: usize = 16;
+/// Processors in one pipeline body, bounded before they are built.
+const MAX_PROCESSORS: usize = 1_000;
+
+struct Step {
+    kind: String,
+    processor: Processor,
+    ignore_failure: bool,
+    on_failure: Vec<Step>,
+}
+
+pub struct Pipeline {
+    steps: Vec<Step>,
+    on_failure: Vec<Step>,
+    body: Value,
+}
+
+#[derive(Default)]
+pub struct Pipelines {
+    by_id: BTreeMap<String, Arc<Pipeline>>,
+}
+
+impl Pipelines {
+    /// Checks and stores a pipeline; an error says what the engine does not run.
+    pub fn put(&mut self, id: &str, body: Value) -> Result<(), String> {
+        let pipeline = Pipeline::parse(&body)?;
+        self.by_id.insert(id.to_string(), Arc::new(pipeline));
+        Ok(())
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<Pipeline>> {
+        self.by_id.get(id).cloned()
+    }
+
+    /// The bodies of the pipelines `ids` names (a comma list with `*` wildcards; all when None).
+    pub fn bodies(&self, ids: Option<&str>) -> Map<String, Value> {
+        self.by_id
+            .iter()
+            .filter(|(id, _)| ids.is_none_or(|ids| matches_any(ids, id)))
+            .map(|(id, p)| (id.clone(), p.body.clone()))
+            .collect()
+    }
+
+    /// Deletes the pipelines `ids` names; how many there were.
+    pub fn delete(&mut self, ids: &str) -> usize {
+        let before = self.by_id.len();
+        self.by_id.retain(|id, _| !matches_any(ids, id));
+        before - self.by_id.len()
+    }
+
+    /// Runs pipeline `id` on `doc`: Ok(false) when a processor dropped it.
+    pub fn run(&self, id: &str, doc: &mut IngestDoc) -> Result<bool, String> {
+        self.run_at(id, doc, 0)
+    }
+
+    fn run_at(&self, id: &str, doc: &mut IngestDoc, depth: usize) -> Result<bool, String> {
+        if depth >= MAX_DEPTH {
+            return Err(format!(
+                "pipelines call each other more than {MAX_DEPTH} deep (a cycle?) at [{id}]"
+            ));
+        }
+        let Some(pipeline) = self.get(id) else {
+            return Err(format!("pipeline with id [{id}] does not exist"));
+        };
+        match self.run_steps(&pipeline.steps, doc, depth) {
+            Ok(kept) => Ok(kept),
+            Err(e) if pipeline.on_failure.is_empty() => Err(e),
+            // The pipeline's own handlers take the failure; the document is then indexed.
+            Err(_) => self.run_steps(&pipeline.on_failure, doc, depth),
+        }
+    }
+
+    fn run_steps(&self, steps: &[Step], doc: &mut IngestDoc, depth: usize) -> Result<bool, String> {
+        for step in steps {
+            let ran = match step.processor.run(doc) {
+                Ok(Flow::Next) => Ok(true),
+                Ok(Flow::Drop) => return Ok(false),
+                Ok(Flow::Call(name, ignore_missing)) => {
+                    if ignore_missing && self.get(&name).is_none() {
+                        Ok(true)
+                    } else {
+                        self.run_at(&name, doc, depth + 1)
+                    }
+                }
+                Err(e) => Err(format!("processor [{}]: {e}", step.kind)),
+            };
+            match ran {
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
+                Err(_) if step.ignore_failure => {}
+                Err(_) if !step.on_failure.is_empty() => {
+                    if !self.run_steps(&step.on_failure, doc, depth)? {
+                        return Ok(false);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn matches_any(patterns: &str, id: &str) -> bool {
+    patterns
+        .split(',')
+        .any(|p| crate::names::index_pattern_matches(p, id))
+}
+
+impl Pipeline {
+    fn parse(body: &Value) -> Result<Pipeline, String> {
+        let Some(map) = body.as_object() else {
+            return Err("a pipeline body is a JSON object".into());
+        };
+        for key in map.keys() {
+            if ![
+                "description",
+                "processors",
+                "on_failure",
+                "version",
+                "_meta",
+                "deprecated",
+            ]
+            .contains(&key.as_str())
+            {
+                return Err(format!("pipeline [{key}] is not a pipeline option"));
+            }
+        }
+        let steps = match map.get("processors") {
+            Some(v) => parse_steps(v, "processors")?,
+            None => return Err("[processors] required property is missing".into()),
+        };
+        let on_failure = match map.get("on_failure") {
+            Some(v) => parse_steps(v, "on_failure")?,
+            None => Vec::new(),
+        };
+        Ok(Pipeline {
+            steps,
+            on_failure,
+            body: body.clone(),
+        })
+    }
+}
+
+fn parse_steps(v: &Value, key: &str) -> Result<Vec<Step>, String> {
+    let Some(list) = v.as_array() else {
+        return Err(format!("[{key}] is a list of processors"));
+    };
+    if list.len() > MAX_PROCESSORS {
+        return Err(format!(
+            "[{key}] lists {} processors; the engine takes at most {MAX_PROCESSORS}",
+            list.len()
+        ));
+    }
+    list.iter().map(step).collect()
+}
+
+fn step(v: &Value) -> Result<Step, String> {
+    let one = v.as_object().filter(|m| m.len() == 1);
+    let Some((kind, config)) = one.and_then(|m| m.iter().next()) else {
+        return Err(format!(
+            "a processor is an object with one key, its type, got {v}"
+        ));
+    };
+    let Some(config) = config.as_object() else {
+        return Err(format!("processor [{kind}]: its options are an object"));
+    };
+    let mut o = Options::new(kind, config.clone());
+    for key in ["tag", "description"] {
+        o.take(key);
+    }
+    if let Some(cond) = o.take("if") {
+        return Err(format!(
+            "processor [{kind}] has an `if` condition ({cond}), a Painless script, which the embedded engine does not run"
+        ));
+    }
+    let ignore_failure = o.flag("ignore_failure", false)?;
+    let on_failure = match o.take("on_failure") {
+        Some(v) => parse_steps(&v, "on_failure")?,
+        None => Vec::new(),
+    };
+    let processor = Processor::parse(&mut o)?;
+    o.finish()?;
+    Ok(Step {
+        kind: kind.clone(),
+        processor,
+        ignore_failure,
+        on_failure,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::doc::doc;
+    use serde_json::json;
+
+    fn with(pipelines: &[(&str, Value)]) -> Pipelines {
+        let mut p = Pipelines::default();
+        for (id, body) in pipelines {
+            p.put(id, body.clone()).unwrap();
+        }
+        p
+    }
+
+    #[test]
+    fn processors_change_the_document_in_order() {
+        let p = with(&[(
+            "p",
+            json!({"processors": [
+                {"set": {"field": "@timestamp", "value": "{{{_ingest.timestamp}}}"}},
+                {"rename": {"field": "msg", "target_field": "message"}},
+                {"lowercase": {"field": "message"}},
+                {"convert": {"field": "n", "type": "integer"}},
+                {"split": {"field": "tags", "separator": ",\\s*"}},
+                {"append": {"field": "tags", "value": ["c", "a"], "allow_duplicates": false}},
+                {"join": {"field": "tags", "separator": "+", "target_field": "joined"}},
+                {"gsub": {"field": "path", "pattern": "/+", "replacement": "/"}},
+                {"date": {"field": "when", "formats": ["UNIX", "dd/MM/yyyy"], "target_field": "day"}},
+                {"json": {"field": "raw", "add_to_root": true}},
+                {"remove": {"field": ["raw", "gone"], "ignore_missing": true}},
+                {"set": {"field": "kept", "value": 1, "override": false}},
+                {"trim": {"field": "pad"}}
+            ]}),
+        )]);
+        let mut d = doc(
+            json!({"msg": "HeLLo", "n": "42", "tags": "a, b", "path": "a//b///c",
+            "when": "05/12/2026", "raw": "{\"x\": {\"y\": 1}}", "kept": 0, "pad": "  p  "}),
+        );
+        assert!(p.run("p", &mut d).unwrap());
+        assert_eq!(
+            Value::Object(d.source),
+            json!({"n": 42, "tags": ["a", "b", "c"], "path": "a/b/c", "when": "05/12/2026",
+                "kept": 0, "pad": "p", "@timestamp": "2026-12-05T10:00:00.000Z", "message": "hello",
+                "joined": "a+b+c", "day": "2026-12-05T00:00:00.000Z", "x": {"y": 1}})
+        );
+    }
+
+    #[test]
+    fn failures_are_handled_ignored_or_reported() {
+        let p = with(&[
+            (
+                "handled",
+                json!({"processors": [
+                    {"rename": {"field": "nope", "target_field": "x", "on_failure": [{"set": {"field": "err", "value": true}}]}},
+                    {"convert": {"field": "s", "type": "integer", "ignore_failure": true}},
+                    {"fail": {"message": "stop {{s}}"}}
+                ], "on_failure": [{"set": {"field": "pipeline_failed", "value": true}}]}),
+            ),
+            (
+                "strict",
+                json!({"processors": [{"convert": {"field": "s", "type": "long"}}]}),
+            ),
+        ]);
+        let mut d = doc(json!({"s": "abc"}));
+        assert!(p.run("handled", &mut d).unwrap());
+        assert_eq!(
+            Value::Object(d.source),
+            json!({"s": "abc", "err": true, "pipeline_failed": true})
+        );
+        let e = p.run("strict", &mut doc(json!({"s": "abc"}))).unwrap_err();
+        assert!(
+            e.contains("processor [convert]") && e.contains("[abc]"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn pipelines_call_pipelines_reroute_drop_and_set_ids() {
+        let p = with(&[
+            (
+                "outer",
+                json!({"processors": [{"pipeline": {"name": "inner"}}, {"reroute": {"destination": "logs-{{kind}}"}}]}),
+            ),
+            (
+                "inner",
+                json!({"processors": [{"fingerprint": {"fields": ["kind"], "target_field": "_id", "method": "SHA-256"}}]}),
+            ),
+            (
+                "dropper",
+                json!({"processors": [{"drop": {}}, {"fail": {"message": "never"}}]}),
+            ),
+            (
+                "loop",
+                json!({"processors": [{"pipeline": {"name": "loop"}}]}),
+            ),
+        ]);
+        let mut d = doc(json!({"kind": "web"}));
+        assert!(p.run("outer", &mut d).unwrap());
+        assert_eq!(d.index, "logs-web");
+        assert_eq!(d.id.as_ref().map(String::len), Some(44));
+        assert!(!p.run("dropper", &mut doc(json!({}))).unwrap());
+        let cycle = p.run("loop", &mut doc(json!({}))).unwrap_err();
+        assert!(cycle.contains("deep"), "{cycle}");
+        assert!(p
+            .run("missing", &mut doc(json!({})))
+            .unwrap_err()
+            .contains("does not exist"));
+    }
+
+    #[test]
+    fn what_the_engine_does_not_run_is_refused_when_put() {
+        let refused = |body: Value| Pipelines::default().put("x", body).unwrap_err();
+        assert!(
+            refused(json!({"processors": [{"grok": {"field": "m", "patterns": []}}]}))
+                .contains("No processor type exists with name [grok]")
+        );
+        assert!(refused(
+            json!({"processors": [{"set": {"field": "a", "value": 1, "if": "ctx.a == null"}}]})
+        )
+        .contains("Painless"));
+        assert!(refused(
+            json!({"processors": [{"set": {"field": "a", "value": 1, "colour": "red"}}]})
+        )
+        .contains("colour"));
+        assert!(refused(
+            json!({"processors": [{"fingerprint": {"fields": ["a"], "method": "MD5"}}]})
+        )
+        .contains("MD5"));
+        assert!(refused(json!({"description": "no processors"})).contains("[processors] required"));
+        assert!(refused(json!({"processors": [{"set": {}, "remove": {}}]})).contains("one key"));
+    }
+
+    #[test]
+    fn ids_are_listed_and_deleted_by_pattern() {
+        let mut p = with(&[
+            ("a-1", json!({"processors": []})),
+            ("a-2", json!({"processors": []})),
+            ("b", json!({"processors": []})),
+        ]);
+        assert_eq!(p.bodies(Some("a-*")).len(), 2);
+        assert_eq!(p.bodies(None).len(), 3);
+        assert_eq!(p.delete("a-*,zzz"), 2);
+        assert_eq!(p.bodies(None).keys().collect::<Vec<_>>(), vec!["b"]);
+    }
+}

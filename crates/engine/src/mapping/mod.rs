@@ -1,0 +1,762 @@
+//! Elasticsearch-style mappings (`mappings.properties`) turned into a tantivy schema, and JSON
+//! documents turned into tantivy documents under that schema.
+
+pub(crate) mod datemath;
+pub(crate) mod dates;
+pub(crate) mod dynamic;
+pub(crate) mod ranges;
+
+use crate::mapping::dynamic::Dynamic;
+use crate::mapping::dynamic::JsonFields;
+use crate::mapping::dynamic::Mode;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tantivy::schema::{Field, Schema, FAST, INDEXED, STORED, STRING, TEXT};
+use tantivy::{DateTime, TantivyDocument, Term};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Text,
+    Keyword,
+    Long,
+    Double,
+    Boolean,
+    Date,
+    /// Stored as two double fields, `<name>.lon` and `<name>.lat`.
+    GeoPoint,
+    /// An IPv4 or IPv6 address (IPv4 held as IPv6-mapped, as tantivy does).
+    Ip,
+    /// A range of values (`integer_range`, `date_range`, ...): its ends in two columns.
+    Range(crate::mapping::ranges::RangeOf),
+}
+
+impl FieldType {
+    pub fn parse(name: &str) -> Option<FieldType> {
+        Some(match name {
+            "text" | "match_only_text" => FieldType::Text,
+            "keyword" | "constant_keyword" | "wildcard" => FieldType::Keyword,
+            "long" | "integer" | "short" | "byte" | "unsigned_long" => FieldType::Long,
+            "double" | "float" | "half_float" | "scaled_float" => FieldType::Double,
+            "boolean" => FieldType::Boolean,
+            "date" | "date_nanos" => FieldType::Date,
+            "geo_point" => FieldType::GeoPoint,
+            "ip" => FieldType::Ip,
+            other => FieldType::Range(crate::mapping::ranges::RangeOf::parse(other)?),
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct MappedField {
+    /// The field's name in queries and aggregations (`name`, `name.raw` for a multi-field).
+    pub name: String,
+    /// Dotted path of the value in the document (`location`, `user.name`); a multi-field
+    /// reads its parent's value.
+    pub path: Vec<String>,
+    pub kind: FieldType,
+    pub field: Field,
+    /// The second column: a geo_point's latitude (`field` holds the longitude), a range's
+    /// upper end (`field` holds the lower).
+    pub second: Option<Field>,
+    /// How a date field reads values (its `format`).
+    pub dates: Option<crate::mapping::dates::DateFormats>,
+    /// A field learned by dynamic mapping (or a `flattened` leaf): its path inside the JSON
+    /// field `field`.
+    pub json_path: Option<String>,
+    /// Longer keyword values are kept in `_source` only (`ignore_above`).
+    pub ignore_above: Option<usize>,
+}
+
+impl MappedField {
+    /// The term of a string value: a keyword, or one token of a text.
+    pub fn text_term(&self, text: &str) -> Term {
+        match &self.json_path {
+            Some(path) => {
+                let mut t = Term::from_field_json_path(self.field, path, true);
+                t.append_type_and_str(text);
+                t
+            }
+            None => Term::from_field_text(self.field, text),
+        }
+    }
+
+    /// The term of an instant, on a date field.
+    pub fn date_term(&self, at: DateTime) -> Term {
+        match &self.json_path {
+            Some(path) => {
+                let mut t = Term::from_field_json_path(self.field, path, true);
+                t.append_type_and_fast_value(at);
+                t
+            }
+            None => Term::from_field_date_for_search(self.field, at),
+        }
+    }
+
+    /// The term of a value of this field's type.
+    pub fn value_term(&self, v: &Value) -> Result<Term, String> {
+        let Some(path) = &self.json_path else {
+            return Ok(match self.kind {
+                FieldType::Text | FieldType::Keyword => self.text_term(&plain(v)),
+                FieldType::Long => Term::from_field_i64(self.field, as_i64(v)?),
+                FieldType::Double | FieldType::GeoPoint => {
+                    Term::from_field_f64(self.field, as_f64(v)?)
+                }
+                FieldType::Boolean => {
+                    Term::from_field_bool(self.field, v.as_bool().ok_or("expected a boolean")?)
+                }
+                FieldType::Date => {
+                    Term::from_field_date_for_search(self.field, read_date(self, v)?)
+                }
+                FieldType::Ip => Term::from_field_ip_addr(self.field, read_ip(v)?),
+                FieldType::Range(_) => {
+                    return Err(format!(
+                        "`{}` is a range field: a term query matches the ranges holding a value",
+                        self.name
+                    ))
+                }
+            });
+        };
+        let mut t = Term::from_field_json_path(self.field, path, true);
+        match self.kind {
+            FieldType::Text | FieldType::Keyword => t.append_type_and_str(&plain(v)),
+            FieldType::Long => t.append_type_and_fast_value(as_i64(v)?),
+            // The JSON field indexes a whole double as the integer it equals.
+            FieldType::Double => {
+                let x = as_f64(v)?;
+                if x.fract() == 0.0 && x.abs() < 9.0e15 {
+                    t.append_type_and_fast_value(x as i64)
+                } else {
+                    t.append_type_and_fast_value(x)
+                }
+            }
+            FieldType::Boolean => {
+                t.append_type_and_fast_value(v.as_bool().ok_or("expected a boolean")?)
+            }
+            FieldType::Date => t.append_type_and_fast_value(read_date(self, v)?),
+            FieldType::GeoPoint | FieldType::Ip | FieldType::Range(_) => {
+                return Err(format!("`{path}` is not learned as a {:?}", self.kind))
+            }
+        }
+        Ok(t)
+    }
+}
+
+/// A string value as a keyword holds it.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A field of a mapping: one it names, or one learned (shared with the index's registry).
+pub enum FieldRef<'a> {
+    Mapped(&'a MappedField),
+    Learned(Arc<MappedField>),
+}
+
+impl std::ops::Deref for FieldRef<'_> {
+    type Target = MappedField;
+    fn deref(&self) -> &MappedField {
+        match self {
+            FieldRef::Mapped(f) => f,
+            FieldRef::Learned(f) => f,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Mapping {
+    pub schema: Schema,
+    pub id: Field,
+    pub source: Field,
+    pub fields: Vec<MappedField>,
+    /// Field names to fields, aliases included (an `alias` names its target's field).
+    by_name: HashMap<String, usize>,
+    /// Per field with a `copy_to`: the fields its values are indexed into as well.
+    copies: Vec<(usize, Vec<usize>)>,
+    /// `flattened` fields: each leaf under one is a keyword `<field>.<path>`, and the field
+    /// itself holds every leaf.
+    flattened: Vec<usize>,
+    /// The fields documents bring that the mapping does not name.
+    pub dynamic: Arc<Dynamic>,
+}
+
+/// What a mapping declares besides fields: aliases (name, target path) and each field's
+/// `copy_to` targets, resolved once every field is known.
+#[derive(Default)]
+struct Declared {
+    aliases: Vec<(String, String)>,
+    copy_to: Vec<(String, Vec<String>)>,
+    /// Objects with their own `dynamic`, or disabled (`enabled: false`).
+    objects: Vec<(String, Mode)>,
+    flattened: Vec<String>,
+}
+
+/// Field types the embedded engine does not map are reported, not silently dropped.
+#[derive(Debug)]
+pub struct UnsupportedType {
+    pub field: String,
+    pub kind: String,
+    /// Why a type the engine has cannot take this field's parameters (a date `format`).
+    pub why: Option<String>,
+}
+
+impl Mapping {
+    pub fn from_index_body(body: &Value) -> Result<Mapping, UnsupportedType> {
+        let mut builder = Schema::builder();
+        let id = builder.add_text_field("_id", STRING | STORED);
+        let source = builder.add_bytes_field("_source", STORED);
+        let json = JsonFields::add(&mut builder);
+        let mut fields = Vec::new();
+        let mut declared = Declared::default();
+        let props = body
+            .pointer("/mappings/properties")
+            .and_then(Value::as_object);
+        if let Some(props) = props {
+            collect(
+                props,
+                &mut Vec::new(),
+                &mut builder,
+                &mut fields,
+                &mut declared,
+            )?;
+        }
+        let mut by_name: HashMap<String, usize> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f): (usize, &MappedField)| (f.name.clone(), i))
+            .collect();
+        let unknown = |field: &str, kind: &str, why: String| UnsupportedType {
+            field: field.to_string(),
+            kind: kind.to_string(),
+            why: Some(why),
+        };
+        for (alias, path) in &declared.aliases {
+            let target = *by_name.get(path).ok_or_else(|| {
+                unknown(
+                    alias,
+                    "alias",
+                    format!("its path `{path}` names no field of the mapping"),
+                )
+            })?;
+            by_name.insert(alias.clone(), target);
+        }
+        let mut copies = Vec::new();
+        for (from, targets) in &declared.copy_to {
+            let targets = targets
+                .iter()
+                .map(|t| {
+                    by_name.get(t).copied().ok_or_else(|| {
+                        unknown(
+                            from,
+                            "copy_to",
+                            format!("`copy_to` names `{t}`, which is no field of the mapping"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            copies.push((by_name[from], targets));
+        }
+        if let Some(clash) = [
+            crate::mapping::dynamic::KEYWORDS,
+            crate::mapping::dynamic::TEXT,
+        ]
+        .into_iter()
+        .find(|n| by_name.contains_key(*n))
+        {
+            return Err(unknown(clash, "", format!("`{clash}` is the name the embedded engine keeps dynamically mapped fields under")));
+        }
+        let flattened = declared.flattened.iter().map(|n| by_name[n]).collect();
+        let dynamic = Dynamic::parse(body, declared.objects, json)?;
+        Ok(Mapping {
+            schema: builder.build(),
+            id,
+            source,
+            fields,
+            by_name,
+            copies,
+            flattened,
+            dynamic: Arc::new(dynamic),
+        })
+    }
+
+    /// A field the mapping names, or one learned from the documents so far.
+    pub fn field(&self, name: &str) -> Option<FieldRef<'_>> {
+        if let Some(i) = self.by_name.get(name) {
+            return Some(FieldRef::Mapped(&self.fields[*i]));
+        }
+        // A `flattened` field's leaves are keywords under its name.
+        if let Some(root) = self.flattened.iter().map(|i| &self.fields[*i]).find(|f| {
+            name.len() > f.name.len()
+                && name.starts_with(f.name.as_str())
+                && name.as_bytes()[f.name.len()] == b'.'
+        }) {
+            let _ = root;
+            return Some(FieldRef::Learned(Arc::new(
+                crate::mapping::dynamic::json_field(
+                    name,
+                    FieldType::Keyword,
+                    self.dynamic.json().keywords,
+                    None,
+                ),
+            )));
+        }
+        self.dynamic.learned(name).map(FieldRef::Learned)
+    }
+
+    /// A field for a query or an aggregation: as [`Mapping::field`], or, while documents may
+    /// still bring it, one that matches nothing yet (Elasticsearch matches nothing on an
+    /// unmapped field, and does not fail).
+    pub fn field_or_unseen(&self, name: &str) -> Option<FieldRef<'_>> {
+        self.field(name).or_else(|| {
+            self.dynamic
+                .may_learn()
+                .then(|| FieldRef::Learned(Arc::new(self.dynamic.unseen(name))))
+        })
+    }
+
+    fn is_mapped(&self, path: &str) -> bool {
+        self.by_name.contains_key(path)
+    }
+
+    /// Builds a document from one NDJSON line; errors name what ES would call a mapper failure.
+    pub fn document(&self, line: &str, id: &str) -> Result<TantivyDocument, String> {
+        let value: Value =
+            serde_json::from_str(line).map_err(|e| format!("document is not valid JSON: {e}"))?;
+        let Value::Object(obj) = &value else {
+            return Err("document is not a JSON object".into());
+        };
+        let mut doc = TantivyDocument::default();
+        doc.add_text(self.id, id);
+        doc.add_bytes(self.source, line.as_bytes());
+        let mut values = Vec::new();
+        for (i, f) in self.fields.iter().enumerate() {
+            values.clear();
+            lookup(obj, &f.path, &mut values);
+            if self.flattened.contains(&i) {
+                self.add_flattened(&mut doc, f, &values);
+                continue;
+            }
+            for v in &values {
+                add_value(&mut doc, f, v).map_err(|m| format!("field `{}`: {m}", f.name))?;
+            }
+            // copy_to: the same values indexed into the target fields, by their types.
+            if let Some((_, targets)) = self.copies.iter().find(|(from, _)| *from == i) {
+                for t in targets {
+                    let target = &self.fields[*t];
+                    for v in &values {
+                        add_value(&mut doc, target, v).map_err(|m| {
+                            format!("field `{}` (copied from `{}`): {m}", target.name, f.name)
+                        })?;
+                    }
+                }
+            }
+        }
+        self.dynamic
+            .index(obj, &|p| self.is_mapped(p), self.fields.len(), &mut doc)?;
+        Ok(doc)
+    }
+
+    /// A `flattened` field's leaves: each a keyword of the field itself, and of
+    /// `<field>.<path>` in the dynamic keywords.
+    fn add_flattened(&self, doc: &mut TantivyDocument, f: &MappedField, values: &[&Value]) {
+        let mut leaves = std::collections::BTreeMap::new();
+        fn walk(
+            v: &Value,
+            path: &str,
+            doc: &mut TantivyDocument,
+            f: &MappedField,
+            out: &mut std::collections::BTreeMap<String, tantivy::schema::OwnedValue>,
+        ) {
+            match v {
+                Value::Object(o) => {
+                    for (k, v) in o {
+                        walk(v, &format!("{path}.{k}"), doc, f, out);
+                    }
+                }
+                Value::Array(items) => items.iter().for_each(|i| walk(i, path, doc, f, out)),
+                Value::Null => {}
+                leaf => {
+                    let text = plain(leaf);
+                    if f.ignore_above.is_some_and(|n| text.chars().count() > n) {
+                        return;
+                    }
+                    doc.add_text(f.field, &text);
+                    if path != f.name {
+                        crate::mapping::dynamic::push(
+                            out,
+                            path,
+                            tantivy::schema::OwnedValue::Str(text),
+                        );
+                    }
+                }
+            }
+        }
+        for v in values {
+            walk(v, &f.name, doc, f, &mut leaves);
+        }
+        if !leaves.is_empty() {
+            doc.add_object(self.dynamic.json().keywords, leaves);
+        }
+    }
+}
+
+fn collect(
+    props: &Map<String, Value>,
+    prefix: &mut Vec<String>,
+    builder: &mut tantivy::schema::SchemaBuilder,
+    out: &mut Vec<MappedField>,
+    declared: &mut Declared,
+) -> Result<(), UnsupportedType> {
+    for (name, def) in props {
+        prefix.push(name.clone());
+        let dotted = prefix.join(".");
+        if let Some(copy_to) = def.get("copy_to") {
+            let targets = match copy_to {
+                Value::String(t) => vec![t.clone()],
+                Value::Array(a) => a
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            declared.copy_to.push((dotted.clone(), targets));
+        }
+        let kind = def.get("type").and_then(Value::as_str);
+        let is_object = matches!(kind, None | Some("object" | "nested"));
+        if is_object {
+            if def.get("enabled") == Some(&Value::Bool(false)) {
+                declared.objects.push((dotted.clone(), Mode::False));
+            } else if let Some(mode) = def.get("dynamic") {
+                declared
+                    .objects
+                    .push((dotted.clone(), Mode::parse(mode, &dotted)?));
+            }
+        }
+        if kind == Some("alias") {
+            let path = def.get("path").and_then(Value::as_str).unwrap_or_default();
+            declared.aliases.push((dotted, path.to_string()));
+        } else if let Some(sub) = def.get("properties").and_then(Value::as_object) {
+            collect(sub, prefix, builder, out, declared)?;
+        } else if is_object {
+            // An object with no properties: its fields are mapped as documents bring them.
+        } else if kind == Some("flattened") {
+            let mut f = add_field(
+                builder,
+                &dotted,
+                prefix,
+                &serde_json::json!({"type": "keyword"}),
+            )?;
+            f.ignore_above = def
+                .get("ignore_above")
+                .and_then(Value::as_u64)
+                .map(|n| n as usize);
+            declared.flattened.push(dotted.clone());
+            out.push(f);
+        } else {
+            out.push(add_field(builder, &dotted, prefix, def)?);
+            // Multi-fields: the same value indexed again under `<name>.<sub>` (`name.raw`).
+            if let Some(subs) = def.get("fields").and_then(Value::as_object) {
+                for (sub, subdef) in subs {
+                    out.push(add_field(
+                        builder,
+                        &format!("{dotted}.{sub}"),
+                        prefix,
+                        subdef,
+                    )?);
+                }
+            }
+        }
+        prefix.pop();
+    }
+    Ok(())
+}
+
+/// One field of the schema, named `name`, reading the value at `path`.
+fn add_field(
+    builder: &mut tantivy::schema::SchemaBuilder,
+    name: &str,
+    path: &[String],
+    def: &Value,
+) -> Result<MappedField, UnsupportedType> {
+    let kind_name = def.get("type").and_then(Value::as_str).unwrap_or("object");
+    let kind = FieldType::parse(kind_name).ok_or_else(|| UnsupportedType {
+        field: name.to_string(),
+        kind: kind_name.to_string(),
+        why: None,
+    })?;
+    let dates = match (kind, def.get("format").and_then(Value::as_str)) {
+        (
+            FieldType::Date | FieldType::Range(crate::mapping::ranges::RangeOf::Date),
+            Some(format),
+        ) => Some(
+            crate::mapping::dates::DateFormats::parse(format).map_err(|why| UnsupportedType {
+                field: name.to_string(),
+                kind: kind_name.to_string(),
+                why: Some(why),
+            })?,
+        ),
+        (FieldType::Date | FieldType::Range(crate::mapping::ranges::RangeOf::Date), None) => {
+            Some(crate::mapping::dates::DateFormats::default())
+        }
+        _ => None,
+    };
+    // Keywords are fast fields too: Elasticsearch aggregates and sorts on their doc values.
+    let (field, second) = match kind {
+        FieldType::Text => (builder.add_text_field(name, TEXT), None),
+        FieldType::Keyword => (builder.add_text_field(name, STRING | FAST), None),
+        FieldType::Long => (builder.add_i64_field(name, INDEXED | FAST), None),
+        FieldType::Double => (builder.add_f64_field(name, INDEXED | FAST), None),
+        FieldType::Boolean => (builder.add_bool_field(name, INDEXED | FAST), None),
+        FieldType::Date => (builder.add_date_field(name, INDEXED | FAST), None),
+        FieldType::Ip => (builder.add_ip_addr_field(name, INDEXED | FAST), None),
+        FieldType::Range(of) => {
+            let (lo, hi) = of.add_fields(builder, name);
+            (lo, Some(hi))
+        }
+        FieldType::GeoPoint => (
+            builder.add_f64_field(&format!("{name}.lon"), INDEXED | FAST),
+            Some(builder.add_f64_field(&format!("{name}.lat"), INDEXED | FAST)),
+        ),
+    };
+    Ok(MappedField {
+        name: name.to_string(),
+        path: path.to_vec(),
+        kind,
+        field,
+        second,
+        dates,
+        json_path: None,
+        ignore_above: def
+            .get("ignore_above")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize),
+    })
+}
+
+/// Every value at `path`: through arrays of objects too (`answers: [{date}, {date}]` gives
+/// each answer's date), as Elasticsearch flattens an object array's fields.
+/// An IP address as tantivy holds it: IPv6, an IPv4 one mapped.
+pub fn read_ip(v: &Value) -> Result<std::net::Ipv6Addr, String> {
+    let s = v
+        .as_str()
+        .ok_or_else(|| format!("expected an IP address, got {v}"))?;
+    let ip: std::net::IpAddr = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not an IP address"))?;
+    Ok(match ip {
+        std::net::IpAddr::V4(v4) => v4.to_ipv6_mapped(),
+        std::net::IpAddr::V6(v6) => v6,
+    })
+}
+
+/// The first and last address of a CIDR block (`10.0.0.0/8`, `2001:db8::/32`).
+pub fn ip_block(cidr: &str) -> Result<(std::net::Ipv6Addr, std::net::Ipv6Addr), String> {
+    let (addr, bits) = cidr
+        .split_once('/')
+        .ok_or_else(|| format!("`{cidr}` is not a CIDR block"))?;
+    let ip: std::net::IpAddr = addr
+        .parse()
+        .map_err(|_| format!("`{cidr}`: `{addr}` is not an IP address"))?;
+    let bits: u32 = bits
+        .parse()
+        .map_err(|_| format!("`{cidr}`: `{bits}` is not a prefix length"))?;
+    let (base, bits) = match ip {
+        std::net::IpAddr::V4(v4) if bits <= 32 => (u128::from(v4.to_ipv6_mapped()), bits + 96),
+        std::net::IpAddr::V6(v6) if bits <= 128 => (u128::from(v6), bits),
+        _ => return Err(format!("`{cidr}`: the prefix length is too long")),
+    };
+    let host = if bits == 0 {
+        u128::MAX
+    } else {
+        u128::MAX.checked_shr(bits).unwrap_or(0)
+    };
+    Ok(((base & !host).into(), (base | host).into()))
+}
+
+pub(crate) fn lookup<'a>(obj: &'a Map<String, Value>, path: &[String], out: &mut Vec<&'a Value>) {
+    // Documents may spell a nested field either nested or with a dotted key.
+    if let Some(v) = obj.get(&path.join(".")) {
+        out.push(v);
+        return;
+    }
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    let Some(v) = obj.get(first) else {
+        return;
+    };
+    if rest.is_empty() {
+        out.push(v);
+        return;
+    }
+    match v {
+        Value::Object(o) => lookup(o, rest, out),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(Value::as_object)
+            .for_each(|o| lookup(o, rest, out)),
+        _ => {}
+    }
+}
+
+fn add_value(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(), String> {
+    if f.kind == FieldType::GeoPoint {
+        let (lon, lat) = geo_point(v)?;
+        doc.add_f64(f.field, lon);
+        doc.add_f64(f.second.expect("geo_point has a latitude field"), lat);
+        return Ok(());
+    }
+    if let FieldType::Range(_) = f.kind {
+        return match v {
+            Value::Null => Ok(()),
+            _ => crate::mapping::ranges::add_value(doc, f, v),
+        };
+    }
+    match v {
+        Value::Null => Ok(()),
+        Value::Array(items) => items.iter().try_for_each(|item| add_value(doc, f, item)),
+        _ => add_scalar(doc, f, v),
+    }
+}
+
+fn add_scalar(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(), String> {
+    match f.kind {
+        FieldType::Keyword if f.ignore_above.is_some_and(|n| plain(v).chars().count() > n) => {}
+        FieldType::Text | FieldType::Keyword => match v {
+            Value::String(s) => doc.add_text(f.field, s),
+            Value::Number(n) => doc.add_text(f.field, n.to_string()),
+            Value::Bool(b) => doc.add_text(f.field, if *b { "true" } else { "false" }),
+            other => return Err(format!("expected a string, got {other}")),
+        },
+        FieldType::Long => doc.add_i64(f.field, as_i64(v)?),
+        FieldType::Double => doc.add_f64(f.field, as_f64(v)?),
+        FieldType::Boolean => match v {
+            Value::Bool(b) => doc.add_bool(f.field, *b),
+            Value::String(s) if s == "true" || s == "false" => doc.add_bool(f.field, s == "true"),
+            other => return Err(format!("expected a boolean, got {other}")),
+        },
+        FieldType::Date => doc.add_date(f.field, read_date(f, v)?),
+        FieldType::Ip => doc.add_ip_addr(f.field, read_ip(v)?),
+        FieldType::GeoPoint | FieldType::Range(_) => unreachable!("handled by add_value"),
+    }
+    Ok(())
+}
+
+pub fn as_i64(v: &Value) -> Result<i64, String> {
+    match v {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .ok_or_else(|| format!("{n} is out of range")),
+        Value::String(s) => s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not a number")),
+        other => Err(format!("expected a number, got {other}")),
+    }
+}
+
+pub fn as_f64(v: &Value) -> Result<f64, String> {
+    match v {
+        Value::Number(n) => n.as_f64().ok_or_else(|| format!("{n} is out of range")),
+        Value::String(s) => s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not a number")),
+        other => Err(format!("expected a number, got {other}")),
+    }
+}
+
+/// A date field's value, read by the field's `format`.
+pub fn read_date(f: &MappedField, v: &Value) -> Result<DateTime, String> {
+    match &f.dates {
+        Some(formats) => formats.read(v),
+        None => crate::mapping::dates::DateFormats::default().read(v),
+    }
+}
+
+/// `[lon, lat]`, `{"lat": .., "lon": ..}`, `"lat,lon"` or `"POINT (lon lat)"`, as Elasticsearch
+/// reads a geo_point.
+pub(crate) fn geo_point(v: &Value) -> Result<(f64, f64), String> {
+    let (lon, lat) = match v {
+        Value::Array(a) if a.len() == 2 => (as_f64(&a[0])?, as_f64(&a[1])?),
+        Value::Object(o) => (
+            as_f64(o.get("lon").ok_or("geo_point object needs `lon`")?)?,
+            as_f64(o.get("lat").ok_or("geo_point object needs `lat`")?)?,
+        ),
+        Value::String(s) if s.trim_start().to_ascii_uppercase().starts_with("POINT") => {
+            match crate::geo::shape::Shape::wkt(s)? {
+                crate::geo::shape::Shape::Points(p) if p.len() == 1 => p[0],
+                _ => return Err(format!("`{s}` is not one point")),
+            }
+        }
+        Value::String(s) => {
+            let (lat, lon) = s
+                .split_once(',')
+                .ok_or_else(|| format!("`{s}` is not \"lat,lon\""))?;
+            (
+                as_f64(&Value::String(lon.trim().into()))?,
+                as_f64(&Value::String(lat.trim().into()))?,
+            )
+        }
+        other => return Err(format!("{other} is not a geo_point")),
+    };
+    if !(-180.0..=180.0).contains(&lon) || !(-90.0..=90.0).contains(&lat) {
+        return Err(format!("geo_point [{lon}, {lat}] is out of range"));
+    }
+    Ok((lon, lat))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn maps_types_and_builds_documents() {
+        let body = json!({"mappings": {"properties": {
+            "name": {"type": "text"}, "cc": {"type": "keyword"}, "population": {"type": "long"},
+            "location": {"type": "geo_point"}, "when": {"type": "date"}, "user": {"properties": {"age": {"type": "integer"}}}
+        }}});
+        let m = Mapping::from_index_body(&body).unwrap();
+        assert_eq!(m.field("user.age").unwrap().kind, FieldType::Long);
+        assert_eq!(m.field("location").unwrap().kind, FieldType::GeoPoint);
+        m.document(r#"{"name":"Sankt Georgen","cc":"AT","population":"12","location":[14.4,48.2],"when":"2020-01-01","user":{"age":3}}"#, "1").unwrap();
+        let e = m.document(r#"{"population":"many"}"#, "2").unwrap_err();
+        assert!(e.contains("population"), "{e}");
+        assert!(m.document(r#"{"location":[200, 0]}"#, "3").is_err());
+    }
+
+    #[test]
+    fn fields_inside_arrays_of_objects_take_every_objects_value() {
+        use tantivy::schema::document::Document;
+        let body = json!({"mappings": {"properties": {
+            "answers": {"type": "nested", "properties": {"date": {"type": "date"}, "user": {"type": "keyword"}}}
+        }}});
+        let m = Mapping::from_index_body(&body).unwrap();
+        let doc = m
+            .document(r#"{"answers":[{"date":"2012-01-01","user":"a"},{"date":"2013-01-01"},{"user":["b","c"]}]}"#, "1")
+            .unwrap();
+        let count = |name: &str| {
+            let f = m.field(name).unwrap().field;
+            doc.iter_fields_and_values()
+                .filter(|(field, _)| *field == f)
+                .count()
+        };
+        assert_eq!(count("answers.date"), 2);
+        assert_eq!(count("answers.user"), 3);
+    }
+
+    #[test]
+    fn unsupported_types_are_reported() {
+        let e = Mapping::from_index_body(
+            &json!({"mappings": {"properties": {"v": {"type": "dense_vector"}}}}),
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "v");
+    }
+}

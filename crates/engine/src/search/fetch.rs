@@ -1,0 +1,174 @@
+//! What a search's fetch phase adds to each hit besides its `_source`: `fields` (and
+//! `docvalue_fields`), each mapped field's values read from the source by its type, and
+//! `highlight`, the matching terms of text and keyword fields marked in fragments of their
+//! values. Both are compiled with the search and computed for every hit returned, in races as
+//! in `runner serve`, so a race measures the work they ask for.
+
+use crate::mapping::as_f64;
+use crate::mapping::as_i64;
+use crate::mapping::read_date;
+use crate::mapping::FieldType;
+use crate::mapping::MappedField;
+use crate::mapping::Mapping;
+use serde_json::{json, Map, Value};
+use tantivy::query::Query;
+
+/// The fetch phase's extras for one search.
+#[derive(Clone, Default)]
+pub struct FetchPlan {
+    /// (name shown, field) per requested field, in request order.
+    fields: Vec<(String, MappedField)>,
+    highlight: Option<highlight::Highlight>,
+}
+
+impl FetchPlan {
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty() && self.highlight.is_none()
+    }
+
+    pub fn compile(
+        body: &Value,
+        mapping: &Mapping,
+        index: &tantivy::Index,
+        query: &dyn Query,
+    ) -> Result<FetchPlan, String> {
+        let mut plan = FetchPlan::default();
+        for key in ["fields", "docvalue_fields"] {
+            let Some(list) = body.get(key) else { continue };
+            let list = list
+                .as_array()
+                .ok_or_else(|| format!("`{key}` is a list of field names"))?;
+            for item in list {
+                let pattern = match item {
+                    Value::String(s) => s.as_str(),
+                    Value::Object(o) => {
+                        if let Some(k) = o.keys().find(|k| k.as_str() != "field") {
+                            return Err(format!("`{key}` option `{k}` is not run by the embedded engine (field names only)"));
+                        }
+                        o.get("field")
+                            .and_then(Value::as_str)
+                            .ok_or_else(|| format!("`{key}` entries name a `field`"))?
+                    }
+                    other => return Err(format!("`{key}`: {other} is not a field name")),
+                };
+                for (name, f) in matching(mapping, pattern) {
+                    if !plan.fields.iter().any(|(n, _)| *n == name) {
+                        plan.fields.push((name, f));
+                    }
+                }
+            }
+        }
+        if let Some(h) = body.get("highlight") {
+            plan.highlight = Some(highlight::Highlight::compile(h, mapping, index, query)?);
+        }
+        Ok(plan)
+    }
+
+    /// The hit's `fields` and `highlight`, as a JSON fragment to follow its `_source`
+    /// (`,"fields":{..},"highlight":{..}`), or None when the search asks for neither.
+    pub fn render(&self, source: &[u8]) -> Option<String> {
+        if self.is_empty() {
+            return None;
+        }
+        let doc: Value = serde_json::from_slice(source).unwrap_or(Value::Null);
+        let obj = doc.as_object()?;
+        let mut out = String::new();
+        let mut values = Vec::new();
+        if !self.fields.is_empty() {
+            let mut fields = Map::new();
+            for (name, f) in &self.fields {
+                values.clear();
+                collect(obj, f, &mut values);
+                let shown: Vec<Value> = values.iter().filter_map(|v| shown(f, v)).collect();
+                if !shown.is_empty() {
+                    fields.insert(name.clone(), Value::Array(shown));
+                }
+            }
+            if !fields.is_empty() {
+                out.push_str(&format!(r#","fields":{}"#, Value::Object(fields)));
+            }
+        }
+        if let Some(marked) = self.highlight.as_ref().and_then(|h| h.render(obj)) {
+            out.push_str(&format!(r#","highlight":{marked}"#));
+        }
+        Some(out)
+    }
+}
+
+/// The mapped fields a `fields` pattern names (wildcards match every field, multi-fields
+/// included, as in Elasticsearch).
+pub(crate) fn matching(mapping: &Mapping, pattern: &str) -> Vec<(String, MappedField)> {
+    if !pattern.contains('*') {
+        return mapping
+            .field(pattern)
+            .map(|f| vec![(pattern.to_string(), f.clone())])
+            .unwrap_or_default();
+    }
+    mapping
+        .fields
+        .iter()
+        .filter(|f| crate::names::simple_match(pattern, &f.name))
+        .map(|f| (f.name.clone(), f.clone()))
+        .collect()
+}
+
+/// Every value at `path`, arrays flattened.
+pub(crate) fn collect<'a>(obj: &'a Map<String, Value>, f: &MappedField, out: &mut Vec<&'a Value>) {
+    let mut found = Vec::new();
+    crate::mapping::lookup(obj, &f.path, &mut found);
+    for v in found {
+        match v {
+            // `[lon, lat]` is one point.
+            Value::Array(items)
+                if f.kind == FieldType::GeoPoint && items.first().is_some_and(Value::is_number) =>
+            {
+                out.push(v)
+            }
+            Value::Array(items) => items
+                .iter()
+                .filter(|i| !i.is_null())
+                .for_each(|i| out.push(i)),
+            Value::Null => {}
+            one => out.push(one),
+        }
+    }
+}
+
+/// A value as Elasticsearch's `fields` shows it: by the field's type.
+fn shown(f: &MappedField, v: &Value) -> Option<Value> {
+    Some(match f.kind {
+        FieldType::Text | FieldType::Keyword | FieldType::Ip => match v {
+            Value::String(s) => {
+                if f.ignore_above.is_some_and(|n| s.chars().count() > n) {
+                    return None;
+                }
+                json!(s)
+            }
+            Value::Object(_) | Value::Array(_) => return None,
+            other => json!(other.to_string()),
+        },
+        FieldType::Long => json!(as_i64(v).ok()?),
+        FieldType::Double => json!(as_f64(v).ok()?),
+        FieldType::Boolean => match v {
+            Value::Bool(b) => json!(b),
+            Value::String(s) => json!(s == "true"),
+            _ => return None,
+        },
+        FieldType::Date => {
+            let at = read_date(f, v).ok()?;
+            let ms = at.into_timestamp_millis();
+            let dt = chrono::DateTime::from_timestamp_millis(ms)?;
+            json!(dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+        }
+        FieldType::Range(_) => v.clone(),
+        FieldType::GeoPoint => {
+            let (lon, lat) = crate::mapping::geo_point(v).ok()?;
+            json!({"type": "Point", "coordinates": [lon, lat]})
+        }
+    })
+}
+
+mod highlight;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,497 @@
+//! Searches on one embedded index: a request body compiled once (query, size, from, sort,
+//! search_after), then run as one page, or page by page as a scroll or with `search_after`.
+
+pub(crate) mod fetch;
+pub(crate) mod keywords;
+pub(crate) mod scroll;
+pub mod sort;
+
+use crate::aggs::AggFruit;
+use crate::dsl::QueryCompiler;
+use crate::error::Error;
+use crate::error::ErrorKind;
+use crate::index::EmbeddedIndex;
+use crate::search::sort::After;
+use crate::search::sort::Sort;
+use crate::search::sort::TopAfter;
+use serde_json::Value;
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::Query;
+use tantivy::schema::Value as _;
+use tantivy::{DocAddress, Searcher, TantivyDocument};
+
+/// How a search reads past its first page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageBy {
+    /// A scroll: the first search opens it, each next page continues it, the end clears it.
+    Scroll,
+    /// Each page searches again with `search_after` set to the last hit's sort values.
+    SearchAfter,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging {
+    pub by: PageBy,
+    /// At most this many pages; None reads until a page comes back short.
+    pub pages: Option<u64>,
+    pub per_page: u64,
+}
+
+/// What a paged read did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paged {
+    pub pages: u64,
+    /// The search's total hits.
+    pub total_hits: u64,
+}
+
+/// A search body, compiled for one index.
+pub struct SearchPlan {
+    pub query: Box<dyn Query>,
+    pub size: usize,
+    pub from: usize,
+    /// The body's `sort`; None is relevance order.
+    pub sort: Option<Sort>,
+    pub after: Option<After>,
+    /// The body's `aggs`, checked.
+    pub aggs: Option<crate::aggs::AggPlan>,
+    /// The body's `fields` and `highlight`, added to each hit returned.
+    pub fetch: std::sync::Arc<crate::search::fetch::FetchPlan>,
+}
+
+/// One search hit, as the REST API returns it.
+pub struct Hit {
+    pub score: f32,
+    pub id: String,
+    pub source: Vec<u8>,
+    /// The hit's sort values, when the search sorts.
+    pub sort: Option<Value>,
+    /// `,"fields":..,"highlight":..` when the search asks for them.
+    pub extra: Option<String>,
+}
+
+/// Which hits a page holds: `limit` of them after the cursor, once `skip` (`from`) are passed.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    pub after: Option<After>,
+    pub skip: usize,
+    pub limit: usize,
+}
+
+/// A page of hits: addresses in order, with the cursor after the last one.
+pub struct Page {
+    pub total: u64,
+    pub hits: Vec<(DocAddress, f32, Option<Value>)>,
+    pub next: Option<After>,
+}
+
+/// Search body keys the embedded engine runs. `_source` filters, `track_total_hits` and the
+/// like change what is sent back, not what is searched, and are accepted; anything else
+/// (highlighting, post_filter, ...) would be measured without the work it asks for, so it
+/// is refused.
+const SEARCH_KEYS: [&str; 15] = [
+    "aggs",
+    "fields",
+    "docvalue_fields",
+    "highlight",
+    "aggregations",
+    "query",
+    "size",
+    "from",
+    "sort",
+    "search_after",
+    "track_total_hits",
+    "_source",
+    "timeout",
+    "version",
+    "seq_no_primary_term",
+];
+
+/// Why the embedded engine cannot run this search body, if it cannot.
+pub fn unsupported_body(body: &Value) -> Option<String> {
+    let keys = body.as_object()?.keys();
+    let refused: Vec<&str> = keys
+        .map(String::as_str)
+        .filter(|k| !SEARCH_KEYS.contains(k))
+        .collect();
+    if !refused.is_empty() {
+        return Some(format!(
+            "the embedded engine does not run `{}` in a search body (it runs {})",
+            refused.join("`, `"),
+            SEARCH_KEYS.join(", ")
+        ));
+    }
+    if let Some(why) = body.get("query").and_then(crate::dsl::unsupported_query) {
+        return Some(why);
+    }
+    let aggs = body.get("aggs").or_else(|| body.get("aggregations"))?;
+    crate::aggs::AggPlan::check(aggs).err()
+}
+
+/// An aggregation that failed while running (too many buckets, a field of the wrong type).
+fn bad_aggregation(e: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::BadRequest, format!("aggregation failed: {e}"))
+}
+
+/// A failed search: the aggregations' fault when it has any (the query alone ran before).
+fn search_failed(plan: &SearchPlan, e: impl std::fmt::Display) -> Error {
+    match plan.aggs {
+        Some(_) => bad_aggregation(e),
+        None => internal(e),
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::Internal, e.to_string())
+}
+
+impl SearchPlan {
+    /// The response's `aggregations` for `results` of this search, as Elasticsearch shapes them.
+    pub fn aggregations_json(&self, results: &AggFruit) -> Value {
+        match &self.aggs {
+            Some(plan) => plan.to_json(results),
+            None => Value::Null,
+        }
+    }
+}
+
+/// The search's aggregation collector (with what finishes its fruit), when it aggregates.
+fn prepare(
+    plan: &SearchPlan,
+    searcher: &Searcher,
+) -> Result<
+    (
+        Option<crate::aggs::AggCollector>,
+        Option<crate::aggs::Finish>,
+    ),
+    Error,
+> {
+    match &plan.aggs {
+        None => Ok((None, None)),
+        Some(a) => {
+            let (collector, finish) = a
+                .prepare(searcher, plan.query.as_ref())
+                .map_err(bad_aggregation)?;
+            Ok((Some(collector), Some(finish)))
+        }
+    }
+}
+
+/// Elasticsearch's default `index.max_result_window`.
+pub const MAX_RESULT_WINDOW: u64 = 10_000;
+
+impl EmbeddedIndex {
+    pub fn compile(&self, body: &Value) -> Result<SearchPlan, Error> {
+        compile_search(&self.name, &self.mapping, &self.index, body)
+    }
+}
+
+/// A search body compiled against an index's mapping: everything but running it. The race's
+/// check compiles each search against the mapping its create-index gives, before the race.
+pub fn compile_search(
+    name: &str,
+    mapping: &crate::mapping::Mapping,
+    index: &tantivy::Index,
+    body: &Value,
+) -> Result<SearchPlan, Error> {
+    let bad = |m: String| Error::new(ErrorKind::BadRequest, format!("index `{name}`: {m}"));
+    if let Some(why) = unsupported_body(body) {
+        return Err(bad(why));
+    }
+    let number = |key: &str, default: u64| match body.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(v) => v
+            .as_u64()
+            .ok_or_else(|| bad(format!("`{key}` must be a non-negative integer, got {v}"))),
+    };
+    let (size, from) = (number("size", 10)?, number("from", 0)?);
+    // Elasticsearch's `index.max_result_window`: a page is bounded before anything is
+    // allocated for it, whatever a track or a request asks.
+    let window = size.saturating_add(from);
+    if window > MAX_RESULT_WINDOW {
+        return Err(bad(format!(
+                "Result window is too large, from + size must be less than or equal to: [{MAX_RESULT_WINDOW}] but was [{window}] (Elasticsearch's index.max_result_window; page deeper with search_after or a scroll)"
+            )));
+    }
+    let (size, from) = (size as usize, from as usize);
+    let compiler = QueryCompiler { mapping, index };
+    let query = match body.get("query") {
+        Some(q) => compiler.compile(q),
+        None => compiler.compile(&serde_json::json!({"match_all": {}})),
+    }
+    .map_err(bad)?;
+    let sort = body
+        .get("sort")
+        .map(|s| Sort::parse(s, mapping))
+        .transpose()
+        .map_err(bad)?;
+    let after = match body.get("search_after") {
+        None => None,
+        Some(v) => Some(
+            sort.as_ref()
+                .ok_or_else(|| bad("search_after needs a `sort`".into()))?
+                .search_after(v)
+                .map_err(bad)?,
+        ),
+    };
+    let aggs = body
+        .get("aggs")
+        .or_else(|| body.get("aggregations"))
+        .map(|a| crate::aggs::AggPlan::compile(a, mapping, index))
+        .transpose()
+        .map_err(bad)?;
+    let fetch = crate::search::fetch::FetchPlan::compile(body, mapping, index, query.as_ref())
+        .map_err(bad)?;
+    Ok(SearchPlan {
+        query,
+        size,
+        from,
+        sort,
+        after,
+        aggs,
+        fetch: std::sync::Arc::new(fetch),
+    })
+}
+
+impl EmbeddedIndex {
+    pub fn searcher(&self) -> Searcher {
+        self.reader.searcher()
+    }
+
+    /// The hits of `query` in `window`, in `sort` order, with the total when `count`.
+    pub fn page(
+        &self,
+        searcher: &Searcher,
+        query: &dyn Query,
+        sort: &Sort,
+        window: Window,
+        count: bool,
+    ) -> Result<Page, Error> {
+        let Window { after, skip, limit } = window;
+        let ordinals = sort.ordinals(searcher).map_err(internal)?;
+        let top = TopAfter {
+            sort,
+            ordinals: &ordinals,
+            after,
+            limit: skip + limit,
+        };
+        let (total, found) = if count {
+            let (n, found) = searcher.search(query, &(Count, top)).map_err(internal)?;
+            (n as u64, found)
+        } else {
+            (0, searcher.search(query, &top).map_err(internal)?)
+        };
+        let next = found.last().map(|h| sort.after_hit(h.key));
+        let show = sort.shows_values();
+        let hits = found
+            .into_iter()
+            .skip(skip)
+            .map(|h| {
+                (
+                    h.address,
+                    h.score,
+                    show.then(|| sort.values(&h.key, &ordinals)),
+                )
+            })
+            .collect();
+        Ok(Page { total, hits, next })
+    }
+
+    /// Loads a hit's id and stored source, as Elasticsearch's fetch phase does.
+    pub fn fetch(&self, searcher: &Searcher, addr: DocAddress) -> Result<(String, Vec<u8>), Error> {
+        let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
+        let id = doc
+            .get_first(self.mapping.id)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let source = doc
+            .get_first(self.mapping.source)
+            .and_then(|v| v.as_bytes())
+            .unwrap_or(b"{}")
+            .to_vec();
+        Ok((id, source))
+    }
+
+    /// The hits of one search with their ids, scores and sources, the total, and the
+    /// aggregations when the search has any.
+    pub fn search_hits(
+        &self,
+        plan: &SearchPlan,
+        searcher: &Searcher,
+    ) -> Result<(u64, Vec<Hit>, Option<AggFruit>), Error> {
+        let aggregations;
+        let (total, found) = match (&plan.sort, plan.after) {
+            _ if plan.size == 0 => {
+                let (n, aggs) = self.count_and_aggregate(plan, searcher)?;
+                aggregations = aggs;
+                (n, Vec::new())
+            }
+            (None, None) => {
+                let top = TopDocs::with_limit((plan.size).max(1))
+                    .and_offset(plan.from)
+                    .order_by_score();
+                // One pass collects the page, the count and the aggregations, as
+                // Elasticsearch's query phase does.
+                let (collector, prepared) = prepare(plan, searcher)?;
+                let (n, top, aggs) = searcher
+                    .search(plan.query.as_ref(), &(Count, top, collector))
+                    .map_err(|e| search_failed(plan, e))?;
+                aggregations = prepared
+                    .zip(aggs)
+                    .map(|(p, f)| p.finish(f))
+                    .transpose()
+                    .map_err(bad_aggregation)?;
+                (
+                    n as u64,
+                    top.into_iter()
+                        .take(plan.size)
+                        .map(|(score, addr)| (addr, score, None))
+                        .collect(),
+                )
+            }
+            (sort, after) => {
+                let page = self.page(
+                    searcher,
+                    plan.query.as_ref(),
+                    sort.as_ref().unwrap_or(Sort::relevance()),
+                    Window {
+                        after,
+                        skip: plan.from,
+                        limit: plan.size,
+                    },
+                    true,
+                )?;
+                aggregations = self.aggregate(plan, searcher)?;
+                (page.total, page.hits)
+            }
+        };
+        let mut hits = Vec::with_capacity(found.len());
+        for (addr, score, sort) in found {
+            let (id, source) = self.fetch(searcher, addr)?;
+            hits.push(Hit {
+                score,
+                id,
+                extra: plan.fetch.render(&source),
+                source,
+                sort,
+            });
+        }
+        Ok((total, hits, aggregations))
+    }
+
+    /// The aggregations of a search alone, in a pass of their own (a scroll's first page).
+    pub fn aggregate(
+        &self,
+        plan: &SearchPlan,
+        searcher: &Searcher,
+    ) -> Result<Option<AggFruit>, Error> {
+        let (collector, prepared) = prepare(plan, searcher)?;
+        let fruit = collector
+            .map(|c| searcher.search(plan.query.as_ref(), &c))
+            .transpose()
+            .map_err(bad_aggregation)?;
+        prepared
+            .zip(fruit)
+            .map(|(p, f)| p.finish(f))
+            .transpose()
+            .map_err(bad_aggregation)
+    }
+
+    /// The hit count and the aggregations of a search that returns no hits (`size: 0`).
+    pub fn count_and_aggregate(
+        &self,
+        plan: &SearchPlan,
+        searcher: &Searcher,
+    ) -> Result<(u64, Option<AggFruit>), Error> {
+        let (collector, prepared) = prepare(plan, searcher)?;
+        let (n, aggs) = searcher
+            .search(plan.query.as_ref(), &(Count, collector))
+            .map_err(|e| search_failed(plan, e))?;
+        let fruit = prepared
+            .zip(aggs)
+            .map(|(p, f)| p.finish(f))
+            .transpose()
+            .map_err(bad_aggregation)?;
+        Ok((n as u64, fruit))
+    }
+
+    /// Runs a search as a client's call does: counts all hits and loads the sources of the
+    /// page, as Elasticsearch's query and fetch phases do. Answers the total hits.
+    pub fn search(&self, plan: &SearchPlan) -> Result<u64, Error> {
+        let searcher = self.searcher();
+        let (total, hits, aggregations) = self.search_hits(plan, &searcher)?;
+        std::hint::black_box(
+            hits.iter()
+                .map(|h| h.source.len() + h.extra.as_ref().map_or(0, String::len))
+                .sum::<usize>(),
+        );
+        // The response's aggregations are built, as Elasticsearch builds them.
+        std::hint::black_box(aggregations.map(|a| plan.aggregations_json(&a)));
+        Ok(total)
+    }
+
+    /// A scroll-search or paginated-search: pages of `per_page` hits until one comes back
+    /// short or `pages` are read. A scroll reads one snapshot; `search_after` searches anew
+    /// each page from the last hit's sort values, as a client does. Units are pages.
+    pub fn paged(&self, plan: &SearchPlan, paging: Paging) -> Result<Paged, Error> {
+        let sort = plan.sort.as_ref().unwrap_or(Sort::relevance());
+        let per_page = paging.per_page as usize;
+        let snapshot = self.searcher();
+        let mut after = plan.after;
+        let (mut pages, mut total) = (0u64, 0u64);
+        loop {
+            let fresh;
+            let searcher = match paging.by {
+                PageBy::Scroll => &snapshot,
+                PageBy::SearchAfter => {
+                    fresh = if pages == 0 {
+                        snapshot.clone()
+                    } else {
+                        self.searcher()
+                    };
+                    &fresh
+                }
+            };
+            let page = self.page(
+                searcher,
+                plan.query.as_ref(),
+                sort,
+                Window {
+                    after,
+                    skip: 0,
+                    limit: per_page,
+                },
+                pages == 0,
+            )?;
+            if pages == 0 {
+                total = page.total;
+                // The first page carries the aggregations, as Elasticsearch's does.
+                std::hint::black_box(
+                    self.aggregate(plan, searcher)?
+                        .map(|a| plan.aggregations_json(&a)),
+                );
+            }
+            pages += 1;
+            let mut bytes = 0;
+            for (addr, _, _) in &page.hits {
+                let source = self.fetch(searcher, *addr)?.1;
+                bytes += source.len() + plan.fetch.render(&source).map_or(0, |e| e.len());
+            }
+            std::hint::black_box(bytes);
+            let short = page.hits.len() < per_page;
+            after = match paging.by {
+                PageBy::Scroll => page.next,
+                // A client only has the hit's sort values to continue from.
+                PageBy::SearchAfter => page.next.map(|a| sort.user_cursor(a)),
+            };
+            if short || paging.pages.is_some_and(|p| pages >= p) {
+                break;
+            }
+        }
+        Ok(Paged {
+            pages,
+            total_hits: total,
+        })
+    }
+}
