@@ -151,14 +151,6 @@ fn max_clients(plan: &Plan) -> u64 {
         .unwrap_or(1)
 }
 
-pub(crate) fn new_race_id() -> String {
-    let now = chrono::Utc::now();
-    let suffix: u16 = rand::random();
-    // Microseconds keep ids in start order even for races started in the same second, so that
-    // sorting ids sorts races (and `latest` is the newest).
-    format!("{}-{suffix:04x}", now.format("%Y%m%dT%H%M%S%.6fZ"))
-}
-
 fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> TrialRecord {
     let m = &run.metrics;
     let c = &m.counts;
@@ -372,7 +364,7 @@ async fn run_with<B: Backend>(
         format: FORMAT_VERSION,
         race_id: member
             .as_ref()
-            .map_or_else(new_race_id, |m| m.shard_race_id()),
+            .map_or_else(crate::results::new_race_id, |m| m.shard_race_id()),
         status: RaceStatus::Running,
         stop_reason: None,
         started_at: Timestamp::now_seconds(),

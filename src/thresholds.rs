@@ -232,7 +232,7 @@ impl Threshold {
                     m.latency_ms
                 };
                 match timing(p, s) {
-                    Ok(v) => (v, format!("{} ms", crate::report::table::ms(v))),
+                    Ok(v) => (v, format!("{} ms", crate::units::ms(v))),
                     Err(e) => return cannot(e),
                 }
             }

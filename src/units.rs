@@ -213,6 +213,23 @@ pub fn decimal_bytes(buf: &mut [u8; 20], mut n: u64) -> &[u8] {
     &buf[i..]
 }
 
+/// Milliseconds with microsecond resolution (what the histograms hold); sub-microsecond means
+/// keep more digits since they come from exact sums.
+pub fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v > 0.0 && v < 0.001 {
+        format!("{v:.6}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// For `skip_serializing_if`: a zero count is left out of stored records.
+pub(crate) fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Formats a rate or count for humans: integers without decimals, small values with three.
 pub fn format_number(v: f64) -> String {
     if !v.is_finite() {

@@ -81,7 +81,7 @@ impl Credentials {
         let mut from_file = BTreeMap::new();
         for (name, value) in parsed {
             if !NAMES.contains(&name.as_str()) {
-                let hint = crate::track::did_you_mean(&name, NAMES);
+                let hint = crate::suggest::did_you_mean(&name, NAMES);
                 return Err(format!(
                     "{}: unknown name `{name}`{hint}; the file may hold {}",
                     file.display(),

@@ -76,7 +76,7 @@ impl ClientOptions {
         {
             None => Ok(()),
             Some(k) => {
-                let hint = crate::track::did_you_mean(k, self.taken.iter().copied());
+                let hint = crate::suggest::did_you_mean(k, self.taken.iter().copied());
                 Err(format!(
                     "--backend {backend} has no client option `{k}`{hint}; it knows {}",
                     self.taken.join(", ")

@@ -42,7 +42,7 @@ pub enum Command {
         #[arg(long)]
         ignore_unused_track_params: bool,
         #[arg(long, value_enum, default_value = "fail")]
-        on_unsupported: crate::rally::OnUnsupported,
+        on_unsupported: crate::track::OnUnsupported,
         /// Convert for a test-mode race: the corpus files' `-1k` variants.
         #[arg(long)]
         test_mode: bool,
@@ -188,7 +188,7 @@ pub struct TrackArgs {
     pub ignore_unused_track_params: bool,
     /// Rally tracks: a task the runner cannot run as Rally would fails the track, or is skipped.
     #[arg(long, value_enum, default_value = "fail")]
-    pub on_unsupported: crate::rally::OnUnsupported,
+    pub on_unsupported: crate::track::OnUnsupported,
 }
 
 #[derive(Debug, Args, Clone)]

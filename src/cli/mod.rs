@@ -230,6 +230,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             &out_dir,
             track_params.as_deref(),
             track::LoadOptions {
+                frontends: crate::rally::FRONTENDS,
                 ignore_unused_params: ignore_unused_track_params,
                 on_unsupported,
                 test_mode,
@@ -362,7 +363,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
             compare,
             out: dir,
         } => {
-            use crate::report::plot;
+            use crate::plot;
             let store = RaceStore::new(&home);
             let (record, histograms) = load_race(&store, &race)?;
             let other = compare.map(|c| load_race(&store, &c)).transpose()?;
@@ -470,6 +471,7 @@ fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackRequest, CliError
     Ok(TrackRequest {
         location,
         load: track::LoadOptions {
+            frontends: crate::rally::FRONTENDS,
             params,
             test_mode: args.test_mode,
             ignore_unused_params: args.ignore_unused_track_params,

@@ -80,7 +80,7 @@ pub fn indices_to_create(p: &Params, ctx: &TrackContext) -> Result<Vec<IndexSpec
                 .find(|i| i.name == name)
                 .cloned()
                 .ok_or_else(|| {
-                    let hint = crate::track::did_you_mean(
+                    let hint = crate::suggest::did_you_mean(
                         &name,
                         ctx.indices.iter().map(|i| i.name.as_str()),
                     );

@@ -129,7 +129,7 @@ impl BoundBody {
             .iter()
             .position(|(n, _)| n == name)
             .ok_or_else(|| {
-                let hint = crate::track::did_you_mean(
+                let hint = crate::suggest::did_you_mean(
                     name,
                     self.generators.iter().map(|(n, _)| n.as_str()),
                 );
@@ -483,9 +483,9 @@ fn read_lines(v: &Value, column: Option<&Value>, ctx: &TrackContext) -> Result<V
     let dir = ctx
         .dir
         .ok_or("files are read from a track's directory, and this operation has none")?;
-    let path = crate::track::template::resolve_inside(dir, name)
+    let path = crate::files::resolve_inside(dir, name)
         .ok_or_else(|| format!("`{name}` is outside the track directory"))?;
-    let text = crate::track::files::read_text(&path)
+    let text = crate::files::read_text(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let column = match column {
         None => None,

@@ -74,7 +74,7 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
     let find = |name: &str| {
         ctx.corpora.iter().find(|(n, _)| n == name).ok_or_else(|| {
             let hint =
-                crate::track::did_you_mean(name, ctx.corpora.iter().map(|(n, _)| n.as_str()));
+                crate::suggest::did_you_mean(name, ctx.corpora.iter().map(|(n, _)| n.as_str()));
             ParamError::new(
                 "corpus",
                 format!("corpus `{name}` is not declared under `corpora`{hint}"),

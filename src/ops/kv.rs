@@ -326,7 +326,7 @@ fn parse_mix(p: &Params) -> Result<Vec<(KvCommand, u32)>, ParamError> {
     let mut mix = Vec::new();
     for (name, weight) in map {
         let command = KvCommand::MIXABLE.iter().copied().find(|c| c.as_str() == name).ok_or_else(|| {
-            let hint = crate::track::did_you_mean(name, KvCommand::MIXABLE.iter().map(|c| c.as_str()));
+            let hint = crate::suggest::did_you_mean(name, KvCommand::MIXABLE.iter().map(|c| c.as_str()));
             ParamError::new("mix", format!("unknown command `{name}` in the mix{hint}; it may hold get, put, delete and incr"))
         })?;
         let weight = weight
@@ -376,7 +376,7 @@ fn parse_distribution(p: &Params) -> Result<KeyDistribution, ParamError> {
             exponent: exponent.unwrap_or(0.99),
         }),
         Some(other) => {
-            let hint = crate::track::did_you_mean(other, ["uniform", "zipfian"].into_iter());
+            let hint = crate::suggest::did_you_mean(other, ["uniform", "zipfian"].into_iter());
             Err(ParamError::new(
                 "key-distribution",
                 format!("unknown key distribution `{other}`{hint}; use uniform or zipfian"),

@@ -246,7 +246,7 @@ pub fn parse(
     ctx: &TrackContext,
 ) -> Result<(&'static OperationType, OpSpec), ParamError> {
     let Some(op_type) = OperationType::find(kind, params) else {
-        let hint = crate::track::did_you_mean(kind, OperationType::names());
+        let hint = crate::suggest::did_you_mean(kind, OperationType::names());
         return Err(ParamError::new(
             "",
             format!("unknown operation type `{kind}`{hint}"),
@@ -328,7 +328,7 @@ impl<'a> Params<'a> {
         let read = self.read.borrow();
         for key in self.map.keys() {
             if !read.contains(&key.as_str()) {
-                let hint = crate::track::did_you_mean(key, read.iter().copied());
+                let hint = crate::suggest::did_you_mean(key, read.iter().copied());
                 return Err(ParamError::new(
                     key,
                     format!("`{}` does not take a param `{key}`{hint}", self.kind),

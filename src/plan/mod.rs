@@ -58,7 +58,7 @@ pub struct ResultSlot {
     /// Trials the plan asks for; a stored race may hold fewer if it stopped early.
     pub planned_trials: u64,
     /// Whole trials run first and not recorded.
-    #[serde(default, skip_serializing_if = "crate::results::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::units::is_zero")]
     pub warmup_trials: u64,
     /// For key-value operations: what they send.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,7 +135,7 @@ pub enum Work {
             skip_serializing_if = "Duration::is_zero"
         )]
         warmup_time: Duration,
-        #[serde(default, skip_serializing_if = "crate::results::is_zero")]
+        #[serde(default, skip_serializing_if = "crate::units::is_zero")]
         warmup_requests: u64,
     },
 }

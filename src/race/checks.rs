@@ -12,7 +12,7 @@ use crate::plan::{self, Plan};
 pub(super) fn check_supported(
     kind: BackendKind,
     plan: &mut Plan,
-    on_unsupported: crate::rally::OnUnsupported,
+    on_unsupported: crate::track::OnUnsupported,
 ) -> Result<Vec<String>, RaceError> {
     let mut skipped: Vec<String> = Vec::new();
     // Indices whose create-index was left out, and why: what reads or writes them is left
@@ -43,11 +43,11 @@ pub(super) fn check_supported(
             }
             let check = check.and_then(|()| kind.check_against(&leaf.spec, &created));
             let check = check.and_then(|()| match on_unsupported {
-                crate::rally::OnUnsupported::Skip => not_created(&leaf.spec, &uncreated),
-                crate::rally::OnUnsupported::Fail => Ok(()),
+                crate::track::OnUnsupported::Skip => not_created(&leaf.spec, &uncreated),
+                crate::track::OnUnsupported::Fail => Ok(()),
             });
             let check = check.and_then(|()| match (kind, on_unsupported) {
-                (BackendKind::Embedded, crate::rally::OnUnsupported::Skip) => {
+                (BackendKind::Embedded, crate::track::OnUnsupported::Skip) => {
                     never_made(&leaf.spec, &made)
                 }
                 _ => Ok(()),
@@ -66,10 +66,10 @@ pub(super) fn check_supported(
                 kind.as_str()
             );
             match on_unsupported {
-                crate::rally::OnUnsupported::Fail => {
+                crate::track::OnUnsupported::Fail => {
                     refused.get_or_insert(what);
                 }
-                crate::rally::OnUnsupported::Skip => {
+                crate::track::OnUnsupported::Skip => {
                     let note = format!("{what}; skipped (--on-unsupported skip)");
                     if !skipped.contains(&note) {
                         skipped.push(note);

@@ -10,15 +10,7 @@ use crate::track::{TrackError, TrackErrorKind};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 
-/// What to do with a task the runner cannot run as Rally would.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum OnUnsupported {
-    /// Stop with an error naming the task and why (the default).
-    #[default]
-    Fail,
-    /// Leave the task out and say so.
-    Skip,
-}
+pub use crate::track::OnUnsupported;
 
 #[derive(Debug)]
 pub struct Converted {
@@ -814,7 +806,7 @@ fn self_task(
                 )? {
                     OperationAs::Ours(o) => (Some(o), n.clone(), None),
                     OperationAs::Unsupported(why) => {
-                        let hint = crate::track::did_you_mean(
+                        let hint = crate::suggest::did_you_mean(
                             n,
                             ops.iter().filter_map(|o| o["name"].as_str()),
                         );

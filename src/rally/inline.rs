@@ -138,7 +138,7 @@ impl Builder {
                     let next = self.file_index(part);
                     self.push_text(next, 0, ",\n")?;
                 }
-                let text = crate::track::files::read_text(part)
+                let text = crate::files::read_text(part)
                     .map_err(|e| format!("cannot read {}: {e}", part.display()))?;
                 self.add_file(part, &text, &dir)?;
             }

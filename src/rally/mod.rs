@@ -14,8 +14,9 @@ mod registry;
 
 pub use convert::{test_mode_file, OnUnsupported};
 
+use crate::suggest::did_you_mean;
 use crate::track::template::{environment, render_in};
-use crate::track::{did_you_mean, TrackError, TrackErrorKind};
+use crate::track::{TrackError, TrackErrorKind};
 use minijinja::{Environment, UndefinedBehavior, Value};
 use serde_json::Map;
 use std::collections::BTreeSet;
@@ -56,7 +57,7 @@ pub fn render(
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
-    let source = crate::track::files::read_text(file).map_err(|e| {
+    let source = crate::files::read_text(file).map_err(|e| {
         TrackError::new(TrackErrorKind::Io, file, format!("cannot read track: {e}"))
     })?;
     let assembled = assemble(file, &source)?;
@@ -135,6 +136,39 @@ pub struct Loaded {
     pub binding_stubs: Vec<String>,
 }
 
+/// Rally's tracks (`track.json`) and OSB's workloads, as a front end of the track loader.
+pub struct Rally;
+
+/// The front ends a request accepts besides our own tracks.
+pub static FRONTENDS: &[&dyn crate::track::Frontend] = &[&Rally];
+
+impl crate::track::Frontend for Rally {
+    fn claims(&self, path: &Path) -> Option<PathBuf> {
+        rally_track_file(path)
+    }
+
+    fn convert(
+        &self,
+        file: &Path,
+        opts: &crate::track::LoadOptions,
+    ) -> Result<crate::track::Converted, TrackError> {
+        let loaded = load_converted(file, opts)?;
+        Ok(crate::track::Converted {
+            track: loaded.track,
+            notes: loaded.notes,
+            data_dir: loaded.data_dir,
+        })
+    }
+
+    fn name(&self) -> &'static str {
+        "Rally"
+    }
+
+    fn render(&self, file: &Path, opts: &crate::track::LoadOptions) -> Result<String, TrackError> {
+        render(file, &opts.params, opts.ignore_unused_params)
+    }
+}
+
 /// Loads a Rally track as a track of ours: render, parse, fetch missing corpus files from
 /// their `base-url` (kept under `data_root/<track>`), check their sizes, convert (Rally's
 /// semantics). The caller checks the result as any track.
@@ -153,14 +187,14 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
         .unwrap_or_else(|| "rally-track".into());
     let data_dir = opts.data_root.as_ref().map(|root| root.join(&name));
     let render_body = |body: &str| -> Result<serde_json::Value, TrackError> {
-        let path = crate::track::template::resolve_inside(&dir, body).ok_or_else(|| {
+        let path = crate::files::resolve_inside(&dir, body).ok_or_else(|| {
             TrackError::new(
                 TrackErrorKind::Io,
                 file,
                 format!("index body `{body}` is outside the track directory"),
             )
         })?;
-        let source = crate::track::files::read_text(&path).map_err(|e| {
+        let source = crate::files::read_text(&path).map_err(|e| {
             TrackError::new(
                 TrackErrorKind::Io,
                 &path,
@@ -321,7 +355,7 @@ fn fetch_and_check_corpora(
             let test_file = test_mode.then(|| convert::test_mode_file(source));
             let source = test_file.as_deref().unwrap_or(source);
             let err = |m: String| TrackError::new(TrackErrorKind::Corpus, file, m).with_path(&path);
-            let local = crate::track::template::resolve_inside(dir, source)
+            let local = crate::files::resolve_inside(dir, source)
                 .ok_or_else(|| err(format!("`{source}` is outside the track directory")))?;
             let cached = data_dir.map(|d| d.join(source));
             let found = if local.is_file() {
@@ -387,7 +421,7 @@ fn referenced_names(dir: &Path, source: &str) -> BTreeSet<String> {
         .iter()
         .filter(|f| f.ends_with(".json") && *f != "track.json")
     {
-        if let Ok(text) = crate::track::files::read_text(&dir.join(f)) {
+        if let Ok(text) = crate::files::read_text(&dir.join(f)) {
             add(&text);
         }
     }

@@ -6,7 +6,6 @@ pub(crate) mod header;
 mod json;
 mod kv;
 mod markdown;
-pub mod plot;
 mod shards;
 mod summary;
 pub mod table;

@@ -77,13 +77,12 @@ impl Table {
 
     /// `<h2>title</h2>` and the table; numbers are right-aligned by the `num` class.
     pub fn html(&self, out: &mut String) {
-        let _ = writeln!(out, "<h2>{}</h2>", super::plot::esc(&self.title));
+        let _ = writeln!(out, "<h2>{}</h2>", esc(&self.title));
         self.html_table(out);
     }
 
     /// The table alone, without its heading.
     pub fn html_table(&self, out: &mut String) {
-        let esc = super::plot::esc;
         out.push_str("<table><thead><tr>");
         for (head, _) in &self.columns {
             let _ = write!(out, "<th>{}</th>", esc(head));
@@ -108,16 +107,14 @@ impl Table {
     }
 }
 
-/// Milliseconds with microsecond resolution (what the histograms hold); sub-microsecond means
-/// keep more digits since they come from exact sums.
-pub fn ms(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.1}")
-    } else if v > 0.0 && v < 0.001 {
-        format!("{v:.6}")
-    } else {
-        format!("{v:.3}")
-    }
+pub use crate::units::ms;
+
+/// Escapes text for HTML and SVG, in element text and in quoted attributes alike.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// Throughput, service time, latency and outcomes of every reported task.

@@ -10,4 +10,4 @@ mod store;
 pub use histograms::RaceHistograms;
 pub use journal::StoredTrial;
 pub use model::*;
-pub use store::{write_atomic, write_report, RaceStore, StoreError};
+pub use store::{new_race_id, write_atomic, write_report, RaceStore, StoreError};

@@ -223,7 +223,7 @@ pub struct TrialRecord {
     pub server_stats_error: Option<String>,
     /// Operations in flight at the interruption, dropped unfinished (not successes, not
     /// errors, not timed).
-    #[serde(default, skip_serializing_if = "crate::results::model::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::units::is_zero")]
     pub interrupted_operations: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
@@ -341,8 +341,4 @@ impl TrialRecord {
     pub fn complete(&self) -> bool {
         self.measured() && !self.interrupted
     }
-}
-
-pub(crate) fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

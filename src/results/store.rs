@@ -34,6 +34,15 @@ pub enum StoreError {
     EmptyId,
 }
 
+/// A new race's id: its UTC start time, then a random suffix.
+pub fn new_race_id() -> String {
+    let now = chrono::Utc::now();
+    let suffix: u16 = rand::random();
+    // Microseconds keep ids in start order even for races started in the same second, so that
+    // sorting ids sorts races (and `latest` is the newest).
+    format!("{}-{suffix:04x}", now.format("%Y%m%dT%H%M%S%.6fZ"))
+}
+
 pub struct RaceStore {
     root: PathBuf,
 }

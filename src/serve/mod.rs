@@ -3,8 +3,8 @@
 //! a real engine on this machine. `--stub` answers search and bulk without doing any work,
 //! to measure a client alone.
 
-use engine::{Engine, RestRequest, RestResponse};
 use bytes::Bytes;
+use engine::{Engine, RestRequest, RestResponse};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_ENCODING, CONTENT_TYPE};

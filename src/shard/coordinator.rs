@@ -423,7 +423,7 @@ impl State {
             racing: Racing::Yes,
         });
         if self.shards.iter().all(Option::is_some) {
-            let race = crate::race::new_race_id();
+            let race = crate::results::new_race_id();
             for s in self.shards.iter().flatten() {
                 let _ = s.tx.send(ToMember::Welcome { race: race.clone() });
             }

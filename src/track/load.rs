@@ -1,20 +1,55 @@
 //! Loading a track: read → render template → parse YAML → validate against the schema →
 //! resolve. Each step's error names the file and, where it can, the line and column.
 
-use super::error::{did_you_mean, TrackError, TrackErrorKind};
+use super::error::{TrackError, TrackErrorKind};
 use super::locate::Locator;
 use super::model::{from_raw, Resolver, Track};
 use super::raw::RawTrack;
 use super::schema;
 use super::template::{render, Strictness};
+use crate::suggest::did_you_mean;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// Tracks bigger than this are refused before templating: a track is configuration.
 const MAX_TRACK_BYTES: u64 = 16 * 1024 * 1024;
 
-#[derive(Debug, Clone, Default)]
+/// What to do with a task the runner cannot run as the track's own tool would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OnUnsupported {
+    /// Stop with an error naming the task and why (the default).
+    #[default]
+    Fail,
+    /// Leave the task out and say so.
+    Skip,
+}
+
+/// A reader of tracks written for another tool (Rally's `track.json`, OSB's workloads): it
+/// claims a path, then turns the track there into one of ours. The request names the front
+/// ends it accepts; the track module knows none of them.
+pub trait Frontend: Sync {
+    /// The file of a track this front end reads at `path`, if there is one.
+    fn claims(&self, path: &Path) -> Option<PathBuf>;
+    /// The track at `file` converted to ours (JSON text), with what changed.
+    fn convert(&self, file: &Path, opts: &LoadOptions) -> Result<Converted, TrackError>;
+    /// Whose tracks these are (`Rally`), for messages.
+    fn name(&self) -> &'static str;
+    /// The track at `file` after its own templating, as its tool renders it.
+    fn render(&self, file: &Path, opts: &LoadOptions) -> Result<String, TrackError>;
+}
+
+/// A track another front end converted: our track's text, what the conversion changed or
+/// left out, and where its downloaded corpus files are.
+pub struct Converted {
+    pub track: String,
+    pub notes: Vec<String>,
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Clone, Default)]
 pub struct LoadOptions {
+    /// The front ends whose tracks load besides ours.
+    pub frontends: &'static [&'static dyn Frontend],
     /// Parameters from `--track-params`, overriding the track's declared defaults.
     pub params: Map<String, Value>,
     /// Exposed to templates as `test_mode`.
@@ -22,7 +57,7 @@ pub struct LoadOptions {
     /// Rally tracks: accept parameters no template uses.
     pub ignore_unused_params: bool,
     /// Rally tracks: what to do with tasks the runner cannot run as Rally would.
-    pub on_unsupported: crate::rally::OnUnsupported,
+    pub on_unsupported: OnUnsupported,
     /// Rally tracks: the challenge the race runs (None: the track's default); only its tasks
     /// can make the conversion fail.
     pub challenge: Option<String>,
@@ -35,6 +70,26 @@ pub struct LoadOptions {
 }
 
 /// The file of a track given as a directory (its `track.yaml`) or as a file.
+impl std::fmt::Debug for LoadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadOptions")
+            .field("frontends", &self.frontends.len())
+            .field("params", &self.params)
+            .field("test_mode", &self.test_mode)
+            .field("challenge", &self.challenge)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadOptions {
+    /// The front end that reads the track at `path`, and its file; None for a track of ours.
+    fn frontend_for(&self, path: &Path) -> Option<(&'static dyn Frontend, PathBuf)> {
+        self.frontends
+            .iter()
+            .find_map(|f| f.claims(path).map(|file| (*f, file)))
+    }
+}
+
 pub fn track_file(path: &Path) -> PathBuf {
     if path.is_dir() {
         for name in ["track.yaml", "track.yml"] {
@@ -62,8 +117,8 @@ pub(super) enum Role {
 }
 
 pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Track, TrackError> {
-    if let Some(file) = crate::rally::rally_track_file(path) {
-        let loaded = crate::rally::load_converted(&file, opts)?;
+    if let Some((frontend, file)) = opts.frontend_for(path) {
+        let loaded = frontend.convert(&file, opts)?;
         let (ours, notes) = (loaded.track, loaded.notes);
         let mut track = parse_rendered(
             &ours,
@@ -72,18 +127,20 @@ pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Tra
             opts.test_mode,
             role,
             loaded.data_dir.as_deref(),
+            opts.frontends,
         )
         .map_err(|mut e| {
-            e.message.push_str(
-                " (in the track converted from Rally's; `runner convert-rally` shows it)",
-            );
+            e.message.push_str(&format!(
+                " (in the track converted from {}'s; `runner convert-rally` shows it)",
+                frontend.name()
+            ));
             e
         })?;
         track.notes = notes;
         return Ok(track);
     }
     let file = track_file(path);
-    let bytes = super::files::read_bytes(&file).map_err(|e| {
+    let bytes = crate::files::read_bytes(&file).map_err(|e| {
         TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}"))
     })?;
     let source = String::from_utf8(bytes).map_err(|e| {
@@ -122,7 +179,16 @@ fn load_source_as(
     role: Role,
 ) -> Result<Track, TrackError> {
     let (rendered, effective) = render_source(source, file, opts)?;
-    parse_rendered(&rendered, file, effective, opts.test_mode, role, None).map_err(|mut e| {
+    parse_rendered(
+        &rendered,
+        file,
+        effective,
+        opts.test_mode,
+        role,
+        None,
+        opts.frontends,
+    )
+    .map_err(|mut e| {
         // Template blocks can add or drop lines; then positions are those of the rendered text.
         if e.location.is_some() && source.lines().count() != rendered.lines().count() {
             e.message
@@ -135,11 +201,11 @@ fn load_source_as(
 /// The text of a track after templating, as the loader parses it: a track of ours (YAML) or a
 /// Rally track (`track.json`, see `rally`; it must render to JSON).
 pub fn render_track(path: &Path, opts: &LoadOptions) -> Result<String, TrackError> {
-    if let Some(file) = crate::rally::rally_track_file(path) {
-        return crate::rally::render(&file, &opts.params, opts.ignore_unused_params);
+    if let Some((frontend, file)) = opts.frontend_for(path) {
+        return frontend.render(&file, opts);
     }
     let file = track_file(path);
-    let source = super::files::read_text(&file).map_err(|e| {
+    let source = crate::files::read_text(&file).map_err(|e| {
         TrackError::new(TrackErrorKind::Io, &file, format!("cannot read track: {e}"))
     })?;
     render_source(&source, &file, opts).map(|(text, _)| text)
@@ -231,6 +297,7 @@ fn parse_rendered(
     test_mode: bool,
     role: Role,
     data_dir: Option<&Path>,
+    frontends: &'static [&'static dyn Frontend],
 ) -> Result<Track, TrackError> {
     if let Some(at) = too_deep(rendered) {
         return Err(TrackError::new(TrackErrorKind::Yaml, file, format!("invalid YAML: lists and mappings nested more than {MAX_FLOW_DEPTH} deep (recursion limit)")).at(Some(at)));
@@ -282,6 +349,7 @@ fn parse_rendered(
             test_mode,
             role,
             data_dir,
+            frontends,
         },
     )
 }

@@ -1,7 +1,6 @@
 //! Tracks: the YAML model and its loading (minijinja templating, YAML, JSON-Schema validation).
 
 mod error;
-pub mod files;
 mod load;
 mod locate;
 mod model;
@@ -10,8 +9,10 @@ mod raw;
 mod schema;
 pub(crate) mod template;
 
-pub use error::{did_you_mean, suggest, TrackError, TrackErrorKind};
-pub use load::{load, load_source, render_track, track_file, LoadOptions};
+pub use error::{TrackError, TrackErrorKind};
+pub use load::{
+    load, load_source, render_track, track_file, Converted, Frontend, LoadOptions, OnUnsupported,
+};
 pub use model::{Challenge, OperationDef, ScheduleItem, ScheduleKind, TaskSpec, Track, Warmup};
 pub use params::parse_track_params;
 pub use schema::TRACK_SCHEMA;
@@ -51,7 +52,7 @@ pub fn builtin_track(name: &str) -> Result<PathBuf, TrackError> {
         return Ok(dir);
     }
     let names = builtin_track_names();
-    let hint = did_you_mean(name, names.iter().map(String::as_str));
+    let hint = crate::suggest::did_you_mean(name, names.iter().map(String::as_str));
     Err(TrackError::new(
         TrackErrorKind::UnknownTrack,
         builtin_tracks_dir(),

@@ -1,13 +1,14 @@
 //! The resolved track: what `raw` says, checked across fields and given types. Every error
 //! names the YAML path it comes from.
 
-use super::error::{did_you_mean, TrackError, TrackErrorKind};
+use super::error::{TrackError, TrackErrorKind};
 use super::load::{load_as, LoadOptions, Role};
 use super::locate::Locator;
 use super::raw::*;
-use super::template::resolve_inside;
 use crate::corpus::{Dataset, DocumentSet, Origin};
+use crate::files::resolve_inside;
 use crate::ops::{self, IndexSpec, TrackContext};
+use crate::suggest::did_you_mean;
 use crate::units::{parse_duration, OpsPerSec};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -131,6 +132,8 @@ pub struct Resolver<'a> {
     /// Where downloaded corpus files are kept (Rally tracks' `base-url`): a file not in the
     /// track directory is looked for here.
     pub data_dir: Option<&'a Path>,
+    /// Lending tracks may be another front end's.
+    pub frontends: &'static [&'static dyn super::load::Frontend],
 }
 
 impl Resolver<'_> {
@@ -244,7 +247,7 @@ fn resolve_indices(raw: &[RawIndex], r: &Resolver) -> Result<Vec<IndexSpec>, Tra
                         format!("`{name}` is outside the track directory"),
                     )
                 })?;
-                let text = super::files::read_text(&file).map_err(|e| {
+                let text = crate::files::read_text(&file).map_err(|e| {
                     r.err(
                         TrackErrorKind::Io,
                         &bpath,
@@ -425,7 +428,7 @@ fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin
                 Some(cached) if !file.is_file() && cached.is_file() => cached,
                 _ => file,
             };
-            if let Some(what) = super::files::not_a_file(&file) {
+            if let Some(what) = crate::files::not_a_file(&file) {
                 return Err(r.err(
                     TrackErrorKind::Corpus,
                     &format!("{dpath}/source-file"),
@@ -508,6 +511,7 @@ fn borrowed_corpus(
     let track = load_as(
         &dir,
         &LoadOptions {
+            frontends: r.frontends,
             params: Map::new(),
             test_mode: r.test_mode,
             ..Default::default()

@@ -14,7 +14,7 @@ pub fn parse_track_params(arg: &str) -> Result<Map<String, Value>, TrackError> {
         .iter()
         .any(|ext| arg.ends_with(ext));
     if looks_like_file {
-        let text = super::files::read_text(as_path).map_err(|e| {
+        let text = crate::files::read_text(as_path).map_err(|e| {
             TrackError::new(
                 TrackErrorKind::Params,
                 as_path,

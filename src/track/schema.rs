@@ -1,8 +1,9 @@
 //! JSON-Schema validation of every loaded track against `schemas/track.schema.json`, with
 //! errors turned into messages a track author can act on.
 
-use super::error::{did_you_mean, TrackError, TrackErrorKind};
+use super::error::{TrackError, TrackErrorKind};
 use super::locate::Locator;
+use crate::suggest::did_you_mean;
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::ValidationError;
 use serde_json::Value;

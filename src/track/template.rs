@@ -2,9 +2,10 @@
 //! and imports may only reach files inside the track's own directory.
 
 use super::error::{TrackError, TrackErrorKind};
+use crate::files::resolve_inside;
 use minijinja::{Environment, UndefinedBehavior, Value};
 use serde_json::Map;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Bounds template work so that a looping template fails instead of hanging the runner.
 const TEMPLATE_FUEL: u64 = 50_000_000;
@@ -17,30 +18,6 @@ const MAX_RENDERED_BYTES: usize = 16 * 1024 * 1024;
 pub enum Strictness {
     Lenient,
     Strict,
-}
-
-/// Resolves `name` inside `dir`, refusing absolute paths and any `..` that would leave it.
-pub fn resolve_inside(dir: &Path, name: &str) -> Option<PathBuf> {
-    let rel = Path::new(name);
-    let mut out = PathBuf::new();
-    for c in rel.components() {
-        match c {
-            Component::Normal(part) => out.push(part),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    let joined = dir.join(out);
-    // Symlinks could still point outside: compare canonical paths when the file exists.
-    match (joined.canonicalize(), dir.canonicalize()) {
-        (Ok(real), Ok(root)) if !real.starts_with(&root) => None,
-        _ => Some(joined),
-    }
 }
 
 pub fn render(
@@ -92,7 +69,7 @@ pub(crate) fn environment(
                 format!("`{name}` is outside the track directory; includes must stay inside it"),
             ));
         };
-        match super::files::read_text(&path) {
+        match crate::files::read_text(&path) {
             Ok(text) => Ok(Some(text)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(minijinja::Error::new(

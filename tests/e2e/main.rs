@@ -12,6 +12,7 @@ mod export;
 mod full_disk;
 mod http_wire;
 mod kv;
+mod layout;
 mod memory;
 mod percentiles;
 mod plot;

@@ -142,11 +142,7 @@ impl Backend for EmbeddedBackend {
     fn info(&self) -> BackendInfo {
         let mut details = serde_json::Map::new();
         details.insert("engine".into(), "tantivy".into());
-        let storage = if self.engine.on_disk() {
-            "disk"
-        } else {
-            "ram"
-        };
+        let storage = if self.engine.on_disk() { "disk" } else { "ram" };
         details.insert("storage".into(), storage.into());
         BackendInfo {
             kind: "embedded".into(),

@@ -10,16 +10,21 @@ fn run<'a>(
 ) -> Vec<String> {
     let mut out = Vec::new();
     engine
-        .bulk(None, None, actions.into_iter(), |index, verb, id, result| {
-            out.push(format!(
-                "{index} {} {} {}",
-                verb.as_str(),
-                id.unwrap_or("-"),
-                result
-                    .map(|(id, _)| id)
-                    .unwrap_or_else(|e| e.kind.to_string())
-            ))
-        })
+        .bulk(
+            None,
+            None,
+            actions.into_iter(),
+            |index, verb, id, result| {
+                out.push(format!(
+                    "{index} {} {} {}",
+                    verb.as_str(),
+                    id.unwrap_or("-"),
+                    result
+                        .map(|(id, _)| id)
+                        .unwrap_or_else(|e| e.kind.to_string())
+                ))
+            },
+        )
         .unwrap();
     out
 }
@@ -39,7 +44,6 @@ fn a_mapping_the_engine_cannot_build_is_named_before_the_race() {
     );
     assert!(why.contains("--backend elasticsearch"), "{why}");
 }
-
 
 #[test]
 fn searches_are_checked_against_the_mapping_the_race_creates() {
@@ -65,11 +69,7 @@ fn searches_are_checked_against_the_mapping_the_race_creates() {
     )
     .unwrap();
     assert!(why.contains("is a geo_point"), "{why}");
-    let why = super::cannot_run_on(
-        &search("osm", json!({"sort": ["name"]})),
-        &created,
-    )
-    .unwrap();
+    let why = super::cannot_run_on(&search("osm", json!({"sort": ["name"]})), &created).unwrap();
     assert!(why.contains("cannot sort on `name`"), "{why}");
     // A good search, and an index the race does not create, pass.
     assert!(super::cannot_run_on(
@@ -77,11 +77,7 @@ fn searches_are_checked_against_the_mapping_the_race_creates() {
         &created
     )
     .is_none());
-    assert!(super::cannot_run_on(
-        &search("other", json!({"sort": ["nope"]})),
-        &created
-    )
-    .is_none());
+    assert!(super::cannot_run_on(&search("other", json!({"sort": ["nope"]})), &created).is_none());
 }
 
 #[test]

@@ -44,13 +44,7 @@ pub struct Chart {
     legend: Vec<(String, &'static str, bool)>,
 }
 
-/// Escapes text for HTML and SVG, in element text and in quoted attributes alike.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+pub use crate::report::table::esc;
 
 /// A round step giving about `n` ticks up to `max`.
 pub fn nice_step(max: f64, n: f64) -> f64 {

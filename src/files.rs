@@ -1,9 +1,10 @@
-//! Reading a track's own text files (the track, its includes, index bodies, parameter files):
+//! Reading a track's own text files (the track, its includes, index bodies, parameter files)
+//! and resolving their names inside the track's directory:
 //! regular files only, read within a bound. A FIFO or a device would block the load forever,
 //! and a huge file would be read whole before any size check could refuse it.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 /// The most bytes one of a track's text files may hold.
 pub const MAX_TEXT_FILE_BYTES: u64 = 16 * 1024 * 1024;
@@ -63,6 +64,30 @@ pub fn read_text(path: &Path) -> std::io::Result<String> {
             format!("it is not UTF-8 text ({e})"),
         )
     })
+}
+
+/// Resolves `name` inside `dir`, refusing absolute paths and any `..` that would leave it.
+pub fn resolve_inside(dir: &Path, name: &str) -> Option<PathBuf> {
+    let rel = Path::new(name);
+    let mut out = PathBuf::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(part) => out.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    let joined = dir.join(out);
+    // Symlinks could still point outside: compare canonical paths when the file exists.
+    match (joined.canonicalize(), dir.canonicalize()) {
+        (Ok(real), Ok(root)) if !real.starts_with(&root) => None,
+        _ => Some(joined),
+    }
 }
 
 #[cfg(test)]
