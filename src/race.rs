@@ -25,6 +25,14 @@ pub enum RaceError {
     Track(#[from] TrackError),
     #[error("cannot store the race: {0}")]
     Store(#[from] StoreError),
+    /// The race ran but its results could not all be stored (a full disk): what was stored
+    /// as trials ended is kept and readable.
+    #[error("cannot store the race: {source}; the {stored} trial(s) stored as they ended are kept (`runner show {race_id}`)")]
+    StoredInPart {
+        race_id: String,
+        stored: usize,
+        source: StoreError,
+    },
     #[error("{0}")]
     Backend(String),
     /// The track asks for something this backend cannot do; found before the race starts.
@@ -416,12 +424,14 @@ async fn run_with<B: Backend>(
     // the wait for the other shards' results listens to.
     let driver = Driver::new(backend, driver_options, cancel.child_token());
     let mut store_error: Option<StoreError> = None;
+    let mut stored_trials = 0usize;
     let quiet = opts.quiet;
     let redactor = &opts.client_options.credentials.redactor();
     let stop = {
         let record = &mut record;
         let histograms = &mut histograms;
         let store_error = &mut store_error;
+        let stored_trials = &mut stored_trials;
         let store = &store;
         let member = member.as_deref();
         let mut on_trial = move |run: TrialRun| {
@@ -479,8 +489,11 @@ async fn run_with<B: Backend>(
             // trials, and a trial costs the same to store whatever came before it.
             let stored = StoredTrial::new(run.result, tr, trial_histograms);
             let seq = histograms.trials.len();
-            if let Err(e) = store.append_trial(&record.race_id, seq, &stored) {
-                store_error.get_or_insert(e);
+            match store.append_trial(&record.race_id, seq, &stored) {
+                Ok(()) => *stored_trials += 1,
+                Err(e) => {
+                    store_error.get_or_insert(e);
+                }
             }
             histograms.trials.push(stored.histograms);
             record.tasks[run.result].trials.push(stored.record);
@@ -502,7 +515,13 @@ async fn run_with<B: Backend>(
     if let Some(reason) = &record.stop_reason {
         eprintln!("race stopped early: {reason}");
     }
-    store.finish(&record, &histograms)?;
+    store
+        .finish(&record, &histograms, store_error.as_ref())
+        .map_err(|source| RaceError::StoredInPart {
+            race_id: record.race_id.clone(),
+            stored: stored_trials,
+            source,
+        })?;
     // Every trial is in the consolidated record now, whatever failed while the race ran.
     if let Some(e) = store_error {
         eprintln!("warning: a trial could not be stored when it ended ({e}); the final record holds every trial");
@@ -517,7 +536,7 @@ async fn run_with<B: Backend>(
     let merged_id = session.member.race_id.clone();
     match session.finish(&record, &histograms, &cancel).await {
         Ok(Some((merged, merged_histograms))) => {
-            store.finish(&merged, &merged_histograms)?;
+            store.finish(&merged, &merged_histograms, None)?;
             Ok(RaceOutcome {
                 dir: store.race_dir(&merged.race_id),
                 stored: (merged, merged_histograms),

@@ -46,7 +46,10 @@ impl CliError {
             CliError::Track(_) | CliError::Store(_) | CliError::Usage(_) => EXIT_BAD_INPUT,
             CliError::Race(RaceError::Track(_) | RaceError::Unsupported(_)) => EXIT_BAD_INPUT,
             CliError::Race(
-                RaceError::Store(_) | RaceError::Backend(_) | RaceError::Rendezvous(_),
+                RaceError::Store(_)
+                | RaceError::StoredInPart { .. }
+                | RaceError::Backend(_)
+                | RaceError::Rendezvous(_),
             ) => 1,
             CliError::Race(RaceError::Interrupted) => EXIT_INTERRUPTED,
             CliError::Export(_) => 1,

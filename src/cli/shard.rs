@@ -48,7 +48,7 @@ pub fn merge_command(home: &Path, race: &str, args: &ReportArgs) -> Result<u8, C
     }
     let (record, histograms) =
         merge::merge(&id, shards, ctx).map_err(|e| CliError::Usage(format!("race {id}: {e}")))?;
-    store.finish(&record, &histograms)?;
+    store.finish(&record, &histograms, None)?;
     let (record, decoded) = store.load(&id)?;
     emit_report(
         report::render(args.report_format, &record, &decoded),

@@ -176,7 +176,7 @@ mod tests {
             format: FORMAT_VERSION,
             trials: (0..3).map(|n| trial(n).histograms).collect(),
         };
-        store.finish(&race, &file).unwrap();
+        store.finish(&race, &file, None).unwrap();
         assert!(!dir.join(TRIALS_DIR).exists());
         let names: Vec<String> = fs::read_dir(&dir)
             .unwrap()

@@ -24,6 +24,12 @@ pub enum StoreError {
     Corrupt { path: PathBuf, message: String },
     #[error("{path} has format {found}, newer than this runner understands ({FORMAT_VERSION}); upgrade runner")]
     NewerFormat { path: PathBuf, found: u64 },
+    #[error("{dir}: no room to start a race (it sets aside {needed} bytes so that its record can always be written): {source}")]
+    NoRoom {
+        dir: PathBuf,
+        needed: u64,
+        source: std::io::Error,
+    },
     #[error("no race `{0}` (see `runner list races`)")]
     NotFound(String),
     #[error("race id prefix `{prefix}` is ambiguous: {matches}")]
@@ -81,18 +87,43 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 /// Space set aside when a race starts and freed before its results are consolidated, so that
 /// a disk filled during the race still takes the final record.
 const RESERVE_FILE: &str = ".reserve";
-const RESERVE_BYTES: i64 = 4 * 1024 * 1024;
+const RESERVE_BYTES: u64 = 4 * 1024 * 1024;
 
-fn reserve_space(dir: &Path) {
-    let Ok(f) = File::create(dir.join(RESERVE_FILE)) else {
-        return;
-    };
+/// Space the race's own record is written into if its consolidation fails (a disk that filled
+/// anyway): writing within blocks already allocated needs none, so the record always says why.
+const STATUS_RESERVE_FILE: &str = ".status-reserve";
+
+/// Allocates `bytes` for a file at `path` (glibc writes zeros where the filesystem cannot
+/// allocate); nothing is left behind when that fails.
+fn reserve(path: &Path, bytes: u64) -> std::io::Result<()> {
+    let f = File::create(path)?;
     use std::os::fd::AsRawFd as _;
     // SAFETY: a valid open descriptor; posix_fallocate only allocates blocks for it.
-    let failed = unsafe { libc::posix_fallocate(f.as_raw_fd(), 0, RESERVE_BYTES) } != 0;
-    if failed {
-        let _ = fs::remove_file(dir.join(RESERVE_FILE));
+    let code = unsafe { libc::posix_fallocate(f.as_raw_fd(), 0, bytes as libc::off_t) };
+    if code != 0 {
+        drop(f);
+        let _ = fs::remove_file(path);
+        return Err(std::io::Error::from_raw_os_error(code));
     }
+    Ok(())
+}
+
+/// Writes `bytes` over `path` through the space reserved in `reserved`, then renames it into
+/// place: no block is allocated as long as `bytes` fits what was reserved.
+fn write_through_reserve(reserved: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = fs::OpenOptions::new().write(true).open(reserved)?;
+    if f.metadata()?.len() < bytes.len() as u64 {
+        return Err(std::io::Error::other("the reserved space is too small"));
+    }
+    f.write_all(bytes)?;
+    f.set_len(bytes.len() as u64)?;
+    f.sync_all()?;
+    drop(f);
+    fs::rename(reserved, path)?;
+    if let Ok(d) = File::open(path.parent().unwrap_or(Path::new("."))) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 impl RaceStore {
@@ -117,17 +148,38 @@ impl RaceStore {
         self.root.join(id)
     }
 
-    /// Stores a race as it starts (no trials yet) and sets space aside for its end.
+    /// Stores a race as it starts (no trials yet) and sets space aside for its end: room for
+    /// its own record whatever happens (without it the race does not start), and room for its
+    /// consolidation where the disk has it.
+    /// A race that cannot start so leaves nothing behind: nothing was measured.
     pub fn begin(&self, race: &RaceRecord) -> Result<(), StoreError> {
         let dir = self.race_dir(&race.race_id);
-        self.save(
-            race,
-            &HistogramFile {
-                format: FORMAT_VERSION,
-                trials: Vec::new(),
-            },
-        )?;
-        reserve_space(&dir);
+        // The failed record is the started one with a status and a reason: twice its size
+        // holds it with room to spare.
+        let record_len = serde_json::to_vec_pretty(race).map_or(0, |b| b.len() as u64);
+        let needed = 2 * record_len + 16 * 1024;
+        let started = self
+            .save(
+                race,
+                &HistogramFile {
+                    format: FORMAT_VERSION,
+                    trials: Vec::new(),
+                },
+            )
+            .and_then(|()| {
+                reserve(&dir.join(STATUS_RESERVE_FILE), needed).map_err(|source| {
+                    StoreError::NoRoom {
+                        dir: dir.clone(),
+                        needed,
+                        source,
+                    }
+                })
+            });
+        if let Err(e) = started {
+            let _ = fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+        let _ = reserve(&dir.join(RESERVE_FILE), RESERVE_BYTES);
         Ok(())
     }
 
@@ -142,13 +194,21 @@ impl RaceStore {
     }
 
     /// Consolidates a race that ended into `race.json` and `histograms.json`. When that cannot
-    /// be written (a full disk), `race.json` is rewritten small, with the status `store-failed`
-    /// and the reason, over the trials stored one by one (which readers merge).
-    pub fn finish(&self, race: &RaceRecord, histograms: &HistogramFile) -> Result<(), StoreError> {
+    /// be written (a full disk), `race.json` is rewritten small, through the space set aside at
+    /// the start, with the status `store-failed` and the reason, over the trials stored one by
+    /// one (which readers merge). `trial_error` is the first trial that could not be stored as
+    /// it ended, if any.
+    pub fn finish(
+        &self,
+        race: &RaceRecord,
+        histograms: &HistogramFile,
+        trial_error: Option<&StoreError>,
+    ) -> Result<(), StoreError> {
         let dir = self.race_dir(&race.race_id);
         let _ = fs::remove_file(dir.join(RESERVE_FILE));
         match self.save(race, histograms) {
             Ok(()) => {
+                let _ = fs::remove_file(dir.join(STATUS_RESERVE_FILE));
                 journal::remove(&dir);
                 Ok(())
             }
@@ -156,9 +216,16 @@ impl RaceStore {
                 let mut index = race.clone();
                 index.tasks.iter_mut().for_each(|t| t.trials.clear());
                 index.status = RaceStatus::StoreFailed;
-                index.stop_reason = Some(format!("the results could not be consolidated: {e}; the trials below are those stored as they ended"));
+                let first = trial_error.map_or(String::new(), |t| {
+                    format!(" (storing trials as they ended had already failed: {t})")
+                });
+                index.stop_reason = Some(format!("the results could not be consolidated: {e}{first}; the trials below are those stored as they ended"));
                 let r = serde_json::to_vec_pretty(&index).expect("race serialises");
-                let _ = write_atomic(&dir.join("race.json"), &r);
+                let race_json = dir.join("race.json");
+                if write_through_reserve(&dir.join(STATUS_RESERVE_FILE), &race_json, &r).is_err() {
+                    let _ = write_atomic(&race_json, &r);
+                }
+                let _ = fs::remove_file(dir.join(STATUS_RESERVE_FILE));
                 Err(e)
             }
         }

@@ -95,3 +95,116 @@ challenges:
         .sum();
     assert_eq!(shown, stored, "{show}");
 }
+
+/// Runs `script` in a user and mount namespace with a tmpfs of `size` at a temp dir (`$M`),
+/// filled to leave about `free_kb` KB; the runner is `$R`.
+fn on_a_nearly_full_tmpfs(size: &str, free_kb: u64, script: &str) -> String {
+    let mnt = tempfile::tempdir().unwrap();
+    let full = format!(
+        "M={m} && R={bin} && mount -t tmpfs -o size={size} none $M && \
+         avail=$(df -k $M | awk 'NR==2 {{print $4}}') && \
+         dd if=/dev/zero of=$M/fill bs=1k count=$((avail - {free_kb})) 2>/dev/null; {script}",
+        m = mnt.path().display(),
+        bin = env!("CARGO_BIN_EXE_runner"),
+    );
+    let out = Command::new("unshare")
+        .args(["-rm", "sh", "-c", &full])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
+}
+
+const SHORT_TRIALS: &str = "name: t
+operations: [{name: nap, type: sleep, params: {duration: 0s}}]
+challenges:
+  - name: c
+    schedule:
+      - {name: a, operation: nap, iterations: 1, trials: 300}
+";
+
+#[test]
+fn a_nearly_full_disk_keeps_every_trial_stored_and_the_record_says_why() {
+    if !unshare_works() {
+        eprintln!(
+            "NOT CHECKED: this machine cannot mount a tmpfs in a user namespace (unshare -rm)"
+        );
+        return;
+    }
+    // As a user tried it: a 2 MB results home with about 200 KB left, a race of 300 short
+    // trials. No space is left for the 4 MB set aside for consolidation, so it fails.
+    let track = track_dir(&[("track.yaml", SHORT_TRIALS)]);
+    let text = on_a_nearly_full_tmpfs(
+        "2m",
+        200,
+        &format!(
+            "H=$M/home; $R --results-dir $H race --track-path {t} --quiet >/dev/null; echo \"race exit $?\"; \
+             echo '--- show'; $R --results-dir $H show latest; echo \"show exit $?\"; \
+             echo '--- list'; $R --results-dir $H list races; echo '--- files'; \
+             find $H -name '*.tmp' -o -name '.reserve' -o -name '.status-reserve'; \
+             echo \"trial files: $(ls $H/races/*/trials | wc -l)\"",
+            t = track.path().display()
+        ),
+    );
+    assert!(text.contains("race exit 1"), "{text}");
+    assert!(text.contains("No space left on device"), "{text}");
+    let stored: u64 = text
+        .split("trial files: ")
+        .nth(1)
+        .and_then(|t| t.lines().next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(stored > 0 && stored < 300, "{text}");
+    assert!(
+        text.contains(&format!(
+            "the {stored} trial(s) stored as they ended are kept"
+        )),
+        "the error says what was kept: {text}"
+    );
+    assert!(text.contains("show exit 0"), "{text}");
+    assert!(text.contains("status **store-failed**"), "{text}");
+    assert!(
+        text.contains("not fully stored: the results could not be consolidated"),
+        "{text}"
+    );
+    assert!(!text.contains("killed"), "{text}");
+    let files = text
+        .split("--- files")
+        .nth(1)
+        .and_then(|f| f.split("trial files:").next())
+        .unwrap();
+    assert!(
+        !files.contains(".tmp") && !files.contains("reserve"),
+        "no temp or reserve file is left: {files}"
+    );
+    let show = text.split("--- show").nth(1).unwrap();
+    assert!(
+        show.contains(&format!("| {stored}/300 |")),
+        "every stored trial is read back: {show}"
+    );
+}
+
+#[test]
+fn a_full_disk_refuses_the_race_before_it_starts_and_leaves_nothing() {
+    if !unshare_works() {
+        eprintln!(
+            "NOT CHECKED: this machine cannot mount a tmpfs in a user namespace (unshare -rm)"
+        );
+        return;
+    }
+    let track = track_dir(&[("track.yaml", SHORT_TRIALS)]);
+    let text = on_a_nearly_full_tmpfs(
+        "2m",
+        8,
+        &format!(
+            "H=$M/home; $R --results-dir $H race --track-path {t} --quiet >/dev/null; echo \"race exit $?\"; \
+             echo '--- list'; $R --results-dir $H list races; echo \"races: $(ls $H/races | wc -l)\"",
+            t = track.path().display()
+        ),
+    );
+    assert!(text.contains("race exit 1"), "{text}");
+    assert!(text.contains("no room to start a race"), "{text}");
+    assert!(
+        text.contains("races: 0"),
+        "nothing half-made is left: {text}"
+    );
+}
