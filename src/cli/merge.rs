@@ -1,12 +1,23 @@
-//! `runner merge` and `runner k8s-job`: the commands of races run by several load drivers.
+//! `runner merge`: the shard races of a race run by several load drivers, merged exactly.
 
-use super::{emit_report, race_exit_code, CliError, K8sJobArgs, ReportArgs};
+use super::common::{emit_report, ReportArgs};
+use super::{race_exit_code, CliError};
 use crate::report;
 use crate::results::{RaceStatus, RaceStore};
 use crate::shard::merge::{self, MergeContext, ShardRace};
+use clap::Args;
 use std::path::Path;
 
-pub fn merge_command(home: &Path, race: &str, args: &ReportArgs) -> Result<u8, CliError> {
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The race id (as each shard printed it).
+    race: String,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+pub fn run(args: MergeArgs, home: &Path) -> Result<u8, CliError> {
+    let (race, args) = (args.race.as_str(), &args.report);
     let store = RaceStore::new(home);
     let id = if store.race_dir(race).is_dir() && !race.is_empty() {
         race.to_string()
@@ -65,24 +76,4 @@ pub fn merge_command(home: &Path, race: &str, args: &ReportArgs) -> Result<u8, C
         stored: (record, histograms),
     };
     Ok(race_exit_code(outcome.ended()))
-}
-
-pub fn k8s_job_command(args: K8sJobArgs) -> Result<u8, CliError> {
-    let spec = crate::shard::k8s::JobSpec {
-        name: args.name,
-        namespace: args.namespace,
-        image: args.image,
-        shards: args.shards,
-        port: args.port,
-        track_path: args.track_path,
-        track: args.track,
-        results_claim: args.results_claim,
-        race_args: args.race_args,
-    };
-    let text = crate::shard::k8s::manifests(&spec).map_err(CliError::Usage)?;
-    match &args.out {
-        Some(path) => crate::results::write_report(path, &text)?,
-        None => super::out(&text),
-    }
-    Ok(0)
 }

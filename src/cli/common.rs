@@ -1,0 +1,192 @@
+//! What several subcommands share: the track flags, the report flags, the async runtime,
+//! signals, loading a track or a stored race, and writing to stdout.
+
+use super::CliError;
+use crate::report::ReportFormat;
+use crate::request::TrackRequest;
+use crate::results::RaceStore;
+use crate::track;
+use clap::Args;
+use std::path::{Path, PathBuf};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct TrackArgs {
+    /// A built-in track (see `runner list tracks`).
+    #[arg(long, conflicts_with = "track_path", value_name = "NAME")]
+    pub track: Option<String>,
+    /// A track directory (holding track.yaml, a Rally track.json or an OpenSearch Benchmark
+    /// workload.json) or a track file.
+    #[arg(long, value_name = "PATH", visible_alias = "workload-path")]
+    pub track_path: Option<PathBuf>,
+    /// Challenge to run (default: the track's default challenge); OSB's test procedure.
+    #[arg(long, visible_alias = "test-procedure")]
+    pub challenge: Option<String>,
+    /// Track parameters: `k=v,k2=[1,2]`, or a .yaml/.json file.
+    #[arg(long, value_name = "PARAMS", visible_alias = "workload-params")]
+    pub track_params: Option<String>,
+    /// Shrink the race to seconds: first 1,000 documents, few iterations, short periods.
+    #[arg(long)]
+    pub test_mode: bool,
+    /// Run only these tasks (task names, operation names or types), comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "TASKS")]
+    pub include_tasks: Option<Vec<String>>,
+    /// Rally tracks: allow --track-params that no template of the track uses.
+    #[arg(long)]
+    pub ignore_unused_track_params: bool,
+    /// Rally tracks: a task the runner cannot run as Rally would fails the track, or is skipped.
+    #[arg(long, value_enum, default_value = "fail")]
+    pub on_unsupported: crate::track::OnUnsupported,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub report_format: ReportFormat,
+    /// Also write the report to this file.
+    #[arg(long, value_name = "FILE")]
+    pub report_file: Option<PathBuf>,
+}
+
+/// The async runtime of `race` and `serve` (`RUNNER_WORKER_THREADS` sets its threads).
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = std::env::var("RUNNER_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
+        builder.worker_threads(n);
+    }
+    builder
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Usage(format!("cannot start the async runtime: {e}")))
+}
+
+/// Cancels `cancel` on Ctrl-C (SIGINT) or SIGTERM, which `timeout`, `kill`, systemd and
+/// container runtimes send, saying `message` first; call inside the runtime.
+pub(crate) fn cancel_on_signals(cancel: &CancellationToken, message: Option<&'static str>) {
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let name = match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                r = tokio::signal::ctrl_c() => r.is_ok().then_some("Ctrl-C"),
+                r = term.recv() => r.map(|_| "SIGTERM"),
+            },
+            Err(_) => tokio::signal::ctrl_c().await.is_ok().then_some("Ctrl-C"),
+        };
+        if let Some(name) = name {
+            if let Some(m) = message {
+                eprintln!("\n{name}: {m}");
+            }
+            on_signal.cancel();
+        }
+    });
+}
+
+/// A built-in name, or a path to a directory or file.
+pub(crate) fn track_location(name: Option<&str>, path: Option<&Path>) -> Result<PathBuf, CliError> {
+    match (name, path) {
+        (_, Some(p)) => Ok(p.to_path_buf()),
+        (Some(n), None)
+            if Path::new(n).exists()
+                && (n.contains('/') || n.ends_with(".yaml") || n.ends_with(".yml")) =>
+        {
+            Ok(PathBuf::from(n))
+        }
+        (Some(n), None) => Ok(track::builtin_track(n)?),
+        (None, None) => Err(CliError::Usage(
+            "name a track with --track NAME or --track-path DIR (see `runner list tracks`)".into(),
+        )),
+    }
+}
+
+/// The track request the flags describe: where the track is, its parameters, test mode and
+/// the Rally options, loaded the same way by every command.
+pub(crate) fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackRequest, CliError> {
+    let location = track_location(args.track.as_deref(), args.track_path.as_deref())?;
+    let params = args
+        .track_params
+        .as_deref()
+        .map(track::parse_track_params)
+        .transpose()?
+        .unwrap_or_default();
+    Ok(TrackRequest {
+        location,
+        load: track::LoadOptions {
+            frontends: crate::rally::FRONTENDS,
+            params,
+            test_mode: args.test_mode,
+            ignore_unused_params: args.ignore_unused_track_params,
+            on_unsupported: args.on_unsupported,
+            challenge: args.challenge.clone(),
+            data_root: Some(home.join("data")),
+            corpora_may_be_missing: false,
+        },
+        challenge: args.challenge.clone(),
+        plan: crate::plan::PlanOptions {
+            test_mode: args.test_mode,
+            include_tasks: args.include_tasks.clone(),
+        },
+    })
+}
+
+pub(crate) fn load_track(request: &TrackRequest) -> Result<track::Track, CliError> {
+    let t = request.load()?;
+    for note in &t.notes {
+        eprintln!("note: {note}");
+    }
+    Ok(t)
+}
+
+/// Writes to stdout; a closed pipe (`runner ... | head`) ends output quietly instead of panicking.
+pub(crate) fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush());
+}
+
+pub(crate) fn emit_report(text: String, file: Option<&Path>) -> Result<(), CliError> {
+    out(&text);
+    if let Some(f) = file {
+        crate::results::write_report(f, &text).map_err(CliError::Store)?;
+    }
+    Ok(())
+}
+
+/// A stored race by id, prefix or `latest`, saying what of its histograms cannot be read.
+pub(crate) fn load_race(
+    store: &RaceStore,
+    given: &str,
+) -> Result<(crate::results::RaceRecord, crate::results::RaceHistograms), CliError> {
+    let (record, histograms) = store.load(&store.resolve(given)?)?;
+    for p in &histograms.problems {
+        eprintln!("warning: {p}");
+    }
+    Ok((record, histograms))
+}
+
+pub(crate) fn parse_tags(
+    tags: &[String],
+) -> Result<std::collections::BTreeMap<String, String>, CliError> {
+    tags.iter()
+        .map(|tag| {
+            let (k, v) = tag
+                .split_once(':')
+                .ok_or_else(|| CliError::Usage(format!("--user-tag `{tag}` is not key:value")))?;
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+pub(crate) fn parse_positive_duration(text: &str) -> Result<std::time::Duration, String> {
+    let d = crate::units::parse_duration(text)?;
+    if d.is_zero() {
+        return Err(format!("`{text}` must be longer than zero"));
+    }
+    Ok(d)
+}

@@ -1,0 +1,159 @@
+//! `runner race`: a benchmark run, stored and reported.
+
+use super::common::{
+    cancel_on_signals, emit_report, load_track, parse_positive_duration, parse_tags, runtime,
+    track_request, ReportArgs, TrackArgs,
+};
+use super::{race_exit_code, CliError, EXIT_GATE_FAILED};
+use crate::backend::BackendKind;
+use crate::driver::OnError;
+use crate::race;
+use crate::report;
+use crate::request::RaceRequest;
+use clap::Args;
+use std::path::Path;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Args)]
+pub struct RaceArgs {
+    #[command(flatten)]
+    pub track: TrackArgs,
+    #[arg(long, value_enum, default_value = "embedded")]
+    pub backend: BackendKind,
+    /// Hosts of a network backend, comma-separated (unused by the embedded backend).
+    #[arg(long, value_delimiter = ',', value_name = "HOSTS")]
+    pub target_hosts: Vec<String>,
+    /// Client settings of a network backend: `key:value,...` (redis: tls, verify_certs,
+    /// tls_ca_file, tls_cert_file, tls_key_file, tls_server_name, timeout, busy_poll;
+    /// elasticsearch: verify_certs, tls_ca_file, tls_cert_file, tls_key_file, timeout,
+    /// compression). Credentials go in environment variables, not here.
+    #[arg(long, value_name = "OPTIONS", default_value = "")]
+    pub client_options: String,
+    #[arg(long, value_enum, default_value = "continue")]
+    pub on_error: OnError,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Tags stored with the race, `key:value`; repeatable.
+    #[arg(long = "user-tag", value_name = "KEY:VALUE")]
+    pub user_tags: Vec<String>,
+    /// A pass/fail criterion, `[TASK:]METRIC OP VALUE` (e.g. `search:service_time.p99 < 5ms`,
+    /// `error_rate < 0.1%`: every task without `TASK:`); repeatable. A failed one exits 3.
+    #[arg(long = "threshold", value_name = "[TASK:]CRITERION")]
+    pub thresholds: Vec<String>,
+    /// The embedded backend's indices: on disk under the results directory (memory stays
+    /// flat as the corpus grows), or in RAM.
+    #[arg(long, value_enum, default_value = "disk")]
+    pub engine_storage: engine::storage::EngineStorage,
+    #[command(flatten)]
+    pub shard: ShardArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// One race run by several processes (see README: Many load drivers).
+#[derive(Debug, Args)]
+pub struct ShardArgs {
+    /// This process's shard, `I/N` (from 0), or `none` to run whole. Default: from the
+    /// launcher (JOB_COMPLETION_INDEX with RUNNER_SHARDS, SLURM_PROCID/SLURM_NTASKS,
+    /// OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE), else whole.
+    #[arg(long, value_name = "I/N", default_value = "auto", value_parser = parse_shard)]
+    pub shard: crate::shard::ShardArg,
+    /// Where shard 0 serves the rendezvous, `HOST:PORT` (default: MASTER_ADDR:MASTER_PORT).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub coordinator: Option<String>,
+    /// How long shards wait for each other: to join, and at each step after the first one
+    /// arrives.
+    #[arg(long, default_value = "120s", value_parser = parse_positive_duration)]
+    pub rendezvous_timeout: std::time::Duration,
+}
+
+fn parse_shard(text: &str) -> Result<crate::shard::ShardArg, String> {
+    if text == "auto" {
+        return Ok(crate::shard::ShardArg::Detect);
+    }
+    text.parse()
+}
+
+pub fn run(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
+    let request = race_request(&args, home)?;
+    let track = load_track(&request.track)?;
+    if args.backend == crate::backend::BackendKind::Embedded && !args.target_hosts.is_empty() {
+        eprintln!("note: --target-hosts is ignored by the embedded backend, which runs in-process");
+    }
+    let runtime = runtime()?;
+    let cancel = CancellationToken::new();
+    let outcome = runtime.block_on(async {
+        cancel_on_signals(
+            &cancel,
+            Some("interrupted: stopping clients and saving what was measured ..."),
+        );
+        race::run(Arc::new(track), &request, cancel.clone()).await
+    })?;
+    let (record, histogram_file) = &outcome.stored;
+    let histograms = crate::results::RaceHistograms::decode(histogram_file);
+    let summary = report::Summary::new(record, &histograms);
+    emit_report(
+        report::exporter(args.report.report_format).render(&summary),
+        args.report.report_file.as_deref(),
+    )?;
+    eprintln!(
+        "race {} stored in {}",
+        record.race_id,
+        outcome.dir.display()
+    );
+    match race_exit_code(outcome.ended()) {
+        0 if !summary.thresholds_pass() => {
+            eprintln!("a threshold failed (see Thresholds in the report)");
+            Ok(EXIT_GATE_FAILED)
+        }
+        code => Ok(code),
+    }
+}
+
+fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
+    let mut client_options =
+        crate::backend::ClientOptions::parse(&args.client_options).map_err(CliError::Usage)?;
+    if args.backend != crate::backend::BackendKind::Embedded {
+        let file = crate::backend::credentials::Credentials::default_file(home);
+        client_options.credentials =
+            crate::backend::credentials::Credentials::load(&file).map_err(CliError::Usage)?;
+    }
+    Ok(RaceRequest {
+        track: track_request(&args.track, home)?,
+        backend: args.backend,
+        target_hosts: args.target_hosts.clone(),
+        client_options,
+        on_error: args.on_error,
+        progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        quiet: args.quiet,
+        home: home.to_path_buf(),
+        user_tags: parse_tags(&args.user_tags)?,
+        thresholds: args
+            .thresholds
+            .iter()
+            .map(|t| parse_threshold(t))
+            .collect::<Result<_, _>>()?,
+        engine_storage: args.engine_storage,
+        shard: crate::shard::resolve(
+            args.shard.shard,
+            args.shard.coordinator.as_deref(),
+            args.shard.rendezvous_timeout,
+            |name| std::env::var(name).ok(),
+        )
+        .map_err(CliError::Usage)?,
+    })
+}
+
+/// `[TASK:]METRIC OP VALUE`.
+fn parse_threshold(text: &str) -> Result<(Option<String>, crate::thresholds::Threshold), CliError> {
+    let (task, criterion) = match text.split_once(':') {
+        Some((task, rest)) => (Some(task.trim().to_string()), rest),
+        None => (None, text),
+    };
+    let threshold = criterion
+        .parse()
+        .map_err(|e| CliError::Usage(format!("--threshold {text}: {e}")))?;
+    Ok((task, threshold))
+}
