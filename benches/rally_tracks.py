@@ -104,7 +104,7 @@ def challenges(track_dir, home, others):
 
 
 # Why a task may be left out or fail, as the issue sorts them: it needs Python (a track.py), or
-# an engine feature the README lists as out of reach (its "Out of reach of the embedded engine",
+# an engine feature docs/rally.md lists as out of reach (its "Out of reach of the embedded engine",
 # one pattern each here). Anything else is runner's to fix.
 PYTHON = ("track.py", "param source", "custom runner", "runs no Python")
 OUT_OF_REACH = [

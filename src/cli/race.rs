@@ -52,7 +52,7 @@ pub struct RaceArgs {
     pub report: ReportArgs,
 }
 
-/// One race run by several processes (see README: Many load drivers).
+/// One race run by several processes (see docs/shards.md).
 #[derive(Debug, Args)]
 pub struct ShardArgs {
     /// This process's shard, `I/N` (from 0), or `none` to run whole. Default: from the

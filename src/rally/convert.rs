@@ -215,7 +215,7 @@ fn binding_stub(name: &str, op: &Value, source: &str) -> String {
     let index = op["index"].as_str().unwrap_or("<index>");
     format!(
         "operation `{name}` took its params from track.py's param source `{source}`, which runner cannot run.\n\
-         Read what that source returns in track.py, and write it with bindings (README, \"Parameter bindings\"); a start:\n\
+         Read what that source returns in track.py, and write it with bindings (docs/tracks.md, \"Parameter bindings\"); a start:\n\
          \x20 - name: {name}\n\
          \x20   type: {kind}\n\
          \x20   params:\n\

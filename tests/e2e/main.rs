@@ -6,6 +6,7 @@ mod bad_tracks;
 mod bindings;
 mod bulk_actions;
 mod compare;
+mod docs;
 mod elasticsearch;
 mod engine_search;
 mod export;

@@ -3,7 +3,7 @@
 //! there), with corpora from its generator, raced in test mode on the embedded engine and
 //! through `runner serve`. What the engine cannot run must be named: skipped before the race
 //! with its reason in-process, a 400 naming it through serve; each for Python or a feature the
-//! README lists as out of reach. Nothing may fail to load, and everything else runs with no
+//! docs/rally.md lists as out of reach. Nothing may fail to load, and everything else runs with no
 //! error.
 
 use crate::util::*;
@@ -62,7 +62,7 @@ fn shared_rally_tracks_load_and_run_what_they_can() {
             assert!(s.as_str().unwrap().contains("skipped"), "{name}: {s}");
         }
         // The goal: every skip and failure needs Python or an engine feature the
-        // README lists as out of reach (or follows from such a skip); none is runner's own.
+        // docs/rally.md lists as out of reach (or follows from such a skip); none is runner's own.
         for key in ["skip_classes", "fail_classes"] {
             assert!(
                 r[key].get("runner").is_none(),

@@ -202,7 +202,7 @@ impl Engine {
             return RestResponse::error(
                 400,
                 "illegal_argument_exception",
-                &format!("runner serve has no handler for {} {} (it implements the subset its README lists)", req.method, req.path),
+                &format!("runner serve has no handler for {} {} (it implements the subset docs/serve.md lists)", req.method, req.path),
             );
         };
         match route {
