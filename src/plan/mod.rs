@@ -335,7 +335,8 @@ fn number(v: f64) -> Value {
     }
 }
 
-/// The cartesian product of a task's sweeps, as (point, clients, target, iterations, params).
+/// One point of a task's sweeps: the values its swept keys take there (by name, for labels),
+/// and the typed values of every dimension.
 struct Point {
     sweep: Map<String, Value>,
     clients: u64,
@@ -344,38 +345,64 @@ struct Point {
     params: Map<String, Value>,
 }
 
-fn expand(task: &TaskSpec) -> Vec<Point> {
-    let mut dims: Vec<(String, Vec<Value>)> = Vec::new();
-    dims.push((
-        "clients".into(),
-        task.clients.iter().map(|c| Value::from(*c)).collect(),
-    ));
-    if let Some(t) = &task.targets {
-        dims.push((
-            "target-throughput".into(),
-            t.iter().map(|v| number(v.0)).collect(),
-        ));
-    }
-    if let Some(it) = &task.iterations {
-        dims.push((
-            "iterations".into(),
-            it.iter().map(|v| Value::from(*v)).collect(),
-        ));
-    }
-    for (k, v) in &task.params {
-        match v {
-            Value::Array(items) => dims.push((format!("params/{k}"), items.clone())),
-            other => dims.push((format!("params/{k}"), vec![other.clone()])),
+/// A value of one dimension of a task: a task key with its type, or an operation param.
+#[derive(Debug, Clone)]
+enum Coordinate<'a> {
+    Clients(u64),
+    Target(OpsPerSec),
+    Iterations(u64),
+    Param(&'a str, &'a Value),
+}
+
+impl Coordinate<'_> {
+    /// The key as tracks write it, for sweep labels.
+    fn key(&self) -> &str {
+        match self {
+            Coordinate::Clients(_) => "clients",
+            Coordinate::Target(_) => "target-throughput",
+            Coordinate::Iterations(_) => "iterations",
+            Coordinate::Param(k, _) => k,
         }
     }
-    let mut points = vec![Vec::<(String, Value)>::new()];
-    for (name, values) in &dims {
+
+    /// The value as sweep labels and stored records show it.
+    fn label(&self) -> Value {
+        match self {
+            Coordinate::Clients(n) | Coordinate::Iterations(n) => Value::from(*n),
+            Coordinate::Target(t) => number(t.0),
+            Coordinate::Param(_, v) => (*v).clone(),
+        }
+    }
+}
+
+/// The cartesian product of a task's dimensions (clients, target throughput, iterations, then
+/// its params in order), each point with the keys that vary named in its sweep.
+fn expand(task: &TaskSpec) -> Vec<Point> {
+    let mut dims: Vec<Vec<Coordinate<'_>>> = vec![task
+        .clients
+        .iter()
+        .map(|c| Coordinate::Clients(*c))
+        .collect()];
+    if let Some(t) = &task.targets {
+        dims.push(t.iter().map(|v| Coordinate::Target(*v)).collect());
+    }
+    if let Some(it) = &task.iterations {
+        dims.push(it.iter().map(|v| Coordinate::Iterations(*v)).collect());
+    }
+    for (k, v) in &task.params {
+        dims.push(match v {
+            Value::Array(items) => items.iter().map(|i| Coordinate::Param(k, i)).collect(),
+            one => vec![Coordinate::Param(k, one)],
+        });
+    }
+    let mut points: Vec<Vec<&Coordinate<'_>>> = vec![Vec::new()];
+    for values in &dims {
         points = points
             .into_iter()
             .flat_map(|p| {
                 values.iter().map(move |v| {
                     let mut q = p.clone();
-                    q.push((name.clone(), v.clone()));
+                    q.push(v);
                     q
                 })
             })
@@ -383,7 +410,7 @@ fn expand(task: &TaskSpec) -> Vec<Point> {
     }
     points
         .into_iter()
-        .map(|assignment| {
+        .map(|coordinates| {
             let mut point = Point {
                 sweep: Map::new(),
                 clients: 1,
@@ -391,18 +418,16 @@ fn expand(task: &TaskSpec) -> Vec<Point> {
                 iterations: None,
                 params: Map::new(),
             };
-            for (name, value) in assignment {
-                let swept = dims.iter().any(|(n, vs)| *n == name && vs.len() > 1);
-                let key = name.trim_start_matches("params/").to_string();
-                if swept {
-                    point.sweep.insert(key.clone(), value.clone());
+            for (c, dim) in coordinates.into_iter().zip(&dims) {
+                if dim.len() > 1 {
+                    point.sweep.insert(c.key().to_string(), c.label());
                 }
-                match name.as_str() {
-                    "clients" => point.clients = value.as_u64().unwrap_or(1),
-                    "target-throughput" => point.target = value.as_f64().map(OpsPerSec),
-                    "iterations" => point.iterations = value.as_u64(),
-                    _ => {
-                        point.params.insert(key, value);
+                match c {
+                    Coordinate::Clients(n) => point.clients = *n,
+                    Coordinate::Target(t) => point.target = Some(*t),
+                    Coordinate::Iterations(n) => point.iterations = Some(*n),
+                    Coordinate::Param(k, v) => {
+                        point.params.insert(k.to_string(), (*v).clone());
                     }
                 }
             }

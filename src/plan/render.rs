@@ -61,8 +61,10 @@ fn describe(leaf: &Leaf) -> String {
         }
         (None, _) => s.push_str(", unthrottled"),
     }
-    if let Some(bs) = leaf.operation.params.get("bulk-size") {
-        let _ = write!(s, ", bulk-size {bs}");
+    if let crate::ops::OpSpec::Bulk(bulk) = &leaf.spec {
+        if leaf.operation.params.contains_key("bulk-size") {
+            let _ = write!(s, ", bulk-size {}", bulk.bulk_size.0);
+        }
     }
     s
 }

@@ -1,12 +1,14 @@
 //! Tracks: the YAML model and its loading (minijinja templating, YAML, JSON-Schema validation).
 
 mod error;
+pub mod keys;
 mod load;
 mod locate;
 mod model;
 mod params;
 mod raw;
 mod schema;
+mod task;
 pub(crate) mod template;
 
 pub use error::{TrackError, TrackErrorKind};

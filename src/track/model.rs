@@ -5,11 +5,12 @@ use super::error::{TrackError, TrackErrorKind};
 use super::load::{load_as, LoadOptions, Role};
 use super::locate::Locator;
 use super::raw::*;
+use super::task::{resolve_task, swept_key};
 use crate::corpus::{Dataset, DocumentSet, Origin};
 use crate::files::resolve_inside;
 use crate::ops::{self, IndexSpec, TrackContext};
 use crate::suggest::did_you_mean;
-use crate::units::{parse_duration, OpsPerSec};
+use crate::units::OpsPerSec;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -564,7 +565,7 @@ fn check_operation(
         })
 }
 
-fn resolve_ref(
+pub(super) fn resolve_ref(
     v: &Value,
     ops: &[OperationDef],
     ctx: &TrackContext,
@@ -603,7 +604,7 @@ fn resolve_ref(
     }
 }
 
-fn resolve_refs(
+pub(super) fn resolve_refs(
     vs: &[Value],
     ops: &[OperationDef],
     ctx: &TrackContext,
@@ -662,65 +663,6 @@ fn resolve_item(
     })
 }
 
-/// The first key of a task that holds more than one value, if any.
-fn swept_key(t: &TaskSpec) -> Option<String> {
-    if t.clients.len() > 1 {
-        return Some("clients".into());
-    }
-    if t.iterations.as_ref().is_some_and(|v| v.len() > 1) {
-        return Some("iterations".into());
-    }
-    if t.targets.as_ref().is_some_and(|v| v.len() > 1) {
-        return Some("target-throughput".into());
-    }
-    t.params
-        .iter()
-        .find(|(_, v)| v.is_array())
-        .map(|(k, _)| format!("params/{k}"))
-}
-
-/// Most clients one task may run: each holds a connection and its own recorder.
-pub const MAX_CLIENTS: u64 = 100_000;
-/// Most iterations (or warmup iterations) one task may ask for: at a billion a second, 11 days.
-pub const MAX_ITERATIONS: u64 = 1_000_000_000_000_000;
-
-/// A count or a list of counts (a sweep), each a whole number from 1 to `max`.
-fn sweep_of_u64(
-    v: &Option<Value>,
-    max: u64,
-    r: &Resolver,
-    path: &str,
-) -> Result<Option<Vec<u64>>, TrackError> {
-    let Some(v) = v.as_ref() else { return Ok(None) };
-    let items = match v {
-        Value::Array(items) => items.as_slice(),
-        one => std::slice::from_ref(one),
-    };
-    let count = |v: &Value| match crate::units::whole_number(v, max) {
-        Ok(0) => Err(r.err(TrackErrorKind::Invalid, path, "must be at least 1")),
-        Ok(n) => Ok(n),
-        Err(m) => Err(r.err(TrackErrorKind::Invalid, path, m)),
-    };
-    items
-        .iter()
-        .map(count)
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
-}
-
-fn duration_at(v: &Value, r: &Resolver, path: &str) -> Result<Duration, TrackError> {
-    match v {
-        Value::Number(n) => crate::units::duration_from_secs(n.as_f64().unwrap_or(-1.0))
-            .map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
-        Value::String(s) => parse_duration(s).map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
-        other => Err(r.err(
-            TrackErrorKind::Schema,
-            path,
-            format!("`{other}` is not a duration"),
-        )),
-    }
-}
-
 /// Reports, plots and compare find a task by its name, so names are unique in a challenge:
 /// two tasks the track named alike are refused (as Rally does); an unnamed task that reuses an
 /// operation is named after it with `-2`, `-3`, ... in schedule order.
@@ -747,255 +689,6 @@ fn unique_task_names(
         seen.push((t.name.clone(), t.path.clone()));
     }
     Ok(())
-}
-
-fn resolve_task(
-    t: &RawScheduleItem,
-    ops: &[OperationDef],
-    ctx: &TrackContext,
-    r: &Resolver,
-    path: &str,
-) -> Result<TaskSpec, TrackError> {
-    let op_value = t
-        .operation
-        .as_ref()
-        .ok_or_else(|| r.err(TrackErrorKind::Schema, path, "a task needs an `operation`"))?;
-    let operation = resolve_ref(op_value, ops, ctx, r, &format!("{path}/operation"))?;
-    let sweepable = ops::sweepable_params(&operation.kind, &operation.params);
-    for (k, v) in &t.params {
-        if v.is_array() && !sweepable.contains(&k.as_str()) {
-            let allowed = if sweepable.is_empty() {
-                "none".to_string()
-            } else {
-                sweepable.join(", ")
-            };
-            return Err(r.err(
-                TrackErrorKind::NotSweepable,
-                &format!("{path}/params/{k}"),
-                format!("`{k}` cannot be swept for a `{}` operation (sweepable params: {allowed}; task keys clients, iterations, target-throughput and target-interval sweep too)", operation.kind),
-            ));
-        }
-        if let Value::Array(items) = v {
-            if items.is_empty() {
-                return Err(r.err(
-                    TrackErrorKind::Schema,
-                    &format!("{path}/params/{k}"),
-                    format!("`{k}` is an empty list: a sweep needs at least one value"),
-                ));
-            }
-        }
-    }
-    let time_period = t
-        .time_period
-        .as_ref()
-        .map(|v| duration_at(v, r, &format!("{path}/time-period")))
-        .transpose()?;
-    if time_period.is_some_and(|p| p.is_zero()) {
-        return Err(r.err(
-            TrackErrorKind::Invalid,
-            &format!("{path}/time-period"),
-            "a time period of 0 measures nothing; give it a length, e.g. 30s",
-        ));
-    }
-    let iterations = sweep_of_u64(
-        &t.iterations,
-        MAX_ITERATIONS,
-        r,
-        &format!("{path}/iterations"),
-    )?;
-    if iterations.is_some() && time_period.is_some() {
-        return Err(r.err(
-            TrackErrorKind::Invalid,
-            &format!("{path}/time-period"),
-            "give either `iterations` or `time-period`, not both",
-        ));
-    }
-    let targets = match (&t.target_throughput, &t.target_interval) {
-        (Some(_), Some(_)) => {
-            return Err(r.err(
-                TrackErrorKind::Invalid,
-                &format!("{path}/target-interval"),
-                "give either `target-throughput` or `target-interval`, not both",
-            ))
-        }
-        (Some(v), None) => {
-            let tpath = format!("{path}/target-throughput");
-            let items = match v {
-                Value::Array(items) => items.as_slice(),
-                one => std::slice::from_ref(one),
-            };
-            let rate = |v: &Value| {
-                v.as_f64()
-                    .ok_or_else(|| format!("`{v}` is not a number"))
-                    .and_then(OpsPerSec::new)
-                    .map_err(|m| r.err(TrackErrorKind::Invalid, &tpath, m))
-            };
-            Some(items.iter().map(rate).collect::<Result<Vec<_>, _>>()?)
-        }
-        (None, Some(v)) => {
-            let ipath = format!("{path}/target-interval");
-            let items = match v {
-                Value::Array(items) => items.clone(),
-                one => vec![one.clone()],
-            };
-            let mut rates = Vec::new();
-            for item in &items {
-                let d = duration_at(item, r, &ipath)?;
-                if d.is_zero() {
-                    return Err(r.err(
-                        TrackErrorKind::Invalid,
-                        &ipath,
-                        "a target interval must be longer than zero",
-                    ));
-                }
-                rates.push(
-                    OpsPerSec::new(1.0 / d.as_secs_f64())
-                        .map_err(|m| r.err(TrackErrorKind::Invalid, &ipath, m))?,
-                );
-            }
-            Some(rates)
-        }
-        (None, None) => None,
-    };
-    let schedule = match t.schedule.as_deref() {
-        Some("poisson") => ScheduleKind::Poisson,
-        Some("unthrottled") => ScheduleKind::Unthrottled,
-        Some("deterministic") => ScheduleKind::Deterministic,
-        None if targets.is_some() => ScheduleKind::Deterministic,
-        None => ScheduleKind::Unthrottled,
-        Some(other) => {
-            return Err(r.err(
-                TrackErrorKind::Schema,
-                &format!("{path}/schedule"),
-                format!("unknown schedule `{other}`"),
-            ))
-        }
-    };
-    if schedule != ScheduleKind::Unthrottled && targets.is_none() {
-        return Err(r.err(
-            TrackErrorKind::Invalid,
-            &format!("{path}/schedule"),
-            "a deterministic or poisson schedule needs a `target-throughput` or `target-interval`",
-        ));
-    }
-    let warmup = resolve_warmup(t.warmup.as_ref(), r, &format!("{path}/warmup"))?;
-    // Warmup iterations run before the measured ones (as in Rally), so any count is meaningful.
-    match (warmup, iterations.as_ref(), time_period) {
-        (Warmup::Time(w), _, Some(tp)) if w >= tp => {
-            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/warmup"), format!("the warmup ({w:?}) is not shorter than the time-period ({tp:?}): nothing would be measured")));
-        }
-        (Warmup::Time(_), Some(_), None) => {
-            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/warmup"), "a time warmup needs a `time-period` task; with `iterations` give warmup as a count or a fraction"));
-        }
-        (Warmup::Iterations(_), None, Some(_)) => {
-            return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/warmup"), "a warmup iteration count needs an `iterations` task; with `time-period` give warmup as a time or a fraction"));
-        }
-        _ => {}
-    }
-    let rpath = format!("{path}/ramp-up-time-period");
-    let ramp_up = t
-        .ramp_up_time_period
-        .as_ref()
-        .map(|v| duration_at(v, r, &rpath))
-        .transpose()?
-        .unwrap_or(Duration::ZERO);
-    // Clients still starting would be measured: the ramp-up lies within a time warmup (as Rally requires).
-    if !ramp_up.is_zero() && !matches!(warmup, Warmup::Time(w) if w >= ramp_up) {
-        return Err(r.err(TrackErrorKind::Invalid, &rpath, format!("a ramp-up of {ramp_up:?} needs a time warmup at least as long (e.g. `warmup: {}s`), so that no starting client is measured", ramp_up.as_secs_f64().ceil())));
-    }
-    let name = t.name.clone().unwrap_or_else(|| operation.name.clone());
-    let thresholds = resolve_thresholds(
-        &t.thresholds,
-        targets.is_some(),
-        r,
-        &format!("{path}/thresholds"),
-    )?;
-    if !thresholds.is_empty() && t.include_in_reporting == Some(false) {
-        return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/thresholds"), "a task left out of reports (`include-in-reporting: false`) is never judged: drop its thresholds or report it"));
-    }
-    Ok(TaskSpec {
-        thresholds,
-        named: t.name.is_some(),
-        name,
-        path: path.to_string(),
-        operation,
-        clients: sweep_of_u64(&t.clients, MAX_CLIENTS, r, &format!("{path}/clients"))?
-            .unwrap_or_else(|| vec![1]),
-        iterations,
-        time_period,
-        warmup,
-        targets,
-        schedule,
-        trials: t.trials.unwrap_or(1),
-        warmup_trials: t.warmup_trials.unwrap_or(0),
-        ignore_response_errors: t.ignore_response_error_level.as_deref() == Some("non-fatal"),
-        reported: t.include_in_reporting.unwrap_or(true),
-        ramp_up,
-        reset: resolve_refs(&t.reset, ops, ctx, r, &format!("{path}/reset"))?,
-        params: t.params.clone(),
-    })
-}
-
-/// `metric: condition` pairs, each checked now so that a typo fails before the race.
-fn resolve_thresholds(
-    raw: &Map<String, Value>,
-    has_target: bool,
-    r: &Resolver,
-    path: &str,
-) -> Result<Vec<crate::thresholds::Threshold>, TrackError> {
-    raw.iter()
-        .map(|(metric, condition)| {
-            let at = format!("{path}/{metric}");
-            let condition = condition.as_str().ok_or_else(|| {
-                r.err(
-                    TrackErrorKind::Invalid,
-                    &at,
-                    "a condition is a string such as \"< 5ms\"",
-                )
-            })?;
-            let t = crate::thresholds::Threshold::from_track(metric, condition)
-                .map_err(|e| r.err(TrackErrorKind::Invalid, &at, e))?;
-            if t.needs_target() && !has_target {
-                return Err(r.err(
-                    TrackErrorKind::Invalid,
-                    &at,
-                    "a share of the target needs a `target-throughput` on the task",
-                ));
-            }
-            Ok(t)
-        })
-        .collect()
-}
-
-fn resolve_warmup(v: Option<&Value>, r: &Resolver, path: &str) -> Result<Warmup, TrackError> {
-    match v {
-        None => Ok(Warmup::None),
-        Some(v @ Value::Number(n)) if n.is_u64() => crate::units::whole_number(v, MAX_ITERATIONS)
-            .map(Warmup::Iterations)
-            .map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
-        Some(Value::String(s)) if s.trim().ends_with('%') => {
-            let pct: f64 = s.trim().trim_end_matches('%').trim().parse().map_err(|_| {
-                r.err(
-                    TrackErrorKind::Invalid,
-                    path,
-                    format!("`{s}` is not a percentage"),
-                )
-            })?;
-            if !(0.0..100.0).contains(&pct) {
-                return Err(r.err(
-                    TrackErrorKind::Invalid,
-                    path,
-                    format!("a warmup of {pct}% leaves nothing to measure; use less than 100%"),
-                ));
-            }
-            Ok(if pct == 0.0 {
-                Warmup::None
-            } else {
-                Warmup::Fraction(pct / 100.0)
-            })
-        }
-        Some(other) => Ok(Warmup::Time(duration_at(other, r, path)?)),
-    }
 }
 
 impl Track {

@@ -1,0 +1,173 @@
+//! The keys a task of a challenge takes: one table holding each key's name, whether it sweeps,
+//! its JSON Schema fragment and a line about it. The sweep checks and their messages read it;
+//! tests tie it to `schemas/track.schema.json` and to docs/tracks.md.
+
+/// One key of a task.
+pub struct TaskKey {
+    /// As tracks write it.
+    pub name: &'static str,
+    /// A list of values sweeps it (each value a point with its own trials).
+    pub sweepable: bool,
+    /// Its fragment of the track schema (`$defs/task/properties/<name>`), as JSON.
+    pub schema: &'static str,
+    /// What it sets, in a line.
+    pub about: &'static str,
+}
+
+pub static TASK_KEYS: &[TaskKey] = &[
+    TaskKey {
+        name: "name",
+        sweepable: false,
+        schema: r##"{"$ref": "#/$defs/name"}"##,
+        about: "the task's name in reports (default: the operation's name)",
+    },
+    TaskKey {
+        name: "operation",
+        sweepable: false,
+        schema: r##"{"$ref": "#/$defs/operationRef"}"##,
+        about: "an operation name, or an inline operation",
+    },
+    TaskKey {
+        name: "clients",
+        sweepable: true,
+        schema: r##"{"$ref": "#/$defs/positiveIntSweep"}"##,
+        about: "concurrent clients; the target rate is split across them",
+    },
+    TaskKey {
+        name: "warmup",
+        sweepable: false,
+        schema: r##"{"$ref": "#/$defs/warmup"}"##,
+        about: "before measuring: iterations, a time, or a fraction of the work",
+    },
+    TaskKey {
+        name: "iterations",
+        sweepable: true,
+        schema: r##"{"$ref": "#/$defs/positiveIntSweep"}"##,
+        about: "measured operations across all clients",
+    },
+    TaskKey {
+        name: "time-period",
+        sweepable: false,
+        schema: r##"{"$ref": "#/$defs/duration"}"##,
+        about: "run for this long instead of a number of iterations",
+    },
+    TaskKey {
+        name: "target-throughput",
+        sweepable: true,
+        schema: r##"{"$ref": "#/$defs/positiveNumberSweep"}"##,
+        about: "the rate for all clients together, in ops/s",
+    },
+    TaskKey {
+        name: "target-interval",
+        sweepable: true,
+        schema: r##"{"$ref": "#/$defs/durationSweep"}"##,
+        about: "the time between operations, for all clients together",
+    },
+    TaskKey {
+        name: "schedule",
+        sweepable: false,
+        schema: r##"{"type": "string", "enum": ["deterministic", "poisson", "unthrottled"]}"##,
+        about: "deterministic, poisson or unthrottled",
+    },
+    TaskKey {
+        name: "trials",
+        sweepable: false,
+        schema: r##"{"$ref": "#/$defs/trials"}"##,
+        about: "repeat the task; each trial is reported and stored",
+    },
+    TaskKey {
+        name: "warmup-trials",
+        sweepable: false,
+        schema: r##"{"type": "integer", "minimum": 0, "maximum": 1000, "description": "Whole trials run first, with their resets, and not recorded (the bulk indexer benchmark's warmup runs)."}"##,
+        about: "whole trials run first and not recorded",
+    },
+    TaskKey {
+        name: "reset",
+        sweepable: false,
+        schema: r##"{"$ref": "#/$defs/reset"}"##,
+        about: "operations run before every trial, not reported",
+    },
+    TaskKey {
+        name: "params",
+        sweepable: false,
+        schema: r##"{"type": "object", "description": "Overrides of the operation's params; a list sweeps a sweepable param (e.g. bulk-size)."}"##,
+        about: "overrides of the operation's params",
+    },
+    TaskKey {
+        name: "ignore-response-error-level",
+        sweepable: false,
+        schema: r##"{"enum": ["non-fatal"], "description": "Under --on-error abort, error responses of this task (HTTP statuses, error replies, failed bulk items) do not stop the race; broken connections, timeouts and garbage still do (Rally's key of the same name)."}"##,
+        about: "non-fatal: error responses do not stop a race under --on-error abort",
+    },
+    TaskKey {
+        name: "include-in-reporting",
+        sweepable: false,
+        schema: r##"{"type": "boolean", "description": "false: the task runs and is stored, but is left out of reports, plots and comparisons (Rally's key; Rally's administrative operations default to false)."}"##,
+        about: "false: run and stored, left out of reports",
+    },
+    TaskKey {
+        name: "ramp-up-time-period",
+        sweepable: false,
+        schema: r##"{"$ref": "#/$defs/duration", "description": "Start the clients one after another over this time (client i of n at i/n of it); it must lie within a time warmup (Rally's key of the same name)."}"##,
+        about: "start the clients one after another over this time",
+    },
+    TaskKey {
+        name: "thresholds",
+        sweepable: false,
+        schema: r##"{"type": "object", "description": "Pass/fail criteria on the task's merged results, judged in every report; a failed one makes `runner race` exit 3. Keys: service_time.<p50|p90|p95|p99|p99.9|p99.99|p100|mean>, latency.<...>, error_rate, throughput; values: a comparison such as \"< 5ms\", \"< 0.1%\", \">= 1000\" or \">= 99% of target\".", "propertyNames": {"pattern": "^((service_time|latency)\\.(p50|p90|p95|p99|p99\\.9|p99\\.99|p100|mean)|error_rate|throughput)$"}, "additionalProperties": {"type": "string", "pattern": "^\\s*(<=|>=|<|>)\\s*\\S"}}"##,
+        about: "pass/fail criteria on the task's merged results",
+    },
+];
+
+/// The task keys a list sweeps, in the table's order.
+pub fn sweepable_task_keys() -> impl Iterator<Item = &'static str> {
+    TASK_KEYS.iter().filter(|k| k.sweepable).map(|k| k.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> serde_json::Value {
+        serde_json::from_str(include_str!("../../schemas/track.schema.json")).unwrap()
+    }
+
+    #[test]
+    fn the_schema_holds_each_task_key_as_the_table_defines_it() {
+        let schema = schema();
+        let properties = schema["$defs"]["task"]["properties"].as_object().unwrap();
+        let names: Vec<&str> = TASK_KEYS.iter().map(|k| k.name).collect();
+        let listed: Vec<&str> = properties.keys().map(String::as_str).collect();
+        assert_eq!(
+            names, listed,
+            "the table and the schema name the same keys, in order"
+        );
+        for key in TASK_KEYS {
+            let fragment: serde_json::Value = serde_json::from_str(key.schema).unwrap();
+            assert_eq!(
+                properties[key.name], fragment,
+                "`{}`'s schema fragment",
+                key.name
+            );
+            // A sweepable key's schema takes a list; no other key's does.
+            let takes_list = key.schema.contains("Sweep\"");
+            assert_eq!(
+                takes_list, key.sweepable,
+                "`{}`: sweepable in the table and the schema",
+                key.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_track_documentation_describes_every_task_key() {
+        let docs = include_str!("../../docs/tracks.md");
+        for key in TASK_KEYS {
+            assert!(
+                docs.contains(&format!("| `{}`", key.name)),
+                "docs/tracks.md has no row for the task key `{}`",
+                key.name
+            );
+        }
+    }
+}
