@@ -27,6 +27,7 @@ mod secrets;
 mod serve_limits;
 mod shards;
 mod signals;
+mod stored_races;
 mod thresholds;
 mod tracks;
 mod util;
