@@ -1,0 +1,342 @@
+//! Rally's challenges and their schedules as ours: per-client counts made totals, warmups and time periods as ours read them.
+
+use super::*;
+
+/// The index of the challenge a race runs: the one named, else the one marked `default`, else
+/// the only one. None when none of those applies (the track model then says why).
+pub(super) fn selected_challenge(challenges: &[Value], wanted: Option<&str>) -> Option<usize> {
+    let name = |ch: &Value| {
+        ch.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("default")
+            .to_string()
+    };
+    match wanted {
+        Some(w) => challenges.iter().position(|ch| name(ch) == w),
+        None => challenges
+            .iter()
+            .position(|ch| ch.get("default").and_then(Value::as_bool) == Some(true))
+            .or((challenges.len() == 1).then_some(0)),
+    }
+}
+
+pub(super) fn challenge(
+    c: &mut Ctx,
+    ch: &Value,
+    path: &str,
+    ops: &[Value],
+    unsupported: &Map<String, Value>,
+) -> Result<Value, TrackError> {
+    let name = ch.get("name").and_then(Value::as_str).unwrap_or("default");
+    c.skipped_templates = None;
+    c.made_templates = false;
+    let mut out = Map::new();
+    out.insert("name".into(), json!(name));
+    if let Some(d) = ch.get("description").and_then(Value::as_str) {
+        out.insert("description".into(), json!(d));
+    }
+    if ch.get("default").and_then(Value::as_bool) == Some(true) {
+        out.insert("default".into(), json!(true));
+    }
+    let mut schedule = Vec::new();
+    for (i, item) in ch
+        .get("schedule")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let ipath = format!("{path}/schedule/{i}");
+        if let Some(par) = item.get("parallel") {
+            let defaults = par.as_object().cloned().unwrap_or_default();
+            let mut tasks = Vec::new();
+            for (j, t) in par
+                .get("tasks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let mut merged = defaults.clone();
+                merged.remove("tasks");
+                merged.remove("completed-by");
+                if let Some(m) = t.as_object() {
+                    merged.extend(m.clone());
+                }
+                if let Some(task) = self_task(
+                    c,
+                    &Value::Object(merged),
+                    &format!("{ipath}/parallel/tasks/{j}"),
+                    ops,
+                    unsupported,
+                )? {
+                    tasks.push(task);
+                }
+            }
+            if !tasks.is_empty() {
+                let mut block = json!({"tasks": tasks});
+                if let Some(by) = defaults.get("completed-by").and_then(Value::as_str) {
+                    // A skipped completing task would leave the block without an end: let it end
+                    // when all of its tasks do, and say so.
+                    if block["tasks"]
+                        .as_array()
+                        .is_some_and(|ts| ts.iter().any(|t| t["name"] == by))
+                    {
+                        block["completed-by"] = json!(by);
+                    } else {
+                        c.notes.push(format!("{ipath}: `completed-by: {by}` names no task that runs; the block ends when all its tasks end"));
+                    }
+                }
+                schedule.push(json!({"parallel": block}));
+            }
+        } else if let Some(task) = self_task(c, item, &ipath, ops, unsupported)? {
+            schedule.push(task);
+        }
+    }
+    if schedule.is_empty() {
+        return Err(c.err(
+            &format!("{path}/schedule"),
+            format!("challenge `{name}` has no task the runner can run"),
+        ));
+    }
+    out.insert("schedule".into(), Value::Array(schedule));
+    Ok(Value::Object(out))
+}
+
+/// One task as ours; None when it is skipped.
+pub(super) fn self_task(
+    c: &mut Ctx,
+    t: &Value,
+    path: &str,
+    ops: &[Value],
+    unsupported: &Map<String, Value>,
+) -> Result<Option<Value>, TrackError> {
+    let Some(map) = t.as_object() else {
+        return Err(c.err(path, "a task is an object"));
+    };
+    let (op_value, op_name, why) = match map.get("operation") {
+        Some(Value::String(n)) => {
+            if let Some(why) = unsupported.get(n) {
+                (
+                    None,
+                    n.clone(),
+                    Some(why.as_str().unwrap_or("").to_string()),
+                )
+            } else if ops.iter().any(|o| o["name"] == *n) {
+                (Some(json!(n)), n.clone(), None)
+            } else {
+                // As in Rally, a name that is no declared operation may be an operation type
+                // with default params (`"operation": "refresh"`).
+                match operation(
+                    c,
+                    &json!({"name": n, "operation-type": n}),
+                    &format!("{path}/operation"),
+                )? {
+                    OperationAs::Ours(o) => (Some(o), n.clone(), None),
+                    OperationAs::Unsupported(why) => {
+                        let hint = crate::suggest::did_you_mean(
+                            n,
+                            ops.iter().filter_map(|o| o["name"].as_str()),
+                        );
+                        (None, n.clone(), Some(format!("no operation named `{n}` under `operations`{hint}, so it is an operation type, and {why}")))
+                    }
+                }
+            }
+        }
+        Some(inline @ Value::Object(_)) => {
+            let n = inline
+                .get("name")
+                .and_then(Value::as_str)
+                .or_else(|| inline.get("operation-type").and_then(Value::as_str))
+                .unwrap_or("?")
+                .to_string();
+            match operation(c, inline, &format!("{path}/operation"))? {
+                OperationAs::Ours(o) => (Some(o), n, None),
+                OperationAs::Unsupported(why) => (None, n, Some(why)),
+            }
+        }
+        _ => return Err(c.err(path, "a task needs an `operation`")),
+    };
+    let rally_type = match map.get("operation") {
+        Some(Value::String(n)) => c.rally_types.get(n).cloned().unwrap_or_else(|| n.clone()),
+        Some(inline) => inline
+            .get("operation-type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        None => String::new(),
+    };
+    let task_name = map
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| op_name.clone());
+    let skip_or_fail = |c: &mut Ctx, why: String| -> Result<Option<Value>, TrackError> {
+        match c.on_unsupported {
+            OnUnsupported::Fail => Err(c.err(
+                path,
+                format!("task `{task_name}`: {why} (--on-unsupported skip leaves it out)"),
+            )),
+            OnUnsupported::Skip => {
+                c.notes
+                    .push(format!("{path}: task `{task_name}` skipped: {why}"));
+                Ok(None)
+            }
+        }
+    };
+    // Rally's template operations: a skipped one leaves its templates unmade.
+    const TEMPLATE_TYPES: [&str; 3] = [
+        "create-composable-template",
+        "create-component-template",
+        "create-index-template",
+    ];
+    if TEMPLATE_TYPES.contains(&rally_type.as_str()) {
+        match &why {
+            Some(_) => {
+                c.skipped_templates.get_or_insert_with(|| task_name.clone());
+            }
+            None => c.made_templates = true,
+        }
+    }
+    // A data stream needs a template made earlier; when the task that would make it is
+    // skipped and no other one runs before, the data stream cannot be made (on Elasticsearch
+    // either): it is skipped too, naming why.
+    let why = why.or_else(|| match (&c.skipped_templates, rally_type.as_str()) {
+        (Some(skipped), "create-data-stream") if !c.made_templates => Some(format!(
+            "the index template its data streams need would come from the skipped task `{skipped}`"
+        )),
+        _ => None,
+    });
+    if let Some(why) = why {
+        return skip_or_fail(c, why);
+    }
+    let mut out = Map::new();
+    out.insert("name".into(), json!(task_name));
+    out.insert("operation".into(), op_value.clone().unwrap_or(Value::Null));
+    let clients = map
+        .get("clients")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1);
+    if clients > 1 {
+        out.insert("clients".into(), json!(clients));
+    }
+    // Rally counts iterations per client; ours are totals.
+    let iterations = map.get("iterations").and_then(Value::as_u64);
+    let warmup_iterations = map.get("warmup-iterations").and_then(Value::as_u64);
+    let warmup_time = map.get("warmup-time-period").and_then(Value::as_f64);
+    let time_period = map.get("time-period").and_then(Value::as_f64);
+    if let Some(r) = map.get("ramp-up-time-period").and_then(seconds) {
+        out.insert("ramp-up-time-period".into(), json!(r));
+    }
+    match (iterations, time_period) {
+        (Some(n), _) => {
+            out.insert("iterations".into(), json!(n.saturating_mul(clients)));
+            if let Some(w) = warmup_iterations.filter(|w| *w > 0) {
+                out.insert("warmup".into(), json!(w.saturating_mul(clients)));
+            }
+        }
+        (None, Some(tp)) => {
+            // Rally measures `time-period` after `warmup-time-period`; ours includes the warmup.
+            let w = warmup_time.unwrap_or(0.0);
+            out.insert(
+                "time-period".into(),
+                json!(seconds(&json!(tp + w)).unwrap_or_default()),
+            );
+            if w > 0.0 {
+                out.insert(
+                    "warmup".into(),
+                    json!(seconds(&json!(w)).unwrap_or_default()),
+                );
+            }
+        }
+        (None, None) => {
+            // A bulk task through its corpus: the requests of the first seconds are warmup.
+            if let Some(w) = warmup_time.filter(|w| *w > 0.0) {
+                out.insert(
+                    "warmup".into(),
+                    json!(seconds(&json!(w)).unwrap_or_default()),
+                );
+            }
+            if let Some(w) = warmup_iterations.filter(|w| *w > 0) {
+                out.insert("warmup".into(), json!(w.saturating_mul(clients)));
+            }
+        }
+    }
+    if let Some(v) = map.get("target-throughput") {
+        let op = match &op_value {
+            Some(Value::String(n)) => ops.iter().find(|o| o["name"] == *n),
+            other => other.as_ref(),
+        };
+        let bulk_size = op
+            .filter(|o| o["type"] == "bulk")
+            .and_then(|o| o["params"]["bulk-size"].as_f64());
+        match requests_per_second(v, bulk_size) {
+            Ok(Some(rate)) => {
+                out.insert("target-throughput".into(), rate);
+            }
+            Ok(None) => {}
+            Err(why) => return Err(c.err(&format!("{path}/target-throughput"), why)),
+        }
+    }
+    if let Some(v) = map.get("target-interval").and_then(seconds) {
+        out.insert("target-interval".into(), json!(v));
+    }
+    if let Some(level) = map
+        .get("ignore-response-error-level")
+        .and_then(Value::as_str)
+    {
+        out.insert("ignore-response-error-level".into(), json!(level));
+    }
+    if let Some(s) = map.get("schedule").and_then(Value::as_str) {
+        out.insert("schedule".into(), json!(s));
+    }
+    // Rally leaves administrative operations out of its report unless the task says otherwise.
+    let admin = ADMIN_TYPES.contains(&rally_type.as_str());
+    if !map
+        .get("include-in-reporting")
+        .and_then(Value::as_bool)
+        .unwrap_or(!admin)
+    {
+        out.insert("include-in-reporting".into(), json!(false));
+    }
+    Ok(Some(Value::Object(out)))
+}
+
+/// Rally's `target-throughput` as requests per second: a number is one already; a string is
+/// `"<value> <unit>/s"`. `ops/s` counts requests; `docs/s` on a bulk counts documents, and Rally's
+/// unit-aware scheduler divides it by a request's documents (the bulk size). 0 is unthrottled.
+pub(super) fn requests_per_second(
+    v: &Value,
+    bulk_size: Option<f64>,
+) -> Result<Option<Value>, String> {
+    let Value::String(text) = v else {
+        return Ok(match v.as_f64() {
+            Some(0.0) => None,
+            _ => Some(v.clone()),
+        });
+    };
+    let parsed = text.trim().split_once(' ').and_then(|(value, unit)| {
+        let value: f64 = value
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite() && *x >= 0.0)?;
+        Some((value, unit.trim()))
+    });
+    let Some((value, unit)) = parsed else {
+        return Err(format!(
+            "`{text}` is not a throughput: Rally takes a number of operations per second or \"<value> <unit>/s\" (\"10 docs/s\")"
+        ));
+    };
+    if value == 0.0 {
+        return Ok(None);
+    }
+    match (unit, bulk_size) {
+        ("ops/s", _) => Ok(Some(json!(value))),
+        ("docs/s", Some(size)) if size > 0.0 => Ok(Some(json!(value / size))),
+        _ => Err(format!(
+            "`{text}`: this task's throughput is measured in {}, not {unit}, and Rally refuses the mismatch too",
+            if bulk_size.is_some() { "ops/s or docs/s" } else { "ops/s" }
+        )),
+    }
+}

@@ -1,0 +1,239 @@
+//! A rendered Rally track (JSON) turned into a track of ours, following Rally's semantics where
+//! they differ: iterations and warmup iterations are per client in Rally (ours are totals),
+//! Rally's `time-period` is measured after `warmup-time-period` (ours includes the warmup),
+//! times are seconds, operation params sit beside `operation-type`, a track's name is its
+//! directory, and `--test-mode` reads each corpus file's `-1k` variant. What the runner cannot do
+//! (custom runners, some params) fails the conversion, or skips the task with
+//! `--on-unsupported skip`; every such decision is returned as a note.
+
+use crate::track::{TrackError, TrackErrorKind};
+use serde_json::{json, Map, Value};
+use std::path::Path;
+
+pub use crate::track::OnUnsupported;
+
+mod challenge;
+mod corpora;
+mod operation;
+
+use challenge::*;
+pub use corpora::test_mode_file;
+use corpora::*;
+use operation::*;
+
+#[derive(Debug)]
+pub struct Converted {
+    pub track: Value,
+    /// What was skipped, dropped or approximated, one line each.
+    pub notes: Vec<String>,
+    /// For each operation a track.py param source fed: a commented start of its bindings.
+    pub binding_stubs: Vec<String>,
+}
+
+struct Ctx<'a> {
+    file: &'a Path,
+    test_mode: bool,
+    on_unsupported: OnUnsupported,
+    notes: Vec<String>,
+    /// Rally's operation type of each declared operation, by name.
+    rally_types: std::collections::HashMap<String, String>,
+    /// Rendered index bodies by file name (Rally bodies are templates too).
+    render_body: &'a dyn Fn(&str) -> Result<Value, TrackError>,
+    /// The track's data streams and templates, which operations naming no target act on.
+    declared: crate::rally::registry::Declared,
+    /// The track's corpora, by name: a bulk naming none indexes them all, as in Rally.
+    corpus_names: Vec<String>,
+    /// Whether the track declares `indices` (else refresh and force-merge default as Rally's).
+    has_indices: bool,
+    /// In the challenge being converted, the first skipped task that would have put index
+    /// templates: data streams made after it would lack theirs.
+    skipped_templates: Option<String>,
+    /// Whether a task before, in that challenge, puts index templates and runs.
+    made_templates: bool,
+}
+
+impl Ctx<'_> {
+    fn err(&self, path: &str, message: impl Into<String>) -> TrackError {
+        TrackError::new(TrackErrorKind::Invalid, self.file, message).with_path(path)
+    }
+}
+
+/// Converts a rendered Rally track; `name` is its directory's name. Only the challenge a race
+/// will run (`challenge`, else the track's default) fails on a task the runner cannot run; in
+/// the others such tasks are left out with a note, and a challenge left with nothing to run
+/// is dropped with one: a track is not refused for a challenge nobody asked for.
+pub fn convert(
+    rally: &Value,
+    file: &Path,
+    name: &str,
+    test_mode: bool,
+    on_unsupported: OnUnsupported,
+    challenge_wanted: Option<&str>,
+    render_body: &dyn Fn(&str) -> Result<Value, TrackError>,
+) -> Result<Converted, TrackError> {
+    let mut c = Ctx {
+        file,
+        test_mode,
+        on_unsupported,
+        notes: Vec::new(),
+        rally_types: Default::default(),
+        render_body,
+        declared: Default::default(),
+        corpus_names: Vec::new(),
+        has_indices: false,
+        skipped_templates: None,
+        made_templates: false,
+    };
+    let Some(top) = rally.as_object() else {
+        return Err(c.err("/", "a Rally track is a JSON object"));
+    };
+    let mut out = Map::new();
+    let clean: String = name
+        .chars()
+        .map(|ch| {
+            if ch.is_ascii_alphanumeric() || "_.-".contains(ch) {
+                ch
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    out.insert(
+        "name".into(),
+        json!(if clean.is_empty() {
+            "rally-track".to_string()
+        } else {
+            clean
+        }),
+    );
+    if let Some(d) = top.get("description").and_then(Value::as_str) {
+        out.insert("description".into(), json!(d));
+    }
+    let indices = top
+        .get("indices")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut our_indices = Vec::new();
+    for (i, idx) in indices.iter().enumerate() {
+        let Some(n) = idx.get("name").and_then(Value::as_str) else {
+            return Err(c.err(&format!("/indices/{i}"), "an index needs a name"));
+        };
+        let mut o = Map::new();
+        o.insert("name".into(), json!(n));
+        match idx.get("body") {
+            Some(Value::String(f)) => {
+                o.insert("body".into(), (c.render_body)(f)?);
+            }
+            Some(b @ Value::Object(_)) => {
+                o.insert("body".into(), b.clone());
+            }
+            _ => {}
+        }
+        our_indices.push(Value::Object(o));
+    }
+    c.has_indices = !our_indices.is_empty();
+    out.insert("indices".into(), Value::Array(our_indices));
+    c.declared = declared(&c, top)?;
+    let our_corpora = corpora(&mut c, top)?;
+    c.corpus_names = our_corpora
+        .iter()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
+    out.insert("corpora".into(), Value::Array(our_corpora));
+    let mut ops = Vec::new();
+    let mut unsupported_ops = Map::new();
+    let mut binding_stubs = Vec::new();
+    for (i, op) in top
+        .get("operations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let (Some(n), Some(t)) = (
+            op.get("name").and_then(Value::as_str),
+            op.get("operation-type").and_then(Value::as_str),
+        ) {
+            c.rally_types.insert(n.to_string(), t.to_string());
+        }
+        match operation(&mut c, op, &format!("/operations/{i}"))? {
+            OperationAs::Ours(o) => ops.push(o),
+            OperationAs::Unsupported(why) => {
+                let n = op
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_string();
+                if let Some(source) = op.get("param-source").and_then(Value::as_str) {
+                    binding_stubs.push(binding_stub(&n, op, source));
+                }
+                unsupported_ops.insert(n, json!(why));
+            }
+        }
+    }
+    out.insert("operations".into(), Value::Array(ops.clone()));
+    // OpenSearch Benchmark names challenges test procedures.
+    let challenges: Vec<Value> = match (
+        top.get("challenges").or_else(|| top.get("test_procedures")),
+        top.get("challenge").or_else(|| top.get("test_procedure")),
+        top.get("schedule"),
+    ) {
+        (Some(Value::Array(cs)), _, _) => cs.clone(),
+        (_, Some(ch), _) => vec![ch.clone()],
+        (_, _, Some(s)) => vec![json!({"name": "default", "default": true, "schedule": s})],
+        _ => {
+            return Err(c.err(
+                "/",
+                "a Rally track needs `challenges`, `challenge` or `schedule` (an OpenSearch Benchmark workload `test_procedures` or `test_procedure`)",
+            ))
+        }
+    };
+    let selected = selected_challenge(&challenges, challenge_wanted);
+    let mut our = Vec::new();
+    for (i, ch) in challenges.iter().enumerate() {
+        let path = format!("/challenges/{i}");
+        if Some(i) == selected {
+            our.push(challenge(&mut c, ch, &path, &ops, &unsupported_ops)?);
+            continue;
+        }
+        let strict = std::mem::replace(&mut c.on_unsupported, OnUnsupported::Skip);
+        let converted = challenge(&mut c, ch, &path, &ops, &unsupported_ops);
+        c.on_unsupported = strict;
+        match converted {
+            Ok(ours) => our.push(ours),
+            Err(e) => c.notes.push(format!(
+                "{path}: challenge `{}` is left out (not the one raced): {}",
+                ch.get("name").and_then(Value::as_str).unwrap_or("default"),
+                e.message
+            )),
+        }
+    }
+    out.insert("challenges".into(), Value::Array(our));
+    Ok(Converted {
+        track: Value::Object(out),
+        notes: c.notes,
+        binding_stubs,
+    })
+}
+
+/// A commented operation to start from where a track.py param source made the params: the
+/// same name and type, a body with a `${value}` slot, and a binding to fill it.
+fn binding_stub(name: &str, op: &Value, source: &str) -> String {
+    let kind = op["operation-type"].as_str().unwrap_or("search");
+    let index = op["index"].as_str().unwrap_or("<index>");
+    format!(
+        "operation `{name}` took its params from track.py's param source `{source}`, which runner cannot run.\n\
+         Read what that source returns in track.py, and write it with bindings (docs/tracks.md, \"Parameter bindings\"); a start:\n\
+         \x20 - name: {name}\n\
+         \x20   type: {kind}\n\
+         \x20   params:\n\
+         \x20     index: {index}\n\
+         \x20     body: {{query: {{match: {{<field>: \"${{value}}\"}}}}}}\n\
+         \x20     bindings:\n\
+         \x20       value: {{choice-file: <values.txt>}}   # or choice, lines, int, float, date, sequence, weighted, uuid, zipf"
+    )
+}
+
+#[cfg(test)]
+mod tests;

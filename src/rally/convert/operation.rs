@@ -1,0 +1,405 @@
+//! Rally's operations as ours: each family's parameters translated, REST calls through the registry, what cannot run with its reason.
+
+use super::*;
+
+/// Rally's administrative operation types: left out of its report unless a task sets
+/// `include-in-reporting: true`.
+pub(super) const ADMIN_TYPES: [&str; 16] = [
+    "create-index",
+    "delete-index",
+    "refresh",
+    "force-merge",
+    "cluster-health",
+    "put-settings",
+    "sleep",
+    "create-index-template",
+    "delete-index-template",
+    "create-composable-template",
+    "delete-composable-template",
+    "create-component-template",
+    "delete-component-template",
+    "shrink-index",
+    "create-data-stream",
+    "wait-for-transform",
+];
+
+/// Seconds (a number, as Rally writes times) as one of our durations.
+pub(super) fn seconds(v: &Value) -> Option<String> {
+    v.as_f64().filter(|s| *s >= 0.0).map(|s| {
+        if s.fract() == 0.0 {
+            format!("{}s", s as u64)
+        } else {
+            format!("{}ms", (s * 1000.0).round() as u64)
+        }
+    })
+}
+
+/// A Rally operation as ours, or why it cannot be run (a decision for `--on-unsupported`, not
+/// an error in the track).
+pub(super) enum OperationAs {
+    Ours(Value),
+    Unsupported(String),
+}
+
+/// The track's `data-streams`, `composable-templates`, `component-templates` and
+/// `templates`, with each template's body read from its file.
+pub(super) fn declared(
+    c: &Ctx,
+    top: &Map<String, Value>,
+) -> Result<crate::rally::registry::Declared, TrackError> {
+    let mut out = crate::rally::registry::Declared::default();
+    for ds in top
+        .get("data-streams")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(n) = ds.get("name").and_then(Value::as_str) {
+            out.data_streams.push(n.to_string());
+        }
+    }
+    for (key, kind) in [
+        ("composable-templates", "composable"),
+        ("component-templates", "component"),
+        ("templates", "legacy"),
+    ] {
+        for (i, t) in top
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let Some(name) = t.get("name").and_then(Value::as_str) else {
+                return Err(c.err(&format!("/{key}/{i}"), "a template needs a `name`"));
+            };
+            let body = match t.get("template") {
+                Some(Value::String(f)) => (c.render_body)(f)?,
+                Some(b @ Value::Object(_)) => b.clone(),
+                _ => {
+                    return Err(c.err(
+                        &format!("/{key}/{i}"),
+                        "a template needs its `template` file",
+                    ))
+                }
+            };
+            out.templates
+                .push(crate::rally::registry::DeclaredTemplate {
+                    kind,
+                    name: name.to_string(),
+                    body,
+                    index_pattern: t
+                        .get("index-pattern")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    // Rally deletes what a template matched unless told not to.
+                    delete_matching_indices: t
+                        .get("delete-matching-indices")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(true),
+                });
+        }
+    }
+    Ok(out)
+}
+
+/// One Rally operation as ours, or why it cannot be run.
+pub(super) fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<OperationAs, TrackError> {
+    let Some(map) = op.as_object() else {
+        return Err(c.err(path, "an operation is an object"));
+    };
+    let kind = map
+        .get("operation-type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| c.err(path, "an operation needs an `operation-type`"))?;
+    let name = map
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or(kind)
+        .to_string();
+    if let Some(source) = map.get("param-source") {
+        return Ok(OperationAs::Unsupported(format!(
+            "its parameters come from the param source {source}, which a track.py registers, and runner runs no Python"
+        )));
+    }
+    let converted = match kind {
+        "bulk" => bulk(c, map),
+        "search" | "paginated-search" | "scroll-search" => search(c, map, kind, path),
+        "create-index" | "delete-index" | "refresh" | "force-merge" => admin(c, map, kind),
+        "cluster-health" => cluster_health(map),
+        "raw-request" => raw_request(map),
+        "index-stats" | "node-stats" => stats(map, kind),
+        "put-settings" => put_settings(map),
+        "sleep" => sleep(map),
+        other => rest(c, map, other),
+    };
+    Ok(match converted {
+        Ok((our_kind, params)) => {
+            OperationAs::Ours(json!({"name": name, "type": our_kind, "params": params}))
+        }
+        Err(why) => OperationAs::Unsupported(why),
+    })
+}
+
+/// What an operation of one family becomes: our type and its params, or why it cannot run.
+type Becomes = Result<(&'static str, Map<String, Value>), String>;
+
+/// Our operation type of the same name, which these families keep.
+fn ours(kind: &str) -> &'static str {
+    crate::ops::OperationType::names()
+        .find(|n| *n == kind)
+        .unwrap_or("raw-request")
+}
+
+/// A target given as a list: its first (Rally's param sources take the first index).
+fn index_of(v: Option<Value>) -> Option<Value> {
+    match v {
+        Some(Value::Array(a)) => a.first().cloned(),
+        other => other,
+    }
+}
+
+/// Rally's `bulk`: the corpora it indexes (one, several, else all) and its id-conflict and pipeline params.
+fn bulk(c: &Ctx, map: &Map<String, Value>) -> Becomes {
+    let mut params = Map::new();
+    let get = |k: &str| map.get(k).cloned();
+    if let Some(v) = get("bulk-size") {
+        params.insert("bulk-size".into(), v);
+    }
+    // Rally's `corpora` (one name or several, else every corpus of the track).
+    match get("corpora") {
+        Some(Value::Array(a)) if a.len() == 1 => {
+            params.insert("corpus".into(), a[0].clone());
+        }
+        Some(v) => {
+            params.insert("corpus".into(), v);
+        }
+        None if c.corpus_names.len() > 1 => {
+            params.insert("corpus".into(), json!(c.corpus_names));
+        }
+        None => {}
+    }
+    match get("indices") {
+        Some(Value::Array(a)) if a.len() > 1 => {
+            return Err("bulk `indices` naming several indices (Rally keeps the corpus documents that target them) is not supported".into(),)
+        }
+        v => {
+            if let Some(v) = index_of(v) {
+                params.insert("index".into(), v);
+            }
+        }
+    }
+    if let Some(v) = get("ingest-percentage") {
+        params.insert("ingest-percentage".into(), v);
+    }
+    for same in [
+        "conflicts",
+        "conflict-probability",
+        "on-conflict",
+        "recency",
+        "looped",
+        "pipeline",
+    ] {
+        if let Some(v) = get(same) {
+            params.insert(same.into(), v);
+        }
+    }
+    Ok(("bulk", params))
+}
+
+/// Rally's searches, paginated and scrolled: the index, the body and URL parameters, what is ignored said in a note.
+fn search(c: &mut Ctx, map: &Map<String, Value>, kind: &str, path: &str) -> Becomes {
+    let mut params = Map::new();
+    let get = |k: &str| map.get(k).cloned();
+    if let Some(v) = index_of(get("index").or_else(|| get("indices"))) {
+        params.insert("index".into(), v);
+    }
+    // Rally before 2.x scrolled with a `search` that had `pages`.
+    let kind = if kind == "search" && map.contains_key("pages") {
+        "scroll-search"
+    } else {
+        kind
+    };
+    let mut keys = vec!["body", "request-params"];
+    if kind != "search" {
+        keys.extend(["pages", "results-per-page"]);
+        if map.contains_key("with-point-in-time-from") {
+            return Err(
+                "`with-point-in-time-from` (point-in-time searches) is not supported".into(),
+            );
+        }
+    }
+    for k in keys {
+        if let Some(v) = get(k) {
+            params.insert(k.into(), v);
+        }
+    }
+    // Rally's `cache` is the request cache URL parameter.
+    if let Some(cache) = map.get("cache").and_then(Value::as_bool) {
+        let rp = params.entry("request-params").or_insert(json!({}));
+        if let Some(o) = rp.as_object_mut() {
+            o.entry("request_cache").or_insert(json!(cache.to_string()));
+        }
+    }
+    let ignored: Vec<&str> = [
+        "detailed-results",
+        "request-timeout",
+        "opaque-id",
+        "response-compression-enabled",
+        "assertions",
+    ]
+    .into_iter()
+    .filter(|k| map.contains_key(*k))
+    .collect();
+    if !ignored.is_empty() {
+        c.notes
+            .push(format!("{path}: search `{}` ignored", ignored.join("`, `")));
+    }
+    Ok((ours(kind), params))
+}
+
+/// Index administration; refresh and force-merge with no index declared default as Rally's.
+fn admin(c: &Ctx, map: &Map<String, Value>, kind: &str) -> Becomes {
+    let mut params = Map::new();
+    let get = |k: &str| map.get(k).cloned();
+    if let Some(v) = index_of(get("index")) {
+        params.insert("index".into(), v);
+    } else if !c.has_indices && matches!(kind, "refresh" | "force-merge") {
+        // Rally's default with no indices declared: the data streams, else `_all`.
+        let target = match c.declared.data_streams.as_slice() {
+            [] => "_all".to_string(),
+            streams => streams.join(","),
+        };
+        params.insert("index".into(), json!(target));
+    }
+    if kind == "force-merge" {
+        if let Some(v) = get("max-num-segments") {
+            params.insert("max-num-segments".into(), v);
+        }
+    }
+    Ok((ours(kind), params))
+}
+
+/// `cluster-health`: Rally's `wait_for_status` URL parameter is our `wait-for-status`.
+fn cluster_health(map: &Map<String, Value>) -> Becomes {
+    let mut params = Map::new();
+    let get = |k: &str| map.get(k).cloned();
+    if let Some(v) = index_of(get("index")) {
+        params.insert("index".into(), v);
+    }
+    let mut rp = get("request-params")
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default();
+    if let Some(status) = rp.remove("wait_for_status") {
+        params.insert("wait-for-status".into(), status);
+    }
+    if !rp.is_empty() {
+        params.insert("request-params".into(), Value::Object(rp));
+    }
+    Ok(("cluster-health", params))
+}
+
+/// `raw-request`: Rally's `ignore` is our `ignore-status`; a path's query string becomes `request-params`.
+fn raw_request(map: &Map<String, Value>) -> Becomes {
+    let mut params = Map::new();
+    let get = |k: &str| map.get(k).cloned();
+    for k in ["method", "path", "body", "request-params"] {
+        if let Some(v) = get(k) {
+            params.insert(k.into(), v);
+        }
+    }
+    // Rally's `ignore`: statuses the client does not raise on (one or a list).
+    if let Some(v) = get("ignore") {
+        params.insert("ignore-status".into(), v);
+    }
+    // Rally sends a path's query string as written; ours are `request-params`.
+    let query = params
+        .get("path")
+        .and_then(Value::as_str)
+        .and_then(|p| p.split_once('?'))
+        .map(|(path, q)| (path.to_string(), q.to_string()));
+    if let Some((path, query)) = query {
+        params.insert("path".into(), json!(path));
+        let rp = params.entry("request-params").or_insert(json!({}));
+        if let Some(rp) = rp.as_object_mut() {
+            for pair in query.split('&').filter(|p| !p.is_empty()) {
+                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                rp.entry(percent_decode(k))
+                    .or_insert(json!(percent_decode(v)));
+            }
+        }
+    }
+    Ok(("raw-request", params))
+}
+
+/// `index-stats` and `node-stats` as GET requests.
+fn stats(map: &Map<String, Value>, kind: &str) -> Becomes {
+    let mut params = Map::new();
+    let get = |k: &str| map.get(k).cloned();
+    let p = if kind == "index-stats" {
+        index_of(get("index"))
+            .and_then(|v| v.as_str().map(|i| format!("/{i}/_stats")))
+            .unwrap_or_else(|| "/_stats".into())
+    } else {
+        "/_nodes/stats".into()
+    };
+    params.insert("method".into(), json!("GET"));
+    params.insert("path".into(), json!(p));
+    Ok(("raw-request", params))
+}
+
+/// `put-settings` as a PUT of the cluster's settings.
+fn put_settings(map: &Map<String, Value>) -> Becomes {
+    let mut params = Map::new();
+    let get = |k: &str| map.get(k).cloned();
+    params.insert("method".into(), json!("PUT"));
+    params.insert("path".into(), json!("/_cluster/settings"));
+    params.insert("body".into(), get("body").unwrap_or(json!({})));
+    Ok(("raw-request", params))
+}
+
+/// `sleep`, for its `duration`.
+fn sleep(map: &Map<String, Value>) -> Becomes {
+    let mut params = Map::new();
+    let get = |k: &str| map.get(k).cloned();
+    params.insert("duration".into(), get("duration").unwrap_or(json!(0)));
+    Ok(("sleep", params))
+}
+
+/// Rally's REST-call types, through the registry of their families.
+fn rest(c: &Ctx, map: &Map<String, Value>, kind: &str) -> Becomes {
+    match crate::rally::registry::rest_operation(kind, map, &c.declared) {
+        Some(Ok(rest)) => Ok(("raw-request", rest)),
+        Some(Err(why)) => Err(format!("Rally's `{kind}`: {why}")),
+        None => Err(crate::rally::registry::why_not(kind)),
+    }
+}
+
+/// `%41` as `A` and `+` as a space, as a query string's parts are read.
+pub(super) fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (
+            bytes[i],
+            bytes.get(i + 1).and_then(|b| hex(*b)),
+            bytes.get(i + 2).and_then(|b| hex(*b)),
+        ) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b'+', _, _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

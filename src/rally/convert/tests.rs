@@ -1,0 +1,240 @@
+//! The conversion, case by case.
+
+use super::*;
+
+fn convert_json(v: Value, on_unsupported: OnUnsupported) -> Result<Converted, TrackError> {
+    convert(
+        &v,
+        Path::new("track.json"),
+        "t",
+        false,
+        on_unsupported,
+        None,
+        &|_| Ok(json!({})),
+    )
+}
+
+#[test]
+fn refresh_and_force_merge_default_as_rallys_without_declared_indices() {
+    let rally = json!({
+        "data-streams": [{"name": "logs-a"}, {"name": "logs-b"}],
+        "schedule": [{"operation": "refresh"}, {"operation": "force-merge"}]
+    });
+    let c = convert_json(rally, OnUnsupported::Fail).unwrap();
+    let schedule = &c.track["challenges"][0]["schedule"];
+    assert_eq!(schedule[0]["operation"]["params"]["index"], "logs-a,logs-b");
+    let none = json!({"schedule": [{"operation": "refresh"}]});
+    let c = convert_json(none, OnUnsupported::Fail).unwrap();
+    assert_eq!(
+        c.track["challenges"][0]["schedule"][0]["operation"]["params"]["index"],
+        "_all"
+    );
+}
+
+#[test]
+fn a_raw_request_path_with_a_query_string_becomes_request_params() {
+    let rally = json!({
+        "operations": [{"name": "r", "operation-type": "raw-request", "method": "GET",
+            "path": "/_cluster/stats?include_remotes=true&q=a%20b+c&flag", "request-params": {"pretty": "true"}}],
+        "schedule": [{"operation": "r"}]
+    });
+    let c = convert_json(rally, OnUnsupported::Fail).unwrap();
+    let op = &c.track["operations"][0]["params"];
+    assert_eq!(op["path"], "/_cluster/stats");
+    assert_eq!(
+        op["request-params"],
+        json!({"pretty": "true", "include_remotes": "true", "q": "a b c", "flag": ""})
+    );
+    assert_eq!(percent_decode("%e2%82%ac%zz%"), "€%zz%");
+}
+
+#[test]
+fn a_throughput_with_a_unit_is_requests_per_second_as_rallys_scheduler_throttles() {
+    let size = Some(500.0);
+    assert_eq!(
+        requests_per_second(&json!("10 docs/s"), size),
+        Ok(Some(json!(0.02)))
+    );
+    assert_eq!(
+        requests_per_second(&json!("2.5 ops/s"), size),
+        Ok(Some(json!(2.5)))
+    );
+    assert_eq!(requests_per_second(&json!(7), None), Ok(Some(json!(7))));
+    assert_eq!(requests_per_second(&json!(0), None), Ok(None));
+    assert_eq!(requests_per_second(&json!("0 ops/s"), None), Ok(None));
+    let docs_on_search = requests_per_second(&json!("10 docs/s"), None).unwrap_err();
+    assert!(docs_on_search.contains("not docs/s"), "{docs_on_search}");
+    let bytes = requests_per_second(&json!("10 MB/s"), size).unwrap_err();
+    assert!(bytes.contains("not MB/s"), "{bytes}");
+    let junk = requests_per_second(&json!("fast"), size).unwrap_err();
+    assert!(junk.contains("not a throughput"), "{junk}");
+}
+
+#[test]
+fn a_raw_requests_ignore_is_our_ignore_status() {
+    let rally = json!({
+        "operations": [{"name": "r", "operation-type": "raw-request", "method": "DELETE", "path": "/_ingest/pipeline/p", "ignore": [400, 404]}],
+        "schedule": [{"operation": "r"}]
+    });
+    let t = convert_json(rally, OnUnsupported::Fail).unwrap().track;
+    assert_eq!(
+        t["operations"][0]["params"]["ignore-status"],
+        json!([400, 404])
+    );
+}
+
+#[test]
+fn a_docs_per_second_bulk_task_converts_to_requests_per_second() {
+    let rally = json!({
+        "indices": [{"name": "logs"}],
+        "corpora": [{"name": "c", "documents": [{"source-file": "d.json", "document-count": 10}]}],
+        "operations": [{"name": "b", "operation-type": "bulk", "bulk-size": 50}],
+        "schedule": [
+            {"operation": "b", "target-throughput": "100 docs/s"},
+            {"operation": {"name": "i", "operation-type": "bulk", "bulk-size": 4}, "target-throughput": "2 docs/s"}
+        ]
+    });
+    let t = convert_json(rally, OnUnsupported::Fail).unwrap().track;
+    let schedule = t["challenges"][0]["schedule"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| t["schedule"].as_array().cloned().unwrap());
+    assert_eq!(schedule[0]["target-throughput"], json!(2.0));
+    assert_eq!(schedule[1]["target-throughput"], json!(0.5));
+}
+
+#[test]
+fn action_line_corpora_conflicts_and_paged_searches_convert_as_they_are() {
+    let rally = json!({
+        "indices": [{"name": "logs"}],
+        "corpora": [{"name": "c", "documents": [{"source-file": "d.json", "document-count": 10, "includes-action-and-meta-data": true}]}],
+        "operations": [
+            {"name": "b", "operation-type": "bulk", "bulk-size": 5, "conflicts": "sequential", "conflict-probability": 10, "on-conflict": "update", "recency": 0.2, "looped": true},
+            {"name": "s", "operation-type": "scroll-search", "index": "logs", "pages": 4, "results-per-page": 100, "body": {"query": {"match_all": {}}}},
+            {"name": "p", "operation-type": "paginated-search", "index": "logs", "pages": "all", "body": {"sort": ["_doc"]}}
+        ],
+        "schedule": [{"operation": "b", "iterations": 2}, {"operation": "s"}, {"operation": "p"}]
+    });
+    let t = convert_json(rally, OnUnsupported::Fail).unwrap().track;
+    assert_eq!(
+        t["corpora"][0]["documents"][0]["includes-action-and-meta-data"],
+        true
+    );
+    assert_eq!(
+        t["operations"][0]["params"],
+        json!({"bulk-size": 5, "conflicts": "sequential", "conflict-probability": 10, "on-conflict": "update", "recency": 0.2, "looped": true})
+    );
+    assert_eq!(
+        (
+            t["operations"][1]["type"].as_str(),
+            t["operations"][1]["params"]["pages"].as_u64()
+        ),
+        (Some("scroll-search"), Some(4))
+    );
+    assert_eq!(t["operations"][2]["params"]["pages"], "all");
+}
+
+#[test]
+fn old_style_scrolls_and_the_request_cache_convert() {
+    let rally = json!({
+        "indices": [{"name": "i"}],
+        "operations": [{"name": "s", "operation-type": "search", "pages": 25, "results-per-page": 1000, "cache": false, "detailed-results": true, "body": {"query": {"match_all": {}}}}],
+        "schedule": [{"operation": "s"}]
+    });
+    let converted = convert_json(rally, OnUnsupported::Fail).unwrap();
+    let op = &converted.track["operations"][0];
+    assert_eq!(op["type"], "scroll-search");
+    assert_eq!(
+        op["params"]["request-params"],
+        json!({"request_cache": "false"})
+    );
+    assert_eq!(op["params"]["pages"], 25);
+    assert!(
+        converted
+            .notes
+            .iter()
+            .any(|n| n.contains("detailed-results")),
+        "{:?}",
+        converted.notes
+    );
+}
+
+#[test]
+fn only_the_challenge_raced_fails_on_a_task_that_cannot_run() {
+    let rally = json!({
+        "operations": [
+            {"name": "nap", "operation-type": "sleep", "duration": 0},
+            {"name": "custom", "operation-type": "my-custom-runner"}
+        ],
+        "challenges": [
+            {"name": "plain", "default": true, "schedule": [{"operation": "nap"}]},
+            {"name": "mixed", "schedule": [{"operation": "nap"}, {"operation": "custom"}]},
+            {"name": "custom-only", "schedule": [{"operation": "custom"}]}
+        ]
+    });
+    let convert_for = |wanted: Option<&str>| {
+        convert(
+            &rally,
+            Path::new("track.json"),
+            "t",
+            false,
+            OnUnsupported::Fail,
+            wanted,
+            &|_| Ok(json!({})),
+        )
+    };
+    // The default challenge runs: the others lose what cannot run, with notes.
+    let converted = convert_for(None).unwrap();
+    let names: Vec<&str> = converted.track["challenges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["plain", "mixed"], "{:?}", converted.notes);
+    let notes = converted.notes.join("\n");
+    assert!(
+        notes.contains("task `custom` skipped") && notes.contains("`custom-only` is left out"),
+        "{notes}"
+    );
+    // Racing the challenge that holds it still fails, naming the task.
+    let e = convert_for(Some("mixed")).unwrap_err();
+    assert!(e.to_string().contains("task `custom`"), "{e}");
+}
+
+#[test]
+fn point_in_time_is_named_as_unsupported_and_a_bulk_pipeline_is_kept() {
+    let pit = json!({"name": "x", "operation-type": "paginated-search", "with-point-in-time-from": "open"});
+    let rally =
+        json!({"indices": [{"name": "i"}], "operations": [pit], "schedule": [{"operation": "x"}]});
+    let e = convert_json(rally, OnUnsupported::Fail).unwrap_err();
+    assert!(e.to_string().contains("point-in-time"), "{e}");
+    let bulk = json!({"name": "x", "operation-type": "bulk", "pipeline": "p"});
+    let rally = json!({"indices": [{"name": "i"}], "corpora": [{"name": "c", "documents": [{"source-file": "d.json", "document-count": 1}]}],
+        "operations": [bulk], "schedule": [{"operation": "x"}]});
+    let t = convert_json(rally, OnUnsupported::Fail).unwrap().track;
+    assert_eq!(t["operations"][0]["params"]["pipeline"], "p");
+}
+
+mod test_mode_names {
+    use super::test_mode_file;
+
+    #[test]
+    fn the_1k_file_is_named_as_rally_names_it() {
+        for (source, rally) in [
+            ("documents.json.bz2", "documents-1k.json.bz2"),
+            (
+                "documents-181998.unparsed.json.bz2",
+                "documents-181998.unparsed-1k.json.bz2",
+            ),
+            ("documents.json", "documents-1k.json"),
+            ("a.b.json", "a.b-1k.json"),
+            ("logs.json.gz", "logs-1k.json.gz"),
+            ("data.tar.gz", "data-1k.tar.gz"),
+            ("dir.v2/documents", "dir.v2/documents-1k"),
+            ("documents", "documents-1k"),
+        ] {
+            assert_eq!(test_mode_file(source), rally, "{source}");
+        }
+    }
+}
