@@ -114,7 +114,71 @@ pub(super) fn self_task(
     let Some(map) = t.as_object() else {
         return Err(c.err(path, "a task is an object"));
     };
-    let (op_value, op_name, why) = match map.get("operation") {
+    let (op_value, op_name, why) = task_operation(c, map, path, ops, unsupported)?;
+    let rally_type = rally_type(c, map);
+    let task_name = map
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| op_name.clone());
+    if let Some(why) = template_order(c, &rally_type, why, &task_name) {
+        return match c.on_unsupported {
+            OnUnsupported::Fail => Err(c.err(
+                path,
+                format!("task `{task_name}`: {why} (--on-unsupported skip leaves it out)"),
+            )),
+            OnUnsupported::Skip => {
+                c.notes
+                    .push(format!("{path}: task `{task_name}` skipped: {why}"));
+                Ok(None)
+            }
+        };
+    }
+    let mut out = Map::new();
+    out.insert("name".into(), json!(task_name));
+    out.insert("operation".into(), op_value.clone().unwrap_or(Value::Null));
+    let clients = map
+        .get("clients")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1);
+    if clients > 1 {
+        out.insert("clients".into(), json!(clients));
+    }
+    work(map, clients, &mut out);
+    rates(c, map, path, ops, op_value.as_ref(), &mut out)?;
+    if let Some(level) = map
+        .get("ignore-response-error-level")
+        .and_then(Value::as_str)
+    {
+        out.insert("ignore-response-error-level".into(), json!(level));
+    }
+    if let Some(s) = map.get("schedule").and_then(Value::as_str) {
+        out.insert("schedule".into(), json!(s));
+    }
+    // Rally leaves administrative operations out of its report unless the task says otherwise.
+    let admin = ADMIN_TYPES.contains(&rally_type.as_str());
+    if !map
+        .get("include-in-reporting")
+        .and_then(Value::as_bool)
+        .unwrap_or(!admin)
+    {
+        out.insert("include-in-reporting".into(), json!(false));
+    }
+    Ok(Some(Value::Object(out)))
+}
+
+/// The task's operation as ours (a name, or an inline operation), its name, and why it cannot
+/// run if it cannot.
+#[allow(clippy::type_complexity)]
+fn task_operation(
+    c: &mut Ctx,
+    map: &Map<String, Value>,
+    path: &str,
+    ops: &[Value],
+    unsupported: &Map<String, Value>,
+) -> Result<(Option<Value>, String, Option<String>), TrackError> {
+    Ok(match map.get("operation") {
         Some(Value::String(n)) => {
             if let Some(why) = unsupported.get(n) {
                 (
@@ -156,8 +220,12 @@ pub(super) fn self_task(
             }
         }
         _ => return Err(c.err(path, "a task needs an `operation`")),
-    };
-    let rally_type = match map.get("operation") {
+    })
+}
+
+/// Rally's operation type of the task's operation.
+fn rally_type(c: &Ctx, map: &Map<String, Value>) -> String {
+    match map.get("operation") {
         Some(Value::String(n)) => c.rally_types.get(n).cloned().unwrap_or_else(|| n.clone()),
         Some(inline) => inline
             .get("operation-type")
@@ -165,63 +233,43 @@ pub(super) fn self_task(
             .unwrap_or("")
             .to_string(),
         None => String::new(),
-    };
-    let task_name = map
-        .get("name")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| op_name.clone());
-    let skip_or_fail = |c: &mut Ctx, why: String| -> Result<Option<Value>, TrackError> {
-        match c.on_unsupported {
-            OnUnsupported::Fail => Err(c.err(
-                path,
-                format!("task `{task_name}`: {why} (--on-unsupported skip leaves it out)"),
-            )),
-            OnUnsupported::Skip => {
-                c.notes
-                    .push(format!("{path}: task `{task_name}` skipped: {why}"));
-                Ok(None)
-            }
-        }
-    };
-    // Rally's template operations: a skipped one leaves its templates unmade.
+    }
+}
+
+/// Rally's template operations: a skipped one leaves its templates unmade, and a data stream
+/// made after it, with no other template task run before, cannot be made (on Elasticsearch
+/// either): it is skipped too, naming why. Returns why the task cannot run, if it cannot.
+fn template_order(
+    c: &mut Ctx,
+    rally_type: &str,
+    why: Option<String>,
+    task_name: &str,
+) -> Option<String> {
     const TEMPLATE_TYPES: [&str; 3] = [
         "create-composable-template",
         "create-component-template",
         "create-index-template",
     ];
-    if TEMPLATE_TYPES.contains(&rally_type.as_str()) {
+    if TEMPLATE_TYPES.contains(&rally_type) {
         match &why {
             Some(_) => {
-                c.skipped_templates.get_or_insert_with(|| task_name.clone());
+                c.skipped_templates
+                    .get_or_insert_with(|| task_name.to_string());
             }
             None => c.made_templates = true,
         }
     }
-    // A data stream needs a template made earlier; when the task that would make it is
-    // skipped and no other one runs before, the data stream cannot be made (on Elasticsearch
-    // either): it is skipped too, naming why.
-    let why = why.or_else(|| match (&c.skipped_templates, rally_type.as_str()) {
+    why.or_else(|| match (&c.skipped_templates, rally_type) {
         (Some(skipped), "create-data-stream") if !c.made_templates => Some(format!(
             "the index template its data streams need would come from the skipped task `{skipped}`"
         )),
         _ => None,
-    });
-    if let Some(why) = why {
-        return skip_or_fail(c, why);
-    }
-    let mut out = Map::new();
-    out.insert("name".into(), json!(task_name));
-    out.insert("operation".into(), op_value.clone().unwrap_or(Value::Null));
-    let clients = map
-        .get("clients")
-        .and_then(Value::as_u64)
-        .unwrap_or(1)
-        .max(1);
-    if clients > 1 {
-        out.insert("clients".into(), json!(clients));
-    }
-    // Rally counts iterations per client; ours are totals.
+    })
+}
+
+/// How much work: Rally counts iterations per client (ours are totals), and measures
+/// `time-period` after `warmup-time-period` (ours includes the warmup).
+fn work(map: &Map<String, Value>, clients: u64, out: &mut Map<String, Value>) {
     let iterations = map.get("iterations").and_then(Value::as_u64);
     let warmup_iterations = map.get("warmup-iterations").and_then(Value::as_u64);
     let warmup_time = map.get("warmup-time-period").and_then(Value::as_f64);
@@ -263,10 +311,21 @@ pub(super) fn self_task(
             }
         }
     }
+}
+
+/// The task's rate: Rally's `target-throughput` (with its units) or `target-interval`.
+fn rates(
+    c: &Ctx,
+    map: &Map<String, Value>,
+    path: &str,
+    ops: &[Value],
+    op_value: Option<&Value>,
+    out: &mut Map<String, Value>,
+) -> Result<(), TrackError> {
     if let Some(v) = map.get("target-throughput") {
-        let op = match &op_value {
+        let op = match op_value {
             Some(Value::String(n)) => ops.iter().find(|o| o["name"] == *n),
-            other => other.as_ref(),
+            other => other,
         };
         let bulk_size = op
             .filter(|o| o["type"] == "bulk")
@@ -282,25 +341,7 @@ pub(super) fn self_task(
     if let Some(v) = map.get("target-interval").and_then(seconds) {
         out.insert("target-interval".into(), json!(v));
     }
-    if let Some(level) = map
-        .get("ignore-response-error-level")
-        .and_then(Value::as_str)
-    {
-        out.insert("ignore-response-error-level".into(), json!(level));
-    }
-    if let Some(s) = map.get("schedule").and_then(Value::as_str) {
-        out.insert("schedule".into(), json!(s));
-    }
-    // Rally leaves administrative operations out of its report unless the task says otherwise.
-    let admin = ADMIN_TYPES.contains(&rally_type.as_str());
-    if !map
-        .get("include-in-reporting")
-        .and_then(Value::as_bool)
-        .unwrap_or(!admin)
-    {
-        out.insert("include-in-reporting".into(), json!(false));
-    }
-    Ok(Some(Value::Object(out)))
+    Ok(())
 }
 
 /// Rally's `target-throughput` as requests per second: a number is one already; a string is
