@@ -88,7 +88,34 @@ pub fn convert(
         return Err(c.err("/", "a Rally track is a JSON object"));
     };
     let mut out = Map::new();
-    let clean: String = name
+    out.insert("name".into(), json!(track_name(name)));
+    if let Some(d) = top.get("description").and_then(Value::as_str) {
+        out.insert("description".into(), json!(d));
+    }
+    let our_indices = indices(&c, top)?;
+    c.has_indices = !our_indices.is_empty();
+    out.insert("indices".into(), Value::Array(our_indices));
+    c.declared = declared(&c, top)?;
+    let our_corpora = corpora(&mut c, top)?;
+    c.corpus_names = our_corpora
+        .iter()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
+    out.insert("corpora".into(), Value::Array(our_corpora));
+    let (ops, unsupported_ops, binding_stubs) = operations(&mut c, top)?;
+    out.insert("operations".into(), Value::Array(ops.clone()));
+    let our = challenges(&mut c, top, challenge_wanted, &ops, &unsupported_ops)?;
+    out.insert("challenges".into(), Value::Array(our));
+    Ok(Converted {
+        track: Value::Object(out),
+        notes: c.notes,
+        binding_stubs,
+    })
+}
+
+/// A track's name is its directory's, as a file name takes it.
+fn track_name(dir: &str) -> String {
+    let clean: String = dir
         .chars()
         .map(|ch| {
             if ch.is_ascii_alphanumeric() || "_.-".contains(ch) {
@@ -98,17 +125,15 @@ pub fn convert(
             }
         })
         .collect();
-    out.insert(
-        "name".into(),
-        json!(if clean.is_empty() {
-            "rally-track".to_string()
-        } else {
-            clean
-        }),
-    );
-    if let Some(d) = top.get("description").and_then(Value::as_str) {
-        out.insert("description".into(), json!(d));
+    if clean.is_empty() {
+        "rally-track".to_string()
+    } else {
+        clean
     }
+}
+
+/// The track's indices, each body rendered where it is a file (Rally bodies are templates).
+fn indices(c: &Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackError> {
     let indices = top
         .get("indices")
         .and_then(Value::as_array)
@@ -132,15 +157,16 @@ pub fn convert(
         }
         our_indices.push(Value::Object(o));
     }
-    c.has_indices = !our_indices.is_empty();
-    out.insert("indices".into(), Value::Array(our_indices));
-    c.declared = declared(&c, top)?;
-    let our_corpora = corpora(&mut c, top)?;
-    c.corpus_names = our_corpora
-        .iter()
-        .filter_map(|c| c["name"].as_str().map(str::to_string))
-        .collect();
-    out.insert("corpora".into(), Value::Array(our_corpora));
+    Ok(our_indices)
+}
+
+/// The track's operations as ours, those that cannot run with their reason, and a start of
+/// bindings for each that a track.py param source fed.
+#[allow(clippy::type_complexity)]
+fn operations(
+    c: &mut Ctx,
+    top: &Map<String, Value>,
+) -> Result<(Vec<Value>, Map<String, Value>, Vec<String>), TrackError> {
     let mut ops = Vec::new();
     let mut unsupported_ops = Map::new();
     let mut binding_stubs = Vec::new();
@@ -157,7 +183,7 @@ pub fn convert(
         ) {
             c.rally_types.insert(n.to_string(), t.to_string());
         }
-        match operation(&mut c, op, &format!("/operations/{i}"))? {
+        match operation(c, op, &format!("/operations/{i}"))? {
             OperationAs::Ours(o) => ops.push(o),
             OperationAs::Unsupported(why) => {
                 let n = op
@@ -172,7 +198,18 @@ pub fn convert(
             }
         }
     }
-    out.insert("operations".into(), Value::Array(ops.clone()));
+    Ok((ops, unsupported_ops, binding_stubs))
+}
+
+/// The challenges (OSB's test procedures): the one raced converts strictly; in the others a
+/// task that cannot run is left out, and a challenge that cannot convert is dropped with a note.
+fn challenges(
+    c: &mut Ctx,
+    top: &Map<String, Value>,
+    challenge_wanted: Option<&str>,
+    ops: &[Value],
+    unsupported_ops: &Map<String, Value>,
+) -> Result<Vec<Value>, TrackError> {
     // OpenSearch Benchmark names challenges test procedures.
     let challenges: Vec<Value> = match (
         top.get("challenges").or_else(|| top.get("test_procedures")),
@@ -194,11 +231,11 @@ pub fn convert(
     for (i, ch) in challenges.iter().enumerate() {
         let path = format!("/challenges/{i}");
         if Some(i) == selected {
-            our.push(challenge(&mut c, ch, &path, &ops, &unsupported_ops)?);
+            our.push(challenge(c, ch, &path, ops, unsupported_ops)?);
             continue;
         }
         let strict = std::mem::replace(&mut c.on_unsupported, OnUnsupported::Skip);
-        let converted = challenge(&mut c, ch, &path, &ops, &unsupported_ops);
+        let converted = challenge(c, ch, &path, ops, unsupported_ops);
         c.on_unsupported = strict;
         match converted {
             Ok(ours) => our.push(ours),
@@ -209,12 +246,7 @@ pub fn convert(
             )),
         }
     }
-    out.insert("challenges".into(), Value::Array(our));
-    Ok(Converted {
-        track: Value::Object(out),
-        notes: c.notes,
-        binding_stubs,
-    })
+    Ok(our)
 }
 
 /// A commented operation to start from where a track.py param source made the params: the
