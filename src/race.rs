@@ -1,23 +1,23 @@
 //! One race end to end: plan the track, store an empty race record, run the driver, and
 //! store each trial as it ends. The CLI calls this; tests can too.
 
-use crate::backend::credentials::Redactor;
 use crate::backend::{Backend, OpenError, WithBackend};
-use crate::driver::{Driver, DriverOptions, Stop, TrialRun};
-use crate::metrics::{encode_histogram, Percentiles};
+use crate::driver::{Driver, DriverOptions, Stop};
 use crate::plan::{self, Plan};
 use crate::request::RaceRequest;
 use crate::results::*;
 use crate::shard::{Member, Session};
 use crate::track::{Track, TrackError};
-use crate::units::{format_number, Timestamp};
+use crate::units::Timestamp;
 
 mod checks;
+mod trials;
+
 use checks::{check_shardable, check_supported};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+use trials::TrialSink;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RaceError {
@@ -159,114 +159,6 @@ fn max_clients(plan: &Plan) -> u64 {
         .unwrap_or(1)
 }
 
-fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> TrialRecord {
-    let m = &run.metrics;
-    let c = &m.counts;
-    let mut errors_by_kind = BTreeMap::new();
-    let mut error_messages = BTreeMap::new();
-    for kind in crate::backend::ErrorKind::ALL {
-        let n = c.errors[kind.index()];
-        if n > 0 {
-            errors_by_kind.insert(kind, n);
-        }
-        if let Some(msg) = &c.first_error[kind.index()] {
-            // A server may echo the Authorization header or quote a password back.
-            error_messages.insert(kind, redactor.redact(msg));
-        }
-    }
-    let errors = c.error_count();
-    TrialRecord {
-        trial: run.trial,
-        started_at: Timestamp::millis(run.started_at),
-        wall_seconds: run.wall.as_secs_f64(),
-        interrupted: run.interrupted,
-        interrupted_operations: c.interrupted_operations,
-        driver: Some(run.driver.clone()),
-        server: run.server.as_ref().and_then(|s| s.as_ref().ok()).cloned(),
-        server_stats_error: run
-            .server
-            .as_ref()
-            .and_then(|s| s.as_ref().err())
-            .map(|e| redactor.redact(e)),
-        failure: run.failure.as_deref().map(|f| redactor.redact(f)),
-        throughput: if m.throughput().is_finite() {
-            m.throughput()
-        } else {
-            0.0
-        },
-        measured_seconds: m.measured_window.as_secs_f64(),
-        operations: c.operations,
-        warmup_operations: c.warmup_operations,
-        warmup_units: c.warmup_units,
-        successes: c.successes,
-        errors,
-        errors_by_kind,
-        error_messages,
-        error_rate: crate::metrics::error_rate(c.successes, errors),
-        units: c.units,
-        requests: c.requests,
-        requests_per_second: if m.measured_window.is_zero() {
-            0.0
-        } else {
-            c.requests as f64 / m.measured_window.as_secs_f64()
-        },
-        hits: c.hits,
-        service_time_ms: Percentiles::from_histogram(&m.service, m.service_mean_ms),
-        latency_ms: Percentiles::from_histogram(&m.latency, m.latency_mean_ms),
-        throughput_per_second: m.per_second.clone(),
-        parts: part_records(m),
-        clock: shard.map(|member| TrialClock {
-            origin_ns: member.shared_ns(run.origin),
-            window_s: m.window.map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64())),
-            units_by_second: m.units_by_second.clone(),
-        }),
-        per_shard: Vec::new(),
-    }
-}
-
-fn part_histograms(m: &crate::metrics::TrialMetrics) -> BTreeMap<String, PartHistograms> {
-    let Some(parts) = &m.parts else {
-        return BTreeMap::new();
-    };
-    parts
-        .used()
-        .filter_map(|(label, _, times)| {
-            times.map(|t| {
-                (
-                    label.to_string(),
-                    PartHistograms {
-                        service_time_us: encode_histogram(&t.service),
-                        latency_us: encode_histogram(&t.latency),
-                    },
-                )
-            })
-        })
-        .collect()
-}
-
-fn part_records(m: &crate::metrics::TrialMetrics) -> BTreeMap<String, PartRecord> {
-    let Some(parts) = &m.parts else {
-        return BTreeMap::new();
-    };
-    parts
-        .used()
-        .map(|(label, requests, times)| {
-            (
-                label.to_string(),
-                PartRecord {
-                    requests,
-                    service_time_ms: times.map(|t| {
-                        Percentiles::from_histogram(&t.service, t.means_ms().map(|m| m.0))
-                    }),
-                    latency_ms: times.map(|t| {
-                        Percentiles::from_histogram(&t.latency, t.means_ms().map(|m| m.1))
-                    }),
-                },
-            )
-        })
-        .collect()
-}
-
 pub async fn run(
     track: Arc<Track>,
     opts: &RaceRequest,
@@ -350,12 +242,8 @@ async fn run_with<B: Backend>(
     inputs: RaceInputs<'_>,
     cancel: CancellationToken,
 ) -> Result<RaceOutcome, RaceError> {
-    let RaceInputs {
-        track,
-        plan,
-        opts,
-        deviations,
-    } = inputs;
+    let opts = inputs.opts;
+    let plan = inputs.plan;
     let store = RaceStore::new(&opts.home);
     let session = match &opts.shard {
         Some(spec) => Some(Session::join(spec, plan, &cancel).await.map_err(|e| {
@@ -368,42 +256,7 @@ async fn run_with<B: Backend>(
         None => None,
     };
     let member = session.as_ref().map(|s| s.member.clone());
-    let mut record = RaceRecord {
-        format: FORMAT_VERSION,
-        race_id: member
-            .as_ref()
-            .map_or_else(crate::results::new_race_id, |m| m.shard_race_id()),
-        status: RaceStatus::Running,
-        stop_reason: None,
-        started_at: Timestamp::now_seconds(),
-        finished_at: None,
-        pid: Some(std::process::id()),
-        track: track.name.clone(),
-        track_path: track.file.display().to_string(),
-        challenge: plan.challenge.clone(),
-        test_mode: plan.test_mode,
-        params: plan.params.clone(),
-        backend: backend.info(),
-        target_hosts: opts.target_hosts.clone(),
-        on_error: opts.on_error,
-        user_tags: opts.user_tags.clone(),
-        host: HostInfo::current(),
-        deviations,
-        shard: member.as_ref().map(|m| m.role()),
-        shards: None,
-        tasks: plan
-            .results
-            .iter()
-            .map(|slot| TaskRecord {
-                slot: slot.clone(),
-                trials: Vec::new(),
-            })
-            .collect(),
-    };
-    let mut histograms = HistogramFile {
-        format: FORMAT_VERSION,
-        trials: Vec::new(),
-    };
+    let record = started_record(backend.info(), inputs, member.as_deref());
     store.begin(&record)?;
     if !opts.quiet {
         let shard = member.as_ref().map_or(String::new(), |m| {
@@ -414,7 +267,6 @@ async fn run_with<B: Backend>(
             record.race_id, record.track, record.challenge, record.backend.kind
         );
     }
-
     let mut driver_options = DriverOptions::whole(opts.on_error, opts.progress);
     if let Some(m) = &member {
         driver_options.slice = m.slice;
@@ -423,83 +275,16 @@ async fn run_with<B: Backend>(
     // The driver cancels its own token on an abort; the race's stays for signals alone, which
     // the wait for the other shards' results listens to.
     let driver = Driver::new(backend, driver_options, cancel.child_token());
-    let mut store_error: Option<StoreError> = None;
-    let mut stored_trials = 0usize;
-    let quiet = opts.quiet;
     let redactor = &opts.client_options.credentials.redactor();
-    let stop = {
-        let record = &mut record;
-        let histograms = &mut histograms;
-        let store_error = &mut store_error;
-        let stored_trials = &mut stored_trials;
-        let store = &store;
-        let member = member.as_deref();
-        let mut on_trial = move |run: TrialRun| {
-            let tr = trial_record(&run, redactor, member);
-            if !quiet {
-                let task = &record.tasks[run.result];
-                let status = match (&tr.failure, tr.interrupted) {
-                    (Some(f), _) => format!("failed: {f}"),
-                    (None, true) => "interrupted".into(),
-                    (None, false) => {
-                        let p = |q: f64| {
-                            tr.service_time_ms
-                                .at(q)
-                                .map_or("-".into(), |v| format!("{v:.3} ms"))
-                        };
-                        format!(
-                            "{} {} · service p50 {} p99 {} · {} errors",
-                            format_number(tr.throughput),
-                            task.slot.throughput_unit,
-                            p(50.0),
-                            p(99.0),
-                            tr.errors
-                        )
-                    }
-                };
-                if run.warmup {
-                    eprintln!(
-                        "  {} [{}] warmup trial {}/{}: {status} (not recorded)",
-                        task.slot.task,
-                        task.sweep_label(),
-                        run.trial + 1,
-                        task.slot.warmup_trials
-                    );
-                } else {
-                    eprintln!(
-                        "  {} [{}] trial {}/{}: {status}",
-                        task.slot.task,
-                        task.sweep_label(),
-                        run.trial + 1,
-                        task.slot.planned_trials
-                    );
-                }
-            }
-            if run.warmup {
-                return;
-            }
-            let trial_histograms = TrialHistograms {
-                task_index: run.result,
-                trial: run.trial,
-                service_time_us: encode_histogram(&run.metrics.service),
-                latency_us: encode_histogram(&run.metrics.latency),
-                parts: part_histograms(&run.metrics),
-            };
-            // Stored as it ends, in a file of its own: a killed race keeps all completed
-            // trials, and a trial costs the same to store whatever came before it.
-            let stored = StoredTrial::new(run.result, tr, trial_histograms);
-            let seq = histograms.trials.len();
-            match store.append_trial(&record.race_id, seq, &stored) {
-                Ok(()) => *stored_trials += 1,
-                Err(e) => {
-                    store_error.get_or_insert(e);
-                }
-            }
-            histograms.trials.push(stored.histograms);
-            record.tasks[run.result].trials.push(stored.record);
-        };
-        driver.run(plan, &mut on_trial).await
-    };
+    let mut sink = TrialSink::new(record, &store, redactor, member.as_deref(), opts.quiet);
+    let stop = driver.run(plan, &mut |run| sink.take(run)).await;
+    let TrialSink {
+        mut record,
+        histograms,
+        store_error,
+        stored_trials,
+        ..
+    } = sink;
     record.finished_at = Some(Timestamp::now_seconds());
     if let Some(m) = &member {
         record.shard = Some(m.role());
@@ -526,15 +311,72 @@ async fn run_with<B: Backend>(
     if let Some(e) = store_error {
         eprintln!("warning: a trial could not be stored when it ended ({e}); the final record holds every trial");
     }
-    let Some(session) = session else {
-        let dir = store.race_dir(&record.race_id);
-        return Ok(RaceOutcome {
+    match session {
+        None => Ok(RaceOutcome {
+            dir: store.race_dir(&record.race_id),
             stored: (record, histograms),
-            dir,
-        });
-    };
+        }),
+        Some(session) => {
+            merge_shards(session, record, histograms, &store, opts.quiet, &cancel).await
+        }
+    }
+}
+
+/// The record of a race as it starts: what it runs, where, and a slot per task with no trials.
+fn started_record(
+    backend: crate::backend::BackendInfo,
+    inputs: RaceInputs<'_>,
+    member: Option<&Member>,
+) -> RaceRecord {
+    let RaceInputs {
+        track,
+        plan,
+        opts,
+        deviations,
+    } = inputs;
+    RaceRecord {
+        format: FORMAT_VERSION,
+        race_id: member.map_or_else(crate::results::new_race_id, |m| m.shard_race_id()),
+        status: RaceStatus::Running,
+        stop_reason: None,
+        started_at: Timestamp::now_seconds(),
+        finished_at: None,
+        pid: Some(std::process::id()),
+        track: track.name.clone(),
+        track_path: track.file.display().to_string(),
+        challenge: plan.challenge.clone(),
+        test_mode: plan.test_mode,
+        params: plan.params.clone(),
+        backend,
+        target_hosts: opts.target_hosts.clone(),
+        on_error: opts.on_error,
+        user_tags: opts.user_tags.clone(),
+        host: HostInfo::current(),
+        deviations,
+        shard: member.map(|m| m.role()),
+        shards: None,
+        tasks: plan
+            .results
+            .iter()
+            .map(|slot| TaskRecord {
+                slot: slot.clone(),
+                trials: Vec::new(),
+            })
+            .collect(),
+    }
+}
+
+/// A shard's race is sent to shard 0, which merges and stores the whole race (and says so).
+async fn merge_shards(
+    session: Session,
+    record: RaceRecord,
+    histograms: HistogramFile,
+    store: &RaceStore,
+    quiet: bool,
+    cancel: &CancellationToken,
+) -> Result<RaceOutcome, RaceError> {
     let merged_id = session.member.race_id.clone();
-    match session.finish(&record, &histograms, &cancel).await {
+    match session.finish(&record, &histograms, cancel).await {
         Ok(Some((merged, merged_histograms))) => {
             store.finish(&merged, &merged_histograms, None)?;
             Ok(RaceOutcome {
@@ -545,7 +387,7 @@ async fn run_with<B: Backend>(
         other => {
             match other {
                 Err(e) => eprintln!("warning: {e}"),
-                Ok(_) if !opts.quiet => eprintln!(
+                Ok(_) if !quiet => eprintln!(
                     "shard {} sent its results to shard 0, which stores the merged race {merged_id}",
                     record.shard.as_ref().map_or(0, |s| s.index)
                 ),
