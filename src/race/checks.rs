@@ -181,48 +181,10 @@ fn makes(spec: &crate::ops::OpSpec) -> Vec<String> {
     }
 }
 
-/// What one REST call may make: an index or data stream it PUTs, an alias it adds.
+/// What one REST call may make: an index or data stream it PUTs, an alias it adds (the
+/// engine's route table says).
 fn raw_makes(c: &crate::ops::RawCall) -> Vec<String> {
-    let path = c.path.trim_start_matches('/');
-    let segments: Vec<&str> = path.split('/').collect();
-    match (c.method.as_str(), segments.as_slice()) {
-        ("POST", ["_aliases"]) => c
-            .body
-            .as_ref()
-            .and_then(|b| b.get("actions"))
-            .and_then(|a| a.as_array())
-            .into_iter()
-            .flatten()
-            .filter_map(|a| a.get("add"))
-            .flat_map(|add| {
-                let one = add
-                    .get("alias")
-                    .and_then(|a| a.as_str())
-                    .map(str::to_string);
-                let many = add
-                    .get("aliases")
-                    .and_then(|a| a.as_array())
-                    .into_iter()
-                    .flatten();
-                one.into_iter()
-                    .chain(many.filter_map(|a| a.as_str().map(str::to_string)))
-            })
-            .collect(),
-        ("PUT" | "POST", [_, "_alias" | "_aliases", name]) => vec![name.to_string()],
-        // A template's aliases are made with the indices it matches.
-        ("PUT" | "POST", ["_index_template" | "_template" | "_component_template", _]) => {
-            let body = c.body.as_ref();
-            let aliases = body
-                .and_then(|b| b.pointer("/template/aliases").or_else(|| b.get("aliases")))
-                .and_then(|a| a.as_object());
-            aliases
-                .into_iter()
-                .flat_map(|a| a.keys().cloned())
-                .collect()
-        }
-        ("PUT", ["_data_stream", name]) | ("PUT", [name]) => vec![name.to_string()],
-        _ => Vec::new(),
-    }
+    engine::rest::effects(&c.method, &c.path, c.body.as_ref()).makes
 }
 
 /// Err when a task reads or writes, by name or pattern, an index no task that runs before it
@@ -257,37 +219,9 @@ fn never_made(spec: &crate::ops::OpSpec, made: &[String]) -> Result<(), String> 
 }
 
 /// The indices a raw request needs to exist: those an alias action names, and the target of
-/// a settings or block change.
+/// a settings or block change (the engine's route table says).
 fn raw_targets(c: &crate::ops::RawCall) -> Vec<String> {
-    let path = c.path.trim_matches('/');
-    let segments: Vec<&str> = path.split('/').collect();
-    match (c.method.as_str(), segments.as_slice()) {
-        ("POST", ["_aliases"]) => {
-            let actions = c
-                .body
-                .as_ref()
-                .and_then(|b| b.get("actions"))
-                .and_then(|a| a.as_array());
-            let mut out = Vec::new();
-            for action in actions.into_iter().flatten() {
-                for a in ["add", "remove"].iter().filter_map(|k| action.get(*k)) {
-                    for key in ["index", "indices"] {
-                        match a.get(key) {
-                            Some(serde_json::Value::String(s)) => out.push(s.clone()),
-                            Some(serde_json::Value::Array(list)) => out
-                                .extend(list.iter().filter_map(|v| v.as_str()).map(str::to_string)),
-                            _ => {}
-                        }
-                    }
-                }
-            }
-            out
-        }
-        ("PUT", [target, "_settings"]) | ("PUT", [target, "_block", _]) => {
-            target.split(',').map(str::to_string).collect()
-        }
-        _ => Vec::new(),
-    }
+    engine::rest::effects(&c.method, &c.path, c.body.as_ref()).needs
 }
 
 /// The shards of a race drive one system: an in-process engine is one per shard, so a

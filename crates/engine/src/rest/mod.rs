@@ -9,6 +9,7 @@
 mod admin;
 mod aliases;
 mod documents;
+mod effects;
 mod ingest;
 mod recovery;
 mod search;
@@ -20,6 +21,8 @@ use crate::error::ErrorKind;
 use crate::index::EmbeddedIndex;
 use serde_json::{json, Value};
 use std::sync::Arc;
+
+pub use effects::{effects, Effects};
 
 /// The version `GET /` reports: clients check the major version to pick their API dialect.
 pub const COMPATIBLE_VERSION: &str = "8.15.0";
