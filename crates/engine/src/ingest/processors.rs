@@ -202,26 +202,7 @@ impl Processor {
                 .unwrap_or_else(|| field.to_string()))
         };
         Ok(match o.kind {
-            "set" => {
-                let field = field(o)?;
-                let value = match (o.take("value"), o.string("copy_from")?) {
-                    (Some(_), Some(_)) => {
-                        return Err("[copy_from] cannot be set with [value]".into())
-                    }
-                    (Some(Value::String(s)), None) if s.contains("{{") => SetValue::Template(s),
-                    (Some(v), None) => SetValue::Value(v),
-                    (None, Some(from)) => SetValue::CopyFrom(from),
-                    (None, None) => {
-                        return Err("[value] required property is missing (processor [set])".into())
-                    }
-                };
-                Processor::Set {
-                    field,
-                    value,
-                    override_existing: o.flag("override", true)?,
-                    ignore_empty_value: o.flag("ignore_empty_value", false)?,
-                }
-            }
+            "set" => parse_set(o)?,
             "remove" => Processor::Remove {
                 fields: o.strings("field")?,
                 ignore_missing: o.flag("ignore_missing", false)?,
@@ -253,48 +234,8 @@ impl Processor {
                     ignore_missing: o.flag("ignore_missing", false)?,
                 }
             }
-            "convert" => {
-                let f = field(o)?;
-                let to = match o.required("type")?.as_str() {
-                    "integer" => ConvertTo::Integer,
-                    "long" => ConvertTo::Long,
-                    "float" => ConvertTo::Float,
-                    "double" => ConvertTo::Double,
-                    "boolean" => ConvertTo::Boolean,
-                    "string" => ConvertTo::String,
-                    "auto" => ConvertTo::Auto,
-                    other => return Err(format!("type [{other}] not supported, cannot convert field (processor [convert]; ip is not converted here)")),
-                };
-                Processor::Convert {
-                    target: target_or(o, &f)?,
-                    field: f,
-                    to,
-                    ignore_missing: o.flag("ignore_missing", false)?,
-                }
-            }
-            "date" => {
-                let field = field(o)?;
-                let target = o.string("target_field")?.unwrap_or_else(|| "@timestamp".into());
-                let formats = o
-                    .strings("formats")?
-                    .iter()
-                    .map(|f| date_format(f))
-                    .collect::<Result<_, _>>()?;
-                for (key, fine) in [("timezone", "UTC"), ("locale", "ENGLISH")] {
-                    match o.string(key)? {
-                        Some(v) if !v.eq_ignore_ascii_case(fine) && !(key == "locale" && v.starts_with("en")) => {
-                            return Err(format!("[{key}] `{v}` of processor [date]: the engine reads dates in UTC and English only"))
-                        }
-                        _ => {}
-                    }
-                }
-                if let Some(f) = o.string("output_format")? {
-                    if f != "yyyy-MM-dd'T'HH:mm:ss.SSSXXX" {
-                        return Err(format!("[output_format] `{f}` of processor [date]: the engine writes the default format only"));
-                    }
-                }
-                Processor::Date { field, target, formats }
-            }
+            "convert" => parse_convert(o)?,
+            "date" => parse_date(o)?,
             "fingerprint" => Processor::Fingerprint(Fingerprint {
                 fields: o.strings("fields")?,
                 target: o.string("target_field")?.unwrap_or_else(|| "fingerprint".into()),
@@ -302,19 +243,7 @@ impl Processor {
                 method: Method::parse(o.string("method")?.as_deref().unwrap_or("SHA-1"))?,
                 ignore_missing: o.flag("ignore_missing", false)?,
             }),
-            "split" => {
-                let f = field(o)?;
-                let separator = regex(&o.required("separator")?, "separator")?;
-                if o.flag("preserve_trailing", false)? {
-                    return Err("[preserve_trailing] of processor [split] is not supported".into());
-                }
-                Processor::Split {
-                    target: target_or(o, &f)?,
-                    field: f,
-                    separator,
-                    ignore_missing: o.flag("ignore_missing", false)?,
-                }
-            }
+            "split" => parse_split(o)?,
             "join" => {
                 let f = field(o)?;
                 Processor::Join {
@@ -372,4 +301,95 @@ fn date_format(f: &str) -> Result<DateFormats, String> {
         other => other,
     };
     DateFormats::parse(ours).map_err(|e| format!("date format `{f}`: {e}"))
+}
+
+/// The processor's `target_field`, else its field.
+fn target_or(o: &mut Options, field: &str) -> Result<String, String> {
+    Ok(o.string("target_field")?
+        .unwrap_or_else(|| field.to_string()))
+}
+
+/// `set`: a value, a template (`{{field}}`) or a copy of another field.
+fn parse_set(o: &mut Options) -> Result<Processor, String> {
+    let field = o.required("field")?;
+    let value = match (o.take("value"), o.string("copy_from")?) {
+        (Some(_), Some(_)) => return Err("[copy_from] cannot be set with [value]".into()),
+        (Some(Value::String(s)), None) if s.contains("{{") => SetValue::Template(s),
+        (Some(v), None) => SetValue::Value(v),
+        (None, Some(from)) => SetValue::CopyFrom(from),
+        (None, None) => return Err("[value] required property is missing (processor [set])".into()),
+    };
+    Ok(Processor::Set {
+        field,
+        value,
+        override_existing: o.flag("override", true)?,
+        ignore_empty_value: o.flag("ignore_empty_value", false)?,
+    })
+}
+
+/// `convert`: the types Elasticsearch converts to (not `ip`).
+fn parse_convert(o: &mut Options) -> Result<Processor, String> {
+    let f = o.required("field")?;
+    let to = match o.required("type")?.as_str() {
+            "integer" => ConvertTo::Integer,
+            "long" => ConvertTo::Long,
+            "float" => ConvertTo::Float,
+            "double" => ConvertTo::Double,
+            "boolean" => ConvertTo::Boolean,
+            "string" => ConvertTo::String,
+            "auto" => ConvertTo::Auto,
+            other => return Err(format!("type [{other}] not supported, cannot convert field (processor [convert]; ip is not converted here)")),
+        };
+    Ok(Processor::Convert {
+        target: target_or(o, &f)?,
+        field: f,
+        to,
+        ignore_missing: o.flag("ignore_missing", false)?,
+    })
+}
+
+/// `date`: formats as Elasticsearch reads them; UTC and English only.
+fn parse_date(o: &mut Options) -> Result<Processor, String> {
+    let field = o.required("field")?;
+    let target = o
+        .string("target_field")?
+        .unwrap_or_else(|| "@timestamp".into());
+    let formats = o
+        .strings("formats")?
+        .iter()
+        .map(|f| date_format(f))
+        .collect::<Result<_, _>>()?;
+    for (key, fine) in [("timezone", "UTC"), ("locale", "ENGLISH")] {
+        match o.string(key)? {
+                Some(v) if !v.eq_ignore_ascii_case(fine) && !(key == "locale" && v.starts_with("en")) => {
+                    return Err(format!("[{key}] `{v}` of processor [date]: the engine reads dates in UTC and English only"))
+                }
+                _ => {}
+            }
+    }
+    if let Some(f) = o.string("output_format")? {
+        if f != "yyyy-MM-dd'T'HH:mm:ss.SSSXXX" {
+            return Err(format!("[output_format] `{f}` of processor [date]: the engine writes the default format only"));
+        }
+    }
+    Ok(Processor::Date {
+        field,
+        target,
+        formats,
+    })
+}
+
+/// `split`: a separator pattern; `preserve_trailing` refused.
+fn parse_split(o: &mut Options) -> Result<Processor, String> {
+    let f = o.required("field")?;
+    let separator = regex(&o.required("separator")?, "separator")?;
+    if o.flag("preserve_trailing", false)? {
+        return Err("[preserve_trailing] of processor [split] is not supported".into());
+    }
+    Ok(Processor::Split {
+        target: target_or(o, &f)?,
+        field: f,
+        separator,
+        ignore_missing: o.flag("ignore_missing", false)?,
+    })
 }

@@ -7,6 +7,7 @@ use crate::ingest::processors::ConvertTo;
 use crate::ingest::processors::Processor;
 use crate::ingest::processors::SetValue;
 use crate::ingest::processors::TextOp;
+use crate::mapping::dates::DateFormats;
 use serde_json::Value;
 
 /// What running a processor did to the document's course.
@@ -25,212 +26,62 @@ impl Processor {
                 value,
                 override_existing,
                 ignore_empty_value,
-            } => {
-                if !override_existing && doc.get(field).is_some_and(|v| !v.is_null()) {
-                    return Ok(Flow::Next);
-                }
-                let v = match value {
-                    SetValue::Template(t) => Value::String(doc.render(t)),
-                    SetValue::Value(v) => v.clone(),
-                    SetValue::CopyFrom(from) => match doc.get(from) {
-                        Some(v) => v.into_owned(),
-                        None => {
-                            return Err(format!(
-                                "field [{from}] not present as part of path [{from}]"
-                            ))
-                        }
-                    },
-                };
-                if *ignore_empty_value && (v.is_null() || v == "") {
-                    return Ok(Flow::Next);
-                }
-                doc.set(field, v)?;
-            }
+            } => run_set(doc, field, value, override_existing, ignore_empty_value)?,
             Processor::Remove {
                 fields,
                 ignore_missing,
-            } => {
-                for f in fields {
-                    if doc.remove(f).is_none() && !ignore_missing {
-                        return Err(format!("field [{f}] not present as part of path [{f}]"));
-                    }
-                }
-            }
+            } => run_remove(doc, fields, ignore_missing)?,
             Processor::Rename {
                 field,
                 target,
                 ignore_missing,
-            } => {
-                if doc.has(target) {
-                    return Err(format!("field [{target}] already exists"));
-                }
-                match doc.remove(field) {
-                    Some(v) => doc.set(target, v)?,
-                    None if *ignore_missing => {}
-                    None => return Err(format!("field [{field}] doesn't exist")),
-                }
-            }
+            } => run_rename(doc, field, target, ignore_missing)?,
             Processor::Append {
                 field,
                 values,
                 allow_duplicates,
-            } => {
-                let rendered: Vec<Value> = values
-                    .iter()
-                    .map(|v| match v {
-                        Value::String(s) if s.contains("{{") => Value::String(doc.render(s)),
-                        v => v.clone(),
-                    })
-                    .collect();
-                let mut list = match doc.remove(field) {
-                    None => Vec::new(),
-                    Some(Value::Array(a)) => a,
-                    Some(v) => vec![v],
-                };
-                for v in rendered {
-                    if *allow_duplicates || !list.contains(&v) {
-                        list.push(v);
-                    }
-                }
-                doc.set(field, Value::Array(list))?;
-            }
+            } => run_append(doc, field, values, allow_duplicates)?,
             Processor::Text {
                 op,
                 field,
                 target,
                 ignore_missing,
-            } => {
-                let Some(v) = present(doc, field, *ignore_missing)? else {
-                    return Ok(Flow::Next);
-                };
-                let out = map_strings(&v, field, |s| match op {
-                    TextOp::Lower => s.to_lowercase(),
-                    TextOp::Upper => s.to_uppercase(),
-                    TextOp::Trim => s.trim().to_string(),
-                })?;
-                doc.set(target, out)?;
-            }
+            } => run_text(doc, op, field, target, ignore_missing)?,
             Processor::Convert {
                 field,
                 target,
                 to,
                 ignore_missing,
-            } => {
-                let Some(v) = present(doc, field, *ignore_missing)? else {
-                    return Ok(Flow::Next);
-                };
-                let out = match v {
-                    Value::Array(a) => Value::Array(
-                        a.iter()
-                            .map(|x| convert(x, *to))
-                            .collect::<Result<_, _>>()?,
-                    ),
-                    one => convert(&one, *to)?,
-                };
-                doc.set(target, out)?;
-            }
+            } => run_convert(doc, field, target, to, ignore_missing)?,
             Processor::Date {
                 field,
                 target,
                 formats,
-            } => {
-                let Some(v) = doc.get(field).map(|v| v.into_owned()) else {
-                    return Err(format!(
-                        "field [{field}] not present as part of path [{field}]"
-                    ));
-                };
-                let at = formats
-                    .iter()
-                    .find_map(|f| f.read(&v).ok())
-                    .ok_or_else(|| format!("unable to parse date [{v}]"))?;
-                let millis = at.into_timestamp_millis();
-                let text = chrono::DateTime::from_timestamp_millis(millis)
-                    .ok_or_else(|| format!("date [{v}] is out of range"))?
-                    .format("%Y-%m-%dT%H:%M:%S%.3fZ")
-                    .to_string();
-                doc.set(target, Value::String(text))?;
-            }
+            } => run_date(doc, field, target, formats)?,
             Processor::Fingerprint(f) => f.run(doc)?,
             Processor::Split {
                 field,
                 target,
                 separator,
                 ignore_missing,
-            } => {
-                let Some(v) = present(doc, field, *ignore_missing)? else {
-                    return Ok(Flow::Next);
-                };
-                let Value::String(s) = v else {
-                    return Err(format!(
-                        "field [{field}] of type [{}] cannot be cast to a string",
-                        kind(&v)
-                    ));
-                };
-                let mut parts: Vec<Value> = separator
-                    .split(&s)
-                    .map(|p| Value::String(p.to_string()))
-                    .collect();
-                // Java's String.split drops trailing empty strings.
-                while parts.last().is_some_and(|p| p == "") {
-                    parts.pop();
-                }
-                doc.set(target, Value::Array(parts))?;
-            }
+            } => run_split(doc, field, target, separator, ignore_missing)?,
             Processor::Join {
                 field,
                 target,
                 separator,
-            } => {
-                let Some(Value::Array(a)) = doc.get(field).map(|v| v.into_owned()) else {
-                    return Err(format!("field [{field}] is not a list"));
-                };
-                let texts: Vec<String> = a
-                    .iter()
-                    .map(|v| scalar_text(v).unwrap_or_else(|| v.to_string()))
-                    .collect();
-                doc.set(target, Value::String(texts.join(separator)))?;
-            }
+            } => run_join(doc, field, target, separator)?,
             Processor::Gsub {
                 field,
                 target,
                 pattern,
                 replacement,
                 ignore_missing,
-            } => {
-                let Some(v) = present(doc, field, *ignore_missing)? else {
-                    return Ok(Flow::Next);
-                };
-                let out = map_strings(&v, field, |s| {
-                    pattern.replace_all(s, replacement.as_str()).into_owned()
-                })?;
-                doc.set(target, out)?;
-            }
+            } => run_gsub(doc, field, target, pattern, replacement, ignore_missing)?,
             Processor::Json {
                 field,
                 target,
                 add_to_root,
-            } => {
-                let Some(v) = doc.get(field).map(|v| v.into_owned()) else {
-                    return Err(format!(
-                        "field [{field}] not present as part of path [{field}]"
-                    ));
-                };
-                let parsed: Value = match &v {
-                    Value::String(s) => serde_json::from_str(s)
-                        .map_err(|e| format!("field [{field}] is not JSON: {e}"))?,
-                    other => other.clone(),
-                };
-                match (add_to_root, parsed) {
-                    (true, Value::Object(m)) => doc.source.extend(m),
-                    (true, other) => {
-                        return Err(format!(
-                        "cannot add non-map fields to root of document (field [{field}] holds {})",
-                        kind(&other)
-                    ))
-                    }
-                    (false, p) => doc.set(target.as_deref().unwrap_or(field), p)?,
-                }
-            }
+            } => run_json(doc, field, target, add_to_root)?,
             Processor::Drop => return Ok(Flow::Drop),
             Processor::Fail(message) => return Err(doc.render(message)),
             Processor::Pipeline {
@@ -331,4 +182,250 @@ fn convert(v: &Value, to: ConvertTo) -> Result<Value, String> {
             other => other.clone(),
         },
     })
+}
+
+/// `set`: a value, a template or a copy of another field.
+fn run_set(
+    doc: &mut IngestDoc,
+    field: &str,
+    value: &SetValue,
+    override_existing: &bool,
+    ignore_empty_value: &bool,
+) -> Result<(), String> {
+    if !override_existing && doc.get(field).is_some_and(|v| !v.is_null()) {
+        return Ok(());
+    }
+    let v = match value {
+        SetValue::Template(t) => Value::String(doc.render(t)),
+        SetValue::Value(v) => v.clone(),
+        SetValue::CopyFrom(from) => match doc.get(from) {
+            Some(v) => v.into_owned(),
+            None => {
+                return Err(format!(
+                    "field [{from}] not present as part of path [{from}]"
+                ))
+            }
+        },
+    };
+    if *ignore_empty_value && (v.is_null() || v == "") {
+        return Ok(());
+    }
+    doc.set(field, v)?;
+    Ok(())
+}
+
+/// `remove`: fields.
+fn run_remove(doc: &mut IngestDoc, fields: &[String], ignore_missing: &bool) -> Result<(), String> {
+    for f in fields {
+        if doc.remove(f).is_none() && !ignore_missing {
+            return Err(format!("field [{f}] not present as part of path [{f}]"));
+        }
+    }
+    Ok(())
+}
+
+/// `rename`: a field to another name.
+fn run_rename(
+    doc: &mut IngestDoc,
+    field: &str,
+    target: &str,
+    ignore_missing: &bool,
+) -> Result<(), String> {
+    if doc.has(target) {
+        return Err(format!("field [{target}] already exists"));
+    }
+    match doc.remove(field) {
+        Some(v) => doc.set(target, v)?,
+        None if *ignore_missing => {}
+        None => return Err(format!("field [{field}] doesn't exist")),
+    }
+    Ok(())
+}
+
+/// `append`: values to a field, made a list.
+fn run_append(
+    doc: &mut IngestDoc,
+    field: &str,
+    values: &[Value],
+    allow_duplicates: &bool,
+) -> Result<(), String> {
+    let rendered: Vec<Value> = values
+        .iter()
+        .map(|v| match v {
+            Value::String(s) if s.contains("{{") => Value::String(doc.render(s)),
+            v => v.clone(),
+        })
+        .collect();
+    let mut list = match doc.remove(field) {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a,
+        Some(v) => vec![v],
+    };
+    for v in rendered {
+        if *allow_duplicates || !list.contains(&v) {
+            list.push(v);
+        }
+    }
+    doc.set(field, Value::Array(list))?;
+    Ok(())
+}
+
+/// `lowercase`, `uppercase`, `trim`.
+fn run_text(
+    doc: &mut IngestDoc,
+    op: &TextOp,
+    field: &str,
+    target: &str,
+    ignore_missing: &bool,
+) -> Result<(), String> {
+    let Some(v) = present(doc, field, *ignore_missing)? else {
+        return Ok(());
+    };
+    let out = map_strings(&v, field, |s| match op {
+        TextOp::Lower => s.to_lowercase(),
+        TextOp::Upper => s.to_uppercase(),
+        TextOp::Trim => s.trim().to_string(),
+    })?;
+    doc.set(target, out)?;
+    Ok(())
+}
+
+/// `convert`: a field to another type.
+fn run_convert(
+    doc: &mut IngestDoc,
+    field: &str,
+    target: &str,
+    to: &ConvertTo,
+    ignore_missing: &bool,
+) -> Result<(), String> {
+    let Some(v) = present(doc, field, *ignore_missing)? else {
+        return Ok(());
+    };
+    let out = match v {
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|x| convert(x, *to))
+                .collect::<Result<_, _>>()?,
+        ),
+        one => convert(&one, *to)?,
+    };
+    doc.set(target, out)?;
+    Ok(())
+}
+
+/// `date`: a field parsed by its formats into a timestamp.
+fn run_date(
+    doc: &mut IngestDoc,
+    field: &str,
+    target: &str,
+    formats: &[DateFormats],
+) -> Result<(), String> {
+    let Some(v) = doc.get(field).map(|v| v.into_owned()) else {
+        return Err(format!(
+            "field [{field}] not present as part of path [{field}]"
+        ));
+    };
+    let at = formats
+        .iter()
+        .find_map(|f| f.read(&v).ok())
+        .ok_or_else(|| format!("unable to parse date [{v}]"))?;
+    let millis = at.into_timestamp_millis();
+    let text = chrono::DateTime::from_timestamp_millis(millis)
+        .ok_or_else(|| format!("date [{v}] is out of range"))?
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string();
+    doc.set(target, Value::String(text))?;
+    Ok(())
+}
+
+/// `split`: a string into a list.
+fn run_split(
+    doc: &mut IngestDoc,
+    field: &str,
+    target: &str,
+    separator: &regex::Regex,
+    ignore_missing: &bool,
+) -> Result<(), String> {
+    let Some(v) = present(doc, field, *ignore_missing)? else {
+        return Ok(());
+    };
+    let Value::String(s) = v else {
+        return Err(format!(
+            "field [{field}] of type [{}] cannot be cast to a string",
+            kind(&v)
+        ));
+    };
+    let mut parts: Vec<Value> = separator
+        .split(&s)
+        .map(|p| Value::String(p.to_string()))
+        .collect();
+    // Java's String.split drops trailing empty strings.
+    while parts.last().is_some_and(|p| p == "") {
+        parts.pop();
+    }
+    doc.set(target, Value::Array(parts))?;
+    Ok(())
+}
+
+/// `join`: a list into a string.
+fn run_join(doc: &mut IngestDoc, field: &str, target: &str, separator: &str) -> Result<(), String> {
+    let Some(Value::Array(a)) = doc.get(field).map(|v| v.into_owned()) else {
+        return Err(format!("field [{field}] is not a list"));
+    };
+    let texts: Vec<String> = a
+        .iter()
+        .map(|v| scalar_text(v).unwrap_or_else(|| v.to_string()))
+        .collect();
+    doc.set(target, Value::String(texts.join(separator)))?;
+    Ok(())
+}
+
+/// `gsub`: a pattern replaced.
+fn run_gsub(
+    doc: &mut IngestDoc,
+    field: &str,
+    target: &str,
+    pattern: &regex::Regex,
+    replacement: &str,
+    ignore_missing: &bool,
+) -> Result<(), String> {
+    let Some(v) = present(doc, field, *ignore_missing)? else {
+        return Ok(());
+    };
+    let out = map_strings(&v, field, |s| {
+        pattern.replace_all(s, replacement).into_owned()
+    })?;
+    doc.set(target, out)?;
+    Ok(())
+}
+
+/// `json`: a string parsed as JSON.
+fn run_json(
+    doc: &mut IngestDoc,
+    field: &str,
+    target: &Option<String>,
+    add_to_root: &bool,
+) -> Result<(), String> {
+    let Some(v) = doc.get(field).map(|v| v.into_owned()) else {
+        return Err(format!(
+            "field [{field}] not present as part of path [{field}]"
+        ));
+    };
+    let parsed: Value = match &v {
+        Value::String(s) => {
+            serde_json::from_str(s).map_err(|e| format!("field [{field}] is not JSON: {e}"))?
+        }
+        other => other.clone(),
+    };
+    match (add_to_root, parsed) {
+        (true, Value::Object(m)) => doc.source.extend(m),
+        (true, other) => {
+            return Err(format!(
+                "cannot add non-map fields to root of document (field [{field}] holds {})",
+                kind(&other)
+            ))
+        }
+        (false, p) => doc.set(target.as_deref().unwrap_or(field), p)?,
+    }
+    Ok(())
 }
