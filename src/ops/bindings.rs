@@ -333,93 +333,9 @@ impl Generator {
                     }
                 }
             }
-            "date" => {
-                let (lo, hi) = pair(v)?;
-                let ms = |d: &Value| -> Result<i64, String> {
-                    let s = d.as_str().ok_or_else(|| {
-                        format!("`date` takes [from, to] dates (YYYY-MM-DD or RFC 3339), got {d}")
-                    })?;
-                    chrono::DateTime::parse_from_rfc3339(s)
-                        .map(|t| t.timestamp_millis())
-                        .or_else(|_| {
-                            chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").map(|d| {
-                                d.and_hms_opt(0, 0, 0)
-                                    .unwrap_or_default()
-                                    .and_utc()
-                                    .timestamp_millis()
-                            })
-                        })
-                        .map_err(|e| format!("`{s}` is not a date (YYYY-MM-DD or RFC 3339): {e}"))
-                };
-                let (from_ms, to_ms) = (ms(lo)?, ms(hi)?);
-                if from_ms > to_ms {
-                    return Err(format!("`date`: {lo} is after {hi}"));
-                }
-                let format = m
-                    .get("format")
-                    .and_then(Value::as_str)
-                    .unwrap_or("%Y-%m-%dT%H:%M:%S%.3fZ");
-                let items: Vec<chrono::format::Item<'static>> =
-                    chrono::format::StrftimeItems::new(format)
-                        .parse_to_owned()
-                        .map_err(|_| {
-                            format!("`{format}` is not a date format (strftime's syntax)")
-                        })?;
-                GenKind::Date {
-                    from_ms,
-                    to_ms,
-                    format: items,
-                }
-            }
-            "sequence" => match v {
-                Value::Number(n) => GenKind::Sequence {
-                    start: n.as_i64().ok_or("`sequence` starts at an integer")?,
-                    step: 1,
-                },
-                Value::Array(_) => {
-                    let (a, b) = pair(v)?;
-                    match (a.as_i64(), b.as_i64()) {
-                        (Some(start), Some(step)) if step != 0 => GenKind::Sequence { start, step },
-                        _ => {
-                            return Err(format!(
-                                "`sequence` takes a start or [start, step], step not 0; got {v}"
-                            ))
-                        }
-                    }
-                }
-                _ => {
-                    return Err(format!(
-                        "`sequence` takes a start or [start, step], got {v}"
-                    ))
-                }
-            },
-            "weighted" => {
-                let Value::Array(pairs) = v else {
-                    return Err(format!("`weighted` takes [[value, weight], ...], got {v}"));
-                };
-                let mut items = Vec::new();
-                let mut cumulative = Vec::new();
-                let mut total = 0.0;
-                for p in pairs {
-                    let (value, w) = pair(p)?;
-                    let w = w
-                        .as_f64()
-                        .filter(|w| *w > 0.0 && w.is_finite())
-                        .ok_or_else(|| {
-                            format!("`weighted`: a weight is a positive number, got {w}")
-                        })?;
-                    total += w;
-                    items.push(value.clone());
-                    cumulative.push(total);
-                }
-                if items.is_empty() {
-                    return Err("`weighted` needs at least one [value, weight]".into());
-                }
-                GenKind::Weighted {
-                    values: values(items)?,
-                    cumulative,
-                }
-            }
+            "date" => date_kind(v, m)?,
+            "sequence" => sequence_kind(v)?,
+            "weighted" => weighted_kind(v)?,
             "uuid" => GenKind::Uuid,
             "zipf" => {
                 let items = list(v)?;
@@ -435,6 +351,96 @@ impl Generator {
         };
         Ok(Generator { kind, as_string })
     }
+}
+
+/// A `date` binding: [from, to] (YYYY-MM-DD or RFC 3339) and a strftime `format`.
+fn date_kind(v: &Value, m: &serde_json::Map<String, Value>) -> Result<GenKind, String> {
+    let (lo, hi) = pair(v)?;
+    let ms = |d: &Value| -> Result<i64, String> {
+        let s = d.as_str().ok_or_else(|| {
+            format!("`date` takes [from, to] dates (YYYY-MM-DD or RFC 3339), got {d}")
+        })?;
+        chrono::DateTime::parse_from_rfc3339(s)
+            .map(|t| t.timestamp_millis())
+            .or_else(|_| {
+                chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").map(|d| {
+                    d.and_hms_opt(0, 0, 0)
+                        .unwrap_or_default()
+                        .and_utc()
+                        .timestamp_millis()
+                })
+            })
+            .map_err(|e| format!("`{s}` is not a date (YYYY-MM-DD or RFC 3339): {e}"))
+    };
+    let (from_ms, to_ms) = (ms(lo)?, ms(hi)?);
+    if from_ms > to_ms {
+        return Err(format!("`date`: {lo} is after {hi}"));
+    }
+    let format = m
+        .get("format")
+        .and_then(Value::as_str)
+        .unwrap_or("%Y-%m-%dT%H:%M:%S%.3fZ");
+    let items: Vec<chrono::format::Item<'static>> = chrono::format::StrftimeItems::new(format)
+        .parse_to_owned()
+        .map_err(|_| format!("`{format}` is not a date format (strftime's syntax)"))?;
+    Ok(GenKind::Date {
+        from_ms,
+        to_ms,
+        format: items,
+    })
+}
+
+/// A `sequence` binding: a start, or [start, step].
+fn sequence_kind(v: &Value) -> Result<GenKind, String> {
+    match v {
+        Value::Number(n) => Ok(GenKind::Sequence {
+            start: n.as_i64().ok_or("`sequence` starts at an integer")?,
+            step: 1,
+        }),
+        Value::Array(_) => {
+            let (a, b) = pair(v)?;
+            match (a.as_i64(), b.as_i64()) {
+                (Some(start), Some(step)) if step != 0 => Ok(GenKind::Sequence { start, step }),
+                _ => {
+                    return Err(format!(
+                        "`sequence` takes a start or [start, step], step not 0; got {v}"
+                    ))
+                }
+            }
+        }
+        _ => {
+            return Err(format!(
+                "`sequence` takes a start or [start, step], got {v}"
+            ))
+        }
+    }
+}
+
+/// A `weighted` binding: [[value, weight], ...], weights positive.
+fn weighted_kind(v: &Value) -> Result<GenKind, String> {
+    let Value::Array(pairs) = v else {
+        return Err(format!("`weighted` takes [[value, weight], ...], got {v}"));
+    };
+    let mut items = Vec::new();
+    let mut cumulative = Vec::new();
+    let mut total = 0.0;
+    for p in pairs {
+        let (value, w) = pair(p)?;
+        let w = w
+            .as_f64()
+            .filter(|w| *w > 0.0 && w.is_finite())
+            .ok_or_else(|| format!("`weighted`: a weight is a positive number, got {w}"))?;
+        total += w;
+        items.push(value.clone());
+        cumulative.push(total);
+    }
+    if items.is_empty() {
+        return Err("`weighted` needs at least one [value, weight]".into());
+    }
+    Ok(GenKind::Weighted {
+        values: values(items)?,
+        cumulative,
+    })
 }
 
 fn list(v: &Value) -> Result<Vec<Value>, String> {
