@@ -71,6 +71,54 @@ pub struct BulkSpec {
 }
 
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
+    let (corpus, mut files) = corpus_files(p, ctx)?;
+    if let Some(index) = p.string("index")? {
+        files
+            .iter_mut()
+            .for_each(|f| f.target_index = index.clone());
+    }
+    let first = files
+        .first()
+        .map(|f| f.target_index.clone())
+        .unwrap_or_default();
+    // Files for several indices: requests go to `/_bulk`, each action line naming its index.
+    let index = if files.iter().any(|f| f.target_index != first) {
+        String::new()
+    } else {
+        first
+    };
+    let conflicts = conflicts(p)?;
+    let create = check_actions(&files, conflicts.is_some())?;
+    let looped = match p.get("looped") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(ParamError::new(
+                "looped",
+                format!("expected true or false, got {other}"),
+            ))
+        }
+    };
+    Ok(BulkSpec {
+        index,
+        corpus,
+        files,
+        bulk_size: BulkSize(p.positive_int("bulk-size")?.unwrap_or(5000)),
+        flush_bytes: flush_bytes(p)?,
+        ingest_percentage: ingest_percentage(p)?,
+        conflicts,
+        looped,
+        create,
+        pipeline: p.string("pipeline")?,
+    })
+}
+
+/// The corpus (or corpora, one after another, as Rally's `corpora: [a, b]`) a bulk indexes,
+/// by its name, and their files.
+fn corpus_files(
+    p: &Params,
+    ctx: &TrackContext,
+) -> Result<(String, Vec<crate::corpus::DocumentSet>), ParamError> {
     let find = |name: &str| {
         ctx.corpora.iter().find(|(n, _)| n == name).ok_or_else(|| {
             let hint =
@@ -123,23 +171,11 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
             }
         },
     };
-    let mut files = files.clone();
-    if let Some(index) = p.string("index")? {
-        files
-            .iter_mut()
-            .for_each(|f| f.target_index = index.clone());
-    }
-    let first = files
-        .first()
-        .map(|f| f.target_index.clone())
-        .unwrap_or_default();
-    // Files for several indices: requests go to `/_bulk`, each action line naming its index.
-    let index = if files.iter().any(|f| f.target_index != first) {
-        String::new()
-    } else {
-        first
-    };
-    let bulk_size = BulkSize(p.positive_int("bulk-size")?.unwrap_or(5000));
+    Ok((corpus.clone(), files.clone()))
+}
+
+/// `flush-bytes`: a size (`5mb`) or a number of bytes.
+fn flush_bytes(p: &Params) -> Result<Option<Bytes>, ParamError> {
     let flush_bytes = match p.get("flush-bytes") {
         None | Some(Value::Null) => None,
         Some(Value::Number(n)) if n.as_u64().is_some_and(|v| v > 0) => {
@@ -155,6 +191,11 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
             ))
         }
     };
+    Ok(flush_bytes)
+}
+
+/// `ingest-percentage`: above 0, at most 100.
+fn ingest_percentage(p: &Params) -> Result<Option<f64>, ParamError> {
     let ingest_percentage = match p.get("ingest-percentage") {
         None | Some(Value::Null) => None,
         Some(v) => match v.as_f64() {
@@ -167,7 +208,12 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
             }
         },
     };
-    let conflicts = conflicts(p)?;
+    Ok(ingest_percentage)
+}
+
+/// Files for data streams take `create` actions only, never with generated ids; a file with
+/// its own action lines takes none generated either. Whether the bulk creates.
+fn check_actions(files: &[crate::corpus::DocumentSet], ids: bool) -> Result<bool, ParamError> {
     let create = files.iter().any(|f| f.create);
     if create && files.iter().any(|f| !f.create) {
         return Err(ParamError::new(
@@ -175,40 +221,19 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
             "one bulk cannot index files for data streams (`create` actions) and for indices together; give each its own task",
         ));
     }
-    if create && conflicts.is_some() {
+    if create && ids {
         return Err(ParamError::new(
             "conflicts",
             "documents for a data stream are only created, never updated by id",
         ));
     }
-    if conflicts.is_some() && files.iter().any(|f| f.with_actions) {
+    if ids && files.iter().any(|f| f.with_actions) {
         return Err(ParamError::new(
             "conflicts",
             "the corpus holds its own action lines, so ids cannot be generated (as in Rally)",
         ));
     }
-    let looped = match p.get("looped") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => {
-            return Err(ParamError::new(
-                "looped",
-                format!("expected true or false, got {other}"),
-            ))
-        }
-    };
-    Ok(BulkSpec {
-        index,
-        corpus: corpus.clone(),
-        files,
-        bulk_size,
-        flush_bytes,
-        ingest_percentage,
-        conflicts,
-        looped,
-        create,
-        pipeline: p.string("pipeline")?,
-    })
+    Ok(create)
 }
 
 fn conflicts(p: &Params) -> Result<Option<Conflicts>, ParamError> {
