@@ -119,6 +119,35 @@ pub fn esc(s: &str) -> String {
 
 /// Throughput, service time, latency and outcomes of every reported task.
 pub fn summary_tables(s: &Summary) -> Vec<Table> {
+    let mut tables = vec![
+        throughput_table(s),
+        percentile_table(s, "Service time (ms, all trials; call to response)", true),
+        percentile_table(
+            s,
+            "Latency (ms, all trials; intended start to response)",
+            false,
+        ),
+        outcomes_table(s),
+    ];
+    if let Some(thresholds) = thresholds_table(s) {
+        tables.push(thresholds);
+    }
+    if let Some(hidden) = unreported_failures_table(s) {
+        tables.push(hidden);
+    }
+    if let Some(runner) = runner_table(s) {
+        tables.push(runner);
+    }
+    tables.extend(super::shards::shards_table(s));
+    if let Some(server) = server_table(s) {
+        tables.push(server);
+    }
+    tables
+}
+
+/// Throughput across trials per task and sweep point (a task of one operation shows its
+/// duration instead), and each trial's.
+fn throughput_table(s: &Summary) -> Table {
     use Align::{Left as L, Right as R};
     let mut throughput = Table::new(
         "Throughput",
@@ -191,41 +220,43 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
             },
         ]);
     }
-    let mut tables = vec![throughput];
-    for (title, service) in [
-        ("Service time (ms, all trials; call to response)", true),
-        (
-            "Latency (ms, all trials; intended start to response)",
-            false,
-        ),
-    ] {
-        let mut columns = vec![("Task", L), ("Sweep", L), ("Mean", R)];
-        columns.extend(PERCENTILES.iter().map(|(label, _)| (*label, R)));
-        let mut table = Table::new(title, &columns);
-        for t in &s.tasks {
-            let p = if service {
-                &t.service_time_ms
-            } else {
-                &t.latency_ms
-            };
-            let mut row = vec![
-                t.record.slot.task.clone(),
-                t.sweep_label.clone(),
-                if p.count > 0 { ms(p.mean) } else { "-".into() },
-            ];
-            let shown = p.shown();
-            if p.count > 0 && shown.iter().any(Option::is_none) {
-                table.note = Some(UNSUPPORTED_NOTE.into());
-            }
-            row.extend(
-                shown
-                    .iter()
-                    .map(|v| v.map_or_else(|| UNSUPPORTED.to_string(), ms)),
-            );
-            table.row(row);
+    throughput
+}
+
+/// Service time or latency percentiles, all trials merged.
+fn percentile_table(s: &Summary, title: &str, service: bool) -> Table {
+    use Align::{Left as L, Right as R};
+    let mut columns = vec![("Task", L), ("Sweep", L), ("Mean", R)];
+    columns.extend(PERCENTILES.iter().map(|(label, _)| (*label, R)));
+    let mut table = Table::new(title, &columns);
+    for t in &s.tasks {
+        let p = if service {
+            &t.service_time_ms
+        } else {
+            &t.latency_ms
+        };
+        let mut row = vec![
+            t.record.slot.task.clone(),
+            t.sweep_label.clone(),
+            if p.count > 0 { ms(p.mean) } else { "-".into() },
+        ];
+        let shown = p.shown();
+        if p.count > 0 && shown.iter().any(Option::is_none) {
+            table.note = Some(UNSUPPORTED_NOTE.into());
         }
-        tables.push(table);
+        row.extend(
+            shown
+                .iter()
+                .map(|v| v.map_or_else(|| UNSUPPORTED.to_string(), ms)),
+        );
+        table.row(row);
     }
+    table
+}
+
+/// Operations, successes, errors by kind, units and hits.
+fn outcomes_table(s: &Summary) -> Table {
+    use Align::{Left as L, Right as R};
     let mut outcomes = Table::new(
         "Outcomes",
         &[
@@ -262,21 +293,7 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
             t.hits.to_string(),
         ]);
     }
-    tables.push(outcomes);
-    if let Some(thresholds) = thresholds_table(s) {
-        tables.push(thresholds);
-    }
-    if let Some(hidden) = unreported_failures_table(s) {
-        tables.push(hidden);
-    }
-    if let Some(runner) = runner_table(s) {
-        tables.push(runner);
-    }
-    tables.extend(super::shards::shards_table(s));
-    if let Some(server) = server_table(s) {
-        tables.push(server);
-    }
-    tables
+    outcomes
 }
 
 /// Tasks left out of the report (Rally's administrative operations) whose operations failed:
