@@ -259,45 +259,9 @@ fn merge_trial(
     trial: u64,
     parts: &[ShardPart<'_>],
 ) -> Result<(TrialRecord, TrialHistograms), MergeError> {
-    let first = parts[0].record;
-    let mut m = first.clone();
+    let mut m = summed_counts(parts);
     let (mut service, mut latency) = (new_histogram(), new_histogram());
     let mut part_hists: BTreeMap<String, (Histogram<u64>, Histogram<u64>)> = BTreeMap::new();
-    let sum = |f: fn(&TrialRecord) -> u64| parts.iter().map(|p| f(p.record)).sum::<u64>();
-    m.operations = sum(|t| t.operations);
-    m.warmup_operations = sum(|t| t.warmup_operations);
-    m.warmup_units = sum(|t| t.warmup_units);
-    m.successes = sum(|t| t.successes);
-    m.errors = sum(|t| t.errors);
-    m.units = sum(|t| t.units);
-    m.requests = sum(|t| t.requests);
-    m.hits = sum(|t| t.hits);
-    m.interrupted_operations = sum(|t| t.interrupted_operations);
-    m.errors_by_kind.clear();
-    m.error_messages.clear();
-    m.parts.clear();
-    m.interrupted = parts.iter().any(|p| p.record.interrupted);
-    let failures: Vec<String> = parts
-        .iter()
-        .filter_map(|p| Some(format!("shard {}: {}", p.shard, p.record.failure.as_ref()?)))
-        .collect();
-    m.failure = (!failures.is_empty()).then(|| failures.join("; "));
-    m.started_at = parts
-        .iter()
-        .map(|p| p.record.started_at)
-        .min_by_key(|t| t.at)
-        .unwrap_or(m.started_at);
-    m.wall_seconds = parts
-        .iter()
-        .map(|p| p.record.wall_seconds)
-        .fold(0.0, f64::max);
-    m.server = parts.iter().find_map(|p| p.record.server.clone());
-    // The busiest shard's own usage: if one load driver was saturated, the report says so.
-    m.driver = parts
-        .iter()
-        .filter_map(|p| p.record.driver.as_ref())
-        .max_by(|a, b| a.peak_share().total_cmp(&b.peak_share()))
-        .cloned();
     let (mut service_sum, mut latency_sum) = (0.0, 0.0);
     for p in parts {
         let t = p.record;
@@ -317,40 +281,8 @@ fn merge_trial(
             });
             e.requests += part.requests;
         }
-        let Some(h) = p.histograms else {
-            if t.operations > 0 {
-                return Err(MergeError::Histogram {
-                    shard: p.shard,
-                    what: format!(
-                        "task #{} trial {} has no histograms",
-                        task_index + 1,
-                        trial + 1
-                    ),
-                });
-            }
-            continue;
-        };
-        add(
-            &mut service,
-            &decode(p.shard, "service time", &h.service_time_us)?,
-            p.shard,
-        )?;
-        add(
-            &mut latency,
-            &decode(p.shard, "latency", &h.latency_us)?,
-            p.shard,
-        )?;
-        for (label, ph) in &h.parts {
-            let e = part_hists
-                .entry(label.clone())
-                .or_insert_with(|| (new_histogram(), new_histogram()));
-            add(
-                &mut e.0,
-                &decode(p.shard, label, &ph.service_time_us)?,
-                p.shard,
-            )?;
-            add(&mut e.1, &decode(p.shard, label, &ph.latency_us)?, p.shard)?;
-        }
+        let at = (task_index, trial);
+        add_shard_histograms(p, at, &mut service, &mut latency, &mut part_hists)?;
     }
     let ops = m.operations as f64;
     let mean = |s: f64| (m.operations > 0).then(|| s / ops);
@@ -397,6 +329,96 @@ fn merge_trial(
             .collect(),
     };
     Ok((m, histograms))
+}
+
+/// The shards' counts added, the earliest start, the longest wall time, the busiest shard's
+/// own usage; errors, parts and latencies are added by the caller.
+fn summed_counts(parts: &[ShardPart<'_>]) -> TrialRecord {
+    let first = parts[0].record;
+    let mut m = first.clone();
+    let sum = |f: fn(&TrialRecord) -> u64| parts.iter().map(|p| f(p.record)).sum::<u64>();
+    m.operations = sum(|t| t.operations);
+    m.warmup_operations = sum(|t| t.warmup_operations);
+    m.warmup_units = sum(|t| t.warmup_units);
+    m.successes = sum(|t| t.successes);
+    m.errors = sum(|t| t.errors);
+    m.units = sum(|t| t.units);
+    m.requests = sum(|t| t.requests);
+    m.hits = sum(|t| t.hits);
+    m.interrupted_operations = sum(|t| t.interrupted_operations);
+    m.errors_by_kind.clear();
+    m.error_messages.clear();
+    m.parts.clear();
+    m.interrupted = parts.iter().any(|p| p.record.interrupted);
+    let failures: Vec<String> = parts
+        .iter()
+        .filter_map(|p| Some(format!("shard {}: {}", p.shard, p.record.failure.as_ref()?)))
+        .collect();
+    m.failure = (!failures.is_empty()).then(|| failures.join("; "));
+    m.started_at = parts
+        .iter()
+        .map(|p| p.record.started_at)
+        .min_by_key(|t| t.at)
+        .unwrap_or(m.started_at);
+    m.wall_seconds = parts
+        .iter()
+        .map(|p| p.record.wall_seconds)
+        .fold(0.0, f64::max);
+    m.server = parts.iter().find_map(|p| p.record.server.clone());
+    // The busiest shard's own usage: if one load driver was saturated, the report says so.
+    m.driver = parts
+        .iter()
+        .filter_map(|p| p.record.driver.as_ref())
+        .max_by(|a, b| a.peak_share().total_cmp(&b.peak_share()))
+        .cloned();
+    m
+}
+
+/// One shard's histograms of a trial added to the merged ones (a shard that measured
+/// something must have them).
+fn add_shard_histograms(
+    p: &ShardPart<'_>,
+    (task_index, trial): (usize, u64),
+    service: &mut Histogram<u64>,
+    latency: &mut Histogram<u64>,
+    part_hists: &mut BTreeMap<String, (Histogram<u64>, Histogram<u64>)>,
+) -> Result<(), MergeError> {
+    let t = p.record;
+    let Some(h) = p.histograms else {
+        if t.operations > 0 {
+            return Err(MergeError::Histogram {
+                shard: p.shard,
+                what: format!(
+                    "task #{} trial {} has no histograms",
+                    task_index + 1,
+                    trial + 1
+                ),
+            });
+        }
+        return Ok(());
+    };
+    add(
+        service,
+        &decode(p.shard, "service time", &h.service_time_us)?,
+        p.shard,
+    )?;
+    add(
+        latency,
+        &decode(p.shard, "latency", &h.latency_us)?,
+        p.shard,
+    )?;
+    for (label, ph) in &h.parts {
+        let e = part_hists
+            .entry(label.clone())
+            .or_insert_with(|| (new_histogram(), new_histogram()));
+        add(
+            &mut e.0,
+            &decode(p.shard, label, &ph.service_time_us)?,
+            p.shard,
+        )?;
+        add(&mut e.1, &decode(p.shard, label, &ph.latency_us)?, p.shard)?;
+    }
+    Ok(())
 }
 
 /// Throughput over the union of the shards' measured windows on the shared clock, and the
