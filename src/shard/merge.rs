@@ -71,7 +71,21 @@ pub fn merge(
         .iter()
         .filter_map(|s| s.race.finished_at)
         .max_by_key(|t| t.at);
-    let mut missing = ctx.missing;
+    let summary = shards_summary(&shards, count, ctx.missing, ctx.barriers);
+    (record.status, record.stop_reason) = status(&shards, &summary.missing, ctx.failure);
+    record.shards = Some(summary);
+    let histograms = merge_trials(&shards, &mut record)?;
+    Ok((record, histograms))
+}
+
+/// Which shards are in the merged race, which are missing and why, and each step's rendezvous
+/// with the least slack any shard had.
+fn shards_summary(
+    shards: &[ShardRace],
+    count: u32,
+    mut missing: BTreeMap<u32, String>,
+    mut barriers: Vec<BarrierRecord>,
+) -> ShardsSummary {
     for i in 0..count {
         if !shards
             .iter()
@@ -80,8 +94,6 @@ pub fn merge(
             missing.entry(i).or_insert_with(|| "no results".into());
         }
     }
-    (record.status, record.stop_reason) = status(&shards, &missing, ctx.failure);
-    let mut barriers = ctx.barriers;
     for b in &mut barriers {
         b.min_slack_ms = shards
             .iter()
@@ -90,7 +102,7 @@ pub fn merge(
             .map(|(_, slack)| *slack)
             .reduce(f64::min);
     }
-    record.shards = Some(ShardsSummary {
+    ShardsSummary {
         count,
         merged: shards
             .iter()
@@ -98,7 +110,15 @@ pub fn merge(
             .collect(),
         missing,
         barriers,
-    });
+    }
+}
+
+/// Every trial of every task merged across the shards that ran it, into `record`; the merged
+/// histograms.
+fn merge_trials(
+    shards: &[ShardRace],
+    record: &mut RaceRecord,
+) -> Result<HistogramFile, MergeError> {
     let mut histograms = HistogramFile {
         format: FORMAT_VERSION,
         trials: Vec::new(),
@@ -143,7 +163,7 @@ pub fn merge(
             histograms.trials.push(h);
         }
     }
-    Ok((record, histograms))
+    Ok(histograms)
 }
 
 fn check_same(first: &ShardRace, other: &ShardRace, count: u32) -> Result<(), MergeError> {
