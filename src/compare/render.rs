@@ -39,6 +39,37 @@ fn markdown(c: &Comparison) -> String {
         "Medians across trials. A difference counts when it is at least {:.0}% and, with ≥ {} trials in each race, a Mann-Whitney U test gives p ≤ {}; 🟢/🔴 say better/worse for that metric (higher throughput, lower times and error rate are better).\n",
         c.noise_threshold * 100.0, super::MIN_TRIALS, c.alpha
     );
+    metric_rows(c, &mut out);
+    trial_notes(c, &mut out);
+    let regressions = c
+        .tasks
+        .iter()
+        .flat_map(|t| &t.metrics)
+        .filter(|m| m.verdict == Verdict::Regression)
+        .count();
+    let improvements = c
+        .tasks
+        .iter()
+        .flat_map(|t| &t.metrics)
+        .filter(|m| m.verdict == Verdict::Improvement)
+        .count();
+    let _ = writeln!(
+        out,
+        "\n{improvements} improvement(s), {regressions} regression(s)."
+    );
+    for (label, list) in [
+        ("Only in the baseline", &c.only_in_baseline),
+        ("Only in the contender", &c.only_in_contender),
+    ] {
+        if !list.is_empty() {
+            let _ = writeln!(out, "\n{label}: {}", list.join(", "));
+        }
+    }
+    out
+}
+
+/// One row per task, sweep point and metric.
+fn metric_rows(c: &Comparison, out: &mut String) {
     let _ = writeln!(
         out,
         "| Task | Sweep | Metric | Baseline | Contender | Diff | Diff % | p | Verdict |"
@@ -71,6 +102,10 @@ fn markdown(c: &Comparison) -> String {
             );
         }
     }
+}
+
+/// What too few trials leave unjudged, or too weak to judge.
+fn trial_notes(c: &Comparison, out: &mut String) {
     let few: Vec<String> = c
         .tasks
         .iter()
@@ -110,31 +145,6 @@ fn markdown(c: &Comparison) -> String {
             t.baseline_trials, t.contender_trials, super::smallest_p(t.baseline_trials, t.contender_trials), c.alpha, weak.join(", ")
         );
     }
-    let regressions = c
-        .tasks
-        .iter()
-        .flat_map(|t| &t.metrics)
-        .filter(|m| m.verdict == Verdict::Regression)
-        .count();
-    let improvements = c
-        .tasks
-        .iter()
-        .flat_map(|t| &t.metrics)
-        .filter(|m| m.verdict == Verdict::Improvement)
-        .count();
-    let _ = writeln!(
-        out,
-        "\n{improvements} improvement(s), {regressions} regression(s)."
-    );
-    for (label, list) in [
-        ("Only in the baseline", &c.only_in_baseline),
-        ("Only in the contender", &c.only_in_contender),
-    ] {
-        if !list.is_empty() {
-            let _ = writeln!(out, "\n{label}: {}", list.join(", "));
-        }
-    }
-    out
 }
 
 fn csv(c: &Comparison) -> String {
