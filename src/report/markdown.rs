@@ -181,61 +181,7 @@ fn key_value_views(out: &mut String, s: &Summary) {
         "\n## Key-value: redis-benchmark view (all trials; latency from intended start)\n"
     );
     for (t, v) in &kv {
-        let rb = &v.redis_benchmark;
-        let i = &v.info;
-        let _ = writeln!(
-            out,
-            "```\n====== {} · {} [{}] ======",
-            t.record.slot.task, i.commands, t.sweep_label
-        );
-        let _ = writeln!(
-            out,
-            "  {} requests completed in {:.2} seconds",
-            rb.requests, rb.seconds
-        );
-        let _ = writeln!(out, "  {} parallel clients", rb.clients);
-        let _ = writeln!(out, "  {} bytes payload", rb.payload_bytes);
-        let _ = writeln!(out, "  keep alive: 1");
-        let batching = if i.transaction {
-            "transaction"
-        } else {
-            "pipeline"
-        };
-        if v.requests_by_command.len() > 1 {
-            let total: u64 = v.requests_by_command.values().sum();
-            let split: Vec<String> = v
-                .requests_by_command
-                .iter()
-                .map(|(c, n)| format!("{c} {:.2}%", *n as f64 * 100.0 / total.max(1) as f64))
-                .collect();
-            let _ = writeln!(out, "  mix achieved: {}", split.join(" / "));
-        }
-        let _ = writeln!(
-            out,
-            "  {}-byte keys, keyspace {} ({}), {} {} per operation\n",
-            i.key_size,
-            i.keyspace,
-            i.key_distribution,
-            i.commands_per_operation,
-            if i.commands_per_operation == 1 {
-                "command".to_string()
-            } else {
-                format!("commands ({batching})")
-            }
-        );
-        for line in &rb.cumulative {
-            let _ = writeln!(
-                out,
-                "{:.2}% <= {} milliseconds",
-                line.percent,
-                bound(line.le_ms)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "{:.2} requests per second\n```\n",
-            rb.requests_per_second
-        );
+        redis_benchmark_view(out, t, v);
     }
     let _ = writeln!(
         out,
@@ -270,4 +216,64 @@ fn key_value_views(out: &mut String, s: &Summary) {
             );
         }
     }
+}
+
+/// One task as redis-benchmark prints it: requests, clients, payload, the mix achieved and the
+/// cumulative latency distribution.
+fn redis_benchmark_view(out: &mut String, t: &super::summary::TaskSummary, v: &super::kv::KvViews) {
+    let rb = &v.redis_benchmark;
+    let i = &v.info;
+    let _ = writeln!(
+        out,
+        "```\n====== {} · {} [{}] ======",
+        t.record.slot.task, i.commands, t.sweep_label
+    );
+    let _ = writeln!(
+        out,
+        "  {} requests completed in {:.2} seconds",
+        rb.requests, rb.seconds
+    );
+    let _ = writeln!(out, "  {} parallel clients", rb.clients);
+    let _ = writeln!(out, "  {} bytes payload", rb.payload_bytes);
+    let _ = writeln!(out, "  keep alive: 1");
+    let batching = if i.transaction {
+        "transaction"
+    } else {
+        "pipeline"
+    };
+    if v.requests_by_command.len() > 1 {
+        let total: u64 = v.requests_by_command.values().sum();
+        let split: Vec<String> = v
+            .requests_by_command
+            .iter()
+            .map(|(c, n)| format!("{c} {:.2}%", *n as f64 * 100.0 / total.max(1) as f64))
+            .collect();
+        let _ = writeln!(out, "  mix achieved: {}", split.join(" / "));
+    }
+    let _ = writeln!(
+        out,
+        "  {}-byte keys, keyspace {} ({}), {} {} per operation\n",
+        i.key_size,
+        i.keyspace,
+        i.key_distribution,
+        i.commands_per_operation,
+        if i.commands_per_operation == 1 {
+            "command".to_string()
+        } else {
+            format!("commands ({batching})")
+        }
+    );
+    for line in &rb.cumulative {
+        let _ = writeln!(
+            out,
+            "{:.2}% <= {} milliseconds",
+            line.percent,
+            bound(line.le_ms)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{:.2} requests per second\n```\n",
+        rb.requests_per_second
+    );
 }
