@@ -34,73 +34,7 @@ figure{{margin:0 0 24px}}figcaption{{color:#555}}.better{{color:#1a7f37;font-wei
         table.html(&mut out);
     }
     if let Some(c) = comparison {
-        let mut table = Table {
-            title: format!("Compared with {}", c.contender),
-            columns: [
-                "task",
-                "sweep",
-                "metric",
-                "baseline",
-                "contender",
-                "diff",
-                "verdict",
-            ]
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                (
-                    c.to_string(),
-                    if (3..6).contains(&i) {
-                        Align::Right
-                    } else {
-                        Align::Left
-                    },
-                )
-            })
-            .collect(),
-            rows: Vec::new(),
-            note: None,
-        };
-        table.rows = c
-            .tasks
-            .iter()
-            .flat_map(|t| {
-                t.metrics.iter().map(move |m| {
-                    let (label, good) = m.verdict.plain();
-                    let class = match good {
-                        Some(true) => "better",
-                        Some(false) => "worse",
-                        None => "neutral",
-                    };
-                    let cell = |text: String| Cell::from(text);
-                    vec![
-                        cell(t.task.clone()),
-                        cell(t.sweep.clone()),
-                        Cell {
-                            text: m.metric.to_string(),
-                            class: Some("name"),
-                        },
-                        cell(format!("{:.3}", m.baseline)),
-                        cell(format!("{:.3}", m.contender)),
-                        cell(
-                            m.relative
-                                .map(|r| format!("{:+.1}%", r * 100.0))
-                                .unwrap_or_else(|| "-".into()),
-                        ),
-                        Cell {
-                            text: label.to_string(),
-                            class: Some(class),
-                        },
-                    ]
-                })
-            })
-            .collect();
-        let _ = writeln!(out, "<h2>{}</h2>", esc(&table.title));
-        let _ = writeln!(out, "<p>Baseline {} (this race), contender {}: medians across trials; higher throughput and lower times are better. In the charts, the baseline is blue and the contender red.</p>", esc(&c.baseline), esc(&c.contender));
-        for w in &c.warnings {
-            let _ = writeln!(out, "<p>⚠ {}</p>", esc(w));
-        }
-        table.html_table(&mut out);
+        comparison_section(&mut out, c);
     }
     out.push_str("<h2>Charts</h2>\n");
     for p in plots {
@@ -113,4 +47,75 @@ figure{{margin:0 0 24px}}figcaption{{color:#555}}.better{{color:#1a7f37;font-wei
     }
     out.push_str("</body></html>\n");
     out
+}
+
+/// The comparison with another race: a table of every metric's verdict, coloured.
+fn comparison_section(out: &mut String, c: &Comparison) {
+    let mut table = Table {
+        title: format!("Compared with {}", c.contender),
+        columns: [
+            "task",
+            "sweep",
+            "metric",
+            "baseline",
+            "contender",
+            "diff",
+            "verdict",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            (
+                c.to_string(),
+                if (3..6).contains(&i) {
+                    Align::Right
+                } else {
+                    Align::Left
+                },
+            )
+        })
+        .collect(),
+        rows: Vec::new(),
+        note: None,
+    };
+    table.rows = c
+        .tasks
+        .iter()
+        .flat_map(|t| {
+            t.metrics.iter().map(move |m| {
+                let (label, good) = m.verdict.plain();
+                let class = match good {
+                    Some(true) => "better",
+                    Some(false) => "worse",
+                    None => "neutral",
+                };
+                let cell = |text: String| Cell::from(text);
+                vec![
+                    cell(t.task.clone()),
+                    cell(t.sweep.clone()),
+                    Cell {
+                        text: m.metric.to_string(),
+                        class: Some("name"),
+                    },
+                    cell(format!("{:.3}", m.baseline)),
+                    cell(format!("{:.3}", m.contender)),
+                    cell(
+                        m.relative
+                            .map(|r| format!("{:+.1}%", r * 100.0))
+                            .unwrap_or_else(|| "-".into()),
+                    ),
+                    Cell {
+                        text: label.to_string(),
+                        class: Some(class),
+                    },
+                ]
+            })
+        })
+        .collect();
+    let _ = writeln!(out, "<h2>{}</h2>", esc(&table.title));
+    let _ = writeln!(out, "<p>Baseline {} (this race), contender {}: medians across trials; higher throughput and lower times are better. In the charts, the baseline is blue and the contender red.</p>", esc(&c.baseline), esc(&c.contender));
+    for w in &c.warnings {
+        let _ = writeln!(out, "<p>⚠ {}</p>", esc(w));
+    }
+    table.html_table(out);
 }
