@@ -383,90 +383,107 @@ fn document_origin(d: &RawDocuments, r: &Resolver, dpath: &str) -> Result<Origin
             dpath,
             "documents need a `source-file` or a `generate` dataset",
         )),
-        (None, Some(name)) => {
-            let dataset = Dataset::parse(name).ok_or_else(|| {
-                let hint = did_you_mean(name, Dataset::NAMES.into_iter());
-                r.err(
-                    TrackErrorKind::Corpus,
-                    &format!("{dpath}/generate"),
-                    format!(
-                        "no built-in dataset `{name}`{hint}; datasets: {}",
-                        Dataset::NAMES.join(", ")
-                    ),
-                )
-            })?;
-            if d.document_count.is_none() {
-                return Err(r.err(
-                    TrackErrorKind::Corpus,
-                    dpath,
-                    "generated documents need a `document-count`: how many to make",
-                ));
-            }
-            if d.scale_to.is_some() {
-                return Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/scale-to"), "`scale-to` scales a `source-file` up; a generated dataset makes `document-count` documents"));
-            }
-            Ok(Origin::Generated {
-                dataset,
-                seed: d.seed.unwrap_or(1),
-            })
-        }
-        (Some(source), None) => {
-            if d.seed.is_some() && d.scale_to.is_none() {
-                return Err(r.err(
-                    TrackErrorKind::Invalid,
-                    &format!("{dpath}/seed"),
-                    "`seed` applies to generated or scaled (`scale-to`) documents only",
-                ));
-            }
-            let file = resolve_inside(r.dir(), source).ok_or_else(|| {
-                r.err(
-                    TrackErrorKind::Corpus,
-                    &format!("{dpath}/source-file"),
-                    format!("`{source}` is outside the track directory"),
-                )
-            })?;
-            let file = match r.data_dir.map(|d| d.join(source)) {
-                Some(cached) if !file.is_file() && cached.is_file() => cached,
-                _ => file,
-            };
-            if let Some(what) = crate::files::not_a_file(&file) {
-                return Err(r.err(
-                    TrackErrorKind::Corpus,
-                    &format!("{dpath}/source-file"),
-                    format!(
-                        "corpus file {} is {what}, not a regular file",
-                        file.display()
-                    ),
-                ));
-            }
-            if !file.is_file() {
-                return Err(r.err(
-                    TrackErrorKind::Corpus,
-                    &format!("{dpath}/source-file"),
-                    format!("corpus file {} does not exist", file.display()),
-                ));
-            }
-            let set = DocumentSet {
-                with_actions: d.includes_action_and_meta_data,
-                ..DocumentSet::file(&file, "")
-            };
-            crate::corpus::check_first(set).map_err(|e| {
-                r.err(
-                    TrackErrorKind::Corpus,
-                    &format!("{dpath}/source-file"),
-                    e.to_string(),
-                )
-            })?;
-            if d.scale_to.is_some() {
-                return Ok(Origin::Scaled {
-                    base: file,
-                    base_count: d.document_count,
-                    seed: d.seed.unwrap_or(1),
-                });
-            }
-            Ok(Origin::File(file))
-        }
+        (None, Some(name)) => generated_origin(d, name, r, dpath),
+        (Some(source), None) => file_origin(d, source, r, dpath),
     }
+}
+
+/// A built-in generator's documents: it makes `document-count` of them.
+fn generated_origin(
+    d: &RawDocuments,
+    name: &str,
+    r: &Resolver,
+    dpath: &str,
+) -> Result<Origin, TrackError> {
+    let dataset = Dataset::parse(name).ok_or_else(|| {
+        let hint = did_you_mean(name, Dataset::NAMES.into_iter());
+        r.err(
+            TrackErrorKind::Corpus,
+            &format!("{dpath}/generate"),
+            format!(
+                "no built-in dataset `{name}`{hint}; datasets: {}",
+                Dataset::NAMES.join(", ")
+            ),
+        )
+    })?;
+    if d.document_count.is_none() {
+        return Err(r.err(
+            TrackErrorKind::Corpus,
+            dpath,
+            "generated documents need a `document-count`: how many to make",
+        ));
+    }
+    if d.scale_to.is_some() {
+        return Err(r.err(TrackErrorKind::Invalid, &format!("{dpath}/scale-to"), "`scale-to` scales a `source-file` up; a generated dataset makes `document-count` documents"));
+    }
+    Ok(Origin::Generated {
+        dataset,
+        seed: d.seed.unwrap_or(1),
+    })
+}
+
+/// A file's documents (found in the track's directory, else where downloads are kept), read
+/// as they are or scaled up (`scale-to`); its first document is checked now.
+fn file_origin(
+    d: &RawDocuments,
+    source: &str,
+    r: &Resolver,
+    dpath: &str,
+) -> Result<Origin, TrackError> {
+    if d.seed.is_some() && d.scale_to.is_none() {
+        return Err(r.err(
+            TrackErrorKind::Invalid,
+            &format!("{dpath}/seed"),
+            "`seed` applies to generated or scaled (`scale-to`) documents only",
+        ));
+    }
+    let file = resolve_inside(r.dir(), source).ok_or_else(|| {
+        r.err(
+            TrackErrorKind::Corpus,
+            &format!("{dpath}/source-file"),
+            format!("`{source}` is outside the track directory"),
+        )
+    })?;
+    let file = match r.data_dir.map(|d| d.join(source)) {
+        Some(cached) if !file.is_file() && cached.is_file() => cached,
+        _ => file,
+    };
+    if let Some(what) = crate::files::not_a_file(&file) {
+        return Err(r.err(
+            TrackErrorKind::Corpus,
+            &format!("{dpath}/source-file"),
+            format!(
+                "corpus file {} is {what}, not a regular file",
+                file.display()
+            ),
+        ));
+    }
+    if !file.is_file() {
+        return Err(r.err(
+            TrackErrorKind::Corpus,
+            &format!("{dpath}/source-file"),
+            format!("corpus file {} does not exist", file.display()),
+        ));
+    }
+    let set = DocumentSet {
+        with_actions: d.includes_action_and_meta_data,
+        ..DocumentSet::file(&file, "")
+    };
+    crate::corpus::check_first(set).map_err(|e| {
+        r.err(
+            TrackErrorKind::Corpus,
+            &format!("{dpath}/source-file"),
+            e.to_string(),
+        )
+    })?;
+    if d.scale_to.is_some() {
+        return Ok(Origin::Scaled {
+            base: file,
+            base_count: d.document_count,
+            seed: d.seed.unwrap_or(1),
+        });
+    }
+    Ok(Origin::File(file))
 }
 
 /// The corpus of the same name from a track beside this one (`from-track: geonames` reads
