@@ -146,28 +146,7 @@ pub fn validate(instance: &Value, file: &Path, locator: &Locator) -> Result<(), 
     let schema_path = err.schema_path().as_str().to_string();
     let (kind, path, message) = match err.kind() {
         ValidationErrorKind::AdditionalProperties { unexpected } => {
-            let key = unexpected.first().cloned().unwrap_or_default();
-            let message = if c.known_keys.contains(&key) {
-                // Known elsewhere, not here: suggesting the same word back helps nobody.
-                let nested = key == "parallel" && pointer.contains("/parallel/");
-                let why = if nested {
-                    "a `parallel` block cannot hold another one; its tasks are plain tasks"
-                        .to_string()
-                } else {
-                    format!("`{key}` is not a field here")
-                };
-                format!("unknown field `{key}`: {why}")
-            } else {
-                format!(
-                    "unknown field `{key}`{}",
-                    did_you_mean(&key, c.known_keys.iter().map(String::as_str))
-                )
-            };
-            (
-                TrackErrorKind::UnknownField,
-                format!("{pointer}/{key}"),
-                message,
-            )
+            unknown_field(c, unexpected, &pointer)
         }
         ValidationErrorKind::Required { property } => (
             TrackErrorKind::Schema,
@@ -182,34 +161,7 @@ pub fn validate(instance: &Value, file: &Path, locator: &Locator) -> Result<(), 
                 type_name(err.instance())
             ),
         ),
-        ValidationErrorKind::Enum { options } => {
-            let given = err.instance().as_str().unwrap_or_default().to_string();
-            let names: Vec<&str> = options
-                .as_array()
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let hint = did_you_mean(&given, names.iter().copied());
-            let key = last_segment(&pointer);
-            let is_op_type = key == "type" && schema_path.contains("/$defs/operation/");
-            let kind = if is_op_type {
-                TrackErrorKind::UnknownOperationType
-            } else {
-                TrackErrorKind::Schema
-            };
-            let shown = compact(err.instance());
-            let message = if is_op_type {
-                format!(
-                    "unknown operation type {shown}{hint}; the types are: {}",
-                    names.join(", ")
-                )
-            } else {
-                format!(
-                    "{shown} is not a value `{key}` takes{hint}; it takes: {}",
-                    names.join(", ")
-                )
-            };
-            (kind, pointer.clone(), message)
-        }
+        ValidationErrorKind::Enum { options } => not_one_of(&err, options, &pointer, &schema_path),
         _ => {
             let key = last_segment(&pointer);
             let value = err.instance();
@@ -236,6 +188,71 @@ pub fn validate(instance: &Value, file: &Path, locator: &Locator) -> Result<(), 
                 path
             }),
     )
+}
+
+/// A key the schema does not take here: a hint at the one meant, or why a known key does not
+/// belong here.
+fn unknown_field(
+    c: &Compiled,
+    unexpected: &[String],
+    pointer: &str,
+) -> (TrackErrorKind, String, String) {
+    let key = unexpected.first().cloned().unwrap_or_default();
+    let message = if c.known_keys.contains(&key) {
+        // Known elsewhere, not here: suggesting the same word back helps nobody.
+        let nested = key == "parallel" && pointer.contains("/parallel/");
+        let why = if nested {
+            "a `parallel` block cannot hold another one; its tasks are plain tasks".to_string()
+        } else {
+            format!("`{key}` is not a field here")
+        };
+        format!("unknown field `{key}`: {why}")
+    } else {
+        format!(
+            "unknown field `{key}`{}",
+            did_you_mean(&key, c.known_keys.iter().map(String::as_str))
+        )
+    };
+    (
+        TrackErrorKind::UnknownField,
+        format!("{pointer}/{key}"),
+        message,
+    )
+}
+
+/// A value outside the schema's list (an unknown operation type among them), with a hint.
+fn not_one_of(
+    err: &ValidationError,
+    options: &Value,
+    pointer: &str,
+    schema_path: &str,
+) -> (TrackErrorKind, String, String) {
+    let given = err.instance().as_str().unwrap_or_default().to_string();
+    let names: Vec<&str> = options
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let hint = did_you_mean(&given, names.iter().copied());
+    let key = last_segment(&pointer);
+    let is_op_type = key == "type" && schema_path.contains("/$defs/operation/");
+    let kind = if is_op_type {
+        TrackErrorKind::UnknownOperationType
+    } else {
+        TrackErrorKind::Schema
+    };
+    let shown = compact(err.instance());
+    let message = if is_op_type {
+        format!(
+            "unknown operation type {shown}{hint}; the types are: {}",
+            names.join(", ")
+        )
+    } else {
+        format!(
+            "{shown} is not a value `{key}` takes{hint}; it takes: {}",
+            names.join(", ")
+        )
+    };
+    (kind, pointer.to_string(), message)
 }
 
 fn compact(v: &Value) -> String {
