@@ -195,23 +195,7 @@ impl Shape {
                 })
                 .collect()
         };
-        // The text inside each innermost pair of parentheses.
-        let groups = |s: &str| -> Vec<String> {
-            let mut out = Vec::new();
-            let mut depth_start = None;
-            for (i, c) in s.char_indices() {
-                match c {
-                    '(' => depth_start = Some(i + 1),
-                    ')' => {
-                        if let Some(start) = depth_start.take() {
-                            out.push(s[start..i].to_string());
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            out
-        };
+        let groups = innermost_groups;
         Ok(match kind.as_str() {
             "point" | "multipoint" => Shape::Points(
                 groups(body)
@@ -396,6 +380,24 @@ fn crossings(ring: &Ring, x: f64, y: f64) -> (bool, bool) {
         }
     }
     (odd, false)
+}
+
+/// The text inside each innermost pair of parentheses (a WKT shape's coordinate lists).
+fn innermost_groups(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth_start = None;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth_start = Some(i + 1),
+            ')' => {
+                if let Some(start) = depth_start.take() {
+                    out.push(s[start..i].to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]
