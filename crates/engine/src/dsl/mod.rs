@@ -164,29 +164,7 @@ impl QueryCompiler<'_> {
                 let v = v.get("value").unwrap_or(v);
                 self.term_query(&*self.field(field)?, v)
             }
-            "terms" => {
-                // One field beside the query's own options; every match scores `boost`, as
-                // Lucene's TermInSetQuery does under Elasticsearch's constant score.
-                let obj = body.as_object().ok_or("`terms` expects an object")?;
-                let boost = obj.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32;
-                let mut fields = obj
-                    .iter()
-                    .filter(|(k, _)| !matches!(k.as_str(), "boost" | "_name"));
-                let (field, vs) = match (fields.next(), fields.next()) {
-                    (Some(one), None) => one,
-                    _ => return Err("`terms` expects exactly one field (beside `boost`)".into()),
-                };
-                let f = self.field(field)?;
-                let items = vs.as_array().ok_or("`terms` expects a list of values")?;
-                let subs = items
-                    .iter()
-                    .map(|v| Ok((Occur::Should, self.term_query(&f, v)?)))
-                    .collect::<Result<Vec<_>, String>>()?;
-                Ok(Box::new(ConstScoreQuery::new(
-                    Box::new(BooleanQuery::new(subs)),
-                    boost,
-                )))
-            }
+            "terms" => self.terms_query(body),
             "range" => {
                 let (field, bounds) = single_entry(body, "range")?;
                 self.range_query(
@@ -197,65 +175,10 @@ impl QueryCompiler<'_> {
                 )
             }
             "bool" => self.bool_query(body.as_object().ok_or("`bool` expects an object")?),
-            "function_score" => {
-                let obj = body
-                    .as_object()
-                    .ok_or("`function_score` expects an object")?;
-                let inner = match obj.get("query") {
-                    Some(q) => self.compile(q)?,
-                    None => Box::new(AllQuery),
-                };
-                let spec = FunctionScore::parse(obj, self.mapping, &|q| self.compile(q))?;
-                Ok(Box::new(FnQuery::new(
-                    inner,
-                    Arc::new(FunctionScoreFn(Arc::new(spec))),
-                )))
-            }
+            "function_score" => self.function_score(body),
             "geo_distance" => self.geo_distance(body),
-            "exists" => {
-                let name = body
-                    .get("field")
-                    .and_then(Value::as_str)
-                    .ok_or("`exists` needs a `field`")?;
-                let f = self.field(name)?;
-                if f.json_path.is_some() {
-                    if f.kind == FieldType::Text {
-                        return Err(format!("`exists` on `{name}`, a text field mapped dynamically, is not run by the embedded engine (ask its `.keyword`)"));
-                    }
-                    return Ok(Box::new(ExistsQuery::new(f.name.clone(), true)));
-                }
-                Ok(match f.kind {
-                    // A text field has no column: any indexed term means a value.
-                    FieldType::Text => Box::new(
-                        RegexQuery::from_pattern(".*", f.field).map_err(|e| e.to_string())?,
-                    ),
-                    FieldType::GeoPoint => {
-                        Box::new(ExistsQuery::new(format!("{}.lat", f.name), false))
-                    }
-                    FieldType::Range(_) => {
-                        Box::new(ExistsQuery::new(format!("{}.gte", f.name), false))
-                    }
-                    _ => Box::new(ExistsQuery::new(f.name.clone(), false)),
-                })
-            }
-            "prefix" => {
-                let (name, v) = single_entry(body, "prefix")?;
-                let f = self.field(name)?;
-                if f.kind != FieldType::Keyword || f.json_path.is_some() {
-                    return Err(format!(
-                        "`prefix` on `{name}`: the embedded backend runs it on keyword fields"
-                    ));
-                }
-                let prefix = v
-                    .get("value")
-                    .unwrap_or(v)
-                    .as_str()
-                    .ok_or("`prefix` takes a string")?;
-                let pattern = format!("{}.*", regex_escape(prefix));
-                Ok(Box::new(
-                    RegexQuery::from_pattern(&pattern, f.field).map_err(|e| e.to_string())?,
-                ))
-            }
+            "exists" => self.exists_query(body),
+            "prefix" => self.prefix_query(body),
             "multi_match" => self.multi_match(body),
             "query_string" => self.query_string(body),
             "wildcard" => self.wildcard(body),
@@ -277,6 +200,91 @@ impl QueryCompiler<'_> {
                 QUERY_TYPES.join(", ")
             )),
         }
+    }
+
+    /// `terms`: one field beside `boost`; every match scores `boost`, as Lucene's TermInSetQuery does under Elasticsearch's constant score.
+    fn terms_query(&self, body: &Value) -> Result<Box<dyn Query>, String> {
+        // One field beside the query's own options; every match scores `boost`, as
+        // Lucene's TermInSetQuery does under Elasticsearch's constant score.
+        let obj = body.as_object().ok_or("`terms` expects an object")?;
+        let boost = obj.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32;
+        let mut fields = obj
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "boost" | "_name"));
+        let (field, vs) = match (fields.next(), fields.next()) {
+            (Some(one), None) => one,
+            _ => return Err("`terms` expects exactly one field (beside `boost`)".into()),
+        };
+        let f = self.field(field)?;
+        let items = vs.as_array().ok_or("`terms` expects a list of values")?;
+        let subs = items
+            .iter()
+            .map(|v| Ok((Occur::Should, self.term_query(&f, v)?)))
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Box::new(ConstScoreQuery::new(
+            Box::new(BooleanQuery::new(subs)),
+            boost,
+        )))
+    }
+
+    /// `function_score` over its query (all documents without one).
+    fn function_score(&self, body: &Value) -> Result<Box<dyn Query>, String> {
+        let obj = body
+            .as_object()
+            .ok_or("`function_score` expects an object")?;
+        let inner = match obj.get("query") {
+            Some(q) => self.compile(q)?,
+            None => Box::new(AllQuery),
+        };
+        let spec = FunctionScore::parse(obj, self.mapping, &|q| self.compile(q))?;
+        Ok(Box::new(FnQuery::new(
+            inner,
+            Arc::new(FunctionScoreFn(Arc::new(spec))),
+        )))
+    }
+
+    /// `exists`: a value in the field's column (any indexed term for a text field).
+    fn exists_query(&self, body: &Value) -> Result<Box<dyn Query>, String> {
+        let name = body
+            .get("field")
+            .and_then(Value::as_str)
+            .ok_or("`exists` needs a `field`")?;
+        let f = self.field(name)?;
+        if f.json_path.is_some() {
+            if f.kind == FieldType::Text {
+                return Err(format!("`exists` on `{name}`, a text field mapped dynamically, is not run by the embedded engine (ask its `.keyword`)"));
+            }
+            return Ok(Box::new(ExistsQuery::new(f.name.clone(), true)));
+        }
+        Ok(match f.kind {
+            // A text field has no column: any indexed term means a value.
+            FieldType::Text => {
+                Box::new(RegexQuery::from_pattern(".*", f.field).map_err(|e| e.to_string())?)
+            }
+            FieldType::GeoPoint => Box::new(ExistsQuery::new(format!("{}.lat", f.name), false)),
+            FieldType::Range(_) => Box::new(ExistsQuery::new(format!("{}.gte", f.name), false)),
+            _ => Box::new(ExistsQuery::new(f.name.clone(), false)),
+        })
+    }
+
+    /// `prefix`, on keyword fields.
+    fn prefix_query(&self, body: &Value) -> Result<Box<dyn Query>, String> {
+        let (name, v) = single_entry(body, "prefix")?;
+        let f = self.field(name)?;
+        if f.kind != FieldType::Keyword || f.json_path.is_some() {
+            return Err(format!(
+                "`prefix` on `{name}`: the embedded backend runs it on keyword fields"
+            ));
+        }
+        let prefix = v
+            .get("value")
+            .unwrap_or(v)
+            .as_str()
+            .ok_or("`prefix` takes a string")?;
+        let pattern = format!("{}.*", regex_escape(prefix));
+        Ok(Box::new(
+            RegexQuery::from_pattern(&pattern, f.field).map_err(|e| e.to_string())?,
+        ))
     }
 
     pub(crate) fn field(&self, name: &str) -> Result<FieldRef<'_>, String> {
