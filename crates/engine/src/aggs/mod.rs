@@ -255,7 +255,6 @@ struct Level<'a> {
 
 impl Level<'_> {
     fn rewrite(&mut self, aggs: &Value, at: &str, path: &[String]) -> Result<Value, String> {
-        let mapping = self.mapping;
         let Some(aggs) = aggs.as_object() else {
             return Err(format!("`{at}` must be an object of named aggregations"));
         };
@@ -285,118 +284,167 @@ impl Level<'_> {
                 .as_object()
                 .ok_or_else(|| format!("aggregation `{here}`: `{kind}` must be an object"))?;
             let sub = def.get("aggs").or_else(|| def.get("aggregations"));
-            // A filter's query, and each of a `filters`' queries, is a `filter` aggregation in
-            // tantivy's request: a placeholder here, its compiled query attached after.
-            let queries: Vec<(String, Value)> = match kind.as_str() {
-                "filter" => vec![(name.clone(), def[kind.as_str()].clone())],
-                "filters" => filters::expand(name, params, &here)?,
-                _ => Vec::new(),
+            let at = Here {
+                name,
+                here: &here,
+                path,
             };
-            if !queries.is_empty() {
-                for (n, q) in queries {
-                    filters::check_query(&q, &here, self.ctx)?;
-                    let mut inner = path.to_vec();
-                    inner.push(n.clone());
-                    let mut rewritten = Map::new();
-                    rewritten.insert("filter".into(), Value::String("*".into()));
-                    if let Some(sub) = sub {
-                        rewritten.insert("aggs".into(), self.rewrite(sub, &here, &inner)?);
-                    }
-                    self.filters.push(inner, q);
-                    out.insert(n, Value::Object(rewritten));
-                }
-                continue;
-            }
-            if kind == "date_range" {
-                let (marker, mut request, spec) =
-                    date_range::rewrite(name, params, mapping, &here)?;
-                if let Some(sub) = sub {
-                    let mut inner = path.to_vec();
-                    inner.push(marker.clone());
-                    request["aggs"] = self.rewrite(sub, &here, &inner)?;
-                }
-                self.date_ranges.push(spec);
-                out.insert(marker, request);
-                continue;
-            }
-            if points::KINDS.contains(&kind.as_str()) {
-                if !path.is_empty() || sub.is_some() {
-                    return Err(format!("aggregation `{here}`: the embedded engine runs `{kind}` at the top level of a request, with no sub-aggregations"));
-                }
-                self.points.push((
-                    name.clone(),
-                    points::PointAgg::parse(kind, params, mapping, &here)?,
-                ));
-                continue;
-            }
-            if kind == "significant_terms" {
-                if !path.is_empty() || sub.is_some() {
-                    return Err(format!("aggregation `{here}`: the embedded engine runs `significant_terms` at the top level of a request, with no sub-aggregations"));
-                }
-                let sig = significant::Significant::parse(name, params, mapping, &here)?;
-                out.insert(sig.marker(), sig.request());
-                self.significant.push(sig);
-                continue;
-            }
-            if kind == "date_histogram" && auto_date::is_calendar(params) {
-                let filters_before = self.filters.len();
-                let sub = sub
-                    .map(|s| self.rewrite(s, &here, &[format!("{name}\u{5}")]))
-                    .transpose()?;
-                if self.filters.len() != filters_before || !path.is_empty() {
-                    return Err(format!("aggregation `{here}`: the embedded engine runs a `date_histogram` by months, quarters or years at the top level of a request, without `filter` sub-aggregations"));
-                }
-                if let Some(calendar) =
-                    auto_date::AutoHistogram::calendar(name, params, mapping, sub, &here)?
-                {
-                    self.autos.push(calendar);
-                }
-                continue;
-            }
-            if kind == "auto_date_histogram" {
-                if !path.is_empty() {
-                    return Err(format!("aggregation `{here}`: the embedded engine runs `auto_date_histogram` at the top level of a request"));
-                }
-                let filters_before = self.filters.len();
-                let sub = sub
-                    .map(|s| self.rewrite(s, &here, &[format!("{name}\u{5}")]))
-                    .transpose()?;
-                if self.filters.len() != filters_before {
-                    return Err(format!("aggregation `{here}`: `filter` and `filters` under an `auto_date_histogram` are not run by the embedded engine"));
-                }
-                self.autos.push(auto_date::AutoHistogram::parse(
-                    name, params, mapping, sub, &here,
-                )?);
-                continue;
-            }
-            if kind == "geo_bounds" {
-                if sub.is_some() {
-                    return Err(format!("aggregation `{here}`: `geo_bounds` is a metric and takes no sub-aggregations"));
-                }
-                out.extend(geo::bounds(name, params, mapping, &here)?);
-                continue;
-            }
-            if kind == "geo_centroid" {
-                if sub.is_some() {
-                    return Err(format!("aggregation `{here}`: `geo_centroid` is a metric and takes no sub-aggregations"));
-                }
-                out.extend(geo::centroid(name, params, mapping, &here)?);
-                continue;
-            }
-            let mut rewritten = Map::new();
-            rewritten.insert(
-                kind.clone(),
-                Value::Object(params_for(kind, params, mapping, &here)?),
-            );
-            if let Some(sub) = sub {
-                let mut inner = path.to_vec();
-                inner.push(name.clone());
-                rewritten.insert("aggs".into(), self.rewrite(sub, &here, &inner)?);
-            }
-            out.insert(name.clone(), Value::Object(rewritten));
+            self.rewrite_one(kind, params, sub, &at, &mut out)?;
         }
         Ok(Value::Object(out))
     }
+
+    /// One named aggregation into tantivy's request (`out`), or into the engine's own
+    /// collectors (filters, date ranges, point and significant-terms aggregations, calendar and
+    /// auto date histograms).
+    fn rewrite_one(
+        &mut self,
+        kind: &str,
+        params: &Map<String, Value>,
+        sub: Option<&Value>,
+        at: &Here<'_>,
+        out: &mut Map<String, Value>,
+    ) -> Result<(), String> {
+        let (name, here, path) = (at.name, at.here, at.path);
+        let mapping = self.mapping;
+        // A filter's query, and each of a `filters`' queries, is a `filter` aggregation in
+        // tantivy's request: a placeholder here, its compiled query attached after.
+        let queries: Vec<(String, Value)> = match kind {
+            "filter" => vec![(name.clone(), Value::Object(params.clone()))],
+            "filters" => filters::expand(name, params, &here)?,
+            _ => Vec::new(),
+        };
+        if !queries.is_empty() {
+            for (n, q) in queries {
+                filters::check_query(&q, &here, self.ctx)?;
+                let mut inner = path.to_vec();
+                inner.push(n.clone());
+                let mut rewritten = Map::new();
+                rewritten.insert("filter".into(), Value::String("*".into()));
+                if let Some(sub) = sub {
+                    rewritten.insert("aggs".into(), self.rewrite(sub, &here, &inner)?);
+                }
+                self.filters.push(inner, q);
+                out.insert(n, Value::Object(rewritten));
+            }
+            return Ok(());
+        }
+        if kind == "date_range" {
+            let (marker, mut request, spec) = date_range::rewrite(name, params, mapping, &here)?;
+            if let Some(sub) = sub {
+                let mut inner = path.to_vec();
+                inner.push(marker.clone());
+                request["aggs"] = self.rewrite(sub, &here, &inner)?;
+            }
+            self.date_ranges.push(spec);
+            out.insert(marker, request);
+            return Ok(());
+        }
+        if self.rewrite_top_level(kind, params, sub, at, out)? {
+            return Ok(());
+        }
+        if kind == "geo_bounds" {
+            if sub.is_some() {
+                return Err(format!(
+                    "aggregation `{here}`: `geo_bounds` is a metric and takes no sub-aggregations"
+                ));
+            }
+            out.extend(geo::bounds(name, params, mapping, &here)?);
+            return Ok(());
+        }
+        if kind == "geo_centroid" {
+            if sub.is_some() {
+                return Err(format!("aggregation `{here}`: `geo_centroid` is a metric and takes no sub-aggregations"));
+            }
+            out.extend(geo::centroid(name, params, mapping, &here)?);
+            return Ok(());
+        }
+        let mut rewritten = Map::new();
+        rewritten.insert(
+            kind.to_string(),
+            Value::Object(params_for(kind, params, mapping, &here)?),
+        );
+        if let Some(sub) = sub {
+            let mut inner = path.to_vec();
+            inner.push(name.clone());
+            rewritten.insert("aggs".into(), self.rewrite(sub, &here, &inner)?);
+        }
+        out.insert(name.clone(), Value::Object(rewritten));
+        Ok(())
+    }
+
+    /// The aggregations the engine runs at the top level of a request only, by collectors of
+    /// its own; true when `kind` is one of them.
+    fn rewrite_top_level(
+        &mut self,
+        kind: &str,
+        params: &Map<String, Value>,
+        sub: Option<&Value>,
+        at: &Here<'_>,
+        out: &mut Map<String, Value>,
+    ) -> Result<bool, String> {
+        let (name, here, path) = (at.name, at.here, at.path);
+        let mapping = self.mapping;
+        if points::KINDS.contains(&kind) {
+            if !path.is_empty() || sub.is_some() {
+                return Err(format!("aggregation `{here}`: the embedded engine runs `{kind}` at the top level of a request, with no sub-aggregations"));
+            }
+            self.points.push((
+                name.clone(),
+                points::PointAgg::parse(kind, params, mapping, &here)?,
+            ));
+            return Ok(true);
+        }
+        if kind == "significant_terms" {
+            if !path.is_empty() || sub.is_some() {
+                return Err(format!("aggregation `{here}`: the embedded engine runs `significant_terms` at the top level of a request, with no sub-aggregations"));
+            }
+            let sig = significant::Significant::parse(name, params, mapping, &here)?;
+            out.insert(sig.marker(), sig.request());
+            self.significant.push(sig);
+            return Ok(true);
+        }
+        if kind == "date_histogram" && auto_date::is_calendar(params) {
+            let filters_before = self.filters.len();
+            let sub = sub
+                .map(|s| self.rewrite(s, &here, &[format!("{name}\u{5}")]))
+                .transpose()?;
+            if self.filters.len() != filters_before || !path.is_empty() {
+                return Err(format!("aggregation `{here}`: the embedded engine runs a `date_histogram` by months, quarters or years at the top level of a request, without `filter` sub-aggregations"));
+            }
+            if let Some(calendar) =
+                auto_date::AutoHistogram::calendar(name, params, mapping, sub, &here)?
+            {
+                self.autos.push(calendar);
+            }
+            return Ok(true);
+        }
+        if kind == "auto_date_histogram" {
+            if !path.is_empty() {
+                return Err(format!("aggregation `{here}`: the embedded engine runs `auto_date_histogram` at the top level of a request"));
+            }
+            let filters_before = self.filters.len();
+            let sub = sub
+                .map(|s| self.rewrite(s, &here, &[format!("{name}\u{5}")]))
+                .transpose()?;
+            if self.filters.len() != filters_before {
+                return Err(format!("aggregation `{here}`: `filter` and `filters` under an `auto_date_histogram` are not run by the embedded engine"));
+            }
+            self.autos.push(auto_date::AutoHistogram::parse(
+                name, params, mapping, sub, &here,
+            )?);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+}
+
+/// Where an aggregation is in the request: its name, its dotted path for messages, and the
+/// names of the bucket aggregations above it.
+struct Here<'a> {
+    name: &'a String,
+    here: &'a str,
+    path: &'a [String],
 }
 
 fn why_not(kind: &str) -> &'static str {
