@@ -64,6 +64,51 @@ pub fn rewrite(
         .and_then(Value::as_array)
         .filter(|r| !r.is_empty())
         .ok_or_else(|| format!("aggregation `{at}`: `date_range` needs `ranges`"))?;
+    let mut ranges = read_ranges(list, mapped.as_ref(), at)?;
+    // Elasticsearch sorts the ranges by `from`, then `to` (open ends first and last).
+    ranges.sort_by_key(|(f, t, _)| (f.unwrap_or(i64::MIN), t.unwrap_or(i64::MAX)));
+    let column = mapped
+        .as_ref()
+        .map_or(field.to_string(), |f| f.name.clone());
+    let nanos = |ms: Option<i64>| ms.map(|m| json!(m.saturating_mul(1_000_000)));
+    let request_ranges: Vec<Value> = ranges
+        .iter()
+        .map(|(f, t, _)| {
+            let mut r = Map::new();
+            if let Some(v) = nanos(*f) {
+                r.insert("from".into(), v);
+            }
+            if let Some(v) = nanos(*t) {
+                r.insert("to".into(), v);
+            }
+            Value::Object(r)
+        })
+        .collect();
+    let marker = format!("{name}{MARK}");
+    let keyed = params
+        .get("keyed")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Ok((
+        marker.clone(),
+        json!({"range": {"field": column, "ranges": request_ranges, "keyed": false}}),
+        DateRange {
+            marker,
+            ranges,
+            keyed,
+        },
+    ))
+}
+
+/// Each range's bounds in epoch milliseconds (date math and the field's formats read as
+/// Elasticsearch reads them), and its key.
+#[allow(clippy::type_complexity)]
+fn read_ranges(
+    list: &[Value],
+    mapped: Option<&crate::mapping::FieldRef<'_>>,
+    at: &str,
+) -> Result<Vec<(Option<i64>, Option<i64>, Option<String>)>, String> {
+    let refuse = |m: String| Err(format!("aggregation `{at}`: {m}"));
     let mut ranges = Vec::new();
     let now = chrono::Utc::now();
     for r in list {
@@ -113,39 +158,7 @@ pub fn rewrite(
         let key = o.get("key").and_then(Value::as_str).map(str::to_string);
         ranges.push((bound("from")?, bound("to")?, key));
     }
-    // Elasticsearch sorts the ranges by `from`, then `to` (open ends first and last).
-    ranges.sort_by_key(|(f, t, _)| (f.unwrap_or(i64::MIN), t.unwrap_or(i64::MAX)));
-    let column = mapped
-        .as_ref()
-        .map_or(field.to_string(), |f| f.name.clone());
-    let nanos = |ms: Option<i64>| ms.map(|m| json!(m.saturating_mul(1_000_000)));
-    let request_ranges: Vec<Value> = ranges
-        .iter()
-        .map(|(f, t, _)| {
-            let mut r = Map::new();
-            if let Some(v) = nanos(*f) {
-                r.insert("from".into(), v);
-            }
-            if let Some(v) = nanos(*t) {
-                r.insert("to".into(), v);
-            }
-            Value::Object(r)
-        })
-        .collect();
-    let marker = format!("{name}{MARK}");
-    let keyed = params
-        .get("keyed")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    Ok((
-        marker.clone(),
-        json!({"range": {"field": column, "ranges": request_ranges, "keyed": false}}),
-        DateRange {
-            marker,
-            ranges,
-            keyed,
-        },
-    ))
+    Ok(ranges)
 }
 
 /// A tantivy range bucket's bound in epoch milliseconds (its column holds nanoseconds).
