@@ -20,6 +20,14 @@ fn names(action: &Value, key: &str, plural: &str) -> Vec<String> {
     out
 }
 
+/// What `POST _aliases` asks for, read before anything is applied.
+struct AliasActions {
+    adds: Vec<(String, String, AliasTarget)>,
+    /// (alias, index, must exist)
+    removes: Vec<(String, String, bool)>,
+    remove_indices: Vec<String>,
+}
+
 impl Engine {
     /// `POST _aliases`: the actions apply together or not at all.
     pub(crate) fn update_aliases(&self, body: &[u8]) -> RestResponse {
@@ -35,6 +43,14 @@ impl Engine {
             );
         };
         // Read first (names resolve through the aliases too); applied only if all are fine.
+        match self.read_alias_actions(actions) {
+            Ok(plan) => self.apply_alias_actions(plan),
+            Err(r) => r,
+        }
+    }
+
+    /// Every action read and its names resolved, or the answer refusing the first bad one.
+    fn read_alias_actions(&self, actions: &[Value]) -> Result<AliasActions, RestResponse> {
         let mut adds = Vec::new();
         let mut removes = Vec::new();
         let mut remove_indices = Vec::new();
@@ -44,25 +60,25 @@ impl Engine {
                 .filter(|m| m.len() == 1)
                 .and_then(|m| m.iter().next())
             else {
-                return RestResponse::error(
+                return Err(RestResponse::error(
                     400,
                     "action_request_validation_exception",
                     &format!("an alias action is an object with one key, got {action}"),
-                );
+                ));
             };
             let indices = names(a, "index", "indices");
             if indices.is_empty() {
-                return RestResponse::error(
+                return Err(RestResponse::error(
                     400,
                     "action_request_validation_exception",
                     &format!("[{kind}]: an index or indices is required"),
-                );
+                ));
             }
             let mut matched = Vec::new();
             for i in &indices {
                 match self.index_names(i) {
                     Ok(m) => matched.extend(m),
-                    Err(r) => return r,
+                    Err(r) => return Err(r),
                 }
             }
             match kind.as_str() {
@@ -70,20 +86,20 @@ impl Engine {
                     let target = match AliasTarget::parse(a) {
                         Ok(t) => t,
                         Err(m) => {
-                            return RestResponse::error(400, "illegal_argument_exception", &m)
+                            return Err(RestResponse::error(400, "illegal_argument_exception", &m))
                         }
                     };
                     let alias_names = names(a, "alias", "aliases");
                     if alias_names.is_empty() {
-                        return RestResponse::error(
+                        return Err(RestResponse::error(
                             400,
                             "action_request_validation_exception",
                             "[add]: an alias or aliases is required",
-                        );
+                        ));
                     }
                     for alias in alias_names {
                         if self.index(&alias).is_some() {
-                            return RestResponse::error(400, "invalid_alias_name_exception", &format!("Invalid alias name [{alias}]: an index or data stream exists with the same name as the alias"));
+                            return Err(RestResponse::error(400, "invalid_alias_name_exception", &format!("Invalid alias name [{alias}]: an index or data stream exists with the same name as the alias")));
                         }
                         for index in &matched {
                             adds.push((alias.clone(), index.clone(), target.clone()));
@@ -101,14 +117,28 @@ impl Engine {
                 }
                 "remove_index" => remove_indices.extend(matched),
                 other => {
-                    return RestResponse::error(
+                    return Err(RestResponse::error(
                         400,
                         "action_request_validation_exception",
                         &format!("alias action [{other}] is not one of add, remove, remove_index"),
-                    )
+                    ))
                 }
             }
         }
+        Ok(AliasActions {
+            adds,
+            removes,
+            remove_indices,
+        })
+    }
+
+    /// The actions applied together: none if an alias to remove is missing.
+    fn apply_alias_actions(&self, plan: AliasActions) -> RestResponse {
+        let AliasActions {
+            adds,
+            removes,
+            remove_indices,
+        } = plan;
         let mut aliases = self
             .state
             .aliases
