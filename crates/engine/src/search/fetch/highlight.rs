@@ -72,6 +72,21 @@ fn tag(v: Option<&Value>, default: &str) -> Result<String, String> {
     }
 }
 
+/// The highlight options the engine runs.
+const KNOWN: [&str; 11] = [
+    "fields",
+    "pre_tags",
+    "post_tags",
+    "fragment_size",
+    "number_of_fragments",
+    "order",
+    "type",
+    "encoder",
+    "require_field_match",
+    "no_match_size",
+    "tags_schema",
+];
+
 impl Highlight {
     pub(crate) fn compile(
         h: &Value,
@@ -79,19 +94,6 @@ impl Highlight {
         index: &tantivy::Index,
         query: &dyn Query,
     ) -> Result<Highlight, String> {
-        const KNOWN: [&str; 11] = [
-            "fields",
-            "pre_tags",
-            "post_tags",
-            "fragment_size",
-            "number_of_fragments",
-            "order",
-            "type",
-            "encoder",
-            "require_field_match",
-            "no_match_size",
-            "tags_schema",
-        ];
         let obj = h.as_object().ok_or("`highlight` is an object")?;
         if let Some(k) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
             return Err(format!(
@@ -127,57 +129,9 @@ impl Highlight {
         };
         let mut fields = Vec::new();
         for (pattern, opts) in entries {
-            let opt = |k: &str| opts.get(k).or_else(|| obj.get(k));
-            if let Some(k) = opts
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(k, _)| k)
-                .find(|k| !KNOWN.contains(&k.as_str()))
-            {
-                return Err(format!(
-                    "highlight option `{k}` of `{pattern}` is not run by the embedded engine"
-                ));
-            }
-            for (name, f) in matching(mapping, &pattern) {
-                if !matches!(f.kind, FieldType::Text | FieldType::Keyword) {
-                    continue;
-                }
-                let analyzer = match f.kind {
-                    FieldType::Text => Some(
-                        index
-                            .tokenizer_for_field(f.field)
-                            .map_err(|e| e.to_string())?,
-                    ),
-                    _ => None,
-                };
-                let mine: HashSet<String> = terms.iter().filter_map(|t| term_text(t, &f)).collect();
-                fields.push(HighlightField {
-                    name,
-                    analyzer,
-                    terms: mine,
-                    fragment_size: number(
-                        opt("fragment_size"),
-                        100,
-                        "fragment_size",
-                        MAX_FRAGMENT_SIZE,
-                    )?
-                    .max(1),
-                    fragments: number(
-                        opt("number_of_fragments"),
-                        5,
-                        "number_of_fragments",
-                        MAX_FRAGMENTS,
-                    )?,
-                    no_match_size: number(
-                        opt("no_match_size"),
-                        0,
-                        "no_match_size",
-                        MAX_FRAGMENT_SIZE,
-                    )?,
-                    field: f,
-                });
-            }
+            fields.extend(Self::fields_for(
+                &pattern, &opts, obj, mapping, index, &terms,
+            )?);
         }
         Ok(Highlight {
             pre,
@@ -186,6 +140,66 @@ impl Highlight {
             by_score: obj.get("order").and_then(Value::as_str) == Some("score"),
             fields,
         })
+    }
+
+    /// The fields a `fields` entry's pattern matches (text and keyword ones), each with its
+    /// options or the request's.
+    fn fields_for(
+        pattern: &str,
+        opts: &Value,
+        obj: &Map<String, Value>,
+        mapping: &Mapping,
+        index: &tantivy::Index,
+        terms: &[Term],
+    ) -> Result<Vec<HighlightField>, String> {
+        let mut fields = Vec::new();
+        let opt = |k: &str| opts.get(k).or_else(|| obj.get(k));
+        if let Some(k) = opts
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+            .find(|k| !KNOWN.contains(&k.as_str()))
+        {
+            return Err(format!(
+                "highlight option `{k}` of `{pattern}` is not run by the embedded engine"
+            ));
+        }
+        for (name, f) in matching(mapping, &pattern) {
+            if !matches!(f.kind, FieldType::Text | FieldType::Keyword) {
+                continue;
+            }
+            let analyzer = match f.kind {
+                FieldType::Text => Some(
+                    index
+                        .tokenizer_for_field(f.field)
+                        .map_err(|e| e.to_string())?,
+                ),
+                _ => None,
+            };
+            let mine: HashSet<String> = terms.iter().filter_map(|t| term_text(t, &f)).collect();
+            fields.push(HighlightField {
+                name,
+                analyzer,
+                terms: mine,
+                fragment_size: number(
+                    opt("fragment_size"),
+                    100,
+                    "fragment_size",
+                    MAX_FRAGMENT_SIZE,
+                )?
+                .max(1),
+                fragments: number(
+                    opt("number_of_fragments"),
+                    5,
+                    "number_of_fragments",
+                    MAX_FRAGMENTS,
+                )?,
+                no_match_size: number(opt("no_match_size"), 0, "no_match_size", MAX_FRAGMENT_SIZE)?,
+                field: f,
+            });
+        }
+        Ok(fields)
     }
 
     /// The hit's `highlight`: per field with a match, its fragments.
