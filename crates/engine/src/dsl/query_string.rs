@@ -78,52 +78,19 @@ fn lex(text: &str) -> Result<Vec<Token>, String> {
                 )
             }
             '^' => {
-                let start = i + 1;
-                let mut j = start;
-                while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.') {
-                    j += 1;
-                }
-                let b: String = chars[start..j].iter().collect();
-                out.push(Token::Boost(
-                    b.parse().map_err(|_| format!("`^{b}` is not a boost"))?,
-                ));
-                i = j;
+                let (t, next) = lex_boost(&chars, i)?;
+                out.push(t);
+                i = next;
             }
             '"' => {
-                let mut j = i + 1;
-                let mut s = String::new();
-                while j < chars.len() && chars[j] != '"' {
-                    if chars[j] == '\\' && j + 1 < chars.len() {
-                        j += 1;
-                    }
-                    s.push(chars[j]);
-                    j += 1;
-                }
-                if j >= chars.len() {
-                    return Err("a phrase's closing `\"` is missing".into());
-                }
-                out.push(Token::Phrase(s));
-                i = j + 1;
+                let (t, next) = lex_phrase(&chars, i)?;
+                out.push(t);
+                i = next;
             }
             '[' | '{' => {
-                let close = if c == '[' { [']', '}'] } else { ['}', ']'] };
-                let end = chars[i..]
-                    .iter()
-                    .position(|x| close.contains(x))
-                    .map(|p| i + p)
-                    .ok_or("a range's closing `]` or `}` is missing")?;
-                let inner: String = chars[i + 1..end].iter().collect();
-                let parts: Vec<&str> = inner.split_whitespace().collect();
-                let [a, "TO", b] = parts[..] else {
-                    return Err(format!("`{inner}` is not a range `a TO b`"));
-                };
-                out.push(Token::Range(
-                    a.into(),
-                    b.into(),
-                    c == '[',
-                    chars[end] == ']',
-                ));
-                i = end + 1;
+                let (t, next) = lex_range(&chars, i)?;
+                out.push(t);
+                i = next;
             }
             '>' | '<' => {
                 let eq = chars.get(i + 1) == Some(&'=');
@@ -164,6 +131,53 @@ fn lex(text: &str) -> Result<Vec<Token>, String> {
         }
     }
     Ok(out)
+}
+
+/// `^2.5` after a term: its boost, and where the text goes on.
+fn lex_boost(chars: &[char], i: usize) -> Result<(Token, usize), String> {
+    let start = i + 1;
+    let mut j = start;
+    while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.') {
+        j += 1;
+    }
+    let b: String = chars[start..j].iter().collect();
+    let boost = b.parse().map_err(|_| format!("`^{b}` is not a boost"))?;
+    Ok((Token::Boost(boost), j))
+}
+
+/// A quoted phrase (escapes kept literal), and where the text goes on.
+fn lex_phrase(chars: &[char], i: usize) -> Result<(Token, usize), String> {
+    let mut j = i + 1;
+    let mut s = String::new();
+    while j < chars.len() && chars[j] != '"' {
+        if chars[j] == '\\' && j + 1 < chars.len() {
+            j += 1;
+        }
+        s.push(chars[j]);
+        j += 1;
+    }
+    if j >= chars.len() {
+        return Err("a phrase's closing `\"` is missing".into());
+    }
+    Ok((Token::Phrase(s), j + 1))
+}
+
+/// `[a TO b]` or `{a TO b}` (either end inclusive or not), and where the text goes on.
+fn lex_range(chars: &[char], i: usize) -> Result<(Token, usize), String> {
+    let c = chars[i];
+    let close = if c == '[' { [']', '}'] } else { ['}', ']'] };
+    let end = chars[i..]
+        .iter()
+        .position(|x| close.contains(x))
+        .map(|p| i + p)
+        .ok_or("a range's closing `]` or `}` is missing")?;
+    let inner: String = chars[i + 1..end].iter().collect();
+    let parts: Vec<&str> = inner.split_whitespace().collect();
+    let [a, "TO", b] = parts[..] else {
+        return Err(format!("`{inner}` is not a range `a TO b`"));
+    };
+    let token = Token::Range(a.into(), b.into(), c == '[', chars[end] == ']');
+    Ok((token, end + 1))
 }
 
 struct Parser {
