@@ -137,6 +137,17 @@ struct OpenFile {
 }
 
 /// Reads documents from the files in order, up to an optional limit.
+/// What one read did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadOne {
+    /// A document went into the batch.
+    Added,
+    /// A blank line was passed over.
+    Skipped,
+    /// The current file ended.
+    FileDone,
+}
+
 pub struct CorpusReader {
     files: Vec<DocumentSet>,
     current: Option<OpenFile>,
@@ -301,183 +312,225 @@ impl CorpusReader {
             if self.current.is_none() && !self.open_next()? {
                 break;
             }
-            let file = self.current.as_mut().expect("opened above");
+            let file = self.current.as_ref().expect("opened above");
             let meta = &self.files[file.index];
-            let line_no = file.docs_read + 1;
-            let path = || meta.describe();
             let constant = match &self.framing {
                 Framing::Documents => Some(""),
                 Framing::Bulk(_) if self.name_index => None,
                 Framing::Bulk(actions) => actions.constant(),
             };
-            if let (Some(action), false) = (constant, meta.with_actions) {
+            let read = match (constant, meta.with_actions) {
                 // The common case, read in place: a broken or blank line is cut off again.
-                let mark = buf.len();
-                buf.push_str(action);
-                let start = buf.len();
-                match &mut file.source {
-                    Source::Made { maker, seed, count } => {
-                        if file.docs_read >= *count {
-                            buf.truncate(mark);
-                            self.current = None;
-                            continue;
-                        }
-                        maker.write(*seed, file.docs_read, buf);
+                (Some(action), false) => self.read_in_place(buf, action, items.as_deref_mut())?,
+                // The document (and the file's own action line) is read aside first, so that
+                // an action is generated only for a document that is there.
+                _ => match self.read_aside()? {
+                    ReadOne::Added => {
+                        self.frame_aside(buf, items.as_deref_mut())?;
+                        ReadOne::Added
                     }
-                    Source::File(reader) => {
-                        if read_line(reader, buf, line_no, &path)? == 0 {
-                            buf.truncate(mark);
-                            check_count(meta, file.docs_read, self.limit)?;
-                            self.current = None;
-                            continue;
-                        }
-                        let line = buf[start..].trim();
-                        if line.is_empty() {
-                            buf.truncate(mark);
-                            self.blank_run += 1;
-                            if self.blank_run > MAX_BLANK_LINES {
-                                return Err(CorpusError::Blank {
-                                    path: meta.describe(),
-                                    after: file.docs_read,
-                                });
-                            }
-                            continue;
-                        }
-                        if !(line.starts_with('{') && line.ends_with('}')) {
-                            return Err(CorpusError::NotJson {
-                                path: path(),
-                                line: line_no,
-                            });
-                        }
-                        while buf.ends_with(['\n', '\r', ' ', '\t']) {
-                            buf.pop();
-                        }
-                        buf.push('\n');
-                    }
-                }
-                // Uniform batches need no list: their pairs are their lines (`Pairs::IndexEach`).
-                if let Some(items) = items.as_deref_mut().filter(|_| !self.uniform) {
-                    items.push(BatchItem {
-                        verb: Verb::Index,
-                        index: None,
-                        id: None,
-                        document: start..buf.len() - 1,
-                    });
-                }
+                    other => other,
+                },
+            };
+            if read == ReadOne::Added {
                 self.handed_out(buf.len());
                 added += 1;
-                continue;
             }
-            // The document (and the file's own action line) is read aside first, so that
-            // an action is generated only for a document that is there.
-            self.action.clear();
-            self.line.clear();
-            match &mut file.source {
-                Source::Made { maker, seed, count } => {
-                    if file.docs_read >= *count {
-                        self.current = None;
-                        continue;
-                    }
-                    maker.write(*seed, file.docs_read, &mut self.line);
-                }
-                Source::File(reader) => {
-                    if meta.with_actions {
-                        if read_line(reader, &mut self.action, line_no, &path)? == 0 {
-                            check_count(meta, file.docs_read, self.limit)?;
-                            self.current = None;
-                            continue;
-                        }
-                        let action = self.action.trim();
-                        if !(action.starts_with('{') && action.ends_with('}')) {
-                            return Err(CorpusError::NotAction {
-                                path: path(),
-                                line: 2 * file.docs_read + 1,
-                            });
-                        }
-                        if read_line(reader, &mut self.line, line_no, &path)? == 0 {
-                            return Err(CorpusError::ActionWithoutDocument {
-                                path: path(),
-                                line: line_no,
-                            });
-                        }
-                    } else if read_line(reader, &mut self.line, line_no, &path)? == 0 {
-                        check_count(meta, file.docs_read, self.limit)?;
-                        self.current = None;
-                        continue;
-                    }
-                    let line = self.line.trim();
-                    if line.is_empty() && !meta.with_actions {
-                        self.blank_run += 1;
-                        if self.blank_run > MAX_BLANK_LINES {
-                            return Err(CorpusError::Blank {
-                                path: meta.describe(),
-                                after: file.docs_read,
-                            });
-                        }
-                        continue;
-                    }
-                    if !(line.starts_with('{') && line.ends_with('}')) {
-                        let line = if meta.with_actions {
-                            2 * line_no
-                        } else {
-                            line_no
-                        };
-                        return Err(CorpusError::NotJson { path: path(), line });
-                    }
-                }
-            }
-            let (action, wrap) = match &mut self.framing {
-                Framing::Bulk(_) if meta.with_actions => {
-                    let line = self.action.trim();
-                    let (verb, index, id) =
-                        parse_action_line(line).ok_or_else(|| CorpusError::NotAction {
-                            path: path(),
-                            line: 2 * file.docs_read + 1,
-                        })?;
-                    let at = buf.len();
-                    let shift =
-                        |r: Option<std::ops::Range<usize>>| r.map(|r| at + r.start..at + r.end);
-                    buf.push_str(line);
-                    buf.push('\n');
-                    ((verb, shift(index), shift(id)), false)
-                }
-                Framing::Bulk(actions) => {
-                    let at = buf.len();
-                    let Action { verb, mut id } = actions.write_action(buf);
-                    let index = if self.name_index && !meta.target_index.is_empty() {
-                        let (index, shift) = name_target(buf, at, &meta.target_index);
-                        id = id.map(|r| r.start + shift..r.end + shift);
-                        index
-                    } else {
-                        None
-                    };
-                    // A generated update carries the document as the fields to merge.
-                    ((verb, index, id), verb == Verb::Update)
-                }
-                Framing::Documents => ((Verb::Index, None, None), false),
-            };
-            let start = buf.len();
-            if wrap {
-                buf.push_str("{\"doc\":");
-                buf.push_str(self.line.trim());
-                buf.push('}');
-            } else {
-                buf.push_str(self.line.trim());
-            }
-            if let Some(items) = items.as_deref_mut() {
-                let (verb, index, id) = action;
-                items.push(BatchItem {
-                    verb,
-                    index,
-                    id,
-                    document: start..buf.len(),
-                });
-            }
-            buf.push('\n');
-            self.handed_out(buf.len());
-            added += 1;
         }
         Ok(added)
+    }
+
+    /// The next document read straight into `buf` after its constant action line.
+    fn read_in_place(
+        &mut self,
+        buf: &mut String,
+        action: &'static str,
+        items: Option<&mut Vec<BatchItem>>,
+    ) -> Result<ReadOne, CorpusError> {
+        let file = self.current.as_mut().expect("opened");
+        let meta = &self.files[file.index];
+        let line_no = file.docs_read + 1;
+        let path = || meta.describe();
+        // The common case, read in place: a broken or blank line is cut off again.
+        let mark = buf.len();
+        buf.push_str(action);
+        let start = buf.len();
+        match &mut file.source {
+            Source::Made { maker, seed, count } => {
+                if file.docs_read >= *count {
+                    buf.truncate(mark);
+                    self.current = None;
+                    return Ok(ReadOne::FileDone);
+                }
+                maker.write(*seed, file.docs_read, buf);
+            }
+            Source::File(reader) => {
+                if read_line(reader, buf, line_no, &path)? == 0 {
+                    buf.truncate(mark);
+                    check_count(meta, file.docs_read, self.limit)?;
+                    self.current = None;
+                    return Ok(ReadOne::FileDone);
+                }
+                let line = buf[start..].trim();
+                if line.is_empty() {
+                    buf.truncate(mark);
+                    self.blank_run += 1;
+                    if self.blank_run > MAX_BLANK_LINES {
+                        return Err(CorpusError::Blank {
+                            path: meta.describe(),
+                            after: file.docs_read,
+                        });
+                    }
+                    return Ok(ReadOne::Skipped);
+                }
+                if !(line.starts_with('{') && line.ends_with('}')) {
+                    return Err(CorpusError::NotJson {
+                        path: path(),
+                        line: line_no,
+                    });
+                }
+                while buf.ends_with(['\n', '\r', ' ', '\t']) {
+                    buf.pop();
+                }
+                buf.push('\n');
+            }
+        }
+        // Uniform batches need no list: their pairs are their lines (`Pairs::IndexEach`).
+        if let Some(items) = items.filter(|_| !self.uniform) {
+            items.push(BatchItem {
+                verb: Verb::Index,
+                index: None,
+                id: None,
+                document: start..buf.len() - 1,
+            });
+        }
+        Ok(ReadOne::Added)
+    }
+
+    /// The next document (and the file's own action line) read aside, into `line` and
+    /// `action`.
+    fn read_aside(&mut self) -> Result<ReadOne, CorpusError> {
+        let file = self.current.as_mut().expect("opened");
+        let meta = &self.files[file.index];
+        let line_no = file.docs_read + 1;
+        let path = || meta.describe();
+        self.action.clear();
+        self.line.clear();
+        match &mut file.source {
+            Source::Made { maker, seed, count } => {
+                if file.docs_read >= *count {
+                    self.current = None;
+                    return Ok(ReadOne::FileDone);
+                }
+                maker.write(*seed, file.docs_read, &mut self.line);
+            }
+            Source::File(reader) => {
+                if meta.with_actions {
+                    if read_line(reader, &mut self.action, line_no, &path)? == 0 {
+                        check_count(meta, file.docs_read, self.limit)?;
+                        self.current = None;
+                        return Ok(ReadOne::FileDone);
+                    }
+                    let action = self.action.trim();
+                    if !(action.starts_with('{') && action.ends_with('}')) {
+                        return Err(CorpusError::NotAction {
+                            path: path(),
+                            line: 2 * file.docs_read + 1,
+                        });
+                    }
+                    if read_line(reader, &mut self.line, line_no, &path)? == 0 {
+                        return Err(CorpusError::ActionWithoutDocument {
+                            path: path(),
+                            line: line_no,
+                        });
+                    }
+                } else if read_line(reader, &mut self.line, line_no, &path)? == 0 {
+                    check_count(meta, file.docs_read, self.limit)?;
+                    self.current = None;
+                    return Ok(ReadOne::FileDone);
+                }
+                let line = self.line.trim();
+                if line.is_empty() && !meta.with_actions {
+                    self.blank_run += 1;
+                    if self.blank_run > MAX_BLANK_LINES {
+                        return Err(CorpusError::Blank {
+                            path: meta.describe(),
+                            after: file.docs_read,
+                        });
+                    }
+                    return Ok(ReadOne::Skipped);
+                }
+                if !(line.starts_with('{') && line.ends_with('}')) {
+                    let line = if meta.with_actions {
+                        2 * line_no
+                    } else {
+                        line_no
+                    };
+                    return Err(CorpusError::NotJson { path: path(), line });
+                }
+            }
+        }
+        Ok(ReadOne::Added)
+    }
+
+    /// The document read aside, framed into `buf`: its action line (the file's own, or one
+    /// generated), then the document (wrapped as `{"doc": ...}` for a generated update).
+    fn frame_aside(
+        &mut self,
+        buf: &mut String,
+        items: Option<&mut Vec<BatchItem>>,
+    ) -> Result<(), CorpusError> {
+        let file = self.current.as_ref().expect("opened");
+        let meta = &self.files[file.index];
+        let path = || meta.describe();
+        let (action, wrap) = match &mut self.framing {
+            Framing::Bulk(_) if meta.with_actions => {
+                let line = self.action.trim();
+                let (verb, index, id) =
+                    parse_action_line(line).ok_or_else(|| CorpusError::NotAction {
+                        path: path(),
+                        line: 2 * file.docs_read + 1,
+                    })?;
+                let at = buf.len();
+                let shift = |r: Option<std::ops::Range<usize>>| r.map(|r| at + r.start..at + r.end);
+                buf.push_str(line);
+                buf.push('\n');
+                ((verb, shift(index), shift(id)), false)
+            }
+            Framing::Bulk(actions) => {
+                let at = buf.len();
+                let Action { verb, mut id } = actions.write_action(buf);
+                let index = if self.name_index && !meta.target_index.is_empty() {
+                    let (index, shift) = name_target(buf, at, &meta.target_index);
+                    id = id.map(|r| r.start + shift..r.end + shift);
+                    index
+                } else {
+                    None
+                };
+                // A generated update carries the document as the fields to merge.
+                ((verb, index, id), verb == Verb::Update)
+            }
+            Framing::Documents => ((Verb::Index, None, None), false),
+        };
+        let start = buf.len();
+        if wrap {
+            buf.push_str("{\"doc\":");
+            buf.push_str(self.line.trim());
+            buf.push('}');
+        } else {
+            buf.push_str(self.line.trim());
+        }
+        if let Some(items) = items {
+            let (verb, index, id) = action;
+            items.push(BatchItem {
+                verb,
+                index,
+                id,
+                document: start..buf.len(),
+            });
+        }
+        buf.push('\n');
+        Ok(())
     }
 
     /// Counts a whole document added to a batch that is now `len` bytes long.
