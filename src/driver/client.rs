@@ -160,31 +160,13 @@ impl<C: BackendClient> ClientRun<C> {
                 break;
             };
             let end = Instant::now();
-            if warmup {
-                recording(&self.recorder, |r| r.record_warmup(&result));
-            } else {
-                let wants_reason = recording(&self.recorder, |r| {
-                    r.record(intended.unwrap_or(start), start, end, &result);
-                    matches!(&result, Ok(o) if o.failed_items > 0) && r.wants_item_failure_reason()
-                });
-                if wants_reason {
-                    if let Some(reason) = self.client.item_failure_reason() {
-                        recording(&self.recorder, |r| r.set_item_failure_reason(reason));
-                    }
-                }
-            }
-            if shared.abort_on_error {
-                match &result {
-                    Err(e) if shared.ignore_response_errors && e.kind.is_response() => {}
-                    Err(e) => shared.abort_with(&e.message),
-                    Ok(o) if o.failed_items > 0 && !shared.ignore_response_errors => shared
-                        .abort_with(&format!(
-                            "{} items of a bulk request failed",
-                            o.failed_items
-                        )),
-                    Ok(_) => {}
-                }
-            }
+            let times = Times {
+                intended: intended.unwrap_or(start),
+                start,
+                end,
+            };
+            record_result(&self.recorder, &mut self.client, warmup, times, &result);
+            abort_if_asked(&shared, &result);
             shared.progress.fetch_add(1, Ordering::Relaxed);
             drop(payload);
             if let (false, Source::Keys(keys)) = (warmup, &self.source) {
@@ -198,6 +180,53 @@ impl<C: BackendClient> ClientRun<C> {
                 feed.give_back(b);
             }
         }
+    }
+}
+
+/// When an operation was due, started and ended.
+struct Times {
+    intended: Instant,
+    start: Instant,
+    end: Instant,
+}
+
+/// An operation's times and outcome (a warmup one only counted), with the reason of a bulk's
+/// first failed item when the recorder wants one.
+fn record_result<C: BackendClient>(
+    recorder: &GroupRecorder,
+    client: &mut C,
+    warmup: bool,
+    t: Times,
+    result: &Result<Outcome, crate::backend::OpError>,
+) {
+    if warmup {
+        recording(recorder, |r| r.record_warmup(result));
+        return;
+    }
+    let wants_reason = recording(recorder, |r| {
+        r.record(t.intended, t.start, t.end, result);
+        matches!(result, Ok(o) if o.failed_items > 0) && r.wants_item_failure_reason()
+    });
+    if wants_reason {
+        if let Some(reason) = client.item_failure_reason() {
+            recording(recorder, |r| r.set_item_failure_reason(reason));
+        }
+    }
+}
+
+/// Under `--on-error abort`, an error (or failed bulk items) stops the race, except the error
+/// responses a task ignores (`ignore-response-error-level: non-fatal`).
+fn abort_if_asked(shared: &Shared, result: &Result<Outcome, crate::backend::OpError>) {
+    if !shared.abort_on_error {
+        return;
+    }
+    match result {
+        Err(e) if shared.ignore_response_errors && e.kind.is_response() => {}
+        Err(e) => shared.abort_with(&e.message),
+        Ok(o) if o.failed_items > 0 && !shared.ignore_response_errors => shared.abort_with(
+            &format!("{} items of a bulk request failed", o.failed_items),
+        ),
+        Ok(_) => {}
     }
 }
 
