@@ -290,42 +290,8 @@ impl CallBuilder<'_> {
             OpSpec::ForceMerge {
                 indices,
                 max_num_segments,
-            } => {
-                let params: Vec<(String, String)> = max_num_segments
-                    .iter()
-                    .map(|n| ("max_num_segments".to_string(), n.to_string()))
-                    .collect();
-                let mut call = self.call(
-                    Method::POST,
-                    format!("/{}/_forcemerge", indices_segment(indices)),
-                    &params,
-                    None,
-                    Expect::Status,
-                )?;
-                call.timeout = Some(ADMIN_TIMEOUT);
-                vec![call]
-            }
-            OpSpec::ClusterHealth(spec) => {
-                let path = match &spec.index {
-                    Some(i) => format!("/_cluster/health/{}", escape_segment(i)),
-                    None => "/_cluster/health".to_string(),
-                };
-                let mut params = spec.request_params.clone();
-                if let Some(status) = spec.wait_for_status {
-                    if !params.iter().any(|(k, _)| k == "wait_for_status") {
-                        params.push(("wait_for_status".into(), status.as_str().into()));
-                    }
-                }
-                let mut call = self.call(
-                    Method::GET,
-                    path,
-                    &params,
-                    None,
-                    Expect::Health(spec.wait_for_status),
-                )?;
-                call.timeout = Some(ADMIN_TIMEOUT);
-                vec![call]
-            }
+            } => vec![self.force_merge(indices, *max_num_segments)?],
+            OpSpec::ClusterHealth(spec) => vec![self.cluster_health(spec)?],
             OpSpec::Bulk(spec) => {
                 // A corpus whose own action lines name the index is sent to `/_bulk`.
                 let path = if spec.index.is_empty() {
@@ -368,33 +334,79 @@ impl CallBuilder<'_> {
                 };
                 vec![self.call(method, path, none, Self::json(body), Expect::Status)?]
             }
-            OpSpec::RawRequest(spec) => {
-                let expect = if spec.ignore_status.is_empty() {
-                    Expect::Status
-                } else {
-                    Expect::StatusOr(spec.ignore_status)
-                };
-                spec.requests
-                    .iter()
-                    .map(|r| {
-                        let method =
-                            Method::from_bytes(r.method.as_bytes()).map_err(|e| e.to_string())?;
-                        let mut call = self.call(
-                            method,
-                            r.path.clone(),
-                            &r.request_params,
-                            r.body.as_ref().and_then(Self::json),
-                            expect,
-                        )?;
-                        call.poll = r.poll;
-                        Ok::<_, String>(call)
-                    })
-                    .collect::<Result<Vec<_>, _>>()?
-            }
+            OpSpec::RawRequest(spec) => self.raw_requests(spec)?,
             OpSpec::Sleep(_) => Vec::new(),
             OpSpec::Kv(_) => return Ok(None),
         };
         Ok(Some(calls))
+    }
+
+    /// `_forcemerge`, with the admin timeout (a merge takes long).
+    fn force_merge(
+        &self,
+        indices: &[String],
+        max_num_segments: Option<u64>,
+    ) -> Result<HttpCall, String> {
+        let params: Vec<(String, String)> = max_num_segments
+            .iter()
+            .map(|n| ("max_num_segments".to_string(), n.to_string()))
+            .collect();
+        let mut call = self.call(
+            Method::POST,
+            format!("/{}/_forcemerge", indices_segment(indices)),
+            &params,
+            None,
+            Expect::Status,
+        )?;
+        call.timeout = Some(ADMIN_TIMEOUT);
+        Ok(call)
+    }
+
+    /// `_cluster/health`, waiting for the status asked, with the admin timeout.
+    fn cluster_health(&self, spec: &crate::ops::ClusterHealthSpec) -> Result<HttpCall, String> {
+        let path = match &spec.index {
+            Some(i) => format!("/_cluster/health/{}", escape_segment(i)),
+            None => "/_cluster/health".to_string(),
+        };
+        let mut params = spec.request_params.clone();
+        if let Some(status) = spec.wait_for_status {
+            if !params.iter().any(|(k, _)| k == "wait_for_status") {
+                params.push(("wait_for_status".into(), status.as_str().into()));
+            }
+        }
+        let mut call = self.call(
+            Method::GET,
+            path,
+            &params,
+            None,
+            Expect::Health(spec.wait_for_status),
+        )?;
+        call.timeout = Some(ADMIN_TIMEOUT);
+        Ok(call)
+    }
+
+    /// A raw request's calls in order; the statuses it ignores are not errors.
+    fn raw_requests(&self, spec: &crate::ops::RawRequestSpec) -> Result<Vec<HttpCall>, String> {
+        let expect = if spec.ignore_status.is_empty() {
+            Expect::Status
+        } else {
+            Expect::StatusOr(spec.ignore_status)
+        };
+        spec.requests
+            .iter()
+            .map(|r| {
+                let method = Method::from_bytes(r.method.as_bytes()).map_err(|e| e.to_string())?;
+                let mut call = self.call(
+                    method,
+                    r.path.clone(),
+                    &r.request_params,
+                    r.body.as_ref().and_then(Self::json),
+                    expect,
+                )?;
+                call.poll = r.poll;
+                Ok::<_, String>(call)
+            })
+            .collect::<Result<Vec<_>, _>>()
     }
 }
 
