@@ -27,26 +27,7 @@ pub struct JobSpec {
 
 /// The manifests, as one multi-document YAML.
 pub fn manifests(spec: &JobSpec) -> Result<String, String> {
-    check_name(&spec.name)?;
-    if spec.shards == 0 {
-        return Err("--shards must be at least 1".into());
-    }
-    for arg in &spec.race_args {
-        let flag = arg.split('=').next().unwrap_or_default();
-        if [
-            "--shard",
-            "--coordinator",
-            "--results-dir",
-            "--track",
-            "--track-path",
-        ]
-        .contains(&flag)
-        {
-            return Err(format!(
-                "`{arg}`: the manifests set {flag} themselves; give the other race arguments"
-            ));
-        }
-    }
+    check_spec(spec)?;
     let name = &spec.name;
     let metadata = |n: &str| {
         let mut m = json!({ "name": n, "labels": { "app.kubernetes.io/name": "runner", "runner/race": name } });
@@ -96,12 +77,44 @@ pub fn manifests(spec: &JobSpec) -> Result<String, String> {
             "ports": [{ "name": "rendezvous", "port": spec.port, "targetPort": spec.port }],
         },
     });
+    let job = job_manifest(spec, metadata(name), args, mounts, volumes);
+    if spec.shards == 1 {
+        service["metadata"]["annotations"] =
+            json!({ "runner/note": "one shard: no rendezvous is needed" });
+    }
+    docs.push(service);
+    docs.push(job);
+    let mut out = format!(
+        "# runner k8s-job: {} shard{} of one race. Shard 0 (pod {name}-0) serves the rendezvous on\n\
+         # port {}, merges the shards and prints the merged report to its log; every shard\n\
+         # stores its own race under /results/races/<race>/shard-<i>.\n",
+        spec.shards,
+        if spec.shards == 1 { "" } else { "s" },
+        spec.port
+    );
+    for doc in docs {
+        out.push_str("---\n");
+        out.push_str(&serde_yaml::to_string(&doc).map_err(|e| e.to_string())?);
+    }
+    Ok(out)
+}
+
+/// The Indexed Job: N pods of `runner race`, shard i in pod i, shard 0 found by the others
+/// through the headless Service.
+fn job_manifest(
+    spec: &JobSpec,
+    metadata: Value,
+    args: Vec<String>,
+    mounts: Vec<Value>,
+    volumes: Vec<Value>,
+) -> Value {
+    let name = &spec.name;
     let namespace = spec
         .namespace
         .as_deref()
         .map_or(String::new(), |ns| format!(".{ns}"));
-    let job = json!({
-        "apiVersion": "batch/v1", "kind": "Job", "metadata": metadata(name),
+    json!({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
         "spec": {
             "completionMode": "Indexed",
             "completions": spec.shards,
@@ -130,26 +143,33 @@ pub fn manifests(spec: &JobSpec) -> Result<String, String> {
                 },
             },
         },
-    });
-    if spec.shards == 1 {
-        service["metadata"]["annotations"] =
-            json!({ "runner/note": "one shard: no rendezvous is needed" });
+    })
+}
+
+/// The Job's name, its shard count, and race arguments that do not set what the manifests
+/// set themselves.
+fn check_spec(spec: &JobSpec) -> Result<(), String> {
+    check_name(&spec.name)?;
+    if spec.shards == 0 {
+        return Err("--shards must be at least 1".into());
     }
-    docs.push(service);
-    docs.push(job);
-    let mut out = format!(
-        "# runner k8s-job: {} shard{} of one race. Shard 0 (pod {name}-0) serves the rendezvous on\n\
-         # port {}, merges the shards and prints the merged report to its log; every shard\n\
-         # stores its own race under /results/races/<race>/shard-<i>.\n",
-        spec.shards,
-        if spec.shards == 1 { "" } else { "s" },
-        spec.port
-    );
-    for doc in docs {
-        out.push_str("---\n");
-        out.push_str(&serde_yaml::to_string(&doc).map_err(|e| e.to_string())?);
+    for arg in &spec.race_args {
+        let flag = arg.split('=').next().unwrap_or_default();
+        if [
+            "--shard",
+            "--coordinator",
+            "--results-dir",
+            "--track",
+            "--track-path",
+        ]
+        .contains(&flag)
+        {
+            return Err(format!(
+                "`{arg}`: the manifests set {flag} themselves; give the other race arguments"
+            ));
+        }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A DNS-1123 label, as Job and Service names must be (and short enough for pod names).
