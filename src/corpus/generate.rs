@@ -277,6 +277,8 @@ const ORGS: [&str; 4] = [
     "Telstra Corporation Ltd",
 ];
 
+/// An ECS-shaped HTTP access-log event. The random draws come in a fixed order (the ones
+/// fixed here first, then those the sections make), so document N depends on seed and N only.
 fn httplog(w: &mut Writer, n: u64) {
     let ts = EPOCH_MS + n * 10 + w.rng.below(10);
     let method_status = w.rng.next();
@@ -295,129 +297,195 @@ fn httplog(w: &mut Writer, n: u64) {
     let trace = w.rng.next();
     let duration_us = 200 + w.rng.below(2_000_000);
 
+    let e = Event {
+        ts,
+        method,
+        status,
+        path,
+        agent,
+        browser,
+        browser_version,
+        os,
+        os_version,
+        continent,
+        iso,
+        country,
+        region,
+        city,
+        location,
+        bytes,
+        request_bytes,
+        host,
+        trace,
+        duration_us,
+    };
+    message_and_event(w, &e, n);
+    http_and_url(w, &e, n);
+    user_agent_and_source(w, &e);
+    host_and_cloud(w, &e, n);
+}
+
+/// What one access-log event is made of, drawn before it is written.
+struct Event {
+    ts: u64,
+    method: &'static str,
+    status: &'static str,
+    path: &'static str,
+    agent: &'static str,
+    browser: &'static str,
+    browser_version: &'static str,
+    os: &'static str,
+    os_version: &'static str,
+    continent: &'static str,
+    iso: &'static str,
+    country: &'static str,
+    region: &'static str,
+    city: &'static str,
+    location: &'static str,
+    bytes: u64,
+    request_bytes: u64,
+    host: u64,
+    trace: u64,
+    duration_us: u64,
+}
+
+/// `@timestamp`, the access-log line and the ECS `event`.
+fn message_and_event(w: &mut Writer, e: &Event, n: u64) {
     w.s("{\"@timestamp\":\"");
-    w.timestamp(ts);
+    w.timestamp(e.ts);
     w.s("\",\"message\":\"");
     w.ipv4();
     w.s(" - - [");
-    w.timestamp(ts);
+    w.timestamp(e.ts);
     w.s("] \\\"");
-    w.s(method);
+    w.s(e.method);
     w.s(" ");
-    w.s(path);
+    w.s(e.path);
     w.s("?page=");
     w.num(n % 50);
     w.s(" HTTP/1.1\\\" ");
-    w.s(status);
+    w.s(e.status);
     w.s(" ");
-    w.num(bytes);
+    w.num(e.bytes);
     w.s(" \\\"https://shop.example.com/\\\" \\\"");
-    w.s(agent);
+    w.s(e.agent);
     w.s("\\\"\",\"event\":{\"kind\":\"event\",\"category\":[\"web\"],\"type\":[\"access\"],\"dataset\":\"nginx.access\",\"module\":\"nginx\",\"outcome\":\"");
-    w.s(if status.starts_with('5') || status == "404" {
+    w.s(if e.status.starts_with('5') || e.status == "404" {
         "failure"
     } else {
         "success"
     });
     w.s("\",\"duration\":");
-    w.num(duration_us * 1000);
+    w.num(e.duration_us * 1000);
     w.s(",\"created\":\"");
-    w.timestamp(ts + 3);
+    w.timestamp(e.ts + 3);
     w.s("\",\"ingested\":\"");
-    w.timestamp(ts + 250);
+    w.timestamp(e.ts + 250);
+}
+
+/// `http` and `url`.
+fn http_and_url(w: &mut Writer, e: &Event, n: u64) {
     w.s("\"},\"http\":{\"version\":\"1.1\",\"request\":{\"id\":\"");
-    w.hex(trace, 16);
+    w.hex(e.trace, 16);
     w.s("\",\"method\":\"");
-    w.s(method);
+    w.s(e.method);
     w.s("\",\"bytes\":");
-    w.num(request_bytes);
+    w.num(e.request_bytes);
     w.s(",\"referrer\":\"https://shop.example.com/\",\"mime_type\":\"application/json\"},\"response\":{\"status_code\":");
-    w.s(status);
+    w.s(e.status);
     w.s(",\"bytes\":");
-    w.num(bytes);
+    w.num(e.bytes);
     w.s(",\"mime_type\":\"text/html; charset=utf-8\"}},\"url\":{\"original\":\"");
-    w.s(path);
+    w.s(e.path);
     w.s("?page=");
     w.num(n % 50);
     w.s("\",\"scheme\":\"https\",\"domain\":\"shop.example.com\",\"port\":443,\"path\":\"");
-    w.s(path);
+    w.s(e.path);
     w.s("\",\"query\":\"page=");
     w.num(n % 50);
+}
+
+/// `user_agent` and `source` (its address, port and AS drawn here, in this order).
+fn user_agent_and_source(w: &mut Writer, e: &Event) {
     w.s("\"},\"user_agent\":{\"original\":\"");
-    w.s(agent);
+    w.s(e.agent);
     w.s("\",\"name\":\"");
-    w.s(browser);
+    w.s(e.browser);
     w.s("\",\"version\":\"");
-    w.s(browser_version);
+    w.s(e.browser_version);
     w.s("\",\"os\":{\"name\":\"");
-    w.s(os);
+    w.s(e.os);
     w.s("\",\"version\":\"");
-    w.s(os_version);
+    w.s(e.os_version);
     w.s("\",\"full\":\"");
-    w.s(os);
+    w.s(e.os);
     w.s(" ");
-    w.s(os_version);
+    w.s(e.os_version);
     w.s("\"},\"device\":{\"name\":\"Other\"}},\"source\":{\"ip\":\"");
     w.ipv4();
     w.s("\",\"port\":");
     let port = 1024 + w.rng.below(60_000);
     w.num(port);
     w.s(",\"bytes\":");
-    w.num(request_bytes + 420);
+    w.num(e.request_bytes + 420);
     w.s(",\"geo\":{\"continent_name\":\"");
-    w.s(continent);
+    w.s(e.continent);
     w.s("\",\"country_iso_code\":\"");
-    w.s(iso);
+    w.s(e.iso);
     w.s("\",\"country_name\":\"");
-    w.s(country);
+    w.s(e.country);
     w.s("\",\"region_name\":\"");
-    w.s(region);
+    w.s(e.region);
     w.s("\",\"city_name\":\"");
-    w.s(city);
+    w.s(e.city);
     w.s("\",\"location\":{\"lat\":");
-    w.s(location);
+    w.s(e.location);
     w.s("}},\"as\":{\"number\":");
     let asn = 1000 + w.rng.below(60_000);
     w.num(asn);
     w.s(",\"organization\":{\"name\":\"");
     w.pick(&ORGS);
+}
+
+/// `destination`, `host`, `agent`, `cloud`, `log`, `service`, `trace`, `transaction`, `tags`.
+fn host_and_cloud(w: &mut Writer, e: &Event, n: u64) {
     w.s("\"}}},\"destination\":{\"ip\":\"10.0.");
-    w.num(host);
+    w.num(e.host);
     w.s(".10\",\"port\":443},\"host\":{\"name\":\"web-");
-    w.padded(host, 2);
+    w.padded(e.host, 2);
     w.s("\",\"hostname\":\"web-");
-    w.padded(host, 2);
+    w.padded(e.host, 2);
     w.s(".prod.internal\",\"id\":\"");
-    w.hex(host.wrapping_mul(0x2545_F491_4F6C_DD1D), 16);
-    w.hex(host.wrapping_mul(0x9E37_79B9_7F4A_7C15), 16);
+    w.hex(e.host.wrapping_mul(0x2545_F491_4F6C_DD1D), 16);
+    w.hex(e.host.wrapping_mul(0x9E37_79B9_7F4A_7C15), 16);
     w.s("\",\"ip\":[\"10.0.");
-    w.num(host);
+    w.num(e.host);
     w.s(".10\",\"fe80::");
-    w.hex(host + 0x1a2b, 4);
+    w.hex(e.host + 0x1a2b, 4);
     w.s(":3cff:fe4d:5e6f\"],\"mac\":[\"02-42-AC-11-00-");
-    w.padded(host, 2);
+    w.padded(e.host, 2);
     w.s("\"],\"architecture\":\"x86_64\",\"containerized\":false,\"os\":{\"family\":\"debian\",\"kernel\":\"6.1.0-17-amd64\",\"name\":\"Debian GNU/Linux\",\"platform\":\"debian\",\"type\":\"linux\",\"version\":\"12 (bookworm)\"}},\"agent\":{\"type\":\"filebeat\",\"version\":\"8.11.3\",\"name\":\"web-");
-    w.padded(host, 2);
+    w.padded(e.host, 2);
     w.s("\",\"id\":\"");
-    w.hex(host.wrapping_mul(0xBF58_476D_1CE4_E5B9), 16);
+    w.hex(e.host.wrapping_mul(0xBF58_476D_1CE4_E5B9), 16);
     w.s("\",\"ephemeral_id\":\"");
-    w.hex(host.wrapping_mul(0x94D0_49BB_1331_11EB), 16);
+    w.hex(e.host.wrapping_mul(0x94D0_49BB_1331_11EB), 16);
     w.s("\"},\"cloud\":{\"provider\":\"aws\",\"region\":\"");
-    let region_name = REGIONS[(host % 4) as usize];
+    let region_name = REGIONS[(e.host % 4) as usize];
     w.s(region_name);
     w.s("\",\"availability_zone\":\"");
     w.s(region_name);
     w.s("a\",\"instance\":{\"id\":\"i-");
-    w.hex(host.wrapping_mul(0xD6E8_FEB8_6659_FD93), 16);
+    w.hex(e.host.wrapping_mul(0xD6E8_FEB8_6659_FD93), 16);
     w.s("\",\"name\":\"web-");
-    w.padded(host, 2);
+    w.padded(e.host, 2);
     w.s("\"},\"machine\":{\"type\":\"m6i.xlarge\"},\"service\":{\"name\":\"EC2\"}},\"log\":{\"file\":{\"path\":\"/var/log/nginx/access.log\"},\"offset\":");
     w.num(n * 312);
     w.s(",\"level\":\"info\"},\"service\":{\"name\":\"shop-frontend\",\"type\":\"nginx\",\"environment\":\"production\",\"version\":\"2.14.0\"},\"trace\":{\"id\":\"");
-    w.hex(trace, 16);
-    w.hex(trace.rotate_left(17), 16);
+    w.hex(e.trace, 16);
+    w.hex(e.trace.rotate_left(17), 16);
     w.s("\"},\"transaction\":{\"id\":\"");
-    w.hex(trace.rotate_left(33), 16);
+    w.hex(e.trace.rotate_left(33), 16);
     w.s("\"},\"tags\":[\"nginx-access\",\"production\",\"forwarded\"],\"ecs\":{\"version\":\"8.11.0\"}}");
 }
 
@@ -452,6 +520,30 @@ mod tests {
             "httplog averages {httplog} bytes"
         );
     }
+
+    /// FNV-1a over the first documents of a dataset: a corpus stays the same from release to
+    /// release, so that races of one track compare.
+    fn fingerprint(d: Dataset, docs: u64) -> u64 {
+        let mut buf = String::new();
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for n in 0..docs {
+            buf.clear();
+            d.write(1, n, &mut buf);
+            for b in buf.bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        h
+    }
+
+    #[test]
+    fn generated_documents_stay_the_same() {
+        assert_eq!(fingerprint(Dataset::Small, 500), SMALL_FINGERPRINT);
+        assert_eq!(fingerprint(Dataset::Httplog, 500), HTTPLOG_FINGERPRINT);
+    }
+
+    const SMALL_FINGERPRINT: u64 = 0xa79c_965f_7274_d28f;
+    const HTTPLOG_FINGERPRINT: u64 = 0xe758_cf6c_e1b9_3add;
 
     #[test]
     fn document_n_depends_only_on_seed_and_n() {
