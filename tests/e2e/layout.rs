@@ -1,6 +1,7 @@
 //! The shape of the source tree: no import cycle between the top-level modules of any crate
 //! (the engine's and the runner's), so that each layer can be read, tested and changed with
-//! only the layers below it in mind.
+//! only the layers below it in mind; no source file past 800 lines and no function past 100
+//! outside tests.
 //!
 //! A module refers to another by `crate::other` or by enough `super::` to reach the crate root;
 //! test code (`tests.rs` files and `#[cfg(test)] mod tests` blocks) may reach anywhere.
@@ -154,6 +155,87 @@ fn no_crate_has_an_import_cycle_between_its_top_level_modules() {
             "{krate}: modules that import each other: {found:?}\nthe graph: {graph:#?}"
         );
     }
+}
+
+/// Most lines a source file may have.
+const MAX_FILE_LINES: usize = 800;
+/// Most lines a function may have, its signature and closing brace included.
+const MAX_FUNCTION_LINES: usize = 100;
+
+/// The functions of a file's code longer than `MAX_FUNCTION_LINES`: (name, first line, lines).
+/// A function ends at the first line holding only a closing brace at its own indentation.
+fn long_functions(code: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let indent = line.len() - line.trim_start().len();
+        let rest = line.trim_start();
+        let rest = rest
+            .strip_prefix("pub(crate) ")
+            .or_else(|| rest.strip_prefix("pub(super) "))
+            .or_else(|| rest.strip_prefix("pub "))
+            .unwrap_or(rest);
+        let rest = rest.strip_prefix("async ").unwrap_or(rest);
+        let rest = rest.strip_prefix("const ").unwrap_or(rest);
+        let Some(name) = rest.strip_prefix("fn ") else {
+            i += 1;
+            continue;
+        };
+        let name: String = name
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let close = format!("{}}}", " ".repeat(indent));
+        let end = (i + 1..lines.len())
+            .find(|&j| lines[j].trim_end() == close)
+            .unwrap_or(i);
+        if end + 1 - i > MAX_FUNCTION_LINES {
+            out.push((name, i + 1, end + 1 - i));
+        }
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn no_file_or_function_is_past_its_size() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for krate in CRATES {
+        let mut files = Vec::new();
+        rust_files(&workspace.join(krate), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let shown = file.strip_prefix(workspace).unwrap().display().to_string();
+            let lines = text.lines().count();
+            if lines > MAX_FILE_LINES {
+                found.push(format!("{shown}: {lines} lines"));
+            }
+            if file.file_name().is_some_and(|n| n == "tests.rs") {
+                continue;
+            }
+            for (name, at, n) in long_functions(non_test_code(&text)) {
+                found.push(format!("{shown}:{at}: fn {name} has {n} lines"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "past {MAX_FILE_LINES} lines a file, or {MAX_FUNCTION_LINES} a function: split them\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_size_check_measures_functions() {
+    let body = "    let x = 1;\n".repeat(MAX_FUNCTION_LINES);
+    let code = format!("fn short() {{\n}}\n\npub(crate) fn long() {{\n{body}}}\n");
+    assert_eq!(
+        long_functions(&code),
+        vec![("long".to_string(), 4, MAX_FUNCTION_LINES + 2)]
+    );
 }
 
 #[test]

@@ -290,6 +290,54 @@ pub struct EmbeddedClient {
 }
 
 impl EmbeddedClient {
+    /// A raw request's calls in order to the engine's REST layer (polled ones until done); a
+    /// status it does not ignore is an error of its kind.
+    async fn raw_requests(
+        &self,
+        requests: &[RawPrepared],
+        ignore_status: crate::ops::StatusSet,
+        payload: &Payload<'_>,
+    ) -> Result<Outcome, OpError> {
+        let backend = EmbeddedBackend {
+            engine: self.engine.clone(),
+        };
+        for r in requests {
+            // A body drawn from bindings replaces the (one) request's.
+            let body = match payload {
+                Payload::Body(b) => b,
+                _ => &r.body[..],
+            };
+            let request = RestRequest {
+                method: &r.method,
+                path: &r.path,
+                query: &r.query,
+                body,
+            };
+            let response = match r.poll {
+                None => tokio::task::block_in_place(|| backend.engine.rest(&request)),
+                Some(poll) => backend.poll(&request, poll).await?,
+            };
+            if ignore_status.contains(response.status) {
+                continue;
+            }
+            if let Some(kind) = crate::backend::status_error(response.status) {
+                return Err(OpError::new(
+                    kind,
+                    format!(
+                        "{} {}: {}",
+                        r.method,
+                        r.path,
+                        String::from_utf8_lossy(&response.body)
+                    ),
+                ));
+            }
+        }
+        Ok(Outcome {
+            units: 1,
+            ..Outcome::default()
+        })
+    }
+
     fn create_indices(&self, specs: &[IndexSpec]) -> Result<Outcome, OpError> {
         for spec in specs {
             self.engine.create_index(&spec.name, &spec.body).map_err(|e| match e {
@@ -423,21 +471,7 @@ impl BackendClient for EmbeddedClient {
                 filter,
                 ..
             } if matches!(payload, Payload::Body(_)) => {
-                // A body drawn from bindings: parsed and compiled as the call's own.
-                let Payload::Body(body) = payload else {
-                    unreachable!("matched above")
-                };
-                let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
-                    OpError::new(
-                        ErrorKind::BadRequest,
-                        format!("the drawn body is not JSON: {e}"),
-                    )
-                })?;
-                let body = match filter {
-                    Some(f) => engine::with_alias_filter(&body, f),
-                    None => body,
-                };
-                Ok(searched(index.search(&index.compile(&body)?)?))
+                search_drawn(index, filter.as_ref(), payload)
             }
             Prepared::Search {
                 index,
@@ -505,46 +539,7 @@ impl BackendClient for EmbeddedClient {
             Prepared::RawRequest {
                 requests,
                 ignore_status,
-            } => {
-                let backend = EmbeddedBackend {
-                    engine: self.engine.clone(),
-                };
-                for r in requests {
-                    // A body drawn from bindings replaces the (one) request's.
-                    let body = match payload {
-                        Payload::Body(b) => b,
-                        _ => &r.body[..],
-                    };
-                    let request = RestRequest {
-                        method: &r.method,
-                        path: &r.path,
-                        query: &r.query,
-                        body,
-                    };
-                    let response = match r.poll {
-                        None => tokio::task::block_in_place(|| backend.engine.rest(&request)),
-                        Some(poll) => backend.poll(&request, poll).await?,
-                    };
-                    if ignore_status.contains(response.status) {
-                        continue;
-                    }
-                    if let Some(kind) = crate::backend::status_error(response.status) {
-                        return Err(OpError::new(
-                            kind,
-                            format!(
-                                "{} {}: {}",
-                                r.method,
-                                r.path,
-                                String::from_utf8_lossy(&response.body)
-                            ),
-                        ));
-                    }
-                }
-                Ok(Outcome {
-                    units: 1,
-                    ..Outcome::default()
-                })
-            }
+            } => self.raw_requests(requests, *ignore_status, payload).await,
             Prepared::Fails(e) => Err(e.clone()),
             Prepared::Nothing => Ok(Outcome {
                 units: 1,
@@ -581,4 +576,27 @@ pub fn batch_items<'a>(
             pipeline: None,
         })
     })
+}
+
+/// A search whose body was drawn for this call (bindings): parsed and compiled as its own.
+fn search_drawn(
+    index: &EmbeddedIndex,
+    filter: Option<&serde_json::Value>,
+    payload: &Payload<'_>,
+) -> Result<Outcome, OpError> {
+    // A body drawn from bindings: parsed and compiled as the call's own.
+    let Payload::Body(body) = payload else {
+        unreachable!("matched above")
+    };
+    let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
+        OpError::new(
+            ErrorKind::BadRequest,
+            format!("the drawn body is not JSON: {e}"),
+        )
+    })?;
+    let body = match filter {
+        Some(f) => engine::with_alias_filter(&body, f),
+        None => body,
+    };
+    Ok(searched(index.search(&index.compile(&body)?)?))
 }
