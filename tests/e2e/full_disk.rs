@@ -11,12 +11,20 @@ fn unshare_works() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-#[test]
-fn a_disk_that_fills_mid_race_leaves_no_temp_file_and_says_what_was_stored() {
-    if !unshare_works() {
+/// Whether a tmpfs can be mounted here; says NOT CHECKED when it cannot.
+fn can_mount_tmpfs() -> bool {
+    let works = unshare_works();
+    if !works {
         eprintln!(
             "NOT CHECKED: this machine cannot mount a tmpfs in a user namespace (unshare -rm)"
         );
+    }
+    works
+}
+
+#[test]
+fn a_disk_that_fills_mid_race_leaves_no_temp_file_and_says_what_was_stored() {
+    if !can_mount_tmpfs() {
         return;
     }
     // Each trial's file is about 1.5 KB: 3,000 trials pass the 2 MB left beside the 4 MB the
@@ -124,10 +132,7 @@ challenges:
 
 #[test]
 fn a_nearly_full_disk_keeps_every_trial_stored_and_the_record_says_why() {
-    if !unshare_works() {
-        eprintln!(
-            "NOT CHECKED: this machine cannot mount a tmpfs in a user namespace (unshare -rm)"
-        );
+    if !can_mount_tmpfs() {
         return;
     }
     // As a user tried it: a 2 MB results home with about 200 KB left, a race of 300 short
@@ -185,10 +190,7 @@ fn a_nearly_full_disk_keeps_every_trial_stored_and_the_record_says_why() {
 
 #[test]
 fn a_full_disk_refuses_the_race_before_it_starts_and_leaves_nothing() {
-    if !unshare_works() {
-        eprintln!(
-            "NOT CHECKED: this machine cannot mount a tmpfs in a user namespace (unshare -rm)"
-        );
+    if !can_mount_tmpfs() {
         return;
     }
     let track = track_dir(&[("track.yaml", SHORT_TRIALS)]);
