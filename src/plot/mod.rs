@@ -127,6 +127,12 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
     plots
 }
 
+/// The keys a task sweeps, comma-separated (empty when it does not sweep).
+fn swept_keys(records: &[(usize, &TaskRecord)]) -> String {
+    let keys: Vec<&str> = records[0].1.slot.sweep.keys().map(String::as_str).collect();
+    keys.join(", ")
+}
+
 /// Throughput by sweep point, with the spread of the trials (when there is more than one
 /// point or trial).
 fn throughput_chart(
@@ -137,71 +143,62 @@ fn throughput_chart(
     if records.len() < 2 && records.iter().all(|(_, r)| r.trials.len() < 2) {
         return None;
     }
-    {
-        let labels: Vec<String> = records.iter().map(|(_, r)| r.sweep_label()).collect();
-        let names: Vec<String> = records.iter().map(|(_, r)| short(r)).collect();
-        let unit = records[0].1.slot.throughput_unit.as_str();
-        let mut y_max: f64 = 0.0;
-        let mut series = Vec::new();
-        for s in sources {
-            let per_point: Vec<Vec<f64>> = labels
-                .iter()
-                .map(|n| {
-                    s.race
-                        .tasks
-                        .iter()
-                        .find(|t| t.slot.task == task && t.sweep_label() == *n)
-                        .map(|t| t.complete_trials().map(|tr| tr.throughput).collect())
-                        .unwrap_or_default()
-                })
-                .collect();
-            y_max = per_point.iter().flatten().fold(y_max, |m, v| m.max(*v));
-            series.push(per_point);
-        }
-        let sweep_name = records[0]
-            .1
-            .slot
-            .sweep
-            .keys()
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", ");
-        let x = XAxis::Categories {
-            names: names.clone(),
-            label: if sweep_name.is_empty() {
-                "sweep point".into()
-            } else {
-                sweep_name
-            },
-        };
-        let title = format!("{task}: throughput by sweep point (median, min–max of trials)");
-        let mut chart = Chart::new(&title, x, y_max * 1.1, unit);
-        for (si, (s, per_point)) in sources.iter().zip(&series).enumerate() {
-            let color = COLORS[si % COLORS.len()];
-            let offset = if sources.len() > 1 {
-                (si as f64 - 0.5) * 24.0
-            } else {
-                0.0
-            };
-            for (i, values) in per_point.iter().enumerate() {
-                if !values.is_empty() {
-                    chart.spread(
-                        i as f64,
-                        offset,
-                        values,
-                        crate::report::ThroughputStats::of(values).median,
-                        color,
-                    );
-                }
-            }
-            chart.legend_entry(s.label, color);
-        }
-        Some(Plot {
-            file: file_name("throughput", task),
-            title,
-            svg: chart.render(),
-        })
+    let labels: Vec<String> = records.iter().map(|(_, r)| r.sweep_label()).collect();
+    let names: Vec<String> = records.iter().map(|(_, r)| short(r)).collect();
+    let unit = records[0].1.slot.throughput_unit.as_str();
+    let mut y_max: f64 = 0.0;
+    let mut series = Vec::new();
+    for s in sources {
+        let per_point: Vec<Vec<f64>> = labels
+            .iter()
+            .map(|n| {
+                s.race
+                    .tasks
+                    .iter()
+                    .find(|t| t.slot.task == task && t.sweep_label() == *n)
+                    .map(|t| t.complete_trials().map(|tr| tr.throughput).collect())
+                    .unwrap_or_default()
+            })
+            .collect();
+        y_max = per_point.iter().flatten().fold(y_max, |m, v| m.max(*v));
+        series.push(per_point);
     }
+    let sweep_name = swept_keys(records);
+    let x = XAxis::Categories {
+        names: names.clone(),
+        label: if sweep_name.is_empty() {
+            "sweep point".into()
+        } else {
+            sweep_name
+        },
+    };
+    let title = format!("{task}: throughput by sweep point (median, min–max of trials)");
+    let mut chart = Chart::new(&title, x, y_max * 1.1, unit);
+    for (si, (s, per_point)) in sources.iter().zip(&series).enumerate() {
+        let color = COLORS[si % COLORS.len()];
+        let offset = if sources.len() > 1 {
+            (si as f64 - 0.5) * 24.0
+        } else {
+            0.0
+        };
+        for (i, values) in per_point.iter().enumerate() {
+            if !values.is_empty() {
+                chart.spread(
+                    i as f64,
+                    offset,
+                    values,
+                    crate::report::ThroughputStats::of(values).median,
+                    color,
+                );
+            }
+        }
+        chart.legend_entry(s.label, color);
+    }
+    Some(Plot {
+        file: file_name("throughput", task),
+        title,
+        svg: chart.render(),
+    })
 }
 
 /// Latency and service-time distributions per sweep point, by percentile.
@@ -246,42 +243,33 @@ fn percentile_chart(
     if lines.is_empty() {
         return None;
     }
-    {
-        let values = || lines.iter().flat_map(|l| l.3.iter().map(|p| p.1));
-        let (y_min, y_max) = (
-            values().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min),
-            values().fold(0.0, f64::max),
-        );
-        let by = records[0]
-            .1
-            .slot
-            .sweep
-            .keys()
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", ");
-        let by = if by.is_empty() {
-            String::new()
-        } else {
-            format!(", by {by}")
-        };
-        let title = format!("{task}: latency (solid) and service time (dashed) by percentile{by}");
-        let mut chart = Chart::new_log_y(
-            &title,
-            XAxis::Percentile { max_nines },
-            y_min,
-            y_max,
-            "ms (log scale)",
-        );
-        for (name, color, dashed, points) in &lines {
-            chart.line(name, color, *dashed, points);
-        }
-        Some(Plot {
-            file: file_name("percentiles", task),
-            title,
-            svg: chart.render(),
-        })
+    let values = || lines.iter().flat_map(|l| l.3.iter().map(|p| p.1));
+    let (y_min, y_max) = (
+        values().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min),
+        values().fold(0.0, f64::max),
+    );
+    let by = swept_keys(records);
+    let by = if by.is_empty() {
+        String::new()
+    } else {
+        format!(", by {by}")
+    };
+    let title = format!("{task}: latency (solid) and service time (dashed) by percentile{by}");
+    let mut chart = Chart::new_log_y(
+        &title,
+        XAxis::Percentile { max_nines },
+        y_min,
+        y_max,
+        "ms (log scale)",
+    );
+    for (name, color, dashed, points) in &lines {
+        chart.line(name, color, *dashed, points);
     }
+    Some(Plot {
+        file: file_name("percentiles", task),
+        title,
+        svg: chart.render(),
+    })
 }
 
 /// Throughput over time, every trial.
@@ -310,40 +298,38 @@ fn timeline_chart(
     if series.is_empty() {
         return None;
     }
-    {
-        let x_max = series.iter().map(|s| s.3.len() as f64).fold(1.0, f64::max);
-        let y_max = series
-            .iter()
-            .flat_map(|s| s.3.iter().map(|p| p.1))
-            .fold(0.0, f64::max);
-        let title = format!("{task}: throughput over time, each trial");
-        let unit = records[0]
-            .1
-            .slot
-            .throughput_unit
-            .as_str()
-            .trim_end_matches("/s")
-            .to_string()
-            + " per second";
-        let mut chart = Chart::new(
-            &title,
-            XAxis::Linear {
-                min: 1.0,
-                max: x_max.max(2.0),
-                label: "second of the measured window".into(),
-            },
-            y_max * 1.1,
-            &unit,
-        );
-        for (name, color, dashed, pts) in series.iter().take(24) {
-            chart.line(name, color, *dashed, pts);
-        }
-        Some(Plot {
-            file: file_name("timeline", task),
-            title,
-            svg: chart.render(),
-        })
+    let x_max = series.iter().map(|s| s.3.len() as f64).fold(1.0, f64::max);
+    let y_max = series
+        .iter()
+        .flat_map(|s| s.3.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let title = format!("{task}: throughput over time, each trial");
+    let unit = records[0]
+        .1
+        .slot
+        .throughput_unit
+        .as_str()
+        .trim_end_matches("/s")
+        .to_string()
+        + " per second";
+    let mut chart = Chart::new(
+        &title,
+        XAxis::Linear {
+            min: 1.0,
+            max: x_max.max(2.0),
+            label: "second of the measured window".into(),
+        },
+        y_max * 1.1,
+        &unit,
+    );
+    for (name, color, dashed, pts) in series.iter().take(24) {
+        chart.line(name, color, *dashed, pts);
     }
+    Some(Plot {
+        file: file_name("timeline", task),
+        title,
+        svg: chart.render(),
+    })
 }
 
 /// One line of a chart over the seconds of a trial: its name (the race's label when several are

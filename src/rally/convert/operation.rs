@@ -145,10 +145,10 @@ pub(super) fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Operation
 type Becomes = Result<(&'static str, Map<String, Value>), String>;
 
 /// Our operation type of the same name, which these families keep.
-fn ours(kind: &str) -> &'static str {
+fn ours(kind: &str) -> Result<&'static str, String> {
     crate::ops::OperationType::names()
         .find(|n| *n == kind)
-        .unwrap_or("raw-request")
+        .ok_or_else(|| format!("Rally's `{kind}` has no operation type of the same name here"))
 }
 
 /// A target given as a list: its first (Rally's param sources take the first index).
@@ -255,7 +255,7 @@ fn search(c: &mut Ctx, map: &Map<String, Value>, kind: &str, path: &str) -> Beco
         c.notes
             .push(format!("{path}: search `{}` ignored", ignored.join("`, `")));
     }
-    Ok((ours(kind), params))
+    Ok((ours(kind)?, params))
 }
 
 /// Index administration; refresh and force-merge with no index declared default as Rally's.
@@ -277,7 +277,7 @@ fn admin(c: &Ctx, map: &Map<String, Value>, kind: &str) -> Becomes {
             params.insert("max-num-segments".into(), v);
         }
     }
-    Ok((ours(kind), params))
+    Ok((ours(kind)?, params))
 }
 
 /// `cluster-health`: Rally's `wait_for_status` URL parameter is our `wait-for-status`.
