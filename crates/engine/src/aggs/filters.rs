@@ -3,6 +3,7 @@
 //! aggregation becomes one `filter` per named (or listed) query, side by side, and its
 //! buckets are put back together in Elasticsearch's shape after the search.
 
+use crate::dsl::ast::QueryAst;
 use crate::dsl::QueryCompiler;
 use crate::mapping::Mapping;
 use serde::{Deserialize, Serialize};
@@ -16,10 +17,13 @@ const KEYED: char = '\u{1}';
 /// Joins a `filters` aggregation's name and an anonymous bucket's position.
 const LISTED: char = '\u{2}';
 
-/// A query of a filter aggregation, compiled when tantivy asks for it.
+/// A query of a filter aggregation, compiled when tantivy asks for it. Its JSON is kept
+/// because tantivy's request is serialisable; the parsed tree is what runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EsFilter {
     query: Value,
+    #[serde(skip)]
+    parsed: Option<Arc<QueryAst>>,
     #[serde(skip)]
     ctx: Option<Arc<(Mapping, tantivy::Index)>>,
 }
@@ -34,11 +38,14 @@ impl QueryBuilder for EsFilter {
         let ctx = self.ctx.as_ref().ok_or_else(|| {
             tantivy::TantivyError::InvalidArgument("a filter aggregation without its index".into())
         })?;
-        QueryCompiler {
+        let compiler = QueryCompiler {
             mapping: &ctx.0,
             index: &ctx.1,
+        };
+        match &self.parsed {
+            Some(q) => compiler.compile(q),
+            None => compiler.compile_json(&self.query),
         }
-        .compile(&self.query)
         .map_err(tantivy::TantivyError::InvalidArgument)
     }
 
@@ -50,24 +57,22 @@ impl QueryBuilder for EsFilter {
 /// The `filter` aggregations of a request (each `filters` one expanded), by path of names,
 /// with their queries; the request gets a placeholder each, replaced by [`attach`].
 #[derive(Debug, Default, Clone)]
-pub struct Filters(Vec<(Vec<String>, Value)>);
+pub struct Filters(Vec<(Vec<String>, Value, Arc<QueryAst>)>);
 
-/// A `filter`'s query, checked with no index (its types) and, given a mapping and index,
+/// A `filter`'s query, parsed with no index (its types) and, given a mapping and index,
 /// compiled once so a bad field fails before the search.
 pub fn check_query(
     q: &Value,
     at: &str,
     ctx: Option<(&Mapping, &tantivy::Index)>,
-) -> Result<(), String> {
-    if let Some(why) = crate::dsl::unsupported_query(q) {
-        return Err(format!("aggregation `{at}`: {why}"));
-    }
+) -> Result<QueryAst, String> {
+    let parsed = QueryAst::parse(q).map_err(|why| format!("aggregation `{at}`: {why}"))?;
     if let Some((mapping, index)) = ctx {
         QueryCompiler { mapping, index }
-            .compile(q)
+            .compile(&parsed)
             .map_err(|e| format!("aggregation `{at}`: {e}"))?;
     }
-    Ok(())
+    Ok(parsed)
 }
 
 /// A `filters` aggregation's queries: (name in tantivy's request, query).
@@ -124,8 +129,8 @@ impl Filters {
         self.0.is_empty()
     }
 
-    pub fn push(&mut self, path: Vec<String>, query: Value) {
-        self.0.push((path, query));
+    pub fn push(&mut self, path: Vec<String>, query: Value, parsed: QueryAst) {
+        self.0.push((path, query, Arc::new(parsed)));
     }
 
     /// Puts each filter's query, with the index it runs on, in place of its placeholder.
@@ -134,7 +139,7 @@ impl Filters {
         aggs: &mut Aggregations,
         ctx: &Arc<(Mapping, tantivy::Index)>,
     ) -> Result<(), String> {
-        for (path, query) in &self.0 {
+        for (path, query, parsed) in &self.0 {
             let mut level = &mut *aggs;
             let (last, parents) = path.split_last().ok_or("an empty aggregation path")?;
             for p in parents {
@@ -149,6 +154,7 @@ impl Filters {
             agg.agg = AggregationVariants::Filter(FilterAggregation::new_with_builder(Box::new(
                 EsFilter {
                     query: query.clone(),
+                    parsed: Some(parsed.clone()),
                     ctx: Some(ctx.clone()),
                 },
             )));

@@ -316,7 +316,7 @@ impl Level<'_> {
         };
         if !queries.is_empty() {
             for (n, q) in queries {
-                filters::check_query(&q, &here, self.ctx)?;
+                let parsed = filters::check_query(&q, &here, self.ctx)?;
                 let mut inner = path.to_vec();
                 inner.push(n.clone());
                 let mut rewritten = Map::new();
@@ -324,7 +324,7 @@ impl Level<'_> {
                 if let Some(sub) = sub {
                     rewritten.insert("aggs".into(), self.rewrite(sub, &here, &inner)?);
                 }
-                self.filters.push(inner, q);
+                self.filters.push(inner, q, parsed);
                 out.insert(n, Value::Object(rewritten));
             }
             return Ok(());

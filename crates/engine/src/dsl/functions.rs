@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 use tantivy::query::{EnableScoring, Query, Scorer};
 use tantivy::{DocId, DocSet, Score, SegmentReader};
 
-/// Compiles a query nested in a function_score (its `query`, a function's `filter`).
-pub type Compile<'a> = dyn Fn(&Value) -> Result<Box<dyn Query>, String> + 'a;
+/// Compiles the `filter` of the function at a position (parsed with the query), if it has one.
+pub type Compile<'a> = dyn Fn(usize) -> Result<Option<Box<dyn Query>>, String> + 'a;
 
 #[derive(Debug)]
 pub struct FunctionScore {
@@ -140,16 +140,16 @@ impl FunctionScore {
         let mut functions = Vec::new();
         match body.get("functions") {
             Some(Value::Array(list)) => {
-                for f in list {
+                for (position, f) in list.iter().enumerate() {
                     let f = f.as_object().ok_or("each of `functions` is an object")?;
-                    functions.push(function(f, mapping, compile)?);
+                    functions.push(function(f, mapping, compile(position)?)?);
                 }
             }
             Some(_) => return Err("function_score `functions` is a list".into()),
             // A single function written at the top level.
             None => {
                 if body.keys().any(|k| FUNCTION_KEYS.contains(&k.as_str())) {
-                    functions.push(function(body, mapping, compile)?);
+                    functions.push(function(body, mapping, compile(0)?)?);
                 }
             }
         }
@@ -198,9 +198,8 @@ const FUNCTION_KEYS: [&str; 7] = [
 fn function(
     f: &Map<String, Value>,
     mapping: &Mapping,
-    compile: &Compile,
+    filter: Option<Box<dyn Query>>,
 ) -> Result<Function, String> {
-    let filter = f.get("filter").map(compile).transpose()?;
     let weight = f
         .get("weight")
         .map(|w| w.as_f64().ok_or("`weight` is a number"))

@@ -2,12 +2,14 @@
 //! per task into a tantivy query: match_all, match, match_phrase, term, terms, range, bool,
 //! constant_score.
 
+pub mod ast;
 pub(crate) mod functions;
 pub(crate) mod geo;
 pub(crate) mod nested;
 pub(crate) mod query_string;
 pub(crate) mod scoring;
 
+use crate::dsl::ast::{BoolAst, FunctionScoreAst, Leaf, QueryAst};
 use crate::dsl::functions::FunctionScore;
 use crate::dsl::functions::FunctionScoreFn;
 use crate::dsl::scoring::FnQuery;
@@ -37,97 +39,11 @@ fn regex_escape(text: &str) -> String {
     out
 }
 
-/// Query types the engine compiles.
-const QUERY_TYPES: [&str; 21] = [
-    "exists",
-    "query_string",
-    "wildcard",
-    "geo_shape",
-    "geo_polygon",
-    "geo_grid",
-    "nested",
-    "prefix",
-    "multi_match",
-    "function_score",
-    "geo_distance",
-    "geo_bounding_box",
-    "match_all",
-    "match_none",
-    "match",
-    "match_phrase",
-    "term",
-    "terms",
-    "range",
-    "bool",
-    "constant_score",
-];
-
-/// A query type the engine lacks, found with no index (before the race): the query's tree
-/// walked through `bool` and `constant_score`.
+/// Why a query cannot run here, found with no index (before the race).
 pub fn unsupported_query(q: &Value) -> Option<String> {
-    let (kind, body) = single_entry(q, "query").ok()?;
-    let nested: Vec<&Value> = match kind.as_str() {
-        "bool" => ["must", "filter", "should", "must_not"]
-            .iter()
-            .filter_map(|c| body.get(*c))
-            .flat_map(|v| match v {
-                Value::Array(a) => a.iter().collect::<Vec<_>>(),
-                one => vec![one],
-            })
-            .collect(),
-        "constant_score" => body.get("filter").into_iter().collect(),
-        "nested" => match crate::dsl::nested::inner(body) {
-            Ok(inner) => vec![inner],
-            Err(why) => return Some(why),
-        },
-        "function_score"
-            if body.get("script_score").is_some()
-                || body
-                    .get("functions")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .any(|f| f.get("script_score").is_some()) =>
-        {
-            return Some(
-                "function_score `script_score`: scripts are not run by the embedded backend".into(),
-            )
-        }
-        "function_score" => body
-            .get("query")
-            .into_iter()
-            .chain(
-                body.get("functions")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|f| f.get("filter")),
-            )
-            .collect(),
-        "geo_grid"
-            if body
-                .as_object()
-                .into_iter()
-                .flat_map(|o| o.values())
-                .any(|cell| cell.get("geohex").is_some()) =>
-        {
-            return Some(crate::dsl::geo::GEOHEX.into())
-        }
-        "script_score" | "script" => {
-            return Some(format!(
-                "query type `{kind}` runs a script, which the embedded backend does not run"
-            ))
-        }
-        k if QUERY_TYPES.contains(&k) => Vec::new(),
-        other => {
-            return Some(format!(
-                "query type `{other}` is not supported by the embedded backend (supported: {})",
-                QUERY_TYPES.join(", ")
-            ))
-        }
-    };
-    nested.into_iter().find_map(unsupported_query)
+    QueryAst::parse(q).err()
 }
+
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, Term};
@@ -152,20 +68,37 @@ pub(crate) fn single_entry<'v>(
 }
 
 impl QueryCompiler<'_> {
-    pub fn compile(&self, q: &Value) -> Result<Box<dyn Query>, String> {
-        let (kind, body) = single_entry(q, "query")?;
-        match kind.as_str() {
-            "match_all" => Ok(Box::new(AllQuery)),
-            "match_none" => Ok(Box::new(EmptyQuery)),
-            "match" => self.match_query(body, false),
-            "match_phrase" => self.match_query(body, true),
-            "term" => {
+    /// A query given as JSON, parsed and compiled (queries the engine writes itself).
+    pub fn compile_json(&self, q: &Value) -> Result<Box<dyn Query>, String> {
+        self.compile(&QueryAst::parse(q)?)
+    }
+
+    pub fn compile(&self, q: &QueryAst) -> Result<Box<dyn Query>, String> {
+        match q {
+            QueryAst::Leaf(leaf, body) => self.leaf(*leaf, body),
+            QueryAst::Bool(b) => self.bool_query(b),
+            QueryAst::ConstantScore { filter, boost } => Ok(Box::new(ConstScoreQuery::new(
+                self.compile(filter)?,
+                *boost,
+            ))),
+            QueryAst::Nested(inner) => self.compile(inner),
+            QueryAst::FunctionScore(f) => self.function_score(f),
+        }
+    }
+
+    fn leaf(&self, leaf: Leaf, body: &Value) -> Result<Box<dyn Query>, String> {
+        match leaf {
+            Leaf::MatchAll => Ok(Box::new(AllQuery)),
+            Leaf::MatchNone => Ok(Box::new(EmptyQuery)),
+            Leaf::Match => self.match_query(body, false),
+            Leaf::MatchPhrase => self.match_query(body, true),
+            Leaf::Term => {
                 let (field, v) = single_entry(body, "term")?;
                 let v = v.get("value").unwrap_or(v);
                 self.term_query(&*self.field(field)?, v)
             }
-            "terms" => self.terms_query(body),
-            "range" => {
+            Leaf::Terms => self.terms_query(body),
+            Leaf::Range => {
                 let (field, bounds) = single_entry(body, "range")?;
                 self.range_query(
                     &*self.field(field)?,
@@ -174,31 +107,16 @@ impl QueryCompiler<'_> {
                         .ok_or("`range` expects bounds such as {\"gte\": 1}")?,
                 )
             }
-            "bool" => self.bool_query(body.as_object().ok_or("`bool` expects an object")?),
-            "function_score" => self.function_score(body),
-            "geo_distance" => self.geo_distance(body),
-            "exists" => self.exists_query(body),
-            "prefix" => self.prefix_query(body),
-            "multi_match" => self.multi_match(body),
-            "query_string" => self.query_string(body),
-            "wildcard" => self.wildcard(body),
-            "nested" => self.compile(crate::dsl::nested::inner(body)?),
-            "geo_bounding_box" => self.geo_bounding_box(body),
-            "geo_shape" => self.geo_shape(body),
-            "geo_polygon" => self.geo_polygon(body),
-            "geo_grid" => self.geo_grid(body),
-            "constant_score" => {
-                // Every match scores `boost` (1 by default), whatever its filter would score.
-                let filter = body
-                    .get("filter")
-                    .ok_or("`constant_score` needs a `filter`")?;
-                let boost = body.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32;
-                Ok(Box::new(ConstScoreQuery::new(self.compile(filter)?, boost)))
-            }
-            other => Err(format!(
-                "query type `{other}` is not supported by the embedded backend (supported: {})",
-                QUERY_TYPES.join(", ")
-            )),
+            Leaf::GeoDistance => self.geo_distance(body),
+            Leaf::Exists => self.exists_query(body),
+            Leaf::Prefix => self.prefix_query(body),
+            Leaf::MultiMatch => self.multi_match(body),
+            Leaf::QueryString => self.query_string(body),
+            Leaf::Wildcard => self.wildcard(body),
+            Leaf::GeoBoundingBox => self.geo_bounding_box(body),
+            Leaf::GeoShape => self.geo_shape(body),
+            Leaf::GeoPolygon => self.geo_polygon(body),
+            Leaf::GeoGrid => self.geo_grid(body),
         }
     }
 
@@ -228,15 +146,16 @@ impl QueryCompiler<'_> {
     }
 
     /// `function_score` over its query (all documents without one).
-    fn function_score(&self, body: &Value) -> Result<Box<dyn Query>, String> {
-        let obj = body
-            .as_object()
-            .ok_or("`function_score` expects an object")?;
-        let inner = match obj.get("query") {
+    fn function_score(&self, f: &FunctionScoreAst) -> Result<Box<dyn Query>, String> {
+        let inner = match &f.query {
             Some(q) => self.compile(q)?,
             None => Box::new(AllQuery),
         };
-        let spec = FunctionScore::parse(obj, self.mapping, &|q| self.compile(q))?;
+        let filter = |position: usize| match f.filters.get(position) {
+            Some(Some(q)) => self.compile(q).map(Some),
+            _ => Ok(None),
+        };
+        let spec = FunctionScore::parse(&f.body, self.mapping, &filter)?;
         Ok(Box::new(FnQuery::new(
             inner,
             Arc::new(FunctionScoreFn(Arc::new(spec))),
@@ -550,33 +469,16 @@ impl QueryCompiler<'_> {
         })
     }
 
-    fn bool_query(&self, body: &Map<String, Value>) -> Result<Box<dyn Query>, String> {
+    fn bool_query(&self, b: &BoolAst) -> Result<Box<dyn Query>, String> {
         let mut subs: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut shoulds = 0usize;
-        for (clause, v) in body {
-            let occur = match clause.as_str() {
-                "must" | "filter" => Occur::Must,
-                "should" => Occur::Should,
-                "must_not" => Occur::MustNot,
-                "minimum_should_match" | "boost" => continue,
-                other => {
-                    return Err(format!(
-                        "bool clause `{other}` is not one of must, filter, should, must_not"
-                    ))
-                }
-            };
-            let items: Vec<&Value> = match v {
-                Value::Array(a) => a.iter().collect(),
-                one => vec![one],
-            };
-            for item in items {
-                if occur == Occur::Should {
-                    shoulds += 1;
-                }
-                subs.push((occur, self.compile(item)?));
+        for (occur, clause) in &b.clauses {
+            if *occur == Occur::Should {
+                shoulds += 1;
             }
+            subs.push((*occur, self.compile(clause)?));
         }
-        if let Some(msm) = body.get("minimum_should_match").and_then(Value::as_u64) {
+        if let Some(msm) = b.minimum_should_match {
             if msm as usize > 1 || (msm == 1 && subs.iter().any(|(o, _)| *o != Occur::Should)) {
                 let (should, rest): (Vec<_>, Vec<_>) =
                     subs.into_iter().partition(|(o, _)| *o == Occur::Should);

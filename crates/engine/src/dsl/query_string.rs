@@ -490,7 +490,7 @@ impl QueryCompiler<'_> {
          -> Result<Box<dyn Query>, String> {
             let mut alts: Vec<Box<dyn Query>> = Vec::new();
             for (name, from_pattern) in self.leaf_fields(field, defaults) {
-                match self.compile(&leaf(&name)) {
+                match self.compile_json(&leaf(&name)) {
                     Ok(q) => alts.push(q),
                     // A value that does not fit a field (text on a number) is skipped where
                     // the field came from a pattern, or when lenient.
@@ -535,7 +535,7 @@ impl QueryCompiler<'_> {
             Node::Range { field, bounds } => {
                 per_field(field.as_ref(), &|f| json!({"range": {f: bounds}}))
             }
-            Node::Exists(f) => self.compile(&json!({"exists": {"field": f}})),
+            Node::Exists(f) => self.compile_json(&json!({"exists": {"field": f}})),
             Node::Boosted(n, b) => Ok(Box::new(BoostQuery::new(
                 self.node(n, defaults, lenient, and_default)?,
                 *b,

@@ -2,6 +2,7 @@
 //! the same layers tantivy itself has.
 
 pub mod storage;
+mod stored;
 
 use crate::bulk::Done;
 use crate::bulk::Item;
@@ -15,8 +16,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 use tantivy::collector::TopDocs;
-use tantivy::schema::Value as _;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term};
 
 /// Indexing memory for all writer threads together; tantivy needs at least 15 MB a thread.
 const WRITER_BUDGET_PER_THREAD: usize = 64 * 1024 * 1024;
@@ -45,6 +45,8 @@ pub struct EmbeddedIndex {
     live: [Mutex<HashMap<Box<str>, Live>>; LIVE_SHARDS],
     /// Its pipelines and write blocks; read once per bulk item's index switch.
     pub settings: RwLock<IndexSettings>,
+    /// Reads hits' `_id` and `_source` without deserialising whole documents.
+    stored: stored::StoredFields,
     /// The index's directory on disk, removed after the writer and reader are dropped
     /// (fields drop in order); None in RAM.
     _dir: Option<crate::index::storage::OwnedDir>,
@@ -136,6 +138,7 @@ impl EmbeddedIndex {
             next_id: AtomicU64::new(1),
             live,
             settings: RwLock::new(settings),
+            stored: stored::StoredFields::default(),
             _dir: dir,
         })
     }
@@ -353,13 +356,18 @@ impl EmbeddedIndex {
         let Some((_, addr)) = top.first() else {
             return Ok(None);
         };
-        let doc: TantivyDocument = searcher.doc(*addr).map_err(internal)?;
-        Ok(Some(
-            doc.get_first(self.mapping.source)
-                .and_then(|v| v.as_bytes())
-                .unwrap_or(b"{}")
-                .to_vec(),
-        ))
+        Ok(Some(self.stored_fields(&searcher, *addr)?.1))
+    }
+
+    /// A hit's `_id` and stored `_source`, as Elasticsearch's fetch phase loads them.
+    pub fn stored_fields(
+        &self,
+        searcher: &tantivy::Searcher,
+        addr: tantivy::DocAddress,
+    ) -> Result<(String, Vec<u8>), Error> {
+        self.stored
+            .id_and_source(searcher, addr, self.mapping.id, self.mapping.source)
+            .map_err(internal)
     }
 
     /// Makes everything indexed so far searchable (commit + reader reload).

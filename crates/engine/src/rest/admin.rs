@@ -6,21 +6,9 @@ use crate::cluster::templates::TemplateKind;
 use crate::cluster::Engine;
 use crate::index::IndexStats;
 use crate::rest::not_found;
+use crate::rest::parse_body;
 use crate::rest::RestResponse;
 use serde_json::{json, Map, Value};
-
-pub(crate) fn parse(body: &[u8]) -> Result<Value, RestResponse> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(json!({}));
-    }
-    serde_json::from_slice(body).map_err(|e| {
-        RestResponse::error(
-            400,
-            "parse_exception",
-            &format!("request body is not JSON: {e}"),
-        )
-    })
-}
 
 fn stats_json(s: IndexStats) -> Value {
     json!({
@@ -98,7 +86,7 @@ impl Engine {
     }
 
     pub(crate) fn put_cluster_settings(&self, body: &[u8]) -> RestResponse {
-        let body = match parse(body) {
+        let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
         };
@@ -134,7 +122,7 @@ impl Engine {
     }
 
     pub(crate) fn put_template(&self, kind: &str, name: &str, body: &[u8]) -> RestResponse {
-        let body = match parse(body) {
+        let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
         };

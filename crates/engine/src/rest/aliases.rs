@@ -3,7 +3,7 @@
 
 use crate::cluster::aliases::AliasTarget;
 use crate::cluster::Engine;
-use crate::rest::admin::parse;
+use crate::rest::parse_body;
 use crate::rest::RestResponse;
 use serde_json::{json, Map, Value};
 
@@ -31,7 +31,7 @@ struct AliasActions {
 impl Engine {
     /// `POST _aliases`: the actions apply together or not at all.
     pub(crate) fn update_aliases(&self, body: &[u8]) -> RestResponse {
-        let body = match parse(body) {
+        let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
         };
@@ -172,7 +172,7 @@ impl Engine {
 
     /// `PUT <index>/_alias/<name>` with an optional body (`filter`, `is_write_index`).
     pub(crate) fn put_alias(&self, index: &str, alias: &str, body: &[u8]) -> RestResponse {
-        let body = match parse(body) {
+        let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
         };

@@ -2,13 +2,13 @@
 //! index blocks (`_block`).
 
 use crate::cluster::Engine;
-use crate::rest::admin::parse;
+use crate::rest::parse_body;
 use crate::rest::RestResponse;
 use serde_json::{json, Value};
 
 impl Engine {
     pub(crate) fn put_pipeline(&self, id: &str, body: &[u8]) -> RestResponse {
-        let body = match parse(body) {
+        let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
         };
@@ -59,7 +59,7 @@ impl Engine {
 
     /// `PUT <index>/_settings`: pipelines and blocks change; the rest is acknowledged.
     pub(crate) fn index_settings(&self, names: Option<&str>, body: &[u8]) -> RestResponse {
-        let body = match parse(body) {
+        let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
         };

@@ -78,6 +78,20 @@ pub(crate) fn param<'q>(query: &'q str, name: &str) -> Option<&'q str> {
         .map(|(_, v)| v)
 }
 
+/// A request's JSON body, the one way every route reads it: an empty body is `{}`.
+pub(crate) fn parse_body(body: &[u8]) -> Result<Value, RestResponse> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(json!({}));
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        RestResponse::error(
+            400,
+            "parse_exception",
+            &format!("request body is not JSON: {e}"),
+        )
+    })
+}
+
 pub(crate) fn not_found(name: &str) -> RestResponse {
     RestResponse::error(
         404,
@@ -400,19 +414,9 @@ impl Engine {
     }
 
     fn put_index(&self, name: &str, body: &[u8]) -> RestResponse {
-        let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
-            json!({})
-        } else {
-            match serde_json::from_slice(body) {
-                Ok(v) => v,
-                Err(e) => {
-                    return RestResponse::error(
-                        400,
-                        "parse_exception",
-                        &format!("request body is not JSON: {e}"),
-                    )
-                }
-            }
+        let body = match parse_body(body) {
+            Ok(b) => b,
+            Err(r) => return r,
         };
         match self.state.create_index(name, &body) {
             Ok(()) => {}

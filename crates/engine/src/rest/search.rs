@@ -5,12 +5,11 @@
 use crate::cluster::Engine;
 use crate::index::EmbeddedIndex;
 use crate::rest::param;
+use crate::rest::parse_body;
 use crate::rest::RestResponse;
 use crate::search::fetch::FetchPlan;
-use crate::search::scroll::ScrollContext;
-use crate::search::sort::Sort;
+use crate::search::scroll::{Cursor, ScrollContext};
 use crate::search::Hit;
-use crate::search::Window;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -19,19 +18,6 @@ use tantivy::Searcher;
 
 /// Elasticsearch's default `search.max_open_scroll_context`.
 const MAX_OPEN_SCROLLS: usize = 500;
-
-fn parse_body(body: &[u8]) -> Result<Value, RestResponse> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(json!({}));
-    }
-    serde_json::from_slice(body).map_err(|e| {
-        RestResponse::error(
-            400,
-            "parse_exception",
-            &format!("request body is not JSON: {e}"),
-        )
-    })
-}
 
 fn keep_alive(text: &str) -> Result<Duration, RestResponse> {
     crate::util::parse_time(text).map_err(|m| {
@@ -203,30 +189,17 @@ impl Engine {
         keep: Duration,
         started: Instant,
     ) -> RestResponse {
-        let sort = plan
-            .sort
-            .clone()
-            .unwrap_or_else(|| Sort::relevance().clone());
-        let page = match index.page(
-            &searcher,
-            plan.query.as_ref(),
-            &sort,
-            Window {
-                after: plan.after,
-                skip: plan.from,
-                limit: plan.size,
-            },
-            true,
-        ) {
-            Ok(p) => p,
+        let (cursor, page) = match Cursor::open(&index, searcher, &plan, plan.size, plan.from) {
+            Ok(opened) => opened,
             Err(e) => return RestResponse::from_error(&e),
         };
-        let hits = match fetch_all(&index, &searcher, page.hits, &plan.fetch) {
+        let searcher = &cursor.searcher;
+        let hits = match fetch_all(&index, searcher, page.hits, &plan.fetch) {
             Ok(h) => h,
             Err(r) => return r,
         };
         // Elasticsearch answers a scroll's aggregations with its first page.
-        let aggregations = match index.aggregate(&plan, &searcher) {
+        let aggregations = match index.aggregate(&plan, searcher) {
             Ok(a) => a.map(|a| plan.aggregations_json(&a)),
             Err(e) => return RestResponse::from_error(&e),
         };
@@ -245,12 +218,8 @@ impl Engine {
         let name = index.name.clone();
         let context = ScrollContext {
             index,
-            searcher,
             query: plan.query,
-            sort,
-            per_page: plan.size,
-            after: page.next,
-            total: page.total,
+            cursor,
             keep_alive: keep,
             expires: now + keep,
             fetch: plan.fetch.clone(),
@@ -316,24 +285,11 @@ impl Engine {
         };
         c.keep_alive = renew.unwrap_or(c.keep_alive);
         c.expires = now + c.keep_alive;
-        let page = c.index.page(
-            &c.searcher,
-            c.query.as_ref(),
-            &c.sort,
-            Window {
-                after: c.after,
-                skip: 0,
-                limit: c.per_page,
-            },
-            false,
-        );
-        if let Ok(p) = &page {
-            c.after = p.next.or(c.after);
-        }
+        let page = c.cursor.next(&c.index, c.query.as_ref());
         let (index, searcher, total, fetch) = (
             c.index.clone(),
-            c.searcher.clone(),
-            c.total,
+            c.cursor.searcher.clone(),
+            c.cursor.total,
             c.fetch.clone(),
         );
         self.state

@@ -7,6 +7,7 @@ pub(crate) mod scroll;
 pub mod sort;
 
 use crate::aggs::AggFruit;
+use crate::dsl::ast::{Leaf, QueryAst};
 use crate::dsl::QueryCompiler;
 use crate::error::Error;
 use crate::error::ErrorKind;
@@ -17,8 +18,7 @@ use crate::search::sort::TopAfter;
 use serde_json::Value;
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::Query;
-use tantivy::schema::Value as _;
-use tantivy::{DocAddress, Searcher, TantivyDocument};
+use tantivy::{DocAddress, Searcher};
 
 /// How a search reads past its first page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,11 +215,11 @@ pub fn compile_search(
     }
     let (size, from) = (size as usize, from as usize);
     let compiler = QueryCompiler { mapping, index };
-    let query = match body.get("query") {
-        Some(q) => compiler.compile(q),
-        None => compiler.compile(&serde_json::json!({"match_all": {}})),
-    }
-    .map_err(bad)?;
+    let parsed = match body.get("query") {
+        Some(q) => QueryAst::parse(q).map_err(bad)?,
+        None => QueryAst::Leaf(Leaf::MatchAll, serde_json::json!({})),
+    };
+    let query = compiler.compile(&parsed).map_err(bad)?;
     let sort = body
         .get("sort")
         .map(|s| Sort::parse(s, mapping))
@@ -299,18 +299,7 @@ impl EmbeddedIndex {
 
     /// Loads a hit's id and stored source, as Elasticsearch's fetch phase does.
     pub fn fetch(&self, searcher: &Searcher, addr: DocAddress) -> Result<(String, Vec<u8>), Error> {
-        let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
-        let id = doc
-            .get_first(self.mapping.id)
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_string();
-        let source = doc
-            .get_first(self.mapping.source)
-            .and_then(|v| v.as_bytes())
-            .unwrap_or(b"{}")
-            .to_vec();
-        Ok((id, source))
+        self.stored_fields(searcher, addr)
     }
 
     /// The hits of one search with their ids, scores and sources, the total, and the
@@ -435,60 +424,32 @@ impl EmbeddedIndex {
     /// short or `pages` are read. A scroll reads one snapshot; `search_after` searches anew
     /// each page from the last hit's sort values, as a client does. Units are pages.
     pub fn paged(&self, plan: &SearchPlan, paging: Paging) -> Result<Paged, Error> {
-        let sort = plan.sort.as_ref().unwrap_or(Sort::relevance());
         let per_page = paging.per_page as usize;
-        let snapshot = self.searcher();
-        let mut after = plan.after;
-        let (mut pages, mut total) = (0u64, 0u64);
+        let (mut cursor, mut page) =
+            scroll::Cursor::open(self, self.searcher(), plan, per_page, 0)?;
+        // The first page carries the aggregations, as Elasticsearch's does.
+        std::hint::black_box(
+            self.aggregate(plan, &cursor.searcher)?
+                .map(|a| plan.aggregations_json(&a)),
+        );
+        let mut pages = 1;
         loop {
-            let fresh;
-            let searcher = match paging.by {
-                PageBy::Scroll => &snapshot,
-                PageBy::SearchAfter => {
-                    fresh = if pages == 0 {
-                        snapshot.clone()
-                    } else {
-                        self.searcher()
-                    };
-                    &fresh
-                }
-            };
-            let page = self.page(
-                searcher,
-                plan.query.as_ref(),
-                sort,
-                Window {
-                    after,
-                    skip: 0,
-                    limit: per_page,
-                },
-                pages == 0,
-            )?;
-            if pages == 0 {
-                total = page.total;
-                // The first page carries the aggregations, as Elasticsearch's does.
-                std::hint::black_box(
-                    self.aggregate(plan, searcher)?
-                        .map(|a| plan.aggregations_json(&a)),
-                );
-            }
-            pages += 1;
             let mut bytes = 0;
             for (addr, _, _) in &page.hits {
-                let source = self.fetch(searcher, *addr)?.1;
+                let source = self.fetch(&cursor.searcher, *addr)?.1;
                 bytes += source.len() + plan.fetch.render(&source).map_or(0, |e| e.len());
             }
             std::hint::black_box(bytes);
-            let short = page.hits.len() < per_page;
-            after = match paging.by {
-                PageBy::Scroll => page.next,
-                // A client only has the hit's sort values to continue from.
-                PageBy::SearchAfter => page.next.map(|a| sort.user_cursor(a)),
-            };
-            if short || paging.pages.is_some_and(|p| pages >= p) {
+            if page.hits.len() < per_page || paging.pages.is_some_and(|p| pages >= p) {
                 break;
             }
+            if paging.by == PageBy::SearchAfter {
+                cursor.continue_as_client(self);
+            }
+            page = cursor.next(self, plan.query.as_ref())?;
+            pages += 1;
         }
+        let total = cursor.total;
         Ok(Paged {
             pages,
             total_hits: total,

@@ -1,0 +1,263 @@
+//! A query's JSON parsed once into a tree, with no index: every query type named, compound
+//! queries (`bool`, `constant_score`, `nested`, `function_score`) opened, and anything the
+//! engine does not run refused here, naming it. The pre-race check is this parse; execution
+//! compiles the same tree against an index's mapping (`QueryCompiler::compile`), where what
+//! only a mapping decides (a field's type, a value that does not fit it) is checked.
+
+use crate::dsl::single_entry;
+use serde_json::{Map, Value};
+use tantivy::query::Occur;
+
+/// Leaf query types: their bodies are read against the mapping when compiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leaf {
+    MatchAll,
+    MatchNone,
+    Match,
+    MatchPhrase,
+    MultiMatch,
+    QueryString,
+    Term,
+    Terms,
+    Range,
+    Exists,
+    Prefix,
+    Wildcard,
+    GeoDistance,
+    GeoBoundingBox,
+    GeoShape,
+    GeoPolygon,
+    GeoGrid,
+}
+
+/// Every leaf by its DSL name: the one list of them.
+const LEAVES: [(&str, Leaf); 17] = [
+    ("match_all", Leaf::MatchAll),
+    ("match_none", Leaf::MatchNone),
+    ("match", Leaf::Match),
+    ("match_phrase", Leaf::MatchPhrase),
+    ("multi_match", Leaf::MultiMatch),
+    ("query_string", Leaf::QueryString),
+    ("term", Leaf::Term),
+    ("terms", Leaf::Terms),
+    ("range", Leaf::Range),
+    ("exists", Leaf::Exists),
+    ("prefix", Leaf::Prefix),
+    ("wildcard", Leaf::Wildcard),
+    ("geo_distance", Leaf::GeoDistance),
+    ("geo_bounding_box", Leaf::GeoBoundingBox),
+    ("geo_shape", Leaf::GeoShape),
+    ("geo_polygon", Leaf::GeoPolygon),
+    ("geo_grid", Leaf::GeoGrid),
+];
+
+/// Compound query types, opened by the parse.
+const COMPOUNDS: [&str; 4] = ["bool", "constant_score", "nested", "function_score"];
+
+/// One query, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueryAst {
+    Leaf(Leaf, Value),
+    Bool(BoolAst),
+    ConstantScore {
+        filter: Box<QueryAst>,
+        boost: f32,
+    },
+    /// Nested objects are flattened here: the inner query runs on the document.
+    Nested(Box<QueryAst>),
+    FunctionScore(FunctionScoreAst),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoolAst {
+    /// In the body's order; `filter` is a `must` here (scores are not asked of filters).
+    pub clauses: Vec<(Occur, QueryAst)>,
+    pub minimum_should_match: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionScoreAst {
+    /// The body, for the functions' own parameters (read against the mapping).
+    pub body: Map<String, Value>,
+    pub query: Option<Box<QueryAst>>,
+    /// Each function's `filter`, by the function's position (a function written at the top
+    /// level is position 0).
+    pub filters: Vec<Option<QueryAst>>,
+}
+
+/// The query types the engine runs, for messages.
+pub fn query_types() -> String {
+    LEAVES
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(COMPOUNDS)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl QueryAst {
+    /// Parses one query; an error names what the engine does not run.
+    pub fn parse(q: &Value) -> Result<QueryAst, String> {
+        let (kind, body) = single_entry(q, "query")?;
+        if let Some((_, leaf)) = LEAVES.iter().find(|(name, _)| name == kind) {
+            if *leaf == Leaf::GeoGrid && geohex(body) {
+                return Err(crate::dsl::geo::GEOHEX.into());
+            }
+            return Ok(QueryAst::Leaf(*leaf, body.clone()));
+        }
+        match kind.as_str() {
+            "bool" => parse_bool(body.as_object().ok_or("`bool` expects an object")?),
+            "constant_score" => {
+                let filter = body
+                    .get("filter")
+                    .ok_or("`constant_score` needs a `filter`")?;
+                Ok(QueryAst::ConstantScore {
+                    filter: Box::new(QueryAst::parse(filter)?),
+                    // Every match scores `boost` (1 by default), whatever its filter scores.
+                    boost: body.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32,
+                })
+            }
+            "nested" => Ok(QueryAst::Nested(Box::new(QueryAst::parse(
+                crate::dsl::nested::inner(body)?,
+            )?))),
+            "function_score" => parse_function_score(body),
+            "script_score" | "script" => Err(format!(
+                "query type `{kind}` runs a script, which the embedded backend does not run"
+            )),
+            other => Err(format!(
+                "query type `{other}` is not supported by the embedded backend (supported: {})",
+                query_types()
+            )),
+        }
+    }
+}
+
+fn geohex(body: &Value) -> bool {
+    body.as_object()
+        .into_iter()
+        .flat_map(|o| o.values())
+        .any(|cell| cell.get("geohex").is_some())
+}
+
+fn parse_bool(body: &Map<String, Value>) -> Result<QueryAst, String> {
+    let mut clauses = Vec::new();
+    for (clause, v) in body {
+        let occur = match clause.as_str() {
+            "must" | "filter" => Occur::Must,
+            "should" => Occur::Should,
+            "must_not" => Occur::MustNot,
+            "minimum_should_match" | "boost" => continue,
+            other => {
+                return Err(format!(
+                    "bool clause `{other}` is not one of must, filter, should, must_not"
+                ))
+            }
+        };
+        match v {
+            Value::Array(items) => {
+                for item in items {
+                    clauses.push((occur, QueryAst::parse(item)?));
+                }
+            }
+            one => clauses.push((occur, QueryAst::parse(one)?)),
+        }
+    }
+    Ok(QueryAst::Bool(BoolAst {
+        clauses,
+        minimum_should_match: body.get("minimum_should_match").and_then(Value::as_u64),
+    }))
+}
+
+fn parse_function_score(body: &Value) -> Result<QueryAst, String> {
+    let obj = body
+        .as_object()
+        .ok_or("`function_score` expects an object")?;
+    let functions: Vec<&Value> = match obj.get("functions") {
+        Some(Value::Array(list)) => list.iter().collect(),
+        Some(_) => return Err("function_score `functions` is a list".into()),
+        None => vec![body],
+    };
+    if obj.contains_key("script_score") || functions.iter().any(|f| f.get("script_score").is_some())
+    {
+        return Err(
+            "function_score `script_score`: scripts are not run by the embedded backend".into(),
+        );
+    }
+    let filters = functions
+        .iter()
+        .map(|f| f.get("filter").map(QueryAst::parse).transpose())
+        .collect::<Result<_, _>>()?;
+    Ok(QueryAst::FunctionScore(FunctionScoreAst {
+        body: obj.clone(),
+        query: obj
+            .get("query")
+            .map(|q| QueryAst::parse(q).map(Box::new))
+            .transpose()?,
+        filters,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn compounds_are_opened_and_leaves_kept() {
+        let q = QueryAst::parse(&json!({"bool": {
+            "must": {"match": {"name": "a"}},
+            "filter": [{"term": {"cc": "AT"}}, {"constant_score": {"filter": {"exists": {"field": "x"}}, "boost": 2}}],
+            "minimum_should_match": 1
+        }}))
+        .unwrap();
+        let QueryAst::Bool(b) = q else {
+            panic!("a bool")
+        };
+        assert_eq!(b.minimum_should_match, Some(1));
+        assert_eq!(b.clauses.len(), 3);
+        assert!(matches!(
+            &b.clauses[0],
+            (Occur::Must, QueryAst::Leaf(Leaf::Match, _))
+        ));
+        assert!(matches!(
+            &b.clauses[2].1,
+            QueryAst::ConstantScore { boost, .. } if *boost == 2.0
+        ));
+    }
+
+    #[test]
+    fn what_is_not_run_is_named_however_deep() {
+        let deep = json!({"bool": {"should": [{"nested": {"path": "p", "query": {"bool": {"must": {"percolate": {}}}}}}]}});
+        let e = QueryAst::parse(&deep).unwrap_err();
+        assert!(e.contains("`percolate` is not supported"), "{e}");
+        assert!(e.contains("match_phrase"), "names what runs: {e}");
+        let scripted = json!({"function_score": {"functions": [{"filter": {"match_all": {}}}, {"script_score": {}}]}});
+        assert!(QueryAst::parse(&scripted)
+            .unwrap_err()
+            .contains("script_score"));
+        let in_filter =
+            json!({"function_score": {"functions": [{"filter": {"script": {}}, "weight": 2}]}});
+        assert!(QueryAst::parse(&in_filter)
+            .unwrap_err()
+            .contains("runs a script"));
+        let clause = json!({"bool": {"must_also": []}});
+        assert!(QueryAst::parse(&clause).unwrap_err().contains("must_also"));
+        let hex = json!({"geo_grid": {"location": {"geohex": "8a1fb46622dffff"}}});
+        assert_eq!(QueryAst::parse(&hex).unwrap_err(), crate::dsl::geo::GEOHEX);
+    }
+
+    #[test]
+    fn function_filters_keep_their_positions() {
+        let q = json!({"function_score": {"query": {"match_all": {}}, "functions": [
+            {"weight": 2},
+            {"filter": {"term": {"cc": "AT"}}, "weight": 3}
+        ]}});
+        let QueryAst::FunctionScore(f) = QueryAst::parse(&q).unwrap() else {
+            panic!("a function_score")
+        };
+        assert!(f.query.is_some());
+        assert_eq!(f.filters.len(), 2);
+        assert!(f.filters[0].is_none());
+        assert!(matches!(f.filters[1], Some(QueryAst::Leaf(Leaf::Term, _))));
+    }
+}
