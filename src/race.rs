@@ -347,9 +347,9 @@ fn started_record(
         challenge: plan.challenge.clone(),
         test_mode: plan.test_mode,
         params: plan.params.clone(),
-        backend,
+        backend: (&backend).into(),
         target_hosts: opts.target_hosts.clone(),
-        on_error: opts.on_error,
+        on_error: opts.on_error.into(),
         user_tags: opts.user_tags.clone(),
         host: HostInfo::current(),
         deviations,
@@ -359,7 +359,7 @@ fn started_record(
             .results
             .iter()
             .map(|slot| TaskRecord {
-                slot: slot.clone(),
+                slot: slot.into(),
                 trials: Vec::new(),
             })
             .collect(),

@@ -38,12 +38,6 @@ impl ServerUsage {
             gauges: end.gauges.clone(),
         }
     }
-
-    /// The server's CPU over the trial, in cores, when it reports its CPU time.
-    pub fn cpu_cores(&self) -> Option<f64> {
-        let ms = self.deltas.get("cpu_ms")?;
-        (self.seconds > 0.0).then(|| ms / 1000.0 / self.seconds)
-    }
 }
 
 /// `redis-server`'s INFO text as a snapshot.
@@ -163,7 +157,11 @@ mod tests {
         );
         let usage = ServerUsage::between(&a, &b, 2.0);
         assert_eq!(usage.deltas["commands"], 1000.0);
-        assert_eq!(usage.cpu_cores(), Some(0.5), "1 s of CPU over 2 s");
+        assert_eq!(
+            crate::results::ServerRecord::from(&usage).cpu_cores(),
+            Some(0.5),
+            "1 s of CPU over 2 s"
+        );
         assert_eq!(usage.gauges["used_memory_bytes"], 1048576.0);
         let nodes = serde_json::json!({"nodes": {
             "a": {"process": {"cpu": {"total_in_millis": 500}}, "indices": {"segments": {"count": 3}, "search": {"query_total": 10}}},

@@ -51,7 +51,7 @@ pub fn run(args: CompareArgs, home: &Path) -> Result<u8, CliError> {
         eprintln!("warning: {w}");
     }
     emit_report(
-        crate::compare::render(&comparison, args.report.report_format),
+        crate::report::render(args.report.report_format, &comparison),
         args.report.report_file.as_deref(),
     )?;
     let failing = |v: Verdict| match args.fail_on {

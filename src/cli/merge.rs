@@ -62,7 +62,7 @@ pub fn run(args: MergeArgs, home: &Path) -> Result<u8, CliError> {
     store.finish(&record, &histograms, None)?;
     let (record, decoded) = store.load(&id)?;
     emit_report(
-        report::render(args.report_format, &record, &decoded),
+        report::render_race(args.report_format, &record, &decoded),
         args.report_file.as_deref(),
     )?;
     let merged = record.shards.as_ref().map_or(0, |s| s.merged.len());

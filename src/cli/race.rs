@@ -95,7 +95,7 @@ pub fn run(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
     let histograms = crate::results::RaceHistograms::decode(histogram_file);
     let summary = report::Summary::new(record, &histograms);
     emit_report(
-        report::exporter(args.report.report_format).render(&summary),
+        report::render(args.report.report_format, &summary),
         args.report.report_file.as_deref(),
     )?;
     eprintln!(

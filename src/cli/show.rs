@@ -21,7 +21,7 @@ pub fn run(args: ShowArgs, home: &Path) -> Result<u8, CliError> {
     let (mut record, histograms) = load_race(&store, &args.race)?;
     record.status = race::effective_status(&record);
     emit_report(
-        report::render(args.report.report_format, &record, &histograms),
+        report::render_race(args.report.report_format, &record, &histograms),
         args.report.report_file.as_deref(),
     )?;
     Ok(0)

@@ -5,7 +5,6 @@
 mod render;
 mod stats;
 
-pub use render::render;
 pub use stats::{mann_whitney_p, smallest_p};
 
 use crate::results::{RaceRecord, TaskRecord, TrialRecord};

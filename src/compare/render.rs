@@ -1,15 +1,25 @@
-//! A comparison as markdown, csv or json.
+//! A comparison as markdown, csv or json: the report formats render it through their one trait.
 
 use super::{Comparison, Verdict};
-use crate::report::ReportFormat;
+use crate::report::{Csv, Json, Markdown, Render};
 use crate::units::format_number;
 use std::fmt::Write;
 
-pub fn render(c: &Comparison, format: ReportFormat) -> String {
-    match format {
-        ReportFormat::Markdown => markdown(c),
-        ReportFormat::Csv => csv(c),
-        ReportFormat::Json => serde_json::to_string_pretty(c).unwrap_or_default(),
+impl Render<Comparison> for Markdown {
+    fn render(&self, c: &Comparison) -> String {
+        markdown(c)
+    }
+}
+
+impl Render<Comparison> for Csv {
+    fn render(&self, c: &Comparison) -> String {
+        csv(c)
+    }
+}
+
+impl Render<Comparison> for Json {
+    fn render(&self, c: &Comparison) -> String {
+        serde_json::to_string_pretty(c).unwrap_or_default()
     }
 }
 
@@ -147,49 +157,85 @@ fn trial_notes(c: &Comparison, out: &mut String) {
     }
 }
 
+/// A compared metric's row: its comparison, task and metric diff (None for a task only one
+/// race has, whose row names the side in `verdict`).
+struct CsvRow<'a> {
+    c: &'a Comparison,
+    task: &'a str,
+    sweep: &'a str,
+    metric: Option<&'a super::MetricDiff>,
+    side: &'a str,
+}
+
+type Cell = fn(&CsvRow) -> String;
+
+/// The columns, declared once with how each is filled.
+const CSV_COLUMNS: [(&str, Cell); 13] = [
+    ("baseline", |r| r.c.baseline.clone()),
+    ("contender", |r| r.c.contender.clone()),
+    ("task", |r| r.task.to_string()),
+    ("sweep", |r| r.sweep.to_string()),
+    ("metric", |r| {
+        r.metric.map(|m| m.metric.to_string()).unwrap_or_default()
+    }),
+    ("unit", |r| {
+        r.metric.map(|m| m.unit.clone()).unwrap_or_default()
+    }),
+    ("better", |r| {
+        r.metric
+            .map(|m| match m.better {
+                super::Better::Higher => "higher".to_string(),
+                super::Better::Lower => "lower".to_string(),
+            })
+            .unwrap_or_default()
+    }),
+    ("baseline_value", |r| {
+        r.metric.map(|m| m.baseline.to_string()).unwrap_or_default()
+    }),
+    ("contender_value", |r| {
+        r.metric
+            .map(|m| m.contender.to_string())
+            .unwrap_or_default()
+    }),
+    ("absolute", |r| {
+        r.metric.map(|m| m.absolute.to_string()).unwrap_or_default()
+    }),
+    ("relative", |r| {
+        r.metric
+            .and_then(|m| m.relative)
+            .map(|v| v.to_string())
+            .unwrap_or_default()
+    }),
+    ("p_value", |r| {
+        r.metric
+            .and_then(|m| m.p_value)
+            .map(|v| v.to_string())
+            .unwrap_or_default()
+    }),
+    ("verdict", |r| match r.metric {
+        Some(m) => serde_json::to_value(m.verdict)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        None => r.side.to_string(),
+    }),
+];
+
 fn csv(c: &Comparison) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
-        "baseline",
-        "contender",
-        "task",
-        "sweep",
-        "metric",
-        "unit",
-        "better",
-        "baseline_value",
-        "contender_value",
-        "absolute",
-        "relative",
-        "p_value",
-        "verdict",
-    ]);
+    let _ = w.write_record(CSV_COLUMNS.map(|(name, _)| name));
+    let mut write = |row: CsvRow| {
+        let _ = w.write_record(CSV_COLUMNS.map(|(_, cell)| cell(&row)));
+    };
     for t in &c.tasks {
         for m in &t.metrics {
-            let verdict = serde_json::to_value(m.verdict)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            let better = if m.better == super::Better::Higher {
-                "higher"
-            } else {
-                "lower"
-            };
-            let _ = w.write_record([
-                c.baseline.as_str(),
-                &c.contender,
-                &t.task,
-                &t.sweep,
-                m.metric,
-                &m.unit,
-                better,
-                &m.baseline.to_string(),
-                &m.contender.to_string(),
-                &m.absolute.to_string(),
-                &m.relative.map(|r| r.to_string()).unwrap_or_default(),
-                &m.p_value.map(|p| p.to_string()).unwrap_or_default(),
-                &verdict,
-            ]);
+            write(CsvRow {
+                c,
+                task: &t.task,
+                sweep: &t.sweep,
+                metric: Some(m),
+                side: "",
+            });
         }
     }
     for (side, list) in [
@@ -197,21 +243,13 @@ fn csv(c: &Comparison) -> String {
         ("contender-only", &c.only_in_contender),
     ] {
         for task in list.iter() {
-            let _ = w.write_record([
-                c.baseline.as_str(),
-                &c.contender,
+            write(CsvRow {
+                c,
                 task,
-                "",
-                "",
-                "",
-                "",
-                "",
-                "",
-                "",
-                "",
-                "",
+                sweep: "",
+                metric: None,
                 side,
-            ]);
+            });
         }
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()

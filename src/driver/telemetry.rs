@@ -23,17 +23,6 @@ pub struct DriverUsage {
     pub rss_per_second: Vec<u64>,
 }
 
-impl DriverUsage {
-    /// The share of the available cores the busiest second used: past 0.8 the client may be
-    /// the bottleneck.
-    pub fn peak_share(&self) -> f64 {
-        if self.cores_available == 0 {
-            return 0.0;
-        }
-        self.peak_cpu_cores / f64::from(self.cores_available)
-    }
-}
-
 /// CPU time (user + system) of this process so far, all threads, from getrusage. `runner
 /// serve` reports it as its own `_nodes/stats` CPU too.
 pub fn cpu_time() -> Duration {

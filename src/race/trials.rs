@@ -125,11 +125,11 @@ fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> 
     for kind in crate::backend::ErrorKind::ALL {
         let n = c.errors[kind.index()];
         if n > 0 {
-            errors_by_kind.insert(kind, n);
+            errors_by_kind.insert(kind.into(), n);
         }
         if let Some(msg) = &c.first_error[kind.index()] {
             // A server may echo the Authorization header or quote a password back.
-            error_messages.insert(kind, redactor.redact(msg));
+            error_messages.insert(kind.into(), redactor.redact(msg));
         }
     }
     let errors = c.error_count();
@@ -139,8 +139,12 @@ fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> 
         wall_seconds: run.wall.as_secs_f64(),
         interrupted: run.interrupted,
         interrupted_operations: c.interrupted_operations,
-        driver: Some(run.driver.clone()),
-        server: run.server.as_ref().and_then(|s| s.as_ref().ok()).cloned(),
+        driver: Some((&run.driver).into()),
+        server: run
+            .server
+            .as_ref()
+            .and_then(|s| s.as_ref().ok())
+            .map(Into::into),
         server_stats_error: run
             .server
             .as_ref()

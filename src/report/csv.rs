@@ -2,7 +2,7 @@
 //! aggregates: easy to pivot in a spreadsheet.
 
 use super::summary::TaskSummary;
-use super::{Exporter, Summary};
+use super::{Render, Summary};
 use crate::metrics::{Percentiles, PERCENTILES};
 use crate::results::{TaskRecord, TrialRecord};
 
@@ -39,7 +39,7 @@ struct Row<'a> {
 impl Row<'_> {
     fn write(&self, w: &mut csv::Writer<Vec<u8>>, s: &Summary) {
         let slot = self.task.map(|t| &t.slot);
-        let text = |f: fn(&crate::plan::ResultSlot) -> String| slot.map(f).unwrap_or_default();
+        let text = |f: fn(&crate::results::SlotRecord) -> String| slot.map(f).unwrap_or_default();
         let values: [String; COLUMNS.len()] = [
             s.race.race_id.clone(),
             s.race.track.clone(),
@@ -134,7 +134,7 @@ fn task_rows(t: &TaskSummary, row: &mut dyn FnMut(String, f64, &str)) {
     row("error_rate".into(), t.error_rate, "ratio");
 }
 
-impl Exporter for Csv {
+impl Render<Summary<'_>> for Csv {
     fn render(&self, s: &Summary) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
         let _ = w.write_record(COLUMNS);

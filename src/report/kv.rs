@@ -3,14 +3,14 @@
 //! "% <= N milliseconds", requests per second) and a metrics-library timer's (count, mean
 //! rate, min/max/mean/stddev/median, 75/95/98/99/99.9th percentiles).
 
-use crate::ops::KvInfo;
+use crate::results::KeyValueRecord;
 use crate::results::{RaceHistograms, TaskRecord};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct KvViews {
-    pub info: KvInfo,
+    pub info: KeyValueRecord,
     pub redis_benchmark: RedisBenchmarkView,
     /// The whole task first, then each command of a mix (when timed separately).
     pub timers: Vec<TimerView>,

@@ -1,13 +1,13 @@
 //! The summary printed at the end of a race and by `runner show`.
 
 use super::table::ms;
-use super::{Exporter, Summary};
+use super::{Render, Summary};
 use crate::units::format_number;
 use std::fmt::Write;
 
 pub struct Markdown;
 
-impl Exporter for Markdown {
+impl Render<Summary<'_>> for Markdown {
     fn render(&self, s: &Summary) -> String {
         let r = s.race;
         let mut out = String::new();

@@ -1,5 +1,6 @@
-//! Reports of a stored race, one file per format behind one trait. Every exporter reads the
-//! same [`Summary`], derived from the stored race and its histograms.
+//! Reports of a stored race, one file per format behind one trait. Every format reads the same
+//! [`Summary`], derived from the stored race and its histograms; a comparison of two races is
+//! rendered through the same trait by the same formats (see `compare::render`).
 
 mod csv;
 pub(crate) mod header;
@@ -22,18 +23,31 @@ pub enum ReportFormat {
     Json,
 }
 
-pub trait Exporter {
-    fn render(&self, summary: &Summary) -> String;
+pub use csv::Csv;
+pub use json::Json;
+pub use markdown::Markdown;
+
+/// One output format of one kind of result: a race's [`Summary`], a comparison. Each format is
+/// a type (`Markdown`, `Csv`, `Json`) rendering every kind it knows.
+pub trait Render<T: ?Sized> {
+    fn render(&self, value: &T) -> String;
 }
 
-pub fn exporter(format: ReportFormat) -> Box<dyn Exporter> {
+/// `value` in the chosen format.
+pub fn render<T: ?Sized>(format: ReportFormat, value: &T) -> String
+where
+    Markdown: Render<T>,
+    Csv: Render<T>,
+    Json: Render<T>,
+{
     match format {
-        ReportFormat::Markdown => Box::new(markdown::Markdown),
-        ReportFormat::Csv => Box::new(csv::Csv),
-        ReportFormat::Json => Box::new(json::Json),
+        ReportFormat::Markdown => Markdown.render(value),
+        ReportFormat::Csv => Csv.render(value),
+        ReportFormat::Json => Json.render(value),
     }
 }
 
-pub fn render(format: ReportFormat, race: &RaceRecord, histograms: &RaceHistograms) -> String {
-    exporter(format).render(&Summary::new(race, histograms))
+/// A stored race's report in the chosen format.
+pub fn render_race(format: ReportFormat, race: &RaceRecord, histograms: &RaceHistograms) -> String {
+    render(format, &Summary::new(race, histograms))
 }

@@ -58,7 +58,7 @@ pub struct TaskSummary<'a> {
     pub successes: u64,
     pub errors: u64,
     pub error_rate: f64,
-    pub errors_by_kind: BTreeMap<crate::backend::ErrorKind, u64>,
+    pub errors_by_kind: BTreeMap<crate::results::ErrorKindRecord, u64>,
     pub units: u64,
     pub hits: u64,
     /// The task's thresholds, judged on these results.

@@ -479,7 +479,7 @@ fn thresholds_table(s: &Summary) -> Option<Table> {
 const SATURATED: f64 = 0.8;
 
 /// The runner's busiest trial of each task: where its own CPU use was highest.
-fn busiest<'a>(t: &'a super::TaskSummary) -> Option<&'a crate::driver::DriverUsage> {
+fn busiest<'a>(t: &'a super::TaskSummary) -> Option<&'a crate::results::DriverRecord> {
     t.record
         .trials
         .iter()
@@ -544,24 +544,24 @@ fn runner_table(s: &Summary) -> Option<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::DriverUsage;
+    use crate::results::DriverRecord;
 
     #[test]
     fn a_runner_near_its_cores_is_warned_about() {
-        let busy = DriverUsage {
+        let busy = DriverRecord {
             cpu_cores: 1.5,
             cores_available: 2,
             peak_cpu_cores: 1.9,
-            ..DriverUsage::default()
+            ..DriverRecord::default()
         };
-        let calm = DriverUsage {
+        let calm = DriverRecord {
             cpu_cores: 0.3,
             cores_available: 2,
             peak_cpu_cores: 0.5,
-            ..DriverUsage::default()
+            ..DriverRecord::default()
         };
         assert!(busy.peak_share() > SATURATED);
         assert!(calm.peak_share() < SATURATED);
-        assert_eq!(DriverUsage::default().peak_share(), 0.0);
+        assert_eq!(DriverRecord::default().peak_share(), 0.0);
     }
 }

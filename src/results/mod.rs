@@ -5,9 +5,14 @@
 mod histograms;
 mod journal;
 mod model;
+pub mod schema;
 mod store;
 
 pub use histograms::RaceHistograms;
 pub use journal::StoredTrial;
 pub use model::*;
+pub use schema::{
+    BackendRecord, DriverRecord, ErrorKindRecord, KeyValueRecord, OnErrorRecord, ServerRecord,
+    SlotRecord,
+};
 pub use store::{new_race_id, write_atomic, write_report, RaceStore, StoreError};

@@ -1,9 +1,10 @@
 //! The stored race. This is the single serde model every report reads, so CSV, markdown and
-//! JSON cannot drift apart.
+//! JSON cannot drift apart; what other layers hand over is stored in `schema`'s types.
 
-use crate::backend::{BackendInfo, ErrorKind};
+use super::schema::{
+    BackendRecord, DriverRecord, ErrorKindRecord, OnErrorRecord, ServerRecord, SlotRecord,
+};
 use crate::metrics::Percentiles;
-use crate::plan::ResultSlot;
 use crate::units::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -99,11 +100,11 @@ pub struct RaceRecord {
     pub challenge: String,
     pub test_mode: bool,
     pub params: Map<String, Value>,
-    pub backend: BackendInfo,
+    pub backend: BackendRecord,
     /// Hosts of a network backend (never credentials).
     #[serde(default)]
     pub target_hosts: Vec<String>,
-    pub on_error: crate::driver::OnError,
+    pub on_error: OnErrorRecord,
     #[serde(default)]
     pub user_tags: BTreeMap<String, String>,
     pub host: HostInfo,
@@ -199,7 +200,7 @@ pub struct ShardTrial {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TaskRecord {
     #[serde(flatten)]
-    pub slot: ResultSlot,
+    pub slot: SlotRecord,
     pub trials: Vec<TrialRecord>,
 }
 
@@ -213,11 +214,11 @@ pub struct TrialRecord {
     /// The runner's own CPU and memory during the trial (absent in races stored before it was
     /// sampled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub driver: Option<crate::driver::DriverUsage>,
+    pub driver: Option<DriverRecord>,
     /// The server's statistics over the trial (`_nodes/stats`, `INFO`), when the backend
     /// reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<crate::backend::server_stats::ServerUsage>,
+    pub server: Option<ServerRecord>,
     /// Why the server's statistics could not be read, when they could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_stats_error: Option<String>,
@@ -237,10 +238,10 @@ pub struct TrialRecord {
     pub warmup_units: u64,
     pub successes: u64,
     pub errors: u64,
-    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
+    pub errors_by_kind: BTreeMap<ErrorKindRecord, u64>,
     /// The first message of each error kind.
     #[serde(default)]
-    pub error_messages: BTreeMap<ErrorKind, String>,
+    pub error_messages: BTreeMap<ErrorKindRecord, String>,
     pub error_rate: f64,
     /// Documents indexed (bulk) or operations done.
     pub units: u64,

@@ -96,11 +96,11 @@ fn merged_percentiles_are_those_of_one_histogram_of_every_sample_bit_for_bit() {
     assert_eq!(merged.operations, samples.len() as u64);
     assert_eq!(merged.errors, 5);
     assert_eq!(
-        merged.errors_by_kind[&crate::backend::ErrorKind::Timeout],
+        merged.errors_by_kind[&crate::results::ErrorKindRecord::Timeout],
         5
     );
     assert_eq!(
-        merged.error_messages[&crate::backend::ErrorKind::Timeout],
+        merged.error_messages[&crate::results::ErrorKindRecord::Timeout],
         "slow on 0"
     );
     assert_eq!(merged.per_shard.len(), 5);
