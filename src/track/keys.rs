@@ -1,11 +1,49 @@
-//! The keys a task of a challenge takes: one table holding each key's name, whether it sweeps,
-//! its JSON Schema fragment and a line about it. The sweep checks and their messages read it;
-//! tests tie it to `schemas/track.schema.json` and to docs/tracks.md.
+//! The keys a task of a challenge takes: one table holding each key's name, how its value is
+//! read, whether it sweeps, its JSON Schema fragment and a line about it. The task resolver reads
+//! values through the table's parsers, the sweep checks and their messages read it, and tests tie
+//! it to `schemas/track.schema.json` and to docs/tracks.md.
+
+use crate::track::task::{MAX_CLIENTS, MAX_ITERATIONS};
+
+/// How a key's value is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parser {
+    /// A string.
+    Name,
+    /// An operation's name, or an inline operation, resolved against the track's operations.
+    Operation,
+    /// Operation references, each resolved as `Operation`.
+    Operations,
+    /// A whole number from 1 to `max`, or a list of them (a sweep).
+    Counts { max: u64 },
+    /// A rate in ops/s above zero, or a list of them.
+    Rates,
+    /// A time between operations above zero, or a list of them; read as rates.
+    Intervals,
+    /// A time: `30s`, `1m`, or seconds.
+    Duration,
+    /// Iterations, a time, or a percentage of the work.
+    Warmup,
+    /// `deterministic`, `poisson` or `unthrottled`.
+    Schedule,
+    /// A whole number from 0.
+    Count,
+    /// A boolean.
+    Flag,
+    /// `non-fatal`.
+    ErrorLevel,
+    /// The operation's params, overridden.
+    Params,
+    /// `metric: condition` pairs.
+    Thresholds,
+}
 
 /// One key of a task.
 pub struct TaskKey {
     /// As tracks write it.
     pub name: &'static str,
+    /// How its value is read.
+    pub parser: Parser,
     /// A list of values sweeps it (each value a point with its own trials).
     pub sweepable: bool,
     /// Its fragment of the track schema (`$defs/task/properties/<name>`), as JSON.
@@ -17,107 +55,131 @@ pub struct TaskKey {
 pub static TASK_KEYS: &[TaskKey] = &[
     TaskKey {
         name: "name",
+        parser: Parser::Name,
         sweepable: false,
         schema: r##"{"$ref": "#/$defs/name"}"##,
         about: "the task's name in reports (default: the operation's name)",
     },
     TaskKey {
         name: "operation",
+        parser: Parser::Operation,
         sweepable: false,
         schema: r##"{"$ref": "#/$defs/operationRef"}"##,
         about: "an operation name, or an inline operation",
     },
     TaskKey {
         name: "clients",
+        parser: Parser::Counts { max: MAX_CLIENTS },
         sweepable: true,
         schema: r##"{"$ref": "#/$defs/positiveIntSweep"}"##,
         about: "concurrent clients; the target rate is split across them",
     },
     TaskKey {
         name: "warmup",
+        parser: Parser::Warmup,
         sweepable: false,
         schema: r##"{"$ref": "#/$defs/warmup"}"##,
         about: "before measuring: iterations, a time, or a fraction of the work",
     },
     TaskKey {
         name: "iterations",
+        parser: Parser::Counts {
+            max: MAX_ITERATIONS,
+        },
         sweepable: true,
         schema: r##"{"$ref": "#/$defs/positiveIntSweep"}"##,
         about: "measured operations across all clients",
     },
     TaskKey {
         name: "time-period",
+        parser: Parser::Duration,
         sweepable: false,
         schema: r##"{"$ref": "#/$defs/duration"}"##,
         about: "run for this long instead of a number of iterations",
     },
     TaskKey {
         name: "target-throughput",
+        parser: Parser::Rates,
         sweepable: true,
         schema: r##"{"$ref": "#/$defs/positiveNumberSweep"}"##,
         about: "the rate for all clients together, in ops/s",
     },
     TaskKey {
         name: "target-interval",
+        parser: Parser::Intervals,
         sweepable: true,
         schema: r##"{"$ref": "#/$defs/durationSweep"}"##,
         about: "the time between operations, for all clients together",
     },
     TaskKey {
         name: "schedule",
+        parser: Parser::Schedule,
         sweepable: false,
         schema: r##"{"type": "string", "enum": ["deterministic", "poisson", "unthrottled"]}"##,
         about: "deterministic, poisson or unthrottled",
     },
     TaskKey {
         name: "trials",
+        parser: Parser::Count,
         sweepable: false,
         schema: r##"{"$ref": "#/$defs/trials"}"##,
         about: "repeat the task; each trial is reported and stored",
     },
     TaskKey {
         name: "warmup-trials",
+        parser: Parser::Count,
         sweepable: false,
         schema: r##"{"type": "integer", "minimum": 0, "maximum": 1000, "description": "Whole trials run first, with their resets, and not recorded (the bulk indexer benchmark's warmup runs)."}"##,
         about: "whole trials run first and not recorded",
     },
     TaskKey {
         name: "reset",
+        parser: Parser::Operations,
         sweepable: false,
         schema: r##"{"$ref": "#/$defs/reset"}"##,
         about: "operations run before every trial, not reported",
     },
     TaskKey {
         name: "params",
+        parser: Parser::Params,
         sweepable: false,
         schema: r##"{"type": "object", "description": "Overrides of the operation's params; a list sweeps a sweepable param (e.g. bulk-size)."}"##,
         about: "overrides of the operation's params",
     },
     TaskKey {
         name: "ignore-response-error-level",
+        parser: Parser::ErrorLevel,
         sweepable: false,
         schema: r##"{"enum": ["non-fatal"], "description": "Under --on-error abort, error responses of this task (HTTP statuses, error replies, failed bulk items) do not stop the race; broken connections, timeouts and garbage still do (Rally's key of the same name)."}"##,
         about: "non-fatal: error responses do not stop a race under --on-error abort",
     },
     TaskKey {
         name: "include-in-reporting",
+        parser: Parser::Flag,
         sweepable: false,
         schema: r##"{"type": "boolean", "description": "false: the task runs and is stored, but is left out of reports, plots and comparisons (Rally's key; Rally's administrative operations default to false)."}"##,
         about: "false: run and stored, left out of reports",
     },
     TaskKey {
         name: "ramp-up-time-period",
+        parser: Parser::Duration,
         sweepable: false,
         schema: r##"{"$ref": "#/$defs/duration", "description": "Start the clients one after another over this time (client i of n at i/n of it); it must lie within a time warmup (Rally's key of the same name)."}"##,
         about: "start the clients one after another over this time",
     },
     TaskKey {
         name: "thresholds",
+        parser: Parser::Thresholds,
         sweepable: false,
         schema: r##"{"type": "object", "description": "Pass/fail criteria on the task's merged results, judged in every report; a failed one makes `runner race` exit 3. Keys: service_time.<p50|p90|p95|p99|p99.9|p99.99|p100|mean>, latency.<...>, error_rate, throughput; values: a comparison such as \"< 5ms\", \"< 0.1%\", \">= 1000\" or \">= 99% of target\".", "propertyNames": {"pattern": "^((service_time|latency)\\.(p50|p90|p95|p99|p99\\.9|p99\\.99|p100|mean)|error_rate|throughput)$"}, "additionalProperties": {"type": "string", "pattern": "^\\s*(<=|>=|<|>)\\s*\\S"}}"##,
         about: "pass/fail criteria on the task's merged results",
     },
 ];
+
+/// The table's row for a key.
+pub fn task_key(name: &str) -> Option<&'static TaskKey> {
+    TASK_KEYS.iter().find(|k| k.name == name)
+}
 
 /// The task keys a list sweeps, in the table's order.
 pub fn sweepable_task_keys() -> impl Iterator<Item = &'static str> {
@@ -154,6 +216,54 @@ mod tests {
             assert_eq!(
                 takes_list, key.sweepable,
                 "`{}`: sweepable in the table and the schema",
+                key.name
+            );
+        }
+    }
+
+    /// A parser reads what the schema lets through: the table's two columns agree.
+    #[test]
+    fn each_parser_reads_what_its_schema_fragment_allows() {
+        for key in TASK_KEYS {
+            let fragment: serde_json::Value = serde_json::from_str(key.schema).unwrap();
+            let reference = fragment["$ref"].as_str().unwrap_or_default();
+            let expected = match key.parser {
+                Parser::Counts { .. } => "#/$defs/positiveIntSweep",
+                Parser::Rates => "#/$defs/positiveNumberSweep",
+                Parser::Intervals => "#/$defs/durationSweep",
+                Parser::Duration => "#/$defs/duration",
+                Parser::Warmup => "#/$defs/warmup",
+                Parser::Name => "#/$defs/name",
+                Parser::Operation => "#/$defs/operationRef",
+                Parser::Operations => "#/$defs/reset",
+                Parser::Count => {
+                    assert!(
+                        reference == "#/$defs/trials" || fragment["type"] == "integer",
+                        "`{}`",
+                        key.name
+                    );
+                    continue;
+                }
+                Parser::Schedule | Parser::ErrorLevel => {
+                    assert!(
+                        fragment.get("enum").is_some(),
+                        "`{}` reads one of a list",
+                        key.name
+                    );
+                    continue;
+                }
+                Parser::Flag => {
+                    assert_eq!(fragment["type"], "boolean", "`{}`", key.name);
+                    continue;
+                }
+                Parser::Params | Parser::Thresholds => {
+                    assert_eq!(fragment["type"], "object", "`{}`", key.name);
+                    continue;
+                }
+            };
+            assert_eq!(
+                reference, expected,
+                "`{}`: its parser and its schema",
                 key.name
             );
         }

@@ -2,6 +2,7 @@
 //! operation, clients, amount of work, target rate and schedule, warmup, ramp-up, thresholds.
 
 use super::error::{TrackError, TrackErrorKind};
+use super::keys::Parser;
 use super::model::{
     resolve_ref, resolve_refs, OperationDef, Resolver, ScheduleKind, TaskSpec, Warmup,
 };
@@ -33,28 +34,110 @@ pub const MAX_CLIENTS: u64 = 100_000;
 /// Most iterations (or warmup iterations) one task may ask for: at a billion a second, 11 days.
 pub const MAX_ITERATIONS: u64 = 1_000_000_000_000_000;
 
-/// A count or a list of counts (a sweep), each a whole number from 1 to `max`.
-fn sweep_of_u64(
-    v: &Option<Value>,
-    max: u64,
-    r: &Resolver,
-    path: &str,
-) -> Result<Option<Vec<u64>>, TrackError> {
-    let Some(v) = v.as_ref() else { return Ok(None) };
+/// A value of a task key, as the key's parser in `keys::TASK_KEYS` reads it.
+enum KeyValue {
+    Counts(Vec<u64>),
+    Rates(Vec<OpsPerSec>),
+    Duration(Duration),
+    Warmup(Warmup),
+}
+
+/// Reads the value of the task key `name` with the parser the table gives it.
+fn read(name: &str, v: &Value, r: &Resolver, path: &str) -> Result<KeyValue, TrackError> {
+    let at = format!("{path}/{name}");
+    let parser = super::keys::task_key(name).map(|k| k.parser);
     let items = match v {
         Value::Array(items) => items.as_slice(),
         one => std::slice::from_ref(one),
     };
-    let count = |v: &Value| match crate::units::whole_number(v, max) {
-        Ok(0) => Err(r.err(TrackErrorKind::Invalid, path, "must be at least 1")),
-        Ok(n) => Ok(n),
-        Err(m) => Err(r.err(TrackErrorKind::Invalid, path, m)),
-    };
-    items
-        .iter()
-        .map(count)
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+    match parser {
+        Some(Parser::Counts { max }) => {
+            let count = |v: &Value| match crate::units::whole_number(v, max) {
+                Ok(0) => Err(r.err(TrackErrorKind::Invalid, &at, "must be at least 1")),
+                Ok(n) => Ok(n),
+                Err(m) => Err(r.err(TrackErrorKind::Invalid, &at, m)),
+            };
+            each(items, count).map(KeyValue::Counts)
+        }
+        Some(Parser::Rates) => {
+            let rate = |v: &Value| {
+                v.as_f64()
+                    .ok_or_else(|| format!("`{v}` is not a number"))
+                    .and_then(OpsPerSec::new)
+                    .map_err(|m| r.err(TrackErrorKind::Invalid, &at, m))
+            };
+            each(items, rate).map(KeyValue::Rates)
+        }
+        Some(Parser::Intervals) => {
+            let rate = |item: &Value| {
+                let d = duration_at(item, r, &at)?;
+                if d.is_zero() {
+                    return Err(r.err(
+                        TrackErrorKind::Invalid,
+                        &at,
+                        "a target interval must be longer than zero",
+                    ));
+                }
+                OpsPerSec::new(1.0 / d.as_secs_f64())
+                    .map_err(|m| r.err(TrackErrorKind::Invalid, &at, m))
+            };
+            each(items, rate).map(KeyValue::Rates)
+        }
+        Some(Parser::Duration) => duration_at(v, r, &at).map(KeyValue::Duration),
+        Some(Parser::Warmup) => resolve_warmup(v, r, &at).map(KeyValue::Warmup),
+        other => Err(r.err(
+            TrackErrorKind::Invalid,
+            &at,
+            format!("`{name}` is not read as a value (its parser: {other:?})"),
+        )),
+    }
+}
+
+/// Every item read, or the first error.
+fn each<T>(
+    items: &[Value],
+    read: impl Fn(&Value) -> Result<T, TrackError>,
+) -> Result<Vec<T>, TrackError> {
+    items.iter().map(read).collect()
+}
+
+/// A key read as counts (`clients`, `iterations`).
+fn counts(
+    name: &str,
+    v: &Option<Value>,
+    r: &Resolver,
+    path: &str,
+) -> Result<Option<Vec<u64>>, TrackError> {
+    match v.as_ref().map(|v| read(name, v, r, path)).transpose()? {
+        Some(KeyValue::Counts(c)) => Ok(Some(c)),
+        _ => Ok(None),
+    }
+}
+
+/// A key read as rates (`target-throughput`, `target-interval`).
+fn rates(
+    name: &str,
+    v: &Value,
+    r: &Resolver,
+    path: &str,
+) -> Result<Option<Vec<OpsPerSec>>, TrackError> {
+    match read(name, v, r, path)? {
+        KeyValue::Rates(rates) => Ok(Some(rates)),
+        _ => Ok(None),
+    }
+}
+
+/// A key read as a time (`time-period`, `ramp-up-time-period`).
+fn duration(
+    name: &str,
+    v: &Option<Value>,
+    r: &Resolver,
+    path: &str,
+) -> Result<Option<Duration>, TrackError> {
+    match v.as_ref().map(|v| read(name, v, r, path)).transpose()? {
+        Some(KeyValue::Duration(d)) => Ok(Some(d)),
+        _ => Ok(None),
+    }
 }
 
 pub(super) fn duration_at(v: &Value, r: &Resolver, path: &str) -> Result<Duration, TrackError> {
@@ -85,12 +168,7 @@ pub(super) fn resolve_task(
     let operation = resolve_ref(op_value, ops, ctx, r, &format!("{path}/operation"))?;
     check_swept_params(t, &operation, r, path)?;
     let time_period = resolve_time_period(t, r, path)?;
-    let iterations = sweep_of_u64(
-        &t.iterations,
-        MAX_ITERATIONS,
-        r,
-        &format!("{path}/iterations"),
-    )?;
+    let iterations = counts("iterations", &t.iterations, r, path)?;
     if iterations.is_some() && time_period.is_some() {
         return Err(r.err(
             TrackErrorKind::Invalid,
@@ -100,7 +178,15 @@ pub(super) fn resolve_task(
     }
     let targets = resolve_targets(t, r, path)?;
     let schedule = resolve_schedule(t.schedule.as_deref(), targets.is_some(), r, path)?;
-    let warmup = resolve_warmup(t.warmup.as_ref(), r, &format!("{path}/warmup"))?;
+    let warmup = match t
+        .warmup
+        .as_ref()
+        .map(|v| read("warmup", v, r, path))
+        .transpose()?
+    {
+        Some(KeyValue::Warmup(w)) => w,
+        _ => Warmup::None,
+    };
     check_warmup(warmup, iterations.is_some(), time_period, r, path)?;
     let ramp_up = resolve_ramp_up(t, warmup, r, path)?;
     let thresholds = resolve_thresholds(
@@ -117,8 +203,7 @@ pub(super) fn resolve_task(
         named: t.name.is_some(),
         name: t.name.clone().unwrap_or_else(|| operation.name.clone()),
         path: path.to_string(),
-        clients: sweep_of_u64(&t.clients, MAX_CLIENTS, r, &format!("{path}/clients"))?
-            .unwrap_or_else(|| vec![1]),
+        clients: counts("clients", &t.clients, r, path)?.unwrap_or_else(|| vec![1]),
         iterations,
         time_period,
         warmup,
@@ -174,11 +259,7 @@ fn resolve_time_period(
     r: &Resolver,
     path: &str,
 ) -> Result<Option<Duration>, TrackError> {
-    let time_period = t
-        .time_period
-        .as_ref()
-        .map(|v| duration_at(v, r, &format!("{path}/time-period")))
-        .transpose()?;
+    let time_period = duration("time-period", &t.time_period, r, path)?;
     if time_period.is_some_and(|p| p.is_zero()) {
         return Err(r.err(
             TrackErrorKind::Invalid,
@@ -195,50 +276,14 @@ fn resolve_targets(
     r: &Resolver,
     path: &str,
 ) -> Result<Option<Vec<OpsPerSec>>, TrackError> {
-    let one_or_many = |v: &Value| match v {
-        Value::Array(items) => items.clone(),
-        one => vec![one.clone()],
-    };
     match (&t.target_throughput, &t.target_interval) {
         (Some(_), Some(_)) => Err(r.err(
             TrackErrorKind::Invalid,
             &format!("{path}/target-interval"),
             "give either `target-throughput` or `target-interval`, not both",
         )),
-        (Some(v), None) => {
-            let tpath = format!("{path}/target-throughput");
-            let rate = |v: &Value| {
-                v.as_f64()
-                    .ok_or_else(|| format!("`{v}` is not a number"))
-                    .and_then(OpsPerSec::new)
-                    .map_err(|m| r.err(TrackErrorKind::Invalid, &tpath, m))
-            };
-            one_or_many(v)
-                .iter()
-                .map(rate)
-                .collect::<Result<_, _>>()
-                .map(Some)
-        }
-        (None, Some(v)) => {
-            let ipath = format!("{path}/target-interval");
-            let rate = |item: &Value| {
-                let d = duration_at(item, r, &ipath)?;
-                if d.is_zero() {
-                    return Err(r.err(
-                        TrackErrorKind::Invalid,
-                        &ipath,
-                        "a target interval must be longer than zero",
-                    ));
-                }
-                OpsPerSec::new(1.0 / d.as_secs_f64())
-                    .map_err(|m| r.err(TrackErrorKind::Invalid, &ipath, m))
-            };
-            one_or_many(v)
-                .iter()
-                .map(rate)
-                .collect::<Result<_, _>>()
-                .map(Some)
-        }
+        (Some(v), None) => rates("target-throughput", v, r, path),
+        (None, Some(v)) => rates("target-interval", v, r, path),
         (None, None) => Ok(None),
     }
 }
@@ -300,12 +345,8 @@ fn resolve_ramp_up(
     path: &str,
 ) -> Result<Duration, TrackError> {
     let rpath = format!("{path}/ramp-up-time-period");
-    let ramp_up = t
-        .ramp_up_time_period
-        .as_ref()
-        .map(|v| duration_at(v, r, &rpath))
-        .transpose()?
-        .unwrap_or(Duration::ZERO);
+    let ramp_up =
+        duration("ramp-up-time-period", &t.ramp_up_time_period, r, path)?.unwrap_or(Duration::ZERO);
     if !ramp_up.is_zero() && !matches!(warmup, Warmup::Time(w) if w >= ramp_up) {
         return Err(r.err(TrackErrorKind::Invalid, &rpath, format!("a ramp-up of {ramp_up:?} needs a time warmup at least as long (e.g. `warmup: {}s`), so that no starting client is measured", ramp_up.as_secs_f64().ceil())));
     }
@@ -343,13 +384,12 @@ fn resolve_thresholds(
         .collect()
 }
 
-fn resolve_warmup(v: Option<&Value>, r: &Resolver, path: &str) -> Result<Warmup, TrackError> {
+fn resolve_warmup(v: &Value, r: &Resolver, path: &str) -> Result<Warmup, TrackError> {
     match v {
-        None => Ok(Warmup::None),
-        Some(v @ Value::Number(n)) if n.is_u64() => crate::units::whole_number(v, MAX_ITERATIONS)
+        v @ Value::Number(n) if n.is_u64() => crate::units::whole_number(v, MAX_ITERATIONS)
             .map(Warmup::Iterations)
             .map_err(|m| r.err(TrackErrorKind::Invalid, path, m)),
-        Some(Value::String(s)) if s.trim().ends_with('%') => {
+        Value::String(s) if s.trim().ends_with('%') => {
             let pct: f64 = s.trim().trim_end_matches('%').trim().parse().map_err(|_| {
                 r.err(
                     TrackErrorKind::Invalid,
@@ -370,6 +410,6 @@ fn resolve_warmup(v: Option<&Value>, r: &Resolver, path: &str) -> Result<Warmup,
                 Warmup::Fraction(pct / 100.0)
             })
         }
-        Some(other) => Ok(Warmup::Time(duration_at(other, r, path)?)),
+        other => Ok(Warmup::Time(duration_at(other, r, path)?)),
     }
 }
