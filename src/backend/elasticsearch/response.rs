@@ -9,9 +9,16 @@ use serde_json::Value;
 /// would cost more than the client's share of a small search.
 pub fn search_hits(body: &[u8]) -> Option<u64> {
     let hits = find(body, b"\"hits\"")?;
-    let rest = &body[hits..];
-    let total = find(rest, b"\"total\"")?;
-    let mut rest = skip_ws_colon(&rest[total + 7..]);
+    let rest = skip_ws_colon(&body[hits + 6..]);
+    // Elasticsearch writes `total` first in `hits`, and leaves it out when the search asked
+    // `track_total_hits: false`: then no total was counted (Rally counts 0 as well). A
+    // `total` further on would be some document's field.
+    let rest = rest.strip_prefix(b"{")?;
+    let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+    let Some(rest) = rest.strip_prefix(b"\"total\"") else {
+        return Some(0);
+    };
+    let mut rest = skip_ws_colon(rest);
     if rest.first() == Some(&b'{') {
         let value = find(rest, b"\"value\"")?;
         rest = skip_ws_colon(&rest[value + 7..]);
@@ -290,6 +297,11 @@ mod tests {
             Some(3)
         );
         assert_eq!(search_hits(b"garbage"), None);
+        // No total tracked: 0, never a `total` from a document's source.
+        assert_eq!(
+            search_hits(br#"{"hits":{"max_score":null,"hits":[{"_source":{"total":9}}]}}"#),
+            Some(0)
+        );
     }
 
     #[test]

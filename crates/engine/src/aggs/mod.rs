@@ -61,6 +61,8 @@ pub struct AggPlan {
     autos: Vec<auto_date::AutoHistogram>,
     /// The significant_terms, scored against the whole index after the search.
     significant: Vec<significant::Significant>,
+    /// `meta`, integer keys and counts, as Elasticsearch shows them.
+    shapes: shape::Shapes,
 }
 
 /// What a search's aggregations collect: tantivy's, those on geo positions, and the buckets
@@ -140,6 +142,7 @@ impl AggPlan {
             points: Vec::new(),
             autos: Vec::new(),
             significant: Vec::new(),
+            shapes: shape::Shapes::default(),
         };
         let rewritten = level.rewrite(aggs, "aggs", &[])?;
         let mut request: Aggregations =
@@ -158,6 +161,7 @@ impl AggPlan {
             points: points::PointAggs(std::sync::Arc::new(level.points)),
             autos: level.autos,
             significant: level.significant,
+            shapes: level.shapes,
         })
     }
 
@@ -172,6 +176,7 @@ impl AggPlan {
             }
             map.extend(fruit.significant.iter().cloned());
         }
+        self.shapes.apply(&mut v);
         v
     }
 
@@ -251,6 +256,7 @@ struct Level<'a> {
     points: Vec<(String, points::PointAgg)>,
     autos: Vec<auto_date::AutoHistogram>,
     significant: Vec<significant::Significant>,
+    shapes: shape::Shapes,
 }
 
 impl Level<'_> {
@@ -284,6 +290,7 @@ impl Level<'_> {
                 .as_object()
                 .ok_or_else(|| format!("aggregation `{here}`: `{kind}` must be an object"))?;
             let sub = def.get("aggs").or_else(|| def.get("aggregations"));
+            self.shapes.note(path, name, kind, def);
             let at = Here {
                 name,
                 here: &here,
@@ -611,6 +618,7 @@ mod date_range;
 mod filters;
 mod geo;
 mod points;
+mod shape;
 mod significant;
 
 #[cfg(test)]

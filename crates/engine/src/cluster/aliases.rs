@@ -139,18 +139,14 @@ pub fn with_filter(body: &Value, filter: &Value) -> Value {
 }
 
 impl crate::cluster::State {
-    /// What a search of `names` reads (indices, aliases, patterns, comma lists): one index,
-    /// and the filter its aliases add (filters of several aliases of it are ORed, and any
-    /// unfiltered way to it leaves it unfiltered, as in Elasticsearch); None when only
-    /// wildcards were given and they match nothing (an empty answer, as there).
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn search_target(
+    /// What a search of `names` reads (indices, aliases, patterns, comma lists, `_all`): each
+    /// index in name order, with the filter its aliases add (filters of several aliases of it
+    /// are ORed, and any unfiltered way to it leaves it unfiltered, as in Elasticsearch); empty
+    /// when only wildcards were given and they match nothing (an empty answer, as there).
+    pub(crate) fn search_targets(
         &self,
         names: &str,
-    ) -> Result<
-        Option<(std::sync::Arc<crate::index::EmbeddedIndex>, Option<Value>)>,
-        crate::error::Error,
-    > {
+    ) -> Result<Vec<SearchTarget>, crate::error::Error> {
         use crate::error::Error;
         use crate::error::ErrorKind;
         let indices = self.indices.read().unwrap_or_else(|p| p.into_inner());
@@ -200,29 +196,42 @@ impl crate::cluster::State {
                 }
             }
         }
-        let mut it = reached.into_iter();
-        match (it.next(), it.next()) {
-            (None, _) => Ok(None),
-            (Some((index, filter)), None) => Ok(Some((
-                indices.get(&index).cloned().ok_or_else(|| {
+        reached
+            .into_iter()
+            .map(|(index, filter)| {
+                let found = indices.get(&index).cloned().ok_or_else(|| {
                     Error::new(ErrorKind::NotFound, format!("no such index `{index}`"))
-                })?,
-                filter,
-            ))),
-            (Some((a, _)), Some((b, _))) => {
-                let rest = it.count();
-                Err(Error::new(
-                    ErrorKind::BadRequest,
-                    format!(
-                        "[{names}] reaches {} indices ({a}, {b}{}); the embedded engine searches one index at a time",
-                        rest + 2,
-                        if rest > 0 { ", ..." } else { "" }
-                    ),
-                ))
-            }
+                })?;
+                Ok((found, filter))
+            })
+            .collect()
+    }
+
+    /// As [`Self::search_targets`], for a caller that searches one index: None when nothing
+    /// matches, an error naming them when several do.
+    pub(crate) fn search_target(
+        &self,
+        names: &str,
+    ) -> Result<Option<SearchTarget>, crate::error::Error> {
+        let mut all = self.search_targets(names)?;
+        match all.len() {
+            0 => Ok(None),
+            1 => Ok(all.pop()),
+            n => Err(crate::error::Error::new(
+                crate::error::ErrorKind::BadRequest,
+                format!(
+                    "[{names}] reaches {n} indices ({}, {}{}); the embedded engine searches one index at a time",
+                    all[0].0.name,
+                    all[1].0.name,
+                    if n > 2 { ", ..." } else { "" }
+                ),
+            )),
         }
     }
 }
+
+/// An index a search reads, with the filter its aliases add.
+pub(crate) type SearchTarget = (std::sync::Arc<crate::index::EmbeddedIndex>, Option<Value>);
 
 #[cfg(test)]
 mod tests {

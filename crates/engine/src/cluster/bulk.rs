@@ -44,7 +44,12 @@ impl State {
                 });
             }
             let Some((index, settings)) = &cache else {
-                report(name, item.verb, item.id.as_deref(), Err(ItemError::new(404, "index_not_found_exception", format!("no such index [{name}] (a write creates no index here, except a data stream its template makes: create the index first)"))));
+                report(
+                    name,
+                    item.verb,
+                    item.id.as_deref(),
+                    Err(self.not_written(name, item.verb)),
+                );
                 continue;
             };
             let first = item
@@ -112,11 +117,51 @@ impl State {
                 .get(name)
                 .cloned()
         };
-        lookup().or_else(|| {
-            (verb == Verb::Create && self.create_data_stream(name).is_ok())
-                .then(lookup)
-                .flatten()
-        })
+        lookup().or_else(|| self.auto_create(name, verb).then(lookup).flatten())
+    }
+
+    /// Whether a data stream template matches `name`.
+    fn has_stream_template(&self, name: &str) -> bool {
+        self.templates
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .data_stream_template(name)
+            .is_some()
+    }
+
+    /// Why a write found no index to go to (after [`Self::auto_create`]).
+    fn not_written(&self, name: &str, verb: Verb) -> ItemError {
+        if let Err(why) = crate::names::check_index_name(name) {
+            return ItemError::new(400, "invalid_index_name_exception", why);
+        }
+        if self.has_stream_template(name) && verb != Verb::Delete {
+            return ItemError::new(400, "illegal_argument_exception", format!("only write ops with an op_type of create are allowed in data streams (index [{name}])"));
+        }
+        ItemError::new(
+            404,
+            "index_not_found_exception",
+            format!("no such index [{name}]"),
+        )
+    }
+
+    /// Elasticsearch's `action.auto_create_index` (on by default): a write to a missing name
+    /// creates it, as a data stream when a data stream template matches (`create` writes
+    /// only), else as an index with the matching templates. A delete creates nothing.
+    fn auto_create(&self, name: &str, verb: Verb) -> bool {
+        let streams = self.has_stream_template(name);
+        match verb {
+            Verb::Delete => false,
+            Verb::Create if streams => self.create_data_stream(name).is_ok(),
+            // Only `create` writes into a data stream.
+            _ if streams => false,
+            _ => {
+                crate::names::check_index_name(name).is_ok()
+                    && !matches!(
+                        self.create_index(name, &serde_json::json!({})),
+                        Err(super::CreateError::Mapping(_))
+                    )
+            }
+        }
     }
 
     fn write(
@@ -280,20 +325,26 @@ mod tests {
 
     #[test]
     fn a_body_runs_item_by_item() {
-        let body = "{\"index\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"a\":1}\n{\"create\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"a\":2}\n{\"update\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"doc\":{\"a\":3}}\n{\"index\":{\"_index\":\"nope\"}}\n{\"a\":4}\n";
+        let body = "{\"index\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"a\":1}\n{\"create\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"a\":2}\n{\"update\":{\"_index\":\"i\",\"_id\":\"1\"}}\n{\"doc\":{\"a\":3}}\n{\"index\":{\"_index\":\"nope\"}}\n{\"a\":4}\n{\"delete\":{\"_index\":\"gone\",\"_id\":\"1\"}}\n{\"index\":{\"_index\":\"Bad\"}}\n{\"a\":5}\n";
         let state = State::default();
         state
             .create_index("i", &serde_json::json!({}))
             .map_err(|_| ())
             .unwrap();
+        let got = run(&state, items(body).collect());
         assert_eq!(
-            run(&state, items(body).collect()),
-            vec![
+            got[..3],
+            [
                 "i index 1 1",
                 "i create 1 version_conflict_engine_exception",
                 "i update 1 1",
-                "nope index - index_not_found_exception"
             ]
         );
+        // A write creates its missing index (with a generated id of 20 characters); a delete
+        // does not, and a name Elasticsearch would refuse is refused.
+        let auto = got[3].strip_prefix("nope index - ").unwrap();
+        assert_eq!(auto.len(), 20, "{auto}");
+        assert_eq!(got[4], "gone delete 1 index_not_found_exception");
+        assert_eq!(got[5], "Bad index - invalid_index_name_exception");
     }
 }

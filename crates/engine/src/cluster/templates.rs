@@ -40,6 +40,17 @@ impl Templates {
         self.stored.get(&(kind, name.to_string()))
     }
 
+    /// The templates of a kind whose names match `names` (a comma list with `*`), by name.
+    pub fn matching(&self, kind: TemplateKind, names: &str) -> Vec<(&str, &Value)> {
+        self.stored
+            .iter()
+            .filter(|((k, n), _)| {
+                *k == kind && names.split(',').any(|p| crate::names::simple_match(p, n))
+            })
+            .map(|((_, n), t)| (n.as_str(), t))
+            .collect()
+    }
+
     /// The template that makes `name` a data stream: the highest-priority composable template
     /// matching it, when it has `data_stream`.
     pub fn data_stream_template(&self, name: &str) -> Option<String> {

@@ -29,6 +29,18 @@ pub struct IndexStats {
     pub bytes: u64,
 }
 
+impl std::ops::Add for IndexStats {
+    type Output = IndexStats;
+    fn add(self, o: IndexStats) -> IndexStats {
+        IndexStats {
+            docs: self.docs + o.docs,
+            deleted: self.deleted + o.deleted,
+            segments: self.segments + o.segments,
+            bytes: self.bytes + o.bytes,
+        }
+    }
+}
+
 pub struct IndexedAs {
     pub id: String,
 }
@@ -40,6 +52,8 @@ pub struct EmbeddedIndex {
     writer: RwLock<IndexWriter>,
     pub(crate) reader: IndexReader,
     next_id: AtomicU64,
+    /// The random first bytes of this index's generated ids.
+    id_prefix: u64,
     /// Documents written by id since the last refresh, so that gets and updates see them at
     /// once, as Elasticsearch's realtime get does; emptied by each refresh.
     live: [Mutex<HashMap<Box<str>, Live>>; LIVE_SHARDS],
@@ -53,6 +67,23 @@ pub struct EmbeddedIndex {
 }
 
 const LIVE_SHARDS: usize = 16;
+
+/// A generated id's length (15 bytes in base64).
+const AUTO_ID_LEN: usize = 20;
+
+/// Seven random-enough bytes per index (the clock, the process and the name hashed), the
+/// eighth left for the counter's top byte.
+fn random_prefix(name: &str) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write(name.as_bytes());
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish() & !0xff
+}
 
 enum Live {
     Source(Box<str>),
@@ -136,11 +167,27 @@ impl EmbeddedIndex {
             writer: RwLock::new(writer),
             reader,
             next_id: AtomicU64::new(1),
+            id_prefix: random_prefix(name),
             live,
             settings: RwLock::new(settings),
             stored: stored::StoredFields::default(),
             _dir: dir,
         })
+    }
+
+    /// A generated `_id` as Elasticsearch makes them: 20 URL-safe base64 characters, here from
+    /// the index's random prefix and a counter, so it cannot collide with the ids a client
+    /// gives ("1", "2", ...) or with another index's.
+    fn auto_id<'b>(&self, buf: &'b mut [u8; AUTO_ID_LEN]) -> &'b str {
+        use base64::Engine as _;
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut raw = [0u8; 15];
+        raw[..8].copy_from_slice(&self.id_prefix.to_be_bytes());
+        raw[7..].copy_from_slice(&n.to_be_bytes());
+        let written = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode_slice(raw, buf)
+            .unwrap_or(0);
+        std::str::from_utf8(&buf[..written]).unwrap_or_default()
     }
 
     fn live_shard(&self, id: &str) -> std::sync::MutexGuard<'_, HashMap<Box<str>, Live>> {
@@ -164,8 +211,8 @@ impl EmbeddedIndex {
         };
         match (item.verb, item.id.as_deref()) {
             (Verb::Index | Verb::Create, None) => {
-                let mut id_buf = itoa::Buffer::new();
-                let id = id_buf.format(self.next_id.fetch_add(1, Ordering::Relaxed));
+                let mut id_buf = [0u8; AUTO_ID_LEN];
+                let id = self.auto_id(&mut id_buf);
                 self.add(id, item.body.unwrap_or("{}").trim(), false)?;
                 Ok((id.to_string(), Done::Created))
             }

@@ -66,7 +66,9 @@ fn exists_prefix_and_multi_match_match_as_elasticsearch_does() {
     // best_fields ranks the boosted title first.
     let plan = idx.compile(&json!({"query": mm("best_fields")})).unwrap();
     let (_, found, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
-    assert!(String::from_utf8_lossy(&found[0].source).contains("rust load driver"));
+    assert!(
+        String::from_utf8_lossy(found[0].source.as_deref().unwrap()).contains("rust load driver")
+    );
     assert!(idx.compile(&json!({"query": {"multi_match": {"query": "x", "fields": ["title"], "type": "cross_fields"}}})).is_err());
 }
 
@@ -119,7 +121,7 @@ fn bulk_refresh_and_search() {
         "{\"name\":\"Georgen Sankt\",\"population\":20,\"cc\":\"AT\"}",
         "{\"name\":\"Wien\",\"population\":\"x\"}",
     ];
-    let results: Vec<bool> = docs
+    let results: Vec<Option<String>> = docs
         .iter()
         .map(|d| {
             idx.apply(&Item {
@@ -129,10 +131,16 @@ fn bulk_refresh_and_search() {
                 body: Some(d),
                 pipeline: None,
             })
-            .is_ok()
+            .ok()
+            .map(|(id, _)| id)
         })
         .collect();
-    assert_eq!(results, [true, true, false]);
+    assert_eq!(
+        results.iter().map(Option::is_some).collect::<Vec<_>>(),
+        [true, true, false]
+    );
+    let first = results[0].clone().unwrap();
+    assert_ne!(Some(first.clone()), results[1], "generated ids are unique");
     idx.refresh().unwrap();
     assert_eq!(idx.searchable_docs(), 2);
     let run = |q: serde_json::Value| {
@@ -154,7 +162,7 @@ fn bulk_refresh_and_search() {
         1
     );
     assert_eq!(run(json!({"match_all": {}})), 2);
-    idx.get("1").unwrap();
+    idx.get(&first).unwrap();
     assert_eq!(idx.get("999").unwrap_err().kind, ErrorKind::NotFound);
 }
 
@@ -405,7 +413,9 @@ fn geo_distance_sorts_nearest_first_with_distances_in_the_unit_asked() {
         hits.into_iter()
             .map(|h| {
                 let name =
-                    serde_json::from_slice::<serde_json::Value>(&h.source).unwrap()["name"].clone();
+                    serde_json::from_slice::<serde_json::Value>(h.source.as_deref().unwrap())
+                        .unwrap()["name"]
+                        .clone();
                 (
                     name.as_str().unwrap().to_string(),
                     h.sort.unwrap()[0].clone(),

@@ -14,7 +14,9 @@ pub use doc::IngestDoc;
 use processors::{Flow, Options, Processor};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Pipelines calling pipelines: deeper than this is a cycle or as good as one.
 const MAX_DEPTH: usize = 16;
@@ -26,17 +28,51 @@ struct Step {
     processor: Processor,
     ignore_failure: bool,
     on_failure: Vec<Step>,
+    counts: Counts,
 }
 
 pub struct Pipeline {
     steps: Vec<Step>,
     on_failure: Vec<Step>,
     body: Value,
+    counts: Counts,
+}
+
+/// Elasticsearch's ingest statistics of a pipeline, a processor or the whole node: documents
+/// run, time spent, failures (counted as they happen; reset when a pipeline is replaced).
+#[derive(Default)]
+pub struct Counts {
+    count: AtomicU64,
+    nanos: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl Counts {
+    fn record(&self, started: Instant, ok: bool) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.nanos.fetch_add(nanos, Ordering::Relaxed);
+        if !ok {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// As `_nodes/stats` shows them.
+    pub fn json(&self) -> Value {
+        serde_json::json!({
+            "count": self.count.load(Ordering::Relaxed),
+            "time_in_millis": self.nanos.load(Ordering::Relaxed) / 1_000_000,
+            "current": 0,
+            "failed": self.failed.load(Ordering::Relaxed),
+        })
+    }
 }
 
 #[derive(Default)]
 pub struct Pipelines {
     by_id: BTreeMap<String, Arc<Pipeline>>,
+    /// Every document a pipeline was run on (the node's `ingest.total`).
+    total: Arc<Counts>,
 }
 
 impl Pipelines {
@@ -69,7 +105,28 @@ impl Pipelines {
 
     /// Runs pipeline `id` on `doc`: Ok(false) when a processor dropped it.
     pub fn run(&self, id: &str, doc: &mut IngestDoc) -> Result<bool, String> {
-        self.run_at(id, doc, 0)
+        let started = Instant::now();
+        let result = self.run_at(id, doc, 0);
+        self.total.record(started, result.is_ok());
+        result
+    }
+
+    /// The node's ingest statistics: the total, and each pipeline's with its processors'.
+    pub fn stats(&self) -> Value {
+        let pipelines: Map<String, Value> = self
+            .by_id
+            .iter()
+            .map(|(id, p)| {
+                let mut stats = p.counts.json();
+                stats["processors"] = p
+                    .steps
+                    .iter()
+                    .map(|s| serde_json::json!({ &s.kind: { "type": s.kind, "stats": s.counts.json() } }))
+                    .collect();
+                (id.clone(), stats)
+            })
+            .collect();
+        serde_json::json!({ "total": self.total.json(), "pipelines": pipelines })
     }
 
     fn run_at(&self, id: &str, doc: &mut IngestDoc, depth: usize) -> Result<bool, String> {
@@ -81,16 +138,20 @@ impl Pipelines {
         let Some(pipeline) = self.get(id) else {
             return Err(format!("pipeline with id [{id}] does not exist"));
         };
-        match self.run_steps(&pipeline.steps, doc, depth) {
+        let started = Instant::now();
+        let result = match self.run_steps(&pipeline.steps, doc, depth) {
             Ok(kept) => Ok(kept),
             Err(e) if pipeline.on_failure.is_empty() => Err(e),
             // The pipeline's own handlers take the failure; the document is then indexed.
             Err(_) => self.run_steps(&pipeline.on_failure, doc, depth),
-        }
+        };
+        pipeline.counts.record(started, result.is_ok());
+        result
     }
 
     fn run_steps(&self, steps: &[Step], doc: &mut IngestDoc, depth: usize) -> Result<bool, String> {
         for step in steps {
+            let started = Instant::now();
             let ran = match step.processor.run(doc) {
                 Ok(Flow::Next) => Ok(true),
                 Ok(Flow::Drop) => return Ok(false),
@@ -103,6 +164,7 @@ impl Pipelines {
                 }
                 Err(e) => Err(format!("processor [{}]: {e}", step.kind)),
             };
+            step.counts.record(started, ran.is_ok());
             match ran {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
@@ -156,6 +218,7 @@ impl Pipeline {
             steps,
             on_failure,
             body: body.clone(),
+            counts: Counts::default(),
         })
     }
 }
@@ -204,6 +267,7 @@ fn step(v: &Value) -> Result<Step, String> {
         processor,
         ignore_failure,
         on_failure,
+        counts: Counts::default(),
     })
 }
 

@@ -411,6 +411,18 @@ fn collect(
     declared: &mut Declared,
 ) -> Result<(), UnsupportedType> {
     for (name, def) in props {
+        // Elasticsearch's rule; tantivy would panic on an empty name or one starting with `-`.
+        if name.trim().is_empty() || name.starts_with('-') || name.split('.').any(str::is_empty) {
+            return Err(UnsupportedType {
+                field: name.clone(),
+                kind: String::new(),
+                why: Some(if name.trim().is_empty() {
+                    "field name cannot be an empty string".into()
+                } else {
+                    "a field name may not start with `-` or hold an empty part between dots".into()
+                }),
+            });
+        }
         prefix.push(name.clone());
         let dotted = prefix.join(".");
         if let Some(copy_to) = def.get("copy_to") {
@@ -749,6 +761,18 @@ mod tests {
         };
         assert_eq!(count("answers.date"), 2);
         assert_eq!(count("answers.user"), 3);
+    }
+
+    #[test]
+    fn names_tantivy_cannot_take_are_refused_not_a_panic() {
+        for bad in ["", " ", "-x", "a..b"] {
+            let body = json!({"mappings": {"properties": {bad: {"type": "keyword"}}}});
+            let e = Mapping::from_index_body(&body).err().expect("refused");
+            assert!(e.why.is_some(), "{bad:?}");
+        }
+        let nested =
+            json!({"mappings": {"properties": {"o": {"properties": {"": {"type": "long"}}}}}});
+        assert!(Mapping::from_index_body(&nested).is_err());
     }
 
     #[test]

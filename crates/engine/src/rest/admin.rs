@@ -10,7 +10,7 @@ use crate::rest::parse_body;
 use crate::rest::RestResponse;
 use serde_json::{json, Map, Value};
 
-fn stats_json(s: IndexStats) -> Value {
+pub(crate) fn stats_json(s: IndexStats) -> Value {
     json!({
         "docs": { "count": s.docs, "deleted": s.deleted },
         "store": { "size_in_bytes": s.bytes },
@@ -27,62 +27,49 @@ fn kind_of(segment: &str) -> TemplateKind {
 }
 
 impl Engine {
-    pub(crate) fn index_stats(&self, names: Option<&str>) -> RestResponse {
+    /// `_stats` at `level` `cluster`, `indices` (the default) or `shards` (one primary shard
+    /// per index, as here).
+    pub(crate) fn index_stats(&self, names: Option<&str>, query: &str) -> RestResponse {
+        let level = crate::rest::param(query, "level");
+        let (per_index, shards) = match level.as_deref() {
+            None | Some("indices") => (true, false),
+            Some("shards") => (true, true),
+            Some("cluster") => (false, false),
+            Some(other) => {
+                return RestResponse::error(
+                    400,
+                    "illegal_argument_exception",
+                    &format!("level parameter must be one of [cluster] or [indices] or [shards] but was [{other}]"),
+                )
+            }
+        };
         let indices = match self.resolve(names) {
             Ok(i) => i,
             Err(r) => return r,
         };
         let mut all = IndexStats::default();
-        let mut per_index = Map::new();
+        let mut listed = Map::new();
         for index in &indices {
             let s = index.stats();
-            all = IndexStats {
-                docs: all.docs + s.docs,
-                deleted: all.deleted + s.deleted,
-                segments: all.segments + s.segments,
-                bytes: all.bytes + s.bytes,
-            };
-            per_index.insert(
-                index.name.clone(),
-                json!({ "primaries": stats_json(s), "total": stats_json(s) }),
-            );
+            all = all + s;
+            let mut entry = json!({ "primaries": stats_json(s), "total": stats_json(s) });
+            if shards {
+                let mut shard = stats_json(s);
+                shard["routing"] =
+                    json!({ "state": "STARTED", "primary": true, "node": "runner-0" });
+                entry["shards"] = json!({ "0": [shard] });
+            }
+            listed.insert(index.name.clone(), entry);
         }
         let n = indices.len();
-        RestResponse::json(
-            200,
-            &json!({
-                "_shards": { "total": n, "successful": n, "failed": 0 },
-                "_all": { "primaries": stats_json(all), "total": stats_json(all) },
-                "indices": per_index,
-            }),
-        )
-    }
-
-    pub(crate) fn node_stats(&self) -> RestResponse {
-        let mut all = IndexStats::default();
-        for index in self.resolve(None).unwrap_or_default() {
-            let s = index.stats();
-            all = IndexStats {
-                docs: all.docs + s.docs,
-                deleted: all.deleted + s.deleted,
-                segments: all.segments + s.segments,
-                bytes: all.bytes + s.bytes,
-            };
+        let mut out = json!({
+            "_shards": { "total": n, "successful": n, "failed": 0 },
+            "_all": { "primaries": stats_json(all), "total": stats_json(all) },
+        });
+        if per_index {
+            out["indices"] = Value::Object(listed);
         }
-        RestResponse::json(
-            200,
-            &json!({
-                "_nodes": { "total": 1, "successful": 1, "failed": 0 },
-                "cluster_name": "runner",
-                "nodes": { "runner-0": {
-                    "name": "runner",
-                    "roles": ["data", "master"],
-                    "indices": stats_json(all),
-                    // This process's CPU time, as Elasticsearch reports its own.
-                    "process": { "cpu": { "total_in_millis": crate::util::cpu_time().as_millis() as u64 } },
-                } },
-            }),
-        )
+        RestResponse::json(200, &out)
     }
 
     pub(crate) fn put_cluster_settings(&self, body: &[u8]) -> RestResponse {
@@ -156,23 +143,36 @@ impl Engine {
         }
     }
 
-    pub(crate) fn get_template(&self, kind: &str, name: &str) -> RestResponse {
+    /// Templates by name, a comma list or a pattern (all without one); a name that matches
+    /// nothing is a 404, a pattern an empty answer, as in Elasticsearch.
+    pub(crate) fn get_template(&self, kind: &str, names: Option<&str>) -> RestResponse {
         let templates = self
             .state
             .templates
             .read()
             .unwrap_or_else(|p| p.into_inner());
-        match templates.get(kind_of(kind), name) {
-            Some(t) if kind == "_template" => RestResponse::json(200, &json!({ name: t })),
-            Some(t) if kind == "_index_template" => RestResponse::json(
-                200,
-                &json!({ "index_templates": [{ "name": name, "index_template": t }] }),
-            ),
-            Some(t) => RestResponse::json(
-                200,
-                &json!({ "component_templates": [{ "name": name, "component_template": t }] }),
-            ),
-            None => not_found(name),
+        let found = templates.matching(kind_of(kind), names.unwrap_or("*"));
+        if found.is_empty() {
+            if let Some(name) = names.filter(|n| !n.contains('*')) {
+                return not_found(name);
+            }
         }
+        let listed = |key: &str| -> Vec<Value> {
+            found
+                .iter()
+                .map(|(n, t)| json!({ "name": n, key: t }))
+                .collect()
+        };
+        let body = match kind {
+            "_template" => Value::Object(
+                found
+                    .iter()
+                    .map(|(n, t)| (n.to_string(), (*t).clone()))
+                    .collect(),
+            ),
+            "_index_template" => json!({ "index_templates": listed("index_template") }),
+            _ => json!({ "component_templates": listed("component_template") }),
+        };
+        RestResponse::json(200, &body)
     }
 }

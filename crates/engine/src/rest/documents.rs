@@ -1,9 +1,12 @@
-//! Document APIs: `_doc` get and put, and `_bulk` (run by the engine's bulk module).
+//! Document APIs: `_doc` get, put and delete, `_create`, and `_bulk` (run by the engine's bulk
+//! module, single-document writes too).
 
+use crate::bulk::{Item, Verb};
 use crate::cluster::Engine;
 use crate::rest::not_found;
 use crate::rest::RestResponse;
 use serde_json::json;
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -35,19 +38,78 @@ impl Engine {
         }
     }
 
-    pub(crate) fn put_doc(&self, name: &str, id: Option<&str>, body: &[u8]) -> RestResponse {
-        let Some(index) = self.index(name) else {
-            return not_found(name);
-        };
+    /// One document written (`_doc`, `_create`) or deleted, as a bulk item of its own: the
+    /// same pipelines, write blocks, aliases, auto-created indices, results and conflicts.
+    pub(crate) fn write_doc(
+        &self,
+        name: &str,
+        id: Option<&str>,
+        verb: Verb,
+        query: &str,
+        body: &[u8],
+    ) -> RestResponse {
         let Ok(source) = std::str::from_utf8(body) else {
             return RestResponse::error(400, "parse_exception", "the document is not UTF-8");
         };
-        match index.index_one(id, source.trim()) {
-            Ok(done) => RestResponse::json(
-                if id.is_some() { 200 } else { 201 },
-                &json!({ "_index": name, "_id": done.id, "_version": 1, "result": if id.is_some() { "updated" } else { "created" }, "_shards": { "total": 1, "successful": 1, "failed": 0 } }),
-            ),
-            Err(e) => RestResponse::error(400, "document_parsing_exception", &e.message),
+        let verb = match (verb, crate::rest::param(query, "op_type").as_deref()) {
+            (Verb::Index, Some("create")) => Verb::Create,
+            (v, None | Some("index")) | (v @ Verb::Create, Some("create")) => v,
+            (_, Some(other)) => {
+                return RestResponse::error(
+                    400,
+                    "illegal_argument_exception",
+                    &format!("opType must be 'create' or 'index', found: [{other}]"),
+                )
+            }
+        };
+        let item = Item {
+            verb,
+            index: Some(Cow::Borrowed(name)),
+            id: id.map(Cow::Borrowed),
+            body: (verb != Verb::Delete).then(|| source.trim()),
+            pipeline: None,
+        };
+        let pipeline = crate::rest::param(query, "pipeline");
+        let mut answer = None;
+        let run = self.state.bulk(
+            None,
+            pipeline.as_deref(),
+            std::iter::once(Ok(item)),
+            |index, _, _, result| {
+                answer = Some((index.to_string(), result));
+            },
+        );
+        let (index, result) = match (run, answer) {
+            (Ok(()), Some(a)) => a,
+            (Err(m), _) => {
+                return RestResponse::error(400, "illegal_argument_exception", &m.message)
+            }
+            (Ok(()), None) => {
+                return RestResponse::error(500, "exception", "the write was not run")
+            }
+        };
+        match result {
+            Ok((id, done)) => {
+                if let Some(r) = self.refresh_if_asked(query, &index) {
+                    return r;
+                }
+                RestResponse::json(
+                    done.status(),
+                    &json!({ "_index": index, "_id": id, "_version": 1, "result": done.as_str(), "_shards": { "total": 1, "successful": 1, "failed": 0 } }),
+                )
+            }
+            Err(e) => RestResponse::error(e.status, e.kind, &e.reason),
+        }
+    }
+
+    /// `?refresh` (`true`, `wait_for` or bare) makes the write searchable at once.
+    fn refresh_if_asked(&self, query: &str, index: &str) -> Option<RestResponse> {
+        match crate::rest::param(query, "refresh").as_deref() {
+            Some("" | "true" | "wait_for") => match self.index(index).map(|i| i.refresh()) {
+                Some(Err(e)) => Some(RestResponse::from_error(&e)),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -74,7 +136,7 @@ impl Engine {
         let mut items = String::with_capacity(64 * 1024);
         let mut errors = false;
         let mut written: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-        let run = self.state.bulk(default.as_ref(), crate::rest::param(query, "pipeline"), crate::bulk::items(text), |index, verb, id, result| {
+        let run = self.state.bulk(default.as_ref(), crate::rest::param(query, "pipeline").as_deref(), crate::bulk::items(text), |index, verb, id, result| {
             if result.is_ok() && !written.contains(index) {
                 written.insert(index.to_string());
             }
@@ -107,14 +169,9 @@ impl Engine {
                 &format!("line {}: {}", m.line, m.message),
             );
         }
-        if matches!(
-            crate::rest::param(query, "refresh"),
-            Some("" | "true" | "wait_for")
-        ) {
-            for name in &written {
-                if let Some(Err(e)) = self.index(name).map(|i| i.refresh()) {
-                    return RestResponse::from_error(&e);
-                }
+        for name in &written {
+            if let Some(r) = self.refresh_if_asked(query, name) {
+                return r;
             }
         }
         let mut out = format!(

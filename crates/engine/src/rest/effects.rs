@@ -18,7 +18,8 @@ pub struct Effects {
 
 /// The effects of `method path` with `body`; none for a request the engine has no route for.
 pub fn effects(method: &str, path: &str, body: Option<&Value>) -> Effects {
-    let segments = segments(path);
+    let owned = segments(path);
+    let segments = super::routes::as_strs(&owned);
     let Some(route) = route(method, &segments) else {
         return Effects::default();
     };
@@ -38,6 +39,8 @@ pub fn effects(method: &str, path: &str, body: Option<&Value>) -> Effects {
             needs: Vec::new(),
         },
         Route::PutDataStream(name) | Route::CreateIndex(name) => made(name),
+        // A write creates its missing index (`action.auto_create_index`).
+        Route::PutDoc(name, _) | Route::CreateDoc(name, _) | Route::Bulk(Some(name)) => made(name),
         Route::IndexSettings(Some(target)) | Route::AddBlock(target, _) => Effects {
             makes: Vec::new(),
             needs: target.split(',').map(str::to_string).collect(),
@@ -105,6 +108,8 @@ mod tests {
         assert_eq!(effects("PUT", "/a,b/_settings", None).needs, ["a", "b"]);
         assert_eq!(effects("PUT", "/x/_block/write", None).needs, ["x"]);
         assert_eq!(effects("GET", "/x/_search", None), Effects::default());
+        assert_eq!(effects("POST", "/new/_doc", None).makes, ["new"]);
+        assert_eq!(effects("PUT", "/new/_create/1", None).makes, ["new"]);
         assert_eq!(
             effects("PUT", "/_nothing/here/at/all", None),
             Effects::default()

@@ -11,14 +11,23 @@ mod aliases;
 mod documents;
 mod effects;
 mod ingest;
+mod nodes;
+mod params;
 mod recovery;
+mod routes;
 mod search;
+mod search_url;
 mod streams;
+#[cfg(test)]
+mod url_tests;
 
 use crate::cluster::Engine;
 use crate::error::Error;
 use crate::error::ErrorKind;
 use crate::index::EmbeddedIndex;
+pub(crate) use params::param;
+pub use routes::answers;
+use routes::{route, segments, Route};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -42,6 +51,31 @@ pub struct RestResponse {
 }
 
 impl RestResponse {
+    /// A JSON answer (not a HEAD's empty body, not a cat table).
+    fn is_json(&self) -> bool {
+        self.body.first() == Some(&b'{')
+    }
+
+    /// The answer with only what `filter_path` keeps (`a.b,-c.*`: paths with wildcards, a
+    /// leading `-` to drop).
+    fn filtered(self, paths: &str) -> RestResponse {
+        let (excludes, includes): (Vec<String>, Vec<String>) = paths
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .partition(|p| p.starts_with('-'));
+        let excludes = excludes.into_iter().map(|p| p[1..].to_string()).collect();
+        let filter = crate::search::source::SourceFilter::Filtered { includes, excludes };
+        let status = self.status;
+        match filter.apply(self.body) {
+            Some(body) => RestResponse { status, body },
+            None => RestResponse {
+                status,
+                body: b"{}".to_vec(),
+            },
+        }
+    }
+
     pub(crate) fn json(status: u16, v: &Value) -> RestResponse {
         RestResponse {
             status,
@@ -70,14 +104,6 @@ impl RestResponse {
     }
 }
 
-pub(crate) fn param<'q>(query: &'q str, name: &str) -> Option<&'q str> {
-    query
-        .split('&')
-        .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v)
-}
-
 /// A request's JSON body, the one way every route reads it: an empty body is `{}`.
 pub(crate) fn parse_body(body: &[u8]) -> Result<Value, RestResponse> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -100,121 +126,10 @@ pub(crate) fn not_found(name: &str) -> RestResponse {
     )
 }
 
-/// The endpoints the engine answers; one list, read by [`Engine::rest`] and by the
-/// check that names a raw request the engine has no endpoint for before a race.
-enum Route<'a> {
-    Root,
-    Health(Option<&'a str>),
-    Bulk(Option<&'a str>),
-    Refresh(Option<&'a str>),
-    ForceMerge(Option<&'a str>),
-    Stats(Option<&'a str>),
-    NodeStats,
-    PutClusterSettings,
-    GetClusterSettings,
-    IndexSettings(Option<&'a str>),
-    PutTemplate(&'a str, &'a str),
-    DeleteTemplate(&'a str, &'a str),
-    GetTemplate(&'a str, &'a str),
-    Scroll(Option<&'a str>),
-    ClearScroll(Option<&'a str>),
-    Search(&'a str, bool),
-    GetDoc(&'a str, &'a str),
-    PutDoc(&'a str, Option<&'a str>),
-    CreateIndex(&'a str),
-    DeleteIndex(&'a str),
-    GetIndex(&'a str),
-    PutDataStream(&'a str),
-    DeleteDataStream(&'a str),
-    GetDataStream(Option<&'a str>),
-    PutPipeline(&'a str),
-    GetPipeline(Option<&'a str>),
-    DeletePipeline(&'a str),
-    AddBlock(&'a str, &'a str),
-    Recovery(Option<&'a str>),
-    UpdateAliases,
-    PutAlias(&'a str, &'a str),
-    DeleteAlias(&'a str, &'a str),
-    GetAlias(Option<&'a str>, Option<&'a str>),
-}
-
-fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
-    const TEMPLATES: [&str; 3] = ["_template", "_index_template", "_component_template"];
-    Some(match (method, segments) {
-        ("GET" | "HEAD", []) => Route::Root,
-        ("GET", ["_cluster", "health"]) => Route::Health(None),
-        ("GET", ["_cluster", "health", index]) => Route::Health(Some(index)),
-        ("POST" | "PUT", ["_bulk"]) => Route::Bulk(None),
-        ("POST" | "PUT", [index, "_bulk"]) => Route::Bulk(Some(index)),
-        ("POST" | "GET", ["_refresh"]) => Route::Refresh(None),
-        ("POST" | "GET", [index, "_refresh"]) => Route::Refresh(Some(index)),
-        ("POST", ["_forcemerge"]) => Route::ForceMerge(None),
-        ("POST", [index, "_forcemerge"]) => Route::ForceMerge(Some(index)),
-        ("GET", ["_stats"]) => Route::Stats(None),
-        ("GET", [index, "_stats"]) => Route::Stats(Some(index)),
-        ("GET", ["_nodes", "stats"] | ["_nodes", "stats", _] | ["_nodes", _, "stats"]) => {
-            Route::NodeStats
-        }
-        ("PUT", ["_cluster", "settings"]) => Route::PutClusterSettings,
-        ("GET", ["_cluster", "settings"]) => Route::GetClusterSettings,
-        ("PUT", [index, "_settings"]) => Route::IndexSettings(Some(index)),
-        ("PUT", ["_settings"]) => Route::IndexSettings(None),
-        ("PUT" | "POST", [kind, name]) if TEMPLATES.contains(kind) => {
-            Route::PutTemplate(kind, name)
-        }
-        ("DELETE", [kind, name]) if TEMPLATES.contains(kind) => Route::DeleteTemplate(kind, name),
-        ("GET" | "HEAD", [kind, name]) if TEMPLATES.contains(kind) => {
-            Route::GetTemplate(kind, name)
-        }
-        ("PUT", ["_data_stream", name]) => Route::PutDataStream(name),
-        ("DELETE", ["_data_stream", names]) => Route::DeleteDataStream(names),
-        ("GET", ["_data_stream"]) => Route::GetDataStream(None),
-        ("GET", ["_data_stream", names]) => Route::GetDataStream(Some(names)),
-        ("PUT", ["_ingest", "pipeline", id]) => Route::PutPipeline(id),
-        ("GET", ["_ingest", "pipeline"]) => Route::GetPipeline(None),
-        ("GET", ["_ingest", "pipeline", ids]) => Route::GetPipeline(Some(ids)),
-        ("DELETE", ["_ingest", "pipeline", ids]) => Route::DeletePipeline(ids),
-        ("PUT", [index, "_block", block]) => Route::AddBlock(index, block),
-        ("POST", ["_aliases"]) => Route::UpdateAliases,
-        ("PUT" | "POST", [index, "_alias" | "_aliases", name]) => Route::PutAlias(index, name),
-        ("DELETE", [index, "_alias" | "_aliases", name]) => Route::DeleteAlias(index, name),
-        ("GET" | "HEAD", ["_alias"]) => Route::GetAlias(None, None),
-        ("GET" | "HEAD", ["_alias", name]) => Route::GetAlias(None, Some(name)),
-        ("GET" | "HEAD", [index, "_alias"]) => Route::GetAlias(Some(index), None),
-        ("GET" | "HEAD", [index, "_alias", name]) => Route::GetAlias(Some(index), Some(name)),
-        ("GET", ["_recovery"]) => Route::Recovery(None),
-        ("GET", [index, "_recovery"]) => Route::Recovery(Some(index)),
-        ("GET" | "POST", ["_search", "scroll"]) => Route::Scroll(None),
-        ("GET" | "POST", ["_search", "scroll", id]) => Route::Scroll(Some(id)),
-        ("DELETE", ["_search", "scroll"]) => Route::ClearScroll(None),
-        ("DELETE", ["_search", "scroll", ids]) => Route::ClearScroll(Some(ids)),
-        ("GET" | "POST", [index, "_search"]) => Route::Search(index, false),
-        ("GET" | "POST", [index, "_count"]) => Route::Search(index, true),
-        ("GET", [index, "_doc", id]) => Route::GetDoc(index, id),
-        ("PUT" | "POST", [index, "_doc", id]) => Route::PutDoc(index, Some(id)),
-        ("POST", [index, "_doc"]) => Route::PutDoc(index, None),
-        ("PUT", [index]) if !index.starts_with('_') => Route::CreateIndex(index),
-        ("DELETE", [index]) if !index.starts_with('_') => Route::DeleteIndex(index),
-        ("HEAD" | "GET", [index]) if !index.starts_with('_') => Route::GetIndex(index),
-        _ => return None,
-    })
-}
-
-fn segments(path: &str) -> Vec<&str> {
-    path.trim_matches('/')
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
-/// Whether the engine has an endpoint for `method path`.
-pub fn answers(method: &str, path: &str) -> bool {
-    route(method, &segments(path)).is_some()
-}
-
 impl Engine {
     pub fn rest(&self, req: &RestRequest) -> RestResponse {
-        let segments = segments(req.path);
+        let owned = segments(req.path);
+        let segments = routes::as_strs(&owned);
         let Some(route) = route(req.method, &segments) else {
             return RestResponse::error(
                 400,
@@ -222,14 +137,26 @@ impl Engine {
                 &format!("runner serve has no handler for {} {} (it implements the subset docs/serve.md lists)", req.method, req.path),
             );
         };
+        if let Some(why) = routes::unrecognized(&route, req.path, req.query) {
+            return RestResponse::error(400, "illegal_argument_exception", &why);
+        }
+        let answer = self.answer(route, req);
+        match param(req.query, "filter_path") {
+            Some(paths) if answer.is_json() => answer.filtered(&paths),
+            _ => answer,
+        }
+    }
+
+    fn answer(&self, route: Route, req: &RestRequest) -> RestResponse {
         match route {
             Route::Root => self.root(),
             Route::Health(index) => self.health(index),
             Route::Bulk(index) => self.bulk_request(index, req.query, req.body),
             Route::Refresh(index) => self.each_index(index, EmbeddedIndex::refresh),
             Route::ForceMerge(index) => self.force_merge(index, req.query),
-            Route::Stats(index) => self.index_stats(index),
+            Route::Stats(index) => self.index_stats(index, req.query),
             Route::NodeStats => self.node_stats(),
+            Route::NodeInfo => self.node_info(),
             Route::PutClusterSettings => self.put_cluster_settings(req.body),
             Route::GetClusterSettings => self.get_cluster_settings(),
             Route::IndexSettings(index) => self.index_settings(index, req.body),
@@ -237,11 +164,32 @@ impl Engine {
             Route::DeleteTemplate(kind, name) => self.delete_template(kind, name),
             Route::GetTemplate(kind, name) => self.get_template(kind, name),
             Route::Scroll(None) => self.scroll(req.query, req.body),
-            Route::Scroll(Some(id)) => self.scroll(&format!("scroll_id={id}"), req.body),
+            Route::Scroll(Some(id)) => {
+                self.scroll(&format!("scroll_id={id}&{}", req.query), req.body)
+            }
             Route::ClearScroll(ids) => self.clear_scroll(ids, req.body),
             Route::Search(index, count) => self.search(index, req.query, req.body, count),
+            Route::GetDoc(index, id) if req.method == "HEAD" => {
+                let found = self.get_doc(index, id);
+                RestResponse {
+                    status: found.status,
+                    body: Vec::new(),
+                }
+            }
             Route::GetDoc(index, id) => self.get_doc(index, id),
-            Route::PutDoc(index, id) => self.put_doc(index, id, req.body),
+            Route::PutDoc(index, id) => {
+                self.write_doc(index, id, crate::bulk::Verb::Index, req.query, req.body)
+            }
+            Route::CreateDoc(index, id) => self.write_doc(
+                index,
+                Some(id),
+                crate::bulk::Verb::Create,
+                req.query,
+                req.body,
+            ),
+            Route::DeleteDoc(index, id) => {
+                self.write_doc(index, Some(id), crate::bulk::Verb::Delete, req.query, b"")
+            }
             Route::CreateIndex(index) => self.put_index(index, req.body),
             Route::PutDataStream(name) => self.put_data_stream(name),
             Route::DeleteDataStream(names) => self.delete_data_stream(names),
@@ -387,7 +335,8 @@ impl Engine {
 
     fn force_merge(&self, names: Option<&str>, query: &str) -> RestResponse {
         // -1 is Elasticsearch's own default, as Rally's tracks send it: here, one segment.
-        let max = match param(query, "max_num_segments").map(|n| (n, n.parse::<u64>())) {
+        let given = param(query, "max_num_segments");
+        let max = match given.as_deref().map(|n| (n, n.parse::<u64>())) {
             None | Some(("-1", _)) => 1,
             Some((_, Ok(n))) if n > 0 => n,
             Some(_) => {
@@ -414,6 +363,9 @@ impl Engine {
     }
 
     fn put_index(&self, name: &str, body: &[u8]) -> RestResponse {
+        if let Err(why) = crate::names::check_index_name(name) {
+            return RestResponse::error(400, "invalid_index_name_exception", &why);
+        }
         let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
@@ -438,7 +390,7 @@ impl Engine {
     }
 
     fn delete_index(&self, names: &str, query: &str) -> RestResponse {
-        let lenient = param(query, "ignore_unavailable") == Some("true");
+        let lenient = param(query, "ignore_unavailable").as_deref() == Some("true");
         let map = self
             .state
             .indices
@@ -501,7 +453,10 @@ mod tests {
             items[1]["index"]["error"]["type"],
             "document_parsing_exception"
         );
-        assert_eq!(items[2]["create"]["status"], 404);
+        // A write creates its missing index, as Elasticsearch's auto-creation does.
+        assert_eq!(items[2]["create"]["status"], 201);
+        assert_eq!(items[2]["create"]["_index"], "nope");
+        assert_eq!(items[2]["create"]["_id"].as_str().unwrap().len(), 20);
         call(&b, "POST", "/places/_refresh", "");
         let (s, r) = call(
             &b,
@@ -526,7 +481,7 @@ mod tests {
             400
         );
         assert_eq!(
-            call(&b, "POST", "/nope/_search", "{}").1["error"]["type"],
+            call(&b, "POST", "/never-written/_search", "{}").1["error"]["type"],
             "index_not_found_exception"
         );
         assert_eq!(
@@ -538,9 +493,9 @@ mod tests {
             200
         );
         assert_eq!(call(&b, "POST", "/places/_count", "{}").1["count"], 1);
-        assert_eq!(call(&b, "DELETE", "/nope", "").0, 404);
+        assert_eq!(call(&b, "DELETE", "/never-made", "").0, 404);
         assert_eq!(
-            call(&b, "DELETE", "/nope?ignore_unavailable=true", "").0,
+            call(&b, "DELETE", "/never-made?ignore_unavailable=true", "").0,
             200
         );
         assert_eq!(call(&b, "DELETE", "/places", "").0, 200);
@@ -549,7 +504,7 @@ mod tests {
         for path in ["/_cluster/health/_all", "/_cluster/health/logs-*,_all"] {
             assert_eq!(call(&b, "GET", path, "").1["status"], "green", "{path}");
         }
-        assert_eq!(call(&b, "GET", "/_cluster/health/nope", "").0, 404);
+        assert_eq!(call(&b, "GET", "/_cluster/health/never-made", "").0, 404);
         assert_eq!(call(&b, "PATCH", "/x", "").0, 400);
     }
 

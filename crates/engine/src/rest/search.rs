@@ -6,6 +6,7 @@ use crate::cluster::Engine;
 use crate::index::EmbeddedIndex;
 use crate::rest::param;
 use crate::rest::parse_body;
+use crate::rest::search_url::{self, TotalShown};
 use crate::rest::RestResponse;
 use crate::search::fetch::FetchPlan;
 use crate::search::scroll::{Cursor, ScrollContext};
@@ -29,17 +30,38 @@ fn keep_alive(text: &str) -> Result<Duration, RestResponse> {
     })
 }
 
+/// The index each hit of an answer came from.
+#[derive(Clone, Copy)]
+enum HitIndex<'a> {
+    All(&'a str),
+    /// By hit, for a search of several indices.
+    Each(&'a [String]),
+}
+
+impl HitIndex<'_> {
+    fn of(&self, hit: usize) -> &str {
+        match self {
+            HitIndex::All(name) => name,
+            HitIndex::Each(names) => names.get(hit).map_or("", String::as_str),
+        }
+    }
+}
+
 /// A search response; sources are stored JSON, spliced in as they are.
 fn hits_body(
-    index: &str,
+    index: HitIndex,
     took: Duration,
-    total: u64,
+    (total, shown): (u64, TotalShown),
     hits: &[Hit],
     scroll_id: Option<&str>,
     aggregations: Option<&Value>,
 ) -> RestResponse {
-    let mut out =
-        String::with_capacity(256 + hits.iter().map(|h| h.source.len() + 96).sum::<usize>());
+    let mut out = String::with_capacity(
+        256 + hits
+            .iter()
+            .map(|h| h.source.as_ref().map_or(0, Vec::len) + 96)
+            .sum::<usize>(),
+    );
     out.push('{');
     if let Some(id) = scroll_id {
         let _ = write!(out, r#""_scroll_id":{},"#, json!(id));
@@ -49,19 +71,26 @@ fn hits_body(
         .map_or("null".to_string(), |h| h.score.to_string());
     let _ = write!(
         out,
-        r#""took":{},"timed_out":false,"_shards":{{"total":1,"successful":1,"skipped":0,"failed":0}},"hits":{{"total":{{"value":{total},"relation":"eq"}},"max_score":{max_score},"hits":["#,
+        r#""took":{},"timed_out":false,"_shards":{{"total":1,"successful":1,"skipped":0,"failed":0}},"hits":{{"#,
         took.as_millis()
     );
+    if let Some(t) = shown.render(total) {
+        let _ = write!(out, r#""total":{t},"#);
+    }
+    let _ = write!(out, r#""max_score":{max_score},"hits":["#);
     for (i, h) in hits.iter().enumerate() {
         let sep = if i > 0 { "," } else { "" };
         let _ = write!(
             out,
-            r#"{sep}{{"_index":{},"_id":{},"_score":{},"_source":"#,
-            json!(index),
+            r#"{sep}{{"_index":{},"_id":{},"_score":{}"#,
+            json!(index.of(i)),
             json!(h.id),
             h.score
         );
-        out.push_str(std::str::from_utf8(&h.source).unwrap_or("{}"));
+        if let Some(source) = &h.source {
+            out.push_str(r#","_source":"#);
+            out.push_str(std::str::from_utf8(source).unwrap_or("{}"));
+        }
         if let Some(extra) = &h.extra {
             out.push_str(extra);
         }
@@ -97,11 +126,87 @@ fn fetch_all(
                 score,
                 id,
                 extra: extras.render(&source),
-                source,
+                source: extras.source.apply(source),
                 sort,
             })
         })
         .collect()
+}
+
+/// A search (or count) run on each of its indices: one index's answer as it is; several
+/// indices' counts summed and hits merged by score (each index scores its own hits, as each
+/// shard does in Elasticsearch). Aggregations and sorted pages over several indices are not
+/// merged here, and say so.
+fn searched(
+    plans: Vec<(Arc<EmbeddedIndex>, crate::search::SearchPlan)>,
+    count_only: bool,
+    (started, shown): (Instant, TotalShown),
+) -> RestResponse {
+    let shards = plans.len();
+    let count = |n: u64| {
+        RestResponse::json(
+            200,
+            &json!({ "count": n, "_shards": { "total": shards, "successful": shards, "skipped": 0, "failed": 0 } }),
+        )
+    };
+    if shards > 1 && !count_only {
+        if let Some(why) = not_merged(&plans) {
+            return RestResponse::error(400, "illegal_argument_exception", &why);
+        }
+    }
+    let (from, size) = plans.first().map_or((0, 10), |(_, p)| (p.from, p.size));
+    let (mut total, mut found, mut names, mut aggregations) = (0, Vec::new(), Vec::new(), None);
+    for (index, mut plan) in plans {
+        if shards > 1 && !count_only {
+            (plan.size, plan.from) = (from + size, 0);
+        }
+        let searcher = index.searcher();
+        let (n, hits, aggs) = match index.search_hits(&plan, &searcher) {
+            Ok(r) => r,
+            Err(e) => return RestResponse::from_error(&e),
+        };
+        total += n;
+        aggregations = aggs.map(|a| plan.aggregations_json(&a));
+        names.extend(std::iter::repeat_n(index.name.clone(), hits.len()));
+        found.extend(hits);
+    }
+    if count_only {
+        return count(total);
+    }
+    if shards > 1 {
+        // Best score first; equal scores keep their indices' order (the sort is stable).
+        let mut order: Vec<usize> = (0..found.len()).collect();
+        order.sort_by(|a, b| found[*b].score.total_cmp(&found[*a].score));
+        let keep: Vec<usize> = order.into_iter().skip(from).take(size).collect();
+        names = keep.iter().map(|i| names[*i].clone()).collect();
+        let mut slots: Vec<Option<Hit>> = found.into_iter().map(Some).collect();
+        found = keep.iter().filter_map(|i| slots[*i].take()).collect();
+    }
+    hits_body(
+        HitIndex::Each(&names),
+        started.elapsed(),
+        (total, shown),
+        &found,
+        None,
+        aggregations.as_ref(),
+    )
+}
+
+/// Why a search of several indices cannot be answered by merging their pages, if it cannot.
+fn not_merged(plans: &[(Arc<EmbeddedIndex>, crate::search::SearchPlan)]) -> Option<String> {
+    let names: Vec<&str> = plans.iter().map(|(i, _)| i.name.as_str()).collect();
+    let (_, plan) = plans.first()?;
+    let what = if plan.aggs.is_some() {
+        "aggregations"
+    } else if plan.sort.is_some() || plan.after.is_some() {
+        "a sorted page (`sort`, `search_after`)"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{what} over several indices ({}) are not merged by runner serve: search one index, or an alias of one",
+        names.join(", ")
+    ))
 }
 
 impl Engine {
@@ -113,72 +218,57 @@ impl Engine {
         count_only: bool,
     ) -> RestResponse {
         let started = Instant::now();
-        let (index, filter) = match self.state.search_target(name) {
-            Ok(Some(t)) => t,
-            // Wildcards that match nothing: an empty answer, as Elasticsearch gives.
-            Ok(None) if count_only => {
-                return RestResponse::json(
-                    200,
-                    &json!({ "count": 0, "_shards": { "total": 0, "successful": 0, "skipped": 0, "failed": 0 } }),
-                )
-            }
-            Ok(None) => {
-                return RestResponse::json(
-                    200,
-                    &json!({ "took": started.elapsed().as_millis() as u64, "timed_out": false,
-                    "_shards": { "total": 0, "successful": 0, "skipped": 0, "failed": 0 },
-                    "hits": { "total": { "value": 0, "relation": "eq" }, "max_score": null, "hits": [] } }),
-                )
-            }
+        let targets = match self.state.search_targets(name) {
+            Ok(t) => t,
             // In Elasticsearch's words, `no such index [name]`, for the name that is missing.
             Err(e) if e.kind == crate::error::ErrorKind::NotFound => {
                 return crate::rest::not_found(e.message.split('`').nth(1).unwrap_or(name))
             }
             Err(e) => return RestResponse::from_error(&e),
         };
-        let body = match parse_body(body) {
+        let mut body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
         };
-        let body = match filter {
-            Some(f) => crate::cluster::aliases::with_filter(&body, &f),
-            None => body,
+        let shown = match search_url::into_body(query, &mut body) {
+            Ok(s) => s,
+            Err(r) => return r,
         };
-        let mut plan = match index.compile(&body) {
-            Ok(q) => q,
-            Err(e) => {
-                return RestResponse::error(400, "search_phase_execution_exception", &e.message)
-            }
-        };
-        if count_only {
-            plan.size = 0;
-        }
-        let searcher = index.searcher();
-        if let (Some(alive), false) = (param(query, "scroll"), count_only) {
-            return match keep_alive(alive) {
-                Ok(keep) => self.open_scroll(index, searcher, plan, keep, started),
-                Err(r) => r,
+        let mut plans = Vec::with_capacity(targets.len());
+        for (index, filter) in targets {
+            let body = match &filter {
+                Some(f) => crate::cluster::aliases::with_filter(&body, f),
+                None => body.clone(),
             };
+            match index.compile(&body) {
+                Ok(mut plan) => {
+                    if count_only {
+                        plan.size = 0;
+                    }
+                    plans.push((index, plan));
+                }
+                Err(e) => {
+                    return RestResponse::error(400, "search_phase_execution_exception", &e.message)
+                }
+            }
         }
-        let (total, hits, aggregations) = match index.search_hits(&plan, &searcher) {
-            Ok(r) => r,
-            Err(e) => return RestResponse::from_error(&e),
-        };
-        if count_only {
-            return RestResponse::json(
-                200,
-                &json!({ "count": total, "_shards": { "total": 1, "successful": 1, "skipped": 0, "failed": 0 } }),
-            );
+        let scroll = param(query, "scroll").filter(|_| !count_only);
+        match (plans.len(), scroll) {
+            (1, Some(alive)) => match keep_alive(&alive) {
+                Ok(keep) => {
+                    let (index, plan) = plans.pop().expect("one plan");
+                    let searcher = index.searcher();
+                    self.open_scroll(index, searcher, plan, keep, (started, shown))
+                }
+                Err(r) => r,
+            },
+            (n, Some(_)) if n > 1 => RestResponse::error(
+                400,
+                "illegal_argument_exception",
+                &format!("a scroll over several indices ([{name}] reaches {n}) is not run by runner serve: scroll one index or an alias of one"),
+            ),
+            _ => searched(plans, count_only, (started, shown)),
         }
-        let aggregations = aggregations.map(|a| plan.aggregations_json(&a));
-        hits_body(
-            name,
-            started.elapsed(),
-            total,
-            &hits,
-            None,
-            aggregations.as_ref(),
-        )
     }
 
     fn open_scroll(
@@ -187,7 +277,7 @@ impl Engine {
         searcher: Searcher,
         plan: crate::search::SearchPlan,
         keep: Duration,
-        started: Instant,
+        (started, shown): (Instant, TotalShown),
     ) -> RestResponse {
         let (cursor, page) = match Cursor::open(&index, searcher, &plan, plan.size, plan.from) {
             Ok(opened) => opened,
@@ -226,10 +316,15 @@ impl Engine {
         };
         scrolls.open.insert(id.clone(), context);
         drop(scrolls);
+        // A scroll counts every hit, as Elasticsearch's scrolls do.
+        let shown = match shown {
+            TotalShown::Int => TotalShown::Int,
+            _ => TotalShown::Object { up_to: None },
+        };
         hits_body(
-            &name,
+            HitIndex::All(&name),
             started.elapsed(),
-            page.total,
+            (page.total, shown),
             &hits,
             Some(&id),
             aggregations.as_ref(),
@@ -247,8 +342,8 @@ impl Engine {
         let Some(id) = body
             .get("scroll_id")
             .and_then(Value::as_str)
-            .or_else(|| param(query, "scroll_id"))
             .map(str::to_string)
+            .or_else(|| param(query, "scroll_id").map(|v| v.into_owned()))
         else {
             return RestResponse::error(
                 400,
@@ -259,13 +354,18 @@ impl Engine {
         let renew = match body
             .get("scroll")
             .and_then(Value::as_str)
-            .or_else(|| param(query, "scroll"))
+            .map(str::to_string)
+            .or_else(|| param(query, "scroll").map(|v| v.into_owned()))
         {
-            Some(text) => match keep_alive(text) {
+            Some(text) => match keep_alive(&text) {
                 Ok(d) => Some(d),
                 Err(r) => return r,
             },
             None => None,
+        };
+        let shown = match param(query, "rest_total_hits_as_int").as_deref() {
+            Some("true" | "") => TotalShown::Int,
+            _ => TotalShown::Object { up_to: None },
         };
         // The context is taken out while its page is searched, so other scrolls go on.
         let now = Instant::now();
@@ -304,9 +404,9 @@ impl Engine {
         };
         match fetch_all(&index, &searcher, page.hits, &fetch) {
             Ok(hits) => hits_body(
-                &index.name,
+                HitIndex::All(&index.name),
                 started.elapsed(),
-                total,
+                (total, shown),
                 &hits,
                 Some(&id),
                 None,

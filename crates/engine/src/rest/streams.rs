@@ -163,6 +163,7 @@ mod tests {
             "{\"index\":{\"_index\":\"logs-b\"}}\n{\"@timestamp\":\"2026-01-01T00:00:00Z\",\"msg\":\"y\"}\n",
             "{\"create\":{\"_index\":\"logs-b\"}}\n{\"msg\":\"z\"}\n",
             "{\"create\":{\"_index\":\"other\"}}\n{\"@timestamp\":\"2026-01-01T00:00:00Z\"}\n",
+            "{\"delete\":{\"_index\":\"gone\",\"_id\":\"1\"}}\n",
         );
         let (_, r) = call(&b, "POST", "/_bulk?refresh=true", bulk);
         let statuses: Vec<u64> = r["items"]
@@ -173,11 +174,18 @@ mod tests {
                 i["create"]
                     .get("status")
                     .or(i["index"].get("status"))
+                    .or(i["delete"].get("status"))
                     .and_then(Value::as_u64)
                     .unwrap()
             })
             .collect();
-        assert_eq!(statuses, [201, 400, 400, 404], "{r}");
+        // A name no data stream template matches is made an index (auto-creation); a delete
+        // makes nothing.
+        assert_eq!(statuses, [201, 400, 400, 201, 404], "{r}");
+        assert_eq!(
+            r["items"][4]["delete"]["error"]["type"],
+            "index_not_found_exception"
+        );
         let (_, found) = call(
             &b,
             "POST",

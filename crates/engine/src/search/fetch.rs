@@ -19,6 +19,8 @@ pub struct FetchPlan {
     /// (name shown, field) per requested field, in request order.
     fields: Vec<(String, MappedField)>,
     highlight: Option<highlight::Highlight>,
+    /// What each hit shows of its `_source`.
+    pub source: crate::search::source::SourceFilter,
 }
 
 impl FetchPlan {
@@ -32,7 +34,10 @@ impl FetchPlan {
         index: &tantivy::Index,
         query: &dyn Query,
     ) -> Result<FetchPlan, String> {
-        let mut plan = FetchPlan::default();
+        let mut plan = FetchPlan {
+            source: crate::search::source::SourceFilter::parse(body.get("_source"))?,
+            ..FetchPlan::default()
+        };
         for key in ["fields", "docvalue_fields"] {
             let Some(list) = body.get(key) else { continue };
             let list = list

@@ -5,6 +5,7 @@ pub(crate) mod fetch;
 pub(crate) mod keywords;
 pub(crate) mod scroll;
 pub mod sort;
+pub mod source;
 
 use crate::aggs::AggFruit;
 use crate::dsl::ast::{Leaf, QueryAst};
@@ -63,7 +64,8 @@ pub struct SearchPlan {
 pub struct Hit {
     pub score: f32,
     pub id: String,
-    pub source: Vec<u8>,
+    /// As `_source` filtering leaves it; None when the search asks for no source.
+    pub source: Option<Vec<u8>>,
     /// The hit's sort values, when the search sorts.
     pub sort: Option<Value>,
     /// `,"fields":..,"highlight":..` when the search asks for them.
@@ -85,10 +87,9 @@ pub struct Page {
     pub next: Option<After>,
 }
 
-/// Search body keys the embedded engine runs. `_source` filters, `track_total_hits` and the
-/// like change what is sent back, not what is searched, and are accepted; anything else
-/// (highlighting, post_filter, ...) would be measured without the work it asks for, so it
-/// is refused.
+/// Search body keys the embedded engine runs (`_source` filters each hit's source;
+/// `track_total_hits` shapes the REST answer's total); anything else (post_filter,
+/// rescore, ...) would be measured without the work it asks for, so it is refused.
 const SEARCH_KEYS: [&str; 15] = [
     "aggs",
     "fields",
@@ -362,7 +363,7 @@ impl EmbeddedIndex {
                 score,
                 id,
                 extra: plan.fetch.render(&source),
-                source,
+                source: plan.fetch.source.apply(source),
                 sort,
             });
         }
@@ -412,7 +413,9 @@ impl EmbeddedIndex {
         let (total, hits, aggregations) = self.search_hits(plan, &searcher)?;
         std::hint::black_box(
             hits.iter()
-                .map(|h| h.source.len() + h.extra.as_ref().map_or(0, String::len))
+                .map(|h| {
+                    h.source.as_ref().map_or(0, Vec::len) + h.extra.as_ref().map_or(0, String::len)
+                })
                 .sum::<usize>(),
         );
         // The response's aggregations are built, as Elasticsearch builds them.
@@ -437,7 +440,8 @@ impl EmbeddedIndex {
             let mut bytes = 0;
             for (addr, _, _) in &page.hits {
                 let source = self.fetch(&cursor.searcher, *addr)?.1;
-                bytes += source.len() + plan.fetch.render(&source).map_or(0, |e| e.len());
+                let extra = plan.fetch.render(&source).map_or(0, |e| e.len());
+                bytes += plan.fetch.source.apply(source).map_or(0, |s| s.len()) + extra;
             }
             std::hint::black_box(bytes);
             if page.hits.len() < per_page || paging.pages.is_some_and(|p| pages >= p) {

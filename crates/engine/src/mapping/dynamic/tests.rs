@@ -105,7 +105,7 @@ fn learned_fields_aggregate_and_sort() {
     let names: Vec<String> = found
         .iter()
         .map(|h| {
-            serde_json::from_slice::<Value>(&h.source).unwrap()["name"]
+            serde_json::from_slice::<Value>(h.source.as_deref().unwrap()).unwrap()["name"]
                 .as_str()
                 .unwrap()
                 .to_string()

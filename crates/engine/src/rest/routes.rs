@@ -1,0 +1,239 @@
+//! The route table: every endpoint the engine answers, by method and path segments, with the
+//! URL parameters each one runs. Read by [`crate::cluster::Engine::rest`] and by the pre-race
+//! check that names a raw request the engine has no endpoint for.
+
+/// The endpoints the engine answers; one list, read by [`Engine::rest`] and by the
+/// check that names a raw request the engine has no endpoint for before a race.
+pub(crate) enum Route<'a> {
+    Root,
+    Health(Option<&'a str>),
+    Bulk(Option<&'a str>),
+    Refresh(Option<&'a str>),
+    ForceMerge(Option<&'a str>),
+    Stats(Option<&'a str>),
+    NodeStats,
+    NodeInfo,
+    PutClusterSettings,
+    GetClusterSettings,
+    IndexSettings(Option<&'a str>),
+    PutTemplate(&'a str, &'a str),
+    DeleteTemplate(&'a str, &'a str),
+    GetTemplate(&'a str, Option<&'a str>),
+    Scroll(Option<&'a str>),
+    ClearScroll(Option<&'a str>),
+    Search(&'a str, bool),
+    GetDoc(&'a str, &'a str),
+    PutDoc(&'a str, Option<&'a str>),
+    CreateDoc(&'a str, &'a str),
+    DeleteDoc(&'a str, &'a str),
+    CreateIndex(&'a str),
+    DeleteIndex(&'a str),
+    GetIndex(&'a str),
+    PutDataStream(&'a str),
+    DeleteDataStream(&'a str),
+    GetDataStream(Option<&'a str>),
+    PutPipeline(&'a str),
+    GetPipeline(Option<&'a str>),
+    DeletePipeline(&'a str),
+    AddBlock(&'a str, &'a str),
+    Recovery(Option<&'a str>),
+    UpdateAliases,
+    PutAlias(&'a str, &'a str),
+    DeleteAlias(&'a str, &'a str),
+    GetAlias(Option<&'a str>, Option<&'a str>),
+}
+
+pub(crate) fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
+    const TEMPLATES: [&str; 3] = ["_template", "_index_template", "_component_template"];
+    Some(match (method, segments) {
+        ("GET" | "HEAD", []) => Route::Root,
+        ("GET", ["_cluster", "health"]) => Route::Health(None),
+        ("GET", ["_cluster", "health", index]) => Route::Health(Some(index)),
+        ("POST" | "PUT", ["_bulk"]) => Route::Bulk(None),
+        ("POST" | "PUT", [index, "_bulk"]) => Route::Bulk(Some(index)),
+        ("POST" | "GET", ["_refresh"]) => Route::Refresh(None),
+        ("POST" | "GET", [index, "_refresh"]) => Route::Refresh(Some(index)),
+        ("POST", ["_forcemerge"]) => Route::ForceMerge(None),
+        ("POST", [index, "_forcemerge"]) => Route::ForceMerge(Some(index)),
+        // A metric (`_all`, `docs,store`, ...) shows what the engine keeps: docs, store, segments.
+        ("GET", ["_stats"] | ["_stats", _]) => Route::Stats(None),
+        ("GET", [index, "_stats"] | [index, "_stats", _]) => Route::Stats(Some(index)),
+        (
+            "GET",
+            ["_nodes", "stats"]
+            | ["_nodes", "stats", _]
+            | ["_nodes", _, "stats"]
+            | ["_nodes", _, "stats", _],
+        ) => Route::NodeStats,
+        ("GET", ["_nodes"] | ["_nodes", _] | ["_nodes", _, _]) => Route::NodeInfo,
+        ("PUT", ["_cluster", "settings"]) => Route::PutClusterSettings,
+        ("GET", ["_cluster", "settings"]) => Route::GetClusterSettings,
+        ("PUT", [index, "_settings"]) => Route::IndexSettings(Some(index)),
+        ("PUT", ["_settings"]) => Route::IndexSettings(None),
+        ("PUT" | "POST", [kind, name]) if TEMPLATES.contains(kind) => {
+            Route::PutTemplate(kind, name)
+        }
+        ("DELETE", [kind, name]) if TEMPLATES.contains(kind) => Route::DeleteTemplate(kind, name),
+        ("GET" | "HEAD", [kind, name]) if TEMPLATES.contains(kind) => {
+            Route::GetTemplate(kind, Some(name))
+        }
+        ("GET", [kind]) if TEMPLATES.contains(kind) => Route::GetTemplate(kind, None),
+        ("PUT", ["_data_stream", name]) => Route::PutDataStream(name),
+        ("DELETE", ["_data_stream", names]) => Route::DeleteDataStream(names),
+        ("GET", ["_data_stream"]) => Route::GetDataStream(None),
+        ("GET", ["_data_stream", names]) => Route::GetDataStream(Some(names)),
+        ("PUT", ["_ingest", "pipeline", id]) => Route::PutPipeline(id),
+        ("GET", ["_ingest", "pipeline"]) => Route::GetPipeline(None),
+        ("GET", ["_ingest", "pipeline", ids]) => Route::GetPipeline(Some(ids)),
+        ("DELETE", ["_ingest", "pipeline", ids]) => Route::DeletePipeline(ids),
+        ("PUT", [index, "_block", block]) => Route::AddBlock(index, block),
+        ("POST", ["_aliases"]) => Route::UpdateAliases,
+        ("PUT" | "POST", [index, "_alias" | "_aliases", name]) => Route::PutAlias(index, name),
+        ("DELETE", [index, "_alias" | "_aliases", name]) => Route::DeleteAlias(index, name),
+        ("GET" | "HEAD", ["_alias"]) => Route::GetAlias(None, None),
+        ("GET" | "HEAD", ["_alias", name]) => Route::GetAlias(None, Some(name)),
+        ("GET" | "HEAD", [index, "_alias"]) => Route::GetAlias(Some(index), None),
+        ("GET" | "HEAD", [index, "_alias", name]) => Route::GetAlias(Some(index), Some(name)),
+        ("GET", ["_recovery"]) => Route::Recovery(None),
+        ("GET", [index, "_recovery"]) => Route::Recovery(Some(index)),
+        ("GET" | "POST", ["_search", "scroll"]) => Route::Scroll(None),
+        ("GET" | "POST", ["_search", "scroll", id]) => Route::Scroll(Some(id)),
+        ("DELETE", ["_search", "scroll"]) => Route::ClearScroll(None),
+        ("DELETE", ["_search", "scroll", ids]) => Route::ClearScroll(Some(ids)),
+        ("GET" | "POST", ["_search"]) => Route::Search("_all", false),
+        ("GET" | "POST", ["_count"]) => Route::Search("_all", true),
+        ("GET" | "POST", [index, "_search"]) => Route::Search(index, false),
+        ("GET" | "POST", [index, "_count"]) => Route::Search(index, true),
+        ("GET" | "HEAD", [index, "_doc", id]) => Route::GetDoc(index, id),
+        ("PUT" | "POST", [index, "_doc", id]) => Route::PutDoc(index, Some(id)),
+        ("POST", [index, "_doc"]) => Route::PutDoc(index, None),
+        ("PUT" | "POST", [index, "_create", id]) => Route::CreateDoc(index, id),
+        ("DELETE", [index, "_doc", id]) => Route::DeleteDoc(index, id),
+        ("PUT", [index]) if !index.starts_with('_') => Route::CreateIndex(index),
+        ("DELETE", [index]) if !index.starts_with('_') => Route::DeleteIndex(index),
+        ("HEAD" | "GET", [index]) if !index.starts_with('_') => Route::GetIndex(index),
+        _ => return None,
+    })
+}
+
+/// A path's segments, each percent-decoded (`%3Clogs%3E` is `<logs>`; an encoded `/` stays
+/// inside its segment).
+pub(crate) fn segments(path: &str) -> Vec<std::borrow::Cow<'_, str>> {
+    path.trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(crate::rest::params::decode_path)
+        .collect()
+}
+
+/// The segments as `route` reads them.
+pub(crate) fn as_strs<'a>(segments: &'a [std::borrow::Cow<'_, str>]) -> Vec<&'a str> {
+    segments.iter().map(|s| s.as_ref()).collect()
+}
+
+/// Whether the engine has an endpoint for `method path`.
+pub fn answers(method: &str, path: &str) -> bool {
+    route(method, &as_strs(&segments(path))).is_some()
+}
+
+/// URL parameters every endpoint takes: output formatting (`filter_path` is applied to every
+/// answer), and time bounds that one in-memory node, answering at once, always meets.
+const GLOBAL_PARAMS: [&str; 6] = [
+    "pretty",
+    "human",
+    "error_trace",
+    "filter_path",
+    "master_timeout",
+    "timeout",
+];
+
+/// What a search or count reads from the URL besides its body (`rest/search.rs` runs each).
+pub(crate) const SEARCH_PARAMS: [&str; 27] = [
+    "scroll",
+    "size",
+    "from",
+    "sort",
+    "_source",
+    "_source_includes",
+    "_source_excludes",
+    "q",
+    "df",
+    "default_operator",
+    "lenient",
+    "analyze_wildcard",
+    "track_total_hits",
+    "rest_total_hits_as_int",
+    "version",
+    "seq_no_primary_term",
+    "request_cache",
+    "preference",
+    "search_type",
+    "allow_no_indices",
+    "ignore_unavailable",
+    "expand_wildcards",
+    "batched_reduce_size",
+    "pre_filter_shard_size",
+    "max_concurrent_shard_requests",
+    "ccs_minimize_roundtrips",
+    "allow_partial_search_results",
+];
+
+/// What a count reads from the URL.
+const COUNT_PARAMS: [&str; 9] = [
+    "q",
+    "df",
+    "default_operator",
+    "lenient",
+    "analyze_wildcard",
+    "preference",
+    "allow_no_indices",
+    "ignore_unavailable",
+    "expand_wildcards",
+];
+
+impl Route<'_> {
+    /// The URL parameters this endpoint runs, besides [`GLOBAL_PARAMS`]. Anything else is a
+    /// 400 naming it, as Elasticsearch answers an unrecognized parameter: never ignored.
+    pub(crate) fn params(&self) -> &'static [&'static str] {
+        match self {
+            // One green node: every wait below is met at once.
+            Route::Health(_) => &[
+                "wait_for_status",
+                "wait_for_no_relocating_shards",
+                "wait_for_no_initializing_shards",
+                "wait_for_active_shards",
+                "wait_for_events",
+                "local",
+            ],
+            Route::Bulk(_) => &["pipeline", "refresh", "wait_for_active_shards"],
+            Route::Stats(_) => &["level"],
+            Route::ForceMerge(_) => &["max_num_segments", "wait_for_completion", "flush"],
+            Route::Scroll(_) => &["scroll", "scroll_id", "rest_total_hits_as_int"],
+            Route::Search(_, false) => &SEARCH_PARAMS,
+            Route::Search(_, true) => &COUNT_PARAMS,
+            Route::PutDoc(..) => &["refresh", "wait_for_active_shards", "op_type", "pipeline"],
+            Route::CreateDoc(..) => &["refresh", "wait_for_active_shards", "pipeline"],
+            Route::DeleteDoc(..) => &["refresh", "wait_for_active_shards"],
+            Route::GetDoc(..) => &["realtime", "preference"],
+            Route::CreateIndex(_) => &["wait_for_active_shards"],
+            Route::DeleteIndex(_) => &["ignore_unavailable"],
+            _ => &[],
+        }
+    }
+}
+
+/// The first URL parameter `route` does not run, in Elasticsearch's words.
+pub(crate) fn unrecognized(route: &Route, path: &str, query: &str) -> Option<String> {
+    let accepted = route.params();
+    let (name, _) = crate::rest::params::pairs(query)
+        .find(|(k, _)| !GLOBAL_PARAMS.contains(&k.as_ref()) && !accepted.contains(&k.as_ref()))?;
+    let hint = crate::util::did_you_mean(&name, accepted.iter().copied());
+    Some(format!(
+        "request [{path}] contains unrecognized parameter: [{name}]{hint} (runner serve runs {})",
+        if accepted.is_empty() {
+            "none but the global ones".to_string()
+        } else {
+            accepted.join(", ")
+        }
+    ))
+}
