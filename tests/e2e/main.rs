@@ -9,6 +9,7 @@ mod compare;
 mod docs;
 mod elasticsearch;
 mod engine_search;
+mod esrally;
 mod export;
 mod full_disk;
 mod http_wire;

@@ -1,6 +1,7 @@
 //! One embedded index: a tantivy index with its writer (explicit commit = refresh) and reader,
 //! the same layers tantivy itself has.
 
+mod counters;
 pub mod storage;
 mod stored;
 
@@ -11,6 +12,7 @@ use crate::bulk::Verb;
 use crate::error::Error;
 use crate::error::ErrorKind;
 use crate::mapping::Mapping;
+pub use counters::TimedCount;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,6 +29,10 @@ pub struct IndexStats {
     pub deleted: u64,
     pub segments: u64,
     pub bytes: u64,
+    pub indexed: TimedCount,
+    pub refreshes: TimedCount,
+    pub merges: TimedCount,
+    pub queries: TimedCount,
 }
 
 impl std::ops::Add for IndexStats {
@@ -37,6 +43,10 @@ impl std::ops::Add for IndexStats {
             deleted: self.deleted + o.deleted,
             segments: self.segments + o.segments,
             bytes: self.bytes + o.bytes,
+            indexed: self.indexed + o.indexed,
+            refreshes: self.refreshes + o.refreshes,
+            merges: self.merges + o.merges,
+            queries: self.queries + o.queries,
         }
     }
 }
@@ -61,6 +71,8 @@ pub struct EmbeddedIndex {
     pub settings: RwLock<IndexSettings>,
     /// Reads hits' `_id` and `_source` without deserialising whole documents.
     stored: stored::StoredFields,
+    /// Writes, refreshes, merges and queries, for `_stats`.
+    pub(crate) counters: counters::Counters,
     /// The index's directory on disk, removed after the writer and reader are dropped
     /// (fields drop in order); None in RAM.
     _dir: Option<crate::index::storage::OwnedDir>,
@@ -171,6 +183,7 @@ impl EmbeddedIndex {
             live,
             settings: RwLock::new(settings),
             stored: stored::StoredFields::default(),
+            counters: counters::Counters::default(),
             _dir: dir,
         })
     }
@@ -202,6 +215,15 @@ impl EmbeddedIndex {
     /// Runs one bulk action. Documents that do not fit the mapping fail alone, as items of an
     /// Elasticsearch bulk request do.
     pub fn apply(&self, item: &Item) -> Result<(String, Done), ItemError> {
+        let started = std::time::Instant::now();
+        let result = self.apply_untimed(item);
+        if result.is_ok() && item.verb != Verb::Delete {
+            self.counters.indexed.record(started);
+        }
+        result
+    }
+
+    fn apply_untimed(&self, item: &Item) -> Result<(String, Done), ItemError> {
         let needs_id = || {
             ItemError::new(
                 400,
@@ -355,6 +377,13 @@ impl EmbeddedIndex {
     /// smallest ones first), as Elasticsearch's _forcemerge does.
     pub fn force_merge(&self, max_segments: u64) -> Result<(), Error> {
         self.refresh()?;
+        let started = std::time::Instant::now();
+        let merged = self.merge_to(max_segments);
+        self.counters.merges.record(started);
+        merged
+    }
+
+    fn merge_to(&self, max_segments: u64) -> Result<(), Error> {
         let mut segments = self.index.searchable_segment_metas().map_err(internal)?;
         let keep = max_segments.max(1) as usize;
         if segments.len() > keep {
@@ -421,12 +450,14 @@ impl EmbeddedIndex {
     pub fn refresh(&self) -> Result<(), Error> {
         // No write runs while the writer is held exclusively, so once the reader sees the
         // commit, every live document is searchable and the live map can go.
+        let started = std::time::Instant::now();
         let mut writer = self.writer.write().unwrap_or_else(|p| p.into_inner());
         writer.commit().map_err(internal)?;
         self.reader.reload().map_err(internal)?;
         for shard in &self.live {
             shard.lock().unwrap_or_else(|p| p.into_inner()).clear();
         }
+        self.counters.refreshes.record(started);
         Ok(())
     }
 
@@ -459,6 +490,10 @@ impl EmbeddedIndex {
                 .space_usage()
                 .map(|u| u.total().get_bytes())
                 .unwrap_or(0),
+            indexed: self.counters.indexed.read(),
+            refreshes: self.counters.refreshes.read(),
+            merges: self.counters.merges.read(),
+            queries: self.counters.queries.read(),
         }
     }
 

@@ -10,12 +10,40 @@ use crate::rest::parse_body;
 use crate::rest::RestResponse;
 use serde_json::{json, Map, Value};
 
+/// An index's (or several together) statistics as Elasticsearch's `_stats` shows them. Every
+/// refresh commits here, so `flush` counts the refreshes; merges run when asked
+/// (`_forcemerge`), so none is ever current; no translog, no throttling.
 pub(crate) fn stats_json(s: IndexStats) -> Value {
     json!({
         "docs": { "count": s.docs, "deleted": s.deleted },
-        "store": { "size_in_bytes": s.bytes },
+        "store": { "size_in_bytes": s.bytes, "total_data_set_size_in_bytes": s.bytes },
         "segments": { "count": s.segments },
+        "indexing": { "index_total": s.indexed.count, "index_time_in_millis": s.indexed.millis, "index_current": 0, "throttle_time_in_millis": 0 },
+        "refresh": { "total": s.refreshes.count, "total_time_in_millis": s.refreshes.millis },
+        "flush": { "total": s.refreshes.count, "total_time_in_millis": s.refreshes.millis },
+        "merges": { "current": 0, "total": s.merges.count, "total_time_in_millis": s.merges.millis, "total_throttled_time_in_millis": 0 },
+        "search": { "query_total": s.queries.count, "query_time_in_millis": s.queries.millis, "query_current": 0 },
+        "translog": { "size_in_bytes": 0, "operations": 0 },
     })
+}
+
+/// Nested settings as dotted keys.
+fn flatten(v: &Value, prefix: &str, out: &mut Map<String, Value>) {
+    match v {
+        Value::Object(m) => {
+            for (k, sub) in m {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(sub, &key, out);
+            }
+        }
+        leaf => {
+            out.insert(prefix.to_string(), leaf.clone());
+        }
+    }
 }
 
 fn kind_of(segment: &str) -> TemplateKind {
@@ -96,16 +124,58 @@ impl Engine {
         )
     }
 
-    pub(crate) fn get_cluster_settings(&self) -> RestResponse {
+    /// The kept settings; `flat_settings` writes their keys dotted (`a.b: 1`), as there.
+    pub(crate) fn get_cluster_settings(&self, query: &str) -> RestResponse {
         let settings = self
             .state
             .cluster_settings
             .read()
             .unwrap_or_else(|p| p.into_inner());
+        let flat = matches!(
+            crate::rest::param(query, "flat_settings").as_deref(),
+            Some("" | "true")
+        );
+        let scope = |name: &str| {
+            let v = settings.get(name).cloned().unwrap_or(json!({}));
+            if flat {
+                let mut out = Map::new();
+                flatten(&v, "", &mut out);
+                Value::Object(out)
+            } else {
+                v
+            }
+        };
         RestResponse::json(
             200,
-            &json!({ "persistent": settings.get("persistent").cloned().unwrap_or(json!({})), "transient": settings.get("transient").cloned().unwrap_or(json!({})) }),
+            &json!({ "persistent": scope("persistent"), "transient": scope("transient") }),
         )
+    }
+
+    /// The one node's cluster state, for the metrics it has: `master_node` (and `nodes`).
+    pub(crate) fn cluster_state(&self, metrics: Option<&str>) -> RestResponse {
+        let mut out = json!({ "cluster_name": "runner", "cluster_uuid": "runner-embedded" });
+        for metric in metrics.unwrap_or("_all").split(',') {
+            let (master, nodes) = match metric {
+                "master_node" => (true, false),
+                "nodes" => (false, true),
+                "_all" => (true, true),
+                other => {
+                    return RestResponse::error(
+                        400,
+                        "illegal_argument_exception",
+                        &format!("cluster state metric [{other}] is not answered by runner serve (it answers master_node, nodes)"),
+                    )
+                }
+            };
+            if master {
+                out["master_node"] = json!("runner-0");
+            }
+            if nodes {
+                out["nodes"] =
+                    json!({ "runner-0": { "name": "runner", "transport_address": "127.0.0.1:0" } });
+            }
+        }
+        RestResponse::json(200, &out)
     }
 
     pub(crate) fn put_template(&self, kind: &str, name: &str, body: &[u8]) -> RestResponse {

@@ -118,6 +118,27 @@ pub(crate) fn parse_body(body: &[u8]) -> Result<Value, RestResponse> {
     })
 }
 
+/// Whether one node meets a `wait_for_nodes` condition (`1`, `>=1`, `le(2)`, ...); None when
+/// it cannot be read.
+fn nodes_condition(condition: &str) -> Option<bool> {
+    let c = condition.trim();
+    let (op, n) = [">=", "<=", ">", "<", "ge(", "le(", "gt(", "lt("]
+        .iter()
+        .find_map(|op| {
+            c.strip_prefix(op)
+                .map(|rest| (*op, rest.trim_end_matches(')')))
+        })
+        .unwrap_or(("", c));
+    let n: u64 = n.trim().parse().ok()?;
+    Some(match op {
+        ">=" | "ge(" => 1 >= n,
+        "<=" | "le(" => 1 <= n,
+        ">" | "gt(" => 1 > n,
+        "<" | "lt(" => 1 < n,
+        _ => n == 1,
+    })
+}
+
 pub(crate) fn not_found(name: &str) -> RestResponse {
     RestResponse::error(
         404,
@@ -150,7 +171,7 @@ impl Engine {
     fn answer(&self, route: Route, req: &RestRequest) -> RestResponse {
         match route {
             Route::Root => self.root(),
-            Route::Health(index) => self.health(index),
+            Route::Health(index) => self.health(index, req.query),
             Route::Bulk(index) => self.bulk_request(index, req.query, req.body),
             Route::Refresh(index) => self.each_index(index, EmbeddedIndex::refresh),
             Route::ForceMerge(index) => self.force_merge(index, req.query),
@@ -158,7 +179,8 @@ impl Engine {
             Route::NodeStats => self.node_stats(),
             Route::NodeInfo => self.node_info(),
             Route::PutClusterSettings => self.put_cluster_settings(req.body),
-            Route::GetClusterSettings => self.get_cluster_settings(),
+            Route::GetClusterSettings => self.get_cluster_settings(req.query),
+            Route::ClusterState(metrics) => self.cluster_state(metrics),
             Route::IndexSettings(index) => self.index_settings(index, req.body),
             Route::PutTemplate(kind, name) => self.put_template(kind, name, req.body),
             Route::DeleteTemplate(kind, name) => self.delete_template(kind, name),
@@ -240,7 +262,21 @@ impl Engine {
         )
     }
 
-    fn health(&self, index: Option<&str>) -> RestResponse {
+    fn health(&self, index: Option<&str>, query: &str) -> RestResponse {
+        // One node: `wait_for_nodes` is met now or never (then Elasticsearch times out, 408).
+        let met = match param(query, "wait_for_nodes") {
+            Some(condition) => match nodes_condition(&condition) {
+                Some(met) => met,
+                None => {
+                    return RestResponse::error(
+                        400,
+                        "illegal_argument_exception",
+                        &format!("cannot parse wait_for_nodes [{condition}]: a count, or >=, <=, >, < or ge(), le(), gt(), lt() of one"),
+                    )
+                }
+            },
+            None => true,
+        };
         // `_all`, `*` and patterns name whatever matches; a concrete name must exist.
         for name in index.into_iter().flat_map(|n| n.split(',')) {
             if name != "_all" && !name.contains('*') && self.index(name).is_none() {
@@ -254,9 +290,9 @@ impl Engine {
             .unwrap_or_else(|p| p.into_inner())
             .len();
         RestResponse::json(
-            200,
+            if met { 200 } else { 408 },
             &json!({
-                "cluster_name": "runner", "status": "green", "timed_out": false,
+                "cluster_name": "runner", "status": "green", "timed_out": !met,
                 "number_of_nodes": 1, "number_of_data_nodes": 1,
                 "active_primary_shards": indices, "active_shards": indices,
                 "relocating_shards": 0, "initializing_shards": 0, "unassigned_shards": 0,

@@ -146,11 +146,23 @@ mod tests {
         let (s, r) = call(&b, "GET", "/_stats/_all?level=shards", "");
         assert_eq!(s, 200);
         assert_eq!(r["_all"]["primaries"]["docs"]["count"], 1);
+        // What Rally's wait-for-merges and index-time summaries read.
+        assert_eq!(r["_all"]["total"]["merges"]["current"], 0);
+        assert_eq!(r["_all"]["primaries"]["indexing"]["index_total"], 1);
+        assert_eq!(r["_all"]["primaries"]["refresh"]["total"], 1);
         assert_eq!(
             r["indices"]["i"]["shards"]["0"][0]["routing"]["primary"],
             true
         );
         assert_eq!(call(&b, "GET", "/_all/_stats/_all", "").0, 200);
+        // Rally's delete-index reads a setting flat; its master-node telemetry the master.
+        let body = r#"{"persistent": {"action": {"destructive_requires_name": "true"}}}"#;
+        assert_eq!(call(&b, "PUT", "/_cluster/settings", body).0, 200);
+        let (_, r) = call(&b, "GET", "/_cluster/settings?flat_settings=true", "");
+        assert_eq!(r["persistent"]["action.destructive_requires_name"], "true");
+        let (_, r) = call(&b, "GET", "/_cluster/state/master_node", "");
+        assert_eq!(r["master_node"], "runner-0");
+        assert_eq!(call(&b, "GET", "/_cluster/state/routing_table", "").0, 400);
         assert_eq!(call(&b, "GET", "/_stats?level=nodes", "").0, 400);
     }
 }

@@ -116,6 +116,18 @@ fn a_parameter_not_run_is_a_400_naming_it() {
         "",
     );
     assert_eq!(s, 200, "waits one green node meets at once");
+    let (s, r) = call(&b, "GET", "/_cluster/health?wait_for_nodes=%3E%3D1", "");
+    assert_eq!((s, &r["timed_out"]), (200, &json!(false)));
+    let (s, r) = call(&b, "GET", "/_cluster/health?wait_for_nodes=2", "");
+    assert_eq!(
+        (s, &r["timed_out"]),
+        (408, &json!(true)),
+        "never met: timed out, as there"
+    );
+    assert_eq!(
+        call(&b, "GET", "/_cluster/health?wait_for_nodes=many", "").0,
+        400
+    );
 }
 
 #[test]

@@ -310,6 +310,17 @@ impl EmbeddedIndex {
         plan: &SearchPlan,
         searcher: &Searcher,
     ) -> Result<(u64, Vec<Hit>, Option<AggFruit>), Error> {
+        let started = std::time::Instant::now();
+        let found = self.search_hits_untimed(plan, searcher);
+        self.counters.queries.record(started);
+        found
+    }
+
+    fn search_hits_untimed(
+        &self,
+        plan: &SearchPlan,
+        searcher: &Searcher,
+    ) -> Result<(u64, Vec<Hit>, Option<AggFruit>), Error> {
         let aggregations;
         let (total, found) = match (&plan.sort, plan.after) {
             _ if plan.size == 0 => {
