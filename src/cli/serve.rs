@@ -21,6 +21,9 @@ pub struct ServeArgs {
     /// Answer _search and _bulk at once without doing any work, to measure a client alone.
     #[arg(long)]
     pub stub: bool,
+    /// Write one line per request to stderr: method, path, status and time taken.
+    #[arg(long)]
+    pub log_requests: bool,
     /// Serve HTTPS with this PEM certificate chain (needs --tls-key).
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<std::path::PathBuf>,
@@ -65,6 +68,7 @@ pub fn run(args: ServeArgs, home: &Path) -> Result<u8, CliError> {
     let opts = crate::serve::ServeOptions {
         addr: std::net::SocketAddr::new(args.host, args.port),
         stub: args.stub,
+        log_requests: args.log_requests,
         tls,
         limits,
         storage: args.engine_storage,

@@ -32,6 +32,8 @@ use limits::{Connections, InFlightBytes};
 pub struct ServeOptions {
     pub addr: SocketAddr,
     pub stub: bool,
+    /// One line per request on stderr: method, path, status, time.
+    pub log_requests: bool,
     /// Serve HTTPS with this config instead of plain HTTP.
     pub tls: Option<Arc<rustls::ServerConfig>>,
     pub limits: Limits,
@@ -43,6 +45,7 @@ pub struct ServeOptions {
 struct Server {
     engine: Engine,
     stub: bool,
+    log_requests: bool,
     in_flight: InFlightBytes,
     body_timeout: Duration,
 }
@@ -63,6 +66,7 @@ pub async fn serve(
     let server = Arc::new(Server {
         engine: Engine::with_storage(opts.storage, &opts.home)?,
         stub: opts.stub,
+        log_requests: opts.log_requests,
         in_flight: InFlightBytes::new(opts.limits.max_in_flight_bytes),
         body_timeout: opts.limits.body_timeout,
     });
@@ -213,6 +217,7 @@ async fn handle(
     server: Arc<Server>,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    let started = std::time::Instant::now();
     let (parts, body) = req.into_parts();
     let mut held = server.in_flight.reservation();
     let body = match read_body(&server, &parts.headers, body, &mut held).await {
@@ -240,6 +245,15 @@ async fn handle(
     let mut response = respond(status, body);
     if parts.method == hyper::Method::HEAD {
         *response.body_mut() = Full::new(Bytes::new());
+    }
+    if server.log_requests {
+        // The query string is left out: it may carry what a client did not mean to log.
+        eprintln!(
+            "{} {} {status} {:.3}ms",
+            parts.method,
+            path,
+            started.elapsed().as_secs_f64() * 1e3
+        );
     }
     Ok(response)
 }

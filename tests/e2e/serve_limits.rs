@@ -218,3 +218,43 @@ fn serve_limits_are_checked_flags() {
         assert!(err.contains(flag), "{flag} {value}: {err}");
     }
 }
+
+/// `--log-requests` writes one line per request (method, path, status, time) and leaves the
+/// query string out; without the flag nothing is written.
+#[test]
+fn requests_are_logged_when_asked() {
+    use crate::redis::{free_port, wait_for_port};
+    use std::process::Stdio;
+    let env = Env::new();
+    let port = free_port();
+    let mut child = env
+        .command(&["serve", "--port", &port.to_string(), "--log-requests"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runner serve starts");
+    wait_for_port(port);
+    let mut s = connect(port);
+    s.write_all(b"GET /nope/_search?q=secret HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    let _ = child.kill();
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    let _ = child.wait();
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("GET /nope/_search"))
+        .unwrap_or_else(|| panic!("no request line in: {log}"));
+    assert!(line.contains(" 404 ") && line.ends_with("ms"), "{line}");
+    assert!(
+        !log.contains("secret"),
+        "the query string is not logged: {log}"
+    );
+}

@@ -58,6 +58,8 @@ pub struct IndexedAs {
 pub struct EmbeddedIndex {
     pub name: String,
     pub mapping: Mapping,
+    /// The `mappings` it was created with (templates applied), as `_mapping` shows them.
+    pub mappings: Value,
     pub(crate) index: Index,
     writer: RwLock<IndexWriter>,
     pub(crate) reader: IndexReader,
@@ -175,6 +177,10 @@ impl EmbeddedIndex {
         Ok(EmbeddedIndex {
             name: name.to_string(),
             mapping,
+            mappings: body
+                .get("mappings")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Default::default())),
             index,
             writer: RwLock::new(writer),
             reader,

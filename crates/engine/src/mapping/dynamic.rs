@@ -200,6 +200,21 @@ impl Dynamic {
         self.mode == Mode::True || self.objects.iter().any(|(_, m)| *m == Mode::True)
     }
 
+    /// The fields learned so far, by document path: each path's own field first, then its
+    /// multi-fields.
+    pub fn learned_fields(&self) -> Vec<(String, Vec<Arc<MappedField>>)> {
+        let Ok(learned) = self.learned.read() else {
+            return Vec::new();
+        };
+        let mut out: Vec<(String, Vec<Arc<MappedField>>)> = learned
+            .by_path
+            .iter()
+            .map(|(path, fields)| (path.clone(), fields.to_vec()))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
     pub fn learned(&self, name: &str) -> Option<Arc<MappedField>> {
         self.learned.read().ok()?.by_name.get(name).cloned()
     }

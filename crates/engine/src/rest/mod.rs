@@ -8,9 +8,12 @@
 
 mod admin;
 mod aliases;
+mod cat;
 mod documents;
 mod effects;
 mod ingest;
+mod mappings;
+mod multi;
 mod nodes;
 mod params;
 mod recovery;
@@ -209,6 +212,17 @@ impl Engine {
                 req.query,
                 req.body,
             ),
+            Route::UpdateDoc(index, id) => self.write_doc(
+                index,
+                Some(id),
+                crate::bulk::Verb::Update,
+                req.query,
+                req.body,
+            ),
+            Route::MultiSearch(index) => self.multi_search(index, req.query, req.body),
+            Route::MultiGet(index) => self.multi_get(index, req.body),
+            Route::CatIndices(names) => self.cat_indices(names, req.query),
+            Route::GetMapping(names) => self.get_mapping(names),
             Route::DeleteDoc(index, id) => {
                 self.write_doc(index, Some(id), crate::bulk::Verb::Delete, req.query, b"")
             }

@@ -1,0 +1,206 @@
+//! `_cat/indices`: the table Elasticsearch prints for people (columns aligned, `v` for the
+//! header, `h` to choose columns, `s` to sort, `bytes` for the size unit), or JSON with
+//! `format=json`.
+
+use crate::cluster::Engine;
+use crate::rest::{param, RestResponse};
+use serde_json::{Map, Value};
+
+const COLUMNS: [&str; 10] = [
+    "health",
+    "status",
+    "index",
+    "uuid",
+    "pri",
+    "rep",
+    "docs.count",
+    "docs.deleted",
+    "store.size",
+    "pri.store.size",
+];
+
+/// A size as `_cat` prints it: in the unit asked (`b`, `kb`, `mb`, `gb`), else Elasticsearch's
+/// human form (`12.3kb`).
+fn size(bytes: u64, unit: Option<&str>) -> Result<String, String> {
+    let div = |d: u64| (bytes / d).to_string();
+    Ok(match unit {
+        Some("b") => bytes.to_string(),
+        Some("kb") => div(1 << 10),
+        Some("mb") => div(1 << 20),
+        Some("gb") => div(1 << 30),
+        Some(other) => return Err(format!("bytes unit [{other}] is not one of b, kb, mb, gb")),
+        None => {
+            let units = [("gb", 1u64 << 30), ("mb", 1 << 20), ("kb", 1 << 10)];
+            match units.iter().find(|(_, d)| bytes >= *d) {
+                Some((u, d)) => format!("{:.1}{u}", bytes as f64 / *d as f64),
+                None => format!("{bytes}b"),
+            }
+        }
+    })
+}
+
+/// The columns `h` names, by position (all without it).
+fn columns(h: Option<&str>) -> Result<Vec<usize>, String> {
+    let Some(h) = h else {
+        return Ok((0..COLUMNS.len()).collect());
+    };
+    h.split(',')
+        .map(|c| {
+            COLUMNS.iter().position(|k| *k == c).ok_or_else(|| {
+                format!(
+                    "_cat/indices column [{c}] is not one of {}",
+                    COLUMNS.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// Rows sorted by `column[:desc]`, numbers as numbers.
+fn sort_rows(rows: &mut [Vec<String>], sort: &str) -> Result<(), String> {
+    let (column, desc) = match sort.split_once(':') {
+        Some((c, order)) => (c, order == "desc"),
+        None => (sort, false),
+    };
+    let at = COLUMNS
+        .iter()
+        .position(|k| *k == column)
+        .ok_or_else(|| format!("_cat/indices cannot sort by [{column}]"))?;
+    rows.sort_by(|a, b| {
+        let (x, y) = (&a[at], &b[at]);
+        let order = match (x.parse::<u64>(), y.parse::<u64>()) {
+            (Ok(x), Ok(y)) => x.cmp(&y),
+            _ => x.cmp(y),
+        };
+        if desc {
+            order.reverse()
+        } else {
+            order
+        }
+    });
+    Ok(())
+}
+
+/// The table as text, columns padded to their widest cell.
+fn aligned(rows: &[Vec<String>], chosen: &[usize], header: bool) -> String {
+    let mut table: Vec<Vec<&str>> = Vec::new();
+    if header {
+        table.push(chosen.iter().map(|&c| COLUMNS[c]).collect());
+    }
+    table.extend(
+        rows.iter()
+            .map(|r| chosen.iter().map(|&c| r[c].as_str()).collect()),
+    );
+    let widths: Vec<usize> = (0..chosen.len())
+        .map(|i| table.iter().map(|r| r[i].len()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &table {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(cells.join(" ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+impl Engine {
+    pub(crate) fn cat_indices(&self, names: Option<&str>, query: &str) -> RestResponse {
+        let bad = |m: String| RestResponse::error(400, "illegal_argument_exception", &m);
+        let indices = match self.resolve(names) {
+            Ok(i) => i,
+            Err(r) => return r,
+        };
+        let unit = param(query, "bytes");
+        let mut rows: Vec<Vec<String>> = Vec::with_capacity(indices.len());
+        for index in &indices {
+            let s = index.stats();
+            let store = match size(s.bytes, unit.as_deref()) {
+                Ok(v) => v,
+                Err(m) => return bad(m),
+            };
+            rows.push(vec![
+                "green".into(),
+                "open".into(),
+                index.name.clone(),
+                format!("runner-{}", index.name),
+                "1".into(),
+                "0".into(),
+                s.docs.to_string(),
+                s.deleted.to_string(),
+                store.clone(),
+                store,
+            ]);
+        }
+        let chosen = match columns(param(query, "h").as_deref()) {
+            Ok(c) => c,
+            Err(m) => return bad(m),
+        };
+        if let Some(sort) = param(query, "s") {
+            if let Err(m) = sort_rows(&mut rows, &sort) {
+                return bad(m);
+            }
+        }
+        if param(query, "format").as_deref() == Some("json") {
+            let objects: Vec<Value> = rows
+                .iter()
+                .map(|r| {
+                    let o: Map<String, Value> = chosen
+                        .iter()
+                        .map(|&c| (COLUMNS[c].to_string(), Value::String(r[c].clone())))
+                        .collect();
+                    Value::Object(o)
+                })
+                .collect();
+            return RestResponse::json(200, &Value::Array(objects));
+        }
+        let header = param(query, "v").is_some_and(|v| v != "false");
+        let out = aligned(&rows, &chosen, header);
+        RestResponse {
+            status: 200,
+            body: out.into_bytes(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cluster::Engine;
+    use crate::rest::tests::call;
+    use crate::rest::RestRequest;
+
+    #[test]
+    fn indices_as_a_table_or_json() {
+        let b = Engine::new();
+        for i in ["b", "a"] {
+            assert_eq!(call(&b, "PUT", &format!("/{i}"), "{}").0, 200);
+        }
+        let text = |query: &str| {
+            let r = b.rest(&RestRequest {
+                method: "GET",
+                path: "/_cat/indices",
+                query,
+                body: b"",
+            });
+            (r.status, String::from_utf8(r.body).unwrap())
+        };
+        let (s, t) = text("v&s=index&h=index,docs.count");
+        assert_eq!(s, 200);
+        assert_eq!(t, "index docs.count\na     0\nb     0\n");
+        let (_, r) = call(
+            &b,
+            "GET",
+            "/_cat/indices?format=json&h=index,health&s=index:desc",
+            "",
+        );
+        assert_eq!(
+            r,
+            serde_json::json!([{"index": "b", "health": "green"}, {"index": "a", "health": "green"}])
+        );
+        assert_eq!(text("h=nope").0, 400);
+        assert_eq!(text("bytes=tb").0, 400);
+    }
+}

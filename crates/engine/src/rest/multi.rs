@@ -1,0 +1,177 @@
+//! Requests of several in one: `_msearch` (NDJSON header and body pairs, each searched as a
+//! `_search` of its own) and `_mget` (documents by index and id, each got as `_doc` is).
+
+use crate::cluster::Engine;
+use crate::rest::{parse_body, RestResponse};
+use serde_json::{json, Value};
+use std::time::Instant;
+
+/// Searches one `_msearch` request may hold, bounded before any is run.
+const MAX_SEARCHES: usize = 10_000;
+
+/// Header keys a search of an `_msearch` runs (as its URL parameters, or its target).
+const HEADER_KEYS: [&str; 6] = [
+    "index",
+    "preference",
+    "request_cache",
+    "search_type",
+    "ignore_unavailable",
+    "allow_no_indices",
+];
+
+impl Engine {
+    pub(crate) fn multi_search(
+        &self,
+        default: Option<&str>,
+        query: &str,
+        body: &[u8],
+    ) -> RestResponse {
+        let started = Instant::now();
+        let Ok(text) = std::str::from_utf8(body) else {
+            return RestResponse::error(400, "parse_exception", "the msearch body is not UTF-8");
+        };
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        if lines.len() % 2 != 0 || lines.len() / 2 > MAX_SEARCHES {
+            return RestResponse::error(
+                400,
+                "illegal_argument_exception",
+                &format!("an msearch body is header and body lines in pairs, at most {MAX_SEARCHES} of them"),
+            );
+        }
+        let mut responses = Vec::with_capacity(lines.len() / 2);
+        for pair in lines.chunks(2) {
+            let header: Value = match serde_json::from_str(pair[0]) {
+                Ok(h) => h,
+                Err(e) => {
+                    return RestResponse::error(
+                        400,
+                        "parse_exception",
+                        &format!("msearch header: {e}"),
+                    )
+                }
+            };
+            if let Some(k) = header
+                .as_object()
+                .and_then(|h| h.keys().find(|k| !HEADER_KEYS.contains(&k.as_str())))
+            {
+                return RestResponse::error(
+                    400,
+                    "illegal_argument_exception",
+                    &format!(
+                        "msearch header key [{k}] is not run by runner serve (it runs {})",
+                        HEADER_KEYS.join(", ")
+                    ),
+                );
+            }
+            let index = match header.get("index") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Array(list)) => list
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                _ => default.unwrap_or("_all").to_string(),
+            };
+            let answer = self.search(&index, query, pair[1].as_bytes(), false);
+            let mut item: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+            item["status"] = json!(answer.status);
+            responses.push(item);
+        }
+        RestResponse::json(
+            200,
+            &json!({ "took": started.elapsed().as_millis() as u64, "responses": responses }),
+        )
+    }
+
+    /// `_mget`: `{"docs": [{"_index", "_id"}]}`, or `{"ids": [..]}` with the index in the path.
+    pub(crate) fn multi_get(&self, default: Option<&str>, body: &[u8]) -> RestResponse {
+        let body = match parse_body(body) {
+            Ok(b) => b,
+            Err(r) => return r,
+        };
+        let entry_keys = |d: &Value| {
+            d.as_object().and_then(|o| {
+                o.keys()
+                    .find(|k| !["_index", "_id"].contains(&k.as_str()))
+                    .cloned()
+            })
+        };
+        if let Some(k) = body
+            .get("docs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find_map(entry_keys)
+        {
+            return RestResponse::error(400, "illegal_argument_exception", &format!("mget document option [{k}] is not run by runner serve (it reads _index and _id)"));
+        }
+        let wanted: Vec<(String, String)> = match (body.get("docs"), body.get("ids"), default) {
+            (Some(Value::Array(docs)), None, _) => docs
+                .iter()
+                .map(|d| {
+                    let index = d.get("_index").and_then(Value::as_str).or(default).unwrap_or("");
+                    let id = d.get("_id").and_then(Value::as_str).unwrap_or("");
+                    (index.to_string(), id.to_string())
+                })
+                .collect(),
+            (None, Some(Value::Array(ids)), Some(index)) => ids
+                .iter()
+                .map(|id| (index.to_string(), id.as_str().map_or_else(|| id.to_string(), str::to_string)))
+                .collect(),
+            _ => {
+                return RestResponse::error(
+                    400,
+                    "action_request_validation_exception",
+                    "mget needs `docs` (each with `_index` and `_id`), or `ids` with an index in the path",
+                )
+            }
+        };
+        let docs: Vec<Value> = wanted
+            .iter()
+            .map(|(index, id)| {
+                let answer = self.get_doc(index, id);
+                let mut doc: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+                if answer.status == 404 && doc.get("error").is_some() {
+                    doc = json!({ "_index": index, "_id": id, "error": doc["error"] });
+                }
+                doc
+            })
+            .collect();
+        RestResponse::json(200, &json!({ "docs": docs }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cluster::Engine;
+    use crate::rest::tests::call;
+
+    #[test]
+    fn several_searches_and_gets_in_one_request() {
+        let b = Engine::new();
+        let bulk = "{\"index\":{\"_index\":\"a\",\"_id\":\"1\"}}\n{\"t\":\"x\"}\n{\"index\":{\"_index\":\"b\",\"_id\":\"2\"}}\n{\"t\":\"y\"}\n";
+        assert_eq!(call(&b, "POST", "/_bulk?refresh=true", bulk).0, 200);
+        let searches = "{\"index\":\"a\"}\n{\"query\":{\"match_all\":{}}}\n{}\n{\"query\":{\"term\":{\"t\":\"y\"}}}\n{\"index\":\"nope\"}\n{}\n";
+        let (s, r) = call(&b, "POST", "/_msearch", searches);
+        assert_eq!(s, 200, "{r}");
+        assert_eq!(r["responses"][0]["hits"]["total"]["value"], 1);
+        assert_eq!(r["responses"][1]["hits"]["hits"][0]["_id"], "2");
+        assert_eq!(r["responses"][2]["status"], 404);
+        let (_, r) = call(
+            &b,
+            "POST",
+            "/_mget",
+            r#"{"docs": [{"_index": "a", "_id": "1"}, {"_index": "b", "_id": "9"}]}"#,
+        );
+        assert_eq!(r["docs"][0]["found"], true);
+        assert_eq!(r["docs"][1]["found"], false);
+        let (_, r) = call(&b, "POST", "/b/_mget", r#"{"ids": ["2"]}"#);
+        assert_eq!(r["docs"][0]["_source"]["t"], "y");
+        assert_eq!(
+            call(&b, "POST", "/_msearch", "{\"routing\":\"1\"}\n{}\n").0,
+            400
+        );
+        let (s, r) = call(&b, "POST", "/a/_update/1", r#"{"doc": {"u": 1}}"#);
+        assert_eq!((s, &r["result"]), (200, &serde_json::json!("updated")));
+    }
+}
