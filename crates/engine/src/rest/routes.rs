@@ -254,8 +254,24 @@ impl Route<'_> {
     }
 }
 
+/// Parameters taken with some values only: the others ask for what one synchronous node does
+/// not do (an asynchronous task, a get that misses unrefreshed documents).
+const ONLY_VALUES: [(&str, &[&str]); 2] = [
+    ("wait_for_completion", &["true", ""]),
+    ("realtime", &["true", ""]),
+];
+
 /// The first URL parameter `route` does not run, in Elasticsearch's words.
 pub(crate) fn unrecognized(route: &Route, path: &str, query: &str) -> Option<String> {
+    for (name, value) in crate::rest::params::pairs(query) {
+        if let Some((_, allowed)) = ONLY_VALUES.iter().find(|(n, _)| *n == name) {
+            if !allowed.contains(&value.as_ref()) {
+                return Some(format!(
+                    "request [{path}]: [{name}={value}] is not run by runner serve (only [{name}=true])"
+                ));
+            }
+        }
+    }
     let accepted = route.params();
     let (name, _) = crate::rest::params::pairs(query)
         .find(|(k, _)| !GLOBAL_PARAMS.contains(&k.as_ref()) && !accepted.contains(&k.as_ref()))?;

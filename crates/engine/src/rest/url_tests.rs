@@ -107,6 +107,15 @@ fn a_parameter_not_run_is_a_400_naming_it() {
         r#"{"name": "x"}"#,
     );
     assert_eq!(s, 400, "{r}");
+    let (s, r) = call(
+        &b,
+        "POST",
+        "/places/_forcemerge?wait_for_completion=false",
+        "",
+    );
+    assert_eq!(s, 400, "no asynchronous task here: {r}");
+    assert_eq!(call(&b, "GET", "/places/_doc/1?realtime=false", "").0, 400);
+    assert_eq!(call(&b, "GET", "/places/_doc/1?realtime=true", "").0, 200);
     let (s, _) = call(&b, "GET", "/places/_count?size=1", "");
     assert_eq!(s, 400, "a count takes no size");
     let (s, _) = call(
