@@ -138,6 +138,18 @@ struct OpenFile {
 
 /// Reads documents from the files in order, up to an optional limit.
 /// What one read did.
+/// One more blank line in a row: skipped, or an error once there are too many.
+fn blank_line(run: &mut u64, set: &DocumentSet, docs_read: u64) -> Result<ReadOne, CorpusError> {
+    *run += 1;
+    if *run > MAX_BLANK_LINES {
+        return Err(CorpusError::Blank {
+            path: set.describe(),
+            after: docs_read,
+        });
+    }
+    Ok(ReadOne::Skipped)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ReadOne {
     /// A document went into the batch.
@@ -374,14 +386,7 @@ impl CorpusReader {
                 let line = buf[start..].trim();
                 if line.is_empty() {
                     buf.truncate(mark);
-                    self.blank_run += 1;
-                    if self.blank_run > MAX_BLANK_LINES {
-                        return Err(CorpusError::Blank {
-                            path: meta.describe(),
-                            after: file.docs_read,
-                        });
-                    }
-                    return Ok(ReadOne::Skipped);
+                    return blank_line(&mut self.blank_run, meta, file.docs_read);
                 }
                 if !(line.starts_with('{') && line.ends_with('}')) {
                     return Err(CorpusError::NotJson {
@@ -451,14 +456,7 @@ impl CorpusReader {
                 }
                 let line = self.line.trim();
                 if line.is_empty() && !meta.with_actions {
-                    self.blank_run += 1;
-                    if self.blank_run > MAX_BLANK_LINES {
-                        return Err(CorpusError::Blank {
-                            path: meta.describe(),
-                            after: file.docs_read,
-                        });
-                    }
-                    return Ok(ReadOne::Skipped);
+                    return blank_line(&mut self.blank_run, meta, file.docs_read);
                 }
                 if !(line.starts_with('{') && line.ends_with('}')) {
                     let line = if meta.with_actions {

@@ -19,6 +19,18 @@ fn resident_bytes() -> u64 {
         .map_or(0, |pages| pages * 4096)
 }
 
+/// A `_nodes` answer of the one node: `node(fields)` under its id.
+fn nodes_answer(fields: serde_json::Value) -> RestResponse {
+    RestResponse::json(
+        200,
+        &json!({
+            "_nodes": { "total": 1, "successful": 1, "failed": 0 },
+            "cluster_name": "runner",
+            "nodes": { NODE_ID: node(fields) },
+        }),
+    )
+}
+
 /// The node's name and addresses, with `rest` beside them.
 fn node(mut rest: serde_json::Value) -> serde_json::Value {
     for (k, v) in [
@@ -54,17 +66,11 @@ impl Engine {
             .unwrap_or_else(|p| p.into_inner())
             .stats();
         let rss = resident_bytes();
-        RestResponse::json(
-            200,
-            &json!({
-                "_nodes": { "total": 1, "successful": 1, "failed": 0 },
-                "cluster_name": "runner",
-                "nodes": { NODE_ID: node(json!({
+        nodes_answer(json!({
                     "indices": crate::rest::admin::stats_json(self.all_index_stats()),
                     // This process's CPU time and memory, as Elasticsearch reports its own.
                     "process": {
                         "cpu": { "total_in_millis": crate::util::cpu_time().as_millis() as u64 },
-                        "mem": { "total_virtual_in_bytes": 0 },
                     },
                     "jvm": {
                         "mem": { "heap_used_in_bytes": rss, "pools": {} },
@@ -73,19 +79,12 @@ impl Engine {
                     },
                     "os": { "available_processors": cores() },
                     "ingest": ingest,
-                    "thread_pool": {},
-                })) },
-            }),
-        )
+            "thread_pool": {},
+        }))
     }
 
     pub(crate) fn node_info(&self) -> RestResponse {
-        RestResponse::json(
-            200,
-            &json!({
-                "_nodes": { "total": 1, "successful": 1, "failed": 0 },
-                "cluster_name": "runner",
-                "nodes": { NODE_ID: node(json!({
+        nodes_answer(json!({
                     "version": crate::rest::COMPATIBLE_VERSION,
                     "build_flavor": "runner-embedded",
                     "os": {
@@ -97,10 +96,8 @@ impl Engine {
                     "jvm": { "vm_vendor": "none (runner's engine is not a JVM)", "version": "none" },
                     "plugins": [],
                     "modules": [],
-                    "attributes": {},
-                })) },
-            }),
-        )
+            "attributes": {},
+        }))
     }
 }
 
