@@ -24,6 +24,7 @@ mod rally_table;
 mod redis;
 mod redis_faults;
 mod redis_tls;
+mod rest_yaml;
 mod secrets;
 mod serve_limits;
 mod shards;
