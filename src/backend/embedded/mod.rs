@@ -574,6 +574,8 @@ pub fn batch_items<'a>(
             id: p.id,
             body: (p.verb != engine::bulk::Verb::Delete).then_some(p.document),
             pipeline: None,
+            pre: Default::default(),
+            require_alias: false,
         })
     })
 }

@@ -20,7 +20,7 @@ fn run<'a>(
                     verb.as_str(),
                     id.unwrap_or("-"),
                     result
-                        .map(|(id, _)| id)
+                        .map(|w| w.id)
                         .unwrap_or_else(|e| e.kind.to_string())
                 ))
             },

@@ -35,6 +35,55 @@ pub struct Item<'a> {
     pub body: Option<&'a str>,
     /// The action's own ingest pipeline (its `pipeline`), over the request's.
     pub pipeline: Option<Cow<'a, str>>,
+    /// What the write requires of the document as it is (optimistic concurrency).
+    pub pre: Preconditions,
+    /// `require_alias`: the target must be an alias, never a new index.
+    pub require_alias: bool,
+}
+
+impl<'a> Item<'a> {
+    pub fn new(verb: Verb, id: Option<&'a str>, body: Option<&'a str>) -> Item<'a> {
+        Item {
+            verb,
+            index: None,
+            id: id.map(Cow::Borrowed),
+            body,
+            pipeline: None,
+            pre: Preconditions::default(),
+            require_alias: false,
+        }
+    }
+}
+
+/// Elasticsearch's optimistic concurrency control of one write: `if_seq_no` with
+/// `if_primary_term`, or an external `version`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Preconditions {
+    pub if_seq_no: Option<u64>,
+    pub if_primary_term: Option<u64>,
+    pub version: Option<u64>,
+    pub version_type: VersionType,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum VersionType {
+    #[default]
+    Internal,
+    External,
+    ExternalGte,
+}
+
+impl VersionType {
+    pub fn parse(text: &str) -> Result<VersionType, String> {
+        match text {
+            "internal" => Ok(VersionType::Internal),
+            "external" => Ok(VersionType::External),
+            "external_gte" => Ok(VersionType::ExternalGte),
+            other => Err(format!(
+                "No version type match [{other}] (internal, external, external_gte)"
+            )),
+        }
+    }
 }
 
 /// A body that cannot be read as bulk actions: the whole request fails, as in Elasticsearch.
@@ -107,9 +156,9 @@ struct ActionLine<'a> {
     delete: Option<Meta<'a>>,
 }
 
-/// The metadata of an action; keys other than these (routing, version, ...) are accepted
-/// and have no effect on one shard.
-#[derive(Deserialize)]
+/// The metadata of an action; keys other than these (routing, retry_on_conflict, ...) are
+/// accepted and have no effect on one shard.
+#[derive(Deserialize, Default)]
 struct Meta<'a> {
     #[serde(borrow, default, rename = "_index")]
     index: Option<Cow<'a, str>>,
@@ -117,6 +166,19 @@ struct Meta<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pipeline: Option<Cow<'a, str>>,
+    #[serde(default)]
+    if_seq_no: Option<u64>,
+    #[serde(default)]
+    if_primary_term: Option<u64>,
+    #[serde(default)]
+    version: Option<u64>,
+    #[serde(borrow, default)]
+    version_type: Option<Cow<'a, str>>,
+    /// `index` with `op_type: create` is a `create`.
+    #[serde(borrow, default)]
+    op_type: Option<Cow<'a, str>>,
+    #[serde(default)]
+    require_alias: Option<bool>,
 }
 
 /// The actions of a bulk body, in order.
@@ -148,14 +210,7 @@ impl<'a> Iterator for Items<'a> {
         let (line, text) = self.next_line()?;
         // The action line of documents without ids, by far the most common, is not parsed.
         let (verb, meta) = if text == "{\"index\":{}}" {
-            (
-                Verb::Index,
-                Meta {
-                    index: None,
-                    id: None,
-                    pipeline: None,
-                },
-            )
+            (Verb::Index, Meta::default())
         } else {
             match parse_action(text) {
                 Ok(a) => a,
@@ -174,12 +229,24 @@ impl<'a> Iterator for Items<'a> {
                 }
             },
         };
+        let version_type = match meta.version_type.as_deref().map(VersionType::parse) {
+            Some(Err(message)) => return Some(Err(Malformed { line, message })),
+            Some(Ok(v)) => v,
+            None => VersionType::Internal,
+        };
         Some(Ok(Item {
             verb,
             index: meta.index,
             id: meta.id,
             body,
             pipeline: meta.pipeline,
+            pre: Preconditions {
+                if_seq_no: meta.if_seq_no,
+                if_primary_term: meta.if_primary_term,
+                version: meta.version,
+                version_type,
+            },
+            require_alias: meta.require_alias.unwrap_or(false),
         }))
     }
 }
@@ -196,6 +263,11 @@ fn parse_action(text: &str) -> Result<(Verb, Meta<'_>), String> {
     .into_iter()
     .filter_map(|(v, m)| m.map(|m| (v, m)));
     match (found.next(), found.next()) {
+        (Some((Verb::Index, meta)), None) => match meta.op_type.as_deref() {
+            None | Some("index") => Ok((Verb::Index, meta)),
+            Some("create") => Ok((Verb::Create, meta)),
+            Some(other) => Err(format!("opType must be 'create' or 'index', found: [{other}]")),
+        },
         (Some(one), None) => Ok(one),
         (None, _) => {
             Err("the action line names no action (index, create, update or delete)".into())

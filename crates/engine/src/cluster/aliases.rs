@@ -116,7 +116,7 @@ impl Aliases {
         match targets.iter().find(|(_, t)| t.is_write_index == Some(true)) {
             Some((index, _)) => Ok(Some(index)),
             None => Err(format!(
-                "no write index is defined for alias [{alias}]: it points to several indices and none is marked is_write_index"
+                "no write index is defined for alias [{alias}]. The write index may be explicitly disabled using is_write_index=false or the alias points to multiple indices without one being designated as a write index"
             )),
         }
     }

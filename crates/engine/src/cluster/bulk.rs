@@ -2,6 +2,7 @@
 //! streams), its ingest pipelines run, then written.
 
 use crate::bulk::{Done, Item, ItemError, Malformed, Verb};
+use crate::index::{DocMeta, Written};
 use crate::cluster::State;
 use crate::index::EmbeddedIndex;
 use crate::index::IndexSettings;
@@ -21,7 +22,7 @@ impl State {
         default_index: Option<&Arc<EmbeddedIndex>>,
         pipeline: Option<&str>,
         actions: impl Iterator<Item = Result<Item<'a>, Malformed>>,
-        mut report: impl FnMut(&str, Verb, Option<&str>, Result<(String, Done), ItemError>),
+        mut report: impl FnMut(&str, Verb, Option<&str>, Result<Written, ItemError>),
     ) -> Result<(), Malformed> {
         // The index of the last item and its settings, read once per switch of index.
         let mut cache: Option<(Arc<EmbeddedIndex>, IndexSettings)> = None;
@@ -33,12 +34,24 @@ impl State {
                 .as_deref()
                 .or(default_index.map(|d| d.name.as_str()))
                 .unwrap_or("");
+            if item.require_alias && !self.is_alias(name) {
+                report(name, item.verb, item.id.as_deref(), Err(ItemError::new(404, "index_not_found_exception", format!("no such index [{name}] and [require_alias] request flag is [true] and [{name}] is not an alias"))));
+                continue;
+            }
             if cache.as_ref().is_none_or(|(c, _)| c.name != name) {
-                cache = match default_index.filter(|d| d.name == name) {
-                    Some(d) => Some(d.clone()),
+                let found = match default_index.filter(|d| d.name == name) {
+                    Some(d) => Ok(Some(d.clone())),
                     None => self.writable_index(name, item.verb),
-                }
-                .map(|i| {
+                };
+                let found = match found {
+                    Ok(found) => found,
+                    Err(e) => {
+                        cache = None;
+                        report(name, item.verb, item.id.as_deref(), Err(e));
+                        continue;
+                    }
+                };
+                cache = found.map(|i| {
                     let s = i.settings.read().unwrap_or_else(|p| p.into_inner()).clone();
                     (i, s)
                 });
@@ -78,7 +91,11 @@ impl State {
                     name,
                     item.verb,
                     item.id.as_deref(),
-                    Ok((item.id.as_deref().unwrap_or("").to_string(), Done::Noop)),
+                    Ok(Written {
+                        id: item.id.as_deref().unwrap_or("").to_string(),
+                        done: Done::Noop,
+                        meta: DocMeta { version: 0, seq_no: 0 },
+                    }),
                 ),
                 Ok(Some(done)) => {
                     let owned = Item {
@@ -87,6 +104,8 @@ impl State {
                         id: done.id.as_deref().map(Cow::Borrowed),
                         body: Some(&done.body),
                         pipeline: None,
+                        pre: item.pre,
+                        require_alias: false,
                     };
                     let result = self.write(&done.index, &done.settings, &owned);
                     report(&done.index.name, item.verb, owned.id.as_deref(), result);
@@ -99,15 +118,18 @@ impl State {
 
     /// The index a write to `name` goes to: a `create` into a name a data stream template
     /// matches makes the data stream.
-    pub(crate) fn writable_index(&self, name: &str, verb: Verb) -> Option<Arc<EmbeddedIndex>> {
+    pub(crate) fn writable_index(
+        &self,
+        name: &str,
+        verb: Verb,
+    ) -> Result<Option<Arc<EmbeddedIndex>>, ItemError> {
         // An alias writes to its one index, or to its write index.
         let aliased = self
             .aliases
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .write_index(name)
-            .ok()
-            .flatten()
+            .map_err(|why| ItemError::new(400, "illegal_argument_exception", why))?
             .map(str::to_string);
         let name = aliased.as_deref().unwrap_or(name);
         let lookup = || {
@@ -117,7 +139,15 @@ impl State {
                 .get(name)
                 .cloned()
         };
-        lookup().or_else(|| self.auto_create(name, verb).then(lookup).flatten())
+        Ok(lookup().or_else(|| self.auto_create(name, verb).then(lookup).flatten()))
+    }
+
+    pub(crate) fn is_alias(&self, name: &str) -> bool {
+        self.aliases
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .targets(name)
+            .is_some()
     }
 
     /// Whether a data stream template matches `name`.
@@ -169,7 +199,7 @@ impl State {
         index: &EmbeddedIndex,
         settings: &IndexSettings,
         item: &Item,
-    ) -> Result<(String, Done), ItemError> {
+    ) -> Result<Written, ItemError> {
         if let Some(why) = settings.write_refusal(&index.name) {
             return Err(ItemError::new(403, "cluster_block_exception", why));
         }
@@ -222,7 +252,7 @@ impl State {
                         doc.index
                     )));
                 }
-                index = self.writable_index(&doc.index, item.verb).ok_or_else(|| {
+                index = self.writable_index(&doc.index, item.verb)?.ok_or_else(|| {
                     ItemError::new(
                         404,
                         "index_not_found_exception",
@@ -314,7 +344,7 @@ mod tests {
                         verb.as_str(),
                         id.unwrap_or("-"),
                         result
-                            .map(|(id, _)| id)
+                            .map(|w| w.id)
                             .unwrap_or_else(|e| e.kind.to_string())
                     ))
                 },

@@ -193,7 +193,7 @@ impl Engine {
             &str,
             crate::bulk::Verb,
             Option<&str>,
-            Result<(String, crate::bulk::Done), crate::bulk::ItemError>,
+            Result<crate::index::Written, crate::bulk::ItemError>,
         ),
     ) -> Result<(), crate::bulk::Malformed> {
         self.state.bulk(index, pipeline, items, done)

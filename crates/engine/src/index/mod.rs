@@ -4,8 +4,8 @@
 mod counters;
 pub mod storage;
 mod stored;
+mod write;
 
-use crate::bulk::Done;
 use crate::bulk::Item;
 use crate::bulk::ItemError;
 use crate::bulk::Verb;
@@ -13,12 +13,13 @@ use crate::error::Error;
 use crate::error::ErrorKind;
 use crate::mapping::Mapping;
 pub use counters::TimedCount;
+use write::Live;
+pub use write::{DocMeta, Written, PRIMARY_TERM};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
-use tantivy::collector::TopDocs;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy};
 
 /// Indexing memory for all writer threads together; tantivy needs at least 15 MB a thread.
 const WRITER_BUDGET_PER_THREAD: usize = 64 * 1024 * 1024;
@@ -64,6 +65,8 @@ pub struct EmbeddedIndex {
     writer: RwLock<IndexWriter>,
     pub(crate) reader: IndexReader,
     next_id: AtomicU64,
+    /// The next write's `_seq_no` (one shard: one sequence).
+    seq_no: AtomicU64,
     /// The random first bytes of this index's generated ids.
     id_prefix: u64,
     /// Documents written by id since the last refresh, so that gets and updates see them at
@@ -99,10 +102,6 @@ fn random_prefix(name: &str) -> u64 {
     h.finish() & !0xff
 }
 
-enum Live {
-    Source(Box<str>),
-    Deleted,
-}
 
 fn internal(e: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::Internal, e.to_string())
@@ -185,6 +184,7 @@ impl EmbeddedIndex {
             writer: RwLock::new(writer),
             reader,
             next_id: AtomicU64::new(1),
+            seq_no: AtomicU64::new(0),
             id_prefix: random_prefix(name),
             live,
             settings: RwLock::new(settings),
@@ -218,148 +218,12 @@ impl EmbeddedIndex {
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs one bulk action. Documents that do not fit the mapping fail alone, as items of an
-    /// Elasticsearch bulk request do.
-    pub fn apply(&self, item: &Item) -> Result<(String, Done), ItemError> {
-        let started = std::time::Instant::now();
-        let result = self.apply_untimed(item);
-        if result.is_ok() && item.verb != Verb::Delete {
-            self.counters.indexed.record(started);
-        }
-        result
-    }
-
-    fn apply_untimed(&self, item: &Item) -> Result<(String, Done), ItemError> {
-        let needs_id = || {
-            ItemError::new(
-                400,
-                "action_request_validation_exception",
-                format!("`{}` needs an _id", item.verb.as_str()),
-            )
-        };
-        match (item.verb, item.id.as_deref()) {
-            (Verb::Index | Verb::Create, None) => {
-                let mut id_buf = [0u8; AUTO_ID_LEN];
-                let id = self.auto_id(&mut id_buf);
-                self.add(id, item.body.unwrap_or("{}").trim(), false)?;
-                Ok((id.to_string(), Done::Created))
-            }
-            (Verb::Index | Verb::Create, Some(id)) => {
-                let existed = self.exists(id).map_err(item_internal)?;
-                if existed && item.verb == Verb::Create {
-                    return Err(ItemError::new(
-                        409,
-                        "version_conflict_engine_exception",
-                        format!("[{id}]: version conflict, document already exists"),
-                    ));
-                }
-                self.add(id, item.body.unwrap_or("{}").trim(), true)?;
-                Ok((
-                    id.to_string(),
-                    if existed {
-                        Done::Updated
-                    } else {
-                        Done::Created
-                    },
-                ))
-            }
-            (Verb::Update, Some(id)) => self
-                .update(id, item.body.unwrap_or("{}"))
-                .map(|done| (id.to_string(), done)),
-            (Verb::Delete, Some(id)) => {
-                let existed = self.exists(id).map_err(item_internal)?;
-                self.delete(id);
-                Ok((
-                    id.to_string(),
-                    if existed {
-                        Done::Deleted
-                    } else {
-                        Done::NotFound
-                    },
-                ))
-            }
-            (Verb::Update | Verb::Delete, None) => Err(needs_id()),
-        }
-    }
-
-    /// Adds a document; `by_id` replaces any document with that id and keeps the source for
-    /// realtime gets until the next refresh.
-    fn add(&self, id: &str, source: &str, by_id: bool) -> Result<(), ItemError> {
-        let doc = self
-            .mapping
-            .document(source, id)
-            .map_err(|m| ItemError::new(400, "document_parsing_exception", m))?;
-        let writer = self.writer.read().unwrap_or_else(|p| p.into_inner());
-        if by_id {
-            writer.delete_term(Term::from_field_text(self.mapping.id, id));
-            self.live_shard(id)
-                .insert(id.into(), Live::Source(source.into()));
-        }
-        writer.add_document(doc).map_err(item_internal)?;
-        Ok(())
-    }
-
-    /// An `update` action: `{"doc": {...}}` merged into the current document (objects merged
-    /// key by key, as Elasticsearch does), `upsert` or `doc_as_upsert` when there is none.
-    fn update(&self, id: &str, body: &str) -> Result<Done, ItemError> {
-        let bad = |m: String| ItemError::new(400, "x_content_parse_exception", m);
-        let body: Value = serde_json::from_str(body)
-            .map_err(|e| bad(format!("the update body is not JSON: {e}")))?;
-        let Some(doc) = body.get("doc").filter(|d| d.is_object()) else {
-            return Err(bad(
-                "an update needs a `doc` object (scripts are not supported)".into(),
-            ));
-        };
-        let current = self.current_source(id).map_err(item_internal)?;
-        let (merged, done) = match current {
-            Some(source) => {
-                let mut current: Value = serde_json::from_str(&source)
-                    .map_err(|e| bad(format!("the stored document is not JSON: {e}")))?;
-                merge(&mut current, doc);
-                (current, Done::Updated)
-            }
-            None if body.get("doc_as_upsert").and_then(Value::as_bool) == Some(true) => {
-                (doc.clone(), Done::Created)
-            }
-            None => match body.get("upsert") {
-                Some(upsert @ Value::Object(_)) => (upsert.clone(), Done::Created),
-                _ => {
-                    return Err(ItemError::new(
-                        404,
-                        "document_missing_exception",
-                        format!("[{id}]: document missing"),
-                    ))
-                }
-            },
-        };
-        self.add(id, &merged.to_string(), true)?;
-        Ok(done)
-    }
-
-    /// The document with this id as of now: written since the last refresh, else searchable.
-    pub fn current_source(&self, id: &str) -> Result<Option<String>, Error> {
-        match self.live_shard(id).get(id) {
-            Some(Live::Source(s)) => return Ok(Some(s.to_string())),
-            Some(Live::Deleted) => return Ok(None),
-            None => {}
-        }
-        Ok(self
-            .source_of(id)?
-            .map(|b| String::from_utf8_lossy(&b).into_owned()))
-    }
-
     /// Indexes one document under `id` (replacing a document with that id) or under the next
     /// generated id; returns the id, or why the document does not fit the mapping.
     pub fn index_one(&self, id: Option<&str>, source: &str) -> Result<IndexedAs, Error> {
-        let item = Item {
-            verb: Verb::Index,
-            index: None,
-            id: id.map(std::borrow::Cow::Borrowed),
-            body: Some(source),
-            pipeline: None,
-        };
+        let item = Item::new(Verb::Index, id, Some(source));
         self.apply(&item)
-            .map(|(id, _)| IndexedAs { id })
+            .map(|w| IndexedAs { id: w.id })
             .map_err(|e| {
                 Error::new(
                     if e.status == 400 {
@@ -370,13 +234,6 @@ impl EmbeddedIndex {
                     e.reason,
                 )
             })
-    }
-
-    /// Deletes the document with this id (visible to searches after the next refresh).
-    pub fn delete(&self, id: &str) {
-        let writer = self.writer.read().unwrap_or_else(|p| p.into_inner());
-        writer.delete_term(Term::from_field_text(self.mapping.id, id));
-        self.live_shard(id).insert(id.into(), Live::Deleted);
     }
 
     /// Commits, then merges the searchable segments down to at most `max_segments` (the
@@ -405,42 +262,6 @@ impl EmbeddedIndex {
         self.reader.reload().map_err(internal)
     }
 
-    /// Whether a document with this id is there now (written since the last refresh, or
-    /// searchable), without loading it: the id lookup Elasticsearch does for each id'd write.
-    fn exists(&self, id: &str) -> Result<bool, Error> {
-        match self.live_shard(id).get(id) {
-            Some(Live::Source(_)) => return Ok(true),
-            Some(Live::Deleted) => return Ok(false),
-            None => {}
-        }
-        let query = tantivy::query::TermQuery::new(
-            Term::from_field_text(self.mapping.id, id),
-            tantivy::schema::IndexRecordOption::Basic,
-        );
-        Ok(self
-            .reader
-            .searcher()
-            .search(&query, &tantivy::collector::Count)
-            .map_err(internal)?
-            > 0)
-    }
-
-    /// The stored source of a document, if the id is searchable.
-    pub fn source_of(&self, id: &str) -> Result<Option<Vec<u8>>, Error> {
-        let searcher = self.reader.searcher();
-        let query = tantivy::query::TermQuery::new(
-            Term::from_field_text(self.mapping.id, id),
-            tantivy::schema::IndexRecordOption::Basic,
-        );
-        let top = searcher
-            .search(&query, &TopDocs::with_limit(1).order_by_score())
-            .map_err(internal)?;
-        let Some((_, addr)) = top.first() else {
-            return Ok(None);
-        };
-        Ok(Some(self.stored_fields(&searcher, *addr)?.1))
-    }
-
     /// A hit's `_id` and stored `_source`, as Elasticsearch's fetch phase loads them.
     pub fn stored_fields(
         &self,
@@ -460,9 +281,7 @@ impl EmbeddedIndex {
         let mut writer = self.writer.write().unwrap_or_else(|p| p.into_inner());
         writer.commit().map_err(internal)?;
         self.reader.reload().map_err(internal)?;
-        for shard in &self.live {
-            shard.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        }
+        self.prune_live();
         self.counters.refreshes.record(started);
         Ok(())
     }
@@ -513,14 +332,8 @@ impl EmbeddedIndex {
 impl EmbeddedIndex {
     /// Indexes one document (no id), as a bulk `index` action does.
     pub fn add_for_test(&self, body: &str) {
-        self.apply(&crate::bulk::Item {
-            verb: crate::bulk::Verb::Index,
-            index: None,
-            id: None,
-            body: Some(body),
-            pipeline: None,
-        })
-        .unwrap();
+        self.apply(&Item::new(Verb::Index, None, Some(body)))
+            .unwrap();
     }
 }
 

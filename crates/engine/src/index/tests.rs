@@ -80,13 +80,7 @@ fn a_date_field_reads_values_by_its_format() {
     }}});
     let idx = EmbeddedIndex::create("d", &body).unwrap();
     let add = |doc: &str| {
-        idx.apply(&Item {
-            verb: Verb::Index,
-            index: None,
-            id: None,
-            body: Some(doc),
-            pipeline: None,
-        })
+        idx.apply(&Item::new(Verb::Index, None, Some(doc)))
     };
     // 1767312000 seconds is 2026-01-02: read as milliseconds it would be January 1970.
     assert!(add(r#"{"t": 1767312000, "u": "2026-01-02 03:04:05"}"#).is_ok());
@@ -124,15 +118,9 @@ fn bulk_refresh_and_search() {
     let results: Vec<Option<String>> = docs
         .iter()
         .map(|d| {
-            idx.apply(&Item {
-                verb: Verb::Index,
-                index: None,
-                id: None,
-                body: Some(d),
-                pipeline: None,
-            })
+            idx.apply(&Item::new(Verb::Index, None, Some(d)))
             .ok()
-            .map(|(id, _)| id)
+            .map(|w| w.id)
         })
         .collect();
     assert_eq!(
@@ -169,13 +157,7 @@ fn bulk_refresh_and_search() {
 #[test]
 fn writes_by_id_are_seen_at_once_and_updates_merge() {
     let idx = index();
-    let item = |verb, id: &'static str, body: Option<&'static str>| Item {
-        verb,
-        index: None,
-        id: Some(id.into()),
-        body,
-        pipeline: None,
-    };
+    let item = |verb, id: &'static str, body: Option<&'static str>| Item::new(verb, Some(id), body);
     assert_eq!(
         idx.apply(&item(
             Verb::Index,
@@ -183,13 +165,13 @@ fn writes_by_id_are_seen_at_once_and_updates_merge() {
             Some("{\"name\":\"Wien\",\"population\":1}")
         ))
         .unwrap()
-        .1,
+        .done,
         Done::Created
     );
     assert_eq!(
         idx.apply(&item(Verb::Update, "a", Some("{\"doc\":{\"cc\":\"AT\"}}")))
             .unwrap()
-            .1,
+            .done,
         Done::Updated
     );
     let merged: Value = serde_json::from_str(&idx.current_source("a").unwrap().unwrap()).unwrap();
@@ -213,13 +195,13 @@ fn writes_by_id_are_seen_at_once_and_updates_merge() {
             Some("{\"doc\":{\"cc\":\"DE\"},\"doc_as_upsert\":true}")
         ))
         .unwrap()
-        .1,
+        .done,
         Done::Created
     );
     assert_eq!(
         idx.apply(&item(Verb::Index, "a", Some("{\"name\":\"Graz\"}")))
             .unwrap()
-            .1,
+            .done,
         Done::Updated
     );
     idx.refresh().unwrap();
@@ -235,17 +217,17 @@ fn writes_by_id_are_seen_at_once_and_updates_merge() {
             Some("{\"doc\":{\"population\":2}}")
         ))
         .unwrap()
-        .1,
+        .done,
         Done::Updated,
         "committed documents are found too"
     );
     assert_eq!(
-        idx.apply(&item(Verb::Delete, "a", None)).unwrap().1,
+        idx.apply(&item(Verb::Delete, "a", None)).unwrap().done,
         Done::Deleted
     );
     assert!(idx.current_source("a").unwrap().is_none());
     assert_eq!(
-        idx.apply(&item(Verb::Delete, "zz", None)).unwrap().1,
+        idx.apply(&item(Verb::Delete, "zz", None)).unwrap().done,
         Done::NotFound
     );
     idx.refresh().unwrap();
@@ -346,13 +328,7 @@ fn ip_fields_match_addresses_blocks_and_ranges() {
     ] {
         add(&idx, &json!({ "ip": ip }).to_string());
     }
-    let bad = idx.apply(&Item {
-        verb: Verb::Index,
-        index: None,
-        id: None,
-        body: Some(r#"{"ip": "not-an-ip"}"#),
-        pipeline: None,
-    });
+    let bad = idx.apply(&Item::new(Verb::Index, None, Some(r#"{"ip": "not-an-ip"}"#)));
     assert!(bad.is_err());
     idx.refresh().unwrap();
     let total = |q: serde_json::Value| {

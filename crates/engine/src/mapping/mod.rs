@@ -171,6 +171,9 @@ pub struct Mapping {
     pub schema: Schema,
     pub id: Field,
     pub source: Field,
+    /// `_version` and `_seq_no`: columns of every document, as Elasticsearch keeps them.
+    pub version: Field,
+    pub seq_no: Field,
     pub fields: Vec<MappedField>,
     /// Field names to fields, aliases included (an `alias` names its target's field).
     by_name: HashMap<String, usize>,
@@ -208,6 +211,8 @@ impl Mapping {
         let mut builder = Schema::builder();
         let id = builder.add_text_field("_id", STRING | STORED);
         let source = builder.add_bytes_field("_source", STORED);
+        let version = builder.add_u64_field("_version", tantivy::schema::FAST);
+        let seq_no = builder.add_u64_field("_seq_no", tantivy::schema::FAST);
         let json = JsonFields::add(&mut builder);
         let mut fields = Vec::new();
         let mut declared = Declared::default();
@@ -274,6 +279,8 @@ impl Mapping {
             schema: builder.build(),
             id,
             source,
+            version,
+            seq_no,
             fields,
             by_name,
             copies,

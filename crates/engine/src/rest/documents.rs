@@ -1,8 +1,11 @@
 //! Document APIs: `_doc` get, put and delete, `_create`, and `_bulk` (run by the engine's bulk
 //! module, single-document writes too).
 
-use crate::bulk::{Item, Verb};
+use crate::bulk::{Item, Preconditions, Verb, VersionType};
 use crate::cluster::Engine;
+use crate::index::{Written, PRIMARY_TERM};
+use crate::search::source::SourceFilter;
+use serde_json::{Map, Value};
 use crate::rest::not_found;
 use crate::rest::RestResponse;
 use serde_json::json;
@@ -10,36 +13,115 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::time::Instant;
 
+/// What a get (or one document of an mget) asks besides the id.
+#[derive(Default)]
+pub(crate) struct GetOptions {
+    pub source: SourceFilter,
+    /// `stored_fields`: fields mapped with `store: true` are shown under `fields`.
+    pub stored_fields: Vec<String>,
+    /// `version`: the get fails with a conflict unless the document has this version.
+    pub version: Option<u64>,
+}
+
+impl GetOptions {
+    /// A get's URL parameters.
+    pub(crate) fn from_query(query: &str) -> Result<GetOptions, RestResponse> {
+        let bad = |m: String| RestResponse::error(400, "illegal_argument_exception", &m);
+        let source = crate::rest::search_url::url_source_filter(query).map_err(bad)?;
+        let stored_fields = crate::rest::param(query, "stored_fields")
+            .map(|s| s.split(',').filter(|f| !f.is_empty()).map(str::to_string).collect())
+            .unwrap_or_default();
+        let version = match crate::rest::param(query, "version") {
+            Some(v) => Some(v.parse().map_err(|_| bad(format!("[version] is not a number: [{v}]")))?),
+            None => None,
+        };
+        if let Some(t) = crate::rest::param(query, "version_type") {
+            VersionType::parse(&t).map_err(bad)?;
+        }
+        Ok(GetOptions {
+            source,
+            stored_fields,
+            version,
+        })
+    }
+}
+
 impl Engine {
-    pub(crate) fn get_doc(&self, name: &str, id: &str) -> RestResponse {
+    pub(crate) fn get_doc(&self, name: &str, id: &str, query: &str) -> RestResponse {
+        match GetOptions::from_query(query) {
+            Ok(options) => self.fetch_doc(name, id, &options),
+            Err(r) => r,
+        }
+    }
+
+    /// A realtime get, as Elasticsearch's: documents written since the last refresh are found.
+    pub(crate) fn fetch_doc(&self, name: &str, id: &str, options: &GetOptions) -> RestResponse {
         let Some(index) = self.index(name) else {
             return not_found(name);
         };
-        // A realtime get: documents written since the last refresh are found.
-        match index.current_source(id) {
-            Ok(Some(source)) => {
-                let mut out = format!(
-                    r#"{{"_index":{},"_id":{},"_version":1,"found":true,"_source":"#,
-                    json!(name),
-                    json!(id)
-                )
-                .into_bytes();
-                out.extend_from_slice(source.as_bytes());
-                out.push(b'}');
-                RestResponse {
-                    status: 200,
-                    body: out,
-                }
-            }
+        let (source, meta) = match index.current(id) {
+            Ok(Some(found)) => found,
             Ok(None) => {
-                RestResponse::json(404, &json!({ "_index": name, "_id": id, "found": false }))
+                return RestResponse::json(404, &json!({ "_index": index.name, "_id": id, "found": false }))
             }
+            Err(e) => return RestResponse::from_error(&e),
+        };
+        if let Some(wanted) = options.version.filter(|v| *v != meta.version) {
+            return RestResponse::error(
+                409,
+                "version_conflict_engine_exception",
+                &format!("[{id}]: version conflict, current version [{}] is different than the one provided [{wanted}]", meta.version),
+            );
+        }
+        let mut out = format!(
+            r#"{{"_index":{},"_id":{},"_version":{},"_seq_no":{},"_primary_term":{PRIMARY_TERM},"found":true"#,
+            json!(index.name),
+            json!(id),
+            meta.version,
+            meta.seq_no,
+        )
+        .into_bytes();
+        let fields = stored_values(&index.mappings, &options.stored_fields, &source);
+        if !fields.is_empty() {
+            out.extend_from_slice(format!(r#","fields":{}"#, Value::Object(fields)).as_bytes());
+        }
+        if let Some(shown) = options.source.apply(source.into_bytes()) {
+            out.extend_from_slice(br#","_source":"#);
+            out.extend_from_slice(&shown);
+        }
+        out.push(b'}');
+        RestResponse {
+            status: 200,
+            body: out,
+        }
+    }
+
+    /// `GET <index>/_source/<id>`: the source alone.
+    pub(crate) fn get_source(&self, name: &str, id: &str, query: &str) -> RestResponse {
+        let options = match GetOptions::from_query(query) {
+            Ok(o) => o,
+            Err(r) => return r,
+        };
+        let Some(index) = self.index(name) else {
+            return not_found(name);
+        };
+        match index.current_source(id) {
+            Ok(Some(source)) => RestResponse {
+                status: 200,
+                body: options.source.apply(source.into_bytes()).unwrap_or_else(|| b"{}".to_vec()),
+            },
+            Ok(None) => RestResponse::error(
+                404,
+                "resource_not_found_exception",
+                &format!("Document not found [{name}]/[{id}]"),
+            ),
             Err(e) => RestResponse::from_error(&e),
         }
     }
 
-    /// One document written (`_doc`, `_create`) or deleted, as a bulk item of its own: the
-    /// same pipelines, write blocks, aliases, auto-created indices, results and conflicts.
+    /// One document written (`_doc`, `_create`, `_update`) or deleted, as a bulk item of its
+    /// own: the same pipelines, write blocks, aliases, auto-created indices, versions,
+    /// results and conflicts.
     pub(crate) fn write_doc(
         &self,
         name: &str,
@@ -62,12 +144,18 @@ impl Engine {
                 )
             }
         };
+        let pre = match preconditions(query) {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
         let item = Item {
             verb,
             index: Some(Cow::Borrowed(name)),
             id: id.map(Cow::Borrowed),
             body: (verb != Verb::Delete).then(|| source.trim()),
             pipeline: None,
+            pre,
+            require_alias: crate::rest::param(query, "require_alias").as_deref() == Some("true"),
         };
         let pipeline = crate::rest::param(query, "pipeline");
         let mut answer = None;
@@ -89,14 +177,18 @@ impl Engine {
             }
         };
         match result {
-            Ok((id, done)) => {
+            Ok(written) => {
                 if let Some(r) = self.refresh_if_asked(query, &index) {
                     return r;
                 }
-                RestResponse::json(
-                    done.status(),
-                    &json!({ "_index": index, "_id": id, "_version": 1, "result": done.as_str(), "_shards": { "total": 1, "successful": 1, "failed": 0 } }),
-                )
+                let mut out = String::new();
+                write_result(&mut out, &index, &written);
+                out.insert(0, '{');
+                out.push('}');
+                RestResponse {
+                    status: written.done.status(),
+                    body: out.into_bytes(),
+                }
             }
             Err(e) => RestResponse::error(e.status, e.kind, &e.reason),
         }
@@ -128,8 +220,9 @@ impl Engine {
         };
         let default = match default_index {
             Some(name) => match self.state.writable_index(name, crate::bulk::Verb::Index) {
-                Some(i) => Some(i),
-                None => return not_found(name),
+                Ok(Some(i)) => Some(i),
+                Ok(None) => return not_found(name),
+                Err(e) => return RestResponse::error(e.status, e.kind, &e.reason),
             },
             None => None,
         };
@@ -145,8 +238,10 @@ impl Engine {
             }
             let verb = verb.as_str();
             match result {
-                Ok((id, done)) => {
-                    let _ = write!(items, r#"{{"{verb}":{{"_index":{},"_id":{},"_version":1,"result":"{}","status":{}}}}}"#, json!(index), json!(id), done.as_str(), done.status());
+                Ok(written) => {
+                    let _ = write!(items, r#"{{"{verb}":{{"#);
+                    write_result(&mut items, index, &written);
+                    let _ = write!(items, r#","status":{}}}}}"#, written.done.status());
                 }
                 Err(e) => {
                     errors = true;
@@ -166,7 +261,7 @@ impl Engine {
             return RestResponse::error(
                 400,
                 "illegal_argument_exception",
-                &format!("line {}: {}", m.line, m.message),
+                &format!("Malformed action/metadata line [{}], {}", m.line, m.message),
             );
         }
         for name in &written {
@@ -185,4 +280,72 @@ impl Engine {
             body: out.into_bytes(),
         }
     }
+}
+
+/// A write's result fields, as Elasticsearch shows them for `_doc` and for each bulk item.
+fn write_result(out: &mut String, index: &str, w: &Written) {
+    let _ = write!(
+        out,
+        r#""_index":{},"_id":{},"_version":{},"result":"{}","_shards":{{"total":1,"successful":1,"failed":0}},"_seq_no":{},"_primary_term":{PRIMARY_TERM}"#,
+        json!(index),
+        json!(w.id),
+        w.meta.version,
+        w.done.as_str(),
+        w.meta.seq_no,
+    );
+}
+
+/// `if_seq_no`, `if_primary_term`, `version` and `version_type` of a single-document write.
+fn preconditions(query: &str) -> Result<Preconditions, RestResponse> {
+    let number = |name: &str| -> Result<Option<u64>, RestResponse> {
+        match crate::rest::param(query, name) {
+            None => Ok(None),
+            Some(v) => v.parse().map(Some).map_err(|_| {
+                RestResponse::error(
+                    400,
+                    "illegal_argument_exception",
+                    &format!("[{name}] must be a non-negative number, got [{v}]"),
+                )
+            }),
+        }
+    };
+    let version_type = match crate::rest::param(query, "version_type") {
+        Some(t) => VersionType::parse(&t)
+            .map_err(|m| RestResponse::error(400, "illegal_argument_exception", &m))?,
+        None => VersionType::Internal,
+    };
+    Ok(Preconditions {
+        if_seq_no: number("if_seq_no")?,
+        if_primary_term: number("if_primary_term")?,
+        version: number("version")?,
+        version_type,
+    })
+}
+
+/// The `stored_fields` asked for that the mapping stores (`store: true`), with their values
+/// from the source, as Elasticsearch returns stored fields.
+fn stored_values(mappings: &Value, wanted: &[String], source: &str) -> Map<String, Value> {
+    let mut out = Map::new();
+    if wanted.is_empty() {
+        return out;
+    }
+    let Ok(doc) = serde_json::from_str::<Value>(source) else {
+        return out;
+    };
+    for field in wanted {
+        let value = field.split('.').try_fold(&doc, |v, part| v.get(part));
+        let stored = field
+            .split('.')
+            .try_fold(mappings, |m, part| m.get("properties")?.get(part))
+            .and_then(|m| m.get("store"))
+            == Some(&Value::Bool(true));
+        if let (true, Some(v)) = (stored, value) {
+            let values = match v {
+                Value::Array(items) => items.clone(),
+                other => vec![other.clone()],
+            };
+            out.insert(field.clone(), Value::Array(values));
+        }
+    }
+    out
 }

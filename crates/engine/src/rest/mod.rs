@@ -195,13 +195,21 @@ impl Engine {
             Route::ClearScroll(ids) => self.clear_scroll(ids, req.body),
             Route::Search(index, count) => self.search(index, req.query, req.body, count),
             Route::GetDoc(index, id) if req.method == "HEAD" => {
-                let found = self.get_doc(index, id);
+                let found = self.get_doc(index, id, req.query);
                 RestResponse {
                     status: found.status,
                     body: Vec::new(),
                 }
             }
-            Route::GetDoc(index, id) => self.get_doc(index, id),
+            Route::GetDoc(index, id) => self.get_doc(index, id, req.query),
+            Route::GetSource(index, id) if req.method == "HEAD" => {
+                let found = self.get_source(index, id, req.query);
+                RestResponse {
+                    status: found.status,
+                    body: Vec::new(),
+                }
+            }
+            Route::GetSource(index, id) => self.get_source(index, id, req.query),
             Route::PutDoc(index, id) => {
                 self.write_doc(index, id, crate::bulk::Verb::Index, req.query, req.body)
             }
@@ -220,7 +228,7 @@ impl Engine {
                 req.body,
             ),
             Route::MultiSearch(index) => self.multi_search(index, req.query, req.body),
-            Route::MultiGet(index) => self.multi_get(index, req.body),
+            Route::MultiGet(index) => self.multi_get(index, req.query, req.body),
             Route::CatIndices(names) => self.cat_indices(names, req.query),
             Route::GetMapping(names) => self.get_mapping(names),
             Route::DeleteDoc(index, id) => {

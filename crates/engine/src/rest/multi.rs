@@ -3,6 +3,8 @@
 
 use crate::cluster::Engine;
 use crate::rest::{parse_body, RestResponse};
+use crate::rest::documents::GetOptions;
+use crate::search::source::SourceFilter;
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -83,55 +85,74 @@ impl Engine {
         )
     }
 
-    /// `_mget`: `{"docs": [{"_index", "_id"}]}`, or `{"ids": [..]}` with the index in the path.
-    pub(crate) fn multi_get(&self, default: Option<&str>, body: &[u8]) -> RestResponse {
+    /// `_mget`: `{"docs": [{"_index", "_id", "_source", "stored_fields", "version"}]}`, or
+    /// `{"ids": [..]}` with the index in the path; the URL's `_source*` and `stored_fields`
+    /// apply to documents that do not say.
+    pub(crate) fn multi_get(&self, default: Option<&str>, query: &str, body: &[u8]) -> RestResponse {
         let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
         };
-        let entry_keys = |d: &Value| {
-            d.as_object().and_then(|o| {
-                o.keys()
-                    .find(|k| !["_index", "_id"].contains(&k.as_str()))
-                    .cloned()
-            })
+        let defaults = match GetOptions::from_query(query) {
+            Ok(o) => o,
+            Err(r) => return r,
         };
-        if let Some(k) = body
-            .get("docs")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find_map(entry_keys)
-        {
-            return RestResponse::error(400, "illegal_argument_exception", &format!("mget document option [{k}] is not run by runner serve (it reads _index and _id)"));
-        }
-        let wanted: Vec<(String, String)> = match (body.get("docs"), body.get("ids"), default) {
-            (Some(Value::Array(docs)), None, _) => docs
-                .iter()
-                .map(|d| {
-                    let index = d.get("_index").and_then(Value::as_str).or(default).unwrap_or("");
-                    let id = d.get("_id").and_then(Value::as_str).unwrap_or("");
-                    (index.to_string(), id.to_string())
-                })
-                .collect(),
-            (None, Some(Value::Array(ids)), Some(index)) => ids
-                .iter()
-                .map(|id| (index.to_string(), id.as_str().map_or_else(|| id.to_string(), str::to_string)))
-                .collect(),
-            _ => {
-                return RestResponse::error(
-                    400,
-                    "action_request_validation_exception",
-                    "mget needs `docs` (each with `_index` and `_id`), or `ids` with an index in the path",
-                )
+        let invalid = |m: String| {
+            RestResponse::error(400, "action_request_validation_exception", &format!("Validation Failed: {m}"))
+        };
+        let id_text = |v: &Value| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        let mut wanted: Vec<(String, String, Option<GetOptions>)> = Vec::new();
+        match (body.get("docs"), body.get("ids")) {
+            (Some(Value::Array(docs)), None) => {
+                let mut problems = Vec::new();
+                for (i, d) in docs.iter().enumerate() {
+                    if let Some(k) = d.as_object().and_then(|o| o.keys().find(|k| !DOC_KEYS.contains(&k.as_str()))) {
+                        return RestResponse::error(400, "illegal_argument_exception", &format!("mget document option [{k}] is not run by runner serve (it runs {})", DOC_KEYS.join(", ")));
+                    }
+                    let index = d.get("_index").and_then(Value::as_str).or(default);
+                    let id = d.get("_id").and_then(id_text);
+                    if index.is_none() {
+                        problems.push(format!("{}: index is missing for doc {i};", problems.len() + 1));
+                    }
+                    if id.is_none() {
+                        problems.push(format!("{}: id is missing for doc {i};", problems.len() + 1));
+                    }
+                    let options = match doc_options(d) {
+                        Ok(o) => o,
+                        Err(m) => return RestResponse::error(400, "illegal_argument_exception", &m),
+                    };
+                    wanted.push((index.unwrap_or("").to_string(), id.unwrap_or_default(), options));
+                }
+                if !problems.is_empty() {
+                    return invalid(problems.join(" "));
+                }
             }
-        };
+            (None, Some(Value::Array(ids))) => {
+                let Some(index) = default else {
+                    return invalid("1: index is missing for doc 0;".into());
+                };
+                for id in ids {
+                    let Some(id) = id_text(id) else {
+                        return RestResponse::error(400, "illegal_argument_exception", &format!("mget id {id} is not a string or a number"));
+                    };
+                    wanted.push((index.to_string(), id, None));
+                }
+            }
+            _ => {}
+        }
+        if wanted.is_empty() {
+            return invalid("1: no documents to get;".into());
+        }
         let docs: Vec<Value> = wanted
             .iter()
-            .map(|(index, id)| {
-                let answer = self.get_doc(index, id);
+            .map(|(index, id, options)| {
+                let answer = self.fetch_doc(index, id, options.as_ref().unwrap_or(&defaults));
                 let mut doc: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
-                if answer.status == 404 && doc.get("error").is_some() {
+                if answer.status >= 400 && doc.get("error").is_some() {
                     doc = json!({ "_index": index, "_id": id, "error": doc["error"] });
                 }
                 doc
@@ -139,6 +160,28 @@ impl Engine {
             .collect();
         RestResponse::json(200, &json!({ "docs": docs }))
     }
+}
+
+/// The keys of an mget document that runner serve runs (`routing` picks a shard, and there is
+/// one).
+const DOC_KEYS: [&str; 7] = ["_index", "_id", "_source", "stored_fields", "version", "version_type", "routing"];
+
+/// An mget document's own options; None when it names none (the URL's apply).
+fn doc_options(d: &Value) -> Result<Option<GetOptions>, String> {
+    if ["_source", "stored_fields", "version"].iter().all(|k| d.get(k).is_none()) {
+        return Ok(None);
+    }
+    let stored_fields = match d.get("stored_fields") {
+        None => Vec::new(),
+        Some(Value::String(s)) => s.split(',').map(str::to_string).collect(),
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        Some(other) => return Err(format!("mget `stored_fields`: {other} is not a field list")),
+    };
+    Ok(Some(GetOptions {
+        source: SourceFilter::parse(d.get("_source"))?,
+        stored_fields,
+        version: d.get("version").and_then(Value::as_u64),
+    }))
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub(crate) enum Route<'a> {
     ClearScroll(Option<&'a str>),
     Search(&'a str, bool),
     GetDoc(&'a str, &'a str),
+    GetSource(&'a str, &'a str),
     PutDoc(&'a str, Option<&'a str>),
     CreateDoc(&'a str, &'a str),
     UpdateDoc(&'a str, &'a str),
@@ -117,6 +118,7 @@ pub(crate) fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>>
         ("GET" | "POST", [index, "_search"]) => Route::Search(index, false),
         ("GET" | "POST", [index, "_count"]) => Route::Search(index, true),
         ("GET" | "HEAD", [index, "_doc", id]) => Route::GetDoc(index, id),
+        ("GET" | "HEAD", [index, "_source", id]) => Route::GetSource(index, id),
         ("PUT" | "POST", [index, "_doc", id]) => Route::PutDoc(index, Some(id)),
         ("POST", [index, "_doc"]) => Route::PutDoc(index, None),
         ("PUT" | "POST", [index, "_create", id]) => Route::CreateDoc(index, id),
@@ -208,6 +210,34 @@ const COUNT_PARAMS: [&str; 9] = [
     "expand_wildcards",
 ];
 
+/// `_doc` and `_create` writes. `routing` picks a shard, and there is one.
+const WRITE_PARAMS: [&str; 10] = [
+    "refresh",
+    "wait_for_active_shards",
+    "op_type",
+    "pipeline",
+    "if_seq_no",
+    "if_primary_term",
+    "version",
+    "version_type",
+    "require_alias",
+    "routing",
+];
+
+/// Gets, `_source` and mgets.
+const GET_PARAMS: [&str; 10] = [
+    "realtime",
+    "refresh",
+    "preference",
+    "routing",
+    "_source",
+    "_source_includes",
+    "_source_excludes",
+    "stored_fields",
+    "version",
+    "version_type",
+];
+
 impl Route<'_> {
     /// The URL parameters this endpoint runs, besides [`GLOBAL_PARAMS`]. Anything else is a
     /// 400 naming it, as Elasticsearch answers an unrecognized parameter: never ignored.
@@ -223,7 +253,13 @@ impl Route<'_> {
                 "wait_for_nodes",
                 "local",
             ],
-            Route::Bulk(_) => &["pipeline", "refresh", "wait_for_active_shards"],
+            Route::Bulk(_) => &[
+                "pipeline",
+                "refresh",
+                "wait_for_active_shards",
+                "require_alias",
+                "routing",
+            ],
             Route::Stats(_) => &["level"],
             Route::GetClusterSettings => &["flat_settings"],
             Route::PutClusterSettings => &["flat_settings"],
@@ -232,9 +268,17 @@ impl Route<'_> {
             Route::Scroll(_) => &["scroll", "scroll_id", "rest_total_hits_as_int"],
             Route::Search(_, false) => &SEARCH_PARAMS,
             Route::Search(_, true) => &COUNT_PARAMS,
-            Route::PutDoc(..) => &["refresh", "wait_for_active_shards", "op_type", "pipeline"],
-            Route::CreateDoc(..) => &["refresh", "wait_for_active_shards", "pipeline"],
-            Route::UpdateDoc(..) => &["refresh", "wait_for_active_shards"],
+            Route::PutDoc(..) => &WRITE_PARAMS,
+            Route::CreateDoc(..) => &WRITE_PARAMS,
+            Route::UpdateDoc(..) => &[
+                "refresh",
+                "wait_for_active_shards",
+                "if_seq_no",
+                "if_primary_term",
+                "require_alias",
+                "routing",
+                "retry_on_conflict",
+            ],
             Route::MultiSearch(_) => &[
                 "rest_total_hits_as_int",
                 "max_concurrent_searches",
@@ -243,10 +287,18 @@ impl Route<'_> {
                 "max_concurrent_shard_requests",
                 "ccs_minimize_roundtrips",
             ],
-            Route::MultiGet(_) => &["preference"],
+            Route::MultiGet(_) => &GET_PARAMS,
             Route::CatIndices(_) => &["v", "h", "s", "format", "bytes", "expand_wildcards"],
-            Route::DeleteDoc(..) => &["refresh", "wait_for_active_shards"],
-            Route::GetDoc(..) => &["realtime", "preference"],
+            Route::DeleteDoc(..) => &[
+                "refresh",
+                "wait_for_active_shards",
+                "if_seq_no",
+                "if_primary_term",
+                "version",
+                "version_type",
+                "routing",
+            ],
+            Route::GetDoc(..) | Route::GetSource(..) => &GET_PARAMS,
             Route::CreateIndex(_) => &["wait_for_active_shards"],
             Route::DeleteIndex(_) => &["ignore_unavailable"],
             _ => &[],

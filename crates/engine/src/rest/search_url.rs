@@ -5,6 +5,7 @@
 //! node (`preference`, `request_cache`, `search_type`, ...) are accepted; the route table
 //! refuses the rest.
 
+use crate::search::source::SourceFilter;
 use crate::rest::params::pairs;
 use crate::rest::RestResponse;
 use serde_json::{json, Map, Value};
@@ -70,6 +71,15 @@ fn sort_list(v: &str) -> Value {
                 None => json!(s),
             })
             .collect(),
+    )
+}
+
+/// A get's or mget's `_source`, `_source_includes` and `_source_excludes` parameters, as the
+/// source filter they ask for.
+pub(crate) fn url_source_filter(query: &str) -> Result<SourceFilter, String> {
+    let find = |name: &str| pairs(query).find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
+    SourceFilter::parse(
+        source(find("_source"), find("_source_includes"), find("_source_excludes")).as_ref(),
     )
 }
 

@@ -30,13 +30,7 @@ fn index() -> EmbeddedIndex {
     let idx = EmbeddedIndex::create("geo", &body).unwrap();
     for (name, lat, lon, pop) in places() {
         let doc = json!({"name": name, "loc": {"lat": lat, "lon": lon}, "pop": pop}).to_string();
-        idx.apply(&Item {
-            verb: Verb::Index,
-            index: None,
-            id: Some(name.into()),
-            body: Some(&doc),
-            pipeline: None,
-        })
+        idx.apply(&Item::new(Verb::Index, Some(&name), Some(&doc)))
         .unwrap();
     }
     idx.refresh().unwrap();

@@ -48,13 +48,7 @@ fn hits(idx: &EmbeddedIndex, query: Value) -> u64 {
 
 fn refused(idx: &EmbeddedIndex, doc: Value) -> String {
     let body = doc.to_string();
-    idx.apply(&Item {
-        verb: Verb::Index,
-        index: None,
-        id: None,
-        body: Some(&body),
-        pipeline: None,
-    })
+    idx.apply(&Item::new(Verb::Index, None, Some(&body)))
     .unwrap_err()
     .reason
 }
