@@ -35,11 +35,21 @@ pub fn simple_match(pattern: &str, name: &str) -> bool {
 
 /// Elasticsearch's rules for a new index's name, in its words.
 pub fn check_index_name(name: &str) -> Result<(), String> {
+    if name != name.to_lowercase() {
+        return Err(format!("Invalid index name [{name}], must be lowercase"));
+    }
+    check_name(name).map_err(|why| format!("Invalid index name [{name}], {why}"))
+}
+
+/// Elasticsearch's rules for an alias name (an index name's, less the lowercase one).
+pub fn check_alias_name(name: &str) -> Result<(), String> {
+    check_name(name).map_err(|why| format!("Invalid alias name [{name}]: {why}"))
+}
+
+fn check_name(name: &str) -> Result<(), String> {
     const FORBIDDEN: [char; 12] = ['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',', '#', ':'];
     let why = if name.is_empty() {
         "must not be empty".to_string()
-    } else if name != name.to_lowercase() {
-        "must be lowercase".to_string()
     } else if let Some(c) = name.chars().find(|c| FORBIDDEN.contains(c)) {
         format!("must not contain the following characters [{c}]")
     } else if name.starts_with(['_', '-', '+']) {
@@ -51,7 +61,7 @@ pub fn check_index_name(name: &str) -> Result<(), String> {
     } else {
         return Ok(());
     };
-    Err(format!("Invalid index name [{name}], {why}"))
+    Err(why)
 }
 
 #[cfg(test)]

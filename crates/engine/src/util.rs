@@ -93,3 +93,11 @@ mod tests {
         assert_eq!(did_you_mean("zzz", ["match", "term"]), "");
     }
 }
+
+/// A JSON value as plain text: a string without its quotes, anything else as JSON.
+pub fn plain(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

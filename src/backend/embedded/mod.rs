@@ -575,7 +575,7 @@ pub fn batch_items<'a>(
             body: (p.verb != engine::bulk::Verb::Delete).then_some(p.document),
             pipeline: None,
             pre: Default::default(),
-            require_alias: false,
+            require_alias: None,
         })
     })
 }

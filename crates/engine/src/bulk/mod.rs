@@ -37,8 +37,9 @@ pub struct Item<'a> {
     pub pipeline: Option<Cow<'a, str>>,
     /// What the write requires of the document as it is (optimistic concurrency).
     pub pre: Preconditions,
-    /// `require_alias`: the target must be an alias, never a new index.
-    pub require_alias: bool,
+    /// `require_alias`: the target must be an alias, never a new index (None: as the
+    /// request says).
+    pub require_alias: Option<bool>,
 }
 
 impl<'a> Item<'a> {
@@ -50,7 +51,7 @@ impl<'a> Item<'a> {
             body,
             pipeline: None,
             pre: Preconditions::default(),
-            require_alias: false,
+            require_alias: None,
         }
     }
 }
@@ -246,7 +247,7 @@ impl<'a> Iterator for Items<'a> {
                 version: meta.version,
                 version_type,
             },
-            require_alias: meta.require_alias.unwrap_or(false),
+            require_alias: meta.require_alias,
         }))
     }
 }
@@ -269,6 +270,9 @@ fn parse_action(text: &str) -> Result<(Verb, Meta<'_>), String> {
             Some(other) => Err(format!("opType must be 'create' or 'index', found: [{other}]")),
         },
         (Some(one), None) => Ok(one),
+        (None, _) if text.trim() == "{}" => {
+            Err("expected FIELD_NAME but found [END_OBJECT]".into())
+        }
         (None, _) => {
             Err("the action line names no action (index, create, update or delete)".into())
         }
@@ -318,7 +322,8 @@ mod tests {
             3
         );
         assert!(err("{\"index\":{}}\n").message.contains("no document"));
-        assert!(err("{}\n").message.contains("names no action"));
+        assert!(err("{}\n").message.contains("found [END_OBJECT]"));
+        assert!(err("{\"index\":null}\n").message.contains("names no action"));
         assert!(err("not json\n").message.contains("not a bulk action line"));
     }
 }

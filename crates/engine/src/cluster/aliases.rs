@@ -9,26 +9,69 @@ use std::collections::BTreeMap;
 pub struct AliasTarget {
     pub filter: Option<Value>,
     pub is_write_index: Option<bool>,
+    pub is_hidden: Option<bool>,
+    /// Routing does nothing on one shard; it is kept and shown, as Elasticsearch shows it.
+    pub index_routing: Option<String>,
+    pub search_routing: Option<String>,
 }
 
+/// The keys of an alias's own body.
+const ALIAS_KEYS: [&str; 6] = [
+    "filter",
+    "routing",
+    "index_routing",
+    "search_routing",
+    "is_write_index",
+    "is_hidden",
+];
+
 impl AliasTarget {
-    /// An alias's body (`filter`, `is_write_index`; routing and the like do nothing on one
-    /// shard and are accepted).
-    pub fn parse(body: &Value) -> Result<AliasTarget, String> {
+    /// An alias's body (`filter`, `is_write_index`, `is_hidden`, routing); `also` names keys
+    /// the body may carry besides (an alias action's `index`, `alias`, ...). Anything else,
+    /// or a value of the wrong type, is refused in Elasticsearch's words.
+    pub fn parse(body: &Value, also: &[&str]) -> Result<AliasTarget, String> {
+        if let Some(k) = body
+            .as_object()
+            .into_iter()
+            .flat_map(|o| o.keys())
+            .find(|k| !ALIAS_KEYS.contains(&k.as_str()) && !also.contains(&k.as_str()))
+        {
+            return Err(format!("Unsupported field [{k}]"));
+        }
         let filter = body.get("filter").filter(|f| !f.is_null()).cloned();
         if let Some(f) = &filter {
             if !f.is_object() {
                 return Err(format!("an alias's `filter` is a query, got {f}"));
             }
         }
-        let is_write_index = match body.get("is_write_index") {
-            None | Some(Value::Null) => None,
-            Some(Value::Bool(b)) => Some(*b),
-            Some(other) => return Err(format!("`is_write_index` is true or false, got {other}")),
+        let flag = |key: &str| match body.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(format!(
+                "Unsupported {} type value [{}] for field [{key}]",
+                json_type(other),
+                crate::util::plain(other)
+            )),
         };
+        let routing = |key: &str| match body.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::Number(n)) => Ok(Some(n.to_string())),
+            Some(Value::Array(_)) => Err("Unexpected token [START_ARRAY]".to_string()),
+            Some(Value::Object(_)) => Err("Unexpected token [START_OBJECT]".to_string()),
+            Some(other) => Err(format!(
+                "Unsupported {} type value [{}] for field [{key}]",
+                json_type(other),
+                crate::util::plain(other)
+            )),
+        };
+        let both = routing("routing")?;
         Ok(AliasTarget {
             filter,
-            is_write_index,
+            is_write_index: flag("is_write_index")?,
+            is_hidden: flag("is_hidden")?,
+            index_routing: routing("index_routing")?.or_else(|| both.clone()),
+            search_routing: routing("search_routing")?.or(both),
         })
     }
 
@@ -37,10 +80,31 @@ impl AliasTarget {
         if let Some(f) = &self.filter {
             o.insert("filter".into(), f.clone());
         }
+        if let Some(r) = &self.index_routing {
+            o.insert("index_routing".into(), json!(r));
+        }
+        if let Some(r) = &self.search_routing {
+            o.insert("search_routing".into(), json!(r));
+        }
         if let Some(w) = self.is_write_index {
             o.insert("is_write_index".into(), json!(w));
         }
+        if let Some(h) = self.is_hidden {
+            o.insert("is_hidden".into(), json!(h));
+        }
         Value::Object(o)
+    }
+}
+
+/// A JSON value's type as Elasticsearch's parser names it.
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::String(_) => "String",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::Null => "null",
     }
 }
 
@@ -240,13 +304,13 @@ mod tests {
     #[test]
     fn aliases_are_added_removed_and_written_through() {
         let mut a = Aliases::default();
-        let f = AliasTarget::parse(&json!({"filter": {"term": {"t": 1}}})).unwrap();
+        let f = AliasTarget::parse(&json!({"filter": {"term": {"t": 1}}}), &[]).unwrap();
         a.add("one", "i1", f.clone());
         a.add("many", "i1", AliasTarget::default());
         a.add(
             "many",
             "i2",
-            AliasTarget::parse(&json!({"is_write_index": true})).unwrap(),
+            AliasTarget::parse(&json!({"is_write_index": true}), &[]).unwrap(),
         );
         assert_eq!(a.write_index("one"), Ok(Some("i1")));
         assert_eq!(a.write_index("many"), Ok(Some("i2")));
@@ -266,7 +330,7 @@ mod tests {
         a.remove_index("i1");
         assert!(a.targets("one").is_none());
         assert_eq!(a.names().collect::<Vec<_>>(), vec!["many"]);
-        assert!(AliasTarget::parse(&json!({"filter": "x"})).is_err());
+        assert!(AliasTarget::parse(&json!({"filter": "x"}), &[]).is_err());
     }
 
     #[test]

@@ -34,7 +34,7 @@ impl State {
                 .as_deref()
                 .or(default_index.map(|d| d.name.as_str()))
                 .unwrap_or("");
-            if item.require_alias && !self.is_alias(name) {
+            if item.require_alias == Some(true) && !self.is_alias(name) {
                 report(name, item.verb, item.id.as_deref(), Err(ItemError::new(404, "index_not_found_exception", format!("no such index [{name}] and [require_alias] request flag is [true] and [{name}] is not an alias"))));
                 continue;
             }
@@ -105,7 +105,7 @@ impl State {
                         body: Some(&done.body),
                         pipeline: None,
                         pre: item.pre,
-                        require_alias: false,
+                        require_alias: None,
                     };
                     let result = self.write(&done.index, &done.settings, &owned);
                     report(&done.index.name, item.verb, owned.id.as_deref(), result);

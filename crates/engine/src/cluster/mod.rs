@@ -71,8 +71,9 @@ impl State {
         let mut aliases = Vec::new();
         if let Some(serde_json::Value::Object(m)) = body.get("aliases") {
             for (alias, b) in m {
-                let target = aliases::AliasTarget::parse(b)
-                    .map_err(|m| CreateError::Mapping(format!("alias `{alias}`: {m}")))?;
+                crate::names::check_alias_name(alias).map_err(CreateError::Mapping)?;
+                let target = aliases::AliasTarget::parse(b, &[])
+                    .map_err(|m| CreateError::Mapping(format!("{m} in alias [{alias}]")))?;
                 aliases.push((alias.clone(), target));
             }
         }

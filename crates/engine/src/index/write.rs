@@ -103,7 +103,9 @@ impl EmbeddedIndex {
         let current = self.current_in(&live, id, item.verb == Verb::Update)?;
         let (source, done) = match item.verb {
             Verb::Update => {
-                match self.updated_source(id, item.body.unwrap_or("{}"), &current)? {
+                let next = self.updated_source(id, item.body.unwrap_or("{}"), &current)?;
+                check_preconditions(&item.pre, id, &current)?;
+                match next {
                     Some(next) => next,
                     None => {
                         // Nothing changed: Elasticsearch's `noop`, with no new version.

@@ -485,6 +485,7 @@ pub fn json_field(
         },
         json_path: Some(name.to_string()),
         ignore_above: None,
+        stored: false,
     }
 }
 

@@ -66,6 +66,8 @@ pub struct MappedField {
     pub json_path: Option<String>,
     /// Longer keyword values are kept in `_source` only (`ignore_above`).
     pub ignore_above: Option<usize>,
+    /// `store: true`: `stored_fields` returns its values.
+    pub stored: bool,
 }
 
 impl MappedField {
@@ -553,6 +555,7 @@ fn add_field(
             .get("ignore_above")
             .and_then(Value::as_u64)
             .map(|n| n as usize),
+        stored: def.get("store") == Some(&Value::Bool(true)),
     })
 }
 

@@ -2,6 +2,9 @@
 //! `PUT`/`DELETE <index>/_alias/<name>` and `GET [<index>/]_alias[/<name>]`.
 
 use crate::cluster::aliases::AliasTarget;
+
+/// An `add` action's keys besides the alias's own.
+const ADD_KEYS: [&str; 5] = ["index", "indices", "alias", "aliases", "must_exist"];
 use crate::cluster::Engine;
 use crate::rest::parse_body;
 use crate::rest::RestResponse;
@@ -83,7 +86,7 @@ impl Engine {
             }
             match kind.as_str() {
                 "add" => {
-                    let target = match AliasTarget::parse(a) {
+                    let target = match AliasTarget::parse(a, &ADD_KEYS) {
                         Ok(t) => t,
                         Err(m) => {
                             return Err(RestResponse::error(400, "illegal_argument_exception", &m))
@@ -98,6 +101,9 @@ impl Engine {
                         ));
                     }
                     for alias in alias_names {
+                        if let Err(why) = crate::names::check_alias_name(&alias) {
+                            return Err(RestResponse::error(400, "invalid_alias_name_exception", &why));
+                        }
                         if self.index(&alias).is_some() {
                             return Err(RestResponse::error(400, "invalid_alias_name_exception", &format!("Invalid alias name [{alias}]: an index or data stream exists with the same name as the alias")));
                         }

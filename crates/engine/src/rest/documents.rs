@@ -155,7 +155,7 @@ impl Engine {
             body: (verb != Verb::Delete).then(|| source.trim()),
             pipeline: None,
             pre,
-            require_alias: crate::rest::param(query, "require_alias").as_deref() == Some("true"),
+            require_alias: Some(crate::rest::param(query, "require_alias").as_deref() == Some("true")),
         };
         let pipeline = crate::rest::param(query, "pipeline");
         let mut answer = None;
@@ -229,7 +229,14 @@ impl Engine {
         let mut items = String::with_capacity(64 * 1024);
         let mut errors = false;
         let mut written: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-        let run = self.state.bulk(default.as_ref(), crate::rest::param(query, "pipeline").as_deref(), crate::bulk::items(text), |index, verb, id, result| {
+        let require_alias = crate::rest::param(query, "require_alias").as_deref() == Some("true");
+        let actions = crate::bulk::items(text).map(|item| {
+            item.map(|mut i| {
+                i.require_alias.get_or_insert(require_alias);
+                i
+            })
+        });
+        let run = self.state.bulk(default.as_ref(), crate::rest::param(query, "pipeline").as_deref(), actions, |index, verb, id, result| {
             if result.is_ok() && !written.contains(index) {
                 written.insert(index.to_string());
             }

@@ -24,13 +24,19 @@ impl Engine {
         }
     }
 
-    pub(crate) fn get_pipeline(&self, ids: Option<&str>) -> RestResponse {
-        let found = self
+    /// `GET _ingest/pipeline[/<ids>]`; `?summary=true` names them without their bodies.
+    pub(crate) fn get_pipeline(&self, ids: Option<&str>, query: &str) -> RestResponse {
+        let mut found = self
             .state
             .pipelines
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .bodies(ids);
+        if crate::rest::param(query, "summary").as_deref() == Some("true") {
+            for body in found.values_mut() {
+                *body = Value::Object(Default::default());
+            }
+        }
         // Elasticsearch answers 404 with an empty object when named pipelines are not there.
         let status = if found.is_empty() && ids.is_some() {
             404

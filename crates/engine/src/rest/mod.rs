@@ -143,10 +143,17 @@ fn nodes_condition(condition: &str) -> Option<bool> {
 }
 
 pub(crate) fn not_found(name: &str) -> RestResponse {
-    RestResponse::error(
+    let error = json!({
+        "type": "index_not_found_exception",
+        "reason": format!("no such index [{name}]"),
+        "resource.type": "index_or_alias",
+        "resource.id": name,
+        "index_uuid": "_na_",
+        "index": name,
+    });
+    RestResponse::json(
         404,
-        "index_not_found_exception",
-        &format!("no such index [{name}]"),
+        &json!({ "error": { "root_cause": [error.clone()], "type": error["type"], "reason": error["reason"], "resource.type": "index_or_alias", "resource.id": name, "index_uuid": "_na_", "index": name }, "status": 404 }),
     )
 }
 
@@ -178,7 +185,12 @@ impl Engine {
             Route::Bulk(index) => self.bulk_request(index, req.query, req.body),
             Route::Refresh(index) => self.each_index(index, EmbeddedIndex::refresh),
             Route::ForceMerge(index) => self.force_merge(index, req.query),
-            Route::Stats(index) => self.index_stats(index, req.query),
+            Route::Stats(index, metric) => {
+                match metric.and_then(|m| routes::unknown_stats_metric(req.path, m)) {
+                    Some(why) => RestResponse::error(400, "illegal_argument_exception", &why),
+                    None => self.index_stats(index, req.query),
+                }
+            }
             Route::NodeStats => self.node_stats(),
             Route::NodeInfo => self.node_info(),
             Route::PutClusterSettings => self.put_cluster_settings(req.body),
@@ -239,7 +251,7 @@ impl Engine {
             Route::DeleteDataStream(names) => self.delete_data_stream(names),
             Route::GetDataStream(names) => self.get_data_stream(names),
             Route::PutPipeline(id) => self.put_pipeline(id, req.body),
-            Route::GetPipeline(ids) => self.get_pipeline(ids),
+            Route::GetPipeline(ids) => self.get_pipeline(ids, req.query),
             Route::DeletePipeline(ids) => self.delete_pipeline(ids),
             Route::AddBlock(index, block) => self.add_block(index, block),
             Route::Recovery(names) => self.recovery(names),

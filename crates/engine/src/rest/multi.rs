@@ -40,6 +40,9 @@ impl Engine {
                 &format!("an msearch body is header and body lines in pairs, at most {MAX_SEARCHES} of them"),
             );
         }
+        if let Some(r) = inaccurate_int_total(query, &lines) {
+            return r;
+        }
         let mut responses = Vec::with_capacity(lines.len() / 2);
         for pair in lines.chunks(2) {
             let header: Value = match serde_json::from_str(pair[0]) {
@@ -160,6 +163,26 @@ impl Engine {
             .collect();
         RestResponse::json(200, &json!({ "docs": docs }))
     }
+}
+
+/// With `rest_total_hits_as_int`, a search whose `track_total_hits` is not exact fails the
+/// whole request, as in Elasticsearch.
+fn inaccurate_int_total(query: &str, lines: &[&str]) -> Option<RestResponse> {
+    if crate::rest::param(query, "rest_total_hits_as_int").as_deref() != Some("true") {
+        return None;
+    }
+    lines.chunks(2).find_map(|pair| {
+        let body: Value = serde_json::from_str(pair.get(1)?).ok()?;
+        let track = body.get("track_total_hits")?;
+        let exact = track == &Value::Bool(true) || track.as_i64() == Some(-1);
+        (!exact).then(|| {
+            RestResponse::error(
+                400,
+                "illegal_argument_exception",
+                &format!("[rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got {track}"),
+            )
+        })
+    })
 }
 
 /// The keys of an mget document that runner serve runs (`routing` picks a shard, and there is

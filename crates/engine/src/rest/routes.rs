@@ -10,7 +10,8 @@ pub(crate) enum Route<'a> {
     Bulk(Option<&'a str>),
     Refresh(Option<&'a str>),
     ForceMerge(Option<&'a str>),
-    Stats(Option<&'a str>),
+    /// Index stats: the indices and the metrics named in the path.
+    Stats(Option<&'a str>, Option<&'a str>),
     NodeStats,
     NodeInfo,
     PutClusterSettings,
@@ -63,8 +64,10 @@ pub(crate) fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>>
         ("POST", ["_forcemerge"]) => Route::ForceMerge(None),
         ("POST", [index, "_forcemerge"]) => Route::ForceMerge(Some(index)),
         // A metric (`_all`, `docs,store`, ...) shows what the engine keeps: docs, store, segments.
-        ("GET", ["_stats"] | ["_stats", _]) => Route::Stats(None),
-        ("GET", [index, "_stats"] | [index, "_stats", _]) => Route::Stats(Some(index)),
+        ("GET", ["_stats"]) => Route::Stats(None, None),
+        ("GET", ["_stats", metric]) => Route::Stats(None, Some(metric)),
+        ("GET", [index, "_stats"]) => Route::Stats(Some(index), None),
+        ("GET", [index, "_stats", metric]) => Route::Stats(Some(index), Some(metric)),
         (
             "GET",
             ["_nodes", "stats"]
@@ -167,8 +170,10 @@ const GLOBAL_PARAMS: [&str; 6] = [
 ];
 
 /// What a search or count reads from the URL besides its body (`rest/search.rs` runs each).
-pub(crate) const SEARCH_PARAMS: [&str; 27] = [
+pub(crate) const SEARCH_PARAMS: [&str; 29] = [
     "scroll",
+    "docvalue_fields",
+    "stored_fields",
     "size",
     "from",
     "sort",
@@ -198,7 +203,8 @@ pub(crate) const SEARCH_PARAMS: [&str; 27] = [
 ];
 
 /// What a count reads from the URL.
-const COUNT_PARAMS: [&str; 9] = [
+const COUNT_PARAMS: [&str; 10] = [
+    "terminate_after",
     "q",
     "df",
     "default_operator",
@@ -260,7 +266,8 @@ impl Route<'_> {
                 "require_alias",
                 "routing",
             ],
-            Route::Stats(_) => &["level"],
+            Route::Stats(..) => &["level"],
+            Route::GetPipeline(_) => &["summary"],
             Route::GetClusterSettings => &["flat_settings"],
             Route::PutClusterSettings => &["flat_settings"],
             Route::ClusterState(_) => &["local"],
@@ -336,4 +343,24 @@ pub(crate) fn unrecognized(route: &Route, path: &str, query: &str) -> Option<Str
             accepted.join(", ")
         }
     ))
+}
+
+/// The metrics `_stats` takes in its path.
+const STATS_METRICS: [&str; 20] = [
+    "_all", "bulk", "completion", "dense_vector", "docs", "fielddata", "flush", "get",
+    "indexing", "mappings", "merge", "query_cache", "refresh", "request_cache", "search",
+    "segments", "shard_stats", "sparse_vector", "store", "warmer",
+];
+
+/// A `_stats` path metric Elasticsearch does not know, in its words.
+pub(crate) fn unknown_stats_metric(path: &str, metrics: &str) -> Option<String> {
+    let unknown = metrics.split(',').find(|m| !STATS_METRICS.contains(m))?;
+    let hint = STATS_METRICS
+        .iter()
+        .map(|c| (strsim::jaro_winkler(unknown, c), *c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| format!(" -> did you mean [{c}]?"))
+        .unwrap_or_default();
+    Some(format!("request [{path}] contains unrecognized metric: [{unknown}]{hint}"))
 }

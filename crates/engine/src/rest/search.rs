@@ -30,6 +30,18 @@ fn keep_alive(text: &str) -> Result<Duration, RestResponse> {
     })
 }
 
+/// A count's `terminate_after`: a positive number of documents, or None.
+fn terminate_after(query: &str) -> Result<Option<u64>, RestResponse> {
+    let Some(v) = param(query, "terminate_after") else {
+        return Ok(None);
+    };
+    match v.parse::<i64>() {
+        Ok(n) if n > 0 => Ok(Some(n as u64)),
+        Ok(_) => Err(RestResponse::error(400, "illegal_argument_exception", "terminateAfter must be > 0")),
+        Err(_) => Err(RestResponse::error(400, "illegal_argument_exception", &format!("[terminate_after] is not a number: [{v}]"))),
+    }
+}
+
 /// The index each hit of an answer came from.
 #[derive(Clone, Copy)]
 enum HitIndex<'a> {
@@ -139,16 +151,20 @@ fn fetch_all(
 /// merged here, and say so.
 fn searched(
     plans: Vec<(Arc<EmbeddedIndex>, crate::search::SearchPlan)>,
-    count_only: bool,
+    count_only: Option<Option<u64>>,
     (started, shown): (Instant, TotalShown),
 ) -> RestResponse {
     let shards = plans.len();
-    let count = |n: u64| {
-        RestResponse::json(
-            200,
-            &json!({ "count": n, "_shards": { "total": shards, "successful": shards, "skipped": 0, "failed": 0 } }),
-        )
+    let terminate_after = count_only.flatten();
+    let mut terminated_early = false;
+    let count = |n: u64, early: bool| {
+        let mut answer = json!({ "count": n, "_shards": { "total": shards, "successful": shards, "skipped": 0, "failed": 0 } });
+        if early {
+            answer["terminated_early"] = json!(true);
+        }
+        RestResponse::json(200, &answer)
     };
+    let count_only = count_only.is_some();
     if shards > 1 && !count_only {
         if let Some(why) = not_merged(&plans) {
             return RestResponse::error(400, "illegal_argument_exception", &why);
@@ -165,13 +181,21 @@ fn searched(
             Ok(r) => r,
             Err(e) => return RestResponse::from_error(&e),
         };
+        // `terminate_after` stops each shard (here, each index) after that many documents.
+        let n = match terminate_after {
+            Some(limit) if n > limit => {
+                terminated_early = true;
+                limit
+            }
+            _ => n,
+        };
         total += n;
         aggregations = aggs.map(|a| plan.aggregations_json(&a));
         names.extend(std::iter::repeat_n(index.name.clone(), hits.len()));
         found.extend(hits);
     }
     if count_only {
-        return count(total);
+        return count(total, terminated_early);
     }
     if shards > 1 {
         // Best score first; equal scores keep their indices' order (the sort is stable).
@@ -218,6 +242,11 @@ impl Engine {
         count_only: bool,
     ) -> RestResponse {
         let started = Instant::now();
+        // Request validation comes before the indices are looked up, as in Elasticsearch.
+        let count_limit = match count_only.then(|| terminate_after(query)).transpose() {
+            Ok(limit) => limit.flatten(),
+            Err(r) => return r,
+        };
         let targets = match self.state.search_targets(name) {
             Ok(t) => t,
             // In Elasticsearch's words, `no such index [name]`, for the name that is missing.
@@ -267,7 +296,7 @@ impl Engine {
                 "illegal_argument_exception",
                 &format!("a scroll over several indices ([{name}] reaches {n}) is not run by runner serve: scroll one index or an alias of one"),
             ),
-            _ => searched(plans, count_only, (started, shown)),
+            _ => searched(plans, count_only.then_some(count_limit), (started, shown)),
         }
     }
 

@@ -20,6 +20,8 @@ pub(crate) enum TotalShown {
     Int,
     /// `track_total_hits: false`: no total.
     Hidden,
+    /// `track_total_hits: false` with `rest_total_hits_as_int`: -1.
+    Untracked,
 }
 
 /// Elasticsearch's `track_total_hits` default.
@@ -30,6 +32,7 @@ impl TotalShown {
     pub(crate) fn render(self, count: u64) -> Option<String> {
         Some(match self {
             TotalShown::Hidden => return None,
+            TotalShown::Untracked => "-1".to_string(),
             TotalShown::Int => count.to_string(),
             TotalShown::Object { up_to: Some(n) } if count > n => {
                 format!(r#"{{"value":{n},"relation":"gte"}}"#)
@@ -155,6 +158,10 @@ pub(crate) fn into_body(query: &str, body: &mut Value) -> Result<TotalShown, Res
                 b.insert("track_total_hits".into(), t);
             }
             "rest_total_hits_as_int" => as_int = boolean(&k, &v)?,
+            "docvalue_fields" | "stored_fields" => {
+                let list: Vec<Value> = v.split(',').filter(|f| !f.is_empty()).map(Value::from).collect();
+                b.insert(k.to_string(), Value::Array(list));
+            }
             "version" | "seq_no_primary_term" => {
                 b.insert(k.to_string(), json!(boolean(&k, &v)?));
             }
@@ -176,11 +183,18 @@ fn total_shown(track: Option<&Value>, as_int: bool) -> Result<TotalShown, RestRe
     let up_to = match track {
         None => Some(DEFAULT_TRACK_UP_TO),
         Some(Value::Bool(true)) => None,
+        // With an integer total, untracked hits show as -1, as Elasticsearch shows them.
+        Some(Value::Bool(false)) if as_int => return Ok(TotalShown::Untracked),
         Some(Value::Bool(false)) => return Ok(TotalShown::Hidden),
         Some(v) => match v.as_i64() {
             Some(-1) => None,
             Some(n) if n >= 0 => Some(n as u64),
-            _ => {
+            Some(n) => {
+                return Err(bad(format!(
+                    "[track_total_hits] parameter must be positive or equals to -1, got {n}"
+                )))
+            }
+            None => {
                 return Err(bad(format!(
                     "[track_total_hits] must be true, false or a number, got {v}"
                 )))

@@ -63,10 +63,41 @@ impl FetchPlan {
                 }
             }
         }
+        if let Some(stored) = body.get("stored_fields") {
+            plan.stored_fields(stored, mapping)?;
+        }
         if let Some(h) = body.get("highlight") {
             plan.highlight = Some(highlight::Highlight::compile(h, mapping, index, query)?);
         }
         Ok(plan)
+    }
+
+    /// `stored_fields`: the `_source` only when the list names it (`_none_` leaves out the
+    /// source too), and the named fields mapped with `store: true`, read from the source as
+    /// Elasticsearch's stored copies of it hold them.
+    fn stored_fields(&mut self, stored: &Value, mapping: &Mapping) -> Result<(), String> {
+        let names: Vec<&str> = match stored {
+            Value::String(s) => s.split(',').collect(),
+            Value::Array(items) => items
+                .iter()
+                .map(|i| i.as_str().ok_or_else(|| format!("`stored_fields`: {i} is not a field name")))
+                .collect::<Result<_, _>>()?,
+            other => return Err(format!("`stored_fields`: {other} is not a field list")),
+        };
+        if !names.contains(&"_source") {
+            self.source = crate::search::source::SourceFilter::Hidden;
+        }
+        for name in names {
+            if name.starts_with('_') {
+                continue;
+            }
+            for (shown, f) in matching(mapping, name) {
+                if f.stored && !self.fields.iter().any(|(n, _)| *n == shown) {
+                    self.fields.push((shown, f));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The hit's `fields` and `highlight`, as a JSON fragment to follow its `_source`

@@ -90,10 +90,11 @@ pub struct Page {
 /// Search body keys the embedded engine runs (`_source` filters each hit's source;
 /// `track_total_hits` shapes the REST answer's total); anything else (post_filter,
 /// rescore, ...) would be measured without the work it asks for, so it is refused.
-const SEARCH_KEYS: [&str; 15] = [
+const SEARCH_KEYS: [&str; 16] = [
     "aggs",
     "fields",
     "docvalue_fields",
+    "stored_fields",
     "highlight",
     "aggregations",
     "query",
