@@ -8,6 +8,7 @@
 
 mod admin;
 mod aliases;
+mod by_query;
 mod cat;
 mod documents;
 mod effects;
@@ -243,6 +244,12 @@ impl Engine {
             Route::MultiGet(index) => self.multi_get(index, req.query, req.body),
             Route::CatIndices(names) => self.cat_indices(names, req.query),
             Route::GetMapping(names) => self.get_mapping(names),
+            Route::DeleteByQuery(index) => {
+                self.by_query(by_query::ByQuery::Delete, index, req.query, req.body)
+            }
+            Route::UpdateByQuery(index) => {
+                self.by_query(by_query::ByQuery::Update, index, req.query, req.body)
+            }
             Route::DeleteDoc(index, id) => {
                 self.write_doc(index, Some(id), crate::bulk::Verb::Delete, req.query, b"")
             }
