@@ -23,6 +23,8 @@ pub(crate) struct State {
     pub(crate) kv: KvStore,
     /// Scrolls opened through the REST API.
     pub(crate) scrolls: std::sync::Mutex<crate::search::scroll::Scrolls>,
+    /// Points in time opened through the REST API.
+    pub(crate) pits: std::sync::Mutex<crate::search::pit::Pits>,
     pub(crate) templates: RwLock<templates::Templates>,
     /// Data streams, each with the template it was created from (its index has its name).
     pub(crate) data_streams: RwLock<std::collections::BTreeMap<String, String>>,

@@ -17,6 +17,7 @@ mod mappings;
 mod multi;
 mod nodes;
 mod params;
+pub(crate) mod pit;
 mod recovery;
 mod routes;
 mod search;
@@ -244,6 +245,9 @@ impl Engine {
             Route::MultiGet(index) => self.multi_get(index, req.query, req.body),
             Route::CatIndices(names) => self.cat_indices(names, req.query),
             Route::GetMapping(names) => self.get_mapping(names),
+            Route::OpenPit(index, flavor) => self.open_pit(index, req.query, flavor),
+            Route::ClosePit(all, flavor) => self.close_pit(req.body, all, flavor),
+            Route::ListPits => self.list_pits(),
             Route::DeleteByQuery(index) => {
                 self.by_query(by_query::ByQuery::Delete, index, req.query, req.body)
             }

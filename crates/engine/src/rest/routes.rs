@@ -2,6 +2,8 @@
 //! URL parameters each one runs. Read by [`crate::cluster::Engine::rest`] and by the pre-race
 //! check that names a raw request the engine has no endpoint for.
 
+use crate::rest::pit::Flavor;
+
 /// The endpoints the engine answers; one list, read by [`Engine::rest`] and by the
 /// check that names a raw request the engine has no endpoint for before a race.
 pub(crate) enum Route<'a> {
@@ -27,6 +29,9 @@ pub(crate) enum Route<'a> {
     GetDoc(&'a str, &'a str),
     GetSource(&'a str, &'a str),
     DeleteByQuery(&'a str),
+    OpenPit(&'a str, crate::rest::pit::Flavor),
+    ClosePit(bool, crate::rest::pit::Flavor),
+    ListPits,
     UpdateByQuery(&'a str),
     PutDoc(&'a str, Option<&'a str>),
     CreateDoc(&'a str, &'a str),
@@ -128,6 +133,12 @@ pub(crate) fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>>
         ("POST", [index, "_doc"]) => Route::PutDoc(index, None),
         ("PUT" | "POST", [index, "_create", id]) => Route::CreateDoc(index, id),
         ("POST", [index, "_update", id]) => Route::UpdateDoc(index, id),
+        ("POST", [index, "_pit"]) => Route::OpenPit(index, Flavor::Elasticsearch),
+        ("DELETE", ["_pit"]) => Route::ClosePit(false, Flavor::Elasticsearch),
+        ("POST", [index, "_search", "point_in_time"]) => Route::OpenPit(index, Flavor::OpenSearch),
+        ("DELETE", ["_search", "point_in_time"]) => Route::ClosePit(false, Flavor::OpenSearch),
+        ("DELETE", ["_search", "point_in_time", "_all"]) => Route::ClosePit(true, Flavor::OpenSearch),
+        ("GET", ["_search", "point_in_time", "_all"]) => Route::ListPits,
         ("POST", [index, "_delete_by_query"]) => Route::DeleteByQuery(index),
         ("POST", [index, "_update_by_query"]) => Route::UpdateByQuery(index),
         ("GET" | "POST", ["_msearch"]) => Route::MultiSearch(None),
@@ -272,6 +283,14 @@ impl Route<'_> {
             ],
             Route::Stats(..) => &["level"],
             Route::GetPipeline(_) => &["summary"],
+            Route::OpenPit(..) => &[
+                "keep_alive",
+                "preference",
+                "routing",
+                "ignore_unavailable",
+                "expand_wildcards",
+                "allow_partial_search_results",
+            ],
             Route::DeleteByQuery(_) | Route::UpdateByQuery(_) => &[
                 "conflicts",
                 "max_docs",

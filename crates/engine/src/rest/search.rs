@@ -9,6 +9,7 @@ use crate::rest::parse_body;
 use crate::rest::search_url::{self, TotalShown};
 use crate::rest::RestResponse;
 use crate::search::fetch::FetchPlan;
+use crate::search::pit::PitTarget;
 use crate::search::scroll::{Cursor, ScrollContext};
 use crate::search::Hit;
 use serde_json::{json, Value};
@@ -59,13 +60,20 @@ impl HitIndex<'_> {
     }
 }
 
+/// The context a search answer continues: a scroll, or the point in time it read.
+#[derive(Clone, Copy)]
+enum Context<'a> {
+    Scroll(&'a str),
+    Pit(&'a str),
+}
+
 /// A search response; sources are stored JSON, spliced in as they are.
 fn hits_body(
     index: HitIndex,
     took: Duration,
     (total, shown): (u64, TotalShown),
     hits: &[Hit],
-    scroll_id: Option<&str>,
+    context: Option<Context>,
     aggregations: Option<&Value>,
 ) -> RestResponse {
     let mut out = String::with_capacity(
@@ -75,8 +83,14 @@ fn hits_body(
             .sum::<usize>(),
     );
     out.push('{');
-    if let Some(id) = scroll_id {
-        let _ = write!(out, r#""_scroll_id":{},"#, json!(id));
+    match context {
+        Some(Context::Scroll(id)) => {
+            let _ = write!(out, r#""_scroll_id":{},"#, json!(id));
+        }
+        Some(Context::Pit(id)) => {
+            let _ = write!(out, r#""pit_id":{},"#, json!(id));
+        }
+        None => {}
     }
     let max_score = hits
         .first()
@@ -150,9 +164,10 @@ fn fetch_all(
 /// shard does in Elasticsearch). Aggregations and sorted pages over several indices are not
 /// merged here, and say so.
 fn searched(
-    plans: Vec<(Arc<EmbeddedIndex>, crate::search::SearchPlan)>,
+    plans: Vec<Planned>,
     count_only: Option<Option<u64>>,
     (started, shown): (Instant, TotalShown),
+    pit: Option<&str>,
 ) -> RestResponse {
     let shards = plans.len();
     let terminate_after = count_only.flatten();
@@ -170,13 +185,13 @@ fn searched(
             return RestResponse::error(400, "illegal_argument_exception", &why);
         }
     }
-    let (from, size) = plans.first().map_or((0, 10), |(_, p)| (p.from, p.size));
+    let (from, size) = plans.first().map_or((0, 10), |(_, p, _)| (p.from, p.size));
+    let sort = plans.first().and_then(|(_, p, _)| p.sort.clone());
     let (mut total, mut found, mut names, mut aggregations) = (0, Vec::new(), Vec::new(), None);
-    for (index, mut plan) in plans {
+    for (index, mut plan, searcher) in plans {
         if shards > 1 && !count_only {
             (plan.size, plan.from) = (from + size, 0);
         }
-        let searcher = index.searcher();
         let (n, hits, aggs) = match index.search_hits(&plan, &searcher) {
             Ok(r) => r,
             Err(e) => return RestResponse::from_error(&e),
@@ -198,9 +213,13 @@ fn searched(
         return count(total, terminated_early);
     }
     if shards > 1 {
-        // Best score first; equal scores keep their indices' order (the sort is stable).
+        // By the request's sort, else best score first; ties keep their indices' order
+        // (the sort is stable).
         let mut order: Vec<usize> = (0..found.len()).collect();
-        order.sort_by(|a, b| found[*b].score.total_cmp(&found[*a].score));
+        match &sort {
+            Some(s) => order.sort_by(|a, b| s.compare_shown(found[*a].sort.as_ref(), found[*b].sort.as_ref())),
+            None => order.sort_by(|a, b| found[*b].score.total_cmp(&found[*a].score)),
+        }
         let keep: Vec<usize> = order.into_iter().skip(from).take(size).collect();
         names = keep.iter().map(|i| names[*i].clone()).collect();
         let mut slots: Vec<Option<Hit>> = found.into_iter().map(Some).collect();
@@ -211,19 +230,22 @@ fn searched(
         started.elapsed(),
         (total, shown),
         &found,
-        None,
+        pit.map(Context::Pit),
         aggregations.as_ref(),
     )
 }
 
+/// A search of one index: the index, its compiled plan, and the snapshot it reads.
+type Planned = (Arc<EmbeddedIndex>, crate::search::SearchPlan, Searcher);
+
 /// Why a search of several indices cannot be answered by merging their pages, if it cannot.
-fn not_merged(plans: &[(Arc<EmbeddedIndex>, crate::search::SearchPlan)]) -> Option<String> {
-    let names: Vec<&str> = plans.iter().map(|(i, _)| i.name.as_str()).collect();
-    let (_, plan) = plans.first()?;
+fn not_merged(plans: &[Planned]) -> Option<String> {
+    let names: Vec<&str> = plans.iter().map(|(i, _, _)| i.name.as_str()).collect();
+    let (_, plan, _) = plans.first()?;
     let what = if plan.aggs.is_some() {
         "aggregations"
-    } else if plan.sort.is_some() || plan.after.is_some() {
-        "a sorted page (`sort`, `search_after`)"
+    } else if plan.sort.is_none() && plan.after.is_some() {
+        "`search_after` without a `sort`"
     } else {
         return None;
     };
@@ -247,24 +269,40 @@ impl Engine {
             Ok(limit) => limit.flatten(),
             Err(r) => return r,
         };
-        let targets = match self.state.search_targets(name) {
-            Ok(t) => t,
-            // In Elasticsearch's words, `no such index [name]`, for the name that is missing.
-            Err(e) if e.kind == crate::error::ErrorKind::NotFound => {
-                return crate::rest::not_found(e.message.split('`').nth(1).unwrap_or(name))
-            }
-            Err(e) => return RestResponse::from_error(&e),
-        };
         let mut body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
+        };
+        let pit = match body.as_object_mut().and_then(|o| o.remove("pit")) {
+            Some(p) => match self.pit_of(name, &p, count_only) {
+                Ok(found) => Some(found),
+                Err(r) => return r,
+            },
+            None => None,
+        };
+        let targets = match &pit {
+            Some((_, targets)) => targets.clone(),
+            None => match self.state.search_targets(name) {
+                Ok(t) => t
+                    .into_iter()
+                    .map(|(index, filter)| {
+                        let searcher = index.searcher();
+                        PitTarget { index, filter, searcher }
+                    })
+                    .collect(),
+                // In Elasticsearch's words, `no such index [name]`, for the name that is missing.
+                Err(e) if e.kind == crate::error::ErrorKind::NotFound => {
+                    return crate::rest::not_found(e.message.split('`').nth(1).unwrap_or(name))
+                }
+                Err(e) => return RestResponse::from_error(&e),
+            },
         };
         let shown = match search_url::into_body(query, &mut body) {
             Ok(s) => s,
             Err(r) => return r,
         };
         let mut plans = Vec::with_capacity(targets.len());
-        for (index, filter) in targets {
+        for PitTarget { index, filter, searcher } in targets {
             let body = match &filter {
                 Some(f) => crate::cluster::aliases::with_filter(&body, f),
                 None => body.clone(),
@@ -274,7 +312,7 @@ impl Engine {
                     if count_only {
                         plan.size = 0;
                     }
-                    plans.push((index, plan));
+                    plans.push((index, plan, searcher));
                 }
                 Err(e) => {
                     return RestResponse::error(400, "search_phase_execution_exception", &e.message)
@@ -283,10 +321,14 @@ impl Engine {
         }
         let scroll = param(query, "scroll").filter(|_| !count_only);
         match (plans.len(), scroll) {
+            (_, Some(_)) if pit.is_some() => RestResponse::error(
+                400,
+                "action_request_validation_exception",
+                "Validation Failed: 1: using [point in time] is not allowed in a scroll context;",
+            ),
             (1, Some(alive)) => match keep_alive(&alive) {
                 Ok(keep) => {
-                    let (index, plan) = plans.pop().expect("one plan");
-                    let searcher = index.searcher();
+                    let (index, plan, searcher) = plans.pop().expect("one plan");
                     self.open_scroll(index, searcher, plan, keep, (started, shown))
                 }
                 Err(r) => r,
@@ -296,7 +338,45 @@ impl Engine {
                 "illegal_argument_exception",
                 &format!("a scroll over several indices ([{name}] reaches {n}) is not run by runner serve: scroll one index or an alias of one"),
             ),
-            _ => searched(plans, count_only.then_some(count_limit), (started, shown)),
+            _ => searched(
+                plans,
+                count_only.then_some(count_limit),
+                (started, shown),
+                pit.as_ref().map(|(id, _)| id.as_str()),
+            ),
+        }
+    }
+
+    /// The snapshot a search body's `pit` (`{"id", "keep_alive"}`) names. A point in time
+    /// chose its indices when it was opened, so the search names none.
+    fn pit_of(
+        &self,
+        name: &str,
+        pit: &Value,
+        count_only: bool,
+    ) -> Result<(String, Vec<PitTarget>), RestResponse> {
+        let bad = |m: &str| RestResponse::error(400, "action_request_validation_exception", &format!("Validation Failed: 1: {m};"));
+        if count_only {
+            return Err(bad("[pit] is not allowed in a count"));
+        }
+        if name != "_all" {
+            return Err(bad("[indices] cannot be used with point in time. Do not specify any index with point in time."));
+        }
+        let Some(id) = pit.get("id").and_then(Value::as_str) else {
+            return Err(bad("a point in time needs an [id]"));
+        };
+        let keep = match pit.get("keep_alive").and_then(Value::as_str) {
+            Some(k) => Some(keep_alive(k)?),
+            None => None,
+        };
+        let mut pits = self.state.pits.lock().unwrap_or_else(|p| p.into_inner());
+        match pits.get(id, keep) {
+            Some(targets) => Ok((id.to_string(), targets)),
+            None => Err(RestResponse::error(
+                404,
+                "search_context_missing_exception",
+                &format!("No search context found for id [{id}]"),
+            )),
         }
     }
 
@@ -355,7 +435,7 @@ impl Engine {
             started.elapsed(),
             (page.total, shown),
             &hits,
-            Some(&id),
+            Some(Context::Scroll(&id)),
             aggregations.as_ref(),
         )
     }
@@ -437,7 +517,7 @@ impl Engine {
                 started.elapsed(),
                 (total, shown),
                 &hits,
-                Some(&id),
+                Some(Context::Scroll(&id)),
                 None,
             ),
             Err(r) => r,

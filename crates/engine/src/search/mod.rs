@@ -5,6 +5,7 @@ pub(crate) mod fetch;
 pub(crate) mod keywords;
 pub(crate) mod scroll;
 pub mod sort;
+pub mod pit;
 pub mod source;
 
 use crate::aggs::AggFruit;
@@ -200,6 +201,13 @@ pub fn compile_search(
     if let Some(why) = unsupported_body(body) {
         return Err(bad(why));
     }
+    let rewritten;
+    let body = if mentions_index_field(body) {
+        rewritten = index_field_resolved(body, name);
+        &rewritten
+    } else {
+        body
+    };
     let number = |key: &str, default: u64| match body.get(key) {
         None | Some(Value::Null) => Ok(default),
         Some(v) => v
@@ -471,4 +479,72 @@ impl EmbeddedIndex {
             total_hits: total,
         })
     }
+}
+
+/// Queries on the `_index` metadata field (`term`, `terms`, `match`, `match_phrase`,
+/// `prefix`, `wildcard`) match every document of an index whose name they match, and none
+/// of another: they are resolved per index before compiling, as Elasticsearch rewrites them.
+const INDEX_FIELD_QUERIES: [&str; 6] = ["term", "terms", "match", "match_phrase", "prefix", "wildcard"];
+
+fn mentions_index_field(v: &Value) -> bool {
+    match v {
+        Value::Object(o) => o.iter().any(|(k, v)| k == "_index" || mentions_index_field(v)),
+        Value::Array(items) => items.iter().any(mentions_index_field),
+        _ => false,
+    }
+}
+
+fn index_field_resolved(v: &Value, name: &str) -> Value {
+    match v {
+        Value::Object(o) => {
+            if o.len() == 1 {
+                let (kind, inner) = o.iter().next().expect("one entry");
+                if let Some(matched) = index_field_match(kind, inner, name) {
+                    let boost = inner
+                        .get("_index")
+                        .and_then(|f| f.get("boost"))
+                        .or_else(|| inner.get("boost"))
+                        .cloned()
+                        .unwrap_or(serde_json::json!(1.0));
+                    return if matched {
+                        serde_json::json!({ "match_all": { "boost": boost } })
+                    } else {
+                        serde_json::json!({ "match_none": {} })
+                    };
+                }
+            }
+            Value::Object(o.iter().map(|(k, v)| (k.clone(), index_field_resolved(v, name))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|i| index_field_resolved(i, name)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Whether a `kind` query on `_index` matches the index `name`; None when it is not one.
+fn index_field_match(kind: &str, inner: &Value, name: &str) -> Option<bool> {
+    if !INDEX_FIELD_QUERIES.contains(&kind) {
+        return None;
+    }
+    let given = inner.get("_index")?;
+    let text = |v: &Value| -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(o) => o
+                .get("value")
+                .or_else(|| o.get("query"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            _ => None,
+        }
+    };
+    Some(match kind {
+        "terms" => given
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|n| n == name),
+        "prefix" => name.starts_with(&text(given)?),
+        "wildcard" => crate::names::simple_match(&text(given)?, name),
+        _ => text(given)? == name,
+    })
 }

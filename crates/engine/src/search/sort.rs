@@ -233,6 +233,35 @@ impl Sort {
         self.user_keys > 0
     }
 
+    /// The order of two hits by the `sort` values they show, key by key in each key's
+    /// direction (numbers by value, strings by bytes, a missing value last): how hits of
+    /// several indices merge, as Elasticsearch merges its shards' pages.
+    pub fn compare_shown(&self, a: Option<&Value>, b: Option<&Value>) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        let (Some(Value::Array(a)), Some(Value::Array(b))) = (a, b) else {
+            return Ordering::Equal;
+        };
+        for (i, key) in self.keys.iter().take(self.user_keys).enumerate() {
+            let order = match (a.get(i), b.get(i)) {
+                (Some(Value::Number(x)), Some(Value::Number(y))) => {
+                    let (x, y) = (x.as_f64().unwrap_or(0.0), y.as_f64().unwrap_or(0.0));
+                    x.total_cmp(&y)
+                }
+                (Some(Value::String(x)), Some(Value::String(y))) => x.as_bytes().cmp(y.as_bytes()),
+                (None | Some(Value::Null), None | Some(Value::Null)) => Ordering::Equal,
+                // Missing values sort last in either direction, Elasticsearch's `_last`.
+                (None | Some(Value::Null), _) => return Ordering::Greater,
+                (_, None | Some(Value::Null)) => return Ordering::Less,
+                _ => Ordering::Equal,
+            };
+            let order = if key.desc { order.reverse() } else { order };
+            if order != Ordering::Equal {
+                return order;
+            }
+        }
+        Ordering::Equal
+    }
+
     /// The cursor after a hit: exact, for the next page of the same search.
     pub fn after_hit(&self, key: Key) -> After {
         After {
