@@ -43,6 +43,16 @@ impl Engine {
         if let Some(r) = inaccurate_int_total(query, &lines) {
             return r;
         }
+        // A search of a point in time names no index; Elasticsearch validates that for the
+        // whole request before running any.
+        let pit_with_index = lines.chunks(2).any(|pair| {
+            let header: Value = serde_json::from_str(pair[0]).unwrap_or(Value::Null);
+            let body: Value = serde_json::from_str(pair[1]).unwrap_or(Value::Null);
+            body.get("pit").is_some() && (header.get("index").is_some() || default.is_some())
+        });
+        if pit_with_index {
+            return RestResponse::error(400, "action_request_validation_exception", "Validation Failed: 1: [indices] cannot be used with point in time. Do not specify any index with point in time.;");
+        }
         let mut responses = Vec::with_capacity(lines.len() / 2);
         for pair in lines.chunks(2) {
             let header: Value = match serde_json::from_str(pair[0]) {
