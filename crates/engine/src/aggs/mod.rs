@@ -63,6 +63,8 @@ pub struct AggPlan {
     significant: Vec<significant::Significant>,
     /// `meta`, integer keys and counts, as Elasticsearch shows them.
     shapes: shape::Shapes,
+    /// Top-level percentiles, also collected exactly while their values are few.
+    exact: exact::ExactAggs,
 }
 
 /// What a search's aggregations collect: tantivy's, those on geo positions, and the buckets
@@ -70,6 +72,7 @@ pub struct AggPlan {
 pub struct AggFruit {
     results: AggregationResults,
     points: Option<points::PointResults>,
+    exact: Option<exact::ExactResults>,
     autos: Vec<auto_date::Chosen>,
     /// Each significant_terms' answer, by name.
     significant: Vec<(String, Value)>,
@@ -77,7 +80,11 @@ pub struct AggFruit {
 
 /// The collector of one search's aggregations. The point aggregations' collector is left out
 /// when there are none: it would be called for every matching document.
-pub type AggCollector = (AggregationCollector, Option<points::PointAggs>);
+pub type AggCollector = (
+    AggregationCollector,
+    Option<points::PointAggs>,
+    Option<exact::ExactAggs>,
+);
 
 /// What turns a search's collected aggregations into its [`AggFruit`]: the buckets chosen
 /// for its auto_date_histograms.
@@ -91,7 +98,11 @@ pub struct Finish {
 impl Finish {
     pub fn finish(
         self,
-        (mut results, points): (AggregationResults, Option<points::PointResults>),
+        (mut results, points, exact): (
+            AggregationResults,
+            Option<points::PointResults>,
+            Option<exact::ExactResults>,
+        ),
     ) -> tantivy::Result<AggFruit> {
         let mut answers = Vec::new();
         if let Some((sigs, fg_size, searcher)) = &self.significant {
@@ -107,6 +118,7 @@ impl Finish {
         Ok(AggFruit {
             results,
             points,
+            exact,
             autos: self.autos,
             significant: answers,
         })
@@ -143,6 +155,7 @@ impl AggPlan {
             autos: Vec::new(),
             significant: Vec::new(),
             shapes: shape::Shapes::default(),
+            exact: Vec::new(),
         };
         let rewritten = level.rewrite(aggs, "aggs", &[])?;
         let mut request: Aggregations =
@@ -162,6 +175,7 @@ impl AggPlan {
             autos: level.autos,
             significant: level.significant,
             shapes: level.shapes,
+            exact: exact::ExactAggs(std::sync::Arc::new(level.exact)),
         })
     }
 
@@ -175,6 +189,9 @@ impl AggPlan {
                 map.extend(self.points.to_json(points));
             }
             map.extend(fruit.significant.iter().cloned());
+        }
+        if let Some(exact) = &fruit.exact {
+            self.exact.apply(exact, &mut v);
         }
         self.shapes.apply(&mut v);
         v
@@ -201,6 +218,7 @@ impl AggPlan {
             (
                 AggregationCollector::from_aggs(request, AggContextParams::default()),
                 (!self.points.is_empty()).then(|| self.points.clone()),
+                (!self.exact.is_empty()).then(|| self.exact.clone()),
             ),
             Finish {
                 autos: chosen,
@@ -257,6 +275,7 @@ struct Level<'a> {
     autos: Vec<auto_date::AutoHistogram>,
     significant: Vec<significant::Significant>,
     shapes: shape::Shapes,
+    exact: Vec<exact::ExactPercentiles>,
 }
 
 impl Level<'_> {
@@ -367,10 +386,11 @@ impl Level<'_> {
             return Ok(());
         }
         let mut rewritten = Map::new();
-        rewritten.insert(
-            kind.to_string(),
-            Value::Object(params_for(kind, params, mapping, &here)?),
-        );
+        let tantivy_params = params_for(kind, params, mapping, &here)?;
+        if kind == "percentiles" && path.is_empty() {
+            self.exact.push(exact_percentiles(name, params, &tantivy_params));
+        }
+        rewritten.insert(kind.to_string(), Value::Object(tantivy_params));
         if let Some(sub) = sub {
             let mut inner = path.to_vec();
             inner.push(name.clone());
@@ -508,6 +528,15 @@ fn params_for(
                         "aggregation `{at}`: field `{field}` is a geo_point, which the embedded engine does not aggregate"
                     ))
                 }
+                // A field no document brought yet is unmapped: it aggregates to nothing.
+                FieldType::Keyword
+                    if NUMERIC_METRICS.contains(&kind)
+                        && mapping.is_some_and(|m| m.field(field).is_some()) =>
+                {
+                    return Err(format!(
+                        "Field [{field}] of type [keyword] is not supported for aggregation [{kind}]"
+                    ))
+                }
                 _ => {}
             }
         }
@@ -517,10 +546,71 @@ fn params_for(
             "aggregation `{at}`: scripts are not run by the embedded engine"
         ));
     }
+    if kind == "percentiles" {
+        percentiles_params(&mut out, at)?;
+    }
     if kind == "date_histogram" {
         date_histogram(&mut out, at)?;
     }
     Ok(out)
+}
+
+/// Metrics of numbers, which Elasticsearch refuses on a keyword.
+const NUMERIC_METRICS: [&str; 7] = ["avg", "sum", "min", "max", "stats", "extended_stats", "percentiles"];
+
+/// `percentiles`' own parameters, checked as Elasticsearch checks them: `percents` a
+/// non-empty list of numbers; `tdigest.compression` (which bounds how many values are held
+/// exactly, see `exact`) not negative; HDR histograms are another estimate, not run here.
+fn percentiles_params(p: &mut Map<String, Value>, at: &str) -> Result<(), String> {
+    if p.contains_key("hdr") {
+        return Err(format!("aggregation `{at}`: `percentiles` with `hdr` is not run by the embedded engine (it estimates as t-digest does)"));
+    }
+    if let Some(t) = p.remove("tdigest") {
+        let known = ["compression", "execution_hint"];
+        if let Some(k) = t.as_object().and_then(|o| o.keys().find(|k| !known.contains(&k.as_str()))) {
+            return Err(format!("aggregation `{at}`: `tdigest` parameter `{k}` is not run by the embedded engine"));
+        }
+        if let Some(c) = t.get("compression").and_then(Value::as_f64) {
+            if c < 0.0 {
+                return Err(format!("[compression] must be greater than or equal to 0. Found [{c:?}] in [{at}]"));
+            }
+        }
+    }
+    match p.get("percents") {
+        None => {}
+        Some(Value::Null) => return Err(format!("[percents] must not be null: [{at}]")),
+        Some(Value::Array(items)) if items.is_empty() => {
+            return Err(format!("[percents] must not be empty: [{at}]"))
+        }
+        Some(Value::Array(items)) => {
+            if let Some(bad) = items.iter().find(|i| !i.as_f64().is_some_and(|x| (0.0..=100.0).contains(&x))) {
+                return Err(format!("aggregation `{at}`: percent {bad} is not a number from 0 to 100"));
+            }
+        }
+        Some(other) => return Err(format!("aggregation `{at}`: [percents] must be a list of numbers, got {other}")),
+    }
+    Ok(())
+}
+
+/// A top-level `percentiles` as the exact collector runs it (the field as tantivy reads it).
+fn exact_percentiles(name: &str, given: &Map<String, Value>, tantivy: &Map<String, Value>) -> exact::ExactPercentiles {
+    let compression = given
+        .get("tdigest")
+        .and_then(|t| t.get("compression"))
+        .and_then(Value::as_f64)
+        .unwrap_or(exact::DEFAULT_COMPRESSION);
+    exact::ExactPercentiles {
+        name: name.to_string(),
+        field: tantivy.get("field").and_then(Value::as_str).unwrap_or_default().to_string(),
+        missing: given.get("missing").and_then(Value::as_f64),
+        percents: given
+            .get("percents")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_else(|| exact::DEFAULT_PERCENTS.to_vec()),
+        keyed: given.get("keyed").and_then(Value::as_bool).unwrap_or(true),
+        cap: (2.0 * compression).max(1.0) as usize,
+    }
 }
 
 /// Elasticsearch's calendar intervals that are fixed lengths in UTC become fixed intervals;
@@ -615,6 +705,7 @@ fn alias<'a>(read: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
 
 mod auto_date;
 mod date_range;
+mod exact;
 mod filters;
 mod geo;
 mod points;

@@ -1,0 +1,193 @@
+//! Percentiles as Elasticsearch computes them on few values. Its t-digest keeps every value
+//! while there are few (a sorting digest, up to twice the `compression`) and interpolates
+//! between them, so `percentiles` of {1, 51, 101, 151} is exactly 26 at the 25th. tantivy's
+//! sketch is relative-error (1.01 where Elasticsearch says 1.0), so a top-level `percentiles`
+//! also collects its values here, up to that bound, and answers exactly when it holds them
+//! all; past it, both are estimates and tantivy's stands.
+
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::{Column, ColumnType, MonotonicallyMappableToU64};
+use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
+
+/// Elasticsearch's default t-digest `compression`.
+pub const DEFAULT_COMPRESSION: f64 = 100.0;
+
+/// Elasticsearch's default `percents`.
+pub const DEFAULT_PERCENTS: [f64; 7] = [1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0];
+
+#[derive(Debug, Clone)]
+pub struct ExactPercentiles {
+    pub name: String,
+    /// The column read (tantivy's field name).
+    pub field: String,
+    pub missing: Option<f64>,
+    pub percents: Vec<f64>,
+    pub keyed: bool,
+    /// The most values held exactly.
+    pub cap: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ExactAggs(pub Arc<Vec<ExactPercentiles>>);
+
+/// Per aggregation: every value, or None past its bound.
+#[derive(Debug, Default)]
+pub struct ExactResults(Vec<Option<Vec<f64>>>);
+
+pub struct ExactSegment {
+    aggs: Arc<Vec<ExactPercentiles>>,
+    columns: Vec<Option<(Column<u64>, ColumnType)>>,
+    values: Vec<Option<Vec<f64>>>,
+}
+
+const NUMERIC: [ColumnType; 3] = [ColumnType::I64, ColumnType::U64, ColumnType::F64];
+
+fn number(raw: u64, kind: ColumnType) -> f64 {
+    match kind {
+        ColumnType::I64 => i64::from_u64(raw) as f64,
+        ColumnType::F64 => f64::from_u64(raw),
+        _ => raw as f64,
+    }
+}
+
+impl Collector for ExactAggs {
+    type Fruit = ExactResults;
+    type Child = ExactSegment;
+
+    fn for_segment(&self, _: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<ExactSegment> {
+        let columns = self
+            .0
+            .iter()
+            .map(|a| reader.fast_fields().u64_lenient_for_type(Some(&NUMERIC), &a.field))
+            .collect::<tantivy::Result<_>>()?;
+        Ok(ExactSegment {
+            aggs: self.0.clone(),
+            columns,
+            values: self.0.iter().map(|_| Some(Vec::new())).collect(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(&self, fruits: Vec<ExactResults>) -> tantivy::Result<ExactResults> {
+        let mut all: Vec<Option<Vec<f64>>> = self.0.iter().map(|_| Some(Vec::new())).collect();
+        for fruit in fruits {
+            for ((into, from), agg) in all.iter_mut().zip(fruit.0).zip(self.0.iter()) {
+                *into = match (into.take(), from) {
+                    (Some(mut a), Some(b)) if a.len() + b.len() <= agg.cap => {
+                        a.extend(b);
+                        Some(a)
+                    }
+                    _ => None,
+                };
+            }
+        }
+        Ok(ExactResults(all))
+    }
+}
+
+impl SegmentCollector for ExactSegment {
+    type Fruit = ExactResults;
+
+    fn collect(&mut self, doc: DocId, _: Score) {
+        for (i, agg) in self.aggs.iter().enumerate() {
+            let Some(values) = &mut self.values[i] else {
+                continue;
+            };
+            let before = values.len();
+            if let Some((column, kind)) = &self.columns[i] {
+                values.extend(column.values_for_doc(doc).map(|v| number(v, *kind)));
+            }
+            if values.len() == before {
+                if let Some(m) = agg.missing {
+                    values.push(m);
+                }
+            }
+            if values.len() > agg.cap {
+                self.values[i] = None;
+            }
+        }
+    }
+
+    fn harvest(self) -> ExactResults {
+        ExactResults(self.values)
+    }
+}
+
+/// The `q`-th quantile of sorted values as Elasticsearch's sorting digest gives it: each
+/// value the centre of its own weight, linear between centres, the extremes beyond.
+pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    let n = sorted.len();
+    match n {
+        0 => return None,
+        1 => return Some(sorted[0]),
+        _ => {}
+    }
+    let index = q * n as f64;
+    if index <= 0.5 {
+        return Some(sorted[0]);
+    }
+    if index >= n as f64 - 0.5 {
+        return Some(sorted[n - 1]);
+    }
+    let position = index - 0.5;
+    let lower = position.floor() as usize;
+    let fraction = position - lower as f64;
+    Some(sorted[lower] + fraction * (sorted[lower + 1] - sorted[lower]))
+}
+
+/// A percent as Elasticsearch keys it (Java's `Double.toString`: `50.0`, `99.9`).
+fn key(p: f64) -> String {
+    if p.fract() == 0.0 && p.abs() < 1e7 {
+        format!("{p:.1}")
+    } else {
+        format!("{p}")
+    }
+}
+
+impl ExactAggs {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Puts the exact answers in `aggregations` (the response's), where the values were
+    /// all held.
+    pub fn apply(&self, results: &ExactResults, aggregations: &mut Value) {
+        for (agg, values) in self.0.iter().zip(&results.0) {
+            let Some(values) = values else { continue };
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let answers = agg.percents.iter().map(|p| (*p, quantile(&sorted, p / 100.0)));
+            let shown = if agg.keyed {
+                Value::Object(answers.map(|(p, v)| (key(p), json!(v))).collect::<Map<_, _>>())
+            } else {
+                Value::Array(answers.map(|(p, v)| json!({ "key": p, "value": v })).collect())
+            };
+            if let Some(slot) = aggregations.get_mut(&agg.name) {
+                slot["values"] = shown;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quantile;
+
+    #[test]
+    fn few_values_interpolate_as_elasticsearch_does() {
+        let four = [1.0, 51.0, 101.0, 151.0];
+        let at = |q: f64| quantile(&four, q).unwrap();
+        assert_eq!([at(0.01), at(0.05), at(0.25), at(0.5), at(0.75), at(0.95), at(0.99)], [1.0, 1.0, 26.0, 76.0, 126.0, 151.0, 151.0]);
+        let three = [51.0, 101.0, 151.0];
+        assert_eq!(quantile(&three, 0.25), Some(63.5));
+        assert_eq!(quantile(&three, 0.75), Some(138.5));
+        // The issue's own example: {1, 2, 2} has its median at 2, not 1.99.
+        assert_eq!(quantile(&[1.0, 2.0, 2.0], 0.5), Some(2.0));
+        assert_eq!(quantile(&[], 0.5), None);
+    }
+}
