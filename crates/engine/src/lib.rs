@@ -22,6 +22,7 @@ mod ingest;
 pub mod kv;
 mod mapping;
 pub mod names;
+mod names_math;
 pub mod rest;
 pub mod search;
 mod util;

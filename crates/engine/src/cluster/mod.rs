@@ -72,7 +72,11 @@ impl State {
         // The body's aliases, checked before anything is made.
         let mut aliases = Vec::new();
         if let Some(serde_json::Value::Object(m)) = body.get("aliases") {
+            let now = chrono::Utc::now();
             for (alias, b) in m {
+                let alias = &crate::names_math::resolve(alias, now)
+                    .map_err(CreateError::Mapping)?
+                    .into_owned();
                 crate::names::check_alias_name(alias).map_err(CreateError::Mapping)?;
                 let target = aliases::AliasTarget::parse(b, &[])
                     .map_err(|m| CreateError::Mapping(format!("{m} in alias [{alias}]")))?;

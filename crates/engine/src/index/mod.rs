@@ -69,6 +69,10 @@ pub struct EmbeddedIndex {
     seq_no: AtomicU64,
     /// The random first bytes of this index's generated ids.
     id_prefix: u64,
+    /// Elasticsearch's `index.uuid`: 22 URL-safe base64 characters.
+    pub uuid: String,
+    /// When it was created, in milliseconds since the epoch (`index.creation_date`).
+    pub created_ms: u64,
     /// Documents written by id since the last refresh, so that gets and updates see them at
     /// once, as Elasticsearch's realtime get does; emptied by each refresh.
     live: [Mutex<HashMap<Box<str>, Live>>; LIVE_SHARDS],
@@ -132,7 +136,12 @@ impl EmbeddedIndex {
     /// Why the engine cannot build this index's mapping, if it cannot.
     pub fn check_mapping(name: &str, body: &Value) -> Result<Mapping, String> {
         Mapping::from_index_body(body).map_err(|u| match &u.why {
+            // Elasticsearch's own words, as it says them.
+            Some(why) if why.starts_with("Failed to parse mapping") => why.clone(),
             Some(why) => format!("index `{name}`: field `{}`: {why}", u.field),
+            None if !crate::mapping::is_elasticsearch_type(&u.kind) => {
+                crate::mapping::unknown_type_message(&u.kind, &u.field, false)
+            }
             None => format!("index `{name}`: field `{}` has type `{}`, which the embedded backend does not support (text, keyword, long/integer, double/float, boolean, date, geo_point, ip, alias, flattened, object, the range types)", u.field, u.kind),
         })
     }
@@ -186,6 +195,16 @@ impl EmbeddedIndex {
             next_id: AtomicU64::new(1),
             seq_no: AtomicU64::new(0),
             id_prefix: random_prefix(name),
+            uuid: {
+                use base64::Engine as _;
+                let mut raw = [0u8; 16];
+                raw[..8].copy_from_slice(&random_prefix(name).to_be_bytes());
+                raw[8..].copy_from_slice(&random_prefix("uuid").to_be_bytes());
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+            },
+            created_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
             live,
             settings: RwLock::new(settings),
             stored: stored::StoredFields::default(),

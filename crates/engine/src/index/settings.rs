@@ -12,6 +12,8 @@ pub struct IndexSettings {
     pub final_pipeline: Option<String>,
     /// The set blocks that refuse writes, by name.
     pub write_blocks: Vec<&'static str>,
+    /// Every setting given, as `index.<name>` with its text, for `GET _settings`.
+    pub given: std::collections::BTreeMap<String, String>,
 }
 
 /// Blocks that refuse writes to an index's documents.
@@ -24,9 +26,21 @@ impl IndexSettings {
         flatten("", settings, &mut flat);
         for (key, v) in flat {
             let key = key.strip_prefix("index.").unwrap_or(&key);
+            let text = match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            };
+            match text {
+                Some(text) => self.given.insert(format!("index.{key}"), text),
+                None => self.given.remove(&format!("index.{key}")),
+            };
             match key {
                 "default_pipeline" => self.default_pipeline = pipeline_name(key, v)?,
                 "final_pipeline" => self.final_pipeline = pipeline_name(key, v)?,
+                "soft_deletes.enabled" if truth(v) == Some(false) => {
+                    return Err("Creating indices with soft-deletes disabled is no longer supported. Please do not specify a value for setting [index.soft_deletes.enabled].".into())
+                }
                 _ => {
                     if let Some(block) = key.strip_prefix("blocks.") {
                         self.set_block(
@@ -40,6 +54,17 @@ impl IndexSettings {
             }
         }
         Ok(())
+    }
+
+    /// A setting's text, as given or Elasticsearch's default.
+    pub fn text(&self, key: &str) -> String {
+        self.given.get(key).cloned().unwrap_or_else(|| {
+            match key {
+                "index.number_of_shards" | "index.number_of_replicas" => "1",
+                _ => "",
+            }
+            .to_string()
+        })
     }
 
     pub fn set_block(&mut self, block: &str, on: bool) -> Result<(), String> {

@@ -6,7 +6,8 @@ use crate::cluster::Engine;
 use crate::rest::{param, RestResponse};
 use serde_json::{Map, Value};
 
-const COLUMNS: [&str; 10] = [
+/// The columns, in Elasticsearch's order; those shown when `h` names none come first.
+const COLUMNS: [&str; 13] = [
     "health",
     "status",
     "index",
@@ -17,7 +18,36 @@ const COLUMNS: [&str; 10] = [
     "docs.deleted",
     "store.size",
     "pri.store.size",
+    "dataset.size",
+    "creation.date",
+    "creation.date.string",
 ];
+
+/// How many columns show when `h` names none.
+const DEFAULT_COLUMNS: usize = 11;
+
+/// Elasticsearch's short names of the columns.
+const ALIASES: [(&str, &str); 14] = [
+    ("h", "health"),
+    ("s", "status"),
+    ("i", "index"),
+    ("idx", "index"),
+    ("id", "uuid"),
+    ("p", "pri"),
+    ("shards.primary", "pri"),
+    ("r", "rep"),
+    ("shards.replica", "rep"),
+    ("dc", "docs.count"),
+    ("dd", "docs.deleted"),
+    ("ss", "store.size"),
+    ("cd", "creation.date"),
+    ("cds", "creation.date.string"),
+];
+
+fn column_at(name: &str) -> Option<usize> {
+    let name = ALIASES.iter().find(|(a, _)| *a == name).map_or(name, |(_, c)| c);
+    COLUMNS.iter().position(|k| *k == name)
+}
 
 /// A size as `_cat` prints it: in the unit asked (`b`, `kb`, `mb`, `gb`), else Elasticsearch's
 /// human form (`12.3kb`).
@@ -42,11 +72,11 @@ fn size(bytes: u64, unit: Option<&str>) -> Result<String, String> {
 /// The columns `h` names, by position (all without it).
 fn columns(h: Option<&str>) -> Result<Vec<usize>, String> {
     let Some(h) = h else {
-        return Ok((0..COLUMNS.len()).collect());
+        return Ok((0..DEFAULT_COLUMNS).collect());
     };
     h.split(',')
         .map(|c| {
-            COLUMNS.iter().position(|k| *k == c).ok_or_else(|| {
+            column_at(c).ok_or_else(|| {
                 format!(
                     "_cat/indices column [{c}] is not one of {}",
                     COLUMNS.join(", ")
@@ -62,10 +92,7 @@ fn sort_rows(rows: &mut [Vec<String>], sort: &str) -> Result<(), String> {
         Some((c, order)) => (c, order == "desc"),
         None => (sort, false),
     };
-    let at = COLUMNS
-        .iter()
-        .position(|k| *k == column)
-        .ok_or_else(|| format!("_cat/indices cannot sort by [{column}]"))?;
+    let at = column_at(column).ok_or_else(|| format!("_cat/indices cannot sort by [{column}]"))?;
     rows.sort_by(|a, b| {
         let (x, y) = (&a[at], &b[at]);
         let order = match (x.parse::<u64>(), y.parse::<u64>()) {
@@ -115,24 +142,39 @@ impl Engine {
             Err(r) => return r,
         };
         let unit = param(query, "bytes");
+        // One node holds every copy it can: its indices are green.
+        let health = param(query, "health");
+        if let Some(h) = health.as_deref().filter(|h| !matches!(*h, "green" | "yellow" | "red")) {
+            return bad(format!("unknown health status [{h}]"));
+        }
         let mut rows: Vec<Vec<String>> = Vec::with_capacity(indices.len());
         for index in &indices {
+            if health.as_deref().is_some_and(|h| h != "green") {
+                continue;
+            }
             let s = index.stats();
             let store = match size(s.bytes, unit.as_deref()) {
                 Ok(v) => v,
                 Err(m) => return bad(m),
             };
+            let settings = index.settings.read().unwrap_or_else(|p| p.into_inner()).clone();
+            let created = chrono::DateTime::from_timestamp_millis(index.created_ms as i64)
+                .map(|d| d.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+                .unwrap_or_default();
             rows.push(vec![
                 "green".into(),
                 "open".into(),
                 index.name.clone(),
-                format!("runner-{}", index.name),
-                "1".into(),
-                "0".into(),
+                index.uuid.clone(),
+                settings.text("index.number_of_shards"),
+                settings.text("index.number_of_replicas"),
                 s.docs.to_string(),
                 s.deleted.to_string(),
                 store.clone(),
+                store.clone(),
                 store,
+                index.created_ms.to_string(),
+                created,
             ]);
         }
         let chosen = match columns(param(query, "h").as_deref()) {

@@ -85,6 +85,43 @@ impl Engine {
         RestResponse::json(200, &json!({ "acknowledged": true }))
     }
 
+    /// `GET [<index>/]_settings[/<name>]`: each index's settings as given, with the ones
+    /// Elasticsearch always shows (shards, replicas, uuid, creation date, version), nested
+    /// or (`flat_settings=true`) as dotted keys; `<name>` filters them by pattern.
+    pub(crate) fn get_settings(&self, names: Option<&str>, filter: Option<&str>, query: &str) -> RestResponse {
+        let indices = match self.resolve_as(names, false) {
+            Ok(i) => i,
+            Err(r) => return r,
+        };
+        let flat = crate::rest::param(query, "flat_settings").as_deref() == Some("true");
+        let mut out = serde_json::Map::new();
+        for index in &indices {
+            let s = index.settings.read().unwrap_or_else(|p| p.into_inner()).clone();
+            let mut all = s.given.clone();
+            for key in ["index.number_of_shards", "index.number_of_replicas"] {
+                all.insert(key.into(), s.text(key));
+            }
+            all.insert("index.uuid".into(), index.uuid.clone());
+            all.insert("index.creation_date".into(), index.created_ms.to_string());
+            all.insert("index.provided_name".into(), index.name.clone());
+            all.insert("index.version.created".into(), crate::rest::VERSION_ID.to_string());
+            let kept = all.into_iter().filter(|(k, _)| {
+                filter.is_none_or(|f| f.split(',').any(|p| crate::names::simple_match(p, k) || crate::names::simple_match(p, k.trim_start_matches("index."))))
+            });
+            let settings = if flat {
+                Value::Object(kept.map(|(k, v)| (k, Value::String(v))).collect())
+            } else {
+                let mut nested = serde_json::Map::new();
+                for (k, v) in kept {
+                    nest(&mut nested, &k, v);
+                }
+                Value::Object(nested)
+            };
+            out.insert(index.name.clone(), json!({ "settings": settings }));
+        }
+        RestResponse::json(200, &Value::Object(out))
+    }
+
     /// `PUT <index>/_block/<block>`.
     pub(crate) fn add_block(&self, names: &str, block: &str) -> RestResponse {
         let indices = match self.resolve_as(Some(names), false) {
@@ -253,5 +290,25 @@ mod tests {
         );
         let (_, r) = call(&b, "POST", "/t/_bulk", "{\"index\":{}}\n{\"n\":1}\n");
         assert_eq!(r["errors"], false, "{r}");
+    }
+}
+
+/// Puts `value` at the dotted `key` of `into`, as nested objects.
+fn nest(into: &mut serde_json::Map<String, Value>, key: &str, value: String) {
+    match key.split_once('.') {
+        None => {
+            into.insert(key.to_string(), Value::String(value));
+        }
+        Some((head, rest)) => {
+            let inner = into
+                .entry(head.to_string())
+                .or_insert_with(|| Value::Object(Default::default()));
+            if !inner.is_object() {
+                *inner = Value::Object(Default::default());
+            }
+            if let Value::Object(m) = inner {
+                nest(m, rest, value);
+            }
+        }
     }
 }

@@ -40,6 +40,8 @@ pub use effects::{effects, Effects};
 
 /// The version `GET /` reports: clients check the major version to pick their API dialect.
 pub const COMPATIBLE_VERSION: &str = "8.15.0";
+/// The version as Elasticsearch numbers it in `index.version.created`.
+pub const VERSION_ID: u32 = 8_150_099;
 
 pub struct RestRequest<'a> {
     pub method: &'a str,
@@ -159,9 +161,30 @@ pub(crate) fn not_found(name: &str) -> RestResponse {
     )
 }
 
+/// Date math in the index names of a path (its first segment) and in an alias's name
+/// (`<index>/_alias/<name>`), each name of a comma-separated list resolved.
+fn resolve_date_math(segments: &mut [std::borrow::Cow<'_, str>]) -> Result<(), String> {
+    let aliased = matches!(segments.get(1).map(|s| s.as_ref()), Some("_alias" | "_aliases"));
+    let now = chrono::Utc::now();
+    for (i, segment) in segments.iter_mut().enumerate() {
+        if !(i == 0 || (i == 2 && aliased)) || !segment.contains('<') {
+            continue;
+        }
+        let resolved: Result<Vec<String>, String> = segment
+            .split(',')
+            .map(|name| crate::names_math::resolve(name, now).map(|n| n.into_owned()))
+            .collect();
+        *segment = std::borrow::Cow::Owned(resolved?.join(","));
+    }
+    Ok(())
+}
+
 impl Engine {
     pub fn rest(&self, req: &RestRequest) -> RestResponse {
-        let owned = segments(req.path);
+        let mut owned = segments(req.path);
+        if let Err(why) = resolve_date_math(&mut owned) {
+            return RestResponse::error(400, "illegal_argument_exception", &why);
+        }
         let segments = routes::as_strs(&owned);
         let Some(route) = route(req.method, &segments) else {
             return RestResponse::error(
@@ -199,6 +222,7 @@ impl Engine {
             Route::GetClusterSettings => self.get_cluster_settings(req.query),
             Route::ClusterState(metrics) => self.cluster_state(metrics),
             Route::IndexSettings(index) => self.index_settings(index, req.body),
+            Route::GetSettings(index, name) => self.get_settings(index, name, req.query),
             Route::PutTemplate(kind, name) => self.put_template(kind, name, req.body),
             Route::DeleteTemplate(kind, name) => self.delete_template(kind, name),
             Route::GetTemplate(kind, name) => self.get_template(kind, name),
@@ -454,7 +478,20 @@ impl Engine {
         match self.state.create_index(name, &body) {
             Ok(()) => {}
             Err(crate::cluster::CreateError::Mapping(m)) => {
-                return RestResponse::error(400, "mapper_parsing_exception", &m)
+                // Elasticsearch says what the mapper or the settings refused under its own
+                // exception, as the cause.
+                let cause = if m.contains("field name cannot be an empty string") {
+                    Some("illegal_argument_exception")
+                } else if m.contains("soft-deletes") {
+                    return RestResponse::error(400, "illegal_argument_exception", &m);
+                } else {
+                    None
+                };
+                let mut r = json!({ "error": { "root_cause": [{ "type": "mapper_parsing_exception", "reason": m }], "type": "mapper_parsing_exception", "reason": m }, "status": 400 });
+                if let Some(c) = cause {
+                    r["error"]["caused_by"] = json!({ "type": c, "reason": m });
+                }
+                return RestResponse::json(400, &r);
             }
             Err(crate::cluster::CreateError::Exists) => {
                 return RestResponse::error(

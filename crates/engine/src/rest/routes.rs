@@ -20,6 +20,8 @@ pub(crate) enum Route<'a> {
     GetClusterSettings,
     ClusterState(Option<&'a str>),
     IndexSettings(Option<&'a str>),
+    /// `GET [<index>/]_settings[/<name>]`.
+    GetSettings(Option<&'a str>, Option<&'a str>),
     PutTemplate(&'a str, &'a str),
     DeleteTemplate(&'a str, &'a str),
     GetTemplate(&'a str, Option<&'a str>),
@@ -89,6 +91,10 @@ pub(crate) fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>>
         ("GET", ["_cluster", "state", metrics]) => Route::ClusterState(Some(metrics)),
         ("PUT", [index, "_settings"]) => Route::IndexSettings(Some(index)),
         ("PUT", ["_settings"]) => Route::IndexSettings(None),
+        ("GET", ["_settings"]) => Route::GetSettings(None, None),
+        ("GET", ["_settings", name]) => Route::GetSettings(None, Some(name)),
+        ("GET", [index, "_settings"]) => Route::GetSettings(Some(index), None),
+        ("GET", [index, "_settings", name]) => Route::GetSettings(Some(index), Some(name)),
         ("PUT" | "POST", [kind, name]) if TEMPLATES.contains(kind) => {
             Route::PutTemplate(kind, name)
         }
@@ -283,6 +289,14 @@ impl Route<'_> {
             ],
             Route::Stats(..) => &["level"],
             Route::GetPipeline(_) => &["summary"],
+            Route::GetSettings(..) => &[
+                "flat_settings",
+                "include_defaults",
+                "local",
+                "ignore_unavailable",
+                "allow_no_indices",
+                "expand_wildcards",
+            ],
             Route::OpenPit(..) => &[
                 "keep_alive",
                 "preference",
@@ -338,7 +352,18 @@ impl Route<'_> {
                 "ccs_minimize_roundtrips",
             ],
             Route::MultiGet(_) => &GET_PARAMS,
-            Route::CatIndices(_) => &["v", "h", "s", "format", "bytes", "expand_wildcards"],
+            Route::CatIndices(_) => &[
+                "v",
+                "h",
+                "s",
+                "format",
+                "bytes",
+                "expand_wildcards",
+                "health",
+                "pri",
+                "time",
+                "include_unloaded_segments",
+            ],
             Route::DeleteDoc(..) => &[
                 "refresh",
                 "wait_for_active_shards",
