@@ -24,18 +24,31 @@ impl Drop for Serve {
     }
 }
 
+/// `runner serve` on a port of its own choosing (`--port 0`), read from the line it prints:
+/// tests running side by side never race for a port.
 pub fn serve(env: &Env, extra: &[&str]) -> Serve {
-    let port = free_port();
-    let mut args = vec!["serve", "--port"];
-    let p = port.to_string();
-    args.push(&p);
+    use std::io::BufRead;
+    let mut args = vec!["serve", "--port", "0"];
     args.extend_from_slice(extra);
-    let child = env
+    let mut child = env
         .command(&args)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("runner serve starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let port = loop {
+        let line = lines
+            .next()
+            .expect("runner serve says where it listens")
+            .expect("readable stderr");
+        if let Some(addr) = line.split("listening on ").nth(1) {
+            let port = addr.split_whitespace().next().unwrap_or_default();
+            break port.rsplit(':').next().unwrap().parse().expect("a port");
+        }
+    };
+    // The rest of its stderr is drained, so a chatty server never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
     wait_for_port(port);
     Serve { child, port }
 }

@@ -75,7 +75,8 @@ impl State {
                 && (first.is_some() || settings.final_pipeline.is_some());
             if !ingests {
                 let result = self.write(index, settings, &item);
-                report(name, item.verb, item.id.as_deref(), result);
+                // The concrete index, as Elasticsearch answers a write through an alias.
+                report(&index.name, item.verb, item.id.as_deref(), result);
                 continue;
             }
             let pipelines = ingest.get_or_insert_with(|| {

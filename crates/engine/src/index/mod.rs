@@ -67,6 +67,9 @@ pub struct EmbeddedIndex {
     next_id: AtomicU64,
     /// The next write's `_seq_no` (one shard: one sequence).
     seq_no: AtomicU64,
+    /// Documents with generated ids were added since the last refresh (they are not in
+    /// `live`): a realtime get refreshes before it looks.
+    unrefreshed_appends: std::sync::atomic::AtomicBool,
     /// The random first bytes of this index's generated ids.
     id_prefix: u64,
     /// Elasticsearch's `index.uuid`: 22 URL-safe base64 characters.
@@ -194,6 +197,7 @@ impl EmbeddedIndex {
             reader,
             next_id: AtomicU64::new(1),
             seq_no: AtomicU64::new(0),
+            unrefreshed_appends: std::sync::atomic::AtomicBool::new(false),
             id_prefix: random_prefix(name),
             uuid: {
                 use base64::Engine as _;
@@ -298,6 +302,7 @@ impl EmbeddedIndex {
         // commit, every live document is searchable and the live map can go.
         let started = std::time::Instant::now();
         let mut writer = self.writer.write().unwrap_or_else(|p| p.into_inner());
+        self.unrefreshed_appends.store(false, Ordering::Relaxed);
         writer.commit().map_err(internal)?;
         self.reader.reload().map_err(internal)?;
         self.prune_live();

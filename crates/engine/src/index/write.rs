@@ -77,6 +77,9 @@ impl EmbeddedIndex {
                 self.stamp(&mut doc, meta);
                 let writer = self.writer.read().unwrap_or_else(|p| p.into_inner());
                 writer.add_document(doc).map_err(item_internal)?;
+                // Not kept for realtime gets (a bulk load would hold every source): a get
+                // that misses refreshes first, as Elasticsearch's "unsafe" version map does.
+                self.unrefreshed_appends.store(true, Ordering::Relaxed);
                 Ok(Written {
                     id: id.to_string(),
                     done: Done::Created,
@@ -275,6 +278,9 @@ impl EmbeddedIndex {
             Some(Live::Source { source, meta }) => return Ok(Some((source.to_string(), *meta))),
             Some(Live::Deleted { .. }) => return Ok(None),
             None => {}
+        }
+        if self.unrefreshed_appends.load(Ordering::Relaxed) {
+            self.refresh()?;
         }
         Ok(self.searchable(id, true)?.map(|(source, meta)| {
             (
