@@ -197,6 +197,13 @@ impl Engine {
             return RestResponse::error(400, "illegal_argument_exception", &why);
         }
         let answer = self.answer(route, req);
+        if req.method == "HEAD" {
+            // A HEAD answer is its status alone.
+            return RestResponse {
+                status: answer.status,
+                body: Vec::new(),
+            };
+        }
         match param(req.query, "filter_path") {
             Some(paths) if answer.is_json() => answer.filtered(&paths),
             _ => answer,
@@ -232,21 +239,7 @@ impl Engine {
             }
             Route::ClearScroll(ids) => self.clear_scroll(ids, req.body),
             Route::Search(index, count) => self.search(index, req.query, req.body, count),
-            Route::GetDoc(index, id) if req.method == "HEAD" => {
-                let found = self.get_doc(index, id, req.query);
-                RestResponse {
-                    status: found.status,
-                    body: Vec::new(),
-                }
-            }
             Route::GetDoc(index, id) => self.get_doc(index, id, req.query),
-            Route::GetSource(index, id) if req.method == "HEAD" => {
-                let found = self.get_source(index, id, req.query);
-                RestResponse {
-                    status: found.status,
-                    body: Vec::new(),
-                }
-            }
             Route::GetSource(index, id) => self.get_source(index, id, req.query),
             Route::PutDoc(index, id) => {
                 self.write_doc(index, id, crate::bulk::Verb::Index, req.query, req.body)
@@ -267,8 +260,6 @@ impl Engine {
             ),
             Route::MultiSearch(index) => self.multi_search(index, req.query, req.body),
             Route::MultiGet(index) => self.multi_get(index, req.query, req.body),
-            Route::CatIndices(names) => self.cat_indices(names, req.query),
-            Route::GetMapping(names) => self.get_mapping(names),
             Route::OpenPit(index, flavor) => self.open_pit(index, req.query, flavor),
             Route::ClosePit(all, flavor) => self.close_pit(req.body, all, flavor),
             Route::ListPits => self.list_pits(),
@@ -281,6 +272,15 @@ impl Engine {
             Route::DeleteDoc(index, id) => {
                 self.write_doc(index, Some(id), crate::bulk::Verb::Delete, req.query, b"")
             }
+            admin => self.answer_admin(admin, req),
+        }
+    }
+
+    /// Index, cluster, template, pipeline and alias routes.
+    fn answer_admin(&self, route: Route, req: &RestRequest) -> RestResponse {
+        match route {
+            Route::CatIndices(names) => self.cat_indices(names, req.query),
+            Route::GetMapping(names) => self.get_mapping(names),
             Route::CreateIndex(index) => self.put_index(index, req.body),
             Route::PutDataStream(name) => self.put_data_stream(name),
             Route::DeleteDataStream(names) => self.delete_data_stream(names),
@@ -295,21 +295,26 @@ impl Engine {
             Route::DeleteAlias(index, name) => self.delete_alias(index, name),
             Route::GetAlias(indices, names) => self.get_alias(indices, names),
             Route::DeleteIndex(index) => self.delete_index(index, req.query),
-            Route::GetIndex(index) => match self.index(index) {
-                Some(_) => {
-                    let aliases = self
-                        .state
-                        .aliases
-                        .read()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .of_index(index, None);
-                    RestResponse::json(
-                        200,
-                        &json!({ index: { "aliases": aliases, "settings": { "index": { "number_of_shards": "1" } } } }),
-                    )
-                }
-                None => not_found(index),
-            },
+            Route::GetIndex(index) => self.get_index(index),
+            _ => RestResponse::error(500, "exception", "a route reached no handler"),
+        }
+    }
+
+    fn get_index(&self, index: &str) -> RestResponse {
+        match self.index(index) {
+            Some(_) => {
+                let aliases = self
+                    .state
+                    .aliases
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .of_index(index, None);
+                RestResponse::json(
+                    200,
+                    &json!({ index: { "aliases": aliases, "settings": { "index": { "number_of_shards": "1" } } } }),
+                )
+            }
+            None => not_found(index),
         }
     }
 
@@ -527,311 +532,4 @@ impl Engine {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// One request to the REST layer: its status and JSON body.
-    pub(crate) fn call(b: &Engine, method: &str, path: &str, body: &str) -> (u16, Value) {
-        let (path, query) = path.split_once('?').unwrap_or((path, ""));
-        let r = b.rest(&RestRequest {
-            method,
-            path,
-            query,
-            body: body.as_bytes(),
-        });
-        (r.status, serde_json::from_slice(&r.body).unwrap())
-    }
-
-    #[test]
-    fn index_bulk_search_get_and_errors_have_elasticsearch_shapes() {
-        let b = Engine::new();
-        assert_eq!(
-            call(&b, "GET", "/", "").1["version"]["number"],
-            COMPATIBLE_VERSION
-        );
-        let (s, _) = call(
-            &b,
-            "PUT",
-            "/places",
-            r#"{"mappings":{"properties":{"name":{"type":"text"},"pop":{"type":"long"}}}}"#,
-        );
-        assert_eq!(s, 200);
-        assert_eq!(
-            call(&b, "PUT", "/places", "{}").1["error"]["type"],
-            "resource_already_exists_exception"
-        );
-        let bulk = "{\"index\":{\"_index\":\"places\",\"_id\":\"a\"}}\n{\"name\":\"Sankt Georgen\",\"pop\":5}\n{\"index\":{}}\n{\"name\":\"Wien\",\"pop\":\"many\"}\n{\"create\":{\"_index\":\"nope\"}}\n{\"name\":\"x\"}\n";
-        let (s, r) = call(&b, "POST", "/places/_bulk", bulk);
-        assert_eq!(s, 200);
-        assert_eq!(r["errors"], true);
-        let items = r["items"].as_array().unwrap();
-        assert_eq!(items.len(), 3);
-        assert_eq!(items[0]["index"]["status"], 201);
-        assert_eq!(
-            items[1]["index"]["error"]["type"],
-            "document_parsing_exception"
-        );
-        // A write creates its missing index, as Elasticsearch's auto-creation does.
-        assert_eq!(items[2]["create"]["status"], 201);
-        assert_eq!(items[2]["create"]["_index"], "nope");
-        assert_eq!(items[2]["create"]["_id"].as_str().unwrap().len(), 20);
-        call(&b, "POST", "/places/_refresh", "");
-        let (s, r) = call(
-            &b,
-            "POST",
-            "/places/_search",
-            r#"{"query":{"match_phrase":{"name":"Sankt Georgen"}}}"#,
-        );
-        assert_eq!(s, 200);
-        assert_eq!(r["hits"]["total"]["value"], 1);
-        assert_eq!(r["hits"]["hits"][0]["_id"], "a");
-        assert_eq!(r["hits"]["hits"][0]["_source"]["pop"], 5);
-        assert_eq!(call(&b, "GET", "/places/_doc/a", "").1["found"], true);
-        assert_eq!(call(&b, "GET", "/places/_doc/zz", "").0, 404);
-        assert_eq!(
-            call(
-                &b,
-                "POST",
-                "/places/_search",
-                r#"{"query":{"fuzzy":{"name":"x"}}}"#
-            )
-            .0,
-            400
-        );
-        assert_eq!(
-            call(&b, "POST", "/never-written/_search", "{}").1["error"]["type"],
-            "index_not_found_exception"
-        );
-        assert_eq!(
-            call(&b, "POST", "/places/_forcemerge?max_num_segments=1", "").0,
-            200
-        );
-        assert_eq!(
-            call(&b, "POST", "/places/_forcemerge?max_num_segments=-1", "").0,
-            200
-        );
-        assert_eq!(call(&b, "POST", "/places/_count", "{}").1["count"], 1);
-        assert_eq!(call(&b, "DELETE", "/never-made", "").0, 404);
-        assert_eq!(
-            call(&b, "DELETE", "/never-made?ignore_unavailable=true", "").0,
-            200
-        );
-        assert_eq!(call(&b, "DELETE", "/places", "").0, 200);
-        assert_eq!(call(&b, "GET", "/_cluster/health", "").1["status"], "green");
-        // `_all` and patterns name whatever matches, as in Elasticsearch; a missing name is a 404.
-        for path in ["/_cluster/health/_all", "/_cluster/health/logs-*,_all"] {
-            assert_eq!(call(&b, "GET", path, "").1["status"], "green", "{path}");
-        }
-        assert_eq!(call(&b, "GET", "/_cluster/health/never-made", "").0, 404);
-        assert_eq!(call(&b, "PATCH", "/x", "").0, 400);
-    }
-
-    fn places(b: &Engine, n: u64) {
-        call(
-            b,
-            "PUT",
-            "/places",
-            r#"{"mappings":{"properties":{"name":{"type":"text"},"pop":{"type":"long"}}}}"#,
-        );
-        let bulk: String = (0..n)
-            .map(|i| {
-                format!(
-                    "{{\"index\":{{\"_id\":\"{i}\"}}}}\n{{\"name\":\"place {i}\",\"pop\":{}}}\n",
-                    i % 7
-                )
-            })
-            .collect();
-        assert_eq!(call(b, "POST", "/places/_bulk", &bulk).1["errors"], false);
-        call(b, "POST", "/places/_refresh", "");
-    }
-
-    #[test]
-    fn scrolls_read_every_hit_once_then_clear() {
-        let b = Engine::new();
-        places(&b, 25);
-        let (s, first) = call(
-            &b,
-            "POST",
-            "/places/_search?scroll=1m",
-            r#"{"size":10,"sort":["_doc"]}"#,
-        );
-        assert_eq!(s, 200);
-        let id = first["_scroll_id"].as_str().unwrap().to_string();
-        let mut seen: Vec<String> = first["hits"]["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["_id"].as_str().unwrap().to_string())
-            .collect();
-        loop {
-            let (s, page) = call(
-                &b,
-                "POST",
-                "/_search/scroll",
-                &format!(r#"{{"scroll":"1m","scroll_id":"{id}"}}"#),
-            );
-            assert_eq!(s, 200);
-            assert_eq!(page["hits"]["total"]["value"], 25);
-            let hits = page["hits"]["hits"].as_array().unwrap();
-            if hits.is_empty() {
-                break;
-            }
-            seen.extend(hits.iter().map(|h| h["_id"].as_str().unwrap().to_string()));
-        }
-        let mut sorted = seen.clone();
-        sorted.sort();
-        sorted.dedup();
-        assert_eq!((seen.len(), sorted.len()), (25, 25));
-        let (s, cleared) = call(
-            &b,
-            "DELETE",
-            "/_search/scroll",
-            &format!(r#"{{"scroll_id":["{id}"]}}"#),
-        );
-        assert_eq!((s, cleared["num_freed"].as_u64()), (200, Some(1)));
-        assert_eq!(
-            call(
-                &b,
-                "POST",
-                "/_search/scroll",
-                &format!(r#"{{"scroll_id":"{id}"}}"#)
-            )
-            .1["error"]["type"],
-            "search_context_missing_exception"
-        );
-    }
-
-    #[test]
-    fn sorted_searches_show_sort_values_and_continue_with_search_after() {
-        let b = Engine::new();
-        places(&b, 20);
-        let body = r#"{"size":6,"sort":[{"pop":"desc"},"_doc"]}"#;
-        let (_, first) = call(&b, "POST", "/places/_search", body);
-        let hits = first["hits"]["hits"].as_array().unwrap();
-        let pops: Vec<i64> = hits
-            .iter()
-            .map(|h| h["sort"][0].as_i64().unwrap())
-            .collect();
-        assert_eq!(pops, [6, 6, 5, 5, 5, 4]);
-        let mut all = hits.len();
-        let mut after = hits.last().unwrap()["sort"].clone();
-        loop {
-            let (s, page) = call(
-                &b,
-                "POST",
-                "/places/_search",
-                &format!(r#"{{"size":6,"sort":[{{"pop":"desc"}},"_doc"],"search_after":{after}}}"#),
-            );
-            assert_eq!(s, 200, "{page}");
-            let hits = page["hits"]["hits"].as_array().unwrap();
-            all += hits.len();
-            if hits.len() < 6 {
-                break;
-            }
-            after = hits.last().unwrap()["sort"].clone();
-        }
-        assert_eq!(all, 20);
-        assert_eq!(
-            call(&b, "POST", "/places/_search", r#"{"sort":["name"]}"#).0,
-            400
-        );
-        assert_eq!(
-            call(&b, "POST", "/places/_search", r#"{"search_after":[1]}"#).0,
-            400
-        );
-        assert_eq!(
-            call(&b, "POST", "/places/_search", r#"{"from":18,"size":5}"#).1["hits"]["hits"]
-                .as_array()
-                .unwrap()
-                .len(),
-            2
-        );
-    }
-
-    #[test]
-    fn pages_are_bounded_by_the_result_window() {
-        let b = Engine::new();
-        places(&b, 3);
-        // One unauthenticated request asking for 10^12 hits is refused, not allocated.
-        for body in [
-            r#"{"size":1000000000000}"#,
-            r#"{"from":1000000000000}"#,
-            r#"{"from":9995,"size":10}"#,
-            r#"{"size":18446744073709551615,"from":1}"#,
-        ] {
-            let (status, reply) = call(&b, "POST", "/places/_search", body);
-            assert_eq!(status, 400, "{body}: {reply}");
-            assert!(
-                reply.to_string().contains("Result window is too large"),
-                "{reply}"
-            );
-        }
-        assert_eq!(
-            call(&b, "POST", "/places/_search?scroll=1m", r#"{"size":10001}"#).0,
-            400
-        );
-        assert_eq!(
-            call(&b, "POST", "/places/_search", r#"{"from":9990,"size":10}"#).0,
-            200
-        );
-        assert_eq!(
-            call(
-                &b,
-                "POST",
-                "/places/_search?scroll=4000000000000000h",
-                r#"{"size":1}"#
-            )
-            .0,
-            400,
-            "a keep-alive past any instant is refused"
-        );
-    }
-
-    #[test]
-    fn stats_settings_and_templates_answer_as_elasticsearch_does() {
-        let b = Engine::new();
-        assert_eq!(call(&b, "PUT", "/_index_template/t", r#"{"index_patterns":["pl*"],"template":{"mappings":{"properties":{"extra":{"type":"keyword"}}}}}"#).0, 200);
-        places(&b, 5);
-        let (s, stats) = call(&b, "GET", "/_stats", "");
-        assert_eq!(
-            (s, stats["_all"]["primaries"]["docs"]["count"].as_u64()),
-            (200, Some(5))
-        );
-        assert_eq!(
-            call(&b, "GET", "/places/_stats", "").1["indices"]["places"]["total"]["docs"]["count"],
-            5
-        );
-        assert_eq!(
-            call(&b, "GET", "/_nodes/stats", "").1["nodes"]["runner-0"]["indices"]["docs"]["count"],
-            5
-        );
-        assert_eq!(
-            call(
-                &b,
-                "POST",
-                "/places/_search",
-                r#"{"query":{"term":{"extra":"x"}}}"#
-            )
-            .0,
-            200,
-            "the template's field is mapped"
-        );
-        assert_eq!(
-            call(&b, "PUT", "/_cluster/settings", r#"{"persistent":{"a":1}}"#).1["persistent"]["a"],
-            1
-        );
-        assert_eq!(
-            call(
-                &b,
-                "PUT",
-                "/places/_settings",
-                r#"{"index":{"refresh_interval":"-1"}}"#
-            )
-            .0,
-            200
-        );
-        assert_eq!(call(&b, "DELETE", "/_index_template/t", "").0, 200);
-        assert_eq!(call(&b, "DELETE", "/_index_template/t", "").0, 404);
-        assert_eq!(call(&b, "GET", "/nope/_stats", "").0, 404);
-    }
-}
+mod tests;

@@ -223,9 +223,9 @@ pub(crate) const SEARCH_PARAMS: [&str; 29] = [
     "allow_partial_search_results",
 ];
 
-/// What a count reads from the URL.
-const COUNT_PARAMS: [&str; 10] = [
-    "terminate_after",
+/// The query a count or a by-query request reads from the URL (`q` and its options), and the
+/// index options that change nothing on one node.
+const QUERY_PARAMS: [&str; 9] = [
     "q",
     "df",
     "default_operator",
@@ -265,114 +265,135 @@ const GET_PARAMS: [&str; 10] = [
     "version_type",
 ];
 
+/// One green node: every wait is met at once.
+const HEALTH_PARAMS: [&str; 7] = [
+    "wait_for_status",
+    "wait_for_no_relocating_shards",
+    "wait_for_no_initializing_shards",
+    "wait_for_active_shards",
+    "wait_for_events",
+    "wait_for_nodes",
+    "local",
+];
+
+/// `_bulk`.
+const BULK_PARAMS: [&str; 5] = [
+    "pipeline",
+    "refresh",
+    "wait_for_active_shards",
+    "require_alias",
+    "routing",
+];
+
+/// `GET _settings`.
+const GET_SETTINGS_PARAMS: [&str; 6] = [
+    "flat_settings",
+    "include_defaults",
+    "local",
+    "ignore_unavailable",
+    "allow_no_indices",
+    "expand_wildcards",
+];
+
+/// Opening a point in time.
+const OPEN_PIT_PARAMS: [&str; 6] = [
+    "keep_alive",
+    "preference",
+    "routing",
+    "ignore_unavailable",
+    "expand_wildcards",
+    "allow_partial_search_results",
+];
+
+/// `_delete_by_query` and `_update_by_query`.
+const BY_QUERY_PARAMS: [&str; 9] = [
+    "conflicts",
+    "max_docs",
+    "scroll_size",
+    "refresh",
+    "wait_for_completion",
+    "wait_for_active_shards",
+    "scroll",
+    "search_timeout",
+    "routing",
+];
+
+/// `_update/<id>`.
+const UPDATE_PARAMS: [&str; 7] = [
+    "refresh",
+    "wait_for_active_shards",
+    "if_seq_no",
+    "if_primary_term",
+    "require_alias",
+    "routing",
+    "retry_on_conflict",
+];
+
+/// `_msearch`.
+const MSEARCH_PARAMS: [&str; 6] = [
+    "rest_total_hits_as_int",
+    "max_concurrent_searches",
+    "search_type",
+    "pre_filter_shard_size",
+    "max_concurrent_shard_requests",
+    "ccs_minimize_roundtrips",
+];
+
+/// `_cat/indices`.
+const CAT_INDICES_PARAMS: [&str; 7] = [
+    "v",
+    "h",
+    "s",
+    "format",
+    "bytes",
+    "expand_wildcards",
+    "health",
+];
+
+/// Deleting a document.
+const DELETE_PARAMS: [&str; 7] = [
+    "refresh",
+    "wait_for_active_shards",
+    "if_seq_no",
+    "if_primary_term",
+    "version",
+    "version_type",
+    "routing",
+];
+
 impl Route<'_> {
     /// The URL parameters this endpoint runs, besides [`GLOBAL_PARAMS`]. Anything else is a
     /// 400 naming it, as Elasticsearch answers an unrecognized parameter: never ignored.
-    pub(crate) fn params(&self) -> &'static [&'static str] {
+    pub(crate) fn params(&self) -> [&'static [&'static str]; 2] {
         match self {
-            // One green node: every wait below is met at once.
-            Route::Health(_) => &[
-                "wait_for_status",
-                "wait_for_no_relocating_shards",
-                "wait_for_no_initializing_shards",
-                "wait_for_active_shards",
-                "wait_for_events",
-                "wait_for_nodes",
-                "local",
-            ],
-            Route::Bulk(_) => &[
-                "pipeline",
-                "refresh",
-                "wait_for_active_shards",
-                "require_alias",
-                "routing",
-            ],
+            Route::Search(_, true) => [&["terminate_after"], &QUERY_PARAMS],
+            Route::DeleteByQuery(_) | Route::UpdateByQuery(_) => [&BY_QUERY_PARAMS, &QUERY_PARAMS],
+            other => [other.own_params(), &[]],
+        }
+    }
+
+    /// The parameters of routes that take one list.
+    fn own_params(&self) -> &'static [&'static str] {
+        match self {
+            Route::Health(_) => &HEALTH_PARAMS,
+            Route::Bulk(_) => &BULK_PARAMS,
             Route::Stats(..) => &["level"],
             Route::GetPipeline(_) => &["summary"],
-            Route::GetSettings(..) => &[
-                "flat_settings",
-                "include_defaults",
-                "local",
-                "ignore_unavailable",
-                "allow_no_indices",
-                "expand_wildcards",
-            ],
-            Route::OpenPit(..) => &[
-                "keep_alive",
-                "preference",
-                "routing",
-                "ignore_unavailable",
-                "expand_wildcards",
-                "allow_partial_search_results",
-            ],
-            Route::DeleteByQuery(_) | Route::UpdateByQuery(_) => &[
-                "conflicts",
-                "max_docs",
-                "scroll_size",
-                "refresh",
-                "wait_for_completion",
-                "wait_for_active_shards",
-                "scroll",
-                "search_timeout",
-                "routing",
-                "q",
-                "df",
-                "default_operator",
-                "lenient",
-                "analyze_wildcard",
-                "preference",
-                "allow_no_indices",
-                "ignore_unavailable",
-                "expand_wildcards",
-            ],
+            Route::GetSettings(..) => &GET_SETTINGS_PARAMS,
+            Route::OpenPit(..) => &OPEN_PIT_PARAMS,
             Route::GetClusterSettings => &["flat_settings"],
             Route::PutClusterSettings => &["flat_settings"],
             Route::ClusterState(_) => &["local"],
             Route::ForceMerge(_) => &["max_num_segments", "wait_for_completion", "flush"],
             Route::Scroll(_) => &["scroll", "scroll_id", "rest_total_hits_as_int"],
             Route::Search(_, false) => &SEARCH_PARAMS,
-            Route::Search(_, true) => &COUNT_PARAMS,
             Route::PutDoc(..) => &WRITE_PARAMS,
             Route::CreateDoc(..) => &WRITE_PARAMS,
-            Route::UpdateDoc(..) => &[
-                "refresh",
-                "wait_for_active_shards",
-                "if_seq_no",
-                "if_primary_term",
-                "require_alias",
-                "routing",
-                "retry_on_conflict",
-            ],
-            Route::MultiSearch(_) => &[
-                "rest_total_hits_as_int",
-                "max_concurrent_searches",
-                "search_type",
-                "pre_filter_shard_size",
-                "max_concurrent_shard_requests",
-                "ccs_minimize_roundtrips",
-            ],
+            Route::UpdateDoc(..) => &UPDATE_PARAMS,
+            Route::MultiSearch(_) => &MSEARCH_PARAMS,
             Route::MultiGet(_) => &GET_PARAMS,
-            Route::CatIndices(_) => &[
-                "v",
-                "h",
-                "s",
-                "format",
-                "bytes",
-                "expand_wildcards",
-                "health",
-                "pri",
-                "time",
-                "include_unloaded_segments",
-            ],
-            Route::DeleteDoc(..) => &[
-                "refresh",
-                "wait_for_active_shards",
-                "if_seq_no",
-                "if_primary_term",
-                "version",
-                "version_type",
-                "routing",
-            ],
+            Route::CatIndices(_) => &CAT_INDICES_PARAMS,
+            Route::DeleteDoc(..) => &DELETE_PARAMS,
             Route::GetDoc(..) | Route::GetSource(..) => &GET_PARAMS,
             Route::CreateIndex(_) => &["wait_for_active_shards"],
             Route::DeleteIndex(_) => &["ignore_unavailable"],
@@ -399,7 +420,7 @@ pub(crate) fn unrecognized(route: &Route, path: &str, query: &str) -> Option<Str
             }
         }
     }
-    let accepted = route.params();
+    let accepted: Vec<&str> = route.params().iter().flat_map(|g| g.iter().copied()).collect();
     let (name, _) = crate::rest::params::pairs(query)
         .find(|(k, _)| !GLOBAL_PARAMS.contains(&k.as_ref()) && !accepted.contains(&k.as_ref()))?;
     let hint = crate::util::did_you_mean(&name, accepted.iter().copied());
