@@ -21,7 +21,11 @@ pub enum ExportError {
 pub async fn to_elasticsearch(admin: &Admin, docs: &RallyDocuments) -> Result<usize, ExportError> {
     let peer = |message: String| ExportError::Peer {
         host: admin.host(),
-        message,
+        message: if message.contains("error sending request") || message.contains("onnect") {
+            format!("{message} (is the cluster `--to` names running, and reachable from here?)")
+        } else {
+            message
+        },
     };
     for (index, mapping) in [
         (&docs.results_index, rally::RESULTS_MAPPING),
@@ -53,7 +57,7 @@ pub async fn to_elasticsearch(admin: &Admin, docs: &RallyDocuments) -> Result<us
     }
     // In bulks of a bounded size: a long race has a sample per second per trial, and one body
     // would pass any server's request limit.
-    let all: Vec<(&str, &serde_json::Value)> = docs.all().collect();
+    let all: Vec<(&str, &str, &serde_json::Value)> = docs.all().collect();
     for chunk in all.chunks(DOCUMENTS_PER_BULK) {
         send_bulk(admin, chunk).await.map_err(peer)?;
     }
@@ -64,11 +68,11 @@ pub async fn to_elasticsearch(admin: &Admin, docs: &RallyDocuments) -> Result<us
 const DOCUMENTS_PER_BULK: usize = 5_000;
 
 /// One `_bulk` of `docs`, refreshed so that what was exported is searchable at once.
-async fn send_bulk(admin: &Admin, docs: &[(&str, &serde_json::Value)]) -> Result<(), String> {
+async fn send_bulk(admin: &Admin, docs: &[(&str, &str, &serde_json::Value)]) -> Result<(), String> {
     let mut bulk = Vec::new();
-    for (index, doc) in docs {
+    for (index, id, doc) in docs {
         bulk.extend_from_slice(
-            serde_json::json!({"index": {"_index": index}})
+            serde_json::json!({"index": {"_index": index, "_id": id}})
                 .to_string()
                 .as_bytes(),
         );

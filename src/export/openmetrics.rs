@@ -72,7 +72,7 @@ pub fn openmetrics(s: &Summary) -> String {
                         out,
                         "{name}{{{},quantile=\"{}\"}} {}",
                         labels(t),
-                        q / 100.0,
+                        quantile_label(*q),
                         v / 1000.0
                     );
                 }
@@ -88,4 +88,24 @@ pub fn openmetrics(s: &Summary) -> String {
     }
     out.push_str("# EOF\n");
     out
+}
+
+/// A percentile as a quantile label, written exactly: 99.9 is `0.999`, never the float
+/// division's `0.9990000000000001`.
+fn quantile_label(percent: f64) -> String {
+    let text = format!("{:.8}", percent / 100.0);
+    let text = text.trim_end_matches('0');
+    text.strip_suffix('.').unwrap_or(text).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quantile_labels_are_exact() {
+        let labels: Vec<String> = [50.0, 90.0, 99.0, 99.9, 99.99, 100.0]
+            .iter()
+            .map(|p| super::quantile_label(*p))
+            .collect();
+        assert_eq!(labels, ["0.5", "0.9", "0.99", "0.999", "0.9999", "1"]);
+    }
 }

@@ -1,7 +1,10 @@
 //! Rally's metric documents: `rally-results-YYYY-MM` (one per task, metric and sweep point:
-//! throughput, service_time, latency, error_rate, as Rally's results store writes them) and
-//! `rally-metrics-YYYY-MM` (the per-second throughput samples of each trial). The race keeps
-//! latencies as histograms, not samples, so their percentiles are in the results documents.
+//! throughput, service_time, latency, error_rate, shaped as Rally's results store writes them:
+//! `rally-version`, `distribution-flavor`, the unit inside `value`, runner's own fields under
+//! `meta`) and `rally-metrics-YYYY-MM` (the per-second throughput samples of each trial). The
+//! race keeps latencies as histograms, not per-request samples, so their percentiles are in the
+//! results documents. Every document's id is derived from the race and what it measures:
+//! exporting a race twice replaces its documents instead of adding copies.
 
 use crate::metrics::{Percentiles, PERCENTILES};
 use crate::report::Summary;
@@ -11,9 +14,10 @@ pub const RESULTS_MAPPING: &str = r#"{"mappings":{"properties":{
   "race-id":{"type":"keyword"},"race-timestamp":{"type":"keyword"},"environment":{"type":"keyword"},
   "track":{"type":"keyword"},"challenge":{"type":"keyword"},"car":{"type":"keyword"},
   "task":{"type":"keyword"},"operation":{"type":"keyword"},"operation-type":{"type":"keyword"},
-  "name":{"type":"keyword"},"unit":{"type":"keyword"},"sweep":{"type":"keyword"},
-  "distribution-version":{"type":"keyword"},"active":{"type":"boolean"},
-  "value":{"properties":{"single":{"type":"double"},"min":{"type":"double"},"mean":{"type":"double"},
+  "name":{"type":"keyword"},"rally-version":{"type":"keyword"},
+  "distribution-version":{"type":"keyword"},"distribution-flavor":{"type":"keyword"},
+  "distribution-major-version":{"type":"short"},"active":{"type":"boolean"},
+  "value":{"properties":{"unit":{"type":"keyword"},"single":{"type":"double"},"min":{"type":"double"},"mean":{"type":"double"},
     "median":{"type":"double"},"max":{"type":"double"},"50_0":{"type":"double"},"90_0":{"type":"double"},
     "95_0":{"type":"double"},"99_0":{"type":"double"},"99_9":{"type":"double"},"99_99":{"type":"double"},
     "100_0":{"type":"double"}}}}}}"#;
@@ -40,20 +44,22 @@ const SERVER_METRICS: &[(&str, &str, &str)] = &[
 pub struct RallyDocuments {
     pub results_index: String,
     pub metrics_index: String,
-    pub results: Vec<Value>,
-    pub metrics: Vec<Value>,
+    /// Each document with its id.
+    pub results: Vec<(String, Value)>,
+    pub metrics: Vec<(String, Value)>,
 }
 
 impl RallyDocuments {
-    pub fn all(&self) -> impl Iterator<Item = (&str, &Value)> {
+    /// (index, id, document) of every document.
+    pub fn all(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
         let r = self
             .results
             .iter()
-            .map(|d| (self.results_index.as_str(), d));
+            .map(|(id, d)| (self.results_index.as_str(), id.as_str(), d));
         r.chain(
             self.metrics
                 .iter()
-                .map(|d| (self.metrics_index.as_str(), d)),
+                .map(|(id, d)| (self.metrics_index.as_str(), id.as_str(), d)),
         )
     }
 
@@ -75,8 +81,32 @@ fn percentile_key(p: f64) -> String {
     }
 }
 
+/// A document's id: the race's id and a hash of what the document measures (FNV-1a, stable
+/// across builds and machines).
+fn document_id(race_id: &str, parts: &[&str]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for b in part.bytes().chain(std::iter::once(0)) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    format!("{race_id}-{h:016x}")
+}
+
+/// The major version of a distribution's version text (`elasticsearch 8.15.0` gives 8).
+fn major_version(version: &str) -> Option<u64> {
+    version
+        .split_whitespace()
+        .last()?
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
+
 fn percentiles_value(p: &Percentiles) -> Value {
     let mut v = Map::new();
+    v.insert("unit".into(), json!("ms"));
     for ((_, q), shown) in PERCENTILES.iter().zip(p.shown()) {
         if let Some(x) = shown {
             v.insert(percentile_key(*q), json!(x));
@@ -93,8 +123,16 @@ pub fn rally_documents(s: &Summary) -> RallyDocuments {
     let started = race.started_at.at();
     let race_timestamp = started.format("%Y%m%dT%H%M%SZ").to_string();
     let month = started.format("%Y-%m").to_string();
+    let flavor = race
+        .backend
+        .details
+        .get("build_flavor")
+        .and_then(Value::as_str)
+        .unwrap_or(race.backend.kind.as_str())
+        .to_string();
     let common = |t: &crate::report::TaskSummary| {
-        json!({
+        let mut doc = json!({
+            "rally-version": concat!("runner-", env!("CARGO_PKG_VERSION")),
             "environment": "runner",
             "race-id": race.race_id,
             "race-timestamp": race_timestamp,
@@ -102,38 +140,46 @@ pub fn rally_documents(s: &Summary) -> RallyDocuments {
             "challenge": race.challenge,
             "car": "external",
             "distribution-version": race.backend.version,
+            "distribution-flavor": flavor,
             "user-tags": race.user_tags,
             "active": true,
             "task": t.record.slot.task,
             "operation": t.record.slot.operation,
-            "operation-type": t.record.slot.operation_type,
-            "sweep": t.sweep_label,
-        })
+            // runner's own fields, where Rally keeps a task's metadata.
+            "meta": {
+                "operation-type": t.record.slot.operation_type,
+                "sweep": t.sweep_label,
+                "backend": race.backend.kind,
+            },
+        });
+        if let Some(major) = major_version(&race.backend.version) {
+            doc["distribution-major-version"] = json!(major);
+        }
+        if !race.params.is_empty() {
+            doc["track-params"] = json!(race.params);
+        }
+        doc
     };
     let mut results = Vec::new();
     let mut metrics = Vec::new();
     for t in &s.tasks {
-        let with = |name: &str, value: Value, unit: &str| {
+        let result = |name: &str, value: Value| {
             let mut doc = common(t);
             doc["name"] = json!(name);
             doc["value"] = value;
-            doc["unit"] = json!(unit);
-            doc
+            let id = document_id(&race.race_id, &["results", &t.record.slot.task, &t.sweep_label, name]);
+            (id, doc)
         };
+        let unit = t.record.slot.throughput_unit.as_str();
         if let Some(th) = t.throughput {
-            results.push(with(
+            results.push(result(
                 "throughput",
-                json!({"min": th.min, "mean": th.mean, "median": th.median, "max": th.max}),
-                t.record.slot.throughput_unit.as_str(),
+                json!({"min": th.min, "mean": th.mean, "median": th.median, "max": th.max, "unit": unit}),
             ));
         }
-        results.push(with(
-            "service_time",
-            percentiles_value(&t.service_time_ms),
-            "ms",
-        ));
-        results.push(with("latency", percentiles_value(&t.latency_ms), "ms"));
-        results.push(with("error_rate", json!({"single": t.error_rate}), ""));
+        results.push(result("service_time", percentiles_value(&t.service_time_ms)));
+        results.push(result("latency", percentiles_value(&t.latency_ms)));
+        results.push(result("error_rate", json!({"single": t.error_rate})));
         // The server's side, summed over the task's complete trials, under Rally's names.
         for (ours, rallys, unit) in SERVER_METRICS {
             let total: Option<f64> = t
@@ -142,23 +188,31 @@ pub fn rally_documents(s: &Summary) -> RallyDocuments {
                 .filter_map(|tr| tr.server.as_ref()?.deltas.get(*ours))
                 .fold(None, |sum, v| Some(sum.unwrap_or(0.0) + v));
             if let Some(total) = total {
-                results.push(with(rallys, json!({"single": total}), unit));
+                let mut value = json!({"single": total});
+                if !unit.is_empty() {
+                    value["unit"] = json!(unit);
+                }
+                results.push(result(rallys, value));
             }
         }
         for tr in t.record.complete_trials() {
             let trial_start = tr.started_at.at();
             for (second, units) in tr.throughput_per_second.iter().enumerate() {
                 let at = trial_start + chrono::Duration::seconds(second as i64 + 1);
-                let mut doc = with(
-                    "throughput",
-                    json!(*units as f64),
-                    t.record.slot.throughput_unit.as_str(),
-                );
+                // A metrics document as Rally's: the unit beside the value.
+                let mut doc = common(t);
+                doc["name"] = json!("throughput");
+                doc["value"] = json!(*units as f64);
+                doc["unit"] = json!(unit);
                 doc["@timestamp"] = json!(at.timestamp_millis());
                 doc["relative-time"] = json!((at - started).num_milliseconds());
                 doc["sample-type"] = json!("normal");
-                doc["meta"] = json!({"trial": tr.trial + 1});
-                metrics.push(doc);
+                doc["meta"]["trial"] = json!(tr.trial + 1);
+                let id = document_id(
+                    &race.race_id,
+                    &["metrics", &t.record.slot.task, &t.sweep_label, "throughput", &tr.trial.to_string(), &second.to_string()],
+                );
+                metrics.push((id, doc));
             }
         }
     }
@@ -172,6 +226,15 @@ pub fn rally_documents(s: &Summary) -> RallyDocuments {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ids_are_stable_and_versions_have_majors() {
+        assert_eq!(super::document_id("r", &["a", "b"]), super::document_id("r", &["a", "b"]));
+        assert_ne!(super::document_id("r", &["a", "b"]), super::document_id("r", &["ab", ""]));
+        assert_eq!(super::major_version("elasticsearch 8.15.0"), Some(8));
+        assert_eq!(super::major_version("opensearch 2.11.1"), Some(2));
+        assert_eq!(super::major_version("embedded"), None);
+    }
+
     #[test]
     fn percentile_keys_are_rallys() {
         assert_eq!(super::percentile_key(99.9), "99_9");

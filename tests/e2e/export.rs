@@ -73,7 +73,13 @@ challenges:
             .copied()
     };
     let throughput = named("nap", "throughput").expect("a throughput result");
-    assert_eq!(throughput["unit"], "ops/s");
+    // Shaped as Rally's results store writes them: the unit inside `value`, Rally's keys at
+    // the top, runner's own under `meta`.
+    assert_eq!(throughput["value"]["unit"], "ops/s", "{throughput}");
+    assert!(throughput["rally-version"].as_str().unwrap().starts_with("runner-"));
+    assert!(throughput["distribution-flavor"].is_string(), "{throughput}");
+    assert_eq!(throughput["meta"]["operation-type"], "sleep", "{throughput}");
+    assert!(throughput.get("unit").is_none(), "{throughput}");
     assert!(
         (throughput["value"]["mean"].as_f64().unwrap() - 200.0).abs() < 20.0,
         "{throughput}"
@@ -108,6 +114,15 @@ challenges:
         samples["count"].as_u64().unwrap() >= 2,
         "per-second throughput samples: {samples}"
     );
+    // Exported again: the same documents, replaced, not added twice.
+    let count = |index: &str| {
+        post(server.port, &format!("/{index}-{month}/_count"), "{}")["count"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = (count("rally-results"), count("rally-metrics"));
+    env.ok(&["export", "latest", "--to", &url(server.port)]);
+    assert_eq!((count("rally-results"), count("rally-metrics")), before);
 
     let om = std::fs::read_to_string(&metrics_file).unwrap();
     assert!(om.ends_with("# EOF\n"), "{om}");
@@ -162,6 +177,7 @@ challenges:
         stderr.contains("cannot export to http://127.0.0.1:9"),
         "{stderr}"
     );
+    assert!(stderr.contains("`--to`"), "the hint names the option: {stderr}");
     let out = env.run(&["export", "latest"]);
     assert_eq!(out.status.code(), Some(2));
 }
