@@ -385,6 +385,9 @@ impl Level<'_> {
             out.extend(geo::centroid(name, params, mapping, &here)?);
             return Ok(());
         }
+        if let Some(order) = params.get("order") {
+            order_by_buckets(order, sub, &here)?;
+        }
         let mut rewritten = Map::new();
         let tantivy_params = params_for(kind, params, mapping, &here)?;
         if kind == "percentiles" && path.is_empty() {
@@ -553,6 +556,36 @@ fn params_for(
         date_histogram(&mut out, at)?;
     }
     Ok(out)
+}
+
+/// Metric aggregations: a bucket aggregation may be ordered by their values.
+const METRICS: [&str; 10] = [
+    "avg", "min", "max", "sum", "value_count", "stats", "extended_stats", "cardinality",
+    "percentiles", "top_hits",
+];
+
+/// Refuses an `order` by a bucket sub-aggregation (`high.doc_count`, `high>avg`): tantivy
+/// orders by metrics only, and would fail inside with an internal error.
+fn order_by_buckets(order: &Value, sub: Option<&Value>, at: &str) -> Result<(), String> {
+    let entries: Vec<&Map<String, Value>> = match order {
+        Value::Object(o) => vec![o],
+        Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
+        _ => Vec::new(),
+    };
+    for key in entries.iter().flat_map(|o| o.keys()) {
+        if key.starts_with('_') {
+            continue;
+        }
+        let name = key.split(['.', '>', '[']).next().unwrap_or(key);
+        let kind = sub
+            .and_then(|s| s.get(name))
+            .and_then(Value::as_object)
+            .and_then(|d| d.keys().find(|k| !matches!(k.as_str(), "aggs" | "aggregations" | "meta")));
+        if let Some(kind) = kind.filter(|k| !METRICS.contains(&k.as_str())) {
+            return Err(format!("aggregation `{at}`: `order` by `{key}`, a `{kind}` sub-aggregation, is not run by the embedded engine (it orders by `_count`, `_key` or a metric sub-aggregation)"));
+        }
+    }
+    Ok(())
 }
 
 /// Metrics of numbers, which Elasticsearch refuses on a keyword.

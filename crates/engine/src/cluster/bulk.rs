@@ -168,11 +168,11 @@ impl State {
         if self.has_stream_template(name) && verb != Verb::Delete {
             return ItemError::new(400, "illegal_argument_exception", format!("only write ops with an op_type of create are allowed in data streams (index [{name}])"));
         }
-        ItemError::new(
-            404,
-            "index_not_found_exception",
-            format!("no such index [{name}]"),
-        )
+        let why = self
+            .auto_create_refusal(name)
+            .filter(|_| verb != Verb::Delete)
+            .unwrap_or_else(|| format!("no such index [{name}]"));
+        ItemError::new(404, "index_not_found_exception", why)
     }
 
     /// Elasticsearch's `action.auto_create_index` (on by default): a write to a missing name
@@ -187,10 +187,45 @@ impl State {
             _ if streams => false,
             _ => {
                 crate::names::check_index_name(name).is_ok()
+                    && self.auto_create_refusal(name).is_none()
                     && !matches!(
                         self.create_index(name, &serde_json::json!({})),
                         Err(super::CreateError::Mapping(_))
                     )
+            }
+        }
+    }
+
+    /// Why the cluster setting `action.auto_create_index` (transient over persistent) keeps
+    /// `name` from being created by a write, in Elasticsearch's words: `false`, or a list of
+    /// `+pattern`/`-pattern`s of which the first that matches decides (none matching refuses).
+    fn auto_create_refusal(&self, name: &str) -> Option<String> {
+        let settings = self.cluster_settings.read().unwrap_or_else(|p| p.into_inner());
+        let value = ["transient", "persistent"].iter().find_map(|scope| {
+            let s = settings.get(scope)?;
+            s.get("action.auto_create_index")
+                .or_else(|| s.get("action")?.get("auto_create_index"))
+                .cloned()
+        })?;
+        let text = match value {
+            serde_json::Value::Bool(b) => b.to_string(),
+            serde_json::Value::String(s) => s,
+            _ => return None,
+        };
+        match text.as_str() {
+            "true" => None,
+            "false" => Some(format!("no such index [{name}] and [action.auto_create_index] is [false]")),
+            patterns => {
+                for p in patterns.split(',').map(str::trim) {
+                    let (allow, pattern) = match p.strip_prefix('-') {
+                        Some(rest) => (false, rest),
+                        None => (true, p.strip_prefix('+').unwrap_or(p)),
+                    };
+                    if crate::names::simple_match(pattern, name) {
+                        return (!allow).then(|| format!("no such index [{name}] and [action.auto_create_index] contains [{p}] which forbids automatic creation of the index"));
+                    }
+                }
+                Some(format!("no such index [{name}] and [action.auto_create_index] ([{patterns}]) doesn't match"))
             }
         }
     }

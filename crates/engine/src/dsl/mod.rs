@@ -67,6 +67,17 @@ pub(crate) fn single_entry<'v>(
     }
 }
 
+/// What every term of `f` starts with, as a regex: nothing for a field of its own; for a
+/// field dynamic mapping learned, its path inside the JSON field and the string type's tag
+/// (the bytes tantivy writes before each such term's text).
+fn term_prefix(f: &MappedField) -> String {
+    if f.json_path.is_none() {
+        return String::new();
+    }
+    let empty = f.text_term("");
+    regex_escape(&String::from_utf8_lossy(empty.serialized_value_bytes()))
+}
+
 impl QueryCompiler<'_> {
     /// A query given as JSON, parsed and compiled (queries the engine writes itself).
     pub fn compile_json(&self, q: &Value) -> Result<Box<dyn Query>, String> {
@@ -190,7 +201,7 @@ impl QueryCompiler<'_> {
     fn prefix_query(&self, body: &Value) -> Result<Box<dyn Query>, String> {
         let (name, v) = single_entry(body, "prefix")?;
         let f = self.field(name)?;
-        if f.kind != FieldType::Keyword || f.json_path.is_some() {
+        if f.kind != FieldType::Keyword {
             return Err(format!(
                 "`prefix` on `{name}`: the embedded backend runs it on keyword fields"
             ));
@@ -200,7 +211,7 @@ impl QueryCompiler<'_> {
             .unwrap_or(v)
             .as_str()
             .ok_or("`prefix` takes a string")?;
-        let pattern = format!("{}.*", regex_escape(prefix));
+        let pattern = format!("{}{}.*", term_prefix(&f), regex_escape(prefix));
         Ok(Box::new(
             RegexQuery::from_pattern(&pattern, f.field).map_err(|e| e.to_string())?,
         ))
@@ -305,6 +316,15 @@ impl QueryCompiler<'_> {
                 Bound::Included(Term::from_field_ip_addr(f.field, last)),
             )));
         }
+        // A date equals a millisecond: a range of one on its column (the inverted index keeps
+        // whole seconds only).
+        if f.kind == FieldType::Date && f.json_path.is_none() {
+            let at = self.term(f, v)?;
+            return Ok(Box::new(RangeQuery::new(
+                Bound::Included(at.clone()),
+                Bound::Included(at),
+            )));
+        }
         Ok(Box::new(TermQuery::new(
             self.term(f, v)?,
             IndexRecordOption::Basic,
@@ -398,10 +418,7 @@ impl QueryCompiler<'_> {
                 ))
             }
         };
-        if f.json_path.is_some() {
-            return Err(format!("`wildcard` on `{name}`, a field mapped dynamically, is not run by the embedded engine"));
-        }
-        let mut regex = String::with_capacity(pattern.len() * 2);
+        let mut regex = term_prefix(&f);
         for c in pattern.chars() {
             match c {
                 '*' => regex.push_str(".*"),

@@ -93,7 +93,9 @@ impl MappedField {
                 t.append_type_and_fast_value(at);
                 t
             }
-            None => Term::from_field_date_for_search(self.field, at),
+            // At the column's precision (milliseconds), for the fast-field ranges every date
+            // query runs as; the inverted index holds seconds only.
+            None => Term::from_field_date(self.field, at),
         }
     }
 
@@ -109,9 +111,7 @@ impl MappedField {
                 FieldType::Boolean => {
                     Term::from_field_bool(self.field, v.as_bool().ok_or("expected a boolean")?)
                 }
-                FieldType::Date => {
-                    Term::from_field_date_for_search(self.field, read_date(self, v)?)
-                }
+                FieldType::Date => Term::from_field_date(self.field, read_date(self, v)?),
                 FieldType::Ip => Term::from_field_ip_addr(self.field, read_ip(v)?),
                 FieldType::Range(_) => {
                     return Err(format!(
@@ -536,7 +536,15 @@ fn add_field(
         FieldType::Long => (builder.add_i64_field(name, INDEXED | FAST), None),
         FieldType::Double => (builder.add_f64_field(name, INDEXED | FAST), None),
         FieldType::Boolean => (builder.add_bool_field(name, INDEXED | FAST), None),
-        FieldType::Date => (builder.add_date_field(name, INDEXED | FAST), None),
+        // Elasticsearch keeps a date's milliseconds; tantivy's default column keeps seconds.
+        FieldType::Date => (
+            builder.add_date_field(
+                name,
+                tantivy::schema::DateOptions::from(INDEXED | FAST)
+                    .set_precision(tantivy::schema::DateTimePrecision::Milliseconds),
+            ),
+            None,
+        ),
         FieldType::Ip => (builder.add_ip_addr_field(name, INDEXED | FAST), None),
         FieldType::Range(of) => {
             let (lo, hi) = of.add_fields(builder, name);

@@ -38,6 +38,8 @@ struct SortKey {
     desc: bool,
     /// `_geo_distance`: the origin (lat, lon) and metres per unit of the values shown.
     geo: Option<((f64, f64), f64)>,
+    /// A date key's formats, which read a `search_after` given as a date string.
+    dates: Option<crate::mapping::dates::DateFormats>,
 }
 
 /// A search's order: the request's keys, then the document address to break ties.
@@ -90,6 +92,34 @@ fn score_from_bits(bits: u64) -> f32 {
     })
 }
 
+/// A field sort's options: `order`; `missing: _last` and `mode` as Elasticsearch's defaults
+/// for the order (`min` ascending, `max` descending), which is how the engine sorts; and
+/// `unmapped_type` on a field the mapping has, where it changes nothing. Anything else would
+/// sort differently, and is refused naming it.
+fn check_options(
+    name: &str,
+    opts: &serde_json::Map<String, Value>,
+    order: Option<&str>,
+    mapping: &Mapping,
+) -> Result<(), String> {
+    let default_mode = if order == Some("desc") { "max" } else { "min" };
+    for (k, v) in opts {
+        let runs = match k.as_str() {
+            "order" => true,
+            "missing" => v == "_last",
+            "mode" => v == default_mode,
+            "unmapped_type" => mapping.field(name).is_some(),
+            _ => false,
+        };
+        if !runs {
+            return Err(format!(
+                "sort `{name}`: option `{k}: {v}` is not run by the embedded engine (it runs `order`, `missing: _last`, `mode: {default_mode}` and `unmapped_type` on a mapped field)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Sort {
     /// Relevance order, Elasticsearch's default: best score first, then index order. Built
     /// once, so searches without a `sort` allocate none.
@@ -101,12 +131,14 @@ impl Sort {
                     name: String::new(),
                     desc: true,
                     geo: None,
+                    dates: None,
                 },
                 SortKey {
                     by: By::Doc,
                     name: String::new(),
                     desc: false,
                     geo: None,
+                    dates: None,
                 },
             ],
             user_keys: 0,
@@ -139,6 +171,11 @@ impl Sort {
                     let (name, spec) = o.iter().next().expect("one entry");
                     let order = match spec {
                         Value::String(s) => Some(s.as_str()),
+                        Value::Object(opts) if name != "_geo_distance" => {
+                            let order = opts.get("order").and_then(Value::as_str);
+                            check_options(name, opts, order, mapping)?;
+                            order
+                        }
                         Value::Object(opts) => opts.get("order").and_then(Value::as_str),
                         other => return Err(format!("sort `{name}`: expected \"asc\", \"desc\" or {{\"order\": ...}}, got {other}")),
                     };
@@ -178,11 +215,13 @@ impl Sort {
             let column = mapping
                 .field(name)
                 .map_or(name.to_string(), |f| f.name.clone());
+            let dates = mapping.field(name).and_then(|f| f.dates.clone());
             keys.push(SortKey {
                 by,
                 name: column,
                 desc,
                 geo: None,
+                dates,
             });
         }
         let user_keys = keys.len();
@@ -192,6 +231,7 @@ impl Sort {
                 name: String::new(),
                 desc: false,
                 geo: None,
+                dates: None,
             });
         }
         Ok(Sort {
@@ -346,6 +386,13 @@ impl Sort {
                 (By::Field(FieldType::Double), v) => {
                     tantivy::f64_to_u64(v.as_f64().ok_or_else(bad)?)
                 }
+                (By::Field(FieldType::Date), Value::String(s)) => {
+                    let formats = k.dates.clone().unwrap_or_default();
+                    let at = formats.read(&Value::String(s.clone())).map_err(|_| {
+                        format!("search_after: failed to parse date field [{s}] of sort key `{}`", k.name)
+                    })?;
+                    tantivy::i64_to_u64(at.into_timestamp_millis().saturating_mul(1_000_000))
+                }
                 (By::Field(FieldType::Date), v) => {
                     tantivy::i64_to_u64(v.as_i64().ok_or_else(bad)?.saturating_mul(1_000_000))
                 }
@@ -443,6 +490,7 @@ fn geo_distance_key(e: &Value, mapping: &Mapping) -> Result<SortKey, String> {
         name: column,
         desc,
         geo: Some(((lat, lon), unit)),
+        dates: None,
     })
 }
 
