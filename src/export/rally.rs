@@ -121,86 +121,31 @@ fn percentiles_value(p: &Percentiles) -> Value {
 pub fn rally_documents(s: &Summary) -> RallyDocuments {
     let race = s.race;
     let started = race.started_at.at();
-    let race_timestamp = started.format("%Y%m%dT%H%M%SZ").to_string();
     let month = started.format("%Y-%m").to_string();
-    let flavor = race
-        .backend
-        .details
-        .get("build_flavor")
-        .and_then(Value::as_str)
-        .unwrap_or(race.backend.kind.as_str())
-        .to_string();
-    let common = |t: &crate::report::TaskSummary| {
-        let mut doc = json!({
-            "rally-version": concat!("runner-", env!("CARGO_PKG_VERSION")),
-            "environment": "runner",
-            "race-id": race.race_id,
-            "race-timestamp": race_timestamp,
-            "track": race.track,
-            "challenge": race.challenge,
-            "car": "external",
-            "distribution-version": race.backend.version,
-            "distribution-flavor": flavor,
-            "user-tags": race.user_tags,
-            "active": true,
-            "task": t.record.slot.task,
-            "operation": t.record.slot.operation,
-            // runner's own fields, where Rally keeps a task's metadata.
-            "meta": {
-                "operation-type": t.record.slot.operation_type,
-                "sweep": t.sweep_label,
-                "backend": race.backend.kind,
-            },
-        });
-        if let Some(major) = major_version(&race.backend.version) {
-            doc["distribution-major-version"] = json!(major);
-        }
-        if !race.params.is_empty() {
-            doc["track-params"] = json!(race.params);
-        }
-        doc
-    };
+    let race_fields = race_fields(race);
     let mut results = Vec::new();
     let mut metrics = Vec::new();
     for t in &s.tasks {
-        let result = |name: &str, value: Value| {
-            let mut doc = common(t);
-            doc["name"] = json!(name);
-            doc["value"] = value;
-            let id = document_id(&race.race_id, &["results", &t.record.slot.task, &t.sweep_label, name]);
-            (id, doc)
+        let common = || {
+            let mut doc = race_fields.clone();
+            doc["task"] = json!(t.record.slot.task);
+            doc["operation"] = json!(t.record.slot.operation);
+            // runner's own fields, where Rally keeps a task's metadata.
+            doc["meta"] = json!({
+                "operation-type": t.record.slot.operation_type,
+                "sweep": t.sweep_label,
+                "backend": race.backend.kind,
+            });
+            doc
         };
+        results.extend(task_results(t, &race.race_id, &common));
         let unit = t.record.slot.throughput_unit.as_str();
-        if let Some(th) = t.throughput {
-            results.push(result(
-                "throughput",
-                json!({"min": th.min, "mean": th.mean, "median": th.median, "max": th.max, "unit": unit}),
-            ));
-        }
-        results.push(result("service_time", percentiles_value(&t.service_time_ms)));
-        results.push(result("latency", percentiles_value(&t.latency_ms)));
-        results.push(result("error_rate", json!({"single": t.error_rate})));
-        // The server's side, summed over the task's complete trials, under Rally's names.
-        for (ours, rallys, unit) in SERVER_METRICS {
-            let total: Option<f64> = t
-                .record
-                .complete_trials()
-                .filter_map(|tr| tr.server.as_ref()?.deltas.get(*ours))
-                .fold(None, |sum, v| Some(sum.unwrap_or(0.0) + v));
-            if let Some(total) = total {
-                let mut value = json!({"single": total});
-                if !unit.is_empty() {
-                    value["unit"] = json!(unit);
-                }
-                results.push(result(rallys, value));
-            }
-        }
         for tr in t.record.complete_trials() {
             let trial_start = tr.started_at.at();
             for (second, units) in tr.throughput_per_second.iter().enumerate() {
                 let at = trial_start + chrono::Duration::seconds(second as i64 + 1);
                 // A metrics document as Rally's: the unit beside the value.
-                let mut doc = common(t);
+                let mut doc = common();
                 doc["name"] = json!("throughput");
                 doc["value"] = json!(*units as f64);
                 doc["unit"] = json!(unit);
@@ -222,6 +167,78 @@ pub fn rally_documents(s: &Summary) -> RallyDocuments {
         results,
         metrics,
     }
+}
+
+/// The fields every document of a race has, under Rally's names.
+fn race_fields(race: &crate::results::RaceRecord) -> Value {
+    let flavor = race
+        .backend
+        .details
+        .get("build_flavor")
+        .and_then(Value::as_str)
+        .unwrap_or(race.backend.kind.as_str());
+    let mut doc = json!({
+        "rally-version": concat!("runner-", env!("CARGO_PKG_VERSION")),
+        "environment": "runner",
+        "race-id": race.race_id,
+        "race-timestamp": race.started_at.at().format("%Y%m%dT%H%M%SZ").to_string(),
+        "track": race.track,
+        "challenge": race.challenge,
+        "car": "external",
+        "distribution-version": race.backend.version,
+        "distribution-flavor": flavor,
+        "user-tags": race.user_tags,
+        "active": true,
+    });
+    if let Some(major) = major_version(&race.backend.version) {
+        doc["distribution-major-version"] = json!(major);
+    }
+    if !race.params.is_empty() {
+        doc["track-params"] = json!(race.params);
+    }
+    doc
+}
+
+/// A task's results documents: throughput, service time, latency, error rate, and the
+/// server's counters summed over its complete trials, under Rally's names.
+fn task_results(
+    t: &crate::report::TaskSummary,
+    race_id: &str,
+    common: &dyn Fn() -> Value,
+) -> Vec<(String, Value)> {
+    let result = |name: &str, value: Value| {
+        let mut doc = common();
+        doc["name"] = json!(name);
+        doc["value"] = value;
+        let id = document_id(race_id, &["results", &t.record.slot.task, &t.sweep_label, name]);
+        (id, doc)
+    };
+    let mut results = Vec::new();
+    let unit = t.record.slot.throughput_unit.as_str();
+    if let Some(th) = t.throughput {
+        results.push(result(
+            "throughput",
+            json!({"min": th.min, "mean": th.mean, "median": th.median, "max": th.max, "unit": unit}),
+        ));
+    }
+    results.push(result("service_time", percentiles_value(&t.service_time_ms)));
+    results.push(result("latency", percentiles_value(&t.latency_ms)));
+    results.push(result("error_rate", json!({"single": t.error_rate})));
+    for (ours, rallys, unit) in SERVER_METRICS {
+        let total: Option<f64> = t
+            .record
+            .complete_trials()
+            .filter_map(|tr| tr.server.as_ref()?.deltas.get(*ours))
+            .fold(None, |sum, v| Some(sum.unwrap_or(0.0) + v));
+        if let Some(total) = total {
+            let mut value = json!({"single": total});
+            if !unit.is_empty() {
+                value["unit"] = json!(unit);
+            }
+            results.push(result(rallys, value));
+        }
+    }
+    results
 }
 
 #[cfg(test)]
