@@ -40,6 +40,9 @@ struct SortKey {
     geo: Option<((f64, f64), f64)>,
     /// A date key's formats, which read a `search_after` given as a date string.
     dates: Option<crate::mapping::dates::DateFormats>,
+    /// Of a document's several values, the largest (`mode: max`, the default descending)
+    /// or the smallest (`min`, the default ascending).
+    max: bool,
 }
 
 /// A search's order: the request's keys, then the document address to break ties.
@@ -99,25 +102,47 @@ fn score_from_bits(bits: u64) -> f32 {
 fn check_options(
     name: &str,
     opts: &serde_json::Map<String, Value>,
-    order: Option<&str>,
     mapping: &Mapping,
 ) -> Result<(), String> {
-    let default_mode = if order == Some("desc") { "max" } else { "min" };
     for (k, v) in opts {
         let runs = match k.as_str() {
             "order" => true,
             "missing" => v == "_last",
-            "mode" => v == default_mode,
+            "mode" => v == "min" || v == "max",
             "unmapped_type" => mapping.field(name).is_some(),
+            // Nested objects are flattened here: a nested sort over all of a path's objects
+            // (no `filter`) sees the same values, and `min`/`max` picks the same one.
+            "nested" => {
+                v.as_object().is_some_and(|n| n.keys().all(|k| k == "path"))
+                    && v.get("path")
+                        .and_then(Value::as_str)
+                        .is_some_and(|p| name.starts_with(&format!("{p}.")))
+            }
             _ => false,
         };
         if !runs {
             return Err(format!(
-                "sort `{name}`: option `{k}: {v}` is not run by the embedded engine (it runs `order`, `missing: _last`, `mode: {default_mode}` and `unmapped_type` on a mapped field)"
+                "sort `{name}`: option `{k}: {v}` is not run by the embedded engine (it runs `order`, `missing: _last`, `mode` min or max, `nested` with its `path` alone, and `unmapped_type` on a mapped field)"
             ));
         }
     }
     Ok(())
+}
+
+/// A document's value in a column, of several the smallest or the largest (the column's raw
+/// values order as the values do).
+fn pick(column: &tantivy::columnar::Column<u64>, doc: DocId, max: bool) -> Option<u64> {
+    match column.get_cardinality() {
+        tantivy::columnar::Cardinality::Multivalued => {
+            let values = column.values_for_doc(doc);
+            if max {
+                values.max()
+            } else {
+                values.min()
+            }
+        }
+        _ => column.first(doc),
+    }
 }
 
 impl Sort {
@@ -132,6 +157,7 @@ impl Sort {
                     desc: true,
                     geo: None,
                     dates: None,
+                    max: false,
                 },
                 SortKey {
                     by: By::Doc,
@@ -139,6 +165,7 @@ impl Sort {
                     desc: false,
                     geo: None,
                     dates: None,
+                    max: false,
                 },
             ],
             user_keys: 0,
@@ -165,21 +192,21 @@ impl Sort {
         }
         let mut keys = Vec::with_capacity(entries.len() + 1);
         for e in entries {
-            let (name, order) = match e {
-                Value::String(name) => (name.as_str(), None),
+            let (name, order, mode) = match e {
+                Value::String(name) => (name.as_str(), None, None),
                 Value::Object(o) if o.len() == 1 => {
                     let (name, spec) = o.iter().next().expect("one entry");
-                    let order = match spec {
-                        Value::String(s) => Some(s.as_str()),
+                    let (order, mode) = match spec {
+                        Value::String(s) => (Some(s.as_str()), None),
                         Value::Object(opts) if name != "_geo_distance" => {
                             let order = opts.get("order").and_then(Value::as_str);
-                            check_options(name, opts, order, mapping)?;
-                            order
+                            check_options(name, opts, mapping)?;
+                            (order, opts.get("mode").and_then(Value::as_str))
                         }
-                        Value::Object(opts) => opts.get("order").and_then(Value::as_str),
+                        Value::Object(opts) => (opts.get("order").and_then(Value::as_str), None),
                         other => return Err(format!("sort `{name}`: expected \"asc\", \"desc\" or {{\"order\": ...}}, got {other}")),
                     };
-                    (name.as_str(), order)
+                    (name.as_str(), order, mode)
                 }
                 other => {
                     return Err(format!(
@@ -216,12 +243,18 @@ impl Sort {
                 .field(name)
                 .map_or(name.to_string(), |f| f.name.clone());
             let dates = mapping.field(name).and_then(|f| f.dates.clone());
+            let max = match mode {
+                Some("max") => true,
+                Some("min") => false,
+                _ => desc,
+            };
             keys.push(SortKey {
                 by,
                 name: column,
                 desc,
                 geo: None,
                 dates,
+                max,
             });
         }
         let user_keys = keys.len();
@@ -232,6 +265,7 @@ impl Sort {
                 desc: false,
                 geo: None,
                 dates: None,
+                max: false,
             });
         }
         Ok(Sort {
@@ -491,6 +525,7 @@ fn geo_distance_key(e: &Value, mapping: &Mapping) -> Result<SortKey, String> {
         desc,
         geo: Some(((lat, lon), unit)),
         dates: None,
+        max: false,
     })
 }
 
@@ -611,7 +646,7 @@ impl SegmentCollector for SegmentTop {
                 By::Score => score_bits(score),
                 By::Doc => (u64::from(self.segment) << 32) | u64::from(doc),
                 // Documents without the field sort last, in either order, as in Elasticsearch.
-                By::Field(_) => match self.columns[i].as_ref().and_then(|c| c.first(doc)) {
+                By::Field(_) => match self.columns[i].as_ref().and_then(|c| pick(c, doc, k.max)) {
                     Some(v) => v,
                     None => {
                         key.0[i] = u64::MAX;
@@ -621,7 +656,7 @@ impl SegmentCollector for SegmentTop {
                 By::Keyword => {
                     let rank = self.columns[i]
                         .as_ref()
-                        .and_then(|c| c.first(doc))
+                        .and_then(|c| pick(c, doc, k.max))
                         .and_then(|ord| self.ordinals.get(i)?.as_ref()?.key(self.segment, ord));
                     match rank {
                         Some(k) => k,
