@@ -68,6 +68,7 @@ pub const APIS: &[Api] = &[
     api("indices.get", GET, &["/{index}"]),
     api("indices.close", POST, &["/{index}/_close"]),
     api("indices.open", POST, &["/{index}/_open"]),
+    api("indices.add_block", PUT, &["/{index}/_block/{block}"]),
     api("indices.refresh", &["POST", "GET"], &["/_refresh", "/{index}/_refresh"]),
     api("indices.flush", &["POST", "GET"], &["/_flush", "/{index}/_flush"]),
     api("indices.forcemerge", POST, &["/_forcemerge", "/{index}/_forcemerge"]),

@@ -122,6 +122,15 @@ impl Engine {
         options: &Options,
         tally: &mut Tally,
     ) -> Result<(), RestResponse> {
+        // A write block refuses these writes as it refuses any other.
+        let refusal = index
+            .settings
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .write_refusal(&index.name);
+        if let Some(why) = refusal {
+            return Err(RestResponse::error(403, "cluster_block_exception", &why));
+        }
         let search = json!({ "query": body.get("query").cloned().unwrap_or(json!({"match_all": {}})) });
         let plan = index
             .compile(&search)
