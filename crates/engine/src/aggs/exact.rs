@@ -14,6 +14,9 @@ use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 /// Elasticsearch's default t-digest `compression`.
 pub const DEFAULT_COMPRESSION: f64 = 100.0;
 
+/// The most values one percentiles aggregation holds exactly, per search.
+pub const MAX_HELD: usize = 10_000;
+
 /// Elasticsearch's default `percents`.
 pub const DEFAULT_PERCENTS: [f64; 7] = [1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0];
 

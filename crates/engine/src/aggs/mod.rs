@@ -642,7 +642,8 @@ fn exact_percentiles(name: &str, given: &Map<String, Value>, tantivy: &Map<Strin
             .map(|a| a.iter().filter_map(Value::as_f64).collect())
             .unwrap_or_else(|| exact::DEFAULT_PERCENTS.to_vec()),
         keyed: given.get("keyed").and_then(Value::as_bool).unwrap_or(true),
-        cap: (2.0 * compression).max(1.0) as usize,
+        // Bounded whatever `compression` a request names: past it, the estimate stands.
+        cap: (2.0 * compression).clamp(1.0, exact::MAX_HELD as f64) as usize,
     }
 }
 
