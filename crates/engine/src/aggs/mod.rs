@@ -552,6 +552,18 @@ fn params_for(
     if kind == "percentiles" {
         percentiles_params(&mut out, at)?;
     }
+    if kind == "cardinality" {
+        // Elasticsearch's memory-for-accuracy knob: tantivy's sketch has one precision (near
+        // exact on small sets, about 1% off on large ones), whatever the threshold.
+        if let Some(t) = out.remove("precision_threshold") {
+            if t.as_f64().is_none_or(|x| x < 0.0) {
+                let name = at.rsplit('.').next().unwrap_or(at);
+                return Err(format!(
+                    "[precisionThreshold] must be greater than or equal to 0. Found [{t}] in [{name}]"
+                ));
+            }
+        }
+    }
     if kind == "date_histogram" {
         date_histogram(&mut out, at)?;
     }
