@@ -131,7 +131,11 @@ impl Engine {
         if let Some(why) = refusal {
             return Err(RestResponse::error(403, "cluster_block_exception", &why));
         }
-        let search = json!({ "query": body.get("query").cloned().unwrap_or(json!({"match_all": {}})) });
+        // In index order, as Elasticsearch's scroll over `_doc` reads them.
+        let search = json!({
+            "query": body.get("query").cloned().unwrap_or(json!({"match_all": {}})),
+            "sort": ["_doc"],
+        });
         let plan = index
             .compile(&search)
             .map_err(|e| RestResponse::error(400, "search_phase_execution_exception", &e.message))?;
