@@ -143,15 +143,6 @@ pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[lower] + fraction * (sorted[lower + 1] - sorted[lower]))
 }
 
-/// A percent as Elasticsearch keys it (Java's `Double.toString`: `50.0`, `99.9`).
-fn key(p: f64) -> String {
-    if p.fract() == 0.0 && p.abs() < 1e7 {
-        format!("{p:.1}")
-    } else {
-        format!("{p}")
-    }
-}
-
 impl ExactAggs {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -166,7 +157,7 @@ impl ExactAggs {
             sorted.sort_by(f64::total_cmp);
             let answers = agg.percents.iter().map(|p| (*p, quantile(&sorted, p / 100.0)));
             let shown = if agg.keyed {
-                Value::Object(answers.map(|(p, v)| (key(p), json!(v))).collect::<Map<_, _>>())
+                Value::Object(answers.map(|(p, v)| (super::points::java_double(p), json!(v))).collect::<Map<_, _>>())
             } else {
                 Value::Array(answers.map(|(p, v)| json!({ "key": p, "value": v })).collect())
             };

@@ -356,7 +356,7 @@ impl SegmentCollector for PointSegment {
 }
 
 /// Elasticsearch's `Double.toString` for a range key: `100.0`, `0.5`.
-fn java_double(x: f64) -> String {
+pub(crate) fn java_double(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e7 {
         format!("{x:.1}")
     } else {

@@ -79,7 +79,9 @@ impl EmbeddedIndex {
                 writer.add_document(doc).map_err(item_internal)?;
                 // Not kept for realtime gets (a bulk load would hold every source): a get
                 // that misses refreshes first, as Elasticsearch's "unsafe" version map does.
-                self.unrefreshed_appends.store(true, Ordering::Relaxed);
+                if !self.unrefreshed_appends.load(Ordering::Relaxed) {
+                    self.unrefreshed_appends.store(true, Ordering::Relaxed);
+                }
                 Ok(Written {
                     id: id.to_string(),
                     done: Done::Created,

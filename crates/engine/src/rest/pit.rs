@@ -23,18 +23,9 @@ impl Engine {
             Ok(k) => k,
             Err(m) => return RestResponse::error(400, "illegal_argument_exception", &format!("[keep_alive]: {m}")),
         };
-        let targets: Vec<PitTarget> = match self.state.search_targets(names) {
-            Ok(t) => t
-                .into_iter()
-                .map(|(index, filter)| {
-                    let searcher = index.searcher();
-                    PitTarget { index, filter, searcher }
-                })
-                .collect(),
-            Err(e) if e.kind == crate::error::ErrorKind::NotFound => {
-                return crate::rest::not_found(e.message.split('`').nth(1).unwrap_or(names))
-            }
-            Err(e) => return RestResponse::from_error(&e),
+        let targets = match self.snapshots(names) {
+            Ok(t) => t,
+            Err(r) => return r,
         };
         let shards = targets.len();
         let opened = self
@@ -62,6 +53,25 @@ impl Engine {
                     .map_or(0, |l| l.created_ms);
                 RestResponse::json(200, &json!({ "pit_id": id, "_shards": shards, "creation_time": created }))
             }
+        }
+    }
+
+    /// The indices `names` reaches (with their alias filters), each with a snapshot to read:
+    /// what a search reads, and what a point in time keeps.
+    pub(crate) fn snapshots(&self, names: &str) -> Result<Vec<PitTarget>, RestResponse> {
+        match self.state.search_targets(names) {
+            Ok(t) => Ok(t
+                .into_iter()
+                .map(|(index, filter)| {
+                    let searcher = index.searcher();
+                    PitTarget { index, filter, searcher }
+                })
+                .collect()),
+            // In Elasticsearch's words, `no such index [name]`, for the name that is missing.
+            Err(e) if e.kind == crate::error::ErrorKind::NotFound => Err(crate::rest::not_found(
+                e.message.split('`').nth(1).unwrap_or(names),
+            )),
+            Err(e) => Err(RestResponse::from_error(&e)),
         }
     }
 

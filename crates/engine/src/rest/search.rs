@@ -282,19 +282,9 @@ impl Engine {
         };
         let targets = match &pit {
             Some((_, targets)) => targets.clone(),
-            None => match self.state.search_targets(name) {
-                Ok(t) => t
-                    .into_iter()
-                    .map(|(index, filter)| {
-                        let searcher = index.searcher();
-                        PitTarget { index, filter, searcher }
-                    })
-                    .collect(),
-                // In Elasticsearch's words, `no such index [name]`, for the name that is missing.
-                Err(e) if e.kind == crate::error::ErrorKind::NotFound => {
-                    return crate::rest::not_found(e.message.split('`').nth(1).unwrap_or(name))
-                }
-                Err(e) => return RestResponse::from_error(&e),
+            None => match self.snapshots(name) {
+                Ok(t) => t,
+                Err(r) => return r,
             },
         };
         let shown = match search_url::into_body(query, &mut body) {
