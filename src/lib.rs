@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod ops;
 pub mod plan;
 pub mod plot;
+pub mod python;
 pub mod race;
 pub mod rally;
 pub mod report;

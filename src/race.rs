@@ -11,6 +11,7 @@ use crate::track::{Track, TrackError};
 use crate::units::Timestamp;
 
 mod checks;
+mod python;
 mod trials;
 
 use checks::{check_shardable, check_supported};
@@ -244,6 +245,8 @@ async fn run_with<B: Backend>(
 ) -> Result<RaceOutcome, RaceError> {
     let opts = inputs.opts;
     let plan = inputs.plan;
+    // Started before the record, so that a track.py that cannot run stores no race.
+    let python = python::start(&backend, inputs.track.python.as_ref(), plan, opts).await?;
     let store = RaceStore::new(&opts.home);
     let session = match &opts.shard {
         Some(spec) => Some(Session::join(spec, plan, &cancel).await.map_err(|e| {
@@ -272,6 +275,7 @@ async fn run_with<B: Backend>(
         driver_options.slice = m.slice;
         driver_options.gate = Some(m.clone() as Arc<dyn crate::driver::StepGate>);
     }
+    driver_options.python = python.as_ref().map(|p| p.pool.clone());
     // The driver cancels its own token on an abort; the race's stays for signals alone, which
     // the wait for the other shards' results listens to.
     let driver = Driver::new(backend, driver_options, cancel.child_token());

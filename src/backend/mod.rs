@@ -47,6 +47,14 @@ impl BackendKind {
     }
 
     fn cannot_run(self, op: &OpSpec) -> Option<String> {
+        // The track's Python: what its first draw became is checked as any operation; a custom
+        // runner is handed an Elasticsearch client.
+        if let OpSpec::Python(p) = op {
+            if p.runner.is_some() && self == BackendKind::Redis {
+                return Some("a custom runner is handed an Elasticsearch client, which a Redis server does not answer".into());
+            }
+            return p.first.as_deref().and_then(|f| self.cannot_run(f));
+        }
         match self {
             BackendKind::Embedded => embedded::EmbeddedBackend::cannot_run(op),
             BackendKind::Redis => redis::RedisBackend::cannot_run(op),
@@ -61,6 +69,12 @@ impl BackendKind {
         op: &OpSpec,
         created: &[crate::ops::IndexSpec],
     ) -> Result<(), String> {
+        if let OpSpec::Python(p) = op {
+            return p
+                .first
+                .as_deref()
+                .map_or(Ok(()), |f| self.check_against(f, created));
+        }
         match self {
             BackendKind::Embedded => embedded::cannot_run_on(op, created).map_or(Ok(()), Err),
             _ => Ok(()),
@@ -221,6 +235,11 @@ pub(crate) fn raise_open_files(needed: u64) -> Result<(), Option<u64>> {
     }
     Ok(())
 }
+
+/// What a backend's `prepare` says of an operation the track's Python drives: the driver runs
+/// each of its draws (or its runner), never the operation itself.
+pub const PYTHON_RUNS_IT: &str =
+    "an operation the track's Python drives is run draw by draw by the driver, not prepared whole";
 
 /// Why an operation failed, as counted in results. Kept small and fixed so that counting
 /// is an array index, not a map insert.
@@ -413,6 +432,12 @@ pub trait Backend: Send + Sync + 'static {
     /// connection to each host): the driver leaves room for them in the open-files limit.
     fn descriptors_opened_later(&self) -> u64 {
         0
+    }
+
+    /// The engine itself, where the backend is the embedded one: the track's Python runners
+    /// reach it through a loopback `runner serve`.
+    fn embedded_engine(&self) -> Option<engine::Engine> {
+        None
     }
 
     /// The server's own statistics now (read before and after each trial, off the measured

@@ -33,6 +33,11 @@ impl ClientOptions {
         })
     }
 
+    /// An option's value, without taking it (what the track's Python client is handed).
+    pub fn peek(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+
     pub fn string(&mut self, key: &'static str) -> Option<String> {
         self.taken.push(key);
         self.values.get(key).cloned()

@@ -37,6 +37,10 @@ pub struct TrackArgs {
     /// Rally tracks: a task the runner cannot run as Rally would fails the track, or is skipped.
     #[arg(long, value_enum, default_value = "fail")]
     pub on_unsupported: crate::track::OnUnsupported,
+    /// Rally tracks with a track.py (OSB workloads with a workload.py): the Python interpreter
+    /// that runs it, such as a virtualenv's `bin/python` (default: `python3` from PATH).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -124,6 +128,7 @@ pub(crate) fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackReques
             challenge: args.challenge.clone(),
             data_root: Some(home.join("data")),
             corpora_may_be_missing: false,
+            python: args.python.clone(),
         },
         challenge: args.challenge.clone(),
         plan: crate::plan::PlanOptions {

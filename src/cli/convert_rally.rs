@@ -46,6 +46,7 @@ pub fn run(args: ConvertRallyArgs, home: &Path) -> Result<u8, CliError> {
         // A conversion may be written before the corpus is fetched: what is missing is named
         // in the track's notes.
         corpora_may_be_missing: true,
+        python: None,
     };
     let (text, target) = crate::rally::write_converted(&args.dir, &args.out, &opts)?;
     out(&text);

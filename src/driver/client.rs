@@ -3,6 +3,7 @@
 
 use super::budget::Budget;
 use super::group_recorder::GroupRecorder;
+use super::python::{Call, FeedStats};
 use super::schedule::{wait_until, Schedule};
 use super::stop::StopSignal;
 use super::timer::PreciseTimer;
@@ -19,14 +20,28 @@ pub enum Exec<P> {
     /// Runs in the driver itself; `sleep 0` measures the driver's own overhead.
     Sleep(Duration),
     Backend(P),
+    /// The operation each call runs comes with its draw from the track's param source.
+    Drawn,
+    /// A custom runner of the track's Python, called in the client's worker.
+    Runner(RunnerExec),
 }
 
-pub enum Source {
+/// A custom runner: its name, and its params when no param source draws them.
+pub struct RunnerExec {
+    pub pool: Arc<crate::python::Pool>,
+    pub name: String,
+    pub params: String,
+    pub unit: crate::units::ThroughputUnit,
+}
+
+pub enum Source<P> {
     None,
     Corpus(Arc<CorpusFeed>),
     Keys(KeyGen),
     /// A body drawn per call from the operation's bindings, before its intended start.
     Bound(crate::ops::BodyDraw),
+    /// Calls drawn ahead from the track's param source.
+    Python(async_channel::Receiver<Call<P>>),
 }
 
 /// State shared by the clients of one leaf; touched per operation only through atomics.
@@ -44,6 +59,10 @@ pub struct Shared {
     pub block_done: Option<CancellationToken>,
     pub progress: AtomicU64,
     pub task_label: String,
+    /// The leaf's param source's counters (calls whose params were late).
+    pub params: Option<Arc<FeedStats>>,
+    /// Said once: a custom runner's weight came in another unit than the task counts.
+    pub unit_said: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -69,12 +88,14 @@ impl Shared {
 
 pub struct ClientRun<C: BackendClient> {
     pub client: C,
+    /// The client's place in its task (which Python worker serves it).
+    pub index: u64,
     /// Given when the race is interrupted: drops the operation in flight.
     pub stop: Arc<StopSignal>,
     pub exec: Arc<Exec<C::Prepared>>,
     pub schedule: Schedule,
     pub budget: Budget,
-    pub source: Source,
+    pub source: Source<C::Prepared>,
     /// Shared with the other clients of this client's group (see `groups`).
     pub recorder: Arc<GroupRecorder>,
     /// The precise wait of a throttled or ramped-up client (None: tokio's timer and a spin).
@@ -119,6 +140,16 @@ impl<C: BackendClient> ClientRun<C> {
                 },
                 _ => None,
             };
+            let call = match &self.source {
+                Source::Python(queue) => match next_call(queue, &shared).await {
+                    Some(c) => Some(c),
+                    None => {
+                        self.mark_stopped(&shared);
+                        break;
+                    }
+                },
+                _ => None,
+            };
             let payload = match (&mut self.source, &batch) {
                 (Source::Keys(keys), _) => keys.draw(),
                 (Source::Bound(draw), _) => Payload::Body(draw.render()),
@@ -137,20 +168,40 @@ impl<C: BackendClient> ClientRun<C> {
             }
             let start = Instant::now();
             let in_flight = async {
-                match &*self.exec {
-                    Exec::Sleep(d) => {
+                match (&*self.exec, &call) {
+                    (Exec::Sleep(d), _) => {
                         if !d.is_zero() {
                             tokio::time::sleep(*d).await;
                         }
-                        Ok(Outcome {
-                            units: 1,
-                            ..Outcome::default()
-                        })
+                        (
+                            Ok(Outcome {
+                                units: 1,
+                                ..Outcome::default()
+                            }),
+                            None,
+                        )
                     }
-                    Exec::Backend(op) => self.client.execute(op, &payload).await,
+                    (Exec::Backend(op), _) | (Exec::Drawn, Some(Call::Op(op))) => {
+                        (self.client.execute(op, &payload).await, None)
+                    }
+                    (Exec::Runner(r), call) => {
+                        let params = match call {
+                            Some(Call::Runner(p)) => p.as_str(),
+                            _ => r.params.as_str(),
+                        };
+                        let reply = r.pool.call(self.index, &r.name, params).await;
+                        runner_result(r, reply, &shared)
+                    }
+                    (Exec::Drawn, _) => (
+                        Err(crate::backend::OpError::new(
+                            crate::backend::ErrorKind::Internal,
+                            "a drawn operation came without its draw",
+                        )),
+                        None,
+                    ),
                 }
             };
-            let Some(result) = self.stop.unless_stopped(in_flight).await else {
+            let Some((result, service)) = self.stop.unless_stopped(in_flight).await else {
                 // Neither a success nor an error: the operation was dropped unfinished, and
                 // its connection with it (this client sends nothing more).
                 recording(&self.recorder, |r| {
@@ -160,6 +211,9 @@ impl<C: BackendClient> ClientRun<C> {
                 break;
             };
             let end = Instant::now();
+            // A custom runner's service time is Rally's, taken in the worker; the round trip
+            // to it counts in the latency.
+            let start = service.map_or(start, |s| end.checked_sub(s).unwrap_or(start).max(start));
             let times = Times {
                 intended: intended.unwrap_or(start),
                 start,
@@ -169,6 +223,7 @@ impl<C: BackendClient> ClientRun<C> {
             abort_if_asked(&shared, &result);
             shared.progress.fetch_add(1, Ordering::Relaxed);
             drop(payload);
+            drop(call);
             if let (false, Source::Keys(keys)) = (warmup, &self.source) {
                 let at = intended.unwrap_or(start);
                 let first = keys.first_command().index();
@@ -181,6 +236,63 @@ impl<C: BackendClient> ClientRun<C> {
             }
         }
     }
+}
+
+/// The next call drawn from the track's param source; a call not ready yet is waited for and
+/// counted (Python fell behind the schedule). None when the source ended or the leaf stopped.
+async fn next_call<P>(
+    queue: &async_channel::Receiver<Call<P>>,
+    shared: &Shared,
+) -> Option<Call<P>> {
+    match queue.try_recv() {
+        Ok(c) => return Some(c),
+        Err(async_channel::TryRecvError::Closed) => return None,
+        Err(async_channel::TryRecvError::Empty) => {}
+    }
+    waited(queue, shared).await
+}
+
+#[cold]
+async fn waited<P>(queue: &async_channel::Receiver<Call<P>>, shared: &Shared) -> Option<Call<P>> {
+    let from = Instant::now();
+    let call = tokio::select! {
+        c = queue.recv() => c.ok(),
+        _ = shared.cancel.cancelled() => None,
+    };
+    if let (Some(_), Some(stats)) = (&call, &shared.params) {
+        stats.waits.fetch_add(1, Ordering::Relaxed);
+        stats
+            .wait_nanos
+            .fetch_add(from.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+    call
+}
+
+/// A custom runner's reply as the call's result and service time; a fatal one stops the race
+/// (Rally's runner errors that are no client error end its race too).
+fn runner_result(
+    r: &RunnerExec,
+    reply: Result<crate::python::RunnerReply, crate::python::PythonError>,
+    shared: &Shared,
+) -> (Result<Outcome, crate::backend::OpError>, Option<Duration>) {
+    let unit = reply.as_ref().ok().map(|r| r.unit.clone());
+    let (result, service, fatal) = super::python::runner_outcome(reply);
+    if let Some(why) = fatal {
+        shared.abort_with(&why);
+    }
+    if let Some(unit) =
+        unit.filter(|u| !u.is_empty() && r.unit.as_str().trim_end_matches("/s") != u)
+    {
+        if !shared.unit_said.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "warning: {}: runner `{}` weighs its calls in `{unit}`, but the task counts {}; throughput is its weight per second",
+                shared.task_label,
+                r.name,
+                r.unit.as_str()
+            );
+        }
+    }
+    (result, service)
 }
 
 /// When an operation was due, started and ended.

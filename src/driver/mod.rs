@@ -8,6 +8,7 @@ mod feed;
 mod group_recorder;
 mod groups;
 mod progress;
+mod python;
 mod schedule;
 mod slice;
 mod spawn;
@@ -18,7 +19,7 @@ mod work;
 
 pub use schedule::{wait_until, Schedule};
 pub use slice::{Slice, StepGate};
-pub use telemetry::{cpu_time, DriverUsage};
+pub use telemetry::{cpu_time, DriverUsage, ParamSourceUsage};
 
 use crate::backend::server_stats::ServerUsage;
 use crate::backend::Backend;
@@ -56,6 +57,8 @@ pub struct DriverOptions {
     pub slice: Slice,
     /// Where the shards meet before each step; None in a race of one process.
     pub gate: Option<Arc<dyn StepGate>>,
+    /// The track's Python workers, where the track has some and the race runs its operations.
+    pub python: Option<Arc<crate::python::Pool>>,
 }
 
 impl DriverOptions {
@@ -66,6 +69,7 @@ impl DriverOptions {
             progress,
             slice: Slice::WHOLE,
             gate: None,
+            python: None,
         }
     }
 }
@@ -313,6 +317,15 @@ impl<B: Backend> Driver<B> {
         }
         let exec = match &leaf.spec {
             OpSpec::Sleep(d) => Exec::Sleep(*d),
+            OpSpec::Python(p) => match &p.runner {
+                Some(name) => Exec::Runner(client::RunnerExec {
+                    pool: self.python_pool()?,
+                    name: name.clone(),
+                    params: serde_json::to_string(&p.params).map_err(|e| e.to_string())?,
+                    unit: p.unit,
+                }),
+                None => Exec::Drawn,
+            },
             spec => Exec::Backend(self.backend.prepare(spec).map_err(|e| e.message)?),
         };
         let cancel = self.cancel.child_token();
@@ -332,6 +345,19 @@ impl<B: Backend> Driver<B> {
             )),
             _ => None,
         };
+        let params = match &leaf.spec {
+            OpSpec::Python(p) if p.param_source.is_some() => Some(
+                python::start(
+                    &self.backend,
+                    &self.python_pool()?,
+                    p,
+                    mine.clone(),
+                    leaf.clients,
+                )
+                .await?,
+            ),
+            _ => None,
+        };
         let mut clients = Vec::with_capacity(mine.clone().count());
         for _ in mine {
             let client = self.backend.connect().await;
@@ -340,10 +366,18 @@ impl<B: Backend> Driver<B> {
         Ok(Some(Ready {
             exec,
             feed,
+            params,
             clients,
             cancel,
             _stop_with_block: stop_with_block,
         }))
+    }
+
+    /// The race's Python workers, for an operation the track's Python drives.
+    fn python_pool(&self) -> Result<Arc<crate::python::Pool>, String> {
+        self.opts.python.clone().ok_or_else(|| {
+            "the operation needs the track's Python, which this race did not start".to_string()
+        })
     }
 
     /// Runs a prepared leaf's clients from the step's start to their end.
@@ -366,6 +400,7 @@ impl<B: Backend> Driver<B> {
         let Ready {
             exec,
             feed,
+            params,
             clients,
             cancel,
             _stop_with_block,
@@ -379,6 +414,8 @@ impl<B: Backend> Driver<B> {
             block_done: block_done.filter(|_| !leaf.completes_block).cloned(),
             progress: AtomicU64::new(0),
             task_label: label.to_string(),
+            params: params.as_ref().map(|f| f.stats.clone()),
+            unit_said: Default::default(),
         });
         let total_ops = match leaf.work {
             Work::Iterations { warmup, measured } => Some(
@@ -407,12 +444,20 @@ impl<B: Backend> Driver<B> {
             clients,
             Arc::new(exec),
             feed.as_ref(),
+            params.as_ref().map(|f| f.queues.as_slice()),
             &shared,
             later,
         );
         let sampler = telemetry::Sampler::start();
         let (recorders, mut failure) = join_clients(runs).await;
-        let driver = sampler.finish();
+        let mut driver = sampler.finish();
+        if let Some(f) = &params {
+            driver.param_source = Some(telemetry::ParamSourceUsage::of(
+                &f.source,
+                &f.stats,
+                leaf.target_throughput,
+            ));
+        }
         let server_after = self.server_snapshot().await;
         let server = match (server_before, server_after) {
             (Some(Ok(a)), Some(Ok(b))) => Some(Ok(ServerUsage::between(
@@ -426,6 +471,9 @@ impl<B: Backend> Driver<B> {
         progress.finish();
         failure = failure.map(|e| format!("{label}: a client crashed: {e}"));
         if let Some(e) = feed.as_ref().and_then(|f| f.take_error()) {
+            failure = Some(format!("{label}: {e}"));
+        }
+        if let Some(e) = params.as_ref().and_then(|f| f.take_error()) {
             failure = Some(format!("{label}: {e}"));
         }
         (TrialMetrics::merge(recorders), failure, driver, server)
@@ -476,6 +524,8 @@ fn trial_label(plan: &Plan, leaf: &Leaf) -> String {
 struct Ready<C, P> {
     exec: Exec<P>,
     feed: Option<Arc<CorpusFeed>>,
+    /// The param source's queues, one per client.
+    params: Option<python::ParamFeeds<P>>,
     clients: Vec<C>,
     cancel: CancellationToken,
     /// Stops the leaf when its `completed-by` block is done.

@@ -36,6 +36,7 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
     clients: Vec<(C, Arc<StopSignal>)>,
     exec: Arc<Exec<C::Prepared>>,
     feed: Option<&Arc<CorpusFeed>>,
+    params: Option<&[async_channel::Receiver<super::python::Call<C::Prepared>>]>,
     shared: &Arc<Shared>,
     later_per_client: u64,
 ) -> ClientGroups<impl std::future::Future<Output = ()> + Send + 'static> {
@@ -90,12 +91,19 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
         };
         let source = match (leaf.spec.payload_source(), feed) {
             (_, Some(feed)) => Source::Corpus(feed.clone()),
+            (PayloadSource::Python(_), _) => {
+                match params.and_then(|q| q.get((i - first_client) as usize)) {
+                    Some(queue) => Source::Python(queue.clone()),
+                    None => Source::None,
+                }
+            }
             (PayloadSource::Keys(kv), _) => Source::Keys(KeyGen::new(kv, i)),
             (PayloadSource::Bound(body), _) => Source::Bound(body.client(i, leaf.clients)),
             _ => Source::None,
         };
         let run = ClientRun {
             client,
+            index: i,
             timer: (waits && cfg!(not(test))).then(precise_timer).flatten(),
             stop,
             exec: exec.clone(),

@@ -21,6 +21,44 @@ pub struct DriverUsage {
     /// Resident memory at the end of each second of the trial, in bytes.
     #[serde(default)]
     pub rss_per_second: Vec<u64>,
+    /// The track's param source, where one drew the trial's params: whether it kept up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param_source: Option<ParamSourceUsage>,
+}
+
+/// How a param source of the track's Python kept up with a trial.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ParamSourceUsage {
+    pub source: String,
+    pub drawn: u64,
+    /// Params per second while drawing and converting: the most the source can give.
+    pub draws_per_second: f64,
+    /// Calls whose params were not ready when due, and the seconds clients waited for them.
+    pub waits: u64,
+    pub wait_seconds: f64,
+    /// The rate the task asked for (ops/s), if it asked for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_per_second: Option<f64>,
+}
+
+impl ParamSourceUsage {
+    pub(super) fn of(
+        source: &str,
+        stats: &super::python::FeedStats,
+        target: Option<crate::units::OpsPerSec>,
+    ) -> ParamSourceUsage {
+        use std::sync::atomic::Ordering::Relaxed;
+        let drawn = stats.drawn.load(Relaxed);
+        let busy = stats.busy_nanos.load(Relaxed) as f64 / 1e9;
+        ParamSourceUsage {
+            source: source.to_string(),
+            drawn,
+            draws_per_second: if busy > 0.0 { drawn as f64 / busy } else { 0.0 },
+            waits: stats.waits.load(Relaxed),
+            wait_seconds: stats.wait_nanos.load(Relaxed) as f64 / 1e9,
+            target_per_second: target.map(|t| t.0),
+        }
+    }
 }
 
 /// CPU time (user + system) of this process so far, all threads, from getrusage. `runner
@@ -143,6 +181,7 @@ impl Sampler {
             cpu_per_second,
             peak_rss_bytes: peak_rss_bytes(),
             rss_per_second,
+            param_source: None,
         }
     }
 }

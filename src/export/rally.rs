@@ -155,7 +155,14 @@ pub fn rally_documents(s: &Summary) -> RallyDocuments {
                 doc["meta"]["trial"] = json!(tr.trial + 1);
                 let id = document_id(
                     &race.race_id,
-                    &["metrics", &t.record.slot.task, &t.sweep_label, "throughput", &tr.trial.to_string(), &second.to_string()],
+                    &[
+                        "metrics",
+                        &t.record.slot.task,
+                        &t.sweep_label,
+                        "throughput",
+                        &tr.trial.to_string(),
+                        &second.to_string(),
+                    ],
                 );
                 metrics.push((id, doc));
             }
@@ -210,7 +217,10 @@ fn task_results(
         let mut doc = common();
         doc["name"] = json!(name);
         doc["value"] = value;
-        let id = document_id(race_id, &["results", &t.record.slot.task, &t.sweep_label, name]);
+        let id = document_id(
+            race_id,
+            &["results", &t.record.slot.task, &t.sweep_label, name],
+        );
         (id, doc)
     };
     let mut results = Vec::new();
@@ -221,7 +231,10 @@ fn task_results(
             json!({"min": th.min, "mean": th.mean, "median": th.median, "max": th.max, "unit": unit}),
         ));
     }
-    results.push(result("service_time", percentiles_value(&t.service_time_ms)));
+    results.push(result(
+        "service_time",
+        percentiles_value(&t.service_time_ms),
+    ));
     results.push(result("latency", percentiles_value(&t.latency_ms)));
     results.push(result("error_rate", json!({"single": t.error_rate})));
     for (ours, rallys, unit) in SERVER_METRICS {
@@ -245,8 +258,14 @@ fn task_results(
 mod tests {
     #[test]
     fn ids_are_stable_and_versions_have_majors() {
-        assert_eq!(super::document_id("r", &["a", "b"]), super::document_id("r", &["a", "b"]));
-        assert_ne!(super::document_id("r", &["a", "b"]), super::document_id("r", &["ab", ""]));
+        assert_eq!(
+            super::document_id("r", &["a", "b"]),
+            super::document_id("r", &["a", "b"])
+        );
+        assert_ne!(
+            super::document_id("r", &["a", "b"]),
+            super::document_id("r", &["ab", ""])
+        );
         assert_eq!(super::major_version("elasticsearch 8.15.0"), Some(8));
         assert_eq!(super::major_version("opensearch 2.11.1"), Some(2));
         assert_eq!(super::major_version("embedded"), None);

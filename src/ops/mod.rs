@@ -6,6 +6,7 @@ mod bindings;
 mod bulk;
 mod kv;
 pub mod poll;
+mod python;
 mod rest;
 mod search;
 
@@ -13,6 +14,7 @@ pub use admin::IndexSpec;
 pub use bindings::{BodyDraw, BoundBody};
 pub use bulk::{BulkSpec, Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
 pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec};
+pub use python::{DrawnDialect, PythonSpec};
 pub use rest::{ClusterHealthSpec, HealthStatus, RawCall, RawRequestSpec, StatusSet};
 pub use search::{PageBy, Paging, SearchSpec};
 
@@ -43,6 +45,7 @@ pub static OPERATION_TYPES: &[&OperationType] = &[
     &kv::INCR,
     &kv::KV_MIX,
     &kv::COMMAND,
+    &python::PYTHON,
     &SLEEP,
 ];
 
@@ -100,6 +103,8 @@ pub enum PayloadSource<'a> {
     Keys(&'a KvSpec),
     /// A body with `${...}` slots, drawn per call.
     Bound(&'a std::sync::Arc<BoundBody>),
+    /// Params drawn per call from the track's Python param source.
+    Python(&'a PythonSpec),
 }
 
 /// A typed, validated operation.
@@ -131,6 +136,8 @@ pub enum OpSpec {
     RawRequest(RawRequestSpec),
     Kv(KvSpec),
     Sleep(Duration),
+    /// Driven by the track's own Python: a param source, a custom runner, or both.
+    Python(PythonSpec),
 }
 
 impl OpSpec {
@@ -141,6 +148,7 @@ impl OpSpec {
             OpSpec::Kv(kv) => PayloadSource::Keys(kv),
             OpSpec::Search(SearchSpec { bound: Some(b), .. })
             | OpSpec::RawRequest(RawRequestSpec { bound: Some(b), .. }) => PayloadSource::Bound(b),
+            OpSpec::Python(p) if p.param_source.is_some() => PayloadSource::Python(p),
             _ => PayloadSource::Fixed,
         }
     }
@@ -158,7 +166,20 @@ impl OpSpec {
                 names.iter().map(String::as_str).collect()
             }
             OpSpec::ClusterHealth(h) => h.index.as_deref().into_iter().collect(),
+            OpSpec::Python(p) => p
+                .first
+                .as_ref()
+                .map_or_else(Vec::new, |f| f.target_indices()),
             _ => Vec::new(),
+        }
+    }
+
+    /// What the operation's throughput counts: its type's unit, or for one the track's Python
+    /// drives, the unit of the type its params are for (or its runner's weight).
+    pub fn throughput_unit(&self, op_type: &OperationType) -> ThroughputUnit {
+        match self {
+            OpSpec::Python(p) => p.unit,
+            _ => op_type.unit,
         }
     }
 

@@ -647,7 +647,7 @@ impl Builder<'_> {
                 clients: p.clients,
                 target_throughput: p.target,
                 schedule,
-                throughput_unit: op_type.unit,
+                throughput_unit: spec.throughput_unit(op_type),
                 planned_trials: trials * self.challenge_trials,
                 warmup_trials: warmup_trials * self.challenge_trials,
                 key_value,

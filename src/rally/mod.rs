@@ -10,8 +10,10 @@ mod convert;
 mod download;
 mod inline;
 mod jinja;
+mod python;
 mod registry;
 
+pub use convert::python::drawn_operation;
 pub use convert::{test_mode_file, OnUnsupported};
 
 use crate::suggest::did_you_mean;
@@ -134,6 +136,8 @@ pub struct Loaded {
     pub data_dir: Option<PathBuf>,
     /// Commented starts for the bindings of operations track.py's param sources fed.
     pub binding_stubs: Vec<String>,
+    /// The track's Python (track.py, workload.py), loaded and checked.
+    pub python: Option<crate::python::TrackPython>,
 }
 
 /// Rally's tracks (`track.json`) and OSB's workloads, as a front end of the track loader.
@@ -157,6 +161,7 @@ impl crate::track::Frontend for Rally {
             track: loaded.track,
             notes: loaded.notes,
             data_dir: loaded.data_dir,
+            python: loaded.python.map(std::sync::Arc::new),
         })
     }
 
@@ -203,6 +208,7 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
         })?;
         parse_json(&render_file(&path, &source, params)?, &path)
     };
+    let python = python::load(file, &dir, &name, &rally, opts, data_dir.as_deref())?;
     let converted = convert::convert(
         &rally,
         file,
@@ -211,6 +217,7 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
         opts.on_unsupported,
         opts.challenge.as_deref(),
         &render_body,
+        python,
     )?;
     let missing = fetch_and_check_corpora(
         &rally,
@@ -224,16 +231,15 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
         .map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
     let mut notes = converted.notes;
     notes.extend(missing);
-    for py in ["track.py", "workload.py"] {
-        if dir.join(py).is_file() {
-            notes.insert(0, format!("{py} is not run: the parameter sources and runners it registers are not available (tasks that need a custom runner are named)"));
-        }
+    if let Some(py) = &converted.python {
+        notes.insert(0, python::summary(py));
     }
     Ok(Loaded {
         track,
         notes,
         data_dir,
         binding_stubs: converted.binding_stubs,
+        python: converted.python,
     })
 }
 

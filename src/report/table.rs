@@ -487,8 +487,39 @@ fn busiest<'a>(t: &'a super::TaskSummary) -> Option<&'a crate::results::DriverRe
         .max_by(|a, b| a.peak_share().total_cmp(&b.peak_share()))
 }
 
-/// One line per task where the runner came near its cores (every report shows them).
+/// One line per task where the runner came near its cores, or where the track's param source
+/// kept calls waiting (every report shows them).
 pub fn runner_warnings(s: &Summary) -> Vec<String> {
+    let mut lines = param_source_warnings(s);
+    lines.extend(cpu_warnings(s));
+    lines
+}
+
+/// Tasks whose param source (the track's Python) fell behind: calls waited for their params.
+fn param_source_warnings(s: &Summary) -> Vec<String> {
+    s.tasks
+        .iter()
+        .filter_map(|t| {
+            let p = t
+                .record
+                .trials
+                .iter()
+                .filter_map(|tr| tr.driver.as_ref()?.param_source.as_ref())
+                .max_by_key(|p| p.waits)
+                .filter(|p| p.waits > 0)?;
+            let asked = match p.target_per_second {
+                Some(t) => format!("against the {} ops/s asked", crate::units::format_number(t)),
+                None => "for an unthrottled task".into(),
+            };
+            Some(format!(
+                "{} [{}]: the param source `{}` kept {} calls waiting ({:.3} s in all): it drew {:.0} params/s {asked}; the driver, not the system, set the pace there.",
+                t.record.slot.task, t.sweep_label, p.source, p.waits, p.wait_seconds, p.draws_per_second
+            ))
+        })
+        .collect()
+}
+
+fn cpu_warnings(s: &Summary) -> Vec<String> {
     s.tasks
         .iter()
         .filter_map(|t| {

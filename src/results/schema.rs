@@ -141,6 +141,9 @@ pub struct DriverRecord {
     /// Resident memory at the end of each second of the trial, in bytes.
     #[serde(default)]
     pub rss_per_second: Vec<u64>,
+    /// The track's param source, where one drew the trial's params: whether it kept up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param_source: Option<crate::driver::ParamSourceUsage>,
 }
 
 impl DriverRecord {
@@ -163,6 +166,7 @@ impl From<&crate::driver::DriverUsage> for DriverRecord {
             cpu_per_second: u.cpu_per_second.clone(),
             peak_rss_bytes: u.peak_rss_bytes,
             rss_per_second: u.rss_per_second.clone(),
+            param_source: u.param_source.clone(),
         }
     }
 }
@@ -322,6 +326,7 @@ mod tests {
             cpu_per_second: vec![0.5],
             peak_rss_bytes: 10,
             rss_per_second: vec![10],
+            param_source: None,
         };
         let stored = DriverRecord::from(&usage);
         assert_eq!(stored.peak_share(), 0.75);

@@ -60,11 +60,23 @@ pub async fn serve(
     cancel: CancellationToken,
     on_bound: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
+    let engine = Engine::with_storage(opts.storage, &opts.home)?;
+    serve_engine(engine, opts, cancel, on_bound).await
+}
+
+/// Serves `engine` (one a race already holds, for the track's Python runners) as [`serve`]
+/// does; `opts.storage` and `opts.home` are not read.
+pub async fn serve_engine(
+    engine: Engine,
+    opts: ServeOptions,
+    cancel: CancellationToken,
+    on_bound: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
     let listener = TcpListener::bind(opts.addr).await?;
     let max_connections = connections_the_system_allows(opts.limits.max_connections);
     on_bound(listener.local_addr()?);
     let server = Arc::new(Server {
-        engine: Engine::with_storage(opts.storage, &opts.home)?,
+        engine,
         stub: opts.stub,
         log_requests: opts.log_requests,
         in_flight: InFlightBytes::new(opts.limits.max_in_flight_bytes),

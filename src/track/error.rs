@@ -33,6 +33,9 @@ pub enum TrackErrorKind {
     Params,
     /// No built-in track has that name.
     UnknownTrack,
+    /// The track's own Python (track.py) cannot run: no interpreter, a failed import, a
+    /// `register` or a param source that raises.
+    Python,
 }
 
 #[derive(Debug, Clone)]

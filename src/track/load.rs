@@ -44,6 +44,8 @@ pub struct Converted {
     pub track: String,
     pub notes: Vec<String>,
     pub data_dir: Option<PathBuf>,
+    /// The track's own Python, where it has some (Rally's track.py).
+    pub python: Option<std::sync::Arc<crate::python::TrackPython>>,
 }
 
 #[derive(Clone, Default)]
@@ -67,6 +69,8 @@ pub struct LoadOptions {
     /// Rally tracks: a corpus file that is not here and cannot be downloaded is a note, not
     /// an error (`convert-rally` writes the track before its data is fetched).
     pub corpora_may_be_missing: bool,
+    /// Rally tracks with a track.py: the Python interpreter it runs on (None: `python3`).
+    pub python: Option<PathBuf>,
 }
 
 /// The file of a track given as a directory (its `track.yaml`) or as a file.
@@ -137,6 +141,7 @@ pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Tra
             e
         })?;
         track.notes = notes;
+        track.python = loaded.python;
         return Ok(track);
     }
     let file = track_file(path);

@@ -31,6 +31,8 @@ pub struct Track {
     positions: std::sync::Arc<Locator>,
     /// What loading changed or left out (a Rally track's conversion), shown before a race.
     pub notes: Vec<String>,
+    /// The track's own Python (a Rally track's track.py), for the race's workers.
+    pub python: Option<std::sync::Arc<crate::python::TrackPython>>,
 }
 
 /// An operation as written: name, type and params (before task overrides and sweeps).
@@ -223,6 +225,7 @@ pub fn from_raw(
         challenges,
         positions: std::sync::Arc::new(r.locator.clone()),
         notes: Vec::new(),
+        python: None,
     })
 }
 

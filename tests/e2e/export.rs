@@ -76,9 +76,18 @@ challenges:
     // Shaped as Rally's results store writes them: the unit inside `value`, Rally's keys at
     // the top, runner's own under `meta`.
     assert_eq!(throughput["value"]["unit"], "ops/s", "{throughput}");
-    assert!(throughput["rally-version"].as_str().unwrap().starts_with("runner-"));
-    assert!(throughput["distribution-flavor"].is_string(), "{throughput}");
-    assert_eq!(throughput["meta"]["operation-type"], "sleep", "{throughput}");
+    assert!(throughput["rally-version"]
+        .as_str()
+        .unwrap()
+        .starts_with("runner-"));
+    assert!(
+        throughput["distribution-flavor"].is_string(),
+        "{throughput}"
+    );
+    assert_eq!(
+        throughput["meta"]["operation-type"], "sleep",
+        "{throughput}"
+    );
     assert!(throughput.get("unit").is_none(), "{throughput}");
     assert!(
         (throughput["value"]["mean"].as_f64().unwrap() - 200.0).abs() < 20.0,
@@ -177,7 +186,10 @@ challenges:
         stderr.contains("cannot export to http://127.0.0.1:9"),
         "{stderr}"
     );
-    assert!(stderr.contains("`--to`"), "the hint names the option: {stderr}");
+    assert!(
+        stderr.contains("`--to`"),
+        "the hint names the option: {stderr}"
+    );
     let out = env.run(&["export", "latest"]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -50,7 +50,10 @@ fn expression(expr: &str, now: DateTime<Utc>) -> Result<String, String> {
     let (math, options) = match expr.split_once('{') {
         Some((m, rest)) => (
             m,
-            Some(rest.strip_suffix('}').ok_or("a format's `{` is not closed")?),
+            Some(
+                rest.strip_suffix('}')
+                    .ok_or("a format's `{` is not closed")?,
+            ),
         ),
         None => (expr, None),
     };
@@ -98,7 +101,10 @@ fn chrono_pattern(java: &str) -> Result<String, String> {
             ('s', 2) => "%S",
             ('S', 3) => "%3f",
             (c, _) if c.is_ascii_alphabetic() => {
-                return Err(format!("date format [{java}]: `{}` is not run by runner serve", c.to_string().repeat(run)))
+                return Err(format!(
+                    "date format [{java}]: `{}` is not run by runner serve",
+                    c.to_string().repeat(run)
+                ))
             }
             (c, n) => {
                 out.extend(std::iter::repeat_n(c, n));
@@ -120,13 +126,22 @@ mod tests {
         let now = chrono::Utc.with_ymd_and_hms(2024, 3, 22, 15, 4, 5).unwrap();
         assert_eq!(resolve("logs", now).unwrap(), "logs");
         assert_eq!(resolve("<logs-{now/d}>", now).unwrap(), "logs-2024.03.22");
-        assert_eq!(resolve("<logs-{now/M{yyyy.MM}}>", now).unwrap(), "logs-2024.03");
-        assert_eq!(resolve("<logs-{now/d-1d}>", now).unwrap(), "logs-2024.03.21");
+        assert_eq!(
+            resolve("<logs-{now/M{yyyy.MM}}>", now).unwrap(),
+            "logs-2024.03"
+        );
+        assert_eq!(
+            resolve("<logs-{now/d-1d}>", now).unwrap(),
+            "logs-2024.03.21"
+        );
         assert_eq!(
             resolve("<logs_http_{2022-12-31||/d{yyyy-MM-dd}}>", now).unwrap(),
             "logs_http_2022-12-31"
         );
-        assert_eq!(resolve("<logs-{now/d{yyyy.MM.dd|+12:00}}>", now).unwrap(), "logs-2024.03.23");
+        assert_eq!(
+            resolve("<logs-{now/d{yyyy.MM.dd|+12:00}}>", now).unwrap(),
+            "logs-2024.03.23"
+        );
         assert!(resolve("<logs-{now/d>", now).is_err());
         assert!(resolve("<logs-{now{QQQ}}>", now).is_err());
     }

@@ -258,6 +258,7 @@ impl CallBuilder<'_> {
     pub fn build(&self, op: &OpSpec) -> Result<Option<Vec<HttpCall>>, String> {
         let none: &[(String, String)] = &[];
         let calls = match op {
+            OpSpec::Python(_) => return Err(crate::backend::PYTHON_RUNS_IT.into()),
             OpSpec::CreateIndex(specs) => specs
                 .iter()
                 .map(|s| {

@@ -180,8 +180,15 @@ impl Backend for EmbeddedBackend {
         })
     }
 
+    fn embedded_engine(&self) -> Option<Engine> {
+        Some(self.engine.clone())
+    }
+
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
         let prepared = match op {
+            OpSpec::Python(_) => {
+                return Err(OpError::new(ErrorKind::BadRequest, super::PYTHON_RUNS_IT))
+            }
             OpSpec::CreateIndex(specs) => Prepared::CreateIndex(specs.clone()),
             OpSpec::DeleteIndex(names) => Prepared::DeleteIndex(names.clone()),
             OpSpec::Refresh(names) => Prepared::Refresh(names.clone()),

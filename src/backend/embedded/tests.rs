@@ -19,9 +19,7 @@ fn run<'a>(
                     "{index} {} {} {}",
                     verb.as_str(),
                     id.unwrap_or("-"),
-                    result
-                        .map(|w| w.id)
-                        .unwrap_or_else(|e| e.kind.to_string())
+                    result.map(|w| w.id).unwrap_or_else(|e| e.kind.to_string())
                 ))
             },
         )

@@ -146,6 +146,7 @@ pub(super) fn self_task(
         out.insert("clients".into(), json!(clients));
     }
     work(map, clients, &mut out);
+    super::python::extent_of_task(c, &op_name, clients, &mut out);
     rates(c, map, path, ops, op_value.as_ref(), &mut out)?;
     if let Some(level) = map
         .get("ignore-response-error-level")

@@ -15,6 +15,7 @@ pub use crate::track::OnUnsupported;
 mod challenge;
 mod corpora;
 mod operation;
+pub mod python;
 
 use challenge::*;
 pub use corpora::test_mode_file;
@@ -28,6 +29,8 @@ pub struct Converted {
     pub notes: Vec<String>,
     /// For each operation a track.py param source fed: a commented start of its bindings.
     pub binding_stubs: Vec<String>,
+    /// The track's Python, as loaded and checked.
+    pub python: Option<crate::python::TrackPython>,
 }
 
 struct Ctx<'a> {
@@ -50,6 +53,9 @@ struct Ctx<'a> {
     skipped_templates: Option<String>,
     /// Whether a task before, in that challenge, puts index templates and runs.
     made_templates: bool,
+    /// The track's Python, where it has a track.py: what it registered, and a worker that
+    /// builds and draws from its param sources.
+    python: Option<python::PythonConv>,
 }
 
 impl Ctx<'_> {
@@ -62,6 +68,7 @@ impl Ctx<'_> {
 /// will run (`challenge`, else the track's default) fails on a task the runner cannot run; in
 /// the others such tasks are left out with a note, and a challenge left with nothing to run
 /// is dropped with one: a track is not refused for a challenge nobody asked for.
+#[allow(clippy::too_many_arguments)]
 pub fn convert(
     rally: &Value,
     file: &Path,
@@ -70,8 +77,10 @@ pub fn convert(
     on_unsupported: OnUnsupported,
     challenge_wanted: Option<&str>,
     render_body: &dyn Fn(&str) -> Result<Value, TrackError>,
+    python: Option<python::PythonConv>,
 ) -> Result<Converted, TrackError> {
     let mut c = Ctx {
+        python,
         file,
         test_mode,
         on_unsupported,
@@ -110,6 +119,7 @@ pub fn convert(
         track: Value::Object(out),
         notes: c.notes,
         binding_stubs,
+        python: c.python.map(|p| p.python),
     })
 }
 
@@ -191,7 +201,9 @@ fn operations(
                     .and_then(Value::as_str)
                     .unwrap_or("?")
                     .to_string();
-                if let Some(source) = op.get("param-source").and_then(Value::as_str) {
+                if let (Some(source), None) =
+                    (op.get("param-source").and_then(Value::as_str), &c.python)
+                {
                     binding_stubs.push(binding_stub(&n, op, source));
                 }
                 unsupported_ops.insert(n, json!(why));

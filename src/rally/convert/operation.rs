@@ -117,10 +117,8 @@ pub(super) fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Operation
         .and_then(Value::as_str)
         .unwrap_or(kind)
         .to_string();
-    if let Some(source) = map.get("param-source") {
-        return Ok(OperationAs::Unsupported(format!(
-            "its parameters come from the param source {source}, which a track.py registers, and runner runs no Python"
-        )));
+    if let Some(ours) = super::python::operation(c, map, kind, &name) {
+        return Ok(ours);
     }
     let converted = match kind {
         "bulk" => bulk(c, map),

@@ -11,6 +11,7 @@ fn convert_json(v: Value, on_unsupported: OnUnsupported) -> Result<Converted, Tr
         on_unsupported,
         None,
         &|_| Ok(json!({})),
+        None,
     )
 }
 
@@ -181,6 +182,7 @@ fn only_the_challenge_raced_fails_on_a_task_that_cannot_run() {
             OnUnsupported::Fail,
             wanted,
             &|_| Ok(json!({})),
+            None,
         )
     };
     // The default challenge runs: the others lose what cannot run, with notes.

@@ -28,12 +28,16 @@ pub fn send(
 ) -> Result<Response, String> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(Duration::from_secs(60))).ok();
-    let mut head = format!("{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+    let mut head =
+        format!("{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     if let Some((content_type, bytes)) = body {
-        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
+        if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
             head.push_str(&format!("Content-Type: {content_type}\r\n"));
         }
         head.push_str(&format!("Content-Length: {}\r\n", bytes.len()));
@@ -87,11 +91,16 @@ fn read_response(mut r: impl BufRead, head_only: bool) -> Result<Response, Strin
             }
             response.body.extend_from_slice(&chunk[..n]);
         }
-    } else if let Some(n) = response.header("content-length").and_then(|v| v.parse().ok()) {
+    } else if let Some(n) = response
+        .header("content-length")
+        .and_then(|v| v.parse().ok())
+    {
         response.body = vec![0; n];
-        r.read_exact(&mut response.body).map_err(|e| e.to_string())?;
+        r.read_exact(&mut response.body)
+            .map_err(|e| e.to_string())?;
     } else {
-        r.read_to_end(&mut response.body).map_err(|e| e.to_string())?;
+        r.read_to_end(&mut response.body)
+            .map_err(|e| e.to_string())?;
     }
     Ok(response)
 }

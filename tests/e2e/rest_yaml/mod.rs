@@ -108,12 +108,19 @@ fn runner_serve_passes_its_own_rest_cases() {
         for r in run_file(&env, &file, &label) {
             match r.outcome {
                 Outcome::Passed => passed += 1,
-                Outcome::Skipped(why) => failures.push(format!("{} :: {} skipped: {why}", r.file, r.case)),
+                Outcome::Skipped(why) => {
+                    failures.push(format!("{} :: {} skipped: {why}", r.file, r.case))
+                }
                 Outcome::Failed(why) => failures.push(format!("{} :: {}: {why}", r.file, r.case)),
             }
         }
     }
-    assert!(failures.is_empty(), "{} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(passed >= 20, "only {passed} cases ran");
 }
 
@@ -129,7 +136,10 @@ fn out_of_reach() -> BTreeMap<(String, String), String> {
             let (Some(f), Some(c), Some(r)) = (f, c, r) else {
                 panic!("out_of_reach.txt: `{l}` is not `file :: case :: reason`");
             };
-            ((f.trim().to_string(), c.trim().to_string()), r.trim().to_string())
+            (
+                (f.trim().to_string(), c.trim().to_string()),
+                r.trim().to_string(),
+            )
         })
         .collect()
 }
@@ -157,23 +167,37 @@ fn elasticsearch_rest_tests_pass_against_runner_serve() {
                 let key = (r.file.clone(), r.case.clone());
                 match (r.outcome, listed.get(&key)) {
                     (Outcome::Passed, None) => passed += 1,
-                    (Outcome::Passed, Some(_)) => {
-                        unexpected.push(format!("{label} :: {} passes: take it off out_of_reach.txt", r.case))
-                    }
+                    (Outcome::Passed, Some(_)) => unexpected.push(format!(
+                        "{label} :: {} passes: take it off out_of_reach.txt",
+                        r.case
+                    )),
                     (Outcome::Skipped(_), _) => skipped += 1,
                     (Outcome::Failed(_), Some(reason)) => {
                         reach += 1;
                         reasons.push(format!("- {label} :: {}: {reason}", r.case));
                     }
-                    (Outcome::Failed(why), None) => unexpected.push(format!("{label} :: {}: {why}", r.case)),
+                    (Outcome::Failed(why), None) => {
+                        unexpected.push(format!("{label} :: {}: {why}", r.case))
+                    }
                 }
             }
         }
-        table.push_str(&format!("| {dir} | {total} | {passed} | {reach} | {skipped} |\n"));
+        table.push_str(&format!(
+            "| {dir} | {total} | {passed} | {reach} | {skipped} |\n"
+        ));
     }
     println!("{table}\nOut of reach:\n{}", reasons.join("\n"));
     if let Some(out) = std::env::var_os("RUNNER_TEST_ES_REST_REPORT") {
-        std::fs::write(out, format!("{table}\nOut of reach:\n{}\n", reasons.join("\n"))).unwrap();
+        std::fs::write(
+            out,
+            format!("{table}\nOut of reach:\n{}\n", reasons.join("\n")),
+        )
+        .unwrap();
     }
-    assert!(unexpected.is_empty(), "{} unexpected:\n{}", unexpected.len(), unexpected.join("\n"));
+    assert!(
+        unexpected.is_empty(),
+        "{} unexpected:\n{}",
+        unexpected.len(),
+        unexpected.join("\n")
+    );
 }

@@ -58,7 +58,10 @@ fn prerequisite_unmet(skip: bool, spec: &Map<String, Value>) -> Option<String> {
                 return Some(format!("skip: version {range} ({reason})"));
             }
         }
-        if let Some(f) = list("features").iter().find(|f| !RUNNER_FEATURES.contains(&f.as_str())) {
+        if let Some(f) = list("features")
+            .iter()
+            .find(|f| !RUNNER_FEATURES.contains(&f.as_str()))
+        {
             return Some(format!("skip: the harness lacks test feature `{f}`"));
         }
         let features = list("cluster_features");
@@ -76,7 +79,10 @@ fn prerequisite_unmet(skip: bool, spec: &Map<String, Value>) -> Option<String> {
     {
         return Some(format!("requires test feature `{f}` the harness lacks"));
     }
-    if let Some(f) = list("cluster_features").iter().find(|f| !has_cluster_feature(f)) {
+    if let Some(f) = list("cluster_features")
+        .iter()
+        .find(|f| !has_cluster_feature(f))
+    {
         return Some(format!("requires cluster feature `{f}` ({reason})"));
     }
     if spec.contains_key("capabilities") {
@@ -97,7 +103,11 @@ fn has_cluster_feature(feature: &str) -> bool {
 
 fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
     let mut it = text.trim().split('.').map(|p| p.parse::<u32>().ok());
-    Some((it.next()??, it.next().flatten().unwrap_or(0), it.next().flatten().unwrap_or(0)))
+    Some((
+        it.next()??,
+        it.next().flatten().unwrap_or(0),
+        it.next().flatten().unwrap_or(0),
+    ))
 }
 
 fn version_in(ranges: &str) -> bool {
@@ -193,9 +203,15 @@ impl Context {
         };
         let head_miss = request.method == "HEAD" && response.status == 404;
         let failed = response.status >= 400 && !head_miss;
-        let what = format!("{} {} answered {}", request.method, request.target, response.status);
+        let what = format!(
+            "{} {} answered {}",
+            request.method, request.target, response.status
+        );
         if !call.warnings.is_empty() && response.header("warning").is_none() {
-            return Err(format!("{what} without the expected warnings {:?}", call.warnings));
+            return Err(format!(
+                "{what} without the expected warnings {:?}",
+                call.warnings
+            ));
         }
         match (&call.catch, failed) {
             (None, false) => Ok(()),
@@ -217,7 +233,9 @@ impl Context {
             },
             Value::Array(items) => Value::Array(items.iter().map(|i| self.resolve(i)).collect()),
             Value::Object(m) => Value::Object(
-                m.iter().map(|(k, v)| (k.clone(), self.resolve(v))).collect(),
+                m.iter()
+                    .map(|(k, v)| (k.clone(), self.resolve(v)))
+                    .collect(),
             ),
             other => other.clone(),
         }
@@ -307,7 +325,12 @@ fn build_request(api: &api::Api, params: &Map<String, Value>) -> Result<Request,
     for (k, v) in params {
         match k.as_str() {
             "body" => {}
-            "ignore" => ignore = scalar(v).split(',').filter_map(|s| s.trim().parse().ok()).collect(),
+            "ignore" => {
+                ignore = scalar(v)
+                    .split(',')
+                    .filter_map(|s| s.trim().parse().ok())
+                    .collect()
+            }
             k if parts.contains(&k) => {}
             k => query.push(format!("{}={}", encode(k), encode(&scalar(v)))),
         }
@@ -318,7 +341,11 @@ fn build_request(api: &api::Api, params: &Map<String, Value>) -> Result<Request,
     }
     let body = params.get("body").map(|b| encode_body(api, b));
     let method = if api.name == "index" {
-        if has("id") { "PUT" } else { "POST" }
+        if has("id") {
+            "PUT"
+        } else {
+            "POST"
+        }
     } else if body.is_some() {
         api.methods
             .iter()
@@ -397,8 +424,18 @@ fn truthy(v: &Value) -> bool {
     }
 }
 
-fn assert_one(kind: &str, path: &str, expected: &Value, actual: Option<&Value>) -> Result<(), String> {
-    let fail = || format!("{kind} `{path}`: expected {expected}, found {}", shown(actual));
+fn assert_one(
+    kind: &str,
+    path: &str,
+    expected: &Value,
+    actual: Option<&Value>,
+) -> Result<(), String> {
+    let fail = || {
+        format!(
+            "{kind} `{path}`: expected {expected}, found {}",
+            shown(actual)
+        )
+    };
     let holds = match kind {
         "match" => matches(expected, actual),
         "length" => {
@@ -475,9 +512,9 @@ fn equal(e: &Value, a: &Value) -> bool {
 
 fn subset(e: &Value, a: &Value) -> bool {
     match (e, a) {
-        (Value::Object(x), Value::Object(y)) => {
-            x.iter().all(|(k, v)| y.get(k).is_some_and(|w| subset(v, w)))
-        }
+        (Value::Object(x), Value::Object(y)) => x
+            .iter()
+            .all(|(k, v)| y.get(k).is_some_and(|w| subset(v, w))),
         _ => equal(e, a),
     }
 }

@@ -18,13 +18,23 @@ pub struct Case {
 
 pub enum Step {
     /// `skip` or `requires`, kept whole: whether it applies is the runner's call.
-    Prerequisite { skip: bool, spec: Map<String, Value> },
+    Prerequisite {
+        skip: bool,
+        spec: Map<String, Value>,
+    },
     Do(Do),
     /// `match`, `length`, `gt`, `lte`, ...: a path and what it is held against.
-    Assert { kind: String, path: String, expected: Value },
+    Assert {
+        kind: String,
+        path: String,
+        expected: Value,
+    },
     IsTrue(String),
     IsFalse(String),
-    Set { path: String, name: String },
+    Set {
+        path: String,
+        name: String,
+    },
     /// A step this harness does not run, kept so the case fails naming it.
     Unknown(String),
 }
@@ -72,7 +82,9 @@ fn parse_steps(steps: &Value) -> Result<Vec<Step>, String> {
 }
 
 fn parse_step(step: &Value) -> Result<Step, String> {
-    let map = step.as_object().ok_or_else(|| format!("step {step} is not a mapping"))?;
+    let map = step
+        .as_object()
+        .ok_or_else(|| format!("step {step} is not a mapping"))?;
     let (kind, body) = map.iter().next().ok_or("an empty step")?;
     Ok(match kind.as_str() {
         "skip" | "requires" => Step::Prerequisite {
@@ -102,7 +114,9 @@ fn parse_step(step: &Value) -> Result<Step, String> {
 }
 
 fn single(body: &Value) -> Result<(String, Value), String> {
-    let map = body.as_object().ok_or_else(|| format!("{body} is not a mapping"))?;
+    let map = body
+        .as_object()
+        .ok_or_else(|| format!("{body} is not a mapping"))?;
     let (k, v) = map.iter().next().ok_or("an empty assertion")?;
     Ok((k.clone(), v.clone()))
 }
@@ -169,11 +183,7 @@ pub fn to_json(v: &serde_yaml::Value) -> Value {
         }
         Y::String(s) => Value::String(s.clone()),
         Y::Sequence(items) => Value::Array(items.iter().map(to_json).collect()),
-        Y::Mapping(m) => Value::Object(
-            m.iter()
-                .map(|(k, v)| (key_text(k), to_json(v)))
-                .collect(),
-        ),
+        Y::Mapping(m) => Value::Object(m.iter().map(|(k, v)| (key_text(k), to_json(v))).collect()),
         Y::Tagged(t) => to_json(&t.value),
     }
 }

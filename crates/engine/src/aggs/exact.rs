@@ -59,11 +59,19 @@ impl Collector for ExactAggs {
     type Fruit = ExactResults;
     type Child = ExactSegment;
 
-    fn for_segment(&self, _: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<ExactSegment> {
+    fn for_segment(
+        &self,
+        _: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<ExactSegment> {
         let columns = self
             .0
             .iter()
-            .map(|a| reader.fast_fields().u64_lenient_for_type(Some(&NUMERIC), &a.field))
+            .map(|a| {
+                reader
+                    .fast_fields()
+                    .u64_lenient_for_type(Some(&NUMERIC), &a.field)
+            })
             .collect::<tantivy::Result<_>>()?;
         Ok(ExactSegment {
             aggs: self.0.clone(),
@@ -155,11 +163,22 @@ impl ExactAggs {
             let Some(values) = values else { continue };
             let mut sorted = values.clone();
             sorted.sort_by(f64::total_cmp);
-            let answers = agg.percents.iter().map(|p| (*p, quantile(&sorted, p / 100.0)));
+            let answers = agg
+                .percents
+                .iter()
+                .map(|p| (*p, quantile(&sorted, p / 100.0)));
             let shown = if agg.keyed {
-                Value::Object(answers.map(|(p, v)| (super::points::java_double(p), json!(v))).collect::<Map<_, _>>())
+                Value::Object(
+                    answers
+                        .map(|(p, v)| (super::points::java_double(p), json!(v)))
+                        .collect::<Map<_, _>>(),
+                )
             } else {
-                Value::Array(answers.map(|(p, v)| json!({ "key": p, "value": v })).collect())
+                Value::Array(
+                    answers
+                        .map(|(p, v)| json!({ "key": p, "value": v }))
+                        .collect(),
+                )
             };
             if let Some(slot) = aggregations.get_mut(&agg.name) {
                 slot["values"] = shown;
@@ -176,7 +195,18 @@ mod tests {
     fn few_values_interpolate_as_elasticsearch_does() {
         let four = [1.0, 51.0, 101.0, 151.0];
         let at = |q: f64| quantile(&four, q).unwrap();
-        assert_eq!([at(0.01), at(0.05), at(0.25), at(0.5), at(0.75), at(0.95), at(0.99)], [1.0, 1.0, 26.0, 76.0, 126.0, 151.0, 151.0]);
+        assert_eq!(
+            [
+                at(0.01),
+                at(0.05),
+                at(0.25),
+                at(0.5),
+                at(0.75),
+                at(0.95),
+                at(0.99)
+            ],
+            [1.0, 1.0, 26.0, 76.0, 126.0, 151.0, 151.0]
+        );
         let three = [51.0, 101.0, 151.0];
         assert_eq!(quantile(&three, 0.25), Some(63.5));
         assert_eq!(quantile(&three, 0.75), Some(138.5));

@@ -391,7 +391,8 @@ impl Level<'_> {
         let mut rewritten = Map::new();
         let tantivy_params = params_for(kind, params, mapping, &here)?;
         if kind == "percentiles" && path.is_empty() {
-            self.exact.push(exact_percentiles(name, params, &tantivy_params));
+            self.exact
+                .push(exact_percentiles(name, params, &tantivy_params));
         }
         rewritten.insert(kind.to_string(), Value::Object(tantivy_params));
         if let Some(sub) = sub {
@@ -572,8 +573,16 @@ fn params_for(
 
 /// Metric aggregations: a bucket aggregation may be ordered by their values.
 const METRICS: [&str; 10] = [
-    "avg", "min", "max", "sum", "value_count", "stats", "extended_stats", "cardinality",
-    "percentiles", "top_hits",
+    "avg",
+    "min",
+    "max",
+    "sum",
+    "value_count",
+    "stats",
+    "extended_stats",
+    "cardinality",
+    "percentiles",
+    "top_hits",
 ];
 
 /// Refuses an `order` by a bucket sub-aggregation (`high.doc_count`, `high>avg`): tantivy
@@ -592,7 +601,10 @@ fn order_by_buckets(order: &Value, sub: Option<&Value>, at: &str) -> Result<(), 
         let kind = sub
             .and_then(|s| s.get(name))
             .and_then(Value::as_object)
-            .and_then(|d| d.keys().find(|k| !matches!(k.as_str(), "aggs" | "aggregations" | "meta")));
+            .and_then(|d| {
+                d.keys()
+                    .find(|k| !matches!(k.as_str(), "aggs" | "aggregations" | "meta"))
+            });
         if let Some(kind) = kind.filter(|k| !METRICS.contains(&k.as_str())) {
             return Err(format!("aggregation `{at}`: `order` by `{key}`, a `{kind}` sub-aggregation, is not run by the embedded engine (it orders by `_count`, `_key` or a metric sub-aggregation)"));
         }
@@ -601,7 +613,15 @@ fn order_by_buckets(order: &Value, sub: Option<&Value>, at: &str) -> Result<(), 
 }
 
 /// Metrics of numbers, which Elasticsearch refuses on a keyword.
-const NUMERIC_METRICS: [&str; 7] = ["avg", "sum", "min", "max", "stats", "extended_stats", "percentiles"];
+const NUMERIC_METRICS: [&str; 7] = [
+    "avg",
+    "sum",
+    "min",
+    "max",
+    "stats",
+    "extended_stats",
+    "percentiles",
+];
 
 /// `percentiles`' own parameters, checked as Elasticsearch checks them: `percents` a
 /// non-empty list of numbers; `tdigest.compression` (which bounds how many values are held
@@ -612,12 +632,19 @@ fn percentiles_params(p: &mut Map<String, Value>, at: &str) -> Result<(), String
     }
     if let Some(t) = p.remove("tdigest") {
         let known = ["compression", "execution_hint"];
-        if let Some(k) = t.as_object().and_then(|o| o.keys().find(|k| !known.contains(&k.as_str()))) {
-            return Err(format!("aggregation `{at}`: `tdigest` parameter `{k}` is not run by the embedded engine"));
+        if let Some(k) = t
+            .as_object()
+            .and_then(|o| o.keys().find(|k| !known.contains(&k.as_str())))
+        {
+            return Err(format!(
+                "aggregation `{at}`: `tdigest` parameter `{k}` is not run by the embedded engine"
+            ));
         }
         if let Some(c) = t.get("compression").and_then(Value::as_f64) {
             if c < 0.0 {
-                return Err(format!("[compression] must be greater than or equal to 0. Found [{c:?}] in [{at}]"));
+                return Err(format!(
+                    "[compression] must be greater than or equal to 0. Found [{c:?}] in [{at}]"
+                ));
             }
         }
     }
@@ -628,17 +655,30 @@ fn percentiles_params(p: &mut Map<String, Value>, at: &str) -> Result<(), String
             return Err(format!("[percents] must not be empty: [{at}]"))
         }
         Some(Value::Array(items)) => {
-            if let Some(bad) = items.iter().find(|i| !i.as_f64().is_some_and(|x| (0.0..=100.0).contains(&x))) {
-                return Err(format!("aggregation `{at}`: percent {bad} is not a number from 0 to 100"));
+            if let Some(bad) = items
+                .iter()
+                .find(|i| !i.as_f64().is_some_and(|x| (0.0..=100.0).contains(&x)))
+            {
+                return Err(format!(
+                    "aggregation `{at}`: percent {bad} is not a number from 0 to 100"
+                ));
             }
         }
-        Some(other) => return Err(format!("aggregation `{at}`: [percents] must be a list of numbers, got {other}")),
+        Some(other) => {
+            return Err(format!(
+                "aggregation `{at}`: [percents] must be a list of numbers, got {other}"
+            ))
+        }
     }
     Ok(())
 }
 
 /// A top-level `percentiles` as the exact collector runs it (the field as tantivy reads it).
-fn exact_percentiles(name: &str, given: &Map<String, Value>, tantivy: &Map<String, Value>) -> exact::ExactPercentiles {
+fn exact_percentiles(
+    name: &str,
+    given: &Map<String, Value>,
+    tantivy: &Map<String, Value>,
+) -> exact::ExactPercentiles {
     let compression = given
         .get("tdigest")
         .and_then(|t| t.get("compression"))
@@ -646,7 +686,11 @@ fn exact_percentiles(name: &str, given: &Map<String, Value>, tantivy: &Map<Strin
         .unwrap_or(exact::DEFAULT_COMPRESSION);
     exact::ExactPercentiles {
         name: name.to_string(),
-        field: tantivy.get("field").and_then(Value::as_str).unwrap_or_default().to_string(),
+        field: tantivy
+            .get("field")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         missing: given.get("missing").and_then(Value::as_f64),
         percents: given
             .get("percents")

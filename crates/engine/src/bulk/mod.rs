@@ -267,7 +267,9 @@ fn parse_action(text: &str) -> Result<(Verb, Meta<'_>), String> {
         (Some((Verb::Index, meta)), None) => match meta.op_type.as_deref() {
             None | Some("index") => Ok((Verb::Index, meta)),
             Some("create") => Ok((Verb::Create, meta)),
-            Some(other) => Err(format!("opType must be 'create' or 'index', found: [{other}]")),
+            Some(other) => Err(format!(
+                "opType must be 'create' or 'index', found: [{other}]"
+            )),
         },
         (Some(one), None) => Ok(one),
         (None, _) if text.trim() == "{}" => {
@@ -323,7 +325,9 @@ mod tests {
         );
         assert!(err("{\"index\":{}}\n").message.contains("no document"));
         assert!(err("{}\n").message.contains("found [END_OBJECT]"));
-        assert!(err("{\"index\":null}\n").message.contains("names no action"));
+        assert!(err("{\"index\":null}\n")
+            .message
+            .contains("names no action"));
         assert!(err("not json\n").message.contains("not a bulk action line"));
     }
 }

@@ -57,8 +57,12 @@ impl AliasTarget {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(Value::Number(n)) => Ok(Some(n.to_string())),
-            Some(Value::Array(_)) => Err(format!("Failed to parse field [{key}]: Unexpected token [START_ARRAY]")),
-            Some(Value::Object(_)) => Err(format!("Failed to parse field [{key}]: Unexpected token [START_OBJECT]")),
+            Some(Value::Array(_)) => Err(format!(
+                "Failed to parse field [{key}]: Unexpected token [START_ARRAY]"
+            )),
+            Some(Value::Object(_)) => Err(format!(
+                "Failed to parse field [{key}]: Unexpected token [START_OBJECT]"
+            )),
             Some(other) => Err(format!(
                 "Unsupported {} type value [{}] for field [{key}]",
                 json_type(other),

@@ -2,10 +2,10 @@
 //! streams), its ingest pipelines run, then written.
 
 use crate::bulk::{Done, Item, ItemError, Malformed, Verb};
-use crate::index::{DocMeta, Written};
 use crate::cluster::State;
 use crate::index::EmbeddedIndex;
 use crate::index::IndexSettings;
+use crate::index::{DocMeta, Written};
 use crate::ingest::IngestDoc;
 use crate::ingest::Pipelines;
 use std::borrow::Cow;
@@ -95,7 +95,10 @@ impl State {
                     Ok(Written {
                         id: item.id.as_deref().unwrap_or("").to_string(),
                         done: Done::Noop,
-                        meta: DocMeta { version: 0, seq_no: 0 },
+                        meta: DocMeta {
+                            version: 0,
+                            seq_no: 0,
+                        },
                     }),
                 ),
                 Ok(Some(done)) => {
@@ -200,7 +203,10 @@ impl State {
     /// `name` from being created by a write, in Elasticsearch's words: `false`, or a list of
     /// `+pattern`/`-pattern`s of which the first that matches decides (none matching refuses).
     fn auto_create_refusal(&self, name: &str) -> Option<String> {
-        let settings = self.cluster_settings.read().unwrap_or_else(|p| p.into_inner());
+        let settings = self
+            .cluster_settings
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
         let value = ["transient", "persistent"].iter().find_map(|scope| {
             let s = settings.get(scope)?;
             s.get("action.auto_create_index")
@@ -214,7 +220,9 @@ impl State {
         };
         match text.as_str() {
             "true" => None,
-            "false" => Some(format!("no such index [{name}] and [action.auto_create_index] is [false]")),
+            "false" => Some(format!(
+                "no such index [{name}] and [action.auto_create_index] is [false]"
+            )),
             patterns => {
                 for p in patterns.split(',').map(str::trim) {
                     let (allow, pattern) = match p.strip_prefix('-') {
@@ -379,9 +387,7 @@ mod tests {
                         "{index} {} {} {}",
                         verb.as_str(),
                         id.unwrap_or("-"),
-                        result
-                            .map(|w| w.id)
-                            .unwrap_or_else(|e| e.kind.to_string())
+                        result.map(|w| w.id).unwrap_or_else(|e| e.kind.to_string())
                     ))
                 },
             )

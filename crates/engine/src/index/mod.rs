@@ -13,13 +13,13 @@ use crate::error::Error;
 use crate::error::ErrorKind;
 use crate::mapping::Mapping;
 pub use counters::TimedCount;
-use write::Live;
-pub use write::{DocMeta, Written, PRIMARY_TERM};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy};
+use write::Live;
+pub use write::{DocMeta, Written, PRIMARY_TERM};
 
 /// Indexing memory for all writer threads together; tantivy needs at least 15 MB a thread.
 const WRITER_BUDGET_PER_THREAD: usize = 64 * 1024 * 1024;
@@ -108,7 +108,6 @@ fn random_prefix(name: &str) -> u64 {
     );
     h.finish() & !0xff
 }
-
 
 fn internal(e: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::Internal, e.to_string())

@@ -79,9 +79,7 @@ fn a_date_field_reads_values_by_its_format() {
         "u": {"type": "date", "format": "yyyy-MM-dd HH:mm:ss||epoch_millis"},
     }}});
     let idx = EmbeddedIndex::create("d", &body).unwrap();
-    let add = |doc: &str| {
-        idx.apply(&Item::new(Verb::Index, None, Some(doc)))
-    };
+    let add = |doc: &str| idx.apply(&Item::new(Verb::Index, None, Some(doc)));
     // 1767312000 seconds is 2026-01-02: read as milliseconds it would be January 1970.
     assert!(add(r#"{"t": 1767312000, "u": "2026-01-02 03:04:05"}"#).is_ok());
     let e = add(r#"{"u": "2026-01-02T03:04:05Z"}"#).err().unwrap();
@@ -119,8 +117,8 @@ fn bulk_refresh_and_search() {
         .iter()
         .map(|d| {
             idx.apply(&Item::new(Verb::Index, None, Some(d)))
-            .ok()
-            .map(|w| w.id)
+                .ok()
+                .map(|w| w.id)
         })
         .collect();
     assert_eq!(
@@ -328,7 +326,11 @@ fn ip_fields_match_addresses_blocks_and_ranges() {
     ] {
         add(&idx, &json!({ "ip": ip }).to_string());
     }
-    let bad = idx.apply(&Item::new(Verb::Index, None, Some(r#"{"ip": "not-an-ip"}"#)));
+    let bad = idx.apply(&Item::new(
+        Verb::Index,
+        None,
+        Some(r#"{"ip": "not-an-ip"}"#),
+    ));
     assert!(bad.is_err());
     idx.refresh().unwrap();
     let total = |q: serde_json::Value| {

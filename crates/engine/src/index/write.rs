@@ -95,7 +95,10 @@ impl EmbeddedIndex {
             (Verb::Update | Verb::Delete, None) => Err(ItemError::new(
                 400,
                 "action_request_validation_exception",
-                format!("Validation Failed: 1: id is missing (`{}`);", item.verb.as_str()),
+                format!(
+                    "Validation Failed: 1: id is missing (`{}`);",
+                    item.verb.as_str()
+                ),
             )),
         }
     }
@@ -114,7 +117,10 @@ impl EmbeddedIndex {
                     Some(next) => next,
                     None => {
                         // Nothing changed: Elasticsearch's `noop`, with no new version.
-                        let meta = current.meta.unwrap_or(DocMeta { version: 1, seq_no: 0 });
+                        let meta = current.meta.unwrap_or(DocMeta {
+                            version: 1,
+                            seq_no: 0,
+                        });
                         return Ok(Written {
                             id: id.to_string(),
                             done: Done::Noop,
@@ -123,13 +129,27 @@ impl EmbeddedIndex {
                     }
                 }
             }
-            Verb::Delete => (None, if current.exists { Done::Deleted } else { Done::NotFound }),
+            Verb::Delete => (
+                None,
+                if current.exists {
+                    Done::Deleted
+                } else {
+                    Done::NotFound
+                },
+            ),
             Verb::Index | Verb::Create => {
                 if current.exists && item.verb == Verb::Create {
                     let v = current.meta.map_or(1, |m| m.version);
-                    return Err(conflict(id, format!("document already exists (current version [{v}])")));
+                    return Err(conflict(
+                        id,
+                        format!("document already exists (current version [{v}])"),
+                    ));
                 }
-                let done = if current.exists { Done::Updated } else { Done::Created };
+                let done = if current.exists {
+                    Done::Updated
+                } else {
+                    Done::Created
+                };
                 (Some(item.body.unwrap_or("{}").trim().to_string()), done)
             }
         };
@@ -245,7 +265,12 @@ impl EmbeddedIndex {
 
     /// The id as a write finds it, in `live` (the id's locked shard) or among searchable
     /// documents; the source is read only when `with_source`.
-    fn current_in(&self, live: &LiveMap, id: &str, with_source: bool) -> Result<Current, ItemError> {
+    fn current_in(
+        &self,
+        live: &LiveMap,
+        id: &str,
+        with_source: bool,
+    ) -> Result<Current, ItemError> {
         match live.get(id) {
             Some(Live::Source { source, meta }) => {
                 return Ok(Current {
@@ -303,7 +328,11 @@ impl EmbeddedIndex {
     }
 
     /// A searchable document by id: its stored source (when asked) and its version fields.
-    fn searchable(&self, id: &str, with_source: bool) -> Result<Option<(Option<Vec<u8>>, DocMeta)>, Error> {
+    fn searchable(
+        &self,
+        id: &str,
+        with_source: bool,
+    ) -> Result<Option<(Option<Vec<u8>>, DocMeta)>, Error> {
         let searcher = self.reader.searcher();
         let query = tantivy::query::TermQuery::new(
             Term::from_field_text(self.mapping.id, id),
@@ -427,7 +456,11 @@ fn check_preconditions(pre: &Preconditions, id: &str, current: &Current) -> Resu
             VersionType::Internal => Ok(()),
             other => Err(invalid(&format!(
                 "illegal version value [-3] for version type [{}]",
-                if other == VersionType::External { "EXTERNAL" } else { "EXTERNAL_GTE" }
+                if other == VersionType::External {
+                    "EXTERNAL"
+                } else {
+                    "EXTERNAL_GTE"
+                }
             ))),
         };
     };

@@ -289,7 +289,11 @@ mod tests {
         assert_eq!(hits(json!({"exists": {"field": "when"}})), 1);
         // One range a document; aggregations on ranges are refused, naming the field.
         let e = idx
-            .apply(&crate::bulk::Item::new(crate::bulk::Verb::Index, None, Some(r#"{"ages": [{"gte": 1}, {"gte": 5}]}"#)))
+            .apply(&crate::bulk::Item::new(
+                crate::bulk::Verb::Index,
+                None,
+                Some(r#"{"ages": [{"gte": 1}, {"gte": 5}]}"#),
+            ))
             .unwrap_err();
         assert!(e.reason.contains("one range"), "{}", e.reason);
         let e = idx

@@ -7,14 +7,57 @@ use serde_json::{Map, Value};
 /// Field types Elasticsearch has (in its distribution and default plugins): a type outside
 /// these is refused in its words, one inside that the engine lacks in the engine's.
 const ELASTICSEARCH_TYPES: [&str; 51] = [
-    "text", "keyword", "long", "integer", "short", "byte", "double", "float", "half_float",
-    "scaled_float", "unsigned_long", "date", "date_nanos", "boolean", "binary", "ip", "object",
-    "nested", "flattened", "geo_point", "geo_shape", "point", "shape", "integer_range",
-    "float_range", "long_range", "double_range", "date_range", "ip_range", "alias", "completion",
-    "search_as_you_type", "token_count", "dense_vector", "sparse_vector", "rank_feature",
-    "rank_features", "percolator", "join", "histogram", "constant_keyword", "wildcard",
-    "match_only_text", "version", "aggregate_metric_double", "murmur3", "annotated_text",
-    "semantic_text", "counted_keyword", "passthrough", "exponential_histogram",
+    "text",
+    "keyword",
+    "long",
+    "integer",
+    "short",
+    "byte",
+    "double",
+    "float",
+    "half_float",
+    "scaled_float",
+    "unsigned_long",
+    "date",
+    "date_nanos",
+    "boolean",
+    "binary",
+    "ip",
+    "object",
+    "nested",
+    "flattened",
+    "geo_point",
+    "geo_shape",
+    "point",
+    "shape",
+    "integer_range",
+    "float_range",
+    "long_range",
+    "double_range",
+    "date_range",
+    "ip_range",
+    "alias",
+    "completion",
+    "search_as_you_type",
+    "token_count",
+    "dense_vector",
+    "sparse_vector",
+    "rank_feature",
+    "rank_features",
+    "percolator",
+    "join",
+    "histogram",
+    "constant_keyword",
+    "wildcard",
+    "match_only_text",
+    "version",
+    "aggregate_metric_double",
+    "murmur3",
+    "annotated_text",
+    "semantic_text",
+    "counted_keyword",
+    "passthrough",
+    "exponential_histogram",
 ];
 
 /// Elasticsearch's refusal of a type it does not have.
@@ -30,7 +73,15 @@ pub fn is_elasticsearch_type(kind: &str) -> bool {
 
 /// Runtime types that read a field's value from `_source`, as an indexed field of that type
 /// answers the same queries.
-const RUNTIME_TYPES: [&str; 7] = ["boolean", "date", "double", "geo_point", "ip", "keyword", "long"];
+const RUNTIME_TYPES: [&str; 7] = [
+    "boolean",
+    "date",
+    "double",
+    "geo_point",
+    "ip",
+    "keyword",
+    "long",
+];
 
 /// The mapping's `properties` with its `runtime` fields added, when it has any. A runtime
 /// field without a script reads `_source`'s value at query time; indexing that value answers
@@ -83,7 +134,10 @@ fn insert_at(props: &mut Map<String, Value>, path: &str, def: Value) {
                 .or_insert_with(|| serde_json::json!({ "properties": {} }));
             if let Some(inner) = object
                 .as_object_mut()
-                .map(|o| o.entry("properties").or_insert_with(|| serde_json::json!({})))
+                .map(|o| {
+                    o.entry("properties")
+                        .or_insert_with(|| serde_json::json!({}))
+                })
                 .and_then(Value::as_object_mut)
             {
                 insert_at(inner, rest, def);

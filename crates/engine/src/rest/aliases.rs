@@ -102,7 +102,11 @@ impl Engine {
                     }
                     for alias in alias_names {
                         if let Err(why) = crate::names::check_alias_name(&alias) {
-                            return Err(RestResponse::error(400, "invalid_alias_name_exception", &why));
+                            return Err(RestResponse::error(
+                                400,
+                                "invalid_alias_name_exception",
+                                &why,
+                            ));
                         }
                         if self.index(&alias).is_some() {
                             return Err(RestResponse::error(400, "invalid_alias_name_exception", &format!("Invalid alias name [{alias}]: an index or data stream exists with the same name as the alias")));

@@ -42,7 +42,13 @@ struct Options {
 }
 
 impl Engine {
-    pub(crate) fn by_query(&self, kind: ByQuery, name: &str, query: &str, body: &[u8]) -> RestResponse {
+    pub(crate) fn by_query(
+        &self,
+        kind: ByQuery,
+        name: &str,
+        query: &str,
+        body: &[u8],
+    ) -> RestResponse {
         let started = Instant::now();
         let mut body = match parse_body(body) {
             Ok(b) => b,
@@ -60,7 +66,9 @@ impl Engine {
         }
         let targets = match self.state.search_targets(name) {
             Ok(t) => t,
-            Err(e) if e.kind == crate::error::ErrorKind::NotFound => return crate::rest::not_found(name),
+            Err(e) if e.kind == crate::error::ErrorKind::NotFound => {
+                return crate::rest::not_found(name)
+            }
             Err(e) => return RestResponse::from_error(&e),
         };
         let mut tally = Tally::default();
@@ -78,7 +86,10 @@ impl Engine {
                 break;
             }
         }
-        if matches!(param(query, "refresh").as_deref(), Some("" | "true" | "wait_for")) {
+        if matches!(
+            param(query, "refresh").as_deref(),
+            Some("" | "true" | "wait_for")
+        ) {
             for index in &touched {
                 if let Err(e) = index.refresh() {
                     return RestResponse::from_error(&e);
@@ -136,9 +147,9 @@ impl Engine {
             "query": body.get("query").cloned().unwrap_or(json!({"match_all": {}})),
             "sort": ["_doc"],
         });
-        let plan = index
-            .compile(&search)
-            .map_err(|e| RestResponse::error(400, "search_phase_execution_exception", &e.message))?;
+        let plan = index.compile(&search).map_err(|e| {
+            RestResponse::error(400, "search_phase_execution_exception", &e.message)
+        })?;
         let searcher = index.searcher();
         let (mut cursor, mut page) = Cursor::open(index, searcher, &plan, options.scroll_size, 0)
             .map_err(|e| RestResponse::from_error(&e))?;
@@ -152,10 +163,16 @@ impl Engine {
                 }
                 let searcher = &cursor.searcher;
                 let meta = index.meta_at(searcher, *addr);
-                let (id, source) = index.fetch(searcher, *addr).map_err(|e| RestResponse::from_error(&e))?;
+                let (id, source) = index
+                    .fetch(searcher, *addr)
+                    .map_err(|e| RestResponse::from_error(&e))?;
                 let source = String::from_utf8_lossy(&source).into_owned();
                 let item = Item {
-                    verb: if kind == ByQuery::Delete { Verb::Delete } else { Verb::Index },
+                    verb: if kind == ByQuery::Delete {
+                        Verb::Delete
+                    } else {
+                        Verb::Index
+                    },
                     index: None,
                     id: Some(Cow::Borrowed(&id)),
                     body: (kind == ByQuery::Update).then_some(source.as_str()),
@@ -193,7 +210,9 @@ impl Engine {
                     }
                 }
             }
-            page = cursor.next(index, plan.query.as_ref()).map_err(|e| RestResponse::from_error(&e))?;
+            page = cursor
+                .next(index, plan.query.as_ref())
+                .map_err(|e| RestResponse::from_error(&e))?;
         }
         Ok(())
     }
@@ -202,31 +221,46 @@ impl Engine {
 /// `conflicts`, `max_docs` and `scroll_size`, from the URL or (the first two) the body.
 fn options(query: &str, body: &mut Value) -> Result<Options, RestResponse> {
     let bad = |m: String| RestResponse::error(400, "illegal_argument_exception", &m);
-    if let Some(k) = body
-        .as_object()
-        .and_then(|o| o.keys().find(|k| !["query", "max_docs", "conflicts", "script"].contains(&k.as_str())))
-    {
+    if let Some(k) = body.as_object().and_then(|o| {
+        o.keys()
+            .find(|k| !["query", "max_docs", "conflicts", "script"].contains(&k.as_str()))
+    }) {
         return Err(bad(format!("[{k}] in a by-query body is not run by runner serve (it runs query, max_docs, conflicts)")));
     }
-    let conflicts = param(query, "conflicts")
-        .map(Cow::into_owned)
-        .or_else(|| body.get("conflicts").and_then(Value::as_str).map(str::to_string));
+    let conflicts = param(query, "conflicts").map(Cow::into_owned).or_else(|| {
+        body.get("conflicts")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
     let proceed = match conflicts.as_deref() {
         None | Some("abort") => false,
         Some("proceed") => true,
-        Some(other) => return Err(bad(format!("conflicts may only be \"proceed\" or \"abort\" but was [{other}]"))),
+        Some(other) => {
+            return Err(bad(format!(
+                "conflicts may only be \"proceed\" or \"abort\" but was [{other}]"
+            )))
+        }
     };
     let max_docs = match param(query, "max_docs") {
-        Some(v) => Some(v.parse::<u64>().map_err(|_| bad(format!("[max_docs] is not a number: [{v}]")))?),
+        Some(v) => Some(
+            v.parse::<u64>()
+                .map_err(|_| bad(format!("[max_docs] is not a number: [{v}]")))?,
+        ),
         None => body.get("max_docs").and_then(Value::as_u64),
     };
     if max_docs == Some(0) {
-        return Err(bad("[max_docs] parameter cannot be negative or zero, found [0]".into()));
+        return Err(bad(
+            "[max_docs] parameter cannot be negative or zero, found [0]".into(),
+        ));
     }
     let scroll_size = match param(query, "scroll_size") {
         Some(v) => match v.parse::<usize>() {
             Ok(n) if (1..=MAX_SCROLL_SIZE).contains(&n) => n,
-            _ => return Err(bad(format!("[scroll_size] must be between 1 and {MAX_SCROLL_SIZE}, got [{v}]"))),
+            _ => {
+                return Err(bad(format!(
+                    "[scroll_size] must be between 1 and {MAX_SCROLL_SIZE}, got [{v}]"
+                )))
+            }
         },
         None => DEFAULT_SCROLL_SIZE,
     };

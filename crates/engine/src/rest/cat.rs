@@ -45,7 +45,10 @@ const ALIASES: [(&str, &str); 14] = [
 ];
 
 fn column_at(name: &str) -> Option<usize> {
-    let name = ALIASES.iter().find(|(a, _)| *a == name).map_or(name, |(_, c)| c);
+    let name = ALIASES
+        .iter()
+        .find(|(a, _)| *a == name)
+        .map_or(name, |(_, c)| c);
     COLUMNS.iter().position(|k| *k == name)
 }
 
@@ -144,7 +147,10 @@ impl Engine {
         let unit = param(query, "bytes");
         // One node holds every copy it can: its indices are green.
         let health = param(query, "health");
-        if let Some(h) = health.as_deref().filter(|h| !matches!(*h, "green" | "yellow" | "red")) {
+        if let Some(h) = health
+            .as_deref()
+            .filter(|h| !matches!(*h, "green" | "yellow" | "red"))
+        {
             return bad(format!("unknown health status [{h}]"));
         }
         let mut rows: Vec<Vec<String>> = Vec::with_capacity(indices.len());
@@ -157,7 +163,11 @@ impl Engine {
                 Ok(v) => v,
                 Err(m) => return bad(m),
             };
-            let settings = index.settings.read().unwrap_or_else(|p| p.into_inner()).clone();
+            let settings = index
+                .settings
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
             let created = chrono::DateTime::from_timestamp_millis(index.created_ms as i64)
                 .map(|d| d.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
                 .unwrap_or_default();

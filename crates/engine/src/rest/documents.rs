@@ -4,11 +4,11 @@
 use crate::bulk::{Item, Preconditions, Verb, VersionType};
 use crate::cluster::Engine;
 use crate::index::{Written, PRIMARY_TERM};
-use crate::search::source::SourceFilter;
-use serde_json::{Map, Value};
 use crate::rest::not_found;
 use crate::rest::RestResponse;
+use crate::search::source::SourceFilter;
 use serde_json::json;
+use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -29,10 +29,18 @@ impl GetOptions {
         let bad = |m: String| RestResponse::error(400, "illegal_argument_exception", &m);
         let source = crate::rest::search_url::url_source_filter(query).map_err(bad)?;
         let stored_fields = crate::rest::param(query, "stored_fields")
-            .map(|s| s.split(',').filter(|f| !f.is_empty()).map(str::to_string).collect())
+            .map(|s| {
+                s.split(',')
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default();
         let version = match crate::rest::param(query, "version") {
-            Some(v) => Some(v.parse().map_err(|_| bad(format!("[version] is not a number: [{v}]")))?),
+            Some(v) => Some(
+                v.parse()
+                    .map_err(|_| bad(format!("[version] is not a number: [{v}]")))?,
+            ),
             None => None,
         };
         if let Some(t) = crate::rest::param(query, "version_type") {
@@ -62,7 +70,10 @@ impl Engine {
         let (source, meta) = match index.current(id) {
             Ok(Some(found)) => found,
             Ok(None) => {
-                return RestResponse::json(404, &json!({ "_index": index.name, "_id": id, "found": false }))
+                return RestResponse::json(
+                    404,
+                    &json!({ "_index": index.name, "_id": id, "found": false }),
+                )
             }
             Err(e) => return RestResponse::from_error(&e),
         };
@@ -108,7 +119,10 @@ impl Engine {
         match index.current_source(id) {
             Ok(Some(source)) => RestResponse {
                 status: 200,
-                body: options.source.apply(source.into_bytes()).unwrap_or_else(|| b"{}".to_vec()),
+                body: options
+                    .source
+                    .apply(source.into_bytes())
+                    .unwrap_or_else(|| b"{}".to_vec()),
             },
             Ok(None) => RestResponse::error(
                 404,
@@ -155,7 +169,9 @@ impl Engine {
             body: (verb != Verb::Delete).then(|| source.trim()),
             pipeline: None,
             pre,
-            require_alias: Some(crate::rest::param(query, "require_alias").as_deref() == Some("true")),
+            require_alias: Some(
+                crate::rest::param(query, "require_alias").as_deref() == Some("true"),
+            ),
         };
         let pipeline = crate::rest::param(query, "pipeline");
         let mut answer = None;

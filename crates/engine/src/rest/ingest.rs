@@ -88,7 +88,12 @@ impl Engine {
     /// `GET [<index>/]_settings[/<name>]`: each index's settings as given, with the ones
     /// Elasticsearch always shows (shards, replicas, uuid, creation date, version), nested
     /// or (`flat_settings=true`) as dotted keys; `<name>` filters them by pattern.
-    pub(crate) fn get_settings(&self, names: Option<&str>, filter: Option<&str>, query: &str) -> RestResponse {
+    pub(crate) fn get_settings(
+        &self,
+        names: Option<&str>,
+        filter: Option<&str>,
+        query: &str,
+    ) -> RestResponse {
         let indices = match self.resolve_as(names, false) {
             Ok(i) => i,
             Err(r) => return r,
@@ -96,7 +101,11 @@ impl Engine {
         let flat = crate::rest::param(query, "flat_settings").as_deref() == Some("true");
         let mut out = serde_json::Map::new();
         for index in &indices {
-            let s = index.settings.read().unwrap_or_else(|p| p.into_inner()).clone();
+            let s = index
+                .settings
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
             let mut all = s.given.clone();
             for key in ["index.number_of_shards", "index.number_of_replicas"] {
                 all.insert(key.into(), s.text(key));
@@ -104,9 +113,17 @@ impl Engine {
             all.insert("index.uuid".into(), index.uuid.clone());
             all.insert("index.creation_date".into(), index.created_ms.to_string());
             all.insert("index.provided_name".into(), index.name.clone());
-            all.insert("index.version.created".into(), crate::rest::VERSION_ID.to_string());
+            all.insert(
+                "index.version.created".into(),
+                crate::rest::VERSION_ID.to_string(),
+            );
             let kept = all.into_iter().filter(|(k, _)| {
-                filter.is_none_or(|f| f.split(',').any(|p| crate::names::simple_match(p, k) || crate::names::simple_match(p, k.trim_start_matches("index."))))
+                filter.is_none_or(|f| {
+                    f.split(',').any(|p| {
+                        crate::names::simple_match(p, k)
+                            || crate::names::simple_match(p, k.trim_start_matches("index."))
+                    })
+                })
             });
             let settings = if flat {
                 Value::Object(kept.map(|(k, v)| (k, Value::String(v))).collect())

@@ -164,7 +164,10 @@ pub(crate) fn not_found(name: &str) -> RestResponse {
 /// Date math in the index names of a path (its first segment) and in an alias's name
 /// (`<index>/_alias/<name>`), each name of a comma-separated list resolved.
 fn resolve_date_math(segments: &mut [std::borrow::Cow<'_, str>]) -> Result<(), String> {
-    let aliased = matches!(segments.get(1).map(|s| s.as_ref()), Some("_alias" | "_aliases"));
+    let aliased = matches!(
+        segments.get(1).map(|s| s.as_ref()),
+        Some("_alias" | "_aliases")
+    );
     let now = chrono::Utc::now();
     for (i, segment) in segments.iter_mut().enumerate() {
         if !(i == 0 || (i == 2 && aliased)) || !segment.contains('<') {

@@ -2,8 +2,8 @@
 //! `_search` of its own) and `_mget` (documents by index and id, each got as `_doc` is).
 
 use crate::cluster::Engine;
-use crate::rest::{parse_body, RestResponse};
 use crate::rest::documents::GetOptions;
+use crate::rest::{parse_body, RestResponse};
 use crate::search::source::SourceFilter;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -101,7 +101,12 @@ impl Engine {
     /// `_mget`: `{"docs": [{"_index", "_id", "_source", "stored_fields", "version"}]}`, or
     /// `{"ids": [..]}` with the index in the path; the URL's `_source*` and `stored_fields`
     /// apply to documents that do not say.
-    pub(crate) fn multi_get(&self, default: Option<&str>, query: &str, body: &[u8]) -> RestResponse {
+    pub(crate) fn multi_get(
+        &self,
+        default: Option<&str>,
+        query: &str,
+        body: &[u8],
+    ) -> RestResponse {
         let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
@@ -111,7 +116,11 @@ impl Engine {
             Err(r) => return r,
         };
         let invalid = |m: String| {
-            RestResponse::error(400, "action_request_validation_exception", &format!("Validation Failed: {m}"))
+            RestResponse::error(
+                400,
+                "action_request_validation_exception",
+                &format!("Validation Failed: {m}"),
+            )
         };
         let id_text = |v: &Value| match v {
             Value::String(s) => Some(s.clone()),
@@ -123,22 +132,37 @@ impl Engine {
             (Some(Value::Array(docs)), None) => {
                 let mut problems = Vec::new();
                 for (i, d) in docs.iter().enumerate() {
-                    if let Some(k) = d.as_object().and_then(|o| o.keys().find(|k| !DOC_KEYS.contains(&k.as_str()))) {
+                    if let Some(k) = d
+                        .as_object()
+                        .and_then(|o| o.keys().find(|k| !DOC_KEYS.contains(&k.as_str())))
+                    {
                         return RestResponse::error(400, "illegal_argument_exception", &format!("mget document option [{k}] is not run by runner serve (it runs {})", DOC_KEYS.join(", ")));
                     }
                     let index = d.get("_index").and_then(Value::as_str).or(default);
                     let id = d.get("_id").and_then(id_text);
                     if index.is_none() {
-                        problems.push(format!("{}: index is missing for doc {i};", problems.len() + 1));
+                        problems.push(format!(
+                            "{}: index is missing for doc {i};",
+                            problems.len() + 1
+                        ));
                     }
                     if id.is_none() {
-                        problems.push(format!("{}: id is missing for doc {i};", problems.len() + 1));
+                        problems.push(format!(
+                            "{}: id is missing for doc {i};",
+                            problems.len() + 1
+                        ));
                     }
                     let options = match doc_options(d) {
                         Ok(o) => o,
-                        Err(m) => return RestResponse::error(400, "illegal_argument_exception", &m),
+                        Err(m) => {
+                            return RestResponse::error(400, "illegal_argument_exception", &m)
+                        }
                     };
-                    wanted.push((index.unwrap_or("").to_string(), id.unwrap_or_default(), options));
+                    wanted.push((
+                        index.unwrap_or("").to_string(),
+                        id.unwrap_or_default(),
+                        options,
+                    ));
                 }
                 if !problems.is_empty() {
                     return invalid(problems.join(" "));
@@ -150,7 +174,11 @@ impl Engine {
                 };
                 for id in ids {
                     let Some(id) = id_text(id) else {
-                        return RestResponse::error(400, "illegal_argument_exception", &format!("mget id {id} is not a string or a number"));
+                        return RestResponse::error(
+                            400,
+                            "illegal_argument_exception",
+                            &format!("mget id {id} is not a string or a number"),
+                        );
                     };
                     wanted.push((index.to_string(), id, None));
                 }
@@ -197,17 +225,32 @@ fn inaccurate_int_total(query: &str, lines: &[&str]) -> Option<RestResponse> {
 
 /// The keys of an mget document that runner serve runs (`routing` picks a shard, and there is
 /// one).
-const DOC_KEYS: [&str; 7] = ["_index", "_id", "_source", "stored_fields", "version", "version_type", "routing"];
+const DOC_KEYS: [&str; 7] = [
+    "_index",
+    "_id",
+    "_source",
+    "stored_fields",
+    "version",
+    "version_type",
+    "routing",
+];
 
 /// An mget document's own options; None when it names none (the URL's apply).
 fn doc_options(d: &Value) -> Result<Option<GetOptions>, String> {
-    if ["_source", "stored_fields", "version"].iter().all(|k| d.get(k).is_none()) {
+    if ["_source", "stored_fields", "version"]
+        .iter()
+        .all(|k| d.get(k).is_none())
+    {
         return Ok(None);
     }
     let stored_fields = match d.get("stored_fields") {
         None => Vec::new(),
         Some(Value::String(s)) => s.split(',').map(str::to_string).collect(),
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
         Some(other) => return Err(format!("mget `stored_fields`: {other} is not a field list")),
     };
     Ok(Some(GetOptions {

@@ -17,11 +17,21 @@ pub(crate) enum Flavor {
 impl Engine {
     pub(crate) fn open_pit(&self, names: &str, query: &str, flavor: Flavor) -> RestResponse {
         let Some(keep) = param(query, "keep_alive") else {
-            return RestResponse::error(400, "action_request_validation_exception", "Validation Failed: 1: [keep_alive] is not specified;");
+            return RestResponse::error(
+                400,
+                "action_request_validation_exception",
+                "Validation Failed: 1: [keep_alive] is not specified;",
+            );
         };
         let keep = match crate::util::parse_time(&keep) {
             Ok(k) => k,
-            Err(m) => return RestResponse::error(400, "illegal_argument_exception", &format!("[keep_alive]: {m}")),
+            Err(m) => {
+                return RestResponse::error(
+                    400,
+                    "illegal_argument_exception",
+                    &format!("[keep_alive]: {m}"),
+                )
+            }
         };
         let targets = match self.snapshots(names) {
             Ok(t) => t,
@@ -40,7 +50,9 @@ impl Engine {
         };
         let shards = json!({ "total": shards, "successful": shards, "skipped": 0, "failed": 0 });
         match flavor {
-            Flavor::Elasticsearch => RestResponse::json(200, &json!({ "id": id, "_shards": shards })),
+            Flavor::Elasticsearch => {
+                RestResponse::json(200, &json!({ "id": id, "_shards": shards }))
+            }
             Flavor::OpenSearch => {
                 let created = self
                     .state
@@ -51,7 +63,10 @@ impl Engine {
                     .into_iter()
                     .find(|l| l.id == id)
                     .map_or(0, |l| l.created_ms);
-                RestResponse::json(200, &json!({ "pit_id": id, "_shards": shards, "creation_time": created }))
+                RestResponse::json(
+                    200,
+                    &json!({ "pit_id": id, "_shards": shards, "creation_time": created }),
+                )
             }
         }
     }
@@ -64,7 +79,11 @@ impl Engine {
                 .into_iter()
                 .map(|(index, filter)| {
                     let searcher = index.searcher();
-                    PitTarget { index, filter, searcher }
+                    PitTarget {
+                        index,
+                        filter,
+                        searcher,
+                    }
                 })
                 .collect()),
             // In Elasticsearch's words, `no such index [name]`, for the name that is missing.
@@ -82,7 +101,10 @@ impl Engine {
         if all {
             let listed: Vec<String> = pits.list().into_iter().map(|l| l.id).collect();
             pits.close_all();
-            let closed: Vec<Value> = listed.iter().map(|id| json!({ "pit_id": id, "successful": true })).collect();
+            let closed: Vec<Value> = listed
+                .iter()
+                .map(|id| json!({ "pit_id": id, "successful": true }))
+                .collect();
             return RestResponse::json(200, &json!({ "pits": closed }));
         }
         let body = match parse_body(body) {
@@ -95,12 +117,26 @@ impl Engine {
         };
         let ids: Vec<String> = match body.get(key) {
             Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
             _ => {
-                return RestResponse::error(400, "action_request_validation_exception", &format!("Validation Failed: 1: [{key}] is required;"))
+                return RestResponse::error(
+                    400,
+                    "action_request_validation_exception",
+                    &format!("Validation Failed: 1: [{key}] is required;"),
+                )
             }
         };
-        let freed: Vec<(String, bool)> = ids.into_iter().map(|id| { let ok = pits.close(&id); (id, ok) }).collect();
+        let freed: Vec<(String, bool)> = ids
+            .into_iter()
+            .map(|id| {
+                let ok = pits.close(&id);
+                (id, ok)
+            })
+            .collect();
         match flavor {
             Flavor::Elasticsearch => {
                 let n = freed.iter().filter(|(_, ok)| *ok).count();
@@ -108,7 +144,10 @@ impl Engine {
                 RestResponse::json(status, &json!({ "succeeded": true, "num_freed": n }))
             }
             Flavor::OpenSearch => {
-                let pits: Vec<Value> = freed.iter().map(|(id, ok)| json!({ "pit_id": id, "successful": ok })).collect();
+                let pits: Vec<Value> = freed
+                    .iter()
+                    .map(|(id, ok)| json!({ "pit_id": id, "successful": ok }))
+                    .collect();
                 RestResponse::json(200, &json!({ "pits": pits }))
             }
         }
@@ -116,7 +155,12 @@ impl Engine {
 
     /// OpenSearch's `GET _search/point_in_time/_all`.
     pub(crate) fn list_pits(&self) -> RestResponse {
-        let listed = self.state.pits.lock().unwrap_or_else(|p| p.into_inner()).list();
+        let listed = self
+            .state
+            .pits
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .list();
         let pits: Vec<Value> = listed
             .iter()
             .map(|l| json!({ "pit_id": l.id, "creation_time": l.created_ms, "keep_alive": l.keep_alive.as_millis() as u64 }))

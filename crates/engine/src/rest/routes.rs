@@ -143,7 +143,9 @@ pub(crate) fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>>
         ("DELETE", ["_pit"]) => Route::ClosePit(false, Flavor::Elasticsearch),
         ("POST", [index, "_search", "point_in_time"]) => Route::OpenPit(index, Flavor::OpenSearch),
         ("DELETE", ["_search", "point_in_time"]) => Route::ClosePit(false, Flavor::OpenSearch),
-        ("DELETE", ["_search", "point_in_time", "_all"]) => Route::ClosePit(true, Flavor::OpenSearch),
+        ("DELETE", ["_search", "point_in_time", "_all"]) => {
+            Route::ClosePit(true, Flavor::OpenSearch)
+        }
         ("GET", ["_search", "point_in_time", "_all"]) => Route::ListPits,
         ("POST", [index, "_delete_by_query"]) => Route::DeleteByQuery(index),
         ("POST", [index, "_update_by_query"]) => Route::UpdateByQuery(index),
@@ -420,7 +422,11 @@ pub(crate) fn unrecognized(route: &Route, path: &str, query: &str) -> Option<Str
             }
         }
     }
-    let accepted: Vec<&str> = route.params().iter().flat_map(|g| g.iter().copied()).collect();
+    let accepted: Vec<&str> = route
+        .params()
+        .iter()
+        .flat_map(|g| g.iter().copied())
+        .collect();
     let (name, _) = crate::rest::params::pairs(query)
         .find(|(k, _)| !GLOBAL_PARAMS.contains(&k.as_ref()) && !accepted.contains(&k.as_ref()))?;
     let hint = crate::util::did_you_mean(&name, accepted.iter().copied());
@@ -436,9 +442,26 @@ pub(crate) fn unrecognized(route: &Route, path: &str, query: &str) -> Option<Str
 
 /// The metrics `_stats` takes in its path.
 const STATS_METRICS: [&str; 20] = [
-    "_all", "bulk", "completion", "dense_vector", "docs", "fielddata", "flush", "get",
-    "indexing", "mappings", "merge", "query_cache", "refresh", "request_cache", "search",
-    "segments", "shard_stats", "sparse_vector", "store", "warmer",
+    "_all",
+    "bulk",
+    "completion",
+    "dense_vector",
+    "docs",
+    "fielddata",
+    "flush",
+    "get",
+    "indexing",
+    "mappings",
+    "merge",
+    "query_cache",
+    "refresh",
+    "request_cache",
+    "search",
+    "segments",
+    "shard_stats",
+    "sparse_vector",
+    "store",
+    "warmer",
 ];
 
 /// A `_stats` path metric Elasticsearch does not know, in its words.
@@ -451,5 +474,7 @@ pub(crate) fn unknown_stats_metric(path: &str, metrics: &str) -> Option<String> 
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| format!(" -> did you mean [{c}]?"))
         .unwrap_or_default();
-    Some(format!("request [{path}] contains unrecognized metric: [{unknown}]{hint}"))
+    Some(format!(
+        "request [{path}] contains unrecognized metric: [{unknown}]{hint}"
+    ))
 }

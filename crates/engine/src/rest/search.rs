@@ -38,8 +38,16 @@ fn terminate_after(query: &str) -> Result<Option<u64>, RestResponse> {
     };
     match v.parse::<i64>() {
         Ok(n) if n > 0 => Ok(Some(n as u64)),
-        Ok(_) => Err(RestResponse::error(400, "illegal_argument_exception", "terminateAfter must be > 0")),
-        Err(_) => Err(RestResponse::error(400, "illegal_argument_exception", &format!("[terminate_after] is not a number: [{v}]"))),
+        Ok(_) => Err(RestResponse::error(
+            400,
+            "illegal_argument_exception",
+            "terminateAfter must be > 0",
+        )),
+        Err(_) => Err(RestResponse::error(
+            400,
+            "illegal_argument_exception",
+            &format!("[terminate_after] is not a number: [{v}]"),
+        )),
     }
 }
 
@@ -217,7 +225,8 @@ fn searched(
         // (the sort is stable).
         let mut order: Vec<usize> = (0..found.len()).collect();
         match &sort {
-            Some(s) => order.sort_by(|a, b| s.compare_shown(found[*a].sort.as_ref(), found[*b].sort.as_ref())),
+            Some(s) => order
+                .sort_by(|a, b| s.compare_shown(found[*a].sort.as_ref(), found[*b].sort.as_ref())),
             None => order.sort_by(|a, b| found[*b].score.total_cmp(&found[*a].score)),
         }
         let keep: Vec<usize> = order.into_iter().skip(from).take(size).collect();
@@ -292,7 +301,12 @@ impl Engine {
             Err(r) => return r,
         };
         let mut plans = Vec::with_capacity(targets.len());
-        for PitTarget { index, filter, searcher } in targets {
+        for PitTarget {
+            index,
+            filter,
+            searcher,
+        } in targets
+        {
             let body = match &filter {
                 Some(f) => crate::cluster::aliases::with_filter(&body, f),
                 None => body.clone(),
@@ -345,7 +359,13 @@ impl Engine {
         pit: &Value,
         count_only: bool,
     ) -> Result<(String, Vec<PitTarget>), RestResponse> {
-        let bad = |m: &str| RestResponse::error(400, "action_request_validation_exception", &format!("Validation Failed: 1: {m};"));
+        let bad = |m: &str| {
+            RestResponse::error(
+                400,
+                "action_request_validation_exception",
+                &format!("Validation Failed: 1: {m};"),
+            )
+        };
         if count_only {
             return Err(bad("[pit] is not allowed in a count"));
         }

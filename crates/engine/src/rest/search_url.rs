@@ -5,9 +5,9 @@
 //! node (`preference`, `request_cache`, `search_type`, ...) are accepted; the route table
 //! refuses the rest.
 
-use crate::search::source::SourceFilter;
 use crate::rest::params::pairs;
 use crate::rest::RestResponse;
+use crate::search::source::SourceFilter;
 use serde_json::{json, Map, Value};
 
 /// How a search answers its total hits.
@@ -80,9 +80,18 @@ fn sort_list(v: &str) -> Value {
 /// A get's or mget's `_source`, `_source_includes` and `_source_excludes` parameters, as the
 /// source filter they ask for.
 pub(crate) fn url_source_filter(query: &str) -> Result<SourceFilter, String> {
-    let find = |name: &str| pairs(query).find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
+    let find = |name: &str| {
+        pairs(query)
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
     SourceFilter::parse(
-        source(find("_source"), find("_source_includes"), find("_source_excludes")).as_ref(),
+        source(
+            find("_source"),
+            find("_source_includes"),
+            find("_source_excludes"),
+        )
+        .as_ref(),
     )
 }
 
@@ -159,7 +168,11 @@ pub(crate) fn into_body(query: &str, body: &mut Value) -> Result<TotalShown, Res
             }
             "rest_total_hits_as_int" => as_int = boolean(&k, &v)?,
             "docvalue_fields" | "stored_fields" => {
-                let list: Vec<Value> = v.split(',').filter(|f| !f.is_empty()).map(Value::from).collect();
+                let list: Vec<Value> = v
+                    .split(',')
+                    .filter(|f| !f.is_empty())
+                    .map(Value::from)
+                    .collect();
                 b.insert(k.to_string(), Value::Array(list));
             }
             "version" | "seq_no_primary_term" => {

@@ -80,7 +80,10 @@ impl FetchPlan {
             Value::String(s) => s.split(',').collect(),
             Value::Array(items) => items
                 .iter()
-                .map(|i| i.as_str().ok_or_else(|| format!("`stored_fields`: {i} is not a field name")))
+                .map(|i| {
+                    i.as_str()
+                        .ok_or_else(|| format!("`stored_fields`: {i} is not a field name"))
+                })
                 .collect::<Result<_, _>>()?,
             other => return Err(format!("`stored_fields`: {other} is not a field list")),
         };

@@ -3,9 +3,9 @@
 
 pub(crate) mod fetch;
 pub(crate) mod keywords;
+pub mod pit;
 pub(crate) mod scroll;
 pub mod sort;
-pub mod pit;
 pub mod source;
 
 use crate::aggs::AggFruit;
@@ -484,11 +484,20 @@ impl EmbeddedIndex {
 /// Queries on the `_index` metadata field (`term`, `terms`, `match`, `match_phrase`,
 /// `prefix`, `wildcard`) match every document of an index whose name they match, and none
 /// of another: they are resolved per index before compiling, as Elasticsearch rewrites them.
-const INDEX_FIELD_QUERIES: [&str; 6] = ["term", "terms", "match", "match_phrase", "prefix", "wildcard"];
+const INDEX_FIELD_QUERIES: [&str; 6] = [
+    "term",
+    "terms",
+    "match",
+    "match_phrase",
+    "prefix",
+    "wildcard",
+];
 
 fn mentions_index_field(v: &Value) -> bool {
     match v {
-        Value::Object(o) => o.iter().any(|(k, v)| k == "_index" || mentions_index_field(v)),
+        Value::Object(o) => o
+            .iter()
+            .any(|(k, v)| k == "_index" || mentions_index_field(v)),
         Value::Array(items) => items.iter().any(mentions_index_field),
         _ => false,
     }
@@ -513,9 +522,18 @@ fn index_field_resolved(v: &Value, name: &str) -> Value {
                     };
                 }
             }
-            Value::Object(o.iter().map(|(k, v)| (k.clone(), index_field_resolved(v, name))).collect())
+            Value::Object(
+                o.iter()
+                    .map(|(k, v)| (k.clone(), index_field_resolved(v, name)))
+                    .collect(),
+            )
         }
-        Value::Array(items) => Value::Array(items.iter().map(|i| index_field_resolved(i, name)).collect()),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| index_field_resolved(i, name))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }

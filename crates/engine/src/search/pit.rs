@@ -43,7 +43,11 @@ pub struct Listed {
 
 impl Pits {
     /// Opens a point in time over `targets`; its id, or why not.
-    pub fn open(&mut self, targets: Vec<PitTarget>, keep_alive: Duration) -> Result<String, String> {
+    pub fn open(
+        &mut self,
+        targets: Vec<PitTarget>,
+        keep_alive: Duration,
+    ) -> Result<String, String> {
         self.expire();
         if self.open.len() >= MAX_OPEN {
             return Err(format!("Trying to create too many point in time contexts. Must be less than or equal to: [{MAX_OPEN}]; close them when done"));

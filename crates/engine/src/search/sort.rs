@@ -423,7 +423,10 @@ impl Sort {
                 (By::Field(FieldType::Date), Value::String(s)) => {
                     let formats = k.dates.clone().unwrap_or_default();
                     let at = formats.read(&Value::String(s.clone())).map_err(|_| {
-                        format!("search_after: failed to parse date field [{s}] of sort key `{}`", k.name)
+                        format!(
+                            "search_after: failed to parse date field [{s}] of sort key `{}`",
+                            k.name
+                        )
                     })?;
                     tantivy::i64_to_u64(at.into_timestamp_millis().saturating_mul(1_000_000))
                 }

@@ -31,7 +31,7 @@ fn index() -> EmbeddedIndex {
     for (name, lat, lon, pop) in places() {
         let doc = json!({"name": name, "loc": {"lat": lat, "lon": lon}, "pop": pop}).to_string();
         idx.apply(&Item::new(Verb::Index, Some(&name), Some(&doc)))
-        .unwrap();
+            .unwrap();
     }
     idx.refresh().unwrap();
     idx

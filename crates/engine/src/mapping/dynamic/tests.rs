@@ -49,8 +49,8 @@ fn hits(idx: &EmbeddedIndex, query: Value) -> u64 {
 fn refused(idx: &EmbeddedIndex, doc: Value) -> String {
     let body = doc.to_string();
     idx.apply(&Item::new(Verb::Index, None, Some(&body)))
-    .unwrap_err()
-    .reason
+        .unwrap_err()
+        .reason
 }
 
 #[test]

@@ -1,0 +1,133 @@
+//! python: an operation the track's own Python drives. Its params come from a param source the
+//! track registers (drawn per call, ahead of the call), or it is a custom runner the track
+//! registers (called per operation with the official client), or both.
+//!
+//! ```yaml
+//! - name: pure-terms
+//!   type: python
+//!   params:
+//!     param-source: pure-terms-query-source   # registered by the track's track.py
+//!     operation-type: search                  # what each drawn params dict is for
+//!     dialect: rally                          # drawn params are Rally's (else ours)
+//!     params: {cache: false}                  # handed to the param source
+//! ```
+
+use super::{OpSpec, OperationType, ParamError, Params, TrackContext};
+use crate::units::ThroughputUnit;
+use serde_json::{Map, Value};
+
+pub const PYTHON: OperationType = OperationType {
+    name: "python",
+    unit: ThroughputUnit::Operations,
+    sweepable: &[],
+    parse: |p, ctx| Ok(OpSpec::Python(parse(p, ctx)?)),
+};
+
+/// Whose vocabulary a drawn params dict speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrawnDialect {
+    /// Rally's (or OSB's) params for its operation type: converted as a Rally track's are.
+    Rally,
+    /// Our params for our operation type.
+    Ours,
+}
+
+#[derive(Debug, Clone)]
+pub struct PythonSpec {
+    /// The registered param source the params come from.
+    pub param_source: Option<String>,
+    /// The registered custom runner that runs the operation (None: a built-in type runs the
+    /// drawn params).
+    pub runner: Option<String>,
+    /// The operation type drawn params are for.
+    pub operation_type: String,
+    pub dialect: DrawnDialect,
+    /// The params handed to the param source (or, without one, to the runner).
+    pub params: Map<String, Value>,
+    /// What one draw became, checked before the race as any operation is.
+    pub first: Option<Box<OpSpec>>,
+    pub unit: ThroughputUnit,
+}
+
+fn parse(p: &Params, ctx: &TrackContext) -> Result<PythonSpec, ParamError> {
+    let param_source = p.string("param-source")?;
+    let runner = p.string("runner")?;
+    if param_source.is_none() && runner.is_none() {
+        return Err(ParamError::new(
+            "",
+            "a python operation names a `param-source` or a `runner` (or both) that the track's Python registers",
+        ));
+    }
+    let operation_type = p
+        .string("operation-type")?
+        .or_else(|| runner.clone())
+        .ok_or_else(|| {
+            ParamError::new(
+                "operation-type",
+                "the operation type the drawn params are for, such as `search`",
+            )
+        })?;
+    let dialect = match p.string("dialect")?.as_deref() {
+        None | Some("rally") => DrawnDialect::Rally,
+        Some("runner") => DrawnDialect::Ours,
+        Some(other) => {
+            return Err(ParamError::new(
+                "dialect",
+                format!("`{other}`: drawn params are Rally's (`rally`) or runner's (`runner`)"),
+            ))
+        }
+    };
+    let params = match p.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(other) => {
+            return Err(ParamError::new(
+                "params",
+                format!("expected a mapping, got {other}"),
+            ))
+        }
+    };
+    let mut first_unit = None;
+    let first = match p.get("first") {
+        None | Some(Value::Null) => None,
+        Some(f) => {
+            let kind = f["type"].as_str().unwrap_or_default();
+            let empty = Map::new();
+            let first_params = f["params"].as_object().unwrap_or(&empty);
+            let (first_type, spec) = super::parse(kind, first_params, ctx).map_err(|e| {
+                ParamError::new(
+                    "first",
+                    format!(
+                        "the first params the source drew, as `{kind}`: {}",
+                        e.message
+                    ),
+                )
+            })?;
+            first_unit = Some(first_type.unit);
+            Some(Box::new(spec))
+        }
+    };
+    let unit = match (&runner, p.string("unit")?.as_deref()) {
+        (Some(_), Some("docs")) => ThroughputUnit::Documents,
+        (Some(_), Some("ops") | None) => ThroughputUnit::Operations,
+        (Some(_), Some(other)) => {
+            return Err(ParamError::new(
+                "unit",
+                format!("`{other}`: a custom runner's weight counts `ops` or `docs`"),
+            ))
+        }
+        (None, _) => first_unit.unwrap_or_else(|| {
+            super::OperationType::find(&operation_type, &Map::new())
+                .map_or(ThroughputUnit::Operations, |t| t.unit)
+        }),
+    };
+    Ok(PythonSpec {
+        param_source,
+        runner,
+        operation_type,
+        dialect,
+        params,
+        first,
+        unit,
+    })
+}

@@ -1,0 +1,394 @@
+"""runner's Python worker.
+
+It loads a Rally track's `track.py` (an OpenSearch Benchmark workload's `workload.py`) as
+Rally's ComponentLoader does, calls its `register(registry)`, and then serves what was
+registered to runner: param sources (drawn ahead, in batches) and custom runners (called with
+the official client, timed as Rally times them).
+
+Protocol: frames on the standard input and on the original standard output, each a 4-byte
+big-endian length and that many bytes of JSON. Every request carries `rid`; its reply echoes
+it. What the track prints goes to the standard error, which runner shows.
+"""
+
+import asyncio
+import hashlib
+import importlib.util
+import inspect
+import json
+import os
+import random
+import signal
+import struct
+import sys
+import time
+import traceback
+
+MAX_FRAME = 64 << 20
+# A batch of draws stops growing past this many bytes of JSON.
+BATCH_BYTES = 4 << 20
+
+
+class Registry:
+    """What `register(registry)` is given: Rally's and OSB's method names."""
+
+    def __init__(self, dialect):
+        self.dialect = dialect
+        self.param_sources = {}
+        self.runners = {}
+        self.schedulers = {}
+        self.track_processors = []
+        self.standard_value_sources = {}
+
+    def register_param_source(self, name, param_source):
+        if not inspect.isfunction(param_source) and not inspect.isclass(param_source):
+            raise TypeError(f"Parameter source [{param_source}] must be either a function or a class.")
+        self.param_sources[name] = param_source
+
+    def register_runner(self, name, runner, **kwargs):
+        if not kwargs.get("async_runner", False):
+            raise TypeError(
+                f"Runner [{runner}] must be implemented as async runner and registered with async_runner=True."
+            )
+        self.runners[name] = runner
+
+    def register_scheduler(self, name, scheduler):
+        self.schedulers[name] = scheduler
+
+    def register_track_processor(self, processor):
+        self.track_processors.append(processor)
+
+    # OpenSearch Benchmark's names.
+    def register_workload_processor(self, processor):
+        self.track_processors.append(processor)
+
+    def register_standard_value_source(self, op_name, field_name, source):
+        self.standard_value_sources[(op_name, field_name)] = source
+
+    @property
+    def meta_data(self):
+        return {"rally_version": "2.13.0", "async_runner": True}
+
+
+def load_component(root, entry):
+    """Rally's ComponentLoader: every module below `root` (directories starting with `_`
+    skipped) is executed as `<dir name>.<relative path>`, the parent of `root` is on sys.path,
+    and `<dir name>.<entry>` is the root module."""
+    component = os.path.basename(os.path.normpath(root))
+    sys.path.insert(0, os.path.abspath(os.path.join(root, os.pardir)))
+    root_module = None
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("_"))
+        for filename in sorted(files):
+            name, ext = os.path.splitext(filename)
+            if ext != ".py":
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            module_name = "%s.%s" % (component, rel.replace(os.sep, "."))
+            spec = importlib.util.spec_from_file_location(module_name, os.path.join(dirpath, filename))
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            if rel == entry:
+                root_module = module
+    if root_module is None:
+        raise RuntimeError(f"no {entry}.py in {root}")
+    return root_module
+
+
+def where_it_failed(tb, root):
+    """The innermost frame of the traceback in the track's own files, else the innermost."""
+    frames = traceback.extract_tb(tb)
+    root = os.path.abspath(root)
+    parent = os.path.dirname(root)
+    own = [f for f in frames if os.path.abspath(f.filename).startswith(parent)]
+    frame = (own or frames or [None])[-1]
+    if frame is None:
+        return None
+    return {"file": frame.filename, "line": frame.lineno}
+
+
+def error_reply(e, root=None):
+    reply = {"ok": False, "error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=20)[-4000:]}
+    if isinstance(e, ModuleNotFoundError) and e.name:
+        reply["missing"] = e.name.split(".")[0]
+    if isinstance(e, SyntaxError) and e.filename:
+        reply["at"] = {"file": e.filename, "line": e.lineno}
+    elif root is not None:
+        reply["at"] = where_it_failed(e.__traceback__, root)
+    return reply
+
+
+class Delegating:
+    """Rally's DelegatingParamSource: a function registered as a param source."""
+
+    def __init__(self, track, params, delegate):
+        self.track = track
+        self._params = params
+        self.delegate = delegate
+        self.infinite = True
+
+    def partition(self, partition_index, total_partitions):
+        return self
+
+    def params(self):
+        return self.delegate(self.track, self._params)
+
+
+def derived_state(base, client):
+    """Client 0 draws from the state the source left after its construction (as a race of one
+    client in Rally would); client i from a state derived from it, so that a source that seeds
+    `random` gives every client the same draws on each run."""
+    if client == 0:
+        return base
+    digest = hashlib.sha256(repr(base).encode() + b":%d" % client).digest()
+    return random.Random(digest).getstate()
+
+
+class Source:
+    def __init__(self, factory, track, params, clients, total):
+        self.instance = factory(track, params)
+        base = random.getstate()
+        self.parts = {}
+        self.states = {}
+        for client in clients:
+            random.setstate(base)
+            self.parts[client] = self.instance.partition(client, total)
+            self.states[client] = derived_state(random.getstate(), client)
+
+    def describe(self, client):
+        part = self.parts[client]
+        size = None
+        if hasattr(part, "size"):
+            try:
+                size = part.size()
+            except Exception:
+                size = None
+        return {"infinite": bool(getattr(part, "infinite", True)), "size": size if isinstance(size, int) else None}
+
+    def draw(self, client, n):
+        part = self.parts[client]
+        random.setstate(self.states[client])
+        out = []
+        size = 0
+        ended = False
+        try:
+            while len(out) < n and size < BATCH_BYTES:
+                try:
+                    p = part.params()
+                except StopIteration:
+                    ended = True
+                    break
+                if not isinstance(p, dict):
+                    raise TypeError(f"params() returned {type(p).__name__}, not a dict: {str(p)[:200]}")
+                text = encode(p)
+                size += len(text)
+                out.append(text)
+        finally:
+            self.states[client] = random.getstate()
+        return out, ended
+
+
+def encode(value):
+    def fallback(o):
+        if isinstance(o, (set, frozenset, tuple)):
+            return list(o)
+        if hasattr(o, "isoformat"):
+            return o.isoformat()
+        raise TypeError(f"a {type(o).__name__} ({str(o)[:100]}) cannot be sent as JSON")
+
+    return json.dumps(value, default=fallback, separators=(",", ":"))
+
+
+class Worker:
+    def __init__(self, out):
+        self.out = out
+        self.registry = None
+        self.track = None
+        self.root = None
+        self.sources = {}
+        self.es = None
+        self.client_spec = None
+        self.request_context = None
+
+    def send(self, obj):
+        data = encode(obj).encode()
+        if len(data) > MAX_FRAME:
+            data = encode({"rid": obj.get("rid"), "ok": False, "error": f"a reply of {len(data)} bytes is over the {MAX_FRAME}-byte limit"}).encode()
+        self.out.write(struct.pack(">I", len(data)) + data)
+        self.out.flush()
+
+    def send_raw(self, rid, head, items):
+        # A draw reply: the params are JSON already; spliced, not decoded and encoded again.
+        body = '{"rid":%d,"ok":true,%s,"params":[%s]}' % (rid, head, ",".join(items))
+        data = body.encode()
+        self.out.write(struct.pack(">I", len(data)) + data)
+        self.out.flush()
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def load(self, req):
+        import track_model
+
+        self.root = req["dir"]
+        self.client_spec = req.get("client")
+        dialect = req.get("dialect", "rally")
+        self.registry = Registry(dialect)
+        module = load_component(self.root, req.get("entry", "track"))
+        if not hasattr(module, "register"):
+            raise RuntimeError(f"{req.get('entry', 'track')}.py defines no register(registry)")
+        module.register(self.registry)
+        self.track = track_model.build(req.get("track") or {}, self.root, dialect)
+        esrally_version = None
+        try:
+            import esrally.version
+
+            esrally_version = getattr(esrally.version, "__version__", None) or esrally.version.release_version()
+        except Exception:
+            pass
+        return {
+            "python": ".".join(map(str, sys.version_info[:3])),
+            "esrally": esrally_version,
+            "param_sources": sorted(self.registry.param_sources),
+            "runners": sorted(self.registry.runners),
+            "schedulers": sorted(self.registry.schedulers),
+            "track_processors": [type(p).__name__ for p in self.registry.track_processors],
+        }
+
+    def check_client(self, req):
+        """Whether the client custom runners need imports: the module named, else nothing."""
+        kind = req.get("kind", "elasticsearch")
+        module = "opensearchpy" if kind == "opensearch" else "elasticsearch"
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            return {"missing": module, "error": str(e)}
+        return {"missing": None}
+
+    def source(self, req):
+        name = req["name"]
+        factory = self.registry.param_sources.get(name)
+        if factory is None:
+            raise KeyError(f"no param source `{name}` is registered")
+        if inspect.isfunction(factory):
+            fn = factory
+            factory = lambda track, params: Delegating(track, params, fn)  # noqa: E731
+        clients = req["clients"]
+        src = Source(factory, self.track, req.get("params") or {}, clients, req["total"])
+        self.sources[req["sid"]] = src
+        return {"clients": [src.describe(c) for c in clients]}
+
+    def draw(self, req):
+        src = self.sources[req["sid"]]
+        items, ended = src.draw(req["client"], max(1, min(int(req.get("n", 1)), 10000)))
+        return items, ended
+
+    # -- custom runners -----------------------------------------------------------------------
+
+    def client(self):
+        if self.es is not None:
+            return self.es
+        if not self.client_spec:
+            raise RuntimeError("runner gave this worker no client (the race has no target for custom runners)")
+        import es_client
+
+        self.es, self.request_context = es_client.create(self.client_spec)
+        return self.es
+
+    async def run(self, req):
+        rid = req["rid"]
+        runner = self.registry.runners.get(req["runner"])
+        if runner is None:
+            self.send({"rid": rid, "ok": False, "fatal": True, "error": f"no runner `{req['runner']}` is registered"})
+            return
+        params = req.get("params") or {}
+        try:
+            es = self.client()
+        except Exception as e:
+            self.send({"rid": rid, "ok": False, "fatal": True, "error": f"cannot create the client: {type(e).__name__}: {e}"})
+            return
+        import es_client
+
+        reply = await es_client.execute(runner, es, params, self.request_context)
+        reply["rid"] = rid
+        try:
+            self.send(reply)
+        except TypeError as e:
+            self.send({"rid": rid, "ok": False, "fatal": True, "error": f"runner `{req['runner']}` returned what JSON cannot carry: {e}"})
+
+    async def close(self):
+        if self.es is not None:
+            try:
+                await self.es.close()
+            except Exception:
+                pass
+
+
+async def read_frames(reader):
+    while True:
+        try:
+            head = await reader.readexactly(4)
+        except asyncio.IncompleteReadError:
+            return
+        (n,) = struct.unpack(">I", head)
+        if n > MAX_FRAME:
+            raise RuntimeError(f"a request of {n} bytes is over the {MAX_FRAME}-byte limit")
+        yield json.loads(await reader.readexactly(n))
+
+
+async def serve(out):
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_FRAME)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", buffering=0))
+    worker = Worker(out)
+    calls = set()
+    async for req in read_frames(reader):
+        kind = req.get("t")
+        rid = req.get("rid", 0)
+        if kind == "run":
+            task = asyncio.ensure_future(worker.run(req))
+            calls.add(task)
+            task.add_done_callback(calls.discard)
+            continue
+        if kind == "exit":
+            break
+        try:
+            if kind == "load":
+                try:
+                    reply = worker.load(req)
+                except BaseException as e:  # noqa: B902 - a track's SystemExit is an error too
+                    worker.send(dict(error_reply(e, req.get("dir")), rid=rid))
+                    continue
+                worker.send(dict(reply, rid=rid, ok=True))
+            elif kind == "check-client":
+                worker.send(dict(worker.check_client(req), rid=rid, ok=True))
+            elif kind == "source":
+                worker.send(dict(worker.source(req), rid=rid, ok=True))
+            elif kind == "draw":
+                items, ended = worker.draw(req)
+                worker.send_raw(rid, '"end":%s' % ("true" if ended else "false"), items)
+            elif kind == "close-source":
+                worker.sources.pop(req.get("sid"), None)
+                worker.send({"rid": rid, "ok": True})
+            else:
+                worker.send({"rid": rid, "ok": False, "error": f"unknown request `{kind}`"})
+        except Exception as e:
+            worker.send(dict(error_reply(e, worker.root), rid=rid))
+    for task in list(calls):
+        task.cancel()
+    await worker.close()
+
+
+def main():
+    # The protocol keeps the original standard output; the track's prints go to stderr.
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    # Ctrl-C reaches the whole process group: runner stops its workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # runner's own modules first; its stand-in `esrally` last, behind an installed esrally.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    sys.path.append(os.path.join(here, "compat"))
+    asyncio.run(serve(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+//! Operations a Rally track's own Python drives: a registered param source makes the params
+//! (each source is built and drawn from once here, so that what is wrong is said before the
+//! race, and what it draws is converted as a Rally operation's params are), a registered
+//! runner runs the operation type (Rally lets a track's runner replace a built-in one too).
+
+use super::{Ctx, OperationAs};
+use crate::python::probe::{Session, SourceUse};
+use crate::python::TrackPython;
+use crate::track::{TrackError, TrackErrorKind};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The track's Python during conversion.
+pub struct PythonConv {
+    pub python: TrackPython,
+    pub session: Session,
+    /// For each operation a param source feeds, by name: whether it never ends, and its size.
+    pub extents: HashMap<String, (bool, Option<u64>)>,
+}
+
+/// The operation as one the track's Python drives, if it is one; None for the others.
+pub(super) fn operation(
+    c: &mut Ctx,
+    map: &Map<String, Value>,
+    kind: &str,
+    name: &str,
+) -> Option<OperationAs> {
+    let source = map.get("param-source").and_then(Value::as_str);
+    let Some(py) = c.python.as_mut() else {
+        return source.map(|s| OperationAs::Unsupported(format!(
+            "its parameters come from the param source `{s}`, which a track.py registers, and this track has none"
+        )));
+    };
+    let registry = &py.python.registry;
+    let runner = registry.has_runner(kind).then(|| kind.to_string());
+    if let Some(s) = source.filter(|s| !registry.has_param_source(s)) {
+        let hint =
+            crate::suggest::did_you_mean(s, registry.param_sources.iter().map(String::as_str));
+        return Some(OperationAs::Unsupported(format!(
+            "its param source `{s}` is not one the track's {}.py registers{hint}",
+            py.python.dialect.entry()
+        )));
+    }
+    if source.is_none() && runner.is_none() {
+        return None;
+    }
+    // Rally hands a source (and a runner without one) the whole operation as its params.
+    let params = Value::Object(map.clone());
+    let mut ours = json!({"operation-type": kind, "dialect": "rally", "params": params});
+    if let Some(r) = &runner {
+        ours["runner"] = json!(r);
+        // A runner's weight is documents where the operation is a bulk of them (Rally's
+        // runners built on its BulkIndex report `docs`).
+        if map.contains_key("bulk-size") {
+            ours["unit"] = json!("docs");
+        }
+    }
+    if let Some(s) = source {
+        ours["param-source"] = json!(s);
+        let sample = match py.session.sample(&SourceUse {
+            operation: name.to_string(),
+            source: s.to_string(),
+            params: params_of(&ours),
+        }) {
+            Ok(sample) => sample,
+            Err(e) => return Some(OperationAs::Unsupported(e.to_string())),
+        };
+        py.extents
+            .insert(name.to_string(), (sample.infinite, sample.size));
+        if runner.is_none() {
+            match sample.first {
+                Some(Value::Object(drawn)) => match drawn_operation(kind, &drawn, c.file) {
+                    Ok((t, p)) => ours["first"] = json!({"type": t, "params": p}),
+                    Err(why) => {
+                        return Some(OperationAs::Unsupported(format!(
+                            "param source `{s}` draws params that cannot run as Rally's `{kind}`: {why}"
+                        )))
+                    }
+                },
+                Some(other) => {
+                    return Some(OperationAs::Unsupported(format!(
+                        "param source `{s}` drew {other}, not a dict of params"
+                    )))
+                }
+                None => c.notes.push(format!(
+                    "operation `{name}`: param source `{s}` ended before its first params"
+                )),
+            }
+        }
+    }
+    Some(OperationAs::Ours(
+        json!({"name": name, "type": "python", "params": ours}),
+    ))
+}
+
+fn params_of(ours: &Value) -> Value {
+    ours["params"].clone()
+}
+
+/// One params dict a param source drew for Rally's operation type `kind`, as our operation
+/// type and params (converted as a Rally track's operation is). An index of `None` is
+/// Rally's "every index" (the client's search with no index).
+pub fn drawn_operation(
+    kind: &str,
+    drawn: &Map<String, Value>,
+    file: &Path,
+) -> Result<(String, Map<String, Value>), String> {
+    let no_files = |body: &str| -> Result<Value, TrackError> {
+        Err(TrackError::new(
+            TrackErrorKind::Invalid,
+            file,
+            format!("drawn params name the file `{body}`; a param source gives bodies, not files"),
+        ))
+    };
+    let mut c = Ctx {
+        python: None,
+        file,
+        test_mode: false,
+        on_unsupported: crate::track::OnUnsupported::Fail,
+        notes: Vec::new(),
+        rally_types: Default::default(),
+        render_body: &no_files,
+        declared: Default::default(),
+        corpus_names: Vec::new(),
+        has_indices: true,
+        skipped_templates: None,
+        made_templates: false,
+    };
+    let mut op = drawn.clone();
+    op.insert("operation-type".into(), json!(kind));
+    op.entry("name").or_insert(json!(kind));
+    op.remove("param-source");
+    if op.get("index").is_some_and(Value::is_null) {
+        op.insert("index".into(), json!("_all"));
+    }
+    match super::operation::operation(&mut c, &Value::Object(op), "") {
+        Ok(OperationAs::Ours(o)) => {
+            let t = o["type"].as_str().unwrap_or_default().to_string();
+            Ok((t, o["params"].as_object().cloned().unwrap_or_default()))
+        }
+        Ok(OperationAs::Unsupported(why)) => Err(why),
+        Err(e) => Err(e.message),
+    }
+}
+
+/// Rally's reading of a task with no `iterations` or `time-period` whose params come from a
+/// param source: one that never ends runs once per client; one that ends runs until it does
+/// (its `size()` per client, when it gives one). Sets ours in `out`.
+pub(super) fn extent_of_task(
+    c: &mut Ctx,
+    op_name: &str,
+    clients: u64,
+    out: &mut Map<String, Value>,
+) {
+    if out.contains_key("iterations") || out.contains_key("time-period") {
+        return;
+    }
+    let Some((infinite, size)) = c
+        .python
+        .as_ref()
+        .and_then(|p| p.extents.get(op_name).copied())
+    else {
+        return;
+    };
+    let per_client = match (infinite, size) {
+        (true, _) => 1,
+        (false, Some(n)) => n,
+        (false, None) => {
+            c.notes.push(format!(
+                "operation `{op_name}`: its param source ends when it ends (no size()); the task runs until then"
+            ));
+            UNTIL_THE_SOURCE_ENDS
+        }
+    };
+    out.insert(
+        "iterations".into(),
+        json!(per_client.saturating_mul(clients)),
+    );
+}
+
+/// Iterations per client of a task that runs until its param source ends: more than any race
+/// gets through (the track's limit on iterations is far above it).
+const UNTIL_THE_SOURCE_ENDS: u64 = 1 << 36;

@@ -1,0 +1,107 @@
+//! A Rally track's track.py (an OSB workload's workload.py) loaded for the conversion: the
+//! rendered track and what the Python model of it needs are handed to a worker, which imports
+//! the track and runs its `register`.
+
+use super::convert::python::PythonConv;
+use crate::python::{probe, Dialect, TrackPython};
+use crate::track::{TrackError, TrackErrorKind};
+use serde_json::{json, Map, Value};
+use std::path::Path;
+
+/// The Python of the track in `dir`, loaded and registered; None when it has none.
+pub(super) fn load(
+    file: &Path,
+    dir: &Path,
+    name: &str,
+    rally: &Value,
+    opts: &crate::track::LoadOptions,
+    data_dir: Option<&Path>,
+) -> Result<Option<PythonConv>, TrackError> {
+    let dialect =
+        if dir.join("track.py").is_file() || dir.join("track").join("__init__.py").is_file() {
+            Dialect::Rally
+        } else if dir.join("workload.py").is_file() {
+            Dialect::Osb
+        } else {
+            return Ok(None);
+        };
+    let py_file = dir.join(format!("{}.py", dialect.entry()));
+    let interpreter = crate::python::interpreter(opts.python.as_deref());
+    let spec = json!({
+        "name": name,
+        "spec": rally,
+        "challenge": opts.challenge,
+        "params": opts.params,
+        "documents": documents(rally, dir, data_dir),
+    });
+    let (session, python) = probe::load(&interpreter, dir, dialect, spec)
+        .map_err(|e| TrackError::new(TrackErrorKind::Python, &py_file, e.to_string()))?;
+    let _ = file;
+    Ok(Some(PythonConv {
+        python,
+        session,
+        extents: Default::default(),
+    }))
+}
+
+/// Each corpus file the track names, by the names Rally's model knows it by (the archive and
+/// the file after decompression), where it is on this machine.
+fn documents(rally: &Value, dir: &Path, data_dir: Option<&Path>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for corpus in rally["corpora"].as_array().into_iter().flatten() {
+        for d in corpus["documents"].as_array().into_iter().flatten() {
+            let Some(source) = d["source-file"].as_str() else {
+                continue;
+            };
+            let plain = ["", ".bz2", ".gz", ".zst", ".zip"]
+                .iter()
+                .find_map(|ext| {
+                    (!ext.is_empty())
+                        .then(|| source.strip_suffix(ext))
+                        .flatten()
+                })
+                .unwrap_or(source);
+            for n in [source, plain] {
+                let here = data_dir
+                    .map(|d| d.join(n))
+                    .filter(|p| p.is_file())
+                    .unwrap_or_else(|| dir.join(n));
+                out.insert(n.to_string(), json!(here));
+            }
+        }
+    }
+    out
+}
+
+/// The note a race shows first: which Python runs the track, and what it registered.
+pub(super) fn summary(py: &TrackPython) -> String {
+    let r = &py.registry;
+    let count = |what: &str, names: &[String]| match names.len() {
+        0 => None,
+        n => Some(format!("{n} {what}{}", if n == 1 { "" } else { "s" })),
+    };
+    let parts: Vec<String> = [
+        count("param source", &r.param_sources),
+        count("runner", &r.runners),
+        count("scheduler", &r.schedulers),
+        count("track processor", &r.track_processors),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    format!(
+        "{}.py runs on Python {} ({}), with {}: {}",
+        py.dialect.entry(),
+        py.python_version,
+        py.interpreter.display(),
+        match &py.esrally {
+            Some(v) => format!("esrally {v}"),
+            None => "runner's stand-in for esrally".into(),
+        },
+        if parts.is_empty() {
+            "it registers nothing".into()
+        } else {
+            format!("it registers {}", parts.join(", "))
+        }
+    )
+}
