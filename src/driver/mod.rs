@@ -473,8 +473,12 @@ impl<B: Backend> Driver<B> {
         if let Some(e) = feed.as_ref().and_then(|f| f.take_error()) {
             failure = Some(format!("{label}: {e}"));
         }
+        // A param source that raised, drew what cannot run, or lost its worker ends the race:
+        // the track's Python is broken, and every later task would meet it too.
         if let Some(e) = params.as_ref().and_then(|f| f.take_error()) {
-            failure = Some(format!("{label}: {e}"));
+            let why = format!("{label}: {e}");
+            self.abort_race(&why);
+            failure = Some(why);
         }
         (TrialMetrics::merge(recorders), failure, driver, server)
     }

@@ -141,7 +141,7 @@ pub fn pip_hint(interpreter: &Path, module: &str) -> String {
         "esrally" => "esrally==2.13.0",
         "osbenchmark" => "opensearch-benchmark",
         "opensearchpy" => "opensearch-py",
-        "elasticsearch" => "elasticsearch",
+        "elasticsearch" | "aiohttp" => "elasticsearch[async]",
         "yaml" => "pyyaml",
         "dateutil" => "python-dateutil",
         "sklearn" => "scikit-learn",

@@ -41,6 +41,7 @@ pub(super) fn load(
         python,
         session,
         extents: Default::default(),
+        client_checked: false,
     }))
 }
 

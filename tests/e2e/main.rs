@@ -19,6 +19,7 @@ mod layout;
 mod memory;
 mod percentiles;
 mod plot;
+mod python;
 mod race;
 mod rally;
 mod rally_table;

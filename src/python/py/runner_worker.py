@@ -256,11 +256,13 @@ class Worker:
     def check_client(self, req):
         """Whether the client custom runners need imports: the module named, else nothing."""
         kind = req.get("kind", "elasticsearch")
-        module = "opensearchpy" if kind == "opensearch" else "elasticsearch"
-        try:
-            importlib.import_module(module)
-        except ImportError as e:
-            return {"missing": module, "error": str(e)}
+        # The async clients need aiohttp besides the client itself.
+        modules = ["opensearchpy", "aiohttp"] if kind == "opensearch" else ["elasticsearch", "aiohttp"]
+        for module in modules:
+            try:
+                importlib.import_module(module)
+            except ImportError as e:
+                return {"missing": module, "error": str(e)}
         return {"missing": None}
 
     def source(self, req):

@@ -15,8 +15,10 @@ use std::path::Path;
 pub struct PythonConv {
     pub python: TrackPython,
     pub session: Session,
-    /// For each operation a param source feeds, by name: whether it never ends, and its size.
-    pub extents: HashMap<String, (bool, Option<u64>)>,
+    /// For each operation a param source feeds, by name: whether it never ends.
+    pub extents: HashMap<String, bool>,
+    /// Whether the client custom runners are handed was found importable.
+    pub client_checked: bool,
 }
 
 /// The operation as one the track's Python drives, if it is one; None for the others.
@@ -49,6 +51,13 @@ pub(super) fn operation(
     let params = Value::Object(map.clone());
     let mut ours = json!({"operation-type": kind, "dialect": "rally", "params": params});
     if let Some(r) = &runner {
+        if !py.client_checked {
+            let why = format!("operation `{name}` runs the track's runner `{r}`");
+            if let Err(e) = py.session.check_client(py.python.dialect, &why) {
+                return Some(OperationAs::Unsupported(e.to_string()));
+            }
+            py.client_checked = true;
+        }
         ours["runner"] = json!(r);
         // A runner's weight is documents where the operation is a bulk of them (Rally's
         // runners built on its BulkIndex report `docs`).
@@ -66,8 +75,7 @@ pub(super) fn operation(
             Ok(sample) => sample,
             Err(e) => return Some(OperationAs::Unsupported(e.to_string())),
         };
-        py.extents
-            .insert(name.to_string(), (sample.infinite, sample.size));
+        py.extents.insert(name.to_string(), sample.infinite);
         if runner.is_none() {
             match sample.first {
                 Some(Value::Object(drawn)) => match drawn_operation(kind, &drawn, c.file) {
@@ -145,8 +153,8 @@ pub fn drawn_operation(
 }
 
 /// Rally's reading of a task with no `iterations` or `time-period` whose params come from a
-/// param source: one that never ends runs once per client; one that ends runs until it does
-/// (its `size()` per client, when it gives one). Sets ours in `out`.
+/// param source: one that never ends runs once per client; one that ends runs until each
+/// client's partition does (its `size()` only shows Rally's progress). Sets ours in `out`.
 pub(super) fn extent_of_task(
     c: &mut Ctx,
     op_name: &str,
@@ -156,23 +164,14 @@ pub(super) fn extent_of_task(
     if out.contains_key("iterations") || out.contains_key("time-period") {
         return;
     }
-    let Some((infinite, size)) = c
+    let Some(infinite) = c
         .python
         .as_ref()
         .and_then(|p| p.extents.get(op_name).copied())
     else {
         return;
     };
-    let per_client = match (infinite, size) {
-        (true, _) => 1,
-        (false, Some(n)) => n,
-        (false, None) => {
-            c.notes.push(format!(
-                "operation `{op_name}`: its param source ends when it ends (no size()); the task runs until then"
-            ));
-            UNTIL_THE_SOURCE_ENDS
-        }
-    };
+    let per_client = if infinite { 1 } else { UNTIL_THE_SOURCE_ENDS };
     out.insert(
         "iterations".into(),
         json!(per_client.saturating_mul(clients)),

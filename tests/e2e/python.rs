@@ -1,0 +1,401 @@
+//! A Rally track's own Python (track.py): its param sources and custom runners run in worker
+//! processes (tests/fixtures/rally-python), what they draw is checked on the wire, and every way
+//! a track's Python can be wrong ends with an error naming it, before the race where it can.
+
+use crate::util::*;
+use std::sync::{Arc, Mutex};
+
+fn fixture() -> String {
+    repo()
+        .join("tests/fixtures/rally-python")
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A Python with the official client and aiohttp (custom runners need them); None outside CI.
+fn clients_python() -> Option<String> {
+    match std::env::var("RUNNER_TEST_CLIENTS_PYTHON") {
+        Ok(p) => Some(p),
+        Err(_) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must provide the clients (RUNNER_TEST_CLIENTS_PYTHON, see .ci/run)"
+            );
+            eprintln!(
+                "NOT CHECKED: no Python with the official clients (RUNNER_TEST_CLIENTS_PYTHON)"
+            );
+            None
+        }
+    }
+}
+
+fn trials<'a>(race: &'a serde_json::Value, task: &str) -> &'a serde_json::Value {
+    let t = race["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["task"] == task)
+        .unwrap_or_else(|| panic!("no task {task}"));
+    &t["trials"][0]
+}
+
+fn race_json(env: &Env, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["race", "--quiet", "--report-format", "json"];
+    all.extend_from_slice(args);
+    let out = env.ok(&all);
+    serde_json::from_str::<serde_json::Value>(&out).unwrap()["race"].clone()
+}
+
+#[test]
+fn a_track_py_drives_param_sources_and_runners_on_the_embedded_engine() {
+    let Some(python) = clients_python() else {
+        return;
+    };
+    let fixture = fixture();
+    let args = [
+        "--track-path",
+        fixture.as_str(),
+        "--python",
+        python.as_str(),
+    ];
+    let env = Env::new();
+    let race = race_json(&env, &args);
+    let terms = trials(&race, "country-terms");
+    assert_eq!(terms["operations"], 20, "{terms}");
+    assert_eq!(terms["errors"], 0, "{terms}");
+    // A finite source: each of 2 clients runs until its own partition ends (4 pages each).
+    let pages = trials(&race, "pages");
+    assert_eq!(
+        (pages["operations"].as_u64(), pages["errors"].as_u64()),
+        (Some(8), Some(0)),
+        "{pages}"
+    );
+    assert_eq!(
+        pages["hits"], 400,
+        "every page counts the 50 documents: {pages}"
+    );
+    assert_eq!(trials(&race, "by-function")["operations"], 3);
+    // The runner counts the documents with the official client, through the loopback server.
+    let count = trials(&race, "count");
+    assert_eq!(
+        (count["operations"].as_u64(), count["errors"].as_u64()),
+        (Some(3), Some(0)),
+        "{count}"
+    );
+    assert!(
+        count["service_time_ms"]["p50"].as_f64().unwrap() > 0.0,
+        "{count}"
+    );
+    let classy = trials(&race, "classy");
+    assert_eq!(
+        (classy["operations"].as_u64(), classy["errors"].as_u64()),
+        (Some(4), Some(0)),
+        "{classy}"
+    );
+    // A source that seeds `random` draws the same params on every run: the same hits (for
+    // one client; clients of a task share its iterations as they come).
+    let again = race_json(&Env::new(), &args);
+    let once = trials(&race, "country-terms-alone");
+    assert_eq!(once["errors"], 0, "{once}");
+    assert_eq!(trials(&again, "country-terms-alone")["hits"], once["hits"]);
+}
+
+/// A loopback server that answers like Elasticsearch and keeps each search body.
+fn recording_server() -> (u16, Arc<Mutex<Vec<serde_json::Value>>>) {
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let kept = bodies.clone();
+    let port = json_server(move |line, body| {
+        if line.contains("_search") {
+            kept.lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap_or_default());
+            r#"{"hits":{"total":{"value":1}}}"#.to_string()
+        } else {
+            r#"{"version":{"number":"8.15.0"}}"#.to_string()
+        }
+    });
+    (port, bodies)
+}
+
+#[test]
+fn what_a_param_source_draws_is_what_the_server_receives() {
+    let (port, bodies) = recording_server();
+    let fixture = fixture();
+    let target = format!("http://127.0.0.1:{port}");
+    race_json(
+        &Env::new(),
+        &[
+            "--track-path",
+            &fixture,
+            "--backend",
+            "elasticsearch",
+            "--target-hosts",
+            &target,
+            "--include-tasks",
+            "country-terms,pages",
+            // The runners' tasks are not raced; their client need not be installed.
+            "--on-unsupported",
+            "skip",
+        ],
+    );
+    let bodies = bodies.lock().unwrap().clone();
+    // 2 warmup and 10 measured calls per client for the terms (and 12 of the task that runs
+    // the same operation with one client), 4 pages per client.
+    let terms: Vec<_> = bodies
+        .iter()
+        .filter(|b| b["query"]["terms"].is_object())
+        .collect();
+    assert_eq!(terms.len(), 36, "{bodies:?}");
+    for b in &terms {
+        let codes = b["query"]["terms"]["country_code"].as_array().unwrap();
+        assert_eq!(codes.len(), 3, "the source's `terms` param: {b}");
+        assert_eq!(b["size"], 0);
+    }
+    let pages: Vec<u64> = bodies.iter().filter_map(|b| b["from"].as_u64()).collect();
+    let mut sorted = pages.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        [1, 1, 2, 2, 3, 3, 4, 4],
+        "each client's own partition"
+    );
+}
+
+/// A Rally track of `track.json` and `track.py` in a temporary directory.
+fn python_track(track_py: &str, operation: &str) -> tempfile::TempDir {
+    let track = format!(
+        r#"{{"version": 2, "indices": [{{"name": "i"}}],
+  "operations": [{operation}],
+  "challenges": [{{"name": "c", "default": true, "schedule": [
+    {{"operation": {{"operation-type": "create-index"}}}},
+    {{"operation": "op", "iterations": 40}}]}}]}}"#
+    );
+    track_dir(&[("track.json", &track), ("track.py", track_py)])
+}
+
+const SEARCH_BY_SOURCE: &str =
+    r#"{"name": "op", "operation-type": "search", "param-source": "src"}"#;
+
+/// Races the track and insists it fails with exit `code`; returns stderr.
+fn fails(dir: &tempfile::TempDir, code: i32, extra: &[&str], env_vars: &[(&str, &str)]) -> String {
+    let env = Env::new();
+    let mut args = vec![
+        "race",
+        "--quiet",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let mut cmd = env.command(&args);
+    for (k, v) in env_vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+    stderr
+}
+
+#[test]
+fn a_track_py_that_cannot_load_is_named_with_its_file_and_line() {
+    let syntax = python_track("def register(registry)\n    pass\n", SEARCH_BY_SOURCE);
+    let e = fails(&syntax, 2, &[], &[]);
+    assert!(e.contains("track.py:1") && e.contains("SyntaxError"), "{e}");
+
+    let missing = python_track(
+        "import surely_not_installed_here\ndef register(registry):\n    pass\n",
+        SEARCH_BY_SOURCE,
+    );
+    let e = fails(&missing, 2, &[], &[]);
+    assert!(e.contains("track.py:1"), "{e}");
+    assert!(
+        e.contains("-m pip install 'surely_not_installed_here'"),
+        "{e}"
+    );
+
+    let raises = python_track(
+        "def register(registry):\n    raise ValueError('no registering today')\n",
+        SEARCH_BY_SOURCE,
+    );
+    let e = fails(&raises, 2, &[], &[]);
+    assert!(
+        e.contains("track.py:2") && e.contains("no registering today"),
+        "{e}"
+    );
+
+    let none = python_track("def register(registry):\n    pass\n", SEARCH_BY_SOURCE);
+    let e = fails(&none, 2, &[], &[]);
+    assert!(
+        e.contains("param source `src` is not one the track's track.py registers"),
+        "{e}"
+    );
+
+    let e = fails(&none, 2, &["--python", "/nonexistent/python3"], &[]);
+    assert!(
+        e.contains("cannot start the Python interpreter `/nonexistent/python3`"),
+        "{e}"
+    );
+}
+
+fn with_source(params_body: &str) -> String {
+    format!(
+        "import os, time\n\nclass Src:\n    def __init__(self, track, params, **kwargs):\n        self.n = 0\n        self.infinite = True\n    def partition(self, i, total):\n        return self\n    def params(self):\n        self.n += 1\n{params_body}\n\ndef register(registry):\n    registry.register_param_source('src', Src)\n"
+    )
+}
+
+#[test]
+fn a_param_source_that_misbehaves_stops_before_the_race() {
+    let not_a_dict = python_track(
+        &with_source("        return ['a', 'list']"),
+        SEARCH_BY_SOURCE,
+    );
+    let e = fails(&not_a_dict, 2, &[], &[]);
+    assert!(e.contains("params() returned list, not a dict"), "{e}");
+
+    let raises = python_track(
+        &with_source("        raise RuntimeError('the source broke')"),
+        SEARCH_BY_SOURCE,
+    );
+    let e = fails(&raises, 2, &[], &[]);
+    assert!(
+        e.contains("track.py:11") && e.contains("the source broke"),
+        "{e}"
+    );
+
+    let refused = python_track(
+        &with_source("        return {'index': 'i', 'body': 'not a query'}"),
+        SEARCH_BY_SOURCE,
+    );
+    let e = fails(&refused, 2, &[], &[]);
+    assert!(
+        e.contains("the first params the source drew, as `search`")
+            && e.contains("expected a query body mapping"),
+        "{e}"
+    );
+
+    let hangs = python_track(&with_source("        time.sleep(3600)"), SEARCH_BY_SOURCE);
+    let started = std::time::Instant::now();
+    let e = fails(&hangs, 2, &[], &[("RUNNER_PYTHON_TIMEOUT", "2")]);
+    assert!(e.contains("gave no answer within 2s"), "{e}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+#[test]
+fn a_worker_killed_mid_race_ends_it_naming_the_worker_and_keeps_what_was_measured() {
+    // The probe draws once; the race's worker dies at its 20th draw.
+    let dies = python_track(
+        &with_source(
+            "        if self.n == 20:\n            os.kill(os.getpid(), 9)\n        return {'index': 'i', 'body': {'query': {'match_all': {}}}}",
+        ),
+        SEARCH_BY_SOURCE,
+    );
+    let env = Env::new();
+    let out = env.run(&[
+        "race",
+        "--quiet",
+        "--track-path",
+        dies.path().to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("track.py worker 1 (pid"), "{stderr}");
+    assert!(stderr.contains("stopped"), "{stderr}");
+    let race = env.only_race();
+    assert_eq!(race["status"], "aborted", "{race}");
+    // create-index ran and was stored; the search's measured calls before the death too.
+    let tasks = race["tasks"].as_array().unwrap();
+    assert!(
+        tasks
+            .iter()
+            .any(|t| t["trials"].as_array().is_some_and(|a| !a.is_empty())),
+        "{race}"
+    );
+}
+
+#[test]
+fn a_runner_that_raises_or_returns_what_rally_refuses_stops_the_race() {
+    let Some(python) = clients_python() else {
+        return;
+    };
+    let key_error = python_track(
+        "async def boom(es, params):\n    return params['nowhere']\n\ndef register(registry):\n    registry.register_runner('boom', boom, async_runner=True)\n",
+        r#"{"name": "op", "operation-type": "boom"}"#,
+    );
+    let e = fails(&key_error, 1, &["--python", &python], &[]);
+    assert!(
+        e.contains("Cannot execute [") && e.contains("'nowhere'"),
+        "{e}"
+    );
+
+    let bad_weight = python_track(
+        "async def odd(es, params):\n    return {'weight': 'heavy'}\n\ndef register(registry):\n    registry.register_runner('odd', odd, async_runner=True)\n",
+        r#"{"name": "op", "operation-type": "odd"}"#,
+    );
+    let e = fails(&bad_weight, 1, &["--python", &python], &[]);
+    assert!(e.contains("weight 'heavy' is not a number"), "{e}");
+
+    let sync = python_track(
+        "def slow(es, params):\n    return 1, 'ops'\n\ndef register(registry):\n    registry.register_runner('slow', slow)\n",
+        r#"{"name": "op", "operation-type": "slow"}"#,
+    );
+    let e = fails(&sync, 2, &["--python", &python], &[]);
+    assert!(e.contains("must be implemented as async runner"), "{e}");
+}
+
+#[test]
+fn sigterm_stops_the_workers_with_the_race() {
+    let Some(python) = clients_python() else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = python_track(
+        "import asyncio\n\nasync def wait(es, params):\n    await asyncio.sleep(3600)\n\ndef register(registry):\n    registry.register_runner('wait', wait, async_runner=True)\n",
+        r#"{"name": "op", "operation-type": "wait"}"#,
+    );
+    let env = Env::new();
+    let mut child = env
+        .command(&[
+            "race",
+            "--quiet",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--python",
+            &python,
+        ])
+        // The worker's files go below this test's own temp dir: its processes are findable.
+        .env("TMPDIR", scratch.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let workers = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                    String::from_utf8_lossy(&c).contains(scratch.path().to_str().unwrap())
+                })
+            })
+            .count()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while workers() == 0 {
+        assert!(std::time::Instant::now() < deadline, "no worker started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The runner's call is in flight (the worker was started for it); stop the race.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    let gone = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while workers() > 0 {
+        assert!(
+            std::time::Instant::now() < gone,
+            "a worker outlived the race"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
