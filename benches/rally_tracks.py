@@ -127,12 +127,13 @@ OUT_OF_REACH = [
 
 
 def classify(note, notes_by_task):
-    """python, out of reach: <what>, cascade, or runner (what runner should run)."""
-    if any(p in note for p in PYTHON):
-        return "python"
+    """out of reach: <what>, python, cascade, or runner (what runner should run). What a param
+    source draws is checked as any operation: an engine limit it meets is out of reach."""
     for label, pattern in OUT_OF_REACH:
         if re.search(pattern, note):
             return f"out of reach: {label}"
+    if any(p in note for p in PYTHON):
+        return "python"
     m = re.search(r"from the skipped task `([^`]*)`", note)
     if m and m.group(1) in notes_by_task:
         return classify(notes_by_task[m.group(1)], {})
@@ -158,9 +159,14 @@ def this_challenge(notes, place):
     return out
 
 
+PYTHON_BIN = ""
+
+
 def race(track_dir, challenge, home, backend_args, timeout):
     args = [BIN, "race", "--track-path", track_dir, "--test-mode", "--on-unsupported", "skip",
             "--quiet", "--report-format", "json", "--results-dir", home] + backend_args
+    if PYTHON_BIN:
+        args += ["--python", PYTHON_BIN]
     if challenge:
         args += ["--challenge", challenge]
     t0 = time.time()
@@ -211,10 +217,13 @@ def main():
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--bin", default="", help="a runner binary to use (default: build the release one)")
     ap.add_argument("--json", default="", help="also write the rows to this file, as JSON")
+    ap.add_argument("--python", default="",
+                    help="the Python that runs tracks' track.py (runner's --python; e.g. a venv with esrally and elasticsearch[async])")
     ap.add_argument("--render", action="store_true",
                     help="also compare each track's render with Rally's or OSB's (benches/render_vs_rally.py; venvs from PyPI)")
     a = ap.parse_args()
-    global BIN
+    global BIN, PYTHON_BIN
+    PYTHON_BIN = a.python
     if a.bin:
         BIN = a.bin
     else:

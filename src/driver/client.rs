@@ -42,6 +42,8 @@ pub enum Source<P> {
     Bound(crate::ops::BodyDraw),
     /// Calls drawn ahead from the track's param source.
     Python(async_channel::Receiver<Call<P>>),
+    /// Calls the track's scheduler paces: each one's intended start and params from Python.
+    Paced(super::python::Pacer<P>),
 }
 
 /// State shared by the clients of one leaf; touched per operation only through atomics.
@@ -77,7 +79,7 @@ impl Shared {
     }
 
     #[cold]
-    fn abort_with(&self, message: &str) {
+    pub(super) fn abort_with(&self, message: &str) {
         let mut slot = self.abort.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             *slot = Some(format!("{}: {message}", self.task_label));
@@ -94,6 +96,9 @@ pub struct ClientRun<C: BackendClient> {
     pub stop: Arc<StopSignal>,
     pub exec: Arc<Exec<C::Prepared>>,
     pub schedule: Schedule,
+    /// When this client starts (the leaf's start and its ramp-up delay): a paced call's
+    /// intended start counts from it.
+    pub starts_at: Instant,
     pub budget: Budget,
     pub source: Source<C::Prepared>,
     /// Shared with the other clients of this client's group (see `groups`).
@@ -121,9 +126,19 @@ impl<C: BackendClient> ClientRun<C> {
                 self.mark_stopped(&shared);
                 break;
             }
+            // A paced call comes with its intended start; any other's is the schedule's.
+            let (intended, mut call) = match &mut self.source {
+                Source::Paced(pacer) => match pacer.next().await {
+                    Some((at, call)) => (Some(self.starts_at + at), Some(call)),
+                    None => {
+                        self.mark_stopped(&shared);
+                        break;
+                    }
+                },
+                _ => (self.schedule.next(), None),
+            };
             // The intended start decides warmup and the end of a time budget, so an operation
             // scheduled past the end is not started.
-            let intended = self.schedule.next();
             let Some(mut warmup) = self.budget.next(|| intended.unwrap_or_else(Instant::now))
             else {
                 break;
@@ -140,16 +155,15 @@ impl<C: BackendClient> ClientRun<C> {
                 },
                 _ => None,
             };
-            let call = match &self.source {
-                Source::Python(queue) => match next_call(queue, &shared).await {
-                    Some(c) => Some(c),
+            if let Source::Python(queue) = &self.source {
+                match super::python::next_call(queue, &shared).await {
+                    Some(c) => call = Some(c),
                     None => {
                         self.mark_stopped(&shared);
                         break;
                     }
-                },
-                _ => None,
-            };
+                }
+            }
             let payload = match (&mut self.source, &batch) {
                 (Source::Keys(keys), _) => keys.draw(),
                 (Source::Bound(draw), _) => Payload::Body(draw.render()),
@@ -167,41 +181,15 @@ impl<C: BackendClient> ClientRun<C> {
                 }
             }
             let start = Instant::now();
-            let in_flight = async {
-                match (&*self.exec, &call) {
-                    (Exec::Sleep(d), _) => {
-                        if !d.is_zero() {
-                            tokio::time::sleep(*d).await;
-                        }
-                        (
-                            Ok(Outcome {
-                                units: 1,
-                                ..Outcome::default()
-                            }),
-                            None,
-                        )
-                    }
-                    (Exec::Backend(op), _) | (Exec::Drawn, Some(Call::Op(op))) => {
-                        (self.client.execute(op, &payload).await, None)
-                    }
-                    (Exec::Runner(r), call) => {
-                        let params = match call {
-                            Some(Call::Runner(p)) => p.as_str(),
-                            _ => r.params.as_str(),
-                        };
-                        let reply = r.pool.call(self.index, &r.name, params).await;
-                        runner_result(r, reply, &shared)
-                    }
-                    (Exec::Drawn, _) => (
-                        Err(crate::backend::OpError::new(
-                            crate::backend::ErrorKind::Internal,
-                            "a drawn operation came without its draw",
-                        )),
-                        None,
-                    ),
-                }
-            };
-            let Some((result, service)) = self.stop.unless_stopped(in_flight).await else {
+            let in_flight = execute(
+                &mut self.client,
+                &self.exec,
+                call.as_ref(),
+                &payload,
+                self.index,
+                &shared,
+            );
+            let Some(done) = self.stop.unless_stopped(in_flight).await else {
                 // Neither a success nor an error: the operation was dropped unfinished, and
                 // its connection with it (this client sends nothing more).
                 recording(&self.recorder, |r| {
@@ -213,17 +201,28 @@ impl<C: BackendClient> ClientRun<C> {
             let end = Instant::now();
             // A custom runner's service time is Rally's, taken in the worker; the round trip
             // to it counts in the latency.
-            let start = service.map_or(start, |s| end.checked_sub(s).unwrap_or(start).max(start));
+            let start = done
+                .service
+                .map_or(start, |s| end.checked_sub(s).unwrap_or(start).max(start));
             let times = Times {
                 intended: intended.unwrap_or(start),
                 start,
                 end,
             };
-            record_result(&self.recorder, &mut self.client, warmup, times, &result);
-            abort_if_asked(&shared, &result);
+            record_result(
+                &self.recorder,
+                &mut self.client,
+                warmup,
+                times,
+                &done.result,
+            );
+            abort_if_asked(&shared, &done.result);
             shared.progress.fetch_add(1, Ordering::Relaxed);
             drop(payload);
             drop(call);
+            if let Source::Paced(pacer) = &mut self.source {
+                pacer.after(self.starts_at, start, end, &done);
+            }
             if let (false, Source::Keys(keys)) = (warmup, &self.source) {
                 let at = intended.unwrap_or(start);
                 let first = keys.first_command().index();
@@ -238,61 +237,54 @@ impl<C: BackendClient> ClientRun<C> {
     }
 }
 
-/// The next call drawn from the track's param source; a call not ready yet is waited for and
-/// counted (Python fell behind the schedule). None when the source ended or the leaf stopped.
-async fn next_call<P>(
-    queue: &async_channel::Receiver<Call<P>>,
-    shared: &Shared,
-) -> Option<Call<P>> {
-    match queue.try_recv() {
-        Ok(c) => return Some(c),
-        Err(async_channel::TryRecvError::Closed) => return None,
-        Err(async_channel::TryRecvError::Empty) => {}
-    }
-    waited(queue, shared).await
+/// What one call came back with: its result, the service time where it was taken elsewhere
+/// (a custom runner's, in its worker), and a runner's own account of it.
+pub struct Done {
+    pub result: Result<Outcome, crate::backend::OpError>,
+    pub service: Option<Duration>,
+    pub runner: Option<super::python::RunnerAccount>,
 }
 
-#[cold]
-async fn waited<P>(queue: &async_channel::Receiver<Call<P>>, shared: &Shared) -> Option<Call<P>> {
-    let from = Instant::now();
-    let call = tokio::select! {
-        c = queue.recv() => c.ok(),
-        _ = shared.cancel.cancelled() => None,
-    };
-    if let (Some(_), Some(stats)) = (&call, &shared.params) {
-        stats.waits.fetch_add(1, Ordering::Relaxed);
-        stats
-            .wait_nanos
-            .fetch_add(from.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    }
-    call
-}
-
-/// A custom runner's reply as the call's result and service time; a fatal one stops the race
-/// (Rally's runner errors that are no client error end its race too).
-fn runner_result(
-    r: &RunnerExec,
-    reply: Result<crate::python::RunnerReply, crate::python::PythonError>,
+/// Runs one call: the leaf's operation, the one drawn with it, or the track's runner.
+async fn execute<C: BackendClient>(
+    client: &mut C,
+    exec: &Exec<C::Prepared>,
+    call: Option<&Call<C::Prepared>>,
+    payload: &Payload<'_>,
+    index: u64,
     shared: &Shared,
-) -> (Result<Outcome, crate::backend::OpError>, Option<Duration>) {
-    let unit = reply.as_ref().ok().map(|r| r.unit.clone());
-    let (result, service, fatal) = super::python::runner_outcome(reply);
-    if let Some(why) = fatal {
-        shared.abort_with(&why);
-    }
-    if let Some(unit) =
-        unit.filter(|u| !u.is_empty() && r.unit.as_str().trim_end_matches("/s") != u)
-    {
-        if !shared.unit_said.swap(true, Ordering::Relaxed) {
-            eprintln!(
-                "warning: {}: runner `{}` weighs its calls in `{unit}`, but the task counts {}; throughput is its weight per second",
-                shared.task_label,
-                r.name,
-                r.unit.as_str()
-            );
+) -> Done {
+    let result = match (exec, call) {
+        (Exec::Sleep(d), _) => {
+            if !d.is_zero() {
+                tokio::time::sleep(*d).await;
+            }
+            Ok(Outcome {
+                units: 1,
+                ..Outcome::default()
+            })
         }
+        (Exec::Backend(op), _) | (Exec::Drawn, Some(Call::Op(op))) => {
+            client.execute(op, payload).await
+        }
+        (Exec::Runner(r), call) => {
+            let params = match call {
+                Some(Call::Runner(p)) => p.as_str(),
+                _ => r.params.as_str(),
+            };
+            let reply = r.pool.call(index, &r.name, params).await;
+            return super::python::runner_result(r, reply, shared);
+        }
+        (Exec::Drawn, _) => Err(crate::backend::OpError::new(
+            crate::backend::ErrorKind::Internal,
+            "a drawn operation came without its draw",
+        )),
+    };
+    Done {
+        result,
+        service: None,
+        runner: None,
     }
-    (result, service)
 }
 
 /// When an operation was due, started and ended.

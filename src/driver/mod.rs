@@ -354,7 +354,8 @@ impl<B: Backend> Driver<B> {
                     mine.clone(),
                     leaf.clients,
                 )
-                .await?,
+                .await
+                .inspect_err(|why| self.abort_race(why))?,
             ),
             _ => None,
         };
@@ -400,7 +401,7 @@ impl<B: Backend> Driver<B> {
         let Ready {
             exec,
             feed,
-            params,
+            mut params,
             clients,
             cancel,
             _stop_with_block,
@@ -444,7 +445,10 @@ impl<B: Backend> Driver<B> {
             clients,
             Arc::new(exec),
             feed.as_ref(),
-            params.as_ref().map(|f| f.queues.as_slice()),
+            params
+                .as_mut()
+                .map(|f| std::mem::take(&mut f.feeds))
+                .unwrap_or_default(),
             &shared,
             later,
         );

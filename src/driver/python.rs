@@ -3,11 +3,12 @@
 //! measured path, into a bounded queue the client takes its next call from. The first batch is
 //! drawn before the step starts. A custom runner's call goes to the client's worker and back.
 
+use super::client::{Done, RunnerExec, Shared};
 use crate::backend::{status_error, Backend, ErrorKind, OpError, Outcome};
 use crate::ops::{DrawnDialect, OpSpec, PythonSpec};
 use crate::python::{Pool, RunnerReply};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -40,9 +41,17 @@ impl FeedStats {
     }
 }
 
-/// The feeds of one leaf: a queue per client of this process, in client order.
+/// Where one client takes its calls from.
+pub enum ClientFeed<P> {
+    /// Drawn ahead by a feeder.
+    Queue(async_channel::Receiver<Call<P>>),
+    /// Paced by the track's scheduler, one call at a time.
+    Paced(Pacer<P>),
+}
+
+/// The feeds of one leaf: one per client of this process, in client order.
 pub struct ParamFeeds<P> {
-    pub queues: Vec<async_channel::Receiver<Call<P>>>,
+    pub feeds: Vec<ClientFeed<P>>,
     pub stats: Arc<FeedStats>,
     pub source: String,
     error: Arc<Mutex<Option<String>>>,
@@ -74,8 +83,16 @@ pub async fn start<B: Backend>(
         return Err("no param source".into());
     };
     let ids: Vec<u64> = clients.collect();
+    let task = spec.task.clone().unwrap_or(Value::Null);
+    let pacing = spec.scheduler.as_deref().map(|s| (s, &task));
     let sid = pool
-        .open_source(&source, &Value::Object(spec.params.clone()), &ids, total)
+        .open_source(
+            &source,
+            &Value::Object(spec.params.clone()),
+            pacing,
+            &ids,
+            total,
+        )
         .await
         .map_err(|e| e.to_string())?;
     let stats = Arc::new(FeedStats::default());
@@ -87,6 +104,33 @@ pub async fn start<B: Backend>(
         dir: pool.track_dir(),
     });
     let what = Arc::new(format!("param source `{source}`"));
+    if spec.scheduler.is_some() {
+        let make: MakeCall<B::Prepared> = {
+            let (backend, converter) = (backend.clone(), converter.clone());
+            Arc::new(move |raw: &RawValue| converter.call(backend.as_ref(), raw))
+        };
+        let feeds = ids
+            .iter()
+            .map(|&client| {
+                ClientFeed::Paced(Pacer {
+                    pool: pool.clone(),
+                    sid,
+                    client,
+                    make: make.clone(),
+                    what: what.clone(),
+                    feedback: None,
+                    error: error.clone(),
+                })
+            })
+            .collect();
+        return Ok(ParamFeeds {
+            feeds,
+            stats,
+            source,
+            error,
+            _feeders: Vec::new(),
+        });
+    }
     let mut queues = Vec::with_capacity(ids.len());
     let mut feeders = Vec::with_capacity(ids.len());
     for client in ids {
@@ -148,7 +192,7 @@ pub async fn start<B: Backend>(
         })));
     }
     Ok(ParamFeeds {
-        queues,
+        feeds: queues.into_iter().map(ClientFeed::Queue).collect(),
         stats,
         source,
         error,
@@ -209,6 +253,150 @@ impl Converter {
                 e.message
             )
         })
+    }
+}
+
+/// A custom runner's reply as the call's result; a fatal one stops the race (Rally's runner
+/// errors that are no client error end its race too). The service time is the worker's.
+pub fn runner_result(
+    r: &RunnerExec,
+    reply: Result<RunnerReply, crate::python::PythonError>,
+    shared: &Shared,
+) -> Done {
+    let account = reply.as_ref().ok().filter(|r| r.ok).map(|r| RunnerAccount {
+        weight: r.weight,
+        unit: r.unit.clone(),
+        meta: r.meta.clone(),
+    });
+    let (result, service, fatal) = runner_outcome(reply);
+    if let Some(why) = fatal {
+        shared.abort_with(&why);
+    }
+    if let Some(unit) = account
+        .as_ref()
+        .map(|a| a.unit.as_str())
+        .filter(|u| !u.is_empty() && r.unit.as_str().trim_end_matches("/s") != *u)
+    {
+        if !shared.unit_said.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "warning: {}: runner `{}` weighs its calls in `{unit}`, but the task counts {}; throughput is its weight per second",
+                shared.task_label,
+                r.name,
+                r.unit.as_str()
+            );
+        }
+    }
+    Done {
+        result,
+        service,
+        runner: account,
+    }
+}
+
+/// What a custom runner said of its call: Rally's weight, unit and request metadata, which a
+/// scheduler of the track's is handed after the call.
+pub struct RunnerAccount {
+    pub weight: f64,
+    pub unit: String,
+    pub meta: Value,
+}
+
+/// The next call drawn from the track's param source; a call not ready yet is waited for and
+/// counted (Python fell behind the schedule). None when the source ended or the leaf stopped.
+pub async fn next_call<P>(
+    queue: &async_channel::Receiver<Call<P>>,
+    shared: &Shared,
+) -> Option<Call<P>> {
+    match queue.try_recv() {
+        Ok(c) => return Some(c),
+        Err(async_channel::TryRecvError::Closed) => return None,
+        Err(async_channel::TryRecvError::Empty) => {}
+    }
+    waited(queue, shared).await
+}
+
+#[cold]
+async fn waited<P>(queue: &async_channel::Receiver<Call<P>>, shared: &Shared) -> Option<Call<P>> {
+    let from = tokio::time::Instant::now();
+    let call = tokio::select! {
+        c = queue.recv() => c.ok(),
+        _ = shared.cancel.cancelled() => None,
+    };
+    if let (Some(_), Some(stats)) = (&call, &shared.params) {
+        stats.waits.fetch_add(1, Ordering::Relaxed);
+        stats
+            .wait_nanos
+            .fetch_add(from.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+    call
+}
+
+type MakeCall<P> = Arc<dyn Fn(&RawValue) -> Result<Call<P>, String> + Send + Sync>;
+
+/// One client of a task the track's scheduler paces: each call's intended start and params
+/// come from its worker one at a time (Rally's ScheduleHandle), the last call's account going
+/// back with the request for the next. Its round trip comes before the intended start, as in
+/// Rally, where the scheduler and the source run in the client's own loop.
+pub struct Pacer<P> {
+    pool: Arc<Pool>,
+    sid: u64,
+    client: u64,
+    make: MakeCall<P>,
+    what: Arc<String>,
+    feedback: Option<Value>,
+    error: Arc<Mutex<Option<String>>>,
+}
+
+impl<P> Pacer<P> {
+    /// The next call and when it is due after the client's start; None when the source ended
+    /// or failed (the failure is the leaf's).
+    pub async fn next(&mut self) -> Option<(Duration, Call<P>)> {
+        let step = self
+            .pool
+            .step(self.sid, self.client, self.feedback.take(), &self.what)
+            .await;
+        let failed = |why: String| {
+            fail(&self.error, why);
+            None
+        };
+        match step {
+            Ok(None) => None,
+            Err(e) => failed(e.to_string()),
+            Ok(Some(step)) => {
+                let Some(raw) = step.params.first() else {
+                    return failed(format!("{}: a step came without params", self.what));
+                };
+                let at = Duration::try_from_secs_f64(step.at.max(0.0)).unwrap_or(Duration::ZERO);
+                match (self.make)(raw) {
+                    Ok(call) => Some((at, call)),
+                    Err(e) => failed(format!("{}: {e}", self.what)),
+                }
+            }
+        }
+    }
+
+    /// The account of the call just made, for the scheduler's `before_request` and
+    /// `after_request` (times in seconds from the client's start, as its `next` counts).
+    pub fn after(
+        &mut self,
+        starts_at: tokio::time::Instant,
+        start: tokio::time::Instant,
+        end: tokio::time::Instant,
+        done: &Done,
+    ) {
+        let secs = |t: tokio::time::Instant| t.saturating_duration_since(starts_at).as_secs_f64();
+        let (weight, unit, meta) = match (&done.runner, &done.result) {
+            (Some(a), _) => (a.weight, a.unit.clone(), a.meta.clone()),
+            (None, Ok(o)) => (o.units as f64, "ops".to_string(), json!({"success": true})),
+            (None, Err(e)) => (
+                0.0,
+                "ops".to_string(),
+                json!({"success": false, "error-description": e.message}),
+            ),
+        };
+        self.feedback = Some(json!({
+            "before": secs(start), "after": secs(end), "weight": weight, "unit": unit, "meta": meta,
+        }));
     }
 }
 

@@ -4,6 +4,7 @@
 use super::budget::{Budget, IterationPool};
 use super::client::{ClientRun, Exec, Shared, Source};
 use super::group_recorder::GroupRecorder;
+use super::python::ClientFeed;
 use super::schedule::{wait_until, Schedule};
 use super::stop::StopSignal;
 use super::work::{CorpusFeed, KeyGen};
@@ -36,7 +37,7 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
     clients: Vec<(C, Arc<StopSignal>)>,
     exec: Arc<Exec<C::Prepared>>,
     feed: Option<&Arc<CorpusFeed>>,
-    params: Option<&[async_channel::Receiver<super::python::Call<C::Prepared>>]>,
+    feeds: Vec<ClientFeed<C::Prepared>>,
     shared: &Arc<Shared>,
     later_per_client: u64,
 ) -> ClientGroups<impl std::future::Future<Output = ()> + Send + 'static> {
@@ -76,6 +77,8 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
         })
         .collect();
     let mut groups: Vec<Vec<_>> = (0..tasks).map(|_| Vec::new()).collect();
+    // One feed per client of this process, in client order.
+    let mut feeds = feeds.into_iter();
     for (i, (client, stop)) in clients.into_iter().enumerate() {
         let group = i % tasks;
         // The client's place in the whole task: its schedule and keys are those it would
@@ -91,12 +94,11 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
         };
         let source = match (leaf.spec.payload_source(), feed) {
             (_, Some(feed)) => Source::Corpus(feed.clone()),
-            (PayloadSource::Python(_), _) => {
-                match params.and_then(|q| q.get((i - first_client) as usize)) {
-                    Some(queue) => Source::Python(queue.clone()),
-                    None => Source::None,
-                }
-            }
+            (PayloadSource::Python(_), _) => match feeds.next() {
+                Some(ClientFeed::Queue(queue)) => Source::Python(queue),
+                Some(ClientFeed::Paced(pacer)) => Source::Paced(pacer),
+                None => Source::None,
+            },
             (PayloadSource::Keys(kv), _) => Source::Keys(KeyGen::new(kv, i)),
             (PayloadSource::Bound(body), _) => Source::Bound(body.client(i, leaf.clients)),
             _ => Source::None,
@@ -104,6 +106,7 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
         let run = ClientRun {
             client,
             index: i,
+            starts_at: origin + ramp_delay(leaf, i),
             timer: (waits && cfg!(not(test))).then(precise_timer).flatten(),
             stop,
             exec: exec.clone(),

@@ -47,6 +47,10 @@ pub struct PythonSpec {
     /// What one draw became, checked before the race as any operation is.
     pub first: Option<Box<OpSpec>>,
     pub unit: ThroughputUnit,
+    /// The registered scheduler that paces each call (its intended start and its params come
+    /// from Python one call at a time), and the task as written, which it is made from.
+    pub scheduler: Option<String>,
+    pub task: Option<Value>,
 }
 
 fn parse(p: &Params, ctx: &TrackContext) -> Result<PythonSpec, ParamError> {
@@ -121,7 +125,17 @@ fn parse(p: &Params, ctx: &TrackContext) -> Result<PythonSpec, ParamError> {
                 .map_or(ThroughputUnit::Operations, |t| t.unit)
         }),
     };
+    let scheduler = p.string("scheduler")?;
+    if scheduler.is_some() && param_source.is_none() {
+        return Err(ParamError::new(
+            "scheduler",
+            "a scheduler of the track's Python paces calls whose params a param source draws; name its `param-source`",
+        ));
+    }
+    let task = p.get("task").cloned();
     Ok(PythonSpec {
+        scheduler,
+        task,
         param_source,
         runner,
         operation_type,

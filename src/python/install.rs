@@ -8,6 +8,7 @@ const FILES: &[(&str, &str)] = &[
     ("runner_worker.py", include_str!("py/runner_worker.py")),
     ("es_client.py", include_str!("py/es_client.py")),
     ("track_model.py", include_str!("py/track_model.py")),
+    ("schedulers.py", include_str!("py/schedulers.py")),
     (
         "compat/esrally/__init__.py",
         include_str!("py/compat/esrally/__init__.py"),

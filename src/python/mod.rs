@@ -84,6 +84,8 @@ pub struct TrackPython {
     pub python_version: String,
     /// The installed esrally's version; None where runner's stand-in serves.
     pub esrally: Option<String>,
+    /// Rally's data root, which track processors prepare data below (`<home>/data`).
+    pub data_root: Option<PathBuf>,
 }
 
 impl TrackPython {

@@ -86,6 +86,14 @@ impl RunnerReply {
     }
 }
 
+/// One call of a paced task: when it is due (seconds from the client's start, Rally's
+/// `next_scheduled`) and its params.
+#[derive(Deserialize)]
+pub struct Step {
+    pub at: f64,
+    pub params: Vec<Box<RawValue>>,
+}
+
 /// One batch of draws.
 #[derive(Deserialize)]
 pub struct Draws {
@@ -116,6 +124,19 @@ impl Pool {
         for reply in futures::future::join_all(loads).await {
             ok_reply(&python, &what, &reply?)?;
         }
+        if !python.registry.track_processors.is_empty() {
+            // Rally's on_prepare_track, its jobs shared among the workers: it may generate
+            // data for minutes, so it has no timeout (Ctrl-C stops it with the workers).
+            let what = "the track processors' on_prepare_track";
+            let count = workers.len();
+            let prepares = workers.iter().enumerate().map(|(i, w)| {
+                let msg = json!({"t": "prepare", "data_root": python.data_root, "index": i, "count": count});
+                w.request(msg, what, None)
+            });
+            for reply in futures::future::join_all(prepares).await {
+                ok_reply(&python, what, &reply?)?;
+            }
+        }
         Ok(Pool {
             workers,
             python,
@@ -142,6 +163,7 @@ impl Pool {
         &self,
         name: &str,
         params: &Value,
+        pacing: Option<(&str, &Value)>,
         clients: &[u64],
         total: u64,
     ) -> Result<u64, PythonError> {
@@ -156,7 +178,11 @@ impl Pool {
             .enumerate()
             .filter(|(_, cs)| !cs.is_empty())
             .map(|(w, cs)| {
-                let msg = json!({"t": "source", "sid": sid, "name": name, "params": params, "clients": cs, "total": total});
+                let mut msg = json!({"t": "source", "sid": sid, "name": name, "params": params, "clients": cs, "total": total});
+                if let Some((scheduler, task)) = pacing {
+                    msg["scheduler"] = json!(scheduler);
+                    msg["task"] = task.clone();
+                }
                 self.workers[w].request(msg, &what, Some(super::request_timeout()))
             });
         for reply in futures::future::join_all(opened).await {
@@ -186,6 +212,35 @@ impl Pool {
             what: what.into(),
             message: format!("the worker's draws are not JSON: {e}"),
         })
+    }
+
+    /// The next call of client `client` of a task the track's scheduler paces: `feedback`
+    /// (the last call's, for its `before_request`/`after_request`) goes first, then its
+    /// `next` and the params are drawn. None when the param source ended.
+    pub async fn step(
+        &self,
+        sid: u64,
+        client: u64,
+        feedback: Option<Value>,
+        what: &str,
+    ) -> Result<Option<Step>, PythonError> {
+        let msg = json!({"t": "step", "sid": sid, "client": client, "feedback": feedback});
+        let frame = self
+            .worker(client)
+            .request(msg, what, Some(super::request_timeout()))
+            .await?;
+        let head: Value = serde_json::from_slice(&frame).unwrap_or(Value::Null);
+        if head["ok"] != json!(true) {
+            ok_reply(&self.python, what, &frame)?;
+        }
+        if head["end"] == json!(true) {
+            return Ok(None);
+        }
+        let step: Step = serde_json::from_slice(&frame).map_err(|e| PythonError::Failed {
+            what: what.into(),
+            message: format!("the worker's step is not what runner reads: {e}"),
+        })?;
+        Ok(Some(step))
     }
 
     /// Calls custom runner `runner` for client `client` with params already encoded as JSON.

@@ -191,6 +191,7 @@ pub fn load(
     dir: &Path,
     dialect: Dialect,
     spec: Value,
+    data_root: Option<&Path>,
 ) -> Result<(Session, TrackPython), PythonError> {
     let what = "it does not load".to_string();
     let mut session = Session::start(interpreter)?;
@@ -202,6 +203,7 @@ pub fn load(
         registry: Registry::default(),
         python_version: String::new(),
         esrally: None,
+        data_root: data_root.map(Path::to_path_buf),
     };
     let reply = session.request(python.load_request(), &what);
     // An interpreter too old to run the worker fails in the load: say so rather than its error.

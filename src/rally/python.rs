@@ -10,7 +10,6 @@ use std::path::Path;
 
 /// The Python of the track in `dir`, loaded and registered; None when it has none.
 pub(super) fn load(
-    file: &Path,
     dir: &Path,
     name: &str,
     rally: &Value,
@@ -32,11 +31,12 @@ pub(super) fn load(
         "spec": rally,
         "challenge": opts.challenge,
         "params": opts.params,
-        "documents": documents(rally, dir, data_dir),
+        "documents": documents(rally, dir, data_dir, opts.test_mode),
+        "test_mode": opts.test_mode,
     });
-    let (session, python) = probe::load(&interpreter, dir, dialect, spec)
-        .map_err(|e| TrackError::new(TrackErrorKind::Python, &py_file, e.to_string()))?;
-    let _ = file;
+    let (session, python) =
+        probe::load(&interpreter, dir, dialect, spec, opts.data_root.as_deref())
+            .map_err(|e| TrackError::new(TrackErrorKind::Python, &py_file, e.to_string()))?;
     Ok(Some(PythonConv {
         python,
         session,
@@ -47,27 +47,40 @@ pub(super) fn load(
 
 /// Each corpus file the track names, by the names Rally's model knows it by (the archive and
 /// the file after decompression), where it is on this machine.
-fn documents(rally: &Value, dir: &Path, data_dir: Option<&Path>) -> Map<String, Value> {
+/// In test mode, each name is mapped to its `-1k` variant, as Rally's test mode reads those.
+fn documents(
+    rally: &Value,
+    dir: &Path,
+    data_dir: Option<&Path>,
+    test_mode: bool,
+) -> Map<String, Value> {
     let mut out = Map::new();
+    let unpacked = |name: &str| -> String {
+        [".bz2", ".gz", ".zst", ".zip"]
+            .iter()
+            .find_map(|ext| name.strip_suffix(ext))
+            .unwrap_or(name)
+            .to_string()
+    };
     for corpus in rally["corpora"].as_array().into_iter().flatten() {
         for d in corpus["documents"].as_array().into_iter().flatten() {
             let Some(source) = d["source-file"].as_str() else {
                 continue;
             };
-            let plain = ["", ".bz2", ".gz", ".zst", ".zip"]
-                .iter()
-                .find_map(|ext| {
-                    (!ext.is_empty())
-                        .then(|| source.strip_suffix(ext))
-                        .flatten()
-                })
-                .unwrap_or(source);
-            for n in [source, plain] {
+            let used = if test_mode {
+                super::test_mode_file(source)
+            } else {
+                source.to_string()
+            };
+            for (name, file) in [
+                (source.to_string(), used.clone()),
+                (unpacked(source), unpacked(&used)),
+            ] {
                 let here = data_dir
-                    .map(|d| d.join(n))
+                    .map(|d| d.join(&file))
                     .filter(|p| p.is_file())
-                    .unwrap_or_else(|| dir.join(n));
-                out.insert(n.to_string(), json!(here));
+                    .unwrap_or_else(|| dir.join(&file));
+                out.insert(name, json!(here));
             }
         }
     }

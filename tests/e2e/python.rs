@@ -60,7 +60,32 @@ fn a_track_py_drives_param_sources_and_runners_on_the_embedded_engine() {
         python.as_str(),
     ];
     let env = Env::new();
-    let race = race_json(&env, &args);
+    let log = env.home.path().join("scheduler.log");
+    let mut all = vec!["race", "--quiet", "--report-format", "json"];
+    all.extend_from_slice(&args);
+    let out = env
+        .command(&all)
+        .env("RUNNER_TEST_SCHEDULER_LOG", &log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let race = serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["race"].clone();
+    // The track's scheduler paced its task: asked for each call's time in turn (Rally's
+    // `next_scheduled`, 20 ms apart at 50 ops/s), told of each call after it.
+    let said = std::fs::read_to_string(&log).unwrap();
+    let nexts: Vec<&str> = said.lines().filter(|l| l.starts_with("next ")).collect();
+    assert_eq!(
+        nexts[..3],
+        ["next 0.000", "next 0.020", "next 0.040"],
+        "{said}"
+    );
+    let afters = said.lines().filter(|l| *l == "after 1.0 ops True").count();
+    assert_eq!(afters, 6, "{said}");
+    assert_eq!(trials(&race, "paced")["operations"], 6);
     let terms = trials(&race, "country-terms");
     assert_eq!(terms["operations"], 20, "{terms}");
     assert_eq!(terms["errors"], 0, "{terms}");
@@ -140,13 +165,13 @@ fn what_a_param_source_draws_is_what_the_server_receives() {
         ],
     );
     let bodies = bodies.lock().unwrap().clone();
-    // 2 warmup and 10 measured calls per client for the terms (and 12 of the task that runs
-    // the same operation with one client), 4 pages per client.
+    // 2 warmup and 10 measured calls per client for the terms (and 12 and 6 of the tasks that
+    // run the same operation with one client), 4 pages per client.
     let terms: Vec<_> = bodies
         .iter()
         .filter(|b| b["query"]["terms"].is_object())
         .collect();
-    assert_eq!(terms.len(), 36, "{bodies:?}");
+    assert_eq!(terms.len(), 42, "{bodies:?}");
     for b in &terms {
         let codes = b["query"]["terms"]["country_code"].as_array().unwrap();
         assert_eq!(codes.len(), 3, "the source's `terms` param: {b}");

@@ -144,15 +144,47 @@ def derived_state(base, client):
 
 
 class Source:
-    def __init__(self, factory, track, params, clients, total):
+    def __init__(self, factory, track, params, clients, total, scheduler=None):
         self.instance = factory(track, params)
         base = random.getstate()
         self.parts = {}
         self.states = {}
+        # A task paced by the track's scheduler: one per client, Rally's `next_scheduled`.
+        self.schedulers = {}
+        self.scheduled = {}
         for client in clients:
             random.setstate(base)
             self.parts[client] = self.instance.partition(client, total)
+            if scheduler is not None:
+                sched = scheduler()
+                if hasattr(sched, "parameter_source"):
+                    sched.parameter_source = self.parts[client]
+                self.schedulers[client] = sched
+                self.scheduled[client] = 0
             self.states[client] = derived_state(random.getstate(), client)
+
+    def step(self, client, feedback):
+        """Rally's ScheduleHandle, one call at a time: the last call's feedback to the
+        scheduler, then its next point in time, then the params."""
+        sched = self.schedulers[client]
+        random.setstate(self.states[client])
+        try:
+            if feedback:
+                if hasattr(sched, "before_request"):
+                    sched.before_request(feedback["before"])
+                if hasattr(sched, "after_request"):
+                    meta = feedback.get("meta") or {"success": True}
+                    sched.after_request(feedback["after"], feedback["weight"], feedback["unit"], meta)
+            self.scheduled[client] = sched.next(self.scheduled[client])
+            try:
+                p = self.parts[client].params()
+            except StopIteration:
+                return None, None
+            if not isinstance(p, dict):
+                raise TypeError(f"params() returned {type(p).__name__}, not a dict: {str(p)[:200]}")
+            return float(self.scheduled[client]), encode(p)
+        finally:
+            self.states[client] = random.getstate()
 
     def describe(self, client):
         part = self.parts[client]
@@ -237,6 +269,13 @@ class Worker:
             raise RuntimeError(f"{req.get('entry', 'track')}.py defines no register(registry)")
         module.register(self.registry)
         self.track = track_model.build(req.get("track") or {}, self.root, dialect)
+        # Rally hands processors what they ask for; runner downloads and decompresses corpora
+        # itself, so they get no downloader or decompressor (as in Rally's unit tests).
+        for processor in self.registry.track_processors:
+            for attr in ("cfg", "downloader", "decompressor"):
+                if hasattr(processor, attr):
+                    setattr(processor, attr, None)
+            processor.on_after_load_track(self.track)
         esrally_version = None
         try:
             import esrally.version
@@ -252,6 +291,20 @@ class Worker:
             "schedulers": sorted(self.registry.schedulers),
             "track_processors": [type(p).__name__ for p in self.registry.track_processors],
         }
+
+    def prepare(self, req):
+        """Rally's on_prepare_track: each processor's jobs, this worker's share of them (job i
+        runs in worker i % count), before the race starts."""
+        ran = 0
+        index, count = int(req.get("index", 0)), max(1, int(req.get("count", 1)))
+        job = 0
+        for processor in self.registry.track_processors:
+            for fn, kwargs in processor.on_prepare_track(self.track, req["data_root"]) or []:
+                if job % count == index:
+                    fn(**kwargs)
+                    ran += 1
+                job += 1
+        return {"jobs": ran}
 
     def check_client(self, req):
         """Whether the client custom runners need imports: the module named, else nothing."""
@@ -274,9 +327,18 @@ class Worker:
             fn = factory
             factory = lambda track, params: Delegating(track, params, fn)  # noqa: E731
         clients = req["clients"]
-        src = Source(factory, self.track, req.get("params") or {}, clients, req["total"])
+        scheduler = None
+        if req.get("scheduler"):
+            import schedulers
+
+            scheduler = schedulers.factory(self.registry, req["scheduler"], self.track, req.get("task") or {})
+        src = Source(factory, self.track, req.get("params") or {}, clients, req["total"], scheduler)
         self.sources[req["sid"]] = src
         return {"clients": [src.describe(c) for c in clients]}
+
+    def step(self, req):
+        at, params = self.sources[req["sid"]].step(req["client"], req.get("feedback"))
+        return at, params
 
     def draw(self, req):
         src = self.sources[req["sid"]]
@@ -360,6 +422,8 @@ async def serve(out):
                     worker.send(dict(error_reply(e, req.get("dir")), rid=rid))
                     continue
                 worker.send(dict(reply, rid=rid, ok=True))
+            elif kind == "prepare":
+                worker.send(dict(worker.prepare(req), rid=rid, ok=True))
             elif kind == "check-client":
                 worker.send(dict(worker.check_client(req), rid=rid, ok=True))
             elif kind == "source":
@@ -367,6 +431,12 @@ async def serve(out):
             elif kind == "draw":
                 items, ended = worker.draw(req)
                 worker.send_raw(rid, '"end":%s' % ("true" if ended else "false"), items)
+            elif kind == "step":
+                at, params = worker.step(req)
+                if params is None:
+                    worker.send({"rid": rid, "ok": True, "end": True})
+                else:
+                    worker.send_raw(rid, '"end":false,"at":%s' % json.dumps(at), [params])
             elif kind == "close-source":
                 worker.sources.pop(req.get("sid"), None)
                 worker.send({"rid": rid, "ok": True})

@@ -16,12 +16,24 @@ import os
 
 def build(req, root, dialect):
     spec = req.get("spec") or {}
+    track = None
     if dialect == "rally":
         try:
-            return _with_esrally(req, spec, root)
+            track = _with_esrally(req, spec, root)
         except ImportError:
             pass
-    return _standalone(req, spec)
+    if track is None:
+        track = _standalone(req, spec)
+    if req.get("test_mode"):
+        # Rally's test mode: the `-1k` files (their paths came with `documents`), 1,000 documents.
+        for corpus in track.corpora:
+            for d in corpus.documents:
+                try:
+                    if (d.number_of_documents or 0) > 1000:
+                        d.number_of_documents = 1000
+                except (AttributeError, TypeError):
+                    pass
+    return track
 
 
 def _absolute(track, documents):
@@ -157,7 +169,8 @@ class Task:
         self.warmup_iterations = spec.get("warmup-iterations")
         self.time_period = spec.get("time-period")
         self.warmup_time_period = spec.get("warmup-time-period")
-        self.params = op
+        # Rally's: the task as written.
+        self.params = spec
         self.tags = spec.get("tags") or []
         self.meta_data = spec.get("meta") or {}
 

@@ -121,6 +121,15 @@ pub(super) fn self_task(
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_else(|| op_name.clone());
+    let paced = super::python::paced_by_scheduler(c, map, op_value.as_ref(), ops, &task_name);
+    let (why, op_value) = match paced {
+        Some(Ok(op)) => (why, Some(op)),
+        Some(Err(refused)) => (why.or(Some(refused)), op_value),
+        None => (why, op_value),
+    };
+    let python_paced = op_value
+        .as_ref()
+        .is_some_and(|o| o["params"]["scheduler"].is_string());
     if let Some(why) = template_order(c, &rally_type, why, &task_name) {
         return match c.on_unsupported {
             OnUnsupported::Fail => Err(c.err(
@@ -147,14 +156,21 @@ pub(super) fn self_task(
     }
     work(map, clients, &mut out);
     super::python::extent_of_task(c, &op_name, clients, &mut out);
-    rates(c, map, path, ops, op_value.as_ref(), &mut out)?;
+    // A task the track's scheduler paces takes its rate from it, not from ours.
+    if !python_paced {
+        rates(c, map, path, ops, op_value.as_ref(), &mut out)?;
+    }
     if let Some(level) = map
         .get("ignore-response-error-level")
         .and_then(Value::as_str)
     {
         out.insert("ignore-response-error-level".into(), json!(level));
     }
-    if let Some(s) = map.get("schedule").and_then(Value::as_str) {
+    if let Some(s) = map
+        .get("schedule")
+        .and_then(Value::as_str)
+        .filter(|_| !python_paced)
+    {
         out.insert("schedule".into(), json!(s));
     }
     // Rally leaves administrative operations out of its report unless the task says otherwise.

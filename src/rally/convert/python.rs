@@ -152,6 +152,42 @@ pub fn drawn_operation(
     }
 }
 
+/// A task whose `schedule` names a scheduler the track's Python registers: its operation
+/// inlined with the scheduler and the task as written (the scheduler is made from it), so that
+/// each call's intended start and params come from the track's Python, one call at a time, as
+/// Rally's ScheduleHandle takes them. Only an operation fed by a param source can be paced
+/// (runner cannot draw Rally's built-in params in Python); another is refused. None: no such
+/// scheduler.
+pub(super) fn paced_by_scheduler(
+    c: &Ctx,
+    map: &Map<String, Value>,
+    op_value: Option<&Value>,
+    ops: &[Value],
+    task_name: &str,
+) -> Option<Result<Value, String>> {
+    let name = map.get("schedule").and_then(Value::as_str)?;
+    let py = c.python.as_ref()?;
+    if !py.python.registry.schedulers.iter().any(|s| s == name) {
+        return None;
+    }
+    let op = match op_value? {
+        Value::String(n) => ops.iter().find(|o| o["name"] == *n)?.clone(),
+        inline => inline.clone(),
+    };
+    if op["type"] != "python" || !op["params"]["param-source"].is_string() {
+        return Some(Err(format!(
+            "its schedule is `{name}`, a scheduler the track's {}.py registers, and its operation takes no params from a param source of the track (the only calls runner can pace from Python)",
+            py.python.dialect.entry()
+        )));
+    }
+    let mut task = map.clone();
+    task.entry("name").or_insert(json!(task_name));
+    let mut op = op;
+    op["params"]["scheduler"] = json!(name);
+    op["params"]["task"] = Value::Object(task);
+    Some(Ok(op))
+}
+
 /// Rally's reading of a task with no `iterations` or `time-period` whose params come from a
 /// param source: one that never ends runs once per client; one that ends runs until each
 /// client's partition does (its `size()` only shows Rally's progress). Sets ours in `out`.
