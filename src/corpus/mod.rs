@@ -77,6 +77,27 @@ mod framing;
 pub use error::{CorpusError, MAX_BLANK_LINES};
 pub use framing::{parse_action_line, Action, ActionLines, BatchItem, Framing, Pair, Pairs, Verb};
 
+/// Writes the documents of a compressed corpus file to `target` (through `target.part`,
+/// renamed when whole): for readers that need the plain file, as Rally's preparator leaves it.
+pub fn unpack(archive: &Path, target: &Path) -> Result<(), CorpusError> {
+    let mut reader = open_decoded(archive)?;
+    let part = target.with_extension("part");
+    let write_err = |source| CorpusError::Open {
+        path: part.clone(),
+        source,
+    };
+    let mut out = std::io::BufWriter::new(File::create(&part).map_err(write_err)?);
+    std::io::copy(&mut reader, &mut out).map_err(|source| CorpusError::Read {
+        path: archive.to_path_buf(),
+        line: 0,
+        source,
+    })?;
+    use std::io::Write;
+    out.flush().map_err(write_err)?;
+    drop(out);
+    std::fs::rename(&part, target).map_err(write_err)
+}
+
 fn open_decoded(path: &Path) -> Result<Box<dyn BufRead + Send>, CorpusError> {
     let open_err = |source| CorpusError::Open {
         path: path.to_path_buf(),

@@ -5,8 +5,9 @@ use std::io::{Read, Write};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// The largest frame either side sends (a batch of drawn params stops growing at 4 MiB; one
-/// params dict may be larger, up to this).
-pub const MAX_FRAME: usize = 64 << 20;
+/// params dict may be larger, up to this: a bulk body a param source makes can reach
+/// Elasticsearch's own 100 MB request limit).
+pub const MAX_FRAME: usize = 256 << 20;
 
 /// A frame: its length, then its bytes.
 pub fn encode(body: &[u8]) -> Vec<u8> {

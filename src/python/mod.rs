@@ -97,6 +97,7 @@ impl TrackPython {
             "entry": self.dialect.entry(),
             "dialect": self.dialect.as_str(),
             "track": self.spec,
+            "data_root": self.data_root,
         })
     }
 }

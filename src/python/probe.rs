@@ -13,6 +13,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// How long a track's processors may take to prepare its data (generate a corpus, say).
+const PREPARE_TIMEOUT: Duration = Duration::from_secs(3600);
+
 /// Lines of a worker's standard error kept to explain its death.
 pub(crate) const STDERR_TAIL: usize = 20;
 
@@ -119,7 +122,16 @@ impl Session {
 
     /// Sends `msg` and waits for its reply; an error reply is a [`PythonError::Failed`]
     /// about `what`.
-    pub fn request(&mut self, mut msg: Value, what: &str) -> Result<Value, PythonError> {
+    pub fn request(&mut self, msg: Value, what: &str) -> Result<Value, PythonError> {
+        self.request_within(msg, what, super::request_timeout())
+    }
+
+    fn request_within(
+        &mut self,
+        mut msg: Value,
+        what: &str,
+        timeout: Duration,
+    ) -> Result<Value, PythonError> {
         let rid = self.next_rid;
         self.next_rid += 1;
         msg["rid"] = json!(rid);
@@ -130,7 +142,6 @@ impl Session {
         if let Err(e) = frames::write_sync(&mut self.stdin, &body) {
             return Err(self.died(what, &e.to_string()));
         }
-        let timeout = super::request_timeout();
         let frame = match self.replies.recv_timeout(timeout) {
             Ok(Ok(Some(frame))) => frame,
             Ok(Ok(None)) | Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -152,7 +163,7 @@ impl Session {
         std::thread::sleep(Duration::from_millis(100));
         let status = match self.child.try_wait() {
             Ok(Some(s)) => s.to_string(),
-            _ => "is still running".into(),
+            _ => "it was still running".into(),
         };
         let tail = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
         let last: Vec<&str> = tail.iter().map(String::as_str).collect();
@@ -264,6 +275,18 @@ impl Session {
             size: client["size"].as_u64(),
             first: first["params"].as_array().and_then(|p| p.first().cloned()),
         })
+    }
+
+    /// The track processors' `on_prepare_track` jobs, all in this worker: as Rally's race
+    /// prepares the track (generated data, say) before it builds param sources, so that the
+    /// sources checked here find what they read.
+    pub fn prepare(&mut self, data_root: Option<&Path>) -> Result<(), PythonError> {
+        self.request_within(
+            json!({"t": "prepare", "data_root": data_root, "index": 0, "count": 1}),
+            "the track processors' on_prepare_track",
+            PREPARE_TIMEOUT,
+        )
+        .map(drop)
     }
 
     /// Whether the Python client custom runners are handed can be imported; the pip

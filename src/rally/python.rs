@@ -34,9 +34,17 @@ pub(super) fn load(
         "documents": documents(rally, dir, data_dir, opts.test_mode),
         "test_mode": opts.test_mode,
     });
-    let (session, python) =
-        probe::load(&interpreter, dir, dialect, spec, opts.data_root.as_deref())
-            .map_err(|e| TrackError::new(TrackErrorKind::Python, &py_file, e.to_string()))?;
+    let failed = |e: crate::python::PythonError| {
+        TrackError::new(TrackErrorKind::Python, &py_file, e.to_string())
+    };
+    let (mut session, python) =
+        probe::load(&interpreter, dir, dialect, spec, opts.data_root.as_deref()).map_err(failed)?;
+    if !python.registry.track_processors.is_empty() {
+        // Rally's DefaultTrackPreparator decompresses the corpora that processors read; runner
+        // reads archives as they are, so it unpacks them for the track's Python here.
+        unpack_corpora(rally, data_dir, opts.test_mode)?;
+        session.prepare(opts.data_root.as_deref()).map_err(failed)?;
+    }
     Ok(Some(PythonConv {
         python,
         session,
@@ -46,8 +54,8 @@ pub(super) fn load(
 }
 
 /// Each corpus file the track names, by the names Rally's model knows it by (the archive and
-/// the file after decompression), where it is on this machine.
-/// In test mode, each name is mapped to its `-1k` variant, as Rally's test mode reads those.
+/// the file after decompression), where it is on this machine. In test mode each is its `-1k`
+/// variant, as Rally's test mode reads those.
 fn documents(
     rally: &Value,
     dir: &Path,
@@ -55,36 +63,74 @@ fn documents(
     test_mode: bool,
 ) -> Map<String, Value> {
     let mut out = Map::new();
-    let unpacked = |name: &str| -> String {
-        [".bz2", ".gz", ".zst", ".zip"]
-            .iter()
-            .find_map(|ext| name.strip_suffix(ext))
-            .unwrap_or(name)
-            .to_string()
-    };
+    for (source, used) in corpus_files(rally, test_mode) {
+        let archive = data_dir
+            .map(|d| d.join(&used))
+            .filter(|p| p.is_file())
+            .unwrap_or_else(|| dir.join(&used));
+        out.insert(source.clone(), json!(archive));
+        // Where the documents are once unpacked (see `unpack_corpora`).
+        let plain = match (data_dir, dir.join(unpacked_name(&used))) {
+            (_, local) if local.is_file() => local,
+            (Some(d), _) => d.join(unpacked_name(&used)),
+            (None, local) => local,
+        };
+        out.insert(unpacked_name(&source), json!(plain));
+    }
+    out
+}
+
+/// Each corpus file the track names, and the file a race reads for it (test mode: `-1k`).
+fn corpus_files(rally: &Value, test_mode: bool) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for corpus in rally["corpora"].as_array().into_iter().flatten() {
         for d in corpus["documents"].as_array().into_iter().flatten() {
-            let Some(source) = d["source-file"].as_str() else {
-                continue;
-            };
-            let used = if test_mode {
-                super::test_mode_file(source)
-            } else {
-                source.to_string()
-            };
-            for (name, file) in [
-                (source.to_string(), used.clone()),
-                (unpacked(source), unpacked(&used)),
-            ] {
-                let here = data_dir
-                    .map(|d| d.join(&file))
-                    .filter(|p| p.is_file())
-                    .unwrap_or_else(|| dir.join(&file));
-                out.insert(name, json!(here));
+            if let Some(source) = d["source-file"].as_str() {
+                let used = if test_mode {
+                    super::test_mode_file(source)
+                } else {
+                    source.to_string()
+                };
+                out.push((source.to_string(), used));
             }
         }
     }
     out
+}
+
+/// Each compressed corpus file of the track, unpacked beside it in the data directory when
+/// not there yet (written to a `.part` file, renamed when whole).
+fn unpack_corpora(
+    rally: &Value,
+    data_dir: Option<&Path>,
+    test_mode: bool,
+) -> Result<(), TrackError> {
+    let Some(data_dir) = data_dir else {
+        return Ok(());
+    };
+    for (_, used) in corpus_files(rally, test_mode) {
+        let archive = data_dir.join(&used);
+        let plain = data_dir.join(unpacked_name(&used));
+        if archive == plain || plain.is_file() || !archive.is_file() {
+            continue;
+        }
+        crate::corpus::unpack(&archive, &plain).map_err(|e| {
+            TrackError::new(
+                TrackErrorKind::Corpus,
+                &archive,
+                format!("cannot unpack it for the track's Python: {e}"),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn unpacked_name(name: &str) -> String {
+    [".bz2", ".gz", ".zst"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+        .unwrap_or(name)
+        .to_string()
 }
 
 /// The note a race shows first: which Python runs the track, and what it registered.

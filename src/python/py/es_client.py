@@ -102,6 +102,12 @@ async def execute(runner, es, params, request_context):
     """One call: the reply runner records (weight, unit, metadata, service and processing
     time), or a fatal error (a KeyError, as Rally's, or anything else the runner raised)."""
     context = request_context() if request_context else contextlib.nullcontext()
+    # Rally hands a multi-cluster runner every cluster's client by name; here there is one.
+    inner = runner
+    while getattr(inner, "delegate", None) is not None:
+        inner = inner.delegate
+    if hasattr(inner, "multi_cluster"):
+        es = {"default": es}
     processing_start = time.perf_counter()
     request_start = request_end = None
     try:

@@ -23,7 +23,7 @@ import sys
 import time
 import traceback
 
-MAX_FRAME = 64 << 20
+MAX_FRAME = 256 << 20
 # A batch of draws stops growing past this many bytes of JSON.
 BATCH_BYTES = 4 << 20
 
@@ -276,6 +276,7 @@ class Worker:
                 if hasattr(processor, attr):
                     setattr(processor, attr, None)
             processor.on_after_load_track(self.track)
+        track_model.absolute_paths(self.track, self.root, req.get("data_root"))
         esrally_version = None
         try:
             import esrally.version
@@ -459,7 +460,11 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     sys.path.append(os.path.join(here, "compat"))
-    asyncio.run(serve(out))
+    try:
+        asyncio.run(serve(out))
+    except (BrokenPipeError, ConnectionResetError):
+        # runner went away (or refused what was sent, and said why): nothing is left to do.
+        os._exit(0)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,27 @@ def build(req, root, dialect):
     return track
 
 
+def absolute_paths(track, root, data_root):
+    """Rally's set_absolute_data_path, for corpora processors added with relative paths: the
+    first of the track's directory, `<data_root>/<corpus>` and runner's `<data_root>/<track>`
+    that holds the file, else the last (where a processor's prepare writes it)."""
+    for corpus in getattr(track, "corpora", []):
+        for d in corpus.documents:
+            for attr in ("document_file", "document_archive"):
+                name = getattr(d, attr, None)
+                if not name or os.path.isabs(name):
+                    continue
+                candidates = [os.path.join(root, name)]
+                if data_root:
+                    candidates.append(os.path.join(data_root, corpus.name, name))
+                    candidates.append(os.path.join(data_root, track.name, name))
+                found = next((c for c in candidates if os.path.exists(c)), candidates[-1])
+                try:
+                    setattr(d, attr, found)
+                except AttributeError:
+                    pass
+
+
 def _absolute(track, documents):
     for corpus in getattr(track, "corpora", []):
         for d in corpus.documents:

@@ -18,6 +18,12 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) ->
             // As Rally's CreateTemplateParamSource: `template` with a `body` first, else the
             // declared templates (the one named, if named).
             let templates: Vec<(String, Value)> = match (wanted, get("body")) {
+                // What Rally's param source gives its runner (a param source of a track's
+                // Python may give it too): `templates`, a list of [name, body].
+                _ if op.get("templates").is_some() => match drawn_templates(kind, op) {
+                    Ok(t) => t,
+                    Err(e) => return Some(Err(e)),
+                },
                 (Some(n), Some(b)) => vec![(n, b)],
                 (_, _) if of_kind.is_empty() => {
                     return Some(Err(format!("`{kind}` needs `template` and `body` when the track declares no such templates")))
@@ -101,6 +107,25 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) ->
         }
         _ => return None,
     })
+}
+
+/// Rally's runner input: `templates`, a list of `[name, body]` pairs (with `settings` merged,
+/// as its param source merges them).
+fn drawn_templates(kind: &str, op: &Map<String, Value>) -> Result<Vec<(String, Value)>, String> {
+    let Some(Value::Array(list)) = op.get("templates") else {
+        return Err(format!("`{kind}` `templates` is a list of [name, body]"));
+    };
+    list.iter()
+        .map(|pair| match pair.as_array().map(Vec::as_slice) {
+            Some([Value::String(n), body @ Value::Object(_)]) => Ok((
+                n.clone(),
+                with_settings(kind, body.clone(), op.get("settings")),
+            )),
+            _ => Err(format!(
+                "`{kind}` `templates` holds {pair}, not a [name, body] pair"
+            )),
+        })
+        .collect()
 }
 
 /// Rally merges a create-template operation's `settings` into each template's settings.
