@@ -26,12 +26,29 @@ pub enum Exec<P> {
     Runner(RunnerExec),
 }
 
-/// A custom runner: its name, and its params when no param source draws them.
+/// A custom runner: its name, and its params: fixed, or drawn from a param source in the
+/// same worker (params stay in Python: Rally hands them to its runner as they are).
 pub struct RunnerExec {
     pub pool: Arc<crate::python::Pool>,
     pub name: String,
-    pub params: String,
+    pub params: RunnerParams,
     pub unit: crate::units::ThroughputUnit,
+}
+
+pub enum RunnerParams {
+    /// The operation's own params, as JSON.
+    Fixed(String),
+    /// The id of the param source the worker draws them from.
+    Source(u64),
+}
+
+impl RunnerExec {
+    fn params(&self) -> crate::python::RunnerInput<'_> {
+        match &self.params {
+            RunnerParams::Fixed(json) => crate::python::RunnerInput::Params(json),
+            RunnerParams::Source(sid) => crate::python::RunnerInput::Source(*sid),
+        }
+    }
 }
 
 pub enum Source<P> {
@@ -113,6 +130,13 @@ impl<C: BackendClient> ClientRun<C> {
         self.mark_stopped(shared);
     }
 
+    /// The param source ended: the client's work is done, unless the leaf was stopped first.
+    fn stopped_or_done(&self, shared: &Shared) {
+        if shared.cancel.is_cancelled() {
+            self.mark_stopped(shared);
+        }
+    }
+
     /// Records that this client stopped: cut short, unless its block's completing task ended.
     fn mark_stopped(&self, shared: &Shared) {
         let cut_short = shared.stop_cuts_short();
@@ -130,8 +154,9 @@ impl<C: BackendClient> ClientRun<C> {
             let (intended, mut call) = match &mut self.source {
                 Source::Paced(pacer) => match pacer.next().await {
                     Some((at, call)) => (Some(self.starts_at + at), Some(call)),
+                    // The source ended (its work is done), or the leaf was stopped.
                     None => {
-                        self.mark_stopped(&shared);
+                        self.stopped_or_done(&shared);
                         break;
                     }
                 },
@@ -159,7 +184,7 @@ impl<C: BackendClient> ClientRun<C> {
                 match super::python::next_call(queue, &shared).await {
                     Some(c) => call = Some(c),
                     None => {
-                        self.mark_stopped(&shared);
+                        self.stopped_or_done(&shared);
                         break;
                     }
                 }
@@ -198,6 +223,11 @@ impl<C: BackendClient> ClientRun<C> {
                 });
                 break;
             };
+            if done.source_ended {
+                // A runner's params come from its source in the worker, which just ended.
+                self.stopped_or_done(&shared);
+                break;
+            }
             let end = Instant::now();
             // A custom runner's service time is Rally's, taken in the worker; the round trip
             // to it counts in the latency.
@@ -243,6 +273,8 @@ pub struct Done {
     pub result: Result<Outcome, crate::backend::OpError>,
     pub service: Option<Duration>,
     pub runner: Option<super::python::RunnerAccount>,
+    /// The param source a runner draws from in its worker had no more params: no call was made.
+    pub source_ended: bool,
 }
 
 /// Runs one call: the leaf's operation, the one drawn with it, or the track's runner.
@@ -267,12 +299,8 @@ async fn execute<C: BackendClient>(
         (Exec::Backend(op), _) | (Exec::Drawn, Some(Call::Op(op))) => {
             client.execute(op, payload).await
         }
-        (Exec::Runner(r), call) => {
-            let params = match call {
-                Some(Call::Runner(p)) => p.as_str(),
-                _ => r.params.as_str(),
-            };
-            let reply = r.pool.call(index, &r.name, params).await;
+        (Exec::Runner(r), _) => {
+            let reply = r.pool.call(index, &r.name, r.params()).await;
             return super::python::runner_result(r, reply, shared);
         }
         (Exec::Drawn, _) => Err(crate::backend::OpError::new(
@@ -284,6 +312,7 @@ async fn execute<C: BackendClient>(
         result,
         service: None,
         runner: None,
+        source_ended: false,
     }
 }
 

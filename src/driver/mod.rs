@@ -315,13 +315,33 @@ impl<B: Backend> Driver<B> {
         if mine.is_empty() {
             return Ok(None);
         }
+        // A param source's feeds first: a custom runner drawing from it names it.
+        let params = match &leaf.spec {
+            OpSpec::Python(p) if p.param_source.is_some() => Some(
+                python::start(
+                    &self.backend,
+                    &self.python_pool()?,
+                    p,
+                    mine.clone(),
+                    leaf.clients,
+                )
+                .await
+                .inspect_err(|why| self.abort_race(why))?,
+            ),
+            _ => None,
+        };
         let exec = match &leaf.spec {
             OpSpec::Sleep(d) => Exec::Sleep(*d),
             OpSpec::Python(p) => match &p.runner {
                 Some(name) => Exec::Runner(client::RunnerExec {
                     pool: self.python_pool()?,
                     name: name.clone(),
-                    params: serde_json::to_string(&p.params).map_err(|e| e.to_string())?,
+                    params: match &params {
+                        Some(feeds) => client::RunnerParams::Source(feeds.sid),
+                        None => client::RunnerParams::Fixed(
+                            serde_json::to_string(&p.params).map_err(|e| e.to_string())?,
+                        ),
+                    },
                     unit: p.unit,
                 }),
                 None => Exec::Drawn,
@@ -343,20 +363,6 @@ impl<B: Backend> Driver<B> {
             PayloadSource::Corpus(bulk) => Some(Arc::new(
                 feed::start_feed(leaf, bulk, cancel.clone(), slice).await?,
             )),
-            _ => None,
-        };
-        let params = match &leaf.spec {
-            OpSpec::Python(p) if p.param_source.is_some() => Some(
-                python::start(
-                    &self.backend,
-                    &self.python_pool()?,
-                    p,
-                    mine.clone(),
-                    leaf.clients,
-                )
-                .await
-                .inspect_err(|why| self.abort_race(why))?,
-            ),
             _ => None,
         };
         let mut clients = Vec::with_capacity(mine.clone().count());

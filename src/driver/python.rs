@@ -18,8 +18,8 @@ use std::time::Duration;
 pub enum Call<P> {
     /// A built-in operation, prepared from the drawn params.
     Op(P),
-    /// The drawn params of a custom runner, as JSON.
-    Runner(String),
+    /// A custom runner's call: its params wait in its worker, drawn there.
+    InWorker,
 }
 
 /// How much a leaf's param source drew, and how long clients waited for it.
@@ -52,6 +52,8 @@ pub enum ClientFeed<P> {
 /// The feeds of one leaf: one per client of this process, in client order.
 pub struct ParamFeeds<P> {
     pub feeds: Vec<ClientFeed<P>>,
+    /// The source's id in the workers (a custom runner's call names it).
+    pub sid: u64,
     pub stats: Arc<FeedStats>,
     pub source: String,
     error: Arc<Mutex<Option<String>>>,
@@ -104,6 +106,17 @@ pub async fn start<B: Backend>(
         dir: pool.track_dir(),
     });
     let what = Arc::new(format!("param source `{source}`"));
+    if spec.runner.is_some() && spec.scheduler.is_none() {
+        // The runner draws its params in its own worker, call by call.
+        return Ok(ParamFeeds {
+            feeds: Vec::new(),
+            sid,
+            stats,
+            source,
+            error,
+            _feeders: Vec::new(),
+        });
+    }
     if spec.scheduler.is_some() {
         let make: MakeCall<B::Prepared> = {
             let (backend, converter) = (backend.clone(), converter.clone());
@@ -120,11 +133,13 @@ pub async fn start<B: Backend>(
                     what: what.clone(),
                     feedback: None,
                     error: error.clone(),
+                    keep: spec.runner.is_some(),
                 })
             })
             .collect();
         return Ok(ParamFeeds {
             feeds,
+            sid,
             stats,
             source,
             error,
@@ -192,6 +207,7 @@ pub async fn start<B: Backend>(
         })));
     }
     Ok(ParamFeeds {
+        sid,
         feeds: queues.into_iter().map(ClientFeed::Queue).collect(),
         stats,
         source,
@@ -217,7 +233,7 @@ struct Converter {
 impl Converter {
     fn call<B: Backend>(&self, backend: &B, raw: &RawValue) -> Result<Call<B::Prepared>, String> {
         if self.runner {
-            return Ok(Call::Runner(raw.get().to_string()));
+            return Ok(Call::InWorker);
         }
         let drawn: Map<String, Value> = serde_json::from_str(raw.get())
             .map_err(|e| format!("drew params that are not a JSON object: {e}"))?;
@@ -263,6 +279,14 @@ pub fn runner_result(
     reply: Result<RunnerReply, crate::python::PythonError>,
     shared: &Shared,
 ) -> Done {
+    if reply.as_ref().is_ok_and(|r| r.ok && r.end) {
+        return Done {
+            result: Ok(Outcome::default()),
+            service: None,
+            runner: None,
+            source_ended: true,
+        };
+    }
     let account = reply.as_ref().ok().filter(|r| r.ok).map(|r| RunnerAccount {
         weight: r.weight,
         unit: r.unit.clone(),
@@ -290,6 +314,7 @@ pub fn runner_result(
         result,
         service,
         runner: account,
+        source_ended: false,
     }
 }
 
@@ -345,6 +370,8 @@ pub struct Pacer<P> {
     what: Arc<String>,
     feedback: Option<Value>,
     error: Arc<Mutex<Option<String>>>,
+    /// The params stay in the worker for the runner's call (a custom runner's task).
+    keep: bool,
 }
 
 impl<P> Pacer<P> {
@@ -353,7 +380,13 @@ impl<P> Pacer<P> {
     pub async fn next(&mut self) -> Option<(Duration, Call<P>)> {
         let step = self
             .pool
-            .step(self.sid, self.client, self.feedback.take(), &self.what)
+            .step(
+                self.sid,
+                self.client,
+                self.feedback.take(),
+                self.keep,
+                &self.what,
+            )
             .await;
         let failed = |why: String| {
             fail(&self.error, why);
@@ -363,10 +396,13 @@ impl<P> Pacer<P> {
             Ok(None) => None,
             Err(e) => failed(e.to_string()),
             Ok(Some(step)) => {
+                let at = Duration::try_from_secs_f64(step.at.max(0.0)).unwrap_or(Duration::ZERO);
+                if self.keep {
+                    return Some((at, Call::InWorker));
+                }
                 let Some(raw) = step.params.first() else {
                     return failed(format!("{}: a step came without params", self.what));
                 };
-                let at = Duration::try_from_secs_f64(step.at.max(0.0)).unwrap_or(Duration::ZERO);
                 match (self.make)(raw) {
                     Ok(call) => Some((at, call)),
                     Err(e) => failed(format!("{}: {e}", self.what)),

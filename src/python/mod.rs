@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use pool::{Pool, RunnerReply};
+pub use pool::{Pool, RunnerInput, RunnerReply};
 
 /// Whose API the track's Python was written against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

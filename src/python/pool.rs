@@ -60,6 +60,14 @@ pub struct Pool {
     next_sid: AtomicU64,
 }
 
+/// What a custom runner is called with: params as JSON, or those its client's partition of a
+/// param source draws in the worker (they never leave Python, as in Rally).
+#[derive(Clone, Copy)]
+pub enum RunnerInput<'a> {
+    Params(&'a str),
+    Source(u64),
+}
+
 /// What a custom runner's call came back with, as Rally's `execute_single` reads it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct RunnerReply {
@@ -78,6 +86,9 @@ pub struct RunnerReply {
     /// Seconds, as Rally takes them (see the worker's `es_client.execute`).
     #[serde(default)]
     pub service: f64,
+    /// The param source had no more params for this client: no call was made.
+    #[serde(default)]
+    pub end: bool,
 }
 
 impl RunnerReply {
@@ -91,6 +102,8 @@ impl RunnerReply {
 #[derive(Deserialize)]
 pub struct Step {
     pub at: f64,
+    /// The params; none when they stay in the worker for a runner.
+    #[serde(default)]
     pub params: Vec<Box<RawValue>>,
 }
 
@@ -222,9 +235,11 @@ impl Pool {
         sid: u64,
         client: u64,
         feedback: Option<Value>,
+        keep: bool,
         what: &str,
     ) -> Result<Option<Step>, PythonError> {
-        let msg = json!({"t": "step", "sid": sid, "client": client, "feedback": feedback});
+        let msg =
+            json!({"t": "step", "sid": sid, "client": client, "feedback": feedback, "keep": keep});
         let frame = self
             .worker(client)
             .request(msg, what, Some(super::request_timeout()))
@@ -249,14 +264,19 @@ impl Pool {
         &self,
         client: u64,
         runner: &str,
-        params_json: &str,
+        input: RunnerInput<'_>,
     ) -> Result<RunnerReply, PythonError> {
         let worker = self.worker(client);
         let rid = worker.next_rid.fetch_add(1, Ordering::Relaxed);
         let runner_json = serde_json::to_string(runner).unwrap_or_default();
-        let body = format!(
-            "{{\"t\":\"run\",\"rid\":{rid},\"runner\":{runner_json},\"params\":{params_json}}}"
-        );
+        let body = match input {
+            RunnerInput::Params(params_json) => format!(
+                "{{\"t\":\"run\",\"rid\":{rid},\"runner\":{runner_json},\"params\":{params_json}}}"
+            ),
+            RunnerInput::Source(sid) => format!(
+                "{{\"t\":\"run\",\"rid\":{rid},\"runner\":{runner_json},\"sid\":{sid},\"client\":{client}}}"
+            ),
+        };
         let frame = worker.send(rid, body.into_bytes(), runner, None).await?;
         serde_json::from_slice(&frame).map_err(|e| PythonError::Failed {
             what: format!("runner `{runner}`"),

@@ -184,6 +184,8 @@ pub struct SourceUse {
     pub operation: String,
     pub source: String,
     pub params: Value,
+    /// A custom runner takes the params in the worker: they are drawn and checked, not sent.
+    pub for_runner: bool,
 }
 
 /// What one draw from a freshly built source showed.
@@ -267,7 +269,10 @@ impl Session {
             json!({"t": "source", "sid": sid, "name": u.source, "params": u.params, "clients": [0], "total": 1}),
             &what,
         )?;
-        let first = self.request(json!({"t": "draw", "sid": sid, "client": 0, "n": 1}), &what)?;
+        let first = self.request(
+            json!({"t": "draw", "sid": sid, "client": 0, "n": 1, "check": u.for_runner}),
+            &what,
+        )?;
         let _ = self.request(json!({"t": "close-source", "sid": sid}), &what);
         let client = &built["clients"][0];
         Ok(SourceSample {

@@ -118,6 +118,18 @@ fn a_track_py_drives_param_sources_and_runners_on_the_embedded_engine() {
         (Some(4), Some(0)),
         "{classy}"
     );
+    // A runner fed by a source whose params hold what JSON cannot carry (they stay in
+    // Python): each client's partition ends after 3 calls.
+    let tallied = trials(&race, "tallied");
+    assert_eq!(
+        (tallied["operations"].as_u64(), tallied["errors"].as_u64()),
+        (Some(6), Some(0)),
+        "{tallied}"
+    );
+    assert_ne!(
+        tallied["interrupted"], true,
+        "a source that ends is no interruption: {tallied}"
+    );
     // A source that seeds `random` draws the same params on every run: the same hits (for
     // one client; clients of a task share its iterations as they come).
     let again = race_json(&Env::new(), &args);

@@ -106,7 +106,7 @@ async def execute(runner, es, params, request_context):
     inner = runner
     while getattr(inner, "delegate", None) is not None:
         inner = inner.delegate
-    if hasattr(inner, "multi_cluster"):
+    if hasattr(inner, "multi_cluster") and not isinstance(es, dict):
         es = {"default": es}
     processing_start = time.perf_counter()
     request_start = request_end = None

@@ -152,6 +152,8 @@ class Source:
         # A task paced by the track's scheduler: one per client, Rally's `next_scheduled`.
         self.schedulers = {}
         self.scheduled = {}
+        # A runner's next params, drawn here and kept for its call (they never leave Python).
+        self.pending = {}
         for client in clients:
             random.setstate(base)
             self.parts[client] = self.instance.partition(client, total)
@@ -163,9 +165,25 @@ class Source:
                 self.scheduled[client] = 0
             self.states[client] = derived_state(random.getstate(), client)
 
-    def step(self, client, feedback):
+    def params_for_runner(self, client):
+        """The params of a runner's call: those a step kept, else drawn now; None when the
+        source has ended."""
+        if client in self.pending:
+            return self.pending.pop(client)
+        random.setstate(self.states[client])
+        try:
+            p = self.parts[client].params()
+        except StopIteration:
+            return None
+        finally:
+            self.states[client] = random.getstate()
+        if not isinstance(p, dict):
+            raise TypeError(f"params() returned {type(p).__name__}, not a dict: {str(p)[:200]}")
+        return p
+
+    def step(self, client, feedback, keep=False):
         """Rally's ScheduleHandle, one call at a time: the last call's feedback to the
-        scheduler, then its next point in time, then the params."""
+        scheduler, then its next point in time, then the params (kept here for a runner)."""
         sched = self.schedulers[client]
         random.setstate(self.states[client])
         try:
@@ -182,6 +200,9 @@ class Source:
                 return None, None
             if not isinstance(p, dict):
                 raise TypeError(f"params() returned {type(p).__name__}, not a dict: {str(p)[:200]}")
+            if keep:
+                self.pending[client] = p
+                return float(self.scheduled[client]), ""
             return float(self.scheduled[client]), encode(p)
         finally:
             self.states[client] = random.getstate()
@@ -196,7 +217,9 @@ class Source:
                 size = None
         return {"infinite": bool(getattr(part, "infinite", True)), "size": size if isinstance(size, int) else None}
 
-    def draw(self, client, n):
+    def draw(self, client, n, check=False):
+        """Up to n params, as JSON texts; with `check`, drawn and checked but not encoded (a
+        runner's params may hold what JSON cannot carry: they stay in Python)."""
         part = self.parts[client]
         random.setstate(self.states[client])
         out = []
@@ -211,7 +234,7 @@ class Source:
                     break
                 if not isinstance(p, dict):
                     raise TypeError(f"params() returned {type(p).__name__}, not a dict: {str(p)[:200]}")
-                text = encode(p)
+                text = "{}" if check else encode(p)
                 size += len(text)
                 out.append(text)
         finally:
@@ -338,12 +361,11 @@ class Worker:
         return {"clients": [src.describe(c) for c in clients]}
 
     def step(self, req):
-        at, params = self.sources[req["sid"]].step(req["client"], req.get("feedback"))
-        return at, params
+        return self.sources[req["sid"]].step(req["client"], req.get("feedback"), req.get("keep", False))
 
     def draw(self, req):
         src = self.sources[req["sid"]]
-        items, ended = src.draw(req["client"], max(1, min(int(req.get("n", 1)), 10000)))
+        items, ended = src.draw(req["client"], max(1, min(int(req.get("n", 1)), 10000)), req.get("check", False))
         return items, ended
 
     # -- custom runners -----------------------------------------------------------------------
@@ -361,10 +383,23 @@ class Worker:
     async def run(self, req):
         rid = req["rid"]
         runner = self.registry.runners.get(req["runner"])
+        rallys_own = runner is None and req["runner"].startswith("rally:")
+        if rallys_own:
+            runner = rally_runner(req["runner"][len("rally:"):])
         if runner is None:
             self.send({"rid": rid, "ok": False, "fatal": True, "error": f"no runner `{req['runner']}` is registered"})
             return
-        params = req.get("params") or {}
+        if "sid" in req:
+            try:
+                params = self.sources[req["sid"]].params_for_runner(req["client"])
+            except Exception as e:
+                self.send(dict(error_reply(e, self.root), rid=rid, fatal=True))
+                return
+            if params is None:
+                self.send({"rid": rid, "ok": True, "end": True})
+                return
+        else:
+            params = req.get("params") or {}
         try:
             es = self.client()
         except Exception as e:
@@ -372,7 +407,9 @@ class Worker:
             return
         import es_client
 
-        reply = await es_client.execute(runner, es, params, self.request_context)
+        # Rally's own runners take every cluster's client by name, as Rally hands them.
+        target = {"default": es} if rallys_own else es
+        reply = await es_client.execute(runner, target, params, self.request_context)
         reply["rid"] = rid
         try:
             self.send(reply)
@@ -385,6 +422,22 @@ class Worker:
                 await self.es.close()
             except Exception:
                 pass
+
+
+def rally_runner(kind):
+    """esrally's own runner for one of Rally's operation types (None without esrally)."""
+    try:
+        from esrally.driver import runner as rally
+    except ImportError:
+        return None
+    try:
+        return rally.runner_for(kind)
+    except Exception:
+        rally.register_default_runners()
+        try:
+            return rally.runner_for(kind)
+        except Exception:
+            return None
 
 
 async def read_frames(reader):
@@ -436,6 +489,8 @@ async def serve(out):
                 at, params = worker.step(req)
                 if params is None:
                     worker.send({"rid": rid, "ok": True, "end": True})
+                elif params == "":
+                    worker.send({"rid": rid, "ok": True, "end": False, "at": at})
                 else:
                     worker.send_raw(rid, '"end":false,"at":%s' % json.dumps(at), [params])
             elif kind == "close-source":

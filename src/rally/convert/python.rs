@@ -21,6 +21,22 @@ pub struct PythonConv {
     pub client_checked: bool,
 }
 
+/// Rally's built-in operation types runner has no runner for, which esrally's own runners run
+/// in the track's Python where esrally is installed there (`rally:<type>`).
+const RALLYS_OWN: &[&str] = &[
+    "composite",
+    "composite-agg",
+    "esql-profile",
+    "submit-async-search",
+    "get-async-search",
+    "delete-async-search",
+    "open-point-in-time",
+    "close-point-in-time",
+    "transform-stats",
+    "run-until",
+    "shrink-index",
+];
+
 /// The operation as one the track's Python drives, if it is one; None for the others.
 pub(super) fn operation(
     c: &mut Ctx,
@@ -35,7 +51,19 @@ pub(super) fn operation(
         )));
     };
     let registry = &py.python.registry;
-    let runner = registry.has_runner(kind).then(|| kind.to_string());
+    let rallys_own = RALLYS_OWN.contains(&kind)
+        && py.python.esrally.is_some()
+        && py.python.dialect == crate::python::Dialect::Rally;
+    let runner = if registry.has_runner(kind) {
+        Some(kind.to_string())
+    } else if rallys_own {
+        c.notes.push(format!(
+            "operation `{name}`: Rally's `{kind}`, which runner has no runner of its own for, runs with esrally's own runner in the track's Python"
+        ));
+        Some(format!("rally:{kind}"))
+    } else {
+        None
+    };
     if let Some(s) = source.filter(|s| !registry.has_param_source(s)) {
         let hint =
             crate::suggest::did_you_mean(s, registry.param_sources.iter().map(String::as_str));
@@ -71,6 +99,7 @@ pub(super) fn operation(
             operation: name.to_string(),
             source: s.to_string(),
             params: params_of(&ours),
+            for_runner: runner.is_some(),
         }) {
             Ok(sample) => sample,
             Err(e) => return Some(OperationAs::Unsupported(e.to_string())),
@@ -207,12 +236,24 @@ pub(super) fn extent_of_task(
     else {
         return;
     };
+    // With a time warmup, Rally runs a time-period schedule with no end of its own: until the
+    // source ends, or the block's completing task does.
+    if out.get("warmup").is_some_and(Value::is_string) {
+        c.notes.push(format!(
+            "operation `{op_name}`: a time warmup and no `time-period`: the task runs until its param source or its block's completing task ends (Rally's reading)"
+        ));
+        out.insert("time-period".into(), json!(UNTIL_THE_BLOCK_ENDS));
+        return;
+    }
     let per_client = if infinite { 1 } else { UNTIL_THE_SOURCE_ENDS };
     out.insert(
         "iterations".into(),
         json!(per_client.saturating_mul(clients)),
     );
 }
+
+/// The time period of a task that runs until something else ends it (30 days).
+const UNTIL_THE_BLOCK_ENDS: &str = "2592000s";
 
 /// Iterations per client of a task that runs until its param source ends: more than any race
 /// gets through (the track's limit on iterations is far above it).
