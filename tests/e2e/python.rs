@@ -100,6 +100,7 @@ fn a_track_py_drives_param_sources_and_runners_on_the_embedded_engine() {
         pages["hits"], 400,
         "every page counts the 50 documents: {pages}"
     );
+    assert_eq!(pages["interrupted"], false, "{pages}");
     assert_eq!(trials(&race, "by-function")["operations"], 3);
     // The runner counts the documents with the official client, through the loopback server.
     let count = trials(&race, "count");
