@@ -304,10 +304,14 @@ def wrk_part(args, work, port):
 def esrally_run(args, work, port, params):
     cmd = [args.esrally, "race", f"--track-path={work}/track", "--pipeline=benchmark-only", "--offline",
            f"--target-hosts=127.0.0.1:{port}", f"--track-params={params}", "--report-format=csv",
-           f"--report-file={work}/esrally.csv", "--kill-running-processes", "--on-error=abort"]
+           f"--report-file={work}/esrally.csv", "--on-error=abort"]
     if os.path.exists(f"{work}/esrally.csv"):
         os.remove(f"{work}/esrally.csv")
-    _, cpu, wall = measured(cmd)
+    # A HOME of its own per run, never --kill-running-processes (it kills every esrally on the
+    # machine, a CI's included).
+    home = tempfile.mkdtemp(prefix="esrally-home-", dir=work)
+    _, cpu, wall = measured(cmd, env=dict(os.environ, HOME=home))
+    shutil.rmtree(home, ignore_errors=True)
     rates = {}
     with open(f"{work}/esrally.csv") as f:
         for line in f:
@@ -396,8 +400,7 @@ def main():
     p.add_argument("--hyper", action="store_true",
                    help="also hyper's client connection API (benches/hyper-conn-client) in the wrk part")
     args = p.parse_args()
-    # From the environment, not the command line: `esrally --kill-running-processes` kills any
-    # process whose command line names esrally, this script included (so the esrally part is `--part rally`).
+    # From the environment, not the command line.
     args.esrally = os.environ.get("ESRALLY") or shutil.which("esrally") or "esrally"
     if args.runner is None:
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=REPO, check=True)

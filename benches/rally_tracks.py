@@ -118,6 +118,7 @@ OUT_OF_REACH = [
     ("time_series aggregation", r"`time_series`"),
     ("ML aggregations", r"categorize_text|frequent_item_sets|`sampler`"),
     ("transforms", r"/_transform"),
+    ("downsampling", r"_downsample"),
     ("remote clusters", r"remote|/_ccr/"),
     ("snapshots", r"/_snapshot"),
     ("KQL", r"`kql`"),

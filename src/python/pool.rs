@@ -129,9 +129,10 @@ impl Pool {
             workers.push(Worker::spawn(&python, i)?);
         }
         let what = format!("{}/{}.py", python.dir.display(), python.dialect.entry());
-        let loads = workers.iter().map(|w| {
+        let loads = workers.iter().enumerate().map(|(i, w)| {
             let mut load = python.load_request();
             load["client"] = client.clone().unwrap_or(Value::Null);
+            load["worker"] = json!(i);
             w.request(load, &what, Some(super::request_timeout()))
         });
         for reply in futures::future::join_all(loads).await {

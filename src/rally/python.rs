@@ -50,6 +50,7 @@ pub(super) fn load(
         session,
         extents: Default::default(),
         client_checked: false,
+        rallys_own: Default::default(),
     }))
 }
 

@@ -1,9 +1,9 @@
 //! Part of benches/rally_tracks.py's table, in CI: real Rally tracks and OSB workloads from
 //! `../shared/rally-tracks` (RUNNER_TEST_RALLY_TRACKS; `.ci/run` sets it when the folder is
 //! there), with corpora from its generator, raced in test mode on the embedded engine and
-//! through `runner serve`. What the engine cannot run must be named: skipped before the race
-//! with its reason in-process, a 400 naming it through serve; each for Python or a feature the
-//! docs/rally.md lists as out of reach. Nothing may fail to load, and everything else runs with no
+//! through `runner serve`, their track.py run by esrally's venv's Python. What the engine cannot
+//! run must be named: skipped before the race with its reason in-process, a 400 naming it through
+//! serve; each for a feature the docs/rally.md lists as out of reach. Nothing may fail to load, and everything else runs with no
 //! error.
 
 use crate::util::*;
@@ -16,8 +16,17 @@ fn shared_rally_tracks_load_and_run_what_they_can() {
     };
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("rows.json");
+    // The tracks' own track.py runs on esrally's venv (esrally and its client), as Rally's would.
+    let python: Vec<String> = match std::env::var("RUNNER_TEST_ESRALLY") {
+        Ok(esrally) => {
+            let py = std::path::Path::new(&esrally).with_file_name("python");
+            vec!["--python".into(), py.to_string_lossy().into_owned()]
+        }
+        Err(_) => Vec::new(),
+    };
     let status = std::process::Command::new("python3")
         .arg(repo().join("benches/rally_tracks.py"))
+        .args(&python)
         .args([
             "--shared",
             &shared,
@@ -61,14 +70,22 @@ fn shared_rally_tracks_load_and_run_what_they_can() {
         for s in r["skipped"].as_array().unwrap() {
             assert!(s.as_str().unwrap().contains("skipped"), "{name}: {s}");
         }
-        // The goal: every skip and failure needs Python or an engine feature the
-        // docs/rally.md lists as out of reach (or follows from such a skip); none is runner's own.
+        // Every skip and failure needs an engine feature docs/rally.md lists as out of reach
+        // (or follows from such a skip): none is runner's own, and none is for want of running
+        // the track's Python (when esrally's venv runs it, as in CI).
         for key in ["skip_classes", "fail_classes"] {
             assert!(
                 r[key].get("runner").is_none(),
                 "{name}: {key} has runner's own: {}",
                 r[key]
             );
+            if !python.is_empty() {
+                assert!(
+                    r[key].get("python").is_none(),
+                    "{name}: {key} has Python's: {}",
+                    r[key]
+                );
+            }
         }
         if r["backend"] == "embedded" {
             assert_eq!(r["exit"], 0, "{name}");

@@ -28,7 +28,7 @@ def _options(options, kind):
     return out
 
 
-def create(spec):
+def create(spec, client_id=0):
     """The async client for `spec` ({"kind", "hosts", "options"}), and a function giving the
     request context Rally's client keeps (None for the official client alone)."""
     kind = spec.get("kind", "elasticsearch")
@@ -44,7 +44,8 @@ def create(spec):
                 scheme, rest = h.split("://", 1) if "://" in h else ("http", h)
                 host, _, port = rest.rstrip("/").rpartition(":")
                 parsed.append({"host": host, "port": int(port), "use_ssl": scheme == "https"})
-            client = EsClientFactory(parsed, dict(options)).create_async()
+            # Rally's client picks its host by its client id (round robin over the hosts).
+            client = EsClientFactory(parsed, dict(options)).create_async(client_id=client_id)
             return client, client.new_request_context
         except ImportError:
             pass
@@ -86,13 +87,22 @@ def _client_error(e):
         meta["error-type"] = "transport"
         meta["error-description"] = str(getattr(e, "message", e))
     else:
+        # Rally's description of an API error: the raw body where the runner asked for raw
+        # answers, else the error with its info.
         meta["error-type"] = "api"
         body = getattr(e, "body", None)
         if isinstance(body, (bytes, bytearray)):
-            body = body.decode("utf-8", "replace") or "None"
+            message = body.decode("utf-8", "replace") or "None"
         elif hasattr(body, "read"):
-            body = body.read().decode("utf-8", "replace") or "None"
-        meta["error-description"] = str(body if body is not None else getattr(e, "error", e))
+            message = body.read().decode("utf-8", "replace") or "None"
+        else:
+            message = str(getattr(e, "error", e))
+            info = getattr(e, "info", None)
+            if isinstance(info, (bytes, bytearray)):
+                info = info.decode("utf-8", "replace")
+            if info:
+                message += f" ({info})"
+        meta["error-description"] = message
     if isinstance(status, int):
         meta["http-status"] = status
     return meta

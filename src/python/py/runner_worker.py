@@ -262,6 +262,7 @@ class Worker:
         self.sources = {}
         self.es = None
         self.client_spec = None
+        self.index = 0
         self.request_context = None
 
     def send(self, obj):
@@ -285,6 +286,7 @@ class Worker:
 
         self.root = req["dir"]
         self.client_spec = req.get("client")
+        self.index = int(req.get("worker", 0))
         dialect = req.get("dialect", "rally")
         self.registry = Registry(dialect)
         module = load_component(self.root, req.get("entry", "track"))
@@ -377,7 +379,7 @@ class Worker:
             raise RuntimeError("runner gave this worker no client (the race has no target for custom runners)")
         import es_client
 
-        self.es, self.request_context = es_client.create(self.client_spec)
+        self.es, self.request_context = es_client.create(self.client_spec, self.index)
         return self.es
 
     async def run(self, req):

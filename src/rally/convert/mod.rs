@@ -105,6 +105,12 @@ pub fn convert(
     c.has_indices = !our_indices.is_empty();
     out.insert("indices".into(), Value::Array(our_indices));
     c.declared = declared(&c, top)?;
+    c.declared.indices = out["indices"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["name"].as_str().map(str::to_string))
+        .collect();
     let our_corpora = corpora(&mut c, top)?;
     c.corpus_names = our_corpora
         .iter()

@@ -19,6 +19,8 @@ pub struct PythonConv {
     pub extents: HashMap<String, bool>,
     /// Whether the client custom runners are handed was found importable.
     pub client_checked: bool,
+    /// Rally's types that esrally's own runners run here (each noted once).
+    pub rallys_own: std::collections::BTreeSet<String>,
 }
 
 /// Rally's built-in operation types runner has no runner for, which esrally's own runners run
@@ -57,9 +59,11 @@ pub(super) fn operation(
     let runner = if registry.has_runner(kind) {
         Some(kind.to_string())
     } else if rallys_own {
-        c.notes.push(format!(
-            "operation `{name}`: Rally's `{kind}`, which runner has no runner of its own for, runs with esrally's own runner in the track's Python"
-        ));
+        if py.rallys_own.insert(kind.to_string()) {
+            c.notes.push(format!(
+                "Rally's `{kind}`, which runner has no runner of its own for, runs with esrally's own runner in the track's Python"
+            ));
+        }
         Some(format!("rally:{kind}"))
     } else {
         None

@@ -127,6 +127,8 @@ pub fn why_not(kind: &str) -> String {
 /// operation names no target: its data streams and templates (bodies already read).
 #[derive(Default)]
 pub struct Declared {
+    /// The track's indices by name (Rally's param sources default to its only one).
+    pub indices: Vec<String>,
     pub data_streams: Vec<String>,
     /// (kind, name, body, index pattern, delete matching indices) per template; kind is
     /// `composable`, `component` or `legacy`.
