@@ -130,6 +130,26 @@ impl<C: BackendClient> ClientRun<C> {
         self.mark_stopped(shared);
     }
 
+    /// The next call's intended start, and what the track's Python drew for it: a paced call
+    /// comes with its start, a drawn one with the schedule's. None when the param source ended
+    /// or the leaf stopped.
+    async fn next_call(
+        &mut self,
+        shared: &Shared,
+    ) -> Option<(Option<Instant>, Option<Call<C::Prepared>>)> {
+        match &mut self.source {
+            Source::Paced(pacer) => {
+                let (at, call) = pacer.next().await?;
+                Some((Some(self.starts_at + at), Some(call)))
+            }
+            Source::Python(queue) => {
+                let call = super::python::next_call(queue, shared).await?;
+                Some((self.schedule.next(), Some(call)))
+            }
+            _ => Some((self.schedule.next(), None)),
+        }
+    }
+
     /// The param source ended: the client's work is done, unless the leaf was stopped first.
     fn stopped_or_done(&self, shared: &Shared) {
         if shared.cancel.is_cancelled() {
@@ -150,17 +170,10 @@ impl<C: BackendClient> ClientRun<C> {
                 self.mark_stopped(&shared);
                 break;
             }
-            // A paced call comes with its intended start; any other's is the schedule's.
-            let (intended, mut call) = match &mut self.source {
-                Source::Paced(pacer) => match pacer.next().await {
-                    Some((at, call)) => (Some(self.starts_at + at), Some(call)),
-                    // The source ended (its work is done), or the leaf was stopped.
-                    None => {
-                        self.stopped_or_done(&shared);
-                        break;
-                    }
-                },
-                _ => (self.schedule.next(), None),
+            let Some((intended, call)) = self.next_call(&shared).await else {
+                // The param source ended (its work is done), or the leaf was stopped.
+                self.stopped_or_done(&shared);
+                break;
             };
             // The intended start decides warmup and the end of a time budget, so an operation
             // scheduled past the end is not started.
@@ -180,15 +193,6 @@ impl<C: BackendClient> ClientRun<C> {
                 },
                 _ => None,
             };
-            if let Source::Python(queue) = &self.source {
-                match super::python::next_call(queue, &shared).await {
-                    Some(c) => call = Some(c),
-                    None => {
-                        self.stopped_or_done(&shared);
-                        break;
-                    }
-                }
-            }
             let payload = match (&mut self.source, &batch) {
                 (Source::Keys(keys), _) => keys.draw(),
                 (Source::Bound(draw), _) => Payload::Body(draw.render()),
@@ -250,19 +254,29 @@ impl<C: BackendClient> ClientRun<C> {
             shared.progress.fetch_add(1, Ordering::Relaxed);
             drop(payload);
             drop(call);
-            if let Source::Paced(pacer) = &mut self.source {
-                pacer.after(self.starts_at, start, end, &done);
-            }
-            if let (false, Source::Keys(keys)) = (warmup, &self.source) {
-                let at = intended.unwrap_or(start);
+            self.after_call(warmup, times, &done, batch);
+        }
+    }
+
+    /// What a call leaves for its source: its account to a pacing scheduler, each command's
+    /// times to a key-value mix's parts, its batch back to the corpus feed.
+    fn after_call(
+        &mut self,
+        warmup: bool,
+        t: Times,
+        done: &Done,
+        batch: Option<super::work::Batch>,
+    ) {
+        match (&mut self.source, batch) {
+            (Source::Paced(pacer), _) => pacer.after(self.starts_at, t.start, t.end, done),
+            (Source::Keys(keys), _) if !warmup => {
                 let first = keys.first_command().index();
                 recording(&self.recorder, |r| {
-                    r.record_parts(&keys.drawn, first, at, start, end)
+                    r.record_parts(&keys.drawn, first, t.intended, t.start, t.end)
                 });
             }
-            if let (Source::Corpus(feed), Some(b)) = (&self.source, batch) {
-                feed.give_back(b);
-            }
+            (Source::Corpus(feed), Some(b)) => feed.give_back(b),
+            _ => {}
         }
     }
 }
@@ -317,6 +331,7 @@ async fn execute<C: BackendClient>(
 }
 
 /// When an operation was due, started and ended.
+#[derive(Clone, Copy)]
 struct Times {
     intended: Instant,
     start: Instant,

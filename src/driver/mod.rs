@@ -461,13 +461,9 @@ impl<B: Backend> Driver<B> {
         let sampler = telemetry::Sampler::start();
         let (recorders, mut failure) = join_clients(runs).await;
         let mut driver = sampler.finish();
-        if let Some(f) = &params {
-            driver.param_source = Some(telemetry::ParamSourceUsage::of(
-                &f.source,
-                &f.stats,
-                leaf.target_throughput,
-            ));
-        }
+        driver.param_source = params
+            .as_ref()
+            .map(|f| telemetry::ParamSourceUsage::of(&f.source, &f.stats, leaf.target_throughput));
         let server_after = self.server_snapshot().await;
         let server = match (server_before, server_after) {
             (Some(Ok(a)), Some(Ok(b))) => Some(Ok(ServerUsage::between(
@@ -483,14 +479,22 @@ impl<B: Backend> Driver<B> {
         if let Some(e) = feed.as_ref().and_then(|f| f.take_error()) {
             failure = Some(format!("{label}: {e}"));
         }
-        // A param source that raised, drew what cannot run, or lost its worker ends the race:
-        // the track's Python is broken, and every later task would meet it too.
-        if let Some(e) = params.as_ref().and_then(|f| f.take_error()) {
-            let why = format!("{label}: {e}");
-            self.abort_race(&why);
+        if let Some(why) = self.param_source_failed(params.as_ref(), label) {
             failure = Some(why);
         }
         (TrialMetrics::merge(recorders), failure, driver, server)
+    }
+
+    /// A param source that raised, drew what cannot run, or lost its worker ends the race: the
+    /// track's Python is broken, and every later task would meet it too.
+    fn param_source_failed<P>(
+        &self,
+        params: Option<&python::ParamFeeds<P>>,
+        label: &str,
+    ) -> Option<String> {
+        let why = format!("{label}: {}", params?.take_error()?);
+        self.abort_race(&why);
+        Some(why)
     }
 
     /// Stops the race: the shards could not meet, so none can go on measuring a race the

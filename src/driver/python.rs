@@ -73,7 +73,8 @@ const MAX_BATCH: u64 = 256;
 /// What one client's queue may hold, in bytes of drawn params (at least 2 calls).
 const QUEUE_BYTES: usize = 16 << 20;
 
-/// Builds the leaf's param source in the workers and starts a feeder per client.
+/// Builds the leaf's param source in the workers and starts a feeder per client (or, for a
+/// paced task, a pacer; for a custom runner, nothing: it draws in its worker).
 pub async fn start<B: Backend>(
     backend: &Arc<B>,
     pool: &Arc<Pool>,
@@ -87,71 +88,96 @@ pub async fn start<B: Backend>(
     let ids: Vec<u64> = clients.collect();
     let task = spec.task.clone().unwrap_or(Value::Null);
     let pacing = spec.scheduler.as_deref().map(|s| (s, &task));
+    let params = Value::Object(spec.params.clone());
     let sid = pool
-        .open_source(
-            &source,
-            &Value::Object(spec.params.clone()),
-            pacing,
-            &ids,
-            total,
-        )
+        .open_source(&source, &params, pacing, &ids, total)
         .await
         .map_err(|e| e.to_string())?;
-    let stats = Arc::new(FeedStats::default());
-    let error = Arc::new(Mutex::new(None));
+    let mut feeds = ParamFeeds {
+        feeds: Vec::new(),
+        sid,
+        stats: Arc::default(),
+        source: source.clone(),
+        error: Arc::default(),
+        _feeders: Vec::new(),
+    };
     let converter = Arc::new(Converter {
+        pool: pool.clone(),
         runner: spec.runner.is_some(),
         dialect: spec.dialect,
         kind: spec.operation_type.clone(),
         dir: pool.track_dir(),
     });
     let what = Arc::new(format!("param source `{source}`"));
-    if spec.runner.is_some() && spec.scheduler.is_none() {
+    match (&spec.runner, &spec.scheduler) {
         // The runner draws its params in its own worker, call by call.
-        return Ok(ParamFeeds {
-            feeds: Vec::new(),
-            sid,
-            stats,
-            source,
-            error,
-            _feeders: Vec::new(),
-        });
-    }
-    if spec.scheduler.is_some() {
-        let make: MakeCall<B::Prepared> = {
-            let (backend, converter) = (backend.clone(), converter.clone());
-            Arc::new(move |raw: &RawValue| converter.call(backend.as_ref(), raw))
-        };
-        let feeds = ids
-            .iter()
-            .map(|&client| {
-                ClientFeed::Paced(Pacer {
+        (Some(_), None) => {}
+        (_, Some(_)) => {
+            let make: MakeCall<B::Prepared> = {
+                let (backend, converter) = (backend.clone(), converter.clone());
+                Arc::new(move |raw: &RawValue| converter.call(backend.as_ref(), raw))
+            };
+            for &client in &ids {
+                feeds.feeds.push(ClientFeed::Paced(Pacer {
                     pool: pool.clone(),
                     sid,
                     client,
                     make: make.clone(),
                     what: what.clone(),
                     feedback: None,
-                    error: error.clone(),
+                    error: feeds.error.clone(),
                     keep: spec.runner.is_some(),
-                })
-            })
-            .collect();
-        return Ok(ParamFeeds {
-            feeds,
-            sid,
-            stats,
-            source,
-            error,
-            _feeders: Vec::new(),
-        });
+                }));
+            }
+        }
+        (None, None) => {
+            for client in ids {
+                let feeder = Feeder {
+                    pool: pool.clone(),
+                    sid,
+                    client,
+                    converter: converter.clone(),
+                    stats: feeds.stats.clone(),
+                    error: feeds.error.clone(),
+                    what: what.clone(),
+                };
+                let (queue, task) = feeder.start(backend.clone()).await?;
+                feeds.feeds.push(ClientFeed::Queue(queue));
+                feeds._feeders.extend(task);
+            }
+        }
     }
-    let mut queues = Vec::with_capacity(ids.len());
-    let mut feeders = Vec::with_capacity(ids.len());
-    for client in ids {
+    Ok(feeds)
+}
+
+/// One client's feeder: draws its partition ahead into its queue.
+struct Feeder {
+    pool: Arc<Pool>,
+    sid: u64,
+    client: u64,
+    converter: Arc<Converter>,
+    stats: Arc<FeedStats>,
+    error: Arc<Mutex<Option<String>>>,
+    what: Arc<String>,
+}
+
+impl Feeder {
+    /// Draws the first batch now (before the step starts), sizes the queue by it, and leaves
+    /// a task drawing the rest (none when the source ended already).
+    async fn start<B: Backend>(
+        self,
+        backend: Arc<B>,
+    ) -> Result<
+        (
+            async_channel::Receiver<Call<B::Prepared>>,
+            Option<super::AbortOnDrop>,
+        ),
+        String,
+    > {
         let started = std::time::Instant::now();
-        let first = pool
-            .draw(sid, client, FIRST_BATCH, &what)
+        let first = self
+            .pool
+            .draw(self.sid, self.client, FIRST_BATCH, &self.what)
             .await
             .map_err(|e| e.to_string())?;
         let bytes: usize = first.params.iter().map(|p| p.get().len()).sum();
@@ -160,60 +186,55 @@ pub async fn start<B: Backend>(
             .clamp(2, 1024)
             .max(first.params.len());
         let (tx, rx) = async_channel::bounded(depth);
-        let mut ended = first.end;
         for raw in &first.params {
-            let call = converter.call(backend.as_ref(), raw)?;
-            let _ = tx.try_send(call);
+            let _ = tx.try_send(self.converter.call(backend.as_ref(), raw)?);
         }
-        stats.add(first.params.len(), started);
-        queues.push(rx);
-        if ended {
-            continue;
+        self.stats.add(first.params.len(), started);
+        if first.end {
+            return Ok((rx, None));
         }
-        let (backend, pool, converter) = (backend.clone(), pool.clone(), converter.clone());
-        let (stats, error, what) = (stats.clone(), error.clone(), what.clone());
-        feeders.push(super::AbortOnDrop(tokio::spawn(async move {
-            // A batch grows to the queue's depth; sending waits for room, so a feeder holds at
-            // most one batch beside its queue.
-            let mut batch = FIRST_BATCH;
-            while !ended {
-                let started = std::time::Instant::now();
-                let draws = match pool.draw(sid, client, batch, &what).await {
-                    Ok(d) => d,
-                    Err(e) => {
-                        fail(&error, e.to_string());
-                        return;
-                    }
-                };
-                ended = draws.end;
-                let mut calls = Vec::with_capacity(draws.params.len());
-                for raw in &draws.params {
-                    match converter.call(backend.as_ref(), raw) {
-                        Ok(call) => calls.push(call),
-                        Err(e) => {
-                            fail(&error, format!("{what}: {e}"));
-                            return;
-                        }
-                    }
-                }
-                stats.add(draws.params.len(), started);
-                for call in calls {
-                    if tx.send(call).await.is_err() {
-                        return;
-                    }
-                }
-                batch = (batch * 2).min(MAX_BATCH).min(depth as u64).max(1);
-            }
-        })));
+        let task = tokio::spawn(async move { self.run(backend, tx, depth).await });
+        Ok((rx, Some(super::AbortOnDrop(task))))
     }
-    Ok(ParamFeeds {
-        sid,
-        feeds: queues.into_iter().map(ClientFeed::Queue).collect(),
-        stats,
-        source,
-        error,
-        _feeders: feeders,
-    })
+
+    /// A batch grows to the queue's depth; sending waits for room, so a feeder holds at most
+    /// one batch beside its queue.
+    async fn run<B: Backend>(
+        self,
+        backend: Arc<B>,
+        tx: async_channel::Sender<Call<B::Prepared>>,
+        depth: usize,
+    ) {
+        let mut batch = FIRST_BATCH;
+        loop {
+            let started = std::time::Instant::now();
+            let draws = match self
+                .pool
+                .draw(self.sid, self.client, batch, &self.what)
+                .await
+            {
+                Ok(d) => d,
+                Err(e) => return fail(&self.error, e.to_string()),
+            };
+            let mut calls = Vec::with_capacity(draws.params.len());
+            for raw in &draws.params {
+                match self.converter.call(backend.as_ref(), raw) {
+                    Ok(call) => calls.push(call),
+                    Err(e) => return fail(&self.error, format!("{}: {e}", self.what)),
+                }
+            }
+            self.stats.add(draws.params.len(), started);
+            for call in calls {
+                if tx.send(call).await.is_err() {
+                    return;
+                }
+            }
+            if draws.end {
+                return;
+            }
+            batch = (batch * 2).min(MAX_BATCH).min(depth as u64).max(1);
+        }
+    }
 }
 
 fn fail(slot: &Mutex<Option<String>>, why: String) {
@@ -224,6 +245,7 @@ fn fail(slot: &Mutex<Option<String>>, why: String) {
 
 /// Turns one drawn params dict into a call.
 struct Converter {
+    pool: Arc<Pool>,
     runner: bool,
     dialect: DrawnDialect,
     kind: String,
@@ -238,15 +260,12 @@ impl Converter {
         let drawn: Map<String, Value> = serde_json::from_str(raw.get())
             .map_err(|e| format!("drew params that are not a JSON object: {e}"))?;
         let (kind, params) = match self.dialect {
-            DrawnDialect::Rally => {
-                crate::rally::drawn_operation(&self.kind, &drawn, &self.dir.join("track.json"))
-                    .map_err(|why| {
-                        format!(
-                            "drew params that cannot run as Rally's `{}`: {why}",
-                            self.kind
-                        )
-                    })?
-            }
+            DrawnDialect::Rally => self.pool.convert_drawn(&self.kind, &drawn).map_err(|why| {
+                format!(
+                    "drew params that cannot run as Rally's `{}`: {why}",
+                    self.kind
+                )
+            })?,
             DrawnDialect::Ours => (self.kind.clone(), drawn),
         };
         let ctx = crate::ops::TrackContext {

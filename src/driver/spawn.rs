@@ -92,17 +92,7 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
             },
             _ => Budget::Corpus,
         };
-        let source = match (leaf.spec.payload_source(), feed) {
-            (_, Some(feed)) => Source::Corpus(feed.clone()),
-            (PayloadSource::Python(_), _) => match feeds.next() {
-                Some(ClientFeed::Queue(queue)) => Source::Python(queue),
-                Some(ClientFeed::Paced(pacer)) => Source::Paced(pacer),
-                None => Source::None,
-            },
-            (PayloadSource::Keys(kv), _) => Source::Keys(KeyGen::new(kv, i)),
-            (PayloadSource::Bound(body), _) => Source::Bound(body.client(i, leaf.clients)),
-            _ => Source::None,
-        };
+        let source = source_of(leaf, i, feed, &mut feeds);
         let run = ClientRun {
             client,
             index: i,
@@ -134,6 +124,26 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
         });
     }
     ClientGroups { groups, recorders }
+}
+
+/// Where client `i` takes each call's changing input from.
+fn source_of<P>(
+    leaf: &Leaf,
+    i: u64,
+    feed: Option<&Arc<CorpusFeed>>,
+    feeds: &mut impl Iterator<Item = ClientFeed<P>>,
+) -> Source<P> {
+    match (leaf.spec.payload_source(), feed) {
+        (_, Some(feed)) => Source::Corpus(feed.clone()),
+        (PayloadSource::Python(_), _) => match feeds.next() {
+            Some(ClientFeed::Queue(queue)) => Source::Python(queue),
+            Some(ClientFeed::Paced(pacer)) => Source::Paced(pacer),
+            None => Source::None,
+        },
+        (PayloadSource::Keys(kv), _) => Source::Keys(KeyGen::new(kv, i)),
+        (PayloadSource::Bound(body), _) => Source::Bound(body.client(i, leaf.clients)),
+        _ => Source::None,
+    }
 }
 
 /// Runs each group of clients as one task and collects the groups' recorders; a client that

@@ -12,7 +12,7 @@ mod install;
 pub mod pool;
 pub mod probe;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -71,6 +71,12 @@ impl Registry {
     }
 }
 
+/// Turns one params dict a param source drew for its dialect's operation type into our
+/// operation type and params: the front end's conversion (Rally's, for a Rally track), handed in
+/// by it, so that the driver needs no front end.
+pub type DrawnConversion =
+    fn(&str, &Map<String, Value>, &Path) -> Result<(String, Map<String, Value>), String>;
+
 /// A track's Python as loaded, kept for the race's workers.
 #[derive(Debug, Clone)]
 pub struct TrackPython {
@@ -86,6 +92,8 @@ pub struct TrackPython {
     pub esrally: Option<String>,
     /// Rally's data root, which track processors prepare data below (`<home>/data`).
     pub data_root: Option<PathBuf>,
+    /// The front end's conversion of drawn params.
+    pub convert: DrawnConversion,
 }
 
 impl TrackPython {

@@ -167,6 +167,15 @@ impl Pool {
         self.python.dir.clone()
     }
 
+    /// One drawn params dict for the front end's operation type `kind`, as our type and params.
+    pub fn convert_drawn(
+        &self,
+        kind: &str,
+        drawn: &serde_json::Map<String, Value>,
+    ) -> Result<(String, serde_json::Map<String, Value>), String> {
+        (self.python.convert)(kind, drawn, &self.python.dir)
+    }
+
     fn worker(&self, client: u64) -> &Worker {
         &self.workers[(client % self.workers.len() as u64) as usize]
     }

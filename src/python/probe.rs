@@ -205,6 +205,7 @@ pub fn load(
     dialect: Dialect,
     spec: Value,
     data_root: Option<&Path>,
+    convert: super::DrawnConversion,
 ) -> Result<(Session, TrackPython), PythonError> {
     let what = "it does not load".to_string();
     let mut session = Session::start(interpreter)?;
@@ -217,6 +218,7 @@ pub fn load(
         python_version: String::new(),
         esrally: None,
         data_root: data_root.map(Path::to_path_buf),
+        convert,
     };
     let reply = session.request(python.load_request(), &what);
     // An interpreter too old to run the worker fails in the load: say so rather than its error.

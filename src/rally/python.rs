@@ -37,8 +37,15 @@ pub(super) fn load(
     let failed = |e: crate::python::PythonError| {
         TrackError::new(TrackErrorKind::Python, &py_file, e.to_string())
     };
-    let (mut session, python) =
-        probe::load(&interpreter, dir, dialect, spec, opts.data_root.as_deref()).map_err(failed)?;
+    let (mut session, python) = probe::load(
+        &interpreter,
+        dir,
+        dialect,
+        spec,
+        opts.data_root.as_deref(),
+        super::drawn_operation,
+    )
+    .map_err(failed)?;
     if !python.registry.track_processors.is_empty() {
         // Rally's DefaultTrackPreparator decompresses the corpora that processors read; runner
         // reads archives as they are, so it unpacks them for the track's Python here.

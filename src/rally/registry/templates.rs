@@ -4,58 +4,10 @@ use super::{enc, string, Call, Calls, Declared, DeclaredTemplate};
 use serde_json::{json, Map, Value};
 
 pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) -> Option<Calls> {
-    let get = |k: &str| op.get(k).cloned();
     let rp = op.get("request-params");
     Some(match kind {
         "create-index-template" | "create-composable-template" | "create-component-template" => {
-            let (declared_kind, endpoint) = template_kind(kind);
-            let of_kind: Vec<&DeclaredTemplate> = declared
-                .templates
-                .iter()
-                .filter(|t| t.kind == declared_kind)
-                .collect();
-            let wanted = string(op, "template");
-            // As Rally's CreateTemplateParamSource: `template` with a `body` first, else the
-            // declared templates (the one named, if named).
-            let templates: Vec<(String, Value)> = match (wanted, get("body")) {
-                // What Rally's param source gives its runner (a param source of a track's
-                // Python may give it too): `templates`, a list of [name, body].
-                _ if op.get("templates").is_some() => match drawn_templates(kind, op) {
-                    Ok(t) => t,
-                    Err(e) => return Some(Err(e)),
-                },
-                (Some(n), Some(b)) => vec![(n, b)],
-                (_, _) if of_kind.is_empty() => {
-                    return Some(Err(format!("`{kind}` needs `template` and `body` when the track declares no such templates")))
-                }
-                (wanted, _) => {
-                    let found: Vec<(String, Value)> = of_kind
-                        .iter()
-                        .filter(|t| wanted.as_ref().is_none_or(|w| *w == t.name))
-                        .map(|t| (t.name.clone(), with_settings(kind, t.body.clone(), op.get("settings"))))
-                        .collect();
-                    if let (Some(w), true) = (&wanted, found.is_empty()) {
-                        let names: Vec<&str> = of_kind.iter().map(|t| t.name.as_str()).collect();
-                        return Some(Err(format!("unknown template `{w}` (the track declares {}), as Rally says", names.join(", "))));
-                    }
-                    found
-                }
-            };
-            let calls = templates
-                .into_iter()
-                .map(|(n, b)| {
-                    // Rally sends a component template's `template` section, as its runner does.
-                    let body = if kind == "create-component-template" {
-                        json!({"template": b.get("template").cloned().unwrap_or(json!({}))})
-                    } else {
-                        b
-                    };
-                    Call::new("PUT", format!("/{endpoint}/{}", enc(&n)))
-                        .body(body)
-                        .params(rp)
-                })
-                .collect();
-            Ok((calls, false))
+            create(kind, op, declared)
         }
         "delete-index-template" | "delete-composable-template" | "delete-component-template" => {
             let (declared_kind, endpoint) = template_kind(kind);
@@ -107,6 +59,71 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) ->
         }
         _ => return None,
     })
+}
+
+/// A create-template operation's PUTs: Rally's `templates` list, a `template` with its `body`,
+/// else the track's declared templates of the kind (the one named, if named).
+fn create(kind: &str, op: &Map<String, Value>, declared: &Declared) -> Calls {
+    let get = |k: &str| op.get(k).cloned();
+    let rp = op.get("request-params");
+    let (declared_kind, endpoint) = template_kind(kind);
+    let of_kind: Vec<&DeclaredTemplate> = declared
+        .templates
+        .iter()
+        .filter(|t| t.kind == declared_kind)
+        .collect();
+    let wanted = string(op, "template");
+    // As Rally's CreateTemplateParamSource: `template` with a `body` first, else the
+    // declared templates (the one named, if named).
+    let templates: Vec<(String, Value)> = match (wanted, get("body")) {
+        // What Rally's param source gives its runner (a param source of a track's
+        // Python may give it too): `templates`, a list of [name, body].
+        _ if op.get("templates").is_some() => match drawn_templates(kind, op) {
+            Ok(t) => t,
+            Err(e) => return Err(e),
+        },
+        (Some(n), Some(b)) => vec![(n, b)],
+        (_, _) if of_kind.is_empty() => {
+            return Err(format!(
+                "`{kind}` needs `template` and `body` when the track declares no such templates"
+            ))
+        }
+        (wanted, _) => {
+            let found: Vec<(String, Value)> = of_kind
+                .iter()
+                .filter(|t| wanted.as_ref().is_none_or(|w| *w == t.name))
+                .map(|t| {
+                    (
+                        t.name.clone(),
+                        with_settings(kind, t.body.clone(), op.get("settings")),
+                    )
+                })
+                .collect();
+            if let (Some(w), true) = (&wanted, found.is_empty()) {
+                let names: Vec<&str> = of_kind.iter().map(|t| t.name.as_str()).collect();
+                return Err(format!(
+                    "unknown template `{w}` (the track declares {}), as Rally says",
+                    names.join(", ")
+                ));
+            }
+            found
+        }
+    };
+    let calls = templates
+        .into_iter()
+        .map(|(n, b)| {
+            // Rally sends a component template's `template` section, as its runner does.
+            let body = if kind == "create-component-template" {
+                json!({"template": b.get("template").cloned().unwrap_or(json!({}))})
+            } else {
+                b
+            };
+            Call::new("PUT", format!("/{endpoint}/{}", enc(&n)))
+                .body(body)
+                .params(rp)
+        })
+        .collect();
+    Ok((calls, false))
 }
 
 /// Rally's runner input: `templates`, a list of `[name, body]` pairs (with `settings` merged,

@@ -392,7 +392,7 @@ impl Level<'_> {
         let tantivy_params = params_for(kind, params, mapping, &here)?;
         if kind == "percentiles" && path.is_empty() {
             self.exact
-                .push(exact_percentiles(name, params, &tantivy_params));
+                .push(exact::exact_percentiles(name, params, &tantivy_params));
         }
         rewritten.insert(kind.to_string(), Value::Object(tantivy_params));
         if let Some(sub) = sub {
@@ -551,7 +551,7 @@ fn params_for(
         ));
     }
     if kind == "percentiles" {
-        percentiles_params(&mut out, at)?;
+        exact::percentiles_params(&mut out, at)?;
     }
     if kind == "cardinality" {
         // Elasticsearch's memory-for-accuracy knob: tantivy's sketch has one precision (near
@@ -622,86 +622,6 @@ const NUMERIC_METRICS: [&str; 7] = [
     "extended_stats",
     "percentiles",
 ];
-
-/// `percentiles`' own parameters, checked as Elasticsearch checks them: `percents` a
-/// non-empty list of numbers; `tdigest.compression` (which bounds how many values are held
-/// exactly, see `exact`) not negative; HDR histograms are another estimate, not run here.
-fn percentiles_params(p: &mut Map<String, Value>, at: &str) -> Result<(), String> {
-    if p.contains_key("hdr") {
-        return Err(format!("aggregation `{at}`: `percentiles` with `hdr` is not run by the embedded engine (it estimates as t-digest does)"));
-    }
-    if let Some(t) = p.remove("tdigest") {
-        let known = ["compression", "execution_hint"];
-        if let Some(k) = t
-            .as_object()
-            .and_then(|o| o.keys().find(|k| !known.contains(&k.as_str())))
-        {
-            return Err(format!(
-                "aggregation `{at}`: `tdigest` parameter `{k}` is not run by the embedded engine"
-            ));
-        }
-        if let Some(c) = t.get("compression").and_then(Value::as_f64) {
-            if c < 0.0 {
-                return Err(format!(
-                    "[compression] must be greater than or equal to 0. Found [{c:?}] in [{at}]"
-                ));
-            }
-        }
-    }
-    match p.get("percents") {
-        None => {}
-        Some(Value::Null) => return Err(format!("[percents] must not be null: [{at}]")),
-        Some(Value::Array(items)) if items.is_empty() => {
-            return Err(format!("[percents] must not be empty: [{at}]"))
-        }
-        Some(Value::Array(items)) => {
-            if let Some(bad) = items
-                .iter()
-                .find(|i| !i.as_f64().is_some_and(|x| (0.0..=100.0).contains(&x)))
-            {
-                return Err(format!(
-                    "aggregation `{at}`: percent {bad} is not a number from 0 to 100"
-                ));
-            }
-        }
-        Some(other) => {
-            return Err(format!(
-                "aggregation `{at}`: [percents] must be a list of numbers, got {other}"
-            ))
-        }
-    }
-    Ok(())
-}
-
-/// A top-level `percentiles` as the exact collector runs it (the field as tantivy reads it).
-fn exact_percentiles(
-    name: &str,
-    given: &Map<String, Value>,
-    tantivy: &Map<String, Value>,
-) -> exact::ExactPercentiles {
-    let compression = given
-        .get("tdigest")
-        .and_then(|t| t.get("compression"))
-        .and_then(Value::as_f64)
-        .unwrap_or(exact::DEFAULT_COMPRESSION);
-    exact::ExactPercentiles {
-        name: name.to_string(),
-        field: tantivy
-            .get("field")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        missing: given.get("missing").and_then(Value::as_f64),
-        percents: given
-            .get("percents")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_f64).collect())
-            .unwrap_or_else(|| exact::DEFAULT_PERCENTS.to_vec()),
-        keyed: given.get("keyed").and_then(Value::as_bool).unwrap_or(true),
-        // Bounded whatever `compression` a request names: past it, the estimate stands.
-        cap: (2.0 * compression).clamp(1.0, exact::MAX_HELD as f64) as usize,
-    }
-}
 
 /// Elasticsearch's calendar intervals that are fixed lengths in UTC become fixed intervals;
 /// the others (months, quarters, years), and time zones other than UTC, are refused.

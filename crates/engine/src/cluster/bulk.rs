@@ -88,19 +88,8 @@ impl State {
                 )
             });
             match self.ingest(&pipelines.0, &pipelines.1, &item, (index, settings), first) {
-                Ok(None) => report(
-                    name,
-                    item.verb,
-                    item.id.as_deref(),
-                    Ok(Written {
-                        id: item.id.as_deref().unwrap_or("").to_string(),
-                        done: Done::Noop,
-                        meta: DocMeta {
-                            version: 0,
-                            seq_no: 0,
-                        },
-                    }),
-                ),
+                // A pipeline's `drop`: nothing written.
+                Ok(None) => report(name, item.verb, item.id.as_deref(), Ok(dropped(&item))),
                 Ok(Some(done)) => {
                     let owned = Item {
                         verb: item.verb,
@@ -367,6 +356,18 @@ fn data_stream_write(item: &Item) -> Result<(), ItemError> {
         ));
     }
     Ok(())
+}
+
+/// What a document an ingest pipeline dropped reports: a noop, no version.
+fn dropped(item: &Item<'_>) -> Written {
+    Written {
+        id: item.id.as_deref().unwrap_or("").to_string(),
+        done: Done::Noop,
+        meta: DocMeta {
+            version: 0,
+            seq_no: 0,
+        },
+    }
 }
 
 #[cfg(test)]
