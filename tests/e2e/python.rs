@@ -437,3 +437,76 @@ fn sigterm_stops_the_workers_with_the_race() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// geonames' default challenge with its large-terms tasks from its own track.py: every body
+/// the server receives holds the track's terms.txt and the number each source adds to avoid
+/// caching (RUNNER_TEST_RALLY_TRACKS: the shared Rally tracks).
+#[test]
+fn geonames_large_terms_come_from_its_own_track_py() {
+    let Ok(shared) = std::env::var("RUNNER_TEST_RALLY_TRACKS") else {
+        eprintln!("RUNNER_TEST_RALLY_TRACKS is not set: the shared Rally tracks are not here");
+        return;
+    };
+    let track = std::path::Path::new(&shared).join("elastic/geonames");
+    let terms = std::fs::read_to_string(track.join("terms.txt"))
+        .unwrap()
+        .lines()
+        .count();
+    let env = Env::new();
+    // The test-mode corpus file the track names (the tasks raced index nothing).
+    let data = env.home.path().join("data/geonames");
+    std::fs::create_dir_all(&data).unwrap();
+    let made = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import bz2,sys; open(sys.argv[1],'wb').write(bz2.compress(b'{\"name\":\"x\"}\\n'))")
+        .arg(data.join("documents-2-1k.json.bz2"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (port, bodies) = recording_server();
+    let target = format!("http://127.0.0.1:{port}");
+    let out = env.run(&[
+        "race",
+        "--quiet",
+        "--test-mode",
+        "--track-path",
+        track.to_str().unwrap(),
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &target,
+        "--include-tasks",
+        "large_terms,large_filtered_terms,large_prohibited_terms",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bodies = bodies.lock().unwrap().clone();
+    let (mut pure, mut filtered, mut prohibited) = (0, 0, 0);
+    for b in &bodies {
+        let (list, most) = if let Some(t) = b["query"]["terms"]["name.raw"].as_array() {
+            pure += 1;
+            (t, 100)
+        } else if let Some(t) = b["query"]["bool"]["filter"][0]["terms"]["name.raw"].as_array() {
+            filtered += 1;
+            (t, 1000)
+        } else if let Some(t) = b["query"]["bool"]["must_not"][0]["terms"]["name.raw"].as_array() {
+            prohibited += 1;
+            (t, 1000)
+        } else {
+            panic!(
+                "a body no large-terms source draws: {}",
+                &b.to_string()[..200.min(b.to_string().len())]
+            );
+        };
+        assert_eq!(list.len(), terms + 1, "terms.txt and one number");
+        let salt: u64 = list[terms].as_str().unwrap().parse().unwrap();
+        assert!((1..=most).contains(&salt), "{salt}");
+    }
+    assert!(
+        pure > 0 && filtered > 0 && prohibited > 0,
+        "{pure} {filtered} {prohibited}"
+    );
+}
