@@ -178,18 +178,29 @@ impl Engine {
         RestResponse::json(200, &out)
     }
 
-    pub(crate) fn put_template(&self, kind: &str, name: &str, body: &[u8]) -> RestResponse {
+    /// `create=true` refuses to replace a template that exists, as Elasticsearch does.
+    pub(crate) fn put_template(
+        &self,
+        kind: &str,
+        name: &str,
+        body: &[u8],
+        query: &str,
+    ) -> RestResponse {
         let body = match parse_body(body) {
             Ok(b) => b,
             Err(r) => return r,
         };
-        match self
-            .state
-            .templates
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .put(kind_of(kind), name, body)
-        {
+        let create = crate::rest::param(query, "create").is_some_and(|v| v == "true" || v.is_empty());
+        let mut templates = self.state.templates.write().unwrap_or_else(|p| p.into_inner());
+        if create && templates.get(kind_of(kind), name).is_some() {
+            let what = if kind == "_component_template" { "component template" } else { "index template" };
+            return RestResponse::error(
+                400,
+                "illegal_argument_exception",
+                &format!("{what} [{name}] already exists"),
+            );
+        }
+        match templates.put(kind_of(kind), name, body) {
             Ok(()) => RestResponse::json(200, &json!({ "acknowledged": true })),
             Err(m) => RestResponse::error(400, "action_request_validation_exception", &m),
         }

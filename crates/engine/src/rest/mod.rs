@@ -233,7 +233,7 @@ impl Engine {
             Route::ClusterState(metrics) => self.cluster_state(metrics),
             Route::IndexSettings(index) => self.index_settings(index, req.body),
             Route::GetSettings(index, name) => self.get_settings(index, name, req.query),
-            Route::PutTemplate(kind, name) => self.put_template(kind, name, req.body),
+            Route::PutTemplate(kind, name) => self.put_template(kind, name, req.body, req.query),
             Route::DeleteTemplate(kind, name) => self.delete_template(kind, name),
             Route::GetTemplate(kind, name) => self.get_template(kind, name),
             Route::Scroll(None) => self.scroll(req.query, req.body),

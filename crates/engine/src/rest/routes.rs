@@ -399,6 +399,8 @@ impl Route<'_> {
             Route::GetDoc(..) | Route::GetSource(..) => &GET_PARAMS,
             Route::CreateIndex(_) => &["wait_for_active_shards"],
             Route::DeleteIndex(_) => &["ignore_unavailable"],
+            // One node: `master_timeout` has nothing to wait for, `cause` only names the change.
+            Route::PutTemplate(..) => &["create", "cause", "master_timeout"],
             _ => &[],
         }
     }
