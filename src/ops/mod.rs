@@ -166,10 +166,16 @@ impl OpSpec {
                 names.iter().map(String::as_str).collect()
             }
             OpSpec::ClusterHealth(h) => h.index.as_deref().into_iter().collect(),
-            OpSpec::Python(p) => p
-                .first
-                .as_ref()
-                .map_or_else(Vec::new, |f| f.target_indices()),
+            // What one draw targets, else the index a runner's params name.
+            OpSpec::Python(p) => match &p.first {
+                Some(f) => f.target_indices(),
+                None => p
+                    .params
+                    .get("index")
+                    .and_then(Value::as_str)
+                    .into_iter()
+                    .collect(),
+            },
             _ => Vec::new(),
         }
     }

@@ -50,6 +50,14 @@ class Registry:
                 f"Runner [{runner}] must be implemented as async runner and registered with async_runner=True."
             )
         self.runners[name] = runner
+        # Also where esrally's (or the stand-in's) `runner_for` finds it: a track's runner may
+        # look up another (elastic/logs' multi-cluster wrapper does).
+        try:
+            from esrally.driver import runner as rally
+
+            rally.register_runner(name, runner, **kwargs)
+        except Exception:
+            pass
 
     def register_scheduler(self, name, scheduler):
         self.schedulers[name] = scheduler
@@ -289,6 +297,14 @@ class Worker:
         self.index = int(req.get("worker", 0))
         dialect = req.get("dialect", "rally")
         self.registry = Registry(dialect)
+        # As Rally's driver does before it loads a track: its own runners are found by type.
+        try:
+            from esrally.driver import runner as rally
+
+            if hasattr(rally, "register_default_runners"):
+                rally.register_default_runners()
+        except Exception:
+            pass
         module = load_component(self.root, req.get("entry", "track"))
         if not hasattr(module, "register"):
             raise RuntimeError(f"{req.get('entry', 'track')}.py defines no register(registry)")

@@ -190,10 +190,19 @@ impl Engine {
             Ok(b) => b,
             Err(r) => return r,
         };
-        let create = crate::rest::param(query, "create").is_some_and(|v| v == "true" || v.is_empty());
-        let mut templates = self.state.templates.write().unwrap_or_else(|p| p.into_inner());
+        let create =
+            crate::rest::param(query, "create").is_some_and(|v| v == "true" || v.is_empty());
+        let mut templates = self
+            .state
+            .templates
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         if create && templates.get(kind_of(kind), name).is_some() {
-            let what = if kind == "_component_template" { "component template" } else { "index template" };
+            let what = if kind == "_component_template" {
+                "component template"
+            } else {
+                "index template"
+            };
             return RestResponse::error(
                 400,
                 "illegal_argument_exception",
