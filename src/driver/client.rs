@@ -235,11 +235,13 @@ impl<C: BackendClient> ClientRun<C> {
             let end = Instant::now();
             // A custom runner's service time is Rally's, taken in the worker; the round trip
             // to it counts in the latency.
+            let sent = start;
             let start = done
                 .service
                 .map_or(start, |s| end.checked_sub(s).unwrap_or(start).max(start));
             let times = Times {
-                intended: intended.unwrap_or(start),
+                // Unthrottled: latency runs from when the call was sent, the round trip in it.
+                intended: intended.unwrap_or(sent),
                 start,
                 end,
             };

@@ -206,33 +206,53 @@ impl Feeder {
         depth: usize,
     ) {
         let mut batch = FIRST_BATCH;
+        let mut draws = match self
+            .pool
+            .draw(self.sid, self.client, batch, &self.what)
+            .await
+        {
+            Ok(d) => d,
+            Err(e) => return fail(&self.error, e.to_string()),
+        };
         loop {
             let started = std::time::Instant::now();
-            let draws = match self
-                .pool
-                .draw(self.sid, self.client, batch, &self.what)
-                .await
-            {
-                Ok(d) => d,
-                Err(e) => return fail(&self.error, e.to_string()),
-            };
-            let mut calls = Vec::with_capacity(draws.params.len());
-            for raw in &draws.params {
-                match self.converter.call(backend.as_ref(), raw) {
-                    Ok(call) => calls.push(call),
-                    Err(e) => return fail(&self.error, format!("{}: {e}", self.what)),
+            let end = draws.end;
+            let next_batch = (batch * 2).min(MAX_BATCH).min(depth as u64).max(1);
+            // The next batch is drawn in Python while this one converts here.
+            let next = async {
+                match end {
+                    true => None,
+                    false => Some(
+                        self.pool
+                            .draw(self.sid, self.client, next_batch, &self.what)
+                            .await,
+                    ),
                 }
-            }
-            self.stats.add(draws.params.len(), started);
+            };
+            let convert = async {
+                let mut calls = Vec::with_capacity(draws.params.len());
+                for raw in &draws.params {
+                    calls.push(self.converter.call(backend.as_ref(), raw)?);
+                }
+                Ok::<_, String>(calls)
+            };
+            let (next, calls) = tokio::join!(next, convert);
+            let calls = match calls {
+                Ok(c) => c,
+                Err(e) => return fail(&self.error, format!("{}: {e}", self.what)),
+            };
+            self.stats.add(calls.len(), started);
             for call in calls {
                 if tx.send(call).await.is_err() {
                     return;
                 }
             }
-            if draws.end {
-                return;
-            }
-            batch = (batch * 2).min(MAX_BATCH).min(depth as u64).max(1);
+            draws = match next {
+                None => return,
+                Some(Ok(d)) => d,
+                Some(Err(e)) => return fail(&self.error, e.to_string()),
+            };
+            batch = next_batch;
         }
     }
 }
@@ -257,10 +277,38 @@ impl Converter {
         if self.runner {
             return Ok(Call::InWorker);
         }
-        let drawn: Map<String, Value> = serde_json::from_str(raw.get())
-            .map_err(|e| format!("drew params that are not a JSON object: {e}"))?;
+        let mut drawn = parse_drawn(raw)?;
+        // A search's body is set aside while the rest converts, then put in its place: it can
+        // hold tens of thousands of terms, and each copy of it costs milliseconds a call.
+        let body = match drawn.get_mut("body") {
+            Some(b @ Value::Object(_)) => Some(std::mem::replace(b, Value::Object(Map::new()))),
+            _ => None,
+        };
+        let op = match (self.spec_of(drawn)?, body) {
+            // What the conversion added to the empty body (`size`) goes into the real one.
+            (OpSpec::Search(mut s), Some(Value::Object(mut real))) => {
+                if let Value::Object(added) = std::mem::take(&mut s.body) {
+                    real.extend(added);
+                }
+                s.body = Value::Object(real);
+                OpSpec::Search(s)
+            }
+            (op, None) => op,
+            // Not a search: converted again with its body in place.
+            (_, Some(_)) => self.spec_of(parse_drawn(raw)?)?,
+        };
+        backend.prepare(&op).map(Call::Op).map_err(|e| {
+            format!(
+                "drew an operation the backend cannot prepare: {}",
+                e.message
+            )
+        })
+    }
+
+    /// One drawn params dict as our operation.
+    fn spec_of(&self, drawn: Map<String, Value>) -> Result<OpSpec, String> {
         let (kind, params) = match self.dialect {
-            DrawnDialect::Rally => self.pool.convert_drawn(&self.kind, &drawn).map_err(|why| {
+            DrawnDialect::Rally => self.pool.convert_drawn(&self.kind, drawn).map_err(|why| {
                 format!(
                     "drew params that cannot run as Rally's `{}`: {why}",
                     self.kind
@@ -279,16 +327,16 @@ impl Converter {
                 e.param, e.message
             )
         })?;
-        if let OpSpec::Python(_) = op {
-            return Err("drew params for another python operation".into());
+        match op {
+            OpSpec::Python(_) => Err("drew params for another python operation".into()),
+            op => Ok(op),
         }
-        backend.prepare(&op).map(Call::Op).map_err(|e| {
-            format!(
-                "drew an operation the backend cannot prepare: {}",
-                e.message
-            )
-        })
     }
+}
+
+fn parse_drawn(raw: &RawValue) -> Result<Map<String, Value>, String> {
+    serde_json::from_str(raw.get())
+        .map_err(|e| format!("drew params that are not a JSON object: {e}"))
 }
 
 /// A custom runner's reply as the call's result; a fatal one stops the race (Rally's runner

@@ -75,7 +75,7 @@ impl Registry {
 /// operation type and params: the front end's conversion (Rally's, for a Rally track), handed in
 /// by it, so that the driver needs no front end.
 pub type DrawnConversion =
-    fn(&str, &Map<String, Value>, &Path) -> Result<(String, Map<String, Value>), String>;
+    fn(&str, Map<String, Value>, &Path) -> Result<(String, Map<String, Value>), String>;
 
 /// A track's Python as loaded, kept for the race's workers.
 #[derive(Debug, Clone)]

@@ -107,6 +107,21 @@ pub struct Step {
     pub params: Vec<Box<RawValue>>,
 }
 
+/// A reply's outcome, read without building its params (a draw may hold megabytes).
+#[derive(Deserialize, Default)]
+struct Head {
+    #[serde(default)]
+    ok: bool,
+    #[serde(default)]
+    end: bool,
+}
+
+impl Head {
+    fn of(frame: &[u8]) -> Head {
+        serde_json::from_slice(frame).unwrap_or_default()
+    }
+}
+
 /// One batch of draws.
 #[derive(Deserialize)]
 pub struct Draws {
@@ -171,7 +186,7 @@ impl Pool {
     pub fn convert_drawn(
         &self,
         kind: &str,
-        drawn: &serde_json::Map<String, Value>,
+        drawn: serde_json::Map<String, Value>,
     ) -> Result<(String, serde_json::Map<String, Value>), String> {
         (self.python.convert)(kind, drawn, &self.python.dir)
     }
@@ -227,8 +242,7 @@ impl Pool {
             .worker(client)
             .request(msg, what, Some(super::request_timeout()))
             .await?;
-        let head: Value = serde_json::from_slice(&frame).unwrap_or(Value::Null);
-        if head["ok"] != json!(true) {
+        if !Head::of(&frame).ok {
             ok_reply(&self.python, what, &frame)?;
         }
         serde_json::from_slice(&frame).map_err(|e| PythonError::Failed {
@@ -254,11 +268,11 @@ impl Pool {
             .worker(client)
             .request(msg, what, Some(super::request_timeout()))
             .await?;
-        let head: Value = serde_json::from_slice(&frame).unwrap_or(Value::Null);
-        if head["ok"] != json!(true) {
+        let head = Head::of(&frame);
+        if !head.ok {
             ok_reply(&self.python, what, &frame)?;
         }
-        if head["end"] == json!(true) {
+        if head.end {
             return Ok(None);
         }
         let step: Step = serde_json::from_slice(&frame).map_err(|e| PythonError::Failed {

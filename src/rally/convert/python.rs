@@ -111,7 +111,7 @@ pub(super) fn operation(
         py.extents.insert(name.to_string(), sample.infinite);
         if runner.is_none() {
             match sample.first {
-                Some(Value::Object(drawn)) => match drawn_operation(kind, &drawn, c.file) {
+                Some(Value::Object(drawn)) => match drawn_operation(kind, drawn, c.file) {
                     Ok((t, p)) => ours["first"] = json!({"type": t, "params": p}),
                     Err(why) => {
                         return Some(OperationAs::Unsupported(format!(
@@ -144,7 +144,7 @@ fn params_of(ours: &Value) -> Value {
 /// Rally's "every index" (the client's search with no index).
 pub fn drawn_operation(
     kind: &str,
-    drawn: &Map<String, Value>,
+    drawn: Map<String, Value>,
     file: &Path,
 ) -> Result<(String, Map<String, Value>), String> {
     let no_files = |body: &str| -> Result<Value, TrackError> {
@@ -168,7 +168,8 @@ pub fn drawn_operation(
         skipped_templates: None,
         made_templates: false,
     };
-    let mut op = drawn.clone();
+    // Taken, not copied: a drawn body may hold tens of thousands of terms.
+    let mut op = drawn;
     op.insert("operation-type".into(), json!(kind));
     op.entry("name").or_insert(json!(kind));
     op.remove("param-source");
@@ -176,10 +177,14 @@ pub fn drawn_operation(
         op.insert("index".into(), json!("_all"));
     }
     match super::operation::operation(&mut c, &Value::Object(op), "") {
-        Ok(OperationAs::Ours(o)) => {
+        Ok(OperationAs::Ours(Value::Object(mut o))) => {
             let t = o["type"].as_str().unwrap_or_default().to_string();
-            Ok((t, o["params"].as_object().cloned().unwrap_or_default()))
+            match o.remove("params") {
+                Some(Value::Object(params)) => Ok((t, params)),
+                _ => Ok((t, Map::new())),
+            }
         }
+        Ok(OperationAs::Ours(_)) => Err("the conversion gave no operation".into()),
         Ok(OperationAs::Unsupported(why)) => Err(why),
         Err(e) => Err(e.message),
     }

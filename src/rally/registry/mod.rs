@@ -321,6 +321,7 @@ mod tests {
     #[test]
     fn a_template_with_its_body_wins_over_the_declared_ones_as_in_rally() {
         let declared = Declared {
+            indices: Vec::new(),
             data_streams: Vec::new(),
             templates: vec![DeclaredTemplate {
                 kind: "composable",
@@ -385,6 +386,7 @@ mod tests {
     #[test]
     fn rest_calls_follow_rallys_runners() {
         let declared = Declared {
+            indices: Vec::new(),
             data_streams: vec!["logs-a".into(), "logs-b".into()],
             templates: vec![DeclaredTemplate {
                 kind: "composable",
