@@ -126,6 +126,7 @@ def runner_race(args, work, port, track_dir, params):
 
 
 def esrally_race(args, work, port, track_dir, params):
+    wait_for_no_rally()
     # Each run has its own HOME: esrally keeps its state there, and never kills other runs.
     home = tempfile.mkdtemp(prefix="esrally-home-", dir=work)
     report = os.path.join(home, "report.csv")
@@ -141,6 +142,18 @@ def esrally_race(args, work, port, track_dir, params):
                 rates[row[1]] = float(row[2])
     shutil.rmtree(home, ignore_errors=True)
     return rates, cpu
+
+
+def wait_for_no_rally():
+    """esrally refuses to start while another Rally process lives (its actor system lingers a
+    moment after a race): wait, rather than --kill-running-processes, which kills any."""
+    for _ in range(300):
+        # By name too: a killed actor not yet reaped has no command line, only its name.
+        named = subprocess.run(["pgrep", "-x", "esrally"], capture_output=True).returncode == 0
+        running = subprocess.run(["pgrep", "-f", "python.*bin/esrally"], capture_output=True).returncode == 0
+        if not named and not running:
+            return
+        time.sleep(0.1)
 
 
 def cpu_part(args, work, port, tracks):
@@ -212,6 +225,7 @@ def main():
     p.add_argument("--runner", default=None)
     p.add_argument("--python", default="", help="the Python for track.py (runner's --python); with elasticsearch[async]")
     p.add_argument("--part", choices=["params", "cpu", "round-trip", "all"], default="all")
+    p.add_argument("--only", default="", help="one track of the cpu part: geonames or nested")
     args = p.parse_args()
     args.esrally = os.environ.get("ESRALLY") or shutil.which("esrally") or "esrally"
     if args.runner is None:
@@ -240,7 +254,7 @@ def main():
         if args.part in ("round-trip", "all"):
             round_trip_part(args, work, port)
         if args.part in ("cpu", "all"):
-            cpu_part(args, work, port, tracks)
+            cpu_part(args, work, port, [t for t in tracks if args.only in ("", t[0])])
     finally:
         nginx.terminate()
         nginx.wait()

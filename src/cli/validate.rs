@@ -12,12 +12,16 @@ pub struct ValidateArgs {
     track: String,
     #[arg(long, value_name = "PARAMS")]
     track_params: Option<String>,
+    /// Rally tracks with a track.py: the Python interpreter that runs it (default: `python3`).
+    #[arg(long, value_name = "PATH")]
+    python: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: ValidateArgs, home: &Path) -> Result<u8, CliError> {
     let track_args = TrackArgs {
         track: Some(args.track),
         track_params: args.track_params,
+        python: args.python,
         ..TrackArgs::default()
     };
     let mut request = track_request(&track_args, home)?;
