@@ -41,6 +41,7 @@ impl QueryBuilder for EsFilter {
         let compiler = QueryCompiler {
             mapping: &ctx.0,
             index: &ctx.1,
+            unmapped_matches_none: false,
         };
         match &self.parsed {
             Some(q) => compiler.compile(q),
@@ -68,9 +69,13 @@ pub fn check_query(
 ) -> Result<QueryAst, String> {
     let parsed = QueryAst::parse(q).map_err(|why| format!("aggregation `{at}`: {why}"))?;
     if let Some((mapping, index)) = ctx {
-        QueryCompiler { mapping, index }
-            .compile(&parsed)
-            .map_err(|e| format!("aggregation `{at}`: {e}"))?;
+        QueryCompiler {
+            mapping,
+            index,
+            unmapped_matches_none: false,
+        }
+        .compile(&parsed)
+        .map_err(|e| format!("aggregation `{at}`: {e}"))?;
     }
     Ok(parsed)
 }

@@ -51,6 +51,9 @@ use tantivy::{Index, Term};
 pub struct QueryCompiler<'a> {
     pub mapping: &'a Mapping,
     pub index: &'a Index,
+    /// One index of a search over several: a query on a field it does not map matches none of
+    /// its documents, as Elasticsearch answers (alone, the typo is named).
+    pub unmapped_matches_none: bool,
 }
 
 pub(crate) fn single_entry<'v>(
@@ -65,6 +68,11 @@ pub(crate) fn single_entry<'v>(
         (Some(e), None) => Ok(e),
         _ => Err(format!("`{what}` expects exactly one field")),
     }
+}
+
+/// Whether a compile error is [`QueryCompiler::field`]'s: a field the index does not map.
+fn is_unmapped(e: &str) -> bool {
+    e.starts_with("field `") && e.contains("` is not in the index mapping")
 }
 
 /// What every term of `f` starts with, as a regex: nothing for a field of its own; for a
@@ -98,6 +106,13 @@ impl QueryCompiler<'_> {
     }
 
     fn leaf(&self, leaf: Leaf, body: &Value) -> Result<Box<dyn Query>, String> {
+        match self.leaf_query(leaf, body) {
+            Err(e) if self.unmapped_matches_none && is_unmapped(&e) => Ok(Box::new(EmptyQuery)),
+            other => other,
+        }
+    }
+
+    fn leaf_query(&self, leaf: Leaf, body: &Value) -> Result<Box<dyn Query>, String> {
         match leaf {
             Leaf::MatchAll => Ok(Box::new(AllQuery)),
             Leaf::MatchNone => Ok(Box::new(EmptyQuery)),
@@ -218,6 +233,7 @@ impl QueryCompiler<'_> {
     }
 
     pub(crate) fn field(&self, name: &str) -> Result<FieldRef<'_>, String> {
+        // `is_unmapped` recognises this message.
         self.mapping.field_or_unseen(name).ok_or_else(|| {
             let hint = crate::util::did_you_mean(
                 name,

@@ -301,6 +301,7 @@ impl Engine {
             Err(r) => return r,
         };
         let mut plans = Vec::with_capacity(targets.len());
+        let several = targets.len() > 1;
         for PitTarget {
             index,
             filter,
@@ -311,7 +312,11 @@ impl Engine {
                 Some(f) => crate::cluster::aliases::with_filter(&body, f),
                 None => body.clone(),
             };
-            match index.compile(&body) {
+            let compiled = match several {
+                true => index.compile_among_others(&body),
+                false => index.compile(&body),
+            };
+            match compiled {
                 Ok(mut plan) => {
                     if count_only {
                         plan.size = 0;

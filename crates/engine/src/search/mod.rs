@@ -187,6 +187,12 @@ impl EmbeddedIndex {
     pub fn compile(&self, body: &Value) -> Result<SearchPlan, Error> {
         compile_search(&self.name, &self.mapping, &self.index, body)
     }
+
+    /// As one index of a search over several: a query on a field this one does not map
+    /// matches none of its documents, as Elasticsearch answers.
+    pub fn compile_among_others(&self, body: &Value) -> Result<SearchPlan, Error> {
+        compile_search_with(&self.name, &self.mapping, &self.index, body, true)
+    }
 }
 
 /// A search body compiled against an index's mapping: everything but running it. The race's
@@ -196,6 +202,16 @@ pub fn compile_search(
     mapping: &crate::mapping::Mapping,
     index: &tantivy::Index,
     body: &Value,
+) -> Result<SearchPlan, Error> {
+    compile_search_with(name, mapping, index, body, false)
+}
+
+fn compile_search_with(
+    name: &str,
+    mapping: &crate::mapping::Mapping,
+    index: &tantivy::Index,
+    body: &Value,
+    among_others: bool,
 ) -> Result<SearchPlan, Error> {
     let bad = |m: String| Error::new(ErrorKind::BadRequest, format!("index `{name}`: {m}"));
     if let Some(why) = unsupported_body(body) {
@@ -224,7 +240,11 @@ pub fn compile_search(
             )));
     }
     let (size, from) = (size as usize, from as usize);
-    let compiler = QueryCompiler { mapping, index };
+    let compiler = QueryCompiler {
+        mapping,
+        index,
+        unmapped_matches_none: among_others,
+    };
     let parsed = match body.get("query") {
         Some(q) => QueryAst::parse(q).map_err(bad)?,
         None => QueryAst::Leaf(Leaf::MatchAll, serde_json::json!({})),
