@@ -139,7 +139,11 @@ impl<C: BackendClient> ClientRun<C> {
     ) -> Option<(Option<Instant>, Option<Call<C::Prepared>>)> {
         match &mut self.source {
             Source::Paced(pacer) => {
-                let (at, call) = pacer.next().await?;
+                // A slow `next` or `params()` in Python must not hold up Ctrl-C.
+                let (at, call) = tokio::select! {
+                    step = pacer.next() => step?,
+                    _ = shared.cancel.cancelled() => return None,
+                };
                 Some((Some(self.starts_at + at), Some(call)))
             }
             Source::Python(queue) => {

@@ -7,7 +7,7 @@ use crate::util::*;
 use std::sync::{Arc, Mutex};
 
 /// A loopback server that answers like Elasticsearch and keeps each search body.
-fn recording_server() -> (u16, Arc<Mutex<Vec<String>>>) {
+pub(crate) fn recording_server() -> (u16, Arc<Mutex<Vec<String>>>) {
     let bodies = Arc::new(Mutex::new(Vec::new()));
     let kept = bodies.clone();
     let port = json_server(move |line, body| {

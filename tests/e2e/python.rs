@@ -3,7 +3,7 @@
 //! a track's Python can be wrong ends with an error naming it, before the race where it can.
 
 use crate::util::*;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 fn fixture() -> String {
     repo()
@@ -139,26 +139,19 @@ fn a_track_py_drives_param_sources_and_runners_on_the_embedded_engine() {
     assert_eq!(trials(&again, "country-terms-alone")["hits"], once["hits"]);
 }
 
-/// A loopback server that answers like Elasticsearch and keeps each search body.
-fn recording_server() -> (u16, Arc<Mutex<Vec<serde_json::Value>>>) {
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let kept = bodies.clone();
-    let port = json_server(move |line, body| {
-        if line.contains("_search") {
-            kept.lock()
-                .unwrap()
-                .push(serde_json::from_slice(&body).unwrap_or_default());
-            r#"{"hits":{"total":{"value":1}}}"#.to_string()
-        } else {
-            r#"{"version":{"number":"8.15.0"}}"#.to_string()
-        }
-    });
-    (port, bodies)
+/// The search bodies bindings' recording server kept, parsed.
+fn parsed(bodies: &Mutex<Vec<String>>) -> Vec<serde_json::Value> {
+    bodies
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|b| serde_json::from_str(b).unwrap_or_default())
+        .collect()
 }
 
 #[test]
 fn what_a_param_source_draws_is_what_the_server_receives() {
-    let (port, bodies) = recording_server();
+    let (port, bodies) = crate::bindings::recording_server();
     let fixture = fixture();
     let target = format!("http://127.0.0.1:{port}");
     race_json(
@@ -177,7 +170,7 @@ fn what_a_param_source_draws_is_what_the_server_receives() {
             "skip",
         ],
     );
-    let bodies = bodies.lock().unwrap().clone();
+    let bodies = parsed(&bodies);
     // 2 warmup and 10 measured calls per client for the terms (and 12 and 6 of the tasks that
     // run the same operation with one client), 4 pages per client.
     let terms: Vec<_> = bodies
@@ -463,7 +456,7 @@ fn geonames_large_terms_come_from_its_own_track_py() {
         .status()
         .unwrap();
     assert!(made.success());
-    let (port, bodies) = recording_server();
+    let (port, bodies) = crate::bindings::recording_server();
     let target = format!("http://127.0.0.1:{port}");
     let out = env.run(&[
         "race",
@@ -483,7 +476,7 @@ fn geonames_large_terms_come_from_its_own_track_py() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let bodies = bodies.lock().unwrap().clone();
+    let bodies = parsed(&bodies);
     let (mut pure, mut filtered, mut prohibited) = (0, 0, 0);
     for b in &bodies {
         let (list, most) = if let Some(t) = b["query"]["terms"]["name.raw"].as_array() {

@@ -10,12 +10,7 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) ->
             create(kind, op, declared)
         }
         "delete-index-template" | "delete-composable-template" | "delete-component-template" => {
-            let (declared_kind, endpoint) = template_kind(kind);
-            let of_kind: Vec<&DeclaredTemplate> = declared
-                .templates
-                .iter()
-                .filter(|t| t.kind == declared_kind)
-                .collect();
+            let (of_kind, endpoint) = declared_of_kind(declared, kind);
             let wanted = string(op, "template");
             let targets: Vec<(String, Option<String>, bool)> = if of_kind.is_empty() {
                 let Some(n) = wanted else {
@@ -66,12 +61,7 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) ->
 fn create(kind: &str, op: &Map<String, Value>, declared: &Declared) -> Calls {
     let get = |k: &str| op.get(k).cloned();
     let rp = op.get("request-params");
-    let (declared_kind, endpoint) = template_kind(kind);
-    let of_kind: Vec<&DeclaredTemplate> = declared
-        .templates
-        .iter()
-        .filter(|t| t.kind == declared_kind)
-        .collect();
+    let (of_kind, endpoint) = declared_of_kind(declared, kind);
     let wanted = string(op, "template");
     // As Rally's CreateTemplateParamSource: `template` with a `body` first, else the
     // declared templates (the one named, if named).
@@ -165,6 +155,20 @@ fn with_settings(kind: &str, mut body: Value, settings: Option<&Value>) -> Value
         }
     }
     body
+}
+
+/// The track's declared templates of the operation's kind, and the kind's endpoint.
+fn declared_of_kind<'d>(
+    declared: &'d Declared,
+    kind: &str,
+) -> (Vec<&'d DeclaredTemplate>, &'static str) {
+    let (declared_kind, endpoint) = template_kind(kind);
+    let of_kind = declared
+        .templates
+        .iter()
+        .filter(|t| t.kind == declared_kind)
+        .collect();
+    (of_kind, endpoint)
 }
 
 fn template_kind(kind: &str) -> (&'static str, &'static str) {
