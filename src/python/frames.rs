@@ -22,11 +22,16 @@ pub fn write_sync(w: &mut impl Write, body: &[u8]) -> std::io::Result<()> {
     w.flush()
 }
 
-fn too_large(n: usize) -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::InvalidData,
-        format!("the worker sent a frame of {n} bytes, over the {MAX_FRAME}-byte limit"),
-    )
+/// A frame's length from its head, refused past [`MAX_FRAME`] before anything is allocated.
+fn length(head: [u8; 4]) -> std::io::Result<usize> {
+    let n = u32::from_be_bytes(head) as usize;
+    if n > MAX_FRAME {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the worker sent a frame of {n} bytes, over the {MAX_FRAME}-byte limit"),
+        ));
+    }
+    Ok(n)
 }
 
 /// The next frame; None at a clean end of the stream.
@@ -37,11 +42,7 @@ pub fn read_sync(r: &mut impl Read) -> std::io::Result<Option<Vec<u8>>> {
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
     }
-    let n = u32::from_be_bytes(head) as usize;
-    if n > MAX_FRAME {
-        return Err(too_large(n));
-    }
-    let mut body = vec![0u8; n];
+    let mut body = vec![0u8; length(head)?];
     r.read_exact(&mut body)?;
     Ok(Some(body))
 }
@@ -54,11 +55,7 @@ pub async fn read(r: &mut (impl AsyncRead + Unpin)) -> std::io::Result<Option<Ve
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
     }
-    let n = u32::from_be_bytes(head) as usize;
-    if n > MAX_FRAME {
-        return Err(too_large(n));
-    }
-    let mut body = vec![0u8; n];
+    let mut body = vec![0u8; length(head)?];
     r.read_exact(&mut body).await?;
     Ok(Some(body))
 }
