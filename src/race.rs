@@ -246,7 +246,11 @@ async fn run_with<B: Backend>(
     let opts = inputs.opts;
     let plan = inputs.plan;
     // Started before the record, so that a track.py that cannot run stores no race.
-    let python = python::start(&backend, inputs.track.python.as_ref(), plan, opts).await?;
+    // Starting the workers may run the track processors' data preparation: Ctrl-C stops it.
+    let python = tokio::select! {
+        started = python::start(&backend, inputs.track.python.as_ref(), plan, opts) => started?,
+        _ = cancel.cancelled() => return Err(RaceError::Interrupted),
+    };
     let store = RaceStore::new(&opts.home);
     let session = match &opts.shard {
         Some(spec) => Some(Session::join(spec, plan, &cancel).await.map_err(|e| {
