@@ -6,9 +6,10 @@
 //! histograms) → [`results`] (the race store) → [`report`] (markdown, csv, json).
 //! [`cli`] only parses arguments and dispatches; [`serve`] puts the embedded engine behind
 //! the Elasticsearch REST API; [`thresholds`] are the pass/fail criteria a track or `--threshold`
-//! sets on a task's results.
+//! sets on a task's results; [`capacity`] searches for the highest rate that holds a goal.
 
 pub mod backend;
+pub mod capacity;
 pub mod cli;
 pub mod compare;
 pub mod corpus;

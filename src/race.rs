@@ -275,6 +275,7 @@ async fn run_with<B: Backend>(
         );
     }
     let mut driver_options = DriverOptions::whole(opts.on_error, opts.progress);
+    driver_options.narrate = !opts.quiet;
     if let Some(m) = &member {
         driver_options.slice = m.slice;
         driver_options.gate = Some(m.clone() as Arc<dyn crate::driver::StepGate>);

@@ -5,6 +5,7 @@ use super::budget::Budget;
 use super::group_recorder::GroupRecorder;
 use super::python::{Call, FeedStats};
 use super::schedule::{wait_until, Schedule};
+use crate::metrics::LATE_START;
 use super::stop::StopSignal;
 use super::timer::PreciseTimer;
 use super::work::{CorpusFeed, KeyGen};
@@ -208,9 +209,13 @@ impl<C: BackendClient> ClientRun<C> {
                 _ => Payload::None,
             };
             if let Some(at) = intended {
+                let free = Instant::now() < at;
                 if !wait_until(at, &shared.cancel, self.timer.as_ref()).await {
                     self.mark_stopped(&shared);
                     break;
+                }
+                if free && !warmup && Instant::now().saturating_duration_since(at) > LATE_START {
+                    recording(&self.recorder, |r| r.counts.late_starts += 1);
                 }
             }
             let start = Instant::now();
@@ -221,6 +226,7 @@ impl<C: BackendClient> ClientRun<C> {
                 &payload,
                 self.index,
                 &shared,
+                self.timer.as_ref(),
             );
             let Some(done) = self.stop.unless_stopped(in_flight).await else {
                 // Neither a success nor an error: the operation was dropped unfinished, and
@@ -305,11 +311,17 @@ async fn execute<C: BackendClient>(
     payload: &Payload<'_>,
     index: u64,
     shared: &Shared,
+    timer: Option<&super::timer::PreciseTimer>,
 ) -> Done {
     let result = match (exec, call) {
         (Exec::Sleep(d), _) => {
             if !d.is_zero() {
-                tokio::time::sleep(*d).await;
+                // On the client's timerfd where it has one: tokio's timer rounds up to the
+                // next millisecond, which would make a 10 ms sleep take 11. Only the stop
+                // signal around the call cuts it short.
+                static NEVER: std::sync::OnceLock<CancellationToken> = std::sync::OnceLock::new();
+                let never = NEVER.get_or_init(CancellationToken::new);
+                wait_until(Instant::now() + *d, never, timer).await;
             }
             Ok(Outcome {
                 units: 1,

@@ -3,6 +3,7 @@
 
 mod actions;
 mod budget;
+mod capacity;
 mod client;
 mod feed;
 mod group_recorder;
@@ -59,6 +60,8 @@ pub struct DriverOptions {
     pub gate: Option<Arc<dyn StepGate>>,
     /// The track's Python workers, where the track has some and the race runs its operations.
     pub python: Option<Arc<crate::python::Pool>>,
+    /// Say what a capacity search does, probe by probe (unless the race is quiet).
+    pub narrate: bool,
 }
 
 impl DriverOptions {
@@ -70,6 +73,7 @@ impl DriverOptions {
             slice: Slice::WHOLE,
             gate: None,
             python: None,
+            narrate: false,
         }
     }
 }
@@ -94,6 +98,8 @@ pub struct TrialRun {
     pub interrupted: bool,
     /// A warmup trial: shown, not recorded.
     pub warmup: bool,
+    /// The capacity search this trial was (its probe at the capacity is the trial's metrics).
+    pub capacity: Option<crate::capacity::CapacityRecord>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -160,9 +166,16 @@ impl<B: Backend> Driver<B> {
                     }
                 }
                 Step::Run { leaves } => {
-                    let runs = self
-                        .run_leaves(plan, leaves, self.opts.progress, Some(index))
-                        .await;
+                    let runs = match leaves.as_slice() {
+                        [leaf] if leaf.capacity.is_some() => {
+                            let spec = leaf.capacity.as_ref().expect("matched");
+                            vec![self.run_capacity(plan, leaf, index, spec).await]
+                        }
+                        _ => {
+                            self.run_leaves(plan, leaves, self.opts.progress, Some(index))
+                                .await
+                        }
+                    };
                     for run in runs {
                         if run.failure.is_some() && self.opts.on_error == OnError::Abort {
                             let mut reason = self.abort.lock().unwrap_or_else(|p| p.into_inner());
@@ -246,6 +259,7 @@ impl<B: Backend> Driver<B> {
             metrics,
             failure,
             warmup: leaf.warmup_trial,
+            capacity: None,
         };
         let failed = |why: String| {
             run(

@@ -3,6 +3,7 @@
 //! schedule, and latency measured from them shows coordinated omission.
 
 use super::timer::PreciseTimer;
+use crate::track::rate::{Ramp, RampCursor};
 use crate::track::ScheduleKind;
 use crate::units::OpsPerSec;
 use rand::rngs::SmallRng;
@@ -29,6 +30,17 @@ pub struct Schedule {
     issued: u64,
     next_ns: f64,
     rng: SmallRng,
+    /// A ramp of rates: operations are placed in "operation time" (the ramp's integral) and
+    /// mapped back to clock time, which spaces them by the rate of the moment.
+    ramp: Option<RampedStarts>,
+}
+
+struct RampedStarts {
+    ramp: std::sync::Arc<Ramp>,
+    cursor: RampCursor,
+    /// This client's next operation, counted over all clients (fractional under poisson).
+    position: f64,
+    clients: f64,
 }
 
 impl Schedule {
@@ -57,12 +69,66 @@ impl Schedule {
             issued: 0,
             next_ns: offset_ns,
             rng: SmallRng::seed_from_u64(seed ^ client.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            ramp: None,
         }
+    }
+
+    /// The schedule of client `client` of `clients` under a ramp of rates shared between them
+    /// (deterministic: the clients take turns; poisson: each an inhomogeneous Poisson process
+    /// of its share, by time rescaling).
+    pub fn ramped(
+        kind: ScheduleKind,
+        ramp: std::sync::Arc<Ramp>,
+        start: Instant,
+        client: u64,
+        clients: u64,
+        seed: u64,
+    ) -> Schedule {
+        let mut s = Schedule::new(kind, None, start, client, clients, seed);
+        s.kind = kind;
+        s.ramp = Some(RampedStarts {
+            cursor: RampCursor::new(&ramp),
+            ramp,
+            position: client as f64,
+            clients: clients.max(1) as f64,
+        });
+        s
+    }
+
+    /// The next start under a ramp; past the ramp's end, an instant after it (which ends the
+    /// client's time budget).
+    fn next_ramped(&mut self) -> Option<Instant> {
+        let r = self.ramp.as_mut()?;
+        let position = match self.kind {
+            ScheduleKind::Poisson => {
+                let u: f64 = self.rng.random::<f64>().max(f64::MIN_POSITIVE);
+                // Exponential gaps of mean `clients` in operation time; the first from the
+                // client's own offset, as without a ramp.
+                if self.issued > 0 {
+                    r.position += -u.ln() * r.clients;
+                }
+                r.position
+            }
+            _ => {
+                let p = r.position;
+                r.position += r.clients;
+                p
+            }
+        };
+        self.issued += 1;
+        let secs = r
+            .cursor
+            .time_of(&r.ramp, position)
+            .unwrap_or_else(|| r.ramp.total().as_secs_f64() + 1.0);
+        Some(self.start + Duration::from_secs_f64(secs))
     }
 
     /// The intended start of the next operation; None when unthrottled (start right away).
     #[inline]
     pub fn next(&mut self) -> Option<Instant> {
+        if self.ramp.is_some() {
+            return self.next_ramped();
+        }
         let at_ns = match self.kind {
             ScheduleKind::Unthrottled => return None,
             // k-th start = offset + k × interval: a product, not a running sum, so no drift.
@@ -206,6 +272,47 @@ mod tests {
         }
         let mean_ms = (last - t0).as_secs_f64() * 1000.0 / 100_000.0;
         assert!((mean_ms - 1.0).abs() < 0.02, "mean gap {mean_ms} ms");
+    }
+
+    #[test]
+    fn a_ramp_spaces_starts_by_the_rate_of_the_moment() {
+        use crate::track::rate::Stage;
+        let t0 = Instant::now();
+        // 0 → 2,000 ops/s over 10 s, 4 clients: 10,000 starts, 100 in the first second and
+        // 1,900 in the last.
+        let ramp = std::sync::Arc::new(Ramp {
+            start: 0.0,
+            stages: vec![Stage {
+                duration: Duration::from_secs(10),
+                target: 2000.0,
+            }],
+        });
+        for kind in [ScheduleKind::Deterministic, ScheduleKind::Poisson] {
+            let mut per_second = [0u32; 12];
+            for c in 0..4 {
+                let mut s = Schedule::ramped(kind, ramp.clone(), t0, c, 4, 9);
+                loop {
+                    let at = (s.next().unwrap() - t0).as_secs_f64();
+                    if at >= 10.0 {
+                        break;
+                    }
+                    per_second[at as usize] += 1;
+                }
+            }
+            let total: u32 = per_second.iter().sum();
+            match kind {
+                ScheduleKind::Deterministic => {
+                    assert_eq!(total, 10_000, "{per_second:?}");
+                    assert!((99..=101).contains(&per_second[0]), "{per_second:?}");
+                    assert!((1899..=1901).contains(&per_second[9]), "{per_second:?}");
+                }
+                _ => {
+                    // Poisson counts: within 5 standard deviations of the intended ones.
+                    assert!((total as f64 - 10_000.0).abs() < 500.0, "{per_second:?}");
+                    assert!((per_second[9] as f64 - 1900.0).abs() < 5.0 * 1900f64.sqrt());
+                }
+            }
+        }
     }
 
     #[test]

@@ -65,8 +65,11 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
     };
     let workers = tokio::runtime::Handle::current().metrics().num_workers();
     let tasks = groups::task_count(clients.len(), workers);
-    let waits =
-        (!slot.is_zero() || !leaf.ramp_up.is_zero()) && timers_fit(clients.len(), later_per_client);
+    let ramp = leaf.ramp.clone().map(Arc::new);
+    // A sleep operation waits on the timer too, to take the time it names.
+    let sleeps = matches!(leaf.spec, crate::ops::OpSpec::Sleep(d) if !d.is_zero());
+    let waits = (!slot.is_zero() || !leaf.ramp_up.is_zero() || ramp.is_some() || sleeps)
+        && timers_fit(clients.len(), later_per_client);
     let recorders: Vec<Arc<GroupRecorder>> = (0..tasks)
         .map(|_| {
             let recorder = Recorder::new(origin, expected_secs, slot);
@@ -100,14 +103,24 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
             timer: (waits && cfg!(not(test))).then(precise_timer).flatten(),
             stop,
             exec: exec.clone(),
-            schedule: Schedule::new(
-                leaf.schedule,
-                leaf.target_throughput,
-                origin + ramp_delay(leaf, i),
-                i,
-                leaf.clients,
-                0x5EED ^ leaf.trial,
-            ),
+            schedule: match &ramp {
+                Some(ramp) => Schedule::ramped(
+                    leaf.schedule,
+                    ramp.clone(),
+                    origin + ramp_delay(leaf, i),
+                    i,
+                    leaf.clients,
+                    0x5EED ^ leaf.trial,
+                ),
+                None => Schedule::new(
+                    leaf.schedule,
+                    leaf.target_throughput,
+                    origin + ramp_delay(leaf, i),
+                    i,
+                    leaf.clients,
+                    0x5EED ^ leaf.trial,
+                ),
+            },
             budget,
             source,
             recorder: recorders[group].clone(),

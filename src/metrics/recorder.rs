@@ -25,7 +25,13 @@ pub struct Counts {
     /// Operations in flight when the race was interrupted, dropped unfinished: neither
     /// successes nor errors, and not in the timings.
     pub interrupted_operations: u64,
+    /// Measured operations the driver started over `LATE_START` after their intended start
+    /// although their client was free: the driver's lag, not the system's.
+    pub late_starts: u64,
 }
+
+/// How late a start may be, with its client free, before the driver is said to lag.
+pub const LATE_START: std::time::Duration = std::time::Duration::from_millis(1);
 
 impl Counts {
     fn add(&mut self, o: &Counts) {
@@ -37,6 +43,7 @@ impl Counts {
         self.warmup_operations += o.warmup_operations;
         self.warmup_units += o.warmup_units;
         self.interrupted_operations += o.interrupted_operations;
+        self.late_starts += o.late_starts;
         for (i, n) in o.errors.iter().enumerate() {
             self.errors[i] += n;
             if self.first_error[i].is_none() {

@@ -2,6 +2,7 @@
 //! runs. Sweeps expand into a matrix, trials repeat with resets before them, and parallel
 //! blocks become one step of several leaves. The graph is the only thing the driver runs.
 
+mod rate;
 mod render;
 
 pub use render::render_text;
@@ -69,6 +70,12 @@ pub struct ResultSlot {
     /// Pass/fail criteria on the results (the track's, then `--threshold`'s).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<crate::thresholds::Threshold>,
+    /// `target-throughput: max`: each trial is a search for the highest rate that holds this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::track::rate::CapacitySpec>,
+    /// `target-throughput: {stages}`: the intended rates over the task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<crate::track::rate::Ramp>,
 }
 
 fn yes() -> bool {
@@ -174,6 +181,13 @@ pub struct Leaf {
     pub ramp_up: Duration,
     /// Documents to read from the corpus at most (test mode).
     pub document_limit: Option<u64>,
+    /// A capacity search: the driver runs probes at rates it chooses (`target_throughput`
+    /// is each probe's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::track::rate::CapacitySpec>,
+    /// Arrival rates that follow a ramp instead of `target_throughput`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<crate::track::rate::Ramp>,
 }
 
 struct Builder<'a> {
@@ -506,6 +520,8 @@ impl Builder<'_> {
                     completes_block: false,
                     ramp_up: Duration::ZERO,
                     document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
+                    capacity: None,
+                    ramp: None,
                 })
             })
             .collect()
@@ -589,18 +605,25 @@ impl Builder<'_> {
         let mut def = task.operation.clone();
         def.params.extend(point.params.clone());
         let (op_type, spec) = self.spec(&def, &task.path)?;
+        let work = match rate::special_work(task, self.opts.test_mode) {
+            Some(work) => work,
+            None => self.work(task, &spec, point.iterations)?,
+        };
+        let (capacity, ramp) = rate::special_target(task, self.opts.test_mode);
         Ok(Leaf {
             op_type,
             result: Some(slot),
             task: task.name.clone(),
-            work: self.work(task, &spec, point.iterations)?,
+            work,
+            capacity,
+            ramp,
             operation: def,
             spec,
             clients: point.clients,
             // Test mode runs unthrottled, as Rally's does: a target of 0.5 ops/s would make a
             // check of the setup take minutes.
             target_throughput: point.target.filter(|_| !self.opts.test_mode),
-            schedule: if point.target.is_some() && !self.opts.test_mode {
+            schedule: if rate::throttled(task, point.target) && !self.opts.test_mode {
                 task.schedule
             } else {
                 ScheduleKind::Unthrottled
@@ -634,7 +657,7 @@ impl Builder<'_> {
                 OpSpec::Kv(kv) => Some(crate::ops::KvInfo::of(kv)),
                 _ => None,
             };
-            let schedule = if p.target.is_some() {
+            let schedule = if rate::throttled(task, p.target) {
                 task.schedule
             } else {
                 ScheduleKind::Unthrottled
@@ -653,6 +676,8 @@ impl Builder<'_> {
                 key_value,
                 reported: task.reported,
                 thresholds: task.thresholds.clone(),
+                capacity: rate::special_target(task, self.opts.test_mode).0,
+                ramp: rate::special_target(task, self.opts.test_mode).1,
             });
             ids.push(self.results.len() - 1);
         }

@@ -50,7 +50,12 @@ impl<'a> TrialSink<'a> {
     /// ends, in a file of its own (a killed race keeps all completed trials, and a trial costs
     /// the same to store whatever came before it).
     pub fn take(&mut self, run: TrialRun) {
-        let tr = trial_record(&run, self.redactor, self.member);
+        let mut tr = trial_record(&run, self.redactor, self.member);
+        if let Some(ramp) = &self.record.tasks[run.result].slot.ramp {
+            // Seconds before the one the first measured operation started in held only warmup.
+            let warmup = run.metrics.window.map_or(0.0, |(a, _)| a.as_secs_f64().floor());
+            tr.rate_by_second = Some(RateBySecond::of(ramp, &run.metrics.units_by_second, warmup));
+        }
         if !self.quiet {
             self.print(&run, &tr);
         }
@@ -183,6 +188,9 @@ fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> 
             units_by_second: m.units_by_second.clone(),
         }),
         per_shard: Vec::new(),
+        late_starts: c.late_starts,
+        capacity: run.capacity.clone(),
+        rate_by_second: None,
     }
 }
 

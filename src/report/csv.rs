@@ -99,6 +99,7 @@ fn trial_rows(r: &TaskRecord, tr: &TrialRecord, row: &mut dyn FnMut(String, f64,
         f64::from(u8::from(tr.interrupted)),
         "bool",
     );
+    super::capacity::trial_rows(tr, row);
 }
 
 /// A task's `all` rows: the spread across trials, merged percentiles, thresholds, errors.

@@ -2,6 +2,7 @@
 //! [`Summary`], derived from the stored race and its histograms; a comparison of two races is
 //! rendered through the same trait by the same formats (see `compare::render`).
 
+pub mod capacity;
 mod csv;
 pub(crate) mod header;
 mod json;

@@ -67,6 +67,12 @@ pub struct TaskSummary<'a> {
     /// redis-benchmark's and a metrics timer's views, for key-value tasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_value: Option<super::kv::KvViews>,
+    /// A capacity search's result across its searches (trials), ops/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<ThroughputStats>,
+    /// A ramp's stages, intended against achieved, per trial.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ramp_stages: Vec<Vec<super::capacity::StageSummary>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -173,6 +179,22 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
         errors_by_kind,
         units: t.trials.iter().map(|tr| tr.units).sum(),
         hits: t.trials.iter().map(|tr| tr.hits).sum(),
+        capacity: {
+            let found: Vec<f64> = t
+                .trials
+                .iter()
+                .filter_map(|tr| tr.capacity.as_ref()?.capacity)
+                .collect();
+            (!found.is_empty()).then(|| ThroughputStats::of(&found))
+        },
+        ramp_stages: match &t.slot.ramp {
+            Some(ramp) => t
+                .trials
+                .iter()
+                .filter_map(|tr| Some(super::capacity::stages(ramp, tr.rate_by_second.as_ref()?)))
+                .collect(),
+            None => Vec::new(),
+        },
         key_value: merged.as_ref().and_then(|(_, latency)| {
             super::kv::views(index, t, latency, latency_ms.mean_if_any(), histograms)
         }),

@@ -132,6 +132,7 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
     if let Some(thresholds) = thresholds_table(s) {
         tables.push(thresholds);
     }
+    tables.extend(super::capacity::tables(s));
     if let Some(hidden) = unreported_failures_table(s) {
         tables.push(hidden);
     }
@@ -200,9 +201,12 @@ fn throughput_table(s: &Summary) -> Table {
             slot.task.clone(),
             t.sweep_label.clone(),
             slot.clients.to_string(),
-            slot.target_throughput
-                .map(|t| format_number(t.0))
-                .unwrap_or_else(|| "-".into()),
+            match (&slot.capacity, &slot.ramp, slot.target_throughput) {
+                (Some(_), _, _) => "max (capacity probe)".into(),
+                (_, Some(_), _) => "ramp".into(),
+                (_, _, Some(t)) => format_number(t.0),
+                _ => "-".into(),
+            },
             show(stats.min),
             show(stats.median),
             show(stats.mean),

@@ -271,6 +271,36 @@ pub struct TrialRecord {
     /// A merged trial: each shard's own numbers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_shard: Vec<ShardTrial>,
+    /// Measured operations the driver started over 1 ms late although their client was free
+    /// (the driver's lag, not the system's).
+    #[serde(default, skip_serializing_if = "crate::units::is_zero")]
+    pub late_starts: u64,
+    /// A capacity search (`target-throughput: max`): its probes and conclusion; the trial's
+    /// own numbers are those of the probe at the capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::capacity::CapacityRecord>,
+    /// A ramped task: the intended and achieved rate in each second from the trial's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_by_second: Option<RateBySecond>,
+}
+
+/// Intended against achieved, second by second from a trial's start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RateBySecond {
+    /// Operations the schedule intended in each second.
+    pub intended: Vec<f64>,
+    /// Units completed in each second by measured operations (None: a warmup second).
+    pub achieved: Vec<Option<u64>>,
+}
+
+impl RateBySecond {
+    pub fn of(ramp: &crate::track::rate::Ramp, units_by_second: &[u64], warmup_s: f64) -> RateBySecond {
+        let intended = ramp.intended_per_second();
+        let achieved = (0..intended.len())
+            .map(|s| ((s as f64) >= warmup_s).then(|| units_by_second.get(s).copied().unwrap_or(0)))
+            .collect();
+        RateBySecond { intended, achieved }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

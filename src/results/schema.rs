@@ -40,6 +40,13 @@ pub struct SlotRecord {
     /// Pass/fail criteria on the results (the track's, then `--threshold`'s), as text.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<Threshold>,
+    /// `target-throughput: max`: the search's goal and settings (stored as the track gave
+    /// them; the SLO as its text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::track::rate::CapacitySpec>,
+    /// `target-throughput: {stages}`: the intended rates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<crate::track::rate::Ramp>,
 }
 
 fn yes() -> bool {
@@ -73,6 +80,8 @@ impl From<&crate::plan::ResultSlot> for SlotRecord {
             key_value: s.key_value.as_ref().map(KeyValueRecord::from),
             reported: s.reported,
             thresholds: s.thresholds.clone(),
+            capacity: s.capacity.clone(),
+            ramp: s.ramp.clone(),
         }
     }
 }

@@ -366,6 +366,7 @@ fn summed_counts(parts: &[ShardPart<'_>]) -> TrialRecord {
     m.requests = sum(|t| t.requests);
     m.hits = sum(|t| t.hits);
     m.interrupted_operations = sum(|t| t.interrupted_operations);
+    m.late_starts = sum(|t| t.late_starts);
     m.errors_by_kind.clear();
     m.error_messages.clear();
     m.parts.clear();

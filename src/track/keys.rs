@@ -18,6 +18,8 @@ pub enum Parser {
     Counts { max: u64 },
     /// A rate in ops/s above zero, or a list of them.
     Rates,
+    /// Rates, `max` (a capacity search) or a ramp of `stages`.
+    Target,
     /// A time between operations above zero, or a list of them; read as rates.
     Intervals,
     /// A time: `30s`, `1m`, or seconds.
@@ -30,6 +32,10 @@ pub enum Parser {
     Count,
     /// A boolean.
     Flag,
+    /// A share: `2%` or 0.02.
+    Share,
+    /// One rate in ops/s above zero.
+    Rate,
     /// `non-fatal`.
     ErrorLevel,
     /// The operation's params, overridden.
@@ -99,10 +105,10 @@ pub static TASK_KEYS: &[TaskKey] = &[
     },
     TaskKey {
         name: "target-throughput",
-        parser: Parser::Rates,
+        parser: Parser::Target,
         sweepable: true,
-        schema: r##"{"$ref": "#/$defs/positiveNumberSweep"}"##,
-        about: "the rate for all clients together, in ops/s",
+        schema: r##"{"oneOf": [{"$ref": "#/$defs/positiveNumberSweep"}, {"const": "max", "description": "Search for the highest rate that holds the task's `slo`."}, {"$ref": "#/$defs/ramp"}]}"##,
+        about: "the rate for all clients together, in ops/s; `max` searches for the highest rate that holds the `slo`; `{start, stages}` ramps it",
     },
     TaskKey {
         name: "target-interval",
@@ -174,6 +180,48 @@ pub static TASK_KEYS: &[TaskKey] = &[
         schema: r##"{"type": "object", "description": "Pass/fail criteria on the task's merged results, judged in every report; a failed one makes `runner race` exit 3. Keys: service_time.<p50|p90|p95|p99|p99.9|p99.99|p100|mean>, latency.<...>, error_rate, throughput; values: a comparison such as \"< 5ms\", \"< 0.1%\", \">= 1000\" or \">= 99% of target\".", "propertyNames": {"pattern": "^((service_time|latency)\\.(p50|p90|p95|p99|p99\\.9|p99\\.99|p100|mean)|error_rate|throughput)$"}, "additionalProperties": {"type": "string", "pattern": "^\\s*(<=|>=|<|>)\\s*\\S"}}"##,
         about: "pass/fail criteria on the task's merged results",
     },
+    TaskKey {
+        name: "slo",
+        parser: Parser::Thresholds,
+        sweepable: false,
+        schema: r##"{"type": "object", "minProperties": 1, "description": "With `target-throughput: max`: what every probe must hold, in the thresholds' syntax (latency.<stat>, service_time.<stat>, error_rate, throughput as a share of the probe's target).", "propertyNames": {"pattern": "^((service_time|latency)\\.(p50|p90|p95|p99|p99\\.9|p99\\.99|p100|mean)|error_rate|throughput|recall\\..+)$"}, "additionalProperties": {"type": "string", "pattern": "^\\s*(<=|>=|<|>)\\s*\\S"}}"##,
+        about: "with `target-throughput: max`: the goal every probe must hold",
+    },
+    TaskKey {
+        name: "probe-time",
+        parser: Parser::Duration,
+        sweepable: false,
+        schema: r##"{"$ref": "#/$defs/duration", "description": "A capacity search's measured window per probe (default 10s)."}"##,
+        about: "a capacity search's measured window per probe (default 10s)",
+    },
+    TaskKey {
+        name: "probe-warmup",
+        parser: Parser::Duration,
+        sweepable: false,
+        schema: r##"{"$ref": "#/$defs/duration", "description": "Run before each probe's window, not measured (default 5s); its backlog still counts."}"##,
+        about: "run before each probe's window, not measured (default 5s)",
+    },
+    TaskKey {
+        name: "precision",
+        parser: Parser::Share,
+        sweepable: false,
+        schema: r##"{"oneOf": [{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5}, {"type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$"}], "description": "A capacity search stops when its bracket is this narrow (default 2%)."}"##,
+        about: "a capacity search stops when its bracket is this narrow (default 2%)",
+    },
+    TaskKey {
+        name: "probe-start",
+        parser: Parser::Rate,
+        sweepable: false,
+        schema: r##"{"type": "number", "exclusiveMinimum": 0, "description": "A capacity search's first rate (default: half the rate its clients reach unthrottled)."}"##,
+        about: "a capacity search's first rate (default: half the unthrottled rate)",
+    },
+    TaskKey {
+        name: "max-probes",
+        parser: Parser::Count,
+        sweepable: false,
+        schema: r##"{"type": "integer", "minimum": 3, "maximum": 1000, "description": "Most probes one capacity search runs (default 40)."}"##,
+        about: "most probes one capacity search runs (default 40)",
+    },
 ];
 
 /// The table's row for a key.
@@ -230,6 +278,18 @@ mod tests {
             let expected = match key.parser {
                 Parser::Counts { .. } => "#/$defs/positiveIntSweep",
                 Parser::Rates => "#/$defs/positiveNumberSweep",
+                Parser::Target => {
+                    assert!(key.schema.contains("#/$defs/positiveNumberSweep") && key.schema.contains("#/$defs/ramp"), "`{}`", key.name);
+                    continue;
+                }
+                Parser::Share => {
+                    assert!(fragment.get("oneOf").is_some(), "`{}`", key.name);
+                    continue;
+                }
+                Parser::Rate => {
+                    assert_eq!(fragment["type"], "number", "`{}`", key.name);
+                    continue;
+                }
                 Parser::Intervals => "#/$defs/durationSweep",
                 Parser::Duration => "#/$defs/duration",
                 Parser::Warmup => "#/$defs/warmup",

@@ -7,8 +7,10 @@ mod locate;
 mod model;
 mod params;
 mod raw;
+pub mod rate;
 mod schema;
 mod task;
+mod task_rate;
 pub(crate) mod template;
 
 pub use error::{TrackError, TrackErrorKind};

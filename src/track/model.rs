@@ -121,6 +121,10 @@ pub struct TaskSpec {
     pub thresholds: Vec<crate::thresholds::Threshold>,
     /// Client i of n starts i/n of this after the first (`ramp-up-time-period`).
     pub ramp_up: Duration,
+    /// `target-throughput: max`: search for the highest rate that holds the SLO.
+    pub capacity: Option<super::rate::CapacitySpec>,
+    /// `target-throughput: {stages: ...}`: arrival rates that change over the task.
+    pub ramp: Option<super::rate::Ramp>,
     pub reset: Vec<OperationDef>,
     /// Operation params the task overrides; sweepable ones may hold a list.
     pub params: Map<String, Value>,

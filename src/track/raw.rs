@@ -137,6 +137,19 @@ pub struct RawScheduleItem {
     /// Pass/fail criteria on the task's results: metric → condition (`service_time.p99: "< 5ms"`).
     #[serde(default)]
     pub thresholds: Map<String, Value>,
+    /// A capacity search's goal (`target-throughput: max`): metric → condition.
+    #[serde(default)]
+    pub slo: Map<String, Value>,
+    #[serde(default)]
+    pub probe_time: Option<Value>,
+    #[serde(default)]
+    pub probe_warmup: Option<Value>,
+    #[serde(default)]
+    pub precision: Option<Value>,
+    #[serde(default)]
+    pub probe_start: Option<Value>,
+    #[serde(default)]
+    pub max_probes: Option<u64>,
     #[serde(default)]
     pub reset: Vec<Value>,
     /// Overrides of the operation's params; lists sweep where the operation type allows it.

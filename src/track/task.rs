@@ -7,6 +7,7 @@ use super::model::{
     resolve_ref, resolve_refs, OperationDef, Resolver, ScheduleKind, TaskSpec, Warmup,
 };
 use super::raw::RawScheduleItem;
+use super::task_rate::{check_ramp, resolve_capacity, special_target, Special};
 use crate::ops::{self, TrackContext};
 use crate::units::{parse_duration, OpsPerSec};
 use serde_json::{Map, Value};
@@ -59,7 +60,7 @@ fn read(name: &str, v: &Value, r: &Resolver, path: &str) -> Result<KeyValue, Tra
             };
             each(items, count).map(KeyValue::Counts)
         }
-        Some(Parser::Rates) => {
+        Some(Parser::Rates | Parser::Target) => {
             let rate = |v: &Value| {
                 v.as_f64()
                     .ok_or_else(|| format!("`{v}` is not a number"))
@@ -176,8 +177,32 @@ pub(super) fn resolve_task(
             "give either `iterations` or `time-period`, not both",
         ));
     }
-    let targets = resolve_targets(t, r, path)?;
-    let schedule = resolve_schedule(t.schedule.as_deref(), targets.is_some(), r, path)?;
+    let special = special_target(t, r, path)?;
+    let targets = match special {
+        Special::None => resolve_targets(t, r, path)?,
+        _ if t.target_interval.is_some() => {
+            return Err(r.err(
+                TrackErrorKind::Invalid,
+                &format!("{path}/target-interval"),
+                "give either `target-throughput` or `target-interval`, not both",
+            ))
+        }
+        _ => None,
+    };
+    let capacity = resolve_capacity(t, matches!(special, Special::Max), r, path)?;
+    let ramp = match special {
+        Special::Ramp(ramp) => Some(ramp),
+        _ => None,
+    };
+    let has_target = targets.is_some() || capacity.is_some() || ramp.is_some();
+    let schedule = resolve_schedule(t.schedule.as_deref(), has_target, r, path)?;
+    if capacity.is_some() && schedule == ScheduleKind::Unthrottled {
+        return Err(r.err(
+            TrackErrorKind::Invalid,
+            &format!("{path}/schedule"),
+            "a capacity search probes target rates: use `deterministic` or `poisson`",
+        ));
+    }
     let warmup = match t
         .warmup
         .as_ref()
@@ -188,10 +213,13 @@ pub(super) fn resolve_task(
         _ => Warmup::None,
     };
     check_warmup(warmup, iterations.is_some(), time_period, r, path)?;
+    if let Some(ramp) = &ramp {
+        check_ramp(t, ramp, warmup, schedule, r, path)?;
+    }
     let ramp_up = resolve_ramp_up(t, warmup, r, path)?;
     let thresholds = resolve_thresholds(
         &t.thresholds,
-        targets.is_some(),
+        has_target,
         r,
         &format!("{path}/thresholds"),
     )?;
@@ -214,6 +242,8 @@ pub(super) fn resolve_task(
         ignore_response_errors: t.ignore_response_error_level.as_deref() == Some("non-fatal"),
         reported: t.include_in_reporting.unwrap_or(true),
         ramp_up,
+        capacity,
+        ramp,
         reset: resolve_refs(&t.reset, ops, ctx, r, &format!("{path}/reset"))?,
         params: t.params.clone(),
         operation,

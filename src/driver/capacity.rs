@@ -1,0 +1,232 @@
+//! A capacity search run: probe after probe, each a step of its own (its clients prepared
+//! and started as any task's), until the search concludes. The trial recorded is the probe
+//! at the capacity, with the whole search beside it.
+
+use super::{Driver, TrialRun};
+use crate::backend::Backend;
+use crate::capacity::judge::{judge, ProbeMeasure};
+use crate::capacity::search::{Next, Outcome, Search};
+use crate::capacity::{CapacityRecord, Conclusion, Phase, ProbeRecord, ProbeVerdict};
+use crate::metrics::{Percentiles, TrialMetrics};
+use crate::plan::{Leaf, Plan};
+use crate::track::rate::CapacitySpec;
+use crate::track::ScheduleKind;
+use crate::units::{format_number, OpsPerSec};
+use tokio::time::Instant;
+
+/// The probes that ran at the rate being decided: the last one that held is kept in case
+/// the rate's final verdict is held.
+struct RateRuns {
+    held: Option<TrialRun>,
+    last: Option<TrialRun>,
+}
+
+impl<B: Backend> Driver<B> {
+    pub(super) async fn run_capacity(
+        &self,
+        plan: &Plan,
+        leaf: &Leaf,
+        step: usize,
+        spec: &CapacitySpec,
+    ) -> TrialRun {
+        let started = Instant::now();
+        let mut search = Search::new(spec.precision, spec.max_probes, spec.probe_start.map(|r| r.0));
+        let mut probes: Vec<ProbeRecord> = Vec::new();
+        let mut best: Option<(f64, TrialRun)> = None;
+        let mut runs = RateRuns { held: None, last: None };
+        let mut reason = None;
+        let conclusion = loop {
+            let (rate, phase) = match search.next() {
+                Next::Done(c) => break c,
+                Next::Probe { rate, phase } => (rate, phase),
+            };
+            let probe = probe_leaf(leaf, rate, probes.len());
+            let run = self
+                .run_leaves(plan, std::slice::from_ref(&probe), self.opts.progress, Some(step))
+                .await
+                .remove(0);
+            if run.failure.is_some() || run.interrupted || self.stop_reason().is_some() {
+                runs.last = Some(run);
+                break Conclusion::Stopped;
+            }
+            let record = probe_record(spec, &run, rate, phase);
+            self.narrate(leaf, probes.len(), &record);
+            let driver_limited = driver_lagged(&record);
+            let outcome = Outcome {
+                verdict: record.verdict.unwrap_or(ProbeVerdict::Held),
+                uncertain: record.within_noise,
+                achieved: record.achieved,
+                driver_limited: driver_limited.is_some(),
+            };
+            let held_now = record.verdict == Some(ProbeVerdict::Held);
+            probes.push(record);
+            if held_now {
+                runs.held = Some(run);
+            } else {
+                runs.last = Some(run);
+            }
+            match (search.record(outcome), rate) {
+                (Some(ProbeVerdict::Held), Some(r)) => {
+                    if best.as_ref().is_none_or(|(b, _)| r >= *b) {
+                        if let Some(run) = runs.held.take() {
+                            best = Some((r, run));
+                        }
+                    }
+                    runs.held = None;
+                }
+                (Some(ProbeVerdict::Failed), _) => {
+                    reason = driver_limited.or(reason);
+                    runs.held = None;
+                }
+                _ => {}
+            }
+        };
+        let (held, failed) = search.bracket();
+        let achieved = best.as_ref().map(|(r, _)| {
+            probes
+                .iter()
+                .rev()
+                .find(|p| p.target == Some(*r) && p.verdict == Some(ProbeVerdict::Held))
+                .map_or(0.0, |p| p.achieved)
+        });
+        let mut trial = match best {
+            Some((_, run)) => run,
+            None => runs.last.unwrap_or_else(|| self.nothing_ran(leaf)),
+        };
+        trial.trial = leaf.trial;
+        trial.capacity = Some(CapacityRecord {
+            trial: leaf.trial,
+            slo: spec.slo.iter().map(ToString::to_string).collect(),
+            precision: spec.precision,
+            conclusion,
+            reason: match conclusion {
+                Conclusion::DriverLimited => reason,
+                _ => None,
+            },
+            capacity: held,
+            achieved,
+            failed_at: failed,
+            unthrottled: search.calibrated(),
+            probes,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        trial
+    }
+
+    fn nothing_ran(&self, leaf: &Leaf) -> TrialRun {
+        TrialRun {
+            result: leaf.result.unwrap_or(0),
+            driver: Default::default(),
+            server: None,
+            trial: leaf.trial,
+            started_at: chrono::Utc::now(),
+            origin: Instant::now(),
+            wall: Default::default(),
+            metrics: TrialMetrics::merge(Vec::new()),
+            failure: None,
+            interrupted: true,
+            warmup: false,
+            capacity: None,
+        }
+    }
+
+    /// One line per probe, as it ends (unless the race is quiet).
+    fn narrate(&self, leaf: &Leaf, index: usize, p: &ProbeRecord) {
+        if !self.opts.narrate {
+            return;
+        }
+        let rate = p
+            .target
+            .map_or("unthrottled".into(), |r| format!("{} ops/s", format_number(r)));
+        let verdict = match (p.verdict, p.within_noise) {
+            (None, _) => "calibration".to_string(),
+            (Some(v), noise) => format!(
+                "{}{}",
+                if v == ProbeVerdict::Held { "held" } else { "failed" },
+                if noise { " (within noise)" } else { "" }
+            ),
+        };
+        eprintln!(
+            "  {} probe {} ({:?}) at {rate}: achieved {} ops/s, latency p99 {} ms, {} errors: {verdict}",
+            leaf.task,
+            index + 1,
+            p.phase,
+            format_number(p.achieved),
+            crate::units::ms(p.latency_ms.p99),
+            p.errors
+        );
+    }
+}
+
+/// The task's leaf as one probe: a timed window at `rate` (unthrottled to calibrate).
+fn probe_leaf(leaf: &Leaf, rate: Option<f64>, index: usize) -> Leaf {
+    let mut probe = leaf.clone();
+    probe.target_throughput = rate.and_then(|r| OpsPerSec::new(r).ok());
+    if probe.target_throughput.is_none() {
+        probe.schedule = ScheduleKind::Unthrottled;
+    }
+    probe.task = match rate {
+        Some(r) => format!("{} probe {} at {} ops/s", leaf.task, index + 1, format_number(r)),
+        None => format!("{} probe {} unthrottled", leaf.task, index + 1),
+    };
+    probe.capacity = None;
+    probe
+}
+
+fn probe_record(spec: &CapacitySpec, run: &TrialRun, rate: Option<f64>, phase: Phase) -> ProbeRecord {
+    let m = &run.metrics;
+    let c = &m.counts;
+    let secs = m.measured_window.as_secs_f64();
+    let achieved = if secs > 0.0 {
+        c.operations as f64 / secs
+    } else {
+        0.0
+    };
+    let judgement = rate.map(|target| {
+        judge(
+            &spec.slo,
+            &ProbeMeasure {
+                metrics: m,
+                target,
+                achieved,
+            },
+        )
+    });
+    let errors = c.error_count();
+    ProbeRecord {
+        phase,
+        target: rate,
+        achieved,
+        operations: c.operations,
+        errors,
+        error_rate: crate::metrics::error_rate(c.successes, errors),
+        latency_ms: Percentiles::from_histogram(&m.latency, m.latency_mean_ms),
+        service_time_ms: Percentiles::from_histogram(&m.service, m.service_mean_ms),
+        verdict: judgement.as_ref().map(|j| j.verdict),
+        within_noise: judgement.as_ref().is_some_and(|j| j.uncertain),
+        criteria: judgement.map(|j| j.criteria).unwrap_or_default(),
+        late_starts: c.late_starts,
+        driver_cpu_cores: run.driver.cpu_cores,
+        seconds: run.wall.as_secs_f64(),
+    }
+}
+
+/// Why this probe's schedule was the driver's limit, if it was: too many operations started
+/// late while their client was free (a client busy with the system's previous response is
+/// the system's lag, and counts against the goal).
+fn driver_lagged(p: &ProbeRecord) -> Option<String> {
+    let target = p.target?;
+    if p.operations == 0 {
+        return None;
+    }
+    let share = p.late_starts as f64 / p.operations as f64;
+    (share > crate::capacity::LATE_START_LIMIT).then(|| {
+        format!(
+            "at {} ops/s the driver started {:.1}% of operations over {} ms late while their client was free (its CPU: {:.2} cores); the system's capacity may be higher than this search could show",
+            format_number(target),
+            share * 100.0,
+            crate::metrics::LATE_START.as_millis(),
+            p.driver_cpu_cores
+        )
+    })
+}
