@@ -136,7 +136,10 @@ fn wilson(errors: u64, n: u64) -> (Option<f64>, (f64, f64)) {
     let z2 = Z * Z;
     let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
     let half = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
-    (Some(p), ((centre - half).max(0.0), (centre + half).min(1.0)))
+    (
+        Some(p),
+        ((centre - half).max(0.0), (centre + half).min(1.0)),
+    )
 }
 
 #[cfg(test)]

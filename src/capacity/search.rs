@@ -30,7 +30,10 @@ pub struct Outcome {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Next {
     /// Run a probe at this rate (None: unthrottled, to calibrate).
-    Probe { rate: Option<f64>, phase: Phase },
+    Probe {
+        rate: Option<f64>,
+        phase: Phase,
+    },
     Done(Conclusion),
 }
 

@@ -2,6 +2,7 @@
 //! across trials of each metric, the difference, and a verdict that says better or worse (not up
 //! or down), judged against a noise threshold and, with enough trials, a Mann-Whitney U test.
 
+mod capacity;
 mod render;
 mod stats;
 
@@ -117,6 +118,9 @@ pub struct MetricDiff {
     pub relative: Option<f64>,
     pub p_value: Option<f64>,
     pub verdict: Verdict,
+    /// A capacity's brackets (the searches' highest held to lowest failed rates).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<capacity::CapacityIntervals>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -207,6 +211,7 @@ pub fn compare(baseline: &RaceRecord, contender: &RaceRecord, opts: CompareOptio
                     opts,
                 ))
             })
+            .chain(capacity::diff(bt, ct, opts))
             .collect();
         tasks.push(TaskDiff {
             task: bt.slot.task.clone(),
@@ -297,6 +302,7 @@ fn diff(
         relative,
         p_value,
         verdict,
+        interval: None,
     }
 }
 

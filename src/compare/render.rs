@@ -50,6 +50,7 @@ fn markdown(c: &Comparison) -> String {
         c.noise_threshold * 100.0, super::MIN_TRIALS, c.alpha
     );
     metric_rows(c, &mut out);
+    capacity_notes(c, &mut out);
     trial_notes(c, &mut out);
     let regressions = c
         .tasks
@@ -109,6 +110,28 @@ fn metric_rows(c: &Comparison, out: &mut String) {
                 rel,
                 p,
                 m.verdict.label()
+            );
+        }
+    }
+}
+
+/// Where each capacity lies: a search brackets it, and the verdict reads the brackets.
+fn capacity_notes(c: &Comparison, out: &mut String) {
+    for t in &c.tasks {
+        for m in &t.metrics {
+            let Some(i) = m.interval else { continue };
+            let _ = writeln!(
+                out,
+                "\n{} [{}] capacity: baseline in [{}, {}] ops/s, contender in [{}, {}] ops/s (highest held to lowest failed); the difference lies between {:+.1}% and {:+.1}%{}.",
+                t.task,
+                t.sweep,
+                format_number(i.baseline.0),
+                format_number(i.baseline.1),
+                format_number(i.contender.0),
+                format_number(i.contender.1),
+                i.relative.0 * 100.0,
+                i.relative.1 * 100.0,
+                if m.verdict == Verdict::NotSignificant { ": the brackets overlap, so the searches cannot tell the races apart" } else { "" }
             );
         }
     }

@@ -30,10 +30,17 @@ impl<B: Backend> Driver<B> {
         spec: &CapacitySpec,
     ) -> TrialRun {
         let started = Instant::now();
-        let mut search = Search::new(spec.precision, spec.max_probes, spec.probe_start.map(|r| r.0));
+        let mut search = Search::new(
+            spec.precision,
+            spec.max_probes,
+            spec.probe_start.map(|r| r.0),
+        );
         let mut probes: Vec<ProbeRecord> = Vec::new();
         let mut best: Option<(f64, TrialRun)> = None;
-        let mut runs = RateRuns { held: None, last: None };
+        let mut runs = RateRuns {
+            held: None,
+            last: None,
+        };
         let mut reason = None;
         let conclusion = loop {
             let (rate, phase) = match search.next() {
@@ -42,7 +49,12 @@ impl<B: Backend> Driver<B> {
             };
             let probe = probe_leaf(leaf, rate, probes.len());
             let run = self
-                .run_leaves(plan, std::slice::from_ref(&probe), self.opts.progress, Some(step))
+                .run_leaves(
+                    plan,
+                    std::slice::from_ref(&probe),
+                    self.opts.progress,
+                    Some(step),
+                )
                 .await
                 .remove(0);
             if run.failure.is_some() || run.interrupted || self.stop_reason().is_some() {
@@ -135,14 +147,18 @@ impl<B: Backend> Driver<B> {
         if !self.opts.narrate {
             return;
         }
-        let rate = p
-            .target
-            .map_or("unthrottled".into(), |r| format!("{} ops/s", format_number(r)));
+        let rate = p.target.map_or("unthrottled".into(), |r| {
+            format!("{} ops/s", format_number(r))
+        });
         let verdict = match (p.verdict, p.within_noise) {
             (None, _) => "calibration".to_string(),
             (Some(v), noise) => format!(
                 "{}{}",
-                if v == ProbeVerdict::Held { "held" } else { "failed" },
+                if v == ProbeVerdict::Held {
+                    "held"
+                } else {
+                    "failed"
+                },
                 if noise { " (within noise)" } else { "" }
             ),
         };
@@ -166,14 +182,24 @@ fn probe_leaf(leaf: &Leaf, rate: Option<f64>, index: usize) -> Leaf {
         probe.schedule = ScheduleKind::Unthrottled;
     }
     probe.task = match rate {
-        Some(r) => format!("{} probe {} at {} ops/s", leaf.task, index + 1, format_number(r)),
+        Some(r) => format!(
+            "{} probe {} at {} ops/s",
+            leaf.task,
+            index + 1,
+            format_number(r)
+        ),
         None => format!("{} probe {} unthrottled", leaf.task, index + 1),
     };
     probe.capacity = None;
     probe
 }
 
-fn probe_record(spec: &CapacitySpec, run: &TrialRun, rate: Option<f64>, phase: Phase) -> ProbeRecord {
+fn probe_record(
+    spec: &CapacitySpec,
+    run: &TrialRun,
+    rate: Option<f64>,
+    phase: Phase,
+) -> ProbeRecord {
     let m = &run.metrics;
     let c = &m.counts;
     let secs = m.measured_window.as_secs_f64();

@@ -17,4 +17,6 @@ pub fn error_rate(successes: u64, errors: u64) -> f64 {
     }
 }
 
-pub use recorder::{measured_seconds, Counts, LATE_START, PartTimes, Parts, Recorder, TrialMetrics};
+pub use recorder::{
+    measured_seconds, Counts, PartTimes, Parts, Recorder, TrialMetrics, LATE_START,
+};

@@ -1,6 +1,7 @@
 //! Charts of a stored race as SVG, and one self-contained `report.html` that shows the summary
 //! tables and the charts together.
 
+mod capacity;
 mod html;
 mod svg;
 
@@ -123,6 +124,8 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
         plots.extend(percentile_chart(task, &records, &sources));
         plots.extend(timeline_chart(task, &records, &sources));
         plots.extend(runner_cpu_chart(task, &sources));
+        plots.extend(capacity::capacity_chart(task, &sources));
+        plots.extend(capacity::ramp_chart(task, &sources));
     }
     plots
 }

@@ -201,6 +201,23 @@ impl Chart {
         let _ = writeln!(self.body, "<circle cx=\"{cx:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"{color}\"><title>median {}</title></circle>", self.py(median), tick_label(median));
     }
 
+    /// A dot at (x, y), with a tooltip.
+    pub fn dot(&mut self, x: f64, y: f64, radius: f64, color: &'static str, tip: &str) {
+        let _ = writeln!(self.body, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"{radius}\" fill=\"{color}\"><title>{}</title></circle>", self.px(x), self.py(y), esc(tip));
+    }
+
+    /// A dashed horizontal line across the plot at `y` (a limit), labelled at its right end.
+    pub fn h_rule(&mut self, y: f64, label: &str, color: &'static str) {
+        let py = self.py(y);
+        let _ = writeln!(self.body, "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{py:.1}\" y2=\"{py:.1}\" stroke=\"{color}\" stroke-width=\"1.5\" stroke-dasharray=\"3 3\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"{color}\" text-anchor=\"end\">{}</text>", W - RIGHT, W - RIGHT - 4.0, py - 4.0, esc(label));
+    }
+
+    /// A dashed vertical line across the plot at `x` (a found value), labelled at its top.
+    pub fn v_rule(&mut self, x: f64, label: &str, color: &'static str) {
+        let px = self.px(x);
+        let _ = writeln!(self.body, "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{TOP}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"1.5\" stroke-dasharray=\"3 3\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"{color}\" text-anchor=\"end\">{}</text>", H - BOTTOM, px - 4.0, TOP + 12.0, esc(label));
+    }
+
     pub fn legend_entry(&mut self, name: &str, color: &'static str) {
         self.legend.push((name.to_string(), color, false));
     }

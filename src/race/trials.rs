@@ -53,7 +53,10 @@ impl<'a> TrialSink<'a> {
         let mut tr = trial_record(&run, self.redactor, self.member);
         if let Some(ramp) = &self.record.tasks[run.result].slot.ramp {
             // Seconds before the one the first measured operation started in held only warmup.
-            let warmup = run.metrics.window.map_or(0.0, |(a, _)| a.as_secs_f64().floor());
+            let warmup = run
+                .metrics
+                .window
+                .map_or(0.0, |(a, _)| a.as_secs_f64().floor());
             tr.rate_by_second = Some(RateBySecond::of(ramp, &run.metrics.units_by_second, warmup));
         }
         if !self.quiet {

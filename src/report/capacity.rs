@@ -71,10 +71,9 @@ pub fn tables(s: &Summary) -> Vec<Table> {
         .tasks
         .iter()
         .flat_map(|t| {
-            t.record
-                .trials
-                .iter()
-                .filter_map(move |tr| Some((t.record, t.sweep_label.as_str(), tr.capacity.as_ref()?)))
+            t.record.trials.iter().filter_map(move |tr| {
+                Some((t.record, t.sweep_label.as_str(), tr.capacity.as_ref()?))
+            })
         })
         .collect();
     if !searches.is_empty() {
@@ -161,8 +160,12 @@ fn probes(searches: &[(&TaskRecord, &str, &CapacityRecord)]) -> Table {
         for (i, p) in c.probes.iter().enumerate() {
             let (verdict, class) = match (p.verdict, p.within_noise) {
                 (None, _) => ("calibration".to_string(), None),
-                (Some(ProbeVerdict::Held), noise) => (format!("held{}", noisy(noise)), Some("better")),
-                (Some(ProbeVerdict::Failed), noise) => (format!("failed{}", noisy(noise)), Some("worse")),
+                (Some(ProbeVerdict::Held), noise) => {
+                    (format!("held{}", noisy(noise)), Some("better"))
+                }
+                (Some(ProbeVerdict::Failed), noise) => {
+                    (format!("failed{}", noisy(noise)), Some("worse"))
+                }
             };
             let mut row: Vec<Cell> = [
                 task.slot.task.clone(),
@@ -179,7 +182,10 @@ fn probes(searches: &[(&TaskRecord, &str, &CapacityRecord)]) -> Table {
             .into_iter()
             .map(Cell::from)
             .collect();
-            row.push(Cell { text: verdict, class });
+            row.push(Cell {
+                text: verdict,
+                class,
+            });
             table.rows.push(row);
         }
     }
@@ -203,11 +209,20 @@ fn noisy(within: bool) -> &'static str {
     }
 }
 
-fn ramp_stages(task: &str, trial: u64, ramp: &Ramp, seconds: &RateBySecond, r: &TaskRecord) -> Table {
+fn ramp_stages(
+    task: &str,
+    trial: u64,
+    ramp: &Ramp,
+    seconds: &RateBySecond,
+    r: &TaskRecord,
+) -> Table {
     use Align::{Left as L, Right as R};
     let unit = r.slot.throughput_unit.as_str();
     let mut table = Table::new(
-        &format!("Ramp of {task}, trial {}: intended and achieved rate by stage", trial + 1),
+        &format!(
+            "Ramp of {task}, trial {}: intended and achieved rate by stage",
+            trial + 1
+        ),
         &[
             ("Stage", R),
             ("From ops/s", R),
@@ -225,7 +240,8 @@ fn ramp_stages(task: &str, trial: u64, ramp: &Ramp, seconds: &RateBySecond, r: &
             format_number(st.to).trim_end_matches(".000").to_string(),
             format!("{}–{}", seconds_text(st.start_s), seconds_text(st.end_s)),
             format_number(st.intended_per_second),
-            st.achieved_per_second.map_or("warmup".into(), format_number),
+            st.achieved_per_second
+                .map_or("warmup".into(), format_number),
             match st.achieved_per_second {
                 Some(a) if st.intended_per_second > 0.0 => {
                     format!("{:.1}%", 100.0 * a / st.intended_per_second)
@@ -242,7 +258,11 @@ fn ramp_seconds(task: &str, trial: u64, seconds: &RateBySecond, r: &TaskRecord) 
     let unit = r.slot.throughput_unit.as_str();
     let mut table = Table::new(
         &format!("Ramp of {task}, trial {}: second by second", trial + 1),
-        &[("Second", R), ("Intended ops", R), (&format!("Achieved {unit}"), R)],
+        &[
+            ("Second", R),
+            ("Intended ops", R),
+            (&format!("Achieved {unit}"), R),
+        ],
     );
     for (k, intended) in seconds.intended.iter().enumerate() {
         table.row(vec![
@@ -285,7 +305,11 @@ pub fn trial_rows(tr: &crate::results::TrialRecord, row: &mut dyn FnMut(String, 
             row(format!("probe_{n}_latency_p99"), p.latency_ms.p99, "ms");
             row(format!("probe_{n}_error_rate"), p.error_rate, "ratio");
             if let Some(v) = p.verdict {
-                row(format!("probe_{n}_held"), f64::from(u8::from(v == ProbeVerdict::Held)), "bool");
+                row(
+                    format!("probe_{n}_held"),
+                    f64::from(u8::from(v == ProbeVerdict::Held)),
+                    "bool",
+                );
             }
         }
     }
@@ -310,8 +334,14 @@ mod tests {
         let ramp = Ramp {
             start: 0.0,
             stages: vec![
-                Stage { duration: Duration::from_secs(2), target: 100.0 },
-                Stage { duration: Duration::from_secs(2), target: 100.0 },
+                Stage {
+                    duration: Duration::from_secs(2),
+                    target: 100.0,
+                },
+                Stage {
+                    duration: Duration::from_secs(2),
+                    target: 100.0,
+                },
             ],
         };
         let seconds = RateBySecond {

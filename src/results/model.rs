@@ -294,7 +294,11 @@ pub struct RateBySecond {
 }
 
 impl RateBySecond {
-    pub fn of(ramp: &crate::track::rate::Ramp, units_by_second: &[u64], warmup_s: f64) -> RateBySecond {
+    pub fn of(
+        ramp: &crate::track::rate::Ramp,
+        units_by_second: &[u64],
+        warmup_s: f64,
+    ) -> RateBySecond {
         let intended = ramp.intended_per_second();
         let achieved = (0..intended.len())
             .map(|s| ((s as f64) >= warmup_s).then(|| units_by_second.get(s).copied().unwrap_or(0)))

@@ -279,7 +279,12 @@ mod tests {
                 Parser::Counts { .. } => "#/$defs/positiveIntSweep",
                 Parser::Rates => "#/$defs/positiveNumberSweep",
                 Parser::Target => {
-                    assert!(key.schema.contains("#/$defs/positiveNumberSweep") && key.schema.contains("#/$defs/ramp"), "`{}`", key.name);
+                    assert!(
+                        key.schema.contains("#/$defs/positiveNumberSweep")
+                            && key.schema.contains("#/$defs/ramp"),
+                        "`{}`",
+                        key.name
+                    );
                     continue;
                 }
                 Parser::Share => {

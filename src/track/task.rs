@@ -217,12 +217,8 @@ pub(super) fn resolve_task(
         check_ramp(t, ramp, warmup, schedule, r, path)?;
     }
     let ramp_up = resolve_ramp_up(t, warmup, r, path)?;
-    let thresholds = resolve_thresholds(
-        &t.thresholds,
-        has_target,
-        r,
-        &format!("{path}/thresholds"),
-    )?;
+    let thresholds =
+        resolve_thresholds(&t.thresholds, has_target, r, &format!("{path}/thresholds"))?;
     if !thresholds.is_empty() && t.include_in_reporting == Some(false) {
         return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/thresholds"), "a task left out of reports (`include-in-reporting: false`) is never judged: drop its thresholds or report it"));
     }

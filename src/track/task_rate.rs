@@ -29,7 +29,9 @@ pub(super) fn special_target(
         Some(Value::String(s)) => Err(r.err(
             TrackErrorKind::Invalid,
             &at,
-            format!("`{s}` is not a target: give ops/s, `max` (with an `slo`) or `{{stages: [...]}}`"),
+            format!(
+                "`{s}` is not a target: give ops/s, `max` (with an `slo`) or `{{stages: [...]}}`"
+            ),
         )),
         Some(Value::Object(m)) => resolve_ramp(m, r, &at).map(Special::Ramp),
         Some(Value::Array(items)) if items.iter().any(|v| !v.is_number()) => Err(r.err(
@@ -57,7 +59,10 @@ fn resolve_ramp(
     let rate = |v: &Value, p: &str| -> Result<f64, TrackError> {
         match v.as_f64() {
             Some(x) if x.is_finite() && (0.0..=OpsPerSec::MAX).contains(&x) => Ok(x),
-            _ => Err(invalid(p, format!("`{v}` is not a rate from 0 to {:.0e} ops/s", OpsPerSec::MAX))),
+            _ => Err(invalid(
+                p,
+                format!("`{v}` is not a rate from 0 to {:.0e} ops/s", OpsPerSec::MAX),
+            )),
         }
     };
     let start = match m.get("start") {
@@ -65,19 +70,32 @@ fn resolve_ramp(
         None => 0.0,
     };
     let Some(Value::Array(items)) = m.get("stages") else {
-        return Err(invalid(at, "a ramp needs `stages`: a list of `{duration, target}`".into()));
+        return Err(invalid(
+            at,
+            "a ramp needs `stages`: a list of `{duration, target}`".into(),
+        ));
     };
     if items.is_empty() || items.len() > MAX_STAGES {
-        return Err(invalid(&format!("{at}/stages"), format!("a ramp has 1 to {MAX_STAGES} stages")));
+        return Err(invalid(
+            &format!("{at}/stages"),
+            format!("a ramp has 1 to {MAX_STAGES} stages"),
+        ));
     }
     let mut stages = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let p = format!("{at}/stages/{i}");
         let Value::Object(s) = item else {
-            return Err(invalid(&p, "a stage is `{duration: 30s, target: 100}`".into()));
+            return Err(invalid(
+                &p,
+                "a stage is `{duration: 30s, target: 100}`".into(),
+            ));
         };
         if let Some(k) = s.keys().find(|k| *k != "duration" && *k != "target") {
-            return Err(r.err(TrackErrorKind::Schema, &format!("{p}/{k}"), format!("unknown key `{k}` in a stage (it takes `duration` and `target`)")));
+            return Err(r.err(
+                TrackErrorKind::Schema,
+                &format!("{p}/{k}"),
+                format!("unknown key `{k}` in a stage (it takes `duration` and `target`)"),
+            ));
         }
         let (Some(d), Some(t)) = (s.get("duration"), s.get("target")) else {
             return Err(invalid(&p, "a stage needs `duration` and `target`".into()));
@@ -89,13 +107,22 @@ fn resolve_ramp(
     }
     let ramp = Ramp { start, stages };
     if ramp.total().is_zero() {
-        return Err(invalid(&format!("{at}/stages"), "the stages last no time: give them durations".into()));
+        return Err(invalid(
+            &format!("{at}/stages"),
+            "the stages last no time: give them durations".into(),
+        ));
     }
     if ramp.operations_by(ramp.total().as_secs_f64()) < 1.0 {
-        return Err(invalid(&format!("{at}/stages"), "the ramp intends less than one operation: raise its targets".into()));
+        return Err(invalid(
+            &format!("{at}/stages"),
+            "the ramp intends less than one operation: raise its targets".into(),
+        ));
     }
     if ramp.total() > crate::units::MAX_DURATION {
-        return Err(invalid(&format!("{at}/stages"), "the stages last longer than a task may".into()));
+        return Err(invalid(
+            &format!("{at}/stages"),
+            "the stages last longer than a task may".into(),
+        ));
     }
     Ok(ramp)
 }
@@ -138,13 +165,33 @@ pub(super) fn resolve_capacity(
         Some(v) => duration_at(v, r, &format!("{path}/{key}")),
         None => Ok(default),
     };
-    let probe_time = secs(&t.probe_time, "probe-time", CapacitySpec::DEFAULT_PROBE_TIME)?;
+    let probe_time = secs(
+        &t.probe_time,
+        "probe-time",
+        CapacitySpec::DEFAULT_PROBE_TIME,
+    )?;
     if probe_time.is_zero() {
-        return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/probe-time"), "a probe of no time measures nothing"));
+        return Err(r.err(
+            TrackErrorKind::Invalid,
+            &format!("{path}/probe-time"),
+            "a probe of no time measures nothing",
+        ));
     }
-    let probe_warmup = secs(&t.probe_warmup, "probe-warmup", CapacitySpec::DEFAULT_PROBE_WARMUP)?;
+    let probe_warmup = secs(
+        &t.probe_warmup,
+        "probe-warmup",
+        CapacitySpec::DEFAULT_PROBE_WARMUP,
+    )?;
     let precision = match &t.precision {
-        Some(v) => read_share(v).ok_or_else(|| r.err(TrackErrorKind::Invalid, &format!("{path}/precision"), format!("`{v}` is not a precision: a share above 0% and below 50%, e.g. `2%` or 0.02")))?,
+        Some(v) => read_share(v).ok_or_else(|| {
+            r.err(
+                TrackErrorKind::Invalid,
+                &format!("{path}/precision"),
+                format!(
+                    "`{v}` is not a precision: a share above 0% and below 50%, e.g. `2%` or 0.02"
+                ),
+            )
+        })?,
         None => CapacitySpec::DEFAULT_PRECISION,
     };
     let probe_start = match &t.probe_start {
@@ -158,18 +205,46 @@ pub(super) fn resolve_capacity(
     };
     let max_probes = match t.max_probes {
         Some(n) if (3..=u64::from(CapacitySpec::MOST_PROBES)).contains(&n) => n as u32,
-        Some(n) => return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/max-probes"), format!("{n} probes: a search takes 3 to {}", CapacitySpec::MOST_PROBES))),
+        Some(n) => {
+            return Err(r.err(
+                TrackErrorKind::Invalid,
+                &format!("{path}/max-probes"),
+                format!(
+                    "{n} probes: a search takes 3 to {}",
+                    CapacitySpec::MOST_PROBES
+                ),
+            ))
+        }
         None => CapacitySpec::DEFAULT_MAX_PROBES,
     };
-    Ok(Some(CapacitySpec { slo, probe_time, probe_warmup, precision, probe_start, max_probes }))
+    Ok(Some(CapacitySpec {
+        slo,
+        probe_time,
+        probe_warmup,
+        precision,
+        probe_start,
+        max_probes,
+    }))
 }
 
 /// A search runs timed probes of its own: the keys that set a task's length do not apply.
 fn check_search_keys(t: &RawScheduleItem, r: &Resolver, path: &str) -> Result<(), TrackError> {
     let clash = [
-        ("iterations", t.iterations.is_some(), "each probe runs `probe-time`"),
-        ("time-period", t.time_period.is_some(), "each probe runs `probe-time`"),
-        ("warmup", t.warmup.is_some(), "each probe warms up for `probe-warmup`"),
+        (
+            "iterations",
+            t.iterations.is_some(),
+            "each probe runs `probe-time`",
+        ),
+        (
+            "time-period",
+            t.time_period.is_some(),
+            "each probe runs `probe-time`",
+        ),
+        (
+            "warmup",
+            t.warmup.is_some(),
+            "each probe warms up for `probe-warmup`",
+        ),
     ];
     if let Some((key, _, why)) = clash.iter().find(|(_, set, _)| *set) {
         return Err(r.err(
@@ -224,13 +299,27 @@ pub(super) fn check_ramp(
     r: &Resolver,
     path: &str,
 ) -> Result<(), TrackError> {
-    let err = |key: &str, msg: String| r.err(TrackErrorKind::Invalid, &format!("{path}/{key}"), msg);
+    let err =
+        |key: &str, msg: String| r.err(TrackErrorKind::Invalid, &format!("{path}/{key}"), msg);
     if t.iterations.is_some() || t.time_period.is_some() {
-        let key = if t.iterations.is_some() { "iterations" } else { "time-period" };
-        return Err(err(key, format!("`{key}` does not go with a ramp: the stages set the task's length ({:?})", ramp.total())));
+        let key = if t.iterations.is_some() {
+            "iterations"
+        } else {
+            "time-period"
+        };
+        return Err(err(
+            key,
+            format!(
+                "`{key}` does not go with a ramp: the stages set the task's length ({:?})",
+                ramp.total()
+            ),
+        ));
     }
     if schedule == ScheduleKind::Unthrottled {
-        return Err(err("schedule", "a ramp is a schedule of rates: use `deterministic` or `poisson`".into()));
+        return Err(err(
+            "schedule",
+            "a ramp is a schedule of rates: use `deterministic` or `poisson`".into(),
+        ));
     }
     match warmup {
         Warmup::Time(w) if w >= ramp.total() => Err(err("warmup", format!("the warmup ({w:?}) is not shorter than the stages ({:?}): nothing would be measured", ramp.total()))),
