@@ -6,6 +6,7 @@
 
 pub mod judge;
 pub mod search;
+pub mod share;
 
 use crate::metrics::Percentiles;
 use serde::{Deserialize, Serialize};

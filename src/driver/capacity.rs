@@ -6,6 +6,7 @@ use super::{Driver, TrialRun};
 use crate::backend::Backend;
 use crate::capacity::judge::{judge, ProbeMeasure};
 use crate::capacity::search::{Next, Outcome, Search};
+use crate::capacity::share::ProbeShare;
 use crate::capacity::{CapacityRecord, Conclusion, Phase, ProbeRecord, ProbeVerdict};
 use crate::metrics::{Percentiles, TrialMetrics};
 use crate::plan::{Leaf, Plan};
@@ -61,7 +62,19 @@ impl<B: Backend> Driver<B> {
                 runs.last = Some(run);
                 break Conclusion::Stopped;
             }
-            let record = probe_record(spec, &run, rate, phase);
+            // A sharded race judges the whole probe: every shard's part, merged, the same
+            // on every shard, so that all take the same next step.
+            let merged = match self.merged_probe(step, probes.len(), &run).await {
+                Ok(merged) => merged,
+                Err(why) => {
+                    self.abort_race(&why);
+                    runs.last = Some(run);
+                    break Conclusion::Stopped;
+                }
+            };
+            let measured = merged.as_ref().map_or(&run.metrics, |m| &m.0);
+            let cpu = merged.as_ref().map_or(run.driver.cpu_cores, |m| m.1);
+            let record = probe_record(spec, measured, cpu, run.wall, rate, phase);
             self.narrate(leaf, probes.len(), &record);
             let driver_limited = driver_lagged(&record);
             let outcome = Outcome {
@@ -123,6 +136,22 @@ impl<B: Backend> Driver<B> {
             seconds: started.elapsed().as_secs_f64(),
         });
         trial
+    }
+
+    /// Every shard's part of this probe merged (with the busiest shard's CPU); None in a race
+    /// of one process.
+    async fn merged_probe(
+        &self,
+        step: usize,
+        probe: usize,
+        run: &TrialRun,
+    ) -> Result<Option<(TrialMetrics, f64)>, String> {
+        let Some(gate) = self.opts.gate.as_deref() else {
+            return Ok(None);
+        };
+        let mine = ProbeShare::of(&run.metrics, run.driver.cpu_cores);
+        let merged = gate.share_probe(step, probe as u32, mine).await?;
+        Ok(Some((merged.metrics()?, merged.cpu_cores)))
     }
 
     fn nothing_ran(&self, leaf: &Leaf) -> TrialRun {
@@ -196,11 +225,12 @@ fn probe_leaf(leaf: &Leaf, rate: Option<f64>, index: usize) -> Leaf {
 
 fn probe_record(
     spec: &CapacitySpec,
-    run: &TrialRun,
+    m: &TrialMetrics,
+    cpu_cores: f64,
+    wall: std::time::Duration,
     rate: Option<f64>,
     phase: Phase,
 ) -> ProbeRecord {
-    let m = &run.metrics;
     let c = &m.counts;
     let secs = m.measured_window.as_secs_f64();
     let achieved = if secs > 0.0 {
@@ -232,8 +262,8 @@ fn probe_record(
         within_noise: judgement.as_ref().is_some_and(|j| j.uncertain),
         criteria: judgement.map(|j| j.criteria).unwrap_or_default(),
         late_starts: c.late_starts,
-        driver_cpu_cores: run.driver.cpu_cores,
-        seconds: run.wall.as_secs_f64(),
+        driver_cpu_cores: cpu_cores,
+        seconds: wall.as_secs_f64(),
     }
 }
 

@@ -55,6 +55,15 @@ pub trait StepGate: Send + Sync {
     /// Waits until every shard still in the race has reached step `step` (named `what`), and
     /// returns when the step starts, on this machine's clock: the same instant on every shard.
     fn arrive<'a>(&'a self, step: usize, what: &'a str) -> BoxFuture<'a, Result<Instant, String>>;
+
+    /// Gives this shard's part of probe `probe` of a capacity search at step `step`, and
+    /// returns every shard's parts merged (the same on every shard).
+    fn share_probe<'a>(
+        &'a self,
+        step: usize,
+        probe: u32,
+        mine: crate::capacity::share::ProbeShare,
+    ) -> BoxFuture<'a, Result<crate::capacity::share::ProbeShare, String>>;
 }
 
 /// The start of one step: its leaves prepare (connect clients, open the corpus), wait for each

@@ -99,6 +99,12 @@ enum Event {
         conn: u64,
         results: Box<ShardResults>,
     },
+    Probe {
+        conn: u64,
+        step: usize,
+        probe: u32,
+        share: Box<crate::capacity::share::ProbeShare>,
+    },
     Gone {
         conn: u64,
         why: String,
@@ -136,7 +142,7 @@ async fn connection(
     let writer = tokio::spawn(async move {
         while let Some(m) = outbox.recv().await {
             let last = matches!(m, ToMember::Fail { .. });
-            if wire::send(&mut write, &m, false).await.is_err() || last {
+            if wire::send(&mut write, &m, m.is_large()).await.is_err() || last {
                 break;
             }
         }
@@ -177,6 +183,14 @@ async fn connection(
                     }
                     Ok(ToCoordinator::Results(results)) => {
                         let _ = events.send(Event::Results { conn, results });
+                    }
+                    Ok(ToCoordinator::Probe { step, probe, share }) => {
+                        let _ = events.send(Event::Probe {
+                            conn,
+                            step,
+                            probe,
+                            share,
+                        });
                     }
                     Ok(ToCoordinator::Hello { .. }) => break "said hello twice".to_string(),
                     Err(wire::WireError::Closed) => break "its connection closed".to_string(),
@@ -228,6 +242,7 @@ struct State {
     shards: Vec<Option<Shard>>,
     race_id: Option<String>,
     arrivals: BTreeMap<usize, Arrival>,
+    probes: super::probes::ProbeExchange,
     round_trip_ns: u64,
     barriers: Vec<BarrierRecord>,
     results: Vec<(u32, String, RaceRecord, HistogramFile)>,
@@ -247,6 +262,7 @@ impl State {
             shards: (0..count).map(|_| None).collect(),
             race_id: None,
             arrivals: BTreeMap::new(),
+            probes: Default::default(),
             round_trip_ns: 0,
             barriers: Vec::new(),
             results: Vec::new(),
@@ -278,7 +294,8 @@ impl State {
             return self.started + self.timeout;
         }
         let barrier = self.arrivals.values().map(|a| a.first + self.timeout).min();
-        [barrier, self.collect_until]
+        let probe = self.probes.oldest().map(|first| first + self.timeout);
+        [barrier, probe, self.collect_until]
             .into_iter()
             .flatten()
             .min()
@@ -329,6 +346,12 @@ impl State {
                 a.shards.insert(shard);
                 self.release();
             }
+            Event::Probe {
+                conn,
+                step,
+                probe,
+                share,
+            } => self.probe(conn, step, probe, *share),
             Event::Results { conn, results } => {
                 if let Some(shard) = self.shard_of(conn) {
                     if shard == 0 && self.collect_until.is_none() {
@@ -438,15 +461,69 @@ impl State {
         }
     }
 
-    /// Starts each step every shard still racing has reached.
-    fn release(&mut self) {
-        let racing: BTreeSet<u32> = self
-            .shards
+    fn racing(&self) -> BTreeSet<u32> {
+        self.shards
             .iter()
             .enumerate()
             .filter(|(_, s)| s.as_ref().is_some_and(|s| s.racing == Racing::Yes))
             .map(|(i, _)| i as u32)
-            .collect();
+            .collect()
+    }
+
+    /// Takes a shard's part of a probe; answers every probe all racing shards have sent.
+    fn probe(
+        &mut self,
+        conn: u64,
+        step: usize,
+        probe: u32,
+        share: crate::capacity::share::ProbeShare,
+    ) {
+        let Some(shard) = self.shard_of(conn) else {
+            return;
+        };
+        if let Some(f) = &self.failure {
+            let message = f.clone();
+            self.send(shard, ToMember::Fail { message });
+            return;
+        }
+        self.probes.add(step, probe, shard, share);
+        self.release();
+    }
+
+    fn release_probes(&mut self, racing: &BTreeSet<u32>) {
+        for m in self.probes.ready(racing) {
+            match m.merged {
+                Ok(merged) => {
+                    for shard in &m.shards {
+                        let merged = Box::new(merged.clone());
+                        self.send(
+                            *shard,
+                            ToMember::Probed {
+                                step: m.step,
+                                probe: m.probe,
+                                merged,
+                            },
+                        );
+                    }
+                }
+                Err(why) => {
+                    let message = format!(
+                        "probe {} of step {} cannot be merged: {why}",
+                        m.probe + 1,
+                        m.step
+                    );
+                    self.fail_all(&message);
+                    self.failure.get_or_insert(message);
+                    self.collect_until = Some(Instant::now() + self.timeout);
+                }
+            }
+        }
+    }
+
+    /// Starts each step every shard still racing has reached.
+    fn release(&mut self) {
+        let racing = self.racing();
+        self.release_probes(&racing);
         let ready: Vec<usize> = self
             .arrivals
             .iter()
@@ -505,6 +582,26 @@ impl State {
                 }
             }
             return Ok(());
+        }
+        let probes_late = match now.checked_sub(self.timeout) {
+            Some(limit) => self.probes.late(limit),
+            None => Vec::new(),
+        };
+        for ((step, probe), sent) in probes_late {
+            let behind: Vec<String> = self
+                .racing()
+                .difference(&sent)
+                .map(|s| s.to_string())
+                .collect();
+            let message = format!(
+                "shard {} did not finish probe {} of step {step} within {:?} of the first shard; the race stops on every shard",
+                behind.join(", shard "),
+                probe + 1,
+                self.timeout
+            );
+            self.fail_all(&message);
+            self.failure.get_or_insert(message);
+            self.collect_until = Some(now + self.timeout);
         }
         let late: Vec<(usize, String)> = self
             .arrivals

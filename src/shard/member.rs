@@ -3,6 +3,7 @@
 
 use super::wire::{self, ShardResults, ToCoordinator, ToMember, WireError};
 use super::{unix_ns, ShardSpec};
+use crate::capacity::share::ProbeShare;
 use crate::driver::{Slice, StepGate};
 use crate::results::{HistogramFile, RaceRecord, ShardRole};
 use futures::future::BoxFuture;
@@ -241,6 +242,40 @@ impl Member {
     }
 }
 
+impl Member {
+    /// Sends this shard's part of a probe and waits for all of them, merged.
+    async fn probe(&self, step: usize, probe: u32, mine: ProbeShare) -> Result<ProbeShare, String> {
+        let mut conn = self.conn.lock().await;
+        let (read, write) = &mut *conn;
+        let at = &self.coordinator;
+        let lost = |e: WireError| format!("lost the rendezvous at {at} (shard 0): {e}");
+        let message = ToCoordinator::Probe {
+            step,
+            probe,
+            share: Box::new(mine),
+        };
+        wire::send(write, &message, true).await.map_err(lost)?;
+        let limit = Instant::now() + self.timeout * 2 + Duration::from_secs(30);
+        loop {
+            let message = tokio::select! {
+                m = tokio::time::timeout_at(limit, wire::receive(read)) => m,
+                _ = self.cancel.cancelled() => return Err(interrupted()),
+            };
+            match message {
+                Ok(Ok(ToMember::Probed {
+                    step: s,
+                    probe: p,
+                    merged,
+                })) if s == step && p == probe => return Ok(*merged),
+                Ok(Ok(ToMember::Fail { message })) => return Err(format!("rendezvous: {message}")),
+                Ok(Ok(_)) => continue,
+                Ok(Err(e)) => return Err(lost(e)),
+                Err(_) => return Err(format!("the rendezvous at {at} stopped answering")),
+            }
+        }
+    }
+}
+
 fn interrupted() -> String {
     "interrupted while waiting for the other shards".into()
 }
@@ -248,5 +283,14 @@ fn interrupted() -> String {
 impl StepGate for Member {
     fn arrive<'a>(&'a self, step: usize, what: &'a str) -> BoxFuture<'a, Result<Instant, String>> {
         Box::pin(self.meet(step, what))
+    }
+
+    fn share_probe<'a>(
+        &'a self,
+        step: usize,
+        probe: u32,
+        mine: ProbeShare,
+    ) -> BoxFuture<'a, Result<ProbeShare, String>> {
+        Box::pin(self.probe(step, probe, mine))
     }
 }

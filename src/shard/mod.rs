@@ -9,6 +9,7 @@ mod coordinator;
 pub mod k8s;
 mod member;
 pub mod merge;
+mod probes;
 mod wire;
 
 pub use coordinator::{Collected, Coordinator};

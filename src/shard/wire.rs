@@ -2,6 +2,7 @@
 //! message. Control messages are small; only a shard's results may be large, and every
 //! length is checked against its kind's bound before anything is allocated.
 
+use crate::capacity::share::ProbeShare;
 use crate::results::{HistogramFile, RaceRecord};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -32,6 +33,12 @@ pub enum ToCoordinator {
     },
     /// The shard's race ended (however it ended): it leaves the rendezvous.
     Results(Box<ShardResults>),
+    /// This shard's part of a capacity search's probe.
+    Probe {
+        step: usize,
+        probe: u32,
+        share: Box<ProbeShare>,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -52,6 +59,19 @@ pub enum ToMember {
     Go { step: usize, at_ns: u64 },
     /// The race cannot go on: why, for every shard to say.
     Fail { message: String },
+    /// Every shard's part of a probe, merged.
+    Probed {
+        step: usize,
+        probe: u32,
+        merged: Box<ProbeShare>,
+    },
+}
+
+impl ToMember {
+    /// A merged probe carries histograms: it goes in a frame of the large kind.
+    pub fn is_large(&self) -> bool {
+        matches!(self, ToMember::Probed { .. })
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
