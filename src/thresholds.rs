@@ -33,6 +33,18 @@ pub enum Cmp {
     Ge,
 }
 
+impl Cmp {
+    /// Whether `value` compares to `bound` as this says.
+    pub fn holds(self, value: f64, bound: f64) -> bool {
+        match self {
+            Cmp::Lt => value < bound,
+            Cmp::Le => value <= bound,
+            Cmp::Gt => value > bound,
+            Cmp::Ge => value >= bound,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Bound {
     /// A time, in milliseconds.
@@ -254,12 +266,7 @@ impl Threshold {
                 None => return cannot("the task has no target-throughput".into()),
             },
         };
-        let pass = match self.cmp {
-            Cmp::Lt => value < bound,
-            Cmp::Le => value <= bound,
-            Cmp::Gt => value > bound,
-            Cmp::Ge => value >= bound,
-        };
+        let pass = self.cmp.holds(value, bound);
         Judged {
             threshold: self.text.clone(),
             value: Some(shown),

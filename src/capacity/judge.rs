@@ -8,7 +8,7 @@
 
 use super::{CriterionRecord, ProbeVerdict};
 use crate::metrics::{value_at_percentile, TrialMetrics};
-use crate::thresholds::{Bound, Cmp, Metric, Stat, Threshold};
+use crate::thresholds::{Bound, Metric, Stat, Threshold};
 use hdrhistogram::Histogram;
 
 const Z: f64 = 1.96;
@@ -84,12 +84,7 @@ fn criterion(c: &Threshold, m: &ProbeMeasure) -> CriterionRecord {
             within_noise: false,
         };
     };
-    let held = match c.cmp {
-        Cmp::Lt => value < bound,
-        Cmp::Le => value <= bound,
-        Cmp::Gt => value > bound,
-        Cmp::Ge => value >= bound,
-    };
+    let held = c.cmp.holds(value, bound);
     CriterionRecord {
         criterion: c.to_string(),
         value: Some(value),

@@ -37,6 +37,14 @@ pub enum Next {
     Done(Conclusion),
 }
 
+/// A rate whose verdict is not yet final.
+struct Deciding {
+    rate: f64,
+    phase: Phase,
+    /// Each run's verdict, and whether it was sure.
+    runs: Vec<(ProbeVerdict, bool)>,
+}
+
 pub struct Search {
     precision: f64,
     max_probes: u32,
@@ -46,7 +54,7 @@ pub struct Search {
     held: Option<f64>,
     failed: Option<f64>,
     /// The rate being decided and the verdicts of its runs so far (with their certainty).
-    current: Option<(f64, Phase, Vec<(ProbeVerdict, bool)>)>,
+    current: Option<Deciding>,
     done: Option<Conclusion>,
 }
 
@@ -74,18 +82,18 @@ impl Search {
         self.calibrated
     }
 
-    pub fn next(&mut self) -> Next {
+    pub fn next_step(&mut self) -> Next {
         if let Some(done) = self.done {
             return Next::Done(done);
         }
         if self.probes >= self.max_probes {
             return self.finish(Conclusion::MaxProbes);
         }
-        if let Some((rate, _, runs)) = &self.current {
+        if let Some(d) = &self.current {
             return Next::Probe {
-                rate: Some(*rate),
-                phase: if runs.is_empty() {
-                    self.current.as_ref().map_or(Phase::Grow, |c| c.1)
+                rate: Some(d.rate),
+                phase: if d.runs.is_empty() {
+                    d.phase
                 } else {
                     Phase::Repeat
                 },
@@ -111,7 +119,11 @@ impl Search {
             (Some(h), Some(f)) => ((h + f) / 2.0, Phase::Bisect),
         };
         let rate = rate.min(crate::units::OpsPerSec::MAX);
-        self.current = Some((rate, phase, Vec::new()));
+        self.current = Some(Deciding {
+            rate,
+            phase,
+            runs: Vec::new(),
+        });
         Next::Probe {
             rate: Some(rate),
             phase,
@@ -137,11 +149,11 @@ impl Search {
         self.done.get_or_insert(c);
     }
 
-    /// Takes the outcome of the probe `next` asked for; returns the rate's final verdict
+    /// Takes the outcome of the probe `next_step` asked for; returns the rate's final verdict
     /// once it has one.
     pub fn record(&mut self, o: Outcome) -> Option<ProbeVerdict> {
         self.probes += 1;
-        let Some((rate, phase, mut runs)) = self.current.take() else {
+        let Some(mut d) = self.current.take() else {
             // The calibration: nothing achieved leaves nothing to search from.
             self.calibrated = Some(o.achieved);
             if o.achieved <= 0.0 && self.start.is_none() {
@@ -149,12 +161,12 @@ impl Search {
             }
             return None;
         };
-        runs.push((o.verdict, !o.uncertain));
-        if o.uncertain && runs.len() < RUNS_PER_RATE && self.probes < self.max_probes {
-            self.current = Some((rate, phase, runs));
+        d.runs.push((o.verdict, !o.uncertain));
+        if o.uncertain && d.runs.len() < RUNS_PER_RATE && self.probes < self.max_probes {
+            self.current = Some(d);
             return None;
         }
-        let verdict = majority(&runs);
+        let (rate, verdict) = (d.rate, majority(&d.runs));
         match verdict {
             ProbeVerdict::Held => self.held = Some(self.held.map_or(rate, |h| h.max(rate))),
             ProbeVerdict::Failed => {
@@ -198,7 +210,7 @@ mod tests {
     ) -> (Conclusion, Vec<(Option<f64>, Phase)>) {
         let mut probes = Vec::new();
         loop {
-            match s.next() {
+            match s.next_step() {
                 Next::Done(c) => return (c, probes),
                 Next::Probe { rate, phase } => {
                     probes.push((rate, phase));
@@ -282,14 +294,14 @@ mod tests {
     #[test]
     fn a_driver_that_cannot_keep_up_stops_the_search() {
         let mut s = Search::new(0.02, 40, Some(100.0));
-        assert!(matches!(s.next(), Next::Probe { .. }));
+        assert!(matches!(s.next_step(), Next::Probe { .. }));
         s.record(Outcome {
             verdict: ProbeVerdict::Failed,
             uncertain: false,
             achieved: 50.0,
             driver_limited: true,
         });
-        assert_eq!(s.next(), Next::Done(Conclusion::DriverLimited));
+        assert_eq!(s.next_step(), Next::Done(Conclusion::DriverLimited));
     }
 
     #[test]

@@ -15,11 +15,108 @@ use crate::track::ScheduleKind;
 use crate::units::{format_number, OpsPerSec};
 use tokio::time::Instant;
 
-/// The probes that ran at the rate being decided: the last one that held is kept in case
-/// the rate's final verdict is held.
-struct RateRuns {
+/// A search under way: its state machine, the probes so far, and the runs it may record.
+struct Searching {
+    search: Search,
+    started: Instant,
+    probes: Vec<ProbeRecord>,
+    /// The highest rate whose final verdict held, and a run at it that held.
+    best: Option<(f64, TrialRun)>,
+    /// The last run that held at the rate being decided.
     held: Option<TrialRun>,
+    /// The last run of any other kind, recorded when no rate held.
     last: Option<TrialRun>,
+    /// Why the driver was the limit, when it was.
+    reason: Option<String>,
+}
+
+impl Searching {
+    fn new(spec: &CapacitySpec) -> Searching {
+        Searching {
+            search: Search::new(
+                spec.precision,
+                spec.max_probes,
+                spec.probe_start.map(|r| r.0),
+            ),
+            started: Instant::now(),
+            probes: Vec::new(),
+            best: None,
+            held: None,
+            last: None,
+            reason: None,
+        }
+    }
+
+    /// Takes a probe that ran and was judged.
+    fn take(&mut self, run: TrialRun, record: ProbeRecord, rate: Option<f64>) {
+        let driver_limited = driver_lagged(&record);
+        let outcome = Outcome {
+            verdict: record.verdict.unwrap_or(ProbeVerdict::Held),
+            uncertain: record.within_noise,
+            achieved: record.achieved,
+            driver_limited: driver_limited.is_some(),
+        };
+        if record.verdict == Some(ProbeVerdict::Held) {
+            self.held = Some(run);
+        } else {
+            self.last = Some(run);
+        }
+        self.probes.push(record);
+        match (self.search.record(outcome), rate) {
+            (Some(ProbeVerdict::Held), Some(r)) => {
+                if self.best.as_ref().is_none_or(|(b, _)| r >= *b) {
+                    if let Some(run) = self.held.take() {
+                        self.best = Some((r, run));
+                    }
+                }
+                self.held = None;
+            }
+            (Some(ProbeVerdict::Failed), _) => {
+                self.reason = driver_limited.or(self.reason.take());
+                self.held = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// The trial to record: the probe at the capacity (else the last one), with the search.
+    fn finish(
+        self,
+        leaf: &Leaf,
+        spec: &CapacitySpec,
+        conclusion: Conclusion,
+        nothing: impl FnOnce() -> TrialRun,
+    ) -> TrialRun {
+        let (held, failed) = self.search.bracket();
+        let achieved = self.best.as_ref().map(|(r, _)| {
+            self.probes
+                .iter()
+                .rev()
+                .find(|p| p.target == Some(*r) && p.verdict == Some(ProbeVerdict::Held))
+                .map_or(0.0, |p| p.achieved)
+        });
+        let mut trial = match self.best {
+            Some((_, run)) => run,
+            None => self.last.unwrap_or_else(nothing),
+        };
+        trial.trial = leaf.trial;
+        trial.capacity = Some(CapacityRecord {
+            trial: leaf.trial,
+            slo: spec.slo.iter().map(ToString::to_string).collect(),
+            precision: spec.precision,
+            conclusion,
+            reason: self
+                .reason
+                .filter(|_| conclusion == Conclusion::DriverLimited),
+            capacity: held,
+            achieved,
+            failed_at: failed,
+            unthrottled: self.search.calibrated(),
+            probes: self.probes,
+            seconds: self.started.elapsed().as_secs_f64(),
+        });
+        trial
+    }
 }
 
 impl<B: Backend> Driver<B> {
@@ -30,25 +127,13 @@ impl<B: Backend> Driver<B> {
         step: usize,
         spec: &CapacitySpec,
     ) -> TrialRun {
-        let started = Instant::now();
-        let mut search = Search::new(
-            spec.precision,
-            spec.max_probes,
-            spec.probe_start.map(|r| r.0),
-        );
-        let mut probes: Vec<ProbeRecord> = Vec::new();
-        let mut best: Option<(f64, TrialRun)> = None;
-        let mut runs = RateRuns {
-            held: None,
-            last: None,
-        };
-        let mut reason = None;
+        let mut s = Searching::new(spec);
         let conclusion = loop {
-            let (rate, phase) = match search.next() {
+            let (rate, phase) = match s.search.next_step() {
                 Next::Done(c) => break c,
                 Next::Probe { rate, phase } => (rate, phase),
             };
-            let probe = probe_leaf(leaf, rate, probes.len());
+            let probe = probe_leaf(leaf, rate, s.probes.len());
             let run = self
                 .run_leaves(
                     plan,
@@ -59,83 +144,26 @@ impl<B: Backend> Driver<B> {
                 .await
                 .remove(0);
             if run.failure.is_some() || run.interrupted || self.stop_reason().is_some() {
-                runs.last = Some(run);
+                s.last = Some(run);
                 break Conclusion::Stopped;
             }
             // A sharded race judges the whole probe: every shard's part, merged, the same
             // on every shard, so that all take the same next step.
-            let merged = match self.merged_probe(step, probes.len(), &run).await {
+            let merged = match self.merged_probe(step, s.probes.len(), &run).await {
                 Ok(merged) => merged,
                 Err(why) => {
                     self.abort_race(&why);
-                    runs.last = Some(run);
+                    s.last = Some(run);
                     break Conclusion::Stopped;
                 }
             };
             let measured = merged.as_ref().map_or(&run.metrics, |m| &m.0);
             let cpu = merged.as_ref().map_or(run.driver.cpu_cores, |m| m.1);
             let record = probe_record(spec, measured, cpu, run.wall, rate, phase);
-            self.narrate(leaf, probes.len(), &record);
-            let driver_limited = driver_lagged(&record);
-            let outcome = Outcome {
-                verdict: record.verdict.unwrap_or(ProbeVerdict::Held),
-                uncertain: record.within_noise,
-                achieved: record.achieved,
-                driver_limited: driver_limited.is_some(),
-            };
-            let held_now = record.verdict == Some(ProbeVerdict::Held);
-            probes.push(record);
-            if held_now {
-                runs.held = Some(run);
-            } else {
-                runs.last = Some(run);
-            }
-            match (search.record(outcome), rate) {
-                (Some(ProbeVerdict::Held), Some(r)) => {
-                    if best.as_ref().is_none_or(|(b, _)| r >= *b) {
-                        if let Some(run) = runs.held.take() {
-                            best = Some((r, run));
-                        }
-                    }
-                    runs.held = None;
-                }
-                (Some(ProbeVerdict::Failed), _) => {
-                    reason = driver_limited.or(reason);
-                    runs.held = None;
-                }
-                _ => {}
-            }
+            self.narrate(leaf, s.probes.len(), &record);
+            s.take(run, record, rate);
         };
-        let (held, failed) = search.bracket();
-        let achieved = best.as_ref().map(|(r, _)| {
-            probes
-                .iter()
-                .rev()
-                .find(|p| p.target == Some(*r) && p.verdict == Some(ProbeVerdict::Held))
-                .map_or(0.0, |p| p.achieved)
-        });
-        let mut trial = match best {
-            Some((_, run)) => run,
-            None => runs.last.unwrap_or_else(|| self.nothing_ran(leaf)),
-        };
-        trial.trial = leaf.trial;
-        trial.capacity = Some(CapacityRecord {
-            trial: leaf.trial,
-            slo: spec.slo.iter().map(ToString::to_string).collect(),
-            precision: spec.precision,
-            conclusion,
-            reason: match conclusion {
-                Conclusion::DriverLimited => reason,
-                _ => None,
-            },
-            capacity: held,
-            achieved,
-            failed_at: failed,
-            unthrottled: search.calibrated(),
-            probes,
-            seconds: started.elapsed().as_secs_f64(),
-        });
-        trial
+        s.finish(leaf, spec, conclusion, || self.nothing_ran(leaf))
     }
 
     /// Every shard's part of this probe merged (with the busiest shard's CPU); None in a race

@@ -209,13 +209,9 @@ impl<C: BackendClient> ClientRun<C> {
                 _ => Payload::None,
             };
             if let Some(at) = intended {
-                let free = Instant::now() < at;
-                if !wait_until(at, &shared.cancel, self.timer.as_ref()).await {
+                if !wait_for(at, warmup, &shared, self.timer.as_ref(), &self.recorder).await {
                     self.mark_stopped(&shared);
                     break;
-                }
-                if free && !warmup && Instant::now().saturating_duration_since(at) > LATE_START {
-                    recording(&self.recorder, |r| r.counts.late_starts += 1);
                 }
             }
             let start = Instant::now();
@@ -301,6 +297,25 @@ pub struct Done {
     pub runner: Option<super::python::RunnerAccount>,
     /// The param source a runner draws from in its worker had no more params: no call was made.
     pub source_ended: bool,
+}
+
+/// Waits for an intended start (false: stopped first), counting a start the driver made late
+/// although the client was free: the driver's lag, not the system's.
+async fn wait_for(
+    at: Instant,
+    warmup: bool,
+    shared: &Shared,
+    timer: Option<&PreciseTimer>,
+    recorder: &GroupRecorder,
+) -> bool {
+    let free = Instant::now() < at;
+    if !wait_until(at, &shared.cancel, timer).await {
+        return false;
+    }
+    if free && !warmup && Instant::now().saturating_duration_since(at) > LATE_START {
+        recording(recorder, |r| r.counts.late_starts += 1);
+    }
+    true
 }
 
 /// Runs one call: the leaf's operation, the one drawn with it, or the track's runner.

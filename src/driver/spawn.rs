@@ -103,24 +103,7 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
             timer: (waits && cfg!(not(test))).then(precise_timer).flatten(),
             stop,
             exec: exec.clone(),
-            schedule: match &ramp {
-                Some(ramp) => Schedule::ramped(
-                    leaf.schedule,
-                    ramp.clone(),
-                    origin + ramp_delay(leaf, i),
-                    i,
-                    leaf.clients,
-                    0x5EED ^ leaf.trial,
-                ),
-                None => Schedule::new(
-                    leaf.schedule,
-                    leaf.target_throughput,
-                    origin + ramp_delay(leaf, i),
-                    i,
-                    leaf.clients,
-                    0x5EED ^ leaf.trial,
-                ),
-            },
+            schedule: schedule_of(leaf, ramp.as_ref(), origin + ramp_delay(leaf, i), i),
             budget,
             source,
             recorder: recorders[group].clone(),
@@ -218,6 +201,27 @@ fn precise_timer() -> Option<timer::PreciseTimer> {
     timer::PreciseTimer::new()
         .inspect_err(|e| SAID.call_once(|| eprintln!("warning: no timerfd for a throttled client ({e}): it waits on tokio's 1 ms timer and spins the rest, which costs CPU")))
         .ok()
+}
+
+/// Client `i`'s schedule: the leaf's ramp of rates, or its one target rate.
+fn schedule_of(
+    leaf: &Leaf,
+    ramp: Option<&Arc<crate::track::rate::Ramp>>,
+    start: Instant,
+    i: u64,
+) -> Schedule {
+    let seed = 0x5EED ^ leaf.trial;
+    match ramp {
+        Some(ramp) => Schedule::ramped(leaf.schedule, ramp.clone(), start, i, leaf.clients, seed),
+        None => Schedule::new(
+            leaf.schedule,
+            leaf.target_throughput,
+            start,
+            i,
+            leaf.clients,
+            seed,
+        ),
+    }
 }
 
 /// When client `i` of a leaf starts, after the first: `i/n` of the ramp-up.

@@ -13,29 +13,7 @@ const CURVE: [(&str, f64); 4] = [("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("
 /// Latency by probe rate for every search of `task` in `sources` (each race's first search
 /// per sweep point), log scale.
 pub(super) fn capacity_chart(task: &str, sources: &[Source]) -> Option<Plot> {
-    let searches: Vec<(usize, String, &CapacityRecord)> = sources
-        .iter()
-        .enumerate()
-        .flat_map(|(si, s)| {
-            s.race
-                .tasks
-                .iter()
-                .filter(move |t| t.slot.task == task)
-                .flat_map(move |t| {
-                    t.trials.iter().filter_map(move |tr| {
-                        let c = tr.capacity.as_ref()?;
-                        let mut name = format!("trial {}", tr.trial + 1);
-                        if !t.slot.sweep.is_empty() {
-                            name = format!("{} {name}", t.sweep_label());
-                        }
-                        if sources.len() > 1 {
-                            name = format!("{} {name}", s.label);
-                        }
-                        Some((si, name, c))
-                    })
-                })
-        })
-        .collect();
+    let searches = searches_of(task, sources);
     if searches.is_empty() {
         return None;
     }
@@ -114,6 +92,33 @@ pub(super) fn capacity_chart(task: &str, sources: &[Source]) -> Option<Plot> {
     })
 }
 
+/// Every search of `task` in `sources`: its source's index, its legend name, its record.
+fn searches_of<'a>(task: &str, sources: &[Source<'a>]) -> Vec<(usize, String, &'a CapacityRecord)> {
+    sources
+        .iter()
+        .enumerate()
+        .flat_map(|(si, s)| {
+            s.race
+                .tasks
+                .iter()
+                .filter(move |t| t.slot.task == task)
+                .flat_map(move |t| {
+                    t.trials.iter().filter_map(move |tr| {
+                        let c = tr.capacity.as_ref()?;
+                        let mut name = format!("trial {}", tr.trial + 1);
+                        if !t.slot.sweep.is_empty() {
+                            name = format!("{} {name}", t.sweep_label());
+                        }
+                        if sources.len() > 1 {
+                            name = format!("{} {name}", s.label);
+                        }
+                        Some((si, name, c))
+                    })
+                })
+        })
+        .collect()
+}
+
 /// A search's judged probes (not the calibration), by rate.
 fn judged(c: &CapacityRecord) -> Vec<&crate::capacity::ProbeRecord> {
     let mut p: Vec<_> = c
@@ -141,9 +146,12 @@ fn limits(slo: &[String]) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// A line of a chart: its name, colour, dash and points.
+type Line = (String, &'static str, bool, Vec<(f64, f64)>);
+
 /// A ramp's intended and achieved rate, each second of each trial.
 pub(super) fn ramp_chart(task: &str, sources: &[Source]) -> Option<Plot> {
-    let mut lines: Vec<(String, &'static str, bool, Vec<(f64, f64)>)> = Vec::new();
+    let mut lines: Vec<Line> = Vec::new();
     for (si, s) in sources.iter().enumerate() {
         for t in s.race.tasks.iter().filter(|t| t.slot.task == task) {
             for tr in &t.trials {

@@ -203,16 +203,59 @@ impl Member {
     }
 
     async fn meet(&self, step: usize, what: &str) -> Result<Instant, String> {
-        let mut conn = self.conn.lock().await;
-        let (read, write) = &mut *conn;
-        let at = &self.coordinator;
-        let lost = |e: WireError| format!("lost the rendezvous at {at} (shard 0): {e}");
         let arrive = ToCoordinator::Arrive {
             step,
             what: what.to_string(),
             round_trip_ns: self.round_trip_ns,
         };
-        wire::send(write, &arrive, false).await.map_err(lost)?;
+        let at_ns = self
+            .ask(&arrive, false, |m| match m {
+                ToMember::Go { step: s, at_ns } if s == step => Ok(at_ns),
+                other => Err(other),
+            })
+            .await?;
+        let (start, now) = (self.local_instant(at_ns), Instant::now());
+        let slack = if start >= now {
+            (start - now).as_secs_f64()
+        } else {
+            -(now - start).as_secs_f64()
+        };
+        let mut slacks = self.slack.lock().unwrap_or_else(|p| p.into_inner());
+        slacks.push((step, slack * 1e3));
+        Ok(start)
+    }
+
+    /// Sends this shard's part of a probe and waits for all of them, merged.
+    async fn probe(&self, step: usize, probe: u32, mine: ProbeShare) -> Result<ProbeShare, String> {
+        let message = ToCoordinator::Probe {
+            step,
+            probe,
+            share: Box::new(mine),
+        };
+        self.ask(&message, true, |m| match m {
+            ToMember::Probed {
+                step: s,
+                probe: p,
+                merged,
+            } if s == step && p == probe => Ok(*merged),
+            other => Err(other),
+        })
+        .await
+    }
+
+    /// Sends `message` and waits for the answer `wanted` picks out (other messages are
+    /// passed over; a failure of the race ends the wait).
+    async fn ask<T>(
+        &self,
+        message: &ToCoordinator,
+        large: bool,
+        wanted: impl Fn(ToMember) -> Result<T, ToMember>,
+    ) -> Result<T, String> {
+        let mut conn = self.conn.lock().await;
+        let (read, write) = &mut *conn;
+        let at = &self.coordinator;
+        let lost = |e: WireError| format!("lost the rendezvous at {at} (shard 0): {e}");
+        wire::send(write, message, large).await.map_err(lost)?;
         // The coordinator enforces the timeout between shards; this one only guards against
         // a coordinator that stopped answering without closing.
         let limit = Instant::now() + self.timeout * 2 + Duration::from_secs(30);
@@ -222,53 +265,13 @@ impl Member {
                 _ = self.cancel.cancelled() => return Err(interrupted()),
             };
             match message {
-                Ok(Ok(ToMember::Go { step: s, at_ns })) if s == step => {
-                    let (start, now) = (self.local_instant(at_ns), Instant::now());
-                    let slack = if start >= now {
-                        (start - now).as_secs_f64()
-                    } else {
-                        -(now - start).as_secs_f64()
-                    };
-                    let mut slacks = self.slack.lock().unwrap_or_else(|p| p.into_inner());
-                    slacks.push((step, slack * 1e3));
-                    return Ok(start);
-                }
-                Ok(Ok(ToMember::Fail { message })) => return Err(format!("rendezvous: {message}")),
-                Ok(Ok(_)) => continue,
-                Ok(Err(e)) => return Err(lost(e)),
-                Err(_) => return Err(format!("the rendezvous at {at} stopped answering")),
-            }
-        }
-    }
-}
-
-impl Member {
-    /// Sends this shard's part of a probe and waits for all of them, merged.
-    async fn probe(&self, step: usize, probe: u32, mine: ProbeShare) -> Result<ProbeShare, String> {
-        let mut conn = self.conn.lock().await;
-        let (read, write) = &mut *conn;
-        let at = &self.coordinator;
-        let lost = |e: WireError| format!("lost the rendezvous at {at} (shard 0): {e}");
-        let message = ToCoordinator::Probe {
-            step,
-            probe,
-            share: Box::new(mine),
-        };
-        wire::send(write, &message, true).await.map_err(lost)?;
-        let limit = Instant::now() + self.timeout * 2 + Duration::from_secs(30);
-        loop {
-            let message = tokio::select! {
-                m = tokio::time::timeout_at(limit, wire::receive(read)) => m,
-                _ = self.cancel.cancelled() => return Err(interrupted()),
-            };
-            match message {
-                Ok(Ok(ToMember::Probed {
-                    step: s,
-                    probe: p,
-                    merged,
-                })) if s == step && p == probe => return Ok(*merged),
-                Ok(Ok(ToMember::Fail { message })) => return Err(format!("rendezvous: {message}")),
-                Ok(Ok(_)) => continue,
+                Ok(Ok(m)) => match wanted(m) {
+                    Ok(answer) => return Ok(answer),
+                    Err(ToMember::Fail { message }) => {
+                        return Err(format!("rendezvous: {message}"))
+                    }
+                    Err(_) => continue,
+                },
                 Ok(Err(e)) => return Err(lost(e)),
                 Err(_) => return Err(format!("the rendezvous at {at} stopped answering")),
             }

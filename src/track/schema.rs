@@ -56,7 +56,7 @@ fn expectation(key: &str) -> Option<&'static str> {
     Some(match key {
         "clients" | "iterations" => "a positive integer, or a non-empty list of them to sweep",
         "target-throughput" => {
-            "a positive number of operations per second, or a non-empty list of them to sweep"
+            "a positive number of operations per second, a non-empty list of them to sweep, `max` (a capacity search, with an `slo`), or a ramp `{start, stages: [{duration, target}]}` whose durations and targets are 0 or more"
         }
         "target-interval" => {
             "a duration between operations (e.g. 10ms), or a non-empty list of them"

@@ -5,6 +5,7 @@ mod bad_input;
 mod bad_tracks;
 mod bindings;
 mod bulk_actions;
+mod capacity;
 mod clients;
 mod compare;
 mod docs;
