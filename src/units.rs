@@ -244,6 +244,16 @@ pub fn format_number(v: f64) -> String {
     }
 }
 
+/// A rate as a track writes it: whole numbers without decimals (`0`, `2000`), others as
+/// [`format_number`] shows them.
+pub fn format_rate(v: f64) -> String {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format_number(v)
+    }
+}
+
 /// Parses a duration as written in a track: `10s`, `500ms`, `250us`, `2m`, `1h`, or a bare
 /// number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {

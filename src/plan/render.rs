@@ -52,6 +52,37 @@ fn describe(leaf: &Leaf) -> String {
             }
         }
     }
+    if let Some(c) = &leaf.capacity {
+        let slo: Vec<String> = c.slo.iter().map(ToString::to_string).collect();
+        let _ = write!(
+            s,
+            " per probe, {} probes searching the highest rate that holds {} (within {:.1}%, at most {} probes)",
+            if leaf.schedule == ScheduleKind::Poisson { "poisson" } else { "deterministic" },
+            slo.join(", "),
+            c.precision * 100.0,
+            c.max_probes
+        );
+        return s;
+    }
+    if let Some(r) = &leaf.ramp {
+        let rates: Vec<String> = std::iter::once(r.start)
+            .chain(r.stages.iter().map(|st| st.target))
+            .map(crate::units::format_rate)
+            .collect();
+        let _ = write!(
+            s,
+            ", {} ramp {} ops/s over {} stage{}",
+            if leaf.schedule == ScheduleKind::Poisson {
+                "poisson"
+            } else {
+                "deterministic"
+            },
+            rates.join(" → "),
+            r.stages.len(),
+            if r.stages.len() == 1 { "" } else { "s" }
+        );
+        return s;
+    }
     match (leaf.target_throughput, leaf.schedule) {
         (Some(t), ScheduleKind::Poisson) => {
             let _ = write!(s, ", poisson at {t} ops/s");

@@ -236,8 +236,8 @@ fn ramp_stages(
     for st in stages(ramp, seconds) {
         table.row(vec![
             st.stage.to_string(),
-            format_number(st.from).trim_end_matches(".000").to_string(),
-            format_number(st.to).trim_end_matches(".000").to_string(),
+            crate::units::format_rate(st.from),
+            crate::units::format_rate(st.to),
             format!("{}–{}", seconds_text(st.start_s), seconds_text(st.end_s)),
             format_number(st.intended_per_second),
             st.achieved_per_second
