@@ -87,6 +87,7 @@ impl<'a> TrialSink<'a> {
     fn print(&self, run: &TrialRun, tr: &TrialRecord) {
         let task = &self.record.tasks[run.result];
         let status = match (&tr.failure, tr.interrupted) {
+            _ if tr.capacity.is_some() => capacity_line(tr.capacity.as_ref().expect("matched")),
             (Some(f), _) => format!("failed: {f}"),
             (None, true) => "interrupted".into(),
             (None, false) => {
@@ -123,6 +124,20 @@ impl<'a> TrialSink<'a> {
             );
         }
     }
+}
+
+/// A search in a line: the capacity and its bracket, the probes and the time they took.
+fn capacity_line(c: &crate::capacity::CapacityRecord) -> String {
+    let rate = |v: Option<f64>| v.map_or("-".into(), format_number);
+    format!(
+        "capacity {} ops/s (achieved {}; lowest failed {}) · {} probes in {:.0} s · {}",
+        rate(c.capacity),
+        rate(c.achieved),
+        rate(c.failed_at),
+        c.probes.len(),
+        c.seconds,
+        c.conclusion.describe()
+    )
 }
 
 fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> TrialRecord {

@@ -661,6 +661,9 @@ fn resolve_item(
         if let Some(key) = swept_key(&task) {
             return Err(r.err(TrackErrorKind::NotSweepable, &format!("{tpath}/{key}"), format!("`{key}` cannot be swept inside a `parallel` block: its tasks run at once, so they cannot step through a sweep")));
         }
+        if task.capacity.is_some() {
+            return Err(r.err(TrackErrorKind::Invalid, &format!("{tpath}/target-throughput"), "a capacity search (`target-throughput: max`) cannot run inside `parallel`: each probe picks the next rate from its own verdict, which the block's other tasks would blur; search it as a task of its own"));
+        }
         tasks.push(task);
     }
     let name = item

@@ -217,8 +217,14 @@ pub(super) fn resolve_task(
         check_ramp(t, ramp, warmup, schedule, r, path)?;
     }
     let ramp_up = resolve_ramp_up(t, warmup, r, path)?;
-    let thresholds =
-        resolve_thresholds(&t.thresholds, has_target, r, &format!("{path}/thresholds"))?;
+    // A share of the target needs one fixed rate: a ramp's moves, and a search's SLO judges
+    // each probe against its own.
+    let thresholds = resolve_thresholds(
+        &t.thresholds,
+        targets.is_some(),
+        r,
+        &format!("{path}/thresholds"),
+    )?;
     if !thresholds.is_empty() && t.include_in_reporting == Some(false) {
         return Err(r.err(TrackErrorKind::Invalid, &format!("{path}/thresholds"), "a task left out of reports (`include-in-reporting: false`) is never judged: drop its thresholds or report it"));
     }
@@ -402,7 +408,7 @@ fn resolve_thresholds(
                 return Err(r.err(
                     TrackErrorKind::Invalid,
                     &at,
-                    "a share of the target needs a `target-throughput` on the task",
+                    "a share of the target needs a fixed `target-throughput` on the task (a search's `slo` takes one, judged against each probe's rate)",
                 ));
             }
             Ok(t)
