@@ -101,9 +101,11 @@ pub struct ProbeRecord {
     /// Operations the driver started over 1 ms late although their client was free.
     #[serde(default)]
     pub late_starts: u64,
-    /// The runner process's CPU over the probe, in cores.
+    /// The runner process's CPU over the probe, in cores (the busiest shard's).
     #[serde(default)]
     pub driver_cpu_cores: f64,
+    #[serde(default)]
+    pub cores_available: u32,
     pub seconds: f64,
 }
 

@@ -48,8 +48,8 @@ impl Searching {
     }
 
     /// Takes a probe that ran and was judged.
-    fn take(&mut self, run: TrialRun, record: ProbeRecord, rate: Option<f64>) {
-        let driver_limited = driver_lagged(&record);
+    fn take(&mut self, run: TrialRun, record: ProbeRecord, rate: Option<f64>, cpu_is_driver: bool) {
+        let driver_limited = driver_lagged(&record, cpu_is_driver);
         let outcome = Outcome {
             verdict: record.verdict.unwrap_or(ProbeVerdict::Held),
             uncertain: record.within_noise,
@@ -159,11 +159,19 @@ impl<B: Backend> Driver<B> {
             };
             let measured = merged.as_ref().map_or(&run.metrics, |m| &m.0);
             let cpu = merged.as_ref().map_or(run.driver.cpu_cores, |m| m.1);
+            let cpu = (cpu, run.driver.cores_available);
             let record = probe_record(spec, measured, cpu, run.wall, rate, phase);
             self.narrate(leaf, s.probes.len(), &record);
-            s.take(run, record, rate);
+            s.take(run, record, rate, self.cpu_is_drivers(leaf));
         };
         s.finish(leaf, spec, conclusion, || self.nothing_ran(leaf))
+    }
+
+    /// Whether the runner's CPU is the driver's own: not when the embedded engine shares the
+    /// process and the task runs on it.
+    fn cpu_is_drivers(&self, leaf: &Leaf) -> bool {
+        self.backend.embedded_engine().is_none()
+            || matches!(leaf.spec, crate::ops::OpSpec::Sleep(_))
     }
 
     /// Every shard's part of this probe merged (with the busiest shard's CPU); None in a race
@@ -254,7 +262,7 @@ fn probe_leaf(leaf: &Leaf, rate: Option<f64>, index: usize) -> Leaf {
 fn probe_record(
     spec: &CapacitySpec,
     m: &TrialMetrics,
-    cpu_cores: f64,
+    (cpu_cores, cores_available): (f64, u32),
     wall: std::time::Duration,
     rate: Option<f64>,
     phase: Phase,
@@ -291,26 +299,80 @@ fn probe_record(
         criteria: judgement.map(|j| j.criteria).unwrap_or_default(),
         late_starts: c.late_starts,
         driver_cpu_cores: cpu_cores,
+        cores_available,
         seconds: wall.as_secs_f64(),
     }
 }
 
+/// Most of its cores the runner may use before a failed probe is called the driver's limit.
+const DRIVER_CPU_LIMIT: f64 = 0.9;
+
 /// Why this probe's schedule was the driver's limit, if it was: too many operations started
 /// late while their client was free (a client busy with the system's previous response is
-/// the system's lag, and counts against the goal).
-fn driver_lagged(p: &ProbeRecord) -> Option<String> {
+/// the system's lag, and counts against the goal), or the runner's CPU near all its cores
+/// (when the process is the driver alone: an in-process engine's work is the system's).
+fn driver_lagged(p: &ProbeRecord, cpu_is_driver: bool) -> Option<String> {
     let target = p.target?;
     if p.operations == 0 {
         return None;
     }
     let share = p.late_starts as f64 / p.operations as f64;
-    (share > crate::capacity::LATE_START_LIMIT).then(|| {
+    let cores = p.cores_available.max(1) as f64;
+    let busy = cpu_is_driver && p.driver_cpu_cores >= DRIVER_CPU_LIMIT * cores;
+    (share > crate::capacity::LATE_START_LIMIT || busy).then(|| {
         format!(
-            "at {} ops/s the driver started {:.1}% of operations over {} ms late while their client was free (its CPU: {:.2} cores); the system's capacity may be higher than this search could show",
+            "at {} ops/s the driver started {:.1}% of operations over {} ms late while their client was free and used {:.2} of {} cores; the system's capacity may be higher than this search could show",
             format_number(target),
             share * 100.0,
             crate::metrics::LATE_START.as_millis(),
-            p.driver_cpu_cores
+            p.driver_cpu_cores,
+            p.cores_available
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::Phase;
+
+    fn probe(operations: u64, late_starts: u64) -> ProbeRecord {
+        ProbeRecord {
+            phase: Phase::Bisect,
+            target: Some(1000.0),
+            achieved: 990.0,
+            operations,
+            errors: 0,
+            error_rate: 0.0,
+            latency_ms: Default::default(),
+            service_time_ms: Default::default(),
+            verdict: Some(ProbeVerdict::Failed),
+            within_noise: false,
+            criteria: Vec::new(),
+            late_starts,
+            driver_cpu_cores: 1.2,
+            cores_available: 2,
+            seconds: 15.0,
+        }
+    }
+
+    #[test]
+    fn a_driver_that_started_many_free_operations_late_is_the_limit() {
+        let why = driver_lagged(&probe(10_000, 900), true).expect("9% late is the driver's limit");
+        assert!(
+            why.contains("9.0%") && why.contains("1.20 of 2 cores"),
+            "{why}"
+        );
+        // A few late starts are the machine's noise, not a limit.
+        assert!(driver_lagged(&probe(10_000, 100), true).is_none());
+        // The unthrottled calibration has no intended starts to be late for.
+        let mut calibration = probe(10_000, 900);
+        calibration.target = None;
+        assert!(driver_lagged(&calibration, true).is_none());
+        // A runner on 95% of its cores is the limit, unless an in-process engine is using them.
+        let mut busy = probe(10_000, 10);
+        busy.driver_cpu_cores = 1.9;
+        assert!(driver_lagged(&busy, true).is_some());
+        assert!(driver_lagged(&busy, false).is_none());
+    }
 }
