@@ -31,4 +31,5 @@ pub mod shard;
 pub mod suggest;
 pub mod thresholds;
 pub mod track;
+pub mod trend;
 pub mod units;
