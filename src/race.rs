@@ -353,6 +353,9 @@ fn started_record(
         pid: Some(std::process::id()),
         track: track.name.clone(),
         track_path: track.file.display().to_string(),
+        track_revision: std::fs::read(&track.file)
+            .ok()
+            .map(|b| crate::units::fnv1a_hex(&b)),
         challenge: plan.challenge.clone(),
         test_mode: plan.test_mode,
         params: plan.params.clone(),

@@ -426,3 +426,12 @@ pub mod serde_secs {
         super::duration_from_secs(secs).map_err(serde::de::Error::custom)
     }
 }
+
+/// FNV-1a of `bytes`, as 16 hex digits: the same on every machine and build.
+pub fn fnv1a_hex(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h = (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}

@@ -15,6 +15,7 @@ mod race;
 mod render_track;
 mod serve;
 mod show;
+mod trend;
 mod validate;
 
 pub use common::{ReportArgs, TrackArgs};
@@ -81,6 +82,10 @@ pub enum Command {
     K8sJob(k8s_job::K8sJobArgs),
     /// Print the report of a stored race.
     Show(show::ShowArgs),
+    /// Follow the stored races of one track and challenge: each task's metrics in race order,
+    /// their change points (E-Divisive means, Otava's variant), regressions; a CI gate with
+    /// `--fail-on regression`.
+    Trend(trend::TrendArgs),
     /// Serve the embedded engine over the Elasticsearch REST API subset (for
     /// `--backend elasticsearch`, curl or other tools), until Ctrl-C.
     Serve(serve::ServeArgs),
@@ -159,6 +164,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Merge(args) => merge::run(args, &home),
         Command::K8sJob(args) => k8s_job::run(args),
         Command::Show(args) => show::run(args, &home),
+        Command::Trend(args) => trend::run(args, &home),
         Command::Serve(args) => serve::run(args, &home),
         Command::Validate(args) => validate::run(args, &home),
     }

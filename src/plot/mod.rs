@@ -4,9 +4,11 @@
 mod capacity;
 mod html;
 mod svg;
+mod trend;
 
 pub use html::report_html;
 pub use svg::esc;
+pub use trend::trend_charts;
 
 use crate::results::{RaceHistograms, RaceRecord, TaskRecord};
 use hdrhistogram::Histogram;

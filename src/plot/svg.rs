@@ -169,6 +169,13 @@ impl Chart {
         self.legend.push((name.to_string(), color, dashed));
     }
 
+    /// A line left out of the legend (a guide: a segment's mean).
+    pub fn line_unlisted(&mut self, color: &'static str, dashed: bool, points: &[(f64, f64)]) {
+        let before = self.legend.len();
+        self.line("", color, dashed, points);
+        self.legend.truncate(before);
+    }
+
     /// A median point with a min–max whisker and the individual values as small dots.
     pub fn spread(
         &mut self,

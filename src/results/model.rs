@@ -97,6 +97,10 @@ pub struct RaceRecord {
     pub pid: Option<u32>,
     pub track: String,
     pub track_path: String,
+    /// A digest of the track file as raced (FNV-1a of its bytes): races of one track whose
+    /// file changed in between are told apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track_revision: Option<String>,
     pub challenge: String,
     pub test_mode: bool,
     pub params: Map<String, Value>,

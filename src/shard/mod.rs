@@ -260,15 +260,10 @@ pub(crate) fn unix_ns() -> u64 {
 pub fn plan_digest(plan: &crate::plan::Plan) -> String {
     // FNV-1a: the same on every machine and build (std's hasher may differ between builds).
     let text = serde_json::to_string(plan).unwrap_or_default();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in env!("CARGO_PKG_VERSION")
-        .bytes()
-        .chain([0])
-        .chain(text.bytes())
-    {
-        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    let mut bytes = env!("CARGO_PKG_VERSION").as_bytes().to_vec();
+    bytes.push(0);
+    bytes.extend_from_slice(text.as_bytes());
+    crate::units::fnv1a_hex(&bytes)
 }
 
 #[cfg(test)]

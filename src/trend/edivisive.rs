@@ -86,7 +86,9 @@ fn best_split(s: &[f64]) -> Option<usize> {
     loop {
         let (a, b) = (tau as f64, (n - tau) as f64);
         let q = (a * b / n as f64)
-            * (2.0 * between / (a * b) - left / (a * (a - 1.0) / 2.0) - right / (b * (b - 1.0) / 2.0));
+            * (2.0 * between / (a * b)
+                - left / (a * (a - 1.0) / 2.0)
+                - right / (b * (b - 1.0) / 2.0));
         if best.is_none_or(|(_, bq)| q > bq) {
             best = Some((tau, q));
         }
@@ -164,7 +166,9 @@ mod tests {
     fn noise(seed: u64, n: usize, sd: f64) -> Vec<f64> {
         let mut s = seed;
         let mut uniform = move || {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
         };
         (0..n)
@@ -178,14 +182,20 @@ mod tests {
     #[test]
     fn a_shift_is_found_where_it_starts() {
         for (shift, seed) in [(0.2, 1), (0.5, 2), (0.1, 3)] {
-            let mut x: Vec<f64> = noise(seed, 30, 0.02).iter().map(|e| 100.0 * (1.0 + e)).collect();
+            let mut x: Vec<f64> = noise(seed, 30, 0.02)
+                .iter()
+                .map(|e| 100.0 * (1.0 + e))
+                .collect();
             for v in &mut x[18..] {
                 *v *= 1.0 + shift;
             }
             let cps = change_points(&x, 0.001);
             assert_eq!(cps.len(), 1, "shift {shift}: {cps:?}");
             // A 10% shift in 2% noise may be placed one race off.
-            assert!(cps[0].index.abs_diff(18) <= usize::from(shift < 0.15), "shift {shift}: {cps:?}");
+            assert!(
+                cps[0].index.abs_diff(18) <= usize::from(shift < 0.15),
+                "shift {shift}: {cps:?}"
+            );
             assert!((cps[0].after.mean / cps[0].before.mean - 1.0 - shift).abs() < 0.02);
         }
     }
@@ -194,7 +204,10 @@ mod tests {
     fn noise_alone_has_no_change_point() {
         let mut false_positives = 0;
         for seed in 0..50 {
-            let x: Vec<f64> = noise(seed, 30, 0.03).iter().map(|e| 100.0 * (1.0 + e)).collect();
+            let x: Vec<f64> = noise(seed, 30, 0.03)
+                .iter()
+                .map(|e| 100.0 * (1.0 + e))
+                .collect();
             false_positives += change_points(&x, 0.001).len();
         }
         assert!(false_positives <= 2, "{false_positives} in 50 flat series");
@@ -202,7 +215,10 @@ mod tests {
 
     #[test]
     fn the_newest_race_alone_can_start_a_change() {
-        let mut x: Vec<f64> = noise(9, 20, 0.01).iter().map(|e| 100.0 * (1.0 + e)).collect();
+        let mut x: Vec<f64> = noise(9, 20, 0.01)
+            .iter()
+            .map(|e| 100.0 * (1.0 + e))
+            .collect();
         x.push(130.0);
         let cps = change_points(&x, 0.001);
         assert_eq!(cps.last().map(|c| c.index), Some(20), "{cps:?}");
@@ -210,7 +226,10 @@ mod tests {
 
     #[test]
     fn two_changes_are_both_found() {
-        let mut x: Vec<f64> = noise(4, 40, 0.02).iter().map(|e| 100.0 * (1.0 + e)).collect();
+        let mut x: Vec<f64> = noise(4, 40, 0.02)
+            .iter()
+            .map(|e| 100.0 * (1.0 + e))
+            .collect();
         for v in &mut x[12..] {
             *v *= 1.3;
         }

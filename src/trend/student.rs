@@ -73,7 +73,8 @@ fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
     if x >= 1.0 {
         return 1.0;
     }
-    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
     // The continued fraction converges fast for x below (a+1)/(a+b+2); use the symmetry above.
     if x < (a + 1.0) / (a + b + 2.0) {
         front * continued_fraction(a, b, x) / a
@@ -152,14 +153,47 @@ mod tests {
         // Reference values from the t density integrated numerically (Simpson, 200,000 steps),
         // as scipy.stats.ttest_ind_from_stats gives them.
         let p = student_p(
-            Side { mean: 10.0, std: 1.0, n: 10 },
-            Side { mean: 11.0, std: 1.0, n: 10 },
+            Side {
+                mean: 10.0,
+                std: 1.0,
+                n: 10,
+            },
+            Side {
+                mean: 11.0,
+                std: 1.0,
+                n: 10,
+            },
         );
         assert!((p - 0.038_249_6).abs() < 1e-6, "{p}");
         // Unequal sizes and spreads: (5, 2, 8) against (7, 1, 20).
-        let p = student_p(Side { mean: 5.0, std: 2.0, n: 8 }, Side { mean: 7.0, std: 1.0, n: 20 });
+        let p = student_p(
+            Side {
+                mean: 5.0,
+                std: 2.0,
+                n: 8,
+            },
+            Side {
+                mean: 7.0,
+                std: 1.0,
+                n: 20,
+            },
+        );
         assert!((p - 0.001_471_28).abs() < 1e-7, "{p}");
-        assert_eq!(student_p(Side { mean: 1.0, std: 0.0, n: 5 }, Side { mean: 1.0, std: 0.0, n: 5 }), 1.0);
+        assert_eq!(
+            student_p(
+                Side {
+                    mean: 1.0,
+                    std: 0.0,
+                    n: 5
+                },
+                Side {
+                    mean: 1.0,
+                    std: 0.0,
+                    n: 5
+                }
+            ),
+            1.0
+        );
     }
 
     #[test]

@@ -35,4 +35,5 @@ mod signals;
 mod stored_races;
 mod thresholds;
 mod tracks;
+mod trend;
 mod util;

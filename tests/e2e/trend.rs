@@ -1,0 +1,134 @@
+//! `runner trend` over real stored races: a series of races of one track where the system gets
+//! slower at a known race, found where it starts, and a CI gate failing on it.
+
+use crate::util::*;
+
+const TRACK: &str = "name: nightly
+parameters: {nap_us: 2000}
+operations: [{name: nap, type: sleep, params: {duration: '{{ nap_us }}us'}}]
+challenges:
+  - name: c
+    schedule:
+      - {operation: nap, warmup: 20, iterations: 200}
+";
+
+#[test]
+fn a_regression_is_found_where_it_starts_and_fails_the_gate() {
+    let dir = track_dir(&[("track.yaml", TRACK)]);
+    let env = Env::new();
+    let path = dir.path().to_str().unwrap();
+    // Eight races at 2 ms, then three at 3 ms: the service time grows by half at race 9.
+    for i in 0..11 {
+        let (nap, phase) = if i < 8 {
+            ("nap_us:2000", "phase:before")
+        } else {
+            ("nap_us:3000", "phase:after")
+        };
+        env.ok(&[
+            "race",
+            "--track-path",
+            path,
+            "--quiet",
+            "--track-params",
+            nap,
+            "--user-tag",
+            phase,
+        ]);
+    }
+    let out = env.run(&[
+        "trend",
+        "--track",
+        "nightly",
+        "--metric",
+        "service_time_p50",
+        "--fail-on",
+        "regression",
+        "--report-format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nap [-] service_time_p50") && err.contains("through the newest race"),
+        "{err}"
+    );
+    // The races differ in a track parameter: said, not hidden.
+    assert!(err.contains("the races mix track parameters"), "{err}");
+    let trend: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let races = trend["races"].as_array().unwrap();
+    assert_eq!(races.len(), 11);
+    let series = &trend["series"][0];
+    let changes = series["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{series}");
+    assert_eq!(changes[0]["index"], 8, "{series}");
+    assert_eq!(changes[0]["race"], races[8]);
+    assert_eq!(changes[0]["direction"], "regression");
+    let pct = changes[0]["change_percent"].as_f64().unwrap();
+    assert!(pct > 30.0, "{pct}");
+    // Without the newest three, nothing has changed: the gate passes.
+    let md = env.ok(&[
+        "trend",
+        "--track",
+        "nightly",
+        "--user-tag",
+        "phase:before",
+        "--metric",
+        "service_time_p50",
+        "--fail-on",
+        "regression",
+    ]);
+    assert!(md.contains("| (none) |"), "{md}");
+    // The newest five: two before and three after, still a change where it starts.
+    let json = env.ok(&[
+        "trend",
+        "--track",
+        "nightly",
+        "--last",
+        "5",
+        "--metric",
+        "service_time_p50",
+        "--report-format",
+        "json",
+    ]);
+    let last5: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(last5["races"].as_array().unwrap().len(), 5);
+    // The chart of each series, with its change point.
+    let plots = tempfile::tempdir().unwrap();
+    env.ok(&[
+        "trend",
+        "--track",
+        "nightly",
+        "--metric",
+        "service_time_p50",
+        "--plot",
+        plots.path().to_str().unwrap(),
+    ]);
+    let svg =
+        std::fs::read_to_string(plots.path().join("trend-service_time_p50-nap--.svg")).unwrap();
+    assert!(svg.contains("+"), "{svg}");
+}
+
+#[test]
+fn too_few_races_or_none_are_clear_errors() {
+    let dir = track_dir(&[("track.yaml", TRACK)]);
+    let env = Env::new();
+    let out = env.run(&["trend", "--track", "nightly"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no stored race matches --track nightly"));
+    let path = dir.path().to_str().unwrap();
+    for _ in 0..2 {
+        env.ok(&["race", "--track-path", path, "--quiet"]);
+    }
+    let out = env.run(&["trend", "--track", "nightly"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("2 races match --track nightly: a change point needs at least 4"),
+        "{err}"
+    );
+}
