@@ -13,6 +13,7 @@ mod plan;
 mod plot;
 mod race;
 mod render_track;
+mod report;
 mod serve;
 mod show;
 mod trend;
@@ -82,6 +83,9 @@ pub enum Command {
     K8sJob(k8s_job::K8sJobArgs),
     /// Print the report of a stored race.
     Show(show::ShowArgs),
+    /// Several stored races as one report: per task and metric the mean, median, min, max and
+    /// coefficient of variation across them, and percentiles of all their samples together.
+    Report(report::ReportRacesArgs),
     /// Follow the stored races of one track and challenge: each task's metrics in race order,
     /// their change points (E-Divisive means, Otava's variant), regressions; a CI gate with
     /// `--fail-on regression`.
@@ -165,6 +169,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::K8sJob(args) => k8s_job::run(args),
         Command::Show(args) => show::run(args, &home),
         Command::Trend(args) => trend::run(args, &home),
+        Command::Report(args) => report::run(args, &home),
         Command::Serve(args) => serve::run(args, &home),
         Command::Validate(args) => validate::run(args, &home),
     }

@@ -2,6 +2,7 @@
 //! race order, the change points in it (`edivisive`), and whether each is a regression given
 //! the metric's direction. `runner trend` reads the stored races and renders this.
 
+pub mod across;
 pub mod edivisive;
 mod render;
 mod student;
@@ -63,7 +64,7 @@ impl TrendMetric {
 
     /// The race's value for a task: the median across trials, merged percentiles, the error
     /// rate over every trial; None where the race cannot support it.
-    fn read(self, t: &TaskSummary) -> Option<f64> {
+    pub(crate) fn read(self, t: &TaskSummary) -> Option<f64> {
         match self {
             TrendMetric::Throughput => t
                 .throughput
@@ -78,7 +79,7 @@ impl TrendMetric {
         }
     }
 
-    fn unit(self, throughput_unit: &str) -> String {
+    pub(crate) fn unit(self, throughput_unit: &str) -> String {
         match self {
             TrendMetric::Throughput => throughput_unit.to_string(),
             TrendMetric::Capacity => "ops/s".into(),
@@ -296,7 +297,7 @@ fn changes_of(points: &[Point], better: Better, opts: TrendOptions) -> Vec<Chang
 
 /// What differs across the races besides the system: the track file's revision, the track
 /// parameters, the backend, the host.
-fn differences(races: &[(RaceRecord, RaceHistograms)]) -> Vec<String> {
+pub(crate) fn differences(races: &[(RaceRecord, RaceHistograms)]) -> Vec<String> {
     let mut w = Vec::new();
     let mut distinct = |what: &str, values: Vec<String>| {
         let set: std::collections::BTreeSet<String> = values.into_iter().collect();

@@ -135,3 +135,111 @@ impl Render<Trend> for Csv {
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
     }
 }
+
+impl Render<super::across::Across> for Json {
+    fn render(&self, a: &super::across::Across) -> String {
+        serde_json::to_string_pretty(a).unwrap_or_default()
+    }
+}
+
+impl Render<super::across::Across> for Markdown {
+    fn render(&self, a: &super::across::Across) -> String {
+        let mut out = format!(
+            "# {} races as one report\n\n{}\n\n",
+            a.races.len(),
+            a.races.join(", ")
+        );
+        for w in &a.warnings {
+            let _ = writeln!(out, "> ⚠ {w}");
+        }
+        out.push_str("\n## Across races (each race's value: throughput its trials' median, percentiles its merged histograms)\n\n");
+        out.push_str("| Task | Sweep | Metric | Races | Mean | Median | Min | Max | CV |\n|---|---|---|--:|--:|--:|--:|--:|--:|\n");
+        for r in &a.rows {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} |",
+                r.task,
+                r.sweep,
+                r.metric,
+                r.unit,
+                r.races,
+                value(r.stats.mean, &r.unit),
+                value(r.stats.median, &r.unit),
+                value(r.stats.min, &r.unit),
+                value(r.stats.max, &r.unit),
+                r.cv.map_or("-".into(), |c| format!("{:.1}%", c * 100.0))
+            );
+        }
+        out.push_str("\n## All races' samples together (ms; histograms added, never percentiles averaged)\n\n");
+        out.push_str("| Task | Sweep | Kind | Samples | Mean | p50 | p90 | p99 | p99.9 | p100 |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n");
+        for m in &a.merged {
+            for (kind, p) in [
+                ("service time", &m.service_time_ms),
+                ("latency", &m.latency_ms),
+            ] {
+                let at = |q: f64| p.at(q).map_or("—".into(), crate::units::ms);
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {kind} | {} | {} | {} | {} | {} | {} | {} |",
+                    m.task,
+                    m.sweep,
+                    p.count,
+                    crate::units::ms(p.mean),
+                    at(50.0),
+                    at(90.0),
+                    at(99.0),
+                    at(99.9),
+                    at(100.0)
+                );
+            }
+        }
+        out
+    }
+}
+
+impl Render<super::across::Across> for Csv {
+    fn render(&self, a: &super::across::Across) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let _ = w.write_record([
+            "task", "sweep", "metric", "unit", "races", "mean", "median", "min", "max", "cv",
+        ]);
+        for r in &a.rows {
+            let _ = w.write_record([
+                r.task.as_str(),
+                r.sweep.as_str(),
+                r.metric,
+                r.unit.as_str(),
+                &r.races.to_string(),
+                &r.stats.mean.to_string(),
+                &r.stats.median.to_string(),
+                &r.stats.min.to_string(),
+                &r.stats.max.to_string(),
+                &r.cv.map(|c| c.to_string()).unwrap_or_default(),
+            ]);
+        }
+        for m in &a.merged {
+            for (kind, p) in [
+                ("service_time", &m.service_time_ms),
+                ("latency", &m.latency_ms),
+            ] {
+                for (label, q) in crate::metrics::PERCENTILES {
+                    if let Some(v) = p.at(q) {
+                        let _ = w.write_record([
+                            m.task.as_str(),
+                            m.sweep.as_str(),
+                            &format!("{kind}_{label}_merged"),
+                            "ms",
+                            &a.races.len().to_string(),
+                            &v.to_string(),
+                            "",
+                            "",
+                            "",
+                            "",
+                        ]);
+                    }
+                }
+            }
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}

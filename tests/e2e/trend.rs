@@ -97,6 +97,34 @@ fn a_regression_is_found_where_it_starts_and_fails_the_gate() {
     ]);
     let last5: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(last5["races"].as_array().unwrap().len(), 5);
+    // The newest three as one report: spread across races, and every sample together.
+    let json = env.ok(&[
+        "report",
+        "latest",
+        "latest~1",
+        "latest~2",
+        "--report-format",
+        "json",
+    ]);
+    let across: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let merged = &across["merged"][0];
+    assert_eq!(
+        merged["service_time_ms"]["count"], 600,
+        "three races of 200: {merged}"
+    );
+    let p50 = across["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "service_time_p50")
+        .unwrap();
+    assert_eq!(p50["races"], 3);
+    assert!(p50["cv"].as_f64().is_some(), "{p50}");
+    let md = env.ok(&["report", "latest", "latest~1", "latest~2"]);
+    assert!(
+        md.contains("| Task | Sweep | Metric | Races | Mean | Median | Min | Max | CV |"),
+        "{md}"
+    );
     // The chart of each series, with its change point.
     let plots = tempfile::tempdir().unwrap();
     env.ok(&[
