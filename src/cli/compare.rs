@@ -11,7 +11,9 @@ use std::path::Path;
 pub struct CompareArgs {
     /// Race id, unique prefix, `latest` or `latest~N`.
     baseline: String,
-    contender: String,
+    /// One contender, or several: each compared with the baseline, side by side.
+    #[arg(required = true, num_args = 1..)]
+    contenders: Vec<String>,
     /// Relative differences below this many percent count as noise.
     #[arg(long, default_value_t = 5.0, value_name = "PERCENT")]
     noise_threshold: f64,
@@ -41,34 +43,47 @@ pub fn run(args: CompareArgs, home: &Path) -> Result<u8, CliError> {
     }
     let store = RaceStore::new(home);
     let b = store.load_record(&store.resolve(&args.baseline)?)?;
-    let c = store.load_record(&store.resolve(&args.contender)?)?;
     let opts = crate::compare::CompareOptions {
         noise_threshold: args.noise_threshold / 100.0,
         alpha: args.alpha,
     };
-    let comparison = crate::compare::compare(&b, &c, opts);
-    for w in &comparison.warnings {
-        eprintln!("warning: {w}");
+    let mut pairs = Vec::new();
+    for given in &args.contenders {
+        let c = store.load_record(&store.resolve(given)?)?;
+        pairs.push(crate::compare::compare(&b, &c, opts));
     }
-    emit_report(
-        crate::report::render(args.report.report_format, &comparison),
-        args.report.report_file.as_deref(),
-    )?;
+    let text = match pairs.as_slice() {
+        [one] => {
+            for w in &one.warnings {
+                eprintln!("warning: {w}");
+            }
+            crate::report::render(args.report.report_format, one)
+        }
+        _ => crate::report::render(
+            args.report.report_format,
+            &crate::compare::Comparisons {
+                baseline: b.race_id.clone(),
+                pairs: pairs.clone(),
+            },
+        ),
+    };
+    emit_report(text, args.report.report_file.as_deref())?;
     let failing = |v: Verdict| match args.fail_on {
         Some(FailOn::Worse) => v == Verdict::Regression,
         Some(FailOn::LikelyWorse) => matches!(v, Verdict::Regression | Verdict::UnjudgedRegression),
         None => false,
     };
-    let worse: Vec<String> = comparison
-        .tasks
-        .iter()
-        .flat_map(|t| {
-            t.metrics
-                .iter()
-                .filter(|m| failing(m.verdict))
-                .map(move |m| format!("{} [{}] {}", t.task, t.sweep, m.metric))
-        })
-        .collect();
+    let mut worse: Vec<String> = Vec::new();
+    for p in &pairs {
+        for t in &p.tasks {
+            for m in t.metrics.iter().filter(|m| failing(m.verdict)) {
+                worse.push(format!(
+                    "{} [{}] {} (contender {})",
+                    t.task, t.sweep, m.metric, p.contender
+                ));
+            }
+        }
+    }
     if !worse.is_empty() {
         eprintln!("--fail-on: worse in {}", worse.join(", "));
         return Ok(EXIT_GATE_FAILED);

@@ -3,9 +3,11 @@
 //! or down), judged against a noise threshold and, with enough trials, a Mann-Whitney U test.
 
 mod capacity;
+mod many;
 mod render;
 mod stats;
 
+pub use many::Comparisons;
 pub use stats::{mann_whitney_p, smallest_p};
 
 use crate::results::{RaceRecord, TaskRecord, TrialRecord};

@@ -23,7 +23,7 @@ impl Render<Comparison> for Json {
     }
 }
 
-fn value(v: f64, unit: &str) -> String {
+pub(super) fn value(v: f64, unit: &str) -> String {
     match unit {
         "ms" => format!("{v:.3}"),
         "ratio" => format!("{:.2}%", v * 100.0),

@@ -408,7 +408,7 @@ fn resolve_thresholds(
                 return Err(r.err(
                     TrackErrorKind::Invalid,
                     &at,
-                    "a share of the target needs a fixed `target-throughput` on the task (a search's `slo` takes one, judged against each probe's rate)",
+                    "a share of the target needs a `target-throughput` on the task, one fixed rate (a search's `slo` takes one, judged against each probe's rate)",
                 ));
             }
             Ok(t)
