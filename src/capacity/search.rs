@@ -250,7 +250,7 @@ mod tests {
         assert_eq!(c, Conclusion::Found);
         let (held, failed) = s.bracket();
         let (held, failed) = (held.unwrap(), failed.unwrap());
-        assert!(held <= 400.0 && held >= 400.0 * 0.98, "{held} {probes:?}");
+        assert!((400.0 * 0.98..=400.0).contains(&held), "{held} {probes:?}");
         assert!((failed - held) / failed <= 0.02);
         assert_eq!(probes[0], (None, Phase::Calibrate));
         assert_eq!(probes[1], (Some(200.0), Phase::Grow));

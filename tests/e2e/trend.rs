@@ -128,8 +128,19 @@ fn a_regression_is_found_where_it_starts_and_fails_the_gate() {
     // One baseline (the oldest race) against the newest three, side by side.
     let md = env.ok(&["compare", "latest~10", "latest~2", "latest~1", "latest"]);
     assert!(md.contains("against 3 contenders"), "{md}");
-    assert!(md.lines().any(|l| l.starts_with("| nap | - | service_time_p50 (ms) |")), "{md}");
-    let json = env.ok(&["compare", "latest~10", "latest~1", "latest", "--report-format", "json"]);
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| nap | - | service_time_p50 (ms) |")),
+        "{md}"
+    );
+    let json = env.ok(&[
+        "compare",
+        "latest~10",
+        "latest~1",
+        "latest",
+        "--report-format",
+        "json",
+    ]);
     let pairs: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(pairs["pairs"].as_array().unwrap().len(), 2);
     // The chart of each series, with its change point.
