@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Change points found by `runner trend` beside Apache Otava's, on the same series.
 
-Races a small track N times per series (the machine's own noise: the throughput of a 10,000-
-operation key-value `get` task on the embedded store), then, in a copy of the store, scales the
+Races a small track N times per series (the machine's own noise: the throughput of 3,000
+match_all searches on the embedded engine over 2,000 generated documents), then, in a copy of the store, scales the
 throughput of every race from SHIFT_AT on down by 10%, 20% and 50% (a regression at a known
 race); the unshifted series count false positives. Each series goes to `runner trend` (stored
 races) and, as CSV, to `otava analyze` (the `apache-otava` package, in a venv: OTAVA=path).
@@ -26,11 +26,20 @@ RUNNER = os.environ.get("RUNNER", os.path.join(ROOT, "target/release/runner"))
 OTAVA = os.environ.get("OTAVA", "/tmp/otava/bin/otava")
 
 TRACK = """name: noisy
-operations: [{name: get, type: get, params: {keyspace: 100000, key-size: 16}}]
+corpora: [{name: docs, target-index: docs, documents: [{generate: small, document-count: 2000}]}]
+indices: [{name: docs}]
+operations:
+  - {name: create, type: create-index}
+  - {name: index, type: bulk, params: {bulk-size: 500}}
+  - {name: refresh, type: refresh}
+  - {name: search, type: search, params: {index: docs, body: {query: {match_all: {}}}}}
 challenges:
   - name: c
     schedule:
-      - {operation: get, warmup: 1000, iterations: 10000}
+      - {operation: create}
+      - {operation: index}
+      - {operation: refresh}
+      - {operation: search, warmup: 500, iterations: 3000}
 """
 
 
@@ -55,7 +64,7 @@ def shifted_store(home, races, shift, at, out):
         for t in r["tasks"]:
             for tr in t["trials"]:
                 tr["throughput"] *= factor
-        values.append(r["tasks"][0]["trials"][0]["throughput"])
+        values.append(next(t for t in r["tasks"] if t["task"] == "search")["trials"][0]["throughput"])
         dst = path.replace(home, out, 1)
         json.dump(r, open(dst, "w"))
     return values
@@ -66,7 +75,7 @@ def runner_changes(home):
     out = subprocess.run([RUNNER, "trend", "--metric", "throughput", "--report-format", "json"],
                          env=env, check=True, capture_output=True, text=True).stdout
     t = json.loads(out)
-    return [c["index"] for s in t["series"] for c in s["changes"]]
+    return [c["index"] for s in t["series"] if s["task"] == "search" for c in s["changes"]]
 
 
 def otava_changes(values, work):
@@ -93,8 +102,8 @@ def main():
     ap.add_argument("--series", type=int, default=3)
     ap.add_argument("--shift-at", type=int, default=20)
     args = ap.parse_args()
-    print(f"| series | shift at race {args.shift_at + 1} | runner flags (race #) | Otava flags (race #) |")
-    print("|---|---|---|---|")
+    print(f"| series | noise (CV) | shift at race {args.shift_at + 1} | runner flags (race #) | Otava flags (race #) |")
+    print("|---|--:|---|---|---|")
     fp = {"runner": 0, "otava": 0}
     for k in range(args.series):
         work = tempfile.mkdtemp(prefix="trend-otava-")
@@ -116,7 +125,10 @@ def main():
                 fp["otava"] += len([i for i in o if i != args.shift_at])
             show = lambda xs: ", ".join(str(i + 1) for i in xs) or "none"
             label = "none" if shift == 0.0 else f"-{shift:.0%}"
-            print(f"| {k + 1} | {label} | {show(r)} | {show(o)} |")
+            base = values[: args.shift_at]
+            mean = sum(base) / len(base)
+            cv = (sum((v - mean) ** 2 for v in base) / (len(base) - 1)) ** 0.5 / mean
+            print(f"| {k + 1} | {cv:.1%} | {label} | {show(r)} | {show(o)} |")
         shutil.rmtree(work, ignore_errors=True)
     print(f"\nflags away from the shift (false positives) over {args.series} series × 4: "
           f"runner {fp['runner']}, Otava {fp['otava']}")
