@@ -16,6 +16,7 @@ pub mod corpus;
 pub mod driver;
 pub mod export;
 pub mod files;
+pub mod import;
 pub mod metrics;
 pub mod ops;
 pub mod plan;

@@ -6,6 +6,7 @@ mod compare;
 mod convert_rally;
 mod delete;
 mod export;
+mod import;
 mod k8s_job;
 mod list;
 mod merge;
@@ -72,6 +73,10 @@ pub enum Command {
     /// Export a stored race: Rally's metric documents into an Elasticsearch or OpenSearch
     /// (`--to`, so Rally's dashboards work), or an OpenMetrics text file (`--openmetrics`).
     Export(export::ExportArgs),
+    /// Read Rally's or OpenSearch Benchmark's races out of an Elasticsearch/OpenSearch metrics
+    /// store (`rally-results-*`, `rally-races-*`, `benchmark-results-*`) into the store, marked
+    /// as imported (no histograms: their percentiles as stored), for `trend`, `report`, `compare`.
+    Import(import::ImportArgs),
     /// Delete a stored race.
     Delete(delete::DeleteArgs),
     /// Merge the shard races stored under a race (`<race>/shard-<i>`, copied there from each
@@ -110,6 +115,9 @@ pub enum CliError {
     /// A peer that could not take what was sent (an export's cluster): exit 1.
     #[error(transparent)]
     Export(#[from] crate::export::ExportError),
+    /// A metrics store that could not be read, or is not one: exit 1.
+    #[error("import: {0}")]
+    Import(String),
 }
 
 impl CliError {
@@ -125,7 +133,7 @@ impl CliError {
                 | RaceError::Rendezvous(_),
             ) => 1,
             CliError::Race(RaceError::Interrupted) => EXIT_INTERRUPTED,
-            CliError::Export(_) => 1,
+            CliError::Export(_) | CliError::Import(_) => 1,
         }
     }
 }
@@ -164,6 +172,7 @@ pub fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Compare(args) => compare::run(args, &home),
         Command::Plot(args) => plot::run(args, &home),
         Command::Export(args) => export::run(args, &home),
+        Command::Import(args) => import::run(args, &home),
         Command::Delete(args) => delete::run(args, &home),
         Command::Merge(args) => merge::run(args, &home),
         Command::K8sJob(args) => k8s_job::run(args),

@@ -209,6 +209,7 @@ fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> 
         late_starts: c.late_starts,
         capacity: run.capacity.clone(),
         rate_by_second: None,
+        imported: false,
     }
 }
 

@@ -144,7 +144,7 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
     }
     let errors: u64 = t.trials.iter().map(|tr| tr.errors).sum();
     let successes: u64 = t.trials.iter().map(|tr| tr.successes).sum();
-    let error_rate = crate::metrics::error_rate(successes, errors);
+    let error_rate = error_rate_of(t, successes, errors);
     let measured = crate::thresholds::Measured {
         service_time_ms: &service_time_ms,
         latency_ms: &latency_ms,
@@ -179,25 +179,43 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
         errors_by_kind,
         units: t.trials.iter().map(|tr| tr.units).sum(),
         hits: t.trials.iter().map(|tr| tr.hits).sum(),
-        capacity: {
-            let found: Vec<f64> = t
-                .trials
-                .iter()
-                .filter_map(|tr| tr.capacity.as_ref()?.capacity)
-                .collect();
-            (!found.is_empty()).then(|| ThroughputStats::of(&found))
-        },
-        ramp_stages: match &t.slot.ramp {
-            Some(ramp) => t
-                .trials
-                .iter()
-                .filter_map(|tr| Some(super::capacity::stages(ramp, tr.rate_by_second.as_ref()?)))
-                .collect(),
-            None => Vec::new(),
-        },
+        capacity: capacity_found(t),
+        ramp_stages: ramp_stages(t),
         key_value: merged.as_ref().and_then(|(_, latency)| {
             super::kv::views(index, t, latency, latency_ms.mean_if_any(), histograms)
         }),
+    }
+}
+
+/// Errors over the operations that ended; an imported race counts no operations, and its
+/// trials carry the rate its store kept.
+fn error_rate_of(t: &TaskRecord, successes: u64, errors: u64) -> f64 {
+    if successes + errors > 0 || t.trials.is_empty() {
+        crate::metrics::error_rate(successes, errors)
+    } else {
+        t.trials.iter().map(|tr| tr.error_rate).sum::<f64>() / t.trials.len() as f64
+    }
+}
+
+/// The capacities a task's searches found, across them.
+fn capacity_found(t: &TaskRecord) -> Option<ThroughputStats> {
+    let found: Vec<f64> = t
+        .trials
+        .iter()
+        .filter_map(|tr| tr.capacity.as_ref()?.capacity)
+        .collect();
+    (!found.is_empty()).then(|| ThroughputStats::of(&found))
+}
+
+/// A ramped task's stages, intended against achieved, per trial.
+fn ramp_stages(t: &TaskRecord) -> Vec<Vec<super::capacity::StageSummary>> {
+    match &t.slot.ramp {
+        Some(ramp) => t
+            .trials
+            .iter()
+            .filter_map(|tr| Some(super::capacity::stages(ramp, tr.rate_by_second.as_ref()?)))
+            .collect(),
+        None => Vec::new(),
     }
 }
 

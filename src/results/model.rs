@@ -286,6 +286,10 @@ pub struct TrialRecord {
     /// A ramped task: the intended and achieved rate in each second from the trial's start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_by_second: Option<RateBySecond>,
+    /// Read out of another tool's metrics store (`runner import`): its numbers are the store's,
+    /// its counts of operations unknown (0).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub imported: bool,
 }
 
 /// Intended against achieved, second by second from a trial's start.
@@ -366,9 +370,10 @@ impl TaskRecord {
 }
 
 impl TrialRecord {
-    /// It ran (no failure) and measured at least one operation.
+    /// It ran (no failure) and measured at least one operation, or came from another tool's
+    /// metrics store (which keeps no counts).
     pub fn measured(&self) -> bool {
-        self.failure.is_none() && self.operations > 0
+        self.failure.is_none() && (self.operations > 0 || self.imported)
     }
 
     /// One measured operation: it has a duration, not a rate (create-index, force-merge).

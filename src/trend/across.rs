@@ -3,7 +3,7 @@
 //! percentiles of all the races' samples together, from their histograms added (never
 //! percentiles averaged, which would mean nothing).
 
-use super::TrendMetric;
+use super::{task_in, task_keys, TrendMetric};
 use crate::metrics::{new_histogram, Percentiles};
 use crate::report::{Summary, ThroughputStats};
 use crate::results::{RaceHistograms, RaceRecord};
@@ -42,19 +42,7 @@ pub struct MergedRow {
 
 pub fn across(races: &[(RaceRecord, RaceHistograms)], metrics: &[TrendMetric]) -> Across {
     let summaries: Vec<Summary> = races.iter().map(|(r, h)| Summary::new(r, h)).collect();
-    let mut keys: Vec<(String, String, String)> = Vec::new();
-    for s in &summaries {
-        for t in &s.tasks {
-            let key = (
-                t.task.to_string(),
-                t.sweep_label.clone(),
-                t.record.slot.throughput_unit.as_str().to_string(),
-            );
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
-    }
+    let keys = task_keys(&summaries);
     let mut rows = Vec::new();
     let mut merged = Vec::new();
     for (task, sweep, unit) in &keys {
@@ -62,10 +50,7 @@ pub fn across(races: &[(RaceRecord, RaceHistograms)], metrics: &[TrendMetric]) -
             let values: Vec<f64> = summaries
                 .iter()
                 .filter_map(|s| {
-                    let t = s
-                        .tasks
-                        .iter()
-                        .find(|t| t.task == task && t.sweep_label == *sweep)?;
+                    let t = task_in(s, task, sweep)?;
                     metric.read(t)
                 })
                 .collect();

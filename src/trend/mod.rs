@@ -74,7 +74,7 @@ impl TrendMetric {
             TrendMetric::ServiceTimeP99 => t.service_time_ms.at(99.0),
             TrendMetric::LatencyP50 => t.latency_ms.at(50.0),
             TrendMetric::LatencyP99 => t.latency_ms.at(99.0),
-            TrendMetric::ErrorRate => (t.operations > 0).then_some(t.error_rate),
+            TrendMetric::ErrorRate => (t.completed_trials > 0).then_some(t.error_rate),
             TrendMetric::Capacity => t.capacity.map(|c| c.median),
         }
     }
@@ -175,6 +175,35 @@ pub enum TrendError {
     Mixed(String),
 }
 
+/// Each task × sweep point of the races, with its throughput unit, in order of first appearance.
+pub(crate) fn task_keys(summaries: &[Summary]) -> Vec<(String, String, String)> {
+    let mut keys: Vec<(String, String, String)> = Vec::new();
+    for s in summaries {
+        for t in &s.tasks {
+            let key = (
+                t.task.to_string(),
+                t.sweep_label.clone(),
+                t.record.slot.throughput_unit.as_str().to_string(),
+            );
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys
+}
+
+/// A race's summary of one task at one sweep point.
+pub(crate) fn task_in<'s, 'a>(
+    s: &'s Summary<'a>,
+    task: &str,
+    sweep: &str,
+) -> Option<&'s TaskSummary<'a>> {
+    s.tasks
+        .iter()
+        .find(|t| t.task == task && t.sweep_label == sweep)
+}
+
 /// The trend of `races` (oldest first), all of one track and challenge.
 pub fn trend(
     races: &[(RaceRecord, RaceHistograms)],
@@ -204,29 +233,14 @@ pub fn trend(
         });
     }
     let summaries: Vec<Summary> = races.iter().map(|(r, h)| Summary::new(r, h)).collect();
-    let mut keys: Vec<(String, String, String)> = Vec::new();
-    for s in &summaries {
-        for t in &s.tasks {
-            let key = (
-                t.task.to_string(),
-                t.sweep_label.clone(),
-                t.record.slot.throughput_unit.as_str().to_string(),
-            );
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
-    }
+    let keys = task_keys(&summaries);
     let mut series = Vec::new();
     for (task, sweep, unit) in &keys {
         for &metric in metrics {
             let points: Vec<Point> = summaries
                 .iter()
                 .filter_map(|s| {
-                    let t = s
-                        .tasks
-                        .iter()
-                        .find(|t| t.task == task && t.sweep_label == *sweep)?;
+                    let t = task_in(s, task, sweep)?;
                     Some(Point {
                         race: s.race.race_id.clone(),
                         started_at: s.race.started_at.to_string(),

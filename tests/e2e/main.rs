@@ -15,6 +15,7 @@ mod esrally;
 mod export;
 mod full_disk;
 mod http_wire;
+mod import;
 mod kv;
 mod layout;
 mod memory;

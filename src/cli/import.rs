@@ -1,0 +1,96 @@
+//! `runner import --from URL`: Rally's and OSB's races out of a metrics store, into the store.
+
+use super::common::runtime;
+use super::CliError;
+use crate::import::ImportFilter;
+use crate::results::{HistogramFile, RaceStore, FORMAT_VERSION};
+use clap::Args;
+use std::path::Path;
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The metrics store (Elasticsearch or OpenSearch) holding `rally-results-*`,
+    /// `rally-races-*` or `benchmark-results-*` (credentials as for races:
+    /// RUNNER_ES_USERNAME/RUNNER_ES_PASSWORD or RUNNER_ES_API_KEY).
+    #[arg(long, value_name = "URL")]
+    from: String,
+    #[arg(long)]
+    track: Option<String>,
+    #[arg(long)]
+    challenge: Option<String>,
+    /// Only races on or after this day (YYYY-MM-DD).
+    #[arg(long, value_name = "DAY")]
+    since: Option<String>,
+    /// TLS and timeout options, as for races (`verify_certs:false,timeout:30`).
+    #[arg(long, value_name = "OPTIONS", default_value = "")]
+    client_options: String,
+}
+
+pub fn run(args: ImportArgs, home: &Path) -> Result<u8, CliError> {
+    let since = match &args.since {
+        Some(day) => Some(
+            chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
+                .map_err(|_| CliError::Usage(format!("--since `{day}`: expected YYYY-MM-DD")))?
+                .format("%Y%m%dT000000Z")
+                .to_string(),
+        ),
+        None => None,
+    };
+    let filter = ImportFilter {
+        track: args.track.clone(),
+        challenge: args.challenge.clone(),
+        since,
+    };
+    let mut options =
+        crate::backend::ClientOptions::parse(&args.client_options).map_err(CliError::Usage)?;
+    options.credentials = crate::backend::credentials::Credentials::load(
+        &crate::backend::credentials::Credentials::default_file(home),
+    )
+    .map_err(CliError::Usage)?;
+    let admin = crate::backend::elasticsearch::Admin::new(vec![args.from.clone()], options)
+        .map_err(CliError::Usage)?;
+    let docs = runtime()?
+        .block_on(crate::import::fetch(&admin, &filter))
+        .map_err(|e| CliError::Import(e.to_string()))?;
+    let races = crate::import::races_of(&docs, &admin.host())
+        .map_err(|e| CliError::Import(format!("{}: {e}", admin.host())))?;
+    let store = RaceStore::new(home);
+    let (mut added, mut there) = (0, 0);
+    for r in races {
+        if store
+            .race_dir(&r.record.race_id)
+            .join("race.json")
+            .is_file()
+        {
+            there += 1;
+            continue;
+        }
+        let histograms = HistogramFile {
+            format: FORMAT_VERSION,
+            trials: Vec::new(),
+        };
+        store.begin(&r.record)?;
+        store.finish(&r.record, &histograms, None)?;
+        eprintln!(
+            "imported {} ({} / {}, {}) from {}'s race {}",
+            r.record.race_id,
+            r.record.track,
+            r.record.challenge,
+            r.record.started_at,
+            admin.host(),
+            r.source_id
+        );
+        added += 1;
+    }
+    eprintln!(
+        "{added} race(s) imported from {} ({} metric documents read){}",
+        admin.host(),
+        docs.len(),
+        if there > 0 {
+            format!("; {there} already in the store")
+        } else {
+            String::new()
+        }
+    );
+    Ok(0)
+}
