@@ -9,7 +9,15 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct PlotArgs {
-    race: String,
+    /// The race to draw (not with --trend).
+    #[arg(required_unless_present = "trend")]
+    race: Option<String>,
+    /// Draw the trend of the stored races the filters match instead (each series with its
+    /// change points, as `runner trend --plot`).
+    #[arg(long, conflicts_with_all = ["race", "compare"])]
+    trend: bool,
+    #[command(flatten)]
+    filter: super::list::RaceFilter,
     /// Another race to draw beside it (and compare against).
     #[arg(long, value_name = "RACE")]
     compare: Option<String>,
@@ -19,8 +27,13 @@ pub struct PlotArgs {
 }
 
 pub fn run(args: PlotArgs, home: &Path) -> Result<u8, CliError> {
+    let Some(race) = args.race.as_deref().filter(|_| !args.trend) else {
+        let charts = super::trend::plot(&args.filter, &args.out, home)?;
+        eprintln!("wrote {charts} trend charts to {}", args.out.display());
+        return Ok(0);
+    };
     let store = RaceStore::new(home);
-    let (record, histograms) = load_race(&store, &args.race)?;
+    let (record, histograms) = load_race(&store, race)?;
     let other = args.compare.map(|c| load_race(&store, &c)).transpose()?;
     let base_label = if other.is_some() {
         "baseline"

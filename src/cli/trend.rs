@@ -51,32 +51,7 @@ pub fn run(args: TrendArgs, home: &Path) -> Result<u8, CliError> {
                 .into(),
         ));
     }
-    let since = args.since.as_deref().map(parse_since).transpose()?;
-    let tags = parse_tags(&args.filter.user_tags)?;
-    let store = RaceStore::new(home);
-    let f = &args.filter;
-    let mut races = Vec::new();
-    for id in store.ids() {
-        let Ok(r) = store.load_record(&id) else {
-            continue;
-        };
-        let keep = f.track.as_ref().is_none_or(|t| *t == r.track)
-            && f.challenge.as_ref().is_none_or(|c| *c == r.challenge)
-            && f.backend.as_ref().is_none_or(|b| *b == r.backend.kind)
-            && tags.iter().all(|(k, v)| r.user_tags.get(k) == Some(v))
-            && since.is_none_or(|s| r.started_at.at >= s);
-        if keep {
-            races.push(store.load(&id)?);
-        }
-    }
-    // Ids are start times to the microsecond: they order races started within one second.
-    races.sort_by(|(a, _), (b, _)| {
-        (a.started_at.at, &a.race_id).cmp(&(b.started_at.at, &b.race_id))
-    });
-    if let Some(n) = args.last {
-        let skip = races.len().saturating_sub(n);
-        races.drain(..skip);
-    }
+    let races = load_races(&args.filter, args.since.as_deref(), args.last, home)?;
     let metrics = if args.metrics.is_empty() {
         TrendMetric::DEFAULT.to_vec()
     } else {
@@ -86,8 +61,13 @@ pub fn run(args: TrendArgs, home: &Path) -> Result<u8, CliError> {
         max_p: args.max_p,
         noise_threshold: args.noise_threshold / 100.0,
     };
-    let trend = crate::trend::trend(&races, &metrics, &describe(&args), opts)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let trend = crate::trend::trend(
+        &races,
+        &metrics,
+        &describe(&args.filter, args.since.as_ref()),
+        opts,
+    )
+    .map_err(|e| CliError::Usage(e.to_string()))?;
     for w in &trend.warnings {
         eprintln!("warning: {w}");
     }
@@ -126,15 +106,70 @@ pub fn run(args: TrendArgs, home: &Path) -> Result<u8, CliError> {
     Ok(0)
 }
 
+/// The stored races `filter` matches, from `since`, the newest `last` of them, oldest first.
+pub(super) fn load_races(
+    f: &RaceFilter,
+    since: Option<&str>,
+    last: Option<usize>,
+    home: &Path,
+) -> Result<Vec<(crate::results::RaceRecord, crate::results::RaceHistograms)>, CliError> {
+    let since = since.map(parse_since).transpose()?;
+    let tags = parse_tags(&f.user_tags)?;
+    let store = RaceStore::new(home);
+    let mut races = Vec::new();
+    for id in store.ids() {
+        let Ok(r) = store.load_record(&id) else {
+            continue;
+        };
+        let keep = f.track.as_ref().is_none_or(|t| *t == r.track)
+            && f.challenge.as_ref().is_none_or(|c| *c == r.challenge)
+            && f.backend.as_ref().is_none_or(|b| *b == r.backend.kind)
+            && tags.iter().all(|(k, v)| r.user_tags.get(k) == Some(v))
+            && since.is_none_or(|s| r.started_at.at >= s);
+        if keep {
+            races.push(store.load(&id)?);
+        }
+    }
+    // Ids are start times to the microsecond: they order races started within one second.
+    races.sort_by(|(a, _), (b, _)| {
+        (a.started_at.at, &a.race_id).cmp(&(b.started_at.at, &b.race_id))
+    });
+    if let Some(n) = last {
+        let skip = races.len().saturating_sub(n);
+        races.drain(..skip);
+    }
+    Ok(races)
+}
+
+/// `runner plot --trend`: each series' chart, with its change points, into `out`.
+pub(super) fn plot(filter: &RaceFilter, out: &Path, home: &Path) -> Result<usize, CliError> {
+    let races = load_races(filter, None, None, home)?;
+    let opts = TrendOptions {
+        max_p: 0.001,
+        noise_threshold: 0.05,
+    };
+    let trend = crate::trend::trend(&races, &TrendMetric::DEFAULT, &describe(filter, None), opts)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    write_charts(&trend, out)
+}
+
+fn write_charts(trend: &crate::trend::Trend, dir: &Path) -> Result<usize, CliError> {
+    std::fs::create_dir_all(dir).map_err(|e| CliError::Usage(format!("{}: {e}", dir.display())))?;
+    let charts = crate::plot::trend_charts(trend);
+    for p in &charts {
+        crate::results::write_atomic(&dir.join(&p.file), p.svg.as_bytes())?;
+    }
+    Ok(charts.len())
+}
+
 /// The filter in words, for "no race matches ...".
-fn describe(args: &TrendArgs) -> String {
-    let f = &args.filter;
+fn describe(f: &RaceFilter, since: Option<&String>) -> String {
     let mut parts = Vec::new();
     for (k, v) in [
         ("--track", &f.track),
         ("--challenge", &f.challenge),
         ("--backend", &f.backend),
-        ("--since", &args.since),
+        ("--since", &since.cloned()),
     ] {
         if let Some(v) = v {
             parts.push(format!("{k} {v}"));
