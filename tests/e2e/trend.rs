@@ -63,14 +63,22 @@ fn a_regression_is_found_where_it_starts_and_fails_the_gate() {
     let races = trend["races"].as_array().unwrap();
     assert_eq!(races.len(), 11);
     let series = &trend["series"][0];
+    // The one regression starts at race 9. Sleep times are so steady that a machine's own 1%
+    // step (a cold first race, say) may be a significant change too: it is within noise.
     let changes = series["changes"].as_array().unwrap();
-    assert_eq!(changes.len(), 1, "{series}");
-    assert_eq!(changes[0]["index"], 8, "{series}");
-    assert_eq!(changes[0]["race"], races[8]);
-    assert_eq!(changes[0]["direction"], "regression");
-    let pct = changes[0]["change_percent"].as_f64().unwrap();
+    let regressions: Vec<_> = changes
+        .iter()
+        .filter(|c| c["direction"] == "regression")
+        .collect();
+    assert_eq!(regressions.len(), 1, "{series}");
+    assert_eq!(regressions[0]["index"], 8, "{series}");
+    assert_eq!(regressions[0]["race"], races[8]);
+    let pct = regressions[0]["change_percent"].as_f64().unwrap();
     assert!(pct > 30.0, "{pct}");
-    // Without the newest three, nothing has changed: the gate passes.
+    for c in changes.iter().filter(|c| c["direction"] != "regression") {
+        assert_eq!(c["direction"], "within-noise", "{series}");
+    }
+    // Without the newest three, no regression: the gate passes.
     let md = env.ok(&[
         "trend",
         "--track",
@@ -82,7 +90,7 @@ fn a_regression_is_found_where_it_starts_and_fails_the_gate() {
         "--fail-on",
         "regression",
     ]);
-    assert!(md.contains("| (none) |"), "{md}");
+    assert!(!md.contains("regression |"), "{md}");
     // The newest five: two before and three after, still a change where it starts.
     let json = env.ok(&[
         "trend",
