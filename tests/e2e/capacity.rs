@@ -145,7 +145,8 @@ challenges:
         .collect();
     assert_eq!(intended.len(), 2);
     assert!((intended[0] - 250.0).abs() < 1e-6 && (intended[1] - 750.0).abs() < 1e-6);
-    // Every measured operation is counted in some second.
+    // Every measured operation that ended within the ramp is counted in its second (those still
+    // running at its end, at most a few per client, are not).
     let achieved: u64 = seconds["achieved"]
         .as_array()
         .unwrap()
@@ -154,7 +155,7 @@ challenges:
         .sum();
     let operations = t["trials"][0]["operations"].as_u64().unwrap();
     assert!(
-        achieved <= operations && operations - achieved <= 20,
+        achieved <= operations && achieved * 10 >= operations * 8,
         "{achieved} of {operations}"
     );
     let md = env.ok(&["show", "latest"]);
