@@ -27,6 +27,17 @@ pub struct PlotArgs {
 }
 
 pub fn run(args: PlotArgs, home: &Path) -> Result<u8, CliError> {
+    let f = &args.filter;
+    if !args.trend
+        && (f.track.is_some()
+            || f.challenge.is_some()
+            || f.backend.is_some()
+            || !f.user_tags.is_empty())
+    {
+        return Err(CliError::Usage(
+            "--track, --challenge, --backend and --user-tag choose the races of `plot --trend`; a single race's plot takes none".into(),
+        ));
+    }
     let Some(race) = args.race.as_deref().filter(|_| !args.trend) else {
         let charts = super::trend::plot(&args.filter, &args.out, home)?;
         eprintln!("wrote {charts} trend charts to {}", args.out.display());

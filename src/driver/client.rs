@@ -326,7 +326,7 @@ async fn execute<C: BackendClient>(
     payload: &Payload<'_>,
     index: u64,
     shared: &Shared,
-    timer: Option<&super::timer::PreciseTimer>,
+    timer: Option<&PreciseTimer>,
 ) -> Done {
     let result = match (exec, call) {
         (Exec::Sleep(d), _) => {

@@ -108,7 +108,7 @@ impl RaceHistograms {
 /// Adds `from` into `into`. Every stored histogram has the one configuration
 /// ([`new_histogram`]); one that does not saturates at the highest trackable value instead
 /// of being dropped.
-fn add(into: &mut Histogram<u64>, from: &Histogram<u64>) {
+pub fn add(into: &mut Histogram<u64>, from: &Histogram<u64>) {
     if into.add(from).is_err() {
         for v in from.iter_recorded() {
             into.saturating_record_n(v.value_iterated_to(), v.count_at_value());

@@ -8,7 +8,7 @@ mod model;
 pub mod schema;
 mod store;
 
-pub use histograms::RaceHistograms;
+pub use histograms::{add as add_histogram, RaceHistograms};
 pub use journal::StoredTrial;
 pub use model::*;
 pub use schema::{

@@ -6,7 +6,7 @@
 use super::{task_in, task_keys, TrendMetric};
 use crate::metrics::{new_histogram, Percentiles};
 use crate::report::{Summary, ThroughputStats};
-use crate::results::{RaceHistograms, RaceRecord};
+use crate::results::{add_histogram, RaceHistograms, RaceRecord};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -71,16 +71,12 @@ pub fn across(races: &[(RaceRecord, RaceHistograms)], metrics: &[TrendMetric]) -
         let (mut service, mut latency) = (new_histogram(), new_histogram());
         let mut weighted = (0.0, 0.0, 0u64);
         for (s, (_, h)) in summaries.iter().zip(races) {
-            let Some(t) = s
-                .tasks
-                .iter()
-                .find(|t| t.task == task && t.sweep_label == *sweep)
-            else {
+            let Some(t) = task_in(s, task, sweep) else {
                 continue;
             };
             if let Some((sv, la)) = h.merged(t.task_index) {
-                let _ = service.add(&sv);
-                let _ = latency.add(&la);
+                add_histogram(&mut service, &sv);
+                add_histogram(&mut latency, &la);
                 let n = t.service_time_ms.count;
                 weighted = (
                     weighted.0 + t.service_time_ms.mean * n as f64,
