@@ -26,6 +26,7 @@ mod names_math;
 pub mod rest;
 pub mod search;
 mod util;
+pub mod vector;
 
 pub use cluster::aliases::with_filter as with_alias_filter;
 pub use cluster::{CreateError, Engine};

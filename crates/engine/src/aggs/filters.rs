@@ -42,6 +42,7 @@ impl QueryBuilder for EsFilter {
             mapping: &ctx.0,
             index: &ctx.1,
             unmapped_matches_none: false,
+            size: 10,
         };
         match &self.parsed {
             Some(q) => compiler.compile(q),
@@ -73,6 +74,7 @@ pub fn check_query(
             mapping,
             index,
             unmapped_matches_none: false,
+            size: 10,
         }
         .compile(&parsed)
         .map_err(|e| format!("aggregation `{at}`: {e}"))?;

@@ -52,7 +52,14 @@ const LEAVES: [(&str, Leaf); 17] = [
 ];
 
 /// Compound query types, opened by the parse.
-const COMPOUNDS: [&str; 4] = ["bool", "constant_score", "nested", "function_score"];
+const COMPOUNDS: [&str; 6] = [
+    "bool",
+    "constant_score",
+    "nested",
+    "function_score",
+    "knn",
+    "script_score",
+];
 
 /// One query, parsed.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +73,18 @@ pub enum QueryAst {
     /// Nested objects are flattened here: the inner query runs on the document.
     Nested(Box<QueryAst>),
     FunctionScore(FunctionScoreAst),
+    /// The k nearest documents to a vector (Elasticsearch's or OpenSearch's `knn` query).
+    Knn(Box<crate::vector::knn::KnnAst>),
+    /// The matches of `query`, scored by a script (the vector functions' subset).
+    ScriptScore(ScriptScoreAst),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptScoreAst {
+    pub query: Box<QueryAst>,
+    pub script: std::sync::Arc<crate::vector::script::Script>,
+    pub min_score: Option<f32>,
+    pub boost: f32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -121,7 +140,9 @@ impl QueryAst {
                 crate::dsl::nested::inner(body)?,
             )?))),
             "function_score" => parse_function_score(body),
-            "script_score" | "script" => Err(format!(
+            "knn" => Ok(QueryAst::Knn(Box::new(crate::vector::knn::KnnAst::parse(body)?))),
+            "script_score" => parse_script_score(body),
+            "script" => Err(format!(
                 "query type `{kind}` runs a script, which the embedded backend does not run"
             )),
             other => Err(format!(
@@ -165,6 +186,23 @@ fn parse_bool(body: &Map<String, Value>) -> Result<QueryAst, String> {
     Ok(QueryAst::Bool(BoolAst {
         clauses,
         minimum_should_match: body.get("minimum_should_match").and_then(Value::as_u64),
+    }))
+}
+
+fn parse_script_score(body: &Value) -> Result<QueryAst, String> {
+    let obj = body.as_object().ok_or("`script_score` expects an object")?;
+    for key in obj.keys() {
+        if !["query", "script", "min_score", "boost", "_name"].contains(&key.as_str()) {
+            return Err(format!("script_score parameter [{key}] is not run by the embedded engine"));
+        }
+    }
+    let query = obj.get("query").ok_or("`script_score` needs a `query`")?;
+    let script = obj.get("script").ok_or("`script_score` needs a `script`")?;
+    Ok(QueryAst::ScriptScore(ScriptScoreAst {
+        query: Box::new(QueryAst::parse(query)?),
+        script: std::sync::Arc::new(crate::vector::script::Script::parse(script)?),
+        min_score: obj.get("min_score").and_then(Value::as_f64).map(|m| m as f32),
+        boost: obj.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32,
     }))
 }
 

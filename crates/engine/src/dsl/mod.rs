@@ -8,6 +8,7 @@ pub(crate) mod geo;
 pub(crate) mod nested;
 pub(crate) mod query_string;
 pub(crate) mod scoring;
+mod vector;
 
 use crate::dsl::ast::{BoolAst, FunctionScoreAst, Leaf, QueryAst};
 use crate::dsl::functions::FunctionScore;
@@ -54,6 +55,8 @@ pub struct QueryCompiler<'a> {
     /// One index of a search over several: a query on a field it does not map matches none of
     /// its documents, as Elasticsearch answers (alone, the typo is named).
     pub unmapped_matches_none: bool,
+    /// The search's `size`: a `knn` query's k when it names none.
+    pub size: usize,
 }
 
 pub(crate) fn single_entry<'v>(
@@ -102,6 +105,8 @@ impl QueryCompiler<'_> {
             ))),
             QueryAst::Nested(inner) => self.compile(inner),
             QueryAst::FunctionScore(f) => self.function_score(f),
+            QueryAst::Knn(k) => self.knn_query(k),
+            QueryAst::ScriptScore(s) => self.script_score(s),
         }
     }
 

@@ -178,11 +178,16 @@ impl EmbeddedIndex {
         let writer = index
             .writer_with_num_threads(threads, threads * WRITER_BUDGET_PER_THREAD)
             .map_err(internal)?;
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(internal)?;
+        let mut reader = index.reader_builder().reload_policy(ReloadPolicy::Manual);
+        if !mapping.vectors.is_empty() {
+            // Each new segment's vector graphs are built before a searcher sees it.
+            if let Some(d) = &dir {
+                mapping.vectors.keep_in(d.path());
+            }
+            let warmer: std::sync::Arc<dyn tantivy::Warmer> = mapping.vectors.clone();
+            reader = reader.warmers(vec![std::sync::Arc::downgrade(&warmer)]);
+        }
+        let reader = reader.try_into().map_err(internal)?;
         let live = std::array::from_fn(|_| Mutex::new(HashMap::new()));
         Ok(EmbeddedIndex {
             name: name.to_string(),

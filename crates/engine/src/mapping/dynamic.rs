@@ -486,6 +486,7 @@ pub fn json_field(
         json_path: Some(name.to_string()),
         ignore_above: None,
         stored: false,
+        vector: None,
     }
 }
 
@@ -515,7 +516,7 @@ pub fn coerce(f: &MappedField, v: &Value) -> Result<Option<OwnedValue>, String> 
             other => return Err(format!("expected a boolean, got {other}")),
         },
         FieldType::Date => OwnedValue::Date(read_date(f, v)?),
-        FieldType::GeoPoint | FieldType::Ip | FieldType::Range(_) => {
+        FieldType::GeoPoint | FieldType::Ip | FieldType::Range(_) | FieldType::DenseVector => {
             return Err("not learned dynamically".into())
         }
     }))

@@ -33,6 +33,9 @@ pub enum FieldType {
     Ip,
     /// A range of values (`integer_range`, `date_range`, ...): its ends in two columns.
     Range(crate::mapping::ranges::RangeOf),
+    /// A `dense_vector` (or OpenSearch's `knn_vector`): one vector per document, its
+    /// little-endian f32s in a bytes column; its spec is the field's `vector`.
+    DenseVector,
 }
 
 impl FieldType {
@@ -46,6 +49,7 @@ impl FieldType {
             "date" | "date_nanos" => FieldType::Date,
             "geo_point" => FieldType::GeoPoint,
             "ip" => FieldType::Ip,
+            "dense_vector" | "knn_vector" => FieldType::DenseVector,
             other => FieldType::Range(crate::mapping::ranges::RangeOf::parse(other)?),
         })
     }
@@ -72,6 +76,8 @@ pub struct MappedField {
     pub ignore_above: Option<usize>,
     /// `store: true`: `stored_fields` returns its values.
     pub stored: bool,
+    /// A vector field's dimensions, similarity and index options.
+    pub vector: Option<Arc<crate::vector::spec::VectorSpec>>,
 }
 
 impl MappedField {
@@ -121,6 +127,12 @@ impl MappedField {
                         self.name
                     ))
                 }
+                FieldType::DenseVector => {
+                    return Err(format!(
+                        "`{}` is a dense_vector field: it is searched with `knn` or a `script_score`",
+                        self.name
+                    ))
+                }
             });
         };
         let mut t = Term::from_field_json_path(self.field, path, true);
@@ -140,7 +152,7 @@ impl MappedField {
                 t.append_type_and_fast_value(v.as_bool().ok_or("expected a boolean")?)
             }
             FieldType::Date => t.append_type_and_fast_value(read_date(self, v)?),
-            FieldType::GeoPoint | FieldType::Ip | FieldType::Range(_) => {
+            FieldType::GeoPoint | FieldType::Ip | FieldType::Range(_) | FieldType::DenseVector => {
                 return Err(format!("`{path}` is not learned as a {:?}", self.kind))
             }
         }
@@ -190,6 +202,8 @@ pub struct Mapping {
     flattened: Vec<usize>,
     /// The fields documents bring that the mapping does not name.
     pub dynamic: Arc<Dynamic>,
+    /// The vector fields, with each segment's vectors and graph.
+    pub vectors: Arc<crate::vector::segments::VectorFields>,
 }
 
 /// What a mapping declares besides fields: aliases (name, target path) and each field's
@@ -283,6 +297,12 @@ impl Mapping {
         }
         let flattened = declared.flattened.iter().map(|n| by_name[n]).collect();
         let dynamic = Dynamic::parse(body, declared.objects, json)?;
+        let vectors = crate::vector::segments::VectorFields::new(
+            fields
+                .iter()
+                .filter_map(|f| Some((f.name.clone(), f.vector.clone()?)))
+                .collect(),
+        );
         Ok(Mapping {
             schema: builder.build(),
             id,
@@ -294,6 +314,7 @@ impl Mapping {
             copies,
             flattened,
             dynamic: Arc::new(dynamic),
+            vectors: Arc::new(vectors),
         })
     }
 
@@ -556,6 +577,17 @@ fn add_field(
             builder.add_f64_field(&format!("{name}.lon"), INDEXED | FAST),
             Some(builder.add_f64_field(&format!("{name}.lat"), INDEXED | FAST)),
         ),
+        FieldType::DenseVector => (builder.add_bytes_field(name, FAST), None),
+    };
+    let vector = match kind {
+        FieldType::DenseVector => Some(Arc::new(
+            crate::vector::spec::VectorSpec::parse(def).map_err(|why| UnsupportedType {
+                field: name.to_string(),
+                kind: kind_name.to_string(),
+                why: Some(why),
+            })?,
+        )),
+        _ => None,
     };
     Ok(MappedField {
         name: name.to_string(),
@@ -570,6 +602,7 @@ fn add_field(
             .and_then(Value::as_u64)
             .map(|n| n as usize),
         stored: def.get("store") == Some(&Value::Bool(true)),
+        vector,
     })
 }
 
@@ -602,6 +635,18 @@ pub(crate) fn lookup<'a>(obj: &'a Map<String, Value>, path: &[String], out: &mut
 }
 
 fn add_value(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(), String> {
+    if let Some(spec) = &f.vector {
+        if v.is_null() {
+            return Ok(());
+        }
+        let bytes: Vec<u8> = spec
+            .read(&f.name, v)?
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        doc.add_bytes(f.field, &bytes);
+        return Ok(());
+    }
     if f.kind == FieldType::GeoPoint {
         let (lon, lat) = geo_point(v)?;
         doc.add_f64(f.field, lon);
@@ -639,7 +684,9 @@ fn add_scalar(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(
         },
         FieldType::Date => doc.add_date(f.field, read_date(f, v)?),
         FieldType::Ip => doc.add_ip_addr(f.field, read_ip(v)?),
-        FieldType::GeoPoint | FieldType::Range(_) => unreachable!("handled by add_value"),
+        FieldType::GeoPoint | FieldType::Range(_) | FieldType::DenseVector => {
+            unreachable!("handled by add_value")
+        }
     }
     Ok(())
 }

@@ -20,6 +20,7 @@ fn type_name(kind: FieldType) -> &'static str {
         FieldType::GeoPoint => "geo_point",
         FieldType::Ip => "ip",
         FieldType::Range(_) => "object",
+        FieldType::DenseVector => "dense_vector",
     }
 }
 

@@ -199,7 +199,7 @@ fn shown(f: &MappedField, v: &Value) -> Option<Value> {
             let dt = chrono::DateTime::from_timestamp_millis(ms)?;
             json!(dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
         }
-        FieldType::Range(_) => v.clone(),
+        FieldType::Range(_) | FieldType::DenseVector => v.clone(),
         FieldType::GeoPoint => {
             let (lon, lat) = crate::mapping::geo_point(v).ok()?;
             json!({"type": "Point", "coordinates": [lon, lat]})

@@ -91,7 +91,7 @@ pub struct Page {
 /// Search body keys the embedded engine runs (`_source` filters each hit's source;
 /// `track_total_hits` shapes the REST answer's total); anything else (post_filter,
 /// rescore, ...) would be measured without the work it asks for, so it is refused.
-const SEARCH_KEYS: [&str; 16] = [
+const SEARCH_KEYS: [&str; 17] = [
     "aggs",
     "fields",
     "docvalue_fields",
@@ -108,6 +108,7 @@ const SEARCH_KEYS: [&str; 16] = [
     "timeout",
     "version",
     "seq_no_primary_term",
+    "knn",
 ];
 
 /// Why the embedded engine cannot run this search body, if it cannot.
@@ -126,6 +127,18 @@ pub fn unsupported_body(body: &Value) -> Option<String> {
     }
     if let Some(why) = body.get("query").and_then(crate::dsl::unsupported_query) {
         return Some(why);
+    }
+    if let Some(knn) = body.get("knn") {
+        let clauses = match knn {
+            Value::Array(items) => items.iter().collect(),
+            one => vec![one],
+        };
+        if let Some(why) = clauses
+            .into_iter()
+            .find_map(|c| crate::vector::knn::KnnAst::parse(c).err())
+        {
+            return Some(why);
+        }
     }
     let aggs = body.get("aggs").or_else(|| body.get("aggregations"))?;
     crate::aggs::AggPlan::check(aggs).err()
@@ -244,12 +257,17 @@ fn compile_search_with(
         mapping,
         index,
         unmapped_matches_none: among_others,
+        size,
     };
     let parsed = match body.get("query") {
         Some(q) => QueryAst::parse(q).map_err(bad)?,
         None => QueryAst::Leaf(Leaf::MatchAll, serde_json::json!({})),
     };
-    let query = compiler.compile(&parsed).map_err(bad)?;
+    let mut query = compiler.compile(&parsed).map_err(bad)?;
+    if let Some(knn) = body.get("knn") {
+        let with = body.get("query").map(|_| query);
+        query = compiler.top_level_knn(knn, with).map_err(bad)?;
+    }
     let sort = body
         .get("sort")
         .map(|s| Sort::parse(s, mapping))
