@@ -399,6 +399,8 @@ pub enum Payload<'a> {
     },
     /// The body of this call, drawn from the operation's bindings.
     Body(&'a [u8]),
+    /// Which query vector of a vector search this call sends.
+    Vector(usize),
 }
 
 /// Facts about the backend recorded with each race.
@@ -463,5 +465,18 @@ pub trait BackendClient: Send + 'static {
     /// outcome with `failed_items`, so the reason costs nothing on the success path.
     fn item_failure_reason(&mut self) -> Option<String> {
         None
+    }
+
+    /// How many hits of the last search answer are among `truth` (hashed ids, sorted),
+    /// counting at most `k` hits; None when the backend cannot read hit ids. Called after each
+    /// vector search, so it must not allocate.
+    fn hits_among(&mut self, _truth: &[u64], _k: usize) -> Option<u32> {
+        None
+    }
+
+    /// The ids of the last search answer's hits, in order (off the measured path: an exact
+    /// ground truth's pass); false when the backend cannot read them.
+    fn last_hit_ids(&mut self, _out: &mut Vec<String>) -> bool {
+        false
     }
 }

@@ -166,6 +166,7 @@ mod tests {
             units_by_second: Vec::new(),
             cut_short: false,
             parts: None,
+            recall: None,
         }
     }
 

@@ -7,7 +7,7 @@ use super::python::{Call, FeedStats};
 use super::schedule::{wait_until, Schedule};
 use super::stop::StopSignal;
 use super::timer::PreciseTimer;
-use super::work::{CorpusFeed, KeyGen};
+use super::work::{CorpusFeed, KeyGen, VectorWalk};
 use crate::backend::{BackendClient, Outcome, Payload};
 use crate::metrics::LATE_START;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -62,6 +62,8 @@ pub enum Source<P> {
     Python(async_channel::Receiver<Call<P>>),
     /// Calls the track's scheduler paces: each one's intended start and params from Python.
     Paced(super::python::Pacer<P>),
+    /// A vector search's queries, in this client's order.
+    Vectors(VectorWalk),
 }
 
 /// State shared by the clients of one leaf; touched per operation only through atomics.
@@ -83,6 +85,15 @@ pub struct Shared {
     pub params: Option<Arc<FeedStats>>,
     /// Said once: a custom runner's weight came in another unit than the task counts.
     pub unit_said: std::sync::atomic::AtomicBool,
+    /// A vector search's true neighbours (their first k), against which each answer's
+    /// recall is measured.
+    pub truth: Option<Recall>,
+}
+
+/// What a vector search's answers are checked against.
+pub struct Recall {
+    pub truth: Arc<crate::ops::vector::TrueNeighbours>,
+    pub k: usize,
 }
 
 impl Shared {
@@ -201,6 +212,7 @@ impl<C: BackendClient> ClientRun<C> {
             let payload = match (&mut self.source, &batch) {
                 (Source::Keys(keys), _) => keys.draw(),
                 (Source::Bound(draw), _) => Payload::Body(draw.render()),
+                (Source::Vectors(walk), _) => Payload::Vector(walk.next()),
                 (_, Some(b)) => Payload::Documents {
                     body: &b.body,
                     count: b.docs,
@@ -258,10 +270,16 @@ impl<C: BackendClient> ClientRun<C> {
                 times,
                 &done.result,
             );
+
             abort_if_asked(&shared, &done.result);
             shared.progress.fetch_add(1, Ordering::Relaxed);
             drop(payload);
             drop(call);
+            if let (Source::Vectors(walk), Some(recall), false, Ok(_)) =
+                (&self.source, &shared.truth, warmup, &done.result)
+            {
+                record_recall(&self.recorder, &mut self.client, recall, walk.current);
+            }
             self.after_call(warmup, times, &done, batch);
         }
     }
@@ -392,6 +410,22 @@ fn record_result<C: BackendClient>(
         if let Some(reason) = client.item_failure_reason() {
             recording(recorder, |r| r.set_item_failure_reason(reason));
         }
+    }
+}
+
+/// One answer's recall@k: the share of the query's true k nearest among its first k hits.
+fn record_recall<C: BackendClient>(
+    recorder: &GroupRecorder,
+    client: &mut C,
+    recall: &Recall,
+    query: usize,
+) {
+    let Some(truth) = recall.truth.hashed.get(query).filter(|t| !t.is_empty()) else {
+        return;
+    };
+    if let Some(found) = client.hits_among(truth, recall.k) {
+        let thousandths = u64::from(found) * 1000 / truth.len() as u64;
+        recording(recorder, |r| r.record_recall(thousandths));
     }
 }
 

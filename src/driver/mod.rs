@@ -16,6 +16,7 @@ mod spawn;
 mod stop;
 mod telemetry;
 mod timer;
+mod vectors;
 mod work;
 
 pub use schedule::{wait_until, Schedule};
@@ -379,6 +380,14 @@ impl<B: Backend> Driver<B> {
             )),
             _ => None,
         };
+        let recall = match &leaf.spec {
+            OpSpec::VectorSearch(v) => Some(
+                vectors::recall_of(self.backend.as_ref(), v)
+                    .await
+                    .inspect_err(|why| self.abort_race(why))?,
+            ),
+            _ => None,
+        };
         let mut clients = Vec::with_capacity(mine.clone().count());
         for _ in mine {
             let client = self.backend.connect().await;
@@ -390,6 +399,7 @@ impl<B: Backend> Driver<B> {
             params,
             clients,
             cancel,
+            recall,
             _stop_with_block: stop_with_block,
         }))
     }
@@ -424,6 +434,7 @@ impl<B: Backend> Driver<B> {
             mut params,
             clients,
             cancel,
+            recall,
             _stop_with_block,
         } = ready;
         let shared = Arc::new(Shared {
@@ -437,6 +448,7 @@ impl<B: Backend> Driver<B> {
             task_label: label.to_string(),
             params: params.as_ref().map(|f| f.stats.clone()),
             unit_said: Default::default(),
+            truth: recall,
         });
         let total_ops = match leaf.work {
             Work::Iterations { warmup, measured } => Some(
@@ -560,6 +572,8 @@ struct Ready<C, P> {
     params: Option<python::ParamFeeds<P>>,
     clients: Vec<C>,
     cancel: CancellationToken,
+    /// A vector search's true neighbours.
+    recall: Option<client::Recall>,
     /// Stops the leaf when its `completed-by` block is done.
     _stop_with_block: Option<AbortOnDrop>,
 }

@@ -7,7 +7,7 @@ use super::group_recorder::GroupRecorder;
 use super::python::ClientFeed;
 use super::schedule::{wait_until, Schedule};
 use super::stop::StopSignal;
-use super::work::{CorpusFeed, KeyGen};
+use super::work::{CorpusFeed, KeyGen, VectorWalk};
 use super::{groups, timer, Slice};
 use crate::metrics::Recorder;
 use crate::ops::PayloadSource;
@@ -72,7 +72,10 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
         && timers_fit(clients.len(), later_per_client);
     let recorders: Vec<Arc<GroupRecorder>> = (0..tasks)
         .map(|_| {
-            let recorder = Recorder::new(origin, expected_secs, slot);
+            let mut recorder = Recorder::new(origin, expected_secs, slot);
+            if matches!(leaf.spec, crate::ops::OpSpec::VectorSearch(_)) {
+                recorder = recorder.with_recall();
+            }
             GroupRecorder::new(match leaf.spec.counted_parts() {
                 Some(labels) => recorder.with_parts(labels, leaf.spec.times_parts()),
                 None => recorder,
@@ -138,6 +141,9 @@ fn source_of<P>(
         },
         (PayloadSource::Keys(kv), _) => Source::Keys(KeyGen::new(kv, i)),
         (PayloadSource::Bound(body), _) => Source::Bound(body.client(i, leaf.clients)),
+        (PayloadSource::Vectors(v), _) => {
+            Source::Vectors(VectorWalk::new(v.queries.vectors.len(), i, leaf.clients))
+        }
         _ => Source::None,
     }
 }

@@ -192,6 +192,47 @@ impl CorpusFeed {
     }
 }
 
+/// A client's walk over a vector search's queries: every query once per round, from its own
+/// start and with its own stride, so that clients do not send the same query together.
+pub struct VectorWalk {
+    n: usize,
+    at: usize,
+    step: usize,
+    /// The query of the call in flight.
+    pub current: usize,
+}
+
+impl VectorWalk {
+    pub fn new(n: usize, client: u64, clients: u64) -> VectorWalk {
+        let n = n.max(1);
+        let start = (client as u128 * n as u128 / clients.max(1) as u128) as usize;
+        // Strides coprime with n visit every query once per round; clients take different ones.
+        let gcd = |mut a: usize, mut b: usize| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let mut step = 1 + 2 * (client as usize % 64) % n.max(2);
+        while gcd(step, n) != 1 {
+            step += 1;
+        }
+        VectorWalk {
+            n,
+            at: start % n,
+            step: step % n.max(2),
+            current: 0,
+        }
+    }
+
+    #[inline]
+    pub fn next(&mut self) -> usize {
+        self.current = self.at;
+        self.at = (self.at + self.step.max(1)) % self.n;
+        self.current
+    }
+}
+
 /// Random keys (and a value, and the command of each key for mixes) for key-value
 /// operations, in buffers allocated once.
 pub struct KeyGen {
@@ -415,5 +456,26 @@ mod tests {
         // Under uniform keys 1% would fall on the first ten; zipf(0.99) over 1,000 puts ~39% there.
         assert!(first_ten > 3_000, "{first_ten}");
         assert!(max < 1000 && max > 100, "{max}");
+    }
+
+    #[test]
+    fn each_vector_walk_visits_every_query_once_a_round_in_its_own_order() {
+        for n in [1, 2, 10, 97, 100] {
+            let orders: Vec<Vec<usize>> = (0..4)
+                .map(|c| {
+                    let mut w = VectorWalk::new(n, c, 4);
+                    (0..n).map(|_| w.next()).collect()
+                })
+                .collect();
+            for o in &orders {
+                let mut sorted = o.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "n={n}");
+            }
+            if n >= 10 {
+                assert_ne!(orders[0], orders[1]);
+                assert_ne!(orders[0][0], orders[1][0]);
+            }
+        }
     }
 }

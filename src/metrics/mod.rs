@@ -18,5 +18,6 @@ pub fn error_rate(successes: u64, errors: u64) -> f64 {
 }
 
 pub use recorder::{
-    measured_seconds, Counts, PartTimes, Parts, Recorder, TrialMetrics, LATE_START,
+    measured_seconds, recall_histogram, Counts, PartTimes, Parts, Recorder, TrialMetrics,
+    LATE_START,
 };

@@ -88,6 +88,13 @@ pub struct Recorder {
     pub cut_short: bool,
     /// Requests (and timings) by labelled part of the operation, when it has parts.
     pub parts: Option<Parts>,
+    /// Recall of each measured answer in thousandths, for a vector search.
+    pub recall: Option<Histogram<u64>>,
+}
+
+/// A histogram of recall in thousandths (0 to 1,000), exact at every value.
+pub fn recall_histogram() -> Histogram<u64> {
+    Histogram::new_with_max(1000, 3).expect("valid histogram bounds")
 }
 
 /// Labelled parts of an operation (the commands of a key-value operation): the requests of
@@ -197,6 +204,21 @@ impl Recorder {
             per_second: Vec::with_capacity(expected_seconds.min(86_400) + 1),
             cut_short: false,
             parts: None,
+            recall: None,
+        }
+    }
+
+    /// Records each answer's recall too (a vector search).
+    pub fn with_recall(mut self) -> Recorder {
+        self.recall = Some(recall_histogram());
+        self
+    }
+
+    /// Records one measured answer's recall, in thousandths.
+    #[inline]
+    pub fn record_recall(&mut self, thousandths: u64) {
+        if let Some(h) = &mut self.recall {
+            h.saturating_record(thousandths.min(1000));
         }
     }
 
@@ -350,6 +372,8 @@ pub struct TrialMetrics {
     /// Some client stopped before its work was done: the numbers cover part of the work.
     pub cut_short: bool,
     pub parts: Option<Parts>,
+    /// Each measured answer's recall in thousandths (a vector search).
+    pub recall: Option<Histogram<u64>>,
 }
 
 impl TrialMetrics {
@@ -366,6 +390,7 @@ impl TrialMetrics {
             units_by_second: Vec::new(),
             cut_short: false,
             parts: None,
+            recall: None,
         };
         let (mut service_nanos, mut latency_nanos) = (0u128, 0u128);
         let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
@@ -382,6 +407,10 @@ impl TrialMetrics {
             latency_nanos += r.latency_nanos;
             m.counts.add(&r.counts);
             m.cut_short |= r.cut_short;
+            if let Some(h) = &r.recall {
+                // Same bounds on both sides: the add cannot fail.
+                let _ = m.recall.get_or_insert_with(recall_histogram).add(h);
+            }
             if let Some(parts) = &r.parts {
                 m.parts
                     .get_or_insert_with(|| Parts::new(parts.labels, parts.times.is_some()))

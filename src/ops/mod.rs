@@ -9,6 +9,7 @@ pub mod poll;
 mod python;
 mod rest;
 mod search;
+pub mod vector;
 
 pub use admin::IndexSpec;
 pub use bindings::{BodyDraw, BoundBody};
@@ -17,6 +18,7 @@ pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec}
 pub use python::{DrawnDialect, PythonSpec};
 pub use rest::{ClusterHealthSpec, HealthStatus, RawCall, RawRequestSpec, StatusSet};
 pub use search::{PageBy, Paging, SearchSpec};
+pub use vector::VectorSearchSpec;
 
 use crate::corpus::DocumentSet;
 use crate::units::ThroughputUnit;
@@ -36,6 +38,7 @@ pub static OPERATION_TYPES: &[&OperationType] = &[
     &search::SEARCH,
     &search::SCROLL_SEARCH,
     &search::PAGINATED_SEARCH,
+    &vector::VECTOR_SEARCH,
     &rest::GET_DOCUMENT,
     &rest::INDEX_DOCUMENT,
     &rest::RAW_REQUEST,
@@ -105,6 +108,8 @@ pub enum PayloadSource<'a> {
     Bound(&'a std::sync::Arc<BoundBody>),
     /// Params drawn per call from the track's Python param source.
     Python(&'a PythonSpec),
+    /// Query vectors, each client walking them in its own order.
+    Vectors(&'a VectorSearchSpec),
 }
 
 /// A typed, validated operation.
@@ -121,6 +126,8 @@ pub enum OpSpec {
     ClusterHealth(ClusterHealthSpec),
     Bulk(BulkSpec),
     Search(SearchSpec),
+    /// kNN searches over a file of query vectors, recall measured on each answer.
+    VectorSearch(VectorSearchSpec),
     /// Fetch one document by id.
     GetDocument {
         index: String,
@@ -149,6 +156,7 @@ impl OpSpec {
             OpSpec::Search(SearchSpec { bound: Some(b), .. })
             | OpSpec::RawRequest(RawRequestSpec { bound: Some(b), .. }) => PayloadSource::Bound(b),
             OpSpec::Python(p) if p.param_source.is_some() => PayloadSource::Python(p),
+            OpSpec::VectorSearch(v) => PayloadSource::Vectors(v),
             _ => PayloadSource::Fixed,
         }
     }
@@ -159,6 +167,7 @@ impl OpSpec {
         match self {
             OpSpec::Bulk(b) if !b.index.is_empty() => vec![b.index.as_str()],
             OpSpec::Search(s) => vec![s.index.as_str()],
+            OpSpec::VectorSearch(v) => vec![v.index.as_str()],
             OpSpec::GetDocument { index, .. } | OpSpec::IndexDocument { index, .. } => {
                 vec![index.as_str()]
             }

@@ -210,6 +210,7 @@ fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> 
         capacity: run.capacity.clone(),
         rate_by_second: None,
         imported: false,
+        recall: m.recall.as_ref().and_then(crate::results::RecallRecord::of),
     }
 }
 

@@ -290,6 +290,44 @@ pub struct TrialRecord {
     /// its counts of operations unknown (0).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub imported: bool,
+    /// A vector search: the recall of its measured answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall: Option<RecallRecord>,
+}
+
+/// The recall@k of a vector search's measured answers: the share of each query's true k
+/// nearest among the ids it returned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecallRecord {
+    /// Answers checked.
+    pub count: u64,
+    pub mean: f64,
+    pub min: f64,
+    /// The 5th percentile: 95% of answers had at least this recall.
+    pub p5: f64,
+    pub p50: f64,
+    pub max: f64,
+    /// Recall in thousandths, base64 V2-deflate (the HdrHistogram interchange format).
+    pub histogram: String,
+}
+
+impl RecallRecord {
+    pub fn of(h: &hdrhistogram::Histogram<u64>) -> Option<RecallRecord> {
+        (!h.is_empty()).then(|| RecallRecord {
+            count: h.len(),
+            mean: h.mean() / 1000.0,
+            min: h.min() as f64 / 1000.0,
+            p5: h.value_at_quantile(0.05) as f64 / 1000.0,
+            p50: h.value_at_quantile(0.5) as f64 / 1000.0,
+            max: h.max() as f64 / 1000.0,
+            histogram: crate::metrics::encode_histogram(h),
+        })
+    }
+
+    /// The histogram back, for merging and significance tests.
+    pub fn decoded(&self) -> Option<hdrhistogram::Histogram<u64>> {
+        crate::metrics::decode_histogram(&self.histogram).ok()
+    }
 }
 
 /// Intended against achieved, second by second from a trial's start.

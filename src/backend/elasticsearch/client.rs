@@ -24,6 +24,8 @@ pub struct ElasticsearchClient {
     compressed: Vec<u8>,
     deadline: Deadline,
     last_item_failure: Option<String>,
+    /// The last vector search's answer, whose hits the recall check reads.
+    last_search: Option<Answer>,
 }
 
 impl ElasticsearchClient {
@@ -41,6 +43,7 @@ impl ElasticsearchClient {
             compressed: Vec::new(),
             deadline: Deadline::default(),
             last_item_failure: None,
+            last_search: None,
         }
     }
 }
@@ -313,10 +316,51 @@ impl BackendClient for ElasticsearchClient {
                 Ok(outcome)
             }
             Prepared::Paged(p) => self.paged(p).await,
+            Prepared::Vectors(calls) => {
+                let Payload::Vector(i) = payload else {
+                    return Err(OpError::new(
+                        ErrorKind::Internal,
+                        "a vector search without its query",
+                    ));
+                };
+                let call = calls.get(*i).ok_or_else(|| {
+                    OpError::new(ErrorKind::Internal, format!("no query vector {i}"))
+                })?;
+                self.last_search = None;
+                let host = self.next_host();
+                let answer = self.send(call, host, None).await?;
+                let outcome = self.finish(call, &answer, 0)?;
+                self.last_search = Some(answer);
+                Ok(outcome)
+            }
         }
     }
 
     fn item_failure_reason(&mut self) -> Option<String> {
         self.last_item_failure.take()
+    }
+
+    fn hits_among(&mut self, truth: &[u64], k: usize) -> Option<u32> {
+        let answer = self.last_search.as_ref()?;
+        let mut found = 0;
+        response::hit_ids(self.body(answer), k, |id| {
+            found += u32::from(
+                truth
+                    .binary_search(&crate::ops::vector::id_hash(id))
+                    .is_ok(),
+            );
+        });
+        Some(found)
+    }
+
+    fn last_hit_ids(&mut self, out: &mut Vec<String>) -> bool {
+        out.clear();
+        let Some(answer) = self.last_search.as_ref() else {
+            return false;
+        };
+        response::hit_ids(self.body(answer), usize::MAX, |id| {
+            out.push(String::from_utf8_lossy(id).into_owned())
+        });
+        true
     }
 }

@@ -257,6 +257,8 @@ pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
 /// What a client runs per call.
 pub enum Prepared {
     Calls(Vec<HttpCall>),
+    /// A vector search: one call per query vector; each call sends the one its payload names.
+    Vectors(Vec<HttpCall>),
     Paged(Box<paged::PagedSearch>),
 }
 
@@ -330,6 +332,9 @@ impl Backend for ElasticsearchBackend {
                 .map_err(|m| OpError::new(ErrorKind::BadRequest, m));
         }
         match builder.build(op) {
+            Ok(Some(calls)) if matches!(op, OpSpec::VectorSearch(_)) => {
+                Ok(Prepared::Vectors(calls))
+            }
             Ok(Some(calls)) => Ok(Prepared::Calls(calls)),
             Ok(None) => Err(OpError::new(ErrorKind::BadRequest, DOCUMENTS_ONLY)),
             Err(m) => Err(OpError::new(ErrorKind::BadRequest, m)),

@@ -253,12 +253,32 @@ impl CallBuilder<'_> {
         Some(Bytes::from(v.to_string()))
     }
 
+    /// A vector search's calls: one per query vector, each call sending one.
+    pub fn vector_calls(
+        &self,
+        spec: &crate::ops::VectorSearchSpec,
+    ) -> Result<Vec<HttpCall>, String> {
+        let path = format!("/{}/_search", escape_segment(&spec.index));
+        (0..spec.queries.vectors.len())
+            .map(|i| {
+                self.call(
+                    Method::POST,
+                    path.clone(),
+                    &[],
+                    Self::json(&spec.body(i)),
+                    Expect::Search,
+                )
+            })
+            .collect()
+    }
+
     /// The calls of one operation, run in order (create-index over two indices is two PUTs).
     /// None for operations this backend has no REST call for (key-value work).
     pub fn build(&self, op: &OpSpec) -> Result<Option<Vec<HttpCall>>, String> {
         let none: &[(String, String)] = &[];
         let calls = match op {
             OpSpec::Python(_) => return Err(crate::backend::PYTHON_RUNS_IT.into()),
+            OpSpec::VectorSearch(spec) => self.vector_calls(spec)?,
             OpSpec::CreateIndex(specs) => specs
                 .iter()
                 .map(|s| {

@@ -277,9 +277,61 @@ fn skip_ws_colon(s: &[u8]) -> &[u8] {
     &s[n..]
 }
 
+/// Calls `each` with the raw bytes of the first `max` hits' `_id`s in a search answer
+/// (`hits.hits[*]._id`), in order, without allocating. Ids with JSON escapes are given as
+/// escaped.
+pub fn hit_ids(body: &[u8], max: usize, mut each: impl FnMut(&[u8])) {
+    let Some(hits) = memchr::memmem::find(body, b"\"hits\"") else {
+        return;
+    };
+    // The inner `hits` array: the second `"hits"` key.
+    let Some(inner) = memchr::memmem::find(&body[hits + 6..], b"\"hits\"").map(|i| hits + 6 + i)
+    else {
+        return;
+    };
+    let mut at = inner + 6;
+    let mut seen = 0;
+    let finder = memchr::memmem::Finder::new(b"\"_id\"");
+    while seen < max {
+        let Some(i) = finder.find(&body[at..]) else {
+            return;
+        };
+        let mut j = at + i + 5;
+        while j < body.len() && matches!(body[j], b' ' | b'\n' | b'\r' | b'\t' | b':') {
+            j += 1;
+        }
+        if body.get(j) != Some(&b'"') {
+            return;
+        }
+        let start = j + 1;
+        let mut end = start;
+        while end < body.len() && body[end] != b'"' {
+            end += if body[end] == b'\\' { 2 } else { 1 };
+        }
+        let Some(id) = body.get(start..end) else {
+            return;
+        };
+        each(id);
+        seen += 1;
+        at = end + 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hit_ids_are_read_in_order_up_to_max() {
+        let body = br#"{"took":1,"hits":{"total":{"value":3},"max_score":1.0,"hits":[{"_index":"v","_id":"a1","_score":1.0},{"_index":"v", "_id" : "b\"2","_score":0.5},{"_id":"c","_score":0.1}]}}"#;
+        let mut ids = Vec::new();
+        hit_ids(body, 2, |id| ids.push(id.to_vec()));
+        assert_eq!(ids, [b"a1".to_vec(), br#"b\"2"#.to_vec()]);
+        let mut all = 0;
+        hit_ids(body, usize::MAX, |_| all += 1);
+        assert_eq!(all, 3);
+        hit_ids(b"{}", 5, |_| panic!("no hits"));
+    }
 
     #[test]
     fn reads_hit_totals_of_both_shapes() {

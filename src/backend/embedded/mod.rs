@@ -77,6 +77,11 @@ pub enum Prepared {
         index: Arc<EmbeddedIndex>,
         id: String,
     },
+    /// A vector search: each query vector's search, compiled once.
+    VectorSearch {
+        index: Arc<EmbeddedIndex>,
+        plans: Vec<engine::SearchPlan>,
+    },
     /// Commands come with each call's keys; a custom command is interpreted per call.
     Kv(Option<Arc<StoreCommand>>),
     /// The operation can never succeed (e.g. its index does not exist); every call fails so.
@@ -154,6 +159,14 @@ impl Backend for EmbeddedBackend {
     fn cannot_run(op: &OpSpec) -> Option<String> {
         match op {
             OpSpec::Search(spec) => engine::unsupported_search(&spec.body),
+            OpSpec::VectorSearch(spec) => engine::unsupported_search(&spec.body(0)).or_else(|| {
+                match spec.truth {
+                    crate::ops::vector::TruthSource::Exact => {
+                        engine::unsupported_search(&spec.exact_variant().body(0))
+                    }
+                    _ => None,
+                }
+            }),
             // A mapping the engine cannot build is named before the race, not at create-index.
             OpSpec::CreateIndex(indices) => indices
                 .iter()
@@ -175,6 +188,7 @@ impl Backend for EmbeddedBackend {
     async fn connect(&self) -> Result<EmbeddedClient, OpError> {
         Ok(EmbeddedClient {
             engine: self.engine.clone(),
+            last_ids: Vec::new(),
             args: Vec::new(),
             last_item_failure: None,
         })
@@ -237,6 +251,25 @@ impl Backend for EmbeddedBackend {
                 },
                 Err(fails) => fails,
             },
+            OpSpec::VectorSearch(spec) => match self.engine.search_target(&spec.index) {
+                Ok(Some((index, filter))) => {
+                    let plans = (0..spec.queries.vectors.len())
+                        .map(|i| {
+                            let body = spec.body(i);
+                            match &filter {
+                                Some(f) => index.compile(&engine::with_alias_filter(&body, f)),
+                                None => index.compile(&body),
+                            }
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Prepared::VectorSearch { index, plans }
+                }
+                Ok(None) => Prepared::Fails(OpError::new(
+                    ErrorKind::NotFound,
+                    format!("no index matches `{}`", spec.index),
+                )),
+                Err(e) => Prepared::Fails(e.into()),
+            },
             OpSpec::Search(spec) => match self.engine.search_target(&spec.index) {
                 // Wildcards that match nothing: each call is an empty answer, as there.
                 Ok(None) => Prepared::Nothing,
@@ -282,15 +315,19 @@ impl Backend for EmbeddedBackend {
 /// race: what the mapping decides (a text field aggregated, a geo_point sorted on, a field the
 /// mapping lacks) is named then, rather than failing every call.
 pub fn cannot_run_on(op: &OpSpec, created: &[crate::ops::IndexSpec]) -> Option<String> {
-    let OpSpec::Search(spec) = op else {
-        return None;
+    let (index, body) = match op {
+        OpSpec::Search(spec) => (&spec.index, spec.body.clone()),
+        OpSpec::VectorSearch(spec) => (&spec.index, spec.body(0)),
+        _ => return None,
     };
-    let created = created.iter().rev().find(|i| i.name == spec.index)?;
-    engine::check_search_against(&spec.index, &created.body, &spec.body)
+    let created = created.iter().rev().find(|i| &i.name == index)?;
+    engine::check_search_against(index, &created.body, &body)
 }
 
 pub struct EmbeddedClient {
     engine: Engine,
+    /// The last vector search's hit ids, whose recall is checked.
+    last_ids: Vec<String>,
     /// A custom command's arguments, rebuilt per key in place.
     args: Vec<Vec<u8>>,
     last_item_failure: Option<String>,
@@ -499,6 +536,19 @@ impl BackendClient for EmbeddedClient {
                     ..Outcome::default()
                 })
             }),
+            Prepared::VectorSearch { index, plans } => {
+                let Payload::Vector(i) = payload else {
+                    return Err(OpError::new(
+                        ErrorKind::Internal,
+                        "a vector search without its query",
+                    ));
+                };
+                let plan = plans.get(*i).ok_or_else(|| {
+                    OpError::new(ErrorKind::Internal, format!("no query vector {i}"))
+                })?;
+                self.last_ids.clear();
+                Ok(searched(index.search_ids(plan, &mut self.last_ids)?))
+            }
             Prepared::Kv(custom) => self.kv(custom.as_deref(), payload),
             Prepared::Bulk { index, pipeline } => match payload {
                 // Indexing is heavy CPU work: let tokio move other clients off this thread.
@@ -557,6 +607,25 @@ impl BackendClient for EmbeddedClient {
 
     fn item_failure_reason(&mut self) -> Option<String> {
         self.last_item_failure.take()
+    }
+
+    fn hits_among(&mut self, truth: &[u64], k: usize) -> Option<u32> {
+        Some(
+            self.last_ids
+                .iter()
+                .take(k)
+                .filter(|id| {
+                    truth
+                        .binary_search(&crate::ops::vector::id_hash(id.as_bytes()))
+                        .is_ok()
+                })
+                .count() as u32,
+        )
+    }
+
+    fn last_hit_ids(&mut self, out: &mut Vec<String>) -> bool {
+        out.clone_from(&self.last_ids);
+        true
     }
 }
 

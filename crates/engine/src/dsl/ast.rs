@@ -28,10 +28,12 @@ pub enum Leaf {
     GeoShape,
     GeoPolygon,
     GeoGrid,
+    Ids,
 }
 
 /// Every leaf by its DSL name: the one list of them.
-const LEAVES: [(&str, Leaf); 17] = [
+const LEAVES: [(&str, Leaf); 18] = [
+    ("ids", Leaf::Ids),
     ("match_all", Leaf::MatchAll),
     ("match_none", Leaf::MatchNone),
     ("match", Leaf::Match),
@@ -140,7 +142,9 @@ impl QueryAst {
                 crate::dsl::nested::inner(body)?,
             )?))),
             "function_score" => parse_function_score(body),
-            "knn" => Ok(QueryAst::Knn(Box::new(crate::vector::knn::KnnAst::parse(body)?))),
+            "knn" => Ok(QueryAst::Knn(Box::new(crate::vector::knn::KnnAst::parse(
+                body,
+            )?))),
             "script_score" => parse_script_score(body),
             "script" => Err(format!(
                 "query type `{kind}` runs a script, which the embedded backend does not run"
@@ -193,7 +197,9 @@ fn parse_script_score(body: &Value) -> Result<QueryAst, String> {
     let obj = body.as_object().ok_or("`script_score` expects an object")?;
     for key in obj.keys() {
         if !["query", "script", "min_score", "boost", "_name"].contains(&key.as_str()) {
-            return Err(format!("script_score parameter [{key}] is not run by the embedded engine"));
+            return Err(format!(
+                "script_score parameter [{key}] is not run by the embedded engine"
+            ));
         }
     }
     let query = obj.get("query").ok_or("`script_score` needs a `query`")?;
@@ -201,7 +207,10 @@ fn parse_script_score(body: &Value) -> Result<QueryAst, String> {
     Ok(QueryAst::ScriptScore(ScriptScoreAst {
         query: Box::new(QueryAst::parse(query)?),
         script: std::sync::Arc::new(crate::vector::script::Script::parse(script)?),
-        min_score: obj.get("min_score").and_then(Value::as_f64).map(|m| m as f32),
+        min_score: obj
+            .get("min_score")
+            .and_then(Value::as_f64)
+            .map(|m| m as f32),
         boost: obj.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32,
     }))
 }

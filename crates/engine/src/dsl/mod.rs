@@ -148,6 +148,7 @@ impl QueryCompiler<'_> {
             Leaf::GeoShape => self.geo_shape(body),
             Leaf::GeoPolygon => self.geo_polygon(body),
             Leaf::GeoGrid => self.geo_grid(body),
+            Leaf::Ids => self.ids_query(body),
         }
     }
 
@@ -172,6 +173,36 @@ impl QueryCompiler<'_> {
             .collect::<Result<Vec<_>, String>>()?;
         Ok(Box::new(ConstScoreQuery::new(
             Box::new(BooleanQuery::new(subs)),
+            boost,
+        )))
+    }
+
+    /// `ids`: the documents with these `_id`s, each scoring 1 (or `boost`).
+    fn ids_query(&self, body: &Value) -> Result<Box<dyn Query>, String> {
+        let values = body
+            .get("values")
+            .and_then(Value::as_array)
+            .ok_or("`ids` needs `values`, a list of ids")?;
+        let boost = body.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32;
+        let terms = values
+            .iter()
+            .map(|v| {
+                let id = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Number(n) => n.to_string(),
+                    other => return Err(format!("`ids` values are ids, got {other}")),
+                };
+                Ok((
+                    Occur::Should,
+                    Box::new(TermQuery::new(
+                        Term::from_field_text(self.mapping.id, &id),
+                        IndexRecordOption::Basic,
+                    )) as Box<dyn Query>,
+                ))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Box::new(ConstScoreQuery::new(
+            Box::new(BooleanQuery::new(terms)),
             boost,
         )))
     }

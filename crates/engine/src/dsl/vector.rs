@@ -59,7 +59,10 @@ impl QueryCompiler<'_> {
             should.push((Occur::Should, q));
         }
         Ok(match should.len() {
-            1 => should.pop().map(|(_, q)| q).unwrap_or_else(|| Box::new(tantivy::query::EmptyQuery)),
+            1 => should
+                .pop()
+                .map(|(_, q)| q)
+                .unwrap_or_else(|| Box::new(tantivy::query::EmptyQuery)),
             _ => Box::new(BooleanQuery::new(should)),
         })
     }
@@ -67,7 +70,10 @@ impl QueryCompiler<'_> {
     fn knn(&self, ast: &KnnAst, k: usize, candidates: usize) -> Result<Box<dyn Query>, String> {
         let (spec, position) = self.vector_field(&ast.field)?;
         if !spec.indexed {
-            return Err(format!("to perform knn search on field [{}], its mapping must have [index] set to [true]", ast.field));
+            return Err(format!(
+                "to perform knn search on field [{}], its mapping must have [index] set to [true]",
+                ast.field
+            ));
         }
         let vector = spec.read_query(&ast.field, &ast.vector)?;
         let filter = match ast.filter.as_slice() {
@@ -118,8 +124,14 @@ impl QueryCompiler<'_> {
 
 /// A script's query vector: the field's dimensions, finite numbers (scripts do not ask unit
 /// length or a non-zero magnitude, as knn does).
-fn script_vector(spec: &VectorSpec, param: &str, v: &serde_json::Value) -> Result<Vec<f32>, String> {
-    let items = v.as_array().ok_or_else(|| format!("script param [{param}] must be a vector"))?;
+fn script_vector(
+    spec: &VectorSpec,
+    param: &str,
+    v: &serde_json::Value,
+) -> Result<Vec<f32>, String> {
+    let items = v
+        .as_array()
+        .ok_or_else(|| format!("script param [{param}] must be a vector"))?;
     if items.len() != spec.dims {
         return Err(format!(
             "script param [{param}]: the query vector has a different number of dimensions [{}] than the document vectors [{}]",

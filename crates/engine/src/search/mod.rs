@@ -481,6 +481,15 @@ impl EmbeddedIndex {
         Ok(total)
     }
 
+    /// As [`EmbeddedIndex::search`], also giving the hits' ids, in order, in `ids`.
+    pub fn search_ids(&self, plan: &SearchPlan, ids: &mut Vec<String>) -> Result<u64, Error> {
+        let searcher = self.searcher();
+        let (total, hits, _) = self.search_hits(plan, &searcher)?;
+        ids.clear();
+        ids.extend(hits.into_iter().map(|h| h.id));
+        Ok(total)
+    }
+
     /// A scroll-search or paginated-search: pages of `per_page` hits until one comes back
     /// short or `pages` are read. A scroll reads one snapshot; `search_after` searches anew
     /// each page from the last hit's sort values, as a client does. Units are pages.

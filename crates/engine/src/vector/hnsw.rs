@@ -234,9 +234,7 @@ impl Hnsw {
                 .iter()
                 .map(|l| {
                     (0..=*l)
-                        .map(|lv| {
-                            Mutex::new(Vec::with_capacity(if lv == 0 { 2 * m } else { m }))
-                        })
+                        .map(|lv| Mutex::new(Vec::with_capacity(if lv == 0 { 2 * m } else { m })))
                         .collect()
                 })
                 .collect(),
@@ -254,7 +252,17 @@ impl Hnsw {
                 if i >= n {
                     break;
                 }
-                insert(&building, points, &levels, &entry, i as u32, m, ef_construction, &mut visited, &mut chosen);
+                insert(
+                    &building,
+                    points,
+                    &levels,
+                    &entry,
+                    i as u32,
+                    m,
+                    ef_construction,
+                    &mut visited,
+                    &mut chosen,
+                );
             }
         };
         std::thread::scope(|s| {
@@ -337,14 +345,21 @@ impl Hnsw {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.levels.capacity() + (self.l0.capacity() + self.upper_off.capacity() + self.upper.capacity()) * 4
+        self.levels.capacity()
+            + (self.l0.capacity() + self.upper_off.capacity() + self.upper.capacity()) * 4
     }
 
     /// The graph as bytes, to keep beside its segment.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(32 + self.heap_bytes());
         out.extend_from_slice(MAGIC);
-        for x in [self.m as u32, self.entry, self.top as u32, self.levels.len() as u32, self.upper.len() as u32] {
+        for x in [
+            self.m as u32,
+            self.entry,
+            self.top as u32,
+            self.levels.len() as u32,
+            self.upper.len() as u32,
+        ] {
             out.extend_from_slice(&x.to_le_bytes());
         }
         out.extend_from_slice(&self.levels);
@@ -359,10 +374,19 @@ impl Hnsw {
     pub fn from_bytes(bytes: &[u8], n: usize) -> Option<Hnsw> {
         let rest = bytes.strip_prefix(MAGIC.as_slice())?;
         let word = |i: usize| -> Option<u32> {
-            Some(u32::from_le_bytes(rest.get(i * 4..i * 4 + 4)?.try_into().ok()?))
+            Some(u32::from_le_bytes(
+                rest.get(i * 4..i * 4 + 4)?.try_into().ok()?,
+            ))
         };
-        let (m, entry, top, len, upper_len) = (word(0)? as usize, word(1)?, word(2)?, word(3)? as usize, word(4)? as usize);
-        if len != n || m < 2 || m > 512 || top > MAX_LEVEL as u32 || (n > 0 && entry as usize >= n) {
+        let (m, entry, top, len, upper_len) = (
+            word(0)? as usize,
+            word(1)?,
+            word(2)?,
+            word(3)? as usize,
+            word(4)? as usize,
+        );
+        if len != n || m < 2 || m > 512 || top > MAX_LEVEL as u32 || (n > 0 && entry as usize >= n)
+        {
             return None;
         }
         let rest = &rest[20..];
@@ -372,11 +396,21 @@ impl Hnsw {
         if words.len() != (l0_len + n + upper_len) * 4 {
             return None;
         }
-        let mut all = words.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+        let mut all = words
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
         let l0: Vec<u32> = all.by_ref().take(l0_len).collect();
         let upper_off: Vec<u32> = all.by_ref().take(n).collect();
         let upper: Vec<u32> = all.collect();
-        let g = Hnsw { m, entry, top: top as u8, levels, l0, upper_off, upper };
+        let g = Hnsw {
+            m,
+            entry,
+            top: top as u8,
+            levels,
+            l0,
+            upper_off,
+            upper,
+        };
         g.is_sound().then_some(g)
     }
 
@@ -396,7 +430,10 @@ impl Hnsw {
                     || (1..=level).all(|lv| {
                         let at = off as usize + (lv - 1) * (m + 1);
                         self.upper.get(at).is_some_and(|c| *c as usize <= m)
-                            && self.upper.get(at + 1..at + 1 + self.upper[at] as usize).is_some_and(|l| l.iter().all(|x| (*x as usize) < n))
+                            && self
+                                .upper
+                                .get(at + 1..at + 1 + self.upper[at] as usize)
+                                .is_some_and(|l| l.iter().all(|x| (*x as usize) < n))
                     }))
         })
     }
@@ -423,9 +460,13 @@ fn insert(
         let mut found = search_layer(b, points, &q, &cur, ef_construction, lv, &all, visited);
         let max = if lv == 0 { 2 * m } else { m };
         select(points, &mut found.clone(), m, chosen);
-        *b.lists[node as usize][lv as usize].lock().unwrap_or_else(|p| p.into_inner()) = chosen.clone();
+        *b.lists[node as usize][lv as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = chosen.clone();
         for &n in chosen.iter() {
-            let mut list = b.lists[n as usize][lv as usize].lock().unwrap_or_else(|p| p.into_inner());
+            let mut list = b.lists[n as usize][lv as usize]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             if list.contains(&node) {
                 continue;
             }
@@ -437,7 +478,10 @@ fn insert(
             let mut candidates: Vec<Near> = list
                 .iter()
                 .chain(std::iter::once(&node))
-                .map(|&o| Near { sim: points.between(n, o), node: o })
+                .map(|&o| Near {
+                    sim: points.between(n, o),
+                    node: o,
+                })
                 .collect();
             let mut kept = Vec::with_capacity(max);
             select(points, &mut candidates, max, &mut kept);
@@ -476,7 +520,12 @@ mod tests {
 
     fn exact(points: &Points, q: &[f32], k: usize) -> Vec<u32> {
         let qv = points.query(q);
-        let mut all: Vec<Near> = (0..points.len() as u32).map(|n| Near { sim: points.to(&qv, n), node: n }).collect();
+        let mut all: Vec<Near> = (0..points.len() as u32)
+            .map(|n| Near {
+                sim: points.to(&qv, n),
+                node: n,
+            })
+            .collect();
         all.sort_unstable_by(|a, b| b.cmp(a));
         all.iter().take(k).map(|n| n.node).collect()
     }
@@ -492,7 +541,11 @@ mod tests {
             for i in 0..50 {
                 let q = queries.vector(i);
                 let truth = exact(&points, q, 10);
-                let found: Vec<u32> = g.search(&points, &points.query(q), 10, 100, &|_| true, &mut visited).iter().map(|n| n.node).collect();
+                let found: Vec<u32> = g
+                    .search(&points, &points.query(q), 10, 100, &|_| true, &mut visited)
+                    .iter()
+                    .map(|n| n.node)
+                    .collect();
                 hit += found.iter().filter(|f| truth.contains(f)).count();
                 total += 10;
             }
@@ -507,7 +560,14 @@ mod tests {
         let g = Hnsw::build(&points, 8, 64, 1);
         let mut visited = Visited::new(points.len());
         let even = |n: u32| n % 2 == 0;
-        let found = g.search(&points, &points.query(points.vector(7)), 20, 64, &even, &mut visited);
+        let found = g.search(
+            &points,
+            &points.query(points.vector(7)),
+            20,
+            64,
+            &even,
+            &mut visited,
+        );
         assert_eq!(found.len(), 20);
         assert!(found.iter().all(|n| n.node % 2 == 0));
         assert!(found.windows(2).all(|w| w[0].sim >= w[1].sim));

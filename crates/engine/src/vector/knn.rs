@@ -76,7 +76,9 @@ impl KnnAst {
         let num_candidates = count(obj.get("num_candidates"), "num_candidates")?;
         if let (Some(k), Some(c)) = (k, num_candidates) {
             if c < k {
-                return Err(format!("[num_candidates] cannot be less than [k] ({c} < {k})"));
+                return Err(format!(
+                    "[num_candidates] cannot be less than [k] ({c} < {k})"
+                ));
             }
         }
         Ok(KnnAst {
@@ -92,7 +94,10 @@ impl KnnAst {
             k,
             num_candidates,
             filter: filters(obj.get("filter"))?,
-            similarity: obj.get("similarity").and_then(Value::as_f64).map(|s| s as f32),
+            similarity: obj
+                .get("similarity")
+                .and_then(Value::as_f64)
+                .map(|s| s as f32),
             boost: obj.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32,
         })
     }
@@ -135,7 +140,9 @@ impl KnnAst {
             .num_candidates
             .unwrap_or_else(|| (k + k / 2).clamp(k, MAX_CANDIDATES));
         if candidates < k {
-            return Err(format!("[num_candidates] cannot be less than [k] ({candidates} < {k})"));
+            return Err(format!(
+                "[num_candidates] cannot be less than [k] ({candidates} < {k})"
+            ));
         }
         Ok((k, candidates))
     }
@@ -248,7 +255,14 @@ impl Query for KnnQuery {
                     && allowed.as_ref().is_none_or(|b| b.contains(doc))
             };
             let accepted = allowed.as_ref().map(|b| b.len());
-            for n in segment_nearest(&seg, &self.vector, self.k, self.candidates, &accept, accepted) {
+            for n in segment_nearest(
+                &seg,
+                &self.vector,
+                self.k,
+                self.candidates,
+                &accept,
+                accepted,
+            ) {
                 let score = self.spec.score(seg.points.metric.raw(n.sim));
                 found.push((score, ord as u32, seg.docs[n.node as usize]));
             }
@@ -258,11 +272,14 @@ impl Query for KnnQuery {
         if let Some(min) = self.min_score {
             found.retain(|f| f.0 >= min);
         }
-        let mut per_segment: Vec<Vec<(DocId, Score)>> = vec![Vec::new(); searcher.segment_readers().len()];
+        let mut per_segment: Vec<Vec<(DocId, Score)>> =
+            vec![Vec::new(); searcher.segment_readers().len()];
         for (score, ord, doc) in found {
             per_segment[ord as usize].push((doc, score * self.boost));
         }
-        per_segment.iter_mut().for_each(|s| s.sort_unstable_by_key(|d| d.0));
+        per_segment
+            .iter_mut()
+            .for_each(|s| s.sort_unstable_by_key(|d| d.0));
         let segments = searcher
             .segment_readers()
             .iter()
@@ -342,10 +359,22 @@ mod tests {
     #[test]
     fn parses_both_dialects() {
         let es = KnnAst::parse(&json!({"field": "v", "query_vector": [1, 2], "k": 5, "num_candidates": 50, "filter": {"term": {"tag": "a"}}, "boost": 2})).unwrap();
-        assert_eq!((es.k, es.num_candidates, es.filter.len(), es.boost), (Some(5), Some(50), 1, 2.0));
+        assert_eq!(
+            (es.k, es.num_candidates, es.filter.len(), es.boost),
+            (Some(5), Some(50), 1, 2.0)
+        );
         let os = KnnAst::parse(&json!({"v": {"vector": [1, 2], "k": 7}})).unwrap();
-        assert_eq!((os.field.as_str(), os.k, os.num_candidates), ("v", Some(7), Some(100)));
-        assert_eq!(KnnAst::parse(&json!({"field": "v", "query_vector": [1], "k": 3})).unwrap().sizes(10).unwrap(), (3, 4));
+        assert_eq!(
+            (os.field.as_str(), os.k, os.num_candidates),
+            ("v", Some(7), Some(100))
+        );
+        assert_eq!(
+            KnnAst::parse(&json!({"field": "v", "query_vector": [1], "k": 3}))
+                .unwrap()
+                .sizes(10)
+                .unwrap(),
+            (3, 4)
+        );
         for bad in [
             json!({"field": "v", "query_vector": [1], "k": 10, "num_candidates": 5}),
             json!({"field": "v", "query_vector": [1], "num_candidates": 10001}),

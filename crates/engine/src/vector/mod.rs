@@ -71,7 +71,11 @@ impl DocValues for ScriptDoc<'_> {
             .position(|(p, fl, _, _)| p == param && fl == field)?;
         let seg = &self.bound.segments[i];
         let node = seg.node(self.doc)?;
-        Some(script::vector_fn(f, &self.bound.reads[i].3, seg.points.raw_vector(node)))
+        Some(script::vector_fn(
+            f,
+            &self.bound.reads[i].3,
+            seg.points.raw_vector(node),
+        ))
     }
 }
 
@@ -79,7 +83,11 @@ impl SegmentFn for BoundScript {
     /// A document without the vector, or scored below zero or `min_score`, is not a match
     /// (Elasticsearch fails such a search instead; see docs/engine.md).
     fn eval(&mut self, doc: DocId, score: Score) -> Option<Score> {
-        let s = script::eval(&self.script.expr, score as f64, &ScriptDoc { bound: self, doc })?;
+        let s = script::eval(
+            &self.script.expr,
+            score as f64,
+            &ScriptDoc { bound: self, doc },
+        )?;
         let s = s as f32;
         (s.is_finite() && s >= 0.0 && self.min_score.is_none_or(|m| s >= m)).then_some(s)
     }

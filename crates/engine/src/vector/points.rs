@@ -162,9 +162,7 @@ impl Points {
         let (x, y) = (self.vector(a), self.vector(b));
         match self.metric {
             Metric::Dot => dot(x, y),
-            Metric::Cosine => {
-                dot(x, y) * self.inv_norm[a as usize] * self.inv_norm[b as usize]
-            }
+            Metric::Cosine => dot(x, y) * self.inv_norm[a as usize] * self.inv_norm[b as usize],
             Metric::NegL2 => -l2_squared(x, y),
         }
     }
@@ -219,7 +217,11 @@ mod tests {
         quantize(&mut data, 10, Some(1.0));
         let distinct: std::collections::BTreeSet<u32> = data.iter().map(|x| x.to_bits()).collect();
         assert!(distinct.len() <= 128, "{}", distinct.len());
-        let worst = data.iter().zip(&orig).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        let worst = data
+            .iter()
+            .zip(&orig)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
         assert!(worst <= 0.5 / 127.0 + 1e-6, "{worst}");
     }
 
@@ -236,6 +238,9 @@ mod tests {
         assert!((c.to(&c.query(&[0.0, 6.0, 8.0]), 1) - 1.0).abs() < 1e-6);
         assert_eq!(c.between(0, 1), 0.0);
         let long: Vec<f32> = (0..19).map(|i| i as f32).collect();
-        assert_eq!(dot(&long, &long), (0..19).map(|i| (i * i) as f32).sum::<f32>());
+        assert_eq!(
+            dot(&long, &long),
+            (0..19).map(|i| (i * i) as f32).sum::<f32>()
+        );
     }
 }

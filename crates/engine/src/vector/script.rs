@@ -89,7 +89,9 @@ impl Script {
             Value::Object(o) => {
                 if let Some(lang) = o.get("lang").and_then(Value::as_str) {
                     if lang != "painless" {
-                        return Err(format!("script lang [{lang}] is not run by the embedded engine (painless)"));
+                        return Err(format!(
+                            "script lang [{lang}] is not run by the embedded engine (painless)"
+                        ));
                     }
                 }
                 if o.contains_key("id") {
@@ -127,12 +129,16 @@ impl Script {
         match e {
             Expr::Param(p) => match self.params.get(p) {
                 Some(v) if v.is_number() => Ok(()),
-                Some(_) => Err(format!("script param [{p}] is used as a number but is not one")),
+                Some(_) => Err(format!(
+                    "script param [{p}] is used as a number but is not one"
+                )),
                 None => Err(format!("script param [{p}] is not in `params`")),
             },
             Expr::Vector(_, p, _) => match self.params.get(p) {
                 Some(Value::Array(_)) => Ok(()),
-                _ => Err(format!("script param [{p}] must be a vector (an array of numbers)")),
+                _ => Err(format!(
+                    "script param [{p}] must be a vector (an array of numbers)"
+                )),
             },
             Expr::Neg(a) => self.check_params(a),
             Expr::Bin(_, a, b) => self.check_params(a).and(self.check_params(b)),
@@ -238,7 +244,10 @@ impl Parser<'_> {
     fn refuse(&self) -> String {
         let rest = String::from_utf8_lossy(&self.s[self.at.min(self.s.len())..]);
         let near: String = rest.chars().take(30).collect();
-        format!("script `{}`: `{near}` is outside the Painless the embedded engine runs ({SUBSET})", self.source)
+        format!(
+            "script `{}`: `{near}` is outside the Painless the embedded engine runs ({SUBSET})",
+            self.source
+        )
     }
 
     fn expr(&mut self) -> Result<Expr, String> {
@@ -288,7 +297,9 @@ impl Parser<'_> {
 
     fn number(&mut self) -> Result<Expr, String> {
         let start = self.at;
-        while self.at < self.s.len() && (self.s[self.at].is_ascii_digit() || b".eE".contains(&self.s[self.at])) {
+        while self.at < self.s.len()
+            && (self.s[self.at].is_ascii_digit() || b".eE".contains(&self.s[self.at]))
+        {
             self.at += 1;
         }
         let text = std::str::from_utf8(&self.s[start..self.at]).unwrap_or_default();
@@ -301,7 +312,9 @@ impl Parser<'_> {
 
     fn ident(&mut self) -> String {
         let start = self.at;
-        while self.at < self.s.len() && (self.s[self.at].is_ascii_alphanumeric() || b"_.".contains(&self.s[self.at])) {
+        while self.at < self.s.len()
+            && (self.s[self.at].is_ascii_alphanumeric() || b"_.".contains(&self.s[self.at]))
+        {
             self.at += 1;
         }
         String::from_utf8_lossy(&self.s[start..self.at]).into_owned()
@@ -348,7 +361,11 @@ impl Parser<'_> {
         }
         self.expect(b')')?;
         if args.len() != arity {
-            return Err(format!("script `{}`: {name} takes {arity} arguments, not {}", self.source, args.len()));
+            return Err(format!(
+                "script `{}`: {name} takes {arity} arguments, not {}",
+                self.source,
+                args.len()
+            ));
         }
         Ok(Expr::Math(f, args))
     }
@@ -404,11 +421,15 @@ mod tests {
         for (src, want) in [
             ("cosineSimilarity(params.query, 'vector') + 1.0", 1.0),
             ("dotProduct(params.query, doc['vector']) * params.w", 0.0),
-            ("1 / (1 + l2norm(params.query, 'vector'))", 1.0 / (1.0 + 2f64.sqrt())),
+            (
+                "1 / (1 + l2norm(params.query, 'vector'))",
+                1.0 / (1.0 + 2f64.sqrt()),
+            ),
             ("Math.max(l1norm(params.query, \"vector\"), 0.5) - -1;", 3.0),
             ("sigmoid(_score, 2, 1)", 0.6),
         ] {
-            let s = Script::parse(&json!({"source": src, "params": {"query": [1, 0], "w": 3}})).unwrap();
+            let s = Script::parse(&json!({"source": src, "params": {"query": [1, 0], "w": 3}}))
+                .unwrap();
             let got = eval(&s.expr, 3.0, &One).unwrap();
             assert!((got - want).abs() < 1e-9, "{src}: {got}");
         }
@@ -418,13 +439,20 @@ mod tests {
     fn refuses_what_it_does_not_run_naming_it() {
         for (src, named) in [
             ("doc['price'].value * 2", "doc['price'].value"),
-            ("cosineSimilarity(params.q, 'v') + decayNumericGauss(1, 2, 3, 4, 5)", "decayNumericGauss"),
+            (
+                "cosineSimilarity(params.q, 'v') + decayNumericGauss(1, 2, 3, 4, 5)",
+                "decayNumericGauss",
+            ),
             ("if (x) { return 1 }", "if (x)"),
         ] {
             let e = Script::parse(&json!({"source": src, "params": {"q": [1]}})).unwrap_err();
             assert!(e.contains(named), "{src}: {e}");
         }
-        assert!(Script::parse(&json!({"source": "params.missing"})).unwrap_err().contains("missing"));
-        assert!(Script::parse(&json!({"source": "1", "lang": "expression"})).unwrap_err().contains("expression"));
+        assert!(Script::parse(&json!({"source": "params.missing"}))
+            .unwrap_err()
+            .contains("missing"));
+        assert!(Script::parse(&json!({"source": "1", "lang": "expression"}))
+            .unwrap_err()
+            .contains("expression"));
     }
 }

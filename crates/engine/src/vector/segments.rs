@@ -105,11 +105,21 @@ impl VectorFields {
         field: usize,
     ) -> tantivy::Result<Arc<SegmentVectors>> {
         let key = (reader.segment_id(), field);
-        if let Some(s) = self.cache.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        if let Some(s) = self
+            .cache
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
             return Ok(s.clone());
         }
         let _one = self.building.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = self.cache.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        if let Some(s) = self
+            .cache
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
             return Ok(s.clone());
         }
         let (name, spec) = &self.fields[field];
@@ -188,7 +198,12 @@ impl VectorFields {
         {
             return g;
         }
-        let g = Hnsw::build(points, spec.options.m, spec.options.ef_construction, threads());
+        let g = Hnsw::build(
+            points,
+            spec.options.m,
+            spec.options.ef_construction,
+            threads(),
+        );
         if let Some(f) = file {
             // Written aside and renamed: a torn file is never read as a graph.
             let tmp = f.with_extension("hnsw.tmp");

@@ -140,7 +140,9 @@ impl VectorSpec {
             },
             Some(o) => {
                 if !indexed {
-                    return Err(bad("[index_options] cannot be set on a dense_vector field that is not indexed"));
+                    return Err(bad(
+                        "[index_options] cannot be set on a dense_vector field that is not indexed",
+                    ));
                 }
                 es_index_options(o, element)?
             }
@@ -167,7 +169,9 @@ impl VectorSpec {
             }
         };
         if let Some(mode) = def.get("mode").or(def.get("compression_level")) {
-            return Err(format!("knn_vector `mode`/`compression_level` {mode} is not run by the embedded engine"));
+            return Err(format!(
+                "knn_vector `mode`/`compression_level` {mode} is not run by the embedded engine"
+            ));
         }
         let method = def.get("method");
         let space = method
@@ -269,13 +273,16 @@ impl VectorSpec {
     fn read_numbers(&self, field: &str, items: &[Value]) -> Result<Vec<f32>, String> {
         let mut out = Vec::with_capacity(items.len());
         for x in items {
-            let f = x.as_f64().ok_or_else(|| {
-                format!("[{field}]: a vector's elements are numbers, got {x}")
-            })?;
+            let f = x
+                .as_f64()
+                .ok_or_else(|| format!("[{field}]: a vector's elements are numbers, got {x}"))?;
             if !f.is_finite() || !(f as f32).is_finite() {
-                return Err(format!("[{field}]: the vector contains a non-finite value [{f}]"));
+                return Err(format!(
+                    "[{field}]: the vector contains a non-finite value [{f}]"
+                ));
             }
-            if self.element == Element::Byte && (f.fract() != 0.0 || !(-128.0..=127.0).contains(&f)) {
+            if self.element == Element::Byte && (f.fract() != 0.0 || !(-128.0..=127.0).contains(&f))
+            {
                 return Err(format!(
                     "element_type [byte] vectors only support integers between [-128, 127] but found [{f}] in [{field}]"
                 ));
@@ -309,9 +316,7 @@ impl VectorSpec {
             (Similarity::Cosine, _) | (Similarity::DotProduct, Element::Float) => {
                 ((1.0 + raw) / 2.0).max(0.0)
             }
-            (Similarity::DotProduct, Element::Byte) => {
-                0.5 + raw / (32768.0 * self.dims as f32)
-            }
+            (Similarity::DotProduct, Element::Byte) => 0.5 + raw / (32768.0 * self.dims as f32),
             (Similarity::MaxInnerProduct, _) if raw < 0.0 => 1.0 / (1.0 - raw),
             (Similarity::MaxInnerProduct, _) => raw + 1.0,
         }
@@ -357,11 +362,9 @@ fn es_index_options(o: &Value, element: Element) -> Result<IndexOptions, String>
             "type" | "m" | "ef_construction" if graph || key == "type" => {}
             "confidence_interval" if int8 => {}
             "on_disk_rescore" if v == &Value::Bool(false) => {}
-            other => {
-                return Err(format!(
-                    "index_options [{other}] {v} is not run by the embedded engine for type [{kind}]"
-                ))
-            }
+            other => return Err(format!(
+                "index_options [{other}] {v} is not run by the embedded engine for type [{kind}]"
+            )),
         }
     }
     let int = |key: &str, default: usize, max: usize| -> Result<usize, String> {
@@ -371,7 +374,9 @@ fn es_index_options(o: &Value, element: Element) -> Result<IndexOptions, String>
                 .as_u64()
                 .filter(|n| *n >= 2 && *n as usize <= max)
                 .map(|n| n as usize)
-                .ok_or_else(|| format!("[index_options.{key}] must be an integer in [2, {max}], got {v}")),
+                .ok_or_else(|| {
+                    format!("[index_options.{key}] must be an integer in [2, {max}], got {v}")
+                }),
         }
     };
     let confidence_interval = match o.get("confidence_interval") {
@@ -403,9 +408,15 @@ mod tests {
     fn reads_dense_vector_as_elasticsearch_does() {
         let s = VectorSpec::parse(&json!({"type": "dense_vector", "dims": 3})).unwrap();
         assert_eq!(s.similarity, Similarity::Cosine);
-        assert!(s.options.graph && s.options.int8, "8.14+: int8_hnsw by default");
+        assert!(
+            s.options.graph && s.options.int8,
+            "8.14+: int8_hnsw by default"
+        );
         let s = VectorSpec::parse(&json!({"type": "dense_vector", "dims": 2, "similarity": "dot_product", "index_options": {"type": "hnsw", "m": 32, "ef_construction": 200}})).unwrap();
-        assert_eq!((s.options.m, s.options.ef_construction, s.options.int8), (32, 200, false));
+        assert_eq!(
+            (s.options.m, s.options.ef_construction, s.options.int8),
+            (32, 200, false)
+        );
         for bad in [
             json!({"type": "dense_vector"}),
             json!({"type": "dense_vector", "dims": 5000}),
@@ -421,7 +432,10 @@ mod tests {
     #[test]
     fn reads_knn_vector_as_opensearch_does() {
         let s = VectorSpec::parse(&json!({"type": "knn_vector", "dimension": 4, "method": {"name": "hnsw", "space_type": "cosinesimil", "engine": "faiss", "parameters": {"m": 24}}})).unwrap();
-        assert_eq!((s.dims, s.similarity, s.options.m), (4, Similarity::Cosine, 24));
+        assert_eq!(
+            (s.dims, s.similarity, s.options.m),
+            (4, Similarity::Cosine, 24)
+        );
         assert_eq!(s.score(0.5), 1.5);
         let l2 = VectorSpec::parse(&json!({"type": "knn_vector", "dimension": 4})).unwrap();
         assert_eq!(l2.similarity, Similarity::L2Norm);
@@ -429,13 +443,28 @@ mod tests {
 
     #[test]
     fn refuses_vectors_elasticsearch_refuses() {
-        let s = VectorSpec::parse(&json!({"type": "dense_vector", "dims": 2, "similarity": "dot_product"})).unwrap();
+        let s = VectorSpec::parse(
+            &json!({"type": "dense_vector", "dims": 2, "similarity": "dot_product"}),
+        )
+        .unwrap();
         assert!(s.read("v", &json!([0.6, 0.8])).is_ok());
-        assert!(s.read("v", &json!([1.0, 1.0])).unwrap_err().contains("unit-length"));
-        assert!(s.read("v", &json!([1.0])).unwrap_err().contains("different number of dimensions"));
+        assert!(s
+            .read("v", &json!([1.0, 1.0]))
+            .unwrap_err()
+            .contains("unit-length"));
+        assert!(s
+            .read("v", &json!([1.0]))
+            .unwrap_err()
+            .contains("different number of dimensions"));
         let c = VectorSpec::parse(&json!({"type": "dense_vector", "dims": 2})).unwrap();
-        assert!(c.read("v", &json!([0.0, 0.0])).unwrap_err().contains("zero magnitude"));
-        assert!(c.read("v", &json!([1e39, 0.0])).unwrap_err().contains("non-finite"));
+        assert!(c
+            .read("v", &json!([0.0, 0.0]))
+            .unwrap_err()
+            .contains("zero magnitude"));
+        assert!(c
+            .read("v", &json!([1e39, 0.0]))
+            .unwrap_err()
+            .contains("non-finite"));
         let b = VectorSpec::parse(&json!({"type": "dense_vector", "dims": 2, "element_type": "byte", "similarity": "l2_norm"})).unwrap();
         assert!(b.read("v", &json!([1.5, 0])).is_err());
         assert!(b.read("v", &json!([-128, 127])).is_ok());
@@ -443,7 +472,9 @@ mod tests {
 
     #[test]
     fn scores_as_elasticsearch_documents_them() {
-        let spec = |sim: &str, el: &str| VectorSpec::parse(&json!({"type": "dense_vector", "dims": 4, "similarity": sim, "element_type": el, "index_options": {"type": "hnsw"}})).unwrap();
+        let spec = |sim: &str, el: &str| {
+            VectorSpec::parse(&json!({"type": "dense_vector", "dims": 4, "similarity": sim, "element_type": el, "index_options": {"type": "hnsw"}})).unwrap()
+        };
         assert_eq!(spec("l2_norm", "float").score(2.0), 0.2);
         assert_eq!(spec("cosine", "float").score(0.5), 0.75);
         assert_eq!(spec("dot_product", "float").score(-0.5), 0.25);

@@ -10,7 +10,10 @@ fn images(b: &Engine) {
         "image-vector": {"type": "dense_vector", "dims": 3, "index": true, "similarity": "l2_norm", "index_options": {"type": "hnsw"}},
         "file-type": {"type": "keyword"},
         "title": {"type": "text"}}}});
-    assert_eq!(call(b, "PUT", "/my-image-index", &mapping.to_string()).0, 200);
+    assert_eq!(
+        call(b, "PUT", "/my-image-index", &mapping.to_string()).0,
+        200
+    );
     let bulk = [
         r#"{"index":{"_id":"1"}}"#,
         r#"{"image-vector":[1,5,-20],"file-type":"jpg","title":"mountain lake"}"#,
@@ -30,7 +33,12 @@ fn hits(r: &Value) -> Vec<(String, f64)> {
         .as_array()
         .unwrap_or_else(|| panic!("{r}"))
         .iter()
-        .map(|h| (h["_id"].as_str().unwrap().to_string(), h["_score"].as_f64().unwrap()))
+        .map(|h| {
+            (
+                h["_id"].as_str().unwrap().to_string(),
+                h["_score"].as_f64().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -43,20 +51,52 @@ fn the_documented_knn_examples_answer_as_elasticsearch() {
     let b = Engine::new();
     images(&b);
     // Squared distances to [-5, 9, -12]: 116, 2219, 1629; l2_norm scores 1 / (1 + d²).
-    let (s, r) = call(&b, "POST", "/my-image-index/_search", r#"{"size": 3, "query": {"knn": {"field": "image-vector", "query_vector": [-5, 9, -12], "num_candidates": 10}}}"#);
+    let (s, r) = call(
+        &b,
+        "POST",
+        "/my-image-index/_search",
+        r#"{"size": 3, "query": {"knn": {"field": "image-vector", "query_vector": [-5, 9, -12], "num_candidates": 10}}}"#,
+    );
     assert_eq!(s, 200, "{r}");
     let h = hits(&r);
-    assert_eq!(h.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), ["1", "3", "2"]);
-    assert!(close(h[0].1, 1.0 / 117.0) && close(h[1].1, 1.0 / 1630.0) && close(h[2].1, 1.0 / 2220.0), "{h:?}");
+    assert_eq!(
+        h.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(),
+        ["1", "3", "2"]
+    );
+    assert!(
+        close(h[0].1, 1.0 / 117.0) && close(h[1].1, 1.0 / 1630.0) && close(h[2].1, 1.0 / 2220.0),
+        "{h:?}"
+    );
     // Top-level knn: the global k; its filter keeps only the png.
-    let (_, r) = call(&b, "POST", "/my-image-index/_search", r#"{"knn": {"field": "image-vector", "query_vector": [-5, 9, -12], "k": 2, "num_candidates": 10}}"#);
+    let (_, r) = call(
+        &b,
+        "POST",
+        "/my-image-index/_search",
+        r#"{"knn": {"field": "image-vector", "query_vector": [-5, 9, -12], "k": 2, "num_candidates": 10}}"#,
+    );
     assert_eq!(hits(&r).len(), 2);
     assert_eq!(r["hits"]["total"]["value"], 2);
-    let (_, r) = call(&b, "POST", "/my-image-index/_search", r#"{"knn": {"field": "image-vector", "query_vector": [-5, 9, -12], "k": 3, "num_candidates": 10, "filter": {"term": {"file-type": "png"}}}}"#);
-    assert_eq!(hits(&r).iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), ["2"]);
+    let (_, r) = call(
+        &b,
+        "POST",
+        "/my-image-index/_search",
+        r#"{"knn": {"field": "image-vector", "query_vector": [-5, 9, -12], "k": 3, "num_candidates": 10, "filter": {"term": {"file-type": "png"}}}}"#,
+    );
+    assert_eq!(
+        hits(&r).iter().map(|x| x.0.as_str()).collect::<Vec<_>>(),
+        ["2"]
+    );
     // `similarity` bounds the distance: only doc 1 is within 11 (√116 ≈ 10.8).
-    let (_, r) = call(&b, "POST", "/my-image-index/_search", r#"{"knn": {"field": "image-vector", "query_vector": [-5, 9, -12], "k": 3, "num_candidates": 10, "similarity": 11}}"#);
-    assert_eq!(hits(&r).iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), ["1"]);
+    let (_, r) = call(
+        &b,
+        "POST",
+        "/my-image-index/_search",
+        r#"{"knn": {"field": "image-vector", "query_vector": [-5, 9, -12], "k": 3, "num_candidates": 10, "similarity": 11}}"#,
+    );
+    assert_eq!(
+        hits(&r).iter().map(|x| x.0.as_str()).collect::<Vec<_>>(),
+        ["1"]
+    );
 }
 
 #[test]
@@ -66,20 +106,38 @@ fn int8_hnsw_is_the_default_and_its_scores_are_approximate() {
     call(&b, "PUT", "/q", &mapping.to_string());
     let bulk = "{\"index\":{\"_id\":\"1\"}}\n{\"v\":[1,5,-20]}\n{\"index\":{\"_id\":\"2\"}}\n{\"v\":[42,8,-15]}\n";
     call(&b, "POST", "/q/_bulk?refresh=true", bulk);
-    let (_, r) = call(&b, "POST", "/q/_search", r#"{"knn": {"field": "v", "query_vector": [-5, 9, -12], "k": 1}}"#);
+    let (_, r) = call(
+        &b,
+        "POST",
+        "/q/_search",
+        r#"{"knn": {"field": "v", "query_vector": [-5, 9, -12], "k": 1}}"#,
+    );
     let h = hits(&r);
     assert_eq!(h[0].0, "1");
     // Seven bits a value: within 2% of the exact 1/117, not equal to it.
-    assert!((h[0].1 - 1.0 / 117.0).abs() < 0.02 / 117.0 && h[0].1 != 1.0 / 117.0, "{h:?}");
+    assert!(
+        (h[0].1 - 1.0 / 117.0).abs() < 0.02 / 117.0 && h[0].1 != 1.0 / 117.0,
+        "{h:?}"
+    );
 }
 
 #[test]
 fn hybrid_search_adds_the_query_and_knn_scores() {
     let b = Engine::new();
     images(&b);
-    let (_, alone) = call(&b, "POST", "/my-image-index/_search", r#"{"query": {"match": {"title": "frozen"}}}"#);
+    let (_, alone) = call(
+        &b,
+        "POST",
+        "/my-image-index/_search",
+        r#"{"query": {"match": {"title": "frozen"}}}"#,
+    );
     let text = hits(&alone)[0].1;
-    let (_, r) = call(&b, "POST", "/my-image-index/_search", r#"{"query": {"match": {"title": "frozen"}}, "knn": {"field": "image-vector", "query_vector": [-5, 9, -12], "k": 1, "num_candidates": 3, "boost": 2}}"#);
+    let (_, r) = call(
+        &b,
+        "POST",
+        "/my-image-index/_search",
+        r#"{"query": {"match": {"title": "frozen"}}, "knn": {"field": "image-vector", "query_vector": [-5, 9, -12], "k": 1, "num_candidates": 3, "boost": 2}}"#,
+    );
     let h = hits(&r);
     // Doc 2 by its text, doc 1 as the nearest; neither is both.
     assert_eq!(h.len(), 2, "{h:?}");
@@ -87,7 +145,12 @@ fn hybrid_search_adds_the_query_and_knn_scores() {
     assert!(close(by_id("2"), text));
     assert!(close(by_id("1"), 2.0 / 117.0));
     // Two knn clauses on one document sum.
-    let (_, r) = call(&b, "POST", "/my-image-index/_search", r#"{"knn": [{"field": "image-vector", "query_vector": [1, 5, -20], "k": 1}, {"field": "image-vector", "query_vector": [1, 5, -19], "k": 1}]}"#);
+    let (_, r) = call(
+        &b,
+        "POST",
+        "/my-image-index/_search",
+        r#"{"knn": [{"field": "image-vector", "query_vector": [1, 5, -20], "k": 1}, {"field": "image-vector", "query_vector": [1, 5, -19], "k": 1}]}"#,
+    );
     let h = hits(&r);
     assert_eq!(h[0].0, "1");
     assert!(close(h[0].1, 1.0 + 0.5), "{h:?}");
@@ -100,13 +163,29 @@ fn opensearch_knn_and_script_score_run_too() {
     assert_eq!(call(&b, "PUT", "/os", &mapping.to_string()).0, 200);
     let bulk = "{\"index\":{\"_id\":\"a\"}}\n{\"v\":[1,0]}\n{\"index\":{\"_id\":\"b\"}}\n{\"v\":[0,2]}\n{\"index\":{\"_id\":\"c\"}}\n{\"v\":[-1,-1]}\n";
     call(&b, "POST", "/os/_bulk?refresh=true", bulk);
-    let (s, r) = call(&b, "POST", "/os/_search", r#"{"query": {"knn": {"v": {"vector": [0, 1], "k": 3}}}}"#);
+    let (s, r) = call(
+        &b,
+        "POST",
+        "/os/_search",
+        r#"{"query": {"knn": {"v": {"vector": [0, 1], "k": 3}}}}"#,
+    );
     assert_eq!(s, 200, "{r}");
     // innerproduct: dot + 1 when positive, 1 / (1 - dot) when not.
     let h = hits(&r);
-    assert_eq!(h.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), ["b", "a", "c"]);
-    assert!(close(h[0].1, 3.0) && close(h[1].1, 1.0) && close(h[2].1, 0.5), "{h:?}");
-    let (s, r) = call(&b, "POST", "/os/_search", r#"{"query": {"script_score": {"query": {"match_all": {}}, "script": {"source": "dotProduct(params.q, 'v') + 10", "params": {"q": [1, 1]}}}}}"#);
+    assert_eq!(
+        h.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(),
+        ["b", "a", "c"]
+    );
+    assert!(
+        close(h[0].1, 3.0) && close(h[1].1, 1.0) && close(h[2].1, 0.5),
+        "{h:?}"
+    );
+    let (s, r) = call(
+        &b,
+        "POST",
+        "/os/_search",
+        r#"{"query": {"script_score": {"query": {"match_all": {}}, "script": {"source": "dotProduct(params.q, 'v') + 10", "params": {"q": [1, 1]}}}}}"#,
+    );
     assert_eq!(s, 200, "{r}");
     let h = hits(&r);
     assert_eq!(h[0], ("b".to_string(), 12.0));
@@ -117,20 +196,48 @@ fn opensearch_knn_and_script_score_run_too() {
 fn bad_vectors_and_queries_are_refused_with_elasticsearchs_reasons() {
     let b = Engine::new();
     images(&b);
-    let (s, r) = call(&b, "POST", "/my-image-index/_doc", r#"{"image-vector": [1, 2]}"#);
+    let (s, r) = call(
+        &b,
+        "POST",
+        "/my-image-index/_doc",
+        r#"{"image-vector": [1, 2]}"#,
+    );
     assert_eq!(s, 400, "{r}");
-    assert!(r["error"]["reason"].as_str().unwrap().contains("different number of dimensions"), "{r}");
+    assert!(
+        r["error"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("different number of dimensions"),
+        "{r}"
+    );
     for (body, said) in [
-        (r#"{"knn": {"field": "image-vector", "query_vector": [1, 2], "k": 1}}"#, "different number of dimensions"),
-        (r#"{"knn": {"field": "title", "query_vector": [1, 2, 3], "k": 1}}"#, "dense_vector"),
-        (r#"{"knn": {"field": "image-vector", "query_vector": [1, 2, 3], "k": 5, "num_candidates": 2}}"#, "num_candidates"),
-        (r#"{"query": {"script_score": {"query": {"match_all": {}}, "script": "doc['x'].value"}}}"#, "doc['x'].value"),
+        (
+            r#"{"knn": {"field": "image-vector", "query_vector": [1, 2], "k": 1}}"#,
+            "different number of dimensions",
+        ),
+        (
+            r#"{"knn": {"field": "title", "query_vector": [1, 2, 3], "k": 1}}"#,
+            "dense_vector",
+        ),
+        (
+            r#"{"knn": {"field": "image-vector", "query_vector": [1, 2, 3], "k": 5, "num_candidates": 2}}"#,
+            "num_candidates",
+        ),
+        (
+            r#"{"query": {"script_score": {"query": {"match_all": {}}, "script": "doc['x'].value"}}}"#,
+            "doc['x'].value",
+        ),
     ] {
         let (s, r) = call(&b, "POST", "/my-image-index/_search", body);
         assert_eq!(s, 400, "{body}: {r}");
         assert!(r.to_string().contains(said), "{body}: {r}");
     }
-    let (s, r) = call(&b, "PUT", "/strange", r#"{"mappings": {"properties": {"v": {"type": "dense_vector", "dims": 3, "index_options": {"type": "bbq_hnsw"}}}}}"#);
+    let (s, r) = call(
+        &b,
+        "PUT",
+        "/strange",
+        r#"{"mappings": {"properties": {"v": {"type": "dense_vector", "dims": 3, "index_options": {"type": "bbq_hnsw"}}}}}"#,
+    );
     assert_eq!(s, 400, "{r}");
     assert!(r.to_string().contains("bbq_hnsw"), "{r}");
 }
@@ -163,7 +270,11 @@ fn graphs_follow_segments_through_deletes_and_merges_on_disk() {
     for (part, chunk) in docs.chunks(400).enumerate() {
         let mut bulk = String::new();
         for (i, v) in chunk.iter().enumerate() {
-            bulk += &format!("{{\"index\":{{\"_id\":\"{}\"}}}}\n{}\n", part * 400 + i, json!({"v": v}));
+            bulk += &format!(
+                "{{\"index\":{{\"_id\":\"{}\"}}}}\n{}\n",
+                part * 400 + i,
+                json!({"v": v})
+            );
         }
         call(&b, "POST", "/vec/_bulk?refresh=true", &bulk);
     }
@@ -194,16 +305,28 @@ fn graphs_follow_segments_through_deletes_and_merges_on_disk() {
         for q in &queries {
             let knn = json!({"knn": {"field": "v", "query_vector": q, "k": 10, "num_candidates": 50}, "_source": false});
             let exact = json!({"size": 10, "_source": false, "query": {"script_score": {"query": {"match_all": {}}, "script": {"source": "cosineSimilarity(params.q, 'v') + 1.0", "params": {"q": q}}}}});
-            let a: Vec<String> = hits(&call(b, "POST", "/vec/_search", &knn.to_string()).1).into_iter().map(|h| h.0).collect();
-            let e: Vec<String> = hits(&call(b, "POST", "/vec/_search", &exact.to_string()).1).into_iter().map(|h| h.0).collect();
-            assert!(!a.contains(&"5".to_string()) && !e.contains(&"5".to_string()), "deleted");
+            let a: Vec<String> = hits(&call(b, "POST", "/vec/_search", &knn.to_string()).1)
+                .into_iter()
+                .map(|h| h.0)
+                .collect();
+            let e: Vec<String> = hits(&call(b, "POST", "/vec/_search", &exact.to_string()).1)
+                .into_iter()
+                .map(|h| h.0)
+                .collect();
+            assert!(
+                !a.contains(&"5".to_string()) && !e.contains(&"5".to_string()),
+                "deleted"
+            );
             found += a.iter().filter(|id| e.contains(id)).count();
         }
         found as f64 / (10 * queries.len()) as f64
     };
     let before = recall(&b);
     assert!(before > 0.9, "recall {before}");
-    assert_eq!(call(&b, "POST", "/vec/_forcemerge?max_num_segments=1", "").0, 200);
+    assert_eq!(
+        call(&b, "POST", "/vec/_forcemerge?max_num_segments=1", "").0,
+        200
+    );
     call(&b, "POST", "/vec/_refresh", "");
     let after = recall(&b);
     assert!(after > 0.9, "recall {after}");
