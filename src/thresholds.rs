@@ -23,6 +23,17 @@ pub enum Metric {
     ErrorRate,
     /// The mean throughput of the complete trials, in the task's unit.
     Throughput,
+    /// A vector search's recall@k over all its measured answers, 0 to 1.
+    Recall(RecallStat),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RecallStat {
+    Mean,
+    Min,
+    /// The 5th percentile: 95% of answers did at least this well.
+    P5,
+    P50,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -86,7 +97,7 @@ impl fmt::Display for Threshold {
     }
 }
 
-const METRICS_HELP: &str = "service_time.<p50|p90|p95|p99|p99.9|p99.99|p100|mean>, latency.<...>, error_rate or throughput";
+const METRICS_HELP: &str = "service_time.<p50|p90|p95|p99|p99.9|p99.99|p100|mean>, latency.<...>, error_rate, throughput or recall.<mean|min|p5|p50>";
 
 fn parse_metric(m: &str) -> Result<Metric, String> {
     let stat = |s: &str| -> Result<Stat, String> {
@@ -109,6 +120,17 @@ fn parse_metric(m: &str) -> Result<Metric, String> {
         Some(("latency", s)) => Ok(Metric::Latency(stat(s)?)),
         None if m == "error_rate" => Ok(Metric::ErrorRate),
         None if m == "throughput" => Ok(Metric::Throughput),
+        Some(("recall", s)) => Ok(Metric::Recall(match s {
+            "mean" => RecallStat::Mean,
+            "min" => RecallStat::Min,
+            "p5" => RecallStat::P5,
+            "p50" => RecallStat::P50,
+            other => {
+                return Err(format!(
+                    "`{other}` is not a recall statistic (mean, min, p5 or p50)"
+                ))
+            }
+        })),
         _ => Err(format!("unknown metric `{m}` (use {METRICS_HELP})")),
     }
 }
@@ -129,12 +151,12 @@ fn parse_bound(metric: Metric, v: &str) -> Result<Bound, String> {
             }
             crate::units::parse_duration(v).map(|d| Bound::Millis(d.as_secs_f64() * 1e3))
         }
-        Metric::ErrorRate => match v.trim().strip_suffix('%') {
+        Metric::ErrorRate | Metric::Recall(_) => match v.trim().strip_suffix('%') {
             Some(pct) => Ok(Bound::Ratio(number(pct)? / 100.0)),
             None => Ok(Bound::Ratio(number(v)?)).and_then(|b| match b {
                 Bound::Ratio(r) if r <= 1.0 => Ok(b),
                 _ => Err(format!(
-                    "`{v}`: an error rate is from 0 to 1, or a percentage such as 0.1%"
+                    "`{v}`: a rate is from 0 to 1, or a percentage such as 0.1%"
                 )),
             }),
         },
@@ -194,6 +216,8 @@ pub struct Measured<'a> {
     pub throughput: Option<f64>,
     pub target: Option<f64>,
     pub unit: &'a str,
+    /// A vector search's recall over all its measured answers.
+    pub recall: Option<&'a crate::results::RecallRecord>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -249,6 +273,20 @@ impl Threshold {
                 }
             }
             Metric::ErrorRate => (m.error_rate, format!("{:.3}%", m.error_rate * 100.0)),
+            Metric::Recall(stat) => match m.recall {
+                Some(r) => {
+                    let v = match stat {
+                        RecallStat::Mean => r.mean,
+                        RecallStat::Min => r.min,
+                        RecallStat::P5 => r.p5,
+                        RecallStat::P50 => r.p50,
+                    };
+                    (v, format!("{v:.3}"))
+                }
+                None => {
+                    return cannot("the task measures no recall (only vector-search does)".into())
+                }
+            },
             Metric::Throughput => match m.throughput {
                 Some(t) => (t, format!("{} {}", format_number(t), m.unit)),
                 None => {
@@ -347,6 +385,7 @@ mod tests {
             throughput: Some(990.0),
             target: Some(1000.0),
             unit: "ops/s",
+            recall: None,
         };
         let many: &'static Percentiles = Box::leak(Box::new(many));
         let few: &'static Percentiles = Box::leak(Box::new(few));

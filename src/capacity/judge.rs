@@ -69,6 +69,10 @@ fn criterion(c: &Threshold, m: &ProbeMeasure) -> CriterionRecord {
             let v = m.achieved;
             (Some(v), (v * (1.0 - RATE_NOISE), v * (1.0 + RATE_NOISE)))
         }
+        Metric::Recall(stat) => match &m.metrics.recall {
+            Some(h) if !h.is_empty() => recall(h, stat),
+            _ => (None, (0.0, 0.0)),
+        },
     };
     let bound = match c.bound {
         Bound::Millis(v) | Bound::Ratio(v) | Bound::Rate(v) => v,
@@ -94,16 +98,30 @@ fn criterion(c: &Threshold, m: &ProbeMeasure) -> CriterionRecord {
     }
 }
 
-/// A timing statistic in ms and its interval; None when nothing was measured.
-fn timing(h: &Histogram<u64>, stat: Stat, exact_mean_ms: Option<f64>) -> (Option<f64>, (f64, f64)) {
-    let n = h.len();
-    if n == 0 {
-        return (None, (0.0, 0.0));
-    }
-    let ms = |us: u64| us as f64 / 1000.0;
+/// A recall statistic (histograms hold thousandths) and its interval: a mean's from its
+/// standard error, a percentile's from order-statistic ranks, the minimum as it is.
+fn recall(h: &Histogram<u64>, stat: crate::thresholds::RecallStat) -> (Option<f64>, (f64, f64)) {
+    use crate::thresholds::RecallStat;
     let (value, lo, hi) = match stat {
+        RecallStat::Min => {
+            let v = h.min() as f64 / 1000.0;
+            (v, v, v)
+        }
+        RecallStat::Mean => statistic(h, Stat::Mean, None),
+        RecallStat::P5 => statistic(h, Stat::Percentile(5.0), None),
+        RecallStat::P50 => statistic(h, Stat::Percentile(50.0), None),
+    };
+    (Some(value), (lo, hi))
+}
+
+/// A statistic of a histogram, its values divided by 1,000 (µs to ms, thousandths to a
+/// ratio), with its 95% interval.
+fn statistic(h: &Histogram<u64>, stat: Stat, exact_mean: Option<f64>) -> (f64, f64, f64) {
+    let n = h.len();
+    let ms = |us: u64| us as f64 / 1000.0;
+    match stat {
         Stat::Mean => {
-            let mean = exact_mean_ms.unwrap_or(h.mean() / 1000.0);
+            let mean = exact_mean.unwrap_or(h.mean() / 1000.0);
             let half = Z * h.stdev() / 1000.0 / (n as f64).sqrt();
             (mean, mean - half, mean + half)
         }
@@ -116,7 +134,16 @@ fn timing(h: &Histogram<u64>, stat: Stat, exact_mean_ms: Option<f64>) -> (Option
                 ms(value_at_percentile(h, ((p + half) * 100.0).min(100.0))),
             )
         }
-    };
+    }
+}
+
+/// A timing statistic in ms and its interval; None when nothing was measured.
+fn timing(h: &Histogram<u64>, stat: Stat, exact_mean_ms: Option<f64>) -> (Option<f64>, (f64, f64)) {
+    let n = h.len();
+    if n == 0 {
+        return (None, (0.0, 0.0));
+    }
+    let (value, lo, hi) = statistic(h, stat, exact_mean_ms);
     let lo = lo.min(value * (1.0 - TIMING_NOISE));
     let hi = hi.max(value * (1.0 + TIMING_NOISE));
     (Some(value), (lo, hi))

@@ -93,6 +93,40 @@ pub(super) fn check_supported(
     Ok(skipped)
 }
 
+/// A recall criterion (a threshold or a capacity search's `slo`) only on a vector search: any
+/// other task has no ranked ids to check, and would fail or never judge it.
+pub(super) fn check_recall_criteria(plan: &Plan) -> Result<(), RaceError> {
+    let is_recall =
+        |t: &crate::thresholds::Threshold| matches!(t.metric, crate::thresholds::Metric::Recall(_));
+    for step in &plan.steps {
+        let (plan::Step::Run { leaves }
+        | plan::Step::Reset {
+            operations: leaves, ..
+        }) = step;
+        for leaf in leaves {
+            if matches!(leaf.spec, crate::ops::OpSpec::VectorSearch(_)) {
+                continue;
+            }
+            let slot = leaf.result.and_then(|r| plan.results.get(r));
+            let criterion = slot
+                .into_iter()
+                .flat_map(|s| {
+                    s.thresholds
+                        .iter()
+                        .chain(s.capacity.iter().flat_map(|c| &c.slo))
+                })
+                .find(|t| is_recall(t));
+            if let Some(c) = criterion {
+                return Err(RaceError::Unsupported(format!(
+                    "task `{}`: `{c}`: only a vector-search measures recall (operation `{}` is a {})",
+                    leaf.task, leaf.operation.name, leaf.op_type.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Result slots whose every leaf was left out: a skipped task is named in the deviations, not
 /// shown as a row of empty numbers. The leaves' indices follow the slots that stay.
 fn drop_unrun_results(plan: &mut Plan) {

@@ -100,6 +100,7 @@ fn trial_rows(r: &TaskRecord, tr: &TrialRecord, row: &mut dyn FnMut(String, f64,
         "bool",
     );
     super::capacity::trial_rows(tr, row);
+    super::recall::trial_rows(tr, row);
 }
 
 /// A task's `all` rows: the spread across trials, merged percentiles, thresholds, errors.
@@ -133,6 +134,7 @@ fn task_rows(t: &TaskSummary, row: &mut dyn FnMut(String, f64, &str)) {
     }
     row("errors".into(), t.errors as f64, "count");
     row("error_rate".into(), t.error_rate, "ratio");
+    super::recall::task_rows(t, row);
 }
 
 impl Render<Summary<'_>> for Csv {

@@ -8,6 +8,7 @@ pub(crate) mod header;
 mod json;
 mod kv;
 mod markdown;
+pub mod recall;
 mod shards;
 mod summary;
 pub mod table;

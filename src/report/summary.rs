@@ -73,6 +73,9 @@ pub struct TaskSummary<'a> {
     /// A ramp's stages, intended against achieved, per trial.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ramp_stages: Vec<Vec<super::capacity::StageSummary>>,
+    /// A vector search's recall@k over the measured answers of all its complete trials.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recall: Option<crate::results::RecallRecord>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -145,6 +148,7 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
     let errors: u64 = t.trials.iter().map(|tr| tr.errors).sum();
     let successes: u64 = t.trials.iter().map(|tr| tr.successes).sum();
     let error_rate = error_rate_of(t, successes, errors);
+    let recall = recall_of(&complete);
     let measured = crate::thresholds::Measured {
         service_time_ms: &service_time_ms,
         latency_ms: &latency_ms,
@@ -154,6 +158,7 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
             .map(|th| th.mean),
         target: t.slot.target_throughput.map(|r| r.0),
         unit: t.slot.throughput_unit.as_str(),
+        recall: recall.as_ref(),
     };
     let thresholds = t
         .slot
@@ -181,6 +186,7 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
         hits: t.trials.iter().map(|tr| tr.hits).sum(),
         capacity: capacity_found(t),
         ramp_stages: ramp_stages(t),
+        recall,
         key_value: merged.as_ref().and_then(|(_, latency)| {
             super::kv::views(index, t, latency, latency_ms.mean_if_any(), histograms)
         }),
@@ -195,6 +201,21 @@ fn error_rate_of(t: &TaskRecord, successes: u64, errors: u64) -> f64 {
     } else {
         t.trials.iter().map(|tr| tr.error_rate).sum::<f64>() / t.trials.len() as f64
     }
+}
+
+/// Recall over every measured answer of the trials: their histograms added.
+fn recall_of(trials: &[&crate::results::TrialRecord]) -> Option<crate::results::RecallRecord> {
+    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+    for h in trials.iter().filter_map(|tr| tr.recall.as_ref()?.decoded()) {
+        match &mut merged {
+            // Recall histograms share their bounds: the add cannot fail.
+            Some(m) => {
+                let _ = m.add(&h);
+            }
+            None => merged = Some(h),
+        }
+    }
+    crate::results::RecallRecord::of(&merged?)
 }
 
 /// The capacities a task's searches found, across them.

@@ -133,6 +133,7 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
         tables.push(thresholds);
     }
     tables.extend(super::capacity::tables(s));
+    tables.extend(super::recall::tables(s));
     if let Some(hidden) = unreported_failures_table(s) {
         tables.push(hidden);
     }

@@ -265,11 +265,12 @@ fn resolve_slo(
         .iter()
         .map(|(metric, condition)| {
             let at = format!("{path}/slo/{metric}");
-            if metric.starts_with("recall.") {
-                return Err(r.err(TrackErrorKind::Invalid, &at, format!("`{metric}`: this task does not measure recall (its operation returns no ranked ids to check against a ground truth)")));
-            }
             let condition = condition.as_str().ok_or_else(|| {
-                r.err(TrackErrorKind::Invalid, &at, "a criterion is a string such as \"< 20ms\"")
+                r.err(
+                    TrackErrorKind::Invalid,
+                    &at,
+                    "a criterion is a string such as \"< 20ms\"",
+                )
             })?;
             let c = crate::thresholds::Threshold::from_track(metric, condition)
                 .map_err(|e| r.err(TrackErrorKind::Invalid, &at, e))?;

@@ -120,7 +120,6 @@ fn cases() -> Vec<Case> {
         case("zero clients", with_task("operation: s, clients: 0"), K::Schema, At::Path("/challenges/0/schedule/0/clients"), "positive integer"),
         case("a capacity search without a goal", with_task("operation: s, target-throughput: max"), K::Invalid, At::Path("/challenges/0/schedule/0/target-throughput"), "give it an `slo`"),
         case("a goal without a search", with_task("operation: s, target-throughput: 10, slo: {latency.p99: '< 5ms'}"), K::Invalid, At::Path("/challenges/0/schedule/0/slo"), "belongs to a capacity search"),
-        case("a goal on recall a search does not measure", with_task("operation: s, target-throughput: max, slo: {recall.mean: '> 0.95'}"), K::Invalid, At::Path("/challenges/0/schedule/0/slo/recall.mean"), "does not measure recall"),
         case("a goal on an unknown metric", with_task("operation: s, target-throughput: max, slo: {speed: '> 5'}"), K::Schema, At::Path("/challenges/0/schedule/0/slo"), "speed"),
         case("a search with iterations", with_task("operation: s, target-throughput: max, slo: {latency.p99: '< 5ms'}, iterations: 10"), K::Invalid, At::Path("/challenges/0/schedule/0/iterations"), "does not go with `target-throughput: max`"),
         case("a stage of negative duration", with_task("operation: s, target-throughput: {stages: [{duration: -5, target: 10}]}"), K::Schema, At::Path("/challenges/0/schedule/0/target-throughput"), "target-throughput"),

@@ -127,10 +127,12 @@ impl MappedField {
                         self.name
                     ))
                 }
-                FieldType::DenseVector => return Err(format!(
+                FieldType::DenseVector => {
+                    return Err(format!(
                     "`{}` is a dense_vector field: it is searched with `knn` or a `script_score`",
                     self.name
-                )),
+                ))
+                }
             });
         };
         let mut t = Term::from_field_json_path(self.field, path, true);

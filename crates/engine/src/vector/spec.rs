@@ -362,9 +362,11 @@ fn es_index_options(o: &Value, element: Element) -> Result<IndexOptions, String>
             "type" | "m" | "ef_construction" if graph || key == "type" => {}
             "confidence_interval" if int8 => {}
             "on_disk_rescore" if v == &Value::Bool(false) => {}
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "index_options [{other}] {v} is not run by the embedded engine for type [{kind}]"
-            )),
+            ))
+            }
         }
     }
     let int = |key: &str, default: usize, max: usize| -> Result<usize, String> {
