@@ -115,6 +115,11 @@ fn add_thresholds(
             // Tasks left out of reports are never judged.
             .filter(|s| s.reported && task.as_ref().is_none_or(|t| *t == s.task))
         {
+            // A recall criterion given for all tasks is for those that measure recall.
+            let recall = matches!(threshold.metric, crate::thresholds::Metric::Recall(_));
+            if recall && task.is_none() && slot.operation_type != "vector-search" {
+                continue;
+            }
             if threshold.needs_target() && slot.target_throughput.is_none() {
                 if task.is_some() {
                     return Err(RaceError::Unsupported(format!(

@@ -4,6 +4,7 @@
 
 mod capacity;
 mod many;
+mod recall;
 mod render;
 mod stats;
 
@@ -214,6 +215,7 @@ pub fn compare(baseline: &RaceRecord, contender: &RaceRecord, opts: CompareOptio
                 ))
             })
             .chain(capacity::diff(bt, ct, opts))
+            .chain(recall::diff(bt, ct, opts))
             .collect();
         tasks.push(TaskDiff {
             task: bt.slot.task.clone(),

@@ -95,7 +95,7 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
     Some((2.0 * (1.0 - normal_cdf(z))).clamp(0.0, 1.0))
 }
 
-fn normal_cdf(z: f64) -> f64 {
+pub(crate) fn normal_cdf(z: f64) -> f64 {
     // Abramowitz & Stegun 7.1.26 for erf; plenty for a significance threshold.
     let x = z / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());

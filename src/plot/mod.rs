@@ -3,6 +3,7 @@
 
 mod capacity;
 mod html;
+mod recall;
 mod svg;
 mod trend;
 
@@ -128,6 +129,7 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
         plots.extend(runner_cpu_chart(task, &sources));
         plots.extend(capacity::capacity_chart(task, &sources));
         plots.extend(capacity::ramp_chart(task, &sources));
+        plots.extend(recall::recall_chart(task, &sources));
     }
     plots
 }
