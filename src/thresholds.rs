@@ -217,7 +217,16 @@ pub struct Measured<'a> {
     pub target: Option<f64>,
     pub unit: &'a str,
     /// A vector search's recall over all its measured answers.
-    pub recall: Option<&'a crate::results::RecallRecord>,
+    pub recall: Option<RecallMeasured>,
+}
+
+/// A vector search's recall statistics, 0 to 1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecallMeasured {
+    pub mean: f64,
+    pub min: f64,
+    pub p5: f64,
+    pub p50: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -275,12 +275,7 @@ impl<C: BackendClient> ClientRun<C> {
             shared.progress.fetch_add(1, Ordering::Relaxed);
             drop(payload);
             drop(call);
-            if let (Source::Vectors(walk), Some(recall), false, Ok(_)) =
-                (&self.source, &shared.truth, warmup, &done.result)
-            {
-                record_recall(&self.recorder, &mut self.client, recall, walk.current);
-            }
-            self.after_call(warmup, times, &done, batch);
+            self.after_call(warmup, times, &done, batch, &shared);
         }
     }
 
@@ -292,7 +287,13 @@ impl<C: BackendClient> ClientRun<C> {
         t: Times,
         done: &Done,
         batch: Option<super::work::Batch>,
+        shared: &Shared,
     ) {
+        if let (Source::Vectors(walk), Some(recall), false, Ok(_)) =
+            (&self.source, &shared.truth, warmup, &done.result)
+        {
+            record_recall(&self.recorder, &mut self.client, recall, walk.current);
+        }
         match (&mut self.source, batch) {
             (Source::Paced(pacer), _) => pacer.after(self.starts_at, t.start, t.end, done),
             (Source::Keys(keys), _) if !warmup => {

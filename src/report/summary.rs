@@ -158,7 +158,12 @@ fn summarise<'a>(index: usize, t: &'a TaskRecord, histograms: &RaceHistograms) -
             .map(|th| th.mean),
         target: t.slot.target_throughput.map(|r| r.0),
         unit: t.slot.throughput_unit.as_str(),
-        recall: recall.as_ref(),
+        recall: recall.as_ref().map(|r| crate::thresholds::RecallMeasured {
+            mean: r.mean,
+            min: r.min,
+            p5: r.p5,
+            p50: r.p50,
+        }),
     };
     let thresholds = t
         .slot

@@ -38,3 +38,4 @@ mod thresholds;
 mod tracks;
 mod trend;
 mod util;
+mod vector;

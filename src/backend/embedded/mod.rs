@@ -109,6 +109,29 @@ impl EmbeddedBackend {
         &self.engine
     }
 
+    /// A vector search's searches, one compiled per query vector.
+    fn prepare_vectors(&self, spec: &crate::ops::VectorSearchSpec) -> Result<Prepared, OpError> {
+        Ok(match self.engine.search_target(&spec.index) {
+            Ok(Some((index, filter))) => {
+                let plans = (0..spec.queries.vectors.len())
+                    .map(|i| {
+                        let body = spec.body(i);
+                        match &filter {
+                            Some(f) => index.compile(&engine::with_alias_filter(&body, f)),
+                            None => index.compile(&body),
+                        }
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Prepared::VectorSearch { index, plans }
+            }
+            Ok(None) => Prepared::Fails(OpError::new(
+                ErrorKind::NotFound,
+                format!("no index matches `{}`", spec.index),
+            )),
+            Err(e) => Prepared::Fails(e.into()),
+        })
+    }
+
     pub fn index(&self, name: &str) -> Option<Arc<EmbeddedIndex>> {
         self.engine.index(name)
     }
@@ -251,25 +274,7 @@ impl Backend for EmbeddedBackend {
                 },
                 Err(fails) => fails,
             },
-            OpSpec::VectorSearch(spec) => match self.engine.search_target(&spec.index) {
-                Ok(Some((index, filter))) => {
-                    let plans = (0..spec.queries.vectors.len())
-                        .map(|i| {
-                            let body = spec.body(i);
-                            match &filter {
-                                Some(f) => index.compile(&engine::with_alias_filter(&body, f)),
-                                None => index.compile(&body),
-                            }
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Prepared::VectorSearch { index, plans }
-                }
-                Ok(None) => Prepared::Fails(OpError::new(
-                    ErrorKind::NotFound,
-                    format!("no index matches `{}`", spec.index),
-                )),
-                Err(e) => Prepared::Fails(e.into()),
-            },
+            OpSpec::VectorSearch(spec) => self.prepare_vectors(spec)?,
             OpSpec::Search(spec) => match self.engine.search_target(&spec.index) {
                 // Wildcards that match nothing: each call is an empty answer, as there.
                 Ok(None) => Prepared::Nothing,

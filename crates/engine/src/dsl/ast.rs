@@ -76,7 +76,7 @@ pub enum QueryAst {
     Nested(Box<QueryAst>),
     FunctionScore(FunctionScoreAst),
     /// The k nearest documents to a vector (Elasticsearch's or OpenSearch's `knn` query).
-    Knn(Box<crate::vector::knn::KnnAst>),
+    Knn(Box<crate::dsl::knn::KnnAst>),
     /// The matches of `query`, scored by a script (the vector functions' subset).
     ScriptScore(ScriptScoreAst),
 }
@@ -142,7 +142,7 @@ impl QueryAst {
                 crate::dsl::nested::inner(body)?,
             )?))),
             "function_score" => parse_function_score(body),
-            "knn" => Ok(QueryAst::Knn(Box::new(crate::vector::knn::KnnAst::parse(
+            "knn" => Ok(QueryAst::Knn(Box::new(crate::dsl::knn::KnnAst::parse(
                 body,
             )?))),
             "script_score" => parse_script_score(body),

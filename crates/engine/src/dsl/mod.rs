@@ -5,9 +5,11 @@
 pub mod ast;
 pub(crate) mod functions;
 pub(crate) mod geo;
+pub(crate) mod knn;
 pub(crate) mod nested;
 pub(crate) mod query_string;
 pub(crate) mod scoring;
+mod script_fn;
 mod vector;
 
 use crate::dsl::ast::{BoolAst, FunctionScoreAst, Leaf, QueryAst};

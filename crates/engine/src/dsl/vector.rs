@@ -3,9 +3,9 @@
 
 use super::QueryCompiler;
 use crate::dsl::ast::ScriptScoreAst;
+use crate::dsl::knn::{KnnAst, KnnQuery};
 use crate::dsl::scoring::FnQuery;
 use crate::mapping::FieldType;
-use crate::vector::knn::{KnnAst, KnnQuery};
 use crate::vector::spec::VectorSpec;
 use std::sync::Arc;
 use tantivy::query::{BooleanQuery, Occur, Query};
@@ -108,7 +108,7 @@ impl QueryCompiler<'_> {
             let q = script_vector(&spec, &param, &s.script.params[&param])?;
             reads.push((param, field, position, q.into()));
         }
-        let func = crate::vector::ScriptFn {
+        let func = super::script_fn::ScriptFn {
             script: s.script.clone(),
             vectors: self.mapping.vectors.clone(),
             reads,

@@ -536,3 +536,5 @@ impl Engine {
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod vector_tests;

@@ -135,7 +135,7 @@ pub fn unsupported_body(body: &Value) -> Option<String> {
         };
         if let Some(why) = clauses
             .into_iter()
-            .find_map(|c| crate::vector::knn::KnnAst::parse(c).err())
+            .find_map(|c| crate::dsl::knn::KnnAst::parse(c).err())
         {
             return Some(why);
         }

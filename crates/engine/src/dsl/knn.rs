@@ -3,10 +3,10 @@
 //! nearest documents: each segment's graph explored with `num_candidates` candidates (only
 //! live documents matching the filter kept), the segments' best merged into the global k.
 
-use super::hnsw::Near;
-use super::segments::{SegmentVectors, VectorFields};
-use super::spec::{VectorSpec, MAX_CANDIDATES};
 use crate::dsl::ast::QueryAst;
+use crate::vector::hnsw::Near;
+use crate::vector::segments::{SegmentVectors, VectorFields};
+use crate::vector::spec::{VectorSpec, MAX_CANDIDATES};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use tantivy::query::{EnableScoring, Explanation, Query, Scorer, Weight};
