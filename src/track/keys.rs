@@ -177,14 +177,14 @@ pub static TASK_KEYS: &[TaskKey] = &[
         name: "thresholds",
         parser: Parser::Thresholds,
         sweepable: false,
-        schema: r##"{"type": "object", "description": "Pass/fail criteria on the task's merged results, judged in every report; a failed one makes `runner race` exit 3. Keys: service_time.<p50|p90|p95|p99|p99.9|p99.99|p100|mean>, latency.<...>, error_rate, throughput; values: a comparison such as \"< 5ms\", \"< 0.1%\", \">= 1000\" or \">= 99% of target\".", "propertyNames": {"pattern": "^((service_time|latency)\\.(p50|p90|p95|p99|p99\\.9|p99\\.99|p100|mean)|error_rate|throughput)$"}, "additionalProperties": {"type": "string", "pattern": "^\\s*(<=|>=|<|>)\\s*\\S"}}"##,
+        schema: r##"{"type": "object", "description": "Pass/fail criteria on the task's merged results, judged in every report; a failed one makes `runner race` exit 3. Keys: service_time.<p50|p90|p95|p99|p99.9|p99.99|p100|mean>, latency.<...>, error_rate, throughput, recall.<mean|min|p5|p50> (a vector-search); values: a comparison such as \"< 5ms\", \"< 0.1%\", \">= 1000\" or \">= 99% of target\".", "propertyNames": {"pattern": "^((service_time|latency)\\.(p50|p90|p95|p99|p99\\.9|p99\\.99|p100|mean)|error_rate|throughput|recall\\.(mean|min|p5|p50))$"}, "additionalProperties": {"type": "string", "pattern": "^\\s*(<=|>=|<|>)\\s*\\S"}}"##,
         about: "pass/fail criteria on the task's merged results",
     },
     TaskKey {
         name: "slo",
         parser: Parser::Thresholds,
         sweepable: false,
-        schema: r##"{"type": "object", "minProperties": 1, "description": "With `target-throughput: max`: what every probe must hold, in the thresholds' syntax (latency.<stat>, service_time.<stat>, error_rate, throughput as a share of the probe's target).", "propertyNames": {"pattern": "^((service_time|latency)\\.(p50|p90|p95|p99|p99\\.9|p99\\.99|p100|mean)|error_rate|throughput|recall\\..+)$"}, "additionalProperties": {"type": "string", "pattern": "^\\s*(<=|>=|<|>)\\s*\\S"}}"##,
+        schema: r##"{"type": "object", "minProperties": 1, "description": "With `target-throughput: max`: what every probe must hold, in the thresholds' syntax (latency.<stat>, service_time.<stat>, error_rate, throughput as a share of the probe's target, recall.<mean|min|p5|p50> for a vector-search).", "propertyNames": {"pattern": "^((service_time|latency)\\.(p50|p90|p95|p99|p99\\.9|p99\\.99|p100|mean)|error_rate|throughput|recall\\.(mean|min|p5|p50))$"}, "additionalProperties": {"type": "string", "pattern": "^\\s*(<=|>=|<|>)\\s*\\S"}}"##,
         about: "with `target-throughput: max`: the goal every probe must hold",
     },
     TaskKey {
