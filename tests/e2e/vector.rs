@@ -104,7 +104,7 @@ fn recalls(race: &serde_json::Value) -> Vec<(String, f64, f64)> {
             let r = &tr["recall"];
             assert_eq!(r["count"], 240, "every measured answer is checked: {r}");
             (
-                t["slot"]["sweep"]["num-candidates"].to_string(),
+                t["sweep"]["num-candidates"].to_string(),
                 r["mean"].as_f64().unwrap(),
                 r["min"].as_f64().unwrap(),
             )
@@ -219,6 +219,20 @@ fn a_ground_truth_file_is_checked_and_read_through_serve_too() {
     let embedded = Env::new();
     embedded.ok(&["race", "--track-path", path, "--quiet"]);
     assert!(recalls(&embedded.only_race())[1].1 > 0.9);
+    // OpenSearch's knn query syntax, through serve.
+    let os = track_files("{field: v, queries: queries.json, k: 10, ground-truth: truth.json, backend-flavor: opensearch}");
+    let env = Env::new();
+    env.ok(&[
+        "race",
+        "--track-path",
+        os.path().to_str().unwrap(),
+        "--quiet",
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &target,
+    ]);
+    assert!(recalls(&env.only_race())[1].1 > 0.9);
 }
 
 #[test]

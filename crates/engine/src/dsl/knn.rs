@@ -160,6 +160,8 @@ pub struct KnnQuery {
     pub filter: Option<Box<dyn Query>>,
     pub min_score: Option<f32>,
     pub boost: f32,
+    /// Where a profiled search adds the vectors it compared.
+    pub visits: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 impl Clone for KnnQuery {
@@ -174,6 +176,7 @@ impl Clone for KnnQuery {
             filter: self.filter.as_ref().map(|f| f.box_clone()),
             min_score: self.min_score,
             boost: self.boost,
+            visits: self.visits.clone(),
         }
     }
 }
@@ -196,12 +199,13 @@ fn segment_nearest(
     candidates: usize,
     accept: &dyn Fn(u32) -> bool,
     accepted: Option<usize>,
-) -> Vec<Near> {
+) -> (Vec<Near>, u64) {
     let qv = seg.points.query(q);
     match &seg.graph {
         Some(g) if accepted.is_none_or(|n| n > candidates) => {
             VectorFields::with_visited(seg.points.len(), |v| {
-                g.search(&seg.points, &qv, k, candidates, accept, v)
+                let found = g.search(&seg.points, &qv, k, candidates, accept, v);
+                (found, v.count)
             })
         }
         _ => {
@@ -216,8 +220,9 @@ fn segment_nearest(
             if keep > 0 && keep < all.len() {
                 all.select_nth_unstable_by(keep - 1, |a, b| b.cmp(a));
             }
+            let scanned = all.len() as u64;
             all.truncate(keep);
-            all
+            (all, scanned)
         }
     }
 }
@@ -255,14 +260,18 @@ impl Query for KnnQuery {
                     && allowed.as_ref().is_none_or(|b| b.contains(doc))
             };
             let accepted = allowed.as_ref().map(|b| b.len());
-            for n in segment_nearest(
+            let (nearest, visited) = segment_nearest(
                 &seg,
                 &self.vector,
                 self.k,
                 self.candidates,
                 &accept,
                 accepted,
-            ) {
+            );
+            if let Some(v) = &self.visits {
+                v.fetch_add(visited, std::sync::atomic::Ordering::Relaxed);
+            }
+            for n in nearest {
                 let score = self.spec.score(seg.points.metric.raw(n.sim));
                 found.push((score, ord as u32, seg.docs[n.node as usize]));
             }

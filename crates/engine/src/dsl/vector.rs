@@ -10,6 +10,10 @@ use crate::vector::spec::VectorSpec;
 use std::sync::Arc;
 use tantivy::query::{BooleanQuery, Occur, Query};
 
+/// The vectors a kNN clause compared, summed over segments (a profiled search's
+/// `vector_operations_count`).
+pub type KnnVisits = Arc<std::sync::atomic::AtomicU64>;
+
 impl QueryCompiler<'_> {
     /// A vector field of the mapping, and its place among the vector fields.
     fn vector_field(&self, name: &str) -> Result<(Arc<VectorSpec>, usize), String> {
@@ -35,16 +39,20 @@ impl QueryCompiler<'_> {
         let (_, candidates) = ast.sizes(self.size)?;
         // Without `k`, every candidate is a match and the search's size takes the best.
         let k = ast.k.unwrap_or(candidates);
-        self.knn(ast, k, candidates)
+        self.knn(ast, k, candidates, None)
     }
 
     /// The top-level `knn` section: each clause's k nearest, added to the query's matches
     /// with their scores summed, as Elasticsearch combines them.
+    /// With `profile`, each clause's count of compared vectors is kept in the returned
+    /// counters.
     pub fn top_level_knn(
         &self,
         knn: &serde_json::Value,
         query: Option<Box<dyn Query>>,
-    ) -> Result<Box<dyn Query>, String> {
+        profile: bool,
+    ) -> Result<(Box<dyn Query>, Vec<KnnVisits>), String> {
+        let mut visits = Vec::new();
         let clauses: Vec<&serde_json::Value> = match knn {
             serde_json::Value::Array(items) => items.iter().collect(),
             one => vec![one],
@@ -53,21 +61,33 @@ impl QueryCompiler<'_> {
         for c in clauses {
             let ast = KnnAst::parse(c)?;
             let (k, candidates) = ast.sizes(self.size)?;
-            should.push((Occur::Should, self.knn(&ast, k, candidates)?));
+            let counter = profile.then(KnnVisits::default);
+            should.push((
+                Occur::Should,
+                self.knn(&ast, k, candidates, counter.clone())?,
+            ));
+            visits.extend(counter);
         }
         if let Some(q) = query {
             should.push((Occur::Should, q));
         }
-        Ok(match should.len() {
+        let query: Box<dyn Query> = match should.len() {
             1 => should
                 .pop()
                 .map(|(_, q)| q)
                 .unwrap_or_else(|| Box::new(tantivy::query::EmptyQuery)),
             _ => Box::new(BooleanQuery::new(should)),
-        })
+        };
+        Ok((query, visits))
     }
 
-    fn knn(&self, ast: &KnnAst, k: usize, candidates: usize) -> Result<Box<dyn Query>, String> {
+    fn knn(
+        &self,
+        ast: &KnnAst,
+        k: usize,
+        candidates: usize,
+        visits: Option<KnnVisits>,
+    ) -> Result<Box<dyn Query>, String> {
         let (spec, position) = self.vector_field(&ast.field)?;
         if !spec.indexed {
             return Err(format!(
@@ -97,6 +117,7 @@ impl QueryCompiler<'_> {
             filter,
             min_score,
             boost: ast.boost,
+            visits,
         }))
     }
 

@@ -75,6 +75,34 @@ enum Context<'a> {
     Pit(&'a str),
 }
 
+/// A profiled kNN search's answer: Elasticsearch's `profile.shards[].dfs.knn[]` with each
+/// clause's `vector_operations_count` (the vectors it compared, summed over the indices).
+fn with_knn_profile(
+    mut answer: RestResponse,
+    visits: &[Vec<std::sync::Arc<std::sync::atomic::AtomicU64>>],
+) -> RestResponse {
+    let clauses = visits.iter().map(Vec::len).max().unwrap_or(0);
+    if clauses == 0 || answer.status != 200 || answer.body.last() != Some(&b'}') {
+        return answer;
+    }
+    let knn: Vec<Value> = (0..clauses)
+        .map(|i| {
+            let n: u64 = visits
+                .iter()
+                .filter_map(|v| v.get(i))
+                .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+                .sum();
+            json!({"query": [], "rewrite_time": 0, "collector": [], "vector_operations_count": n})
+        })
+        .collect();
+    let profile = json!({"shards": [{"id": "[runner][knn][0]", "dfs": {"knn": knn}, "searches": [], "aggregations": []}]});
+    answer.body.pop();
+    answer
+        .body
+        .extend_from_slice(format!(",\"profile\":{profile}}}").as_bytes());
+    answer
+}
+
 /// A search response; sources are stored JSON, spliced in as they are.
 fn hits_body(
     index: HitIndex,
@@ -329,7 +357,8 @@ impl Engine {
             }
         }
         let scroll = param(query, "scroll").filter(|_| !count_only);
-        match (plans.len(), scroll) {
+        let visits: Vec<_> = plans.iter().map(|(_, p, _)| p.knn_visits.clone()).collect();
+        let answer = match (plans.len(), scroll) {
             (_, Some(_)) if pit.is_some() => RestResponse::error(
                 400,
                 "action_request_validation_exception",
@@ -353,7 +382,8 @@ impl Engine {
                 (started, shown),
                 pit.as_ref().map(|(id, _)| id.as_str()),
             ),
-        }
+        };
+        with_knn_profile(answer, &visits)
     }
 
     /// The snapshot a search body's `pit` (`{"id", "keep_alive"}`) names. A point in time

@@ -122,6 +122,33 @@ fn int8_hnsw_is_the_default_and_its_scores_are_approximate() {
 }
 
 #[test]
+fn a_profiled_knn_search_counts_the_vectors_it_compared() {
+    let b = Engine::new();
+    images(&b);
+    let (s, r) = call(
+        &b,
+        "POST",
+        "/my-image-index/_search",
+        r#"{"knn": {"field": "image-vector", "query_vector": [-5, 9, -12], "k": 2, "num_candidates": 3}, "profile": true, "_source": false}"#,
+    );
+    assert_eq!(s, 200, "{r}");
+    let knn = &r["profile"]["shards"][0]["dfs"]["knn"];
+    assert_eq!(knn.as_array().unwrap().len(), 1, "{r}");
+    // Three vectors in the index: the graph compares each at most once.
+    let n = knn[0]["vector_operations_count"].as_u64().unwrap();
+    assert!((1..=3).contains(&n), "{r}");
+    assert_eq!(hits(&r).len(), 2);
+    let (s, r) = call(
+        &b,
+        "POST",
+        "/my-image-index/_search",
+        r#"{"query": {"match_all": {}}, "profile": true}"#,
+    );
+    assert_eq!(s, 400, "{r}");
+    assert!(r.to_string().contains("profile"), "{r}");
+}
+
+#[test]
 fn hybrid_search_adds_the_query_and_knn_scores() {
     let b = Engine::new();
     images(&b);

@@ -59,6 +59,8 @@ pub struct SearchPlan {
     pub aggs: Option<crate::aggs::AggPlan>,
     /// The body's `fields` and `highlight`, added to each hit returned.
     pub fetch: std::sync::Arc<crate::search::fetch::FetchPlan>,
+    /// `profile: true` on a kNN search: each top-level clause's count of compared vectors.
+    pub knn_visits: Vec<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// One search hit, as the REST API returns it.
@@ -91,7 +93,7 @@ pub struct Page {
 /// Search body keys the embedded engine runs (`_source` filters each hit's source;
 /// `track_total_hits` shapes the REST answer's total); anything else (post_filter,
 /// rescore, ...) would be measured without the work it asks for, so it is refused.
-const SEARCH_KEYS: [&str; 17] = [
+const SEARCH_KEYS: [&str; 18] = [
     "aggs",
     "fields",
     "docvalue_fields",
@@ -109,6 +111,7 @@ const SEARCH_KEYS: [&str; 17] = [
     "version",
     "seq_no_primary_term",
     "knn",
+    "profile",
 ];
 
 /// Why the embedded engine cannot run this search body, if it cannot.
@@ -127,6 +130,11 @@ pub fn unsupported_body(body: &Value) -> Option<String> {
     }
     if let Some(why) = body.get("query").and_then(crate::dsl::unsupported_query) {
         return Some(why);
+    }
+    match body.get("profile") {
+        None | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) if body.get("knn").is_some() => {}
+        Some(_) => return Some("`profile` is run for top-level kNN searches only (their `vector_operations_count`); the embedded engine does not profile other searches".into()),
     }
     if let Some(knn) = body.get("knn") {
         let clauses = match knn {
@@ -264,9 +272,11 @@ fn compile_search_with(
         None => QueryAst::Leaf(Leaf::MatchAll, serde_json::json!({})),
     };
     let mut query = compiler.compile(&parsed).map_err(bad)?;
+    let profile = body.get("profile") == Some(&Value::Bool(true));
+    let mut knn_visits = Vec::new();
     if let Some(knn) = body.get("knn") {
         let with = body.get("query").map(|_| query);
-        query = compiler.top_level_knn(knn, with).map_err(bad)?;
+        (query, knn_visits) = compiler.top_level_knn(knn, with, profile).map_err(bad)?;
     }
     let sort = body
         .get("sort")
@@ -298,6 +308,7 @@ fn compile_search_with(
         after,
         aggs,
         fetch: std::sync::Arc::new(fetch),
+        knn_visits,
     })
 }
 

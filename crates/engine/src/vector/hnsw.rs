@@ -43,6 +43,9 @@ const MAGIC: &[u8; 8] = b"RVHNSW01";
 pub struct Visited {
     marks: Vec<u32>,
     generation: u32,
+    /// Nodes whose distance the last search computed (Elasticsearch's
+    /// `vector_operations_count`).
+    pub count: u64,
 }
 
 impl Visited {
@@ -50,6 +53,7 @@ impl Visited {
         Visited {
             marks: vec![0; n],
             generation: 0,
+            count: 0,
         }
     }
 
@@ -71,6 +75,7 @@ impl Visited {
             return false;
         }
         *m = self.generation;
+        self.count += 1;
         true
     }
 }
@@ -155,6 +160,7 @@ fn search_layer(
     visited: &mut Visited,
 ) -> Vec<Near> {
     visited.reset(points.len());
+    visited.count = 0;
     let mut candidates: BinaryHeap<Near> = BinaryHeap::new();
     let mut best: BinaryHeap<Far> = BinaryHeap::new();
     for e in entry {
