@@ -194,6 +194,7 @@ mod tests {
             cut_short: false,
             parts: None,
             recall: None,
+            runner_numbers: Default::default(),
         }
     }
 

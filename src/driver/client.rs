@@ -294,6 +294,9 @@ impl<C: BackendClient> ClientRun<C> {
         {
             record_recall(&self.recorder, &mut self.client, recall, walk.current);
         }
+        if let (Some(account), false) = (&done.runner, warmup) {
+            recording(&self.recorder, |r| r.record_runner_numbers(&account.meta));
+        }
         match (&mut self.source, batch) {
             (Source::Paced(pacer), _) => pacer.after(self.starts_at, t.start, t.end, done),
             (Source::Keys(keys), _) if !warmup => {

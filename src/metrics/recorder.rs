@@ -90,6 +90,9 @@ pub struct Recorder {
     pub parts: Option<Parts>,
     /// Recall of each measured answer in thousandths, for a vector search.
     pub recall: Option<Histogram<u64>>,
+    /// The numbers a track's custom runner returned with its last measured call (Rally keeps
+    /// them as the sample's meta: the dense_vector track's `avg_recall`).
+    pub runner_numbers: std::collections::BTreeMap<String, f64>,
 }
 
 /// A histogram of recall in thousandths (0 to 1,000), exact at every value.
@@ -205,6 +208,18 @@ impl Recorder {
             cut_short: false,
             parts: None,
             recall: None,
+            runner_numbers: Default::default(),
+        }
+    }
+
+    /// Keeps the numbers of a custom runner's answer (not its weight, unit or status).
+    #[cold]
+    pub fn record_runner_numbers(&mut self, meta: &serde_json::Value) {
+        for (k, v) in meta.as_object().into_iter().flatten() {
+            if let (Some(n), false) = (v.as_f64(), ["weight", "http-status"].contains(&k.as_str()))
+            {
+                self.runner_numbers.insert(k.clone(), n);
+            }
         }
     }
 
@@ -374,6 +389,8 @@ pub struct TrialMetrics {
     pub parts: Option<Parts>,
     /// Each measured answer's recall in thousandths (a vector search).
     pub recall: Option<Histogram<u64>>,
+    /// A custom runner's numbers from its last measured call.
+    pub runner_numbers: std::collections::BTreeMap<String, f64>,
 }
 
 impl TrialMetrics {
@@ -391,6 +408,7 @@ impl TrialMetrics {
             cut_short: false,
             parts: None,
             recall: None,
+            runner_numbers: Default::default(),
         };
         let (mut service_nanos, mut latency_nanos) = (0u128, 0u128);
         let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
@@ -407,6 +425,7 @@ impl TrialMetrics {
             latency_nanos += r.latency_nanos;
             m.counts.add(&r.counts);
             m.cut_short |= r.cut_short;
+            m.runner_numbers.extend(r.runner_numbers.clone());
             if let Some(h) = &r.recall {
                 // Same bounds on both sides: the add cannot fail.
                 let _ = m.recall.get_or_insert_with(recall_histogram).add(h);

@@ -211,6 +211,7 @@ fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> 
         rate_by_second: None,
         imported: false,
         recall: m.recall.as_ref().and_then(crate::results::RecallRecord::of),
+        runner_numbers: m.runner_numbers.clone(),
     }
 }
 

@@ -99,10 +99,50 @@ pub fn tables(s: &Summary) -> Vec<Table> {
     vec![table]
 }
 
+/// What the tracks' custom runners returned (Rally keeps it as each sample's meta).
+pub fn runner_numbers_table(s: &Summary) -> Option<Table> {
+    use Align::{Left as L, Right as R};
+    let rows: Vec<Vec<String>> = s
+        .tasks
+        .iter()
+        .flat_map(|t| {
+            t.record.trials.iter().flat_map(move |tr| {
+                tr.runner_numbers.iter().map(move |(k, v)| {
+                    vec![
+                        t.task.to_string(),
+                        t.sweep_label.clone(),
+                        (tr.trial + 1).to_string(),
+                        k.clone(),
+                        format_number(*v),
+                    ]
+                })
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut table = Table::new(
+        "Custom runners' numbers (each trial's last measured call)",
+        &[
+            ("Task", L),
+            ("Sweep", L),
+            ("Trial", R),
+            ("Name", L),
+            ("Value", R),
+        ],
+    );
+    rows.into_iter().for_each(|r| table.row(r));
+    Some(table)
+}
+
 /// A trial's recall rows for CSV.
 pub fn trial_rows(tr: &TrialRecord, row: &mut dyn FnMut(String, f64, &str)) {
     if let Some(r) = &tr.recall {
         record_rows(r, row);
+    }
+    for (k, v) in &tr.runner_numbers {
+        row(format!("runner_{k}"), *v, "");
     }
 }
 

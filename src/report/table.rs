@@ -134,6 +134,7 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
     }
     tables.extend(super::capacity::tables(s));
     tables.extend(super::recall::tables(s));
+    tables.extend(super::recall::runner_numbers_table(s));
     if let Some(hidden) = unreported_failures_table(s) {
         tables.push(hidden);
     }

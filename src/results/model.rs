@@ -293,6 +293,10 @@ pub struct TrialRecord {
     /// A vector search: the recall of its measured answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recall: Option<RecallRecord>,
+    /// The numbers a track's custom runner returned with its last measured call (the
+    /// dense_vector track's `avg_recall`, `min_recall`...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub runner_numbers: BTreeMap<String, f64>,
 }
 
 /// The recall@k of a vector search's measured answers: the share of each query's true k
