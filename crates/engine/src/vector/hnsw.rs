@@ -37,7 +37,12 @@ impl Ord for Near {
 struct Far(std::cmp::Reverse<Near>);
 
 const MAX_LEVEL: u8 = 16;
-const MAGIC: &[u8; 8] = b"RVHNSW01";
+const MAGIC: &[u8; 8] = b"RVHNSW02";
+
+/// A node's layer-0 slot: its count, its 2m links, and one more a repair may add.
+const fn l0_stride(m: usize) -> usize {
+    2 * m + 2
+}
 
 /// Which nodes a search has seen, reset in O(1) by a new generation.
 pub struct Visited {
@@ -86,7 +91,7 @@ pub struct Hnsw {
     entry: u32,
     top: u8,
     levels: Vec<u8>,
-    /// Layer 0: per node a count, then up to 2m neighbours.
+    /// Layer 0: per node a count, then up to 2m neighbours (2m + 1 after a repair).
     l0: Vec<u32>,
     /// Where a node's upper-layer lists start in `upper` (u32::MAX: level 0 only); each
     /// upper list is a count then up to m neighbours.
@@ -278,19 +283,20 @@ impl Hnsw {
             insert_all();
         });
         let (e, top) = *entry.read().unwrap_or_else(|p| p.into_inner());
+        connect(&building, points, e, m);
         Hnsw::freeze(&building, m, e, top, levels)
     }
 
     fn freeze(b: &Building, m: usize, entry: u32, top: u8, levels: Vec<u8>) -> Hnsw {
         let n = levels.len();
-        let mut l0 = Vec::with_capacity(n * (2 * m + 1));
+        let mut l0 = Vec::with_capacity(n * l0_stride(m));
         let mut upper_off = Vec::with_capacity(n);
         let mut upper = Vec::new();
         for (node, lists) in b.lists.iter().enumerate() {
             let first = lists[0].lock().unwrap_or_else(|p| p.into_inner());
             l0.push(first.len() as u32);
             l0.extend_from_slice(&first);
-            l0.resize((node + 1) * (2 * m + 1), 0);
+            l0.resize((node + 1) * l0_stride(m), 0);
             if lists.len() == 1 {
                 upper_off.push(u32::MAX);
                 continue;
@@ -317,7 +323,7 @@ impl Hnsw {
     fn list(&self, node: u32, level: u8) -> &[u32] {
         let m = self.m;
         if level == 0 {
-            let at = node as usize * (2 * m + 1);
+            let at = node as usize * l0_stride(m);
             let len = self.l0[at] as usize;
             return &self.l0[at + 1..at + 1 + len];
         }
@@ -398,7 +404,7 @@ impl Hnsw {
         let rest = &rest[20..];
         let levels = rest.get(..n)?.to_vec();
         let words = rest.get(n..)?;
-        let l0_len = n * (2 * m + 1);
+        let l0_len = n * l0_stride(m);
         if words.len() != (l0_len + n + upper_len) * 4 {
             return None;
         }
@@ -426,10 +432,10 @@ impl Hnsw {
         let n = self.levels.len();
         let m = self.m;
         (0..n).all(|node| {
-            let l0 = &self.l0[node * (2 * m + 1)..(node + 1) * (2 * m + 1)];
+            let l0 = &self.l0[node * l0_stride(m)..(node + 1) * l0_stride(m)];
             let level = self.levels[node] as usize;
             let off = self.upper_off[node];
-            l0[0] as usize <= 2 * m
+            (l0[0] as usize) < l0_stride(m)
                 && l0[1..=l0[0] as usize].iter().all(|x| (*x as usize) < n)
                 && (level == 0) == (off == u32::MAX)
                 && (level == 0
@@ -442,6 +448,71 @@ impl Hnsw {
                                 .is_some_and(|l| l.iter().all(|x| (*x as usize) < n))
                     }))
         })
+    }
+}
+
+/// Links every node that no path at layer 0 reaches from the entry (a concurrent insert's
+/// pruning can drop a node's last incoming link), from its nearest reachable node, as Lucene
+/// connects a graph's components after building it: a search then can reach every vector.
+fn connect(b: &Building, points: &Points, entry: u32, m: usize) {
+    let n = b.lists.len();
+    let mut reached = vec![false; n];
+    let mut scratch = Vec::new();
+    let mut mark = |from: u32, reached: &mut Vec<bool>| {
+        let mut stack = vec![from];
+        reached[from as usize] = true;
+        while let Some(x) = stack.pop() {
+            b.neighbours(x, 0, &mut scratch);
+            for &y in &scratch {
+                if !reached[y as usize] {
+                    reached[y as usize] = true;
+                    stack.push(y);
+                }
+            }
+        }
+    };
+    mark(entry, &mut reached);
+    for u in 0..n as u32 {
+        if reached[u as usize] {
+            continue;
+        }
+        // The nearest reachable node with room for one more link: among the node's own
+        // links (its nearest), else among all.
+        let q = points.query(points.vector(u));
+        let room = |v: &u32| {
+            reached[*v as usize]
+                && b.lists[*v as usize][0]
+                    .lock()
+                    .is_ok_and(|l| l.len() < l0_stride(m) - 1)
+        };
+        let mut links = Vec::new();
+        b.neighbours(u, 0, &mut links);
+        let own = links
+            .iter()
+            .copied()
+            .filter(room)
+            .map(|v| Near {
+                sim: points.to(&q, v),
+                node: v,
+            })
+            .max();
+        let from = own.or_else(|| {
+            (0..n as u32)
+                .filter(room)
+                .map(|v| Near {
+                    sim: points.to(&q, v),
+                    node: v,
+                })
+                .max()
+        });
+        let Some(from) = from else {
+            continue;
+        };
+        b.lists[from.node as usize][0]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(u);
+        mark(u, &mut reached);
     }
 }
 
@@ -577,6 +648,26 @@ mod tests {
         assert_eq!(found.len(), 20);
         assert!(found.iter().all(|n| n.node % 2 == 0));
         assert!(found.windows(2).all(|w| w[0].sim >= w[1].sim));
+    }
+
+    #[test]
+    fn every_node_is_reachable_after_a_parallel_build() {
+        let points = random_points(3000, 8, "l2_norm");
+        for threads in [1, 2, 4] {
+            let g = Hnsw::build(&points, 4, 16, threads);
+            let mut seen = vec![false; points.len()];
+            let mut stack = vec![g.entry];
+            seen[g.entry as usize] = true;
+            while let Some(n) = stack.pop() {
+                for &m in g.list(n, 0) {
+                    if !seen[m as usize] {
+                        seen[m as usize] = true;
+                        stack.push(m);
+                    }
+                }
+            }
+            assert!(seen.iter().all(|s| *s), "threads {threads}");
+        }
     }
 
     #[test]
