@@ -172,7 +172,7 @@ pub async fn run(
 ) -> Result<RaceOutcome, RaceError> {
     let mut plan = opts.track.plan(&track)?;
     add_thresholds(&mut plan, &opts.thresholds)?;
-    checks::check_recall_criteria(&plan)?;
+    checks::check_recall_criteria(&plan, opts.shard.is_some())?;
     let mut deviations = track.notes.clone();
     deviations.extend(check_supported(
         opts.backend,

@@ -95,7 +95,7 @@ pub(super) fn check_supported(
 
 /// A recall criterion (a threshold or a capacity search's `slo`) only on a vector search: any
 /// other task has no ranked ids to check, and would fail or never judge it.
-pub(super) fn check_recall_criteria(plan: &Plan) -> Result<(), RaceError> {
+pub(super) fn check_recall_criteria(plan: &Plan, sharded: bool) -> Result<(), RaceError> {
     let is_recall =
         |t: &crate::thresholds::Threshold| matches!(t.metric, crate::thresholds::Metric::Recall(_));
     for step in &plan.steps {
@@ -104,10 +104,20 @@ pub(super) fn check_recall_criteria(plan: &Plan) -> Result<(), RaceError> {
             operations: leaves, ..
         }) = step;
         for leaf in leaves {
+            let slot = leaf.result.and_then(|r| plan.results.get(r));
             if matches!(leaf.spec, crate::ops::OpSpec::VectorSearch(_)) {
+                // Shards exchange each probe's timings and counts, not its recall.
+                let sharded_goal = slot
+                    .and_then(|s| s.capacity.as_ref())
+                    .and_then(|c| c.slo.iter().find(|t| is_recall(t)));
+                if let (true, Some(c)) = (sharded, sharded_goal) {
+                    return Err(RaceError::Unsupported(format!(
+                        "task `{}`: `{c}`: a sharded capacity search does not judge recall (its shards share each probe's timings and counts, not its recall); run it in one process",
+                        leaf.task
+                    )));
+                }
                 continue;
             }
-            let slot = leaf.result.and_then(|r| plan.results.get(r));
             let criterion = slot
                 .into_iter()
                 .flat_map(|s| {
