@@ -196,6 +196,28 @@ pub fn with_filter(body: &Value, filter: &Value) -> Value {
         Value::Object(m) => m.clone(),
         _ => Map::new(),
     };
+    // A top-level kNN search filters its candidates too (each clause's own `filter`), and
+    // without a `query` it has no other matches to filter.
+    if let Some(knn) = out.get_mut("knn") {
+        let clauses: Vec<&mut Value> = match knn {
+            Value::Array(items) => items.iter_mut().collect(),
+            one => vec![one],
+        };
+        for clause in clauses.into_iter().filter_map(Value::as_object_mut) {
+            let joined = match clause.remove("filter") {
+                None => filter.clone(),
+                Some(Value::Array(mut fs)) => {
+                    fs.push(filter.clone());
+                    Value::Array(fs)
+                }
+                Some(one) => json!([one, filter]),
+            };
+            clause.insert("filter".into(), joined);
+        }
+        if !out.contains_key("query") {
+            return Value::Object(out);
+        }
+    }
     let query = out
         .remove("query")
         .unwrap_or_else(|| json!({"match_all": {}}));

@@ -149,6 +149,25 @@ fn a_profiled_knn_search_counts_the_vectors_it_compared() {
 }
 
 #[test]
+fn a_filtered_alias_filters_the_knn_candidates() {
+    let b = Engine::new();
+    images(&b);
+    let alias = r#"{"actions": [{"add": {"index": "my-image-index", "alias": "jpgs", "filter": {"term": {"file-type": "jpg"}}}}]}"#;
+    assert_eq!(call(&b, "POST", "/_aliases", alias).0, 200);
+    let (s, r) = call(
+        &b,
+        "POST",
+        "/jpgs/_search",
+        r#"{"knn": {"field": "image-vector", "query_vector": [42, 8, -15], "k": 3, "num_candidates": 10}}"#,
+    );
+    assert_eq!(s, 200, "{r}");
+    // Doc 2 (the png) is the nearest, but the alias does not reach it; nothing else is added.
+    let ids: Vec<String> = hits(&r).into_iter().map(|h| h.0).collect();
+    assert_eq!(ids.len(), 2, "{r}");
+    assert!(!ids.contains(&"2".to_string()), "{r}");
+}
+
+#[test]
 fn hybrid_search_adds_the_query_and_knn_scores() {
     let b = Engine::new();
     images(&b);
