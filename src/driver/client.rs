@@ -270,7 +270,6 @@ impl<C: BackendClient> ClientRun<C> {
                 times,
                 &done.result,
             );
-
             abort_if_asked(&shared, &done.result);
             shared.progress.fetch_add(1, Ordering::Relaxed);
             drop(payload);

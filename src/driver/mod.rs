@@ -381,10 +381,13 @@ impl<B: Backend> Driver<B> {
             _ => None,
         };
         let recall = match &leaf.spec {
+            // An exact ground truth may take a while: Ctrl-C stops it too.
             OpSpec::VectorSearch(v) => Some(
-                vectors::recall_of(self.backend.as_ref(), v)
-                    .await
-                    .inspect_err(|why| self.abort_race(why))?,
+                tokio::select! {
+                    found = vectors::recall_of(self.backend.as_ref(), v) => found,
+                    _ = self.cancel.cancelled() => Err("interrupted while finding the vector search's true neighbours, before the task started".to_string()),
+                }
+                .inspect_err(|why| self.abort_race(why))?,
             ),
             _ => None,
         };
