@@ -11,19 +11,7 @@ use hdrhistogram::Histogram;
 const RECALL_RESOLUTION: f64 = 0.005;
 
 fn answers(t: &TaskRecord) -> Option<Histogram<u64>> {
-    let mut merged: Option<Histogram<u64>> = None;
-    for h in t
-        .complete_trials()
-        .filter_map(|tr| tr.recall.as_ref()?.decoded())
-    {
-        match &mut merged {
-            Some(m) => {
-                let _ = m.add(&h);
-            }
-            None => merged = Some(h),
-        }
-    }
-    merged.filter(|h| !h.is_empty())
+    crate::results::RecallRecord::merged(t.complete_trials().filter_map(|tr| tr.recall.as_ref()))
 }
 
 /// Mean recall (0 to 1) and the variance of that mean.

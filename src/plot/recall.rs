@@ -18,16 +18,9 @@ fn points(task: &str, s: &Source) -> Vec<(String, Point)> {
                 &trials.iter().map(|tr| tr.throughput).collect::<Vec<_>>(),
             )
             .median;
-            let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-            for h in trials.iter().filter_map(|tr| tr.recall.as_ref()?.decoded()) {
-                match &mut merged {
-                    Some(m) => {
-                        let _ = m.add(&h);
-                    }
-                    None => merged = Some(h),
-                }
-            }
-            let merged = merged.filter(|h| !h.is_empty())?;
+            let merged = crate::results::RecallRecord::merged(
+                trials.iter().filter_map(|tr| tr.recall.as_ref()),
+            )?;
             Some((
                 t.sweep_label(),
                 Point {

@@ -210,17 +210,9 @@ fn error_rate_of(t: &TaskRecord, successes: u64, errors: u64) -> f64 {
 
 /// Recall over every measured answer of the trials: their histograms added.
 fn recall_of(trials: &[&crate::results::TrialRecord]) -> Option<crate::results::RecallRecord> {
-    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-    for h in trials.iter().filter_map(|tr| tr.recall.as_ref()?.decoded()) {
-        match &mut merged {
-            // Recall histograms share their bounds: the add cannot fail.
-            Some(m) => {
-                let _ = m.add(&h);
-            }
-            None => merged = Some(h),
-        }
-    }
-    crate::results::RecallRecord::of(&merged?)
+    let merged =
+        crate::results::RecallRecord::merged(trials.iter().filter_map(|tr| tr.recall.as_ref()))?;
+    crate::results::RecallRecord::of(&merged)
 }
 
 /// The capacities a task's searches found, across them.

@@ -332,6 +332,24 @@ impl RecallRecord {
     pub fn decoded(&self) -> Option<hdrhistogram::Histogram<u64>> {
         crate::metrics::decode_histogram(&self.histogram).ok()
     }
+
+    /// Every answer of these records together (trials, shards): their histograms added;
+    /// None when none holds an answer.
+    pub fn merged<'a>(
+        records: impl IntoIterator<Item = &'a RecallRecord>,
+    ) -> Option<hdrhistogram::Histogram<u64>> {
+        let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+        for h in records.into_iter().filter_map(RecallRecord::decoded) {
+            match &mut merged {
+                // Recall histograms share their bounds: the add cannot fail.
+                Some(m) => {
+                    let _ = m.add(&h);
+                }
+                None => merged = Some(h),
+            }
+        }
+        merged.filter(|h| !h.is_empty())
+    }
 }
 
 /// Intended against achieved, second by second from a trial's start.

@@ -387,20 +387,10 @@ fn summed_counts(parts: &[ShardPart<'_>]) -> TrialRecord {
         .fold(0.0, f64::max);
     m.server = parts.iter().find_map(|p| p.record.server.clone());
     // Every shard's answers' recall, added.
-    let mut recall: Option<Histogram<u64>> = None;
-    for h in parts
-        .iter()
-        .filter_map(|p| p.record.recall.as_ref()?.decoded())
-    {
-        match &mut recall {
-            // Recall histograms share their bounds: the add cannot fail.
-            Some(r) => {
-                let _ = r.add(&h);
-            }
-            None => recall = Some(h),
-        }
-    }
-    m.recall = recall.as_ref().and_then(crate::results::RecallRecord::of);
+    m.recall =
+        crate::results::RecallRecord::merged(parts.iter().filter_map(|p| p.record.recall.as_ref()))
+            .as_ref()
+            .and_then(crate::results::RecallRecord::of);
     // The busiest shard's own usage: if one load driver was saturated, the report says so.
     m.driver = parts
         .iter()

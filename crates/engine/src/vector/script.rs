@@ -114,6 +114,7 @@ impl Script {
             s: source.trim().trim_end_matches(';').as_bytes(),
             at: 0,
             source,
+            depth: 0,
         };
         let expr = p.expr()?;
         p.skip_ws();
@@ -227,7 +228,13 @@ struct Parser<'a> {
     s: &'a [u8],
     at: usize,
     source: &'a str,
+    /// How deep the expression being read is nested: bounded, so that a hostile script
+    /// cannot exhaust the stack.
+    depth: usize,
 }
+
+/// The deepest nesting of parentheses, signs and calls a script may have.
+const MAX_DEPTH: usize = 64;
 
 impl Parser<'_> {
     fn skip_ws(&mut self) {
@@ -269,6 +276,19 @@ impl Parser<'_> {
     }
 
     fn factor(&mut self) -> Result<Expr, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!(
+                "script `{}`: nested more than {MAX_DEPTH} deep",
+                self.source
+            ));
+        }
+        self.depth += 1;
+        let factor = self.factor_inner();
+        self.depth -= 1;
+        factor
+    }
+
+    fn factor_inner(&mut self) -> Result<Expr, String> {
         match self.peek() {
             Some(b'-') => {
                 self.at += 1;
@@ -451,6 +471,10 @@ mod tests {
         assert!(Script::parse(&json!({"source": "params.missing"}))
             .unwrap_err()
             .contains("missing"));
+        let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(Script::parse(&json!({ "source": deep }))
+            .unwrap_err()
+            .contains("nested more than"));
         assert!(Script::parse(&json!({"source": "1", "lang": "expression"}))
             .unwrap_err()
             .contains("expression"));
