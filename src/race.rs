@@ -282,6 +282,7 @@ async fn run_with<B: Backend>(
     }
     let mut driver_options = DriverOptions::whole(opts.on_error, opts.progress);
     driver_options.narrate = !opts.quiet;
+    driver_options.keep_samples = opts.keep_samples;
     if let Some(m) = &member {
         driver_options.slice = m.slice;
         driver_options.gate = Some(m.clone() as Arc<dyn crate::driver::StepGate>);

@@ -57,4 +57,6 @@ pub struct RaceRequest {
     pub engine_storage: engine::storage::EngineStorage,
     /// This process's shard of a race run by several; None runs it whole.
     pub shard: Option<crate::shard::ShardSpec>,
+    /// Each request's timings kept, at most this many per trial (`--keep-samples`).
+    pub keep_samples: Option<usize>,
 }

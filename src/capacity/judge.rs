@@ -195,6 +195,7 @@ mod tests {
             parts: None,
             recall: None,
             runner_numbers: Default::default(),
+            samples: None,
         }
     }
 

@@ -53,7 +53,11 @@ pub fn run(args: ExportArgs, home: &Path) -> Result<u8, CliError> {
             .map_err(CliError::Usage)?;
         let docs = crate::export::rally_documents(&summary);
         let runtime = runtime()?;
-        let written = runtime.block_on(crate::export::to_elasticsearch(&admin, &docs))?;
+        let race_id = record.race_id.clone();
+        let load = |r: &crate::results::SamplesRecord| {
+            store.load_samples(&race_id, r).map_err(|e| e.to_string())
+        };
+        let written = runtime.block_on(crate::export::to_elasticsearch(&admin, &docs, &load))?;
         eprintln!(
             "exported {written} documents to {} ({} and {})",
             admin.host(),

@@ -46,11 +46,20 @@ pub struct RaceArgs {
     /// flat as the corpus grows), or in RAM.
     #[arg(long, value_enum, default_value = "disk")]
     pub engine_storage: engine::storage::EngineStorage,
+    /// Keep each request's intended start, service time and latency (warmup ones too), at most
+    /// N per trial (a uniform sample past N; 32 bytes each while the trial runs), for
+    /// `runner export`'s per-request `latency` and `service_time` documents, as Rally writes.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000000",
+          value_parser = clap::value_parser!(u32).range(1..=MAX_SAMPLES))]
+    pub keep_samples: Option<u32>,
     #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
     pub report: ReportArgs,
 }
+
+/// The most samples a trial keeps: 50 million, 1.6 GB while the trial runs.
+const MAX_SAMPLES: i64 = 50_000_000;
 
 /// One race run by several processes (see docs/shards.md).
 #[derive(Debug, Args)]
@@ -120,6 +129,18 @@ fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
         client_options.credentials =
             crate::backend::credentials::Credentials::load(&file).map_err(CliError::Usage)?;
     }
+    let shard = crate::shard::resolve(
+        args.shard.shard,
+        args.shard.coordinator.as_deref(),
+        args.shard.rendezvous_timeout,
+        |name| std::env::var(name).ok(),
+    )
+    .map_err(CliError::Usage)?;
+    if args.keep_samples.is_some() && shard.is_some() {
+        return Err(CliError::Usage(
+            "--keep-samples is not run in a sharded race: the merged race has no per-request samples to keep (race whole, or without it)".into(),
+        ));
+    }
     Ok(RaceRequest {
         track: track_request(&args.track, home)?,
         backend: args.backend,
@@ -136,13 +157,8 @@ fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
             .map(|t| parse_threshold(t))
             .collect::<Result<_, _>>()?,
         engine_storage: args.engine_storage,
-        shard: crate::shard::resolve(
-            args.shard.shard,
-            args.shard.coordinator.as_deref(),
-            args.shard.rendezvous_timeout,
-            |name| std::env::var(name).ok(),
-        )
-        .map_err(CliError::Usage)?,
+        keep_samples: args.keep_samples.map(|n| n as usize),
+        shard,
     })
 }
 

@@ -402,7 +402,9 @@ fn record_result<C: BackendClient>(
     result: &Result<Outcome, crate::backend::OpError>,
 ) {
     if warmup {
-        recording(recorder, |r| r.record_warmup(result));
+        recording(recorder, |r| {
+            r.record_warmup(t.intended, t.start, t.end, result)
+        });
         return;
     }
     let wants_reason = recording(recorder, |r| {

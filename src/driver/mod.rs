@@ -63,6 +63,8 @@ pub struct DriverOptions {
     pub python: Option<Arc<crate::python::Pool>>,
     /// Say what a capacity search does, probe by probe (unless the race is quiet).
     pub narrate: bool,
+    /// Keep each request's timings, at most this many per trial (`--keep-samples`).
+    pub keep_samples: Option<usize>,
 }
 
 impl DriverOptions {
@@ -75,6 +77,7 @@ impl DriverOptions {
             gate: None,
             python: None,
             narrate: false,
+            keep_samples: None,
         }
     }
 }
@@ -309,7 +312,11 @@ impl<B: Backend> Driver<B> {
                 bars,
                 block_done,
                 ready,
-                LeafStart { slice, origin },
+                LeafStart {
+                    slice,
+                    origin,
+                    keep_samples: self.opts.keep_samples,
+                },
                 server_before,
             )
             .await;

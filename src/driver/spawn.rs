@@ -27,6 +27,8 @@ pub(super) struct ClientGroups<F> {
 pub(super) struct LeafStart {
     pub slice: Slice,
     pub origin: Instant,
+    /// Samples kept per trial, all clients together, when the race keeps them.
+    pub keep_samples: Option<usize>,
 }
 
 /// Each client's loop, ready to spawn: its schedule, budget and payload source, in its group
@@ -41,7 +43,11 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
     shared: &Arc<Shared>,
     later_per_client: u64,
 ) -> ClientGroups<impl std::future::Future<Output = ()> + Send + 'static> {
-    let LeafStart { slice, origin } = start;
+    let LeafStart {
+        slice,
+        origin,
+        keep_samples,
+    } = start;
     let first_client = slice.clients(leaf.clients).start;
     let expected_secs = match leaf.work {
         Work::Time { warmup, measured } => (warmup + measured).as_secs() as usize + 1,
@@ -71,8 +77,14 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
     let waits = (!slot.is_zero() || !leaf.ramp_up.is_zero() || ramp.is_some() || sleeps)
         && timers_fit(clients.len(), later_per_client);
     let recorders: Vec<Arc<GroupRecorder>> = (0..tasks)
-        .map(|_| {
+        .map(|group| {
             let mut recorder = Recorder::new(origin, expected_secs, slot);
+            if let Some(cap) = keep_samples {
+                // Each group keeps its share; its clients' requests are a uniform sample of
+                // the group's when they outnumber it.
+                let seed = 0x9e37_79b9_7f4a_7c15 ^ (first_client + group as u64);
+                recorder = recorder.with_samples(cap.div_ceil(tasks).max(1), seed);
+            }
             if matches!(leaf.spec, crate::ops::OpSpec::VectorSearch(_)) {
                 recorder = recorder.with_recall();
             }

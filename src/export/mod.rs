@@ -4,21 +4,32 @@
 
 mod openmetrics;
 mod rally;
+mod samples;
 
 pub use openmetrics::openmetrics;
 pub use rally::{rally_documents, RallyDocuments};
+pub use samples::SampledTrial;
 
 use crate::backend::elasticsearch::Admin;
+use crate::metrics::TrialSamples;
+use crate::results::SamplesRecord;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     #[error("cannot export to {host}: {message}")]
     Peer { host: String, message: String },
+    #[error("cannot read the race's samples: {0}")]
+    Samples(String),
 }
 
 /// Creates Rally's two indices where missing (with the fields dashboards query mapped) and
-/// bulk-indexes the race's documents; returns how many were indexed.
-pub async fn to_elasticsearch(admin: &Admin, docs: &RallyDocuments) -> Result<usize, ExportError> {
+/// bulk-indexes the race's documents, each sampled trial's read by `load` when its turn comes;
+/// returns how many were indexed.
+pub async fn to_elasticsearch(
+    admin: &Admin,
+    docs: &RallyDocuments,
+    load: &dyn Fn(&SamplesRecord) -> Result<TrialSamples, String>,
+) -> Result<usize, ExportError> {
     let peer = |message: String| ExportError::Peer {
         host: admin.host(),
         message: if message.contains("error sending request") || message.contains("onnect") {
@@ -61,7 +72,22 @@ pub async fn to_elasticsearch(admin: &Admin, docs: &RallyDocuments) -> Result<us
     for chunk in all.chunks(DOCUMENTS_PER_BULK) {
         send_bulk(admin, chunk).await.map_err(peer)?;
     }
-    Ok(docs.len())
+    let mut written = all.len();
+    for trial in &docs.sampled {
+        let samples = load(&trial.samples).map_err(|e| ExportError::Samples(e))?;
+        let mut made = trial.documents(&samples).peekable();
+        while made.peek().is_some() {
+            let chunk: Vec<(String, serde_json::Value)> =
+                made.by_ref().take(DOCUMENTS_PER_BULK).collect();
+            let refs: Vec<(&str, &str, &serde_json::Value)> = chunk
+                .iter()
+                .map(|(id, d)| (docs.metrics_index.as_str(), id.as_str(), d))
+                .collect();
+            send_bulk(admin, &refs).await.map_err(peer)?;
+            written += refs.len();
+        }
+    }
+    Ok(written)
 }
 
 /// Documents per `_bulk` request of an export.

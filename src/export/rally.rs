@@ -1,9 +1,9 @@
 //! Rally's metric documents: `rally-results-YYYY-MM` (one per task, metric and sweep point:
 //! throughput, service_time, latency, error_rate, shaped as Rally's results store writes them:
 //! `rally-version`, `distribution-flavor`, the unit inside `value`, runner's own fields under
-//! `meta`) and `rally-metrics-YYYY-MM` (the per-second throughput samples of each trial). The
-//! race keeps latencies as histograms, not per-request samples, so their percentiles are in the
-//! results documents. Every document's id is derived from the race and what it measures:
+//! `meta`) and `rally-metrics-YYYY-MM` (the per-second throughput samples of each trial, and,
+//! for a race run with `--keep-samples`, a `latency` and a `service_time` document per request,
+//! as Rally writes them). Every document's id is derived from the race and what it measures:
 //! exporting a race twice replaces its documents instead of adding copies.
 
 use crate::metrics::{Percentiles, PERCENTILES};
@@ -47,6 +47,9 @@ pub struct RallyDocuments {
     /// Each document with its id.
     pub results: Vec<(String, Value)>,
     pub metrics: Vec<(String, Value)>,
+    /// Trials with per-request samples: their `latency` and `service_time` documents, made a
+    /// bulk at a time when exported (a million samples would be two million documents).
+    pub sampled: Vec<super::samples::SampledTrial>,
 }
 
 impl RallyDocuments {
@@ -63,8 +66,10 @@ impl RallyDocuments {
         )
     }
 
+    /// Documents, the per-request samples' two each included.
     pub fn len(&self) -> usize {
-        self.results.len() + self.metrics.len()
+        let samples: u64 = self.sampled.iter().map(|t| 2 * t.samples.kept).sum();
+        self.results.len() + self.metrics.len() + samples as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -83,7 +88,7 @@ fn percentile_key(p: f64) -> String {
 
 /// A document's id: the race's id and a hash of what the document measures (FNV-1a, stable
 /// across builds and machines).
-fn document_id(race_id: &str, parts: &[&str]) -> String {
+pub(super) fn document_id(race_id: &str, parts: &[&str]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for part in parts {
         for b in part.bytes().chain(std::iter::once(0)) {
@@ -125,6 +130,7 @@ pub fn rally_documents(s: &Summary) -> RallyDocuments {
     let race_fields = race_fields(race);
     let mut results = Vec::new();
     let mut metrics = Vec::new();
+    let mut sampled = Vec::new();
     for t in &s.tasks {
         let common = || {
             let mut doc = race_fields.clone();
@@ -166,6 +172,22 @@ pub fn rally_documents(s: &Summary) -> RallyDocuments {
                 );
                 metrics.push((id, doc));
             }
+            if let Some(samples) = &tr.samples {
+                let mut base = common();
+                base["meta"]["trial"] = json!(tr.trial + 1);
+                sampled.push(super::samples::SampledTrial {
+                    base,
+                    id_parts: [
+                        t.record.slot.task.clone(),
+                        t.sweep_label.clone(),
+                        tr.trial.to_string(),
+                    ],
+                    race_id: race.race_id.clone(),
+                    trial_start,
+                    race_start: started,
+                    samples: samples.clone(),
+                });
+            }
         }
     }
     RallyDocuments {
@@ -173,6 +195,7 @@ pub fn rally_documents(s: &Summary) -> RallyDocuments {
         metrics_index: format!("rally-metrics-{month}"),
         results,
         metrics,
+        sampled,
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod histogram;
 mod recorder;
+mod samples;
 
 pub use histogram::{
     decode_histogram, encode_histogram, new_histogram, value_at_percentile, Percentiles,
@@ -21,3 +22,4 @@ pub use recorder::{
     measured_seconds, recall_histogram, Counts, PartTimes, Parts, Recorder, TrialMetrics,
     LATE_START,
 };
+pub use samples::{Sample, TrialSamples};

@@ -2,6 +2,7 @@
 //! Recording is a few adds and two histogram increments: no allocation, no lock.
 
 use super::histogram::new_histogram;
+use super::samples::{micros, Reservoir, Sample, TrialSamples};
 use crate::backend::{ErrorKind, OpError, Outcome};
 use hdrhistogram::Histogram;
 use std::time::Duration;
@@ -93,6 +94,8 @@ pub struct Recorder {
     /// The numbers a track's custom runner returned with its last measured call (Rally keeps
     /// them as the sample's meta: the dense_vector track's `avg_recall`).
     pub runner_numbers: std::collections::BTreeMap<String, f64>,
+    /// Each request's timings (`--keep-samples`), bounded.
+    pub samples: Option<Reservoir>,
 }
 
 /// A histogram of recall in thousandths (0 to 1,000), exact at every value.
@@ -188,10 +191,6 @@ impl PartTimes {
     }
 }
 
-fn micros(d: Duration) -> u64 {
-    d.as_micros().min(u64::MAX as u128) as u64
-}
-
 impl Recorder {
     pub fn new(origin: Instant, expected_seconds: usize, interval: Duration) -> Recorder {
         Recorder {
@@ -209,6 +208,27 @@ impl Recorder {
             parts: None,
             recall: None,
             runner_numbers: Default::default(),
+            samples: None,
+        }
+    }
+
+    /// Keeps each request's timings too, up to `capacity` (a uniform sample past it).
+    pub fn with_samples(mut self, capacity: usize, seed: u64) -> Recorder {
+        self.samples = Some(Reservoir::new(capacity, seed));
+        self
+    }
+
+    #[inline]
+    fn sample(&mut self, intended: Instant, start: Instant, end: Instant, ok: bool, warmup: bool) {
+        if let Some(samples) = &mut self.samples {
+            let began = intended.min(start);
+            samples.offer(Sample {
+                intended_us: micros(began.saturating_duration_since(self.origin)),
+                service_us: micros(end.saturating_duration_since(start)),
+                latency_us: micros(end.saturating_duration_since(began)),
+                ok,
+                warmup,
+            });
         }
     }
 
@@ -283,6 +303,8 @@ impl Recorder {
     ) {
         let service = end.saturating_duration_since(start);
         let latency = end.saturating_duration_since(intended.min(start));
+        let ok = matches!(result, Ok(o) if o.failed_items == 0);
+        self.sample(intended, start, end, ok, false);
         self.service.saturating_record(micros(service));
         self.latency.saturating_record(micros(latency));
         self.service_nanos += service.as_nanos();
@@ -336,9 +358,18 @@ impl Recorder {
         self.counts.interrupted_operations += 1;
     }
 
-    /// Counts a warmup operation: not measured, but its work is accounted for.
+    /// Counts a warmup operation: not measured, but its work is accounted for (and its timings
+    /// kept as a warmup sample when samples are kept, as Rally keeps them).
     #[inline]
-    pub fn record_warmup(&mut self, result: &Result<Outcome, OpError>) {
+    pub fn record_warmup(
+        &mut self,
+        intended: Instant,
+        start: Instant,
+        end: Instant,
+        result: &Result<Outcome, OpError>,
+    ) {
+        let ok = matches!(result, Ok(o) if o.failed_items == 0);
+        self.sample(intended, start, end, ok, true);
         self.counts.warmup_operations += 1;
         if let Ok(o) = result {
             self.counts.warmup_units += o.units;
@@ -391,6 +422,8 @@ pub struct TrialMetrics {
     pub recall: Option<Histogram<u64>>,
     /// A custom runner's numbers from its last measured call.
     pub runner_numbers: std::collections::BTreeMap<String, f64>,
+    /// Each request's timings, when the race keeps them.
+    pub samples: Option<TrialSamples>,
 }
 
 impl TrialMetrics {
@@ -409,11 +442,14 @@ impl TrialMetrics {
             parts: None,
             recall: None,
             runner_numbers: Default::default(),
+            samples: None,
         };
+        let mut reservoirs = Vec::new();
         let (mut service_nanos, mut latency_nanos) = (0u128, 0u128);
         let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
         let mut origin = None;
-        for r in recorders {
+        for mut r in recorders {
+            reservoirs.extend(r.samples.take());
             origin = Some(r.origin);
             m.service
                 .add(&r.service)
@@ -449,6 +485,9 @@ impl TrialMetrics {
             for (i, n) in r.per_second.iter().enumerate() {
                 m.per_second[i] += n;
             }
+        }
+        if !reservoirs.is_empty() {
+            m.samples = Some(TrialSamples::merge(reservoirs));
         }
         let ops = m.counts.operations;
         if ops > 0 {

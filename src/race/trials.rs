@@ -72,8 +72,24 @@ impl<'a> TrialSink<'a> {
             latency_us: encode_histogram(&run.metrics.latency),
             parts: part_histograms(&run.metrics),
         };
-        let stored = StoredTrial::new(run.result, tr, trial_histograms);
         let seq = self.histograms.trials.len();
+        if let Some(samples) = &run.metrics.samples {
+            // Before the trial's record, which names the file: a record never names samples
+            // that were not written.
+            match self.store.write_samples(&self.record.race_id, seq, samples) {
+                Ok(file) => {
+                    tr.samples = Some(SamplesRecord {
+                        file,
+                        seen: samples.seen,
+                        kept: samples.samples.len() as u64,
+                    })
+                }
+                Err(e) => {
+                    self.store_error.get_or_insert(e);
+                }
+            }
+        }
+        let stored = StoredTrial::new(run.result, tr, trial_histograms);
         match self.store.append_trial(&self.record.race_id, seq, &stored) {
             Ok(()) => self.stored_trials += 1,
             Err(e) => {
@@ -212,6 +228,7 @@ fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> 
         imported: false,
         recall: m.recall.as_ref().and_then(crate::results::RecallRecord::of),
         runner_numbers: m.runner_numbers.clone(),
+        samples: None,
     }
 }
 

@@ -297,6 +297,20 @@ pub struct TrialRecord {
     /// dense_vector track's `avg_recall`, `min_recall`...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub runner_numbers: BTreeMap<String, f64>,
+    /// Each request's timings, kept beside the race (`--keep-samples`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<SamplesRecord>,
+}
+
+/// Where a trial's per-request samples are, and how many of its requests they are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SamplesRecord {
+    /// The CSV file, relative to the race's directory.
+    pub file: String,
+    /// Requests the trial made (warmup ones too).
+    pub seen: u64,
+    /// Requests kept: all of them, or a uniform sample when they outnumbered the buffer.
+    pub kept: u64,
 }
 
 /// The recall@k of a vector search's measured answers: the share of each query's true k

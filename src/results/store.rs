@@ -2,7 +2,7 @@
 //! and `trials/` while a race runs (see `journal`).
 
 use super::journal::{self, StoredTrial};
-use super::model::{HistogramFile, RaceRecord, RaceStatus, FORMAT_VERSION};
+use super::model::{HistogramFile, RaceRecord, RaceStatus, SamplesRecord, FORMAT_VERSION};
 use super::RaceHistograms;
 use std::fs::{self, File};
 use std::io::Write;
@@ -87,6 +87,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 /// Space set aside when a race starts and freed before its results are consolidated, so that
 /// a disk filled during the race still takes the final record.
 const RESERVE_FILE: &str = ".reserve";
+/// Per-request samples, one CSV file per stored trial.
+const SAMPLES_DIR: &str = "samples";
 const RESERVE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Space the race's own record is written into if its consolidation fails (a disk that filled
@@ -191,6 +193,41 @@ impl RaceStore {
         trial: &StoredTrial,
     ) -> Result<(), StoreError> {
         journal::append(&self.race_dir(race_id), seq, trial)
+    }
+
+    /// Writes the `seq`-th stored trial's per-request samples; the file's name, relative to
+    /// the race's directory.
+    pub fn write_samples(
+        &self,
+        race_id: &str,
+        seq: usize,
+        samples: &crate::metrics::TrialSamples,
+    ) -> Result<String, StoreError> {
+        let file = format!("{SAMPLES_DIR}/{seq:06}.csv");
+        let path = self.race_dir(race_id).join(&file);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(|source| StoreError::Write {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        write_atomic(&path, samples.to_csv().as_bytes())?;
+        Ok(file)
+    }
+
+    /// A stored trial's per-request samples, as its record names them.
+    pub fn load_samples(
+        &self,
+        race_id: &str,
+        record: &SamplesRecord,
+    ) -> Result<crate::metrics::TrialSamples, StoreError> {
+        let path = self.race_dir(race_id).join(&record.file);
+        let text = fs::read_to_string(&path).map_err(|source| StoreError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        crate::metrics::TrialSamples::from_csv(&text, record.seen)
+            .map_err(|message| StoreError::Corrupt { path, message })
     }
 
     /// Consolidates a race that ended into `race.json` and `histograms.json`. When that cannot

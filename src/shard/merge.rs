@@ -370,6 +370,8 @@ fn summed_counts(parts: &[ShardPart<'_>]) -> TrialRecord {
     m.errors_by_kind.clear();
     m.error_messages.clear();
     m.parts.clear();
+    // Shards keep no samples (`--keep-samples` is refused with `--shard`).
+    m.samples = None;
     m.interrupted = parts.iter().any(|p| p.record.interrupted);
     let failures: Vec<String> = parts
         .iter()

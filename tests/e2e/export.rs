@@ -193,3 +193,116 @@ challenges:
     let out = env.run(&["export", "latest"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `race --keep-samples`: each request's timings stored beside the race and exported as Rally
+/// writes them, one `latency` and one `service_time` document per request, warmup ones marked.
+#[test]
+fn kept_samples_are_exported_one_document_per_request_and_metric() {
+    let env = Env::new();
+    let dir = track_dir(&[(
+        "track.yaml",
+        "name: t
+operations: [{name: nap, type: sleep, params: {duration: 2ms}}]
+challenges:
+  - name: c
+    schedule:
+      - {name: nap, operation: nap, warmup: 10, iterations: 50}
+",
+    )]);
+    let track = dir.path().to_str().unwrap();
+    env.ok(&["race", "--track-path", track, "--quiet", "--keep-samples"]);
+    let race = env.only_race();
+    let id = race["race_id"].as_str().unwrap().to_string();
+    let month = format!("{}-{}", &id[0..4], &id[4..6]);
+    let kept = &race["tasks"][0]["trials"][0]["samples"];
+    assert_eq!(kept["seen"], 60, "{kept}");
+    assert_eq!(kept["kept"], 60, "{kept}");
+    let csv = std::fs::read_to_string(
+        env.home
+            .path()
+            .join("races")
+            .join(&id)
+            .join(kept["file"].as_str().unwrap()),
+    )
+    .unwrap();
+    assert_eq!(csv.lines().count(), 61, "{csv}");
+
+    let server = serve(&env, &[]);
+    env.ok(&["export", "latest", "--to", &url(server.port)]);
+    let count = |query: &str| {
+        post(
+            server.port,
+            &format!("/rally-metrics-{month}/_count"),
+            &format!(
+                r#"{{"query":{{"bool":{{"filter":[{{"term":{{"race-id":"{id}"}}}},{query}]}}}}}}"#
+            ),
+        )["count"]
+            .as_u64()
+            .unwrap()
+    };
+    let latency = r#"{"term":{"name":"latency"}}"#;
+    let service = r#"{"term":{"name":"service_time"}}"#;
+    assert_eq!(count(latency), 60);
+    assert_eq!(count(service), 60);
+    assert_eq!(
+        count(&format!(
+            r#"{latency},{{"term":{{"sample-type":"warmup"}}}}"#
+        )),
+        10
+    );
+    // Every nap took its 2 ms: each document's value is in milliseconds.
+    assert_eq!(
+        count(&format!(r#"{service},{{"range":{{"value":{{"gte":2}}}}}}"#)),
+        60
+    );
+    let one = post(
+        server.port,
+        &format!("/rally-metrics-{month}/_search?size=1"),
+        &format!(
+            r#"{{"query":{{"bool":{{"filter":[{{"term":{{"race-id":"{id}"}}}},{latency}]}}}}}}"#
+        ),
+    );
+    let doc = &one["hits"]["hits"][0]["_source"];
+    assert_eq!(doc["unit"], "ms", "{doc}");
+    assert_eq!(doc["task"], "nap", "{doc}");
+    assert_eq!(doc["meta"]["success"], true, "{doc}");
+    assert!(doc["@timestamp"].is_i64(), "{doc}");
+    // Exported again: replaced, not added.
+    env.ok(&["export", "latest", "--to", &url(server.port)]);
+    assert_eq!(count(latency), 60);
+
+    // A smaller buffer keeps a uniform sample, and says so.
+    env.ok(&[
+        "race",
+        "--track-path",
+        track,
+        "--quiet",
+        "--keep-samples",
+        "25",
+    ]);
+    let dirs = env.race_dirs();
+    let last = dirs.iter().find(|d| !d.ends_with(&id)).unwrap();
+    let last = read_json(&last.join("race.json"));
+    let kept = &last["tasks"][0]["trials"][0]["samples"];
+    assert_eq!(
+        (kept["seen"].as_u64(), kept["kept"].as_u64()),
+        (Some(60), Some(25)),
+        "{kept}"
+    );
+
+    // Refused where it cannot be kept.
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        track,
+        "--keep-samples",
+        "--shard",
+        "0/2",
+        "--coordinator",
+        "127.0.0.1:9",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--keep-samples"));
+    let out = env.run(&["race", "--track-path", track, "--keep-samples", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -296,7 +296,7 @@ impl EmbeddedIndex {
         addr: tantivy::DocAddress,
     ) -> Result<(String, Vec<u8>), Error> {
         self.stored
-            .id_and_source(searcher, addr, self.mapping.id, self.mapping.source)
+            .id_and_source(searcher, addr, stored::layout(&self.mapping))
             .map_err(internal)
     }
 

@@ -2,7 +2,7 @@
 //! Elasticsearch's optimistic concurrency control (`op_type=create`, `if_seq_no` with
 //! `if_primary_term`, external versions) under a lock on that id.
 
-use super::{internal, item_internal, merge, EmbeddedIndex, AUTO_ID_LEN};
+use super::{internal, item_internal, merge, stored, EmbeddedIndex, AUTO_ID_LEN};
 use crate::bulk::{Done, Item, ItemError, Preconditions, Verb, VersionType};
 use crate::error::Error;
 use serde_json::Value;
@@ -249,9 +249,8 @@ impl EmbeddedIndex {
             .map_err(|m| ItemError::new(400, "document_parsing_exception", m))
     }
 
-    /// A document's version and sequence number, as columns. Version 1, what nearly every
-    /// document of a bulk load has, is the column's absence (read back as 1): a sparse column
-    /// costs a bulk load less than a dense one.
+    /// A document's version and sequence number, stored beside its id. Version 1, what nearly
+    /// every document of a bulk load has, is stored as its absence (read back as 1).
     fn stamp(&self, doc: &mut tantivy::TantivyDocument, meta: DocMeta) {
         if meta.version != 1 {
             doc.add_u64(self.mapping.version, meta.version);
@@ -344,7 +343,7 @@ impl EmbeddedIndex {
         let Some((_, addr)) = top.first() else {
             return Ok(None);
         };
-        let meta = self.meta_at(&searcher, *addr);
+        let meta = self.meta_at(&searcher, *addr)?;
         let source = match with_source {
             true => Some(self.stored_fields(&searcher, *addr)?.1),
             false => None,
@@ -353,17 +352,16 @@ impl EmbeddedIndex {
     }
 
     /// A searchable document's version fields (version 1 where an index predates them).
-    pub fn meta_at(&self, searcher: &tantivy::Searcher, addr: tantivy::DocAddress) -> DocMeta {
-        let fast = searcher.segment_reader(addr.segment_ord).fast_fields();
-        let read = |name: &str| {
-            fast.u64(name)
-                .ok()
-                .and_then(|column| column.first(addr.doc_id))
-        };
-        DocMeta {
-            version: read("_version").unwrap_or(1),
-            seq_no: read("_seq_no").unwrap_or(0),
-        }
+    pub fn meta_at(
+        &self,
+        searcher: &tantivy::Searcher,
+        addr: tantivy::DocAddress,
+    ) -> Result<DocMeta, Error> {
+        let (version, seq_no) = self
+            .stored
+            .version_and_seq_no(searcher, addr, stored::layout(&self.mapping))
+            .map_err(internal)?;
+        Ok(DocMeta { version, seq_no })
     }
 
     /// Forgets what a refresh made searchable, keeping deletes for [`GC_DELETES`] so that a

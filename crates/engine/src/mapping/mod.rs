@@ -191,7 +191,7 @@ pub struct Mapping {
     pub schema: Schema,
     pub id: Field,
     pub source: Field,
-    /// `_version` and `_seq_no`: columns of every document, as Elasticsearch keeps them.
+    /// `_version` (where it is not 1) and `_seq_no`, stored beside `_id` (see `index::stored`).
     pub version: Field,
     pub seq_no: Field,
     pub fields: Vec<MappedField>,
@@ -233,8 +233,8 @@ impl Mapping {
         let mut builder = Schema::builder();
         let id = builder.add_text_field("_id", STRING | STORED);
         let source = builder.add_bytes_field("_source", STORED);
-        let version = builder.add_u64_field("_version", tantivy::schema::FAST);
-        let seq_no = builder.add_u64_field("_seq_no", tantivy::schema::FAST);
+        let version = builder.add_u64_field("_version", STORED);
+        let seq_no = builder.add_u64_field("_seq_no", STORED);
         let json = JsonFields::add(&mut builder);
         let mut fields = Vec::new();
         let mut declared = Declared::default();

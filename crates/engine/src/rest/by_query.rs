@@ -162,7 +162,9 @@ impl Engine {
                     return Ok(());
                 }
                 let searcher = &cursor.searcher;
-                let meta = index.meta_at(searcher, *addr);
+                let meta = index
+                    .meta_at(searcher, *addr)
+                    .map_err(|e| RestResponse::from_error(&e))?;
                 let (id, source) = index
                     .fetch(searcher, *addr)
                     .map_err(|e| RestResponse::from_error(&e))?;
