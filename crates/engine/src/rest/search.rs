@@ -3,7 +3,7 @@
 //! searcher, a snapshot of the index, until it is cleared or its keep-alive passes.
 
 use crate::cluster::Engine;
-use crate::index::EmbeddedIndex;
+use crate::index::{EmbeddedIndex, PRIMARY_TERM};
 use crate::rest::param;
 use crate::rest::parse_body;
 use crate::rest::search_url::{self, TotalShown};
@@ -144,11 +144,17 @@ fn hits_body(
         let sep = if i > 0 { "," } else { "" };
         let _ = write!(
             out,
-            r#"{sep}{{"_index":{},"_id":{},"_score":{}"#,
+            r#"{sep}{{"_index":{},"_id":{}"#,
             json!(index.of(i)),
             json!(h.id),
-            h.score
         );
+        if let Some(v) = h.version {
+            let _ = write!(out, r#","_version":{v}"#);
+        }
+        if let Some(s) = h.seq_no {
+            let _ = write!(out, r#","_seq_no":{s},"_primary_term":{PRIMARY_TERM}"#);
+        }
+        let _ = write!(out, r#","_score":{}"#, h.score);
         if let Some(source) = &h.source {
             out.push_str(r#","_source":"#);
             out.push_str(std::str::from_utf8(source).unwrap_or("{}"));
@@ -181,16 +187,9 @@ fn fetch_all(
     found
         .into_iter()
         .map(|(addr, score, sort)| {
-            let (id, source) = index
-                .fetch(searcher, addr)
-                .map_err(|e| RestResponse::from_error(&e))?;
-            Ok(Hit {
-                score,
-                id,
-                extra: extras.render(&source),
-                source: extras.source.apply(source),
-                sort,
-            })
+            index
+                .hit(extras, searcher, addr, score, sort)
+                .map_err(|e| RestResponse::from_error(&e))
         })
         .collect()
 }

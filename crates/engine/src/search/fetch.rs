@@ -21,6 +21,10 @@ pub struct FetchPlan {
     highlight: Option<highlight::Highlight>,
     /// What each hit shows of its `_source`.
     pub source: crate::search::source::SourceFilter,
+    /// Each hit's `_version` (`version: true`), and its `_seq_no` and `_primary_term`
+    /// (`seq_no_primary_term: true`).
+    pub version: bool,
+    pub seq_no: bool,
 }
 
 impl FetchPlan {
@@ -34,8 +38,15 @@ impl FetchPlan {
         index: &tantivy::Index,
         query: &dyn Query,
     ) -> Result<FetchPlan, String> {
+        let flag = |key: &str| match body.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(format!("`{key}` is true or false, got {other}")),
+        };
         let mut plan = FetchPlan {
             source: crate::search::source::SourceFilter::parse(body.get("_source"))?,
+            version: flag("version")?,
+            seq_no: flag("seq_no_primary_term")?,
             ..FetchPlan::default()
         };
         for key in ["fields", "docvalue_fields"] {

@@ -73,6 +73,9 @@ pub struct Hit {
     pub sort: Option<Value>,
     /// `,"fields":..,"highlight":..` when the search asks for them.
     pub extra: Option<String>,
+    /// `_version` (`version: true`) and `_seq_no` (`seq_no_primary_term: true`).
+    pub version: Option<u64>,
+    pub seq_no: Option<u64>,
 }
 
 /// Which hits a page holds: `limit` of them after the cursor, once `skip` (`from`) are passed.
@@ -425,18 +428,36 @@ impl EmbeddedIndex {
                 (page.total, page.hits)
             }
         };
-        let mut hits = Vec::with_capacity(found.len());
-        for (addr, score, sort) in found {
-            let (id, source) = self.fetch(searcher, addr)?;
-            hits.push(Hit {
-                score,
-                id,
-                extra: plan.fetch.render(&source),
-                source: plan.fetch.source.apply(source),
-                sort,
-            });
-        }
+        let hits = found
+            .into_iter()
+            .map(|(addr, score, sort)| self.hit(&plan.fetch, searcher, addr, score, sort))
+            .collect::<Result<_, _>>()?;
         Ok((total, hits, aggregations))
+    }
+
+    /// One hit as the fetch phase loads it: id, source, the extras the search asks for.
+    pub fn hit(
+        &self,
+        fetch: &crate::search::fetch::FetchPlan,
+        searcher: &Searcher,
+        addr: DocAddress,
+        score: f32,
+        sort: Option<Value>,
+    ) -> Result<Hit, Error> {
+        let (id, source) = self.fetch(searcher, addr)?;
+        let meta = match fetch.version || fetch.seq_no {
+            true => Some(self.meta_at(searcher, addr)?),
+            false => None,
+        };
+        Ok(Hit {
+            score,
+            id,
+            extra: fetch.render(&source),
+            source: fetch.source.apply(source),
+            sort,
+            version: meta.filter(|_| fetch.version).map(|m| m.version),
+            seq_no: meta.filter(|_| fetch.seq_no).map(|m| m.seq_no),
+        })
     }
 
     /// The aggregations of a search alone, in a pass of their own (a scroll's first page).
