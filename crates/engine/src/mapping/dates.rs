@@ -16,16 +16,37 @@ pub struct DateFormats(Vec<Format>);
 enum Format {
     EpochMillis,
     EpochSecond,
-    /// RFC 3339 and its shorter forms: a date, optionally a time, optionally a zone.
-    OptionalTime,
+    /// RFC 3339 and its shorter forms: a date, optionally a time, optionally a zone; printed
+    /// as the built-in format it was named by.
+    OptionalTime(Printed),
     /// A chrono pattern translated from a Java one; `zoned` when it reads an offset, `timed`
-    /// when it reads a time of day.
+    /// when it reads a time of day; `print` writes it (fractions at the pattern's width).
     Pattern {
         java: String,
         chrono: String,
+        print: String,
         zoned: bool,
         timed: bool,
     },
+}
+
+/// How a built-in ISO format prints an instant (always in UTC).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Printed {
+    /// `2026-01-02T03:04:05.678Z`.
+    Millis,
+    /// As `Millis`, with six or nine fraction digits where the instant has them.
+    Nanos,
+    /// `2026-01-02T03:04:05Z`.
+    Seconds,
+    /// `2026-01-02`.
+    Date,
+    /// `2026-01-02T03:04`.
+    Minute,
+    /// `2026-01-02T03:04:05`.
+    Second,
+    /// `2026-01-02T03:04:05.678`.
+    SecondMillis,
 }
 
 impl Default for DateFormats {
@@ -44,19 +65,22 @@ impl DateFormats {
                     "epoch_second" => Format::EpochSecond,
                     "strict_date_optional_time"
                     | "date_optional_time"
-                    | "strict_date_optional_time_nanos"
                     | "strict_date_time"
-                    | "date_time"
-                    | "strict_date_time_no_millis"
-                    | "date_time_no_millis"
-                    | "strict_date"
-                    | "date"
-                    | "strict_date_hour_minute_second"
-                    | "date_hour_minute_second"
-                    | "strict_date_hour_minute_second_millis"
-                    | "date_hour_minute_second_millis"
-                    | "strict_date_hour_minute"
-                    | "date_hour_minute" => Format::OptionalTime,
+                    | "date_time" => Format::OptionalTime(Printed::Millis),
+                    "strict_date_optional_time_nanos" => Format::OptionalTime(Printed::Nanos),
+                    "strict_date_time_no_millis" | "date_time_no_millis" => {
+                        Format::OptionalTime(Printed::Seconds)
+                    }
+                    "strict_date" | "date" => Format::OptionalTime(Printed::Date),
+                    "strict_date_hour_minute_second" | "date_hour_minute_second" => {
+                        Format::OptionalTime(Printed::Second)
+                    }
+                    "strict_date_hour_minute_second_millis" | "date_hour_minute_second_millis" => {
+                        Format::OptionalTime(Printed::SecondMillis)
+                    }
+                    "strict_date_hour_minute" | "date_hour_minute" => {
+                        Format::OptionalTime(Printed::Minute)
+                    }
                     "basic_date" => pattern("yyyyMMdd")?,
                     "basic_date_time_no_millis" => pattern("yyyyMMdd'T'HHmmssZ")?,
                     "basic_date_time" => pattern("yyyyMMdd'T'HHmmss.SSSZ")?,
@@ -96,12 +120,40 @@ impl DateFormats {
     }
 }
 
+impl DateFormats {
+    /// An instant (nanoseconds since the epoch) as the first format writes it, as
+    /// Elasticsearch shows a formatted sort value or `key_as_string`.
+    pub fn print(&self, nanos: i64) -> String {
+        let at = chrono::DateTime::from_timestamp_nanos(nanos);
+        let fraction = |at: &chrono::DateTime<chrono::Utc>| match nanos.rem_euclid(1_000_000_000) {
+            n if n % 1_000_000 == 0 => at.format("%.3f").to_string(),
+            n if n % 1_000 == 0 => at.format("%.6f").to_string(),
+            _ => at.format("%.9f").to_string(),
+        };
+        match self.0.first() {
+            Some(Format::EpochMillis) => nanos.div_euclid(1_000_000).to_string(),
+            Some(Format::EpochSecond) => nanos.div_euclid(1_000_000_000).to_string(),
+            Some(Format::Pattern { print, .. }) => at.format(print).to_string(),
+            Some(Format::OptionalTime(printed)) => match printed {
+                Printed::Millis => at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+                Printed::Nanos => format!("{}{}Z", at.format("%Y-%m-%dT%H:%M:%S"), fraction(&at)),
+                Printed::Seconds => at.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                Printed::Date => at.format("%Y-%m-%d").to_string(),
+                Printed::Minute => at.format("%Y-%m-%dT%H:%M").to_string(),
+                Printed::Second => at.format("%Y-%m-%dT%H:%M:%S").to_string(),
+                Printed::SecondMillis => at.format("%Y-%m-%dT%H:%M:%S%.3f").to_string(),
+            },
+            None => nanos.div_euclid(1_000_000).to_string(),
+        }
+    }
+}
+
 impl Format {
     fn name(&self) -> String {
         match self {
             Format::EpochMillis => "epoch_millis".into(),
             Format::EpochSecond => "epoch_second".into(),
-            Format::OptionalTime => "strict_date_optional_time".into(),
+            Format::OptionalTime(_) => "strict_date_optional_time".into(),
             Format::Pattern { java, .. } => java.clone(),
         }
     }
@@ -110,31 +162,29 @@ impl Format {
         match self {
             Format::EpochMillis => epoch(text, 1_000.0),
             Format::EpochSecond => epoch(text, 1.0),
-            Format::OptionalTime if !number => optional_time(text),
-            Format::OptionalTime => None,
+            Format::OptionalTime(_) if !number => optional_time(text),
+            Format::OptionalTime(_) => None,
             Format::Pattern {
                 chrono,
                 zoned,
                 timed,
                 ..
             } => {
-                let micros = if *zoned {
+                let at = if *zoned {
                     chrono::DateTime::parse_from_str(text, chrono)
                         .ok()?
-                        .timestamp_micros()
+                        .to_utc()
                 } else if *timed {
                     chrono::NaiveDateTime::parse_from_str(text, chrono)
                         .ok()?
                         .and_utc()
-                        .timestamp_micros()
                 } else {
                     chrono::NaiveDate::parse_from_str(text, chrono)
                         .ok()?
                         .and_hms_opt(0, 0, 0)?
                         .and_utc()
-                        .timestamp_micros()
                 };
-                Some(DateTime::from_timestamp_micros(micros))
+                instant(at)
             }
         }
     }
@@ -153,10 +203,16 @@ fn epoch(text: &str, per_second: f64) -> Option<DateTime> {
         .then(|| DateTime::from_timestamp_micros((f * 1e6 / per_second) as i64))
 }
 
+/// A chrono instant at nanosecond precision (what a `date_nanos` column keeps; a `date`
+/// column keeps its milliseconds).
+fn instant(at: chrono::DateTime<chrono::Utc>) -> Option<DateTime> {
+    at.timestamp_nanos_opt().map(DateTime::from_timestamp_nanos)
+}
+
 /// `2026-01-02`, `2026-01-02T03:04`, `2026-01-02T03:04:05.678`, with or without a zone (UTC).
 fn optional_time(text: &str) -> Option<DateTime> {
     if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(text) {
-        return Some(DateTime::from_timestamp_micros(dt.timestamp_micros()));
+        return instant(dt.to_utc());
     }
     for zoned in [
         "%Y-%m-%dT%H:%M:%S%.f%:z",
@@ -164,7 +220,7 @@ fn optional_time(text: &str) -> Option<DateTime> {
         "%Y-%m-%dT%H:%M%:z",
     ] {
         if let Ok(dt) = chrono::DateTime::parse_from_str(text, zoned) {
-            return Some(DateTime::from_timestamp_micros(dt.timestamp_micros()));
+            return instant(dt.to_utc());
         }
     }
     let local = text.strip_suffix('Z').unwrap_or(text);
@@ -174,9 +230,7 @@ fn optional_time(text: &str) -> Option<DateTime> {
         "%Y-%m-%dT%H:%M",
     ] {
         if let Ok(dt) = chrono::NaiveDateTime::parse_from_str(local, naive) {
-            return Some(DateTime::from_timestamp_micros(
-                dt.and_utc().timestamp_micros(),
-            ));
+            return instant(dt.and_utc());
         }
     }
     let date = chrono::NaiveDate::parse_from_str(local, "%Y-%m-%d").ok()?;
@@ -188,6 +242,7 @@ fn optional_time(text: &str) -> Option<DateTime> {
 /// A Java `DateTimeFormatter` pattern as a chrono one; letters it does not know are refused.
 fn pattern(java: &str) -> Result<Format, String> {
     let mut chrono = String::new();
+    let mut print = String::new();
     let (mut zoned, mut timed) = (false, false);
     let chars: Vec<char> = java.chars().collect();
     let mut i = 0;
@@ -198,16 +253,19 @@ fn pattern(java: &str) -> Result<Format, String> {
             let mut j = i + 1;
             while j < chars.len() && chars[j] != '\'' {
                 push_literal(&mut chrono, chars[j]);
+                push_literal(&mut print, chars[j]);
                 j += 1;
             }
             if j == i + 1 {
                 chrono.push('\'');
+                print.push('\'');
             }
             i = j + 1;
             continue;
         }
         if !c.is_ascii_alphabetic() {
             push_literal(&mut chrono, c);
+            push_literal(&mut print, c);
             i += 1;
             continue;
         }
@@ -238,10 +296,19 @@ fn pattern(java: &str) -> Result<Format, String> {
             }
         };
         if spec == "%.f" {
-            // chrono's `%.f` takes the dot with it.
+            // chrono's `%.f` takes the dot with it; printed, the fraction has the pattern's
+            // width (`SSS` three digits, `SSSSSS` six).
             if chrono.ends_with('.') {
                 chrono.pop();
+                print.pop();
             }
+            print.push_str(match run {
+                1..=3 => "%.3f",
+                4..=6 => "%.6f",
+                _ => "%.9f",
+            });
+        } else {
+            print.push_str(spec);
         }
         timed |= matches!(c, 'H' | 'h' | 'm' | 's' | 'S');
         zoned |= matches!(c, 'Z' | 'X' | 'x');
@@ -251,6 +318,7 @@ fn pattern(java: &str) -> Result<Format, String> {
     Ok(Format::Pattern {
         java: java.to_string(),
         chrono,
+        print,
         zoned,
         timed: timed || zoned,
     })

@@ -487,6 +487,7 @@ pub fn json_field(
         ignore_above: None,
         stored: false,
         vector: None,
+        nanos: false,
     }
 }
 

@@ -80,6 +80,9 @@ pub struct MappedField {
     pub stored: bool,
     /// A vector field's dimensions, similarity and index options.
     pub vector: Option<Arc<crate::vector::spec::VectorSpec>>,
+    /// A `date_nanos` field: its column keeps nanoseconds, and its sort values are
+    /// nanoseconds (a `date` field's, milliseconds).
+    pub nanos: bool,
 }
 
 impl MappedField {
@@ -538,6 +541,7 @@ fn add_field(
         kind: kind_name.to_string(),
         why: None,
     })?;
+    let nanos = kind_name == "date_nanos";
     let dates = match (kind, def.get("format").and_then(Value::as_str)) {
         (
             FieldType::Date | FieldType::Range(crate::mapping::ranges::RangeOf::Date),
@@ -561,12 +565,15 @@ fn add_field(
         FieldType::Long => (builder.add_i64_field(name, INDEXED | FAST), None),
         FieldType::Double => (builder.add_f64_field(name, INDEXED | FAST), None),
         FieldType::Boolean => (builder.add_bool_field(name, INDEXED | FAST), None),
-        // Elasticsearch keeps a date's milliseconds; tantivy's default column keeps seconds.
+        // Elasticsearch keeps a date's milliseconds (a date_nanos' nanoseconds); tantivy's
+        // default column keeps seconds.
         FieldType::Date => (
             builder.add_date_field(
                 name,
-                tantivy::schema::DateOptions::from(INDEXED | FAST)
-                    .set_precision(tantivy::schema::DateTimePrecision::Milliseconds),
+                tantivy::schema::DateOptions::from(INDEXED | FAST).set_precision(match nanos {
+                    true => tantivy::schema::DateTimePrecision::Nanoseconds,
+                    false => tantivy::schema::DateTimePrecision::Milliseconds,
+                }),
             ),
             None,
         ),
@@ -605,6 +612,7 @@ fn add_field(
             .map(|n| n as usize),
         stored: def.get("store") == Some(&Value::Bool(true)),
         vector,
+        nanos,
     })
 }
 

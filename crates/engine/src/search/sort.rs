@@ -6,6 +6,7 @@
 use crate::mapping::FieldType;
 use crate::mapping::Mapping;
 use crate::search::keywords::GlobalOrds;
+use options::{check_options, date_shown, geo_distance_key};
 use serde_json::{json, Value};
 use std::collections::BinaryHeap;
 use std::sync::{Arc, Mutex};
@@ -40,6 +41,8 @@ struct SortKey {
     geo: Option<((f64, f64), f64)>,
     /// A date key's formats, which read a `search_after` given as a date string.
     dates: Option<crate::mapping::dates::DateFormats>,
+    /// How a date key's values are shown and read back by `search_after`.
+    shown: DateShown,
     /// Of a document's several values, the largest (`mode: max`, the default descending)
     /// or the smallest (`min`, the default ascending).
     max: bool,
@@ -53,6 +56,17 @@ pub struct Sort {
     user_keys: usize,
     /// Keyword keys' ordinals for the last searcher generation, built once per generation.
     ordinals: Arc<Mutex<Option<(u64, Ordinals)>>>,
+}
+
+/// A date sort value as a hit shows it: epoch milliseconds (a `date` field), epoch
+/// nanoseconds (a `date_nanos` field, or `numeric_type: date_nanos`), or a string in the
+/// sort's `format`.
+#[derive(Debug, Clone, Default)]
+enum DateShown {
+    #[default]
+    Millis,
+    Nanos,
+    Formatted(crate::mapping::dates::DateFormats),
 }
 
 /// Per sort key: the keyword ordinals of the searcher a search runs on (None for others).
@@ -95,40 +109,6 @@ fn score_from_bits(bits: u64) -> f32 {
     })
 }
 
-/// A field sort's options: `order`; `missing: _last` and `mode` as Elasticsearch's defaults
-/// for the order (`min` ascending, `max` descending), which is how the engine sorts; and
-/// `unmapped_type` on a field the mapping has, where it changes nothing. Anything else would
-/// sort differently, and is refused naming it.
-fn check_options(
-    name: &str,
-    opts: &serde_json::Map<String, Value>,
-    mapping: &Mapping,
-) -> Result<(), String> {
-    for (k, v) in opts {
-        let runs = match k.as_str() {
-            "order" => true,
-            "missing" => v == "_last",
-            "mode" => v == "min" || v == "max",
-            "unmapped_type" => mapping.field(name).is_some(),
-            // Nested objects are flattened here: a nested sort over all of a path's objects
-            // (no `filter`) sees the same values, and `min`/`max` picks the same one.
-            "nested" => {
-                v.as_object().is_some_and(|n| n.keys().all(|k| k == "path"))
-                    && v.get("path")
-                        .and_then(Value::as_str)
-                        .is_some_and(|p| name.starts_with(&format!("{p}.")))
-            }
-            _ => false,
-        };
-        if !runs {
-            return Err(format!(
-                "sort `{name}`: option `{k}: {v}` is not run by the embedded engine (it runs `order`, `missing: _last`, `mode` min or max, `nested` with its `path` alone, and `unmapped_type` on a mapped field)"
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// A document's value in a column, of several the smallest or the largest (the column's raw
 /// values order as the values do).
 fn pick(column: &tantivy::columnar::Column<u64>, doc: DocId, max: bool) -> Option<u64> {
@@ -157,6 +137,7 @@ impl Sort {
                     desc: true,
                     geo: None,
                     dates: None,
+                    shown: DateShown::Millis,
                     max: false,
                 },
                 SortKey {
@@ -165,6 +146,7 @@ impl Sort {
                     desc: false,
                     geo: None,
                     dates: None,
+                    shown: DateShown::Millis,
                     max: false,
                 },
             ],
@@ -192,21 +174,22 @@ impl Sort {
         }
         let mut keys = Vec::with_capacity(entries.len() + 1);
         for e in entries {
-            let (name, order, mode) = match e {
-                Value::String(name) => (name.as_str(), None, None),
+            let no_options = serde_json::Map::new();
+            let (name, order, opts) = match e {
+                Value::String(name) => (name.as_str(), None, &no_options),
                 Value::Object(o) if o.len() == 1 => {
                     let (name, spec) = o.iter().next().expect("one entry");
-                    let (order, mode) = match spec {
-                        Value::String(s) => (Some(s.as_str()), None),
+                    let (order, opts) = match spec {
+                        Value::String(s) => (Some(s.as_str()), &no_options),
                         Value::Object(opts) if name != "_geo_distance" => {
                             let order = opts.get("order").and_then(Value::as_str);
                             check_options(name, opts, mapping)?;
-                            (order, opts.get("mode").and_then(Value::as_str))
+                            (order, opts)
                         }
-                        Value::Object(opts) => (opts.get("order").and_then(Value::as_str), None),
+                        Value::Object(opts) => (opts.get("order").and_then(Value::as_str), &no_options),
                         other => return Err(format!("sort `{name}`: expected \"asc\", \"desc\" or {{\"order\": ...}}, got {other}")),
                     };
-                    (name.as_str(), order, mode)
+                    (name.as_str(), order, opts)
                 }
                 other => {
                     return Err(format!(
@@ -243,6 +226,8 @@ impl Sort {
                 .field(name)
                 .map_or(name.to_string(), |f| f.name.clone());
             let dates = mapping.field(name).and_then(|f| f.dates.clone());
+            let shown = date_shown(name, opts, mapping)?;
+            let mode = opts.get("mode").and_then(Value::as_str);
             let max = match mode {
                 Some("max") => true,
                 Some("min") => false,
@@ -254,6 +239,7 @@ impl Sort {
                 desc,
                 geo: None,
                 dates,
+                shown,
                 max,
             });
         }
@@ -265,6 +251,7 @@ impl Sort {
                 desc: false,
                 geo: None,
                 dates: None,
+                shown: DateShown::Millis,
                 max: false,
             });
         }
@@ -371,7 +358,12 @@ impl Sort {
                     By::Field(FieldType::Long) => json!(tantivy::u64_to_i64(raw)),
                     By::Field(FieldType::Double) => json!(tantivy::u64_to_f64(raw)),
                     By::Field(FieldType::Date) => {
-                        json!(tantivy::u64_to_i64(raw).div_euclid(1_000_000))
+                        let nanos = tantivy::u64_to_i64(raw);
+                        match &k.shown {
+                            DateShown::Millis => json!(nanos.div_euclid(1_000_000)),
+                            DateShown::Nanos => json!(nanos),
+                            DateShown::Formatted(f) => json!(f.print(nanos)),
+                        }
                     }
                     By::Field(FieldType::Boolean) => json!(raw),
                     By::Field(_) => Value::Null,
@@ -421,17 +413,25 @@ impl Sort {
                     tantivy::f64_to_u64(v.as_f64().ok_or_else(bad)?)
                 }
                 (By::Field(FieldType::Date), Value::String(s)) => {
-                    let formats = k.dates.clone().unwrap_or_default();
+                    // Read by the sort's `format` when it has one, else by the field's.
+                    let formats = match &k.shown {
+                        DateShown::Formatted(f) => f.clone(),
+                        _ => k.dates.clone().unwrap_or_default(),
+                    };
                     let at = formats.read(&Value::String(s.clone())).map_err(|_| {
                         format!(
                             "search_after: failed to parse date field [{s}] of sort key `{}`",
                             k.name
                         )
                     })?;
-                    tantivy::i64_to_u64(at.into_timestamp_millis().saturating_mul(1_000_000))
+                    tantivy::i64_to_u64(at.into_timestamp_nanos())
                 }
                 (By::Field(FieldType::Date), v) => {
-                    tantivy::i64_to_u64(v.as_i64().ok_or_else(bad)?.saturating_mul(1_000_000))
+                    let n = v.as_i64().ok_or_else(bad)?;
+                    tantivy::i64_to_u64(match k.shown {
+                        DateShown::Nanos => n,
+                        _ => n.saturating_mul(1_000_000),
+                    })
                 }
                 (By::Field(FieldType::Boolean), Value::Bool(b)) => u64::from(*b),
                 (By::GeoDistance, Value::String(s)) if s == "Infinity" => u64::MAX,
@@ -448,88 +448,6 @@ impl Sort {
             len: self.user_keys,
         })
     }
-}
-
-/// `{"_geo_distance": {"<geo_point field>": point, "order": ..., "unit": ...}}`: one origin,
-/// arc distance, the nearest point of a document (`mode: min`).
-fn geo_distance_key(e: &Value, mapping: &Mapping) -> Result<SortKey, String> {
-    let opts = e["_geo_distance"]
-        .as_object()
-        .ok_or("`_geo_distance` takes an object: {\"<field>\": point, \"order\": ...}")?;
-    const OPTIONS: [&str; 6] = [
-        "order",
-        "unit",
-        "mode",
-        "distance_type",
-        "ignore_unmapped",
-        "nested",
-    ];
-    let mut field = None;
-    for (k, v) in opts {
-        if !OPTIONS.contains(&k.as_str()) {
-            if field.is_some() {
-                return Err("`_geo_distance` sorts from one field's origin".into());
-            }
-            field = Some((k, v));
-        }
-    }
-    let (name, origin) = field.ok_or("`_geo_distance` names no geo_point field")?;
-    let column = match mapping.field(name) {
-        Some(f) if f.kind == FieldType::GeoPoint => f.name.clone(),
-        // As in Elasticsearch, an unmapped field with `ignore_unmapped` sorts every document
-        // as having no point: at "Infinity".
-        None if opts.get("ignore_unmapped") == Some(&Value::Bool(true)) => name.clone(),
-        _ => {
-            return Err(format!(
-                "cannot sort on `_geo_distance` of `{name}`: no geo_point field of that name"
-            ))
-        }
-    };
-    let origin = match origin {
-        Value::Array(a) if a.len() == 1 => &a[0],
-        Value::Array(a) if a.first().is_some_and(Value::is_array) => {
-            return Err(
-                "`_geo_distance` from several origins is not run by the embedded engine".into(),
-            )
-        }
-        one => one,
-    };
-    let (lon, lat) =
-        crate::mapping::geo_point(origin).map_err(|m| format!("`_geo_distance` origin: {m}"))?;
-    let unit = match opts.get("unit").and_then(Value::as_str) {
-        None => 1.0,
-        Some(u) => crate::geo::distance::distance_meters(&format!("1{u}"))?,
-    };
-    match opts.get("mode").and_then(Value::as_str) {
-        None | Some("min") => {}
-        Some(m) => return Err(format!("`_geo_distance` mode `{m}` is not run by the embedded engine (a document's nearest point, `min`)")),
-    }
-    if let Some(t) = opts
-        .get("distance_type")
-        .and_then(Value::as_str)
-        .filter(|t| *t != "arc")
-    {
-        return Err(format!(
-            "`_geo_distance` distance_type `{t}` is not run by the embedded engine (`arc`)"
-        ));
-    }
-    let desc = match opts.get("order").and_then(Value::as_str) {
-        None | Some("asc") => false,
-        Some("desc") => true,
-        Some(o) => {
-            return Err(format!(
-                "sort `_geo_distance`: order is \"asc\" or \"desc\", got \"{o}\""
-            ))
-        }
-    };
-    Ok(SortKey {
-        by: By::GeoDistance,
-        name: column,
-        desc,
-        geo: Some(((lat, lon), unit)),
-        dates: None,
-        max: false,
-    })
 }
 
 /// The top `limit` hits after a cursor, in sort order, with their keys.
@@ -708,5 +626,6 @@ impl SegmentCollector for SegmentTop {
     }
 }
 
+mod options;
 #[cfg(test)]
 mod tests;
