@@ -109,3 +109,56 @@ fn a_dynamic_index_answers_elasticsearch_searches() {
         .sum();
     assert_eq!(tiles, 20, "{r}");
 }
+
+/// A race on the embedded backend runs a terms lookup per search: the looked-up document's
+/// values, as they are when each search runs.
+#[test]
+fn a_race_looks_terms_up_for_each_search() {
+    let track = "name: t
+indices: [{name: users}, {name: lists}]
+operations:
+  - {name: create, type: create-index}
+  - {name: ann, type: index-document, params: {index: users, id: u1, body: {name: ann}}}
+  - {name: bob, type: index-document, params: {index: users, id: u2, body: {name: bob}}}
+  - {name: list, type: index-document, params: {index: lists, id: l, body: {who: [ann, bob, cid]}}}
+  - {name: refresh, type: refresh}
+  - name: followed
+    type: search
+    params: {index: users, body: {query: {terms: {name: {index: lists, id: l, path: who}}}}}
+  - name: paged
+    type: scroll-search
+    params: {index: users, pages: 1, body: {query: {terms: {name: {index: lists, id: l, path: who}}}}}
+challenges:
+  - name: c
+    schedule:
+      - {operation: create}
+      - {operation: ann}
+      - {operation: bob}
+      - {operation: list}
+      - {operation: refresh}
+      - {operation: followed, iterations: 5}
+      - {operation: paged, iterations: 1}
+";
+    let dir = track_dir(&[("track.yaml", track)]);
+    let env = Env::new();
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+    ]);
+    let race = env.only_race();
+    let followed = &tasks(&race, "followed")[0]["trials"][0];
+    assert_eq!(followed["errors"], 0, "{followed}");
+    // Two users of the three looked-up names exist: 2 hits a search.
+    assert_eq!(followed["hits"], 10, "{followed}");
+    let paged = &tasks(&race, "paged")[0]["trials"][0];
+    assert_eq!(
+        paged["errors"], 1,
+        "refused, not run without its lookup: {paged}"
+    );
+    assert!(
+        paged["error_messages"].to_string().contains("terms lookup"),
+        "{paged}"
+    );
+}

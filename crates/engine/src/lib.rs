@@ -29,6 +29,7 @@ mod util;
 pub mod vector;
 
 pub use cluster::aliases::with_filter as with_alias_filter;
+pub use cluster::terms_lookup::{has_terms_lookup, lookups_emptied};
 pub use cluster::{CreateError, Engine};
 pub use error::{Error, ErrorKind};
 pub use index::storage;
@@ -53,7 +54,9 @@ pub fn check_search_against(
     // A mapping the engine cannot build is named by the create-index's own check.
     let mapping = crate::mapping::Mapping::from_index_body(index_body).ok()?;
     let tantivy_index = tantivy::Index::create_in_ram(mapping.schema.clone());
-    crate::search::compile_search(index, &mapping, &tantivy_index, search_body)
+    // A terms lookup's values are another document's, found per search.
+    let search_body = cluster::terms_lookup::lookups_emptied(search_body);
+    crate::search::compile_search(index, &mapping, &tantivy_index, &search_body)
         .err()
         .map(|e| e.message)
 }

@@ -72,6 +72,9 @@ pub enum Prepared {
         paging: Option<engine::Paging>,
         /// The filter the aliases searched through add (to bodies drawn per call too).
         filter: Option<serde_json::Value>,
+        /// A body with a terms lookup: looked up and compiled on each call, as Elasticsearch
+        /// gets the looked-up document for each search.
+        lookups: Option<serde_json::Value>,
     },
     GetDocument {
         index: Arc<EmbeddedIndex>,
@@ -279,15 +282,29 @@ impl Backend for EmbeddedBackend {
                 // Wildcards that match nothing: each call is an empty answer, as there.
                 Ok(None) => Prepared::Nothing,
                 Ok(Some((index, filter))) => {
+                    // A body with terms lookups is checked here as if they found nothing, and
+                    // compiled per call once they are looked up.
+                    let lookups = engine::has_terms_lookup(&spec.body).then(|| spec.body.clone());
+                    if lookups.is_some() && spec.paging.is_some() {
+                        return Ok(Prepared::Fails(OpError::new(
+                            ErrorKind::BadRequest,
+                            "a paged search (scroll or search_after) with a terms lookup is not run by the embedded backend: its lookups are resolved per search, not per page",
+                        )));
+                    }
+                    let body = match &lookups {
+                        Some(b) => engine::lookups_emptied(b),
+                        None => spec.body.clone(),
+                    };
                     let plan = match &filter {
-                        Some(f) => index.compile(&engine::with_alias_filter(&spec.body, f))?,
-                        None => index.compile(&spec.body)?,
+                        Some(f) => index.compile(&engine::with_alias_filter(&body, f))?,
+                        None => index.compile(&body)?,
                     };
                     Prepared::Search {
                         index,
                         plan,
                         paging: spec.paging,
                         filter,
+                        lookups,
                     }
                 }
                 Err(e) if e.kind == engine::ErrorKind::NotFound => Prepared::Fails(OpError::new(
@@ -520,8 +537,15 @@ impl BackendClient for EmbeddedClient {
                 filter,
                 ..
             } if matches!(payload, Payload::Body(_)) => {
-                search_drawn(index, filter.as_ref(), payload)
+                search_drawn(&self.engine, index, filter.as_ref(), payload)
             }
+            Prepared::Search {
+                index,
+                paging: None,
+                filter,
+                lookups: Some(body),
+                ..
+            } => search_body(&self.engine, index, filter.as_ref(), body.clone()),
             Prepared::Search {
                 index,
                 plan,
@@ -663,6 +687,7 @@ pub fn batch_items<'a>(
 
 /// A search whose body was drawn for this call (bindings): parsed and compiled as its own.
 fn search_drawn(
+    engine: &Engine,
     index: &EmbeddedIndex,
     filter: Option<&serde_json::Value>,
     payload: &Payload<'_>,
@@ -677,6 +702,17 @@ fn search_drawn(
             format!("the drawn body is not JSON: {e}"),
         )
     })?;
+    search_body(engine, index, filter, body)
+}
+
+/// One search compiled for this call: its terms lookups resolved first.
+fn search_body(
+    engine: &Engine,
+    index: &EmbeddedIndex,
+    filter: Option<&serde_json::Value>,
+    mut body: serde_json::Value,
+) -> Result<Outcome, OpError> {
+    engine.resolve_terms_lookups(&mut body)?;
     let body = match filter {
         Some(f) => engine::with_alias_filter(&body, f),
         None => body,

@@ -4,6 +4,7 @@
 pub(crate) mod aliases;
 mod bulk;
 pub(crate) mod templates;
+pub(crate) mod terms_lookup;
 
 use crate::error::{Error, ErrorKind};
 use crate::index::EmbeddedIndex;

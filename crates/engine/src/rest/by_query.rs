@@ -54,6 +54,9 @@ impl Engine {
             Ok(b) => b,
             Err(r) => return r,
         };
+        if let Err(e) = self.resolve_terms_lookups(&mut body) {
+            return RestResponse::from_error(&e);
+        }
         let options = match options(query, &mut body) {
             Ok(o) => o,
             Err(r) => return r,

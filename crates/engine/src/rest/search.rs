@@ -309,6 +309,9 @@ impl Engine {
             Ok(b) => b,
             Err(r) => return r,
         };
+        if let Err(e) = self.resolve_terms_lookups(&mut body) {
+            return RestResponse::from_error(&e);
+        }
         let pit = match body.as_object_mut().and_then(|o| o.remove("pit")) {
             Some(p) => match self.pit_of(name, &p, count_only) {
                 Ok(found) => Some(found),
