@@ -11,6 +11,8 @@ pub enum ErrorKind {
     Internal,
     /// A key-value command the store refused (as Redis replies `-ERR ...`).
     ErrorReply,
+    /// The index is closed (`_close`): nothing reads or writes it until `_open` (400).
+    Closed,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]

@@ -17,7 +17,7 @@ impl From<engine::Error> for OpError {
     fn from(e: engine::Error) -> Self {
         let kind = match e.kind {
             engine::ErrorKind::NotFound => ErrorKind::NotFound,
-            engine::ErrorKind::BadRequest => ErrorKind::BadRequest,
+            engine::ErrorKind::BadRequest | engine::ErrorKind::Closed => ErrorKind::BadRequest,
             engine::ErrorKind::Internal => ErrorKind::Internal,
             engine::ErrorKind::ErrorReply => ErrorKind::ErrorReply,
         };

@@ -273,8 +273,9 @@ impl crate::cluster::State {
                 }
                 continue;
             }
-            for name in indices.keys() {
-                if crate::names::index_pattern_matches(part, name) {
+            // Wildcards expand to open indices (`expand_wildcards: open`, the default).
+            for (name, index) in indices.iter() {
+                if crate::names::index_pattern_matches(part, name) && !index.is_closed() {
                     reach(name, None);
                 }
             }

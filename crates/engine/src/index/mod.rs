@@ -70,6 +70,8 @@ pub struct EmbeddedIndex {
     /// Documents with generated ids were added since the last refresh (they are not in
     /// `live`): a realtime get refreshes before it looks.
     unrefreshed_appends: std::sync::atomic::AtomicBool,
+    /// Closed by `_close`: searches, gets and writes are refused until `_open`.
+    closed: std::sync::atomic::AtomicBool,
     /// The random first bytes of this index's generated ids.
     id_prefix: u64,
     /// Elasticsearch's `index.uuid`: 22 URL-safe base64 characters.
@@ -202,6 +204,7 @@ impl EmbeddedIndex {
             next_id: AtomicU64::new(1),
             seq_no: AtomicU64::new(0),
             unrefreshed_appends: std::sync::atomic::AtomicBool::new(false),
+            closed: std::sync::atomic::AtomicBool::new(false),
             id_prefix: random_prefix(name),
             uuid: {
                 use base64::Engine as _;
@@ -287,6 +290,32 @@ impl EmbeddedIndex {
             writer.commit().map_err(internal)?;
         }
         self.reader.reload().map_err(internal)
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Closes (`_close`) or opens (`_open`) the index; a close refreshes first, so that
+    /// what was written is there when it opens again.
+    pub fn set_closed(&self, closed: bool) -> Result<(), Error> {
+        if closed {
+            self.refresh()?;
+        }
+        self.closed
+            .store(closed, std::sync::atomic::Ordering::Release);
+        Ok(())
+    }
+
+    /// Refuses a read or write of a closed index, in Elasticsearch's words.
+    pub fn check_open(&self) -> Result<(), Error> {
+        match self.is_closed() {
+            true => Err(Error::new(
+                crate::error::ErrorKind::Closed,
+                format!("index [{}] is closed", self.name),
+            )),
+            false => Ok(()),
+        }
     }
 
     /// A hit's `_id` and stored `_source`, as Elasticsearch's fetch phase loads them.

@@ -56,6 +56,13 @@ impl EmbeddedIndex {
     /// Runs one bulk action. Documents that do not fit the mapping fail alone, as items of an
     /// Elasticsearch bulk request do.
     pub fn apply(&self, item: &Item) -> Result<Written, ItemError> {
+        if self.is_closed() {
+            return Err(ItemError::new(
+                400,
+                "index_closed_exception",
+                format!("index [{}] is closed", self.name),
+            ));
+        }
         let started = Instant::now();
         let result = self.apply_untimed(item);
         if result.is_ok() && item.verb != Verb::Delete {
@@ -305,6 +312,7 @@ impl EmbeddedIndex {
     /// The document with this id as of now (written since the last refresh, else searchable),
     /// with its version and sequence number: Elasticsearch's realtime get.
     pub fn current(&self, id: &str) -> Result<Option<(String, DocMeta)>, Error> {
+        self.check_open()?;
         match self.live_shard(id).get(id) {
             Some(Live::Source { source, meta }) => return Ok(Some((source.to_string(), *meta))),
             Some(Live::Deleted { .. }) => return Ok(None),

@@ -55,6 +55,32 @@ fn kind_of(segment: &str) -> TemplateKind {
 }
 
 impl Engine {
+    /// `POST <index>/_close` and `_open`: a closed index keeps its documents, and every search,
+    /// get and write of it is refused (400 `index_closed_exception`) until it is opened; a
+    /// wildcard search passes it over.
+    pub(crate) fn close_indices(&self, names: &str, close: bool, query: &str) -> RestResponse {
+        let allow_no_indices =
+            crate::rest::param(query, "allow_no_indices").as_deref() != Some("false");
+        let indices = match self.resolve_as(Some(names), allow_no_indices) {
+            Ok(i) => i,
+            Err(r) => return r,
+        };
+        for index in &indices {
+            if let Err(e) = index.set_closed(close) {
+                return RestResponse::from_error(&e);
+            }
+        }
+        let mut answer = json!({ "acknowledged": true, "shards_acknowledged": true });
+        if close {
+            answer["indices"] = indices
+                .iter()
+                .map(|i| (i.name.clone(), json!({ "closed": true })))
+                .collect::<Map<_, _>>()
+                .into();
+        }
+        RestResponse::json(200, &answer)
+    }
+
     /// `_stats` at `level` `cluster`, `indices` (the default) or `shards` (one primary shard
     /// per index, as here).
     pub(crate) fn index_stats(&self, names: Option<&str>, query: &str) -> RestResponse {

@@ -91,22 +91,32 @@ fn columns(h: Option<&str>) -> Result<Vec<usize>, String> {
 
 /// Rows sorted by `column[:desc]`, numbers as numbers.
 fn sort_rows(rows: &mut [Vec<String>], sort: &str) -> Result<(), String> {
-    let (column, desc) = match sort.split_once(':') {
-        Some((c, order)) => (c, order == "desc"),
-        None => (sort, false),
-    };
-    let at = column_at(column).ok_or_else(|| format!("_cat/indices cannot sort by [{column}]"))?;
+    // Several keys, comma-separated, each `column` or `column:desc`.
+    let keys = sort
+        .split(',')
+        .map(|key| {
+            let (column, desc) = match key.split_once(':') {
+                Some((c, order)) => (c, order == "desc"),
+                None => (key, false),
+            };
+            column_at(column)
+                .map(|at| (at, desc))
+                .ok_or_else(|| format!("_cat/indices cannot sort by [{column}]"))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     rows.sort_by(|a, b| {
-        let (x, y) = (&a[at], &b[at]);
-        let order = match (x.parse::<u64>(), y.parse::<u64>()) {
-            (Ok(x), Ok(y)) => x.cmp(&y),
-            _ => x.cmp(y),
-        };
-        if desc {
-            order.reverse()
-        } else {
-            order
+        for &(at, desc) in &keys {
+            let (x, y) = (&a[at], &b[at]);
+            let order = match (x.parse::<u64>(), y.parse::<u64>()) {
+                (Ok(x), Ok(y)) => x.cmp(&y),
+                _ => x.cmp(y),
+            };
+            let order = if desc { order.reverse() } else { order };
+            if order.is_ne() {
+                return order;
+            }
         }
+        std::cmp::Ordering::Equal
     });
     Ok(())
 }
@@ -171,18 +181,21 @@ impl Engine {
             let created = chrono::DateTime::from_timestamp_millis(index.created_ms as i64)
                 .map(|d| d.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
                 .unwrap_or_default();
+            // A closed index shows no counts, as Elasticsearch's has no stats to give.
+            let closed = index.is_closed();
+            let counted = |v: String| if closed { String::new() } else { v };
             rows.push(vec![
                 "green".into(),
-                "open".into(),
+                if closed { "close" } else { "open" }.into(),
                 index.name.clone(),
                 index.uuid.clone(),
                 settings.text("index.number_of_shards"),
                 settings.text("index.number_of_replicas"),
-                s.docs.to_string(),
-                s.deleted.to_string(),
-                store.clone(),
-                store.clone(),
-                store,
+                counted(s.docs.to_string()),
+                counted(s.deleted.to_string()),
+                counted(store.clone()),
+                counted(store.clone()),
+                counted(store),
                 index.created_ms.to_string(),
                 created,
             ]);

@@ -41,7 +41,9 @@ pub fn effects(method: &str, path: &str, body: Option<&Value>) -> Effects {
         Route::PutDataStream(name) | Route::CreateIndex(name) => made(name),
         // A write creates its missing index (`action.auto_create_index`).
         Route::PutDoc(name, _) | Route::CreateDoc(name, _) | Route::Bulk(Some(name)) => made(name),
-        Route::IndexSettings(Some(target)) | Route::AddBlock(target, _) => Effects {
+        Route::IndexSettings(Some(target))
+        | Route::AddBlock(target, _)
+        | Route::CloseIndex(target, _) => Effects {
             makes: Vec::new(),
             needs: target.split(',').map(str::to_string).collect(),
         },

@@ -106,6 +106,7 @@ impl RestResponse {
             ErrorKind::BadRequest => {
                 RestResponse::error(400, "illegal_argument_exception", &e.message)
             }
+            ErrorKind::Closed => RestResponse::error(400, "index_closed_exception", &e.message),
             _ => RestResponse::error(500, "exception", &e.message),
         }
     }
@@ -292,6 +293,7 @@ impl Engine {
             Route::GetPipeline(ids) => self.get_pipeline(ids, req.query),
             Route::DeletePipeline(ids) => self.delete_pipeline(ids),
             Route::AddBlock(index, block) => self.add_block(index, block),
+            Route::CloseIndex(names, close) => self.close_indices(names, close, req.query),
             Route::Recovery(names) => self.recovery(names),
             Route::UpdateAliases => self.update_aliases(req.body),
             Route::PutAlias(index, name) => self.put_alias(index, name, req.body),

@@ -53,6 +53,8 @@ pub(crate) enum Route<'a> {
     GetPipeline(Option<&'a str>),
     DeletePipeline(&'a str),
     AddBlock(&'a str, &'a str),
+    /// `POST <index>/_close` (true) or `_open` (false).
+    CloseIndex(&'a str, bool),
     Recovery(Option<&'a str>),
     UpdateAliases,
     PutAlias(&'a str, &'a str),
@@ -112,6 +114,8 @@ pub(crate) fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>>
         ("GET", ["_ingest", "pipeline", ids]) => Route::GetPipeline(Some(ids)),
         ("DELETE", ["_ingest", "pipeline", ids]) => Route::DeletePipeline(ids),
         ("PUT", [index, "_block", block]) => Route::AddBlock(index, block),
+        ("POST", [index, "_close"]) => Route::CloseIndex(index, true),
+        ("POST", [index, "_open"]) => Route::CloseIndex(index, false),
         ("POST", ["_aliases"]) => Route::UpdateAliases,
         ("PUT" | "POST", [index, "_alias" | "_aliases", name]) => Route::PutAlias(index, name),
         ("DELETE", [index, "_alias" | "_aliases", name]) => Route::DeleteAlias(index, name),
@@ -399,6 +403,12 @@ impl Route<'_> {
             Route::GetDoc(..) | Route::GetSource(..) => &GET_PARAMS,
             Route::CreateIndex(_) => &["wait_for_active_shards"],
             Route::DeleteIndex(_) => &["ignore_unavailable"],
+            Route::CloseIndex(..) => &[
+                "wait_for_active_shards",
+                "ignore_unavailable",
+                "allow_no_indices",
+                "expand_wildcards",
+            ],
             // One node: `master_timeout` has nothing to wait for, `cause` only names the change.
             Route::PutTemplate(..) => &["create", "cause", "master_timeout"],
             _ => &[],

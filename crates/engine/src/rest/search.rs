@@ -353,6 +353,9 @@ impl Engine {
                     }
                     plans.push((index, plan, searcher));
                 }
+                Err(e) if e.kind == crate::error::ErrorKind::Closed => {
+                    return RestResponse::from_error(&e)
+                }
                 Err(e) => {
                     return RestResponse::error(400, "search_phase_execution_exception", &e.message)
                 }

@@ -209,12 +209,14 @@ pub const MAX_RESULT_WINDOW: u64 = 10_000;
 
 impl EmbeddedIndex {
     pub fn compile(&self, body: &Value) -> Result<SearchPlan, Error> {
+        self.check_open()?;
         compile_search(&self.name, &self.mapping, &self.index, body)
     }
 
     /// As one index of a search over several: a query on a field this one does not map
     /// matches none of its documents, as Elasticsearch answers.
     pub fn compile_among_others(&self, body: &Value) -> Result<SearchPlan, Error> {
+        self.check_open()?;
         compile_search_with(&self.name, &self.mapping, &self.index, body, true)
     }
 }
