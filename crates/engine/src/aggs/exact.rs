@@ -5,7 +5,9 @@
 //! also collects its values here, up to that bound, and answers exactly when it holds them
 //! all; past it, both are estimates and tantivy's stands.
 
+use super::exact_buckets::{BucketKey, KeyReader, LocalKey, Parent};
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 use std::sync::Arc;
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{Column, ColumnType, MonotonicallyMappableToU64};
@@ -28,21 +30,49 @@ pub struct ExactPercentiles {
     pub missing: Option<f64>,
     pub percents: Vec<f64>,
     pub keyed: bool,
-    /// The most values held exactly.
+    /// The most values held exactly (in each bucket, under a parent).
     pub cap: usize,
+    /// The top-level bucket aggregation it is directly under, if any.
+    pub parent: Option<Parent>,
 }
+
+/// The most buckets one percentiles under a parent holds values for; past it, tantivy's
+/// estimate stands for every bucket.
+const MAX_BUCKETS: usize = 10_000;
 
 #[derive(Debug, Clone, Default)]
 pub struct ExactAggs(pub Arc<Vec<ExactPercentiles>>);
 
-/// Per aggregation: every value, or None past its bound.
+/// Per aggregation: every value (or each bucket's), or None past its bound.
 #[derive(Debug, Default)]
-pub struct ExactResults(Vec<Option<Vec<f64>>>);
+pub struct ExactResults(Vec<Held<BucketKey>>);
+
+/// What one aggregation holds: its values, or each bucket's (None for a bucket past its
+/// bound); the whole None past the bucket bound.
+#[derive(Debug)]
+pub enum Held<K> {
+    Flat(Option<Vec<f64>>),
+    Buckets(Option<HashMap<K, Option<Vec<f64>>>>),
+}
+
+impl<K> Held<K> {
+    fn empty(agg: &ExactPercentiles) -> Held<K> {
+        match agg.parent {
+            None => Held::Flat(Some(Vec::new())),
+            Some(_) => Held::Buckets(Some(HashMap::new())),
+        }
+    }
+}
 
 pub struct ExactSegment {
     aggs: Arc<Vec<ExactPercentiles>>,
     columns: Vec<Option<(Column<u64>, ColumnType)>>,
-    values: Vec<Option<Vec<f64>>>,
+    keys: Vec<Option<KeyReader>>,
+    values: Vec<Held<LocalKey>>,
+    /// The buckets of the document being collected (reused).
+    scratch: Vec<LocalKey>,
+    /// The values of the document being collected (reused).
+    doc_values: Vec<f64>,
 }
 
 const NUMERIC: [ColumnType; 3] = [ColumnType::I64, ColumnType::U64, ColumnType::F64];
@@ -73,10 +103,23 @@ impl Collector for ExactAggs {
                     .u64_lenient_for_type(Some(&NUMERIC), &a.field)
             })
             .collect::<tantivy::Result<_>>()?;
+        let keys = self
+            .0
+            .iter()
+            .map(|a| {
+                a.parent
+                    .as_ref()
+                    .map(|p| KeyReader::open(&p.by, reader))
+                    .transpose()
+            })
+            .collect::<tantivy::Result<_>>()?;
         Ok(ExactSegment {
             aggs: self.0.clone(),
             columns,
-            values: self.0.iter().map(|_| Some(Vec::new())).collect(),
+            keys,
+            values: self.0.iter().map(Held::empty).collect(),
+            scratch: Vec::new(),
+            doc_values: Vec::new(),
         })
     }
 
@@ -85,20 +128,42 @@ impl Collector for ExactAggs {
     }
 
     fn merge_fruits(&self, fruits: Vec<ExactResults>) -> tantivy::Result<ExactResults> {
-        let mut all: Vec<Option<Vec<f64>>> = self.0.iter().map(|_| Some(Vec::new())).collect();
+        let mut all: Vec<Held<BucketKey>> = self.0.iter().map(Held::empty).collect();
         for fruit in fruits {
             for ((into, from), agg) in all.iter_mut().zip(fruit.0).zip(self.0.iter()) {
-                *into = match (into.take(), from) {
-                    (Some(mut a), Some(b)) if a.len() + b.len() <= agg.cap => {
-                        a.extend(b);
-                        Some(a)
-                    }
-                    _ => None,
-                };
+                merge_held(into, from, agg.cap);
             }
         }
         Ok(ExactResults(all))
     }
+}
+
+/// Two parts' values together, each bucket's and the whole within their bounds.
+fn merge_held(into: &mut Held<BucketKey>, from: Held<BucketKey>, cap: usize) {
+    let joined = |a: Option<Vec<f64>>, b: Option<Vec<f64>>| match (a, b) {
+        (Some(mut a), Some(b)) if a.len() + b.len() <= cap => {
+            a.extend(b);
+            Some(a)
+        }
+        _ => None,
+    };
+    *into = match (std::mem::replace(into, Held::Flat(None)), from) {
+        (Held::Flat(a), Held::Flat(b)) => Held::Flat(joined(a, b)),
+        (Held::Buckets(Some(mut a)), Held::Buckets(Some(b))) => {
+            for (k, v) in b {
+                let merged = match a.remove(&k) {
+                    Some(mine) => joined(mine, v),
+                    None => v,
+                };
+                a.insert(k, merged);
+            }
+            match a.len() <= MAX_BUCKETS {
+                true => Held::Buckets(Some(a)),
+                false => Held::Buckets(None),
+            }
+        }
+        (Held::Buckets(_), _) | (_, Held::Buckets(_)) => Held::Buckets(None),
+    };
 }
 
 impl SegmentCollector for ExactSegment {
@@ -106,26 +171,63 @@ impl SegmentCollector for ExactSegment {
 
     fn collect(&mut self, doc: DocId, _: Score) {
         for (i, agg) in self.aggs.iter().enumerate() {
-            let Some(values) = &mut self.values[i] else {
-                continue;
-            };
-            let before = values.len();
+            let values = &mut self.doc_values;
+            values.clear();
+            match &self.values[i] {
+                Held::Flat(None) | Held::Buckets(None) => continue,
+                _ => {}
+            }
             if let Some((column, kind)) = &self.columns[i] {
                 values.extend(column.values_for_doc(doc).map(|v| number(v, *kind)));
             }
-            if values.len() == before {
-                if let Some(m) = agg.missing {
-                    values.push(m);
-                }
+            if values.is_empty() {
+                values.extend(agg.missing);
             }
-            if values.len() > agg.cap {
-                self.values[i] = None;
+            match &mut self.values[i] {
+                Held::Flat(Some(held)) => {
+                    held.extend_from_slice(values);
+                    if held.len() > agg.cap {
+                        self.values[i] = Held::Flat(None);
+                    }
+                }
+                Held::Buckets(Some(buckets)) => {
+                    let Some(keys) = &self.keys[i] else { continue };
+                    keys.keys(doc, &mut self.scratch);
+                    for key in &self.scratch {
+                        let held = buckets.entry(*key).or_insert_with(|| Some(Vec::new()));
+                        if let Some(h) = held {
+                            h.extend_from_slice(values);
+                            if h.len() > agg.cap {
+                                *held = None;
+                            }
+                        }
+                    }
+                    if buckets.len() > MAX_BUCKETS {
+                        self.values[i] = Held::Buckets(None);
+                    }
+                }
+                _ => {}
             }
         }
     }
 
     fn harvest(self) -> ExactResults {
-        ExactResults(self.values)
+        let keys = self.keys;
+        let held = self
+            .values
+            .into_iter()
+            .zip(keys)
+            .map(|(held, reader)| match (held, reader) {
+                (Held::Flat(v), _) => Held::Flat(v),
+                (Held::Buckets(Some(b)), Some(reader)) => Held::Buckets(
+                    b.into_iter()
+                        .map(|(k, v)| reader.shown(k).map(|k| (k, v)))
+                        .collect(),
+                ),
+                (Held::Buckets(_), _) => Held::Buckets(None),
+            })
+            .collect();
+        ExactResults(held)
     }
 }
 
@@ -159,9 +261,39 @@ impl ExactAggs {
     /// Puts the exact answers in `aggregations` (the response's), where the values were
     /// all held.
     pub fn apply(&self, results: &ExactResults, aggregations: &mut Value) {
-        for (agg, values) in self.0.iter().zip(&results.0) {
-            let Some(values) = values else { continue };
-            let mut sorted = values.clone();
+        for (agg, held) in self.0.iter().zip(&results.0) {
+            match (held, &agg.parent) {
+                (Held::Flat(Some(values)), _) => agg.show(values, aggregations),
+                (Held::Buckets(Some(buckets)), Some(parent)) => {
+                    let Some(list) = aggregations
+                        .get_mut(&parent.name)
+                        .and_then(|p| p.get_mut("buckets"))
+                        .and_then(Value::as_array_mut)
+                    else {
+                        continue;
+                    };
+                    for bucket in list {
+                        let Some(key) = bucket.get("key").cloned() else {
+                            continue;
+                        };
+                        let found = buckets.iter().find(|(k, _)| k.is(&key));
+                        if let Some((_, Some(values))) = found {
+                            agg.show(values, bucket);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+impl ExactPercentiles {
+    /// Puts the exact answer of `values` in the aggregation's slot under `parent`.
+    fn show(&self, values: &[f64], parent: &mut Value) {
+        let agg = self;
+        {
+            let mut sorted = values.to_vec();
             sorted.sort_by(f64::total_cmp);
             let answers = agg
                 .percents
@@ -180,7 +312,7 @@ impl ExactAggs {
                         .collect(),
                 )
             };
-            if let Some(slot) = aggregations.get_mut(&agg.name) {
+            if let Some(slot) = parent.get_mut(&agg.name) {
                 slot["values"] = shown;
             }
         }
@@ -237,11 +369,12 @@ pub(super) fn percentiles_params(p: &mut Map<String, Value>, at: &str) -> Result
     Ok(())
 }
 
-/// A top-level `percentiles` as the exact collector runs it (the field as tantivy reads it).
+/// A top-level `percentiles` (or one directly under `parent`) as the exact collector runs it (the field as tantivy reads it).
 pub(super) fn exact_percentiles(
     name: &str,
     given: &Map<String, Value>,
     tantivy: &Map<String, Value>,
+    parent: Option<Parent>,
 ) -> ExactPercentiles {
     let compression = given
         .get("tdigest")
@@ -264,6 +397,7 @@ pub(super) fn exact_percentiles(
         keyed: given.get("keyed").and_then(Value::as_bool).unwrap_or(true),
         // Bounded whatever `compression` a request names: past it, the estimate stands.
         cap: (2.0 * compression).clamp(1.0, MAX_HELD as f64) as usize,
+        parent,
     }
 }
 

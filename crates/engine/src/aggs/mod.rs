@@ -156,6 +156,7 @@ impl AggPlan {
             significant: Vec::new(),
             shapes: shape::Shapes::default(),
             exact: Vec::new(),
+            parent: None,
         };
         let rewritten = level.rewrite(aggs, "aggs", &[])?;
         let mut request: Aggregations =
@@ -276,6 +277,8 @@ struct Level<'a> {
     significant: Vec<significant::Significant>,
     shapes: shape::Shapes,
     exact: Vec<exact::ExactPercentiles>,
+    /// The top-level bucket aggregation whose sub-aggregations are being rewritten.
+    parent: Option<exact_buckets::Parent>,
 }
 
 impl Level<'_> {
@@ -390,15 +393,36 @@ impl Level<'_> {
         }
         let mut rewritten = Map::new();
         let tantivy_params = params_for(kind, params, mapping, &here)?;
-        if kind == "percentiles" && path.is_empty() {
-            self.exact
-                .push(exact::exact_percentiles(name, params, &tantivy_params));
+        if kind == "percentiles" && (path.is_empty() || self.parent.is_some()) {
+            let parent = self.parent.clone().filter(|_| path.len() == 1);
+            if path.is_empty() || parent.is_some() {
+                self.exact.push(exact::exact_percentiles(
+                    name,
+                    params,
+                    &tantivy_params,
+                    parent,
+                ));
+            }
         }
-        rewritten.insert(kind.to_string(), Value::Object(tantivy_params));
+        rewritten.insert(kind.to_string(), Value::Object(tantivy_params.clone()));
         if let Some(sub) = sub {
             let mut inner = path.to_vec();
             inner.push(name.clone());
-            rewritten.insert("aggs".into(), self.rewrite(sub, &here, &inner)?);
+            // A percentiles directly under a top-level bucket aggregation is exact in each
+            // bucket with few values, as at the top level.
+            let keyword = params
+                .get("field")
+                .and_then(Value::as_str)
+                .and_then(|f| mapping?.field(f))
+                .is_some_and(|f| f.kind == crate::mapping::FieldType::Keyword);
+            let parent = path
+                .is_empty()
+                .then(|| exact_buckets::Parent::of(name, kind, params, &tantivy_params, keyword))
+                .flatten();
+            let outer = std::mem::replace(&mut self.parent, parent);
+            let rewritten_sub = self.rewrite(sub, &here, &inner);
+            self.parent = outer;
+            rewritten.insert("aggs".into(), rewritten_sub?);
         }
         out.insert(name.clone(), Value::Object(rewritten));
         Ok(())
@@ -716,6 +740,7 @@ fn alias<'a>(read: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
 mod auto_date;
 mod date_range;
 mod exact;
+mod exact_buckets;
 mod filters;
 mod geo;
 mod points;

@@ -1,0 +1,300 @@
+//! The buckets of a top-level `terms`, `histogram` or fixed-length `date_histogram` as the
+//! exact percentiles collector finds them, so that a `percentiles` directly under one is exact
+//! in each bucket with few values, as Elasticsearch's t-digest is (see `exact`). A parent the
+//! collector cannot bucket as tantivy does (a `missing` bucket, a calendar month, an offset
+//! on a calendar interval) leaves its percentiles to tantivy's estimate, as before.
+
+use serde_json::{Map, Value};
+use tantivy::columnar::{ColumnType, MonotonicallyMappableToU64, StrColumn};
+use tantivy::{DocId, SegmentReader};
+
+/// How the parent aggregation puts a document in a bucket.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BucketBy {
+    /// `terms` on a keyword field: each of the document's terms.
+    Keywords { field: String },
+    /// `terms` on a numeric field: each of its values.
+    Numbers { field: String },
+    /// `histogram` or a fixed-length `date_histogram`: `floor((v - offset) / interval)`,
+    /// in the column's own unit (dates in milliseconds).
+    Intervals {
+        field: String,
+        interval: f64,
+        offset: f64,
+        dates: bool,
+    },
+}
+
+/// The parent: its name in the response, and how it buckets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parent {
+    pub name: String,
+    pub by: BucketBy,
+}
+
+/// A bucket's key as the response shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum BucketKey {
+    Text(String),
+    /// A number's bits (keys are compared as the response's numbers are).
+    Number(u64),
+}
+
+impl BucketKey {
+    /// Whether a response bucket's `key` is this one.
+    pub fn is(&self, key: &Value) -> bool {
+        match (self, key) {
+            (BucketKey::Text(t), Value::String(s)) => t == s,
+            (BucketKey::Number(bits), Value::Number(n)) => {
+                n.as_f64().is_some_and(|n| n == f64::from_bits(*bits))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Parent {
+    /// The parent `kind` with its request `params` and tantivy's (`field` as tantivy names
+    /// it), when the collector buckets it as tantivy does.
+    pub fn of(
+        name: &str,
+        kind: &str,
+        params: &Map<String, Value>,
+        tantivy: &Map<String, Value>,
+        keyword: bool,
+    ) -> Option<Parent> {
+        if params.contains_key("missing") || params.contains_key("script") {
+            return None;
+        }
+        let field = tantivy.get("field")?.as_str()?.to_string();
+        let by = match kind {
+            "terms" if keyword => BucketBy::Keywords { field },
+            "terms" => BucketBy::Numbers { field },
+            "histogram" => BucketBy::Intervals {
+                field,
+                interval: params.get("interval")?.as_f64().filter(|i| *i > 0.0)?,
+                offset: params.get("offset").map_or(Some(0.0), Value::as_f64)?,
+                dates: false,
+            },
+            "date_histogram" => {
+                let interval = match (
+                    params.get("fixed_interval"),
+                    params.get("calendar_interval"),
+                ) {
+                    (Some(Value::String(f)), None) => fixed_millis(f)?,
+                    (None, Some(Value::String(c))) if !params.contains_key("offset") => {
+                        calendar_millis(c)?
+                    }
+                    _ => return None,
+                };
+                let offset = match params.get("offset") {
+                    None => 0.0,
+                    Some(Value::String(o)) => signed_millis(o)?,
+                    Some(_) => return None,
+                };
+                if params
+                    .get("time_zone")
+                    .is_some_and(|z| z != "UTC" && z != "Z")
+                {
+                    return None;
+                }
+                BucketBy::Intervals {
+                    field,
+                    interval,
+                    offset,
+                    dates: true,
+                }
+            }
+            _ => return None,
+        };
+        Some(Parent {
+            name: name.to_string(),
+            by,
+        })
+    }
+}
+
+/// `30s`, `5m`, `1h`, `2d`, `500ms` in milliseconds.
+fn fixed_millis(text: &str) -> Option<f64> {
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let n: f64 = digits.parse().ok().filter(|n: &f64| *n > 0.0)?;
+    let unit = match &text[digits.len()..] {
+        "ms" => 1.0,
+        "s" => 1_000.0,
+        "m" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        _ => return None,
+    };
+    Some(n * unit)
+}
+
+/// The calendar intervals of a fixed length in UTC: a minute, an hour, a day.
+fn calendar_millis(text: &str) -> Option<f64> {
+    match text {
+        "minute" | "1m" => Some(60_000.0),
+        "hour" | "1h" => Some(3_600_000.0),
+        "day" | "1d" => Some(86_400_000.0),
+        _ => None,
+    }
+}
+
+fn signed_millis(text: &str) -> Option<f64> {
+    match text.strip_prefix('-') {
+        Some(rest) => fixed_millis(rest).map(|m| -m),
+        None => fixed_millis(text.strip_prefix('+').unwrap_or(text)),
+    }
+}
+
+/// A segment's reader of the parent's bucket keys.
+pub enum KeyReader {
+    Keywords(StrColumn),
+    Numbers(tantivy::columnar::Column<u64>, ColumnType),
+    Intervals {
+        column: tantivy::columnar::Column<u64>,
+        kind: ColumnType,
+        interval: f64,
+        offset: f64,
+    },
+    /// The segment has no values of the field: no document is in any bucket.
+    Nothing,
+}
+
+/// A segment-local key: a keyword's ordinal (named at harvest) or a number's bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LocalKey {
+    Ord(u64),
+    Number(u64),
+}
+
+impl KeyReader {
+    pub fn open(by: &BucketBy, reader: &SegmentReader) -> tantivy::Result<KeyReader> {
+        let fast = reader.fast_fields();
+        const NUMERIC: [ColumnType; 4] = [
+            ColumnType::I64,
+            ColumnType::U64,
+            ColumnType::F64,
+            ColumnType::DateTime,
+        ];
+        Ok(match by {
+            BucketBy::Keywords { field } => match fast.str(field)? {
+                Some(c) => KeyReader::Keywords(c),
+                None => KeyReader::Nothing,
+            },
+            BucketBy::Numbers { field } => {
+                match fast.u64_lenient_for_type(Some(&NUMERIC), field)? {
+                    Some((c, kind)) => KeyReader::Numbers(c, kind),
+                    None => KeyReader::Nothing,
+                }
+            }
+            BucketBy::Intervals {
+                field,
+                interval,
+                offset,
+                dates,
+            } => match fast.u64_lenient_for_type(Some(&NUMERIC), field)? {
+                Some((column, kind)) if *dates == (kind == ColumnType::DateTime) => {
+                    KeyReader::Intervals {
+                        column,
+                        kind,
+                        interval: *interval,
+                        offset: *offset,
+                    }
+                }
+                Some(_) => KeyReader::Nothing,
+                None => KeyReader::Nothing,
+            },
+        })
+    }
+
+    /// The buckets `doc` is in, into `out` (cleared first).
+    pub fn keys(&self, doc: DocId, out: &mut Vec<LocalKey>) {
+        out.clear();
+        match self {
+            KeyReader::Keywords(c) => out.extend(c.term_ords(doc).map(LocalKey::Ord)),
+            KeyReader::Numbers(c, kind) => {
+                out.extend(
+                    c.values_for_doc(doc)
+                        .map(|v| LocalKey::Number(number(v, *kind).to_bits())),
+                );
+            }
+            KeyReader::Intervals {
+                column,
+                kind,
+                interval,
+                offset,
+            } => {
+                for v in column.values_for_doc(doc) {
+                    // Dates are bucketed in milliseconds, as their keys are.
+                    let v = match kind {
+                        ColumnType::DateTime => millis(v) as f64,
+                        _ => number(v, *kind),
+                    };
+                    let start = ((v - offset) / interval).floor() * interval + offset;
+                    let key = LocalKey::Number(start.to_bits());
+                    if !out.contains(&key) {
+                        out.push(key);
+                    }
+                }
+            }
+            KeyReader::Nothing => {}
+        }
+    }
+
+    /// A segment-local key as the response shows it (dates in milliseconds).
+    pub fn shown(&self, key: LocalKey) -> Option<BucketKey> {
+        match (self, key) {
+            (KeyReader::Keywords(c), LocalKey::Ord(ord)) => {
+                let mut text = String::new();
+                c.ord_to_str(ord, &mut text)
+                    .ok()?
+                    .then_some(BucketKey::Text(text))
+            }
+            (_, LocalKey::Number(bits)) => Some(BucketKey::Number(bits)),
+            _ => None,
+        }
+    }
+}
+
+/// A column's raw value as a number (dates as milliseconds).
+pub fn number(raw: u64, kind: ColumnType) -> f64 {
+    match kind {
+        ColumnType::I64 => i64::from_u64(raw) as f64,
+        ColumnType::F64 => f64::from_u64(raw),
+        ColumnType::DateTime => millis(raw) as f64,
+        _ => raw as f64,
+    }
+}
+
+/// A date column's raw value in milliseconds since the epoch.
+fn millis(raw: u64) -> i64 {
+    tantivy::DateTime::from_u64(raw).into_timestamp_millis()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_are_read_as_elasticsearch_writes_them() {
+        assert_eq!(fixed_millis("30s"), Some(30_000.0));
+        assert_eq!(fixed_millis("500ms"), Some(500.0));
+        assert_eq!(fixed_millis("1M"), None);
+        assert_eq!(signed_millis("-6h"), Some(-21_600_000.0));
+        assert_eq!(calendar_millis("month"), None);
+        let params = |v: Value| v.as_object().unwrap().clone();
+        let tantivy = params(serde_json::json!({"field": "at"}));
+        let month = params(serde_json::json!({"field": "at", "calendar_interval": "month"}));
+        assert_eq!(
+            Parent::of("h", "date_histogram", &month, &tantivy, false),
+            None
+        );
+        let missing = params(serde_json::json!({"field": "at", "missing": "x"}));
+        assert_eq!(Parent::of("t", "terms", &missing, &tantivy, true), None);
+        let hour = params(serde_json::json!({"field": "at", "fixed_interval": "1h"}));
+        assert!(matches!(
+            Parent::of("h", "date_histogram", &hour, &tantivy, false).unwrap().by,
+            BucketBy::Intervals { interval, dates: true, .. } if interval == 3_600_000.0
+        ));
+    }
+}
