@@ -10,6 +10,7 @@ pub(crate) mod nested;
 pub(crate) mod query_string;
 pub(crate) mod scoring;
 mod script_fn;
+pub(crate) mod slice;
 mod vector;
 
 use crate::dsl::ast::{BoolAst, FunctionScoreAst, Leaf, QueryAst};

@@ -319,6 +319,13 @@ impl Engine {
             },
             None => None,
         };
+        if body.get("slice").is_some() && pit.is_none() && param(query, "scroll").is_none() {
+            return RestResponse::error(
+                400,
+                "action_request_validation_exception",
+                "Validation Failed: 1: [slice] can only be used with [scroll] or [point-in-time] requests;",
+            );
+        }
         let targets = match &pit {
             Some((_, targets)) => targets.clone(),
             None => match self.snapshots(name) {

@@ -96,7 +96,7 @@ pub struct Page {
 /// Search body keys the embedded engine runs (`_source` filters each hit's source;
 /// `track_total_hits` shapes the REST answer's total); anything else (post_filter,
 /// rescore, ...) would be measured without the work it asks for, so it is refused.
-const SEARCH_KEYS: [&str; 18] = [
+const SEARCH_KEYS: [&str; 19] = [
     "aggs",
     "fields",
     "docvalue_fields",
@@ -115,6 +115,7 @@ const SEARCH_KEYS: [&str; 18] = [
     "seq_no_primary_term",
     "knn",
     "profile",
+    "slice",
 ];
 
 /// Why the embedded engine cannot run this search body, if it cannot.
@@ -282,6 +283,20 @@ fn compile_search_with(
     if let Some(knn) = body.get("knn") {
         let with = body.get("query").map(|_| query);
         (query, knn_visits) = compiler.top_level_knn(knn, with, profile).map_err(bad)?;
+    }
+    if let Some(slice) = body.get("slice") {
+        let slice = crate::dsl::slice::Slice::parse(slice).map_err(bad)?;
+        let only = crate::dsl::slice::SliceQuery {
+            id_field: mapping.id,
+            slice,
+        };
+        query = Box::new(tantivy::query::BooleanQuery::new(vec![
+            (tantivy::query::Occur::Must, query),
+            (
+                tantivy::query::Occur::Must,
+                Box::new(tantivy::query::ConstScoreQuery::new(Box::new(only), 0.0)),
+            ),
+        ]));
     }
     let sort = body
         .get("sort")
