@@ -76,24 +76,15 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
     let sleeps = matches!(leaf.spec, crate::ops::OpSpec::Sleep(d) if !d.is_zero());
     let waits = (!slot.is_zero() || !leaf.ramp_up.is_zero() || ramp.is_some() || sleeps)
         && timers_fit(clients.len(), later_per_client);
-    let recorders: Vec<Arc<GroupRecorder>> = (0..tasks)
-        .map(|group| {
-            let mut recorder = Recorder::new(origin, expected_secs, slot);
-            if let Some(cap) = keep_samples {
-                // Each group keeps its share; its clients' requests are a uniform sample of
-                // the group's when they outnumber it.
-                let seed = 0x9e37_79b9_7f4a_7c15 ^ (first_client + group as u64);
-                recorder = recorder.with_samples(cap.div_ceil(tasks).max(1), seed);
-            }
-            if matches!(leaf.spec, crate::ops::OpSpec::VectorSearch(_)) {
-                recorder = recorder.with_recall();
-            }
-            GroupRecorder::new(match leaf.spec.counted_parts() {
-                Some(labels) => recorder.with_parts(labels, leaf.spec.times_parts()),
-                None => recorder,
-            })
-        })
-        .collect();
+    let recorders = group_recorders(
+        leaf,
+        origin,
+        expected_secs,
+        slot,
+        tasks,
+        keep_samples,
+        first_client,
+    );
     let mut groups: Vec<Vec<_>> = (0..tasks).map(|_| Vec::new()).collect();
     // One feed per client of this process, in client order.
     let mut feeds = feeds.into_iter();
@@ -135,6 +126,36 @@ pub(super) fn client_runs<C: crate::backend::BackendClient>(
         });
     }
     ClientGroups { groups, recorders }
+}
+
+/// One recorder per group of clients, with recall, parts and samples as the leaf measures them.
+fn group_recorders(
+    leaf: &Leaf,
+    origin: Instant,
+    expected_secs: usize,
+    slot: Duration,
+    tasks: usize,
+    keep_samples: Option<usize>,
+    first_client: u64,
+) -> Vec<Arc<GroupRecorder>> {
+    (0..tasks)
+        .map(|group| {
+            let mut recorder = Recorder::new(origin, expected_secs, slot);
+            if let Some(cap) = keep_samples {
+                // Each group keeps its share; its clients' requests are a uniform sample of
+                // the group's when they outnumber it.
+                let seed = 0x9e37_79b9_7f4a_7c15 ^ (first_client + group as u64);
+                recorder = recorder.with_samples(cap.div_ceil(tasks).max(1), seed);
+            }
+            if matches!(leaf.spec, crate::ops::OpSpec::VectorSearch(_)) {
+                recorder = recorder.with_recall();
+            }
+            GroupRecorder::new(match leaf.spec.counted_parts() {
+                Some(labels) => recorder.with_parts(labels, leaf.spec.times_parts()),
+                None => recorder,
+            })
+        })
+        .collect()
 }
 
 /// Where client `i` takes each call's changing input from.

@@ -112,6 +112,48 @@ impl EmbeddedBackend {
         &self.engine
     }
 
+    /// A search: compiled once, or per call when its body looks terms up.
+    fn prepare_search(&self, spec: &crate::ops::SearchSpec) -> Result<Prepared, OpError> {
+        Ok(match self.engine.search_target(&spec.index) {
+            // Wildcards that match nothing: each call is an empty answer, as there.
+            Ok(None) => Prepared::Nothing,
+            Ok(Some((index, filter))) => {
+                // A body with terms lookups is checked here as if they found nothing, and
+                // compiled per call once they are looked up.
+                let lookups = engine::has_terms_lookup(&spec.body).then(|| spec.body.clone());
+                if lookups.is_some() && spec.paging.is_some() {
+                    return Ok(Prepared::Fails(OpError::new(
+                    ErrorKind::BadRequest,
+                    "a paged search (scroll or search_after) with a terms lookup is not run by the embedded backend: its lookups are resolved per search, not per page",
+                )));
+                }
+                let body = match &lookups {
+                    Some(b) => engine::lookups_emptied(b),
+                    None => spec.body.clone(),
+                };
+                let plan = match &filter {
+                    Some(f) => index.compile(&engine::with_alias_filter(&body, f))?,
+                    None => index.compile(&body)?,
+                };
+                Prepared::Search {
+                    index,
+                    plan,
+                    paging: spec.paging,
+                    filter,
+                    lookups,
+                }
+            }
+            Err(e) if e.kind == engine::ErrorKind::NotFound => Prepared::Fails(OpError::new(
+                ErrorKind::NotFound,
+                format!(
+                    "{} (is there a create-index task before this one?)",
+                    e.message
+                ),
+            )),
+            Err(e) => Prepared::Fails(e.into()),
+        })
+    }
+
     /// A vector search's searches, one compiled per query vector.
     fn prepare_vectors(&self, spec: &crate::ops::VectorSearchSpec) -> Result<Prepared, OpError> {
         Ok(match self.engine.search_target(&spec.index) {
@@ -278,44 +320,7 @@ impl Backend for EmbeddedBackend {
                 Err(fails) => fails,
             },
             OpSpec::VectorSearch(spec) => self.prepare_vectors(spec)?,
-            OpSpec::Search(spec) => match self.engine.search_target(&spec.index) {
-                // Wildcards that match nothing: each call is an empty answer, as there.
-                Ok(None) => Prepared::Nothing,
-                Ok(Some((index, filter))) => {
-                    // A body with terms lookups is checked here as if they found nothing, and
-                    // compiled per call once they are looked up.
-                    let lookups = engine::has_terms_lookup(&spec.body).then(|| spec.body.clone());
-                    if lookups.is_some() && spec.paging.is_some() {
-                        return Ok(Prepared::Fails(OpError::new(
-                            ErrorKind::BadRequest,
-                            "a paged search (scroll or search_after) with a terms lookup is not run by the embedded backend: its lookups are resolved per search, not per page",
-                        )));
-                    }
-                    let body = match &lookups {
-                        Some(b) => engine::lookups_emptied(b),
-                        None => spec.body.clone(),
-                    };
-                    let plan = match &filter {
-                        Some(f) => index.compile(&engine::with_alias_filter(&body, f))?,
-                        None => index.compile(&body)?,
-                    };
-                    Prepared::Search {
-                        index,
-                        plan,
-                        paging: spec.paging,
-                        filter,
-                        lookups,
-                    }
-                }
-                Err(e) if e.kind == engine::ErrorKind::NotFound => Prepared::Fails(OpError::new(
-                    ErrorKind::NotFound,
-                    format!(
-                        "{} (is there a create-index task before this one?)",
-                        e.message
-                    ),
-                )),
-                Err(e) => Prepared::Fails(e.into()),
-            },
+            OpSpec::Search(spec) => self.prepare_search(spec)?,
             OpSpec::GetDocument { index, id } => match self.index_or_fail(index) {
                 Ok(index) => Prepared::GetDocument {
                     index,
@@ -531,40 +536,7 @@ impl BackendClient for EmbeddedClient {
 
     async fn execute(&mut self, op: &Prepared, payload: &Payload<'_>) -> Result<Outcome, OpError> {
         match op {
-            Prepared::Search {
-                index,
-                paging: None,
-                filter,
-                ..
-            } if matches!(payload, Payload::Body(_)) => {
-                search_drawn(&self.engine, index, filter.as_ref(), payload)
-            }
-            Prepared::Search {
-                index,
-                paging: None,
-                filter,
-                lookups: Some(body),
-                ..
-            } => search_body(&self.engine, index, filter.as_ref(), body.clone()),
-            Prepared::Search {
-                index,
-                plan,
-                paging: None,
-                ..
-            } => Ok(searched(index.search(plan)?)),
-            Prepared::Search {
-                index,
-                plan,
-                paging: Some(paging),
-                ..
-            } => tokio::task::block_in_place(|| {
-                let read = index.paged(plan, *paging)?;
-                Ok(Outcome {
-                    units: read.pages,
-                    hits: read.total_hits,
-                    ..Outcome::default()
-                })
-            }),
+            Prepared::Search { .. } => self.search(op, payload),
             Prepared::VectorSearch { index, plans } => {
                 let Payload::Vector(i) = payload else {
                     return Err(OpError::new(
@@ -683,6 +655,50 @@ pub fn batch_items<'a>(
             require_alias: None,
         })
     })
+}
+
+impl EmbeddedClient {
+    /// One search call: a drawn body or one with terms lookups compiled now, else the
+    /// prepared plan, whole or page by page.
+    fn search(&self, op: &Prepared, payload: &Payload<'_>) -> Result<Outcome, OpError> {
+        match op {
+            Prepared::Search {
+                index,
+                paging: None,
+                filter,
+                ..
+            } if matches!(payload, Payload::Body(_)) => {
+                search_drawn(&self.engine, index, filter.as_ref(), payload)
+            }
+            Prepared::Search {
+                index,
+                paging: None,
+                filter,
+                lookups: Some(body),
+                ..
+            } => search_body(&self.engine, index, filter.as_ref(), body.clone()),
+            Prepared::Search {
+                index,
+                plan,
+                paging: None,
+                ..
+            } => Ok(searched(index.search(plan)?)),
+            Prepared::Search {
+                index,
+                plan,
+                paging: Some(paging),
+                ..
+            } => tokio::task::block_in_place(|| {
+                let read = index.paged(plan, *paging)?;
+                Ok(Outcome {
+                    units: read.pages,
+                    hits: read.total_hits,
+                    ..Outcome::default()
+                })
+            }),
+            _ => Err(OpError::new(ErrorKind::Internal, "not a search")),
+        }
+    }
 }
 
 /// A search whose body was drawn for this call (bindings): parsed and compiled as its own.

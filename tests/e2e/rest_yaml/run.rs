@@ -486,8 +486,10 @@ fn matches(expected: &Value, actual: Option<&Value>) -> bool {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
+            // Java's `$` also matches before a line terminator that ends the input.
+            let trimmed = text.strip_suffix('\n').unwrap_or(&text);
             return regex::Regex::new(&format!("(?x){}", &t[1..t.len() - 1]))
-                .is_ok_and(|r| r.is_match(&text));
+                .is_ok_and(|r| r.is_match(&text) || r.is_match(trimmed));
         }
     }
     match (expected, actual) {

@@ -393,16 +393,8 @@ impl Level<'_> {
         }
         let mut rewritten = Map::new();
         let tantivy_params = params_for(kind, params, mapping, &here)?;
-        if kind == "percentiles" && (path.is_empty() || self.parent.is_some()) {
-            let parent = self.parent.clone().filter(|_| path.len() == 1);
-            if path.is_empty() || parent.is_some() {
-                self.exact.push(exact::exact_percentiles(
-                    name,
-                    params,
-                    &tantivy_params,
-                    parent,
-                ));
-            }
+        if kind == "percentiles" {
+            self.note_exact(name, params, &tantivy_params, path);
         }
         rewritten.insert(kind.to_string(), Value::Object(tantivy_params.clone()));
         if let Some(sub) = sub {
@@ -426,6 +418,26 @@ impl Level<'_> {
         }
         out.insert(name.clone(), Value::Object(rewritten));
         Ok(())
+    }
+
+    /// A `percentiles` the exact collector runs beside tantivy's: at the top level, or directly
+    /// under a top-level bucket aggregation it buckets as tantivy does.
+    fn note_exact(
+        &mut self,
+        name: &str,
+        params: &Map<String, Value>,
+        tantivy_params: &Map<String, Value>,
+        path: &[String],
+    ) {
+        let parent = self.parent.clone().filter(|_| path.len() == 1);
+        if path.is_empty() || parent.is_some() {
+            self.exact.push(exact::exact_percentiles(
+                name,
+                params,
+                tantivy_params,
+                parent,
+            ));
+        }
     }
 
     /// The aggregations the engine runs at the top level of a request only, by collectors of

@@ -34,10 +34,12 @@ impl Slice {
             match k.as_str() {
                 "id" | "max" => {}
                 "field" if matches!(o[k].as_str(), Some("_id" | "_shard_doc")) => {}
-                "field" => return Err(format!(
+                "field" => {
+                    return Err(format!(
                     "[slice] by field [{}] is not run by the embedded engine (it slices by `_id`)",
                     o[k]
-                )),
+                ))
+                }
                 other => return Err(format!("[slice] unknown field [{other}]")),
             }
         }

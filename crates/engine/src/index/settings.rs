@@ -67,6 +67,25 @@ impl IndexSettings {
         })
     }
 
+    /// Replica copies one node cannot hold: `number_of_replicas` (1 unless given) per shard,
+    /// none where `auto_expand_replicas` starts at 0 (it expands to the nodes there are).
+    pub fn unassigned_replicas(&self) -> u64 {
+        let auto = self.text("index.auto_expand_replicas");
+        if auto.starts_with("0-") {
+            return 0;
+        }
+        let number = |key: &str| self.text(key).parse::<u64>().unwrap_or(1);
+        number("index.number_of_replicas") * number("index.number_of_shards")
+    }
+
+    /// `green` when one node holds every copy, `yellow` when replicas stay unassigned.
+    pub fn health(&self) -> &'static str {
+        match self.unassigned_replicas() {
+            0 => "green",
+            _ => "yellow",
+        }
+    }
+
     pub fn set_block(&mut self, block: &str, on: bool) -> Result<(), String> {
         match WRITE_BLOCKS.iter().find(|b| **b == block) {
             Some(b) => {

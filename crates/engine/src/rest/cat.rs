@@ -155,7 +155,7 @@ impl Engine {
             Err(r) => return r,
         };
         let unit = param(query, "bytes");
-        // One node holds every copy it can: its indices are green.
+        // One node holds no replica: an index with replicas is yellow, as there.
         let health = param(query, "health");
         if let Some(h) = health
             .as_deref()
@@ -165,7 +165,12 @@ impl Engine {
         }
         let mut rows: Vec<Vec<String>> = Vec::with_capacity(indices.len());
         for index in &indices {
-            if health.as_deref().is_some_and(|h| h != "green") {
+            let status = index
+                .settings
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .health();
+            if health.as_deref().is_some_and(|h| h != status) {
                 continue;
             }
             let s = index.stats();
@@ -185,7 +190,7 @@ impl Engine {
             let closed = index.is_closed();
             let counted = |v: String| if closed { String::new() } else { v };
             rows.push(vec![
-                "green".into(),
+                status.into(),
                 if closed { "close" } else { "open" }.into(),
                 index.name.clone(),
                 index.uuid.clone(),
@@ -240,9 +245,12 @@ mod tests {
     #[test]
     fn indices_as_a_table_or_json() {
         let b = Engine::new();
-        for i in ["b", "a"] {
-            assert_eq!(call(&b, "PUT", &format!("/{i}"), "{}").0, 200);
-        }
+        // `a` keeps Elasticsearch's default of one replica, which one node cannot hold.
+        assert_eq!(
+            call(&b, "PUT", "/b", r#"{"settings":{"number_of_replicas":0}}"#).0,
+            200
+        );
+        assert_eq!(call(&b, "PUT", "/a", "{}").0, 200);
         let text = |query: &str| {
             let r = b.rest(&RestRequest {
                 method: "GET",
@@ -263,8 +271,15 @@ mod tests {
         );
         assert_eq!(
             r,
-            serde_json::json!([{"index": "b", "health": "green"}, {"index": "a", "health": "green"}])
+            serde_json::json!([{"index": "b", "health": "green"}, {"index": "a", "health": "yellow"}])
         );
+        let (_, r) = call(
+            &b,
+            "GET",
+            "/_cat/indices?format=json&h=index&health=yellow",
+            "",
+        );
+        assert_eq!(r, serde_json::json!([{"index": "a"}]));
         assert_eq!(text("h=nope").0, 400);
         assert_eq!(text("bytes=tb").0, 400);
     }

@@ -362,20 +362,52 @@ impl Engine {
                 return not_found(name);
             }
         }
-        let indices = self
-            .state
-            .indices
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .len();
+        let indices = match self.resolve(index) {
+            Ok(i) => i,
+            Err(r) => return r,
+        };
+        // One node holds no replica: replicas stay unassigned and their indices yellow.
+        let unassigned: u64 = indices
+            .iter()
+            .map(|i| {
+                i.settings
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .unassigned_replicas()
+            })
+            .sum();
+        let status = if unassigned > 0 { "yellow" } else { "green" };
+        // Nothing changes while it waits: a status it asks for and does not have is not
+        // coming, and it answers at once what Elasticsearch answers at its `timeout`.
+        let rank = |s: &str| match s {
+            "green" => Some(2),
+            "yellow" => Some(1),
+            "red" => Some(0),
+            _ => None,
+        };
+        let met = match param(query, "wait_for_status") {
+            Some(wanted) => match rank(&wanted) {
+                Some(w) => met && rank(status) >= Some(w),
+                None => {
+                    return RestResponse::error(
+                        400,
+                        "illegal_argument_exception",
+                        &format!("unknown cluster health status [{wanted}]"),
+                    )
+                }
+            },
+            None => met,
+        };
+        let active = indices.len() as u64;
         RestResponse::json(
             if met { 200 } else { 408 },
             &json!({
-                "cluster_name": "runner", "status": "green", "timed_out": !met,
+                "cluster_name": "runner", "status": status, "timed_out": !met,
                 "number_of_nodes": 1, "number_of_data_nodes": 1,
-                "active_primary_shards": indices, "active_shards": indices,
-                "relocating_shards": 0, "initializing_shards": 0, "unassigned_shards": 0,
-                "active_shards_percent_as_number": 100.0
+                "active_primary_shards": active, "active_shards": active,
+                "relocating_shards": 0, "initializing_shards": 0, "unassigned_shards": unassigned,
+                "active_shards_percent_as_number":
+                    if active + unassigned == 0 { 100.0 } else { 100.0 * active as f64 / (active + unassigned) as f64 }
             }),
         )
     }

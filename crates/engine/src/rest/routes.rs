@@ -137,6 +137,13 @@ pub(crate) fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>>
         ("GET" | "POST", ["_count"]) => Route::Search("_all", true),
         ("GET" | "POST", [index, "_search"]) => Route::Search(index, false),
         ("GET" | "POST", [index, "_count"]) => Route::Search(index, true),
+        _ => return document_route(method, segments),
+    })
+}
+
+/// The document, search-context and index routes of [`route`].
+fn document_route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
+    Some(match (method, segments) {
         ("GET" | "HEAD", [index, "_doc", id]) => Route::GetDoc(index, id),
         ("GET" | "HEAD", [index, "_source", id]) => Route::GetSource(index, id),
         ("PUT" | "POST", [index, "_doc", id]) => Route::PutDoc(index, Some(id)),

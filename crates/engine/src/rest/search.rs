@@ -291,7 +291,26 @@ fn not_merged(plans: &[Planned]) -> Option<String> {
     ))
 }
 
+/// A `slice` outside a scroll or a point in time, refused as Elasticsearch refuses it.
+fn slice_without_context(body: &Value, pit: bool, query: &str) -> Option<RestResponse> {
+    (body.get("slice").is_some() && !pit && param(query, "scroll").is_none()).then(|| {
+        RestResponse::error(
+            400,
+            "action_request_validation_exception",
+            "Validation Failed: 1: [slice] can only be used with [scroll] or [point-in-time] requests;",
+        )
+    })
+}
+
 impl Engine {
+    /// A search body, its terms lookups resolved.
+    fn parsed_with_lookups(&self, body: &[u8]) -> Result<Value, RestResponse> {
+        let mut body = parse_body(body)?;
+        self.resolve_terms_lookups(&mut body)
+            .map_err(|e| RestResponse::from_error(&e))?;
+        Ok(body)
+    }
+
     pub(crate) fn search(
         &self,
         name: &str,
@@ -305,13 +324,10 @@ impl Engine {
             Ok(limit) => limit.flatten(),
             Err(r) => return r,
         };
-        let mut body = match parse_body(body) {
+        let mut body = match self.parsed_with_lookups(body) {
             Ok(b) => b,
             Err(r) => return r,
         };
-        if let Err(e) = self.resolve_terms_lookups(&mut body) {
-            return RestResponse::from_error(&e);
-        }
         let pit = match body.as_object_mut().and_then(|o| o.remove("pit")) {
             Some(p) => match self.pit_of(name, &p, count_only) {
                 Ok(found) => Some(found),
@@ -319,12 +335,8 @@ impl Engine {
             },
             None => None,
         };
-        if body.get("slice").is_some() && pit.is_none() && param(query, "scroll").is_none() {
-            return RestResponse::error(
-                400,
-                "action_request_validation_exception",
-                "Validation Failed: 1: [slice] can only be used with [scroll] or [point-in-time] requests;",
-            );
+        if let Some(refused) = slice_without_context(&body, pit.is_some(), query) {
+            return refused;
         }
         let targets = match &pit {
             Some((_, targets)) => targets.clone(),

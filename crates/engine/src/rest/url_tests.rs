@@ -121,10 +121,13 @@ fn a_parameter_not_run_is_a_400_naming_it() {
     let (s, _) = call(
         &b,
         "GET",
-        "/_cluster/health?wait_for_status=green&timeout=1s",
+        "/_cluster/health?wait_for_status=yellow&timeout=1s",
         "",
     );
-    assert_eq!(s, 200, "waits one green node meets at once");
+    assert_eq!(s, 200, "a wait one node meets at once");
+    // `places` has one replica, which one node never assigns: green never comes.
+    let (s, r) = call(&b, "GET", "/_cluster/health?wait_for_status=green", "");
+    assert_eq!((s, &r["timed_out"]), (408, &json!(true)));
     let (s, r) = call(&b, "GET", "/_cluster/health?wait_for_nodes=%3E%3D1", "");
     assert_eq!((s, &r["timed_out"]), (200, &json!(false)));
     let (s, r) = call(&b, "GET", "/_cluster/health?wait_for_nodes=2", "");

@@ -109,6 +109,20 @@ fn score_from_bits(bits: u64) -> f32 {
     })
 }
 
+/// What a sort entry named `name` orders by.
+fn sorted_by(name: &str, mapping: &Mapping) -> Result<By, String> {
+    Ok(match name {
+        "_score" => By::Score,
+        "_doc" | "_shard_doc" => By::Doc,
+        field => match mapping.field(field).map(|f| f.kind) {
+            Some(kind @ (FieldType::Long | FieldType::Double | FieldType::Date | FieldType::Boolean)) => By::Field(kind),
+            Some(FieldType::Keyword) => By::Keyword,
+            Some(kind) => return Err(format!("cannot sort on `{field}`: the embedded engine sorts on keyword, numeric, date and boolean fields, not {kind:?}")),
+            None => return Err(format!("cannot sort on `{field}`: no such field in the mapping")),
+        },
+    })
+}
+
 /// A document's value in a column, of several the smallest or the largest (the column's raw
 /// values order as the values do).
 fn pick(column: &tantivy::columnar::Column<u64>, doc: DocId, max: bool) -> Option<u64> {
@@ -201,16 +215,7 @@ impl Sort {
                 keys.push(geo_distance_key(e, mapping)?);
                 continue;
             }
-            let by = match name {
-                "_score" => By::Score,
-                "_doc" | "_shard_doc" => By::Doc,
-                field => match mapping.field(field).map(|f| f.kind) {
-                    Some(kind @ (FieldType::Long | FieldType::Double | FieldType::Date | FieldType::Boolean)) => By::Field(kind),
-                    Some(FieldType::Keyword) => By::Keyword,
-                    Some(kind) => return Err(format!("cannot sort on `{field}`: the embedded engine sorts on keyword, numeric, date and boolean fields, not {kind:?}")),
-                    None => return Err(format!("cannot sort on `{field}`: no such field in the mapping")),
-                },
-            };
+            let by = sorted_by(name, mapping)?;
             let desc = match order {
                 None => by == By::Score,
                 Some("asc") => false,
