@@ -319,6 +319,36 @@ impl ExactPercentiles {
     }
 }
 
+/// The percentiles under top-level bucket aggregations, run after the search's own pass over
+/// the documents of the buckets it found small (see `exact_buckets`).
+pub struct SecondPass {
+    pub aggs: Arc<Vec<ExactPercentiles>>,
+    pub query: Box<dyn tantivy::query::Query>,
+    pub searcher: tantivy::Searcher,
+}
+
+impl SecondPass {
+    /// Each percentiles' values in the small buckets of `first` (the first pass's answer).
+    pub fn run(&self, first: &Value) -> tantivy::Result<Vec<(ExactAggs, ExactResults)>> {
+        use tantivy::query::{BooleanQuery, Occur};
+        let mut out = Vec::new();
+        for agg in self.aggs.iter() {
+            let Some(parent) = &agg.parent else { continue };
+            let Some(filter) = parent.small_buckets(first, agg.cap, self.searcher.schema()) else {
+                continue;
+            };
+            let query = BooleanQuery::new(vec![
+                (Occur::Must, self.query.box_clone()),
+                (Occur::Must, filter),
+            ]);
+            let collector = ExactAggs(Arc::new(vec![agg.clone()]));
+            let held = self.searcher.search(&query, &collector)?;
+            out.push((collector, held));
+        }
+        Ok(out)
+    }
+}
+
 /// `percentiles`' own parameters, checked as Elasticsearch checks them: `percents` a
 /// non-empty list of numbers; `tdigest.compression` (which bounds how many values are held
 /// exactly, see `exact`) not negative; HDR histograms are another estimate, not run here.

@@ -1,8 +1,10 @@
 //! The buckets of a top-level `terms`, `histogram` or fixed-length `date_histogram` as the
 //! exact percentiles collector finds them, so that a `percentiles` directly under one is exact
-//! in each bucket with few values, as Elasticsearch's t-digest is (see `exact`). A parent the
-//! collector cannot bucket as tantivy does (a `missing` bucket, a calendar month, an offset
-//! on a calendar interval) leaves its percentiles to tantivy's estimate, as before.
+//! in each bucket with few values, as Elasticsearch's t-digest is (see `exact`). It runs after
+//! the search's own pass, over the documents of the buckets that pass showed small enough
+//! (a filter on their keys), so a large bucket costs nothing more. A parent the collector
+//! cannot bucket as tantivy does (a `missing` bucket, a calendar month, an offset on a
+//! calendar interval, a field it cannot name) leaves its percentiles to tantivy's estimate.
 
 use serde_json::{Map, Value};
 use tantivy::columnar::{ColumnType, MonotonicallyMappableToU64, StrColumn};
@@ -143,6 +145,93 @@ fn signed_millis(text: &str) -> Option<f64> {
     match text.strip_prefix('-') {
         Some(rest) => fixed_millis(rest).map(|m| -m),
         None => fixed_millis(text.strip_prefix('+').unwrap_or(text)),
+    }
+}
+
+impl Parent {
+    /// A filter matching the documents of the parent's buckets (in the first pass's `answer`)
+    /// that hold at most `cap` documents; None when there is none, or no such filter.
+    pub fn small_buckets(
+        &self,
+        answer: &Value,
+        cap: usize,
+        schema: &tantivy::schema::Schema,
+    ) -> Option<Box<dyn tantivy::query::Query>> {
+        use std::ops::Bound;
+        use tantivy::query::{BooleanQuery, Occur, Query, RangeQuery, TermSetQuery};
+        use tantivy::schema::FieldType as Kind;
+        use tantivy::Term;
+        let buckets = answer.get(&self.name)?.get("buckets")?.as_array()?;
+        let small = buckets
+            .iter()
+            .filter(|b| {
+                b.get("doc_count")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|n| n as usize <= cap)
+            })
+            .filter_map(|b| b.get("key"));
+        let name = match &self.by {
+            BucketBy::Keywords { field }
+            | BucketBy::Numbers { field }
+            | BucketBy::Intervals { field, .. } => field,
+        };
+        let field = schema.get_field(name).ok()?;
+        let kind = schema.get_field_entry(field).field_type().clone();
+        // The term of a number in the field's own type (dates in milliseconds).
+        let term = |n: f64| -> Option<Term> {
+            Some(match kind {
+                Kind::I64(_) => Term::from_field_i64(field, n as i64),
+                Kind::U64(_) => Term::from_field_u64(field, n as u64),
+                Kind::F64(_) => Term::from_field_f64(field, n),
+                Kind::Date(_) => {
+                    Term::from_field_date(field, tantivy::DateTime::from_timestamp_millis(n as i64))
+                }
+                _ => return None,
+            })
+        };
+        // More small buckets than this are left to the estimate: the filter would cost more
+        // than the buckets are worth.
+        const MAX_SMALL: usize = 1_000;
+        let small: Vec<&Value> = small.take(MAX_SMALL + 1).collect();
+        if small.len() > MAX_SMALL {
+            return None;
+        }
+        let small = small.into_iter();
+        let filter: Box<dyn Query> = match &self.by {
+            BucketBy::Keywords { .. } => {
+                let terms: Vec<Term> = small
+                    .filter_map(Value::as_str)
+                    .map(|k| Term::from_field_text(field, k))
+                    .collect();
+                if terms.is_empty() {
+                    return None;
+                }
+                Box::new(TermSetQuery::new(terms))
+            }
+            BucketBy::Numbers { .. } | BucketBy::Intervals { .. } => {
+                let width = match &self.by {
+                    BucketBy::Intervals { interval, .. } => Some(*interval),
+                    _ => None,
+                };
+                let ranges: Vec<(Occur, Box<dyn Query>)> = small
+                    .filter_map(Value::as_f64)
+                    .filter_map(|k| {
+                        let upper = match width {
+                            Some(w) => Bound::Excluded(term(k + w)?),
+                            None => Bound::Included(term(k)?),
+                        };
+                        let range: Box<dyn Query> =
+                            Box::new(RangeQuery::new(Bound::Included(term(k)?), upper));
+                        Some((Occur::Should, range))
+                    })
+                    .collect();
+                if ranges.is_empty() {
+                    return None;
+                }
+                Box::new(BooleanQuery::new(ranges))
+            }
+        };
+        Some(filter)
     }
 }
 

@@ -65,6 +65,9 @@ pub struct AggPlan {
     shapes: shape::Shapes,
     /// Top-level percentiles, also collected exactly while their values are few.
     exact: exact::ExactAggs,
+    /// Percentiles under a top-level bucket aggregation, collected exactly in its small
+    /// buckets by a second pass.
+    exact_buckets: std::sync::Arc<Vec<exact::ExactPercentiles>>,
 }
 
 /// What a search's aggregations collect: tantivy's, those on geo positions, and the buckets
@@ -73,6 +76,8 @@ pub struct AggFruit {
     results: AggregationResults,
     points: Option<points::PointResults>,
     exact: Option<exact::ExactResults>,
+    /// The second pass's answers, each with the percentiles it ran.
+    exact_buckets: Vec<(exact::ExactAggs, exact::ExactResults)>,
     autos: Vec<auto_date::Chosen>,
     /// Each significant_terms' answer, by name.
     significant: Vec<(String, Value)>,
@@ -93,6 +98,9 @@ pub struct Finish {
     /// The significant_terms with the foreground's size and the searcher for the
     /// background's frequencies.
     significant: Option<(Vec<significant::Significant>, u64, tantivy::Searcher)>,
+    /// The percentiles under bucket aggregations, with the query and searcher their second
+    /// pass runs on.
+    second: Option<exact::SecondPass>,
 }
 
 impl Finish {
@@ -115,10 +123,15 @@ impl Finish {
                 answers.push((sig_name(sig), sig.answer(&fg, *fg_size, searcher)?));
             }
         }
+        let exact_buckets = match &self.second {
+            Some(second) => second.run(&to_json(&results))?,
+            None => Vec::new(),
+        };
         Ok(AggFruit {
             results,
             points,
             exact,
+            exact_buckets,
             autos: self.autos,
             significant: answers,
         })
@@ -156,6 +169,7 @@ impl AggPlan {
             significant: Vec::new(),
             shapes: shape::Shapes::default(),
             exact: Vec::new(),
+            exact_buckets: Vec::new(),
             parent: None,
         };
         let rewritten = level.rewrite(aggs, "aggs", &[])?;
@@ -177,6 +191,7 @@ impl AggPlan {
             significant: level.significant,
             shapes: level.shapes,
             exact: exact::ExactAggs(std::sync::Arc::new(level.exact)),
+            exact_buckets: std::sync::Arc::new(level.exact_buckets),
         })
     }
 
@@ -193,6 +208,9 @@ impl AggPlan {
         }
         if let Some(exact) = &fruit.exact {
             self.exact.apply(exact, &mut v);
+        }
+        for (aggs, held) in &fruit.exact_buckets {
+            aggs.apply(held, &mut v);
         }
         self.shapes.apply(&mut v);
         v
@@ -229,6 +247,11 @@ impl AggPlan {
                     let fg_size = searcher.search(query, &tantivy::collector::Count)? as u64;
                     Some((self.significant.clone(), fg_size, searcher.clone()))
                 },
+                second: (!self.exact_buckets.is_empty()).then(|| exact::SecondPass {
+                    aggs: self.exact_buckets.clone(),
+                    query: query.box_clone(),
+                    searcher: searcher.clone(),
+                }),
             },
         ))
     }
@@ -277,6 +300,7 @@ struct Level<'a> {
     significant: Vec<significant::Significant>,
     shapes: shape::Shapes,
     exact: Vec<exact::ExactPercentiles>,
+    exact_buckets: Vec<exact::ExactPercentiles>,
     /// The top-level bucket aggregation whose sub-aggregations are being rewritten.
     parent: Option<exact_buckets::Parent>,
 }
@@ -430,13 +454,13 @@ impl Level<'_> {
         path: &[String],
     ) {
         let parent = self.parent.clone().filter(|_| path.len() == 1);
-        if path.is_empty() || parent.is_some() {
-            self.exact.push(exact::exact_percentiles(
-                name,
-                params,
-                tantivy_params,
-                parent,
-            ));
+        let under = parent.is_some();
+        if path.is_empty() || under {
+            let agg = exact::exact_percentiles(name, params, tantivy_params, parent);
+            match under {
+                true => self.exact_buckets.push(agg),
+                false => self.exact.push(agg),
+            }
         }
     }
 
