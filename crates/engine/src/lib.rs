@@ -21,6 +21,7 @@ pub mod index;
 mod ingest;
 pub mod kv;
 mod mapping;
+mod murmur3;
 pub mod names;
 mod names_math;
 pub mod rest;

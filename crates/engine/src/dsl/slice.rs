@@ -65,7 +65,7 @@ impl Slice {
     }
 
     fn holds(&self, id: &[u8]) -> bool {
-        (murmur3_x86_32(id, SEED) as i32).rem_euclid(self.max as i32) as u32 == self.id
+        (crate::murmur3::x86_32(id, SEED) as i32).rem_euclid(self.max as i32) as u32 == self.id
     }
 }
 
@@ -114,47 +114,10 @@ impl Weight for SliceQuery {
     }
 }
 
-/// MurmurHash3's x86 32-bit variant.
-fn murmur3_x86_32(data: &[u8], seed: u32) -> u32 {
-    const C1: u32 = 0xcc9e_2d51;
-    const C2: u32 = 0x1b87_3593;
-    let mut h = seed;
-    let mut chunks = data.chunks_exact(4);
-    for chunk in &mut chunks {
-        let mut k = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-        k = k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
-        h ^= k;
-        h = h.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
-    }
-    let tail = chunks.remainder();
-    let mut k = 0u32;
-    for (i, b) in tail.iter().enumerate() {
-        k |= u32::from(*b) << (8 * i);
-    }
-    if !tail.is_empty() {
-        h ^= k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
-    }
-    h ^= data.len() as u32;
-    h ^= h >> 16;
-    h = h.wrapping_mul(0x85eb_ca6b);
-    h ^= h >> 13;
-    h = h.wrapping_mul(0xc2b2_ae35);
-    h ^ (h >> 16)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn murmur3_gives_the_reference_values() {
-        // The algorithm's published test vectors.
-        assert_eq!(murmur3_x86_32(b"", 0), 0);
-        assert_eq!(murmur3_x86_32(b"", 1), 0x514e_28b7);
-        assert_eq!(murmur3_x86_32(b"hello", 0), 0x248b_fa47);
-        assert_eq!(murmur3_x86_32(b"Hello, world!", 1234), 0xfaf6_cdb3);
-    }
 
     #[test]
     fn slices_are_checked_as_elasticsearch_checks_them() {
