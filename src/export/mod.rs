@@ -74,7 +74,7 @@ pub async fn to_elasticsearch(
     }
     let mut written = all.len();
     for trial in &docs.sampled {
-        let samples = load(&trial.samples).map_err(|e| ExportError::Samples(e))?;
+        let samples = load(&trial.samples).map_err(ExportError::Samples)?;
         let mut made = trial.documents(&samples).peekable();
         while made.peek().is_some() {
             let chunk: Vec<(String, serde_json::Value)> =
