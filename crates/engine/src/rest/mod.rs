@@ -465,7 +465,7 @@ impl Engine {
         names: Option<&str>,
         f: fn(&EmbeddedIndex) -> Result<(), Error>,
     ) -> RestResponse {
-        let indices = match self.resolve(names) {
+        let indices = match self.resolve_open(names) {
             Ok(i) => i,
             Err(r) => return r,
         };
@@ -478,6 +478,29 @@ impl Engine {
             200,
             &json!({ "_shards": { "total": indices.len(), "successful": indices.len(), "failed": 0 } }),
         )
+    }
+
+    /// As [`Self::resolve`], for a broadcast request (`_refresh`, `_forcemerge`): a closed
+    /// index a wildcard reaches is passed over, one named is refused, as Elasticsearch does.
+    fn resolve_open(&self, names: Option<&str>) -> Result<Vec<Arc<EmbeddedIndex>>, RestResponse> {
+        let named: Vec<&str> = names
+            .into_iter()
+            .flat_map(|n| n.split(','))
+            .filter(|n| !n.contains('*') && *n != "_all")
+            .collect();
+        let mut indices = self.resolve(names)?;
+        if let Some(closed) = indices
+            .iter()
+            .find(|i| i.is_closed() && named.contains(&i.name.as_str()))
+        {
+            return Err(RestResponse::error(
+                400,
+                "index_closed_exception",
+                &format!("index [{}] is closed", closed.name),
+            ));
+        }
+        indices.retain(|i| !i.is_closed());
+        Ok(indices)
     }
 
     fn force_merge(&self, names: Option<&str>, query: &str) -> RestResponse {
@@ -494,7 +517,7 @@ impl Engine {
                 )
             }
         };
-        let indices = match self.resolve(names) {
+        let indices = match self.resolve_open(names) {
             Ok(i) => i,
             Err(r) => return r,
         };
