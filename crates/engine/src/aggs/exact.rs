@@ -3,14 +3,15 @@
 //! between them, so `percentiles` of {1, 51, 101, 151} is exactly 26 at the 25th. tantivy's
 //! sketch is relative-error (1.01 where Elasticsearch says 1.0), so a top-level `percentiles`
 //! also collects its values here, up to that bound, and answers exactly when it holds them
-//! all; past it, both are estimates and tantivy's stands.
+//! all; past it, both are estimates and tantivy's stands. One directly under a top-level
+//! bucket aggregation is collected per bucket by a [`SecondPass`] over its small buckets.
 
-use super::exact_buckets::{BucketKey, KeyReader, LocalKey, Parent};
+use super::exact_buckets::{number, BucketKey, KeyReader, LocalKey, Parent};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::columnar::{Column, ColumnType, MonotonicallyMappableToU64};
+use tantivy::columnar::{Column, ColumnType};
 use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
 /// Elasticsearch's default t-digest `compression`.
@@ -76,14 +77,6 @@ pub struct ExactSegment {
 }
 
 const NUMERIC: [ColumnType; 3] = [ColumnType::I64, ColumnType::U64, ColumnType::F64];
-
-fn number(raw: u64, kind: ColumnType) -> f64 {
-    match kind {
-        ColumnType::I64 => i64::from_u64(raw) as f64,
-        ColumnType::F64 => f64::from_u64(raw),
-        _ => raw as f64,
-    }
-}
 
 impl Collector for ExactAggs {
     type Fruit = ExactResults;
@@ -171,21 +164,10 @@ impl SegmentCollector for ExactSegment {
 
     fn collect(&mut self, doc: DocId, _: Score) {
         for (i, agg) in self.aggs.iter().enumerate() {
-            let values = &mut self.doc_values;
-            values.clear();
-            match &self.values[i] {
-                Held::Flat(None) | Held::Buckets(None) => continue,
-                _ => {}
-            }
-            if let Some((column, kind)) = &self.columns[i] {
-                values.extend(column.values_for_doc(doc).map(|v| number(v, *kind)));
-            }
-            if values.is_empty() {
-                values.extend(agg.missing);
-            }
             match &mut self.values[i] {
+                Held::Flat(None) | Held::Buckets(None) => {}
                 Held::Flat(Some(held)) => {
-                    held.extend_from_slice(values);
+                    read_values(&self.columns[i], agg, doc, held);
                     if held.len() > agg.cap {
                         self.values[i] = Held::Flat(None);
                     }
@@ -193,10 +175,12 @@ impl SegmentCollector for ExactSegment {
                 Held::Buckets(Some(buckets)) => {
                     let Some(keys) = &self.keys[i] else { continue };
                     keys.keys(doc, &mut self.scratch);
+                    self.doc_values.clear();
+                    read_values(&self.columns[i], agg, doc, &mut self.doc_values);
                     for key in &self.scratch {
                         let held = buckets.entry(*key).or_insert_with(|| Some(Vec::new()));
                         if let Some(h) = held {
-                            h.extend_from_slice(values);
+                            h.extend_from_slice(&self.doc_values);
                             if h.len() > agg.cap {
                                 *held = None;
                             }
@@ -206,7 +190,6 @@ impl SegmentCollector for ExactSegment {
                         self.values[i] = Held::Buckets(None);
                     }
                 }
-                _ => {}
             }
         }
     }
@@ -228,6 +211,22 @@ impl SegmentCollector for ExactSegment {
             })
             .collect();
         ExactResults(held)
+    }
+}
+
+/// A document's values of the percentiles' field (its `missing` when it has none), into `out`.
+fn read_values(
+    column: &Option<(Column<u64>, ColumnType)>,
+    agg: &ExactPercentiles,
+    doc: DocId,
+    out: &mut Vec<f64>,
+) {
+    let before = out.len();
+    if let Some((column, kind)) = column {
+        out.extend(column.values_for_doc(doc).map(|v| number(v, *kind)));
+    }
+    if out.len() == before {
+        out.extend(agg.missing);
     }
 }
 
@@ -291,30 +290,27 @@ impl ExactAggs {
 impl ExactPercentiles {
     /// Puts the exact answer of `values` in the aggregation's slot under `parent`.
     fn show(&self, values: &[f64], parent: &mut Value) {
-        let agg = self;
-        {
-            let mut sorted = values.to_vec();
-            sorted.sort_by(f64::total_cmp);
-            let answers = agg
-                .percents
-                .iter()
-                .map(|p| (*p, quantile(&sorted, p / 100.0)));
-            let shown = if agg.keyed {
-                Value::Object(
-                    answers
-                        .map(|(p, v)| (super::points::java_double(p), json!(v)))
-                        .collect::<Map<_, _>>(),
-                )
-            } else {
-                Value::Array(
-                    answers
-                        .map(|(p, v)| json!({ "key": p, "value": v }))
-                        .collect(),
-                )
-            };
-            if let Some(slot) = parent.get_mut(&agg.name) {
-                slot["values"] = shown;
-            }
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let answers = self
+            .percents
+            .iter()
+            .map(|p| (*p, quantile(&sorted, p / 100.0)));
+        let shown = if self.keyed {
+            Value::Object(
+                answers
+                    .map(|(p, v)| (super::points::java_double(p), json!(v)))
+                    .collect::<Map<_, _>>(),
+            )
+        } else {
+            Value::Array(
+                answers
+                    .map(|(p, v)| json!({ "key": p, "value": v }))
+                    .collect(),
+            )
+        };
+        if let Some(slot) = parent.get_mut(&self.name) {
+            slot["values"] = shown;
         }
     }
 }
@@ -399,7 +395,8 @@ pub(super) fn percentiles_params(p: &mut Map<String, Value>, at: &str) -> Result
     Ok(())
 }
 
-/// A top-level `percentiles` (or one directly under `parent`) as the exact collector runs it (the field as tantivy reads it).
+/// A top-level `percentiles` (or one directly under `parent`) as the exact collector runs it
+/// (the field as tantivy reads it).
 pub(super) fn exact_percentiles(
     name: &str,
     given: &Map<String, Value>,

@@ -78,35 +78,19 @@ impl Parent {
                 offset: params.get("offset").map_or(Some(0.0), Value::as_f64)?,
                 dates: false,
             },
-            "date_histogram" => {
-                let interval = match (
-                    params.get("fixed_interval"),
-                    params.get("calendar_interval"),
-                ) {
-                    (Some(Value::String(f)), None) => fixed_millis(f)?,
-                    (None, Some(Value::String(c))) if !params.contains_key("offset") => {
-                        calendar_millis(c)?
-                    }
-                    _ => return None,
-                };
-                let offset = match params.get("offset") {
+            // tantivy's parameters: a calendar interval of a fixed length is already a
+            // `fixed_interval` there (a week, 7d from a Monday), a time zone other than UTC
+            // refused; months, quarters and years never reach here (`auto_date`).
+            "date_histogram" => BucketBy::Intervals {
+                field,
+                interval: signed_millis(tantivy.get("fixed_interval")?.as_str()?)
+                    .filter(|i| *i > 0.0)?,
+                offset: match tantivy.get("offset") {
                     None => 0.0,
-                    Some(Value::String(o)) => signed_millis(o)?,
-                    Some(_) => return None,
-                };
-                if params
-                    .get("time_zone")
-                    .is_some_and(|z| z != "UTC" && z != "Z")
-                {
-                    return None;
-                }
-                BucketBy::Intervals {
-                    field,
-                    interval,
-                    offset,
-                    dates: true,
-                }
-            }
+                    Some(o) => signed_millis(o.as_str()?)?,
+                },
+                dates: true,
+            },
             _ => return None,
         };
         Some(Parent {
@@ -116,36 +100,14 @@ impl Parent {
     }
 }
 
-/// `30s`, `5m`, `1h`, `2d`, `500ms` in milliseconds.
-fn fixed_millis(text: &str) -> Option<f64> {
-    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let n: f64 = digits.parse().ok().filter(|n: &f64| *n > 0.0)?;
-    let unit = match &text[digits.len()..] {
-        "ms" => 1.0,
-        "s" => 1_000.0,
-        "m" => 60_000.0,
-        "h" => 3_600_000.0,
-        "d" => 86_400_000.0,
-        _ => return None,
-    };
-    Some(n * unit)
-}
-
-/// The calendar intervals of a fixed length in UTC: a minute, an hour, a day.
-fn calendar_millis(text: &str) -> Option<f64> {
-    match text {
-        "minute" | "1m" => Some(60_000.0),
-        "hour" | "1h" => Some(3_600_000.0),
-        "day" | "1d" => Some(86_400_000.0),
-        _ => None,
-    }
-}
-
+/// A time value (`30s`, `-6h`, `7d`) in milliseconds, with its sign.
 fn signed_millis(text: &str) -> Option<f64> {
-    match text.strip_prefix('-') {
-        Some(rest) => fixed_millis(rest).map(|m| -m),
-        None => fixed_millis(text.strip_prefix('+').unwrap_or(text)),
-    }
+    let (sign, magnitude) = match text.strip_prefix('-') {
+        Some(rest) => (-1.0, rest),
+        None => (1.0, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let d = crate::util::parse_time(magnitude).ok()?;
+    Some(sign * d.as_secs_f64() * 1000.0)
 }
 
 impl Parent {
@@ -365,25 +327,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn intervals_are_read_as_elasticsearch_writes_them() {
-        assert_eq!(fixed_millis("30s"), Some(30_000.0));
-        assert_eq!(fixed_millis("500ms"), Some(500.0));
-        assert_eq!(fixed_millis("1M"), None);
+    fn intervals_are_read_from_tantivys_parameters() {
+        assert_eq!(signed_millis("30s"), Some(30_000.0));
         assert_eq!(signed_millis("-6h"), Some(-21_600_000.0));
-        assert_eq!(calendar_millis("month"), None);
         let params = |v: Value| v.as_object().unwrap().clone();
-        let tantivy = params(serde_json::json!({"field": "at"}));
-        let month = params(serde_json::json!({"field": "at", "calendar_interval": "month"}));
+        let given = params(serde_json::json!({"field": "at", "calendar_interval": "week"}));
+        let week =
+            params(serde_json::json!({"field": "at", "fixed_interval": "7d", "offset": "4d"}));
+        assert!(matches!(
+            Parent::of("w", "date_histogram", &given, &week, false).unwrap().by,
+            BucketBy::Intervals { interval, offset, dates: true, .. }
+                if interval == 604_800_000.0 && offset == 345_600_000.0
+        ));
+        let missing = params(serde_json::json!({"field": "at", "missing": "x"}));
+        assert_eq!(Parent::of("t", "terms", &missing, &week, true), None);
+        let no_interval = params(serde_json::json!({"field": "at"}));
         assert_eq!(
-            Parent::of("h", "date_histogram", &month, &tantivy, false),
+            Parent::of("h", "date_histogram", &given, &no_interval, false),
             None
         );
-        let missing = params(serde_json::json!({"field": "at", "missing": "x"}));
-        assert_eq!(Parent::of("t", "terms", &missing, &tantivy, true), None);
-        let hour = params(serde_json::json!({"field": "at", "fixed_interval": "1h"}));
-        assert!(matches!(
-            Parent::of("h", "date_histogram", &hour, &tantivy, false).unwrap().by,
-            BucketBy::Intervals { interval, dates: true, .. } if interval == 3_600_000.0
-        ));
     }
 }
