@@ -12,132 +12,102 @@ const MAX_TERMS: usize = 65_536;
 
 /// Whether `body` holds a terms lookup anywhere (a search that has one resolves it per call).
 pub fn has_terms_lookup(body: &Value) -> bool {
-    fn walk(v: &Value, depth: usize) -> bool {
-        depth <= MAX_DEPTH
-            && match v {
-                Value::Object(o) => {
-                    o.get("terms").and_then(Value::as_object).is_some_and(|t| {
-                        t.values()
-                            .any(|s| s.as_object().is_some_and(|s| s.contains_key("id")))
-                    }) || o.values().any(|c| walk(c, depth + 1))
-                }
-                Value::Array(a) => a.iter().any(|c| walk(c, depth + 1)),
-                _ => false,
-            }
-    }
-    walk(body, 0)
+    lookups_emptied(body) != *body
 }
 
 /// `body` with each terms lookup replaced by no values: what a search with lookups is checked
 /// and prepared as, before its lookups are resolved (per call).
 pub fn lookups_emptied(body: &Value) -> Value {
-    fn walk(v: &mut Value, depth: usize) {
-        if depth > MAX_DEPTH {
-            return;
-        }
-        match v {
-            Value::Object(o) => {
-                if let Some(Value::Object(t)) = o.get_mut("terms") {
-                    for spec in t.values_mut() {
-                        if spec.as_object().is_some_and(|s| s.contains_key("id")) {
-                            *spec = Value::Array(Vec::new());
-                        }
-                    }
-                }
-                o.values_mut().for_each(|c| walk(c, depth + 1));
-            }
-            Value::Array(a) => a.iter_mut().for_each(|c| walk(c, depth + 1)),
-            _ => {}
-        }
-    }
     let mut body = body.clone();
-    walk(&mut body, 0);
+    let _ = each_lookup(&mut body, 0, &mut |_, spec| {
+        *spec = Value::Array(Vec::new());
+        Ok(())
+    });
     body
 }
 
 /// How deep a body is walked for lookups; a body nested deeper is refused by the parser later.
 const MAX_DEPTH: usize = 64;
 
+/// Calls `f` with the field and the spec of each terms lookup in `v` (a `terms` entry whose
+/// value is an object with `id`; a terms aggregation's `{"field": "name"}` is not one).
+fn each_lookup(
+    v: &mut Value,
+    depth: usize,
+    f: &mut impl FnMut(&str, &mut Value) -> Result<(), Error>,
+) -> Result<(), Error> {
+    if depth > MAX_DEPTH {
+        return Ok(());
+    }
+    match v {
+        Value::Object(o) => {
+            if let Some(Value::Object(terms)) = o.get_mut("terms") {
+                for (field, spec) in terms.iter_mut() {
+                    if spec.as_object().is_some_and(|s| s.contains_key("id")) {
+                        f(field, spec)?;
+                    }
+                }
+            }
+            for child in o.values_mut() {
+                each_lookup(child, depth + 1, f)?;
+            }
+        }
+        Value::Array(a) => {
+            for child in a {
+                each_lookup(child, depth + 1, f)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 impl Engine {
     /// Replaces every terms lookup in `body` with the values it finds.
     pub fn resolve_terms_lookups(&self, body: &mut Value) -> Result<(), Error> {
-        self.walk(body, 0)
+        each_lookup(body, 0, &mut |field, spec| {
+            *spec = Value::Array(self.looked_up(field, spec)?);
+            Ok(())
+        })
     }
 
-    fn walk(&self, v: &mut Value, depth: usize) -> Result<(), Error> {
-        if depth > MAX_DEPTH {
-            return Ok(());
-        }
-        match v {
-            Value::Object(o) => {
-                if let Some(terms) = o.get_mut("terms") {
-                    self.lookup(terms)?;
-                }
-                for child in o.values_mut() {
-                    self.walk(child, depth + 1)?;
-                }
+    /// The values one lookup (`spec`, for `field`) finds.
+    fn looked_up(&self, field: &str, spec: &Value) -> Result<Vec<Value>, Error> {
+        let bad = |m: String| Error::new(ErrorKind::BadRequest, m);
+        let lookup = spec
+            .as_object()
+            .ok_or_else(|| bad("a terms lookup is an object".into()))?;
+        for k in lookup.keys() {
+            if !["index", "id", "path", "routing"].contains(&k.as_str()) {
+                return Err(bad(format!(
+                    "[terms] query does not support [{k}] within lookup element"
+                )));
             }
-            Value::Array(a) => {
-                for child in a {
-                    self.walk(child, depth + 1)?;
-                }
-            }
-            _ => {}
         }
-        Ok(())
-    }
-
-    /// A `terms` query's field, when it names a lookup (an object with `id`), becomes the list
-    /// of values found. A terms aggregation (`{"field": "name"}`) is left as it is.
-    fn lookup(&self, terms: &mut Value) -> Result<(), Error> {
-        let Some(o) = terms.as_object_mut() else {
-            return Ok(());
+        let text = |k: &str| match lookup.get(k) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Value::Number(n)) => Ok(n.to_string()),
+            _ => Err(bad(format!(
+                "[terms] query lookup element requires specifying the {k} value for field [{field}]"
+            ))),
         };
-        for (field, spec) in o.iter_mut() {
-            let Some(lookup) = spec.as_object().filter(|s| s.contains_key("id")) else {
-                continue;
-            };
-            let bad = |m: String| Error::new(ErrorKind::BadRequest, m);
-            for k in lookup.keys() {
-                if !["index", "id", "path", "routing"].contains(&k.as_str()) {
-                    return Err(bad(format!(
-                        "[terms] query does not support [{k}] within lookup element"
-                    )));
-                }
-            }
-            let text = |k: &str| {
-                match lookup.get(k) {
-                Some(Value::String(s)) => Ok(s.clone()),
-                Some(Value::Number(n)) => Ok(n.to_string()),
-                _ => Err(bad(format!(
-                    "[terms] query lookup element requires specifying the {k} value for field [{field}]"
-                ))),
-            }
-            };
-            let (index, id, path) = (text("index")?, text("id")?, text("path")?);
-            let Some(found) = self.index(&index) else {
-                return Err(Error::new(
-                    ErrorKind::NotFound,
-                    format!("no such index [{index}]"),
-                ));
-            };
-            // A missing document looks up no terms: the query matches nothing.
-            let values = match found.current(&id) {
-                Ok(Some((source, _))) => {
-                    let doc: Value = serde_json::from_str(&source).unwrap_or(Value::Null);
-                    let mut out = Vec::new();
-                    extract(&doc, &path.split('.').collect::<Vec<_>>(), &mut out);
-                    out
-                }
-                Ok(None) => Vec::new(),
-                Err(e) => return Err(e),
-            };
-            if values.len() > MAX_TERMS {
-                return Err(bad(format!("The number of terms [{}] used in the Terms Query request has exceeded the allowed maximum of [{MAX_TERMS}]. This maximum can be set by changing the [index.max_terms_count] index level setting.", values.len())));
-            }
-            *spec = Value::Array(values);
+        let (index, id, path) = (text("index")?, text("id")?, text("path")?);
+        let Some(found) = self.index(&index) else {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!("no such index [{index}]"),
+            ));
+        };
+        // A missing document looks up no terms: the query matches nothing.
+        let mut values = Vec::new();
+        if let Some((source, _)) = found.current(&id)? {
+            let doc: Value = serde_json::from_str(&source).unwrap_or(Value::Null);
+            extract(&doc, &path.split('.').collect::<Vec<_>>(), &mut values);
         }
-        Ok(())
+        if values.len() > MAX_TERMS {
+            return Err(bad(format!("The number of terms [{}] used in the Terms Query request has exceeded the allowed maximum of [{MAX_TERMS}]. This maximum can be set by changing the [index.max_terms_count] index level setting.", values.len())));
+        }
+        Ok(values)
     }
 }
 
