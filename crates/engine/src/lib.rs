@@ -30,7 +30,7 @@ mod util;
 pub mod vector;
 
 pub use cluster::aliases::with_filter as with_alias_filter;
-pub use cluster::terms_lookup::{has_terms_lookup, lookups_emptied};
+pub use cluster::terms_lookup::lookups_emptied;
 pub use cluster::{CreateError, Engine};
 pub use error::{Error, ErrorKind};
 pub use index::storage;

@@ -120,20 +120,17 @@ impl EmbeddedBackend {
             Ok(Some((index, filter))) => {
                 // A body with terms lookups is checked here as if they found nothing, and
                 // compiled per call once they are looked up.
-                let lookups = engine::has_terms_lookup(&spec.body).then(|| spec.body.clone());
+                let checked = engine::lookups_emptied(&spec.body);
+                let lookups = (checked != spec.body).then(|| spec.body.clone());
                 if lookups.is_some() && spec.paging.is_some() {
                     return Ok(Prepared::Fails(OpError::new(
-                    ErrorKind::BadRequest,
-                    "a paged search (scroll or search_after) with a terms lookup is not run by the embedded backend: its lookups are resolved per search, not per page",
-                )));
+                        ErrorKind::BadRequest,
+                        "a paged search (scroll or search_after) with a terms lookup is not run by the embedded backend: its lookups are resolved per search, not per page",
+                    )));
                 }
-                let body = match &lookups {
-                    Some(b) => engine::lookups_emptied(b),
-                    None => spec.body.clone(),
-                };
                 let plan = match &filter {
-                    Some(f) => index.compile(&engine::with_alias_filter(&body, f))?,
-                    None => index.compile(&body)?,
+                    Some(f) => index.compile(&engine::with_alias_filter(&checked, f))?,
+                    None => index.compile(&checked)?,
                 };
                 Prepared::Search {
                     index,

@@ -10,13 +10,9 @@ use serde_json::Value;
 /// Elasticsearch's default `index.max_terms_count`: a lookup finding more is refused.
 const MAX_TERMS: usize = 65_536;
 
-/// Whether `body` holds a terms lookup anywhere (a search that has one resolves it per call).
-pub fn has_terms_lookup(body: &Value) -> bool {
-    lookups_emptied(body) != *body
-}
-
 /// `body` with each terms lookup replaced by no values: what a search with lookups is checked
-/// and prepared as, before its lookups are resolved (per call).
+/// and prepared as, before its lookups are resolved (per call). Equal to `body` when it has
+/// none.
 pub fn lookups_emptied(body: &Value) -> Value {
     let mut body = body.clone();
     let _ = each_lookup(&mut body, 0, &mut |_, spec| {
