@@ -13,6 +13,7 @@ pub mod capacity;
 pub mod cli;
 pub mod compare;
 pub mod corpus;
+pub mod dashboard;
 pub mod driver;
 pub mod export;
 pub mod files;

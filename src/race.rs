@@ -280,8 +280,21 @@ async fn run_with<B: Backend>(
             record.race_id, record.track, record.challenge, record.backend.kind
         );
     }
+    if let Some(live) = &opts.live {
+        live.race_started(
+            serde_json::json!({
+                "id": record.race_id,
+                "track": record.track,
+                "challenge": record.challenge,
+                "backend": record.backend.kind,
+            }),
+            crate::driver::plan_views(plan),
+        );
+    }
     let mut driver_options = DriverOptions::whole(opts.on_error, opts.progress);
     driver_options.narrate = !opts.quiet;
+    driver_options.log_progress = !opts.quiet && !opts.progress;
+    driver_options.live = opts.live.clone();
     driver_options.keep_samples = opts.keep_samples;
     if let Some(m) = &member {
         driver_options.slice = m.slice;

@@ -59,4 +59,6 @@ pub struct RaceRequest {
     pub shard: Option<crate::shard::ShardSpec>,
     /// Each request's timings kept, at most this many per trial (`--keep-samples`).
     pub keep_samples: Option<usize>,
+    /// Where the race is shown live as it runs (`--dashboard`).
+    pub live: Option<std::sync::Arc<dyn crate::driver::LiveSink>>,
 }

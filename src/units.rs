@@ -244,6 +244,43 @@ pub fn format_number(v: f64) -> String {
     }
 }
 
+/// A rate or time for a person to read: three significant digits (`12.9`, `1.23`, `0.0123`),
+/// whole numbers from 100, grouped by thousands from 10,000 (`12,346`).
+pub fn format_significant(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let a = v.abs();
+    if a >= 10_000.0 {
+        let digits = format!("{:.0}", a);
+        let mut grouped = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        return if v < 0.0 { format!("-{grouped}") } else { grouped };
+    }
+    let decimals = match a {
+        a if a >= 100.0 || a == 0.0 => 0,
+        a if a >= 10.0 => 1,
+        a if a >= 1.0 => 2,
+        a => (2 - a.log10().floor() as i32).clamp(3, 9) as usize,
+    };
+    format!("{v:.decimals$}")
+}
+
+/// A duration for a person to read, to the second: `45s`, `2m 10s`, `1h 05m`.
+pub fn format_duration_short(d: Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    match s {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
+        s => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
 /// A rate as a track writes it: whole numbers without decimals (`0`, `2000`), others as
 /// [`format_number`] shows them.
 pub fn format_rate(v: f64) -> String {
@@ -317,6 +354,27 @@ pub fn parse_bytes(text: &str) -> Result<Bytes, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_for_people_keep_three_significant_digits() {
+        let cases = [
+            (12.9245, "12.9"),
+            (1.23456, "1.23"),
+            (0.012345, "0.0123"),
+            (0.5, "0.500"),
+            (0.0, "0"),
+            (123.4, "123"),
+            (9_999.6, "10000"),
+            (12_345.6, "12,346"),
+            (1_234_567.0, "1,234,567"),
+            (-45_000.0, "-45,000"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(format_significant(v), want, "{v}");
+        }
+        let d = |s| format_duration_short(Duration::from_secs(s));
+        assert_eq!((d(45), d(130), d(3_900)), ("45s".into(), "2m 10s".into(), "1h 05m".into()));
+    }
 
     #[test]
     fn durations_parse_with_units() {

@@ -196,6 +196,7 @@ mod tests {
             recall: None,
             runner_numbers: Default::default(),
             samples: None,
+            timeline: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@ use super::common::{
 };
 use super::{race_exit_code, CliError, EXIT_GATE_FAILED};
 use crate::backend::BackendKind;
+use crate::dashboard::Hub;
 use crate::driver::OnError;
 use crate::race;
 use crate::report;
@@ -52,6 +53,15 @@ pub struct RaceArgs {
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000000",
           value_parser = clap::value_parser!(u32).range(1..=MAX_SAMPLES))]
     pub keep_samples: Option<u32>,
+    /// Serve a live dashboard of the race at ADDR (default 127.0.0.1:0, a free port; the
+    /// address is printed): the plan, throughput and latency each second, errors, the
+    /// runner's CPU, then the race's report when it ends.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
+    pub dashboard: Option<std::net::SocketAddr>,
+    /// After the race, how long the dashboard keeps serving its report (default: until
+    /// Ctrl-C or SIGTERM).
+    #[arg(long, value_name = "DURATION", requires = "dashboard", value_parser = super::common::parse_positive_duration)]
+    pub dashboard_keep: Option<std::time::Duration>,
     #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
@@ -86,22 +96,37 @@ fn parse_shard(text: &str) -> Result<crate::shard::ShardArg, String> {
 }
 
 pub fn run(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
-    let request = race_request(&args, home)?;
+    let mut request = race_request(&args, home)?;
     let track = load_track(&request.track)?;
     if args.backend == crate::backend::BackendKind::Embedded && !args.target_hosts.is_empty() {
         eprintln!("note: --target-hosts is ignored by the embedded backend, which runs in-process");
     }
     let runtime = runtime()?;
     let cancel = CancellationToken::new();
+    let hub = args.dashboard.map(|_| Hub::new(serde_json::Value::Null, Vec::new()));
+    request.live = hub.clone().map(|h| h as Arc<dyn crate::driver::LiveSink>);
+    let stop_dashboard = CancellationToken::new();
     let outcome = runtime.block_on(async {
         cancel_on_signals(
             &cancel,
             Some("interrupted: stopping clients and saving what was measured ..."),
         );
-        race::run(Arc::new(track), &request, cancel.clone()).await
+        if let (Some(addr), Some(hub)) = (args.dashboard, &hub) {
+            let bound = crate::dashboard::start(addr, hub.clone(), stop_dashboard.clone())
+                .await
+                .map_err(|e| CliError::Usage(format!("--dashboard {addr}: cannot listen: {e}")))?;
+            eprintln!("dashboard: http://{bound}/");
+        }
+        race::run(Arc::new(track), &request, cancel.clone())
+            .await
+            .map_err(CliError::from)
     })?;
     let (record, histogram_file) = &outcome.stored;
     let histograms = crate::results::RaceHistograms::decode(histogram_file);
+    if let Some(hub) = &hub {
+        show_report_until_stopped(&runtime, hub, record, &histograms, &cancel, args.dashboard_keep);
+    }
+    stop_dashboard.cancel();
     let summary = report::Summary::new(record, &histograms);
     emit_report(
         report::render(args.report.report_format, &summary),
@@ -119,6 +144,37 @@ pub fn run(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
         }
         code => Ok(code),
     }
+}
+
+/// The dashboard shows the race's report until Ctrl-C (or for `keep`), unless the race
+/// itself was stopped by a signal.
+fn show_report_until_stopped(
+    runtime: &tokio::runtime::Runtime,
+    hub: &Hub,
+    record: &crate::results::RaceRecord,
+    histograms: &crate::results::RaceHistograms,
+    cancel: &CancellationToken,
+    keep: Option<std::time::Duration>,
+) {
+    let source = crate::plot::Source {
+        label: &record.race_id,
+        race: record,
+        histograms,
+    };
+    hub.finish(crate::plot::report_page(source, None).0);
+    if cancel.is_cancelled() {
+        return;
+    }
+    match keep {
+        Some(d) => eprintln!("dashboard: showing the report for {}", crate::units::format_duration_short(d)),
+        None => eprintln!("dashboard: showing the report until Ctrl-C"),
+    }
+    runtime.block_on(async {
+        tokio::select! {
+            _ = cancel.cancelled() => {}
+            _ = tokio::time::sleep(keep.unwrap_or(std::time::Duration::MAX / 4)) => {}
+        }
+    });
 }
 
 fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
@@ -159,6 +215,7 @@ fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
         engine_storage: args.engine_storage,
         keep_samples: args.keep_samples.map(|n| n as usize),
         shard,
+        live: None,
     })
 }
 

@@ -126,6 +126,7 @@ impl<B: Backend> Driver<B> {
         leaf: &Leaf,
         step: usize,
         spec: &CapacitySpec,
+        board: &super::Board,
     ) -> TrialRun {
         let mut s = Searching::new(spec);
         let conclusion = loop {
@@ -138,7 +139,7 @@ impl<B: Backend> Driver<B> {
                 .run_leaves(
                     plan,
                     std::slice::from_ref(&probe),
-                    self.opts.progress,
+                    Some(board),
                     Some(step),
                 )
                 .await

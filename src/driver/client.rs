@@ -8,9 +8,8 @@ use super::schedule::{wait_until, Schedule};
 use super::stop::StopSignal;
 use super::timer::PreciseTimer;
 use super::work::{CorpusFeed, KeyGen, VectorWalk};
-use crate::backend::{BackendClient, Outcome, Payload};
+use crate::backend::{BackendClient, ErrorKind, Outcome, Payload};
 use crate::metrics::LATE_START;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -79,7 +78,6 @@ pub struct Shared {
     /// Set in a `completed-by` block: cancelled when the completing task ends, which stops
     /// this one without cutting it short.
     pub block_done: Option<CancellationToken>,
-    pub progress: AtomicU64,
     pub task_label: String,
     /// The leaf's param source's counters (calls whose params were late).
     pub params: Option<Arc<FeedStats>>,
@@ -271,7 +269,6 @@ impl<C: BackendClient> ClientRun<C> {
                 &done.result,
             );
             abort_if_asked(&shared, &done.result);
-            shared.progress.fetch_add(1, Ordering::Relaxed);
             drop(payload);
             drop(call);
             self.after_call(warmup, times, &done, batch, &shared);
@@ -401,6 +398,13 @@ fn record_result<C: BackendClient>(
     t: Times,
     result: &Result<Outcome, crate::backend::OpError>,
 ) {
+    let (units, error) = match result {
+        Ok(o) if o.failed_items > 0 => (o.units, Some((ErrorKind::ItemFailures, o.failed_items))),
+        Ok(o) => (o.units, None),
+        Err(e) => (0, Some((e.kind, 1))),
+    };
+    let latency = t.end.saturating_duration_since(t.intended.min(t.start));
+    recorder.live.record(latency, units, error, warmup);
     if warmup {
         recording(recorder, |r| {
             r.record_warmup(t.intended, t.start, t.end, result)

@@ -4,11 +4,15 @@
 //! the trial merges the groups' recorders exactly as it merged the clients' (every field is a
 //! sum, a min, a max or an or).
 
-use crate::metrics::Recorder;
+use crate::metrics::{LiveGroup, Recorder};
 use std::cell::UnsafeCell;
 use std::sync::Arc;
 
-pub struct GroupRecorder(UnsafeCell<Recorder>);
+pub struct GroupRecorder {
+    recorder: UnsafeCell<Recorder>,
+    /// The group's counters as they are while it runs, for the progress line and dashboard.
+    pub live: Arc<LiveGroup>,
+}
 
 // SAFETY: the recorder is reached only through `with`, whose contract keeps the calls of one
 // group's clients from overlapping: they run on the one task that polls the group.
@@ -16,7 +20,10 @@ unsafe impl Sync for GroupRecorder {}
 
 impl GroupRecorder {
     pub fn new(recorder: Recorder) -> Arc<GroupRecorder> {
-        Arc::new(GroupRecorder(UnsafeCell::new(recorder)))
+        Arc::new(GroupRecorder {
+            recorder: UnsafeCell::new(recorder),
+            live: LiveGroup::new(),
+        })
     }
 
     /// Runs `f` on the recorder.
@@ -27,11 +34,13 @@ impl GroupRecorder {
     #[inline]
     pub unsafe fn with<R>(&self, f: impl FnOnce(&mut Recorder) -> R) -> R {
         // SAFETY: by the contract above, this is the only reference to the recorder now.
-        f(unsafe { &mut *self.0.get() })
+        f(unsafe { &mut *self.recorder.get() })
     }
 
     /// The recorder, once every client of the group has ended (and dropped its handle).
     pub fn into_inner(self: Arc<GroupRecorder>) -> Option<Recorder> {
-        Arc::try_unwrap(self).ok().map(|cell| cell.0.into_inner())
+        Arc::try_unwrap(self)
+            .ok()
+            .map(|group| group.recorder.into_inner())
     }
 }

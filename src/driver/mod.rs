@@ -8,6 +8,7 @@ mod client;
 mod feed;
 mod group_recorder;
 mod groups;
+mod live;
 mod progress;
 mod python;
 mod schedule;
@@ -29,9 +30,11 @@ use crate::metrics::TrialMetrics;
 use crate::ops::{OpSpec, PayloadSource};
 use crate::plan::{sweep_label, Leaf, Plan, Step, Work};
 use client::{Exec, Shared};
-use progress::Progress;
+pub use live::{plan_views, LiveSink};
+use live::{task_view, task_views};
+pub use progress::TaskView;
+use progress::{Board, Progress};
 use spawn::{client_runs, join_clients, LeafStart};
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use stop::StopSignal;
@@ -65,6 +68,11 @@ pub struct DriverOptions {
     pub narrate: bool,
     /// Keep each request's timings, at most this many per trial (`--keep-samples`).
     pub keep_samples: Option<usize>,
+    /// Without a terminal (and not quiet): a line after each step says how far the race is.
+    pub log_progress: bool,
+    /// Where each step and each second of the running tasks go as they happen (the live
+    /// dashboard).
+    pub live: Option<Arc<dyn LiveSink>>,
 }
 
 impl DriverOptions {
@@ -78,6 +86,8 @@ impl DriverOptions {
             python: None,
             narrate: false,
             keep_samples: None,
+            log_progress: false,
+            live: None,
         }
     }
 }
@@ -142,6 +152,8 @@ impl<B: Backend> Driver<B> {
 
     /// Runs every step; `on_trial` is called as each trial ends, in order.
     pub async fn run(&self, plan: &Plan, on_trial: &mut (dyn FnMut(TrialRun) + Send)) -> Stop {
+        let board = Board::new(plan, self.opts.progress, self.opts.log_progress);
+        let mut counted = 0;
         for (index, step) in plan.steps.iter().enumerate() {
             if let Some(stop) = self.stop_reason() {
                 return stop;
@@ -151,7 +163,7 @@ impl<B: Backend> Driver<B> {
                 Step::Reset { before, operations } => {
                     for leaf in operations {
                         let run = self
-                            .run_leaves(plan, std::slice::from_ref(leaf), false, None)
+                            .run_leaves(plan, std::slice::from_ref(leaf), None, None)
                             .await
                             .remove(0);
                         if let Some(stop) = self.stop_reason() {
@@ -170,15 +182,16 @@ impl<B: Backend> Driver<B> {
                     }
                 }
                 Step::Run { leaves } => {
+                    board.step_started(counted);
+                    if let Some(live) = &self.opts.live {
+                        live.step_started(counted, &task_views(plan, leaves));
+                    }
                     let runs = match leaves.as_slice() {
                         [leaf] if leaf.capacity.is_some() => {
                             let spec = leaf.capacity.as_ref().expect("matched");
-                            vec![self.run_capacity(plan, leaf, index, spec).await]
+                            vec![self.run_capacity(plan, leaf, index, spec, &board).await]
                         }
-                        _ => {
-                            self.run_leaves(plan, leaves, self.opts.progress, Some(index))
-                                .await
-                        }
+                        _ => self.run_leaves(plan, leaves, Some(&board), Some(index)).await,
                     };
                     for run in runs {
                         if run.failure.is_some() && self.opts.on_error == OnError::Abort {
@@ -188,6 +201,11 @@ impl<B: Backend> Driver<B> {
                         }
                         on_trial(run);
                     }
+                    board.step_ended();
+                    if let Some(live) = &self.opts.live {
+                        live.step_ended(counted);
+                    }
+                    counted += 1;
                 }
             }
         }
@@ -201,10 +219,9 @@ impl<B: Backend> Driver<B> {
         &self,
         plan: &Plan,
         leaves: &[Leaf],
-        show_progress: bool,
+        board: Option<&Board>,
         step: Option<usize>,
     ) -> Vec<TrialRun> {
-        let bars = progress::Bars::new(show_progress);
         let what = leaves
             .iter()
             .map(|l| trial_label(plan, l))
@@ -222,12 +239,14 @@ impl<B: Backend> Driver<B> {
             .iter()
             .any(|l| l.completes_block)
             .then(CancellationToken::new);
-        futures::future::join_all(leaves.iter().map(|leaf| async {
+        let (block_done, start) = (&block_done, &start);
+        // The first leaf of a step tells the overall line how long its step has left.
+        futures::future::join_all(leaves.iter().enumerate().map(|(i, leaf)| async move {
             let run = self
-                .run_leaf(plan, leaf, &bars, block_done.as_ref(), &start, slice)
+                .run_leaf(plan, leaf, (board, i == 0), block_done.as_ref(), start, slice)
                 .await;
             if leaf.completes_block {
-                if let Some(done) = &block_done {
+                if let Some(done) = block_done {
                     done.cancel();
                 }
             }
@@ -240,7 +259,7 @@ impl<B: Backend> Driver<B> {
         &self,
         plan: &Plan,
         leaf: &Leaf,
-        bars: &progress::Bars,
+        board: (Option<&Board>, bool),
         block_done: Option<&CancellationToken>,
         start: &slice::StepStart<'_>,
         slice: Slice,
@@ -307,9 +326,10 @@ impl<B: Backend> Driver<B> {
         };
         let (metrics, failure, driver, server) = self
             .race_leaf(
+                plan,
                 leaf,
                 &label,
-                bars,
+                board,
                 block_done,
                 ready,
                 LeafStart {
@@ -425,9 +445,10 @@ impl<B: Backend> Driver<B> {
     #[allow(clippy::too_many_arguments)]
     async fn race_leaf(
         &self,
+        plan: &Plan,
         leaf: &Leaf,
         label: &str,
-        bars: &progress::Bars,
+        (board, lead): (Option<&Board>, bool),
         block_done: Option<&CancellationToken>,
         ready: Ready<B::Client, B::Prepared>,
         start: LeafStart,
@@ -454,22 +475,20 @@ impl<B: Backend> Driver<B> {
             ignore_response_errors: leaf.ignore_response_errors,
             race_cancel: self.cancel.clone(),
             block_done: block_done.filter(|_| !leaf.completes_block).cloned(),
-            progress: AtomicU64::new(0),
             task_label: label.to_string(),
             params: params.as_ref().map(|f| f.stats.clone()),
             unit_said: Default::default(),
             truth: recall,
         });
-        let total_ops = match leaf.work {
-            Work::Iterations { warmup, measured } => Some(
+        let mut view = task_view(plan, leaf);
+        if let Work::Iterations { warmup, measured } = leaf.work {
+            view.total_operations = Some(
                 start.slice.share(warmup, leaf.clients) + start.slice.share(measured, leaf.clients),
-            ),
-            _ => None,
-        };
+            );
+        }
         // The shards start at one instant, on the shared clock.
         tokio::time::sleep_until(start.origin).await;
         let server_from = Instant::now();
-        let progress = Progress::start(bars, label, total_ops, shared.clone());
         let stops: Vec<Arc<StopSignal>> = (0..clients.len()).map(|_| Arc::default()).collect();
         // Ctrl-C, SIGTERM or an abort drops the operations in flight; the end of a time
         // budget or of a completing task lets them finish.
@@ -494,9 +513,16 @@ impl<B: Backend> Driver<B> {
             &shared,
             later,
         );
-        let sampler = telemetry::Sampler::start();
+        let groups = runs.live();
+        let publish = self.opts.live.clone().map(|live| {
+            let (task, cores) = (view.label.clone(), telemetry::cores_available());
+            Box::new(move |point: &_, totals: &_, cpu| live.second(&task, point, totals, cpu, cores))
+                as telemetry::Publish
+        });
+        let progress = Progress::start(board, view, groups.clone(), lead);
+        let sampler = telemetry::Sampler::start(Some(telemetry::Watch { groups, publish }));
         let (recorders, mut failure) = join_clients(runs).await;
-        let mut driver = sampler.finish();
+        let (mut driver, timeline) = sampler.finish();
         driver.param_source = params
             .as_ref()
             .map(|f| telemetry::ParamSourceUsage::of(&f.source, &f.stats, leaf.target_throughput));
@@ -518,7 +544,9 @@ impl<B: Backend> Driver<B> {
         if let Some(why) = self.param_source_failed(params.as_ref(), label) {
             failure = Some(why);
         }
-        (TrialMetrics::merge(recorders), failure, driver, server)
+        let mut metrics = TrialMetrics::merge(recorders);
+        metrics.timeline = timeline;
+        (metrics, failure, driver, server)
     }
 
     /// A param source that raised, drew what cannot run, or lost its worker ends the race: the

@@ -23,6 +23,13 @@ pub(super) struct ClientGroups<F> {
     recorders: Vec<Arc<GroupRecorder>>,
 }
 
+impl<F> ClientGroups<F> {
+    /// Each group's live counters.
+    pub fn live(&self) -> Vec<Arc<crate::metrics::LiveGroup>> {
+        self.recorders.iter().map(|r| r.live.clone()).collect()
+    }
+}
+
 /// When a leaf's clients start, and which of them this process runs.
 pub(super) struct LeafStart {
     pub slice: Slice,

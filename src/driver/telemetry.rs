@@ -1,6 +1,7 @@
 //! The runner's own CPU and memory while a trial runs, sampled by a task of its own once a
 //! second (off the measured path): whether the numbers measure the system or the runner.
 
+use crate::metrics::{LiveGroup, LiveTotals, SecondPoint, MAX_TIMELINE_SECONDS};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -74,7 +75,7 @@ pub fn cpu_time() -> Duration {
     tv(u.ru_utime) + tv(u.ru_stime)
 }
 
-fn cores_available() -> u32 {
+pub fn cores_available() -> u32 {
     // SAFETY: sched_getaffinity writes at most the size given into the set passed in.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0
@@ -104,17 +105,83 @@ fn peak_rss_bytes() -> u64 {
     status_bytes("VmHWM:")
 }
 
+/// What a trial's clients have done, watched by the sampler each second: the trial's
+/// timeline, and each second handed to `publish` (the live dashboard) as it ends.
+pub struct Watch {
+    pub groups: Vec<Arc<LiveGroup>>,
+    pub publish: Option<Publish>,
+}
+
+/// Called with each second as it ends: the second, the totals so far and the runner's CPU
+/// in that second (cores).
+pub type Publish = Box<dyn FnMut(&SecondPoint, &LiveTotals, f64) + Send>;
+
+/// What the sampler's thread gives back.
+#[derive(Default)]
+struct Sampled {
+    cpu: Vec<f64>,
+    rss: Vec<u64>,
+    timeline: Vec<SecondPoint>,
+}
+
 /// Samples the process once a second from `start` until `finish`, on a thread of its own: the
 /// runtime's workers may be kept busy by the clients (that is what it is there to see).
 pub struct Sampler {
     started: std::time::Instant,
     cpu_at_start: Duration,
     stop: Arc<(Mutex<bool>, std::sync::Condvar)>,
-    thread: Option<std::thread::JoinHandle<(Vec<f64>, Vec<u64>)>>,
+    thread: Option<std::thread::JoinHandle<Sampled>>,
+}
+
+/// The sampler thread's state between two ticks.
+struct Ticks {
+    watch: Option<Watch>,
+    totals: LiveTotals,
+    before: LiveTotals,
+    sampled: Sampled,
+    last_cpu: Duration,
+    last_at: std::time::Instant,
+    started: std::time::Instant,
+}
+
+impl Ticks {
+    /// One tick: the CPU and memory of the time since the last, and what the clients did in it.
+    fn tick(&mut self, now: std::time::Instant, whole_second: bool) {
+        let cpu = cpu_time();
+        let wall = now.saturating_duration_since(self.last_at).as_secs_f64();
+        let cores = if wall > 0.0 {
+            cpu.saturating_sub(self.last_cpu).as_secs_f64() / wall
+        } else {
+            0.0
+        };
+        if whole_second && wall > 0.0 {
+            self.sampled.cpu.push(cores);
+            self.sampled.rss.push(status_bytes("VmRSS:"));
+        }
+        if let Some(watch) = &mut self.watch {
+            self.totals.read(&watch.groups);
+            let second = self.totals.since(&self.before);
+            let elapsed = now.saturating_duration_since(self.started).as_secs_f64();
+            let point = second.point(
+                elapsed.ceil().max(1.0) as u32,
+                (!whole_second).then_some(wall),
+            );
+            if whole_second || point.operations > 0 {
+                if let Some(publish) = &mut watch.publish {
+                    publish(&point, &self.totals, cores);
+                }
+                if self.sampled.timeline.len() < MAX_TIMELINE_SECONDS {
+                    self.sampled.timeline.push(point);
+                }
+            }
+            std::mem::swap(&mut self.before, &mut self.totals);
+        }
+        (self.last_cpu, self.last_at) = (cpu, now);
+    }
 }
 
 impl Sampler {
-    pub fn start() -> Sampler {
+    pub fn start(watch: Option<Watch>) -> Sampler {
         let (started, cpu_at_start) = (std::time::Instant::now(), cpu_time());
         let stop = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
         let signal = stop.clone();
@@ -122,34 +189,36 @@ impl Sampler {
             .name("runner-telemetry".into())
             .spawn(move || {
                 let (lock, wake) = &*signal;
-                let (mut seconds, mut rss) = (Vec::new(), Vec::new());
-                let (mut last_cpu, mut last_at) = (cpu_at_start, started);
+                let mut ticks = Ticks {
+                    watch,
+                    totals: LiveTotals::default(),
+                    before: LiveTotals::default(),
+                    sampled: Sampled::default(),
+                    last_cpu: cpu_at_start,
+                    last_at: started,
+                    started,
+                };
                 let mut next = started + Duration::from_secs(1);
                 let mut stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
                 loop {
                     // Checked before each wait: a stop given before this thread first waited
                     // must not cost a second.
-                    if *stopped {
-                        return (seconds, rss);
-                    }
-                    let now = std::time::Instant::now();
-                    if now < next {
-                        stopped = wake
-                            .wait_timeout(stopped, next - now)
-                            .unwrap_or_else(|p| p.into_inner())
-                            .0;
-                        if *stopped {
-                            return (seconds, rss);
+                    if !*stopped {
+                        let now = std::time::Instant::now();
+                        if now < next {
+                            stopped = wake
+                                .wait_timeout(stopped, next - now)
+                                .unwrap_or_else(|p| p.into_inner())
+                                .0;
+                            continue;
                         }
+                        ticks.tick(now, true);
+                        next += Duration::from_secs(1);
                         continue;
                     }
-                    let cpu = cpu_time();
-                    let wall = now.saturating_duration_since(last_at).as_secs_f64();
-                    if wall > 0.0 {
-                        seconds.push(cpu.saturating_sub(last_cpu).as_secs_f64() / wall);
-                        rss.push(status_bytes("VmRSS:"));
-                    }
-                    (last_cpu, last_at, next) = (cpu, now, next + Duration::from_secs(1));
+                    // The clients have ended: what they did since the last whole second.
+                    ticks.tick(std::time::Instant::now(), false);
+                    return ticks.sampled;
                 }
             })
             .ok();
@@ -161,28 +230,30 @@ impl Sampler {
         }
     }
 
-    pub fn finish(mut self) -> DriverUsage {
+    /// Stops sampling: the runner's usage over the trial, and the trial's timeline.
+    pub fn finish(mut self) -> (DriverUsage, Vec<SecondPoint>) {
         let (lock, wake) = &*self.stop;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
         wake.notify_all();
-        let (cpu_per_second, rss_per_second) = self
+        let Sampled { cpu, rss, timeline } = self
             .thread
             .take()
             .and_then(|t| t.join().ok())
             .unwrap_or_default();
         let wall = self.started.elapsed().as_secs_f64();
-        let cpu = cpu_time().saturating_sub(self.cpu_at_start).as_secs_f64();
-        let cpu_cores = if wall > 0.0 { cpu / wall } else { 0.0 };
-        DriverUsage {
+        let used = cpu_time().saturating_sub(self.cpu_at_start).as_secs_f64();
+        let cpu_cores = if wall > 0.0 { used / wall } else { 0.0 };
+        let usage = DriverUsage {
             cpu_cores,
             cores_available: cores_available(),
             // A trial shorter than a second has only its average.
-            peak_cpu_cores: cpu_per_second.iter().copied().fold(cpu_cores, f64::max),
-            cpu_per_second,
+            peak_cpu_cores: cpu.iter().copied().fold(cpu_cores, f64::max),
+            cpu_per_second: cpu,
             peak_rss_bytes: peak_rss_bytes(),
-            rss_per_second,
+            rss_per_second: rss,
             param_source: None,
-        }
+        };
+        (usage, timeline)
     }
 }
 
@@ -194,13 +265,14 @@ mod tests {
     fn the_cpu_a_trial_burns_is_counted() {
         // CPU time, not wall time, decides when to stop: no timing is asserted.
         let wall = std::time::Instant::now();
-        let sampler = Sampler::start();
+        let sampler = Sampler::start(None);
         let start = cpu_time();
         let mut x = 0u64;
         while cpu_time().saturating_sub(start) < Duration::from_millis(200) {
             x = x.wrapping_add(1);
         }
-        let used = sampler.finish();
+        let (used, timeline) = sampler.finish();
+        assert!(timeline.is_empty(), "nothing was watched");
         let wall = wall.elapsed().as_secs_f64();
         assert!(x > 0);
         assert!(

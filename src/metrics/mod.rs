@@ -2,6 +2,7 @@
 //! digits) for service time and latency, merged after a trial; percentile summaries.
 
 mod histogram;
+mod live;
 mod recorder;
 mod samples;
 
@@ -22,4 +23,5 @@ pub use recorder::{
     measured_seconds, recall_histogram, Counts, PartTimes, Parts, Recorder, TrialMetrics,
     LATE_START,
 };
+pub use live::{LatencyPoint, LiveGroup, LiveTotals, SecondPoint, MAX_TIMELINE_SECONDS};
 pub use samples::{Sample, TrialSamples};

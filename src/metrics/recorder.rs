@@ -424,6 +424,8 @@ pub struct TrialMetrics {
     pub runner_numbers: std::collections::BTreeMap<String, f64>,
     /// Each request's timings, when the race keeps them.
     pub samples: Option<TrialSamples>,
+    /// Each second of the trial, warmup included, as the sampler saw it.
+    pub timeline: Vec<super::SecondPoint>,
 }
 
 impl TrialMetrics {
@@ -443,6 +445,7 @@ impl TrialMetrics {
             recall: None,
             runner_numbers: Default::default(),
             samples: None,
+            timeline: Vec::new(),
         };
         let mut reservoirs = Vec::new();
         let (mut service_nanos, mut latency_nanos) = (0u128, 0u128);

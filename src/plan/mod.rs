@@ -2,9 +2,11 @@
 //! runs. Sweeps expand into a matrix, trials repeat with resets before them, and parallel
 //! blocks become one step of several leaves. The graph is the only thing the driver runs.
 
+mod estimate;
 mod rate;
 mod render;
 
+pub use estimate::{leaf_duration, step_duration};
 pub use render::render_text;
 
 use crate::ops::{self, OpSpec};

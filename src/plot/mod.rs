@@ -102,15 +102,21 @@ pub fn write_report(
     base: Source,
     other: Option<Source>,
 ) -> Result<usize, crate::results::StoreError> {
-    let plots = charts(base, other);
-    let comparison = other.map(|o| crate::compare::compare(base.race, o.race, Default::default()));
-    let summary = crate::report::Summary::new(base.race, base.histograms);
+    let (html, plots) = report_page(base, other);
     for p in &plots {
         crate::results::write_atomic(&dir.join(&p.file), p.svg.as_bytes())?;
     }
-    let html = report_html(&summary, comparison.as_ref(), &plots);
     crate::results::write_atomic(&dir.join("report.html"), html.as_bytes())?;
     Ok(plots.len())
+}
+
+/// The report page of `base` (compared with `other` when given) and the charts in it: what
+/// `runner plot` writes and the dashboard shows when a race ends.
+pub fn report_page(base: Source, other: Option<Source>) -> (String, Vec<Plot>) {
+    let plots = charts(base, other);
+    let comparison = other.map(|o| crate::compare::compare(base.race, o.race, Default::default()));
+    let summary = crate::report::Summary::new(base.race, base.histograms);
+    (report_html(&summary, comparison.as_ref(), &plots), plots)
 }
 
 pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {

@@ -6,7 +6,7 @@ use crate::driver::TrialRun;
 use crate::metrics::{encode_histogram, Percentiles};
 use crate::results::*;
 use crate::shard::Member;
-use crate::units::{format_number, Timestamp};
+use crate::units::{format_number, format_significant, Timestamp};
 use std::collections::BTreeMap;
 
 /// Where the trials of a running race go.
@@ -106,21 +106,7 @@ impl<'a> TrialSink<'a> {
             _ if tr.capacity.is_some() => capacity_line(tr.capacity.as_ref().expect("matched")),
             (Some(f), _) => format!("failed: {f}"),
             (None, true) => "interrupted".into(),
-            (None, false) => {
-                let p = |q: f64| {
-                    tr.service_time_ms
-                        .at(q)
-                        .map_or("-".into(), |v| format!("{v:.3} ms"))
-                };
-                format!(
-                    "{} {} · service p50 {} p99 {} · {} errors",
-                    format_number(tr.throughput),
-                    task.slot.throughput_unit,
-                    p(50.0),
-                    p(99.0),
-                    tr.errors
-                )
-            }
+            (None, false) => finished_line(tr, task.slot.throughput_unit.as_str()),
         };
         if run.warmup {
             eprintln!(
@@ -140,6 +126,21 @@ impl<'a> TrialSink<'a> {
             );
         }
     }
+}
+
+/// A finished trial in a line: its rate in the task's unit, latency and errors.
+fn finished_line(tr: &TrialRecord, unit: &str) -> String {
+    let p = |q: f64| tr.latency_ms.at(q).map_or("-".into(), format_significant);
+    let errors = match tr.errors {
+        0 => "no errors".to_string(),
+        n => format!("{n} errors ({}%)", format_significant(tr.error_rate * 100.0)),
+    };
+    format!(
+        "{} {unit} · latency p50 {} p99 {} ms · {errors}",
+        format_significant(tr.throughput),
+        p(50.0),
+        p(99.0),
+    )
 }
 
 /// A search in a line: the capacity and its bracket, the probes and the time they took.
@@ -229,6 +230,8 @@ fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> 
         recall: m.recall.as_ref().and_then(crate::results::RecallRecord::of),
         runner_numbers: m.runner_numbers.clone(),
         samples: None,
+        timeline: m.timeline.clone(),
+        measured_s: m.window.map(|(a, b)| [a.as_secs_f64(), b.as_secs_f64()]),
     }
 }
 

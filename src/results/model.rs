@@ -300,6 +300,13 @@ pub struct TrialRecord {
     /// Each request's timings, kept beside the race (`--keep-samples`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<SamplesRecord>,
+    /// Each second of the trial from its clients' start, warmup included: throughput,
+    /// errors and latency percentiles (within 3%) as the live view saw them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<crate::metrics::SecondPoint>,
+    /// The measured window, in seconds from the clients' start: before it, warmup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_s: Option<[f64; 2]>,
 }
 
 /// Where a trial's per-request samples are, and how many of its requests they are.

@@ -4,8 +4,9 @@
 //! types they come from convert into them here, so renaming a runtime field or variant cannot
 //! change the format on disk (the golden stored races in tests/fixtures/stored-races hold it).
 //!
-//! Two runtime types are stored as they are, because their stored form is already declared
-//! apart from their fields: `Percentiles` (its own wire struct) and `Threshold` (its text).
+//! Three runtime types are stored as they are, because their stored form is already declared
+//! apart from their fields: `Percentiles` (its own wire struct), `Threshold` (its text) and
+//! `SecondPoint` (a wire struct the live view sends as it is).
 
 use crate::thresholds::Threshold;
 use crate::units::{OpsPerSec, ThroughputUnit};

@@ -370,8 +370,11 @@ fn summed_counts(parts: &[ShardPart<'_>]) -> TrialRecord {
     m.errors_by_kind.clear();
     m.error_messages.clear();
     m.parts.clear();
-    // Shards keep no samples (`--keep-samples` is refused with `--shard`).
+    // Shards keep no samples (`--keep-samples` is refused with `--shard`), and each shard's
+    // seconds are its own: the merged trial's throughput by second is the shared clock's.
     m.samples = None;
+    m.timeline.clear();
+    m.measured_s = None;
     m.interrupted = parts.iter().any(|p| p.record.interrupted);
     let failures: Vec<String> = parts
         .iter()
