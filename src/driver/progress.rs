@@ -221,6 +221,7 @@ impl Progress {
                 loop {
                     let left = line.tick(&groups);
                     bar.set_message(line.text.clone());
+                    bar.tick();
                     if lead {
                         lock(&state).current_left = left;
                     }

@@ -141,7 +141,8 @@ struct Ticks {
     sampled: Sampled,
     last_cpu: Duration,
     last_at: std::time::Instant,
-    started: std::time::Instant,
+    /// Whole seconds ticked so far.
+    seconds: u32,
 }
 
 impl Ticks {
@@ -161,11 +162,9 @@ impl Ticks {
         if let Some(watch) = &mut self.watch {
             self.totals.read(&watch.groups);
             let second = self.totals.since(&self.before);
-            let elapsed = now.saturating_duration_since(self.started).as_secs_f64();
-            let point = second.point(
-                elapsed.ceil().max(1.0) as u32,
-                (!whole_second).then_some(wall),
-            );
+            // The ticker wakes a little after each whole second: the count of ticks, not the
+            // clock, says which second a point is.
+            let point = second.point(self.seconds + 1, (!whole_second).then_some(wall));
             if whole_second || point.operations > 0 {
                 if let Some(publish) = &mut watch.publish {
                     publish(&point, &self.totals, cores);
@@ -177,6 +176,9 @@ impl Ticks {
             std::mem::swap(&mut self.before, &mut self.totals);
         }
         (self.last_cpu, self.last_at) = (cpu, now);
+        if whole_second {
+            self.seconds += 1;
+        }
     }
 }
 
@@ -196,7 +198,7 @@ impl Sampler {
                     sampled: Sampled::default(),
                     last_cpu: cpu_at_start,
                     last_at: started,
-                    started,
+                    seconds: 0,
                 };
                 let mut next = started + Duration::from_secs(1);
                 let mut stopped = lock.lock().unwrap_or_else(|p| p.into_inner());

@@ -86,6 +86,7 @@ pub(super) fn capacity_chart(task: &str, sources: &[Source]) -> Option<Plot> {
         }
     }
     Some(Plot {
+        task: task.to_string(),
         file: file_name("capacity", task),
         title,
         svg: chart.render(),
@@ -217,6 +218,7 @@ pub(super) fn ramp_chart(task: &str, sources: &[Source]) -> Option<Plot> {
         chart.line(name, color, *dashed, pts);
     }
     Some(Plot {
+        task: task.to_string(),
         file: file_name("ramp", task),
         title,
         svg: chart.render(),

@@ -5,6 +5,7 @@ mod capacity;
 mod html;
 mod recall;
 mod svg;
+mod timeline;
 mod trend;
 
 pub use html::report_html;
@@ -17,6 +18,8 @@ use svg::{Chart, XAxis, COLORS};
 
 /// One chart: its file name in the output directory, and its SVG.
 pub struct Plot {
+    /// The task it draws (report.html groups charts by task); empty for a race-wide chart.
+    pub task: String,
     pub file: String,
     pub title: String,
     pub svg: String,
@@ -129,10 +132,14 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
         if !measured {
             continue;
         }
-        plots.extend(throughput_chart(task, &records, &sources));
+        plots.extend(timeline::throughput_chart(task, &sources).or_else(|| {
+            timeline::measured_seconds_chart(task, &records, &sources)
+        }));
+        plots.extend(timeline::latency_chart(task, &sources));
         plots.extend(percentile_chart(task, &records, &sources));
-        plots.extend(timeline_chart(task, &records, &sources));
-        plots.extend(runner_cpu_chart(task, &sources));
+        plots.extend(timeline::errors_chart(task, &sources));
+        plots.extend(throughput_chart(task, &records, &sources));
+        plots.extend(timeline::runner_cpu_chart(task, &sources));
         plots.extend(capacity::capacity_chart(task, &sources));
         plots.extend(capacity::ramp_chart(task, &sources));
         plots.extend(recall::recall_chart(task, &sources));
@@ -208,6 +215,7 @@ fn throughput_chart(
         chart.legend_entry(s.label, color);
     }
     Some(Plot {
+        task: task.to_string(),
         file: file_name("throughput", task),
         title,
         svg: chart.render(),
@@ -279,148 +287,10 @@ fn percentile_chart(
         chart.line(name, color, *dashed, points);
     }
     Some(Plot {
+        task: task.to_string(),
         file: file_name("percentiles", task),
         title,
         svg: chart.render(),
     })
 }
 
-/// Throughput over time, every trial.
-fn timeline_chart(
-    task: &str,
-    records: &[(usize, &TaskRecord)],
-    sources: &[Source],
-) -> Option<Plot> {
-    let mut series = Vec::new();
-    for (si, s) in sources.iter().enumerate() {
-        for (pi, t) in s
-            .race
-            .tasks
-            .iter()
-            .filter(|t| t.slot.task == task)
-            .enumerate()
-        {
-            for tr in &t.trials {
-                if tr.throughput_per_second.len() >= 2 {
-                    let values = tr.throughput_per_second.iter().map(|n| *n as f64);
-                    series.push(per_second(sources, si, pi, t, tr.trial, values));
-                }
-            }
-        }
-    }
-    if series.is_empty() {
-        return None;
-    }
-    let x_max = series.iter().map(|s| s.3.len() as f64).fold(1.0, f64::max);
-    let y_max = series
-        .iter()
-        .flat_map(|s| s.3.iter().map(|p| p.1))
-        .fold(0.0, f64::max);
-    let title = format!("{task}: throughput over time, each trial");
-    let unit = records[0]
-        .1
-        .slot
-        .throughput_unit
-        .as_str()
-        .trim_end_matches("/s")
-        .to_string()
-        + " per second";
-    let mut chart = Chart::new(
-        &title,
-        XAxis::Linear {
-            min: 1.0,
-            max: x_max.max(2.0),
-            label: "second of the measured window".into(),
-        },
-        y_max * 1.1,
-        &unit,
-    );
-    for (name, color, dashed, pts) in series.iter().take(24) {
-        chart.line(name, color, *dashed, pts);
-    }
-    Some(Plot {
-        file: file_name("timeline", task),
-        title,
-        svg: chart.render(),
-    })
-}
-
-/// One line of a chart over the seconds of a trial: its name (the race's label when several are
-/// compared, the task and the trial), colour, dash (races after the first) and points.
-fn per_second(
-    sources: &[Source],
-    source: usize,
-    task_index: usize,
-    t: &TaskRecord,
-    trial: u64,
-    values: impl Iterator<Item = f64>,
-) -> (String, &'static str, bool, Vec<(f64, f64)>) {
-    let prefix = if sources.len() > 1 {
-        format!("{} ", sources[source].label)
-    } else {
-        String::new()
-    };
-    (
-        format!("{prefix}{} #{}", short(t), trial + 1),
-        COLORS[(source * 4 + task_index) % COLORS.len()],
-        source > 0,
-        values
-            .enumerate()
-            .map(|(sec, v)| (sec as f64 + 1.0, v))
-            .collect(),
-    )
-}
-
-/// The runner's own CPU each second of each trial, beside the throughput chart, with the cores
-/// it may use: a runner at its ceiling measures itself.
-fn runner_cpu_chart(task: &str, sources: &[Source]) -> Option<Plot> {
-    let mut series = Vec::new();
-    let mut cores = 0u32;
-    for (si, s) in sources.iter().enumerate() {
-        for (pi, t) in s
-            .race
-            .tasks
-            .iter()
-            .filter(|t| t.slot.task == task)
-            .enumerate()
-        {
-            for tr in &t.trials {
-                let Some(d) = tr.driver.as_ref().filter(|d| d.cpu_per_second.len() >= 2) else {
-                    continue;
-                };
-                cores = cores.max(d.cores_available);
-                let values = d.cpu_per_second.iter().copied();
-                series.push(per_second(sources, si, pi, t, tr.trial, values));
-            }
-        }
-    }
-    if series.is_empty() {
-        return None;
-    }
-    let x_max = series.iter().map(|s| s.3.len() as f64).fold(2.0, f64::max);
-    let title = format!("{task}: the runner's CPU over time, each trial");
-    let mut chart = Chart::new(
-        &title,
-        XAxis::Linear {
-            min: 1.0,
-            max: x_max,
-            label: "second of the trial (warmup included)".into(),
-        },
-        f64::from(cores.max(1)) * 1.1,
-        "cores",
-    );
-    for (name, color, dashed, pts) in series.iter().take(24) {
-        chart.line(name, color, *dashed, pts);
-    }
-    chart.line(
-        &format!("{cores} cores available"),
-        "#888888",
-        true,
-        &[(1.0, f64::from(cores)), (x_max, f64::from(cores))],
-    );
-    Some(Plot {
-        file: file_name("runner-cpu", task),
-        title,
-        svg: chart.render(),
-    })
-}

@@ -84,6 +84,7 @@ pub(super) fn recall_chart(task: &str, sources: &[Source]) -> Option<Plot> {
     }
     chart.legend_entry("large dot: Pareto front", "#444444");
     Some(Plot {
+        task: task.to_string(),
         file: file_name("recall", task),
         title,
         svg: chart.render(),

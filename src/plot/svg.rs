@@ -7,6 +7,9 @@ pub const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
+/// Colours of the page around the lines, light and dark.
+const STYLE: &str = "<style>.rc-bg{fill:#fff}text:not([fill]){fill:#24292f}.rc-grid{stroke:#e5e5e5}.rc-tick{stroke:#999}.rc-axis{stroke:#333}.rc-shade{fill:#8c959f;opacity:.18}@media (prefers-color-scheme:dark){.rc-bg{fill:#0d1117}text:not([fill]){fill:#d1d9e0}.rc-grid{stroke:#30363d}.rc-tick{stroke:#6e7681}.rc-axis{stroke:#9198a1}}</style>\n";
+
 const W: f64 = 820.0;
 const H: f64 = 420.0;
 const LEFT: f64 = 78.0;
@@ -18,6 +21,12 @@ const BOTTOM: f64 = 62.0;
 #[derive(Clone)]
 pub enum XAxis {
     Linear {
+        min: f64,
+        max: f64,
+        label: String,
+    },
+    /// Seconds of a trial: linear, ticked at whole seconds only.
+    Seconds {
         min: f64,
         max: f64,
         label: String,
@@ -112,7 +121,7 @@ impl Chart {
     fn px(&self, x: f64) -> f64 {
         let width = W - LEFT - RIGHT;
         match &self.x {
-            XAxis::Linear { min, max, .. } => {
+            XAxis::Linear { min, max, .. } | XAxis::Seconds { min, max, .. } => {
                 LEFT + (x - min) / (max - min).max(f64::MIN_POSITIVE) * width
             }
             XAxis::Categories { names, .. } => LEFT + (x + 0.5) / names.len().max(1) as f64 * width,
@@ -225,6 +234,15 @@ impl Chart {
         let _ = writeln!(self.body, "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{TOP}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"1.5\" stroke-dasharray=\"3 3\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"{color}\" text-anchor=\"end\">{}</text>", H - BOTTOM, px - 4.0, TOP + 12.0, esc(label));
     }
 
+    /// A shaded band over `x0..x1` (warmup), labelled at its top.
+    pub fn shade(&mut self, x0: f64, x1: f64, label: &str) {
+        let (a, b) = (self.px(x0), self.px(x1));
+        if b - a < 0.5 {
+            return;
+        }
+        let _ = writeln!(self.body, "<rect class=\"rc-shade\" x=\"{a:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{:.1}\"><title>{}</title></rect><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}</text>", b - a, H - TOP - BOTTOM, esc(label), a + 4.0, TOP + 12.0, esc(label));
+    }
+
     pub fn legend_entry(&mut self, name: &str, color: &'static str) {
         self.legend.push((name.to_string(), color, false));
     }
@@ -237,6 +255,16 @@ impl Chart {
                 let mut out = Vec::new();
                 while v <= *max + 1e-9 {
                     out.push((v, tick_label(v)));
+                    v += step;
+                }
+                out
+            }
+            XAxis::Seconds { min, max, .. } => {
+                let step = nice_step(max - min, 6.0).max(1.0).round();
+                let mut v = (min / step).ceil() * step;
+                let mut out = Vec::new();
+                while v <= *max + 1e-9 {
+                    out.push((v, format!("{v:.0}")));
                     v += step;
                 }
                 out
@@ -263,7 +291,10 @@ impl Chart {
     pub fn render(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"12\">");
-        let _ = writeln!(s, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
+        // Light by default, dark where the viewer prefers it: inline, so that a chart opened
+        // on its own and one inside report.html look the same.
+        s.push_str(STYLE);
+        let _ = writeln!(s, "<rect class=\"rc-bg\" width=\"100%\" height=\"100%\"/>");
         let _ = writeln!(
             s,
             "<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>",
@@ -273,17 +304,19 @@ impl Chart {
         let (x0, x1, y0, y1) = (LEFT, W - RIGHT, H - BOTTOM, TOP);
         for v in self.y_ticks() {
             let y = self.py(v);
-            let _ = writeln!(s, "<line x1=\"{x0}\" x2=\"{x1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#e5e5e5\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>", x0 - 6.0, y + 4.0, tick_label(v));
+            let _ = writeln!(s, "<line x1=\"{x0}\" x2=\"{x1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" class=\"rc-grid\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>", x0 - 6.0, y + 4.0, tick_label(v));
         }
         for (x, label) in self.x_ticks() {
             let px = self.px(x);
-            let _ = writeln!(s, "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{y0}\" y2=\"{:.1}\" stroke=\"#999\"/><text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>", y0 + 5.0, y0 + 19.0, esc(&label));
+            let _ = writeln!(s, "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{y0}\" y2=\"{:.1}\" class=\"rc-tick\"/><text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>", y0 + 5.0, y0 + 19.0, esc(&label));
         }
         let x_label = match &self.x {
-            XAxis::Linear { label, .. } | XAxis::Categories { label, .. } => label.clone(),
+            XAxis::Linear { label, .. }
+            | XAxis::Seconds { label, .. }
+            | XAxis::Categories { label, .. } => label.clone(),
             XAxis::Percentile { .. } => "percentile (log scale of 1 / (1 − q))".into(),
         };
-        let _ = writeln!(s, "<line x1=\"{x0}\" x2=\"{x1}\" y1=\"{y0}\" y2=\"{y0}\" stroke=\"#333\"/><line x1=\"{x0}\" x2=\"{x0}\" y1=\"{y0}\" y2=\"{y1}\" stroke=\"#333\"/>");
+        let _ = writeln!(s, "<line x1=\"{x0}\" x2=\"{x1}\" y1=\"{y0}\" y2=\"{y0}\" class=\"rc-axis\"/><line x1=\"{x0}\" x2=\"{x0}\" y1=\"{y0}\" y2=\"{y1}\" class=\"rc-axis\"/>");
         let _ = writeln!(
             s,
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",

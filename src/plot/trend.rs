@@ -64,6 +64,7 @@ pub fn trend_charts(t: &Trend) -> Vec<Plot> {
                 &format!("{}-{}", s.task, s.sweep),
             );
             Plot {
+                task: s.task.clone(),
                 file,
                 title,
                 svg: chart.render(),

@@ -119,8 +119,9 @@ pub fn esc(s: &str) -> String {
 
 /// Throughput, service time, latency and outcomes of every reported task.
 pub fn summary_tables(s: &Summary) -> Vec<Table> {
-    let mut tables = vec![
-        throughput_table(s),
+    let mut tables = vec![throughput_table(s)];
+    tables.extend(durations_table(s));
+    tables.extend([
         percentile_table(s, "Service time (ms, all trials; call to response)", true),
         percentile_table(
             s,
@@ -128,7 +129,7 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
             false,
         ),
         outcomes_table(s),
-    ];
+    ]);
     if let Some(thresholds) = thresholds_table(s) {
         tables.push(thresholds);
     }
@@ -148,8 +149,8 @@ pub fn summary_tables(s: &Summary) -> Vec<Table> {
     tables
 }
 
-/// Throughput across trials per task and sweep point (a task of one operation shows its
-/// duration instead), and each trial's.
+/// Throughput across trials per task and sweep point, and each trial's (tasks of one
+/// operation have a duration, not a rate: they are in `durations_table`).
 fn throughput_table(s: &Summary) -> Table {
     use Align::{Left as L, Right as R};
     let mut throughput = Table::new(
@@ -168,37 +169,9 @@ fn throughput_table(s: &Summary) -> Table {
             ("Per trial", L),
         ],
     );
-    for t in &s.tasks {
+    for t in s.tasks.iter().filter(|t| t.duration_ms.is_none()) {
         let slot = &t.record.slot;
-        // A task of one operation has a duration, not a rate: its row shows the duration.
-        let single = t.duration_ms.is_some();
-        let value = |tr: &crate::results::TrialRecord| {
-            if single {
-                ms(tr.service_time_ms.mean)
-            } else {
-                format_number(tr.throughput)
-            }
-        };
-        let per_trial: Vec<String> = t
-            .record
-            .trials
-            .iter()
-            .map(|tr| match (&tr.failure, tr.interrupted) {
-                (Some(_), _) => "failed".into(),
-                (None, true) => format!("{}*", value(tr)),
-                (None, false) => value(tr),
-            })
-            .collect();
-        let (stats, unit, show): (_, String, fn(f64) -> String) =
-            match (t.throughput, t.duration_ms) {
-                (_, Some(d)) => (d, "ms (one operation's duration)".into(), ms),
-                (Some(th), None) => (th, slot.throughput_unit.to_string(), format_number),
-                (None, None) => (
-                    Default::default(),
-                    slot.throughput_unit.to_string(),
-                    format_number,
-                ),
-            };
+        let stats = t.throughput.unwrap_or_default();
         throughput.row(vec![
             slot.task.clone(),
             t.sweep_label.clone(),
@@ -209,24 +182,76 @@ fn throughput_table(s: &Summary) -> Table {
                 (_, _, Some(t)) => format_number(t.0),
                 _ => "-".into(),
             },
-            show(stats.min),
-            show(stats.median),
-            show(stats.mean),
-            show(stats.max),
-            unit,
+            format_number(stats.min),
+            format_number(stats.median),
+            format_number(stats.mean),
+            format_number(stats.max),
+            slot.throughput_unit.to_string(),
             format!("{}/{}", t.completed_trials, slot.planned_trials),
-            if slot.warmup_trials > 0 {
-                format!(
-                    "(after {} warmup) {}",
-                    slot.warmup_trials,
-                    per_trial.join(", ")
-                )
-            } else {
-                per_trial.join(", ")
-            },
+            per_trial(t, |tr| format_number(tr.throughput)),
         ]);
     }
     throughput
+}
+
+/// A server's count or level: whole numbers as they are (`segments 4`), others to three
+/// significant digits.
+fn format_amount(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        crate::units::format_significant(v)
+    }
+}
+
+/// Tasks of one operation per trial (a create-index, a refresh): how long the operation took.
+fn durations_table(s: &Summary) -> Option<Table> {
+    use Align::{Left as L, Right as R};
+    let mut table = Table::new(
+        "Durations (tasks of one operation, ms)",
+        &[
+            ("Task", L),
+            ("Sweep", L),
+            ("Min", R),
+            ("Median", R),
+            ("Mean", R),
+            ("Max", R),
+            ("Trials", R),
+            ("Per trial", L),
+        ],
+    );
+    for t in &s.tasks {
+        let Some(d) = t.duration_ms else { continue };
+        table.row(vec![
+            t.record.slot.task.clone(),
+            t.sweep_label.clone(),
+            ms(d.min),
+            ms(d.median),
+            ms(d.mean),
+            ms(d.max),
+            format!("{}/{}", t.completed_trials, t.record.slot.planned_trials),
+            per_trial(t, |tr| ms(tr.service_time_ms.mean)),
+        ]);
+    }
+    (!table.rows.is_empty()).then_some(table)
+}
+
+/// Each trial's value, in order (`*` marks one cut short), after the warmup trials' count.
+fn per_trial(t: &super::TaskSummary, value: impl Fn(&crate::results::TrialRecord) -> String) -> String {
+    let values: Vec<String> = t
+        .record
+        .trials
+        .iter()
+        .map(|tr| match (&tr.failure, tr.interrupted) {
+            (Some(_), _) => "failed".into(),
+            (None, true) => format!("{}*", value(tr)),
+            (None, false) => value(tr),
+        })
+        .collect();
+    match t.record.slot.warmup_trials {
+        0 => values.join(", "),
+        n => format!("(after {n} warmup) {}", values.join(", ")),
+    }
 }
 
 /// Service time or latency percentiles, all trials merged.
@@ -381,7 +406,7 @@ fn server_table(s: &Summary) -> Option<Table> {
         let list = |m: &std::collections::BTreeMap<String, f64>, skip: &str| {
             m.iter()
                 .filter(|(k, _)| *k != skip)
-                .map(|(k, v)| format!("{k} {}", format_number(*v)))
+                .map(|(k, v)| format!("{k} {}", format_amount(*v)))
                 .collect::<Vec<_>>()
                 .join(" · ")
         };
