@@ -4,6 +4,7 @@ mod aggregations;
 mod bad_input;
 mod bad_tracks;
 mod bindings;
+mod browser;
 mod bulk_actions;
 mod capacity;
 mod clients;

@@ -1,0 +1,205 @@
+//! The pages runner makes, loaded in a real browser (headless Chromium over its DevTools
+//! protocol): report.html and the live dashboard load with no console error, every chart has
+//! data, and the live page changes while a race runs. With `RUNNER_SCREENSHOTS=DIR` the
+//! checks also leave screenshots of what they saw there (docs/ holds those).
+
+pub mod cdp;
+
+use crate::util::*;
+use cdp::{chromium, Browser, Page};
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::time::Duration;
+
+/// Every chart of the page has something drawn: a line with points, or a dot.
+const EVERY_CHART_DRAWN: &str = "(() => { const s = Array.from(document.querySelectorAll('figure svg')); \
+    return s.length > 0 && s.every(c => c.querySelector('polyline[points]:not([points=\"\"]), circle')); })()";
+
+fn keep_screenshot(page: &mut Page, name: &str, height: u32) {
+    if let Some(dir) = std::env::var_os("RUNNER_SCREENSHOTS") {
+        let png = page.screenshot(height);
+        assert!(png.starts_with(b"\x89PNG"), "a PNG");
+        std::fs::write(std::path::Path::new(&dir).join(name), png).unwrap();
+    }
+}
+
+fn assert_no_problems(page: &mut Page, what: &str) {
+    page.settle(Duration::from_millis(500));
+    assert!(page.problems.is_empty(), "{what}: {:#?}", page.problems);
+}
+
+#[test]
+fn the_report_page_loads_with_every_chart_drawn_in_light_dark_and_print() {
+    let Some(browser) = chromium() else { return };
+    let dir = track_dir(&[("track.yaml", &LIVE_TRACK.replace("7s", "3s"))]);
+    let env = Env::new();
+    for _ in 0..2 {
+        env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet"]);
+    }
+    let out = env.home.path().join("plots");
+    env.ok(&["plot", "latest~1", "--compare", "latest", "--out", out.to_str().unwrap()]);
+    let charts = std::fs::read_dir(&out)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg"))
+        .count();
+    let chrome = Browser::launch(browser);
+    let mut page = chrome.page();
+    page.navigate(&format!("file://{}", out.join("report.html").display()));
+    assert_eq!(page.eval("document.querySelectorAll('figure svg').length"), charts);
+    assert_eq!(page.eval(EVERY_CHART_DRAWN), true, "a chart without data");
+    assert_eq!(
+        page.eval("document.querySelector('h2').textContent"),
+        "Summary",
+        "the summary comes first"
+    );
+    assert!(
+        page.eval("Array.from(document.querySelectorAll('svg title')).some(t => t.textContent === 'warmup')")
+            == true,
+        "the warmup is shaded"
+    );
+    assert_eq!(
+        page.eval("document.querySelectorAll('.card').length"),
+        2,
+        "a card per reported task"
+    );
+    assert!(
+        page.eval("Array.from(document.querySelectorAll('.card')).every(c => c.textContent.includes('vs contender'))") == true,
+        "each card says how the other race did"
+    );
+    assert_no_problems(&mut page, "report.html");
+    keep_screenshot(&mut page, "report-compare.png", 1400);
+    page.call(
+        "Emulation.setEmulatedMedia",
+        serde_json::json!({"features": [{"name": "prefers-color-scheme", "value": "dark"}]}),
+    );
+    assert_eq!(
+        page.eval("getComputedStyle(document.body).backgroundColor"),
+        "rgb(13, 17, 23)",
+        "dark where the viewer prefers it"
+    );
+    keep_screenshot(&mut page, "report-dark.png", 900);
+    let pdf = page.call("Page.printToPDF", serde_json::json!({}));
+    assert!(
+        pdf["data"].as_str().is_some_and(|d| d.len() > 10_000),
+        "printable"
+    );
+    assert_no_problems(&mut page, "report.html, dark and printed");
+}
+
+const LIVE_TRACK: &str = "name: live
+operations: [{name: nap, type: sleep, params: {duration: 2ms}}]
+challenges:
+  - name: c
+    schedule:
+      - {name: warm-nap, operation: nap, iterations: 50}
+      - {name: nap, operation: nap, clients: 2, warmup: 1s, time-period: 7s, target-throughput: 200}
+";
+
+/// Starts `runner` with `args` and returns it with the dashboard's address from its stderr.
+fn start_with_dashboard(env: &Env, args: &[&str]) -> (std::process::Child, String) {
+    let mut child = env
+        .command(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next().expect("runner prints the dashboard's address").unwrap();
+        if let Some(url) = line.strip_prefix("dashboard: ") {
+            break url.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, url)
+}
+
+fn stop(mut child: std::process::Child) -> std::process::ExitStatus {
+    // SAFETY: kill sends a signal to a process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    child.wait().unwrap()
+}
+
+#[test]
+fn the_live_dashboard_changes_while_the_race_runs_then_shows_its_report() {
+    let Some(browser) = chromium() else { return };
+    let dir = track_dir(&[("track.yaml", LIVE_TRACK)]);
+    let env = Env::new();
+    let (runner, url) = start_with_dashboard(
+        &env,
+        &["race", "--track-path", dir.path().to_str().unwrap(), "--dashboard", "--dashboard-keep", "60s"],
+    );
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    // A browser that never reads its events must not hold the race up.
+    let port: u16 = url.trim_end_matches('/').rsplit(':').next().unwrap().parse().unwrap();
+    let mut stuck = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(stuck, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+
+    let chrome = Browser::launch(browser);
+    let mut page = chrome.page();
+    page.navigate(&url);
+    assert!(
+        page.wait_until(
+            "document.querySelectorAll('#tasks svg.chart').length >= 4 && document.querySelector('#steps li.current') !== null && document.querySelector('#steps li.current').textContent.startsWith('nap')",
+            Duration::from_secs(30)
+        ),
+        "the running task's charts appear"
+    );
+    // Every chart of the running task has data: throughput, latency, errors, the runner's CPU.
+    assert!(page.wait_until(
+        "Array.from(document.querySelectorAll('#tasks svg.chart')).every(s => Number(s.dataset.points) > 0)",
+        Duration::from_secs(10)
+    ));
+    let seen = "Array.from(document.querySelectorAll('#tasks svg.chart')).map(s => s.dataset.points).join() + document.querySelector('.numbers b').textContent";
+    let before = page.eval(seen);
+    page.settle(Duration::from_millis(2500));
+    let after = page.eval(seen);
+    assert_ne!(before, after, "the page changed while the race ran");
+    keep_screenshot(&mut page, "dashboard-live.png", 1000);
+    assert!(
+        page.wait_until("location.pathname === '/report'", Duration::from_secs(30)),
+        "the race ended and the page went on to its report"
+    );
+    assert!(page.wait_until("document.readyState === 'complete'", Duration::from_secs(10)));
+    assert_eq!(page.eval(EVERY_CHART_DRAWN), true);
+    assert_no_problems(&mut page, "the dashboard");
+    drop(stuck);
+    let status = stop(runner);
+    assert!(status.success() || status.code() == Some(130), "{status}");
+    let race = env.only_race();
+    let nap = &tasks(&race, "nap")[0]["trials"][0];
+    let counted: u64 = nap["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["operations"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        counted,
+        nap["operations"].as_u64().unwrap() + nap["warmup_operations"].as_u64().unwrap(),
+        "the timeline counts every operation once"
+    );
+}
+
+#[test]
+fn show_dashboard_serves_a_stored_race_on_the_same_page() {
+    let Some(browser) = chromium() else { return };
+    let (env, out) = race_track(LIVE_TRACK.replace("7s", "2s").as_str(), &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (runner, url) = start_with_dashboard(&env, &["show", "latest", "--dashboard"]);
+    let chrome = Browser::launch(browser);
+    let mut page = chrome.page();
+    page.navigate(&url);
+    assert!(page.wait_until("location.pathname === '/report'", Duration::from_secs(20)));
+    assert!(page.wait_until("document.readyState === 'complete'", Duration::from_secs(10)));
+    assert_eq!(page.eval(EVERY_CHART_DRAWN), true);
+    assert_no_problems(&mut page, "show --dashboard");
+    let state = http_body(
+        url.trim_end_matches('/').rsplit(':').next().unwrap().parse().unwrap(),
+        "GET",
+        "/state",
+        "",
+    );
+    assert!(state.contains("\"finished\":true") && state.contains("\"second\":1"), "{state}");
+    stop(runner);
+}
