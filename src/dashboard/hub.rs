@@ -179,3 +179,62 @@ impl LiveSink for Hub {
         self.publish("step-end", &json!({ "step": step }));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::LiveGroup;
+
+    fn view(label: &str) -> TaskView {
+        TaskView {
+            label: label.into(),
+            unit: "ops/s",
+            total_operations: None,
+            total_units: None,
+            planned: None,
+            target: Some(100.0),
+        }
+    }
+
+    #[test]
+    fn a_browser_that_does_not_read_never_holds_the_driver_and_is_resent_the_state() {
+        let hub = Hub::new(Value::Null, Vec::new());
+        hub.race_started(json!({"id": "r"}), vec![vec![view("t")]]);
+        let mut stuck = hub.subscribe();
+        hub.step_started(0, &[view("t")]);
+        let groups = [LiveGroup::new()];
+        let mut totals = LiveTotals::default();
+        // Far more seconds than the queue holds: each publish returns at once.
+        for s in 1..=(QUEUE as u32 * 4) {
+            groups[0].record(std::time::Duration::from_millis(2), 1, None, false);
+            totals.read(&groups);
+            let point = totals.point(s, None);
+            hub.second("t", &point, &totals, 0.5, 2);
+        }
+        // The stuck reader lost the oldest events; it is told so, and the server then sends it
+        // the whole state, which holds every second kept.
+        assert!(matches!(
+            stuck.try_recv(),
+            Err(broadcast::error::TryRecvError::Lagged(_))
+        ));
+        let snapshot = hub.snapshot();
+        let data: Value =
+            serde_json::from_str(snapshot.lines().nth(1).unwrap().trim_start_matches("data: "))
+                .unwrap();
+        assert_eq!(data["tasks"]["t"]["points"].as_array().unwrap().len(), QUEUE * 4);
+        assert_eq!(data["tasks"]["t"]["operations"], QUEUE as u64 * 4);
+        assert_eq!(data["current"], 0);
+        assert_eq!(data["race"]["id"], "r");
+    }
+
+    #[test]
+    fn the_finished_race_serves_its_report() {
+        let hub = Hub::new(Value::Null, Vec::new());
+        assert!(hub.report().is_none());
+        let mut rx = hub.subscribe();
+        hub.finish("<html>report</html>".into());
+        assert_eq!(hub.report().as_deref(), Some("<html>report</html>"));
+        assert!(rx.try_recv().unwrap().starts_with("event: done\n"));
+        assert!(hub.snapshot().contains("\"finished\":true"));
+    }
+}

@@ -320,3 +320,62 @@ impl TaskLine {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn overall(planned: Vec<Option<Duration>>, current: usize, left: Option<Duration>) -> Overall {
+        Overall {
+            started: Instant::now(),
+            planned,
+            current,
+            current_since: Instant::now(),
+            current_left: left,
+        }
+    }
+
+    #[test]
+    fn time_left_adds_the_plan_and_says_what_it_cannot_know() {
+        let s = |n| Some(Duration::from_secs(n));
+        let o = overall(vec![s(10), None, s(5)], 0, None);
+        let (left, unknown) = o.left();
+        assert_eq!(unknown, 1);
+        assert!((14..=15).contains(&left.unwrap().as_secs()), "{left:?}");
+        assert!(o.line().starts_with("step 1/3 · 0s elapsed · at least 1"), "{}", o.line());
+        assert!(o.line().ends_with("left (+1 step of unknown length)"), "{}", o.line());
+        // The running step has no planned length: its measured rate says what is left.
+        let o = overall(vec![s(10), None, s(5)], 1, s(20));
+        assert_eq!(o.left(), (s(25), 0));
+        assert_eq!(o.line(), "step 2/3 · 0s elapsed · about 25s left");
+        let o = overall(vec![None], 0, None);
+        assert_eq!(o.left(), (None, 0));
+        assert!(o.line().contains("time left unknown"));
+    }
+
+    #[test]
+    fn a_task_line_shows_its_rate_share_errors_and_latency() {
+        let groups = vec![LiveGroup::new()];
+        let mut line = TaskLine::new(TaskView {
+            label: "index".into(),
+            unit: "docs/s",
+            total_operations: None,
+            total_units: Some(1000),
+            planned: None,
+            target: None,
+        });
+        line.tick(&groups);
+        for _ in 0..50 {
+            groups[0].record(Duration::from_millis(20), 5, None, false);
+        }
+        groups[0].record(Duration::from_millis(900), 0, Some((crate::backend::ErrorKind::Timeout, 1)), false);
+        // The rate needs half a second of window: backdate the first reading.
+        line.window[0].0 -= Duration::from_secs(1);
+        line.tick(&groups);
+        let text = &line.text;
+        assert!(text.starts_with("index · "), "{text}");
+        assert!(text.contains(" docs/s · 25% done · 1 errors · latency p50 20"), "{text}");
+        let p99: f64 = text.split(" p99 ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!((870.0..=930.0).contains(&p99), "the slow one is the p99: {text}");
+    }
+}

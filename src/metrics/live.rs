@@ -20,7 +20,7 @@ const LINEAR: u64 = 64;
 const SUB_BITS: u32 = 5;
 /// The largest latency told apart: 2^36 µs (19 hours); longer ones count in the last bucket.
 const MAX_BITS: u32 = 36;
-pub const BUCKETS: usize = LINEAR as usize + ((MAX_BITS - SUB_BITS) as usize) * (1 << SUB_BITS);
+pub const BUCKETS: usize = LINEAR as usize + ((MAX_BITS - SUB_BITS - 1) as usize) * (1 << SUB_BITS);
 
 /// The bucket of a latency in microseconds.
 fn bucket(us: u64) -> usize {
