@@ -271,26 +271,7 @@ async fn run_with<B: Backend>(
     let member = session.as_ref().map(|s| s.member.clone());
     let record = started_record(backend.info(), inputs, member.as_deref());
     store.begin(&record)?;
-    if !opts.quiet {
-        let shard = member.as_ref().map_or(String::new(), |m| {
-            format!(" · shard {} of {}", m.slice.index, m.slice.count)
-        });
-        eprintln!(
-            "race {} · track {} · challenge {} · backend {}{shard}",
-            record.race_id, record.track, record.challenge, record.backend.kind
-        );
-    }
-    if let Some(live) = &opts.live {
-        live.race_started(
-            serde_json::json!({
-                "id": record.race_id,
-                "track": record.track,
-                "challenge": record.challenge,
-                "backend": record.backend.kind,
-            }),
-            crate::driver::plan_views(plan),
-        );
-    }
+    announce(&record, plan, opts, member.as_deref());
     let mut driver_options = DriverOptions::whole(opts.on_error, opts.progress);
     driver_options.narrate = !opts.quiet;
     driver_options.log_progress = !opts.quiet && !opts.progress;
@@ -348,6 +329,30 @@ async fn run_with<B: Backend>(
         Some(session) => {
             merge_shards(session, record, histograms, &store, opts.quiet, &cancel).await
         }
+    }
+}
+
+/// Says what starts: on stderr (unless quiet), and to the live view.
+fn announce(record: &RaceRecord, plan: &Plan, opts: &RaceRequest, member: Option<&Member>) {
+    if !opts.quiet {
+        let shard = member.map_or(String::new(), |m| {
+            format!(" · shard {} of {}", m.slice.index, m.slice.count)
+        });
+        eprintln!(
+            "race {} · track {} · challenge {} · backend {}{shard}",
+            record.race_id, record.track, record.challenge, record.backend.kind
+        );
+    }
+    if let Some(live) = &opts.live {
+        live.race_started(
+            serde_json::json!({
+                "id": record.race_id,
+                "track": record.track,
+                "challenge": record.challenge,
+                "backend": record.backend.kind,
+            }),
+            crate::driver::plan_views(plan),
+        );
     }
 }
 

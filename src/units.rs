@@ -260,7 +260,11 @@ pub fn format_significant(v: f64) -> String {
             }
             grouped.push(c);
         }
-        return if v < 0.0 { format!("-{grouped}") } else { grouped };
+        return if v < 0.0 {
+            format!("-{grouped}")
+        } else {
+            grouped
+        };
     }
     let decimals = match a {
         a if a >= 100.0 || a == 0.0 => 0,
@@ -373,7 +377,10 @@ mod tests {
             assert_eq!(format_significant(v), want, "{v}");
         }
         let d = |s| format_duration_short(Duration::from_secs(s));
-        assert_eq!((d(45), d(130), d(3_900)), ("45s".into(), "2m 10s".into(), "1h 05m".into()));
+        assert_eq!(
+            (d(45), d(130), d(3_900)),
+            ("45s".into(), "2m 10s".into(), "1h 05m".into())
+        );
     }
 
     #[test]

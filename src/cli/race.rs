@@ -103,7 +103,9 @@ pub fn run(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
     }
     let runtime = runtime()?;
     let cancel = CancellationToken::new();
-    let hub = args.dashboard.map(|_| Hub::new(serde_json::Value::Null, Vec::new()));
+    let hub = args
+        .dashboard
+        .map(|_| Hub::new(serde_json::Value::Null, Vec::new()));
     request.live = hub.clone().map(|h| h as Arc<dyn crate::driver::LiveSink>);
     let stop_dashboard = CancellationToken::new();
     let outcome = runtime.block_on(async {
@@ -124,7 +126,14 @@ pub fn run(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
     let (record, histogram_file) = &outcome.stored;
     let histograms = crate::results::RaceHistograms::decode(histogram_file);
     if let Some(hub) = &hub {
-        show_report_until_stopped(&runtime, hub, record, &histograms, &cancel, args.dashboard_keep);
+        show_report_until_stopped(
+            &runtime,
+            hub,
+            record,
+            &histograms,
+            &cancel,
+            args.dashboard_keep,
+        );
     }
     stop_dashboard.cancel();
     let summary = report::Summary::new(record, &histograms);
@@ -166,7 +175,10 @@ fn show_report_until_stopped(
         return;
     }
     match keep {
-        Some(d) => eprintln!("dashboard: showing the report for {}", crate::units::format_duration_short(d)),
+        Some(d) => eprintln!(
+            "dashboard: showing the report for {}",
+            crate::units::format_duration_short(d)
+        ),
         None => eprintln!("dashboard: showing the report until Ctrl-C"),
     }
     runtime.block_on(async {

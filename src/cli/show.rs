@@ -47,7 +47,12 @@ fn serve_stored(
         .iter()
         .flat_map(|t| t.trials.iter().map(move |tr| (t, tr)))
         .map(|(t, tr)| {
-            let label = format!("{} [{}] trial {}", t.slot.task, t.sweep_label(), tr.trial + 1);
+            let label = format!(
+                "{} [{}] trial {}",
+                t.slot.task,
+                t.sweep_label(),
+                tr.trial + 1
+            );
             hub.replay(&label, t.slot.throughput_unit.as_str(), &tr.timeline);
             vec![crate::driver::TaskView {
                 label,

@@ -77,7 +77,11 @@ impl Hub {
     /// The whole state as one event: what a browser is sent when it connects or falls behind.
     pub fn snapshot(&self) -> Arc<str> {
         let state = self.state();
-        sse("snapshot", &serde_json::to_value(&*state).unwrap_or(Value::Null)).into()
+        sse(
+            "snapshot",
+            &serde_json::to_value(&*state).unwrap_or(Value::Null),
+        )
+        .into()
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<str>> {
@@ -142,8 +146,10 @@ impl LiveSink for Hub {
     }
 
     fn second(&self, task: &str, point: &SecondPoint, totals: &LiveTotals, cpu: f64, cores: u32) {
-        let errors: BTreeMap<&'static str, u64> =
-            totals.errors_by_kind().map(|(k, n)| (k.as_str(), n)).collect();
+        let errors: BTreeMap<&'static str, u64> = totals
+            .errors_by_kind()
+            .map(|(k, n)| (k.as_str(), n))
+            .collect();
         let event = {
             let mut state = self.state();
             // Parallel tasks each report the same second's CPU (the process's): kept once.
@@ -218,10 +224,18 @@ mod tests {
             Err(broadcast::error::TryRecvError::Lagged(_))
         ));
         let snapshot = hub.snapshot();
-        let data: Value =
-            serde_json::from_str(snapshot.lines().nth(1).unwrap().trim_start_matches("data: "))
-                .unwrap();
-        assert_eq!(data["tasks"]["t"]["points"].as_array().unwrap().len(), QUEUE * 4);
+        let data: Value = serde_json::from_str(
+            snapshot
+                .lines()
+                .nth(1)
+                .unwrap()
+                .trim_start_matches("data: "),
+        )
+        .unwrap();
+        assert_eq!(
+            data["tasks"]["t"]["points"].as_array().unwrap().len(),
+            QUEUE * 4
+        );
         assert_eq!(data["tasks"]["t"]["operations"], QUEUE as u64 * 4);
         assert_eq!(data["current"], 0);
         assert_eq!(data["race"]["id"], "r");

@@ -69,7 +69,10 @@ pub async fn start(
 
 fn route(hub: &Arc<Hub>, req: &Request<Incoming>, stop: CancellationToken) -> Response<Body> {
     if req.method() != Method::GET && req.method() != Method::HEAD {
-        return plain(StatusCode::METHOD_NOT_ALLOWED, "the dashboard answers GET only\n");
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "the dashboard answers GET only\n",
+        );
     }
     match req.uri().path() {
         "/" => page(super::page::PAGE, "text/html; charset=utf-8"),
@@ -86,18 +89,28 @@ fn route(hub: &Arc<Hub>, req: &Request<Incoming>, stop: CancellationToken) -> Re
         }
         "/report" => match hub.report() {
             Some(html) => page(html.to_string(), "text/html; charset=utf-8"),
-            None => plain(StatusCode::SERVICE_UNAVAILABLE, "the race is still running: its report is shown when it ends\n"),
+            None => plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the race is still running: its report is shown when it ends\n",
+            ),
         },
-        other => plain(StatusCode::NOT_FOUND, &format!("no page {other} here: the dashboard is at /\n")),
+        other => plain(
+            StatusCode::NOT_FOUND,
+            &format!("no page {other} here: the dashboard is at /\n"),
+        ),
     }
 }
 
 fn page(body: impl Into<Bytes>, content_type: &'static str) -> Response<Body> {
     let mut r = Response::new(Full::new(body.into()).boxed());
-    r.headers_mut()
-        .insert(hyper::header::CONTENT_TYPE, content_type.parse().expect("valid header"));
-    r.headers_mut()
-        .insert(hyper::header::CACHE_CONTROL, "no-store".parse().expect("valid header"));
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        content_type.parse().expect("valid header"),
+    );
+    r.headers_mut().insert(
+        hyper::header::CACHE_CONTROL,
+        "no-store".parse().expect("valid header"),
+    );
     r
 }
 
@@ -133,7 +146,13 @@ fn events(hub: Arc<Hub>, stop: CancellationToken) -> Response<Body> {
     .map(|e: Arc<str>| Ok::<_, Infallible>(Frame::data(Bytes::from(e.as_bytes().to_vec()))));
     let mut r = Response::new(BodyExt::boxed(StreamBody::new(stream)));
     let h = r.headers_mut();
-    h.insert(hyper::header::CONTENT_TYPE, "text/event-stream".parse().expect("valid header"));
-    h.insert(hyper::header::CACHE_CONTROL, "no-store".parse().expect("valid header"));
+    h.insert(
+        hyper::header::CONTENT_TYPE,
+        "text/event-stream".parse().expect("valid header"),
+    );
+    h.insert(
+        hyper::header::CACHE_CONTROL,
+        "no-store".parse().expect("valid header"),
+    );
     r
 }

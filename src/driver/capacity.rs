@@ -136,12 +136,7 @@ impl<B: Backend> Driver<B> {
             };
             let probe = probe_leaf(leaf, rate, s.probes.len());
             let run = self
-                .run_leaves(
-                    plan,
-                    std::slice::from_ref(&probe),
-                    Some(board),
-                    Some(step),
-                )
+                .run_leaves(plan, std::slice::from_ref(&probe), Some(board), Some(step))
                 .await
                 .remove(0);
             if run.failure.is_some() || run.interrupted || self.stop_reason().is_some() {

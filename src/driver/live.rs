@@ -2,10 +2,12 @@
 //! starts, and each second of every running task, from the sampler's thread (never from a
 //! client's loop).
 
-use super::progress::TaskView;
-use crate::metrics::{LiveTotals, SecondPoint};
+use super::progress::{Board, Progress, TaskView};
+use super::telemetry::{Sampler, Watch};
+use crate::metrics::{LiveGroup, LiveTotals, SecondPoint};
 use crate::ops::PayloadSource;
 use crate::plan::{Leaf, Plan};
+use std::sync::Arc;
 
 /// Where a race's live view goes. Calls come from the driver and from the sampler's thread
 /// once a second per running task: an implementation must not block for long (a slow
@@ -19,6 +21,33 @@ pub trait LiveSink: Send + Sync + std::fmt::Debug {
     /// that second out of `cores`.
     fn second(&self, task: &str, point: &SecondPoint, totals: &LiveTotals, cpu: f64, cores: u32);
     fn step_ended(&self, step: usize);
+}
+
+/// A leaf as this process runs it: its share of the iterations, when it has a fixed number.
+pub(super) fn shard_view(plan: &Plan, leaf: &Leaf, slice: super::Slice) -> TaskView {
+    let mut view = task_view(plan, leaf);
+    if let crate::plan::Work::Iterations { warmup, measured } = leaf.work {
+        view.total_operations =
+            Some(slice.share(warmup, leaf.clients) + slice.share(measured, leaf.clients));
+    }
+    view
+}
+
+/// Starts watching a leaf's clients: its progress line, and the sampler that keeps its
+/// timeline and hands each second to the live view.
+pub(super) fn watch(
+    live: Option<&Arc<dyn LiveSink>>,
+    view: TaskView,
+    groups: Vec<Arc<LiveGroup>>,
+    (board, lead): (Option<&Board>, bool),
+) -> (Progress, Sampler) {
+    let publish = live.cloned().map(|live| {
+        let (task, cores) = (view.label.clone(), super::telemetry::cores_available());
+        Box::new(move |point: &_, totals: &_, cpu| live.second(&task, point, totals, cpu, cores))
+            as super::telemetry::Publish
+    });
+    let progress = Progress::start(board, view, groups.clone(), lead);
+    (progress, Sampler::start(Some(Watch { groups, publish })))
 }
 
 /// A leaf as its progress line and the dashboard show it.
@@ -63,7 +92,11 @@ fn declared_documents(leaf: &Leaf) -> Option<u64> {
     if bulk.looped || !matches!(leaf.work, crate::plan::Work::Corpus { .. }) {
         return None;
     }
-    let declared: u64 = bulk.files.iter().map(|f| f.document_count).sum::<Option<u64>>()?;
+    let declared: u64 = bulk
+        .files
+        .iter()
+        .map(|f| f.document_count)
+        .sum::<Option<u64>>()?;
     let limited = leaf.document_limit.map_or(declared, |l| declared.min(l));
     Some(match bulk.ingest_percentage {
         Some(pct) => (limited as f64 * pct / 100.0).floor() as u64,

@@ -28,12 +28,12 @@ use crate::backend::server_stats::ServerUsage;
 use crate::backend::Backend;
 use crate::metrics::TrialMetrics;
 use crate::ops::{OpSpec, PayloadSource};
-use crate::plan::{sweep_label, Leaf, Plan, Step, Work};
+use crate::plan::{sweep_label, Leaf, Plan, Step};
 use client::{Exec, Shared};
+use live::task_views;
 pub use live::{plan_views, LiveSink};
-use live::{task_view, task_views};
+use progress::Board;
 pub use progress::TaskView;
-use progress::{Board, Progress};
 use spawn::{client_runs, join_clients, LeafStart};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -191,7 +191,10 @@ impl<B: Backend> Driver<B> {
                             let spec = leaf.capacity.as_ref().expect("matched");
                             vec![self.run_capacity(plan, leaf, index, spec, &board).await]
                         }
-                        _ => self.run_leaves(plan, leaves, Some(&board), Some(index)).await,
+                        _ => {
+                            self.run_leaves(plan, leaves, Some(&board), Some(index))
+                                .await
+                        }
                     };
                     for run in runs {
                         if run.failure.is_some() && self.opts.on_error == OnError::Abort {
@@ -243,7 +246,14 @@ impl<B: Backend> Driver<B> {
         // The first leaf of a step tells the overall line how long its step has left.
         futures::future::join_all(leaves.iter().enumerate().map(|(i, leaf)| async move {
             let run = self
-                .run_leaf(plan, leaf, (board, i == 0), block_done.as_ref(), start, slice)
+                .run_leaf(
+                    plan,
+                    leaf,
+                    (board, i == 0),
+                    block_done.as_ref(),
+                    start,
+                    slice,
+                )
                 .await;
             if leaf.completes_block {
                 if let Some(done) = block_done {
@@ -480,12 +490,7 @@ impl<B: Backend> Driver<B> {
             unit_said: Default::default(),
             truth: recall,
         });
-        let mut view = task_view(plan, leaf);
-        if let Work::Iterations { warmup, measured } = leaf.work {
-            view.total_operations = Some(
-                start.slice.share(warmup, leaf.clients) + start.slice.share(measured, leaf.clients),
-            );
-        }
+        let view = live::shard_view(plan, leaf, start.slice);
         // The shards start at one instant, on the shared clock.
         tokio::time::sleep_until(start.origin).await;
         let server_from = Instant::now();
@@ -513,14 +518,8 @@ impl<B: Backend> Driver<B> {
             &shared,
             later,
         );
-        let groups = runs.live();
-        let publish = self.opts.live.clone().map(|live| {
-            let (task, cores) = (view.label.clone(), telemetry::cores_available());
-            Box::new(move |point: &_, totals: &_, cpu| live.second(&task, point, totals, cpu, cores))
-                as telemetry::Publish
-        });
-        let progress = Progress::start(board, view, groups.clone(), lead);
-        let sampler = telemetry::Sampler::start(Some(telemetry::Watch { groups, publish }));
+        let (progress, sampler) =
+            live::watch(self.opts.live.as_ref(), view, runs.live(), (board, lead));
         let (recorders, mut failure) = join_clients(runs).await;
         let (mut driver, timeline) = sampler.finish();
         driver.param_source = params

@@ -7,8 +7,8 @@
 use crate::metrics::{LiveGroup, LiveTotals};
 use crate::plan::{Plan, Step};
 use crate::units::{format_duration_short, format_significant};
-use serde::Serialize;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -38,7 +38,10 @@ impl Overall {
     /// The time left, and how many steps after this one have no planned length (they run as
     /// fast as they can, so their time cannot be told before they start).
     fn left(&self) -> (Option<Duration>, usize) {
-        let running = match (self.planned.get(self.current).copied().flatten(), self.current_left) {
+        let running = match (
+            self.planned.get(self.current).copied().flatten(),
+            self.current_left,
+        ) {
             (_, Some(measured)) => Some(measured),
             (Some(planned), None) => Some(planned.saturating_sub(self.current_since.elapsed())),
             (None, None) => None,
@@ -91,10 +94,15 @@ impl Board {
             current_left: None,
         }));
         let overall = match &multi {
-            Some(m) => m.add(ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())),
+            Some(m) => m.add(ProgressBar::with_draw_target(
+                None,
+                ProgressDrawTarget::hidden(),
+            )),
             None => ProgressBar::hidden(),
         };
-        overall.set_style(ProgressStyle::with_template("{msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+        overall.set_style(
+            ProgressStyle::with_template("{msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
         let ticker = multi.is_some().then(|| {
             let (bar, state) = (overall.clone(), state.clone());
             tokio::spawn(async move {
@@ -207,7 +215,10 @@ impl Progress {
         };
         let bar = match &board.multi {
             None => ProgressBar::hidden(),
-            Some(multi) => multi.add(ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())),
+            Some(multi) => multi.add(ProgressBar::with_draw_target(
+                None,
+                ProgressDrawTarget::hidden(),
+            )),
         };
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg}")
@@ -266,7 +277,8 @@ impl TaskLine {
         let at = Instant::now();
         self.now.read(groups);
         self.window.push_back((at, self.now.clone()));
-        while self.window.len() > 2 && at.duration_since(self.window[1].0) >= Duration::from_secs(1) {
+        while self.window.len() > 2 && at.duration_since(self.window[1].0) >= Duration::from_secs(1)
+        {
             self.window.pop_front();
         }
         let (since, earlier) = &self.window[0];
@@ -286,7 +298,10 @@ impl TaskLine {
             (None, None) => (0, 0),
         };
         if total > 0 {
-            parts.push(format!("{:.0}% done", 100.0 * done.min(total) as f64 / total as f64));
+            parts.push(format!(
+                "{:.0}% done",
+                100.0 * done.min(total) as f64 / total as f64
+            ));
         }
         let errors = self.now.error_count();
         parts.push(match errors {
@@ -342,8 +357,16 @@ mod tests {
         let (left, unknown) = o.left();
         assert_eq!(unknown, 1);
         assert!((14..=15).contains(&left.unwrap().as_secs()), "{left:?}");
-        assert!(o.line().starts_with("step 1/3 · 0s elapsed · at least 1"), "{}", o.line());
-        assert!(o.line().ends_with("left (+1 step of unknown length)"), "{}", o.line());
+        assert!(
+            o.line().starts_with("step 1/3 · 0s elapsed · at least 1"),
+            "{}",
+            o.line()
+        );
+        assert!(
+            o.line().ends_with("left (+1 step of unknown length)"),
+            "{}",
+            o.line()
+        );
         // The running step has no planned length: its measured rate says what is left.
         let o = overall(vec![s(10), None, s(5)], 1, s(20));
         assert_eq!(o.left(), (s(25), 0));
@@ -368,14 +391,33 @@ mod tests {
         for _ in 0..50 {
             groups[0].record(Duration::from_millis(20), 5, None, false);
         }
-        groups[0].record(Duration::from_millis(900), 0, Some((crate::backend::ErrorKind::Timeout, 1)), false);
+        groups[0].record(
+            Duration::from_millis(900),
+            0,
+            Some((crate::backend::ErrorKind::Timeout, 1)),
+            false,
+        );
         // The rate needs half a second of window: backdate the first reading.
         line.window[0].0 -= Duration::from_secs(1);
         line.tick(&groups);
         let text = &line.text;
         assert!(text.starts_with("index · "), "{text}");
-        assert!(text.contains(" docs/s · 25% done · 1 errors · latency p50 20"), "{text}");
-        let p99: f64 = text.split(" p99 ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
-        assert!((870.0..=930.0).contains(&p99), "the slow one is the p99: {text}");
+        assert!(
+            text.contains(" docs/s · 25% done · 1 errors · latency p50 20"),
+            "{text}"
+        );
+        let p99: f64 = text
+            .split(" p99 ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            (870.0..=930.0).contains(&p99),
+            "the slow one is the p99: {text}"
+        );
     }
 }

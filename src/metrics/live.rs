@@ -82,7 +82,13 @@ impl LiveGroup {
     ///
     /// Called only by the clients of this group, which one task polls (the single writer).
     #[inline]
-    pub fn record(&self, latency: Duration, units: u64, error: Option<(ErrorKind, u64)>, warmup: bool) {
+    pub fn record(
+        &self,
+        latency: Duration,
+        units: u64,
+        error: Option<(ErrorKind, u64)>,
+        warmup: bool,
+    ) {
         bump(&self.operations, 1);
         if warmup {
             bump(&self.warmup_operations, 1);
@@ -290,7 +296,10 @@ mod tests {
         let mut after = LiveTotals::default();
         after.read(&groups);
         let second = after.since(&before);
-        assert_eq!((second.operations, second.units, second.warmup_operations), (100, 1000, 5));
+        assert_eq!(
+            (second.operations, second.units, second.warmup_operations),
+            (100, 1000, 5)
+        );
         assert_eq!(second.error_count(), 4);
         assert_eq!(
             second.errors_by_kind().collect::<Vec<_>>(),

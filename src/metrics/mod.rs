@@ -19,9 +19,9 @@ pub fn error_rate(successes: u64, errors: u64) -> f64 {
     }
 }
 
+pub use live::{LatencyPoint, LiveGroup, LiveTotals, SecondPoint, MAX_TIMELINE_SECONDS};
 pub use recorder::{
     measured_seconds, recall_histogram, Counts, PartTimes, Parts, Recorder, TrialMetrics,
     LATE_START,
 };
-pub use live::{LatencyPoint, LiveGroup, LiveTotals, SecondPoint, MAX_TIMELINE_SECONDS};
 pub use samples::{Sample, TrialSamples};

@@ -13,7 +13,9 @@ pub fn leaf_duration(leaf: &Leaf) -> Option<Duration> {
     match leaf.work {
         Work::Time { warmup, measured } => Some(warmup + measured),
         Work::Iterations { warmup, measured } => {
-            let rate = leaf.target_throughput.filter(|t| t.0 > 0.0 && t.0.is_finite())?;
+            let rate = leaf
+                .target_throughput
+                .filter(|t| t.0 > 0.0 && t.0.is_finite())?;
             let seconds = (warmup + measured) as f64 / rate.0;
             Some(Duration::from_secs_f64(seconds.min(1e9)) + leaf.ramp_up)
         }
@@ -23,5 +25,8 @@ pub fn leaf_duration(leaf: &Leaf) -> Option<Duration> {
 
 /// A step's length: its longest leaf (they run at once), when every leaf's is known.
 pub fn step_duration(leaves: &[Leaf]) -> Option<Duration> {
-    leaves.iter().map(leaf_duration).try_fold(Duration::ZERO, |longest, d| Some(longest.max(d?)))
+    leaves
+        .iter()
+        .map(leaf_duration)
+        .try_fold(Duration::ZERO, |longest, d| Some(longest.max(d?)))
 }

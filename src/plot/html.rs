@@ -68,7 +68,10 @@ fn summary_section(out: &mut String, summary: &Summary, comparison: Option<&Comp
             format!(" <span class=\"muted\">[{}]</span>", esc(&t.sweep_label))
         };
         let headline = match (t.duration_ms, t.throughput) {
-            (Some(d), _) => format!("{} ms <small class=\"muted\">one operation</small>", sig(d.median)),
+            (Some(d), _) => format!(
+                "{} ms <small class=\"muted\">one operation</small>",
+                sig(d.median)
+            ),
             (None, Some(th)) => format!("{} {}", sig(th.median), slot.throughput_unit),
             (None, None) => "not measured".into(),
         };
@@ -79,7 +82,10 @@ fn summary_section(out: &mut String, summary: &Summary, comparison: Option<&Comp
         };
         let errors = match t.errors {
             0 => "no errors".to_string(),
-            n => format!("<span class=\"worse\">{n} errors ({}%)</span>", sig(t.error_rate * 100.0)),
+            n => format!(
+                "<span class=\"worse\">{n} errors ({}%)</span>",
+                sig(t.error_rate * 100.0)
+            ),
         };
         let _ = writeln!(
             out,

@@ -132,9 +132,10 @@ pub fn charts(base: Source, other: Option<Source>) -> Vec<Plot> {
         if !measured {
             continue;
         }
-        plots.extend(timeline::throughput_chart(task, &sources).or_else(|| {
-            timeline::measured_seconds_chart(task, &records, &sources)
-        }));
+        plots.extend(
+            timeline::throughput_chart(task, &sources)
+                .or_else(|| timeline::measured_seconds_chart(task, &records, &sources)),
+        );
         plots.extend(timeline::latency_chart(task, &sources));
         plots.extend(percentile_chart(task, &records, &sources));
         plots.extend(timeline::errors_chart(task, &sources));
@@ -293,4 +294,3 @@ fn percentile_chart(
         svg: chart.render(),
     })
 }
-

@@ -12,21 +12,23 @@ use crate::results::{TaskRecord, TrialRecord};
 /// At most this many lines in one chart: past it, the legend would be a wall.
 const MAX_LINES: usize = 24;
 
-/// Every trial of `task` with a timeline: (source index, point index, task, trial).
-fn timelines<'a>(
-    task: &str,
-    sources: &[Source<'a>],
-) -> Vec<(usize, usize, &'a TaskRecord, &'a TrialRecord)> {
+/// Every trial of `task`: (source index, sweep point index, task, trial).
+fn trials_of<'a>(task: &str, sources: &[Source<'a>]) -> Vec<Trial<'a>> {
     let mut out = Vec::new();
     for (si, s) in sources.iter().enumerate() {
         let records = s.race.tasks.iter().filter(|t| t.slot.task == task);
         for (pi, t) in records.enumerate() {
-            for tr in t.trials.iter().filter(|tr| !tr.timeline.is_empty()) {
-                out.push((si, pi, t, tr));
-            }
+            out.extend(t.trials.iter().map(|tr| (si, pi, t, tr)));
         }
     }
     out
+}
+
+/// Every trial of `task` with a timeline.
+fn timelines<'a>(task: &str, sources: &[Source<'a>]) -> Vec<Trial<'a>> {
+    let mut trials = trials_of(task, sources);
+    trials.retain(|t| !t.3.timeline.is_empty());
+    trials
 }
 
 /// Where a second's point is drawn: the middle of the time it covers.
@@ -34,7 +36,7 @@ fn x_of(p: &SecondPoint) -> f64 {
     p.second as f64 - 1.0 + p.span.unwrap_or(1.0).min(1.0) / 2.0
 }
 
-fn seconds_axis(lines: &[(String, &'static str, bool, Vec<(f64, f64)>)]) -> XAxis {
+fn seconds_axis(lines: &[Line]) -> XAxis {
     let x_max = lines
         .iter()
         .flat_map(|l| l.3.iter().map(|p| p.0))
@@ -62,7 +64,7 @@ fn name(sources: &[Source], si: usize, t: &TaskRecord, tr: &TrialRecord, what: &
 }
 
 /// Shades the first trial's warmup: the seconds before its measured window.
-fn shade_warmup(chart: &mut Chart, trials: &[(usize, usize, &TaskRecord, &TrialRecord)]) {
+fn shade_warmup(chart: &mut Chart, trials: &[Trial]) {
     if let Some([start, _]) = trials.first().and_then(|t| t.3.measured_s) {
         if start > 0.05 {
             chart.shade(0.0, start, "warmup");
@@ -70,48 +72,85 @@ fn shade_warmup(chart: &mut Chart, trials: &[(usize, usize, &TaskRecord, &TrialR
     }
 }
 
-/// Throughput each second of each trial, the warmup shaded and the target drawn.
-pub(super) fn throughput_chart(task: &str, sources: &[Source]) -> Option<Plot> {
-    let trials = timelines(task, sources);
-    if trials.is_empty() {
-        return None;
-    }
-    let unit = trials[0].2.slot.throughput_unit.as_str();
-    let lines: Vec<_> = trials
+type Line = (String, &'static str, bool, Vec<(f64, f64)>);
+type Trial<'a> = (usize, usize, &'a TaskRecord, &'a TrialRecord);
+
+/// One line per trial of a value each second (the contender's dashed).
+fn per_trial_lines(
+    sources: &[Source],
+    trials: &[Trial],
+    value: fn(&SecondPoint) -> f64,
+) -> Vec<Line> {
+    trials
         .iter()
         .take(MAX_LINES)
         .map(|(si, pi, t, tr)| {
-            let points: Vec<(f64, f64)> = tr.timeline.iter().map(|p| (x_of(p), p.rate())).collect();
-            (name(sources, *si, t, tr, ""), COLORS[(si * 4 + pi) % COLORS.len()], *si > 0, points)
+            let points = tr.timeline.iter().map(|p| (x_of(p), value(p))).collect();
+            (
+                name(sources, *si, t, tr, ""),
+                COLORS[(si * 4 + pi) % COLORS.len()],
+                *si > 0,
+                points,
+            )
         })
-        .collect();
+        .collect()
+}
+
+/// A chart over the seconds of the trials: their lines, the first trial's warmup shaded, and
+/// a horizontal rule (a target) when given.
+fn seconds_chart(
+    (task, kind, title): (&str, &str, String),
+    y_label: &str,
+    trials: &[Trial],
+    lines: &[Line],
+    rule: Option<(f64, String)>,
+) -> Plot {
+    let y_max = lines
+        .iter()
+        .flat_map(|l| l.3.iter().map(|p| p.1))
+        .chain(rule.as_ref().map(|r| r.0))
+        .fold(0.0, f64::max);
+    let mut chart = Chart::new(&title, seconds_axis(lines), y_max * 1.1, y_label);
+    shade_warmup(&mut chart, trials);
+    for (name, color, dashed, points) in lines {
+        chart.line(name, color, *dashed, points);
+    }
+    if let Some((y, label)) = rule {
+        chart.h_rule(y, &label, "#888888");
+    }
+    Plot {
+        task: task.to_string(),
+        file: file_name(kind, task),
+        title,
+        svg: chart.render(),
+    }
+}
+
+/// Throughput each second of each trial, the warmup shaded and the target drawn.
+pub(super) fn throughput_chart(task: &str, sources: &[Source]) -> Option<Plot> {
+    let trials = timelines(task, sources);
+    let unit = trials.first()?.2.slot.throughput_unit.as_str();
+    let lines = per_trial_lines(sources, &trials, SecondPoint::rate);
     // A target in ops/s is drawn where the task counts operations.
     let target = trials[0]
         .2
         .slot
         .target_throughput
-        .filter(|_| unit == "ops/s")
-        .map(|t| t.0);
-    let y_max = lines
-        .iter()
-        .flat_map(|l| l.3.iter().map(|p| p.1))
-        .chain(target)
-        .fold(0.0, f64::max);
+        .filter(|_| unit == "ops/s");
+    let rule = target.map(|t| {
+        (
+            t.0,
+            format!("target {}", crate::units::format_significant(t.0)),
+        )
+    });
     let title = format!("{task}: throughput each second");
-    let mut chart = Chart::new(&title, seconds_axis(&lines), y_max * 1.1, unit);
-    shade_warmup(&mut chart, &trials);
-    for (name, color, dashed, points) in &lines {
-        chart.line(name, color, *dashed, points);
-    }
-    if let Some(t) = target {
-        chart.h_rule(t, &format!("target {}", crate::units::format_significant(t)), "#888888");
-    }
-    Some(Plot {
-        task: task.to_string(),
-        file: file_name("throughput-over-time", task),
-        title,
-        svg: chart.render(),
-    })
+    Some(seconds_chart(
+        (task, "throughput-over-time", title),
+        unit,
+        &trials,
+        &lines,
+        rule,
+    ))
 }
 
 /// Latency percentiles each second: p50, p90 and p99 of one trial; p50 and p99 of each when
@@ -132,9 +171,17 @@ pub(super) fn latency_chart(task: &str, sources: &[Source]) -> Option<Plot> {
                 .iter()
                 .filter_map(|p| Some((x_of(p), pick(p.latency_ms.as_ref()?))))
                 .collect();
-            let color = COLORS[if one { qi } else { k } % COLORS.len()];
-            let dashed = if one { false } else { qi == 0 } || *si > 0 && !one;
-            lines.push((name(sources, *si, t, tr, &format!(" {q}")), color, dashed, points));
+            // One trial: a colour per percentile. Several: a colour per trial, its p50 dashed.
+            let (color, dashed) = match one {
+                true => (COLORS[qi % COLORS.len()], false),
+                false => (COLORS[k % COLORS.len()], qi == 0 || *si > 0),
+            };
+            lines.push((
+                name(sources, *si, t, tr, &format!(" {q}")),
+                color,
+                dashed,
+                points,
+            ));
         }
     }
     lines.retain(|l| !l.3.is_empty());
@@ -142,22 +189,14 @@ pub(super) fn latency_chart(task: &str, sources: &[Source]) -> Option<Plot> {
     if lines.is_empty() {
         return None;
     }
-    let y_max = lines
-        .iter()
-        .flat_map(|l| l.3.iter().map(|p| p.1))
-        .fold(0.0, f64::max);
     let title = format!("{task}: latency percentiles each second (from the intended start)");
-    let mut chart = Chart::new(&title, seconds_axis(&lines), y_max * 1.1, "ms");
-    shade_warmup(&mut chart, &trials);
-    for (name, color, dashed, points) in &lines {
-        chart.line(name, color, *dashed, points);
-    }
-    Some(Plot {
-        task: task.to_string(),
-        file: file_name("latency-over-time", task),
-        title,
-        svg: chart.render(),
-    })
+    Some(seconds_chart(
+        (task, "latency-over-time", title),
+        "ms",
+        &trials,
+        &lines,
+        None,
+    ))
 }
 
 /// Errors each second, where a trial had any.
@@ -169,34 +208,17 @@ pub(super) fn errors_chart(task: &str, sources: &[Source]) -> Option<Plot> {
     if trials.is_empty() {
         return None;
     }
-    let lines: Vec<_> = trials
-        .iter()
-        .take(MAX_LINES)
-        .map(|(si, pi, t, tr)| {
-            let points: Vec<(f64, f64)> = tr
-                .timeline
-                .iter()
-                .map(|p| (x_of(p), p.errors as f64 / p.span.unwrap_or(1.0).max(1e-3)))
-                .collect();
-            (name(sources, *si, t, tr, ""), COLORS[(si * 4 + pi) % COLORS.len()], *si > 0, points)
-        })
-        .collect();
-    let y_max = lines
-        .iter()
-        .flat_map(|l| l.3.iter().map(|p| p.1))
-        .fold(0.0, f64::max);
+    let lines = per_trial_lines(sources, &trials, |p| {
+        p.errors as f64 / p.span.unwrap_or(1.0).max(1e-3)
+    });
     let title = format!("{task}: errors each second");
-    let mut chart = Chart::new(&title, seconds_axis(&lines), y_max * 1.1, "errors per second");
-    shade_warmup(&mut chart, &trials);
-    for (name, color, dashed, points) in &lines {
-        chart.line(name, color, *dashed, points);
-    }
-    Some(Plot {
-        task: task.to_string(),
-        file: file_name("errors-over-time", task),
-        title,
-        svg: chart.render(),
-    })
+    Some(seconds_chart(
+        (task, "errors-over-time", title),
+        "errors per second",
+        &trials,
+        &lines,
+        None,
+    ))
 }
 
 /// Throughput over time, every trial.
@@ -206,20 +228,10 @@ pub(super) fn measured_seconds_chart(
     sources: &[Source],
 ) -> Option<Plot> {
     let mut series = Vec::new();
-    for (si, s) in sources.iter().enumerate() {
-        for (pi, t) in s
-            .race
-            .tasks
-            .iter()
-            .filter(|t| t.slot.task == task)
-            .enumerate()
-        {
-            for tr in &t.trials {
-                if tr.throughput_per_second.len() >= 2 {
-                    let values = tr.throughput_per_second.iter().map(|n| *n as f64);
-                    series.push(per_second(sources, (si, pi), t, tr, values, 1.0));
-                }
-            }
+    for (si, pi, t, tr) in trials_of(task, sources) {
+        if tr.throughput_per_second.len() >= 2 {
+            let values = tr.throughput_per_second.iter().map(|n| *n as f64);
+            series.push(per_second(sources, (si, pi), t, tr, values, 1.0));
         }
     }
     if series.is_empty() {
@@ -286,23 +298,13 @@ fn per_second(
 pub(super) fn runner_cpu_chart(task: &str, sources: &[Source]) -> Option<Plot> {
     let mut series = Vec::new();
     let mut cores = 0u32;
-    for (si, s) in sources.iter().enumerate() {
-        for (pi, t) in s
-            .race
-            .tasks
-            .iter()
-            .filter(|t| t.slot.task == task)
-            .enumerate()
-        {
-            for tr in &t.trials {
-                let Some(d) = tr.driver.as_ref().filter(|d| d.cpu_per_second.len() >= 2) else {
-                    continue;
-                };
-                cores = cores.max(d.cores_available);
-                let values = d.cpu_per_second.iter().copied();
-                series.push(per_second(sources, (si, pi), t, tr, values, 0.5));
-            }
-        }
+    for (si, pi, t, tr) in trials_of(task, sources) {
+        let Some(d) = tr.driver.as_ref().filter(|d| d.cpu_per_second.len() >= 2) else {
+            continue;
+        };
+        cores = cores.max(d.cores_available);
+        let values = d.cpu_per_second.iter().copied();
+        series.push(per_second(sources, (si, pi), t, tr, values, 0.5));
     }
     if series.is_empty() {
         return None;

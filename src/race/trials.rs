@@ -133,7 +133,10 @@ fn finished_line(tr: &TrialRecord, unit: &str) -> String {
     let p = |q: f64| tr.latency_ms.at(q).map_or("-".into(), format_significant);
     let errors = match tr.errors {
         0 => "no errors".to_string(),
-        n => format!("{n} errors ({}%)", format_significant(tr.error_rate * 100.0)),
+        n => format!(
+            "{n} errors ({}%)",
+            format_significant(tr.error_rate * 100.0)
+        ),
     };
     format!(
         "{} {unit} · latency p50 {} p99 {} ms · {errors}",

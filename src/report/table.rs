@@ -237,7 +237,10 @@ fn durations_table(s: &Summary) -> Option<Table> {
 }
 
 /// Each trial's value, in order (`*` marks one cut short), after the warmup trials' count.
-fn per_trial(t: &super::TaskSummary, value: impl Fn(&crate::results::TrialRecord) -> String) -> String {
+fn per_trial(
+    t: &super::TaskSummary,
+    value: impl Fn(&crate::results::TrialRecord) -> String,
+) -> String {
     let values: Vec<String> = t
         .record
         .trials

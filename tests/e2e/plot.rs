@@ -14,15 +14,7 @@ fn plot_writes_charts_and_a_report_page_that_renders_in_chromium() {
         "--track-params",
         "bulk_sizes=[500,1000]",
     ]);
-    let out = env.home.path().join("plots");
-    env.ok(&[
-        "plot",
-        "latest~1",
-        "--compare",
-        "latest",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let out = crate::browser::plot_compared(&env);
     for f in [
         "throughput-index-append.svg",
         "percentiles-search-sankt-georgen.svg",
@@ -39,16 +31,7 @@ fn plot_writes_charts_and_a_report_page_that_renders_in_chromium() {
     );
     assert!(svg.contains("99.99%"), "percentile axis");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    let charts = std::fs::read_dir(&out)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "svg")
-        })
-        .count();
+    let charts = crate::browser::svg_files(&out);
     assert_eq!(
         html.matches("<svg").count(),
         charts,

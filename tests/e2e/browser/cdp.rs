@@ -56,7 +56,11 @@ impl Browser {
     pub fn launch(browser: &str) -> Browser {
         let profile = tempfile::tempdir().unwrap();
         let mut child = headless(browser, profile.path())
-            .args(["--remote-debugging-port=0", "--window-size=1280,1400", "about:blank"])
+            .args([
+                "--remote-debugging-port=0",
+                "--window-size=1280,1400",
+                "about:blank",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -152,7 +156,10 @@ impl Page {
         self.ws.send(Message::text(text)).unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            assert!(Instant::now() < deadline, "{method}: no answer from chromium");
+            assert!(
+                Instant::now() < deadline,
+                "{method}: no answer from chromium"
+            );
             let Some(v) = self.read() else { continue };
             if v["id"] == id {
                 assert!(v.get("error").is_none(), "{method}: {v}");
@@ -181,17 +188,19 @@ impl Page {
     fn note(&mut self, v: &Value) {
         let p = &v["params"];
         match v["method"].as_str() {
-            Some("Runtime.consoleAPICalled") if ["error", "assert"].contains(&p["type"].as_str().unwrap_or("")) => {
-                self.problems.push(format!("console.{}: {}", p["type"], p["args"]))
+            Some("Runtime.consoleAPICalled")
+                if ["error", "assert"].contains(&p["type"].as_str().unwrap_or("")) =>
+            {
+                self.problems
+                    .push(format!("console.{}: {}", p["type"], p["args"]))
             }
             Some("Runtime.exceptionThrown") => self.problems.push(format!(
                 "uncaught: {}",
                 p["exceptionDetails"]["exception"]["description"]
             )),
-            Some("Log.entryAdded") if p["entry"]["level"] == "error" => self.problems.push(format!(
-                "log: {} {}",
-                p["entry"]["text"], p["entry"]["url"]
-            )),
+            Some("Log.entryAdded") if p["entry"]["level"] == "error" => self
+                .problems
+                .push(format!("log: {} {}", p["entry"]["text"], p["entry"]["url"])),
             _ => {}
         }
     }
@@ -209,7 +218,10 @@ impl Page {
     pub fn navigate(&mut self, url: &str) {
         self.call("Page.navigate", json!({ "url": url }));
         assert!(
-            self.wait_until("document.readyState === 'complete'", Duration::from_secs(30)),
+            self.wait_until(
+                "document.readyState === 'complete'",
+                Duration::from_secs(30)
+            ),
             "{url} did not load"
         );
     }
