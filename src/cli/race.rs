@@ -115,7 +115,6 @@ pub fn run(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
         );
         if let (Some(addr), Some(hub)) = (args.dashboard, &hub) {
             let bound = crate::dashboard::start(addr, hub.clone(), stop_dashboard.clone())
-                .await
                 .map_err(|e| CliError::Usage(format!("--dashboard {addr}: cannot listen: {e}")))?;
             eprintln!("dashboard: http://{bound}/");
         }

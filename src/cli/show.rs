@@ -84,7 +84,6 @@ fn serve_stored(
         let stop = tokio_util::sync::CancellationToken::new();
         super::common::cancel_on_signals(&stop, None);
         let bound = crate::dashboard::start(addr, hub, stop.clone())
-            .await
             .map_err(|e| CliError::Usage(format!("--dashboard {addr}: cannot listen: {e}")))?;
         eprintln!("dashboard: http://{bound}/ (Ctrl-C to stop)");
         stop.cancelled().await;

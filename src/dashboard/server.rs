@@ -23,16 +23,42 @@ const HEARTBEAT: Duration = Duration::from_secs(15);
 
 type Body = BoxBody<Bytes, Infallible>;
 
-/// Binds `addr` and serves `hub` until `stop`; returns the bound address at once.
-pub async fn start(
+/// Binds `addr` and serves `hub` until `stop`, on a thread and runtime of its own: the race's
+/// workers may be kept busy by its clients, and the page must still be answered (nor may the
+/// page take a worker from the clients). Returns the bound address once listening.
+pub fn start(
     addr: SocketAddr,
     hub: Arc<Hub>,
     stop: CancellationToken,
 ) -> std::io::Result<SocketAddr> {
-    let listener = TcpListener::bind(addr).await?;
-    let bound = listener.local_addr()?;
+    let (bound_tx, bound_rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("runner-dashboard".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => return drop(bound_tx.send(Err(e))),
+            };
+            runtime.block_on(async move {
+                let listener = match TcpListener::bind(addr).await {
+                    Ok(l) => l,
+                    Err(e) => return drop(bound_tx.send(Err(e))),
+                };
+                let _ = bound_tx.send(listener.local_addr());
+                serve(listener, hub, stop).await;
+            });
+        })?;
+    bound_rx
+        .recv()
+        .unwrap_or_else(|_| Err(std::io::Error::other("the dashboard's thread ended")))
+}
+
+async fn serve(listener: TcpListener, hub: Arc<Hub>, stop: CancellationToken) {
     let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
-    tokio::spawn(async move {
+    {
         loop {
             let stream = tokio::select! {
                 accepted = listener.accept() => match accepted {
@@ -63,8 +89,7 @@ pub async fn start(
                 drop(permit);
             });
         }
-    });
-    Ok(bound)
+    }
 }
 
 fn route(hub: &Arc<Hub>, req: &Request<Incoming>, stop: CancellationToken) -> Response<Body> {

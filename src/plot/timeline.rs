@@ -75,7 +75,7 @@ fn shade_warmup(chart: &mut Chart, trials: &[Trial]) {
 type Line = (String, &'static str, bool, Vec<(f64, f64)>);
 type Trial<'a> = (usize, usize, &'a TaskRecord, &'a TrialRecord);
 
-/// One line per trial of a value each second (the contender's dashed).
+/// One line per trial of a rate each second (the contender's dashed).
 fn per_trial_lines(
     sources: &[Source],
     trials: &[Trial],
@@ -85,7 +85,14 @@ fn per_trial_lines(
         .iter()
         .take(MAX_LINES)
         .map(|(si, pi, t, tr)| {
-            let points = tr.timeline.iter().map(|p| (x_of(p), value(p))).collect();
+            // A rate over a sliver of a second is mostly noise (as in the measured seconds).
+            let whole_enough = |p: &&SecondPoint| p.span.is_none_or(|s| s >= 0.25);
+            let points = tr
+                .timeline
+                .iter()
+                .filter(whole_enough)
+                .map(|p| (x_of(p), value(p)))
+                .collect();
             (
                 name(sources, *si, t, tr, ""),
                 COLORS[(si * 4 + pi) % COLORS.len()],

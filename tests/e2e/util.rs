@@ -19,7 +19,7 @@ impl Env {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
+        let mut c = Command::new(runner_bin());
         c.args(args)
             .env("RUNNER_HOME", self.home.path())
             .env("RUNNER_TRACKS_DIR", repo().join("tracks"))
@@ -56,6 +56,14 @@ impl Env {
         assert_eq!(dirs.len(), 1, "expected one stored race, found {dirs:?}");
         read_json(&dirs[0].join("race.json"))
     }
+}
+
+/// The binary under test: this build's, or `RUNNER_TEST_BIN` (a release build, for the
+/// ignored tests that race real corpora, such as `docs_screenshots`).
+pub fn runner_bin() -> PathBuf {
+    std::env::var_os("RUNNER_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_runner")))
 }
 
 pub fn read_json(path: &Path) -> serde_json::Value {

@@ -254,10 +254,15 @@ impl Page {
 
     /// A PNG of the page as it is, `height` pixels of it from the top.
     pub fn screenshot(&mut self, height: u32) -> Vec<u8> {
+        self.screenshot_at(0.0, height)
+    }
+
+    /// A PNG of `height` pixels of the page from `y` down.
+    pub fn screenshot_at(&mut self, y: f64, height: u32) -> Vec<u8> {
         use base64::Engine;
         let r = self.call(
             "Page.captureScreenshot",
-            json!({"format": "png", "clip": {"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1}, "captureBeyondViewport": true}),
+            json!({"format": "png", "clip": {"x": 0, "y": y, "width": 1280, "height": height, "scale": 1}, "captureBeyondViewport": true}),
         );
         base64::engine::general_purpose::STANDARD
             .decode(r["data"].as_str().unwrap())

@@ -99,7 +99,7 @@ fn the_report_page_loads_with_every_chart_drawn_in_light_dark_and_print() {
         "each card says how the other race did"
     );
     assert_no_problems(&mut page, "report.html");
-    keep_screenshot(&mut page, "report-compare.png", 1400);
+    keep_screenshot(&mut page, "check-report-compare.png", 1400);
     page.call(
         "Emulation.setEmulatedMedia",
         serde_json::json!({"features": [{"name": "prefers-color-scheme", "value": "dark"}]}),
@@ -109,7 +109,7 @@ fn the_report_page_loads_with_every_chart_drawn_in_light_dark_and_print() {
         "rgb(13, 17, 23)",
         "dark where the viewer prefers it"
     );
-    keep_screenshot(&mut page, "report-dark.png", 900);
+    keep_screenshot(&mut page, "check-report-dark.png", 900);
     let pdf = page.call("Page.printToPDF", serde_json::json!({}));
     assert!(
         pdf["data"].as_str().is_some_and(|d| d.len() > 10_000),
@@ -188,7 +188,7 @@ fn the_live_dashboard_changes_while_the_race_runs_then_shows_its_report() {
     page.navigate(&url);
     assert!(
         page.wait_until(
-            "document.querySelectorAll('#tasks svg.chart').length >= 4 && document.querySelector('#steps li.current') !== null && document.querySelector('#steps li.current').textContent.startsWith('nap')",
+            "document.querySelectorAll('#tasks svg.chart').length >= 3 && document.querySelector('#steps li.current') !== null && document.querySelector('#steps li.current').textContent.startsWith('nap')",
             Duration::from_secs(30)
         ),
         "the running task's charts appear"
@@ -203,7 +203,7 @@ fn the_live_dashboard_changes_while_the_race_runs_then_shows_its_report() {
     page.settle(Duration::from_millis(2500));
     let after = page.eval(seen);
     assert_ne!(before, after, "the page changed while the race ran");
-    keep_screenshot(&mut page, "dashboard-live.png", 1000);
+    keep_screenshot(&mut page, "check-dashboard-live.png", 1000);
     assert!(
         page.wait_until("location.pathname === '/report'", Duration::from_secs(30)),
         "the race ended and the page went on to its report"
@@ -272,7 +272,7 @@ fn show_dashboard_serves_a_stored_race_on_the_same_page() {
 
 /// The terminal's last frame showing `needle`: the overall line and the task lines under it,
 /// from what `script` captured of a race's progress.
-fn progress_frame(log: &str, needle: &str) -> Vec<String> {
+fn progress_frame(log: &str, needles: &[&str]) -> Vec<String> {
     let mut pieces = Vec::new();
     let mut piece = String::new();
     let mut chars = log.chars().peekable();
@@ -288,6 +288,10 @@ fn progress_frame(log: &str, needle: &str) -> Vec<String> {
                 pieces.push(std::mem::take(&mut piece));
             }
             '\r' | '\n' => pieces.push(std::mem::take(&mut piece)),
+            // A line padded to the terminal's width runs into the next in the capture.
+            ' ' if piece.ends_with("  ") => {
+                pieces.push(std::mem::take(&mut piece));
+            }
             c => piece.push(c),
         }
     }
@@ -298,8 +302,8 @@ fn progress_frame(log: &str, needle: &str) -> Vec<String> {
         .collect();
     let at = pieces
         .iter()
-        .rposition(|p| p.contains(needle))
-        .expect("a frame with the needle");
+        .rposition(|p| needles.iter().all(|n| p.contains(n)))
+        .expect("a frame with the needles");
     let start = pieces[..at]
         .iter()
         .rposition(|p| p.starts_with("step "))
@@ -307,8 +311,8 @@ fn progress_frame(log: &str, needle: &str) -> Vec<String> {
     pieces[start..=at].to_vec()
 }
 
-/// The screenshots in docs/: `RUNNER_SCREENSHOTS=docs cargo test --release --test e2e
-/// docs_screenshots -- --ignored`.
+/// The screenshots in docs/: `cargo build --release && RUNNER_TEST_BIN=target/release/runner
+/// RUNNER_SCREENSHOTS=docs cargo test --test e2e docs_screenshots -- --ignored`.
 #[test]
 #[ignore = "writes the screenshots in docs/; run on purpose"]
 fn docs_screenshots() {
@@ -323,7 +327,8 @@ fn docs_screenshots() {
 
     // The terminal while geonames' quick challenge indexes.
     let log = env.home.path().join("tty.log");
-    let runner = env!("CARGO_BIN_EXE_runner");
+    let runner = runner_bin();
+    let runner = runner.display();
     let status = std::process::Command::new("script")
         .args([
             "-qfc",
@@ -338,9 +343,9 @@ fn docs_screenshots() {
         .unwrap();
     assert!(status.success());
     let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap()).to_string();
-    let frame = progress_frame(&text, "% done").join("\n");
+    let frame = progress_frame(&text, &["docs/s · ", "% done"]).join("\n");
     let html = format!(
-        "<body style=\"margin:0;background:#0d1117\"><pre style=\"margin:0;padding:16px;color:#e6edf3;font:15px monospace\">$ runner race --track geonames --challenge quick\n{}</pre></body>",
+        "<body style=\"margin:0;background:#0d1117\"><pre style=\"margin:0;padding:16px;color:#e6edf3;font:13px monospace\">$ runner race --track geonames --challenge quick\n{}</pre></body>",
         frame.replace('&', "&amp;").replace('<', "&lt;")
     );
     let page_file = env.home.path().join("terminal.html");
@@ -364,7 +369,7 @@ fn docs_screenshots() {
     );
     page.navigate(&url);
     assert!(page.wait_until(
-        "(document.querySelector('#steps li.current') || {textContent: ''}).textContent.startsWith('phrase') && Array.from(document.querySelectorAll('#tasks svg.chart')).every(s => Number(s.dataset.points) >= 4)",
+        "(document.querySelector('#steps li.current') || {textContent: ''}).textContent.startsWith('phrase') && Array.from(document.querySelectorAll('#tasks svg.chart')).every(s => Number(s.dataset.points) >= 3)",
         Duration::from_secs(120)
     ));
     std::fs::write(dir.join("dashboard-live.png"), page.screenshot(1000)).unwrap();
@@ -376,6 +381,9 @@ fn docs_screenshots() {
     // Two races of the quick challenge compared.
     let out = plot_compared(&env);
     page.navigate(&format!("file://{}", out.join("report.html").display()));
-    std::fs::write(dir.join("report-compare.png"), page.screenshot(1400)).unwrap();
+    // From the first task's charts, where both races are drawn on the same axes.
+    let y = page.eval("document.querySelector('h3 + .charts').getBoundingClientRect().top + scrollY - 50");
+    let shot = page.screenshot_at(y.as_f64().unwrap(), 1100);
+    std::fs::write(dir.join("report-compare.png"), shot).unwrap();
     assert_no_problems(&mut page, "the pages");
 }
