@@ -175,6 +175,10 @@ impl Chart {
             ""
         };
         let _ = writeln!(self.body, "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"><title>{}</title></polyline>", pts.join(" "), esc(name));
+        // A line of one point draws nothing: show the point.
+        if let [(x, y)] = points {
+            let _ = writeln!(self.body, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"><title>{}</title></circle>", self.px(*x), self.py(*y), esc(name));
+        }
         self.legend.push((name.to_string(), color, dashed));
     }
 

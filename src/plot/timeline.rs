@@ -100,6 +100,7 @@ fn per_trial_lines(
                 points,
             )
         })
+        .filter(|l: &Line| !l.3.is_empty())
         .collect()
 }
 
@@ -138,6 +139,9 @@ pub(super) fn throughput_chart(task: &str, sources: &[Source]) -> Option<Plot> {
     let trials = timelines(task, sources);
     let unit = trials.first()?.2.slot.throughput_unit.as_str();
     let lines = per_trial_lines(sources, &trials, SecondPoint::rate);
+    if lines.is_empty() {
+        return None;
+    }
     // A target in ops/s is drawn where the task counts operations.
     let target = trials[0]
         .2
@@ -218,6 +222,9 @@ pub(super) fn errors_chart(task: &str, sources: &[Source]) -> Option<Plot> {
     let lines = per_trial_lines(sources, &trials, |p| {
         p.errors as f64 / p.span.unwrap_or(1.0).max(1e-3)
     });
+    if lines.is_empty() {
+        return None;
+    }
     let title = format!("{task}: errors each second");
     Some(seconds_chart(
         (task, "errors-over-time", title),

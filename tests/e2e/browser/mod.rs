@@ -382,7 +382,8 @@ fn docs_screenshots() {
     let out = plot_compared(&env);
     page.navigate(&format!("file://{}", out.join("report.html").display()));
     // From the first task's charts, where both races are drawn on the same axes.
-    let y = page.eval("document.querySelector('h3 + .charts').getBoundingClientRect().top + scrollY - 50");
+    let y = page
+        .eval("document.querySelector('h3 + .charts').getBoundingClientRect().top + scrollY - 50");
     let shot = page.screenshot_at(y.as_f64().unwrap(), 1100);
     std::fs::write(dir.join("report-compare.png"), shot).unwrap();
     assert_no_problems(&mut page, "the pages");
