@@ -8,7 +8,7 @@ use super::schedule::{wait_until, Schedule};
 use super::stop::StopSignal;
 use super::timer::PreciseTimer;
 use super::work::{CorpusFeed, KeyGen, VectorWalk};
-use crate::backend::{BackendClient, ErrorKind, Outcome, Payload};
+use crate::backend::{BackendClient, Outcome, Payload};
 use crate::metrics::LATE_START;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -398,13 +398,6 @@ fn record_result<C: BackendClient>(
     t: Times,
     result: &Result<Outcome, crate::backend::OpError>,
 ) {
-    let (units, error) = match result {
-        Ok(o) if o.failed_items > 0 => (o.units, Some((ErrorKind::ItemFailures, o.failed_items))),
-        Ok(o) => (o.units, None),
-        Err(e) => (0, Some((e.kind, 1))),
-    };
-    let latency = t.end.saturating_duration_since(t.intended.min(t.start));
-    recorder.live.record(latency, units, error, warmup);
     if warmup {
         recording(recorder, |r| {
             r.record_warmup(t.intended, t.start, t.end, result)

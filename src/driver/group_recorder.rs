@@ -20,9 +20,10 @@ unsafe impl Sync for GroupRecorder {}
 
 impl GroupRecorder {
     pub fn new(recorder: Recorder) -> Arc<GroupRecorder> {
+        let live = LiveGroup::new();
         Arc::new(GroupRecorder {
-            recorder: UnsafeCell::new(recorder),
-            live: LiveGroup::new(),
+            recorder: UnsafeCell::new(recorder.with_live(live.clone())),
+            live,
         })
     }
 

@@ -96,6 +96,9 @@ pub struct Recorder {
     pub runner_numbers: std::collections::BTreeMap<String, f64>,
     /// Each request's timings (`--keep-samples`), bounded.
     pub samples: Option<Reservoir>,
+    /// The group's counters that the progress line, the dashboard and the timeline read
+    /// while the trial runs.
+    live: Option<std::sync::Arc<super::LiveGroup>>,
 }
 
 /// A histogram of recall in thousandths (0 to 1,000), exact at every value.
@@ -209,6 +212,28 @@ impl Recorder {
             recall: None,
             runner_numbers: Default::default(),
             samples: None,
+            live: None,
+        }
+    }
+
+    /// Counts each operation in `live` too, as it ends.
+    pub fn with_live(mut self, live: std::sync::Arc<super::LiveGroup>) -> Recorder {
+        self.live = Some(live);
+        self
+    }
+
+    /// Counts one operation in the live counters: its latency, units and error.
+    #[inline]
+    fn count_live(&self, latency: Duration, result: &Result<Outcome, OpError>, warmup: bool) {
+        if let Some(live) = &self.live {
+            let (units, error) = match result {
+                Ok(o) if o.failed_items > 0 => {
+                    (o.units, Some((ErrorKind::ItemFailures, o.failed_items)))
+                }
+                Ok(o) => (o.units, None),
+                Err(e) => (0, Some((e.kind, 1))),
+            };
+            live.record(latency, units, error, warmup);
         }
     }
 
@@ -305,6 +330,7 @@ impl Recorder {
         let latency = end.saturating_duration_since(intended.min(start));
         let ok = matches!(result, Ok(o) if o.failed_items == 0);
         self.sample(intended, start, end, ok, false);
+        self.count_live(latency, result, false);
         self.service.saturating_record(micros(service));
         self.latency.saturating_record(micros(latency));
         self.service_nanos += service.as_nanos();
@@ -370,6 +396,11 @@ impl Recorder {
     ) {
         let ok = matches!(result, Ok(o) if o.failed_items == 0);
         self.sample(intended, start, end, ok, true);
+        self.count_live(
+            end.saturating_duration_since(intended.min(start)),
+            result,
+            true,
+        );
         self.counts.warmup_operations += 1;
         if let Ok(o) = result {
             self.counts.warmup_units += o.units;
