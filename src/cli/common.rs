@@ -41,6 +41,11 @@ pub struct TrackArgs {
     /// that runs it, such as a virtualenv's `bin/python` (default: `python3` from PATH).
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
+    /// Rally tracks and OSB workloads: the version their templates see as
+    /// `distribution_version` (as OSB's `--distribution-version`; unset, a workload's own
+    /// default applies, such as OSB's common operations' 3.3.0).
+    #[arg(long, value_name = "VERSION")]
+    pub distribution_version: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -129,6 +134,7 @@ pub(crate) fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackReques
             data_root: Some(home.join("data")),
             corpora_may_be_missing: false,
             python: args.python.clone(),
+            distribution_version: args.distribution_version.clone(),
         },
         challenge: args.challenge.clone(),
         plan: crate::plan::PlanOptions {

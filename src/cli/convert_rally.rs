@@ -26,6 +26,10 @@ pub struct ConvertRallyArgs {
     /// procedure.
     #[arg(long, visible_alias = "test-procedure")]
     challenge: Option<String>,
+    /// The version the track's templates see as `distribution_version` (OSB's
+    /// `--distribution-version`).
+    #[arg(long, value_name = "VERSION")]
+    distribution_version: Option<String>,
 }
 
 pub fn run(args: ConvertRallyArgs, home: &Path) -> Result<u8, CliError> {
@@ -47,6 +51,7 @@ pub fn run(args: ConvertRallyArgs, home: &Path) -> Result<u8, CliError> {
         // in the track's notes.
         corpora_may_be_missing: true,
         python: None,
+        distribution_version: args.distribution_version,
     };
     let (text, target) = crate::rally::write_converted(&args.dir, &args.out, &opts)?;
     out(&text);

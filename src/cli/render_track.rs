@@ -17,7 +17,7 @@ pub fn run(args: RenderArgs, home: &Path) -> Result<u8, CliError> {
     out(&text);
     // A Rally track must render to JSON: say where it does not (below the text shown).
     if let Some(file) = crate::rally::rally_track_file(&request.location) {
-        crate::rally::parse_json(&text, &file)?;
+        crate::rally::parse_rendered(&text, &file)?;
     }
     Ok(0)
 }

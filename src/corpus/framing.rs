@@ -56,8 +56,9 @@ impl BatchItem {
 /// The (action, document) pairs of a bulk batch.
 #[derive(Debug, Clone, Copy)]
 pub enum Pairs<'a> {
-    /// Every document after an `index` action without id: the body's lines, two by two.
-    IndexEach,
+    /// Every document after the same action line without id (`index` or `create`): the
+    /// body's lines, two by two.
+    Each(Verb),
     /// One entry a document, as ranges of the body.
     Listed(&'a [BatchItem]),
 }
@@ -76,7 +77,10 @@ impl<'a> Pairs<'a> {
     pub fn iter(self, body: &'a str) -> impl Iterator<Item = Pair<'a>> + 'a {
         let (listed, lines) = match self {
             Pairs::Listed(items) => (Some(items.iter()), None),
-            Pairs::IndexEach => (None, Some(body.split_terminator('\n').skip(1).step_by(2))),
+            Pairs::Each(verb) => (
+                None,
+                Some((verb, body.split_terminator('\n').skip(1).step_by(2))),
+            ),
         };
         let listed = listed.into_iter().flatten().map(move |p| Pair {
             verb: p.verb,
@@ -84,12 +88,15 @@ impl<'a> Pairs<'a> {
             id: BatchItem::text(body, &p.id),
             document: body.get(p.document.clone()).unwrap_or(""),
         });
-        let lines = lines.into_iter().flatten().map(|document| Pair {
-            verb: Verb::Index,
-            index: None,
-            id: None,
-            document,
-        });
+        let lines = lines
+            .into_iter()
+            .flat_map(|(verb, docs)| docs.map(move |document| (verb, document)))
+            .map(|(verb, document)| Pair {
+                verb,
+                index: None,
+                id: None,
+                document,
+            });
         listed.chain(lines)
     }
 }

@@ -200,7 +200,7 @@ pub struct CorpusReader {
     /// An error found after good documents in one batch, returned by the next `fill`.
     pending: Option<CorpusError>,
     /// [`CorpusReader::uniform_actions`], decided once.
-    uniform: bool,
+    uniform: Option<Verb>,
     /// Blank lines read since the last document.
     blank_run: u64,
     /// Each generated action line names its file's target index (`_index`): a bulk over files
@@ -232,7 +232,7 @@ impl CorpusReader {
             line: String::new(),
             action: String::new(),
             pending: None,
-            uniform: false,
+            uniform: None,
             blank_run: 0,
             name_index: false,
         })
@@ -278,13 +278,20 @@ impl CorpusReader {
         self.fill_recorded(buf, None, max_docs, max_bytes)
     }
 
-    /// Whether every document is framed by the one constant `index` line (no ids, no action
-    /// lines of its own): then a batch's pairs are its lines taken two by two
-    /// ([`Pairs::IndexEach`]) and [`CorpusReader::fill_items`] records none.
-    pub fn uniform_actions(&self) -> bool {
-        matches!(&self.framing, Framing::Bulk(a) if a.constant().is_some())
-            && !self.files.iter().any(|f| f.with_actions)
-            && !self.name_index
+    /// The verb of the one constant action line (`index` or `create`, no ids) framing every
+    /// document, when there is one and the files hold no action lines of their own: then a
+    /// batch's pairs are its lines taken two by two ([`Pairs::Each`]) and
+    /// [`CorpusReader::fill_items`] records none.
+    pub fn uniform_actions(&self) -> Option<Verb> {
+        let Framing::Bulk(a) = &self.framing else {
+            return None;
+        };
+        if self.files.iter().any(|f| f.with_actions) || self.name_index {
+            return None;
+        }
+        a.constant()
+            .and_then(|line| framing::parse_action_line(line.trim_end()))
+            .map(|(verb, _, _)| verb)
     }
 
     /// [`CorpusReader::fill`], and each document's (action, document) pair appended to
@@ -421,8 +428,8 @@ impl CorpusReader {
                 buf.push('\n');
             }
         }
-        // Uniform batches need no list: their pairs are their lines (`Pairs::IndexEach`).
-        if let Some(items) = items.filter(|_| !self.uniform) {
+        // Uniform batches need no list: their pairs are their lines (`Pairs::Each`).
+        if let Some(items) = items.filter(|_| self.uniform.is_none()) {
             items.push(BatchItem {
                 verb: Verb::Index,
                 index: None,

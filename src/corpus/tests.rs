@@ -323,13 +323,13 @@ fn batches_name_each_action_and_document_without_a_bulk_parser() {
         .unwrap()
         .with_framing(Framing::Bulk(Box::new(Constant)));
     let (mut buf, mut items) = (String::new(), Vec::new());
-    assert!(r.uniform_actions());
+    assert_eq!(r.uniform_actions(), Some(Verb::Index));
     assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 2);
     assert!(
         items.is_empty(),
         "uniform batches list no pairs: their lines are the pairs"
     );
-    let uniform: Vec<Pair> = Pairs::IndexEach.iter(&buf).collect();
+    let uniform: Vec<Pair> = Pairs::Each(Verb::Index).iter(&buf).collect();
     assert_eq!(
         uniform,
         vec![
@@ -354,7 +354,7 @@ fn batches_name_each_action_and_document_without_a_bulk_parser() {
     let mut r = CorpusReader::open(vec![own], None)
         .unwrap()
         .with_framing(Framing::Bulk(Box::new(Constant)));
-    assert!(!r.uniform_actions());
+    assert_eq!(r.uniform_actions(), None);
     let (mut buf, mut items) = (String::new(), Vec::new());
     assert_eq!(r.fill_items(&mut buf, &mut items, 10, None).unwrap(), 2);
     assert_eq!(

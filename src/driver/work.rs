@@ -18,7 +18,7 @@ pub struct Batch {
     /// Each (action, document) pair of `body`, as ranges of it; empty when every action is
     /// the same `index` line (`uniform`).
     pub items: Vec<BatchItem>,
-    pub uniform: bool,
+    pub uniform: Option<crate::corpus::Verb>,
     pub docs: u64,
     /// Position of the first document in the corpus.
     pub first_doc: u64,
@@ -28,10 +28,9 @@ pub struct Batch {
 
 impl Batch {
     pub fn pairs(&self) -> Pairs<'_> {
-        if self.uniform {
-            Pairs::IndexEach
-        } else {
-            Pairs::Listed(&self.items)
+        match self.uniform {
+            Some(verb) => Pairs::Each(verb),
+            None => Pairs::Listed(&self.items),
         }
     }
 }

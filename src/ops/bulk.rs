@@ -72,6 +72,18 @@ pub struct BulkSpec {
 
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
     let (corpus, mut files) = corpus_files(p, ctx)?;
+    if let Some(targets) = target_filter(p)? {
+        files.retain(|f| targets.contains(&f.target_index));
+        if files.is_empty() {
+            return Err(ParamError::new(
+                "indices",
+                format!(
+                    "no documents of corpus `{corpus}` target {}",
+                    targets.join(", ")
+                ),
+            ));
+        }
+    }
     if let Some(index) = p.string("index")? {
         files
             .iter_mut()
@@ -111,6 +123,27 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
         create,
         pipeline: p.string("pipeline")?,
     })
+}
+
+/// `indices`: index only the corpus documents that target these indices or data streams
+/// (Rally's bulk `indices` and `data-streams`).
+fn target_filter(p: &Params) -> Result<Option<Vec<String>>, ParamError> {
+    let bad = |v: &Value| {
+        ParamError::new(
+            "indices",
+            format!("expected an index name or a list of them, got {v}"),
+        )
+    };
+    match p.get("indices") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(vec![s.clone()])),
+        Some(Value::Array(a)) if !a.is_empty() => a
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| bad(v)))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(other) => Err(bad(other)),
+    }
 }
 
 /// The corpus (or corpora, one after another, as Rally's `corpora: [a, b]`) a bulk indexes,

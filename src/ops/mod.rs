@@ -166,6 +166,14 @@ impl OpSpec {
     pub fn target_indices(&self) -> Vec<&str> {
         match self {
             OpSpec::Bulk(b) if !b.index.is_empty() => vec![b.index.as_str()],
+            OpSpec::Bulk(b) => {
+                let mut targets: Vec<&str> =
+                    b.files.iter().map(|f| f.target_index.as_str()).collect();
+                targets.sort_unstable();
+                targets.dedup();
+                targets.retain(|t| !t.is_empty());
+                targets
+            }
             OpSpec::Search(s) => vec![s.index.as_str()],
             OpSpec::VectorSearch(v) => vec![v.index.as_str()],
             OpSpec::GetDocument { index, .. } | OpSpec::IndexDocument { index, .. } => {

@@ -21,6 +21,9 @@ pub struct Assembled {
     /// For each line of `text`: the file (an index into `files`) and its line there.
     lines: Vec<(usize, usize)>,
     files: Vec<PathBuf>,
+    /// Collects whose glob matched no file (`file:line: collect(parts="…")`): they render
+    /// nothing, as in Rally and OSB, and a later error names them.
+    pub empty_globs: Vec<String>,
 }
 
 impl Assembled {
@@ -60,6 +63,7 @@ pub fn assemble(file: &Path, text: &str) -> Result<Assembled, String> {
             text: String::with_capacity(text.len()),
             lines: Vec::new(),
             files: Vec::new(),
+            empty_globs: Vec::new(),
         },
         chain: Vec::new(),
     };
@@ -127,8 +131,8 @@ impl Builder {
             line += before.matches('\n').count();
             let (dir, parts) = glob(base, pattern)?;
             if parts.is_empty() {
-                return Err(format!(
-                    "{}:{line}: collect(parts=\"{pattern}\") matches no file (looked in {})",
+                self.out.empty_globs.push(format!(
+                    "{}:{line}: collect(parts=\"{pattern}\") matched no file in {}",
                     path.display(),
                     dir.display()
                 ));
@@ -279,14 +283,21 @@ mod tests {
     }
 
     #[test]
-    fn a_glob_matching_nothing_and_a_loop_are_named() {
+    fn a_glob_matching_nothing_renders_nothing_and_a_loop_is_named() {
         let d = files(&[
             ("track.json", "[{{ rally.collect(parts=\"nope/*.json\") }}]"),
             ("loop.json", "[{{ rally.collect(parts=\"loop.json\") }}]"),
         ]);
         let main = d.path().join("track.json");
-        let e = assemble(&main, &std::fs::read_to_string(&main).unwrap()).unwrap_err();
-        assert!(e.contains("matches no file") && e.contains("nope"), "{e}");
+        let a = assemble(&main, &std::fs::read_to_string(&main).unwrap()).unwrap();
+        assert_eq!(a.text, "[]");
+        assert_eq!(a.empty_globs.len(), 1);
+        assert!(
+            a.empty_globs[0]
+                .contains("track.json:1: collect(parts=\"nope/*.json\") matched no file"),
+            "{:?}",
+            a.empty_globs
+        );
         let l = d.path().join("loop.json");
         let e = assemble(&l, &std::fs::read_to_string(&l).unwrap()).unwrap_err();
         assert!(e.contains("collects itself"), "{e}");

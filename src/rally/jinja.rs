@@ -110,6 +110,7 @@ pub(super) fn add_rally_globals(env: &mut Environment<'static>, dir: &Path) {
     env.add_function("days_ago", days_ago);
     env.add_filter("get_start_date", get_start_date);
     env.add_filter("get_end_date", get_end_date);
+    env.add_filter("version_between", version_between);
     env.add_function("joiner", |sep: Option<String>| {
         Value::from_object(Joiner {
             sep: sep.unwrap_or_else(|| ", ".into()),
@@ -117,6 +118,25 @@ pub(super) fn add_rally_globals(env: &mut Environment<'static>, dir: &Path) {
         })
     });
     env.set_unknown_method_callback(python_method);
+}
+
+/// OSB's `version_between(version, from, to)`: whether the dotted version lies in [from, to],
+/// compared number by number (a part that is not a number is an error, as in OSB).
+fn version_between(version: &str, from: &str, to: &str) -> Result<bool, Error> {
+    let parts = |v: &str| -> Result<Vec<u64>, Error> {
+        v.split('.')
+            .map(|p| {
+                p.trim().parse::<u64>().map_err(|_| {
+                    Error::new(
+                        ErrorKind::InvalidOperation,
+                        format!("version_between: `{v}` is not a dotted version of numbers"),
+                    )
+                })
+            })
+            .collect()
+    };
+    let v = parts(version)?;
+    Ok(parts(from)? <= v && v <= parts(to)?)
 }
 
 /// A date as Rally's filters take it: seconds since the epoch, or a string in `format`
@@ -439,5 +459,13 @@ mod tests {
         assert!(e.to_string().contains("%d-%m-%Y"), "{e}");
         let e = render(r#"{{ 0.0 | get_start_date("%Q") }}"#).unwrap_err();
         assert!(e.to_string().contains("not a date format"), "{e}");
+    }
+
+    #[test]
+    fn osb_version_checks() {
+        let src = r#"{% if distribution_version is not defined %}{% set distribution_version = "3.3.0" %}{% endif %}{{ distribution_version | version_between("3.0.0", "3.3.0") }} {{ "2.19.1" | version_between("1.0.0", "2.19.0") }} {{ distribution_version.split('.') | map('int') | list >= "3.3.0".split('.') | map('int') | list }}"#;
+        assert_eq!(render(src).unwrap(), "true false true");
+        let e = render(r#"{{ "3.x" | version_between("1.0.0", "4.0.0") }}"#).unwrap_err();
+        assert!(e.to_string().contains("not a dotted version"), "{e}");
     }
 }

@@ -50,11 +50,8 @@ pub fn rally_track_file(path: &Path) -> Option<PathBuf> {
 
 /// Renders a Rally `track.json` with `params`; refuses parameters no template of the track
 /// mentions unless `ignore_unused`.
-pub fn render(
-    file: &Path,
-    params: &Map<String, serde_json::Value>,
-    ignore_unused: bool,
-) -> Result<String, TrackError> {
+pub fn render(file: &Path, opts: &crate::track::LoadOptions) -> Result<String, TrackError> {
+    let (params, ignore_unused) = (&opts.params, opts.ignore_unused_params);
     let dir = file
         .parent()
         .map(Path::to_path_buf)
@@ -76,7 +73,19 @@ pub fn render(
             }
         }
     }
-    render_assembled(file, &assembled, params)
+    render_assembled(file, &assembled, &template_vars(opts))
+}
+
+/// What a track's templates see: its parameters, and `distribution_version` where given.
+fn template_vars(opts: &crate::track::LoadOptions) -> Map<String, serde_json::Value> {
+    let mut vars = opts.params.clone();
+    if let Some(v) = &opts.distribution_version {
+        vars.insert(
+            "distribution_version".into(),
+            serde_json::Value::String(v.clone()),
+        );
+    }
+    vars
 }
 
 fn assemble(file: &Path, source: &str) -> Result<inline::Assembled, TrackError> {
@@ -128,6 +137,26 @@ pub fn parse_json(text: &str, file: &Path) -> Result<serde_json::Value, TrackErr
     })
 }
 
+/// Parses a rendered file of a Rally track; an error names the collects that matched no file.
+pub fn parse_rendered(text: &str, file: &Path) -> Result<serde_json::Value, TrackError> {
+    parse_json(text, file).map_err(|e| with_empty_globs(e, file))
+}
+
+/// A rendered file that is not JSON names the collects in it that matched no file: they
+/// rendered nothing (as in Rally), which is the likely cause of a stray comma.
+fn with_empty_globs(mut e: TrackError, file: &Path) -> TrackError {
+    let Ok(source) = crate::files::read_text(file) else {
+        return e;
+    };
+    if let Ok(assembled) = inline::assemble(file, &source) {
+        for glob in &assembled.empty_globs {
+            e.message
+                .push_str(&format!("; note: {glob}, so it rendered nothing"));
+        }
+    }
+    e
+}
+
 /// A Rally track converted: our track's JSON text, what the conversion changed or left out,
 /// and where its downloaded corpus files are.
 pub struct Loaded {
@@ -170,7 +199,7 @@ impl crate::track::Frontend for Rally {
     }
 
     fn render(&self, file: &Path, opts: &crate::track::LoadOptions) -> Result<String, TrackError> {
-        render(file, &opts.params, opts.ignore_unused_params)
+        render(file, opts)
     }
 }
 
@@ -178,9 +207,9 @@ impl crate::track::Frontend for Rally {
 /// their `base-url` (kept under `data_root/<track>`), check their sizes, convert (Rally's
 /// semantics). The caller checks the result as any track.
 pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<Loaded, TrackError> {
-    let params = &opts.params;
-    let text = render(file, params, opts.ignore_unused_params)?;
-    let rally = parse_json(&text, file)?;
+    let params = &template_vars(opts);
+    let text = render(file, opts)?;
+    let rally = parse_rendered(&text, file)?;
     let dir = file
         .parent()
         .map(Path::to_path_buf)
@@ -206,7 +235,7 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
                 format!("cannot read index body: {e}"),
             )
         })?;
-        parse_json(&render_file(&path, &source, params)?, &path)
+        parse_rendered(&render_file(&path, &source, params)?, &path)
     };
     let python = python::load(&dir, &name, &rally, opts, data_dir.as_deref())?;
     let converted = convert::convert(

@@ -71,6 +71,9 @@ pub struct LoadOptions {
     pub corpora_may_be_missing: bool,
     /// Rally tracks with a track.py: the Python interpreter it runs on (None: `python3`).
     pub python: Option<PathBuf>,
+    /// Rally tracks and OSB workloads: the template variable `distribution_version` (the
+    /// version their `{% if %}`s compare), which they otherwise default themselves.
+    pub distribution_version: Option<String>,
 }
 
 /// The file of a track given as a directory (its `track.yaml`) or as a file.

@@ -417,17 +417,31 @@ fn parts_are_assembled_as_rally_and_osb_assemble_them() {
     assert_eq!(schedule[0]["name"], "health-i", "{text}");
     assert_eq!(schedule[1]["target-throughput"], 7, "{text}");
 
-    // A glob that matches nothing is named with where it looked, not rendered as nothing.
+    // A glob that matches nothing renders nothing, as in Rally and OSB; when that leaves the
+    // workload not JSON, the error names the glob and where it looked.
     std::fs::remove_file(root.path().join("common/setup.json")).unwrap();
-    let out = env.run(&["render-track", "--workload-path", dir.to_str().unwrap()]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("t.json:2")
-            && stderr.contains("collect(parts=\"../../common/setup.json\") matches no file")
-            && stderr.contains("common"),
-        "{stderr}"
-    );
+    for command in ["render-track", "race"] {
+        let out = env.run(&[
+            command,
+            "--workload-path",
+            dir.to_str().unwrap(),
+            "--test-mode",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("health-"),
+            "{command}"
+        );
+        assert!(
+            stderr.contains("not JSON")
+                && stderr.contains(
+                    "t.json:2: collect(parts=\"../../common/setup.json\") matched no file"
+                )
+                && stderr.contains("rendered nothing"),
+            "{command}: {stderr}"
+        );
+    }
 }
 
 #[test]
@@ -1332,4 +1346,100 @@ fn a_filtered_alias_is_searched_through_on_both_backends() {
     }
     let body = http_body(server.port, "POST", "/errors/_count", "");
     assert!(body.contains("\"count\":2"), "{body}");
+}
+
+/// What a Rally track's bulks index, as Rally decides it: `indices` keeps the corpus documents
+/// that target them, a data stream's documents are created, and an operation only another
+/// challenge uses may name a corpus the track lacks.
+#[test]
+fn bulks_index_what_rally_would_across_indices_and_data_streams() {
+    let lines = |n: usize, field: &str| -> String {
+        (0..n)
+            .map(|i| format!("{{\"{field}\": \"2024-01-01T00:00:{i:02}Z\", \"n\": {i}}}\n"))
+            .collect()
+    };
+    let track = serde_json::json!({
+        "version": 2,
+        "indices": [{"name": "idx-a"}, {"name": "idx-b"}],
+        "corpora": [
+            {"name": "two", "documents": [
+                {"source-file": "a.json", "document-count": 10, "target-index": "idx-a"},
+                {"source-file": "b.json", "document-count": 7, "target-index": "idx-b"}]},
+            {"name": "logs", "target-data-stream": "logs-x", "documents": [
+                {"source-file": "ds.json", "document-count": 5}]}],
+        "composable-templates": [{"name": "logs-x", "index-pattern": "logs-x*", "template": "tmpl.json"}],
+        "operations": [
+            {"name": "index-both", "operation-type": "bulk", "bulk-size": 4, "corpora": "two", "indices": ["idx-a", "idx-b"]},
+            {"name": "index-b", "operation-type": "bulk", "bulk-size": 4, "corpora": "two", "indices": ["idx-b"]},
+            {"name": "index-logs", "operation-type": "bulk", "bulk-size": 2, "corpora": "logs"},
+            {"name": "index-elsewhere", "operation-type": "bulk", "corpora": "only-with-other-params"}],
+        "challenges": [
+            {"name": "main", "default": true, "schedule": [
+                {"operation": {"operation-type": "delete-index"}},
+                {"operation": {"operation-type": "create-index"}},
+                {"operation": {"operation-type": "create-composable-template"}},
+                {"operation": {"operation-type": "create-data-stream", "data-stream": "logs-x"}},
+                {"operation": "index-both"},
+                {"operation": "index-b"},
+                {"operation": "index-logs"},
+                {"operation": {"operation-type": "refresh", "index": "_all"}},
+                {"operation": {"name": "count-b", "operation-type": "search", "index": "idx-b", "body": {"query": {"match_all": {}}}}},
+                {"operation": {"name": "count-logs", "operation-type": "search", "index": "logs-x", "body": {"query": {"match_all": {}}}}}]},
+            {"name": "other", "schedule": [{"operation": "index-elsewhere"}]}]
+    });
+    let template = r#"{"index_patterns": ["logs-x*"], "data_stream": {}, "template": {"mappings": {"properties": {"@timestamp": {"type": "date"}}}}}"#;
+    let dir = track_dir(&[
+        ("track.json", &track.to_string()),
+        ("a.json", &lines(10, "at")),
+        ("b.json", &lines(7, "at")),
+        ("ds.json", &lines(5, "@timestamp")),
+        ("tmpl.json", template),
+    ]);
+    let env = Env::new();
+    let path = dir.path().to_str().unwrap();
+    let out = env.ok(&[
+        "race",
+        "--track-path",
+        path,
+        "--quiet",
+        "--report-format",
+        "json",
+    ]);
+    let report: serde_json::Value =
+        serde_json::from_str(&out[..out.rfind('}').unwrap() + 1]).expect(&out);
+    let task = |name: &str| {
+        report["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["task"] == name)
+            .unwrap_or_else(|| panic!("no task {name}: {report}"))
+            .clone()
+    };
+    for (name, units) in [("index-both", 17), ("index-b", 7), ("index-logs", 5)] {
+        let t = task(name);
+        assert_eq!(
+            (t["units"].as_u64(), t["errors"].as_u64()),
+            (Some(units), Some(0)),
+            "{name}: {t}"
+        );
+    }
+    assert_eq!(task("count-b")["hits"], 14);
+    assert_eq!(task("count-logs")["hits"], 5);
+    // The challenge that uses the operation fails on it, before the race.
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        path,
+        "--challenge",
+        "other",
+        "--quiet",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("/operations/3/corpora")
+            && stderr.contains("`only-with-other-params`, none of which the track declares"),
+        "{stderr}"
+    );
 }

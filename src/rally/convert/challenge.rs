@@ -197,6 +197,9 @@ fn task_operation(
 ) -> Result<(Option<Value>, String, Option<String>), TrackError> {
     Ok(match map.get("operation") {
         Some(Value::String(n)) => {
+            if let Some(e) = c.failed_ops.get(n) {
+                return Err(e.clone());
+            }
             if let Some(why) = unsupported.get(n) {
                 (
                     None,

@@ -42,13 +42,14 @@ pub(super) fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value
             if let Some(n) = count {
                 o.insert("document-count".into(), json!(n));
             }
-            if let Some(t) = d.get("target-index").or_else(|| corpus.get("target-index")) {
-                o.insert("target-index".into(), t.clone());
-            } else if let Some(t) = d
+            // As Rally: a data stream (the documents' or the corpus's) wins over an index.
+            if let Some(t) = d
                 .get("target-data-stream")
                 .or_else(|| corpus.get("target-data-stream"))
             {
                 o.insert("target-data-stream".into(), t.clone());
+            } else if let Some(t) = d.get("target-index").or_else(|| corpus.get("target-index")) {
+                o.insert("target-index".into(), t.clone());
             }
             if d.get("includes-action-and-meta-data")
                 .and_then(Value::as_bool)

@@ -56,6 +56,9 @@ struct Ctx<'a> {
     /// The track's Python, where it has a track.py: what it registered, and a worker that
     /// builds and draws from its param sources.
     python: Option<python::PythonConv>,
+    /// Declared operations whose params could not be converted: an error only for a task that
+    /// uses them (Rally builds param sources only for the tasks it runs).
+    failed_ops: std::collections::HashMap<String, TrackError>,
 }
 
 impl Ctx<'_> {
@@ -92,6 +95,7 @@ pub fn convert(
         has_indices: false,
         skipped_templates: None,
         made_templates: false,
+        failed_ops: Default::default(),
     };
     let Some(top) = rally.as_object() else {
         return Err(c.err("/", "a Rally track is a JSON object"));
@@ -199,7 +203,17 @@ fn operations(
         ) {
             c.rally_types.insert(n.to_string(), t.to_string());
         }
-        match operation(c, op, &format!("/operations/{i}"))? {
+        let converted = match (
+            operation(c, op, &format!("/operations/{i}")),
+            op.get("name"),
+        ) {
+            (Err(e), Some(Value::String(n))) => {
+                c.failed_ops.insert(n.clone(), e);
+                continue;
+            }
+            (converted, _) => converted?,
+        };
+        match converted {
             OperationAs::Ours(o) => ops.push(o),
             OperationAs::Unsupported(why) => {
                 let n = op

@@ -121,7 +121,10 @@ pub(super) fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Operation
         return Ok(ours);
     }
     let converted = match kind {
-        "bulk" => bulk(c, map),
+        "bulk" => {
+            known_corpora(c, map, path)?;
+            bulk(c, map)
+        }
         "search" | "paginated-search" | "scroll-search" => search(c, map, kind, path),
         "create-index" | "delete-index" | "refresh" | "force-merge" => admin(c, map, kind),
         "cluster-health" => cluster_health(map),
@@ -157,6 +160,33 @@ fn index_of(v: Option<Value>) -> Option<Value> {
     }
 }
 
+/// A bulk's `corpora` that the track declares: Rally indexes those and ignores the others
+/// (a corpus may exist only under other track parameters); naming none of them is an error.
+fn known_corpora(c: &Ctx, map: &Map<String, Value>, path: &str) -> Result<(), TrackError> {
+    let names: Vec<&str> = match map.get("corpora") {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => return Ok(()),
+    };
+    // A drawn operation is converted without the track's corpora.
+    let known = |n: &&str| c.corpus_names.is_empty() || c.corpus_names.iter().any(|k| k == n);
+    if names.is_empty() || names.iter().any(known) {
+        return Ok(());
+    }
+    let hint = crate::suggest::did_you_mean(names[0], c.corpus_names.iter().map(String::as_str));
+    Err(c.err(
+        &format!("{path}/corpora"),
+        format!(
+            "bulk names corpora {}, none of which the track declares{hint}",
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
+}
+
 /// Rally's `bulk`: the corpora it indexes (one, several, else all) and its id-conflict and pipeline params.
 fn bulk(c: &Ctx, map: &Map<String, Value>) -> Becomes {
     let mut params = Map::new();
@@ -166,8 +196,17 @@ fn bulk(c: &Ctx, map: &Map<String, Value>) -> Becomes {
     }
     // Rally's `corpora` (one name or several, else every corpus of the track).
     match get("corpora") {
-        Some(Value::Array(a)) if a.len() == 1 => {
-            params.insert("corpus".into(), a[0].clone());
+        Some(Value::Array(a)) => {
+            let known: Vec<Value> = a
+                .into_iter()
+                .filter(|n| {
+                    c.corpus_names.is_empty() || c.corpus_names.iter().any(|k| n == k.as_str())
+                })
+                .collect();
+            match known.as_slice() {
+                [one] => params.insert("corpus".into(), one.clone()),
+                _ => params.insert("corpus".into(), Value::Array(known)),
+            };
         }
         Some(v) => {
             params.insert("corpus".into(), v);
@@ -177,15 +216,17 @@ fn bulk(c: &Ctx, map: &Map<String, Value>) -> Becomes {
         }
         None => {}
     }
-    match get("indices") {
-        Some(Value::Array(a)) if a.len() > 1 => {
-            return Err("bulk `indices` naming several indices (Rally keeps the corpus documents that target them) is not supported".into(),)
+    // Rally keeps the corpus documents that target these indices or data streams.
+    let mut targets: Vec<Value> = Vec::new();
+    for key in ["indices", "data-streams"] {
+        match get(key) {
+            Some(Value::Array(a)) => targets.extend(a),
+            Some(v @ Value::String(_)) => targets.push(v),
+            _ => {}
         }
-        v => {
-            if let Some(v) = index_of(v) {
-                params.insert("index".into(), v);
-            }
-        }
+    }
+    if !targets.is_empty() {
+        params.insert("indices".into(), Value::Array(targets));
     }
     if let Some(v) = get("ingest-percentage") {
         params.insert("ingest-percentage".into(), v);

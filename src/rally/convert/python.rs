@@ -167,6 +167,7 @@ pub fn drawn_operation(
         has_indices: true,
         skipped_templates: None,
         made_templates: false,
+        failed_ops: Default::default(),
     };
     // Taken, not copied: a drawn body may hold tens of thousands of terms.
     let mut op = drawn;

@@ -240,3 +240,65 @@ mod test_mode_names {
         }
     }
 }
+
+#[test]
+fn an_operation_no_raced_task_uses_may_name_a_corpus_the_track_lacks() {
+    // As Rally, which builds param sources only for the tasks it runs: `elsewhere` names a
+    // corpus that exists only under other track parameters.
+    let rally = json!({
+        "indices": [{"name": "a"}, {"name": "b"}],
+        "corpora": [{"name": "docs", "documents": [
+            {"source-file": "a.json", "target-index": "a"},
+            {"source-file": "b.json", "target-index": "b"}]}],
+        "operations": [
+            {"name": "both", "operation-type": "bulk", "indices": ["a", "b"]},
+            {"name": "elsewhere", "operation-type": "bulk", "corpora": ["gone"]},
+            {"name": "some", "operation-type": "bulk", "corpora": ["gone", "docs"]}],
+        "challenges": [
+            {"name": "main", "default": true, "schedule": [{"operation": "both"}, {"operation": "some"}]},
+            {"name": "other", "schedule": [{"operation": "elsewhere"}]}]
+    });
+    let c = convert_json(rally.clone(), OnUnsupported::Fail).unwrap();
+    let ops = c.track["operations"].as_array().unwrap();
+    // Rally keeps the documents targeting the bulk's indices, and ignores undeclared corpora.
+    assert_eq!(ops[0]["params"]["indices"], json!(["a", "b"]));
+    assert_eq!(ops[1]["params"]["corpus"], "docs");
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("challenge `other` is left out") && n.contains("`gone`")),
+        "{:?}",
+        c.notes
+    );
+    let e = convert(
+        &rally,
+        Path::new("track.json"),
+        "t",
+        false,
+        OnUnsupported::Skip,
+        Some("other"),
+        &|_| Ok(json!({})),
+        None,
+    )
+    .unwrap_err();
+    assert!(
+        e.message
+            .contains("bulk names corpora `gone`, none of which the track declares"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_data_stream_target_wins_over_an_index_as_in_rally() {
+    let rally = json!({
+        "data-streams": [{"name": "logs-x"}],
+        "corpora": [{"name": "logs", "target-index": "ignored", "documents": [
+            {"source-file": "d.json", "target-data-stream": "logs-x"}]}],
+        "schedule": [{"operation": {"operation-type": "bulk"}}]
+    });
+    let c = convert_json(rally, OnUnsupported::Fail).unwrap();
+    let doc = &c.track["corpora"][0]["documents"][0];
+    assert_eq!(doc["target-data-stream"], "logs-x");
+    assert!(doc.get("target-index").is_none(), "{doc}");
+}
