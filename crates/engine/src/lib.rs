@@ -24,6 +24,7 @@ mod mapping;
 mod murmur3;
 pub mod names;
 mod names_math;
+pub mod painless;
 pub mod rest;
 pub mod search;
 mod util;

@@ -1,38 +1,31 @@
-//! `auto_date_histogram`, and `date_histogram` by calendar months, quarters or years (which
-//! have no fixed length, so tantivy's histogram cannot run them). An auto_date_histogram is
-//! bucketed as Elasticsearch does it: the first of its roundings (1, 5, 10 or
-//! 30 seconds or minutes; 1, 3 or 12 hours; 1 or 7 days; 1 or 3 months; 1 to 100 years) that
-//! covers the matching documents' dates in at most `buckets` buckets, keyed from the earliest
-//! date's rounded start, empty buckets included. A first pass over the matches finds their
-//! earliest and latest dates; the buckets then run as a `range` aggregation with those bounds,
-//! sub-aggregations included, reshaped as Elasticsearch answers.
+//! `auto_date_histogram`, and the `date_histogram`s tantivy's histogram cannot run: by
+//! calendar months, quarters or years (no fixed length), or in a zone with daylight saving
+//! (see `date_histogram`). An auto_date_histogram is bucketed as Elasticsearch does it: the
+//! first of its roundings (1, 5, 10 or 30 seconds or minutes; 1, 3 or 12 hours; 1 or 7 days;
+//! 1 or 3 months; 1 to 100 years) that covers the matching documents' dates in at most
+//! `buckets` buckets, keyed from the earliest date's rounded start, on the zone's clock. A
+//! first pass over the matches finds their earliest and latest dates; the buckets then run as
+//! a `range` aggregation with those bounds, sub-aggregations included, where the aggregation
+//! is in the request (under other bucket aggregations too), reshaped as Elasticsearch answers:
+//! a date_histogram shows, in each parent bucket, the buckets from its first to its last with
+//! documents (or those with `min_doc_count`).
 
-use crate::aggs::date_range;
+use super::date_histogram::{key_printer, OWN_PARAMS};
+use super::rounding::{Rounding, Step, Unit};
 use crate::dsl::scoring::NumberKind;
 use crate::dsl::scoring::Numbers;
+use crate::mapping::dates::DateFormats;
+use crate::mapping::zone::Zone;
 use crate::mapping::FieldType;
 use crate::mapping::Mapping;
-use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
 use serde_json::{json, Map, Value};
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
-/// Joins an auto_date_histogram's name in tantivy's request.
+/// Joins an own date histogram's name in tantivy's request.
 const MARK: char = '\u{5}';
 /// Elasticsearch caps `buckets` below 10,000 buckets for the whole response; so does this.
 const MAX_BUCKETS: usize = 10_000;
-
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
-enum Unit {
-    Second,
-    Minute,
-    Hour,
-    Day,
-    Month,
-    /// Only for a calendar date_histogram.
-    Quarter,
-    Year,
-}
 
 const ROUNDINGS: [(Unit, &[u32], &str); 6] = [
     (Unit::Second, &[1, 5, 10, 30], "s"),
@@ -44,29 +37,45 @@ const ROUNDINGS: [(Unit, &[u32], &str); 6] = [
 ];
 
 #[derive(Debug, Clone)]
+enum Kind {
+    /// An auto_date_histogram: its target bucket count and first rounding.
+    Auto { target: usize, min_unit: Unit },
+    /// A date_histogram: its buckets, and `min_doc_count`.
+    Histogram {
+        rounding: Rounding,
+        min_doc_count: u64,
+    },
+}
+
+#[derive(Debug, Clone)]
 pub struct AutoHistogram {
     name: String,
     column: String,
-    target: usize,
-    /// The first rounding it may use (`minimum_interval`).
-    min_unit: Unit,
+    /// The names, in tantivy's request, of the bucket aggregations above it.
+    path: Vec<String>,
     /// Its sub-aggregations, in tantivy's request form.
     sub: Option<Value>,
-    /// A date_histogram's calendar unit: its buckets, rather than chosen ones.
-    calendar: Option<Unit>,
-    /// A date_histogram's `min_doc_count` (0: empty buckets between the first and last shown).
-    min_doc_count: u64,
+    kind: Kind,
+    zone: Zone,
+    formats: DateFormats,
+    keyed: bool,
 }
 
-/// The buckets chosen for one search: each bucket's start (epoch ms) and the interval's name.
+/// The buckets chosen for one search: each bucket's start (epoch ms), where the last ends, and
+/// how the answer is shaped.
 #[derive(Debug, Clone)]
 pub struct Chosen {
     marker: String,
     starts: Vec<i64>,
-    interval: String,
-    /// A date_histogram's answer has no `interval`, and may leave out small buckets.
-    calendar: bool,
+    end: i64,
+    /// An auto_date_histogram's interval (`1d`); None for a date_histogram.
+    interval: Option<String>,
     min_doc_count: u64,
+    formats: DateFormats,
+    zone: Zone,
+    keyed: bool,
+    /// At the top level of the request.
+    top: bool,
 }
 
 impl AutoHistogram {
@@ -92,27 +101,6 @@ impl AutoHistogram {
                 "`auto_date_histogram` parameter `{k}` is not run by the embedded engine"
             )));
         }
-        match params.get("time_zone").and_then(Value::as_str) {
-            None | Some("UTC" | "Z" | "+00:00" | "Etc/UTC") => {}
-            Some(z) => {
-                return Err(refuse(format!(
-                    "time_zone {z} is not run by the embedded engine (UTC only)"
-                )))
-            }
-        }
-        let field = params
-            .get("field")
-            .and_then(Value::as_str)
-            .ok_or_else(|| refuse("`auto_date_histogram` needs a `field`".into()))?;
-        let column = match mapping.map(|m| m.field(field)) {
-            None => field.to_string(),
-            Some(Some(f)) if f.kind == FieldType::Date => f.name.clone(),
-            Some(_) => {
-                return Err(refuse(format!(
-                    "`auto_date_histogram` needs a date field, and `{field}` is not one"
-                )))
-            }
-        };
         let target = match params.get("buckets") {
             None => 10,
             Some(v) => v
@@ -135,129 +123,160 @@ impl AutoHistogram {
             )))
             }
         };
-        Ok(AutoHistogram {
-            name: name.to_string(),
-            column,
-            target,
-            min_unit,
+        Self::new(
+            name,
+            params,
+            mapping,
             sub,
-            calendar: None,
-            min_doc_count: 0,
-        })
+            Kind::Auto { target, min_unit },
+            &[],
+            at,
+        )
     }
 
-    /// A `date_histogram` whose `calendar_interval` has no fixed length: months, quarters or
-    /// years. None for any other date_histogram (tantivy runs those).
-    pub fn calendar(
+    /// A `date_histogram` whose buckets the rounding lays out, under the bucket aggregations
+    /// `path` (their names in tantivy's request).
+    #[allow(clippy::too_many_arguments)]
+    pub fn histogram(
+        name: &str,
+        params: &Map<String, Value>,
+        rounding: Rounding,
+        mapping: Option<&Mapping>,
+        sub: Option<Value>,
+        path: &[String],
+        at: &str,
+    ) -> Result<AutoHistogram, String> {
+        let refuse = |m: String| format!("aggregation `{at}`: {m}");
+        if let Some(k) = params.keys().find(|k| !OWN_PARAMS.contains(&k.as_str())) {
+            return Err(refuse(format!(
+                "a `date_histogram` by months, quarters or years, or in a time zone with daylight saving, runs here without `{k}`"
+            )));
+        }
+        let min_doc_count = params
+            .get("min_doc_count")
+            .map_or(Some(0), Value::as_u64)
+            .ok_or_else(|| refuse("`min_doc_count` is a whole number".into()))?;
+        let kind = Kind::Histogram {
+            rounding,
+            min_doc_count,
+        };
+        Self::new(name, params, mapping, sub, kind, path, at)
+    }
+
+    fn new(
         name: &str,
         params: &Map<String, Value>,
         mapping: Option<&Mapping>,
         sub: Option<Value>,
+        kind: Kind,
+        path: &[String],
         at: &str,
-    ) -> Result<Option<AutoHistogram>, String> {
-        let given = params
-            .get("calendar_interval")
-            .or_else(|| params.get("interval"))
-            .and_then(Value::as_str);
-        let unit = match given {
-            Some("month" | "1M") => Unit::Month,
-            Some("quarter" | "1q") => Unit::Quarter,
-            Some("year" | "1y") => Unit::Year,
-            _ => return Ok(None),
-        };
+    ) -> Result<AutoHistogram, String> {
         let refuse = |m: String| format!("aggregation `{at}`: {m}");
-        if let Some(k) = params.keys().find(|k| {
-            ![
-                "field",
-                "calendar_interval",
-                "interval",
-                "min_doc_count",
-                "format",
-                "time_zone",
-            ]
-            .contains(&k.as_str())
-        }) {
-            return Err(refuse(format!(
-                "a calendar `date_histogram` parameter `{k}` is not run by the embedded engine"
-            )));
-        }
-        let common: Map<String, Value> = params
-            .iter()
-            .filter(|(k, _)| matches!(k.as_str(), "field" | "format" | "time_zone"))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let mut auto = AutoHistogram::parse(name, &common, mapping, sub, at)?;
-        auto.calendar = Some(unit);
-        auto.min_doc_count = params
-            .get("min_doc_count")
-            .map_or(Some(0), Value::as_u64)
-            .ok_or_else(|| refuse("`min_doc_count` is a whole number".into()))?;
-        Ok(Some(auto))
+        let field = params
+            .get("field")
+            .and_then(Value::as_str)
+            .ok_or_else(|| refuse("a date histogram needs a `field`".into()))?;
+        let column = match mapping.map(|m| m.field(field)) {
+            None => field.to_string(),
+            Some(Some(f)) if f.kind == FieldType::Date => f.name.clone(),
+            Some(_) => {
+                return Err(refuse(format!(
+                    "a date histogram needs a date field, and `{field}` is not one"
+                )))
+            }
+        };
+        let (formats, zone) = key_printer(params, mapping, at)?;
+        Ok(AutoHistogram {
+            name: name.to_string(),
+            column,
+            path: path.to_vec(),
+            sub,
+            kind,
+            zone,
+            formats,
+            keyed: params.get("keyed").and_then(Value::as_bool) == Some(true),
+        })
     }
 
-    /// The first rounding that covers [min, max] in at most `target` buckets: the bucket
-    /// starts, and the interval's name.
+    pub fn marker(name: &str) -> String {
+        format!("{name}{MARK}")
+    }
+
+    /// The buckets covering [min, max]: their starts and where the last ends; for an
+    /// auto_date_histogram, the first rounding that needs at most `target` of them.
     fn choose(&self, min: i64, max: i64) -> Result<Chosen, String> {
-        let at = |ms: i64| Utc.timestamp_millis_opt(ms).single().unwrap_or_default();
-        let (lo, hi) = (at(min), at(max));
-        let marker = format!("{}{MARK}", self.name);
-        if let Some(unit) = self.calendar {
-            let first = round_down(lo, unit);
-            let count = units_between(first, round_down(hi, unit), unit) + 1;
-            if count as usize > MAX_BUCKETS {
-                return Err(format!(
-                    "`{}` would have {count} buckets, more than the {MAX_BUCKETS} allowed",
-                    self.name
-                ));
+        let chosen = |starts: Vec<i64>, end: i64, interval: Option<String>, min_doc_count| Chosen {
+            marker: Self::marker(&self.name),
+            starts,
+            end,
+            interval,
+            min_doc_count,
+            formats: self.formats.clone(),
+            zone: self.zone.clone(),
+            keyed: self.keyed,
+            top: self.path.is_empty(),
+        };
+        let too_many = |count: usize| {
+            format!(
+                "`{}` would have {count} buckets, more than the {MAX_BUCKETS} allowed",
+                self.name
+            )
+        };
+        let (target, min_unit) = match &self.kind {
+            Kind::Histogram {
+                rounding,
+                min_doc_count,
+            } => {
+                let starts = rounding.keys(min, max, MAX_BUCKETS).map_err(too_many)?;
+                let end = rounding.next(*starts.last().unwrap_or(&min));
+                return Ok(chosen(starts, end, None, *min_doc_count));
             }
-            return Ok(Chosen {
-                marker,
-                starts: (0..count)
-                    .filter_map(|k| add(first, unit, k))
-                    .map(|t| t.timestamp_millis())
-                    .collect(),
-                interval: match unit {
-                    Unit::Month => "1M",
-                    Unit::Quarter => "1q",
-                    _ => "1y",
+            Kind::Auto { target, min_unit } => (*target, *min_unit),
+        };
+        for (unit, inner, suffix) in ROUNDINGS.iter().filter(|r| r.0 >= min_unit) {
+            let rounding = Rounding::new(Step::Calendar(*unit), self.zone.clone(), 0);
+            let widest = *inner.last().unwrap_or(&1) as usize;
+            let last_resort = *unit == Unit::Year;
+            let cap = if last_resort {
+                MAX_BUCKETS * widest
+            } else {
+                target * widest
+            };
+            let Ok(keys) = rounding.keys(min, max, cap) else {
+                if last_resort {
+                    return Err(too_many(MAX_BUCKETS + 1));
                 }
-                .into(),
-                calendar: true,
-                min_doc_count: self.min_doc_count,
-            });
-        }
-        for (unit, inner, suffix) in ROUNDINGS.iter().filter(|r| r.0 >= self.min_unit) {
-            let first = round_down(lo, *unit);
-            let span = units_between(first, round_down(hi, *unit), *unit);
-            for n in inner.iter().map(|n| *n as i64) {
-                let count = span / n + 1;
-                if count as usize <= self.target || (*unit == Unit::Year && n == 100) {
-                    let starts = (0..count.min(MAX_BUCKETS as i64))
-                        .filter_map(|k| add(first, *unit, k * n))
-                        .map(|t| t.timestamp_millis())
-                        .collect();
-                    return Ok(Chosen {
-                        marker,
-                        starts,
-                        interval: format!("{n}{suffix}"),
-                        calendar: false,
-                        min_doc_count: 0,
-                    });
+                continue;
+            };
+            for n in inner.iter().map(|n| *n as usize) {
+                let count = (keys.len() - 1) / n + 1;
+                if count <= target || (last_resort && n == widest) {
+                    let starts: Vec<i64> = keys.iter().step_by(n).copied().collect();
+                    if starts.len() > MAX_BUCKETS {
+                        return Err(too_many(starts.len()));
+                    }
+                    // The last bucket spans n units from its start.
+                    let mut end = *starts.last().unwrap_or(&min);
+                    for _ in 0..n {
+                        end = rounding.next(end);
+                    }
+                    return Ok(chosen(starts, end, Some(format!("{n}{suffix}")), 0));
                 }
             }
         }
-        unreachable!("the last rounding always fits")
+        Err(too_many(MAX_BUCKETS + 1))
     }
 
     /// tantivy's request for these buckets: a range aggregation on the date column.
-    fn request(&self, chosen: &Chosen, end: i64) -> Value {
+    fn request(&self, chosen: &Chosen) -> Value {
         let nanos = |ms: i64| json!(ms.saturating_mul(1_000_000));
         let ranges: Vec<Value> = chosen
             .starts
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                let to = chosen.starts.get(i + 1).copied().unwrap_or(end);
+                let to = chosen.starts.get(i + 1).copied().unwrap_or(chosen.end);
                 json!({"from": nanos(*s), "to": nanos(to)})
             })
             .collect();
@@ -269,156 +288,137 @@ impl AutoHistogram {
     }
 }
 
-fn round_down(t: DateTime<Utc>, unit: Unit) -> DateTime<Utc> {
-    let ms = t.timestamp_millis();
-    let floor = |step: i64| {
-        Utc.timestamp_millis_opt(ms.div_euclid(step) * step)
-            .single()
-            .unwrap_or(t)
-    };
-    let date = |y, m| {
-        NaiveDate::from_ymd_opt(y, m, 1)
-            .and_then(|d| d.and_hms_opt(0, 0, 0))
-            .map_or(t, |d| Utc.from_utc_datetime(&d))
-    };
-    match unit {
-        Unit::Second => floor(1_000),
-        Unit::Minute => floor(60_000),
-        Unit::Hour => floor(3_600_000),
-        Unit::Day => floor(86_400_000),
-        Unit::Month => date(t.year(), t.month()),
-        Unit::Quarter => date(t.year(), t.month() - (t.month() - 1) % 3),
-        Unit::Year => date(t.year(), 1),
-    }
-}
-
-fn units_between(a: DateTime<Utc>, b: DateTime<Utc>, unit: Unit) -> i64 {
-    let ms = b.timestamp_millis() - a.timestamp_millis();
-    match unit {
-        Unit::Second => ms / 1_000,
-        Unit::Minute => ms / 60_000,
-        Unit::Hour => ms / 3_600_000,
-        Unit::Day => ms / 86_400_000,
-        Unit::Month => {
-            (b.year() as i64 - a.year() as i64) * 12 + b.month() as i64 - a.month() as i64
-        }
-        Unit::Quarter => units_between(a, b, Unit::Month) / 3,
-        Unit::Year => b.year() as i64 - a.year() as i64,
-    }
-}
-
-fn add(t: DateTime<Utc>, unit: Unit, k: i64) -> Option<DateTime<Utc>> {
-    let fixed = |step: i64| {
-        Utc.timestamp_millis_opt(t.timestamp_millis().checked_add(k.checked_mul(step)?)?)
-            .single()
-    };
-    match unit {
-        Unit::Second => fixed(1_000),
-        Unit::Minute => fixed(60_000),
-        Unit::Hour => fixed(3_600_000),
-        Unit::Day => fixed(86_400_000),
-        Unit::Month => t.checked_add_months(Months::new(u32::try_from(k).ok()?)),
-        Unit::Quarter => t.checked_add_months(Months::new(u32::try_from(k.checked_mul(3)?).ok()?)),
-        Unit::Year => t.checked_add_months(Months::new(u32::try_from(k.checked_mul(12)?).ok()?)),
-    }
-}
-
-/// Whether a date_histogram's interval is a calendar month, quarter or year.
-pub fn is_calendar(params: &Map<String, Value>) -> bool {
-    matches!(
-        params
-            .get("calendar_interval")
-            .or_else(|| params.get("interval"))
-            .and_then(Value::as_str),
-        Some("month" | "1M" | "quarter" | "1q" | "year" | "1y")
-    )
-}
-
-/// Chooses each auto_date_histogram's buckets for one search, from the matches' dates:
-/// tantivy's request entries to add, and what reshapes their answers.
+/// Chooses each own date histogram's buckets for one search, from the matches' dates: where
+/// in tantivy's request each goes (the names above it), its entry, and what reshapes its
+/// answers.
+#[allow(clippy::type_complexity)]
 pub fn resolve(
     autos: &[AutoHistogram],
     searcher: &tantivy::Searcher,
     query: &dyn tantivy::query::Query,
-) -> tantivy::Result<Vec<(String, Value, Chosen)>> {
+) -> tantivy::Result<Vec<(Vec<String>, String, Value, Chosen)>> {
     let mut out = Vec::new();
     for a in autos {
         let (min, max) = searcher.search(query, &Extent(a.column.clone()))?;
-        let (min, max) = match (min, max) {
-            (Some(lo), Some(hi)) => (lo, hi),
+        let chosen = match (min, max) {
+            (Some(lo), Some(hi)) => a
+                .choose(lo, hi)
+                .map_err(tantivy::TantivyError::InvalidArgument)?,
             // No dates: no buckets.
-            _ => {
-                let chosen = Chosen {
-                    marker: format!("{}{MARK}", a.name),
-                    starts: Vec::new(),
-                    interval: "1s".into(),
-                    calendar: a.calendar.is_some(),
-                    min_doc_count: a.min_doc_count,
-                };
-                out.push((chosen.marker.clone(), Value::Null, chosen));
-                continue;
-            }
+            _ => Chosen {
+                marker: AutoHistogram::marker(&a.name),
+                starts: Vec::new(),
+                end: 0,
+                interval: match a.kind {
+                    Kind::Auto { .. } => Some("1s".into()),
+                    Kind::Histogram { .. } => None,
+                },
+                min_doc_count: 0,
+                formats: a.formats.clone(),
+                zone: a.zone.clone(),
+                keyed: a.keyed,
+                top: a.path.is_empty(),
+            },
         };
-        let chosen = a
-            .choose(min, max)
-            .map_err(tantivy::TantivyError::InvalidArgument)?;
-        let last = chosen.starts.last().copied().unwrap_or(min);
-        let end = Utc
-            .timestamp_millis_opt(last)
-            .single()
-            .and_then(|t| {
-                let (unit, n) = parse_interval(&chosen.interval)?;
-                add(t, unit, n)
-            })
-            .map_or(max + 1, |t| t.timestamp_millis());
-        out.push((chosen.marker.clone(), a.request(&chosen, end), chosen));
+        let request = if chosen.starts.is_empty() {
+            Value::Null
+        } else {
+            a.request(&chosen)
+        };
+        out.push((a.path.clone(), chosen.marker.clone(), request, chosen));
     }
     Ok(out)
 }
 
-fn parse_interval(text: &str) -> Option<(Unit, i64)> {
-    let (n, suffix) = text.split_at(text.len() - 1);
-    let unit = match suffix {
-        "q" => Unit::Quarter,
-        _ => ROUNDINGS.iter().find(|r| r.2 == suffix)?.0,
-    };
-    Some((unit, n.parse().ok()?))
+/// Puts Elasticsearch's answer for each own date histogram in place of tantivy's range, at
+/// every level of the response; one at the top level that matched nothing is empty.
+pub fn reshape(v: &mut Value, chosen: &[Chosen]) {
+    if chosen.is_empty() {
+        return;
+    }
+    if let Value::Object(map) = v {
+        for c in chosen.iter().filter(|c| c.top) {
+            if !map.contains_key(&c.marker) {
+                map.insert(c.marker.clone(), json!({"buckets": []}));
+            }
+        }
+    }
+    replace_markers(v, chosen);
 }
 
-/// Puts Elasticsearch's answer for each auto_date_histogram in place of tantivy's range.
-pub fn reshape(v: &mut Value, chosen: &[Chosen]) {
-    let Value::Object(map) = v else { return };
-    for c in chosen {
-        let found = map.remove(&c.marker).unwrap_or(Value::Null);
-        let buckets = found["buckets"].as_array().cloned().unwrap_or_default();
-        let out: Vec<Value> = c
-            .starts
-            .iter()
-            .map(|start| {
-                // tantivy adds buckets for the open ends; each of ours is found by its start.
-                let b = buckets
-                    .iter()
-                    .find(|b| date_range::bound_ms(b, "from") == Some(*start))
-                    .cloned()
-                    .unwrap_or_else(|| json!({"doc_count": 0}));
-                let mut o = Map::new();
-                o.insert("key_as_string".into(), json!(date_range::as_string(*start)));
-                o.insert("key".into(), json!(start));
-                o.insert("doc_count".into(), b["doc_count"].clone());
-                date_range::copy_sub_aggregations(&b, &mut o);
-                Value::Object(o)
-            })
-            .collect();
-        let name = c.marker.trim_end_matches(MARK).to_string();
-        if c.calendar {
-            let shown: Vec<Value> = out
-                .into_iter()
-                .filter(|b| b["doc_count"].as_u64().unwrap_or(0) >= c.min_doc_count)
-                .collect();
-            map.insert(name, json!({"buckets": shown}));
-        } else {
-            map.insert(name, json!({"buckets": out, "interval": c.interval}));
+fn replace_markers(v: &mut Value, chosen: &[Chosen]) {
+    match v {
+        Value::Object(map) => {
+            for c in chosen {
+                if let Some(found) = map.remove(&c.marker) {
+                    let name = c.marker.trim_end_matches(MARK).to_string();
+                    map.insert(name, answer(Some(&found), c));
+                }
+            }
+            map.iter_mut()
+                .filter(|(k, _)| k.as_str() != "hits")
+                .for_each(|(_, v)| replace_markers(v, chosen));
         }
+        Value::Array(items) => items.iter_mut().for_each(|v| replace_markers(v, chosen)),
+        _ => {}
+    }
+}
+
+fn answer(found: Option<&Value>, c: &Chosen) -> Value {
+    let empty = Vec::new();
+    let buckets = found
+        .and_then(|f| f["buckets"].as_array())
+        .unwrap_or(&empty);
+    let mut out: Vec<Value> = c
+        .starts
+        .iter()
+        .map(|start| {
+            // tantivy adds buckets for the open ends; each of ours is found by its start.
+            let b = buckets
+                .iter()
+                .find(|b| super::date_range::bound_ms(b, "from") == Some(*start));
+            let mut o = Map::new();
+            let text = c.formats.print_in(start.saturating_mul(1_000_000), &c.zone);
+            o.insert("key_as_string".into(), json!(text));
+            o.insert("key".into(), json!(start));
+            o.insert(
+                "doc_count".into(),
+                b.map_or(json!(0), |b| b["doc_count"].clone()),
+            );
+            if let Some(b) = b {
+                super::date_range::copy_sub_aggregations(b, &mut o);
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let count = |b: &Value| b["doc_count"].as_u64().unwrap_or(0);
+    if c.interval.is_none() {
+        if c.min_doc_count == 0 {
+            // From the first bucket with documents to the last, in this parent.
+            let first = out.iter().position(|b| count(b) > 0).unwrap_or(out.len());
+            let last = out.iter().rposition(|b| count(b) > 0).map_or(0, |i| i + 1);
+            out = if first < last {
+                out[first..last].to_vec()
+            } else {
+                Vec::new()
+            };
+        } else {
+            out.retain(|b| count(b) >= c.min_doc_count);
+        }
+    }
+    let buckets = if c.keyed {
+        let mut keyed = Map::new();
+        for b in out {
+            let k = b["key_as_string"].as_str().unwrap_or_default().to_string();
+            keyed.insert(k, b);
+        }
+        Value::Object(keyed)
+    } else {
+        Value::Array(out)
+    };
+    match &c.interval {
+        Some(interval) => json!({"buckets": buckets, "interval": interval}),
+        None => json!({"buckets": buckets}),
     }
 }
 

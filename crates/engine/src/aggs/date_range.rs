@@ -5,7 +5,9 @@
 //! `strict_date_optional_time`, and the key `from-to` (`*` for an open end). tantivy's buckets
 //! for the gaps between ranges are left out.
 
-use crate::mapping::read_date;
+use crate::mapping::datemath::{self, Round};
+use crate::mapping::dates::DateFormats;
+use crate::mapping::zone::Zone;
 use crate::mapping::FieldType;
 use crate::mapping::Mapping;
 use serde_json::{json, Map, Value};
@@ -20,6 +22,9 @@ pub struct DateRange {
     /// Per range, sorted: from and to (epoch ms), and a custom key.
     ranges: Vec<(Option<i64>, Option<i64>, Option<String>)>,
     keyed: bool,
+    /// How bounds print: the `format` (else the field's) on the `time_zone`'s clock.
+    formats: DateFormats,
+    zone: Zone,
 }
 
 /// tantivy's request for `name`'s date_range, and what reshapes its answer.
@@ -32,20 +37,13 @@ pub fn rewrite(
     let refuse = |m: String| Err(format!("aggregation `{at}`: {m}"));
     if let Some(k) = params
         .keys()
-        .find(|k| !["field", "ranges", "keyed", "time_zone"].contains(&k.as_str()))
+        .find(|k| !["field", "ranges", "keyed", "time_zone", "format"].contains(&k.as_str()))
     {
         return refuse(format!(
             "`date_range` parameter `{k}` is not run by the embedded engine"
         ));
     }
-    if let Some(z) = params
-        .get("time_zone")
-        .filter(|z| !matches!(z.as_str(), Some("UTC" | "Z" | "+00:00" | "Etc/UTC")))
-    {
-        return refuse(format!(
-            "time_zone {z} is not run by the embedded engine (UTC only)"
-        ));
-    }
+    let (formats, zone) = super::date_histogram::key_printer(params, mapping, at)?;
     let field = params
         .get("field")
         .and_then(Value::as_str)
@@ -64,7 +62,9 @@ pub fn rewrite(
         .and_then(Value::as_array)
         .filter(|r| !r.is_empty())
         .ok_or_else(|| format!("aggregation `{at}`: `date_range` needs `ranges`"))?;
-    let mut ranges = read_ranges(list, mapped.as_ref(), at)?;
+    // Checked with no index, a date the field's own format reads is read at the search.
+    let lenient = mapping.is_none();
+    let mut ranges = read_ranges(list, &formats, &zone, lenient, at)?;
     // Elasticsearch sorts the ranges by `from`, then `to` (open ends first and last).
     ranges.sort_by_key(|(f, t, _)| (f.unwrap_or(i64::MIN), t.unwrap_or(i64::MAX)));
     let column = mapped
@@ -96,16 +96,21 @@ pub fn rewrite(
             marker,
             ranges,
             keyed,
+            formats,
+            zone,
         },
     ))
 }
 
-/// Each range's bounds in epoch milliseconds (date math and the field's formats read as
-/// Elasticsearch reads them), and its key.
+/// Each range's bounds in epoch milliseconds (dates, date math and numbers read as
+/// Elasticsearch reads them: by the `format`, else the field's, on the zone's clock), and its
+/// key.
 #[allow(clippy::type_complexity)]
 fn read_ranges(
     list: &[Value],
-    mapped: Option<&crate::mapping::FieldRef<'_>>,
+    formats: &DateFormats,
+    zone: &Zone,
+    lenient: bool,
     at: &str,
 ) -> Result<Vec<(Option<i64>, Option<i64>, Option<String>)>, String> {
     let refuse = |m: String| Err(format!("aggregation `{at}`: {m}"));
@@ -126,33 +131,20 @@ fn read_ranges(
             ));
         }
         let bound = |k: &str| -> Result<Option<i64>, String> {
-            let Some(v) = o.get(k).filter(|v| !v.is_null()) else {
-                return Ok(None);
-            };
-            if let (true, Some(text)) = (crate::mapping::datemath::is_math(v), v.as_str()) {
-                // Elasticsearch reads both ends of a date range rounding down.
-                let formats = mapped
-                    .as_ref()
-                    .and_then(|f| f.dates.clone())
-                    .unwrap_or_default();
-                return crate::mapping::datemath::eval(
-                    text,
-                    &formats,
-                    now,
-                    crate::mapping::datemath::Round::Down,
-                )
-                .map(|d| Some(d.into_timestamp_millis()))
-                .map_err(|e| format!("aggregation `{at}`: `{k}`: {e}"));
-            }
-            match (&mapped, v) {
-                (_, Value::Number(n)) => n.as_i64().map(Some).ok_or_else(|| {
-                    format!("aggregation `{at}`: `{k}` {v} is not epoch milliseconds")
+            match o.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Number(n)) => n.as_i64().map(Some).ok_or_else(|| {
+                    format!("aggregation `{at}`: `{k}` {n} is not epoch milliseconds")
                 }),
-                (Some(f), v) => read_date(f, v)
-                    .map(|d| Some(d.into_timestamp_millis()))
-                    .map_err(|e| format!("aggregation `{at}`: `{k}`: {e}")),
-                // Checked with no index: the field's format reads it at the search.
-                (None, _) => Ok(Some(0)),
+                // Elasticsearch reads both ends of a date range rounding down.
+                Some(Value::String(text)) => {
+                    match datemath::eval_in(text, formats, now, Round::Down, zone) {
+                        Ok(d) => Ok(Some(d.into_timestamp_millis())),
+                        Err(_) if lenient => Ok(Some(0)),
+                        Err(e) => Err(format!("aggregation `{at}`: `{k}`: {e}")),
+                    }
+                }
+                Some(other) => Err(format!("aggregation `{at}`: `{k}` {other} is not a date")),
             }
         };
         let key = o.get("key").and_then(Value::as_str).map(str::to_string);
@@ -183,13 +175,6 @@ pub(crate) fn copy_sub_aggregations(bucket: &Value, into: &mut Map<String, Value
             into.insert(k.clone(), v.clone());
         }
     }
-}
-
-/// Epoch milliseconds as `strict_date_optional_time` with milliseconds, in UTC.
-pub(crate) fn as_string(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
-        .unwrap_or_default()
 }
 
 /// Puts Elasticsearch's answer for each date_range in place of tantivy's, at every level.
@@ -225,8 +210,12 @@ fn answer(tantivy: &Value, spec: &DateRange) -> Value {
             .cloned()
             .unwrap_or_else(|| json!({"doc_count": 0}));
         let mut o = Map::new();
-        let from_s = from.map(as_string);
-        let to_s = to.map(as_string);
+        let print = |ms: i64| {
+            spec.formats
+                .print_in(ms.saturating_mul(1_000_000), &spec.zone)
+        };
+        let from_s = from.map(print);
+        let to_s = to.map(print);
         let label = key.clone().unwrap_or_else(|| {
             format!(
                 "{}-{}",

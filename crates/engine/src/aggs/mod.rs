@@ -57,8 +57,11 @@ pub struct AggPlan {
     date_ranges: Vec<date_range::DateRange>,
     /// The aggregations on geo positions, run beside tantivy's.
     points: points::PointAggs,
-    /// The auto_date_histograms, whose buckets each search chooses from its matches.
+    /// The auto_date_histograms, and the date_histograms tantivy cannot run, whose buckets
+    /// each search chooses from its matches.
     autos: Vec<auto_date::AutoHistogram>,
+    /// tantivy's date_histograms, whose keys are printed again.
+    date_keys: date_histogram::DateKeys,
     /// The significant_terms, scored against the whole index after the search.
     significant: Vec<significant::Significant>,
     /// `meta`, integer keys and counts, as Elasticsearch shows them.
@@ -166,6 +169,7 @@ impl AggPlan {
             date_ranges: Vec::new(),
             points: Vec::new(),
             autos: Vec::new(),
+            date_keys: Default::default(),
             significant: Vec::new(),
             shapes: shape::Shapes::default(),
             exact: Vec::new(),
@@ -188,6 +192,7 @@ impl AggPlan {
             date_ranges: level.date_ranges,
             points: points::PointAggs(std::sync::Arc::new(level.points)),
             autos: level.autos,
+            date_keys: level.date_keys,
             significant: level.significant,
             shapes: level.shapes,
             exact: exact::ExactAggs(std::sync::Arc::new(level.exact)),
@@ -200,6 +205,7 @@ impl AggPlan {
         let mut v = to_json(&fruit.results);
         date_range::reshape(&mut v, &self.date_ranges);
         auto_date::reshape(&mut v, &fruit.autos);
+        self.date_keys.apply(&mut v);
         if let Value::Object(map) = &mut v {
             if let Some(points) = &fruit.points {
                 map.extend(self.points.to_json(points));
@@ -225,11 +231,22 @@ impl AggPlan {
     ) -> tantivy::Result<(AggCollector, Finish)> {
         let mut request = self.request.clone();
         let mut chosen = Vec::new();
-        for (marker, req, c) in auto_date::resolve(&self.autos, searcher, query)? {
+        for (path, marker, req, c) in auto_date::resolve(&self.autos, searcher, query)? {
             if !req.is_null() {
                 let agg = serde_json::from_value(req)
                     .map_err(|e| tantivy::TantivyError::InvalidArgument(e.to_string()))?;
-                request.insert(marker, agg);
+                let mut level = &mut request;
+                for name in &path {
+                    level = &mut level
+                        .get_mut(name)
+                        .ok_or_else(|| {
+                            tantivy::TantivyError::InvalidArgument(format!(
+                                "no aggregation `{name}` above `{marker}`"
+                            ))
+                        })?
+                        .sub_aggregation;
+                }
+                level.insert(marker, agg);
             }
             chosen.push(c);
         }
@@ -297,6 +314,7 @@ struct Level<'a> {
     date_ranges: Vec<date_range::DateRange>,
     points: Vec<(String, points::PointAgg)>,
     autos: Vec<auto_date::AutoHistogram>,
+    date_keys: date_histogram::DateKeys,
     significant: Vec<significant::Significant>,
     shapes: shape::Shapes,
     exact: Vec<exact::ExactPercentiles>,
@@ -396,6 +414,23 @@ impl Level<'_> {
         if self.rewrite_top_level(kind, params, sub, at, out)? {
             return Ok(());
         }
+        if kind == "date_histogram" {
+            if let date_histogram::Plan::Own(rounding) = date_histogram::plan(params, &here)? {
+                let mut inner = path.to_vec();
+                inner.push(auto_date::AutoHistogram::marker(name));
+                let filters_before = self.filters.len();
+                let sub = sub.map(|s| self.rewrite(s, &here, &inner)).transpose()?;
+                if self.filters.len() != filters_before {
+                    return Err(format!("aggregation `{here}`: `filter` and `filters` under a `date_histogram` by months, quarters or years, or in a time zone with daylight saving, are not run by the embedded engine"));
+                }
+                self.autos.push(auto_date::AutoHistogram::histogram(
+                    name, params, rounding, mapping, sub, path, &here,
+                )?);
+                return Ok(());
+            }
+            let printer = date_histogram::key_printer(params, mapping, &here)?;
+            self.date_keys.push(path, name, printer);
+        }
         if kind == "geo_bounds" {
             if sub.is_some() {
                 return Err(format!(
@@ -493,21 +528,6 @@ impl Level<'_> {
             let sig = significant::Significant::parse(name, params, mapping, &here)?;
             out.insert(sig.marker(), sig.request());
             self.significant.push(sig);
-            return Ok(true);
-        }
-        if kind == "date_histogram" && auto_date::is_calendar(params) {
-            let filters_before = self.filters.len();
-            let sub = sub
-                .map(|s| self.rewrite(s, &here, &[format!("{name}\u{5}")]))
-                .transpose()?;
-            if self.filters.len() != filters_before || !path.is_empty() {
-                return Err(format!("aggregation `{here}`: the embedded engine runs a `date_histogram` by months, quarters or years at the top level of a request, without `filter` sub-aggregations"));
-            }
-            if let Some(calendar) =
-                auto_date::AutoHistogram::calendar(name, params, mapping, sub, &here)?
-            {
-                self.autos.push(calendar);
-            }
             return Ok(true);
         }
         if kind == "auto_date_histogram" {
@@ -683,59 +703,17 @@ const NUMERIC_METRICS: [&str; 7] = [
     "percentiles",
 ];
 
-/// Elasticsearch's calendar intervals that are fixed lengths in UTC become fixed intervals;
-/// the others (months, quarters, years), and time zones other than UTC, are refused.
+/// A date_histogram tantivy runs: its parameters as tantivy takes them.
 fn date_histogram(p: &mut Map<String, Value>, at: &str) -> Result<(), String> {
-    match p.remove("time_zone") {
-        None => {}
-        Some(Value::String(z)) if matches!(z.as_str(), "UTC" | "Z" | "+00:00" | "Etc/UTC") => {}
-        Some(z) => {
-            return Err(format!(
-                "aggregation `{at}`: time_zone {z} is not run by the embedded engine (UTC only)"
-            ))
+    match date_histogram::plan(p, at)? {
+        date_histogram::Plan::Tantivy(tantivy) => {
+            *p = tantivy;
+            Ok(())
         }
+        date_histogram::Plan::Own(_) => Err(format!(
+            "aggregation `{at}`: this date_histogram runs on the engine's own buckets"
+        )),
     }
-    // `format` only shapes `key_as_string`; the buckets are the same.
-    p.remove("format");
-    let given = p
-        .remove("calendar_interval")
-        .or_else(|| p.remove("interval"));
-    if let Some(interval) = given {
-        let text = interval.as_str().unwrap_or_default();
-        let fixed = match text {
-            "second" | "1s" => "1s",
-            "minute" | "1m" => "1m",
-            "hour" | "1h" => "1h",
-            "day" | "1d" => "1d",
-            "week" | "1w" => {
-                // Calendar weeks start on Monday; fixed 7-day buckets start at the epoch, a
-                // Thursday: 4 days on is Monday 1970-01-05.
-                if p.contains_key("offset") {
-                    return Err(format!(
-                        "aggregation `{at}`: a weekly calendar_interval with an offset is not run by the embedded engine"
-                    ));
-                }
-                p.insert("offset".into(), Value::String("4d".into()));
-                "7d"
-            }
-            other if fixed_length(other) => other,
-            other => {
-                return Err(format!(
-                    "aggregation `{at}`: calendar_interval `{other}` has no fixed length (months, quarters and years vary) and is not run by the embedded engine"
-                ))
-            }
-        };
-        p.insert("fixed_interval".into(), Value::String(fixed.into()));
-    }
-    Ok(())
-}
-
-fn fixed_length(interval: &str) -> bool {
-    let digits = interval.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let unit = &interval[digits.len()..];
-    !digits.is_empty()
-        && digits.chars().all(|c| c.is_ascii_digit())
-        && matches!(unit, "ms" | "s" | "m" | "h" | "d")
 }
 
 /// Parameters of the request that tantivy did not read back: those it would ignore.
@@ -774,14 +752,18 @@ fn alias<'a>(read: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
 }
 
 mod auto_date;
+mod date_histogram;
 mod date_range;
 mod exact;
 mod exact_buckets;
 mod filters;
 mod geo;
 mod points;
+mod rounding;
 mod shape;
 mod significant;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod zone_tests;

@@ -402,27 +402,27 @@ impl QueryCompiler<'_> {
             Some(text) if is_date => Some(crate::mapping::dates::DateFormats::parse(text)?),
             _ => None,
         };
-        match bounds.get("time_zone").and_then(Value::as_str) {
-            None | Some("UTC" | "Z" | "+00:00" | "Etc/UTC") => {}
-            Some(zone) if is_date => {
-                return Err(format!(
-                    "range `time_zone` {zone} is not run by the embedded engine (UTC only)"
-                ))
-            }
-            Some(_) => {}
-        }
+        // Dates without an offset of their own are read on the zone's clock (numbers are
+        // instants); Elasticsearch ignores a time_zone on other fields.
+        let zone = match is_date {
+            true => crate::mapping::zone::Zone::of_param(bounds.get("time_zone"))
+                .map_err(|e| format!("range: {e}"))?,
+            false => crate::mapping::zone::Zone::utc(),
+        };
         let now = chrono::Utc::now();
         // Date math (`now-1d/d`, `2024-01-01||+1M`) rounds up for `gt` and `lte`, as in
         // Elasticsearch; `now` is when the search is compiled (once per task in a race).
         let bound = |v: &Value, round| -> Result<Term, String> {
             match (is_date, v.as_str()) {
-                (true, Some(text)) if formats.is_some() || datemath::is_math(v) => {
+                (true, Some(text))
+                    if formats.is_some() || datemath::is_math(v) || !zone.is_utc() =>
+                {
                     let read = formats
                         .as_ref()
                         .or(f.dates.as_ref())
                         .cloned()
                         .unwrap_or_default();
-                    Ok(f.date_term(datemath::eval(text, &read, now, round)?))
+                    Ok(f.date_term(datemath::eval_in(text, &read, now, round, &zone)?))
                 }
                 _ => self.term(f, v),
             }

@@ -49,6 +49,19 @@ enum Node {
     Boosted(Box<Node>, f32),
 }
 
+impl Node {
+    fn zone_ranges(&mut self, zone: &Value) {
+        match self {
+            Node::Range { bounds, .. } => {
+                bounds.insert("time_zone".into(), zone.clone());
+            }
+            Node::Bool(items) => items.iter_mut().for_each(|(_, n)| n.zone_ranges(zone)),
+            Node::Boosted(n, _) => n.zone_ranges(zone),
+            Node::Term { .. } | Node::Exists(_) => {}
+        }
+    }
+}
+
 fn lex(text: &str) -> Result<Vec<Token>, String> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
@@ -403,14 +416,11 @@ impl QueryCompiler<'_> {
                 "query_string type `{t}` is not run by the embedded engine (best_fields)"
             ));
         }
-        if let Some(z) = obj
-            .get("time_zone")
-            .and_then(Value::as_str)
-            .filter(|z| !matches!(*z, "UTC" | "Z" | "+00:00"))
-        {
-            return Err(format!(
-                "query_string time_zone {z} is not run by the embedded engine (UTC only)"
-            ));
+        // Its ranges read dates on the zone's clock, as a range query's `time_zone`.
+        let zone = obj.get("time_zone").filter(|z| !z.is_null());
+        if let Some(z) = zone {
+            crate::mapping::zone::Zone::of_param(Some(z))
+                .map_err(|e| format!("query_string: {e}"))?;
         }
         let text = obj
             .get("query")
@@ -428,12 +438,15 @@ impl QueryCompiler<'_> {
         if parser.tokens.is_empty() {
             return Ok(Box::new(EmptyQuery));
         }
-        let node = parser.or_expr(0)?;
+        let mut node = parser.or_expr(0)?;
         if parser.at < parser.tokens.len() {
             return Err(format!(
                 "query_string `{text}`: unexpected {}",
                 describe(parser.peek())
             ));
+        }
+        if let Some(z) = zone {
+            node.zone_ranges(z);
         }
         let defaults: Vec<String> = match (obj.get("fields"), obj.get("default_field")) {
             (Some(Value::Array(fs)), _) => fs

@@ -1,10 +1,12 @@
 //! Elasticsearch's date math in range queries and date_range aggregations: an anchor (`now`,
 //! or a date followed by `||`), then `+N<unit>`/`-N<unit>` steps and `/<unit>` roundings, in
-//! UTC. Units: `y`, `M`, `w`, `d`, `h`/`H`, `m`, `s`. A rounding goes to the unit's start, or
+//! UTC or on a `time_zone`'s clock. Units: `y`, `M`, `w`, `d`, `h`/`H`, `m`, `s`. A rounding goes to the unit's start, or
 //! to its last millisecond where Elasticsearch rounds up (`gt` and `lte` bounds).
 
+use crate::mapping::calendar::{add_local, truncate, Unit};
 use crate::mapping::dates::DateFormats;
-use chrono::{DateTime as Chrono, Datelike, Duration, Months, NaiveDate, TimeZone, Utc};
+use crate::mapping::zone::Zone;
+use chrono::{DateTime as Chrono, Utc};
 use serde_json::Value;
 use tantivy::DateTime;
 
@@ -20,28 +22,43 @@ pub fn is_math(v: &Value) -> bool {
         .is_some_and(|s| s.trim_start().starts_with("now") || s.contains("||"))
 }
 
-/// The instant a date-math expression names, `now` being `now`.
+/// The instant a date-math expression names, `now` being `now`, in UTC.
 pub fn eval(
     text: &str,
     formats: &DateFormats,
     now: Chrono<Utc>,
     round: Round,
 ) -> Result<DateTime, String> {
+    eval_in(text, formats, now, round, &Zone::utc())
+}
+
+/// The instant a date-math expression names on `zone`'s clock, as Elasticsearch reads it with
+/// a `time_zone`: a date without an offset of its own is a wall-clock time there (epoch
+/// numbers are instants), `+1d`, `+1M`, `/d` and `/M` count the zone's days and months, and
+/// `+1h`, `+1m`, `+1s` are elapsed time.
+pub fn eval_in(
+    text: &str,
+    formats: &DateFormats,
+    now: Chrono<Utc>,
+    round: Round,
+    zone: &Zone,
+) -> Result<DateTime, String> {
     let text = text.trim();
-    let (anchor, mut ops) = if let Some(rest) = text.strip_prefix("now") {
-        (now, rest)
+    let read = |date: &str| -> Result<i64, String> {
+        let ms = formats
+            .read(&Value::String(date.to_string()))?
+            .into_timestamp_millis();
+        let instant = date.parse::<f64>().is_ok() || names_its_offset(date);
+        Ok(if instant { ms } else { zone.from_local(ms) })
+    };
+    let (mut at, mut ops) = if let Some(rest) = text.strip_prefix("now") {
+        (now.timestamp_millis(), rest)
     } else if let Some((date, rest)) = text.split_once("||") {
-        let dt = formats.read(&Value::String(date.to_string()))?;
-        let at = Utc
-            .timestamp_micros(dt.into_timestamp_micros())
-            .single()
-            .ok_or_else(|| format!("`{date}` is out of range"))?;
-        (at, rest)
+        (read(date)?, rest)
     } else {
-        return formats.read(&Value::String(text.to_string()));
+        return Ok(DateTime::from_timestamp_millis(read(text)?));
     };
     let bad = |why: &str| format!("date math `{text}`: {why}");
-    let mut at = anchor;
     while let Some(op) = ops.chars().next() {
         ops = &ops[1..];
         let digits = ops.chars().take_while(char::is_ascii_digit).count();
@@ -55,10 +72,21 @@ pub fn eval(
         ops = &ops[digits..];
         let unit = ops.chars().next().ok_or_else(|| bad("a unit is missing"))?;
         ops = &ops[unit.len_utf8()..];
+        let u = unit_of(unit)
+            .ok_or_else(|| bad("expected +, - or / followed by a unit (y, M, w, d, h, m, s)"))?;
         at = match op {
-            '+' => step(at, n, unit).ok_or_else(|| bad("out of range"))?,
-            '-' => step(at, -n, unit).ok_or_else(|| bad("out of range"))?,
-            '/' if digits == 0 => round_to(at, unit, round).ok_or_else(|| bad("unknown unit"))?,
+            '+' => step(zone, at, u, n).ok_or_else(|| bad("out of range"))?,
+            '-' => step(zone, at, u, -n).ok_or_else(|| bad("out of range"))?,
+            '/' if digits == 0 => {
+                let start = truncate(zone.local_ms(at), u);
+                match round {
+                    Round::Down => zone.from_local(start),
+                    Round::Up => {
+                        let next = add_local(start, u, 1).ok_or_else(|| bad("out of range"))?;
+                        zone.from_local(next) - 1
+                    }
+                }
+            }
             _ => {
                 return Err(bad(
                     "expected +, - or / followed by a unit (y, M, w, d, h, m, s)",
@@ -66,57 +94,49 @@ pub fn eval(
             }
         };
     }
-    Ok(DateTime::from_timestamp_micros(at.timestamp_micros()))
+    Ok(DateTime::from_timestamp_millis(at))
 }
 
-fn step(at: Chrono<Utc>, n: i64, unit: char) -> Option<Chrono<Utc>> {
-    let months = |m: i64| {
-        let k = Months::new(u32::try_from(m.unsigned_abs()).ok()?);
-        if m >= 0 {
-            at.checked_add_months(k)
-        } else {
-            at.checked_sub_months(k)
-        }
-    };
-    match unit {
-        'y' => months(n.checked_mul(12)?),
-        'M' => months(n),
-        'w' => at.checked_add_signed(Duration::try_weeks(n)?),
-        'd' => at.checked_add_signed(Duration::try_days(n)?),
-        'h' | 'H' => at.checked_add_signed(Duration::try_hours(n)?),
-        'm' => at.checked_add_signed(Duration::try_minutes(n)?),
-        's' => at.checked_add_signed(Duration::try_seconds(n)?),
-        _ => None,
-    }
-}
-
-/// The start of `at`'s unit, or (rounding up) the last millisecond of it.
-fn round_to(at: Chrono<Utc>, unit: char, round: Round) -> Option<Chrono<Utc>> {
-    let day = at.date_naive();
-    let midnight = |d: NaiveDate| Some(Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0)?));
-    let start: Chrono<Utc> = match unit {
-        'y' => midnight(NaiveDate::from_ymd_opt(day.year(), 1, 1)?)?,
-        'M' => midnight(NaiveDate::from_ymd_opt(day.year(), day.month(), 1)?)?,
-        'w' => midnight(day - Duration::days(day.weekday().num_days_from_monday() as i64))?,
-        'd' => midnight(day)?,
-        'h' | 'H' => at - Duration::seconds((at.timestamp() % 3600 + 3600) % 3600) - sub_second(at),
-        'm' => at - Duration::seconds((at.timestamp() % 60 + 60) % 60) - sub_second(at),
-        's' => at - sub_second(at),
+fn unit_of(c: char) -> Option<Unit> {
+    Some(match c {
+        'y' => Unit::Year,
+        'M' => Unit::Month,
+        'w' => Unit::Week,
+        'd' => Unit::Day,
+        'h' | 'H' => Unit::Hour,
+        'm' => Unit::Minute,
+        's' => Unit::Second,
         _ => return None,
-    };
-    match round {
-        Round::Down => Some(start),
-        Round::Up => Some(step(start, 1, unit)? - Duration::milliseconds(1)),
+    })
+}
+
+/// `n` units on from `at`: days and longer on the wall clock, hours and shorter elapsed.
+fn step(zone: &Zone, at: i64, unit: Unit, n: i64) -> Option<i64> {
+    match unit {
+        Unit::Hour | Unit::Minute | Unit::Second => add_local(at, unit, n),
+        _ => Some(zone.from_local(add_local(zone.local_ms(at), unit, n)?)),
     }
 }
 
-fn sub_second(at: Chrono<Utc>) -> Duration {
-    Duration::nanoseconds(at.timestamp_subsec_nanos() as i64)
+/// Whether a date's text gives its own offset (`Z`, `+01:00`, `-0500` after its time).
+fn names_its_offset(date: &str) -> bool {
+    let Some(t) = date.find(['T', ' ']) else {
+        return false;
+    };
+    let time = &date[t + 1..];
+    time.ends_with(['Z', 'z'])
+        || time.rfind(['+', '-']).is_some_and(|i| {
+            i > 0
+                && time[i + 1..]
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == ':')
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::TimeZone;
 
     fn at(text: &str, round: Round) -> String {
         let now = Utc.with_ymd_and_hms(2024, 3, 14, 15, 9, 26).unwrap();
@@ -183,10 +203,57 @@ mod tests {
             24
         );
         assert_eq!(hits(json!({"lt": "now"})), 48);
+        // On a zone's clock: the 15th at +05:00 starts at 19:00Z on the 14th (5 documents of
+        // the 14th, from 19:30, and the 15th's 24); an offset of its own or an epoch number
+        // is an instant.
+        let zoned = |bound: serde_json::Value| json!({"gte": bound, "time_zone": "+05:00"});
+        assert_eq!(hits(zoned(json!("2024-03-15"))), 29);
+        assert_eq!(hits(zoned(json!("2024-03-15T00:00:00Z"))), 24);
+        assert_eq!(hits(zoned(json!(1_710_460_800_000i64))), 24);
+        assert_eq!(
+            hits(json!({"lte": "2024-03-14||/d", "time_zone": "-02:00"})),
+            26
+        );
         let e = idx
-            .compile(&json!({"query": {"range": {"at": {"gte": "now-1d", "time_zone": "+01:00"}}}}))
+            .compile(
+                &json!({"query": {"range": {"at": {"gte": "now-1d", "time_zone": "Moon/Base"}}}}),
+            )
             .err()
             .unwrap();
-        assert!(e.message.contains("time_zone"), "{}", e.message);
+        assert!(
+            e.message.contains("unknown time zone `Moon/Base`"),
+            "{}",
+            e.message
+        );
+        // query_string ranges read dates on its zone's clock too.
+        let plan = idx
+            .compile(&json!({"size": 0, "query": {"query_string": {"query": "at:[2024-03-15 TO *]", "time_zone": "+05:00"}}}))
+            .unwrap();
+        assert_eq!(idx.search_hits(&plan, &idx.searcher()).unwrap().0, 29);
+    }
+
+    #[test]
+    fn steps_and_roundings_on_a_zones_clock() {
+        let zone = Zone::parse("Europe/Vienna").unwrap();
+        let now = Utc.with_ymd_and_hms(2016, 3, 27, 10, 0, 0).unwrap();
+        let at = |text: &str, round| {
+            let dt = eval_in(text, &DateFormats::default(), now, round, &zone).unwrap();
+            zone.format(dt.into_timestamp_millis())
+        };
+        // The 27th has 23 hours in Vienna: its last millisecond is 23:59:59.999 CEST.
+        assert_eq!(at("now/d", Round::Down), "2016-03-27T00:00:00.000+01:00");
+        assert_eq!(at("now/d", Round::Up), "2016-03-27T23:59:59.999+02:00");
+        // A day back is the same wall-clock time; 24 hours back is an hour earlier on it.
+        assert_eq!(at("now", Round::Down), "2016-03-27T12:00:00.000+02:00");
+        assert_eq!(at("now-1d", Round::Down), "2016-03-26T12:00:00.000+01:00");
+        assert_eq!(at("now-24h", Round::Down), "2016-03-26T11:00:00.000+01:00");
+        assert_eq!(
+            at("2016-03-27||+1M/M", Round::Down),
+            "2016-04-01T00:00:00.000+02:00"
+        );
+        assert_eq!(
+            at("2016-03-27T02:30:00", Round::Down),
+            "2016-03-27T03:30:00.000+02:00"
+        );
     }
 }

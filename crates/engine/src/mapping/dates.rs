@@ -124,7 +124,19 @@ impl DateFormats {
     /// An instant (nanoseconds since the epoch) as the first format writes it, as
     /// Elasticsearch shows a formatted sort value or `key_as_string`.
     pub fn print(&self, nanos: i64) -> String {
-        let at = chrono::DateTime::from_timestamp_nanos(nanos);
+        self.print_in(nanos, &crate::mapping::zone::Zone::utc())
+    }
+
+    /// As [`DateFormats::print`], on `zone`'s clock with its offset (`Z` for UTC), as
+    /// Elasticsearch prints with a `time_zone`.
+    pub fn print_in(&self, nanos: i64, zone: &crate::mapping::zone::Zone) -> String {
+        let offset_ms = zone.offset_ms(nanos.div_euclid(1_000_000));
+        let zone_text = zone.offset_text(nanos.div_euclid(1_000_000));
+        let at = chrono::DateTime::from_timestamp_nanos(
+            nanos.saturating_add(offset_ms.saturating_mul(1_000_000)),
+        );
+        let zoned = chrono::FixedOffset::east_opt((offset_ms / 1000) as i32)
+            .map(|o| chrono::DateTime::from_timestamp_nanos(nanos).with_timezone(&o));
         let fraction = |at: &chrono::DateTime<chrono::Utc>| match nanos.rem_euclid(1_000_000_000) {
             n if n % 1_000_000 == 0 => at.format("%.3f").to_string(),
             n if n % 1_000 == 0 => at.format("%.6f").to_string(),
@@ -133,11 +145,18 @@ impl DateFormats {
         match self.0.first() {
             Some(Format::EpochMillis) => nanos.div_euclid(1_000_000).to_string(),
             Some(Format::EpochSecond) => nanos.div_euclid(1_000_000_000).to_string(),
-            Some(Format::Pattern { print, .. }) => at.format(print).to_string(),
+            Some(Format::Pattern { print, .. }) => match zoned {
+                Some(z) => z.format(print).to_string(),
+                None => at.format(print).to_string(),
+            },
             Some(Format::OptionalTime(printed)) => match printed {
-                Printed::Millis => at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-                Printed::Nanos => format!("{}{}Z", at.format("%Y-%m-%dT%H:%M:%S"), fraction(&at)),
-                Printed::Seconds => at.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                Printed::Millis => format!("{}{zone_text}", at.format("%Y-%m-%dT%H:%M:%S%.3f")),
+                Printed::Nanos => format!(
+                    "{}{}{zone_text}",
+                    at.format("%Y-%m-%dT%H:%M:%S"),
+                    fraction(&at)
+                ),
+                Printed::Seconds => format!("{}{zone_text}", at.format("%Y-%m-%dT%H:%M:%S")),
                 Printed::Date => at.format("%Y-%m-%d").to_string(),
                 Printed::Minute => at.format("%Y-%m-%dT%H:%M").to_string(),
                 Printed::Second => at.format("%Y-%m-%dT%H:%M:%S").to_string(),

@@ -8,9 +8,11 @@ mod runtime;
 mod values;
 pub use runtime::{is_elasticsearch_type, unknown_type_message};
 use values::add_value;
+pub(crate) mod calendar;
 pub(crate) mod dates;
 pub(crate) mod dynamic;
 pub(crate) mod ranges;
+pub(crate) mod zone;
 
 use crate::mapping::dynamic::Dynamic;
 use crate::mapping::dynamic::JsonFields;
