@@ -62,6 +62,8 @@ pub struct AggPlan {
     autos: Vec<auto_date::AutoHistogram>,
     /// tantivy's date_histograms, whose keys are printed again.
     date_keys: date_histogram::DateKeys,
+    /// The pipeline aggregations, computed from the others' answers.
+    pipelines: pipeline::Pipelines,
     /// The significant_terms, scored against the whole index after the search.
     significant: Vec<significant::Significant>,
     /// `meta`, integer keys and counts, as Elasticsearch shows them.
@@ -170,6 +172,8 @@ impl AggPlan {
             points: Vec::new(),
             autos: Vec::new(),
             date_keys: Default::default(),
+            pipelines: Default::default(),
+            enclosing: None,
             significant: Vec::new(),
             shapes: shape::Shapes::default(),
             exact: Vec::new(),
@@ -193,6 +197,7 @@ impl AggPlan {
             points: points::PointAggs(std::sync::Arc::new(level.points)),
             autos: level.autos,
             date_keys: level.date_keys,
+            pipelines: level.pipelines,
             significant: level.significant,
             shapes: level.shapes,
             exact: exact::ExactAggs(std::sync::Arc::new(level.exact)),
@@ -200,8 +205,9 @@ impl AggPlan {
         })
     }
 
-    /// The response's `aggregations`, as Elasticsearch shapes them.
-    pub fn to_json(&self, fruit: &AggFruit) -> Value {
+    /// The response's `aggregations`, as Elasticsearch shapes them; an error where a pipeline
+    /// aggregation's script fails on them.
+    pub fn to_json(&self, fruit: &AggFruit) -> Result<Value, String> {
         let mut v = to_json(&fruit.results);
         date_range::reshape(&mut v, &self.date_ranges);
         auto_date::reshape(&mut v, &fruit.autos);
@@ -218,8 +224,9 @@ impl AggPlan {
         for (aggs, held) in &fruit.exact_buckets {
             aggs.apply(held, &mut v);
         }
+        self.pipelines.apply(&mut v)?;
         self.shapes.apply(&mut v);
-        v
+        Ok(v)
     }
 
     /// The collector for one search. An auto_date_histogram first finds the extent of the
@@ -315,6 +322,9 @@ struct Level<'a> {
     points: Vec<(String, points::PointAgg)>,
     autos: Vec<auto_date::AutoHistogram>,
     date_keys: date_histogram::DateKeys,
+    pipelines: pipeline::Pipelines,
+    /// The kind of the aggregation whose sub-aggregations are being rewritten.
+    enclosing: Option<String>,
     significant: Vec<significant::Significant>,
     shapes: shape::Shapes,
     exact: Vec<exact::ExactPercentiles>,
@@ -343,6 +353,23 @@ impl Level<'_> {
                     def.keys().cloned().collect::<Vec<_>>().join(", ")
                 ));
             };
+            if pipeline::KINDS.contains(&kind.as_str()) {
+                let params = def[kind.as_str()].as_object().ok_or_else(|| {
+                    format!("aggregation `{here}`: `{kind}` must be an object")
+                })?;
+                let siblings: Vec<&String> = aggs.keys().filter(|k| *k != name).collect();
+                self.shapes.note(path, name, kind, def);
+                self.pipelines.push(
+                    path,
+                    name,
+                    kind,
+                    params,
+                    &siblings,
+                    self.enclosing.as_deref(),
+                    &here,
+                )?;
+                continue;
+            }
             if !RUN.contains(&kind.as_str()) {
                 return Err(format!(
                 "aggregation `{here}` is a `{kind}`, which the embedded engine does not run{} (it runs {})",
@@ -369,6 +396,20 @@ impl Level<'_> {
     /// collectors (filters, date ranges, point and significant-terms aggregations, calendar and
     /// auto date histograms).
     fn rewrite_one(
+        &mut self,
+        kind: &str,
+        params: &Map<String, Value>,
+        sub: Option<&Value>,
+        at: &Here<'_>,
+        out: &mut Map<String, Value>,
+    ) -> Result<(), String> {
+        let outer = self.enclosing.replace(kind.to_string());
+        let r = self.rewrite_one_inner(kind, params, sub, at, out);
+        self.enclosing = outer;
+        r
+    }
+
+    fn rewrite_one_inner(
         &mut self,
         kind: &str,
         params: &Map<String, Value>,
@@ -560,9 +601,10 @@ struct Here<'a> {
 
 fn why_not(kind: &str) -> &'static str {
     match kind {
-        "bucket_script" | "bucket_selector" | "bucket_sort" | "derivative" | "cumulative_sum"
-        | "moving_fn" | "avg_bucket" | "max_bucket" | "sum_bucket" => {
-            " (pipeline aggregations are not built)"
+        "moving_avg" => " (removed in Elasticsearch 8; `moving_fn` runs)",
+        "serial_diff" | "extended_stats_bucket" | "percentiles_bucket" | "normalize"
+        | "cumulative_cardinality" | "inference" => {
+            " (of the pipeline aggregations it runs max_bucket, min_bucket, avg_bucket, sum_bucket, stats_bucket, derivative, cumulative_sum, moving_fn, bucket_script, bucket_selector and bucket_sort)"
         }
         "geohex_grid" => " (H3 cells are not built)",
         "nested" | "reverse_nested" => " (nested objects are flattened here)",
@@ -758,6 +800,7 @@ mod exact;
 mod exact_buckets;
 mod filters;
 mod geo;
+mod pipeline;
 mod points;
 mod rounding;
 mod shape;
@@ -765,5 +808,7 @@ mod significant;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod pipeline_tests;
 #[cfg(test)]
 mod zone_tests;

@@ -26,7 +26,7 @@ fn index(docs: &[(&str, &str)]) -> EmbeddedIndex {
 fn aggregate(idx: &EmbeddedIndex, aggs: Value) -> Value {
     let plan = idx.compile(&json!({"size": 0, "aggs": aggs})).unwrap();
     let (_, _, aggs) = idx.search_hits(&plan, &idx.searcher()).unwrap();
-    plan.aggregations_json(&aggs.unwrap())
+    plan.aggregations_json(&aggs.unwrap()).unwrap()
 }
 
 /// Each bucket as (key as UTC text, key_as_string, doc_count).

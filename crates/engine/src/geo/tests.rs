@@ -44,7 +44,7 @@ fn count(idx: &EmbeddedIndex, query: Value) -> usize {
 fn aggs(idx: &EmbeddedIndex, aggs: Value) -> Value {
     let plan = idx.compile(&json!({"size": 0, "aggs": aggs})).unwrap();
     let fruit = idx.search_hits(&plan, &idx.searcher()).unwrap().2.unwrap();
-    plan.aggregations_json(&fruit)
+    plan.aggregations_json(&fruit).unwrap()
 }
 
 fn haversine_m(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {

@@ -294,7 +294,7 @@ fn aliases_read_their_target_and_copy_to_indexes_values_again() {
         .compile(&json!({"size": 0, "aggs": {"by": {"terms": {"field": "cc"}}, "s": {"sum": {"field": "people"}}}}))
         .unwrap();
     let aggs = idx.search_hits(&plan, &idx.searcher()).unwrap().2.unwrap();
-    let aggs = plan.aggregations_json(&aggs);
+    let aggs = plan.aggregations_json(&aggs).unwrap();
     assert_eq!(
         aggs["by"]["buckets"][0],
         json!({"key": "GB", "doc_count": 2})
@@ -352,7 +352,7 @@ fn ip_fields_match_addresses_blocks_and_ranges() {
         .compile(&json!({"size": 0, "aggs": {"by": {"terms": {"field": "ip"}}}}))
         .unwrap();
     let aggs = idx.search_hits(&plan, &idx.searcher()).unwrap().2.unwrap();
-    let aggs = plan.aggregations_json(&aggs);
+    let aggs = plan.aggregations_json(&aggs).unwrap();
     assert_eq!(
         aggs["by"]["buckets"][0],
         json!({"key": "10.1.9.9", "doc_count": 2})
@@ -496,7 +496,7 @@ fn geo_centroid_is_the_mean_of_the_points() {
         }}))
         .unwrap();
     let aggs = idx.search_hits(&plan, &idx.searcher()).unwrap().2.unwrap();
-    let aggs = plan.aggregations_json(&aggs);
+    let aggs = plan.aggregations_json(&aggs).unwrap();
     let mean = |sel: &dyn Fn(&&(&str, f64, f64)) -> bool| {
         let chosen: Vec<_> = points.iter().filter(sel).collect();
         let n = chosen.len() as f64;

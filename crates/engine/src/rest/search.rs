@@ -240,7 +240,10 @@ fn searched(
             _ => n,
         };
         total += n;
-        aggregations = aggs.map(|a| plan.aggregations_json(&a));
+        aggregations = match aggs.map(|a| plan.aggregations_json(&a)).transpose() {
+            Ok(a) => a,
+            Err(e) => return RestResponse::from_error(&e),
+        };
         names.extend(std::iter::repeat_n(index.name.clone(), hits.len()));
         found.extend(hits);
     }
@@ -468,7 +471,10 @@ impl Engine {
         };
         // Elasticsearch answers a scroll's aggregations with its first page.
         let aggregations = match index.aggregate(&plan, searcher) {
-            Ok(a) => a.map(|a| plan.aggregations_json(&a)),
+            Ok(a) => match a.map(|a| plan.aggregations_json(&a)).transpose() {
+                Ok(a) => a,
+                Err(e) => return RestResponse::from_error(&e),
+            },
             Err(e) => return RestResponse::from_error(&e),
         };
         let mut scrolls = self.state.scrolls.lock().unwrap_or_else(|p| p.into_inner());

@@ -175,10 +175,13 @@ fn internal(e: impl std::fmt::Display) -> Error {
 
 impl SearchPlan {
     /// The response's `aggregations` for `results` of this search, as Elasticsearch shapes them.
-    pub fn aggregations_json(&self, results: &AggFruit) -> Value {
+    /// A pipeline aggregation's script that fails on the results is an error of the search.
+    pub fn aggregations_json(&self, results: &AggFruit) -> Result<Value, Error> {
         match &self.aggs {
-            Some(plan) => plan.to_json(results),
-            None => Value::Null,
+            Some(plan) => plan
+                .to_json(results)
+                .map_err(|e| Error::new(ErrorKind::BadRequest, e)),
+            None => Ok(Value::Null),
         }
     }
 }
@@ -526,7 +529,7 @@ impl EmbeddedIndex {
                 .sum::<usize>(),
         );
         // The response's aggregations are built, as Elasticsearch builds them.
-        std::hint::black_box(aggregations.map(|a| plan.aggregations_json(&a)));
+        std::hint::black_box(aggregations.map(|a| plan.aggregations_json(&a)).transpose()?);
         Ok(total)
     }
 
@@ -549,7 +552,8 @@ impl EmbeddedIndex {
         // The first page carries the aggregations, as Elasticsearch's does.
         std::hint::black_box(
             self.aggregate(plan, &cursor.searcher)?
-                .map(|a| plan.aggregations_json(&a)),
+                .map(|a| plan.aggregations_json(&a))
+                .transpose()?,
         );
         let mut pages = 1;
         loop {

@@ -106,7 +106,7 @@ fn learned_fields_aggregate_and_sort() {
         })
         .collect();
     assert_eq!(names, ["b", "a", "c"]);
-    let aggs = plan.aggregations_json(&aggs.unwrap());
+    let aggs = plan.aggregations_json(&aggs.unwrap()).unwrap();
     assert_eq!(
         aggs["apps"]["buckets"],
         json!([{"key": "web", "doc_count": 2}, {"key": "db", "doc_count": 1}])
@@ -119,7 +119,7 @@ fn learned_fields_aggregate_and_sort() {
         .compile(&json!({"size": 0, "aggs": {"t": {"terms": {"field": "never"}}, "m": {"max": {"field": "never.n"}}}}))
         .unwrap();
     let (_, _, aggs) = idx.search_hits(&plan, &idx.searcher()).unwrap();
-    let aggs = plan.aggregations_json(&aggs.unwrap());
+    let aggs = plan.aggregations_json(&aggs.unwrap()).unwrap();
     assert_eq!(aggs["t"]["buckets"], json!([]), "{aggs}");
     assert_eq!(aggs["m"]["value"], Value::Null, "{aggs}");
 }
