@@ -43,6 +43,7 @@ impl QueryBuilder for EsFilter {
             index: &ctx.1,
             unmapped_matches_none: false,
             size: 10,
+            script_errors: None,
         };
         match &self.parsed {
             Some(q) => compiler.compile(q),
@@ -75,6 +76,7 @@ pub fn check_query(
             index,
             unmapped_matches_none: false,
             size: 10,
+            script_errors: None,
         }
         .compile(&parsed)
         .map_err(|e| format!("aggregation `{at}`: {e}"))?;

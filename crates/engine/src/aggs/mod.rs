@@ -354,9 +354,9 @@ impl Level<'_> {
                 ));
             };
             if pipeline::KINDS.contains(&kind.as_str()) {
-                let params = def[kind.as_str()].as_object().ok_or_else(|| {
-                    format!("aggregation `{here}`: `{kind}` must be an object")
-                })?;
+                let params = def[kind.as_str()]
+                    .as_object()
+                    .ok_or_else(|| format!("aggregation `{here}`: `{kind}` must be an object"))?;
                 let siblings: Vec<&String> = aggs.keys().filter(|k| *k != name).collect();
                 self.shapes.note(path, name, kind, def);
                 self.pipelines.push(
@@ -807,8 +807,8 @@ mod shape;
 mod significant;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod pipeline_tests;
+#[cfg(test)]
+mod tests;
 #[cfg(test)]
 mod zone_tests;

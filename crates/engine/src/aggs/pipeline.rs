@@ -48,10 +48,25 @@ enum Kind {
     Sibling(Sibling, String),
     Derivative(String),
     CumulativeSum(String),
-    MovingFn { path: String, window: usize, shift: i64, script: Box<Script> },
-    Script { vars: Vec<(String, String)>, script: Box<Script> },
-    Selector { vars: Vec<(String, String)>, script: Box<Script> },
-    Sort { by: Vec<(String, bool)>, from: usize, size: Option<usize> },
+    MovingFn {
+        path: String,
+        window: usize,
+        shift: i64,
+        script: Box<Script>,
+    },
+    Script {
+        vars: Vec<(String, String)>,
+        script: Box<Script>,
+    },
+    Selector {
+        vars: Vec<(String, String)>,
+        script: Box<Script>,
+    },
+    Sort {
+        by: Vec<(String, bool)>,
+        from: usize,
+        size: Option<usize>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -90,13 +105,19 @@ impl Pipelines {
             _ => &["buckets_path", "script", "gap_policy"],
         };
         if let Some(k) = params.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(refuse(format!("`{kind}` parameter `{k}` is not run by the embedded engine")));
+            return Err(refuse(format!(
+                "`{kind}` parameter `{k}` is not run by the embedded engine"
+            )));
         }
         let gap = match params.get("gap_policy").and_then(Value::as_str) {
             None | Some("skip") => Gap::Skip,
             Some("insert_zeros") => Gap::InsertZeros,
             Some("keep_values") => Gap::KeepValues,
-            Some(other) => return Err(refuse(format!("`gap_policy` `{other}` is not one of skip, insert_zeros, keep_values"))),
+            Some(other) => {
+                return Err(refuse(format!(
+                    "`gap_policy` `{other}` is not one of skip, insert_zeros, keep_values"
+                )))
+            }
         };
         let is_parent_kind = !kind.ends_with("_bucket");
         match (is_parent_kind, parent) {
@@ -116,19 +137,26 @@ impl Pipelines {
         let one_path = || -> Result<String, String> {
             let p = match params.get("buckets_path") {
                 Some(Value::String(s)) => s.clone(),
-                Some(Value::Array(a)) if a.len() == 1 => a[0].as_str().unwrap_or_default().to_string(),
+                Some(Value::Array(a)) if a.len() == 1 => {
+                    a[0].as_str().unwrap_or_default().to_string()
+                }
                 _ => return Err(refuse(format!("`{kind}` needs a `buckets_path`"))),
             };
             check_path(&p, siblings, is_parent_kind).map_err(refuse)?;
             Ok(p)
         };
         let script = || -> Result<Box<Script>, String> {
-            let s = params.get("script").ok_or_else(|| refuse(format!("`{kind}` needs a `script`")))?;
+            let s = params
+                .get("script")
+                .ok_or_else(|| refuse(format!("`{kind}` needs a `script`")))?;
             Script::from_request(s).map(Box::new).map_err(refuse)
         };
         let vars = || -> Result<Vec<(String, String)>, String> {
             let map = match params.get("buckets_path") {
-                Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect(),
+                Some(Value::Object(m)) => m
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                    .collect(),
                 Some(Value::String(s)) => vec![("_value".to_string(), s.clone())],
                 _ => return Err(refuse(format!("`{kind}` needs a `buckets_path`"))),
             };
@@ -151,18 +179,31 @@ impl Pipelines {
                     .get("window")
                     .and_then(Value::as_u64)
                     .filter(|w| (1..=100_000).contains(w))
-                    .ok_or_else(|| refuse("`moving_fn` needs a `window` of 1 to 100,000 buckets".into()))?
-                    as usize,
-                shift: params.get("shift").map_or(Some(0), Value::as_i64).ok_or_else(|| refuse("`shift` is a whole number".into()))?,
+                    .ok_or_else(|| {
+                        refuse("`moving_fn` needs a `window` of 1 to 100,000 buckets".into())
+                    })? as usize,
+                shift: params
+                    .get("shift")
+                    .map_or(Some(0), Value::as_i64)
+                    .ok_or_else(|| refuse("`shift` is a whole number".into()))?,
                 script: script()?,
             },
-            "bucket_script" => Kind::Script { vars: vars()?, script: script()? },
-            "bucket_selector" => Kind::Selector { vars: vars()?, script: script()? },
+            "bucket_script" => Kind::Script {
+                vars: vars()?,
+                script: script()?,
+            },
+            "bucket_selector" => Kind::Selector {
+                vars: vars()?,
+                script: script()?,
+            },
             "bucket_sort" => sort(params, siblings).map_err(refuse)?,
             other => return Err(refuse(format!("`{other}` is not a pipeline aggregation"))),
         };
         self.0.push(Pipeline {
-            path: path.iter().map(|p| p.trim_end_matches(['\u{4}', '\u{5}', '\u{6}']).to_string()).collect(),
+            path: path
+                .iter()
+                .map(|p| p.trim_end_matches(['\u{4}', '\u{5}', '\u{6}']).to_string())
+                .collect(),
             name: name.to_string(),
             kind,
             gap,
@@ -177,14 +218,19 @@ impl Pipelines {
         let mut error = None;
         for p in order {
             match &p.kind {
-                Kind::Sibling(op, path) => super::date_histogram::at_path(v, &p.path, &mut |level| {
-                    let answer = sibling(*op, level, path, p.gap);
-                    level.insert(p.name.clone(), answer);
-                }),
+                Kind::Sibling(op, path) => {
+                    super::date_histogram::at_path(v, &p.path, &mut |level| {
+                        let answer = sibling(*op, level, path, p.gap);
+                        level.insert(p.name.clone(), answer);
+                    })
+                }
                 _ => {
-                    let (parent, above) = p.path.split_last().expect("a parent pipeline has a parent");
+                    let (parent, above) =
+                        p.path.split_last().expect("a parent pipeline has a parent");
                     super::date_histogram::at_path(v, above, &mut |level| {
-                        if let Some(buckets) = level.get_mut(parent.as_str()).map(|a| &mut a["buckets"]) {
+                        if let Some(buckets) =
+                            level.get_mut(parent.as_str()).map(|a| &mut a["buckets"])
+                        {
                             if let Err(e) = p.in_buckets(buckets) {
                                 error.get_or_insert(e);
                             }
@@ -211,23 +257,43 @@ fn sort(params: &Map<String, Value>, siblings: &[&String]) -> Result<Kind, Strin
             Value::String(s) => (s.clone(), false),
             Value::Object(o) if o.len() == 1 => {
                 let (k, v) = o.iter().next().expect("one entry");
-                let order = v.get("order").and_then(Value::as_str).or(v.as_str()).unwrap_or("asc");
+                let order = v
+                    .get("order")
+                    .and_then(Value::as_str)
+                    .or(v.as_str())
+                    .unwrap_or("asc");
                 (k.clone(), order == "desc")
             }
-            other => return Err(format!("`bucket_sort` sort entry {other} is not a path with an order")),
+            other => {
+                return Err(format!(
+                    "`bucket_sort` sort entry {other} is not a path with an order"
+                ))
+            }
         };
         check_path(&path, siblings, true)?;
         by.push((path, desc));
     }
-    let from = params.get("from").map_or(Some(0), Value::as_u64).ok_or("`from` is a whole number")? as usize;
-    let size = params.get("size").map(|s| s.as_u64().map(|n| n as usize).ok_or("`size` is a whole number")).transpose()?;
+    let from = params
+        .get("from")
+        .map_or(Some(0), Value::as_u64)
+        .ok_or("`from` is a whole number")? as usize;
+    let size = params
+        .get("size")
+        .map(|s| {
+            s.as_u64()
+                .map(|n| n as usize)
+                .ok_or("`size` is a whole number")
+        })
+        .transpose()?;
     Ok(Kind::Sort { by, from, size })
 }
 
 /// A buckets_path's first aggregation is beside the pipeline (or `_count`/`_key`).
 fn check_path(path: &str, siblings: &[&String], parent: bool) -> Result<(), String> {
     let first = path.split(['>', '.', '[']).next().unwrap_or_default();
-    if (parent && matches!(first, "_count" | "_key")) || siblings.iter().any(|s| s.as_str() == first) {
+    if (parent && matches!(first, "_count" | "_key"))
+        || siblings.iter().any(|s| s.as_str() == first)
+    {
         return Ok(());
     }
     Err(format!("No aggregation found for path [{path}]"))
@@ -255,7 +321,8 @@ fn resolve(level: &Map<String, Value>, path: &str) -> Option<f64> {
         ("_key", None) => here.get("key").and_then(number),
         (n, None) => {
             let agg = here.get(n)?;
-            agg.get("value").map_or_else(|| agg.get("doc_count").and_then(number), number)
+            agg.get("value")
+                .map_or_else(|| agg.get("doc_count").and_then(number), number)
         }
         (n, Some(k)) => {
             let agg = here.get(n)?;
@@ -270,8 +337,14 @@ fn resolve(level: &Map<String, Value>, path: &str) -> Option<f64> {
 fn values_entry(values: &Value, key: &str) -> Option<f64> {
     let want: f64 = key.parse().ok()?;
     match values {
-        Value::Object(m) => m.iter().find(|(k, _)| k.parse::<f64>().ok() == Some(want)).and_then(|(_, v)| v.as_f64()),
-        Value::Array(a) => a.iter().find(|e| e["key"].as_f64() == Some(want)).and_then(|e| e["value"].as_f64()),
+        Value::Object(m) => m
+            .iter()
+            .find(|(k, _)| k.parse::<f64>().ok() == Some(want))
+            .and_then(|(_, v)| v.as_f64()),
+        Value::Array(a) => a
+            .iter()
+            .find(|e| e["key"].as_f64() == Some(want))
+            .and_then(|e| e["value"].as_f64()),
         _ => None,
     }
 }
@@ -318,11 +391,21 @@ fn sibling(op: Sibling, level: &mut Map<String, Value>, path: &str, gap: Gap) ->
     let count = values.len();
     match op {
         Sibling::Max | Sibling::Min => {
-            let best = if op == Sibling::Max { nums.clone().fold(f64::NEG_INFINITY, f64::max) } else { nums.clone().fold(f64::INFINITY, f64::min) };
-            let keys: Vec<&String> = values.iter().filter(|(_, v)| *v == best).map(|(k, _)| k).collect();
+            let best = if op == Sibling::Max {
+                nums.clone().fold(f64::NEG_INFINITY, f64::max)
+            } else {
+                nums.clone().fold(f64::INFINITY, f64::min)
+            };
+            let keys: Vec<&String> = values
+                .iter()
+                .filter(|(_, v)| *v == best)
+                .map(|(k, _)| k)
+                .collect();
             json!({"value": if count == 0 { Value::Null } else { number(best) }, "keys": keys})
         }
-        Sibling::Avg => json!({"value": if count == 0 { Value::Null } else { number(sum / count as f64) }}),
+        Sibling::Avg => {
+            json!({"value": if count == 0 { Value::Null } else { number(sum / count as f64) }})
+        }
         Sibling::Sum => json!({"value": number(sum)}),
         Sibling::Stats => {
             let min = nums.clone().fold(f64::INFINITY, f64::min);
@@ -356,9 +439,17 @@ impl Pipeline {
                     b.insert(name.clone(), json!({"value": number(sum)}));
                 }
             }
-            Kind::MovingFn { path, window, shift, script } => {
+            Kind::MovingFn {
+                path,
+                window,
+                shift,
+                script,
+            } => {
                 let mut list = buckets_of(buckets);
-                let values: Vec<f64> = list.iter().filter_map(|b| with_gap(resolve(b, path), self.gap)).collect();
+                let values: Vec<f64> = list
+                    .iter()
+                    .filter_map(|b| with_gap(resolve(b, path), self.gap))
+                    .collect();
                 let mut index: i64 = 0;
                 for b in list.iter_mut() {
                     if with_gap(resolve(b, path), self.gap).is_none() {
@@ -366,16 +457,28 @@ impl Pipeline {
                     }
                     let clamp = |i: i64| i.clamp(0, values.len() as i64) as usize;
                     let (from, to) = (clamp(index - *window as i64 + shift), clamp(index + shift));
-                    let window_values = Val::List(values[from..to.max(from)].iter().map(|v| Val::Float(*v)).collect());
+                    let window_values = Val::List(
+                        values[from..to.max(from)]
+                            .iter()
+                            .map(|v| Val::Float(*v))
+                            .collect(),
+                    );
                     let out = script.run(&[("values".into(), window_values)], &mut NoDoc)?;
-                    let v = out.as_f64().ok_or_else(|| format!("moving_fn `{name}`: the script returned a {}, not a number", out.type_name()))?;
+                    let v = out.as_f64().ok_or_else(|| {
+                        format!(
+                            "moving_fn `{name}`: the script returned a {}, not a number",
+                            out.type_name()
+                        )
+                    })?;
                     b.insert(name.clone(), json!({"value": number(v)}));
                     index += 1;
                 }
             }
             Kind::Script { vars, script } => {
                 for b in buckets_of(buckets) {
-                    let Some(args) = self.vars(b, vars) else { continue };
+                    let Some(args) = self.vars(b, vars) else {
+                        continue;
+                    };
                     let out = script.run(&args, &mut NoDoc)?;
                     match out {
                         Val::Null => {}
@@ -390,11 +493,16 @@ impl Pipeline {
                 let mut failed = None;
                 let mut keep = |b: &Value| -> bool {
                     let Some(b) = b.as_object() else { return true };
-                    let Some(args) = self.vars(b, vars) else { return true };
+                    let Some(args) = self.vars(b, vars) else {
+                        return true;
+                    };
                     match script.run(&args, &mut NoDoc) {
                         Ok(Val::Bool(keep)) => keep,
                         Ok(other) => {
-                            failed.get_or_insert(format!("bucket_selector `{name}`: the script returned a {}, not a boolean", other.type_name()));
+                            failed.get_or_insert(format!(
+                                "bucket_selector `{name}`: the script returned a {}, not a boolean",
+                                other.type_name()
+                            ));
                             true
                         }
                         Err(e) => {
@@ -414,11 +522,15 @@ impl Pipeline {
             }
             Kind::Sort { by, from, size } => {
                 let Value::Array(list) = buckets else {
-                    return Err(format!("bucket_sort `{name}`: keyed buckets cannot be sorted"));
+                    return Err(format!(
+                        "bucket_sort `{name}`: keyed buckets cannot be sorted"
+                    ));
                 };
                 if !by.is_empty() {
                     let keyed = |b: &Value| -> Vec<Option<f64>> {
-                        by.iter().map(|(p, _)| b.as_object().and_then(|o| resolve(o, p))).collect()
+                        by.iter()
+                            .map(|(p, _)| b.as_object().and_then(|o| resolve(o, p)))
+                            .collect()
                     };
                     // A bucket with a gap is left out, as with `skip`.
                     list.retain(|b| keyed(b).iter().all(Option::is_some) || self.gap != Gap::Skip);
@@ -434,14 +546,22 @@ impl Pipeline {
                     });
                 }
                 let end = size.map_or(list.len(), |s| (*from + s).min(list.len()));
-                *list = list.drain(..).skip(*from).take(end.saturating_sub(*from)).collect();
+                *list = list
+                    .drain(..)
+                    .skip(*from)
+                    .take(end.saturating_sub(*from))
+                    .collect();
             }
         }
         Ok(())
     }
 
     /// A script's `params.<var>` from the bucket; None when one is a gap (skip).
-    fn vars(&self, b: &Map<String, Value>, vars: &[(String, String)]) -> Option<Vec<(String, Val)>> {
+    fn vars(
+        &self,
+        b: &Map<String, Value>,
+        vars: &[(String, String)],
+    ) -> Option<Vec<(String, Val)>> {
         let mut out = Vec::new();
         for (var, path) in vars {
             let v = match (resolve(b, path), self.gap) {

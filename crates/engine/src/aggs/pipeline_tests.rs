@@ -10,7 +10,9 @@ fn index() -> EmbeddedIndex {
         "cc": {"type": "keyword"}, "at": {"type": "date"}, "n": {"type": "long"}}}});
     let idx = EmbeddedIndex::create("sales", &body).unwrap();
     for (cc, day, n) in [("A", 1, 10), ("B", 1, 20), ("A", 2, 5), ("B", 4, 40)] {
-        idx.add_for_test(&json!({"cc": cc, "at": format!("2026-01-0{day}T12:00:00Z"), "n": n}).to_string());
+        idx.add_for_test(
+            &json!({"cc": cc, "at": format!("2026-01-0{day}T12:00:00Z"), "n": n}).to_string(),
+        );
     }
     idx.refresh().unwrap();
     idx
@@ -22,7 +24,8 @@ fn aggregate(aggs: Value) -> Result<Value, String> {
         .compile(&json!({"size": 0, "aggs": aggs}))
         .map_err(|e| e.message)?;
     let (_, _, fruit) = idx.search_hits(&plan, &idx.searcher()).unwrap();
-    plan.aggregations_json(&fruit.unwrap()).map_err(|e| e.message)
+    plan.aggregations_json(&fruit.unwrap())
+        .map_err(|e| e.message)
 }
 
 /// Each bucket's `name.value` (None where the bucket has no such key).
@@ -58,9 +61,15 @@ fn parent_pipelines_in_a_date_histogram() {
     assert_eq!(column(day, "d_zeros"), [None, n(-10.0), n(-5.0), n(40.0)]);
     assert_eq!(column(day, "cum"), [n(30.0), n(35.0), n(35.0), n(75.0)]);
     // The window is the two buckets before each (none before the first: null).
-    assert_eq!(column(day, "mv"), [Some(Value::Null), n(30.0), n(17.5), n(2.5)]);
+    assert_eq!(
+        column(day, "mv"),
+        [Some(Value::Null), n(30.0), n(17.5), n(2.5)]
+    );
     // 0 / 0 is NaN, which Elasticsearch shows as null.
-    assert_eq!(column(day, "ratio"), [n(15.0), n(5.0), Some(Value::Null), n(40.0)]);
+    assert_eq!(
+        column(day, "ratio"),
+        [n(15.0), n(5.0), Some(Value::Null), n(40.0)]
+    );
 }
 
 #[test]
@@ -74,11 +83,20 @@ fn sibling_pipelines_beside_a_histogram() {
         "counts": {"stats_bucket": {"buckets_path": "per_day>_count"}},
     }))
     .unwrap();
-    assert_eq!(got["max_day"], json!({"value": 40.0, "keys": ["2026-01-04T00:00:00.000Z"]}));
-    assert_eq!(got["min_day"], json!({"value": 0.0, "keys": ["2026-01-03T00:00:00.000Z"]}));
+    assert_eq!(
+        got["max_day"],
+        json!({"value": 40.0, "keys": ["2026-01-04T00:00:00.000Z"]})
+    );
+    assert_eq!(
+        got["min_day"],
+        json!({"value": 0.0, "keys": ["2026-01-03T00:00:00.000Z"]})
+    );
     assert_eq!(got["avg_day"]["value"], json!(18.75));
     assert_eq!(got["sum_day"]["value"], json!(75.0));
-    assert_eq!(got["counts"], json!({"count": 4, "min": 0.0, "max": 2.0, "avg": 1.0, "sum": 4.0}));
+    assert_eq!(
+        got["counts"],
+        json!({"count": 4, "min": 0.0, "max": 2.0, "avg": 1.0, "sum": 4.0})
+    );
 }
 
 #[test]
@@ -95,7 +113,14 @@ fn selecting_and_sorting_terms_buckets() {
     }))
     .unwrap();
     // A sold 15, B 60.
-    let keys = |agg: &Value| -> Vec<Value> { agg["buckets"].as_array().unwrap().iter().map(|b| b["key"].clone()).collect() };
+    let keys = |agg: &Value| -> Vec<Value> {
+        agg["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["key"].clone())
+            .collect()
+    };
     assert_eq!(keys(&got["by_cc"]), [json!("B")]);
     assert_eq!(keys(&got["top"]), [json!("A")]);
 }
@@ -103,7 +128,10 @@ fn selecting_and_sorting_terms_buckets() {
 #[test]
 fn pipelines_are_checked_before_the_search() {
     for (aggs, says) in [
-        (json!({"d": {"derivative": {"buckets_path": "x"}}}), "inside a multi-bucket aggregation"),
+        (
+            json!({"d": {"derivative": {"buckets_path": "x"}}}),
+            "inside a multi-bucket aggregation",
+        ),
         (
             json!({"t": {"terms": {"field": "cc"}, "aggs": {"s": {"sum": {"field": "n"}}, "d": {"derivative": {"buckets_path": "s"}}}}}),
             "must have a histogram, date_histogram or auto_date_histogram as parent",
@@ -116,7 +144,10 @@ fn pipelines_are_checked_before_the_search() {
             json!({"h": {"histogram": {"field": "n", "interval": 10}, "aggs": {"b": {"bucket_script": {"buckets_path": {"c": "_count"}, "script": "x -> 1"}}}}}),
             "lambdas",
         ),
-        (json!({"h": {"histogram": {"field": "n", "interval": 10}}, "m": {"moving_avg": {"buckets_path": "h>_count"}}}), "moving_fn"),
+        (
+            json!({"h": {"histogram": {"field": "n", "interval": 10}}, "m": {"moving_avg": {"buckets_path": "h>_count"}}}),
+            "moving_fn",
+        ),
     ] {
         let e = aggregate(aggs.clone()).unwrap_err();
         assert!(e.contains(says), "{aggs}: {e}");
@@ -125,5 +156,8 @@ fn pipelines_are_checked_before_the_search() {
     let e = aggregate(json!({"h": {"histogram": {"field": "n", "interval": 10}, "aggs": {
         "b": {"bucket_script": {"buckets_path": {"c": "_count"}, "script": "params.c + params.nope.size()"}}}}}))
     .unwrap_err();
-    assert!(e.contains("null has no method `size`") || e.contains("no method `size`"), "{e}");
+    assert!(
+        e.contains("null has no method `size`") || e.contains("no method `size`"),
+        "{e}"
+    );
 }

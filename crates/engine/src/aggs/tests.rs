@@ -300,7 +300,10 @@ fn a_search_with_hits_and_aggregations_collects_both_in_one_pass() {
     let at: Vec<&Doc> = all.iter().filter(|d| d.cc == "AT").collect();
     assert_eq!((total, hits.len()), (at.len() as u64, 2));
     let max = at.iter().map(|d| d.pop).max().unwrap() as f64;
-    close(&plan.aggregations_json(&aggs.unwrap()).unwrap()["m"]["value"], max);
+    close(
+        &plan.aggregations_json(&aggs.unwrap()).unwrap()["m"]["value"],
+        max,
+    );
 }
 
 #[test]

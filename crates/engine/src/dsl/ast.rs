@@ -54,13 +54,14 @@ const LEAVES: [(&str, Leaf); 18] = [
 ];
 
 /// Compound query types, opened by the parse.
-const COMPOUNDS: [&str; 6] = [
+const COMPOUNDS: [&str; 7] = [
     "bool",
     "constant_score",
     "nested",
     "function_score",
     "knn",
     "script_score",
+    "script",
 ];
 
 /// One query, parsed.
@@ -77,14 +78,24 @@ pub enum QueryAst {
     FunctionScore(FunctionScoreAst),
     /// The k nearest documents to a vector (Elasticsearch's or OpenSearch's `knn` query).
     Knn(Box<crate::dsl::knn::KnnAst>),
-    /// The matches of `query`, scored by a script (the vector functions' subset).
+    /// The matches of `query`, scored by a script.
     ScriptScore(ScriptScoreAst),
+    /// The documents for which a script returns true, and its `boost`.
+    Script(std::sync::Arc<crate::painless::Script>, f32),
+}
+
+/// A script_score's script: the vector functions' subset (read straight from the vectors),
+/// else Painless reading documents.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScoreScript {
+    Vector(std::sync::Arc<crate::vector::script::Script>),
+    Painless(std::sync::Arc<crate::painless::Script>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptScoreAst {
     pub query: Box<QueryAst>,
-    pub script: std::sync::Arc<crate::vector::script::Script>,
+    pub script: ScoreScript,
     pub min_score: Option<f32>,
     pub boost: f32,
 }
@@ -146,9 +157,24 @@ impl QueryAst {
                 body,
             )?))),
             "script_score" => parse_script_score(body),
-            "script" => Err(format!(
-                "query type `{kind}` runs a script, which the embedded backend does not run"
-            )),
+            "script" => {
+                let obj = body.as_object().ok_or("`script` expects an object")?;
+                if let Some(k) = obj
+                    .keys()
+                    .find(|k| !matches!(k.as_str(), "script" | "boost" | "_name"))
+                {
+                    return Err(format!(
+                        "script query parameter [{k}] is not run by the embedded engine"
+                    ));
+                }
+                let script = obj
+                    .get("script")
+                    .ok_or("a `script` query needs its `script`")?;
+                Ok(QueryAst::Script(
+                    std::sync::Arc::new(crate::painless::Script::from_request(script)?),
+                    obj.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32,
+                ))
+            }
             other => Err(format!(
                 "query type `{other}` is not supported by the embedded backend (supported: {})",
                 query_types()
@@ -193,6 +219,21 @@ fn parse_bool(body: &Map<String, Value>) -> Result<QueryAst, String> {
     }))
 }
 
+/// The vector functions' subset where the script is in it, else Painless reading documents
+/// (a script calling vector functions outside that subset gets the subset's message).
+fn score_script(script: &Value) -> Result<ScoreScript, String> {
+    let vector = match crate::vector::script::Script::parse(script) {
+        Ok(v) => return Ok(ScoreScript::Vector(std::sync::Arc::new(v))),
+        Err(e) => e,
+    };
+    let painless = crate::painless::Script::from_request(script)?;
+    let (_, calls) = painless.reads()?;
+    if !calls.is_empty() {
+        return Err(vector);
+    }
+    Ok(ScoreScript::Painless(std::sync::Arc::new(painless)))
+}
+
 fn parse_script_score(body: &Value) -> Result<QueryAst, String> {
     let obj = body.as_object().ok_or("`script_score` expects an object")?;
     for key in obj.keys() {
@@ -206,7 +247,7 @@ fn parse_script_score(body: &Value) -> Result<QueryAst, String> {
     let script = obj.get("script").ok_or("`script_score` needs a `script`")?;
     Ok(QueryAst::ScriptScore(ScriptScoreAst {
         query: Box::new(QueryAst::parse(query)?),
-        script: std::sync::Arc::new(crate::vector::script::Script::parse(script)?),
+        script: score_script(script)?,
         min_score: obj
             .get("min_score")
             .and_then(Value::as_f64)
@@ -286,7 +327,7 @@ mod tests {
             json!({"function_score": {"functions": [{"filter": {"script": {}}, "weight": 2}]}});
         assert!(QueryAst::parse(&in_filter)
             .unwrap_err()
-            .contains("runs a script"));
+            .contains("needs its `script`"));
         let clause = json!({"bool": {"must_also": []}});
         assert!(QueryAst::parse(&clause).unwrap_err().contains("must_also"));
         let hex = json!({"geo_grid": {"location": {"geohex": "8a1fb46622dffff"}}});

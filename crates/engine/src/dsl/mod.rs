@@ -3,6 +3,7 @@
 //! constant_score.
 
 pub mod ast;
+pub(crate) mod doc_script;
 pub(crate) mod functions;
 pub(crate) mod geo;
 pub(crate) mod knn;
@@ -60,6 +61,9 @@ pub struct QueryCompiler<'a> {
     pub unmapped_matches_none: bool,
     /// The search's `size`: a `knn` query's k when it names none.
     pub size: usize,
+    /// Where the search's scripts keep a failure; None where scripts are not run (the
+    /// queries of filter aggregations).
+    pub script_errors: Option<doc_script::ErrorSlot>,
 }
 
 pub(crate) fn single_entry<'v>(
@@ -110,7 +114,28 @@ impl QueryCompiler<'_> {
             QueryAst::FunctionScore(f) => self.function_score(f),
             QueryAst::Knn(k) => self.knn_query(k),
             QueryAst::ScriptScore(s) => self.script_score(s),
+            QueryAst::Script(script, boost) => {
+                let func = self.doc_script(script, doc_script::Use::Filter)?;
+                let q: Box<dyn Query> = Box::new(FnQuery::new(Box::new(AllQuery), Arc::new(func)));
+                Ok(match *boost {
+                    b if b == 1.0 => q,
+                    b => Box::new(tantivy::query::BoostQuery::new(q, b)),
+                })
+            }
         }
+    }
+
+    /// A script reading documents, bound to this index's mapping.
+    pub(crate) fn doc_script(
+        &self,
+        script: &Arc<crate::painless::Script>,
+        usage: doc_script::Use,
+    ) -> Result<doc_script::DocScript, String> {
+        let slot = self
+            .script_errors
+            .clone()
+            .ok_or("a script inside an aggregation's filter is not run by the embedded engine")?;
+        doc_script::DocScript::compile(script.clone(), self.mapping, usage, slot)
     }
 
     fn leaf(&self, leaf: Leaf, body: &Value) -> Result<Box<dyn Query>, String> {

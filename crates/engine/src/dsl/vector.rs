@@ -123,14 +123,28 @@ impl QueryCompiler<'_> {
 
     pub(super) fn script_score(&self, s: &ScriptScoreAst) -> Result<Box<dyn Query>, String> {
         let inner = self.compile(&s.query)?;
+        let script = match &s.script {
+            super::ast::ScoreScript::Vector(v) => v,
+            super::ast::ScoreScript::Painless(p) => {
+                let usage = super::doc_script::Use::Score {
+                    min_score: s.min_score,
+                };
+                let func = self.doc_script(p, usage)?;
+                let scored: Box<dyn Query> = Box::new(FnQuery::new(inner, Arc::new(func)));
+                return Ok(match s.boost {
+                    b if b == 1.0 => scored,
+                    b => Box::new(tantivy::query::BoostQuery::new(scored, b)),
+                });
+            }
+        };
         let mut reads = Vec::new();
-        for (param, field) in s.script.vectors() {
+        for (param, field) in script.vectors() {
             let (spec, position) = self.vector_field(&field)?;
-            let q = script_vector(&spec, &param, &s.script.params[&param])?;
+            let q = script_vector(&spec, &param, &script.params[&param])?;
             reads.push((param, field, position, q.into()));
         }
         let func = super::script_fn::ScriptFn {
-            script: s.script.clone(),
+            script: script.clone(),
             vectors: self.mapping.vectors.clone(),
             reads,
             min_score: s.min_score,

@@ -57,3 +57,67 @@ pub enum Stmt {
     Continue,
     Block(Vec<Stmt>),
 }
+
+impl Expr {
+    /// Calls `f` on this expression and every one inside it.
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::ListLit(items) | Expr::Call(_, items) | Expr::New(_, items) => {
+                items.iter().for_each(|e| e.walk(f))
+            }
+            Expr::MapLit(pairs) => pairs.iter().for_each(|(k, v)| {
+                k.walk(f);
+                v.walk(f);
+            }),
+            Expr::Neg(e) | Expr::Not(e) | Expr::Cast(_, e) | Expr::Field(e, _) => e.walk(f),
+            Expr::Bin(_, a, b) | Expr::Index(a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            Expr::If(a, b, c) => {
+                a.walk(f);
+                b.walk(f);
+                c.walk(f);
+            }
+            Expr::Method(e, _, args) => {
+                e.walk(f);
+                args.iter().for_each(|a| a.walk(f));
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Stmt {
+    /// Calls `f` on every expression of this statement and those inside it.
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        let all = |stmts: &[Stmt], f: &mut dyn FnMut(&Expr)| stmts.iter().for_each(|s| s.walk(f));
+        match self {
+            Stmt::Let(_, _, Some(e)) | Stmt::Expr(e) | Stmt::Return(Some(e)) => e.walk(f),
+            Stmt::Assign(a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            Stmt::If(c, a, b) => {
+                c.walk(f);
+                all(a, f);
+                all(b, f);
+            }
+            Stmt::For(init, cond, update, body) => {
+                all(init, f);
+                if let Some(c) = cond {
+                    c.walk(f);
+                }
+                all(update, f);
+                all(body, f);
+            }
+            Stmt::ForEach(_, e, body) => {
+                e.walk(f);
+                all(body, f);
+            }
+            Stmt::Block(b) => all(b, f),
+            _ => {}
+        }
+    }
+}

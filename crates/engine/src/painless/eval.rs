@@ -22,6 +22,8 @@ pub enum Val {
     Map(Vec<(String, Val)>),
     /// A field's values in one document (`doc['f']`).
     Doc(Vec<Val>),
+    /// A date's value (epoch milliseconds, UTC), as Painless's `ZonedDateTime`.
+    Date(i64),
 }
 
 impl Val {
@@ -52,6 +54,7 @@ impl Val {
             Val::Str(s) => Value::String(s.clone()),
             Val::List(l) | Val::Doc(l) => Value::Array(l.iter().map(Val::to_json).collect()),
             Val::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+            Val::Date(ms) => Value::String(crate::mapping::zone::Zone::utc().format(*ms)),
         }
     }
 
@@ -73,6 +76,7 @@ impl Val {
             Val::List(_) => "List",
             Val::Map(_) => "Map",
             Val::Doc(_) => "ScriptDocValues",
+            Val::Date(_) => "ZonedDateTime",
         }
     }
 }
@@ -82,6 +86,11 @@ pub trait Host {
     /// `doc['field']`: the document's values of the field.
     fn doc(&mut self, field: &str) -> Result<Val, String> {
         Err(format!("`doc['{field}']` has no document in this context"))
+    }
+    /// `doc.containsKey('field')`: whether the index maps the field.
+    fn maps(&self, field: &str) -> bool {
+        let _ = field;
+        false
     }
     /// A function of the context (`emit`, vector functions...); None when it is not one.
     fn call(&mut self, name: &str, args: &[Val]) -> Option<Result<Val, String>> {
@@ -416,6 +425,17 @@ impl<'a> Run<'a> {
                     .collect::<Result<_, _>>()?;
                 if let Expr::Var(class) = &**base {
                     match self.var(class) {
+                        None if class == "doc" => {
+                            let field =
+                                lib::key_text(args.first().ok_or("`doc.get` takes a field name")?)?;
+                            return match name.as_str() {
+                                "get" => self.host.doc(&field),
+                                "containsKey" => Ok(Val::Bool(self.host.maps(&field))),
+                                other => Err(format!(
+                                    "`doc.{other}` is not in the engine's Painless subset"
+                                )),
+                            };
+                        }
                         None => return lib::static_call(class, name, &args),
                         // A method that changes its list or map changes the variable.
                         Some(_) if lib::mutates(name) => {
@@ -435,9 +455,11 @@ impl<'a> Run<'a> {
                     .collect::<Result<_, _>>()?;
                 match self.host.call(name, &args) {
                     Some(r) => r?,
-                    None => return Err(format!(
+                    None => {
+                        return Err(format!(
                         "function `{name}` is not in the engine's Painless subset for this context"
-                    )),
+                    ))
+                    }
                 }
             }
             Expr::New(t, args) => {

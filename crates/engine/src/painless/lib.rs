@@ -167,6 +167,7 @@ pub fn field(base: &Val, name: &str) -> Result<Val, String> {
             .ok_or_else(|| "A document doesn't have a value for a field! Use doc[<field>].size()==0 to check if a document is missing a field!".into()),
         (Val::Doc(values), "empty") => Ok(Val::Bool(values.is_empty())),
         (Val::Doc(values), "values") => Ok(Val::List(values.clone())),
+        (Val::Date(ms), "millis") => Ok(Val::Int(*ms)),
         (Val::List(l) | Val::Doc(l), "length") => Ok(Val::Int(l.len() as i64)),
         (Val::Map(_), k) => index(base, &Val::Str(k.into())),
         (b, n) => Err(format!("a {} has no field `{n}` in the engine's Painless subset", b.type_name())),
@@ -186,9 +187,11 @@ pub fn static_field(class: &str, name: &str) -> Result<Val, String> {
         ("Integer", "MIN_VALUE") => Val::Int(i32::MIN as i64),
         ("Long", "MAX_VALUE") => Val::Int(i64::MAX),
         ("Long", "MIN_VALUE") => Val::Int(i64::MIN),
-        _ => return Err(format!(
+        _ => {
+            return Err(format!(
             "`{class}.{name}` is not in the engine's Painless subset (or `{class}` is not defined)"
-        )),
+        ))
+        }
     })
 }
 
@@ -466,6 +469,11 @@ pub fn method(base: &Val, name: &str, args: &[Val]) -> Result<Val, String> {
         (Float(f), "intValue" | "longValue") => Int(*f as i64),
         (Float(f), "doubleValue" | "floatValue") => Float(*f),
         (Float(f), "isNaN") => Bool(f.is_nan()),
+        (Date(ms), "getMillis" | "toEpochMilli") => Int(*ms),
+        (Date(_), "toInstant") => base.clone(),
+        (Date(ms), "isAfter") => Bool(matches!(args.first(), Some(Date(o)) if ms > o)),
+        (Date(ms), "isBefore") => Bool(matches!(args.first(), Some(Date(o)) if ms < o)),
+        (Date(ms), part) if part.starts_with("get") => date_part(*ms, part)?,
         (v, "toString") => Str(text(v)),
         (v, "equals") => Bool(args.first().is_some_and(|a| equal(v, a))),
         (b, n) if mutates(n) => {
@@ -481,6 +489,27 @@ pub fn method(base: &Val, name: &str, args: &[Val]) -> Result<Val, String> {
             ))
         }
     })
+}
+
+/// A date's calendar part, in UTC.
+fn date_part(ms: i64, part: &str) -> Result<Val, String> {
+    use chrono::{Datelike, Timelike};
+    let t = chrono::DateTime::from_timestamp_millis(ms).ok_or("the date is out of range")?;
+    Ok(Val::Int(match part {
+        "getYear" => t.year() as i64,
+        "getMonthValue" => t.month() as i64,
+        "getDayOfMonth" => t.day() as i64,
+        "getDayOfYear" => t.ordinal() as i64,
+        "getHour" => t.hour() as i64,
+        "getMinute" => t.minute() as i64,
+        "getSecond" => t.second() as i64,
+        "getNano" => t.nanosecond() as i64,
+        _ => {
+            return Err(format!(
+                "a ZonedDateTime has no method `{part}` in the engine's Painless subset"
+            ))
+        }
+    }))
 }
 
 pub fn construct(t: &str, args: &[Val]) -> Result<Val, String> {

@@ -11,7 +11,7 @@ mod parse;
 pub use eval::{Host, NoDoc, Val};
 use serde_json::{Map, Value};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Script {
     stmts: Vec<ast::Stmt>,
     /// The request's `params`.
@@ -82,6 +82,43 @@ impl Script {
         }
         vars.push(("params".to_string(), params));
         eval::Run::new(vars, host).script(&self.stmts)
+    }
+}
+
+impl Script {
+    /// The fields the script reads from the document (`doc['f']`, `doc.get('f')`,
+    /// `doc.containsKey('f')`), each named by a string written out; and the context functions
+    /// it calls.
+    pub fn reads(&self) -> Result<(Vec<String>, Vec<String>), String> {
+        use ast::Expr;
+        let mut fields: Vec<String> = Vec::new();
+        let mut calls: Vec<String> = Vec::new();
+        let mut bad = None;
+        let is_doc = |e: &Expr| matches!(e, Expr::Var(d) if d == "doc");
+        let mut visit = |e: &Expr| {
+            let key = match e {
+                Expr::Index(base, key) if is_doc(base) => Some(&**key),
+                Expr::Method(base, m, args)
+                    if is_doc(base) && matches!(m.as_str(), "get" | "containsKey") =>
+                {
+                    args.first()
+                }
+                Expr::Call(name, _) => {
+                    calls.push(name.clone());
+                    None
+                }
+                _ => None,
+            };
+            match key {
+                Some(Expr::Str(f)) if !fields.contains(f) => fields.push(f.clone()),
+                Some(Expr::Str(_)) | None => {}
+                Some(_) => {
+                    bad.get_or_insert("`doc[...]` with a field name computed at run time is not in the engine's Painless subset (write the name out)".to_string());
+                }
+            }
+        };
+        self.stmts.iter().for_each(|s| s.walk(&mut visit));
+        bad.map_or(Ok((fields, calls)), Err)
     }
 }
 

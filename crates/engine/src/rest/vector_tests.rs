@@ -271,7 +271,7 @@ fn bad_vectors_and_queries_are_refused_with_elasticsearchs_reasons() {
         ),
         (
             r#"{"query": {"script_score": {"query": {"match_all": {}}, "script": "doc['x'].value"}}}"#,
-            "doc['x'].value",
+            "No field found for [x] in mapping",
         ),
     ] {
         let (s, r) = call(&b, "POST", "/my-image-index/_search", body);

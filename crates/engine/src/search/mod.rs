@@ -61,6 +61,8 @@ pub struct SearchPlan {
     pub fetch: std::sync::Arc<crate::search::fetch::FetchPlan>,
     /// `profile: true` on a kNN search: each top-level clause's count of compared vectors.
     pub knn_visits: Vec<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Where the query's scripts keep a failure while searching.
+    pub script_errors: crate::dsl::doc_script::ErrorSlot,
 }
 
 /// One search hit, as the REST API returns it.
@@ -174,6 +176,18 @@ fn internal(e: impl std::fmt::Display) -> Error {
 }
 
 impl SearchPlan {
+    /// A script that failed on a document fails the search (Elasticsearch answers 400).
+    pub fn script_failure(&self) -> Result<(), Error> {
+        let mut slot = self.script_errors.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.take() {
+            Some(e) => Err(Error::new(
+                ErrorKind::BadRequest,
+                format!("runtime error in a script: {e}"),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The response's `aggregations` for `results` of this search, as Elasticsearch shapes them.
     /// A pipeline aggregation's script that fails on the results is an error of the search.
     pub fn aggregations_json(&self, results: &AggFruit) -> Result<Value, Error> {
@@ -270,11 +284,13 @@ fn compile_search_with(
             )));
     }
     let (size, from) = (size as usize, from as usize);
+    let script_errors = crate::dsl::doc_script::ErrorSlot::default();
     let compiler = QueryCompiler {
         mapping,
         index,
         unmapped_matches_none: among_others,
         size,
+        script_errors: Some(script_errors.clone()),
     };
     let parsed = match body.get("query") {
         Some(q) => QueryAst::parse(q).map_err(bad)?,
@@ -332,6 +348,7 @@ fn compile_search_with(
         aggs,
         fetch: std::sync::Arc::new(fetch),
         knn_visits,
+        script_errors,
     })
 }
 
@@ -394,6 +411,7 @@ impl EmbeddedIndex {
         let started = std::time::Instant::now();
         let found = self.search_hits_untimed(plan, searcher);
         self.counters.queries.record(started);
+        plan.script_failure()?;
         found
     }
 
@@ -529,7 +547,11 @@ impl EmbeddedIndex {
                 .sum::<usize>(),
         );
         // The response's aggregations are built, as Elasticsearch builds them.
-        std::hint::black_box(aggregations.map(|a| plan.aggregations_json(&a)).transpose()?);
+        std::hint::black_box(
+            aggregations
+                .map(|a| plan.aggregations_json(&a))
+                .transpose()?,
+        );
         Ok(total)
     }
 

@@ -140,7 +140,7 @@ fn scripts_are_refused_by_name() {
     let idx = index();
     for q in [
         json!({"function_score": {"script_score": {"script": "doc['pop'].value"}}}),
-        json!({"script_score": {"query": {"match_all": {}}, "script": "doc['pop'].value * 2"}}),
+        json!({"script_score": {"query": {"match_all": {}}, "script": "doc['pop'].stream().map(x -> x * 2)"}}),
         json!({"function_score": {"functions": [{"weight": 2}, {"script_score": {"script": "1"}}]}}),
     ] {
         let body = json!({"query": q});

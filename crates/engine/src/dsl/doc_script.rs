@@ -1,0 +1,345 @@
+//! Painless scripts that read documents: the `script` query, `script_score` beyond the vector
+//! functions, and function_score's `script_score`. The fields a script reads (`doc['f']`, the
+//! name written out) are checked against the mapping when the query is compiled and opened
+//! once per segment; each document's values are read from the columns (doc values), as
+//! Elasticsearch reads them. A failure while running is kept and fails the search, as
+//! Elasticsearch answers it (400), rather than leaving the document out.
+
+use crate::dsl::scoring::{DocFn, SegmentFn};
+use crate::mapping::{FieldType, Mapping};
+use crate::painless::{Host, Script, Val};
+use std::sync::{Arc, Mutex};
+use tantivy::columnar::{Column, StrColumn};
+use tantivy::{DocId, Score, SegmentReader};
+
+/// Where a failure of a script while searching is kept, for the search to report.
+pub type ErrorSlot = Arc<Mutex<Option<String>>>;
+
+/// What the script's result does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Use {
+    /// A `script` query: documents for which it returns true match (scoring 1).
+    Filter,
+    /// A `script_score`: the score, kept above `min_score`.
+    Score { min_score: Option<f32> },
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Long,
+    Double,
+    Date,
+    Keyword,
+    Bool,
+}
+
+#[derive(Debug)]
+pub struct DocScript {
+    script: Arc<Script>,
+    /// Each field as written in the script, its column, and its type; None where the index
+    /// does not map it (reading it fails the search, as in Elasticsearch).
+    fields: Vec<(String, Option<(String, Kind)>)>,
+    usage: Use,
+    errors: ErrorSlot,
+}
+
+impl DocScript {
+    pub fn compile(
+        script: Arc<Script>,
+        mapping: &Mapping,
+        usage: Use,
+        errors: ErrorSlot,
+    ) -> Result<DocScript, String> {
+        let (names, calls) = script.reads()?;
+        if let Some(c) = calls.first() {
+            return Err(format!(
+                "function `{c}` is not in the engine's Painless subset for a query's script"
+            ));
+        }
+        let mut fields = Vec::new();
+        for name in names {
+            let column = match mapping.field(&name) {
+                None => None,
+                Some(f) if f.json_path.is_some() => {
+                    return Err(format!("`doc['{name}']`: a field learned by dynamic mapping is not read by scripts in the embedded engine (map it)"))
+                }
+                Some(f) => {
+                    let kind = match f.kind {
+                        FieldType::Long => Kind::Long,
+                        FieldType::Double => Kind::Double,
+                        FieldType::Date => Kind::Date,
+                        FieldType::Keyword => Kind::Keyword,
+                        FieldType::Boolean => Kind::Bool,
+                        FieldType::Text => {
+                            return Err(format!("Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default (`doc['{name}']`; read its keyword multi-field)"))
+                        }
+                        other => {
+                            return Err(format!("`doc['{name}']`: scripts in the embedded engine read keyword, numeric, date and boolean fields, not a {other:?} field"))
+                        }
+                    };
+                    Some((f.name.clone(), kind))
+                }
+            };
+            fields.push((name, column));
+        }
+        Ok(DocScript {
+            script,
+            fields,
+            usage,
+            errors,
+        })
+    }
+}
+
+enum Open {
+    Long(Column<i64>),
+    Double(Column<f64>),
+    Date(Column<tantivy::DateTime>),
+    Keyword(StrColumn),
+    Bool(Column<bool>),
+    /// Mapped, with no values in this segment.
+    Missing,
+    /// Not mapped: reading it is an error, as in Elasticsearch.
+    Unmapped,
+}
+
+impl DocFn for DocScript {
+    fn bind(&self, reader: &SegmentReader) -> tantivy::Result<Box<dyn SegmentFn>> {
+        let ff = reader.fast_fields();
+        let mut columns = Vec::new();
+        for (name, column) in &self.fields {
+            let open = match column {
+                None => Open::Unmapped,
+                Some((col, kind)) => match kind {
+                    Kind::Long => ff.i64(col).map_or(Open::Missing, Open::Long),
+                    Kind::Double => ff.f64(col).map_or(Open::Missing, Open::Double),
+                    Kind::Date => ff.date(col).map_or(Open::Missing, Open::Date),
+                    Kind::Bool => ff.bool(col).map_or(Open::Missing, Open::Bool),
+                    Kind::Keyword => ff
+                        .str(col)
+                        .ok()
+                        .flatten()
+                        .map_or(Open::Missing, Open::Keyword),
+                },
+            };
+            columns.push((name.clone(), open));
+        }
+        Ok(Box::new(Bound {
+            script: self.script.clone(),
+            columns,
+            usage: self.usage,
+            errors: self.errors.clone(),
+            text: String::new(),
+        }))
+    }
+}
+
+struct Bound {
+    script: Arc<Script>,
+    columns: Vec<(String, Open)>,
+    usage: Use,
+    errors: ErrorSlot,
+    text: String,
+}
+
+struct DocHost<'a> {
+    columns: &'a [(String, Open)],
+    doc: DocId,
+    text: &'a mut String,
+}
+
+impl Host for DocHost<'_> {
+    fn doc(&mut self, field: &str) -> Result<Val, String> {
+        let Some((_, open)) = self.columns.iter().find(|(n, _)| n == field) else {
+            return Err(format!("No field found for [{field}] in mapping"));
+        };
+        let doc = self.doc;
+        Ok(Val::Doc(match open {
+            Open::Long(c) => c.values_for_doc(doc).map(Val::Int).collect(),
+            Open::Double(c) => c.values_for_doc(doc).map(Val::Float).collect(),
+            Open::Date(c) => c
+                .values_for_doc(doc)
+                .map(|d| Val::Date(d.into_timestamp_millis()))
+                .collect(),
+            Open::Bool(c) => c.values_for_doc(doc).map(Val::Bool).collect(),
+            Open::Keyword(c) => {
+                let mut out = Vec::new();
+                for ord in c.term_ords(doc) {
+                    self.text.clear();
+                    if c.ord_to_str(ord, self.text).is_ok() {
+                        out.push(Val::Str(self.text.clone()));
+                    }
+                }
+                out
+            }
+            Open::Missing => Vec::new(),
+            Open::Unmapped => return Err(format!("No field found for [{field}] in mapping")),
+        }))
+    }
+
+    fn maps(&self, field: &str) -> bool {
+        self.columns
+            .iter()
+            .any(|(n, o)| n == field && !matches!(o, Open::Unmapped))
+    }
+}
+
+impl Bound {
+    fn fail(&self, e: String) -> Option<Score> {
+        let mut slot = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(e);
+        None
+    }
+}
+
+impl SegmentFn for Bound {
+    fn eval(&mut self, doc: DocId, score: Score) -> Option<Score> {
+        let mut host = DocHost {
+            columns: &self.columns,
+            doc,
+            text: &mut self.text,
+        };
+        let out = self
+            .script
+            .run(&[("_score".into(), Val::Float(score as f64))], &mut host);
+        match (self.usage, out) {
+            (_, Err(e)) => self.fail(e),
+            (Use::Filter, Ok(Val::Bool(true))) => Some(1.0),
+            (Use::Filter, Ok(Val::Bool(false))) => None,
+            (Use::Filter, Ok(other)) => self.fail(format!(
+                "a script query's script must return a boolean, got a {}",
+                other.type_name()
+            )),
+            (Use::Score { min_score }, Ok(v)) => match v.as_f64() {
+                Some(s) if s < 0.0 => self.fail(format!(
+                    "script score function must not produce negative scores, but got: [{s}]"
+                )),
+                Some(s) => {
+                    let s = s as f32;
+                    min_score.is_none_or(|m| s >= m).then_some(s)
+                }
+                None => self.fail(format!(
+                    "a script_score's script must return a number, got a {}",
+                    v.type_name()
+                )),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::index::EmbeddedIndex;
+    use serde_json::{json, Value};
+
+    fn index() -> EmbeddedIndex {
+        let body = json!({"mappings": {"properties": {
+            "tags": {"type": "keyword"}, "n": {"type": "long"}, "price": {"type": "double"},
+            "at": {"type": "date"}, "flag": {"type": "boolean"}, "title": {"type": "text"}}}});
+        let idx = EmbeddedIndex::create("s", &body).unwrap();
+        for doc in [
+            json!({"tags": ["a", "b", "c"], "n": 1, "price": 2.5, "at": "2024-05-01T00:00:00Z", "flag": true}),
+            json!({"tags": ["a"], "n": 2, "price": 10.0, "at": "2023-05-01T00:00:00Z", "flag": true}),
+            json!({"tags": ["x", "y", "z", "w"], "n": 4, "price": 1.0, "at": "2024-01-01T00:00:00Z", "flag": false}),
+            json!({"tags": [], "price": 7.0}),
+        ] {
+            idx.add_for_test(&doc.to_string());
+        }
+        idx.refresh().unwrap();
+        idx
+    }
+
+    fn search(idx: &EmbeddedIndex, query: Value) -> Result<Vec<(f32, u64)>, String> {
+        let plan = idx
+            .compile(&json!({"query": query, "sort": ["_score", {"price": "asc"}], "_source": ["price"]}))
+            .map_err(|e| e.message)?;
+        let (_, hits, _) = idx
+            .search_hits(&plan, &idx.searcher())
+            .map_err(|e| e.message)?;
+        Ok(hits
+            .iter()
+            .map(|h| {
+                let source: Value = serde_json::from_slice(h.source.as_ref().unwrap()).unwrap();
+                (h.score, source["price"].as_f64().unwrap() as u64)
+            })
+            .collect())
+    }
+
+    #[test]
+    fn a_script_query_filters_on_doc_values() {
+        let idx = index();
+        let prices =
+            |q: Value| -> Vec<u64> { search(&idx, q).unwrap().iter().map(|(_, p)| *p).collect() };
+        // The stack overflow track's filter: more than two tags.
+        assert_eq!(
+            prices(json!({"script": {"script": "doc['tags'].length > 2"}})),
+            [1, 2]
+        );
+        assert_eq!(
+            prices(
+                json!({"script": {"script": {"source": "doc['n'].size() > 0 && doc['n'].value % 2 == 0 && doc['flag'].value", "lang": "painless"}}})
+            ),
+            [10]
+        );
+        assert_eq!(prices(json!({"script": {"script": "doc['at'].size() > 0 && doc['at'].value.getYear() == params.y", }})).len(), 0);
+        assert_eq!(
+            prices(
+                json!({"script": {"script": {"source": "doc['at'].size() > 0 && doc['at'].value.getYear() == params.y", "params": {"y": 2024}}}})
+            ),
+            [1, 2]
+        );
+        assert_eq!(
+            prices(
+                json!({"script": {"script": "doc['tags'].contains('a') && !doc.containsKey('nope')"}})
+            ),
+            [2, 10]
+        );
+    }
+
+    #[test]
+    fn a_script_score_reads_doc_values_and_the_inner_score() {
+        let idx = index();
+        let got = search(
+            &idx,
+            json!({"script_score": {"query": {"match_all": {}}, "script": {"source": "doc['price'].value * params.f + _score", "params": {"f": 2}}, "min_score": 4}}),
+        )
+        .unwrap();
+        // match_all scores 1: 2.5·2+1, 10·2+1, 1·2+1 (below min_score), 7·2+1.
+        assert_eq!(got, [(21.0, 10), (15.0, 7), (6.0, 2)]);
+    }
+
+    #[test]
+    fn failures_fail_the_search_and_text_fields_are_refused() {
+        let idx = index();
+        // The fourth document has no `n`: Elasticsearch's error for `.value` fails the search.
+        let e = search(&idx, json!({"script": {"script": "doc['n'].value > 0"}})).unwrap_err();
+        assert!(
+            e.contains("A document doesn't have a value for a field"),
+            "{e}"
+        );
+        let e = search(
+            &idx,
+            json!({"script": {"script": "doc['title'].value == 'x'"}}),
+        )
+        .unwrap_err();
+        assert!(e.contains("Text fields are not optimised"), "{e}");
+        let e = search(&idx, json!({"script": {"script": "doc['n'].size()"}})).unwrap_err();
+        assert!(e.contains("must return a boolean"), "{e}");
+        let e = search(
+            &idx,
+            json!({"script_score": {"query": {"match_all": {}}, "script": "-doc['price'].value"}}),
+        )
+        .unwrap_err();
+        assert!(e.contains("must not produce negative scores"), "{e}");
+        // A later search with a good script is not failed by an earlier one's error.
+        assert_eq!(
+            search(
+                &idx,
+                json!({"script": {"script": "doc['price'].value > 5"}})
+            )
+            .unwrap()
+            .len(),
+            2
+        );
+    }
+}
