@@ -464,7 +464,7 @@ mod tests {
     #[test]
     fn osb_version_checks() {
         let src = r#"{% if distribution_version is not defined %}{% set distribution_version = "3.3.0" %}{% endif %}{{ distribution_version | version_between("3.0.0", "3.3.0") }} {{ "2.19.1" | version_between("1.0.0", "2.19.0") }} {{ distribution_version.split('.') | map('int') | list >= "3.3.0".split('.') | map('int') | list }}"#;
-        assert_eq!(render(src).unwrap(), "true false true");
+        assert_eq!(render(src).unwrap(), "True False True");
         let e = render(r#"{{ "3.x" | version_between("1.0.0", "4.0.0") }}"#).unwrap_err();
         assert!(e.to_string().contains("not a dotted version"), "{e}");
     }

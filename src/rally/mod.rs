@@ -539,6 +539,17 @@ mod tests {
   "age": {{ "01-01-2020" | days_ago("31-01-2020") }}
 }"#;
 
+    fn opts(
+        params: Map<String, serde_json::Value>,
+        ignore_unused: bool,
+    ) -> crate::track::LoadOptions {
+        crate::track::LoadOptions {
+            params,
+            ignore_unused_params: ignore_unused,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn collect_exists_set_param_default_and_days_ago() {
         let dir = track(&[
@@ -550,7 +561,7 @@ mod tests {
             ("operations/a.json", r#"{"name": "a"}"#),
         ]);
         let file = dir.path().join("track.json");
-        let text = render(&file, &Map::new(), false).unwrap();
+        let text = render(&file, &opts(Map::new(), false)).unwrap();
         let v: serde_json::Value = serde_json::from_str(&text).expect(&text);
         assert_eq!(
             v["operations"],
@@ -566,12 +577,28 @@ mod tests {
             serde_json::from_str(r#"{"bulk_size": 100, "ingest_percentage": 50, "clients": 8}"#)
                 .unwrap();
         let v: serde_json::Value =
-            serde_json::from_str(&render(&file, &params, false).unwrap()).unwrap();
+            serde_json::from_str(&render(&file, &opts(params.clone(), false)).unwrap()).unwrap();
         assert_eq!(
             v["bulk"],
             serde_json::json!({"bulk-size": 100, "ingest-percentage": 50, "conflicts": "random"})
         );
         assert_eq!(v["operations"][1]["clients"], 8);
+    }
+
+    #[test]
+    fn distribution_version_is_what_osb_workloads_compare() {
+        let dir = track(&[(
+            "track.json",
+            "{% if distribution_version is not defined %}{% set distribution_version = \"3.3.0\" %}{% endif %}{\"v\": \"{{ distribution_version }}\", \"old\": {{ distribution_version | version_between(\"1.0.0\", \"2.99.0\") | lower }}}",
+        )]);
+        let file = dir.path().join("track.json");
+        let v: serde_json::Value =
+            serde_json::from_str(&render(&file, &opts(Map::new(), false)).unwrap()).unwrap();
+        assert_eq!(v, serde_json::json!({"v": "3.3.0", "old": false}));
+        let mut o = opts(Map::new(), false);
+        o.distribution_version = Some("2.11.0".into());
+        let v: serde_json::Value = serde_json::from_str(&render(&file, &o).unwrap()).unwrap();
+        assert_eq!(v, serde_json::json!({"v": "2.11.0", "old": true}));
     }
 
     #[test]
@@ -583,7 +610,7 @@ mod tests {
         let file = dir.path().join("track.json");
         let params: Map<String, serde_json::Value> =
             serde_json::from_str(r#"{"bulk_sise": 100}"#).unwrap();
-        let e = render(&file, &params, false).unwrap_err();
+        let e = render(&file, &opts(params.clone(), false)).unwrap_err();
         assert_eq!(e.kind, TrackErrorKind::Params);
         assert!(
             e.message.contains("did you mean `bulk_size`")
@@ -591,7 +618,7 @@ mod tests {
             "{}",
             e.message
         );
-        render(&file, &params, true).unwrap();
+        render(&file, &opts(params.clone(), true)).unwrap();
     }
 
     #[test]

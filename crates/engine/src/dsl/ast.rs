@@ -228,7 +228,10 @@ fn score_script(script: &Value) -> Result<ScoreScript, String> {
     };
     let painless = crate::painless::Script::from_request(script)?;
     let (_, calls) = painless.reads()?;
-    if !calls.is_empty() {
+    if calls
+        .iter()
+        .any(|c| !crate::dsl::doc_script::FUNCTIONS.contains(&c.as_str()))
+    {
         return Err(vector);
     }
     Ok(ScoreScript::Painless(std::sync::Arc::new(painless)))
@@ -265,11 +268,14 @@ fn parse_function_score(body: &Value) -> Result<QueryAst, String> {
         Some(_) => return Err("function_score `functions` is a list".into()),
         None => vec![body],
     };
-    if obj.contains_key("script_score") || functions.iter().any(|f| f.get("script_score").is_some())
-    {
-        return Err(
-            "function_score `script_score`: scripts are not run by the embedded backend".into(),
-        );
+    // Scripts are checked here, before the race; bound to the index when compiled.
+    for f in &functions {
+        if let Some(s) = f.get("script_score") {
+            let source = s
+                .get("script")
+                .ok_or("function_score `script_score` needs a `script`")?;
+            crate::painless::Script::from_request(source)?;
+        }
     }
     let filters = functions
         .iter()
@@ -319,10 +325,8 @@ mod tests {
         let e = QueryAst::parse(&deep).unwrap_err();
         assert!(e.contains("`percolate` is not supported"), "{e}");
         assert!(e.contains("match_phrase"), "names what runs: {e}");
-        let scripted = json!({"function_score": {"functions": [{"filter": {"match_all": {}}}, {"script_score": {}}]}});
-        assert!(QueryAst::parse(&scripted)
-            .unwrap_err()
-            .contains("script_score"));
+        let scripted = json!({"function_score": {"functions": [{"filter": {"match_all": {}}}, {"script_score": {"script": "try {}"}}]}});
+        assert!(QueryAst::parse(&scripted).unwrap_err().contains("`try`"));
         let in_filter =
             json!({"function_score": {"functions": [{"filter": {"script": {}}, "weight": 2}]}});
         assert!(QueryAst::parse(&in_filter)

@@ -31,7 +31,18 @@ enum Kind {
     Date,
     Keyword,
     Bool,
+    GeoPoint,
 }
+
+/// The functions of a score script's context (Elasticsearch's decay functions).
+pub const FUNCTIONS: [&str; 6] = [
+    "decayGeoGauss",
+    "decayGeoExp",
+    "decayGeoLinear",
+    "decayNumericGauss",
+    "decayNumericExp",
+    "decayNumericLinear",
+];
 
 #[derive(Debug)]
 pub struct DocScript {
@@ -51,9 +62,10 @@ impl DocScript {
         errors: ErrorSlot,
     ) -> Result<DocScript, String> {
         let (names, calls) = script.reads()?;
-        if let Some(c) = calls.first() {
+        if let Some(c) = calls.iter().find(|c| !FUNCTIONS.contains(&c.as_str())) {
             return Err(format!(
-                "function `{c}` is not in the engine's Painless subset for a query's script"
+                "function `{c}` is not in the engine's Painless subset for a query's script (it has {})",
+                FUNCTIONS.join(", ")
             ));
         }
         let mut fields = Vec::new();
@@ -70,6 +82,7 @@ impl DocScript {
                         FieldType::Date => Kind::Date,
                         FieldType::Keyword => Kind::Keyword,
                         FieldType::Boolean => Kind::Bool,
+                        FieldType::GeoPoint => Kind::GeoPoint,
                         FieldType::Text => {
                             return Err(format!("Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default (`doc['{name}']`; read its keyword multi-field)"))
                         }
@@ -97,6 +110,7 @@ enum Open {
     Date(Column<tantivy::DateTime>),
     Keyword(StrColumn),
     Bool(Column<bool>),
+    Geo(crate::dsl::scoring::Points),
     /// Mapped, with no values in this segment.
     Missing,
     /// Not mapped: reading it is an error, as in Elasticsearch.
@@ -120,6 +134,7 @@ impl DocFn for DocScript {
                         .ok()
                         .flatten()
                         .map_or(Open::Missing, Open::Keyword),
+                    Kind::GeoPoint => Open::Geo(crate::dsl::scoring::Points::open(reader, col)?),
                 },
             };
             columns.push((name.clone(), open));
@@ -172,9 +187,18 @@ impl Host for DocHost<'_> {
                 }
                 out
             }
+            Open::Geo(p) => p
+                .get(doc)
+                .map(|(lat, lon)| Val::Geo(lat, lon))
+                .into_iter()
+                .collect(),
             Open::Missing => Vec::new(),
             Open::Unmapped => return Err(format!("No field found for [{field}] in mapping")),
         }))
+    }
+
+    fn call(&mut self, name: &str, args: &[Val]) -> Option<Result<Val, String>> {
+        FUNCTIONS.contains(&name).then(|| decay(name, args))
     }
 
     fn maps(&self, field: &str) -> bool {
@@ -182,6 +206,62 @@ impl Host for DocHost<'_> {
             .iter()
             .any(|(n, o)| n == field && !matches!(o, Open::Unmapped))
     }
+}
+
+/// Elasticsearch's score-script decay functions: `decayGeo*(origin "lat, lon", scale "500km",
+/// offset "0km", decay, point)` and `decayNumeric*(origin, scale, offset, decay, value)`.
+fn decay(name: &str, args: &[Val]) -> Result<Val, String> {
+    use crate::dsl::functions::{decay_value, Shape};
+    let shape = if name.ends_with("Gauss") {
+        Shape::Gauss
+    } else if name.ends_with("Exp") {
+        Shape::Exp
+    } else {
+        Shape::Linear
+    };
+    let [origin, scale, offset, decay, value] = args else {
+        return Err(format!(
+            "`{name}` takes origin, scale, offset, decay and the document's value"
+        ));
+    };
+    let decay = decay
+        .as_f64()
+        .ok_or_else(|| format!("`{name}`: decay is a number"))?;
+    let value = match value {
+        Val::Doc(values) => values
+            .first()
+            .cloned()
+            .ok_or_else(|| format!("`{name}`: the document has no value"))?,
+        other => other.clone(),
+    };
+    let text = |v: &Val| -> String {
+        match v {
+            Val::Str(s) => s.clone(),
+            other => crate::painless::text(other),
+        }
+    };
+    let distance_and_scale = if name.starts_with("decayGeo") {
+        let Val::Geo(lat, lon) = value else {
+            return Err(format!(
+                "`{name}` takes a geo point, got a {}",
+                value.type_name()
+            ));
+        };
+        let origin = text(origin);
+        let (olat, olon) = origin
+            .split_once(',')
+            .and_then(|(a, b)| Some((a.trim().parse::<f64>().ok()?, b.trim().parse::<f64>().ok()?)))
+            .ok_or_else(|| format!("`{name}`: origin `{origin}` is not \"lat, lon\""))?;
+        let d = crate::geo::distance::arc_distance(olat, olon, lat, lon);
+        let scale = crate::geo::distance::distance_meters(&text(scale))?;
+        let offset = crate::geo::distance::distance_meters(&text(offset))?;
+        ((d - offset).max(0.0), scale)
+    } else {
+        let n = |v: &Val| v.as_f64().ok_or_else(|| format!("`{name}` takes numbers"));
+        ((n(&value)? - n(origin)?).abs() - n(offset)?, n(scale)?)
+    };
+    let (d, scale) = distance_and_scale;
+    Ok(Val::Float(decay_value(shape, d.max(0.0), scale, decay)))
 }
 
 impl Bound {
@@ -306,6 +386,92 @@ mod tests {
         .unwrap();
         // match_all scores 1: 2.5·2+1, 10·2+1, 1·2+1 (below min_score), 7·2+1.
         assert_eq!(got, [(21.0, 10), (15.0, 7), (6.0, 2)]);
+    }
+
+    #[test]
+    fn function_score_script_score_functions() {
+        let idx = index();
+        let replace = search(
+            &idx,
+            json!({"function_score": {"query": {"match_all": {}}, "script_score": {"script": "doc['price'].value"}, "boost_mode": "replace"}}),
+        )
+        .unwrap();
+        assert_eq!(replace, [(10.0, 10), (7.0, 7), (2.5, 2), (1.0, 1)]);
+        // Summed: the script (2 × the query's score of 1) where `flag` is true, plus a weight of 3.
+        let summed = search(
+            &idx,
+            json!({"function_score": {"functions": [
+                {"filter": {"term": {"flag": true}}, "script_score": {"script": "_score * 2"}},
+                {"weight": 3}], "score_mode": "sum", "boost_mode": "replace"}}),
+        )
+        .unwrap();
+        assert_eq!(summed, [(5.0, 2), (5.0, 10), (3.0, 1), (3.0, 7)]);
+    }
+
+    #[test]
+    fn geo_points_and_decay_functions_as_geonames_scripts_use_them() {
+        let body = json!({"mappings": {"properties": {"location": {"type": "geo_point"}, "population": {"type": "long"}}}});
+        let idx = EmbeddedIndex::create("g", &body).unwrap();
+        let places = [
+            (52.37, 4.8951, 800_000),
+            (48.8566, 2.3522, 2_100_000),
+            (51.5072, -0.1276, 8_900_000),
+        ];
+        for (lat, lon, pop) in places {
+            idx.add_for_test(
+                &json!({"location": {"lat": lat, "lon": lon}, "population": pop}).to_string(),
+            );
+        }
+        idx.refresh().unwrap();
+        // Each place's score, in the order of `places`.
+        let scores = |source: &str, params: Value| -> Vec<f32> {
+            let plan = idx
+                .compile(&json!({"query": {"script_score": {"query": {"match_all": {}}, "script": {"source": source, "params": params}}}}))
+                .unwrap();
+            let (_, hits, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+            let by_pop = |pop: i64| {
+                hits.iter()
+                    .find(|h| {
+                        let s: Value = serde_json::from_slice(h.source.as_ref().unwrap()).unwrap();
+                        s["population"] == pop
+                    })
+                    .map(|h| h.score)
+                    .unwrap()
+            };
+            places.iter().map(|(_, _, pop)| by_pop(*pop)).collect()
+        };
+        // Haversine on Elasticsearch's mean earth radius, computed here independently.
+        let km = |(lat, lon): (f64, f64)| {
+            let (p1, p2) = (52.37f64.to_radians(), lat.to_radians());
+            let (dp, dl) = ((lat - 52.37).to_radians(), (lon - 4.8951).to_radians());
+            let h = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
+            2.0 * 6_371_008.7714 * h.sqrt().asin() / 1000.0
+        };
+        let got = scores(
+            "decayGeoGauss(params.origin, params.scale, params.offset, params.decay, doc['location'].value)",
+            json!({"origin": "52.37, 4.8951", "scale": "500km", "offset": "0km", "decay": 0.1}),
+        );
+        for (i, (lat, lon, _)) in places.iter().enumerate() {
+            let want = 0.1f64.powf((km((*lat, *lon)) / 500.0).powi(2));
+            assert!(
+                (got[i] as f64 - want).abs() < 1e-5,
+                "{i}: {} against {want}",
+                got[i]
+            );
+        }
+        // geonames' `painless_static`: a field read as `doc.f`, cast through `List`.
+        let got = scores(
+            "Math.abs(Math.log(Math.abs((int)((List)doc.population).get(0)) + 1) + (double)(doc.location.lon) * (double)(doc.location.lat))/_score",
+            json!({}),
+        );
+        for (i, (lat, lon, pop)) in places.iter().enumerate() {
+            let want = ((*pop as f64 + 1.0).ln() + lon * lat).abs();
+            assert!(
+                (got[i] as f64 - want).abs() < 1e-3 * want,
+                "{i}: {} against {want}",
+                got[i]
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
-//! Elasticsearch's `function_score` without scripts: `weight`, `field_value_factor`,
-//! `random_score` and the `gauss`/`exp`/`linear` decays on numbers, dates and geo points, each
-//! optionally under a `filter`, combined by `score_mode` and `boost_mode` as Elasticsearch
-//! documents them. A script (`script_score`) is refused by name.
+//! Elasticsearch's `function_score`: `weight`, `field_value_factor`, `random_score`, the
+//! `gauss`/`exp`/`linear` decays on numbers, dates and geo points, and `script_score` (a
+//! Painless script reading the document, `_score` the query's), each optionally under a
+//! `filter`, combined by `score_mode` and `boost_mode` as Elasticsearch documents them.
 
 use crate::dsl::scoring::DocFn;
 use crate::dsl::scoring::NumberKind;
@@ -17,6 +17,9 @@ use tantivy::{DocId, DocSet, Score, SegmentReader};
 
 /// Compiles the `filter` of the function at a position (parsed with the query), if it has one.
 pub type Compile<'a> = dyn Fn(usize) -> Result<Option<Box<dyn Query>>, String> + 'a;
+/// Binds a `script_score` function's `script` to the index.
+pub type CompileScript<'a> =
+    dyn Fn(&Value) -> Result<crate::dsl::doc_script::DocScript, String> + 'a;
 
 #[derive(Debug)]
 pub struct FunctionScore {
@@ -47,6 +50,7 @@ enum Kind {
     Random {
         seed: u64,
     },
+    Script(crate::dsl::doc_script::DocScript),
     Decay {
         shape: Shape,
         on: DecayOn,
@@ -57,7 +61,7 @@ enum Kind {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Shape {
+pub(crate) enum Shape {
     Gauss,
     Exp,
     Linear,
@@ -107,6 +111,7 @@ impl FunctionScore {
         body: &Map<String, Value>,
         mapping: &Mapping,
         compile: &Compile,
+        script: &CompileScript,
     ) -> Result<FunctionScore, String> {
         let mode = |key: &str, allowed: &[&str]| -> Result<Mode, String> {
             let Some(v) = body.get(key) else {
@@ -142,14 +147,14 @@ impl FunctionScore {
             Some(Value::Array(list)) => {
                 for (position, f) in list.iter().enumerate() {
                     let f = f.as_object().ok_or("each of `functions` is an object")?;
-                    functions.push(function(f, mapping, compile(position)?)?);
+                    functions.push(function(f, mapping, compile(position)?, script)?);
                 }
             }
             Some(_) => return Err("function_score `functions` is a list".into()),
             // A single function written at the top level.
             None => {
                 if body.keys().any(|k| FUNCTION_KEYS.contains(&k.as_str())) {
-                    functions.push(function(body, mapping, compile(0)?)?);
+                    functions.push(function(body, mapping, compile(0)?, script)?);
                 }
             }
         }
@@ -199,6 +204,7 @@ fn function(
     f: &Map<String, Value>,
     mapping: &Mapping,
     filter: Option<Box<dyn Query>>,
+    script: &CompileScript,
 ) -> Result<Function, String> {
     let weight = f
         .get("weight")
@@ -217,10 +223,11 @@ fn function(
             )),
         }
     };
-    let kind = if f.contains_key("script_score") {
-        return Err(
-            "function_score `script_score`: scripts are not run by the embedded backend".into(),
-        );
+    let kind = if let Some(s) = f.get("script_score") {
+        let source = s
+            .get("script")
+            .ok_or("function_score `script_score` needs a `script`")?;
+        Kind::Script(script(source)?)
     } else if let Some(fvf) = f.get("field_value_factor").and_then(Value::as_object) {
         let field = fvf
             .get("field")
@@ -366,6 +373,7 @@ enum Source {
     None,
     Numbers(Numbers),
     Points(Points),
+    Script(Box<dyn SegmentFn>),
 }
 
 struct BoundFunction {
@@ -407,6 +415,7 @@ impl DocFn for FunctionScoreFn {
                     on: DecayOn::Geo { field, .. },
                     ..
                 } => Source::Points(Points::open(reader, field)?),
+                Kind::Script(s) => Source::Script(s.bind(reader)?),
                 Kind::Weight | Kind::Random { .. } => Source::None,
             };
             let segment = reader.segment_id().uuid_string();
@@ -428,7 +437,7 @@ impl DocFn for FunctionScoreFn {
 
 impl Bound {
     /// One function's value for `doc`; None when its filter does not match or it has no value.
-    fn value(&mut self, i: usize, doc: DocId) -> Option<f64> {
+    fn value(&mut self, i: usize, doc: DocId, query_score: Score) -> Option<f64> {
         let (spec, bound) = (&self.spec.functions[i], &mut self.functions[i]);
         if let Some(filter) = &mut bound.filter {
             if filter.doc() < doc {
@@ -437,6 +446,9 @@ impl Bound {
             if filter.doc() != doc {
                 return None;
             }
+        }
+        if let Source::Script(s) = &mut bound.source {
+            return s.eval(doc, query_score).map(f64::from);
         }
         let v = match (&spec.kind, &bound.source) {
             (Kind::Weight, _) => 1.0,
@@ -490,7 +502,7 @@ impl SegmentFn for Bound {
         let mode = self.spec.score_mode;
         let (mut combined, mut weights) = (None::<f64>, 0.0);
         for i in 0..self.functions.len() {
-            let Some(v) = self.value(i, doc) else {
+            let Some(v) = self.value(i, doc, query_score) else {
                 continue;
             };
             let w = self.spec.functions[i].weight.unwrap_or(1.0);
@@ -548,7 +560,7 @@ fn modify(modifier: &str, x: f64) -> f64 {
 }
 
 /// Elasticsearch's decay functions at `d` past the offset.
-fn decay_value(shape: Shape, d: f64, scale: f64, decay: f64) -> f64 {
+pub(crate) fn decay_value(shape: Shape, d: f64, scale: f64, decay: f64) -> f64 {
     match shape {
         Shape::Gauss => {
             let sigma2 = -scale * scale / (2.0 * decay.ln());

@@ -245,7 +245,11 @@ impl QueryCompiler<'_> {
             Some(Some(q)) => self.compile(q).map(Some),
             _ => Ok(None),
         };
-        let spec = FunctionScore::parse(&f.body, self.mapping, &filter)?;
+        let script = |source: &Value| {
+            let parsed = Arc::new(crate::painless::Script::from_request(source)?);
+            self.doc_script(&parsed, doc_script::Use::Score { min_score: None })
+        };
+        let spec = FunctionScore::parse(&f.body, self.mapping, &filter, &script)?;
         Ok(Box::new(FnQuery::new(
             inner,
             Arc::new(FunctionScoreFn(Arc::new(spec))),

@@ -30,6 +30,38 @@ fn place(path: &str) -> Place<'_> {
 }
 
 impl IngestDoc {
+    /// The document as a script's `ctx`: its source, `_index` and `_id`.
+    pub fn ctx(&self) -> crate::painless::Val {
+        use crate::painless::Val;
+        let mut m: Vec<(String, Val)> = self
+            .source
+            .iter()
+            .map(|(k, v)| (k.clone(), Val::from_json(v)))
+            .collect();
+        m.push(("_index".into(), Val::Str(self.index.clone())));
+        m.push(("_id".into(), self.id.clone().map_or(Val::Null, Val::Str)));
+        Val::Map(m)
+    }
+
+    /// Takes back the `ctx` a script changed: the source, and `_index` and `_id`.
+    pub fn set_ctx(&mut self, ctx: crate::painless::Val) -> Result<(), String> {
+        let Value::Object(mut m) = ctx.to_json() else {
+            return Err("the script left `ctx` something other than a map".into());
+        };
+        match m.remove("_index") {
+            Some(Value::String(i)) => self.index = i,
+            Some(other) => return Err(format!("`ctx._index` must be a string, got {other}")),
+            None => {}
+        }
+        self.id = match m.remove("_id") {
+            Some(Value::String(id)) => Some(id),
+            Some(Value::Null) | None => None,
+            Some(other) => Some(other.to_string()),
+        };
+        self.source = m;
+        Ok(())
+    }
+
     pub fn get(&self, path: &str) -> Option<Cow<'_, Value>> {
         match place(path) {
             Place::Index => Some(Cow::Owned(Value::String(self.index.clone()))),

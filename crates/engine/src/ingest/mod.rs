@@ -3,7 +3,8 @@
 //! `index.default_pipeline` and `index.final_pipeline`, and by the `pipeline` processor.
 //!
 //! A pipeline is checked when it is put: a processor or option the engine does not run, or an
-//! `if` condition (a Painless script), is refused then, naming it, never skipped at index time.
+//! `if` condition or `script` outside the engine's Painless subset, is refused then, naming
+//! it, never skipped at index time.
 
 mod doc;
 mod fingerprint;
@@ -25,6 +26,8 @@ const MAX_PROCESSORS: usize = 1_000;
 
 struct Step {
     kind: String,
+    /// The `if` condition: the processor runs where it returns true.
+    condition: Option<Arc<crate::painless::Script>>,
     processor: Processor,
     ignore_failure: bool,
     on_failure: Vec<Step>,
@@ -151,6 +154,20 @@ impl Pipelines {
 
     fn run_steps(&self, steps: &[Step], doc: &mut IngestDoc, depth: usize) -> Result<bool, String> {
         for step in steps {
+            if let Some(cond) = &step.condition {
+                match cond.run_ctx(doc.ctx()) {
+                    Ok((crate::painless::Val::Bool(true), _)) => {}
+                    Ok((crate::painless::Val::Bool(false), _)) => continue,
+                    Ok((other, _)) => {
+                        return Err(format!(
+                            "processor [{}]: its `if` condition returned a {}, not a boolean",
+                            step.kind,
+                            other.type_name()
+                        ))
+                    }
+                    Err(e) => return Err(format!("processor [{}]: `if`: {e}", step.kind)),
+                }
+            }
             let started = Instant::now();
             let ran = match step.processor.run(doc) {
                 Ok(Flow::Next) => Ok(true),
@@ -250,11 +267,13 @@ fn step(v: &Value) -> Result<Step, String> {
     for key in ["tag", "description"] {
         o.take(key);
     }
-    if let Some(cond) = o.take("if") {
-        return Err(format!(
-            "processor [{kind}] has an `if` condition ({cond}), a Painless script, which the embedded engine does not run"
-        ));
-    }
+    let condition = match o.take("if") {
+        Some(cond) => Some(Arc::new(
+            crate::painless::Script::from_request(&cond)
+                .map_err(|e| format!("processor [{kind}]: `if`: {e}"))?,
+        )),
+        None => None,
+    };
     let ignore_failure = o.flag("ignore_failure", false)?;
     let on_failure = match o.take("on_failure") {
         Some(v) => parse_steps(&v, "on_failure")?,
@@ -264,6 +283,7 @@ fn step(v: &Value) -> Result<Step, String> {
     o.finish()?;
     Ok(Step {
         kind: kind.clone(),
+        condition,
         processor,
         ignore_failure,
         on_failure,
@@ -316,6 +336,38 @@ mod tests {
                 "kept": 0, "pad": "p", "@timestamp": "2026-12-05T10:00:00.000Z", "message": "hello",
                 "joined": "a+b+c", "day": "2026-12-05T00:00:00.000Z", "x": {"y": 1}})
         );
+    }
+
+    #[test]
+    fn if_conditions_and_script_processors_run_painless_on_ctx() {
+        let p = with(&[(
+            "p",
+            json!({"processors": [
+                {"set": {"field": "kind", "value": "big", "if": "ctx.size != null && ctx.size > 100"}},
+                {"set": {"field": "kind", "value": "small", "if": "ctx.kind == null"}},
+                {"script": {"lang": "painless", "params": {"t": "x"}, "source": "ctx.total = ctx.a + ctx.b; ctx.tags.add(params.t); if (ctx.user?.name != null) { ctx.user.name = ctx.user.name.toUpperCase(); } ctx.remove('a'); ctx._index = 'logs-' + ctx.kind;"}},
+                {"set": {"field": "seen", "value": true, "if": {"source": "ctx.nope?.deeper?.value == null"}}},
+            ]}),
+        )]);
+        let mut d =
+            doc(json!({"size": 500, "a": 2, "b": 3.5, "tags": ["t"], "user": {"name": "ann"}}));
+        assert!(p.run("p", &mut d).unwrap());
+        assert_eq!(
+            Value::Object(d.source),
+            json!({"size": 500, "b": 3.5, "tags": ["t", "x"], "user": {"name": "ANN"}, "kind": "big", "total": 5.5, "seen": true})
+        );
+        assert_eq!(d.index, "logs-big");
+        let mut small = doc(json!({"a": 1, "b": 1, "tags": []}));
+        assert!(p.run("p", &mut small).unwrap());
+        assert_eq!(small.source["kind"], "small");
+        assert_eq!(small.source["total"], 2);
+        // A condition that is not a boolean fails the document, as in Elasticsearch.
+        let bad = with(&[(
+            "b",
+            json!({"processors": [{"set": {"field": "k", "value": 1, "if": "ctx.a"}}]}),
+        )]);
+        let e = bad.run("b", &mut doc(json!({"a": 1}))).unwrap_err();
+        assert!(e.contains("not a boolean"), "{e}");
     }
 
     #[test]
@@ -388,9 +440,9 @@ mod tests {
                 .contains("No processor type exists with name [grok]")
         );
         assert!(refused(
-            json!({"processors": [{"set": {"field": "a", "value": 1, "if": "ctx.a == null"}}]})
+            json!({"processors": [{"set": {"field": "a", "value": 1, "if": "ctx.list.removeIf(x -> x == null)"}}]})
         )
-        .contains("Painless"));
+        .contains("`if`: script"));
         assert!(refused(
             json!({"processors": [{"set": {"field": "a", "value": 1, "colour": "red"}}]})
         )

@@ -52,6 +52,8 @@ pub enum Processor {
         formats: Vec<DateFormats>,
     },
     Fingerprint(Fingerprint),
+    /// A Painless script changing `ctx` (the engine's subset).
+    Script(std::sync::Arc<crate::painless::Script>),
     Split {
         field: String,
         target: String,
@@ -268,6 +270,16 @@ impl Processor {
                 target: o.string("target_field")?,
                 add_to_root: o.flag("add_to_root", false)?,
             },
+            "script" => {
+                let mut config = serde_json::Map::new();
+                for key in ["source", "id", "lang", "params"] {
+                    if let Some(v) = o.take(key) {
+                        config.insert(key.to_string(), v);
+                    }
+                }
+                let script = crate::painless::Script::from_request(&Value::Object(config))?;
+                Processor::Script(std::sync::Arc::new(script))
+            }
             "drop" => Processor::Drop,
             "fail" => Processor::Fail(o.required("message")?),
             "pipeline" => Processor::Pipeline {

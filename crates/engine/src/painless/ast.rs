@@ -40,6 +40,8 @@ pub enum Expr {
     /// A function of the context (`emit`, `cosineSimilarity`, `decayGeoGauss`...).
     Call(String, Vec<Expr>),
     New(String, Vec<Expr>),
+    /// `base?.name` or `base?.name(args)`: null where `base` is null.
+    NullSafe(Box<Expr>, String, Option<Vec<Expr>>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -80,10 +82,11 @@ impl Expr {
                 b.walk(f);
                 c.walk(f);
             }
-            Expr::Method(e, _, args) => {
+            Expr::Method(e, _, args) | Expr::NullSafe(e, _, Some(args)) => {
                 e.walk(f);
                 args.iter().for_each(|a| a.walk(f));
             }
+            Expr::NullSafe(e, _, None) => e.walk(f),
             _ => {}
         }
     }

@@ -24,6 +24,8 @@ pub enum Val {
     Doc(Vec<Val>),
     /// A date's value (epoch milliseconds, UTC), as Painless's `ZonedDateTime`.
     Date(i64),
+    /// A geo point: latitude, longitude.
+    Geo(f64, f64),
 }
 
 impl Val {
@@ -55,6 +57,7 @@ impl Val {
             Val::List(l) | Val::Doc(l) => Value::Array(l.iter().map(Val::to_json).collect()),
             Val::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
             Val::Date(ms) => Value::String(crate::mapping::zone::Zone::utc().format(*ms)),
+            Val::Geo(lat, lon) => serde_json::json!({"lat": lat, "lon": lon}),
         }
     }
 
@@ -77,6 +80,7 @@ impl Val {
             Val::Map(_) => "Map",
             Val::Doc(_) => "ScriptDocValues",
             Val::Date(_) => "ZonedDateTime",
+            Val::Geo(..) => "GeoPoint",
         }
     }
 }
@@ -299,8 +303,10 @@ impl<'a> Run<'a> {
         })
     }
 
-    fn var_mut(&mut self, name: &str) -> Option<&mut Val> {
-        self.slot(name).map(|(v, _)| v)
+    /// A variable of the script's context, as the script left it.
+    pub fn take(&mut self, name: &str) -> Option<Val> {
+        self.slot(name)
+            .map(|(v, _)| std::mem::replace(v, Val::Null))
     }
 
     fn slot(&mut self, name: &str) -> Option<(&mut Val, Declared)> {
@@ -312,37 +318,49 @@ impl<'a> Run<'a> {
         })
     }
 
-    fn assign(&mut self, target: &Expr, v: Val) -> Result<(), String> {
+    /// The variable and the entries below it that `target` names (`ctx.a['b'].c`).
+    fn path(&mut self, target: &Expr) -> Result<(String, Vec<Val>), String> {
         match target {
-            Expr::Var(name) => {
-                let (slot, declared) = self
-                    .slot(name)
-                    .ok_or_else(|| format!("cannot assign to `{name}`, which is not declared"))?;
-                *slot = declared.coerce(v);
-                Ok(())
+            Expr::Var(name) => Ok((name.clone(), Vec::new())),
+            Expr::Field(base, field) => {
+                let (root, mut keys) = self.path(base)?;
+                keys.push(Val::Str(field.clone()));
+                Ok((root, keys))
             }
-            Expr::Index(base, key) if matches!(**base, Expr::Var(_)) => {
-                let key = self.eval(key)?;
-                let Expr::Var(name) = &**base else {
-                    unreachable!("matched above")
-                };
-                let slot = self
-                    .var_mut(name)
-                    .ok_or_else(|| format!("`{name}` is not declared"))?;
-                lib::set_index(slot, key, v)
-            }
-            Expr::Field(base, field) if matches!(**base, Expr::Var(_)) => {
-                let Expr::Var(name) = &**base else {
-                    unreachable!("matched above")
-                };
-                let slot = self
-                    .var_mut(name)
-                    .ok_or_else(|| format!("`{name}` is not declared"))?;
-                lib::set_index(slot, Val::Str(field.clone()), v)
+            Expr::Index(base, key) => {
+                let (root, mut keys) = self.path(base)?;
+                keys.push(self.eval(key)?);
+                Ok((root, keys))
             }
             _ => Err(
                 "the engine's Painless subset assigns to variables and their entries only".into(),
             ),
+        }
+    }
+
+    /// The value at a path, to change in place.
+    fn place(&mut self, root: &str, keys: &[Val]) -> Result<(&mut Val, Declared), String> {
+        let (mut at, declared) = self
+            .slot(root)
+            .ok_or_else(|| format!("cannot assign to `{root}`, which is not declared"))?;
+        for k in keys {
+            at = lib::entry_mut(at, k)?;
+        }
+        Ok((at, declared))
+    }
+
+    fn assign(&mut self, target: &Expr, v: Val) -> Result<(), String> {
+        let (root, mut keys) = self.path(target)?;
+        match keys.pop() {
+            None => {
+                let (slot, declared) = self.place(&root, &[])?;
+                *slot = declared.coerce(v);
+                Ok(())
+            }
+            Some(last) => {
+                let (slot, _) = self.place(&root, &keys)?;
+                lib::set_index(slot, last, v)
+            }
         }
     }
 
@@ -411,6 +429,9 @@ impl<'a> Run<'a> {
             }
             Expr::Field(base, name) => {
                 if let Expr::Var(class) = &**base {
+                    if class == "doc" && self.var("doc").is_none() {
+                        return self.host.doc(name);
+                    }
                     if self.var(class).is_none() {
                         return lib::static_field(class, name);
                     }
@@ -437,12 +458,14 @@ impl<'a> Run<'a> {
                             };
                         }
                         None => return lib::static_call(class, name, &args),
-                        // A method that changes its list or map changes the variable.
-                        Some(_) if lib::mutates(name) => {
-                            let slot = self.var_mut(class).expect("found above");
-                            return lib::mutate(slot, name, &args);
-                        }
                         Some(_) => {}
+                    }
+                }
+                // A method that changes its list or map changes it where it is.
+                if lib::mutates(name) {
+                    if let Ok((root, keys)) = self.path(base) {
+                        let (slot, _) = self.place(&root, &keys)?;
+                        return lib::mutate(slot, name, &args);
                     }
                 }
                 let b = self.eval(base)?;
@@ -459,6 +482,22 @@ impl<'a> Run<'a> {
                         return Err(format!(
                         "function `{name}` is not in the engine's Painless subset for this context"
                     ))
+                    }
+                }
+            }
+            Expr::NullSafe(base, name, args) => {
+                let b = self.eval(base)?;
+                if b == Val::Null {
+                    return Ok(Val::Null);
+                }
+                match args {
+                    None => lib::field(&b, name)?,
+                    Some(args) => {
+                        let args: Vec<Val> = args
+                            .iter()
+                            .map(|a| self.eval(a))
+                            .collect::<Result<_, _>>()?;
+                        lib::method(&b, name, &args)?
                     }
                 }
             }

@@ -105,12 +105,21 @@ pub fn key_text(v: &Val) -> Result<String, String> {
 
 pub fn cast(t: &str, v: Val) -> Result<Val, String> {
     let n = || {
-        v.as_f64()
+        // A field's single value casts as the value (`(int) doc.population` of one value).
+        let one = match &v {
+            Val::Doc(values) if values.len() == 1 => &values[0],
+            other => other,
+        };
+        one.as_f64()
             .ok_or_else(|| format!("cannot cast a {} to {t}", v.type_name()))
     };
     Ok(match t {
         "int" | "long" | "short" | "byte" | "Integer" | "Long" => Val::Int(n()? as i64),
         "double" | "float" | "Double" | "Float" => Val::Float(n()?),
+        "List" | "ArrayList" => match v {
+            Val::Doc(values) => Val::List(values),
+            other => other,
+        },
         _ => v,
     })
 }
@@ -132,6 +141,30 @@ pub fn index(base: &Val, key: &Val) -> Result<Val, String> {
             b.type_name(),
             k.type_name()
         )),
+    }
+}
+
+/// The entry `key` of a list or map, to change in place (a missing map entry is null, as
+/// `ctx.a.b = 1` on a null `ctx.a` fails in Painless).
+pub fn entry_mut<'v>(slot: &'v mut Val, key: &Val) -> Result<&'v mut Val, String> {
+    match (slot, key) {
+        (Val::List(l), Val::Int(i)) => {
+            let len = l.len();
+            usize::try_from(*i)
+                .ok()
+                .and_then(|i| l.get_mut(i))
+                .ok_or_else(|| format!("index {i} out of bounds for length {len}"))
+        }
+        (Val::Map(m), k) => {
+            let k = key_text(k)?;
+            m.iter_mut()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v)
+                .ok_or_else(|| {
+                    format!("cannot access `{k}` of a null value (it is not in the map)")
+                })
+        }
+        (s, _) => Err(format!("cannot access an entry of a {}", s.type_name())),
     }
 }
 
@@ -168,6 +201,12 @@ pub fn field(base: &Val, name: &str) -> Result<Val, String> {
         (Val::Doc(values), "empty") => Ok(Val::Bool(values.is_empty())),
         (Val::Doc(values), "values") => Ok(Val::List(values.clone())),
         (Val::Date(ms), "millis") => Ok(Val::Int(*ms)),
+        (Val::Geo(lat, _), "lat") => Ok(Val::Float(*lat)),
+        (Val::Geo(_, lon), "lon") => Ok(Val::Float(*lon)),
+        (Val::Doc(values), "lat" | "lon") => field(
+            values.first().ok_or("A document doesn't have a value for a field! Use doc[<field>].size()==0 to check if a document is missing a field!")?,
+            name,
+        ),
         (Val::List(l) | Val::Doc(l), "length") => Ok(Val::Int(l.len() as i64)),
         (Val::Map(_), k) => index(base, &Val::Str(k.into())),
         (b, n) => Err(format!("a {} has no field `{n}` in the engine's Painless subset", b.type_name())),
@@ -471,6 +510,9 @@ pub fn method(base: &Val, name: &str, args: &[Val]) -> Result<Val, String> {
         (Float(f), "isNaN") => Bool(f.is_nan()),
         (Date(ms), "getMillis" | "toEpochMilli") => Int(*ms),
         (Date(_), "toInstant") => base.clone(),
+        (Geo(lat, _), "getLat") => Float(*lat),
+        (Geo(_, lon), "getLon") => Float(*lon),
+        (Doc(_), "getLat" | "getLon") => method(&field(base, "value")?, name, args)?,
         (Date(ms), "isAfter") => Bool(matches!(args.first(), Some(Date(o)) if ms > o)),
         (Date(ms), "isBefore") => Bool(matches!(args.first(), Some(Date(o)) if ms < o)),
         (Date(ms), part) if part.starts_with("get") => date_part(*ms, part)?,

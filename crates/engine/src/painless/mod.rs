@@ -9,6 +9,7 @@ mod lib;
 mod parse;
 
 pub use eval::{Host, NoDoc, Val};
+pub use lib::text;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +84,18 @@ impl Script {
         vars.push(("params".to_string(), params));
         eval::Run::new(vars, host).script(&self.stmts)
     }
+
+    /// Runs the script on an ingest document's `ctx` (a map): its result, and `ctx` as the
+    /// script left it.
+    pub fn run_ctx(&self, ctx: Val) -> Result<(Val, Val), String> {
+        let params = Val::from_json(&Value::Object(self.params.clone()));
+        let vars = vec![("params".to_string(), params), ("ctx".to_string(), ctx)];
+        let mut host = NoDoc;
+        let mut run = eval::Run::new(vars, &mut host);
+        let out = run.script(&self.stmts)?;
+        let ctx = run.take("ctx").unwrap_or(Val::Null);
+        Ok((out, ctx))
+    }
 }
 
 impl Script {
@@ -96,7 +109,12 @@ impl Script {
         let mut bad = None;
         let is_doc = |e: &Expr| matches!(e, Expr::Var(d) if d == "doc");
         let mut visit = |e: &Expr| {
+            let field_access;
             let key = match e {
+                Expr::Field(base, name) if is_doc(base) => {
+                    field_access = Expr::Str(name.clone());
+                    Some(&field_access)
+                }
                 Expr::Index(base, key) if is_doc(base) => Some(&**key),
                 Expr::Method(base, m, args)
                     if is_doc(base) && matches!(m.as_str(), "get" | "containsKey") =>

@@ -25,10 +25,10 @@ const TYPES: [&str; 11] = [
     "def", "int", "long", "double", "float", "boolean", "short", "byte", "char", "var", "String",
 ];
 
-const OPS: [&str; 36] = [
-    ">>>", "<<=", ">>=", "==", "!=", "<=", ">=", "&&", "||", "++", "--", "+=", "-=", "*=", "/=",
-    "%=", "->", "::", "<<", ">>", "+", "-", "*", "/", "%", "<", ">", "=", "!", "?", ":", ".", ",",
-    ";", "(", ")",
+const OPS: [&str; 37] = [
+    ">>>", "<<=", ">>=", "?.", "==", "!=", "<=", ">=", "&&", "||", "++", "--", "+=", "-=", "*=",
+    "/=", "%=", "->", "::", "<<", ">>", "+", "-", "*", "/", "%", "<", ">", "=", "!", "?", ":", ".",
+    ",", ";", "(", ")",
 ];
 const SINGLE: [&str; 7] = ["[", "]", "{", "}", "&", "|", "~"];
 
@@ -517,9 +517,12 @@ impl Parser<'_> {
         // A cast: `(double) x`, `(int) Math.floor(y)`.
         if self.is_op("(") {
             if let (Some(Tok::Ident(t)), Some(Tok::Op(")"))) = (self.peek_at(1), self.peek_at(2)) {
-                if TYPES.contains(&t.as_str())
-                    || matches!(t.as_str(), "Integer" | "Long" | "Double" | "Float")
-                {
+                // `(List) doc.f`: a capitalised type before an operand.
+                let operand = matches!(
+                    self.peek_at(3),
+                    Some(Tok::Ident(_) | Tok::Num(..) | Tok::Str(_) | Tok::Op("("))
+                );
+                if TYPES.contains(&t.as_str()) || (t.starts_with(char::is_uppercase) && operand) {
                     let t = t.clone();
                     self.i += 3;
                     let inner = self.nested(|p| p.unary())?;
@@ -533,14 +536,22 @@ impl Parser<'_> {
     fn postfix(&mut self) -> Result<Expr, String> {
         let mut e = self.primary()?;
         loop {
-            if self.eat(".") {
-                let name = self.ident()?;
-                if self.eat("(") {
-                    let args = self.args()?;
-                    e = Expr::Method(Box::new(e), name, args);
-                } else {
-                    e = Expr::Field(Box::new(e), name);
+            if self.is_op(".") || self.is_op("?.") {
+                let safe = self.eat("?.");
+                if !safe {
+                    self.i += 1;
                 }
+                let name = self.ident()?;
+                let args = if self.eat("(") {
+                    Some(self.args()?)
+                } else {
+                    None
+                };
+                e = match (safe, args) {
+                    (true, args) => Expr::NullSafe(Box::new(e), name, args),
+                    (false, Some(args)) => Expr::Method(Box::new(e), name, args),
+                    (false, None) => Expr::Field(Box::new(e), name),
+                };
             } else if self.eat("[") {
                 let i = self.expr()?;
                 self.expect("]")?;

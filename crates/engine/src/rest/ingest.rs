@@ -195,7 +195,7 @@ mod tests {
                 "PUT",
                 "/_ingest/pipeline/default",
                 &pipeline(json!({"processors": [
-            {"set": {"field": "via", "value": "default"}}, {"drop": {"if": "ctx.n == 2"}}]}))
+            {"set": {"field": "via", "value": "default"}}, {"drop": {"if": "ctx.n.stream().anyMatch(x -> x == 2)"}}]}))
             )
             .0,
             400

@@ -59,6 +59,10 @@ impl Processor {
                 formats,
             } => run_date(doc, field, target, formats)?,
             Processor::Fingerprint(f) => f.run(doc)?,
+            Processor::Script(script) => {
+                let (_, ctx) = script.run_ctx(doc.ctx())?;
+                doc.set_ctx(ctx)?;
+            }
             Processor::Split {
                 field,
                 target,
