@@ -228,10 +228,11 @@ fn score_script(script: &Value) -> Result<ScoreScript, String> {
     };
     let painless = crate::painless::Script::from_request(script)?;
     let (_, calls) = painless.reads()?;
-    if calls
-        .iter()
-        .any(|c| !crate::dsl::doc_script::FUNCTIONS.contains(&c.as_str()))
-    {
+    let known = |c: &str| {
+        crate::dsl::doc_script::FUNCTIONS.contains(&c)
+            || (painless.is_expression() && crate::painless::EXPRESSION_FUNCTIONS.contains(&c))
+    };
+    if calls.iter().any(|c| !known(c)) {
         return Err(vector);
     }
     Ok(ScoreScript::Painless(std::sync::Arc::new(painless)))

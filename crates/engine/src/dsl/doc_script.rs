@@ -62,7 +62,11 @@ impl DocScript {
         errors: ErrorSlot,
     ) -> Result<DocScript, String> {
         let (names, calls) = script.reads()?;
-        if let Some(c) = calls.iter().find(|c| !FUNCTIONS.contains(&c.as_str())) {
+        let known = |c: &str| {
+            FUNCTIONS.contains(&c)
+                || (script.is_expression() && crate::painless::EXPRESSION_FUNCTIONS.contains(&c))
+        };
+        if let Some(c) = calls.iter().find(|c| !known(c)) {
             return Err(format!(
                 "function `{c}` is not in the engine's Painless subset for a query's script (it has {})",
                 FUNCTIONS.join(", ")
@@ -458,6 +462,22 @@ mod tests {
                 "{i}: {} against {want}",
                 got[i]
             );
+        }
+        // geonames' `expression` (a Lucene expression: a field is its value).
+        let plan = idx
+            .compile(&json!({"query": {"script_score": {"query": {"match_all": {}}, "script": {"lang": "expression",
+                "source": "abs(ln(abs(doc['population']) + 1) + doc['location'].lon + doc['location'].lat) * _score"}}}}))
+            .unwrap();
+        let (_, hits, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+        let mut got: Vec<f64> = hits.iter().map(|h| h.score as f64).collect();
+        let mut want: Vec<f64> = places
+            .iter()
+            .map(|(lat, lon, pop)| ((*pop as f64 + 1.0).ln() + lon + lat).abs())
+            .collect();
+        got.sort_by(f64::total_cmp);
+        want.sort_by(f64::total_cmp);
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() < 1e-3 * w, "{g} against {w}");
         }
         // geonames' `painless_static`: a field read as `doc.f`, cast through `List`.
         let got = scores(

@@ -141,6 +141,8 @@ impl Declared {
 }
 
 pub struct Run<'a> {
+    /// Evaluating a Lucene expression: `doc['f']` is its value, functions are Math's.
+    pub expression: bool,
     scopes: Vec<Vec<(String, Val, Declared)>>,
     host: &'a mut dyn Host,
     steps: u64,
@@ -149,6 +151,7 @@ pub struct Run<'a> {
 impl<'a> Run<'a> {
     pub fn new(vars: Vec<(String, Val)>, host: &'a mut dyn Host) -> Run<'a> {
         Run {
+            expression: false,
             scopes: vec![vars
                 .into_iter()
                 .map(|(n, v)| (n, v, Declared::Any))
@@ -422,7 +425,15 @@ impl<'a> Run<'a> {
             Expr::Index(base, key) => {
                 if matches!(&**base, Expr::Var(d) if d == "doc") && self.var("doc").is_none() {
                     let field = lib::key_text(&self.eval(key)?)?;
-                    return self.host.doc(&field);
+                    let values = self.host.doc(&field)?;
+                    if self.expression {
+                        // A Lucene expression reads a field's (first) value, 0 when it has none.
+                        return Ok(match values {
+                            Val::Doc(v) => v.into_iter().next().unwrap_or(Val::Float(0.0)),
+                            other => other,
+                        });
+                    }
+                    return Ok(values);
                 }
                 let (b, k) = (self.eval(base)?, self.eval(key)?);
                 lib::index(&b, &k)?
@@ -476,6 +487,10 @@ impl<'a> Run<'a> {
                     .iter()
                     .map(|a| self.eval(a))
                     .collect::<Result<_, _>>()?;
+                if self.expression && super::EXPRESSION_FUNCTIONS.contains(&name.as_str()) {
+                    let math = if name == "ln" { "log" } else { name.as_str() };
+                    return lib::static_call("Math", math, &args);
+                }
                 match self.host.call(name, &args) {
                     Some(r) => r?,
                     None => {

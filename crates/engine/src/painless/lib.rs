@@ -201,6 +201,7 @@ pub fn field(base: &Val, name: &str) -> Result<Val, String> {
         (Val::Doc(values), "empty") => Ok(Val::Bool(values.is_empty())),
         (Val::Doc(values), "values") => Ok(Val::List(values.clone())),
         (Val::Date(ms), "millis") => Ok(Val::Int(*ms)),
+        (Val::Int(_) | Val::Float(_), "value") => Ok(base.clone()),
         (Val::Geo(lat, _), "lat") => Ok(Val::Float(*lat)),
         (Val::Geo(_, lon), "lon") => Ok(Val::Float(*lon)),
         (Val::Doc(values), "lat" | "lon") => field(

@@ -12,9 +12,18 @@ pub use eval::{Host, NoDoc, Val};
 pub use lib::text;
 use serde_json::{Map, Value};
 
+/// Lucene expressions' functions (`lang: expression`), Math's of the same names.
+pub const EXPRESSION_FUNCTIONS: [&str; 19] = [
+    "abs", "ln", "log10", "sqrt", "cbrt", "exp", "pow", "min", "max", "floor", "ceil", "sin",
+    "cos", "tan", "asin", "acos", "atan", "atan2", "hypot",
+];
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Script {
     stmts: Vec<ast::Stmt>,
+    /// `lang: expression`: one Lucene expression (a field's value is a number, 0 where the
+    /// document has none; functions without `Math.`).
+    expression: bool,
     /// The request's `params`.
     params: Map<String, Value>,
 }
@@ -40,10 +49,10 @@ impl Script {
                     ));
                 }
                 match o.get("lang").and_then(Value::as_str) {
-                    None | Some("painless") => {}
+                    None | Some("painless" | "expression") => {}
                     Some(other) => {
                         return Err(format!(
-                            "script lang `{other}` is not run by the embedded engine (painless)"
+                            "script lang `{other}` is not run by the embedded engine (painless, expression)"
                         ))
                     }
                 }
@@ -63,8 +72,19 @@ impl Script {
             }
             other => return Err(format!("a script is a string or an object, got {other}")),
         };
+        let expression = v.get("lang").and_then(Value::as_str) == Some("expression");
         let stmts = parse::parse(source).map_err(|e| format!("script `{}`: {e}", short(source)))?;
-        Ok(Script { stmts, params })
+        if expression && !matches!(stmts.as_slice(), [ast::Stmt::Expr(_)]) {
+            return Err(format!(
+                "script `{}`: a Lucene expression is one expression",
+                short(source)
+            ));
+        }
+        Ok(Script {
+            stmts,
+            params,
+            expression,
+        })
     }
 
     /// Runs the script with `params` (the request's, then `extra` on top) and further
@@ -82,7 +102,13 @@ impl Script {
             }
         }
         vars.push(("params".to_string(), params));
-        eval::Run::new(vars, host).script(&self.stmts)
+        let mut run = eval::Run::new(vars, host);
+        run.expression = self.expression;
+        run.script(&self.stmts)
+    }
+
+    pub fn is_expression(&self) -> bool {
+        self.expression
     }
 
     /// Runs the script on an ingest document's `ctx` (a map): its result, and `ctx` as the
