@@ -313,3 +313,38 @@ mod tests {
         );
     }
 }
+
+impl super::Level<'_> {
+    /// A date_histogram on the engine's own buckets (see [`plan`]): true when it is one, put
+    /// with its sub-aggregations in the request's own date histograms.
+    pub(super) fn own_date_histogram(
+        &mut self,
+        params: &Map<String, Value>,
+        sub: Option<&Value>,
+        at: &super::Here<'_>,
+    ) -> Result<bool, String> {
+        let (name, here, path) = (at.name, at.here, at.path);
+        let Plan::Own(rounding) = plan(params, here)? else {
+            let printer = key_printer(params, self.mapping, here)?;
+            self.date_keys.push(path, name, printer);
+            return Ok(false);
+        };
+        let mut inner = path.to_vec();
+        inner.push(super::auto_date::AutoHistogram::marker(name));
+        let filters_before = self.filters.len();
+        let sub = sub.map(|s| self.rewrite(s, here, &inner)).transpose()?;
+        if self.filters.len() != filters_before {
+            return Err(format!("aggregation `{here}`: `filter` and `filters` under a `date_histogram` by months, quarters or years, or in a time zone with daylight saving, are not run by the embedded engine"));
+        }
+        self.autos.push(super::auto_date::AutoHistogram::histogram(
+            name,
+            params,
+            rounding,
+            self.mapping,
+            sub,
+            path,
+            here,
+        )?);
+        Ok(true)
+    }
+}

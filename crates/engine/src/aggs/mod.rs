@@ -11,8 +11,9 @@ use tantivy::aggregation::agg_result::AggregationResults;
 use tantivy::aggregation::{AggContextParams, AggregationCollector};
 
 /// Aggregation types the engine runs.
-pub const RUN: [&str; 26] = [
+pub const RUN: [&str; 27] = [
     "terms",
+    "geohex_grid",
     "significant_terms",
     "auto_date_histogram",
     "geo_bounds",
@@ -455,22 +456,8 @@ impl Level<'_> {
         if self.rewrite_top_level(kind, params, sub, at, out)? {
             return Ok(());
         }
-        if kind == "date_histogram" {
-            if let date_histogram::Plan::Own(rounding) = date_histogram::plan(params, &here)? {
-                let mut inner = path.to_vec();
-                inner.push(auto_date::AutoHistogram::marker(name));
-                let filters_before = self.filters.len();
-                let sub = sub.map(|s| self.rewrite(s, &here, &inner)).transpose()?;
-                if self.filters.len() != filters_before {
-                    return Err(format!("aggregation `{here}`: `filter` and `filters` under a `date_histogram` by months, quarters or years, or in a time zone with daylight saving, are not run by the embedded engine"));
-                }
-                self.autos.push(auto_date::AutoHistogram::histogram(
-                    name, params, rounding, mapping, sub, path, &here,
-                )?);
-                return Ok(());
-            }
-            let printer = date_histogram::key_printer(params, mapping, &here)?;
-            self.date_keys.push(path, name, printer);
+        if kind == "date_histogram" && self.own_date_histogram(params, sub, at)? {
+            return Ok(());
         }
         if kind == "geo_bounds" {
             if sub.is_some() {
@@ -606,7 +593,6 @@ fn why_not(kind: &str) -> &'static str {
         | "cumulative_cardinality" | "inference" => {
             " (of the pipeline aggregations it runs max_bucket, min_bucket, avg_bucket, sum_bucket, stats_bucket, derivative, cumulative_sum, moving_fn, bucket_script, bucket_selector and bucket_sort)"
         }
-        "geohex_grid" => " (H3 cells are not built)",
         "nested" | "reverse_nested" => " (nested objects are flattened here)",
         "significant_text"
         | "sampler"
@@ -693,47 +679,6 @@ fn params_for(
     Ok(out)
 }
 
-/// Metric aggregations: a bucket aggregation may be ordered by their values.
-const METRICS: [&str; 10] = [
-    "avg",
-    "min",
-    "max",
-    "sum",
-    "value_count",
-    "stats",
-    "extended_stats",
-    "cardinality",
-    "percentiles",
-    "top_hits",
-];
-
-/// Refuses an `order` by a bucket sub-aggregation (`high.doc_count`, `high>avg`): tantivy
-/// orders by metrics only, and would fail inside with an internal error.
-fn order_by_buckets(order: &Value, sub: Option<&Value>, at: &str) -> Result<(), String> {
-    let entries: Vec<&Map<String, Value>> = match order {
-        Value::Object(o) => vec![o],
-        Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
-        _ => Vec::new(),
-    };
-    for key in entries.iter().flat_map(|o| o.keys()) {
-        if key.starts_with('_') {
-            continue;
-        }
-        let name = key.split(['.', '>', '[']).next().unwrap_or(key);
-        let kind = sub
-            .and_then(|s| s.get(name))
-            .and_then(Value::as_object)
-            .and_then(|d| {
-                d.keys()
-                    .find(|k| !matches!(k.as_str(), "aggs" | "aggregations" | "meta"))
-            });
-        if let Some(kind) = kind.filter(|k| !METRICS.contains(&k.as_str())) {
-            return Err(format!("aggregation `{at}`: `order` by `{key}`, a `{kind}` sub-aggregation, is not run by the embedded engine (it orders by `_count`, `_key` or a metric sub-aggregation)"));
-        }
-    }
-    Ok(())
-}
-
 /// Metrics of numbers, which Elasticsearch refuses on a keyword.
 const NUMERIC_METRICS: [&str; 7] = [
     "avg",
@@ -758,42 +703,9 @@ fn date_histogram(p: &mut Map<String, Value>, at: &str) -> Result<(), String> {
     }
 }
 
-/// Parameters of the request that tantivy did not read back: those it would ignore.
-fn unread(given: &Value, read: &Value, at: &str) -> Result<(), String> {
-    let Some(given) = given.as_object() else {
-        return Ok(());
-    };
-    for (name, agg) in given {
-        let here = format!("{at}.{name}");
-        let back = &read[name.as_str()];
-        for (key, value) in agg.as_object().into_iter().flatten() {
-            if key == "aggs" {
-                unread(value, &back["aggs"], &here)?;
-                continue;
-            }
-            let read_params = back[key.as_str()].as_object();
-            for (param, v) in value.as_object().into_iter().flatten() {
-                let known =
-                    read_params.is_some_and(|r| r.contains_key(param) || alias(r, param).is_some());
-                if !known && !v.is_null() {
-                    return Err(format!(
-                        "aggregation `{here}`: `{key}` parameter `{param}` is not run by the embedded engine (tantivy's {key} has no such parameter)"
-                    ));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-fn alias<'a>(read: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    match key {
-        "shard_size" => read.get("split_size").or_else(|| read.get("segment_size")),
-        _ => None,
-    }
-}
-
 mod auto_date;
+mod checks;
+use checks::{order_by_buckets, unread};
 mod date_histogram;
 mod date_range;
 mod exact;

@@ -97,43 +97,7 @@ impl Pipelines {
         at: &str,
     ) -> Result<(), String> {
         let refuse = |m: String| format!("aggregation `{at}`: {m}");
-        let allowed: &[&str] = match kind {
-            "moving_fn" => &["buckets_path", "window", "shift", "script", "gap_policy"],
-            "bucket_sort" => &["sort", "from", "size", "gap_policy"],
-            "derivative" | "cumulative_sum" | "max_bucket" | "min_bucket" | "avg_bucket"
-            | "sum_bucket" | "stats_bucket" => &["buckets_path", "gap_policy", "format"],
-            _ => &["buckets_path", "script", "gap_policy"],
-        };
-        if let Some(k) = params.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(refuse(format!(
-                "`{kind}` parameter `{k}` is not run by the embedded engine"
-            )));
-        }
-        let gap = match params.get("gap_policy").and_then(Value::as_str) {
-            None | Some("skip") => Gap::Skip,
-            Some("insert_zeros") => Gap::InsertZeros,
-            Some("keep_values") => Gap::KeepValues,
-            Some(other) => {
-                return Err(refuse(format!(
-                    "`gap_policy` `{other}` is not one of skip, insert_zeros, keep_values"
-                )))
-            }
-        };
-        let is_parent_kind = !kind.ends_with("_bucket");
-        match (is_parent_kind, parent) {
-            (true, None) => {
-                return Err(refuse(format!("`{kind}` must be inside a multi-bucket aggregation")))
-            }
-            (true, Some(p))
-                if matches!(kind, "derivative" | "cumulative_sum" | "moving_fn")
-                    && !HISTOGRAMS.contains(&p) =>
-            {
-                return Err(refuse(format!(
-                    "{kind} aggregation [{name}] must have a histogram, date_histogram or auto_date_histogram as parent"
-                )))
-            }
-            _ => {}
-        }
+        let (gap, is_parent_kind) = checked(kind, name, params, parent, at)?;
         let one_path = || -> Result<String, String> {
             let p = match params.get("buckets_path") {
                 Some(Value::String(s)) => s.clone(),
@@ -241,6 +205,56 @@ impl Pipelines {
         }
         error.map_or(Ok(()), Err)
     }
+}
+
+/// A pipeline's parameters and place checked: its gap policy, and whether it goes inside its
+/// parent (else beside a multi-bucket aggregation).
+fn checked(
+    kind: &str,
+    name: &str,
+    params: &Map<String, Value>,
+    parent: Option<&str>,
+    at: &str,
+) -> Result<(Gap, bool), String> {
+    let refuse = |m: String| format!("aggregation `{at}`: {m}");
+    let allowed: &[&str] = match kind {
+        "moving_fn" => &["buckets_path", "window", "shift", "script", "gap_policy"],
+        "bucket_sort" => &["sort", "from", "size", "gap_policy"],
+        "derivative" | "cumulative_sum" | "max_bucket" | "min_bucket" | "avg_bucket"
+        | "sum_bucket" | "stats_bucket" => &["buckets_path", "gap_policy", "format"],
+        _ => &["buckets_path", "script", "gap_policy"],
+    };
+    if let Some(k) = params.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(refuse(format!(
+            "`{kind}` parameter `{k}` is not run by the embedded engine"
+        )));
+    }
+    let gap = match params.get("gap_policy").and_then(Value::as_str) {
+        None | Some("skip") => Gap::Skip,
+        Some("insert_zeros") => Gap::InsertZeros,
+        Some("keep_values") => Gap::KeepValues,
+        Some(other) => {
+            return Err(refuse(format!(
+                "`gap_policy` `{other}` is not one of skip, insert_zeros, keep_values"
+            )))
+        }
+    };
+    let is_parent_kind = !kind.ends_with("_bucket");
+    match (is_parent_kind, parent) {
+        (true, None) => {
+            return Err(refuse(format!("`{kind}` must be inside a multi-bucket aggregation")))
+        }
+        (true, Some(p))
+            if matches!(kind, "derivative" | "cumulative_sum" | "moving_fn")
+                && !HISTOGRAMS.contains(&p) =>
+        {
+            return Err(refuse(format!(
+                "{kind} aggregation [{name}] must have a histogram, date_histogram or auto_date_histogram as parent"
+            )))
+        }
+        _ => {}
+    }
+    Ok((gap, is_parent_kind))
 }
 
 /// `bucket_sort`'s `sort` (paths or `_key`/`_count`, each ascending unless `desc`), `from`
@@ -444,36 +458,7 @@ impl Pipeline {
                 window,
                 shift,
                 script,
-            } => {
-                let mut list = buckets_of(buckets);
-                let values: Vec<f64> = list
-                    .iter()
-                    .filter_map(|b| with_gap(resolve(b, path), self.gap))
-                    .collect();
-                let mut index: i64 = 0;
-                for b in list.iter_mut() {
-                    if with_gap(resolve(b, path), self.gap).is_none() {
-                        continue;
-                    }
-                    let clamp = |i: i64| i.clamp(0, values.len() as i64) as usize;
-                    let (from, to) = (clamp(index - *window as i64 + shift), clamp(index + shift));
-                    let window_values = Val::List(
-                        values[from..to.max(from)]
-                            .iter()
-                            .map(|v| Val::Float(*v))
-                            .collect(),
-                    );
-                    let out = script.run(&[("values".into(), window_values)], &mut NoDoc)?;
-                    let v = out.as_f64().ok_or_else(|| {
-                        format!(
-                            "moving_fn `{name}`: the script returned a {}, not a number",
-                            out.type_name()
-                        )
-                    })?;
-                    b.insert(name.clone(), json!({"value": number(v)}));
-                    index += 1;
-                }
-            }
+            } => self.moving_fn(buckets, path, *window, *shift, script)?,
             Kind::Script { vars, script } => {
                 for b in buckets_of(buckets) {
                     let Some(args) = self.vars(b, vars) else {
@@ -489,70 +474,129 @@ impl Pipeline {
                     }
                 }
             }
-            Kind::Selector { vars, script } => {
-                let mut failed = None;
-                let mut keep = |b: &Value| -> bool {
-                    let Some(b) = b.as_object() else { return true };
-                    let Some(args) = self.vars(b, vars) else {
-                        return true;
-                    };
-                    match script.run(&args, &mut NoDoc) {
-                        Ok(Val::Bool(keep)) => keep,
-                        Ok(other) => {
-                            failed.get_or_insert(format!(
-                                "bucket_selector `{name}`: the script returned a {}, not a boolean",
-                                other.type_name()
-                            ));
-                            true
-                        }
-                        Err(e) => {
-                            failed.get_or_insert(e);
-                            true
-                        }
-                    }
-                };
-                match buckets {
-                    Value::Array(a) => a.retain(keep),
-                    Value::Object(o) => o.retain(|_, b| keep(b)),
-                    _ => {}
-                }
-                if let Some(e) = failed {
-                    return Err(e);
-                }
-            }
-            Kind::Sort { by, from, size } => {
-                let Value::Array(list) = buckets else {
-                    return Err(format!(
-                        "bucket_sort `{name}`: keyed buckets cannot be sorted"
-                    ));
-                };
-                if !by.is_empty() {
-                    let keyed = |b: &Value| -> Vec<Option<f64>> {
-                        by.iter()
-                            .map(|(p, _)| b.as_object().and_then(|o| resolve(o, p)))
-                            .collect()
-                    };
-                    // A bucket with a gap is left out, as with `skip`.
-                    list.retain(|b| keyed(b).iter().all(Option::is_some) || self.gap != Gap::Skip);
-                    list.sort_by(|a, b| {
-                        for (i, (ka, kb)) in keyed(a).into_iter().zip(keyed(b)).enumerate() {
-                            let o = ka.unwrap_or(0.0).total_cmp(&kb.unwrap_or(0.0));
-                            let o = if by[i].1 { o.reverse() } else { o };
-                            if o != std::cmp::Ordering::Equal {
-                                return o;
-                            }
-                        }
-                        std::cmp::Ordering::Equal
-                    });
-                }
-                let end = size.map_or(list.len(), |s| (*from + s).min(list.len()));
-                *list = list
-                    .drain(..)
-                    .skip(*from)
-                    .take(end.saturating_sub(*from))
-                    .collect();
-            }
+            Kind::Selector { vars, script } => self.select(buckets, vars, script)?,
+            Kind::Sort { by, from, size } => self.sort(buckets, by, *from, *size)?,
         }
+        Ok(())
+    }
+
+    fn moving_fn(
+        &self,
+        buckets: &mut Value,
+        path: &str,
+        window: usize,
+        shift: i64,
+        script: &Script,
+    ) -> Result<(), String> {
+        let name = &self.name;
+        let mut list = buckets_of(buckets);
+        let values: Vec<f64> = list
+            .iter()
+            .filter_map(|b| with_gap(resolve(b, path), self.gap))
+            .collect();
+        let mut index: i64 = 0;
+        for b in list.iter_mut() {
+            if with_gap(resolve(b, path), self.gap).is_none() {
+                continue;
+            }
+            let clamp = |i: i64| i.clamp(0, values.len() as i64) as usize;
+            let (from, to) = (clamp(index - window as i64 + shift), clamp(index + shift));
+            let window_values = Val::List(
+                values[from..to.max(from)]
+                    .iter()
+                    .map(|v| Val::Float(*v))
+                    .collect(),
+            );
+            let out = script.run(&[("values".into(), window_values)], &mut NoDoc)?;
+            let v = out.as_f64().ok_or_else(|| {
+                format!(
+                    "moving_fn `{name}`: the script returned a {}, not a number",
+                    out.type_name()
+                )
+            })?;
+            b.insert(name.clone(), json!({"value": number(v)}));
+            index += 1;
+        }
+        Ok(())
+    }
+
+    fn select(
+        &self,
+        buckets: &mut Value,
+        vars: &[(String, String)],
+        script: &Script,
+    ) -> Result<(), String> {
+        let name = &self.name;
+        let mut failed = None;
+        let mut keep = |b: &Value| -> bool {
+            let Some(b) = b.as_object() else { return true };
+            let Some(args) = self.vars(b, vars) else {
+                return true;
+            };
+            match script.run(&args, &mut NoDoc) {
+                Ok(Val::Bool(keep)) => keep,
+                Ok(other) => {
+                    failed.get_or_insert(format!(
+                        "bucket_selector `{name}`: the script returned a {}, not a boolean",
+                        other.type_name()
+                    ));
+                    true
+                }
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    true
+                }
+            }
+        };
+        match buckets {
+            Value::Array(a) => a.retain(keep),
+            Value::Object(o) => o.retain(|_, b| keep(b)),
+            _ => {}
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn sort(
+        &self,
+        buckets: &mut Value,
+        by: &[(String, bool)],
+        from: usize,
+        size: Option<usize>,
+    ) -> Result<(), String> {
+        let name = &self.name;
+        let Value::Array(list) = buckets else {
+            return Err(format!(
+                "bucket_sort `{name}`: keyed buckets cannot be sorted"
+            ));
+        };
+        if !by.is_empty() {
+            let keyed = |b: &Value| -> Vec<Option<f64>> {
+                by.iter()
+                    .map(|(p, _)| b.as_object().and_then(|o| resolve(o, p)))
+                    .collect()
+            };
+            // A bucket with a gap is left out, as with `skip`.
+            list.retain(|b| keyed(b).iter().all(Option::is_some) || self.gap != Gap::Skip);
+            list.sort_by(|a, b| {
+                for (i, (ka, kb)) in keyed(a).into_iter().zip(keyed(b)).enumerate() {
+                    let o = ka.unwrap_or(0.0).total_cmp(&kb.unwrap_or(0.0));
+                    let o = if by[i].1 { o.reverse() } else { o };
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+        }
+        let end = size.map_or(list.len(), |s| (from + s).min(list.len()));
+        *list = list
+            .drain(..)
+            .skip(from)
+            .take(end.saturating_sub(from))
+            .collect();
         Ok(())
     }
 

@@ -47,7 +47,12 @@ pub enum PointAgg {
 }
 
 /// The aggregation types this module runs.
-pub const KINDS: [&str; 3] = ["geo_distance", "geohash_grid", "geotile_grid"];
+pub const KINDS: [&str; 4] = [
+    "geo_distance",
+    "geohash_grid",
+    "geotile_grid",
+    "geohex_grid",
+];
 
 fn reject(at: &str, what: impl std::fmt::Display) -> String {
     format!("aggregation `{at}`: {what}")
@@ -108,6 +113,17 @@ impl PointAgg {
                 return Err(reject(at, "geohash `precision` is 1 to 12"));
             }
             Grid::Geohash(p)
+        } else if kind == "geohex_grid" {
+            let p = precision.unwrap_or(5);
+            if p > crate::geo::grid::MAX_GEOHEX_PRECISION {
+                return Err(reject(
+                    at,
+                    &format!(
+                        "Invalid geohex aggregation precision of [{p}]. Must be between 0 and 15."
+                    ),
+                ));
+            }
+            Grid::Geohex(p)
         } else {
             let z = precision.unwrap_or(7);
             if z > MAX_GEOTILE_ZOOM {

@@ -132,9 +132,6 @@ impl QueryAst {
     pub fn parse(q: &Value) -> Result<QueryAst, String> {
         let (kind, body) = single_entry(q, "query")?;
         if let Some((_, leaf)) = LEAVES.iter().find(|(name, _)| name == kind) {
-            if *leaf == Leaf::GeoGrid && geohex(body) {
-                return Err(crate::dsl::geo::GEOHEX.into());
-            }
             return Ok(QueryAst::Leaf(*leaf, body.clone()));
         }
         match kind.as_str() {
@@ -181,13 +178,6 @@ impl QueryAst {
             )),
         }
     }
-}
-
-fn geohex(body: &Value) -> bool {
-    body.as_object()
-        .into_iter()
-        .flat_map(|o| o.values())
-        .any(|cell| cell.get("geohex").is_some())
 }
 
 fn parse_bool(body: &Map<String, Value>) -> Result<QueryAst, String> {
@@ -335,8 +325,6 @@ mod tests {
             .contains("needs its `script`"));
         let clause = json!({"bool": {"must_also": []}});
         assert!(QueryAst::parse(&clause).unwrap_err().contains("must_also"));
-        let hex = json!({"geo_grid": {"location": {"geohex": "8a1fb46622dffff"}}});
-        assert_eq!(QueryAst::parse(&hex).unwrap_err(), crate::dsl::geo::GEOHEX);
     }
 
     #[test]

@@ -281,7 +281,7 @@ impl QueryCompiler<'_> {
         let (grid, cell) = match kind.as_str() {
             "geohash" => Grid::parse_geohash(key)?,
             "geotile" => Grid::parse_geotile(key)?,
-            "geohex" => return Err(GEOHEX.into()),
+            "geohex" => Grid::parse_geohex(key)?,
             other => {
                 return Err(format!(
                     "`geo_grid` cell `{other}` is not one of geohash, geotile, geohex"
@@ -291,6 +291,3 @@ impl QueryCompiler<'_> {
         Ok(self.filtered(f, lat_field, grid.bounds(cell), PointTest::Cell(grid, cell)))
     }
 }
-
-pub const GEOHEX: &str =
-    "geohex (H3) cells are not built by the embedded engine (it runs geohash and geotile)";

@@ -1,18 +1,21 @@
-//! Elasticsearch's two rectangular grids: geohash cells (base-32 strings of interleaved
-//! longitude/latitude bisections) and geotiles (`zoom/x/y` Web Mercator map tiles), as its
-//! `Geohash` and `GeoTileUtils` compute them. H3's hexagons (`geohex`) are not built.
+//! Elasticsearch's grids: geohash cells (base-32 strings of interleaved longitude/latitude
+//! bisections) and geotiles (`zoom/x/y` Web Mercator map tiles), as its `Geohash` and
+//! `GeoTileUtils` compute them, and H3's hexagons (`geohex`: cell indexes printed in hex, as
+//! Elasticsearch's H3 port prints them; computed by the `h3o` crate).
 
 use crate::geo::shape::Bounds;
 
 const BASE32: &[u8; 32] = b"0123456789bcdefghjkmnpqrstuvwxyz";
 pub const MAX_GEOHASH_PRECISION: u32 = 12;
 pub const MAX_GEOTILE_ZOOM: u32 = 29;
+pub const MAX_GEOHEX_PRECISION: u32 = 15;
 
 /// A point's cell in one of the grids.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Grid {
     Geohash(u32),
     Geotile(u32),
+    Geohex(u32),
 }
 
 /// A cell, comparable without text: a geohash's bits, or a tile's (x, y).
@@ -27,6 +30,13 @@ impl Grid {
                 let (x, y) = geotile(lat, lon, z);
                 Cell(((x as u64) << 32) | y as u64)
             }
+            Grid::Geohex(res) => {
+                let cell = h3o::LatLng::new(lat, lon).ok().and_then(|p| {
+                    let r = h3o::Resolution::try_from(res as u8).ok()?;
+                    Some(u64::from(p.to_cell(r)))
+                });
+                Cell(cell.unwrap_or(0))
+            }
         }
     }
 
@@ -37,7 +47,19 @@ impl Grid {
                 .map(|i| BASE32[((cell.0 >> (5 * (p - 1 - i))) & 31) as usize] as char)
                 .collect(),
             Grid::Geotile(z) => format!("{z}/{}/{}", cell.0 >> 32, cell.0 & 0xffff_ffff),
+            Grid::Geohex(_) => format!("{:x}", cell.0),
         }
+    }
+
+    /// An H3 cell index in hex (`811fbffffffffff`).
+    pub fn parse_geohex(key: &str) -> Result<(Grid, Cell), String> {
+        let cell = key
+            .parse::<h3o::CellIndex>()
+            .map_err(|_| format!("`{key}` is not an H3 cell index"))?;
+        Ok((
+            Grid::Geohex(u8::from(cell.resolution()) as u32),
+            Cell(u64::from(cell)),
+        ))
     }
 
     /// A key of this kind of grid read back: the grid (precision from the key) and the cell.
@@ -117,11 +139,72 @@ impl Grid {
                     east: lon(x + 1.0),
                 }
             }
+            Grid::Geohex(_) => hex_bounds(cell),
         }
     }
 }
 
 /// The point's geohash at `precision` characters, as bits (5 a character).
+/// A box around an H3 cell, to prefilter points before their cell is computed: its vertices'
+/// extent, widened by a fifth (the edges are great-circle arcs), across the antimeridian or a
+/// pole where the cell is.
+fn hex_bounds(cell: Cell) -> Bounds {
+    let all = Bounds {
+        south: -90.0,
+        north: 90.0,
+        west: -180.0,
+        east: 180.0,
+    };
+    let Ok(c) = h3o::CellIndex::try_from(cell.0) else {
+        return all;
+    };
+    let vertices: Vec<h3o::LatLng> = c.boundary().iter().copied().collect();
+    let (mut south, mut north) = (90.0f64, -90.0f64);
+    for v in &vertices {
+        south = south.min(v.lat());
+        north = north.max(v.lat());
+    }
+    let mut lons: Vec<f64> = vertices.iter().map(|v| v.lng()).collect();
+    lons.sort_by(f64::total_cmp);
+    let (west, east) = (lons[0], lons[lons.len() - 1]);
+    let pad_lat = (north - south) * 0.2;
+    let (south, north) = ((south - pad_lat).max(-90.0), (north + pad_lat).min(90.0));
+    if south <= -89.0 || north >= 89.0 {
+        return Bounds {
+            south,
+            north,
+            ..all
+        };
+    }
+    if east - west > 180.0 {
+        // Across the antimeridian: from the easternmost negative longitude's partner.
+        let west_of = lons
+            .iter()
+            .copied()
+            .filter(|l| *l > 0.0)
+            .fold(180.0, f64::min);
+        let east_of = lons
+            .iter()
+            .copied()
+            .filter(|l| *l < 0.0)
+            .fold(-180.0, f64::max);
+        let pad = ((east_of + 360.0) - west_of) * 0.2;
+        return Bounds {
+            south,
+            north,
+            west: west_of - pad,
+            east: east_of + pad,
+        };
+    }
+    let pad = (east - west) * 0.2;
+    Bounds {
+        south,
+        north,
+        west: (west - pad).max(-180.0),
+        east: (east + pad).min(180.0),
+    }
+}
+
 fn geohash_bits(lat: f64, lon: f64, precision: u32) -> u64 {
     let (mut south, mut north, mut west, mut east) = (-90.0, 90.0, -180.0, 180.0);
     let mut bits = 0u64;

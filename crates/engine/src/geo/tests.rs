@@ -47,6 +47,43 @@ fn aggs(idx: &EmbeddedIndex, aggs: Value) -> Value {
     plan.aggregations_json(&fruit).unwrap()
 }
 
+#[test]
+fn h3_cells_as_the_h3_library_numbers_them() {
+    // h3-py's README: (37.769377, -122.388903) at resolution 9 is 89283082e73ffff.
+    let body = json!({"mappings": {"properties": {"location": {"type": "geo_point"}}}});
+    let idx = EmbeddedIndex::create("sf", &body).unwrap();
+    idx.add_for_test(&json!({"location": {"lat": 37.769377, "lon": -122.388903}}).to_string());
+    idx.add_for_test(&json!({"location": {"lat": 48.8566, "lon": 2.3522}}).to_string());
+    idx.refresh().unwrap();
+    let got = aggs(
+        &idx,
+        json!({"x": {"geohex_grid": {"field": "location", "precision": 9}}}),
+    );
+    let keys: Vec<&str> = got["x"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["key"].as_str())
+        .collect();
+    assert!(keys.contains(&"89283082e73ffff"), "{got}");
+    assert_eq!(
+        count(
+            &idx,
+            json!({"geo_grid": {"location": {"geohex": "89283082e73ffff"}}})
+        ),
+        1
+    );
+    let e = idx
+        .compile(&json!({"aggs": {"x": {"geohex_grid": {"field": "location", "precision": 16}}}}))
+        .err()
+        .unwrap();
+    assert!(
+        e.message.contains("Must be between 0 and 15"),
+        "{}",
+        e.message
+    );
+}
+
 fn haversine_m(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
     let r = 6_371_008.771_4;
     let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
@@ -212,11 +249,27 @@ fn grid_queries_and_aggregations_count_each_cell() {
     assert_eq!(got_tiles.iter().map(|t| t.1).collect::<Vec<_>>(), top[..3]);
     assert!(got_tiles.iter().all(|(k, n)| tiles[k] == *n));
 
+    // H3 cells: each bucket of a geohex_grid holds what a geo_grid query of its cell finds,
+    // and the buckets hold every point, at a coarse and a fine resolution.
+    for precision in [2, 4] {
+        let got = aggs(
+            &idx,
+            json!({"x": {"geohex_grid": {"field": "location", "precision": precision, "size": 10000}}}),
+        );
+        let cells = buckets(&got["x"]);
+        assert!(cells.len() > 3, "{got}");
+        assert_eq!(cells.iter().map(|c| c.1).sum::<u64>(), 400);
+        for (key, n) in &cells {
+            assert_eq!(key.len(), 15, "{key}");
+            let found = count(&idx, json!({"geo_grid": {"location": {"geohex": key}}}));
+            assert_eq!(found as u64, *n, "cell {key}");
+        }
+    }
     let e = idx
-        .compile(&json!({"query": {"geo_grid": {"location": {"geohex": "811fbffffffffff"}}}}))
+        .compile(&json!({"query": {"geo_grid": {"location": {"geohex": "not-a-cell"}}}}))
         .err()
         .unwrap();
-    assert!(e.message.contains("geohex"), "{}", e.message);
+    assert!(e.message.contains("not an H3 cell index"), "{}", e.message);
     let e = idx
         .compile(&json!({"aggs": {"a": {"terms": {"field": "n"}, "aggs": {"g": {"geohash_grid": {"field": "location"}}}}}}))
         .err()

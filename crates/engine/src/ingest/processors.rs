@@ -270,16 +270,7 @@ impl Processor {
                 target: o.string("target_field")?,
                 add_to_root: o.flag("add_to_root", false)?,
             },
-            "script" => {
-                let mut config = serde_json::Map::new();
-                for key in ["source", "id", "lang", "params"] {
-                    if let Some(v) = o.take(key) {
-                        config.insert(key.to_string(), v);
-                    }
-                }
-                let script = crate::painless::Script::from_request(&Value::Object(config))?;
-                Processor::Script(std::sync::Arc::new(script))
-            }
+            "script" => parse_script(o)?,
             "drop" => Processor::Drop,
             "fail" => Processor::Fail(o.required("message")?),
             "pipeline" => Processor::Pipeline {
@@ -404,4 +395,16 @@ fn parse_split(o: &mut Options) -> Result<Processor, String> {
         separator,
         ignore_missing: o.flag("ignore_missing", false)?,
     })
+}
+
+/// The `script` processor: its Painless (`source`, `lang`, `params`; a stored `id` is refused).
+fn parse_script(o: &mut Options) -> Result<Processor, String> {
+    let mut config = serde_json::Map::new();
+    for key in ["source", "id", "lang", "params"] {
+        if let Some(v) = o.take(key) {
+            config.insert(key.to_string(), v);
+        }
+    }
+    let script = crate::painless::Script::from_request(&Value::Object(config))?;
+    Ok(Processor::Script(std::sync::Arc::new(script)))
 }

@@ -422,100 +422,11 @@ impl<'a> Run<'a> {
                 false => self.eval(b)?,
             },
             Expr::Cast(t, inner) => lib::cast(t, self.eval(inner)?)?,
-            Expr::Index(base, key) => {
-                if matches!(&**base, Expr::Var(d) if d == "doc") && self.var("doc").is_none() {
-                    let field = lib::key_text(&self.eval(key)?)?;
-                    let values = self.host.doc(&field)?;
-                    if self.expression {
-                        // A Lucene expression reads a field's (first) value, 0 when it has none.
-                        return Ok(match values {
-                            Val::Doc(v) => v.into_iter().next().unwrap_or(Val::Float(0.0)),
-                            other => other,
-                        });
-                    }
-                    return Ok(values);
-                }
-                let (b, k) = (self.eval(base)?, self.eval(key)?);
-                lib::index(&b, &k)?
-            }
-            Expr::Field(base, name) => {
-                if let Expr::Var(class) = &**base {
-                    if class == "doc" && self.var("doc").is_none() {
-                        return self.host.doc(name);
-                    }
-                    if self.var(class).is_none() {
-                        return lib::static_field(class, name);
-                    }
-                }
-                let b = self.eval(base)?;
-                lib::field(&b, name)?
-            }
-            Expr::Method(base, name, args) => {
-                let args: Vec<Val> = args
-                    .iter()
-                    .map(|a| self.eval(a))
-                    .collect::<Result<_, _>>()?;
-                if let Expr::Var(class) = &**base {
-                    match self.var(class) {
-                        None if class == "doc" => {
-                            let field =
-                                lib::key_text(args.first().ok_or("`doc.get` takes a field name")?)?;
-                            return match name.as_str() {
-                                "get" => self.host.doc(&field),
-                                "containsKey" => Ok(Val::Bool(self.host.maps(&field))),
-                                other => Err(format!(
-                                    "`doc.{other}` is not in the engine's Painless subset"
-                                )),
-                            };
-                        }
-                        None => return lib::static_call(class, name, &args),
-                        Some(_) => {}
-                    }
-                }
-                // A method that changes its list or map changes it where it is.
-                if lib::mutates(name) {
-                    if let Ok((root, keys)) = self.path(base) {
-                        let (slot, _) = self.place(&root, &keys)?;
-                        return lib::mutate(slot, name, &args);
-                    }
-                }
-                let b = self.eval(base)?;
-                lib::method(&b, name, &args)?
-            }
-            Expr::Call(name, args) => {
-                let args: Vec<Val> = args
-                    .iter()
-                    .map(|a| self.eval(a))
-                    .collect::<Result<_, _>>()?;
-                if self.expression && super::EXPRESSION_FUNCTIONS.contains(&name.as_str()) {
-                    let math = if name == "ln" { "log" } else { name.as_str() };
-                    return lib::static_call("Math", math, &args);
-                }
-                match self.host.call(name, &args) {
-                    Some(r) => r?,
-                    None => {
-                        return Err(format!(
-                        "function `{name}` is not in the engine's Painless subset for this context"
-                    ))
-                    }
-                }
-            }
-            Expr::NullSafe(base, name, args) => {
-                let b = self.eval(base)?;
-                if b == Val::Null {
-                    return Ok(Val::Null);
-                }
-                match args {
-                    None => lib::field(&b, name)?,
-                    Some(args) => {
-                        let args: Vec<Val> = args
-                            .iter()
-                            .map(|a| self.eval(a))
-                            .collect::<Result<_, _>>()?;
-                        lib::method(&b, name, &args)?
-                    }
-                }
-            }
+            Expr::Index(base, key) => return self.index(base, key),
+            Expr::Field(base, name) => return self.field(base, name),
+            Expr::Method(base, name, args) => return self.method(base, name, args),
+            Expr::Call(name, args) => return self.call(name, args),
+            Expr::NullSafe(base, name, args) => return self.null_safe(base, name, args.as_deref()),
             Expr::New(t, args) => {
                 let args: Vec<Val> = args
                     .iter()
@@ -524,5 +435,103 @@ impl<'a> Run<'a> {
                 lib::construct(t, &args)?
             }
         })
+    }
+
+    fn index(&mut self, base: &Expr, key: &Expr) -> Result<Val, String> {
+        if matches!(base, Expr::Var(d) if d == "doc") && self.var("doc").is_none() {
+            let field = lib::key_text(&self.eval(key)?)?;
+            let values = self.host.doc(&field)?;
+            if self.expression {
+                // A Lucene expression reads a field's (first) value, 0 when it has none.
+                return Ok(match values {
+                    Val::Doc(v) => v.into_iter().next().unwrap_or(Val::Float(0.0)),
+                    other => other,
+                });
+            }
+            return Ok(values);
+        }
+        let (b, k) = (self.eval(base)?, self.eval(key)?);
+        lib::index(&b, &k)
+    }
+
+    fn field(&mut self, base: &Expr, name: &str) -> Result<Val, String> {
+        if let Expr::Var(class) = base {
+            if class == "doc" && self.var("doc").is_none() {
+                return self.host.doc(name);
+            }
+            if self.var(class).is_none() {
+                return lib::static_field(class, name);
+            }
+        }
+        let b = self.eval(base)?;
+        lib::field(&b, name)
+    }
+
+    fn method(&mut self, base: &Expr, name: &str, args: &[Expr]) -> Result<Val, String> {
+        let args: Vec<Val> = args
+            .iter()
+            .map(|a| self.eval(a))
+            .collect::<Result<_, _>>()?;
+        if let Expr::Var(class) = base {
+            match self.var(class) {
+                None if class == "doc" => {
+                    let field = lib::key_text(args.first().ok_or("`doc.get` takes a field name")?)?;
+                    return match name {
+                        "get" => self.host.doc(&field),
+                        "containsKey" => Ok(Val::Bool(self.host.maps(&field))),
+                        other => Err(format!(
+                            "`doc.{other}` is not in the engine's Painless subset"
+                        )),
+                    };
+                }
+                None => return lib::static_call(class, name, &args),
+                Some(_) => {}
+            }
+        }
+        // A method that changes its list or map changes it where it is.
+        if lib::mutates(name) {
+            if let Ok((root, keys)) = self.path(base) {
+                let (slot, _) = self.place(&root, &keys)?;
+                return lib::mutate(slot, name, &args);
+            }
+        }
+        let b = self.eval(base)?;
+        lib::method(&b, name, &args)
+    }
+
+    fn call(&mut self, name: &str, args: &[Expr]) -> Result<Val, String> {
+        let args: Vec<Val> = args
+            .iter()
+            .map(|a| self.eval(a))
+            .collect::<Result<_, _>>()?;
+        if self.expression && super::EXPRESSION_FUNCTIONS.contains(&name) {
+            let math = if name == "ln" { "log" } else { name };
+            return lib::static_call("Math", math, &args);
+        }
+        match self.host.call(name, &args) {
+            Some(r) => r,
+            None => {
+                return Err(format!(
+                    "function `{name}` is not in the engine's Painless subset for this context"
+                ))
+            }
+        }
+    }
+
+    fn null_safe(&mut self, base: &Expr, name: &str, args: Option<&[Expr]>) -> Result<Val, String> {
+        let b = self.eval(base)?;
+        if b == Val::Null {
+            return Ok(Val::Null);
+        }
+        match args {
+            None => lib::field(&b, name),
+            Some(args) => {
+                let args: Vec<Val> = args
+                    .iter()
+                    .map(|a| self.eval(a))
+                    .collect::<Result<_, _>>()?;
+                lib::method(&b, name, &args)
+            }
+        }
     }
 }

@@ -432,52 +432,13 @@ pub fn mutate(slot: &mut Val, name: &str, args: &[Val]) -> Result<Val, String> {
 }
 
 pub fn method(base: &Val, name: &str, args: &[Val]) -> Result<Val, String> {
-    use Val::*;
-    let s_arg = |i: usize| match args.get(i) {
-        Some(Str(s)) => Ok(s.as_str()),
-        _ => Err(format!("`{name}` takes a string")),
-    };
-    let i_arg = |i: usize| match args.get(i) {
-        Some(Int(n)) => Ok(*n),
-        _ => Err(format!("`{name}` takes a whole number")),
-    };
-    Ok(match (base, name) {
-        (Str(s), "length") => Int(s.chars().count() as i64),
-        (Str(s), "isEmpty") => Bool(s.is_empty()),
-        (Str(s), "toLowerCase") => Str(s.to_lowercase()),
-        (Str(s), "toUpperCase") => Str(s.to_uppercase()),
-        (Str(s), "trim") => Str(s.trim().to_string()),
-        (Str(s), "contains") => Bool(s.contains(s_arg(0)?)),
-        (Str(s), "startsWith") => Bool(s.starts_with(s_arg(0)?)),
-        (Str(s), "endsWith") => Bool(s.ends_with(s_arg(0)?)),
-        (Str(s), "equalsIgnoreCase") => Bool(s.eq_ignore_ascii_case(s_arg(0)?)),
-        (Str(s), "indexOf") => Int(s
-            .find(s_arg(0)?)
-            .map_or(-1, |i| s[..i].chars().count() as i64)),
-        (Str(s), "replace") => Str(s.replace(s_arg(0)?, s_arg(1)?)),
-        (Str(s), "charAt") => Str(s
-            .chars()
-            .nth(i_arg(0)? as usize)
-            .ok_or("index out of bounds")?
-            .to_string()),
-        (Str(s), "substring") => {
-            let chars: Vec<char> = s.chars().collect();
-            let from = i_arg(0)? as usize;
-            let to = if args.len() > 1 {
-                i_arg(1)? as usize
-            } else {
-                chars.len()
-            };
-            if from > to || to > chars.len() {
-                return Err(format!(
-                    "substring({from}, {to}) out of bounds for length {}",
-                    chars.len()
-                ));
-            }
-            Str(chars[from..to].iter().collect())
+    if let Str(s) = base {
+        if let Some(v) = string_method(s, name, args) {
+            return v;
         }
-        (Str(s), "splitOnToken") => List(s.split(s_arg(0)?).map(|p| Str(p.to_string())).collect()),
-        (Str(s), "compareTo") => Int(s.as_str().cmp(s_arg(0)?) as i64),
+    }
+    use Val::*;
+    Ok(match (base, name) {
         (List(l) | Doc(l), "size") => Int(l.len() as i64),
         (List(l) | Doc(l), "isEmpty") => Bool(l.is_empty()),
         (List(l) | Doc(l), "contains") => {
@@ -532,6 +493,64 @@ pub fn method(base: &Val, name: &str, args: &[Val]) -> Result<Val, String> {
             ))
         }
     })
+}
+
+/// A string's methods; None when it has no such method here.
+fn string_method(s: &str, name: &str, args: &[Val]) -> Option<Result<Val, String>> {
+    use Val::*;
+    let s_arg = |i: usize| match args.get(i) {
+        Some(Str(s)) => Ok(s.as_str()),
+        _ => Err(format!("`{name}` takes a string")),
+    };
+    let i_arg = |i: usize| match args.get(i) {
+        Some(Int(n)) => Ok(*n),
+        _ => Err(format!("`{name}` takes a whole number")),
+    };
+    let v = (|| -> Result<Val, String> {
+        Ok(match name {
+            "length" => Int(s.chars().count() as i64),
+            "isEmpty" => Bool(s.is_empty()),
+            "toLowerCase" => Str(s.to_lowercase()),
+            "toUpperCase" => Str(s.to_uppercase()),
+            "trim" => Str(s.trim().to_string()),
+            "contains" => Bool(s.contains(s_arg(0)?)),
+            "startsWith" => Bool(s.starts_with(s_arg(0)?)),
+            "endsWith" => Bool(s.ends_with(s_arg(0)?)),
+            "equalsIgnoreCase" => Bool(s.eq_ignore_ascii_case(s_arg(0)?)),
+            "indexOf" => Int(s
+                .find(s_arg(0)?)
+                .map_or(-1, |i| s[..i].chars().count() as i64)),
+            "replace" => Str(s.replace(s_arg(0)?, s_arg(1)?)),
+            "charAt" => Str(s
+                .chars()
+                .nth(i_arg(0)? as usize)
+                .ok_or("index out of bounds")?
+                .to_string()),
+            "substring" => {
+                let chars: Vec<char> = s.chars().collect();
+                let from = i_arg(0)? as usize;
+                let to = if args.len() > 1 {
+                    i_arg(1)? as usize
+                } else {
+                    chars.len()
+                };
+                if from > to || to > chars.len() {
+                    return Err(format!(
+                        "substring({from}, {to}) out of bounds for length {}",
+                        chars.len()
+                    ));
+                }
+                Str(chars[from..to].iter().collect())
+            }
+            "splitOnToken" => List(s.split(s_arg(0)?).map(|p| Str(p.to_string())).collect()),
+            "compareTo" => Int(s.cmp(s_arg(0)?) as i64),
+            _ => return Err(String::new()),
+        })
+    })();
+    match v {
+        Err(e) if e.is_empty() => None,
+        other => Some(other),
+    }
 }
 
 /// A date's calendar part, in UTC.

@@ -54,47 +54,9 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>, String> {
         } else if c.is_ascii_digit()
             || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit))
         {
-            let mut text = String::new();
-            let mut float = false;
-            while i < chars.len()
-                && (chars[i].is_ascii_alphanumeric() || chars[i] == '.' || chars[i] == '_')
-            {
-                if chars[i] == '.' {
-                    // `1.foo()` is not a number's fraction.
-                    if !chars.get(i + 1).is_some_and(char::is_ascii_digit) {
-                        break;
-                    }
-                    float = true;
-                }
-                if matches!(chars[i], 'e' | 'E')
-                    && text.chars().all(|c| c.is_ascii_digit() || c == '.')
-                {
-                    float = true;
-                    text.push(chars[i]);
-                    i += 1;
-                    if matches!(chars.get(i), Some('+' | '-')) {
-                        text.push(chars[i]);
-                        i += 1;
-                    }
-                    continue;
-                }
-                if chars[i] != '_' {
-                    text.push(chars[i]);
-                }
-                i += 1;
-            }
-            let (digits, suffix_float) = match text.chars().last() {
-                Some('d' | 'D' | 'f' | 'F') => (&text[..text.len() - 1], true),
-                Some('l' | 'L') => (&text[..text.len() - 1], false),
-                _ => (text.as_str(), false),
-            };
-            let n = if let Some(hex) = digits.strip_prefix("0x") {
-                i64::from_str_radix(hex, 16).map(|n| n as f64).ok()
-            } else {
-                digits.parse::<f64>().ok()
-            };
-            let n = n.ok_or_else(|| format!("`{text}` is not a number (at {})", at(src, start)))?;
-            out.push((Tok::Num(n, float || suffix_float), start));
+            let (tok, next) = lex_number(&chars, i, src)?;
+            i = next;
+            out.push((tok, start));
         } else if c == '"' || c == '\'' {
             i += 1;
             let mut s = String::new();
@@ -137,6 +99,51 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>, String> {
         }
     }
     Ok(out)
+}
+
+/// A number from `chars[i]`: its token and the position after it (`1`, `2.5`, `1e3`, `10L`,
+/// `0.5d`, `0x1F`).
+fn lex_number(chars: &[char], mut i: usize, src: &str) -> Result<(Tok, usize), String> {
+    let start = i;
+    let mut text = String::new();
+    let mut float = false;
+    while i < chars.len()
+        && (chars[i].is_ascii_alphanumeric() || chars[i] == '.' || chars[i] == '_')
+    {
+        if chars[i] == '.' {
+            // `1.foo()` is not a number's fraction.
+            if !chars.get(i + 1).is_some_and(char::is_ascii_digit) {
+                break;
+            }
+            float = true;
+        }
+        if matches!(chars[i], 'e' | 'E') && text.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            float = true;
+            text.push(chars[i]);
+            i += 1;
+            if matches!(chars.get(i), Some('+' | '-')) {
+                text.push(chars[i]);
+                i += 1;
+            }
+            continue;
+        }
+        if chars[i] != '_' {
+            text.push(chars[i]);
+        }
+        i += 1;
+    }
+    let (digits, suffix_float) = match text.chars().last() {
+        Some('d' | 'D' | 'f' | 'F') => (&text[..text.len() - 1], true),
+        Some('l' | 'L') => (&text[..text.len() - 1], false),
+        _ => (text.as_str(), false),
+    };
+    let n = if let Some(hex) = digits.strip_prefix("0x") {
+        i64::from_str_radix(hex, 16).map(|n| n as f64).ok()
+    } else {
+        digits.parse::<f64>().ok()
+    };
+    let n = n.ok_or_else(|| format!("`{text}` is not a number (at {})", at(src, start)))?;
+    Ok((Tok::Num(n, float || suffix_float), i))
 }
 
 /// `line:column` of a character offset.

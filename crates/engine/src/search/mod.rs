@@ -250,6 +250,26 @@ pub fn compile_search(
     compile_search_with(name, mapping, index, body, false)
 }
 
+/// The matches of `query` in one `slice` of the documents (scrolled in parallel).
+fn sliced(
+    query: Box<dyn Query>,
+    slice: &Value,
+    mapping: &crate::mapping::Mapping,
+) -> Result<Box<dyn Query>, String> {
+    let slice = crate::dsl::slice::Slice::parse(slice)?;
+    let only = crate::dsl::slice::SliceQuery {
+        id_field: mapping.id,
+        slice,
+    };
+    Ok(Box::new(tantivy::query::BooleanQuery::new(vec![
+        (tantivy::query::Occur::Must, query),
+        (
+            tantivy::query::Occur::Must,
+            Box::new(tantivy::query::ConstScoreQuery::new(Box::new(only), 0.0)),
+        ),
+    ])))
+}
+
 fn compile_search_with(
     name: &str,
     mapping: &crate::mapping::Mapping,
@@ -304,18 +324,7 @@ fn compile_search_with(
         (query, knn_visits) = compiler.top_level_knn(knn, with, profile).map_err(bad)?;
     }
     if let Some(slice) = body.get("slice") {
-        let slice = crate::dsl::slice::Slice::parse(slice).map_err(bad)?;
-        let only = crate::dsl::slice::SliceQuery {
-            id_field: mapping.id,
-            slice,
-        };
-        query = Box::new(tantivy::query::BooleanQuery::new(vec![
-            (tantivy::query::Occur::Must, query),
-            (
-                tantivy::query::Occur::Must,
-                Box::new(tantivy::query::ConstScoreQuery::new(Box::new(only), 0.0)),
-            ),
-        ]));
+        query = sliced(query, slice, mapping).map_err(bad)?;
     }
     let sort = body
         .get("sort")
