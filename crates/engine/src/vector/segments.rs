@@ -57,7 +57,14 @@ impl std::fmt::Debug for VectorFields {
     }
 }
 
-fn threads() -> usize {
+/// Graphs of fewer points than this are built by one thread: quick anyway, and the same graph
+/// on every run (threads inserting side by side link nodes in an order that varies).
+const ONE_THREAD_BELOW: usize = 20_000;
+
+fn threads(points: usize) -> usize {
+    if points < ONE_THREAD_BELOW {
+        return 1;
+    }
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
@@ -202,7 +209,7 @@ impl VectorFields {
             points,
             spec.options.m,
             spec.options.ef_construction,
-            threads(),
+            threads(points.len()),
         );
         if let Some(f) = file {
             // Written aside and renamed: a torn file is never read as a graph.
