@@ -450,7 +450,14 @@ impl<'a> Run<'a> {
             }
             return Ok(values);
         }
-        let (b, k) = (self.eval(base)?, self.eval(key)?);
+        let k = self.eval(key)?;
+        // A variable is read in place, not copied (`params.x` per document).
+        if let Expr::Var(name) = base {
+            if let Some(v) = self.var(name) {
+                return lib::index(v, &k);
+            }
+        }
+        let b = self.eval(base)?;
         lib::index(&b, &k)
     }
 
@@ -459,9 +466,10 @@ impl<'a> Run<'a> {
             if class == "doc" && self.var("doc").is_none() {
                 return self.host.doc(name);
             }
-            if self.var(class).is_none() {
-                return lib::static_field(class, name);
-            }
+            return match self.var(class) {
+                None => lib::static_field(class, name),
+                Some(v) => lib::field(v, name),
+            };
         }
         let b = self.eval(base)?;
         lib::field(&b, name)
@@ -485,6 +493,7 @@ impl<'a> Run<'a> {
                     };
                 }
                 None => return lib::static_call(class, name, &args),
+                Some(v) if !lib::mutates(name) => return lib::method(v, name, &args),
                 Some(_) => {}
             }
         }

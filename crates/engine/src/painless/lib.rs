@@ -235,26 +235,37 @@ pub fn static_field(class: &str, name: &str) -> Result<Val, String> {
     })
 }
 
-fn nums(args: &[Val], n: usize, what: &str) -> Result<Vec<f64>, String> {
-    if args.len() != n {
+/// A static method's name (`Math.log`), written out only into an error.
+struct What<'a>(&'a str, &'a str);
+
+impl std::fmt::Display for What<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.0, self.1)
+    }
+}
+
+/// `N` numeric arguments (no allocation: this runs for every document a script scores).
+fn nums<const N: usize>(args: &[Val], what: &What) -> Result<[f64; N], String> {
+    if args.len() != N {
         return Err(format!(
-            "`{what}` takes {n} argument(s), got {}",
+            "`{what}` takes {N} argument(s), got {}",
             args.len()
         ));
     }
-    args.iter()
-        .map(|a| {
-            a.as_f64()
-                .ok_or_else(|| format!("`{what}` takes numbers, got a {}", a.type_name()))
-        })
-        .collect()
+    let mut out = [0.0; N];
+    for (o, a) in out.iter_mut().zip(args) {
+        *o = a
+            .as_f64()
+            .ok_or_else(|| format!("`{what}` takes numbers, got a {}", a.type_name()))?;
+    }
+    Ok(out)
 }
 
 pub fn static_call(class: &str, name: &str, args: &[Val]) -> Result<Val, String> {
-    let what = format!("{class}.{name}");
+    let what = &What(class, name);
     match class {
-        "Math" => math(name, args, &what),
-        "MovingFunctions" => moving(name, args, &what),
+        "Math" => math(name, args, what),
+        "MovingFunctions" => moving(name, args, what),
         "Double" | "Float"
             if name == "parseDouble" || name == "parseFloat" || name == "valueOf" =>
         {
@@ -264,12 +275,12 @@ pub fn static_call(class: &str, name: &str, args: &[Val]) -> Result<Val, String>
                     .parse::<f64>()
                     .map(Val::Float)
                     .map_err(|_| format!("NumberFormatException: `{s}`")),
-                [v] => Ok(Val::Float(nums(std::slice::from_ref(v), 1, &what)?[0])),
+                [v] => Ok(Val::Float(nums::<1>(std::slice::from_ref(v), what)?[0])),
                 _ => Err(format!("`{what}` takes one argument")),
             }
         }
-        "Double" if name == "isNaN" => Ok(Val::Bool(nums(args, 1, &what)?[0].is_nan())),
-        "Double" if name == "isInfinite" => Ok(Val::Bool(nums(args, 1, &what)?[0].is_infinite())),
+        "Double" if name == "isNaN" => Ok(Val::Bool(nums::<1>(args, what)?[0].is_nan())),
+        "Double" if name == "isInfinite" => Ok(Val::Bool(nums::<1>(args, what)?[0].is_infinite())),
         "Integer" | "Long" if matches!(name, "parseInt" | "parseLong" | "valueOf") => match args {
             [Val::Str(s)] => s
                 .trim()
@@ -289,7 +300,7 @@ pub fn static_call(class: &str, name: &str, args: &[Val]) -> Result<Val, String>
     }
 }
 
-fn math(name: &str, args: &[Val], what: &str) -> Result<Val, String> {
+fn math(name: &str, args: &[Val], what: &What) -> Result<Val, String> {
     // abs, max and min keep integers integers, as Java's overloads do.
     if let ("abs", [Val::Int(i)]) = (name, args) {
         return Ok(Val::Int(i.wrapping_abs()));
@@ -298,9 +309,9 @@ fn math(name: &str, args: &[Val], what: &str) -> Result<Val, String> {
         return Ok(Val::Int(if name == "max" { *a.max(b) } else { *a.min(b) }));
     }
     let one =
-        |f: fn(f64) -> f64| -> Result<Val, String> { Ok(Val::Float(f(nums(args, 1, what)?[0]))) };
+        |f: fn(f64) -> f64| -> Result<Val, String> { Ok(Val::Float(f(nums::<1>(args, what)?[0]))) };
     let two = |f: fn(f64, f64) -> f64| -> Result<Val, String> {
-        let v = nums(args, 2, what)?;
+        let v = nums::<2>(args, what)?;
         Ok(Val::Float(f(v[0], v[1])))
     };
     match name {
@@ -333,13 +344,13 @@ fn math(name: &str, args: &[Val], what: &str) -> Result<Val, String> {
         "atan2" => two(f64::atan2),
         "hypot" => two(f64::hypot),
         // Java rounds half up: floor(x + 0.5), as a long.
-        "round" => Ok(Val::Int((nums(args, 1, what)?[0] + 0.5).floor() as i64)),
+        "round" => Ok(Val::Int((nums::<1>(args, what)?[0] + 0.5).floor() as i64)),
         _ => Err(format!("`{what}` is not in the engine's Painless subset")),
     }
 }
 
 /// A moving_fn window's values, as Elasticsearch's `MovingFunctions` take them (NaN skipped).
-fn window(args: &[Val], what: &str) -> Result<Vec<f64>, String> {
+fn window(args: &[Val], what: &What) -> Result<Vec<f64>, String> {
     match args.first() {
         Some(Val::List(l)) => Ok(l
             .iter()
@@ -350,7 +361,7 @@ fn window(args: &[Val], what: &str) -> Result<Vec<f64>, String> {
     }
 }
 
-fn moving(name: &str, args: &[Val], what: &str) -> Result<Val, String> {
+fn moving(name: &str, args: &[Val], what: &What) -> Result<Val, String> {
     let v = window(args, what)?;
     let param = |i: usize| {
         args.get(i)

@@ -24,8 +24,8 @@ pub struct Script {
     /// `lang: expression`: one Lucene expression (a field's value is a number, 0 where the
     /// document has none; functions without `Math.`).
     expression: bool,
-    /// The request's `params`.
-    params: Map<String, Value>,
+    /// The request's `params` as the script sees them (converted once, not per run).
+    params_val: Val,
 }
 
 impl Script {
@@ -80,9 +80,10 @@ impl Script {
                 short(source)
             ));
         }
+        let params_val = Val::from_json(&Value::Object(params));
         Ok(Script {
             stmts,
-            params,
+            params_val,
             expression,
         })
     }
@@ -90,7 +91,7 @@ impl Script {
     /// Runs the script with `params` (the request's, then `extra` on top) and further
     /// variables (`values` of a moving_fn, `_score`...).
     pub fn run(&self, extra: &[(String, Val)], host: &mut dyn Host) -> Result<Val, String> {
-        let mut params = Val::from_json(&Value::Object(self.params.clone()));
+        let mut params = self.params_val.clone();
         let mut vars = Vec::new();
         for (k, v) in extra {
             match (k.strip_prefix("params."), &mut params) {
@@ -114,8 +115,10 @@ impl Script {
     /// Runs the script on an ingest document's `ctx` (a map): its result, and `ctx` as the
     /// script left it.
     pub fn run_ctx(&self, ctx: Val) -> Result<(Val, Val), String> {
-        let params = Val::from_json(&Value::Object(self.params.clone()));
-        let vars = vec![("params".to_string(), params), ("ctx".to_string(), ctx)];
+        let vars = vec![
+            ("params".to_string(), self.params_val.clone()),
+            ("ctx".to_string(), ctx),
+        ];
         let mut host = NoDoc;
         let mut run = eval::Run::new(vars, &mut host);
         let out = run.script(&self.stmts)?;
