@@ -118,6 +118,10 @@ def error_reply(e, root=None):
     reply = {"ok": False, "error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=20)[-4000:]}
     if isinstance(e, ModuleNotFoundError) and e.name:
         reply["missing"] = e.name.split(".")[0]
+    elif isinstance(e, ImportError) and (e.name or "").split(".")[0] == "esrally":
+        # A name runner's small stand-in for esrally lacks: the track needs esrally itself.
+        reply["missing"] = "esrally"
+        reply["error"] += " (runner's stand-in for esrally has only the names tracks commonly import)"
     if isinstance(e, SyntaxError) and e.filename:
         reply["at"] = {"file": e.filename, "line": e.lineno}
     elif root is not None:

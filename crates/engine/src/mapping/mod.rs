@@ -454,15 +454,19 @@ fn collect(
     declared: &mut Declared,
 ) -> Result<(), UnsupportedType> {
     for (name, def) in props {
-        // Elasticsearch's rule; tantivy would panic on an empty name or one starting with `-`.
-        if name.trim().is_empty() || name.starts_with('-') || name.split('.').any(str::is_empty) {
+        // Elasticsearch's rule (tantivy would panic on an empty name); and tantivy's own: a
+        // whole name may not start with `-` (`reactions.-1` is fine, a top-level `-1` not).
+        let empty = name.trim().is_empty() || name.split('.').any(str::is_empty);
+        if empty || (prefix.is_empty() && name.starts_with('-')) {
             return Err(UnsupportedType {
                 field: name.clone(),
                 kind: String::new(),
                 why: Some(if name.trim().is_empty() {
                     "field name cannot be an empty string".into()
+                } else if empty {
+                    "a field name may not hold an empty part between dots".into()
                 } else {
-                    "a field name may not start with `-` or hold an empty part between dots".into()
+                    "a top-level field name starting with `-` is not supported by the embedded engine (tantivy's rule)".into()
                 }),
             });
         }
@@ -761,6 +765,11 @@ mod tests {
         let nested =
             json!({"mappings": {"properties": {"o": {"properties": {"": {"type": "long"}}}}}});
         assert!(Mapping::from_index_body(&nested).is_err());
+        // GitHub's reactions: `-1` inside an object is a name Elasticsearch and tantivy take.
+        let reactions = json!({"mappings": {"properties": {"reactions": {"properties": {
+            "-1": {"type": "long"}, "+1": {"type": "long"}}}}}});
+        let m = Mapping::from_index_body(&reactions).unwrap();
+        assert_eq!(m.field("reactions.-1").unwrap().kind, FieldType::Long);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 """esrally.track.params: the base class param sources extend."""
 
+from enum import Enum
+
 
 class ParamSource:
     def __init__(self, track, params, **kwargs):
@@ -27,3 +29,11 @@ class ParamSource:
             "headers": self._params.get("headers"),
             "opaque-id": self._params.get("opaque-id"),
         }
+
+
+class IndexIdConflict(Enum):
+    """Rally's id conflicts of a bulk (its `conflicts` param)."""
+
+    NoConflicts = 0
+    SequentialConflicts = 1
+    RandomConflicts = 2
