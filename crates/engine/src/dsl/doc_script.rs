@@ -517,6 +517,17 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("must not produce negative scores"), "{e}");
+        // A scroll reads its first page over every match: the failure is found there too.
+        let plan = idx
+            .compile(&json!({"query": {"script": {"script": "doc['n'].value > 0"}}}))
+            .unwrap();
+        let paging = crate::search::Paging {
+            by: crate::search::PageBy::Scroll,
+            pages: Some(2),
+            per_page: 1,
+        };
+        let e = idx.paged(&plan, paging).unwrap_err();
+        assert!(e.message.contains("doesn't have a value"), "{}", e.message);
         // A later search with a good script is not failed by an earlier one's error.
         assert_eq!(
             search(

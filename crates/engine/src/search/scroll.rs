@@ -41,6 +41,8 @@ impl Cursor {
             limit: per_page,
         };
         let page = index.page(&searcher, plan.query.as_ref(), &sort, window, true)?;
+        // The first page counts every match, so every script has run on every document.
+        plan.script_failure()?;
         let cursor = Cursor {
             searcher,
             sort,
