@@ -245,6 +245,25 @@ fn a_track_py_that_cannot_load_is_named_with_its_file_and_line() {
         "{e}"
     );
 
+    // A name runner's stand-in for esrally lacks (when python3 has no esrally of its own).
+    let python_has_esrally = std::process::Command::new("python3")
+        .args(["-c", "import esrally"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !python_has_esrally {
+        let beyond = python_track(
+            "from esrally.track.params import Slice\ndef register(registry):\n    pass\n",
+            SEARCH_BY_SOURCE,
+        );
+        let e = fails(&beyond, 2, &[], &[]);
+        assert!(
+            e.contains("track.py:1")
+                && e.contains("stand-in for esrally")
+                && e.contains("-m pip install 'esrally==2.13.0'"),
+            "{e}"
+        );
+    }
+
     let raises = python_track(
         "def register(registry):\n    raise ValueError('no registering today')\n",
         SEARCH_BY_SOURCE,

@@ -129,6 +129,11 @@ pub fn expand(
     }
 }
 
+/// Whether a name in tantivy's request is one of a `filters`' expanded queries.
+pub fn is_expanded(name: &str) -> bool {
+    name.contains(KEYED) || name.contains(LISTED)
+}
+
 impl Filters {
     pub fn len(&self) -> usize {
         self.0.len()

@@ -98,6 +98,9 @@ impl Pipelines {
     ) -> Result<(), String> {
         let refuse = |m: String| format!("aggregation `{at}`: {m}");
         let (gap, is_parent_kind) = checked(kind, name, params, parent, at)?;
+        if path.iter().any(|p| super::filters::is_expanded(p)) {
+            return Err(format!("aggregation `{at}`: a pipeline aggregation under a `filters` aggregation is not run by the embedded engine"));
+        }
         let one_path = || -> Result<String, String> {
             let p = match params.get("buckets_path") {
                 Some(Value::String(s)) => s.clone(),
@@ -241,7 +244,7 @@ fn checked(
     };
     let is_parent_kind = !kind.ends_with("_bucket");
     match (is_parent_kind, parent) {
-        (true, None) => {
+        (true, None | Some("filter")) => {
             return Err(refuse(format!("`{kind}` must be inside a multi-bucket aggregation")))
         }
         (true, Some(p))

@@ -148,6 +148,14 @@ fn pipelines_are_checked_before_the_search() {
             json!({"h": {"histogram": {"field": "n", "interval": 10}}, "m": {"moving_avg": {"buckets_path": "h>_count"}}}),
             "moving_fn",
         ),
+        (
+            json!({"f": {"filter": {"term": {"cc": "A"}}, "aggs": {"s": {"sum": {"field": "n"}}, "b": {"bucket_script": {"buckets_path": {"s": "s"}, "script": "params.s"}}}}}),
+            "inside a multi-bucket aggregation",
+        ),
+        (
+            json!({"f": {"filters": {"filters": {"a": {"term": {"cc": "A"}}}}, "aggs": {"s": {"sum": {"field": "n"}}, "b": {"bucket_script": {"buckets_path": {"s": "s"}, "script": "params.s"}}}}}),
+            "under a `filters` aggregation",
+        ),
     ] {
         let e = aggregate(aggs.clone()).unwrap_err();
         assert!(e.contains(says), "{aggs}: {e}");
