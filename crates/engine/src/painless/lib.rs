@@ -5,6 +5,10 @@
 use super::ast::BinOp;
 use super::eval::Val;
 
+/// A string or list a script builds holds at most this many bytes or items (a hostile
+/// script doubling one in a loop stops here, not at the machine's memory).
+const MAX_LEN: usize = 1 << 20;
+
 pub fn binary(op: BinOp, a: Val, b: Val) -> Result<Val, String> {
     use Val::*;
     if op == BinOp::Add {
@@ -14,6 +18,9 @@ pub fn binary(op: BinOp, a: Val, b: Val) -> Result<Val, String> {
             } else {
                 (text(other), s.clone())
             };
+            if l.len() + r.len() > MAX_LEN {
+                return Err(format!("a string of more than {MAX_LEN} bytes"));
+            }
             return Ok(Str(l + &r));
         }
     }
@@ -407,6 +414,9 @@ pub fn mutate(slot: &mut Val, name: &str, args: &[Val]) -> Result<Val, String> {
             Ok(Val::Bool(true))
         }
         (Val::List(l), "addAll", [Val::List(more)]) => {
+            if l.len() + more.len() > MAX_LEN {
+                return Err(format!("a list of more than {MAX_LEN} items"));
+            }
             l.extend(more.iter().cloned());
             Ok(Val::Bool(true))
         }
@@ -531,7 +541,14 @@ fn string_method(s: &str, name: &str, args: &[Val]) -> Option<Result<Val, String
             "indexOf" => Int(s
                 .find(s_arg(0)?)
                 .map_or(-1, |i| s[..i].chars().count() as i64)),
-            "replace" => Str(s.replace(s_arg(0)?, s_arg(1)?)),
+            "replace" => {
+                let (from, to) = (s_arg(0)?, s_arg(1)?);
+                // Each match may grow the text: bounded before it is built.
+                if s.matches(from).count().saturating_mul(to.len()) + s.len() > MAX_LEN {
+                    return Err(format!("a string of more than {MAX_LEN} bytes"));
+                }
+                Str(s.replace(from, to))
+            }
             "charAt" => Str(s
                 .chars()
                 .nth(i_arg(0)? as usize)

@@ -70,6 +70,11 @@ fn statements_loops_and_collections() {
     let source = "String s = params.name; return s.substring(0, 3).toUpperCase() + s.length() + s.contains('enn');";
     assert_eq!(val(source), Val::Str("VIE6true".into()));
     assert!(run("while (true) {}", &[]).unwrap_err().contains("steps"));
+    // Doubling a string or a list stops at a bound, not at the machine's memory.
+    let e = run("String s = 'x'; while (true) { s = s + s; }", &[]).unwrap_err();
+    assert!(e.contains("more than"), "{e}");
+    let e = run("List l = [1]; while (true) { l.addAll(l); }", &[]).unwrap_err();
+    assert!(e.contains("more than"), "{e}");
 }
 
 #[test]
