@@ -42,7 +42,7 @@ indices:
     body:
       mappings:
         properties:
-          v: {{type: dense_vector, dims: {DIMS}, similarity: l2_norm, index_options: {{type: hnsw, m: 8, ef_construction: 48}}}}
+          v: {{type: dense_vector, dims: {DIMS}, similarity: l2_norm, index_options: {{type: hnsw, m: 16, ef_construction: 100}}}}
 operations:
   - {{name: delete, type: delete-index}}
   - {{name: create, type: create-index}}
