@@ -119,8 +119,18 @@ fn bounds_json(parts: &Map<String, Value>) -> Value {
             _ => (f64::INFINITY, f64::NEG_INFINITY),
         }
     };
-    let ((neg_left, neg_right), (pos_left, pos_right)) = (side(0), side(1));
-    let (left, right) = if pos_left.is_infinite() {
+    let (left, right) = pick_sides(side(0), side(1), wrap);
+    json!({"bounds": {"top_left": {"lat": top, "lon": left}, "bottom_right": {"lat": bottom, "lon": right}}})
+}
+
+/// The box's west and east from the extreme longitudes west and east of the prime meridian:
+/// across the antimeridian when that box is narrower and `wrap` allows it.
+pub(crate) fn pick_sides(
+    (neg_left, neg_right): (f64, f64),
+    (pos_left, pos_right): (f64, f64),
+    wrap: bool,
+) -> (f64, f64) {
+    if pos_left.is_infinite() {
         (neg_left, neg_right)
     } else if neg_left.is_infinite() {
         (pos_left, pos_right)
@@ -128,8 +138,7 @@ fn bounds_json(parts: &Map<String, Value>) -> Value {
         (pos_left, neg_right)
     } else {
         (neg_left, pos_right)
-    };
-    json!({"bounds": {"top_left": {"lat": top, "lon": left}, "bottom_right": {"lat": bottom, "lon": right}}})
+    }
 }
 
 /// Elasticsearch's shape for the centroids and bounds of a response, at every level:

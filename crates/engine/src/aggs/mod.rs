@@ -459,6 +459,14 @@ impl Level<'_> {
         if kind == "date_histogram" && self.own_date_histogram(params, sub, at)? {
             return Ok(());
         }
+        if let Some(field) = shape_metric_field(kind, params, mapping) {
+            if !path.is_empty() || sub.is_some() {
+                return Err(format!("aggregation `{here}`: the embedded engine runs `{kind}` on a geo_shape field at the top level of a request, with no sub-aggregations"));
+            }
+            self.points
+                .push((name.clone(), points::PointAgg::shape_metric(kind, field, params, &here)?));
+            return Ok(());
+        }
         if kind == "geo_bounds" {
             if sub.is_some() {
                 return Err(format!(
@@ -714,6 +722,20 @@ mod filters;
 mod geo;
 mod pipeline;
 mod points;
+
+/// The geo_shape field a `geo_bounds` or `geo_centroid` reads, when it reads one.
+fn shape_metric_field(
+    kind: &str,
+    params: &Map<String, Value>,
+    mapping: Option<&crate::mapping::Mapping>,
+) -> Option<String> {
+    if !matches!(kind, "geo_bounds" | "geo_centroid") {
+        return None;
+    }
+    let f = mapping?.field(params.get("field")?.as_str()?)?;
+    (f.kind == crate::mapping::FieldType::GeoShape).then(|| f.name.clone())
+}
+mod shapes;
 mod rounding;
 mod shape;
 mod significant;

@@ -3,7 +3,9 @@
 //! keys are computed per document, which tantivy's aggregations cannot do, so they run in a
 //! collector of their own beside tantivy's, at the top level of a request.
 
+use crate::aggs::shapes;
 use crate::dsl::scoring::Points;
+use crate::geo::column::{ShapeColumn, Sides, Weighted};
 use crate::geo::distance::arc_distance;
 use crate::geo::distance::distance_meters;
 use crate::geo::grid::Cell;
@@ -43,7 +45,13 @@ pub enum PointAgg {
         grid: Grid,
         size: usize,
         bounds: Option<Bounds>,
+        /// On a geo_shape field: a document counts in every cell its shape touches.
+        shapes: bool,
     },
+    /// `geo_bounds` on a geo_shape field.
+    ShapeBounds { field: String, wrap: bool },
+    /// `geo_centroid` on a geo_shape field.
+    ShapeCentroid { field: String },
 }
 
 /// The aggregation types this module runs.
@@ -69,9 +77,12 @@ impl PointAgg {
             .get("field")
             .and_then(Value::as_str)
             .ok_or_else(|| reject(at, format!("`{kind}` needs a `field`")))?;
-        let field = match mapping.map(|m| m.field(name)) {
-            None => name.to_string(),
-            Some(Some(f)) if f.kind == FieldType::GeoPoint => f.name.clone(),
+        let (field, shapes) = match mapping.map(|m| m.field(name)) {
+            None => (name.to_string(), false),
+            Some(Some(f)) if f.kind == FieldType::GeoPoint => (f.name.clone(), false),
+            Some(Some(f)) if f.kind == FieldType::GeoShape && kind != "geo_distance" => {
+                (f.name.clone(), true)
+            }
             Some(_) => {
                 return Err(reject(
                     at,
@@ -144,6 +155,7 @@ impl PointAgg {
             grid,
             size: size.min(65_536) as usize,
             bounds,
+            shapes,
         })
     }
 
@@ -210,10 +222,41 @@ impl PointAgg {
         })
     }
 
+    /// `geo_bounds` or `geo_centroid` on the geo_shape field `field`.
+    pub fn shape_metric(kind: &str, field: String, params: &Map<String, Value>, at: &str) -> Result<PointAgg, String> {
+        let allowed: &[&str] = match kind {
+            "geo_bounds" => &["field", "wrap_longitude"],
+            _ => &["field"],
+        };
+        if let Some(k) = params.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(reject(at, format!("`{kind}` parameter `{k}` is not run by the embedded engine")));
+        }
+        Ok(match kind {
+            "geo_bounds" => PointAgg::ShapeBounds {
+                field,
+                wrap: params
+                    .get("wrap_longitude")
+                    .map_or(Some(true), Value::as_bool)
+                    .ok_or_else(|| reject(at, "`wrap_longitude` is true or false"))?,
+            },
+            _ => PointAgg::ShapeCentroid { field },
+        })
+    }
+
     fn field(&self) -> &str {
         match self {
-            PointAgg::Distance { field, .. } | PointAgg::Grid { field, .. } => field,
+            PointAgg::Distance { field, .. }
+            | PointAgg::Grid { field, .. }
+            | PointAgg::ShapeBounds { field, .. }
+            | PointAgg::ShapeCentroid { field } => field,
         }
+    }
+
+    fn on_shapes(&self) -> bool {
+        matches!(
+            self,
+            PointAgg::Grid { shapes: true, .. } | PointAgg::ShapeBounds { .. } | PointAgg::ShapeCentroid { .. }
+        )
     }
 }
 
@@ -241,20 +284,31 @@ fn bounds(v: &Value) -> Result<Bounds, String> {
 #[derive(Debug, Clone, Default)]
 pub struct PointAggs(pub Arc<Vec<(String, PointAgg)>>);
 
-/// Per aggregation: the count per range, or per cell.
+/// Per aggregation: the count per range, or per cell; the sides or centroid of shapes.
+/// `overflow`: a shape touched more cells than one may count in.
 #[derive(Debug, Default)]
-pub struct PointResults(Vec<Counts>);
+pub struct PointResults(Vec<Counts>, bool);
 
 #[derive(Debug)]
 enum Counts {
     Ranges(Vec<u64>),
     Cells(HashMap<Cell, u64>),
+    Sides(Sides),
+    Centroid(Option<Weighted>, u64),
+}
+
+/// Where one aggregation reads a segment's documents.
+enum Source {
+    Points(Points),
+    Shapes(ShapeColumn),
 }
 
 pub struct PointSegment {
     aggs: Arc<Vec<(String, PointAgg)>>,
-    points: Vec<Points>,
+    sources: Vec<Source>,
     counts: Vec<Counts>,
+    cells: Vec<Cell>,
+    overflow: bool,
 }
 
 fn empty_counts(aggs: &[(String, PointAgg)]) -> Vec<Counts> {
@@ -262,6 +316,8 @@ fn empty_counts(aggs: &[(String, PointAgg)]) -> Vec<Counts> {
         .map(|(_, a)| match a {
             PointAgg::Distance { ranges, .. } => Counts::Ranges(vec![0; ranges.len()]),
             PointAgg::Grid { .. } => Counts::Cells(HashMap::new()),
+            PointAgg::ShapeBounds { .. } => Counts::Sides(Sides::default()),
+            PointAgg::ShapeCentroid { .. } => Counts::Centroid(None, 0),
         })
         .collect()
 }
@@ -276,13 +332,18 @@ impl Collector for PointAggs {
         reader: &SegmentReader,
     ) -> tantivy::Result<PointSegment> {
         Ok(PointSegment {
-            points: self
+            sources: self
                 .0
                 .iter()
-                .map(|(_, a)| Points::open(reader, a.field()))
+                .map(|(_, a)| match a.on_shapes() {
+                    true => ShapeColumn::open(reader, a.field()).map(Source::Shapes),
+                    false => Points::open(reader, a.field()).map(Source::Points),
+                })
                 .collect::<Result<_, _>>()?,
             counts: empty_counts(&self.0),
             aggs: self.0.clone(),
+            cells: Vec::new(),
+            overflow: false,
         })
     }
 
@@ -292,6 +353,12 @@ impl Collector for PointAggs {
 
     fn merge_fruits(&self, fruits: Vec<PointResults>) -> tantivy::Result<PointResults> {
         let mut all = empty_counts(&self.0);
+        if fruits.iter().any(|f| f.1) {
+            return Err(tantivy::TantivyError::InvalidArgument(format!(
+                "a shape touches more than {} cells of a grid aggregation; ask a lower precision",
+                shapes::MAX_CELLS_PER_SHAPE
+            )));
+        }
         for fruit in fruits {
             for (into, from) in all.iter_mut().zip(fruit.0) {
                 match (into, from) {
@@ -306,11 +373,19 @@ impl Collector for PointAggs {
                             return Err(too_many_cells());
                         }
                     }
+                    (Counts::Sides(a), Counts::Sides(b)) => a.merge(&b),
+                    (Counts::Centroid(a, n), Counts::Centroid(b, m)) => {
+                        *a = match (*a, b) {
+                            (Some(x), Some(y)) => Some(x.add(y)),
+                            (x, y) => x.or(y),
+                        };
+                        *n += m;
+                    }
                     _ => unreachable!("fruits are built from the same aggregations"),
                 }
             }
         }
-        Ok(PointResults(all))
+        Ok(PointResults(all, false))
     }
 }
 
@@ -324,11 +399,21 @@ impl SegmentCollector for PointSegment {
     type Fruit = PointResults;
 
     fn collect(&mut self, doc: DocId, _: Score) {
-        for ((_, agg), (points, counts)) in self
+        for ((_, agg), (source, counts)) in self
             .aggs
             .iter()
-            .zip(self.points.iter().zip(self.counts.iter_mut()))
+            .zip(self.sources.iter_mut().zip(self.counts.iter_mut()))
         {
+            let points = match source {
+                Source::Points(points) => points,
+                Source::Shapes(shapes) => {
+                    let Some(shape) = shapes.get(doc) else {
+                        continue;
+                    };
+                    self.overflow |= collect_shape(agg, &shape, counts, &mut self.cells).is_err();
+                    continue;
+                }
+            };
             let Some((lat, lon)) = points.get(doc) else {
                 continue;
             };
@@ -367,8 +452,36 @@ impl SegmentCollector for PointSegment {
     }
 
     fn harvest(self) -> PointResults {
-        PointResults(self.counts)
+        PointResults(self.counts, self.overflow)
     }
+}
+
+/// Counts one document's shape.
+fn collect_shape(
+    agg: &PointAgg,
+    shape: &geo::Geometry<f64>,
+    counts: &mut Counts,
+    cells: &mut Vec<Cell>,
+) -> Result<(), ()> {
+    match (agg, counts) {
+        (PointAgg::Grid { grid, bounds, .. }, Counts::Cells(n)) => {
+            shapes::shape_cells(*grid, shape, bounds.as_ref(), cells)?;
+            for cell in cells.iter() {
+                if n.len() <= MAX_CELLS || n.contains_key(cell) {
+                    *n.entry(*cell).or_default() += 1;
+                }
+            }
+        }
+        (PointAgg::ShapeBounds { .. }, Counts::Sides(sides)) => sides.add_geometry(shape),
+        (PointAgg::ShapeCentroid { .. }, Counts::Centroid(sum, n)) => {
+            *n += 1;
+            if let Some(w) = Weighted::of(shape) {
+                *sum = Some(sum.map_or(w, |s| s.add(w)));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Elasticsearch's `Double.toString` for a range key: `100.0`, `0.5`.
@@ -434,6 +547,12 @@ impl PointAggs {
                         .map(|(c, n)| json!({"key": grid.key(*c), "doc_count": n}))
                         .collect();
                     json!({"buckets": buckets})
+                }
+                (PointAgg::ShapeBounds { wrap, .. }, Counts::Sides(sides)) => {
+                    shapes::bounds_json(sides, *wrap)
+                }
+                (PointAgg::ShapeCentroid { .. }, Counts::Centroid(sum, n)) => {
+                    shapes::centroid_json(sum.as_ref(), *n)
                 }
                 _ => Value::Null,
             };

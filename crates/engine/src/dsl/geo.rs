@@ -12,6 +12,7 @@ use crate::dsl::QueryCompiler;
 use crate::geo::grid::Cell;
 use crate::geo::grid::Grid;
 use crate::geo::shape::circle_bounds;
+use crate::geo::relate::Target;
 use crate::geo::shape::Bounds;
 use crate::geo::shape::Relation;
 use crate::geo::shape::Shape;
@@ -146,13 +147,17 @@ impl QueryCompiler<'_> {
     pub(crate) fn geo_distance(&self, body: &Value) -> Result<Box<dyn Query>, String> {
         let obj = body.as_object().ok_or("`geo_distance` expects an object")?;
         let (name, origin) = field_entry(obj, "geo_distance")?;
-        let (f, lat_field) = self.geo_field(name)?;
         let (lon, lat) = geo_point(origin)?;
         let meters = match obj.get("distance") {
             Some(Value::String(s)) => crate::geo::distance::distance_meters(s)?,
             Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),
             _ => return Err("`geo_distance` needs a `distance`".into()),
         };
+        if let Some(f) = self.shape_field(name) {
+            let circle = crate::geo::geometry::Parsed::Circle { lon, lat, meters };
+            return Ok(self.shape_query(f, Target::new(circle), Relation::Intersects));
+        }
+        let (f, lat_field) = self.geo_field(name)?;
         let circle = Shape::Circle { lon, lat, meters };
         Ok(self.filtered(
             f,
@@ -167,44 +172,12 @@ impl QueryCompiler<'_> {
             .as_object()
             .ok_or("`geo_bounding_box` expects an object")?;
         let (name, corners) = field_entry(obj, "geo_bounding_box")?;
-        let (f, lat_field) = self.geo_field(name)?;
-        if let Some(wkt) = corners.get("wkt").and_then(Value::as_str) {
-            return match Shape::wkt(wkt)? {
-                Shape::Envelope(b) => Ok(self.geo_box(f, lat_field, b)),
-                _ => Err("`geo_bounding_box` wkt is a BBOX".into()),
-            };
+        let b = box_corners(corners)?;
+        if let Some(f) = self.shape_field(name) {
+            return Ok(self.shape_in_box(f, b));
         }
-        let c = corners
-            .as_object()
-            .ok_or("`geo_bounding_box` corners are an object")?;
-        let point = |k: &str| c.get(k).map(geo_point).transpose();
-        let number = |k: &str| c.get(k).map(crate::mapping::as_f64).transpose();
-        let (south, north, west, east) = if let (Some((w, n)), Some((e, s))) =
-            (point("top_left")?, point("bottom_right")?)
-        {
-            (s, n, w, e)
-        } else if let (Some((e, n)), Some((w, s))) = (point("top_right")?, point("bottom_left")?) {
-            (s, n, w, e)
-        } else if let (Some(n), Some(w), Some(s), Some(e)) = (
-            number("top")?,
-            number("left")?,
-            number("bottom")?,
-            number("right")?,
-        ) {
-            (s, n, w, e)
-        } else {
-            return Err("`geo_bounding_box` takes top_left and bottom_right, top_right and bottom_left, top, left, bottom and right, or wkt".into());
-        };
-        Ok(self.geo_box(
-            f,
-            lat_field,
-            Bounds {
-                south,
-                north,
-                west,
-                east,
-            },
-        ))
+        let (f, lat_field) = self.geo_field(name)?;
+        Ok(self.geo_box(f, lat_field, b))
     }
 
     /// `geo_shape` on a geo_point field: a point intersects (or lies within) a shape when it
@@ -213,16 +186,21 @@ impl QueryCompiler<'_> {
     pub(crate) fn geo_shape(&self, body: &Value) -> Result<Box<dyn Query>, String> {
         let obj = body.as_object().ok_or("`geo_shape` expects an object")?;
         let (name, spec) = field_entry(obj, "geo_shape")?;
+        if spec.get("indexed_shape").is_some() {
+            return Err("`geo_shape` with an `indexed_shape` is not run by the embedded engine (it reads no other document)".into());
+        }
+        if let Some(f) = self.shape_field(name) {
+            let shape = spec.get("shape").ok_or("`geo_shape` needs a `shape`")?;
+            let target = Target::new(crate::geo::geometry::Parsed::parse(shape)?);
+            return Ok(self.shape_query(f, target, Relation::parse(spec.get("relation"))?));
+        }
         let (f, lat_field) = self.geo_field(name).map_err(|e| {
             if self.mapping.field(name).is_some() {
-                format!("`geo_shape` on `{name}`: the embedded engine runs it on geo_point fields")
+                format!("`geo_shape` on `{name}`: the embedded engine runs it on geo_point and geo_shape fields")
             } else {
                 e
             }
         })?;
-        if spec.get("indexed_shape").is_some() {
-            return Err("`geo_shape` with an `indexed_shape` is not run by the embedded engine (it reads no other document)".into());
-        }
         let shape = Shape::parse(spec.get("shape").ok_or("`geo_shape` needs a `shape`")?)?;
         let relation = Relation::parse(spec.get("relation"))?;
         let bounds = shape.bounds();
@@ -275,7 +253,6 @@ impl QueryCompiler<'_> {
     pub(crate) fn geo_grid(&self, body: &Value) -> Result<Box<dyn Query>, String> {
         let obj = body.as_object().ok_or("`geo_grid` expects an object")?;
         let (name, spec) = field_entry(obj, "geo_grid")?;
-        let (f, lat_field) = self.geo_field(name)?;
         let (kind, key) = single_entry(spec, "geo_grid")?;
         let key = key.as_str().ok_or("a `geo_grid` cell is a string")?;
         let (grid, cell) = match kind.as_str() {
@@ -288,6 +265,49 @@ impl QueryCompiler<'_> {
                 ))
             }
         };
+        if let Some(f) = self.shape_field(name) {
+            let target = Target::Geometry(grid.cell_geometry(cell));
+            return Ok(self.shape_query(f, target, Relation::Intersects));
+        }
+        let (f, lat_field) = self.geo_field(name)?;
         Ok(self.filtered(f, lat_field, grid.bounds(cell), PointTest::Cell(grid, cell)))
     }
+}
+
+/// A `geo_bounding_box`'s corners: top_left and bottom_right, top_right and bottom_left,
+/// the four sides, or WKT's BBOX.
+fn box_corners(corners: &Value) -> Result<Bounds, String> {
+    if let Some(wkt) = corners.get("wkt").and_then(Value::as_str) {
+        return match Shape::wkt(wkt)? {
+            Shape::Envelope(b) => Ok(b),
+            _ => Err("`geo_bounding_box` wkt is a BBOX".into()),
+        };
+    }
+    let c = corners
+        .as_object()
+        .ok_or("`geo_bounding_box` corners are an object")?;
+    let point = |k: &str| c.get(k).map(geo_point).transpose();
+    let number = |k: &str| c.get(k).map(crate::mapping::as_f64).transpose();
+    let (south, north, west, east) = if let (Some((w, n)), Some((e, s))) =
+        (point("top_left")?, point("bottom_right")?)
+    {
+        (s, n, w, e)
+    } else if let (Some((e, n)), Some((w, s))) = (point("top_right")?, point("bottom_left")?) {
+        (s, n, w, e)
+    } else if let (Some(n), Some(w), Some(s), Some(e)) = (
+        number("top")?,
+        number("left")?,
+        number("bottom")?,
+        number("right")?,
+    ) {
+        (s, n, w, e)
+    } else {
+        return Err("`geo_bounding_box` takes top_left and bottom_right, top_right and bottom_left, top, left, bottom and right, or wkt".into());
+    };
+    Ok(Bounds {
+        south,
+        north,
+        west,
+        east,
+    })
 }

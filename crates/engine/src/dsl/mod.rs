@@ -6,6 +6,7 @@ pub mod ast;
 pub(crate) mod doc_script;
 pub(crate) mod functions;
 pub(crate) mod geo;
+mod geo_shape;
 pub(crate) mod knn;
 pub(crate) mod nested;
 pub(crate) mod query_string;

@@ -142,6 +142,39 @@ impl Grid {
             Grid::Geohex(_) => hex_bounds(cell),
         }
     }
+
+    /// The cell as a shape, for a shape to intersect: a box, or an H3 cell's polygon (its
+    /// vertices joined straight; across the antimeridian, drawn on both sides of it).
+    pub fn cell_geometry(self, cell: Cell) -> geo::Geometry<f64> {
+        let Grid::Geohex(_) = self else {
+            return crate::geo::geometry::envelope_geometry(&self.bounds(cell));
+        };
+        let Ok(c) = h3o::CellIndex::try_from(cell.0) else {
+            return geo::Geometry::GeometryCollection(geo::GeometryCollection(vec![]));
+        };
+        let mut ring: Vec<geo::Coord<f64>> = c
+            .boundary()
+            .iter()
+            .map(|v| geo::Coord { x: v.lng(), y: v.lat() })
+            .collect();
+        let (west, east) = ring
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(w, e), c| (w.min(c.x), e.max(c.x)));
+        let across = east - west > 180.0;
+        if across {
+            ring.iter_mut().filter(|c| c.x < 0.0).for_each(|c| c.x += 360.0);
+        }
+        ring.push(ring[0]);
+        let polygon = geo::Polygon::new(geo::LineString(ring), vec![]);
+        match across {
+            false => geo::Geometry::Polygon(polygon),
+            true => {
+                use geo::Translate;
+                let west_copy = polygon.translate(-360.0, 0.0);
+                geo::Geometry::MultiPolygon(geo::MultiPolygon(vec![polygon, west_copy]))
+            }
+        }
+    }
 }
 
 /// The point's geohash at `precision` characters, as bits (5 a character).

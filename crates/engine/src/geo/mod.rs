@@ -1,8 +1,14 @@
 //! Geometry: shapes (GeoJSON and WKT), grids (geotile, geohash) and their relations.
 
+pub mod codec;
+pub mod column;
 pub mod distance;
+pub mod geometry;
+pub mod relate;
 pub mod grid;
 pub mod shape;
 
+#[cfg(test)]
+mod shape_tests;
 #[cfg(test)]
 mod tests;

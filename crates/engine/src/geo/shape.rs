@@ -4,7 +4,8 @@
 //! lines in latitude/longitude and a circle as a haversine distance: so does this.
 
 use crate::geo::distance::arc_distance;
-use crate::geo::distance::distance_meters;
+use crate::geo::geometry::Parsed;
+use geo::Geometry;
 use serde_json::Value;
 
 /// A closed ring of (lon, lat) vertices.
@@ -71,191 +72,36 @@ impl Relation {
     }
 }
 
-fn number(v: &Value) -> Result<f64, String> {
-    v.as_f64().ok_or_else(|| format!("{v} is not a coordinate"))
-}
-
-fn position(v: &Value) -> Result<(f64, f64), String> {
-    match v.as_array().map(Vec::as_slice) {
-        Some([lon, lat, ..]) => {
-            let (lon, lat) = (number(lon)?, number(lat)?);
-            if !(-180.0..=180.0).contains(&lon) || !(-90.0..=90.0).contains(&lat) {
-                return Err(format!("[{lon}, {lat}] is out of range"));
-            }
-            Ok((lon, lat))
-        }
-        _ => Err(format!("{v} is not a position [lon, lat]")),
-    }
-}
-
-fn positions(v: &Value) -> Result<Vec<(f64, f64)>, String> {
-    v.as_array()
-        .ok_or_else(|| format!("{v} is not a list of positions"))?
-        .iter()
-        .map(position)
-        .collect()
-}
-
-fn ring(points: Vec<(f64, f64)>) -> Result<Ring, String> {
-    if points.len() < 4 || points.first() != points.last() {
-        return Err(
-            "a polygon's ring needs at least 4 positions, the last equal to the first".into(),
-        );
-    }
-    Ok(points)
-}
-
-fn rings(v: &Value) -> Result<Vec<Ring>, String> {
-    let rings = v
-        .as_array()
-        .ok_or("a polygon's coordinates are a list of rings")?
-        .iter()
-        .map(|r| ring(positions(r)?))
-        .collect::<Result<Vec<_>, _>>()?;
-    if rings.is_empty() {
-        return Err("a polygon needs an outer ring".into());
-    }
-    Ok(rings)
-}
-
 impl Shape {
     /// A GeoJSON object (`{"type": "polygon", "coordinates": ...}`, Elasticsearch's
-    /// `envelope` and `circle` too) or a WKT string.
+    /// `envelope` and `circle` too) or a WKT string, as `geo::geometry` reads it; on a
+    /// geo_point field a shape is an area or points.
     pub fn parse(v: &Value) -> Result<Shape, String> {
-        if let Value::String(wkt) = v {
-            return Shape::wkt(wkt);
-        }
-        let kind = v
-            .get("type")
-            .and_then(Value::as_str)
-            .ok_or("a shape needs a `type`")?
-            .to_ascii_lowercase();
-        let coords = v.get("coordinates");
-        let coords = || coords.ok_or_else(|| format!("a `{kind}` shape needs `coordinates`"));
-        Ok(match kind.as_str() {
-            "polygon" => Shape::Polygon(rings(coords()?)?),
-            "multipolygon" => Shape::MultiPolygon(
-                coords()?
-                    .as_array()
-                    .ok_or("a multipolygon's coordinates are a list of polygons")?
-                    .iter()
-                    .map(rings)
-                    .collect::<Result<_, _>>()?,
-            ),
-            "envelope" => {
-                let corners = positions(coords()?)?;
-                let [(west, north), (east, south)] = corners[..] else {
-                    return Err("an envelope is [[minLon, maxLat], [maxLon, minLat]]".into());
-                };
-                Shape::Envelope(Bounds {
-                    south,
-                    north,
-                    west,
-                    east,
-                })
+        let ring = |l: &geo::LineString<f64>| l.0.iter().map(|c| (c.x, c.y)).collect::<Ring>();
+        let rings = |p: &geo::Polygon<f64>| {
+            std::iter::once(p.exterior())
+                .chain(p.interiors())
+                .map(ring)
+                .collect::<Vec<_>>()
+        };
+        Ok(match Parsed::parse(v)? {
+            Parsed::Envelope(b) => Shape::Envelope(b),
+            Parsed::Circle { lon, lat, meters } => Shape::Circle { lon, lat, meters },
+            Parsed::Geometry(Geometry::Polygon(p)) => Shape::Polygon(rings(&p)),
+            Parsed::Geometry(Geometry::MultiPolygon(m)) => {
+                Shape::MultiPolygon(m.0.iter().map(rings).collect())
             }
-            "circle" => {
-                let (lon, lat) = position(coords()?)?;
-                let meters = match v.get("radius") {
-                    Some(Value::String(r)) => distance_meters(r)?,
-                    Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),
-                    _ => return Err("a circle needs a `radius`".into()),
-                };
-                Shape::Circle { lon, lat, meters }
+            Parsed::Geometry(Geometry::Point(p)) => Shape::Points(vec![(p.x(), p.y())]),
+            Parsed::Geometry(Geometry::MultiPoint(m)) => {
+                Shape::Points(m.0.iter().map(|p| (p.x(), p.y())).collect())
             }
-            "point" => Shape::Points(vec![position(coords()?)?]),
-            "multipoint" => Shape::Points(positions(coords()?)?),
-            other => return Err(not_run(other)),
+            Parsed::Geometry(other) => return Err(not_run(kind_name(&other))),
         })
     }
 
-    /// Well-known text: POINT, MULTIPOINT, POLYGON, MULTIPOLYGON and Elasticsearch's
-    /// `BBOX (minLon, maxLon, maxLat, minLat)`.
+    /// Well-known text, with Elasticsearch's `BBOX (minLon, maxLon, maxLat, minLat)`.
     pub fn wkt(text: &str) -> Result<Shape, String> {
-        let t = text.trim();
-        let open = t
-            .find('(')
-            .ok_or_else(|| format!("`{t}` is not well-known text"))?;
-        let kind = t[..open].trim().to_ascii_lowercase();
-        let body = t[open..].trim();
-        let numbers = |s: &str| -> Result<Vec<f64>, String> {
-            s.split(|c: char| c == ',' || c.is_whitespace())
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    p.parse()
-                        .map_err(|_| format!("`{p}` in `{t}` is not a number"))
-                })
-                .collect()
-        };
-        let pairs = |s: &str| -> Result<Vec<(f64, f64)>, String> {
-            s.split(',')
-                .map(|p| match numbers(p)?.as_slice() {
-                    [lon, lat, ..] => position(&serde_json::json!([lon, lat])),
-                    _ => Err(format!("`{p}` in `{t}` is not a position")),
-                })
-                .collect()
-        };
-        let groups = innermost_groups;
-        Ok(match kind.as_str() {
-            "point" | "multipoint" => Shape::Points(
-                groups(body)
-                    .iter()
-                    .map(|g| pairs(g))
-                    .collect::<Result<Vec<_>, _>>()?
-                    .concat(),
-            ),
-            "polygon" => Shape::Polygon(
-                groups(body)
-                    .iter()
-                    .map(|g| ring(pairs(g)?))
-                    .collect::<Result<_, _>>()?,
-            ),
-            "multipolygon" => {
-                // Each polygon's rings sit one level deeper than the list of polygons.
-                let inner = &body[1..body.len().saturating_sub(1)];
-                let mut polygons = Vec::new();
-                let (mut depth, mut start) = (0, 0);
-                for (i, c) in inner.char_indices() {
-                    match c {
-                        '(' => {
-                            if depth == 0 {
-                                start = i;
-                            }
-                            depth += 1;
-                        }
-                        ')' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                polygons.push(
-                                    groups(&inner[start..=i])
-                                        .iter()
-                                        .map(|g| ring(pairs(g)?))
-                                        .collect::<Result<Vec<_>, _>>()?,
-                                );
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                Shape::MultiPolygon(polygons)
-            }
-            "bbox" | "envelope" => {
-                match numbers(body.trim_matches(|c| c == '(' || c == ')'))?[..] {
-                    [west, east, north, south] => Shape::Envelope(Bounds {
-                        south,
-                        north,
-                        west,
-                        east,
-                    }),
-                    _ => {
-                        return Err(format!(
-                            "`{t}` is not BBOX (minLon, maxLon, maxLat, minLat)"
-                        ))
-                    }
-                }
-            }
-            other => return Err(not_run(other)),
-        })
+        Shape::parse(&Value::String(text.to_string()))
     }
 
     /// The box around the shape, to narrow the candidates with the indexed coordinates.
@@ -302,6 +148,15 @@ impl Shape {
     /// Whether a point can contain the shape: only a shape of that one point.
     pub fn is_points(&self) -> bool {
         matches!(self, Shape::Points(_))
+    }
+}
+
+fn kind_name(g: &Geometry<f64>) -> &'static str {
+    match g {
+        Geometry::LineString(_) | Geometry::Line(_) => "linestring",
+        Geometry::MultiLineString(_) => "multilinestring",
+        Geometry::GeometryCollection(_) => "geometrycollection",
+        _ => "shape",
     }
 }
 
@@ -382,24 +237,6 @@ fn crossings(ring: &Ring, x: f64, y: f64) -> (bool, bool) {
     (odd, false)
 }
 
-/// The text inside each innermost pair of parentheses (a WKT shape's coordinate lists).
-fn innermost_groups(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut depth_start = None;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth_start = Some(i + 1),
-            ')' => {
-                if let Some(start) = depth_start.take() {
-                    out.push(s[start..i].to_string());
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,7 +290,6 @@ mod tests {
         for bad in [
             json!({"type": "linestring", "coordinates": [[0, 0], [1, 1]]}),
             json!({"type": "polygon", "coordinates": [[[0, 0], [1, 1], [0, 0]]]}),
-            json!("CIRCLE (1 2 3)"),
             json!({"type": "point", "coordinates": [200, 0]}),
         ] {
             assert!(Shape::parse(&bad).is_err(), "{bad}");

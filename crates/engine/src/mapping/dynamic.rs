@@ -517,9 +517,11 @@ pub fn coerce(f: &MappedField, v: &Value) -> Result<Option<OwnedValue>, String> 
             other => return Err(format!("expected a boolean, got {other}")),
         },
         FieldType::Date => OwnedValue::Date(read_date(f, v)?),
-        FieldType::GeoPoint | FieldType::Ip | FieldType::Range(_) | FieldType::DenseVector => {
-            return Err("not learned dynamically".into())
-        }
+        FieldType::GeoPoint
+        | FieldType::Ip
+        | FieldType::Range(_)
+        | FieldType::DenseVector
+        | FieldType::GeoShape => return Err("not learned dynamically".into()),
     }))
 }
 

@@ -5,7 +5,10 @@ pub(crate) mod datemath;
 mod ip;
 pub use ip::{ip_block, read_ip};
 mod runtime;
+mod fields;
+mod scripted;
 mod values;
+use fields::collect;
 pub use runtime::{is_elasticsearch_type, unknown_type_message};
 use values::add_value;
 pub(crate) mod calendar;
@@ -20,7 +23,7 @@ use crate::mapping::dynamic::Mode;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
-use tantivy::schema::{Field, Schema, FAST, INDEXED, STORED, STRING, TEXT};
+use tantivy::schema::{Field, Schema, STORED, STRING};
 use tantivy::{DateTime, TantivyDocument, Term};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +43,10 @@ pub enum FieldType {
     /// A `dense_vector` (or OpenSearch's `knn_vector`): one vector per document, its
     /// little-endian f32s in a bytes column; its spec is the field's `vector`.
     DenseVector,
+    /// A `geo_shape`: each value's geometry in a bytes column (`geo::codec`), and its box in
+    /// four double columns `<name>.west`, `.east`, `.south`, `.north` that narrow a query's
+    /// candidates before the exact test.
+    GeoShape,
 }
 
 impl FieldType {
@@ -54,6 +61,7 @@ impl FieldType {
             "geo_point" => FieldType::GeoPoint,
             "ip" => FieldType::Ip,
             "dense_vector" | "knn_vector" => FieldType::DenseVector,
+            "geo_shape" => FieldType::GeoShape,
             other => FieldType::Range(crate::mapping::ranges::RangeOf::parse(other)?),
         })
     }
@@ -140,6 +148,12 @@ impl MappedField {
                     self.name
                 ))
                 }
+                FieldType::GeoShape => {
+                    return Err(format!(
+                        "`{}` is a geo_shape field: it is searched with geo queries",
+                        self.name
+                    ))
+                }
             });
         };
         let mut t = Term::from_field_json_path(self.field, path, true);
@@ -159,7 +173,11 @@ impl MappedField {
                 t.append_type_and_fast_value(v.as_bool().ok_or("expected a boolean")?)
             }
             FieldType::Date => t.append_type_and_fast_value(read_date(self, v)?),
-            FieldType::GeoPoint | FieldType::Ip | FieldType::Range(_) | FieldType::DenseVector => {
+            FieldType::GeoPoint
+            | FieldType::Ip
+            | FieldType::Range(_)
+            | FieldType::DenseVector
+            | FieldType::GeoShape => {
                 return Err(format!("`{path}` is not learned as a {:?}", self.kind))
             }
         }
@@ -211,6 +229,8 @@ pub struct Mapping {
     pub dynamic: Arc<Dynamic>,
     /// The vector fields, with each segment's vectors and graph.
     pub vectors: Arc<crate::vector::segments::VectorFields>,
+    /// Fields whose values an index-time script computes.
+    scripted: Arc<Vec<scripted::Scripted>>,
 }
 
 /// What a mapping declares besides fields: aliases (name, target path) and each field's
@@ -222,6 +242,8 @@ struct Declared {
     /// Objects with their own `dynamic`, or disabled (`enabled: false`).
     objects: Vec<(String, Mode)>,
     flattened: Vec<String>,
+    /// Fields computed by an index-time `script`, with their definitions.
+    scripts: Vec<(String, Value)>,
 }
 
 /// Field types the embedded engine does not map are reported, not silently dropped.
@@ -303,6 +325,13 @@ impl Mapping {
             return Err(unknown(clash, "", format!("`{clash}` is the name the embedded engine keeps dynamically mapped fields under")));
         }
         let flattened = declared.flattened.iter().map(|n| by_name[n]).collect();
+        let scripted = scripted::resolve(&declared.scripts, &by_name, &fields).map_err(|why| {
+            UnsupportedType {
+                field: String::new(),
+                kind: "script".into(),
+                why: Some(why),
+            }
+        })?;
         let dynamic = Dynamic::parse(body, declared.objects, json)?;
         let vectors = crate::vector::segments::VectorFields::new(
             fields
@@ -322,6 +351,7 @@ impl Mapping {
             flattened,
             dynamic: Arc::new(dynamic),
             vectors: Arc::new(vectors),
+            scripted: Arc::new(scripted),
         })
     }
 
@@ -397,6 +427,7 @@ impl Mapping {
                 }
             }
         }
+        self.run_scripts(obj, &mut doc)?;
         self.dynamic
             .index(obj, &|p| self.is_mapped(p), self.fields.len(), &mut doc)?;
         Ok(doc)
@@ -444,182 +475,6 @@ impl Mapping {
             doc.add_object(self.dynamic.json().keywords, leaves);
         }
     }
-}
-
-fn collect(
-    props: &Map<String, Value>,
-    prefix: &mut Vec<String>,
-    builder: &mut tantivy::schema::SchemaBuilder,
-    out: &mut Vec<MappedField>,
-    declared: &mut Declared,
-) -> Result<(), UnsupportedType> {
-    for (name, def) in props {
-        // Elasticsearch's rule (tantivy would panic on an empty name); and tantivy's own: a
-        // whole name may not start with `-` (`reactions.-1` is fine, a top-level `-1` not).
-        let empty = name.trim().is_empty() || name.split('.').any(str::is_empty);
-        if empty || (prefix.is_empty() && name.starts_with('-')) {
-            return Err(UnsupportedType {
-                field: name.clone(),
-                kind: String::new(),
-                why: Some(if name.trim().is_empty() {
-                    "field name cannot be an empty string".into()
-                } else if empty {
-                    "a field name may not hold an empty part between dots".into()
-                } else {
-                    "a top-level field name starting with `-` is not supported by the embedded engine (tantivy's rule)".into()
-                }),
-            });
-        }
-        prefix.push(name.clone());
-        let dotted = prefix.join(".");
-        if let Some(copy_to) = def.get("copy_to") {
-            let targets = match copy_to {
-                Value::String(t) => vec![t.clone()],
-                Value::Array(a) => a
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect(),
-                _ => Vec::new(),
-            };
-            declared.copy_to.push((dotted.clone(), targets));
-        }
-        let kind = def.get("type").and_then(Value::as_str);
-        let is_object = matches!(kind, None | Some("object" | "nested"));
-        if is_object {
-            if def.get("enabled") == Some(&Value::Bool(false)) {
-                declared.objects.push((dotted.clone(), Mode::False));
-            } else if let Some(mode) = def.get("dynamic") {
-                declared
-                    .objects
-                    .push((dotted.clone(), Mode::parse(mode, &dotted)?));
-            }
-        }
-        if kind == Some("alias") {
-            let path = def.get("path").and_then(Value::as_str).unwrap_or_default();
-            declared.aliases.push((dotted, path.to_string()));
-        } else if let Some(sub) = def.get("properties").and_then(Value::as_object) {
-            collect(sub, prefix, builder, out, declared)?;
-        } else if is_object {
-            // An object with no properties: its fields are mapped as documents bring them.
-        } else if kind == Some("flattened") {
-            let mut f = add_field(
-                builder,
-                &dotted,
-                prefix,
-                &serde_json::json!({"type": "keyword"}),
-            )?;
-            f.ignore_above = def
-                .get("ignore_above")
-                .and_then(Value::as_u64)
-                .map(|n| n as usize);
-            declared.flattened.push(dotted.clone());
-            out.push(f);
-        } else {
-            out.push(add_field(builder, &dotted, prefix, def)?);
-            // Multi-fields: the same value indexed again under `<name>.<sub>` (`name.raw`).
-            if let Some(subs) = def.get("fields").and_then(Value::as_object) {
-                for (sub, subdef) in subs {
-                    out.push(add_field(
-                        builder,
-                        &format!("{dotted}.{sub}"),
-                        prefix,
-                        subdef,
-                    )?);
-                }
-            }
-        }
-        prefix.pop();
-    }
-    Ok(())
-}
-
-/// One field of the schema, named `name`, reading the value at `path`.
-fn add_field(
-    builder: &mut tantivy::schema::SchemaBuilder,
-    name: &str,
-    path: &[String],
-    def: &Value,
-) -> Result<MappedField, UnsupportedType> {
-    let kind_name = def.get("type").and_then(Value::as_str).unwrap_or("object");
-    let kind = FieldType::parse(kind_name).ok_or_else(|| UnsupportedType {
-        field: name.to_string(),
-        kind: kind_name.to_string(),
-        why: None,
-    })?;
-    let nanos = kind_name == "date_nanos";
-    let dates = match (kind, def.get("format").and_then(Value::as_str)) {
-        (
-            FieldType::Date | FieldType::Range(crate::mapping::ranges::RangeOf::Date),
-            Some(format),
-        ) => Some(
-            crate::mapping::dates::DateFormats::parse(format).map_err(|why| UnsupportedType {
-                field: name.to_string(),
-                kind: kind_name.to_string(),
-                why: Some(why),
-            })?,
-        ),
-        (FieldType::Date | FieldType::Range(crate::mapping::ranges::RangeOf::Date), None) => {
-            Some(crate::mapping::dates::DateFormats::default())
-        }
-        _ => None,
-    };
-    // Keywords are fast fields too: Elasticsearch aggregates and sorts on their doc values.
-    let (field, second) = match kind {
-        FieldType::Text => (builder.add_text_field(name, TEXT), None),
-        FieldType::Keyword => (builder.add_text_field(name, STRING | FAST), None),
-        FieldType::Long => (builder.add_i64_field(name, INDEXED | FAST), None),
-        FieldType::Double => (builder.add_f64_field(name, INDEXED | FAST), None),
-        FieldType::Boolean => (builder.add_bool_field(name, INDEXED | FAST), None),
-        // Elasticsearch keeps a date's milliseconds (a date_nanos' nanoseconds); tantivy's
-        // default column keeps seconds.
-        FieldType::Date => (
-            builder.add_date_field(
-                name,
-                tantivy::schema::DateOptions::from(INDEXED | FAST).set_precision(match nanos {
-                    true => tantivy::schema::DateTimePrecision::Nanoseconds,
-                    false => tantivy::schema::DateTimePrecision::Milliseconds,
-                }),
-            ),
-            None,
-        ),
-        FieldType::Ip => (builder.add_ip_addr_field(name, INDEXED | FAST), None),
-        FieldType::Range(of) => {
-            let (lo, hi) = of.add_fields(builder, name);
-            (lo, Some(hi))
-        }
-        FieldType::GeoPoint => (
-            builder.add_f64_field(&format!("{name}.lon"), INDEXED | FAST),
-            Some(builder.add_f64_field(&format!("{name}.lat"), INDEXED | FAST)),
-        ),
-        FieldType::DenseVector => (builder.add_bytes_field(name, FAST), None),
-    };
-    let vector = match kind {
-        FieldType::DenseVector => Some(Arc::new(
-            crate::vector::spec::VectorSpec::parse(def).map_err(|why| UnsupportedType {
-                field: name.to_string(),
-                kind: kind_name.to_string(),
-                why: Some(why),
-            })?,
-        )),
-        _ => None,
-    };
-    Ok(MappedField {
-        name: name.to_string(),
-        path: path.to_vec(),
-        kind,
-        field,
-        second,
-        dates,
-        json_path: None,
-        ignore_above: def
-            .get("ignore_above")
-            .and_then(Value::as_u64)
-            .map(|n| n as usize),
-        stored: def.get("store") == Some(&Value::Bool(true)),
-        vector,
-        nanos,
-    })
 }
 
 /// Every value at `path`: through arrays of objects too (`answers: [{date}, {date}]` gives

@@ -27,6 +27,9 @@ pub(super) fn add_value(
         doc.add_f64(f.second.expect("geo_point has a latitude field"), lat);
         return Ok(());
     }
+    if f.kind == FieldType::GeoShape {
+        return crate::geo::column::add_shape(doc, f, v);
+    }
     if let FieldType::Range(_) = f.kind {
         return match v {
             Value::Null => Ok(()),
@@ -58,7 +61,7 @@ fn add_scalar(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(
         },
         FieldType::Date => doc.add_date(f.field, read_date(f, v)?),
         FieldType::Ip => doc.add_ip_addr(f.field, read_ip(v)?),
-        FieldType::GeoPoint | FieldType::Range(_) | FieldType::DenseVector => {
+        FieldType::GeoPoint | FieldType::Range(_) | FieldType::DenseVector | FieldType::GeoShape => {
             unreachable!("handled by add_value")
         }
     }

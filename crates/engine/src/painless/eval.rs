@@ -26,6 +26,21 @@ pub enum Val {
     Date(i64),
     /// A geo point: latitude, longitude.
     Geo(f64, f64),
+    /// A geo_shape's value as a script sees it (`ScriptDocValues.Geometry`).
+    Shape(Box<ShapeVal>),
+}
+
+/// What a script reads of a shape: its box, centroid and highest dimension.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShapeVal {
+    pub west: f64,
+    pub east: f64,
+    pub south: f64,
+    pub north: f64,
+    /// Latitude, longitude.
+    pub centroid: (f64, f64),
+    /// `POINT`, `LINE` or `POLYGON`.
+    pub dimension: &'static str,
 }
 
 impl Val {
@@ -58,6 +73,8 @@ impl Val {
             Val::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
             Val::Date(ms) => Value::String(crate::mapping::zone::Zone::utc().format(*ms)),
             Val::Geo(lat, lon) => serde_json::json!({"lat": lat, "lon": lon}),
+            Val::Shape(s) => serde_json::json!({"type": "envelope",
+                "coordinates": [[s.west, s.north], [s.east, s.south]]}),
         }
     }
 
@@ -81,6 +98,7 @@ impl Val {
             Val::Doc(_) => "ScriptDocValues",
             Val::Date(_) => "ZonedDateTime",
             Val::Geo(..) => "GeoPoint",
+            Val::Shape(_) => "GeoShapeValue",
         }
     }
 }

@@ -8,7 +8,7 @@ mod eval;
 mod lib;
 mod parse;
 
-pub use eval::{Host, NoDoc, Val};
+pub use eval::{Host, NoDoc, ShapeVal, Val};
 pub use lib::text;
 use serde_json::{Map, Value};
 

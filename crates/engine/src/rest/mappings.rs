@@ -21,6 +21,7 @@ fn type_name(kind: FieldType) -> &'static str {
         FieldType::Ip => "ip",
         FieldType::Range(_) => "object",
         FieldType::DenseVector => "dense_vector",
+        FieldType::GeoShape => "geo_shape",
     }
 }
 

@@ -211,6 +211,9 @@ fn shown(f: &MappedField, v: &Value) -> Option<Value> {
             json!(dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
         }
         FieldType::Range(_) | FieldType::DenseVector => v.clone(),
+        FieldType::GeoShape => crate::geo::geometry::to_geojson(
+            &crate::geo::geometry::parse_indexed(v).ok()?,
+        ),
         FieldType::GeoPoint => {
             let (lon, lat) = crate::mapping::geo_point(v).ok()?;
             json!({"type": "Point", "coordinates": [lon, lat]})
