@@ -85,6 +85,61 @@ def make_corpus(py, shared, track_dir, data, home):
         print(f"no corpus for {track_dir}: {(out.stderr.strip().splitlines() or ['?'])[-1]}", file=sys.stderr)
 
 
+def without_scripted_fields(track_dir, data, home):
+    """The generator fills every mapped field, those an index-time `script` computes too, which
+    Elasticsearch refuses in a document ("Cannot index data directly into a field with a [script]
+    parameter"); a real corpus has none. They are removed from the generated documents."""
+    import bz2, gzip
+    out_dir = tempfile.mkdtemp(prefix="converted-", dir=home)
+    shutil.rmtree(out_dir)
+    # The track of ours it converts to holds each index body rendered, inline.
+    # An empty results directory: the generated corpus files are smaller than the track says.
+    subprocess.run([BIN, "convert-rally", "--out", out_dir, "--results-dir", out_dir + "-home", track_dir],
+                   capture_output=True, text=True, timeout=120)
+    try:
+        import yaml
+        with open(os.path.join(out_dir, "track.yaml")) as f:
+            indices = (yaml.safe_load(f) or {}).get("indices", [])
+    except (OSError, ImportError, ValueError):
+        return
+    scripted = set()
+
+    def walk(props, prefix):
+        for name, d in (props or {}).items():
+            if not isinstance(d, dict):
+                continue
+            if "script" in d:
+                scripted.add(prefix + name)
+            walk(d.get("properties"), prefix + name + ".")
+    for idx in indices:
+        walk(((idx.get("body") or {}).get("mappings") or {}).get("properties"), "")
+    if not scripted or not os.path.isdir(data):
+        return
+    opener = {".bz2": bz2.open, ".gz": gzip.open}
+    for name in os.listdir(data):
+        path = os.path.join(data, name)
+        op = opener.get(os.path.splitext(name)[1], open)
+        with op(path, "rt") as f:
+            lines = f.read().splitlines()
+        kept = []
+        for line in lines:
+            try:
+                doc = json.loads(line)
+            except json.JSONDecodeError:
+                kept.append(line)
+                continue
+            for field in scripted:
+                *parents, leaf = field.split(".")
+                at = doc
+                for p in parents:
+                    at = at.get(p) if isinstance(at, dict) else None
+                if isinstance(at, dict):
+                    at.pop(leaf, None)
+            kept.append(json.dumps(doc))
+        with op(path, "wt") as f:
+            f.write("\n".join(kept) + "\n")
+
+
 def challenges(track_dir, home, others):
     out = subprocess.run([BIN, "render-track", "--track-path", track_dir, "--results-dir", home],
                          capture_output=True, text=True, timeout=120)
@@ -111,7 +166,7 @@ OUT_OF_REACH = [
     ("ES|QL", r"/_query\b|`esql|ES\|QL"),
     ("scripts", r"script"),
     ("percolator", r"percolat"),
-    ("geo_shape fields", r"`geo_shape`"),
+    ("vector tiles", r"Mapbox vector tile"),
     ("dense_vector and kNN", r"dense_vector|knn"),
     ("H3 cells", r"geohex \(H3\)|H3 cells are not"),
     ("nested aggregations", r"is a `nested`"),
@@ -246,6 +301,7 @@ def main():
             data = os.path.join(home, "data", os.path.basename(d))
             os.makedirs(data, exist_ok=True)
             make_corpus(py, a.shared, d, data, home)
+            without_scripted_fields(d, data, home)
             render = ""
             if a.render:
                 if renderers is None:

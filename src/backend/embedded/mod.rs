@@ -1,6 +1,7 @@
 //! The embedded backend: the engine crate in process, no server to install. This adapter
 //! turns the runner's operations into engine calls and the engine's answers into outcomes.
 
+mod many;
 mod poll;
 #[cfg(test)]
 mod tests;
@@ -76,6 +77,8 @@ pub enum Prepared {
         /// gets the looked-up document for each search.
         lookups: Option<serde_json::Value>,
     },
+    /// A search of several indices, merged as their shards' answers are.
+    SearchMany(many::Many),
     GetDocument {
         index: Arc<EmbeddedIndex>,
         id: String,
@@ -114,7 +117,12 @@ impl EmbeddedBackend {
 
     /// A search: compiled once, or per call when its body looks terms up.
     fn prepare_search(&self, spec: &crate::ops::SearchSpec) -> Result<Prepared, OpError> {
-        Ok(match self.engine.search_target(&spec.index) {
+        let target = match self.engine.search_targets(&spec.index) {
+            Ok(all) if all.len() > 1 => return many::prepare(spec, all),
+            Ok(mut all) => Ok(all.pop()),
+            Err(e) => Err(e),
+        };
+        Ok(match target {
             // Wildcards that match nothing: each call is an empty answer, as there.
             Ok(None) => Prepared::Nothing,
             Ok(Some((index, filter))) => {
@@ -534,6 +542,7 @@ impl BackendClient for EmbeddedClient {
     async fn execute(&mut self, op: &Prepared, payload: &Payload<'_>) -> Result<Outcome, OpError> {
         match op {
             Prepared::Search { .. } => self.search(op, payload),
+            Prepared::SearchMany(many) => many.call(payload),
             Prepared::VectorSearch { index, plans } => {
                 let Payload::Vector(i) = payload else {
                     return Err(OpError::new(

@@ -31,13 +31,13 @@ fn run<'a>(
 fn a_mapping_the_engine_cannot_build_is_named_before_the_race() {
     let op = crate::ops::OpSpec::CreateIndex(vec![crate::ops::IndexSpec {
         name: "shapes".into(),
-        body: json!({"mappings": {"properties": {"shape": {"type": "geo_shape"}}}}),
+        body: json!({"mappings": {"properties": {"shape": {"type": "join"}}}}),
     }]);
     let why = crate::backend::BackendKind::Embedded
         .check(&op)
         .unwrap_err();
     assert!(
-        why.contains("index `shapes`: field `shape` has type `geo_shape`"),
+        why.contains("index `shapes`: field `shape` has type `join`"),
         "{why}"
     );
     assert!(why.contains("--backend elasticsearch"), "{why}");
@@ -76,6 +76,52 @@ fn searches_are_checked_against_the_mapping_the_race_creates() {
     )
     .is_none());
     assert!(super::cannot_run_on(&search("other", json!({"sort": ["nope"]})), &created).is_none());
+}
+
+#[test]
+fn a_pattern_over_several_indices_is_searched_and_merged() {
+    let engine = Engine::new();
+    let mapping = json!({"mappings": {"properties": {"n": {"type": "long"}, "when": {"type": "date"}}}});
+    for (name, ns) in [("osm-a", 0..5), ("osm-b", 5..12)] {
+        engine.create_index(name, &mapping).map_err(|_| ()).unwrap();
+        let body: String = ns.map(|n| format!("{{\"index\":{{}}}}\n{{\"n\":{n}}}\n")).collect();
+        let r = engine.rest(&super::RestRequest {
+            method: "POST",
+            path: &format!("/{name}/_bulk"),
+            query: "refresh=true",
+            body: body.as_bytes(),
+        });
+        assert_eq!(r.status, 200);
+    }
+    let spec = |body: serde_json::Value| crate::ops::SearchSpec {
+        index: "osm*".into(),
+        body,
+        request_params: vec![],
+        paging: None,
+        bound: None,
+    };
+    let merged = super::many::prepare(
+        &spec(json!({"query": {"range": {"n": {"gte": 3}}}, "aggs": {"m": {"max": {"field": "n"}}}})),
+        engine.search_targets("osm*").unwrap(),
+    )
+    .unwrap();
+    let super::Prepared::SearchMany(many) = merged else {
+        panic!("several indices are one merged search")
+    };
+    assert_eq!(many.call(&crate::backend::Payload::None).unwrap().hits, 9);
+    // What each index would lay out on its own is refused before the race, by name.
+    let refused = super::many::prepare(
+        &spec(json!({"aggs": {"d": {"auto_date_histogram": {"field": "when"}}}})),
+        engine.search_targets("osm*").unwrap(),
+    );
+    let Ok(super::Prepared::Fails(e)) = refused else {
+        panic!("refused before the race")
+    };
+    assert!(
+        e.message.contains("auto_date_histogram") && e.message.contains("(osm-a, osm-b)"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]

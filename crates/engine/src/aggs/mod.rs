@@ -8,7 +8,8 @@ use crate::mapping::Mapping;
 use serde_json::{Map, Value};
 use tantivy::aggregation::agg_req::Aggregations;
 use tantivy::aggregation::agg_result::AggregationResults;
-use tantivy::aggregation::{AggContextParams, AggregationCollector};
+use tantivy::aggregation::intermediate_agg_result::IntermediateAggregationResults;
+use tantivy::aggregation::{AggContextParams, DistributedAggregationCollector};
 
 /// Aggregation types the engine runs.
 pub const RUN: [&str; 27] = [
@@ -74,7 +75,18 @@ pub struct AggPlan {
     /// Percentiles under a top-level bucket aggregation, collected exactly in its small
     /// buckets by a second pass.
     exact_buckets: std::sync::Arc<Vec<exact::ExactPercentiles>>,
+    /// Each search keeps its collected parts unfinished, for the answers of several indices
+    /// to be merged into one ([`AggPlan::merge`]).
+    pub keep_parts: bool,
 }
+
+/// What one search's aggregations collected, before they are finished: tantivy's
+/// intermediate results and the engine's own collectors'.
+pub type Parts = (
+    IntermediateAggregationResults,
+    Option<points::PointResults>,
+    Option<exact::ExactResults>,
+);
 
 /// What a search's aggregations collect: tantivy's, those on geo positions, and the buckets
 /// chosen for its auto_date_histograms.
@@ -87,12 +99,14 @@ pub struct AggFruit {
     autos: Vec<auto_date::Chosen>,
     /// Each significant_terms' answer, by name.
     significant: Vec<(String, Value)>,
+    /// The parts, unfinished, when the plan keeps them for merging.
+    parts: Option<Parts>,
 }
 
 /// The collector of one search's aggregations. The point aggregations' collector is left out
 /// when there are none: it would be called for every matching document.
 pub type AggCollector = (
-    AggregationCollector,
+    DistributedAggregationCollector,
     Option<points::PointAggs>,
     Option<exact::ExactAggs>,
 );
@@ -107,17 +121,25 @@ pub struct Finish {
     /// The percentiles under bucket aggregations, with the query and searcher their second
     /// pass runs on.
     second: Option<exact::SecondPass>,
+    /// The request tantivy ran, to finish its intermediate results; None when the parts are
+    /// kept unfinished.
+    request: Option<Aggregations>,
 }
 
 impl Finish {
-    pub fn finish(
-        self,
-        (mut results, points, exact): (
-            AggregationResults,
-            Option<points::PointResults>,
-            Option<exact::ExactResults>,
-        ),
-    ) -> tantivy::Result<AggFruit> {
+    pub fn finish(self, (intermediate, points, exact): Parts) -> tantivy::Result<AggFruit> {
+        let Some(request) = self.request else {
+            return Ok(AggFruit {
+                results: AggregationResults::default(),
+                points: None,
+                exact: None,
+                exact_buckets: Vec::new(),
+                autos: self.autos,
+                significant: Vec::new(),
+                parts: Some((intermediate, points, exact)),
+            });
+        };
+        let mut results = intermediate.into_final_result(request, Default::default())?;
         let mut answers = Vec::new();
         if let Some((sigs, fg_size, searcher)) = &self.significant {
             for sig in sigs {
@@ -140,6 +162,7 @@ impl Finish {
             exact_buckets,
             autos: self.autos,
             significant: answers,
+            parts: None,
         })
     }
 }
@@ -203,6 +226,63 @@ impl AggPlan {
             shapes: level.shapes,
             exact: exact::ExactAggs(std::sync::Arc::new(level.exact)),
             exact_buckets: std::sync::Arc::new(level.exact_buckets),
+            keep_parts: false,
+        })
+    }
+
+    /// Why the answers of several indices to this plan cannot be merged, if they cannot:
+    /// what each search lays out from its own matches, or scores against its own index.
+    pub fn not_mergeable(&self) -> Option<&'static str> {
+        if !self.autos.is_empty() {
+            Some("auto_date_histogram, and date_histogram in calendar units or a zone with daylight saving,")
+        } else if !self.significant.is_empty() {
+            Some("significant_terms")
+        } else if !self.exact_buckets.is_empty() {
+            Some("percentiles under a bucket aggregation")
+        } else {
+            None
+        }
+    }
+
+    /// One answer from several indices' searches, each run with `keep_parts` (the plan of
+    /// any of them: they are compiled from one body).
+    pub fn merge(&self, fruits: Vec<AggFruit>) -> Result<AggFruit, String> {
+        let mut intermediate: Option<IntermediateAggregationResults> = None;
+        let (mut points, mut exact) = (Vec::new(), Vec::new());
+        for fruit in fruits {
+            let (i, p, e) = fruit
+                .parts
+                .ok_or("a search's aggregations were finished before merging")?;
+            match &mut intermediate {
+                None => intermediate = Some(i),
+                Some(all) => all.merge_fruits(i).map_err(|e| e.to_string())?,
+            }
+            points.extend(p);
+            exact.extend(e);
+        }
+        let results = match intermediate {
+            Some(i) => i
+                .into_final_result(self.request.clone(), Default::default())
+                .map_err(|e| e.to_string())?,
+            None => AggregationResults::default(),
+        };
+        use tantivy::collector::Collector;
+        let points = (!points.is_empty())
+            .then(|| self.points.merge_fruits(points))
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        let exact = (!exact.is_empty())
+            .then(|| self.exact.merge_fruits(exact))
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        Ok(AggFruit {
+            results,
+            points,
+            exact,
+            exact_buckets: Vec::new(),
+            autos: Vec::new(),
+            significant: Vec::new(),
+            parts: None,
         })
     }
 
@@ -258,9 +338,10 @@ impl AggPlan {
             }
             chosen.push(c);
         }
+        let finishing = (!self.keep_parts).then(|| request.clone());
         Ok((
             (
-                AggregationCollector::from_aggs(request, AggContextParams::default()),
+                DistributedAggregationCollector::from_aggs(request, AggContextParams::default()),
                 (!self.points.is_empty()).then(|| self.points.clone()),
                 (!self.exact.is_empty()).then(|| self.exact.clone()),
             ),
@@ -277,6 +358,7 @@ impl AggPlan {
                     query: query.box_clone(),
                     searcher: searcher.clone(),
                 }),
+                request: finishing,
             },
         ))
     }

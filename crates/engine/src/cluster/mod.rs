@@ -191,6 +191,14 @@ impl Engine {
         self.state.search_target(names)
     }
 
+    /// Every index a search of `names` reads, each with the filter its aliases add.
+    pub fn search_targets(
+        &self,
+        names: &str,
+    ) -> Result<Vec<(Arc<EmbeddedIndex>, Option<serde_json::Value>)>, Error> {
+        self.state.search_targets(names)
+    }
+
     /// Runs bulk items, calling `done` with each item's index, verb, id and result.
     pub fn bulk<'a>(
         &self,

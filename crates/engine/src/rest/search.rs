@@ -195,9 +195,7 @@ fn fetch_all(
 }
 
 /// A search (or count) run on each of its indices: one index's answer as it is; several
-/// indices' counts summed and hits merged by score (each index scores its own hits, as each
-/// shard does in Elasticsearch). Aggregations and sorted pages over several indices are not
-/// merged here, and say so.
+/// indices' counts summed, and their hits and aggregations merged (`search::many`).
 fn searched(
     plans: Vec<Planned>,
     count_only: Option<Option<u64>>,
@@ -216,17 +214,34 @@ fn searched(
     };
     let count_only = count_only.is_some();
     if shards > 1 && !count_only {
-        if let Some(why) = not_merged(&plans) {
-            return RestResponse::error(400, "illegal_argument_exception", &why);
+        let mut plans = plans;
+        let mut page = (0, 10);
+        for (_, plan, _) in plans.iter_mut() {
+            page = crate::search::many::for_merging(plan);
         }
+        let parts: Vec<crate::search::many::Part<'_>> = plans
+            .iter()
+            .map(|(i, p, s)| (&**i, p, s.clone()))
+            .collect();
+        let merged = match crate::search::many::search_many(&parts, page) {
+            Ok(m) => m,
+            Err(e) if e.kind == crate::error::ErrorKind::BadRequest => {
+                return RestResponse::error(400, "illegal_argument_exception", &e.message)
+            }
+            Err(e) => return RestResponse::from_error(&e),
+        };
+        let (names, found): (Vec<String>, Vec<Hit>) = merged.hits.into_iter().unzip();
+        return hits_body(
+            HitIndex::Each(&names),
+            started.elapsed(),
+            (merged.total, shown),
+            &found,
+            pit.map(Context::Pit),
+            merged.aggregations.as_ref(),
+        );
     }
-    let (from, size) = plans.first().map_or((0, 10), |(_, p, _)| (p.from, p.size));
-    let sort = plans.first().and_then(|(_, p, _)| p.sort.clone());
     let (mut total, mut found, mut names, mut aggregations) = (0, Vec::new(), Vec::new(), None);
-    for (index, mut plan, searcher) in plans {
-        if shards > 1 && !count_only {
-            (plan.size, plan.from) = (from + size, 0);
-        }
+    for (index, plan, searcher) in plans {
         let (n, hits, aggs) = match index.search_hits(&plan, &searcher) {
             Ok(r) => r,
             Err(e) => return RestResponse::from_error(&e),
@@ -250,20 +265,6 @@ fn searched(
     if count_only {
         return count(total, terminated_early);
     }
-    if shards > 1 {
-        // By the request's sort, else best score first; ties keep their indices' order
-        // (the sort is stable).
-        let mut order: Vec<usize> = (0..found.len()).collect();
-        match &sort {
-            Some(s) => order
-                .sort_by(|a, b| s.compare_shown(found[*a].sort.as_ref(), found[*b].sort.as_ref())),
-            None => order.sort_by(|a, b| found[*b].score.total_cmp(&found[*a].score)),
-        }
-        let keep: Vec<usize> = order.into_iter().skip(from).take(size).collect();
-        names = keep.iter().map(|i| names[*i].clone()).collect();
-        let mut slots: Vec<Option<Hit>> = found.into_iter().map(Some).collect();
-        found = keep.iter().filter_map(|i| slots[*i].take()).collect();
-    }
     hits_body(
         HitIndex::Each(&names),
         started.elapsed(),
@@ -276,23 +277,6 @@ fn searched(
 
 /// A search of one index: the index, its compiled plan, and the snapshot it reads.
 type Planned = (Arc<EmbeddedIndex>, crate::search::SearchPlan, Searcher);
-
-/// Why a search of several indices cannot be answered by merging their pages, if it cannot.
-fn not_merged(plans: &[Planned]) -> Option<String> {
-    let names: Vec<&str> = plans.iter().map(|(i, _, _)| i.name.as_str()).collect();
-    let (_, plan, _) = plans.first()?;
-    let what = if plan.aggs.is_some() {
-        "aggregations"
-    } else if plan.sort.is_none() && plan.after.is_some() {
-        "`search_after` without a `sort`"
-    } else {
-        return None;
-    };
-    Some(format!(
-        "{what} over several indices ({}) are not merged by runner serve: search one index, or an alias of one",
-        names.join(", ")
-    ))
-}
 
 /// A `slice` outside a scroll or a point in time, refused as Elasticsearch refuses it.
 fn slice_without_context(body: &Value, pit: bool, query: &str) -> Option<RestResponse> {

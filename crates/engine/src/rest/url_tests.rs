@@ -200,16 +200,39 @@ fn searches_without_an_index_or_over_several_read_them_all() {
         scores.windows(2).all(|w| w[0] >= w[1]),
         "merged best first: {scores:?}"
     );
+    // Aggregations merge across the indices, as Elasticsearch's shards' do.
     let (s, r) = call(
         &b,
         "POST",
-        "/_search",
-        r#"{"aggs": {"p": {"max": {"field": "pop"}}}}"#,
+        "/_search?size=0",
+        r#"{"aggs": {"p": {"max": {"field": "pop"}}, "t": {"range": {"field": "pop", "ranges": [{"to": 10}, {"from": 10}]}},
+                     "n": {"value_count": {"field": "pop"}}}}"#,
+    );
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["aggregations"]["p"]["value"], 100.0);
+    assert_eq!(r["aggregations"]["n"]["value"], 31);
+    let counts: Vec<&Value> = r["aggregations"]["t"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| &b["doc_count"])
+        .collect();
+    assert_eq!(counts, [&json!(10), &json!(21)], "{r}");
+    // What each index lays out or scores on its own is refused by name.
+    for d in ["/d1", "/d2"] {
+        let mapping = r#"{"mappings": {"properties": {"when": {"type": "date"}}}}"#;
+        assert_eq!(call(&b, "PUT", d, mapping).0, 200);
+    }
+    let (s, r) = call(
+        &b,
+        "POST",
+        "/d*/_search",
+        r#"{"aggs": {"s": {"auto_date_histogram": {"field": "when"}}}}"#,
     );
     assert_eq!(s, 400, "not merged, and said so: {r}");
     let reason = r["error"]["reason"].as_str().unwrap();
     assert!(
-        reason.contains("aggregations over several indices (others, places)"),
+        reason.contains("auto_date_histogram") && reason.contains("over several indices (d1, d2)"),
         "{reason}"
     );
 }

@@ -59,6 +59,10 @@ impl FetchPlan {
                     Value::String(s) => s.as_str(),
                     Value::Object(o) => {
                         if let Some(k) = o.keys().find(|k| k.as_str() != "field") {
+                            let value = &o[k];
+                            if k == "format" && value.as_str().is_some_and(|f| f.starts_with("mvt(")) {
+                                return Err(format!("`{key}` format {value} (a Mapbox vector tile) is not run by the embedded engine"));
+                            }
                             return Err(format!("`{key}` option `{k}` is not run by the embedded engine (field names only)"));
                         }
                         o.get("field")

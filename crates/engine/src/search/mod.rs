@@ -5,6 +5,7 @@ pub(crate) mod fetch;
 pub(crate) mod keywords;
 pub mod pit;
 pub(crate) mod scroll;
+pub mod many;
 pub mod sort;
 pub mod source;
 
