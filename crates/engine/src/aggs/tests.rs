@@ -258,8 +258,8 @@ fn what_the_engine_lacks_is_named_never_run_as_something_else() {
             "`other_bucket`",
         ),
         (
-            json!({"f": {"filter": {"percolate": {"field": "q"}}}}),
-            "query type `percolate`",
+            json!({"f": {"filter": {"more_like_this": {"fields": ["q"]}}}}),
+            "query type `more_like_this`",
         ),
         (json!({"f": {"filter": {"fuzzy": {"cc": "x"}}}}), "fuzzy"),
         (

@@ -29,10 +29,11 @@ pub enum Leaf {
     GeoPolygon,
     GeoGrid,
     Ids,
+    Percolate,
 }
 
 /// Every leaf by its DSL name: the one list of them.
-const LEAVES: [(&str, Leaf); 18] = [
+const LEAVES: [(&str, Leaf); 19] = [
     ("ids", Leaf::Ids),
     ("match_all", Leaf::MatchAll),
     ("match_none", Leaf::MatchNone),
@@ -51,6 +52,7 @@ const LEAVES: [(&str, Leaf); 18] = [
     ("geo_shape", Leaf::GeoShape),
     ("geo_polygon", Leaf::GeoPolygon),
     ("geo_grid", Leaf::GeoGrid),
+    ("percolate", Leaf::Percolate),
 ];
 
 /// Compound query types, opened by the parse.
@@ -312,9 +314,9 @@ mod tests {
 
     #[test]
     fn what_is_not_run_is_named_however_deep() {
-        let deep = json!({"bool": {"should": [{"nested": {"path": "p", "query": {"bool": {"must": {"percolate": {}}}}}}]}});
+        let deep = json!({"bool": {"should": [{"nested": {"path": "p", "query": {"bool": {"must": {"more_like_this": {}}}}}}]}});
         let e = QueryAst::parse(&deep).unwrap_err();
-        assert!(e.contains("`percolate` is not supported"), "{e}");
+        assert!(e.contains("`more_like_this` is not supported"), "{e}");
         assert!(e.contains("match_phrase"), "names what runs: {e}");
         let scripted = json!({"function_score": {"functions": [{"filter": {"match_all": {}}}, {"script_score": {"script": "try {}"}}]}});
         assert!(QueryAst::parse(&scripted).unwrap_err().contains("`try`"));

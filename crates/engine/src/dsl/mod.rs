@@ -9,6 +9,7 @@ pub(crate) mod geo;
 mod geo_shape;
 pub(crate) mod knn;
 pub(crate) mod nested;
+pub(crate) mod percolate;
 pub(crate) mod query_string;
 pub(crate) mod scoring;
 mod script_fn;
@@ -178,6 +179,7 @@ impl QueryCompiler<'_> {
             Leaf::GeoPolygon => self.geo_polygon(body),
             Leaf::GeoGrid => self.geo_grid(body),
             Leaf::Ids => self.ids_query(body),
+            Leaf::Percolate => self.percolate(body),
         }
     }
 

@@ -29,9 +29,9 @@ fn constant_score_scores_each_match_its_boost_and_unknown_types_are_named_before
     assert_eq!((total, hits[0].score), (1, 2.5));
     // Found in the body alone, with no index: deep inside bool and constant_score too.
     let deep =
-        json!({"query": {"bool": {"filter": [{"constant_score": {"filter": {"percolate": {}}}}]}}});
+        json!({"query": {"bool": {"filter": [{"constant_score": {"filter": {"more_like_this": {}}}}]}}});
     let why = crate::search::unsupported_body(&deep).unwrap();
-    assert!(why.contains("`percolate` is not supported"), "{why}");
+    assert!(why.contains("`more_like_this` is not supported"), "{why}");
     assert!(crate::search::unsupported_body(&q).is_none());
 }
 

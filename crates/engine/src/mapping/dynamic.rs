@@ -521,7 +521,8 @@ pub fn coerce(f: &MappedField, v: &Value) -> Result<Option<OwnedValue>, String> 
         | FieldType::Ip
         | FieldType::Range(_)
         | FieldType::DenseVector
-        | FieldType::GeoShape => return Err("not learned dynamically".into()),
+        | FieldType::GeoShape
+        | FieldType::Percolator => return Err("not learned dynamically".into()),
     }))
 }
 

@@ -160,6 +160,11 @@ fn add_field(
         ),
         FieldType::DenseVector => (builder.add_bytes_field(name, FAST), None),
         // `second` is the first of the four box columns, made one after another.
+        // `second` holds the query's extracted terms.
+        FieldType::Percolator => {
+            let extracted = builder.add_text_field(&format!("{name}.extracted"), STRING);
+            (builder.add_bytes_field(name, FAST), Some(extracted))
+        }
         FieldType::GeoShape => {
             let sides = crate::geo::column::SIDES
                 .map(|side| builder.add_f64_field(&format!("{name}.{side}"), INDEXED | FAST));

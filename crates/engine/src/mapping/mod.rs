@@ -6,6 +6,7 @@ mod ip;
 pub use ip::{ip_block, read_ip};
 mod runtime;
 mod fields;
+pub(crate) mod percolator;
 mod scripted;
 mod values;
 use fields::collect;
@@ -47,6 +48,10 @@ pub enum FieldType {
     /// four double columns `<name>.west`, `.east`, `.south`, `.north` that narrow a query's
     /// candidates before the exact test.
     GeoShape,
+    /// A `percolator`: each document's query, its JSON in a bytes column, and the terms a
+    /// document must hold for it to match in the keyword field `<name>.extracted`
+    /// (`mapping::percolator`).
+    Percolator,
 }
 
 impl FieldType {
@@ -62,6 +67,7 @@ impl FieldType {
             "ip" => FieldType::Ip,
             "dense_vector" | "knn_vector" => FieldType::DenseVector,
             "geo_shape" => FieldType::GeoShape,
+            "percolator" => FieldType::Percolator,
             other => FieldType::Range(crate::mapping::ranges::RangeOf::parse(other)?),
         })
     }
@@ -154,6 +160,12 @@ impl MappedField {
                         self.name
                     ))
                 }
+                FieldType::Percolator => {
+                    return Err(format!(
+                        "`{}` is a percolator field: it is searched with a `percolate` query",
+                        self.name
+                    ))
+                }
             });
         };
         let mut t = Term::from_field_json_path(self.field, path, true);
@@ -177,7 +189,8 @@ impl MappedField {
             | FieldType::Ip
             | FieldType::Range(_)
             | FieldType::DenseVector
-            | FieldType::GeoShape => {
+            | FieldType::GeoShape
+            | FieldType::Percolator => {
                 return Err(format!("`{path}` is not learned as a {:?}", self.kind))
             }
         }
@@ -410,6 +423,13 @@ impl Mapping {
             lookup(obj, &f.path, &mut values);
             if self.flattened.contains(&i) {
                 self.add_flattened(&mut doc, f, &values);
+                continue;
+            }
+            if f.kind == FieldType::Percolator {
+                for v in &values {
+                    self.add_percolator_query(&mut doc, f, v)
+                        .map_err(|m| format!("field `{}`: {m}", f.name))?;
+                }
                 continue;
             }
             for v in &values {

@@ -61,7 +61,11 @@ fn add_scalar(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Result<(
         },
         FieldType::Date => doc.add_date(f.field, read_date(f, v)?),
         FieldType::Ip => doc.add_ip_addr(f.field, read_ip(v)?),
-        FieldType::GeoPoint | FieldType::Range(_) | FieldType::DenseVector | FieldType::GeoShape => {
+        FieldType::GeoPoint
+        | FieldType::Range(_)
+        | FieldType::DenseVector
+        | FieldType::GeoShape
+        | FieldType::Percolator => {
             unreachable!("handled by add_value")
         }
     }

@@ -22,6 +22,7 @@ fn type_name(kind: FieldType) -> &'static str {
         FieldType::Range(_) => "object",
         FieldType::DenseVector => "dense_vector",
         FieldType::GeoShape => "geo_shape",
+        FieldType::Percolator => "percolator",
     }
 }
 

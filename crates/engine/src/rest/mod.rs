@@ -25,6 +25,8 @@ mod search_url;
 mod streams;
 #[cfg(test)]
 mod url_tests;
+#[cfg(test)]
+mod percolate_tests;
 
 use crate::cluster::Engine;
 use crate::error::Error;

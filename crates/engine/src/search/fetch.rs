@@ -25,11 +25,15 @@ pub struct FetchPlan {
     /// (`seq_no_primary_term: true`).
     pub version: bool,
     pub seq_no: bool,
+    /// The search's `percolate` queries, whose matched slots and highlighted documents
+    /// each hit shows; the highlight then applies to the percolated documents.
+    percolates: Vec<std::sync::Arc<crate::dsl::percolate::Percolated>>,
+    percolate_highlight: Option<Value>,
 }
 
 impl FetchPlan {
     pub fn is_empty(&self) -> bool {
-        self.fields.is_empty() && self.highlight.is_none()
+        self.fields.is_empty() && self.highlight.is_none() && self.percolates.is_empty()
     }
 
     pub fn compile(
@@ -81,8 +85,13 @@ impl FetchPlan {
         if let Some(stored) = body.get("stored_fields") {
             plan.stored_fields(stored, mapping)?;
         }
-        if let Some(h) = body.get("highlight") {
-            plan.highlight = Some(highlight::Highlight::compile(h, mapping, index, query)?);
+        plan.percolates = percolated::percolates(body, mapping)?;
+        match body.get("highlight") {
+            Some(h) if !plan.percolates.is_empty() => plan.percolate_highlight = Some(h.clone()),
+            Some(h) => {
+                plan.highlight = Some(highlight::Highlight::compile(h, mapping, index, query)?)
+            }
+            None => {}
         }
         Ok(plan)
     }
@@ -128,22 +137,32 @@ impl FetchPlan {
         let obj = doc.as_object()?;
         let mut out = String::new();
         let mut values = Vec::new();
-        if !self.fields.is_empty() {
-            let mut fields = Map::new();
-            for (name, f) in &self.fields {
-                values.clear();
-                collect(obj, f, &mut values);
-                let shown: Vec<Value> = values.iter().filter_map(|v| shown(f, v)).collect();
-                if !shown.is_empty() {
-                    fields.insert(name.clone(), Value::Array(shown));
-                }
-            }
-            if !fields.is_empty() {
-                out.push_str(&format!(r#","fields":{}"#, Value::Object(fields)));
+        let mut fields = Map::new();
+        for (name, f) in &self.fields {
+            values.clear();
+            collect(obj, f, &mut values);
+            let shown: Vec<Value> = values.iter().filter_map(|v| shown(f, v)).collect();
+            if !shown.is_empty() {
+                fields.insert(name.clone(), Value::Array(shown));
             }
         }
-        if let Some(marked) = self.highlight.as_ref().and_then(|h| h.render(obj)) {
-            out.push_str(&format!(r#","highlight":{marked}"#));
+        let mut marked = Map::new();
+        percolated::render(
+            &self.percolates,
+            self.percolate_highlight.as_ref(),
+            obj,
+            &mut fields,
+            &mut marked,
+        );
+        if !fields.is_empty() {
+            out.push_str(&format!(r#","fields":{}"#, Value::Object(fields)));
+        }
+        match self.highlight.as_ref().and_then(|h| h.render(obj)) {
+            Some(found) => out.push_str(&format!(r#","highlight":{found}"#)),
+            None if !marked.is_empty() => {
+                out.push_str(&format!(r#","highlight":{}"#, Value::Object(marked)))
+            }
+            None => {}
         }
         Some(out)
     }
@@ -214,7 +233,7 @@ fn shown(f: &MappedField, v: &Value) -> Option<Value> {
             let dt = chrono::DateTime::from_timestamp_millis(ms)?;
             json!(dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
         }
-        FieldType::Range(_) | FieldType::DenseVector => v.clone(),
+        FieldType::Range(_) | FieldType::DenseVector | FieldType::Percolator => v.clone(),
         FieldType::GeoShape => crate::geo::geometry::to_geojson(
             &crate::geo::geometry::parse_indexed(v).ok()?,
         ),
@@ -225,7 +244,8 @@ fn shown(f: &MappedField, v: &Value) -> Option<Value> {
     })
 }
 
-mod highlight;
+pub(crate) mod highlight;
+mod percolated;
 
 #[cfg(test)]
 mod tests;
