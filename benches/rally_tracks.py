@@ -166,7 +166,7 @@ OUT_OF_REACH = [
     ("ES|QL", r"/_query\b|`esql|ES\|QL"),
     ("scripts", r"script"),
     ("percolator", r"percolat"),
-    ("vector tiles", r"Mapbox vector tile"),
+    ("vector tiles", r'Mapbox vector tile|format "mvt\('),
     ("dense_vector and kNN", r"dense_vector|knn"),
     ("H3 cells", r"geohex \(H3\)|H3 cells are not"),
     ("nested aggregations", r"is a `nested`"),

@@ -167,7 +167,7 @@ fn add_field(
         }
         FieldType::GeoShape => {
             let sides = crate::geo::column::SIDES
-                .map(|side| builder.add_f64_field(&format!("{name}.{side}"), INDEXED | FAST));
+                .map(|side| builder.add_f64_field(&format!("{name}.{side}"), FAST));
             (builder.add_bytes_field(name, FAST), Some(sides[0]))
         }
     };

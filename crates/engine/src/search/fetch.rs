@@ -168,6 +168,15 @@ impl FetchPlan {
     }
 }
 
+/// A `fields` format the engine does not run, named before a race: Mapbox vector tiles.
+pub(crate) fn unsupported_formats(body: &Value) -> Option<String> {
+    let list = body.get("fields")?.as_array()?;
+    list.iter()
+        .filter_map(|f| f.get("format")?.as_str())
+        .find(|f| f.starts_with("mvt("))
+        .map(|f| format!("`fields` format \"{f}\" (a Mapbox vector tile) is not run by the embedded engine"))
+}
+
 /// The mapped fields a `fields` pattern names (wildcards match every field, multi-fields
 /// included, as in Elasticsearch).
 pub(crate) fn matching(mapping: &Mapping, pattern: &str) -> Vec<(String, MappedField)> {

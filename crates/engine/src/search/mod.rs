@@ -138,6 +138,9 @@ pub fn unsupported_body(body: &Value) -> Option<String> {
     if let Some(why) = body.get("query").and_then(crate::dsl::unsupported_query) {
         return Some(why);
     }
+    if let Some(why) = crate::search::fetch::unsupported_formats(body) {
+        return Some(why);
+    }
     match body.get("profile") {
         None | Some(Value::Bool(false)) => {}
         Some(Value::Bool(true)) if body.get("knn").is_some() => {}
