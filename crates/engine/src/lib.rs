@@ -16,6 +16,7 @@ pub mod bulk;
 mod cluster;
 mod dsl;
 mod error;
+pub mod esql;
 mod geo;
 pub mod index;
 mod ingest;

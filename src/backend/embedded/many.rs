@@ -69,7 +69,10 @@ impl Many {
         let (plans, page): (Vec<&engine::SearchPlan>, _) = match payload {
             Payload::Body(body) => {
                 let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
-                    OpError::new(ErrorKind::BadRequest, format!("the drawn body is not JSON: {e}"))
+                    OpError::new(
+                        ErrorKind::BadRequest,
+                        format!("the drawn body is not JSON: {e}"),
+                    )
                 })?;
                 let mut page = self.page;
                 drawn = self

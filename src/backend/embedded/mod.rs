@@ -244,11 +244,17 @@ impl Backend for EmbeddedBackend {
             OpSpec::CreateIndex(indices) => indices
                 .iter()
                 .find_map(|i| EmbeddedIndex::check_mapping(&i.name, &i.body).err()),
-            OpSpec::RawRequest(spec) => spec
-                .requests
-                .iter()
-                .find(|r| !engine::rest::answers(&r.method, &r.path))
-                .map(|r| format!("the embedded engine has no endpoint for {} {} (it answers the part of Elasticsearch's REST API that `runner serve` lists)", r.method, r.path)),
+            OpSpec::RawRequest(spec) => spec.requests.iter().find_map(|r| {
+                if !engine::rest::answers(&r.method, &r.path) {
+                    return Some(format!("the embedded engine has no endpoint for {} {} (it answers the part of Elasticsearch's REST API that `runner serve` lists)", r.method, r.path));
+                }
+                // An ES|QL query outside the engine's subset is named before the race.
+                let esql = r.method == "POST" && r.path.trim_end_matches('/') == "/_query";
+                match (esql, &r.body) {
+                    (true, Some(body)) => engine::esql::check(body).err(),
+                    _ => None,
+                }
+            }),
             OpSpec::Kv(spec) => spec
                 .custom
                 .as_ref()

@@ -81,10 +81,13 @@ fn searches_are_checked_against_the_mapping_the_race_creates() {
 #[test]
 fn a_pattern_over_several_indices_is_searched_and_merged() {
     let engine = Engine::new();
-    let mapping = json!({"mappings": {"properties": {"n": {"type": "long"}, "when": {"type": "date"}}}});
+    let mapping =
+        json!({"mappings": {"properties": {"n": {"type": "long"}, "when": {"type": "date"}}}});
     for (name, ns) in [("osm-a", 0..5), ("osm-b", 5..12)] {
         engine.create_index(name, &mapping).map_err(|_| ()).unwrap();
-        let body: String = ns.map(|n| format!("{{\"index\":{{}}}}\n{{\"n\":{n}}}\n")).collect();
+        let body: String = ns
+            .map(|n| format!("{{\"index\":{{}}}}\n{{\"n\":{n}}}\n"))
+            .collect();
         let r = engine.rest(&super::RestRequest {
             method: "POST",
             path: &format!("/{name}/_bulk"),
@@ -101,7 +104,9 @@ fn a_pattern_over_several_indices_is_searched_and_merged() {
         bound: None,
     };
     let merged = super::many::prepare(
-        &spec(json!({"query": {"range": {"n": {"gte": 3}}}, "aggs": {"m": {"max": {"field": "n"}}}})),
+        &spec(
+            json!({"query": {"range": {"n": {"gte": 3}}}, "aggs": {"m": {"max": {"field": "n"}}}}),
+        ),
         engine.search_targets("osm*").unwrap(),
     )
     .unwrap();

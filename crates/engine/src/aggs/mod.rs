@@ -545,8 +545,10 @@ impl Level<'_> {
             if !path.is_empty() || sub.is_some() {
                 return Err(format!("aggregation `{here}`: the embedded engine runs `{kind}` on a geo_shape field at the top level of a request, with no sub-aggregations"));
             }
-            self.points
-                .push((name.clone(), points::PointAgg::shape_metric(kind, field, params, &here)?));
+            self.points.push((
+                name.clone(),
+                points::PointAgg::shape_metric(kind, field, params, &here)?,
+            ));
             return Ok(());
         }
         if kind == "geo_bounds" {
@@ -804,6 +806,8 @@ mod filters;
 mod geo;
 mod pipeline;
 mod points;
+pub(crate) use geo::pick_sides;
+pub(crate) use points::java_double;
 
 /// The geo_shape field a `geo_bounds` or `geo_centroid` reads, when it reads one.
 fn shape_metric_field(
@@ -817,9 +821,9 @@ fn shape_metric_field(
     let f = mapping?.field(params.get("field")?.as_str()?)?;
     (f.kind == crate::mapping::FieldType::GeoShape).then(|| f.name.clone())
 }
-mod shapes;
 mod rounding;
 mod shape;
+mod shapes;
 mod significant;
 
 #[cfg(test)]

@@ -223,13 +223,21 @@ impl PointAgg {
     }
 
     /// `geo_bounds` or `geo_centroid` on the geo_shape field `field`.
-    pub fn shape_metric(kind: &str, field: String, params: &Map<String, Value>, at: &str) -> Result<PointAgg, String> {
+    pub fn shape_metric(
+        kind: &str,
+        field: String,
+        params: &Map<String, Value>,
+        at: &str,
+    ) -> Result<PointAgg, String> {
         let allowed: &[&str] = match kind {
             "geo_bounds" => &["field", "wrap_longitude"],
             _ => &["field"],
         };
         if let Some(k) = params.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(reject(at, format!("`{kind}` parameter `{k}` is not run by the embedded engine")));
+            return Err(reject(
+                at,
+                format!("`{kind}` parameter `{k}` is not run by the embedded engine"),
+            ));
         }
         Ok(match kind {
             "geo_bounds" => PointAgg::ShapeBounds {
@@ -255,7 +263,9 @@ impl PointAgg {
     fn on_shapes(&self) -> bool {
         matches!(
             self,
-            PointAgg::Grid { shapes: true, .. } | PointAgg::ShapeBounds { .. } | PointAgg::ShapeCentroid { .. }
+            PointAgg::Grid { shapes: true, .. }
+                | PointAgg::ShapeBounds { .. }
+                | PointAgg::ShapeCentroid { .. }
         )
     }
 }

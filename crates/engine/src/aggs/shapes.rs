@@ -51,7 +51,11 @@ fn box_cells(
             let (nw, se) = (grid.cell(max.y, min.x).0, grid.cell(min.y, max.x).0);
             let xy = |c: u64| (c >> 32, c & 0xffff_ffff);
             let ((x0, y0), (x1, y1)) = (xy(nw), xy(se));
-            (x0..=x1, y0..=y1, Box::new(|x: u64, y: u64| Cell((x << 32) | y)))
+            (
+                x0..=x1,
+                y0..=y1,
+                Box::new(|x: u64, y: u64| Cell((x << 32) | y)),
+            )
         }
         Grid::Geohash(p) => {
             let (lon_bits, lat_bits) = ((5 * p).div_ceil(2), 5 * p / 2);
@@ -59,8 +63,14 @@ fn box_cells(
             let index = |v: f64, lo: f64, span: f64, n: f64| {
                 (((v - lo) / span * n).floor()).clamp(0.0, n - 1.0) as u64
             };
-            let (x0, x1) = (index(min.x, -180.0, 360.0, nx), index(max.x, -180.0, 360.0, nx));
-            let (y0, y1) = (index(min.y, -90.0, 180.0, ny), index(max.y, -90.0, 180.0, ny));
+            let (x0, x1) = (
+                index(min.x, -180.0, 360.0, nx),
+                index(max.x, -180.0, 360.0, nx),
+            );
+            let (y0, y1) = (
+                index(min.y, -90.0, 180.0, ny),
+                index(max.y, -90.0, 180.0, ny),
+            );
             let center = move |x: u64, y: u64| {
                 let lon = -180.0 + (x as f64 + 0.5) * 360.0 / nx;
                 let lat = -90.0 + (y as f64 + 0.5) * 180.0 / ny;

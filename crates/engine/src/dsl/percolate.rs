@@ -38,7 +38,12 @@ pub(crate) struct Percolated {
 
 impl std::fmt::Debug for Percolated {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Percolated({} documents on `{}`)", self.docs.len(), self.field)
+        write!(
+            f,
+            "Percolated({} documents on `{}`)",
+            self.docs.len(),
+            self.field
+        )
     }
 }
 
@@ -47,7 +52,10 @@ impl Percolated {
     pub(crate) fn build(mapping: &Mapping, body: &Value) -> Result<Percolated, String> {
         let obj = body.as_object().ok_or("`percolate` expects an object")?;
         if let Some(k) = obj.keys().find(|k| {
-            !matches!(k.as_str(), "field" | "document" | "documents" | "name" | "boost" | "_name")
+            !matches!(
+                k.as_str(),
+                "field" | "document" | "documents" | "name" | "boost" | "_name"
+            )
         }) {
             return Err(match k.as_str() {
                 "index" | "id" | "routing" | "preference" | "version" => format!("`percolate` of a stored document (`{k}`) is not run by the embedded engine: give the `document`"),
@@ -60,14 +68,27 @@ impl Percolated {
             .ok_or("[percolate] query is missing required [field] parameter")?;
         match mapping.field(field) {
             Some(FieldRef::Mapped(f)) if f.kind == FieldType::Percolator => {}
-            Some(_) => return Err(format!("expected field [{field}] to be of type [percolator], but is of another type")),
+            Some(_) => {
+                return Err(format!(
+                    "expected field [{field}] to be of type [percolator], but is of another type"
+                ))
+            }
             None => return Err(format!("field [{field}] does not exist")),
         }
         let (docs, several) = match (obj.get("document"), obj.get("documents")) {
             (Some(d), None) => (vec![d.clone()], false),
             (None, Some(Value::Array(ds))) => (ds.clone(), true),
-            (Some(_), Some(_)) => return Err("[percolate] query takes either [document] or [documents], not both".into()),
-            _ => return Err("[percolate] query is missing required [document] or [documents] parameter".into()),
+            (Some(_), Some(_)) => {
+                return Err(
+                    "[percolate] query takes either [document] or [documents], not both".into(),
+                )
+            }
+            _ => {
+                return Err(
+                    "[percolate] query is missing required [document] or [documents] parameter"
+                        .into(),
+                )
+            }
         };
         if docs.is_empty() || docs.len() > MAX_DOCUMENTS {
             return Err(format!("`percolate` takes 1 to {MAX_DOCUMENTS} documents"));
@@ -119,7 +140,10 @@ impl Percolated {
     /// them; None when it matches none.
     pub(crate) fn matches(&self, query: &dyn Query) -> Result<Option<(Vec<u32>, Score)>, String> {
         let top = TopDocs::with_limit(self.docs.len()).order_by_score();
-        let found = self.searcher.search(query, &top).map_err(|e| e.to_string())?;
+        let found = self
+            .searcher
+            .search(query, &top)
+            .map_err(|e| e.to_string())?;
         if found.is_empty() {
             return Ok(None);
         }
@@ -236,7 +260,10 @@ impl QueryCompiler<'_> {
         let candidates = percolated.candidates(extracted);
         Ok(Box::new(FnQuery::new(
             candidates,
-            Arc::new(PercolateFn(Arc::new(percolated), self.script_errors.clone())),
+            Arc::new(PercolateFn(
+                Arc::new(percolated),
+                self.script_errors.clone(),
+            )),
         )))
     }
 }

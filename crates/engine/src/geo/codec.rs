@@ -120,7 +120,10 @@ impl Reader<'_> {
     }
     fn line(&mut self) -> Result<LineString<f64>, String> {
         let n = self.count(16)?;
-        (0..n).map(|_| self.coord()).collect::<Result<_, _>>().map(LineString)
+        (0..n)
+            .map(|_| self.coord())
+            .collect::<Result<_, _>>()
+            .map(LineString)
     }
     fn polygon(&mut self) -> Result<Polygon<f64>, String> {
         let n = self.count(4)?;

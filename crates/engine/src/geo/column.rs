@@ -27,8 +27,12 @@ pub fn add_shape(doc: &mut TantivyDocument, f: &MappedField, v: &Value) -> Resul
         return Err(format!("more than {MAX_VALUES} shapes in one document"));
     }
     for shape in shapes {
-        let g = parse_indexed(shape)
-            .map_err(|e| format!("failed to parse field [{}] of type [geo_shape]: {e}", f.name))?;
+        let g = parse_indexed(shape).map_err(|e| {
+            format!(
+                "failed to parse field [{}] of type [geo_shape]: {e}",
+                f.name
+            )
+        })?;
         let Some(rect) = g.bounding_rect() else {
             continue;
         };
@@ -127,7 +131,11 @@ impl Weighted {
         let fold = |parts: Vec<Option<Weighted>>| parts.into_iter().flatten().reduce(Weighted::add);
         match g {
             Geometry::Point(p) => Self::of_part(0, 1.0, Some(*p)),
-            Geometry::MultiPoint(m) => fold(m.0.iter().map(|p| Self::of_part(0, 1.0, Some(*p))).collect()),
+            Geometry::MultiPoint(m) => fold(
+                m.0.iter()
+                    .map(|p| Self::of_part(0, 1.0, Some(*p)))
+                    .collect(),
+            ),
             Geometry::LineString(l) => line(l),
             Geometry::MultiLineString(m) => fold(m.0.iter().map(line).collect()),
             Geometry::Polygon(p) => polygon(p),
@@ -216,7 +224,8 @@ impl Sides {
 /// `SphericalMercatorUtils` computes them.
 pub fn mercator(lon: f64, lat: f64) -> (f64, f64) {
     const FACTOR: f64 = 20037508.34 / 180.0;
-    let y = ((90.0 + lat) * std::f64::consts::PI / 360.0).tan().ln() / (std::f64::consts::PI / 180.0);
+    let y =
+        ((90.0 + lat) * std::f64::consts::PI / 360.0).tan().ln() / (std::f64::consts::PI / 180.0);
     (lon * FACTOR, y * FACTOR)
 }
 

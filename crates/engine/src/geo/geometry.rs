@@ -53,19 +53,15 @@ impl Parsed {
 /// A box as a geometry; across the antimeridian, the two boxes either side of it.
 pub fn envelope_geometry(b: &Bounds) -> Geometry<f64> {
     let rect = |w: f64, e: f64| {
-        Rect::new(
-            Coord { x: w, y: b.south },
-            Coord {
-                x: e,
-                y: b.north,
-            },
-        )
-        .to_polygon()
+        Rect::new(Coord { x: w, y: b.south }, Coord { x: e, y: b.north }).to_polygon()
     };
     if b.west <= b.east {
         Geometry::Polygon(rect(b.west, b.east))
     } else {
-        Geometry::MultiPolygon(MultiPolygon(vec![rect(b.west, 180.0), rect(-180.0, b.east)]))
+        Geometry::MultiPolygon(MultiPolygon(vec![
+            rect(b.west, 180.0),
+            rect(-180.0, b.east),
+        ]))
     }
 }
 
@@ -119,10 +115,16 @@ fn line(points: Vec<Coord<f64>>) -> Result<LineString<f64>, String> {
 /// antimeridian (which Elasticsearch would split, and the engine does not).
 fn ring(points: Vec<Coord<f64>>) -> Result<LineString<f64>, String> {
     if points.len() < 4 {
-        return Err(format!("at least 4 polygon points required, found {}", points.len()));
+        return Err(format!(
+            "at least 4 polygon points required, found {}",
+            points.len()
+        ));
     }
     if points.first() != points.last() {
-        return Err("first and last points of the linear ring must be the same (it must close itself)".into());
+        return Err(
+            "first and last points of the linear ring must be the same (it must close itself)"
+                .into(),
+        );
     }
     if points.windows(2).any(|w| (w[0].x - w[1].x).abs() > 180.0) {
         return Err("a polygon with an edge across the antimeridian is not indexed by the embedded engine (Elasticsearch splits it in two)".into());
@@ -158,7 +160,9 @@ fn parse_geojson(v: &Value, budget: &mut usize, depth: usize) -> Result<Parsed, 
         .to_ascii_lowercase();
     let coords = v.get("coordinates");
     let geometry = match kind.as_str() {
-        "point" => Geometry::Point(Point(position(coords.ok_or("a point needs `coordinates`")?)?)),
+        "point" => Geometry::Point(Point(position(
+            coords.ok_or("a point needs `coordinates`")?,
+        )?)),
         "multipoint" => Geometry::MultiPoint(MultiPoint(
             positions(coords.ok_or("a multipoint needs `coordinates`")?, budget)?
                 .into_iter()
@@ -195,9 +199,10 @@ fn parse_geojson(v: &Value, budget: &mut usize, depth: usize) -> Result<Parsed, 
                 match parse_geojson(part, budget, depth + 1)? {
                     Parsed::Geometry(g) => out.push(g),
                     Parsed::Envelope(b) => out.push(envelope_geometry(&b)),
-                    Parsed::Circle { .. } => {
-                        return Err("a circle inside a geometrycollection is not run by the embedded engine".into())
-                    }
+                    Parsed::Circle { .. } => return Err(
+                        "a circle inside a geometrycollection is not run by the embedded engine"
+                            .into(),
+                    ),
                 }
             }
             Geometry::GeometryCollection(GeometryCollection(out))
@@ -251,17 +256,29 @@ fn parse_wkt(text: &str, budget: &mut usize) -> Result<Parsed, String> {
         .find('(')
         .unwrap_or_else(|| t.find(|c: char| c.is_whitespace()).unwrap_or(t.len()));
     let kind = t[..open].trim().to_ascii_lowercase();
-    let inner = || t[open..].trim().trim_start_matches('(').trim_end_matches(')');
+    let inner = || {
+        t[open..]
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+    };
     let numbers = |s: &str| -> Result<Vec<f64>, String> {
         s.split(|c: char| c == ',' || c.is_whitespace())
             .filter(|p| !p.is_empty())
-            .map(|p| p.parse().map_err(|_| format!("`{p}` in `{t}` is not a number")))
+            .map(|p| {
+                p.parse()
+                    .map_err(|_| format!("`{p}` in `{t}` is not a number"))
+            })
             .collect()
     };
     match kind.as_str() {
         "bbox" | "envelope" => match numbers(inner())?[..] {
             [west, east, north, south] => return envelope(west, east, north, south),
-            _ => return Err(format!("`{t}` is not BBOX (minLon, maxLon, maxLat, minLat)")),
+            _ => {
+                return Err(format!(
+                    "`{t}` is not BBOX (minLon, maxLon, maxLat, minLat)"
+                ))
+            }
         },
         "circle" => match numbers(inner())?[..] {
             [lon, lat, meters] => {
@@ -298,15 +315,18 @@ fn short(t: &str) -> &str {
 
 /// Rings as WKT writes them must close (the `geo` types would close them silently).
 fn closed_rings(w: &wkt::Wkt<f64>) -> Result<(), String> {
-    let polygon = |p: &wkt::types::Polygon<f64>| {
-        p.rings().iter().try_for_each(|r| match (r.coords().first(), r.coords().last()) {
+    let polygon =
+        |p: &wkt::types::Polygon<f64>| {
+            p.rings().iter().try_for_each(|r| {
+                match (r.coords().first(), r.coords().last()) {
             (Some(a), Some(b)) if a.x != b.x || a.y != b.y => Err(
                 "first and last points of the linear ring must be the same (it must close itself)"
                     .to_string(),
             ),
             _ => Ok(()),
-        })
-    };
+        }
+            })
+        };
     match w {
         wkt::Wkt::Polygon(p) => polygon(p),
         wkt::Wkt::MultiPolygon(m) => m.polygons().iter().try_for_each(polygon),

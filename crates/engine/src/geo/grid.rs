@@ -155,14 +155,19 @@ impl Grid {
         let mut ring: Vec<geo::Coord<f64>> = c
             .boundary()
             .iter()
-            .map(|v| geo::Coord { x: v.lng(), y: v.lat() })
+            .map(|v| geo::Coord {
+                x: v.lng(),
+                y: v.lat(),
+            })
             .collect();
         let (west, east) = ring
             .iter()
             .fold((f64::MAX, f64::MIN), |(w, e), c| (w.min(c.x), e.max(c.x)));
         let across = east - west > 180.0;
         if across {
-            ring.iter_mut().filter(|c| c.x < 0.0).for_each(|c| c.x += 360.0);
+            ring.iter_mut()
+                .filter(|c| c.x < 0.0)
+                .for_each(|c| c.x += 360.0);
         }
         ring.push(ring[0]);
         let polygon = geo::Polygon::new(geo::LineString(ring), vec![]);

@@ -4,8 +4,8 @@ pub mod codec;
 pub mod column;
 pub mod distance;
 pub mod geometry;
-pub mod relate;
 pub mod grid;
+pub mod relate;
 pub mod shape;
 
 #[cfg(test)]

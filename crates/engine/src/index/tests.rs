@@ -28,8 +28,7 @@ fn constant_score_scores_each_match_its_boost_and_unknown_types_are_named_before
     let (total, hits, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
     assert_eq!((total, hits[0].score), (1, 2.5));
     // Found in the body alone, with no index: deep inside bool and constant_score too.
-    let deep =
-        json!({"query": {"bool": {"filter": [{"constant_score": {"filter": {"more_like_this": {}}}}]}}});
+    let deep = json!({"query": {"bool": {"filter": [{"constant_score": {"filter": {"more_like_this": {}}}}]}}});
     let why = crate::search::unsupported_body(&deep).unwrap();
     assert!(why.contains("`more_like_this` is not supported"), "{why}");
     assert!(crate::search::unsupported_body(&q).is_none());

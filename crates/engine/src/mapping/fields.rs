@@ -4,8 +4,8 @@
 
 use super::dynamic::Mode;
 use super::{Declared, FieldType, MappedField, UnsupportedType};
-use serde_json::Value;
 use serde_json::Map;
+use serde_json::Value;
 use std::sync::Arc;
 use tantivy::schema::{FAST, INDEXED, STRING, TEXT};
 
@@ -198,4 +198,3 @@ fn add_field(
         nanos,
     })
 }
-

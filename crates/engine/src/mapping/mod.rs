@@ -4,9 +4,9 @@
 pub(crate) mod datemath;
 mod ip;
 pub use ip::{ip_block, read_ip};
-mod runtime;
 mod fields;
 pub(crate) mod percolator;
+mod runtime;
 mod scripted;
 mod values;
 use fields::collect;

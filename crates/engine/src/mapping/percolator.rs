@@ -3,7 +3,7 @@
 //! `QueryAnalyzer` extracts them. A `percolate` search then tests only the queries whose terms
 //! the document has (or whose terms could not be extracted), each exactly (`dsl::percolate`).
 
-use super::{lookup, FieldType, Mapping, MappedField};
+use super::{lookup, FieldType, MappedField, Mapping};
 use serde_json::Value;
 use tantivy::TantivyDocument;
 
@@ -32,9 +32,9 @@ impl Mapping {
         }
         let entry = self.schema.get_field_entry(f.field);
         let name = match entry.field_type() {
-            tantivy::schema::FieldType::Str(o) => o
-                .get_indexing_options()
-                .map(|i| i.tokenizer().to_string()),
+            tantivy::schema::FieldType::Str(o) => {
+                o.get_indexing_options().map(|i| i.tokenizer().to_string())
+            }
             _ => None,
         };
         let Some(mut analyzer) = name.and_then(|n| analyzers().get(&n)) else {
@@ -62,7 +62,9 @@ impl Mapping {
         crate::dsl::ast::QueryAst::parse(query)?;
         self.check_fields(query)?;
         doc.add_bytes(f.field, query.to_string().as_bytes());
-        let extracted = f.second.expect("a percolator field has its extracted terms");
+        let extracted = f
+            .second
+            .expect("a percolator field has its extracted terms");
         match self.extract(query) {
             Some(terms) => terms.iter().for_each(|t| doc.add_text(extracted, t)),
             None => doc.add_text(extracted, ANY),
@@ -74,7 +76,15 @@ impl Mapping {
     /// percolator query when it is indexed.
     fn check_fields(&self, query: &Value) -> Result<(), String> {
         const LEAVES: [&str; 9] = [
-            "term", "terms", "match", "match_phrase", "range", "prefix", "wildcard", "fuzzy", "regexp",
+            "term",
+            "terms",
+            "match",
+            "match_phrase",
+            "range",
+            "prefix",
+            "wildcard",
+            "fuzzy",
+            "regexp",
         ];
         match query {
             Value::Object(o) => {

@@ -4,7 +4,7 @@
 //! bring such a field's value itself.
 
 use super::values::add_value;
-use super::{lookup, read_date, FieldType, Mapping, MappedField};
+use super::{lookup, read_date, FieldType, MappedField, Mapping};
 use crate::painless::{Host, Script, Val};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -112,7 +112,10 @@ impl Host for SourceDoc<'_> {
             // A shape's array is its coordinates only inside an object; at the top it is a
             // list of values, as for every other type.
             match v {
-                Value::Array(items) if !(f.kind == FieldType::GeoPoint && items.first().is_some_and(Value::is_number)) => {
+                Value::Array(items)
+                    if !(f.kind == FieldType::GeoPoint
+                        && items.first().is_some_and(Value::is_number)) =>
+                {
                     for item in items {
                         out.extend(self.value(&f, item)?);
                     }
@@ -135,9 +138,16 @@ impl Host for SourceDoc<'_> {
             return Some(Err(format!("Runtime field [{}] is emitting [{}] values while the maximum number of values allowed is [{MAX_EMITTED}]", self.target.name, MAX_EMITTED + 1)));
         }
         let v = match (self.target.kind, args) {
-            (FieldType::GeoPoint, [lat, lon]) => json!({"lat": lat.to_json(), "lon": lon.to_json()}),
+            (FieldType::GeoPoint, [lat, lon]) => {
+                json!({"lat": lat.to_json(), "lon": lon.to_json()})
+            }
             (_, [one]) => one.to_json(),
-            _ => return Some(Err(format!("`emit` for a {:?} field takes one value", self.target.kind))),
+            _ => {
+                return Some(Err(format!(
+                    "`emit` for a {:?} field takes one value",
+                    self.target.kind
+                )))
+            }
         };
         self.emitted.push(v);
         Some(Ok(Val::Null))

@@ -493,17 +493,20 @@ pub fn method(base: &Val, name: &str, args: &[Val]) -> Result<Val, String> {
         (Float(f), "isNaN") => Bool(f.is_nan()),
         (Date(ms), "getMillis" | "toEpochMilli") => Int(*ms),
         (Date(_), "toInstant") => base.clone(),
-        (Shape(s), "getMercatorWidth") => {
-            Float(crate::geo::column::mercator(s.east, 0.0).0 - crate::geo::column::mercator(s.west, 0.0).0)
-        }
-        (Shape(s), "getMercatorHeight") => {
-            Float(crate::geo::column::mercator(0.0, s.north).1 - crate::geo::column::mercator(0.0, s.south).1)
-        }
+        (Shape(s), "getMercatorWidth") => Float(
+            crate::geo::column::mercator(s.east, 0.0).0
+                - crate::geo::column::mercator(s.west, 0.0).0,
+        ),
+        (Shape(s), "getMercatorHeight") => Float(
+            crate::geo::column::mercator(0.0, s.north).1
+                - crate::geo::column::mercator(0.0, s.south).1,
+        ),
         (Shape(s), "getCentroid") => Geo(s.centroid.0, s.centroid.1),
         (Shape(s), "getDimensionalType") => Str(s.dimension.to_string()),
-        (Doc(_), "getMercatorWidth" | "getMercatorHeight" | "getCentroid" | "getDimensionalType") => {
-            method(&field(base, "value")?, name, args)?
-        }
+        (
+            Doc(_),
+            "getMercatorWidth" | "getMercatorHeight" | "getCentroid" | "getDimensionalType",
+        ) => method(&field(base, "value")?, name, args)?,
         (Geo(lat, _), "getLat") => Float(*lat),
         (Geo(_, lon), "getLon") => Float(*lon),
         (Doc(_), "getLat" | "getLon") => method(&field(base, "value")?, name, args)?,

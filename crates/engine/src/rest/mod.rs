@@ -12,11 +12,14 @@ mod by_query;
 mod cat;
 mod documents;
 mod effects;
+mod esql;
 mod ingest;
 mod mappings;
 mod multi;
 mod nodes;
 mod params;
+#[cfg(test)]
+mod percolate_tests;
 pub(crate) mod pit;
 mod recovery;
 mod routes;
@@ -25,8 +28,6 @@ mod search_url;
 mod streams;
 #[cfg(test)]
 mod url_tests;
-#[cfg(test)]
-mod percolate_tests;
 
 use crate::cluster::Engine;
 use crate::error::Error;
@@ -265,6 +266,7 @@ impl Engine {
                 req.body,
             ),
             Route::MultiSearch(index) => self.multi_search(index, req.query, req.body),
+            Route::Esql => self.esql(req.query, req.body),
             Route::MultiGet(index) => self.multi_get(index, req.query, req.body),
             Route::OpenPit(index, flavor) => self.open_pit(index, req.query, flavor),
             Route::ClosePit(all, flavor) => self.close_pit(req.body, all, flavor),

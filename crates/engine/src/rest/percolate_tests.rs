@@ -37,7 +37,10 @@ fn one_document_and_several_find_their_queries_with_slots() {
     assert_eq!(s, 200, "{r}");
     assert_eq!(r["hits"]["total"]["value"], 1);
     assert_eq!(hits(&r)[0]["_id"], "1");
-    assert_eq!(hits(&r)[0]["fields"]["_percolator_document_slot"], json!([0]));
+    assert_eq!(
+        hits(&r)[0]["fields"]["_percolator_document_slot"],
+        json!([0])
+    );
     assert!(hits(&r)[0]["_score"].as_f64().unwrap() > 0.0);
     // Several documents: the slots of those the query matches (it wants bonsai or tree).
     let (_, r) = call(
@@ -48,7 +51,11 @@ fn one_document_and_several_find_their_queries_with_slots() {
             {"message": "bonsai tree"}, {"message": "new tree"},
             {"message": "the office"}, {"message": "office tree"}]}}}"#,
     );
-    assert_eq!(hits(&r)[0]["fields"]["_percolator_document_slot"], json!([0, 1, 3]), "{r}");
+    assert_eq!(
+        hits(&r)[0]["fields"]["_percolator_document_slot"],
+        json!([0, 1, 3]),
+        "{r}"
+    );
     // A document no stored query matches, and a filter context.
     let (_, r) = call(
         &b,
@@ -78,7 +85,12 @@ fn highlighting_marks_the_percolated_document_by_each_query() {
     assert_eq!(s, 200, "{r}");
     let mut by_id: Vec<(String, Value)> = hits(&r)
         .iter()
-        .map(|h| (h["_id"].as_str().unwrap().to_string(), h["highlight"].clone()))
+        .map(|h| {
+            (
+                h["_id"].as_str().unwrap().to_string(),
+                h["highlight"].clone(),
+            )
+        })
         .collect();
     by_id.sort_by(|a, b| a.0.cmp(&b.0));
     let ids: Vec<&str> = by_id.iter().map(|(i, _)| i.as_str()).collect();
@@ -103,7 +115,9 @@ fn what_elasticsearch_refuses_is_refused() {
         r#"{"query": {"match": {"nope": "x"}}}"#,
     );
     assert_eq!(s, 400, "{r}");
-    assert!(r.to_string().contains("No field mapping can be found for the field with name [nope]"));
+    assert!(r
+        .to_string()
+        .contains("No field mapping can be found for the field with name [nope]"));
     let (s, r) = call(
         &b,
         "GET",

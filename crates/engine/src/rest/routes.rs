@@ -60,6 +60,8 @@ pub(crate) enum Route<'a> {
     PutAlias(&'a str, &'a str),
     DeleteAlias(&'a str, &'a str),
     GetAlias(Option<&'a str>, Option<&'a str>),
+    /// `POST /_query`: ES|QL.
+    Esql,
 }
 
 pub(crate) fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
@@ -160,6 +162,7 @@ fn document_route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
         ("GET", ["_search", "point_in_time", "_all"]) => Route::ListPits,
         ("POST", [index, "_delete_by_query"]) => Route::DeleteByQuery(index),
         ("POST", [index, "_update_by_query"]) => Route::UpdateByQuery(index),
+        ("POST", ["_query"]) => Route::Esql,
         ("GET" | "POST", ["_msearch"]) => Route::MultiSearch(None),
         ("GET" | "POST", [index, "_msearch"]) => Route::MultiSearch(Some(index)),
         ("GET" | "POST", ["_mget"]) => Route::MultiGet(None),
@@ -404,6 +407,7 @@ impl Route<'_> {
             Route::CreateDoc(..) => &WRITE_PARAMS,
             Route::UpdateDoc(..) => &UPDATE_PARAMS,
             Route::MultiSearch(_) => &MSEARCH_PARAMS,
+            Route::Esql => &["format"],
             Route::MultiGet(_) => &GET_PARAMS,
             Route::CatIndices(_) => &CAT_INDICES_PARAMS,
             Route::DeleteDoc(..) => &DELETE_PARAMS,

@@ -219,10 +219,8 @@ fn searched(
         for (_, plan, _) in plans.iter_mut() {
             page = crate::search::many::for_merging(plan);
         }
-        let parts: Vec<crate::search::many::Part<'_>> = plans
-            .iter()
-            .map(|(i, p, s)| (&**i, p, s.clone()))
-            .collect();
+        let parts: Vec<crate::search::many::Part<'_>> =
+            plans.iter().map(|(i, p, s)| (&**i, p, s.clone())).collect();
         let merged = match crate::search::many::search_many(&parts, page) {
             Ok(m) => m,
             Err(e) if e.kind == crate::error::ErrorKind::BadRequest => {

@@ -64,7 +64,9 @@ impl FetchPlan {
                     Value::Object(o) => {
                         if let Some(k) = o.keys().find(|k| k.as_str() != "field") {
                             let value = &o[k];
-                            if k == "format" && value.as_str().is_some_and(|f| f.starts_with("mvt(")) {
+                            if k == "format"
+                                && value.as_str().is_some_and(|f| f.starts_with("mvt("))
+                            {
                                 return Err(format!("`{key}` format {value} (a Mapbox vector tile) is not run by the embedded engine"));
                             }
                             return Err(format!("`{key}` option `{k}` is not run by the embedded engine (field names only)"));
@@ -174,7 +176,11 @@ pub(crate) fn unsupported_formats(body: &Value) -> Option<String> {
     list.iter()
         .filter_map(|f| f.get("format")?.as_str())
         .find(|f| f.starts_with("mvt("))
-        .map(|f| format!("`fields` format \"{f}\" (a Mapbox vector tile) is not run by the embedded engine"))
+        .map(|f| {
+            format!(
+                "`fields` format \"{f}\" (a Mapbox vector tile) is not run by the embedded engine"
+            )
+        })
 }
 
 /// The mapped fields a `fields` pattern names (wildcards match every field, multi-fields
@@ -243,9 +249,9 @@ fn shown(f: &MappedField, v: &Value) -> Option<Value> {
             json!(dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
         }
         FieldType::Range(_) | FieldType::DenseVector | FieldType::Percolator => v.clone(),
-        FieldType::GeoShape => crate::geo::geometry::to_geojson(
-            &crate::geo::geometry::parse_indexed(v).ok()?,
-        ),
+        FieldType::GeoShape => {
+            crate::geo::geometry::to_geojson(&crate::geo::geometry::parse_indexed(v).ok()?)
+        }
         FieldType::GeoPoint => {
             let (lon, lat) = crate::mapping::geo_point(v).ok()?;
             json!({"type": "Point", "coordinates": [lon, lat]})

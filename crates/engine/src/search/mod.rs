@@ -2,10 +2,11 @@
 //! search_after), then run as one page, or page by page as a scroll or with `search_after`.
 
 pub(crate) mod fetch;
+mod first;
 pub(crate) mod keywords;
+pub mod many;
 pub mod pit;
 pub(crate) mod scroll;
-pub mod many;
 pub mod sort;
 pub mod source;
 
