@@ -12,8 +12,9 @@ use tantivy::aggregation::intermediate_agg_result::IntermediateAggregationResult
 use tantivy::aggregation::{AggContextParams, DistributedAggregationCollector};
 
 /// Aggregation types the engine runs.
-pub const RUN: [&str; 27] = [
+pub const RUN: [&str; 28] = [
     "terms",
+    "time_series",
     "geohex_grid",
     "significant_terms",
     "auto_date_histogram",
@@ -230,61 +231,6 @@ impl AggPlan {
         })
     }
 
-    /// Why the answers of several indices to this plan cannot be merged, if they cannot:
-    /// what each search lays out from its own matches, or scores against its own index.
-    pub fn not_mergeable(&self) -> Option<&'static str> {
-        if !self.autos.is_empty() {
-            Some("auto_date_histogram, and date_histogram in calendar units or a zone with daylight saving,")
-        } else if !self.significant.is_empty() {
-            Some("significant_terms")
-        } else if !self.exact_buckets.is_empty() {
-            Some("percentiles under a bucket aggregation")
-        } else {
-            None
-        }
-    }
-
-    /// One answer from several indices' searches, each run with `keep_parts` (the plan of
-    /// any of them: they are compiled from one body).
-    pub fn merge(&self, fruits: Vec<AggFruit>) -> Result<AggFruit, String> {
-        let mut intermediate: Option<IntermediateAggregationResults> = None;
-        let (mut points, mut exact) = (Vec::new(), Vec::new());
-        for fruit in fruits {
-            let (i, p, e) = fruit
-                .parts
-                .ok_or("a search's aggregations were finished before merging")?;
-            match &mut intermediate {
-                None => intermediate = Some(i),
-                Some(all) => all.merge_fruits(i).map_err(|e| e.to_string())?,
-            }
-            points.extend(p);
-            exact.extend(e);
-        }
-        let results = match intermediate {
-            Some(i) => i
-                .into_final_result(self.request.clone(), Default::default())
-                .map_err(|e| e.to_string())?,
-            None => AggregationResults::default(),
-        };
-        use tantivy::collector::Collector;
-        let points = (!points.is_empty())
-            .then(|| self.points.merge_fruits(points))
-            .transpose()
-            .map_err(|e| e.to_string())?;
-        let exact = (!exact.is_empty())
-            .then(|| self.exact.merge_fruits(exact))
-            .transpose()
-            .map_err(|e| e.to_string())?;
-        Ok(AggFruit {
-            results,
-            points,
-            exact,
-            exact_buckets: Vec::new(),
-            autos: Vec::new(),
-            significant: Vec::new(),
-            parts: None,
-        })
-    }
 
     /// The response's `aggregations`, as Elasticsearch shapes them; an error where a pipeline
     /// aggregation's script fails on them.
@@ -522,6 +468,16 @@ impl Level<'_> {
                 self.filters.push(inner, q, parsed);
                 out.insert(n, Value::Object(rewritten));
             }
+            return Ok(());
+        }
+        if kind == "time_series" {
+            let mut request = time_series::request(params, mapping, &here)?;
+            if let Some(sub) = sub {
+                let mut inner = path.to_vec();
+                inner.push(name.clone());
+                request["aggs"] = self.rewrite(sub, &here, &inner)?;
+            }
+            out.insert(name.clone(), request);
             return Ok(());
         }
         if kind == "date_range" {
@@ -805,6 +761,10 @@ mod exact_buckets;
 mod filters;
 mod geo;
 mod pipeline;
+mod merge;
+mod time_series;
+#[cfg(test)]
+mod time_series_tests;
 mod points;
 pub(crate) use geo::pick_sides;
 pub(crate) use points::java_double;

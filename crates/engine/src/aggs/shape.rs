@@ -9,6 +9,8 @@ pub enum Shape {
     Meta(Value),
     WholeKeys,
     WholeValue,
+    /// A `time_series`' buckets: each key, a time series id, shown as its dimensions.
+    SeriesKeys,
 }
 
 /// The shapes of a request's aggregations, by their path of names.
@@ -26,6 +28,7 @@ impl Shapes {
         match kind {
             "date_histogram" => self.0.push((at, Shape::WholeKeys)),
             "cardinality" | "value_count" => self.0.push((at, Shape::WholeValue)),
+            "time_series" => self.0.push((at, Shape::SeriesKeys)),
             _ => {}
         }
     }
@@ -47,6 +50,17 @@ fn reshape(agg: &mut Value, shape: &Shape) {
         Shape::WholeValue => {
             if let Some(v) = map.get_mut("value") {
                 whole(v);
+            }
+        }
+        Shape::SeriesKeys => {
+            map.remove("doc_count_error_upper_bound");
+            map.remove("sum_other_doc_count");
+            for bucket in buckets(map) {
+                if let Some(key) = bucket.get_mut("key") {
+                    if let Value::String(id) = key {
+                        *key = serde_json::from_str(id).unwrap_or(Value::Null);
+                    }
+                }
             }
         }
         Shape::WholeKeys => {

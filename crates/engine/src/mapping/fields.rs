@@ -47,6 +47,9 @@ pub(super) fn collect(
             };
             declared.copy_to.push((dotted.clone(), targets));
         }
+        if def.get("time_series_dimension") == Some(&Value::Bool(true)) {
+            declared.dimensions.push(dotted.clone());
+        }
         if def.get("script").is_some() {
             declared.scripts.push((dotted.clone(), def.clone()));
         }

@@ -244,6 +244,27 @@ pub struct Mapping {
     pub vectors: Arc<crate::vector::segments::VectorFields>,
     /// Fields whose values an index-time script computes.
     scripted: Arc<Vec<scripted::Scripted>>,
+    /// In a time-series index (`index.mode: time_series`): each document's series id field
+    /// and the dimension fields it is made of.
+    pub time_series: Option<TimeSeries>,
+}
+
+/// The name of a time-series index's series id field: the document's dimensions as a JSON
+/// object, keys in order.
+pub const TSID: &str = "_tsid";
+
+#[derive(Debug, Clone)]
+pub struct TimeSeries {
+    pub tsid: Field,
+    pub dimensions: Vec<usize>,
+}
+
+/// Whether the index body's settings make a time-series index.
+fn time_series_mode(body: &Value) -> bool {
+    let settings = body.get("settings");
+    let mode = settings
+        .and_then(|s| s.pointer("/index/mode").or_else(|| s.get("index.mode")).or_else(|| s.get("mode")));
+    mode.and_then(Value::as_str) == Some("time_series")
 }
 
 /// What a mapping declares besides fields: aliases (name, target path) and each field's
@@ -257,6 +278,8 @@ struct Declared {
     flattened: Vec<String>,
     /// Fields computed by an index-time `script`, with their definitions.
     scripts: Vec<(String, Value)>,
+    /// `time_series_dimension` fields.
+    dimensions: Vec<String>,
 }
 
 /// Field types the embedded engine does not map are reported, not silently dropped.
@@ -338,6 +361,10 @@ impl Mapping {
             return Err(unknown(clash, "", format!("`{clash}` is the name the embedded engine keeps dynamically mapped fields under")));
         }
         let flattened = declared.flattened.iter().map(|n| by_name[n]).collect();
+        let time_series = (time_series_mode(body) && !declared.dimensions.is_empty()).then(|| TimeSeries {
+            tsid: builder.add_text_field(TSID, STRING | tantivy::schema::FAST),
+            dimensions: declared.dimensions.iter().map(|n| by_name[n]).collect(),
+        });
         let scripted = scripted::resolve(&declared.scripts, &by_name, &fields).map_err(|why| {
             UnsupportedType {
                 field: String::new(),
@@ -365,6 +392,7 @@ impl Mapping {
             dynamic: Arc::new(dynamic),
             vectors: Arc::new(vectors),
             scripted: Arc::new(scripted),
+            time_series,
         })
     }
 
@@ -448,6 +476,19 @@ impl Mapping {
             }
         }
         self.run_scripts(obj, &mut doc)?;
+        if let Some(ts) = &self.time_series {
+            let mut dims = Map::new();
+            for i in &ts.dimensions {
+                let f = &self.fields[*i];
+                values.clear();
+                lookup(obj, &f.path, &mut values);
+                if let Some(v) = values.first().filter(|v| !v.is_null()) {
+                    dims.insert(f.name.clone(), (*v).clone());
+                }
+            }
+            dims.sort_keys();
+            doc.add_text(ts.tsid, Value::Object(dims).to_string());
+        }
         self.dynamic
             .index(obj, &|p| self.is_mapped(p), self.fields.len(), &mut doc)?;
         Ok(doc)
