@@ -8,6 +8,8 @@ mod fields;
 pub(crate) mod percolator;
 mod runtime;
 mod scripted;
+#[cfg(test)]
+mod scripted_tests;
 mod values;
 use fields::collect;
 pub use runtime::{is_elasticsearch_type, unknown_type_message};
@@ -451,6 +453,9 @@ impl Mapping {
             lookup(obj, &f.path, &mut values);
             if self.flattened.contains(&i) {
                 self.add_flattened(&mut doc, f, &values);
+                continue;
+            }
+            if self.is_scripted(i) {
                 continue;
             }
             if f.kind == FieldType::Percolator {

@@ -85,8 +85,9 @@ const RUNTIME_TYPES: [&str; 7] = [
 
 /// The mapping's `properties` with its `runtime` fields added, when it has any. A runtime
 /// field without a script reads `_source`'s value at query time; indexing that value answers
-/// every query alike, so such a field is mapped as its type. One with a script is refused
-/// (the engine runs no scripts), as are `composite` and `lookup` ones.
+/// every query alike, so such a field is mapped as its type. One with a script is computed
+/// when each document is indexed (`scripted`, marked `RUNTIME`): the same values the script
+/// would give at query time. `composite` and `lookup` ones are refused.
 pub(super) fn runtime_fields(body: &Value) -> Result<Option<Map<String, Value>>, UnsupportedType> {
     let Some(runtime) = body.pointer("/mappings/runtime").and_then(Value::as_object) else {
         return Ok(None);
@@ -106,14 +107,17 @@ pub(super) fn runtime_fields(body: &Value) -> Result<Option<Map<String, Value>>,
         if !RUNTIME_TYPES.contains(&kind) && !matches!(kind, "composite" | "lookup") {
             return Err(refuse(unknown_type_message(kind, name, true)));
         }
-        if def.get("script").is_some() || matches!(kind, "composite" | "lookup") {
+        if matches!(kind, "composite" | "lookup") {
             return Err(refuse(format!(
-                "runtime field of type `{kind}`{} is not run by the embedded engine (it runs no scripts)",
-                if def.get("script").is_some() { " with a script" } else { "" }
+                "a `{kind}` runtime field is not run by the embedded engine"
             )));
         }
         let mut field = Map::new();
         field.insert("type".into(), Value::String(kind.to_string()));
+        if let Some(script) = def.get("script") {
+            field.insert("script".into(), script.clone());
+            field.insert(RUNTIME.into(), Value::Bool(true));
+        }
         if let Some(format) = def.get("format") {
             field.insert("format".into(), format.clone());
         }
@@ -121,6 +125,10 @@ pub(super) fn runtime_fields(body: &Value) -> Result<Option<Map<String, Value>>,
     }
     Ok(Some(props))
 }
+
+/// Marks a scripted field that came from `runtime`: its script shadows a value the source
+/// has, rather than refusing the document.
+pub(super) const RUNTIME: &str = "\u{0}runtime";
 
 /// Puts `def` at a dotted `path` of `props`, through (or making) its objects' `properties`.
 fn insert_at(props: &mut Map<String, Value>, path: &str, def: Value) {

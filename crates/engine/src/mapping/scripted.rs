@@ -29,6 +29,8 @@ pub(super) struct Scripted {
     script: Script,
     /// `on_script_error: continue`: a failing script leaves the field empty.
     keep_going: bool,
+    /// A runtime field's: it shadows a value the source has.
+    runtime: bool,
 }
 
 /// The declared scripts (field name, definition), checked and parsed once.
@@ -59,6 +61,7 @@ pub(super) fn resolve(
                 field,
                 script,
                 keep_going,
+                runtime: def.get(super::runtime::RUNTIME) == Some(&Value::Bool(true)),
             })
         })
         .collect()
@@ -155,6 +158,11 @@ impl Host for SourceDoc<'_> {
 }
 
 impl Mapping {
+    /// Whether the field's values come from a script (not from the source).
+    pub(super) fn is_scripted(&self, field: usize) -> bool {
+        self.scripted.iter().any(|s| s.field == field)
+    }
+
     /// Refuses a document that brings a scripted field's value; then indexes what each
     /// script emits.
     pub(super) fn run_scripts(
@@ -166,7 +174,7 @@ impl Mapping {
             let f = &self.fields[s.field];
             let mut own = Vec::new();
             lookup(source, &f.path, &mut own);
-            if own.iter().any(|v| !v.is_null()) {
+            if !s.runtime && own.iter().any(|v| !v.is_null()) {
                 return Err(format!("failed to parse field [{}]: Cannot index data directly into a field with a [script] parameter", f.name));
             }
             let mut host = SourceDoc {
