@@ -231,7 +231,6 @@ impl AggPlan {
         })
     }
 
-
     /// The response's `aggregations`, as Elasticsearch shapes them; an error where a pipeline
     /// aggregation's script fails on them.
     pub fn to_json(&self, fruit: &AggFruit) -> Result<Value, String> {
@@ -760,12 +759,12 @@ mod exact;
 mod exact_buckets;
 mod filters;
 mod geo;
-mod pipeline;
 mod merge;
+mod pipeline;
+mod points;
 mod time_series;
 #[cfg(test)]
 mod time_series_tests;
-mod points;
 pub(crate) use geo::pick_sides;
 pub(crate) use points::java_double;
 

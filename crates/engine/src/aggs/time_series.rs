@@ -11,9 +11,18 @@ use serde_json::{json, Map, Value};
 const MAX_SERIES: u64 = 65_535;
 
 /// tantivy's request for a `time_series` at `at`.
-pub(super) fn request(params: &Map<String, Value>, mapping: Option<&Mapping>, at: &str) -> Result<Value, String> {
-    if let Some(k) = params.keys().find(|k| !matches!(k.as_str(), "keyed" | "size")) {
-        return Err(format!("aggregation `{at}`: `time_series` parameter `{k}` is not run by the embedded engine"));
+pub(super) fn request(
+    params: &Map<String, Value>,
+    mapping: Option<&Mapping>,
+    at: &str,
+) -> Result<Value, String> {
+    if let Some(k) = params
+        .keys()
+        .find(|k| !matches!(k.as_str(), "keyed" | "size"))
+    {
+        return Err(format!(
+            "aggregation `{at}`: `time_series` parameter `{k}` is not run by the embedded engine"
+        ));
     }
     if params.get("keyed").and_then(Value::as_bool).unwrap_or(true) {
         return Err(format!("aggregation `{at}`: a keyed `time_series` (the default) is not run by the embedded engine: ask `\"keyed\": false`"));

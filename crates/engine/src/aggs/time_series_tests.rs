@@ -20,7 +20,9 @@ fn each_series_is_a_bucket_keyed_by_its_dimensions() {
         ("2024-01-01T00:30:00Z", "a", "y", 5),
         ("2024-01-01T01:10:00Z", "b", "x", 7),
     ] {
-        idx.add_for_test(&json!({"@timestamp": t, "host": host, "pod": pod, "mem": mem}).to_string());
+        idx.add_for_test(
+            &json!({"@timestamp": t, "host": host, "pod": pod, "mem": mem}).to_string(),
+        );
     }
     idx.refresh().unwrap();
     let plan = idx
@@ -41,12 +43,25 @@ fn each_series_is_a_bucket_keyed_by_its_dimensions() {
             {"key": {"host": "a", "pod": "y"}, "doc_count": 1, "total": {"value": 5.0}}]})
     );
     assert_eq!(hours[0]["least"]["value"], 5.0);
-    assert_eq!(hours[1]["ts"]["buckets"][0]["key"], json!({"host": "b", "pod": "x"}));
+    assert_eq!(
+        hours[1]["ts"]["buckets"][0]["key"],
+        json!({"host": "b", "pod": "x"})
+    );
     assert_eq!(hours[1]["least"]["value"], 7.0);
     // Not a time-series index, or keyed: named.
-    let plain = EmbeddedIndex::create("plain", &json!({"mappings": {"properties": {"h": {"type": "keyword"}}}})).unwrap();
-    let e = plain.compile(&json!({"aggs": {"ts": {"time_series": {"keyed": false}}}})).err().unwrap();
+    let plain = EmbeddedIndex::create(
+        "plain",
+        &json!({"mappings": {"properties": {"h": {"type": "keyword"}}}}),
+    )
+    .unwrap();
+    let e = plain
+        .compile(&json!({"aggs": {"ts": {"time_series": {"keyed": false}}}}))
+        .err()
+        .unwrap();
     assert!(e.message.contains("time_series mode"), "{}", e.message);
-    let e = idx.compile(&json!({"aggs": {"ts": {"time_series": {}}}})).err().unwrap();
+    let e = idx
+        .compile(&json!({"aggs": {"ts": {"time_series": {}}}}))
+        .err()
+        .unwrap();
     assert!(e.message.contains("keyed"), "{}", e.message);
 }

@@ -264,8 +264,11 @@ pub struct TimeSeries {
 /// Whether the index body's settings make a time-series index.
 fn time_series_mode(body: &Value) -> bool {
     let settings = body.get("settings");
-    let mode = settings
-        .and_then(|s| s.pointer("/index/mode").or_else(|| s.get("index.mode")).or_else(|| s.get("mode")));
+    let mode = settings.and_then(|s| {
+        s.pointer("/index/mode")
+            .or_else(|| s.get("index.mode"))
+            .or_else(|| s.get("mode"))
+    });
     mode.and_then(Value::as_str) == Some("time_series")
 }
 
@@ -363,10 +366,11 @@ impl Mapping {
             return Err(unknown(clash, "", format!("`{clash}` is the name the embedded engine keeps dynamically mapped fields under")));
         }
         let flattened = declared.flattened.iter().map(|n| by_name[n]).collect();
-        let time_series = (time_series_mode(body) && !declared.dimensions.is_empty()).then(|| TimeSeries {
-            tsid: builder.add_text_field(TSID, STRING | tantivy::schema::FAST),
-            dimensions: declared.dimensions.iter().map(|n| by_name[n]).collect(),
-        });
+        let time_series =
+            (time_series_mode(body) && !declared.dimensions.is_empty()).then(|| TimeSeries {
+                tsid: builder.add_text_field(TSID, STRING | tantivy::schema::FAST),
+                dimensions: declared.dimensions.iter().map(|n| by_name[n]).collect(),
+            });
         let scripted = scripted::resolve(&declared.scripts, &by_name, &fields).map_err(|why| {
             UnsupportedType {
                 field: String::new(),

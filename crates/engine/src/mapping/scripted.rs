@@ -71,7 +71,9 @@ pub(super) fn resolve(
 struct SourceDoc<'a> {
     mapping: &'a Mapping,
     source: &'a Map<String, Value>,
-    target: &'a MappedField,
+    /// The scripted field `emit` gives values to; None where a script only returns one
+    /// (`script_fields`).
+    target: Option<&'a MappedField>,
     emitted: Vec<Value>,
 }
 
@@ -134,13 +136,11 @@ impl Host for SourceDoc<'_> {
     }
 
     fn call(&mut self, name: &str, args: &[Val]) -> Option<Result<Val, String>> {
-        if name != "emit" {
-            return None;
-        }
+        let target = self.target.filter(|_| name == "emit")?;
         if self.emitted.len() >= MAX_EMITTED {
-            return Some(Err(format!("Runtime field [{}] is emitting [{}] values while the maximum number of values allowed is [{MAX_EMITTED}]", self.target.name, MAX_EMITTED + 1)));
+            return Some(Err(format!("Runtime field [{}] is emitting [{}] values while the maximum number of values allowed is [{MAX_EMITTED}]", target.name, MAX_EMITTED + 1)));
         }
-        let v = match (self.target.kind, args) {
+        let v = match (target.kind, args) {
             (FieldType::GeoPoint, [lat, lon]) => {
                 json!({"lat": lat.to_json(), "lon": lon.to_json()})
             }
@@ -148,7 +148,7 @@ impl Host for SourceDoc<'_> {
             _ => {
                 return Some(Err(format!(
                     "`emit` for a {:?} field takes one value",
-                    self.target.kind
+                    target.kind
                 )))
             }
         };
@@ -158,6 +158,23 @@ impl Host for SourceDoc<'_> {
 }
 
 impl Mapping {
+    /// A script's value on a document's source: `doc['f']` read by each field's type, and
+    /// `params._source` the source itself (a hit's `script_fields`).
+    pub(crate) fn run_on_source(
+        &self,
+        script: &Script,
+        source: &Map<String, Value>,
+    ) -> Result<Val, String> {
+        let mut host = SourceDoc {
+            mapping: self,
+            source,
+            target: None,
+            emitted: Vec::new(),
+        };
+        let whole = Val::from_json(&Value::Object(source.clone()));
+        script.run(&[("params._source".to_string(), whole)], &mut host)
+    }
+
     /// Whether the field's values come from a script (not from the source).
     pub(super) fn is_scripted(&self, field: usize) -> bool {
         self.scripted.iter().any(|s| s.field == field)
@@ -180,7 +197,7 @@ impl Mapping {
             let mut host = SourceDoc {
                 mapping: self,
                 source,
-                target: f,
+                target: Some(f),
                 emitted: Vec::new(),
             };
             match s.script.run(&[], &mut host) {

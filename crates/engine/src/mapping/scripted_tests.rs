@@ -22,7 +22,10 @@ fn a_runtime_field_with_a_script_answers_as_its_values_would() {
         .unwrap();
     let (total, _, fruit) = idx.search_hits(&plan, &idx.searcher()).unwrap();
     assert_eq!(total, 1);
-    assert_eq!(plan.aggregations_json(&fruit.unwrap()).unwrap()["t"]["value"], 25.0);
+    assert_eq!(
+        plan.aggregations_json(&fruit.unwrap()).unwrap()["t"]["value"],
+        25.0
+    );
     let all = idx
         .compile(&json!({"size": 0, "aggs": {"t": {"sum": {"field": "with_tax"}}}}))
         .unwrap();

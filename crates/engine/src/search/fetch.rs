@@ -29,11 +29,15 @@ pub struct FetchPlan {
     /// each hit shows; the highlight then applies to the percolated documents.
     percolates: Vec<std::sync::Arc<crate::dsl::percolate::Percolated>>,
     percolate_highlight: Option<Value>,
+    script_fields: Option<script_fields::ScriptFields>,
 }
 
 impl FetchPlan {
     pub fn is_empty(&self) -> bool {
-        self.fields.is_empty() && self.highlight.is_none() && self.percolates.is_empty()
+        self.fields.is_empty()
+            && self.highlight.is_none()
+            && self.percolates.is_empty()
+            && self.script_fields.is_none()
     }
 
     pub fn compile(
@@ -88,6 +92,7 @@ impl FetchPlan {
             plan.stored_fields(stored, mapping)?;
         }
         plan.percolates = percolated::percolates(body, mapping)?;
+        plan.script_fields = script_fields::compile(body, mapping)?;
         match body.get("highlight") {
             Some(h) if !plan.percolates.is_empty() => plan.percolate_highlight = Some(h.clone()),
             Some(h) => {
@@ -131,12 +136,14 @@ impl FetchPlan {
 
     /// The hit's `fields` and `highlight`, as a JSON fragment to follow its `_source`
     /// (`,"fields":{..},"highlight":{..}`), or None when the search asks for neither.
-    pub fn render(&self, source: &[u8]) -> Option<String> {
+    pub fn render(&self, source: &[u8]) -> Result<Option<String>, String> {
         if self.is_empty() {
-            return None;
+            return Ok(None);
         }
         let doc: Value = serde_json::from_slice(source).unwrap_or(Value::Null);
-        let obj = doc.as_object()?;
+        let Some(obj) = doc.as_object() else {
+            return Ok(None);
+        };
         let mut out = String::new();
         let mut values = Vec::new();
         let mut fields = Map::new();
@@ -147,6 +154,9 @@ impl FetchPlan {
             if !shown.is_empty() {
                 fields.insert(name.clone(), Value::Array(shown));
             }
+        }
+        if let Some(scripted) = &self.script_fields {
+            scripted.render(obj, &mut fields)?;
         }
         let mut marked = Map::new();
         percolated::render(
@@ -166,7 +176,7 @@ impl FetchPlan {
             }
             None => {}
         }
-        Some(out)
+        Ok(Some(out))
     }
 }
 
@@ -261,6 +271,7 @@ fn shown(f: &MappedField, v: &Value) -> Option<Value> {
 
 pub(crate) mod highlight;
 mod percolated;
+mod script_fields;
 
 #[cfg(test)]
 mod tests;

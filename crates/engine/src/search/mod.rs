@@ -100,8 +100,10 @@ pub struct Page {
 /// Search body keys the embedded engine runs (`_source` filters each hit's source;
 /// `track_total_hits` shapes the REST answer's total); anything else (post_filter,
 /// rescore, ...) would be measured without the work it asks for, so it is refused.
-const SEARCH_KEYS: [&str; 19] = [
+const SEARCH_KEYS: [&str; 21] = [
     "aggs",
+    "script_fields",
+    "runtime_mappings",
     "fields",
     "docvalue_fields",
     "stored_fields",
@@ -141,6 +143,12 @@ pub fn unsupported_body(body: &Value) -> Option<String> {
     }
     if let Some(why) = crate::search::fetch::unsupported_formats(body) {
         return Some(why);
+    }
+    if body
+        .get("runtime_mappings")
+        .is_some_and(|r| r.as_object().is_none_or(|o| !o.is_empty()))
+    {
+        return Some("search-time `runtime_mappings` are not run by the embedded engine (define the runtime fields in the index's mapping, where they run)".into());
     }
     match body.get("profile") {
         None | Some(Value::Bool(false)) => {}
@@ -504,7 +512,9 @@ impl EmbeddedIndex {
         Ok(Hit {
             score,
             id,
-            extra: fetch.render(&source),
+            extra: fetch
+                .render(&source)
+                .map_err(|e| Error::new(ErrorKind::BadRequest, e))?,
             source: fetch.source.apply(source),
             sort,
             version: meta.filter(|_| fetch.version).map(|m| m.version),
@@ -596,7 +606,11 @@ impl EmbeddedIndex {
             let mut bytes = 0;
             for (addr, _, _) in &page.hits {
                 let source = self.fetch(&cursor.searcher, *addr)?.1;
-                let extra = plan.fetch.render(&source).map_or(0, |e| e.len());
+                let extra = plan
+                    .fetch
+                    .render(&source)
+                    .map_err(|e| Error::new(ErrorKind::BadRequest, e))?
+                    .map_or(0, |e| e.len());
                 bytes += plan.fetch.source.apply(source).map_or(0, |s| s.len()) + extra;
             }
             std::hint::black_box(bytes);

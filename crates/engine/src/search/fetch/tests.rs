@@ -124,3 +124,30 @@ fn highlight_marks_the_query_terms_in_fragments() {
         .unwrap();
     assert!(e.message.contains("boundary_scanner"), "{}", e.message);
 }
+
+#[test]
+fn script_fields_run_on_each_hits_values() {
+    let idx = index();
+    let got = extras(
+        &idx,
+        json!({"query": {"term": {"cc": "AT"}}, "script_fields": {
+            "twice": {"script": "doc['pop'].value * 2"},
+            "shout": {"script": {"source": "params._source.title + params.end", "params": {"end": "!"}}},
+            "codes": {"script": "doc['cc']"},
+            "skipped": {"script": "doc['pop'].value / 0", "ignore_failure": true}}}),
+    );
+    assert_eq!(got[0]["fields"]["twice"], json!([2400]));
+    assert_eq!(got[0]["fields"]["shout"], json!(["The quick brown fox!"]));
+    assert_eq!(got[0]["fields"]["codes"], json!(["AT"]));
+    assert!(got[0]["fields"].get("skipped").is_none(), "{}", got[0]);
+    // A script that fails on a hit fails the search, naming the field.
+    let plan = idx
+        .compile(&json!({"script_fields": {"x": {"script": "doc['nope'].value"}}}))
+        .unwrap();
+    let e = idx.search_hits(&plan, &idx.searcher()).err().unwrap();
+    assert!(
+        e.message.contains("script field [x]") && e.message.contains("No field found for [nope]"),
+        "{}",
+        e.message
+    );
+}
