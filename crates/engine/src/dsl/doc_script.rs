@@ -22,6 +22,8 @@ pub enum Use {
     Filter,
     /// A `script_score`: the score, kept above `min_score`.
     Score { min_score: Option<f32> },
+    /// A `_script` sort's number (read with [`Bound::number`]).
+    Value,
 }
 
 #[derive(Debug, Clone)]
@@ -123,6 +125,13 @@ enum Open {
 
 impl DocFn for DocScript {
     fn bind(&self, reader: &SegmentReader) -> tantivy::Result<Box<dyn SegmentFn>> {
+        Ok(Box::new(self.bound(reader)?))
+    }
+}
+
+impl DocScript {
+    /// The script bound to one segment's columns.
+    pub(crate) fn bound(&self, reader: &SegmentReader) -> tantivy::Result<Bound> {
         let ff = reader.fast_fields();
         let mut columns = Vec::new();
         for (name, column) in &self.fields {
@@ -143,17 +152,17 @@ impl DocFn for DocScript {
             };
             columns.push((name.clone(), open));
         }
-        Ok(Box::new(Bound {
+        Ok(Bound {
             script: self.script.clone(),
             columns,
             usage: self.usage,
             errors: self.errors.clone(),
             text: String::new(),
-        }))
+        })
     }
 }
 
-struct Bound {
+pub(crate) struct Bound {
     script: Arc<Script>,
     columns: Vec<(String, Open)>,
     usage: Use,
@@ -269,6 +278,32 @@ fn decay(name: &str, args: &[Val]) -> Result<Val, String> {
 }
 
 impl Bound {
+    /// The script's number for a document; None (and the search's error noted) when it
+    /// fails or gives no number.
+    pub(crate) fn number(&mut self, doc: DocId, score: Score) -> Option<f64> {
+        let mut host = DocHost {
+            columns: &self.columns,
+            doc,
+            text: &mut self.text,
+        };
+        let out = self
+            .script
+            .run(&[("_score".into(), Val::Float(score as f64))], &mut host);
+        match out.map(|v| v.as_f64().ok_or(v.type_name())) {
+            Ok(Ok(x)) => Some(x),
+            Ok(Err(kind)) => {
+                self.fail(format!(
+                    "a `_script` sort's script must return a number, got a {kind}"
+                ));
+                None
+            }
+            Err(e) => {
+                self.fail(e);
+                None
+            }
+        }
+    }
+
     fn fail(&self, e: String) -> Option<Score> {
         let mut slot = self.errors.lock().unwrap_or_else(|p| p.into_inner());
         slot.get_or_insert(e);
@@ -294,6 +329,7 @@ impl SegmentFn for Bound {
                 "a script query's script must return a boolean, got a {}",
                 other.type_name()
             )),
+            (Use::Value, Ok(v)) => v.as_f64().map(|x| x as f32),
             (Use::Score { min_score }, Ok(v)) => match v.as_f64() {
                 Some(s) if s < 0.0 => self.fail(format!(
                     "script score function must not produce negative scores, but got: [{s}]"

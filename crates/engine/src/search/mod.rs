@@ -341,7 +341,7 @@ fn compile_search_with(
     }
     let sort = body
         .get("sort")
-        .map(|s| Sort::parse(s, mapping))
+        .map(|s| Sort::parse_with(s, mapping, script_errors.clone()))
         .transpose()
         .map_err(bad)?;
     let after = match body.get("search_after") {

@@ -29,6 +29,8 @@ enum By {
     GeoDistance,
     /// A keyword: its rank among the field's terms in every segment (see `keywords`).
     Keyword,
+    /// `_script` of type number: the script's value for the document.
+    Script,
 }
 
 #[derive(Debug, Clone)]
@@ -46,6 +48,8 @@ struct SortKey {
     /// Of a document's several values, the largest (`mode: max`, the default descending)
     /// or the smallest (`min`, the default ascending).
     max: bool,
+    /// A `_script` key's script.
+    script: Option<Arc<crate::dsl::doc_script::DocScript>>,
 }
 
 /// A search's order: the request's keys, then the document address to break ties.
@@ -153,6 +157,7 @@ impl Sort {
                     dates: None,
                     shown: DateShown::Millis,
                     max: false,
+                    script: None,
                 },
                 SortKey {
                     by: By::Doc,
@@ -162,6 +167,7 @@ impl Sort {
                     dates: None,
                     shown: DateShown::Millis,
                     max: false,
+                    script: None,
                 },
             ],
             user_keys: 0,
@@ -173,6 +179,15 @@ impl Sort {
     /// A request's `sort`: a field name, `{"field": "desc"}`, `{"field": {"order": "desc"}}`,
     /// `_score`, `_doc` (or `_shard_doc`), or a list of them.
     pub fn parse(v: &Value, mapping: &Mapping) -> Result<Sort, String> {
+        Self::parse_with(v, mapping, crate::dsl::doc_script::ErrorSlot::default())
+    }
+
+    /// As [`Sort::parse`], a `_script` key's failures noted in `errors` (the search's).
+    pub fn parse_with(
+        v: &Value,
+        mapping: &Mapping,
+        errors: crate::dsl::doc_script::ErrorSlot,
+    ) -> Result<Sort, String> {
         let entries: Vec<&Value> = match v {
             Value::Array(a) => a.iter().collect(),
             one => vec![one],
@@ -195,7 +210,7 @@ impl Sort {
                     let (name, spec) = o.iter().next().expect("one entry");
                     let (order, opts) = match spec {
                         Value::String(s) => (Some(s.as_str()), &no_options),
-                        Value::Object(opts) if name != "_geo_distance" => {
+                        Value::Object(opts) if name != "_geo_distance" && name != "_script" => {
                             let order = opts.get("order").and_then(Value::as_str);
                             check_options(name, opts, mapping)?;
                             (order, opts)
@@ -213,6 +228,10 @@ impl Sort {
             };
             if name == "_geo_distance" {
                 keys.push(geo_distance_key(e, mapping)?);
+                continue;
+            }
+            if name == "_script" {
+                keys.push(options::script_key(e, mapping, errors.clone())?);
                 continue;
             }
             let by = sorted_by(name, mapping)?;
@@ -246,6 +265,7 @@ impl Sort {
                 dates,
                 shown,
                 max,
+                script: None,
             });
         }
         let user_keys = keys.len();
@@ -258,6 +278,7 @@ impl Sort {
                 dates: None,
                 shown: DateShown::Millis,
                 max: false,
+                script: None,
             });
         }
         Ok(Sort {
@@ -291,7 +312,9 @@ impl Sort {
     }
 
     pub fn needs_scores(&self) -> bool {
-        self.keys.iter().any(|k| k.by == By::Score)
+        self.keys
+            .iter()
+            .any(|k| matches!(k.by, By::Score | By::Script))
     }
 
     /// Whether hits show `sort` values (the request sorted).
@@ -377,6 +400,8 @@ impl Sort {
                     By::GeoDistance => {
                         json!(tantivy::u64_to_f64(raw) / k.geo.map_or(1.0, |g| g.1))
                     }
+                    By::Script if raw == u64::MAX => Value::Null,
+                    By::Script => json!(tantivy::u64_to_f64(raw)),
                     By::Keyword if raw == u64::MAX => Value::Null,
                     By::Keyword => ordinals
                         .get(i)
@@ -441,6 +466,7 @@ impl Sort {
                 (By::Field(FieldType::Boolean), Value::Bool(b)) => u64::from(*b),
                 (By::GeoDistance, Value::String(s)) if s == "Infinity" => u64::MAX,
                 (By::Keyword, _) => return Err(bad()),
+                (By::Script, v) => tantivy::f64_to_u64(v.as_f64().ok_or_else(bad)?),
                 (By::GeoDistance, v) => {
                     tantivy::f64_to_u64(v.as_f64().ok_or_else(bad)? * k.geo.map_or(1.0, |g| g.1))
                 }
@@ -492,6 +518,8 @@ pub struct SegmentTop {
     columns: Vec<Option<Column<u64>>>,
     /// Per `_geo_distance` key: the field's point columns.
     points: Vec<Option<crate::dsl::scoring::Points>>,
+    /// Per `_script` key: the script bound to this segment.
+    scripts: Vec<Option<crate::dsl::doc_script::Bound>>,
     /// Per keyword key: the field's ordinals, and their keys in this segment.
     ordinals: Ordinals,
     segment: SegmentOrdinal,
@@ -535,10 +563,17 @@ impl Collector for TopAfter<'_> {
                 _ => Ok(None),
             })
             .collect::<tantivy::Result<Vec<_>>>()?;
+        let scripts = self
+            .sort
+            .keys
+            .iter()
+            .map(|k| k.script.as_ref().map(|s| s.bound(reader)).transpose())
+            .collect::<tantivy::Result<Vec<_>>>()?;
         Ok(SegmentTop {
             keys: self.sort.keys.clone(),
             columns,
             points,
+            scripts,
             ordinals: self.ordinals.clone(),
             segment,
             after: self.after,
@@ -592,6 +627,13 @@ impl SegmentCollector for SegmentTop {
                         }
                     }
                 }
+                By::Script => match self.scripts[i].as_mut().and_then(|s| s.number(doc, score)) {
+                    Some(x) => tantivy::f64_to_u64(x),
+                    None => {
+                        key.0[i] = u64::MAX;
+                        continue;
+                    }
+                },
                 By::GeoDistance => {
                     let origin = k.geo.map_or((0.0, 0.0), |g| g.0);
                     match self.points[i].as_ref().and_then(|p| p.get(doc)) {

@@ -152,5 +152,62 @@ pub(super) fn geo_distance_key(e: &Value, mapping: &Mapping) -> Result<SortKey, 
         dates: None,
         shown: DateShown::Millis,
         max: false,
+        script: None,
+    })
+}
+
+/// `{"_script": {"type": "number", "script": ..., "order": ...}}`: each document's value of a
+/// Painless script (the engine's subset, on its doc values).
+pub(super) fn script_key(
+    e: &Value,
+    mapping: &Mapping,
+    errors: crate::dsl::doc_script::ErrorSlot,
+) -> Result<SortKey, String> {
+    let opts = e["_script"]
+        .as_object()
+        .ok_or("`_script` takes an object: {\"type\": \"number\", \"script\": ...}")?;
+    if let Some(k) = opts
+        .keys()
+        .find(|k| !matches!(k.as_str(), "type" | "script" | "order" | "mode"))
+    {
+        return Err(format!(
+            "`_script` sort option `{k}` is not run by the embedded engine"
+        ));
+    }
+    match opts.get("type").and_then(Value::as_str) {
+        Some("number") => {}
+        Some(other) => return Err(format!(
+            "a `_script` sort of type `{other}` is not run by the embedded engine (type number is)"
+        )),
+        None => return Err("a `_script` sort needs its `type`".into()),
+    }
+    let script = crate::painless::Script::from_request(
+        opts.get("script")
+            .ok_or("a `_script` sort needs its `script`")?,
+    )?;
+    let compiled = crate::dsl::doc_script::DocScript::compile(
+        std::sync::Arc::new(script),
+        mapping,
+        crate::dsl::doc_script::Use::Value,
+        errors,
+    )?;
+    let desc = match opts.get("order").and_then(Value::as_str) {
+        None | Some("asc") => false,
+        Some("desc") => true,
+        Some(other) => {
+            return Err(format!(
+                "sort `_script`: order is \"asc\" or \"desc\", got \"{other}\""
+            ))
+        }
+    };
+    Ok(SortKey {
+        by: By::Script,
+        name: "_script".into(),
+        desc,
+        geo: None,
+        dates: None,
+        shown: DateShown::Millis,
+        max: false,
+        script: Some(std::sync::Arc::new(compiled)),
     })
 }

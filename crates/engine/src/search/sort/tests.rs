@@ -35,3 +35,38 @@ fn sorts_parse_and_bad_ones_say_why() {
     );
     assert!(s.search_after(&json!([1])).unwrap_err().contains("2 keys"));
 }
+
+#[test]
+fn a_script_sorts_by_its_number() {
+    let body = serde_json::json!({"mappings": {"properties": {"pop": {"type": "long"}, "name": {"type": "keyword"}}}});
+    let idx = crate::index::EmbeddedIndex::create("s", &body).unwrap();
+    for (name, pop) in [("a", 5), ("b", 20), ("c", 1)] {
+        idx.add_for_test(&json!({"name": name, "pop": pop}).to_string());
+    }
+    idx.refresh().unwrap();
+    let plan = idx
+        .compile(&json!({"sort": [{"_script": {"type": "number", "order": "asc",
+            "script": {"source": "Math.abs(doc['pop'].value - params.near)", "params": {"near": 6}}}}]}))
+        .unwrap();
+    let (_, hits, _) = idx.search_hits(&plan, &idx.searcher()).unwrap();
+    // |5 - 6| = 1, |1 - 6| = 5, |20 - 6| = 14.
+    let shown: Vec<serde_json::Value> = hits.iter().map(|h| h.sort.clone().unwrap()).collect();
+    assert_eq!(shown, [json!([1.0]), json!([5.0]), json!([14.0])]);
+    for (bad, says) in [
+        (
+            json!({"_script": {"type": "string", "script": "doc['name'].value"}}),
+            "type `string`",
+        ),
+        (
+            json!({"_script": {"type": "number", "script": "doc['nope'].value"}}),
+            "No field found",
+        ),
+    ] {
+        let plan = idx.compile(&json!({"sort": [bad]}));
+        let e = match plan {
+            Err(e) => e.message,
+            Ok(p) => idx.search_hits(&p, &idx.searcher()).err().unwrap().message,
+        };
+        assert!(e.contains(says), "{e}");
+    }
+}
