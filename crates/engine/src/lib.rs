@@ -30,6 +30,7 @@ pub mod rest;
 pub mod search;
 mod util;
 pub mod vector;
+pub(crate) mod zone;
 
 pub use cluster::aliases::with_filter as with_alias_filter;
 pub use cluster::terms_lookup::lookups_emptied;

@@ -7,8 +7,8 @@
 
 use super::rounding::{Rounding, Step, Unit};
 use crate::mapping::dates::DateFormats;
-use crate::mapping::zone::Zone;
 use crate::mapping::Mapping;
+use crate::zone::Zone;
 use serde_json::{Map, Value};
 
 const DAY: i64 = 86_400_000;

@@ -7,9 +7,9 @@
 
 use crate::mapping::datemath::{self, Round};
 use crate::mapping::dates::DateFormats;
-use crate::mapping::zone::Zone;
 use crate::mapping::FieldType;
 use crate::mapping::Mapping;
+use crate::zone::Zone;
 use serde_json::{json, Map, Value};
 
 /// Joins a `date_range`'s name in tantivy's request; its answer is put back in its place.

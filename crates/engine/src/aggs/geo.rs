@@ -177,3 +177,59 @@ pub fn regroup(v: &mut Value) {
         _ => {}
     }
 }
+
+impl super::Level<'_> {
+    /// `geo_bounds` and `geo_centroid`: on a geo_shape field, run beside tantivy's
+    /// aggregations; on a geo_point field, as tantivy's on its columns. True when `kind` is one.
+    pub(super) fn rewrite_geo_metric(
+        &mut self,
+        kind: &str,
+        params: &Map<String, Value>,
+        sub: Option<&Value>,
+        at: &super::Here<'_>,
+        out: &mut Map<String, Value>,
+    ) -> Result<bool, String> {
+        let (name, here, path) = (at.name, at.here, at.path);
+        let mapping = self.mapping;
+        if let Some(field) = shape_metric_field(kind, params, mapping) {
+            if !path.is_empty() || sub.is_some() {
+                return Err(format!("aggregation `{here}`: the embedded engine runs `{kind}` on a geo_shape field at the top level of a request, with no sub-aggregations"));
+            }
+            self.points.push((
+                name.clone(),
+                super::points::PointAgg::shape_metric(kind, field, params, &here)?,
+            ));
+            return Ok(true);
+        }
+        if kind == "geo_bounds" {
+            if sub.is_some() {
+                return Err(format!(
+                    "aggregation `{here}`: `geo_bounds` is a metric and takes no sub-aggregations"
+                ));
+            }
+            out.extend(bounds(name, params, mapping, &here)?);
+            return Ok(true);
+        }
+        if kind == "geo_centroid" {
+            if sub.is_some() {
+                return Err(format!("aggregation `{here}`: `geo_centroid` is a metric and takes no sub-aggregations"));
+            }
+            out.extend(centroid(name, params, mapping, &here)?);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+}
+
+/// The geo_shape field a `geo_bounds` or `geo_centroid` reads, when it reads one.
+fn shape_metric_field(
+    kind: &str,
+    params: &Map<String, Value>,
+    mapping: Option<&crate::mapping::Mapping>,
+) -> Option<String> {
+    if !matches!(kind, "geo_bounds" | "geo_centroid") {
+        return None;
+    }
+    let f = mapping?.field(params.get("field")?.as_str()?)?;
+    (f.kind == crate::mapping::FieldType::GeoShape).then(|| f.name.clone())
+}

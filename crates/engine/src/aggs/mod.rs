@@ -496,30 +496,7 @@ impl Level<'_> {
         if kind == "date_histogram" && self.own_date_histogram(params, sub, at)? {
             return Ok(());
         }
-        if let Some(field) = shape_metric_field(kind, params, mapping) {
-            if !path.is_empty() || sub.is_some() {
-                return Err(format!("aggregation `{here}`: the embedded engine runs `{kind}` on a geo_shape field at the top level of a request, with no sub-aggregations"));
-            }
-            self.points.push((
-                name.clone(),
-                points::PointAgg::shape_metric(kind, field, params, &here)?,
-            ));
-            return Ok(());
-        }
-        if kind == "geo_bounds" {
-            if sub.is_some() {
-                return Err(format!(
-                    "aggregation `{here}`: `geo_bounds` is a metric and takes no sub-aggregations"
-                ));
-            }
-            out.extend(geo::bounds(name, params, mapping, &here)?);
-            return Ok(());
-        }
-        if kind == "geo_centroid" {
-            if sub.is_some() {
-                return Err(format!("aggregation `{here}`: `geo_centroid` is a metric and takes no sub-aggregations"));
-            }
-            out.extend(geo::centroid(name, params, mapping, &here)?);
+        if self.rewrite_geo_metric(kind, params, sub, at, out)? {
             return Ok(());
         }
         if let Some(order) = params.get("order") {
@@ -763,23 +740,9 @@ mod merge;
 mod pipeline;
 mod points;
 mod time_series;
-#[cfg(test)]
-mod time_series_tests;
 pub(crate) use geo::pick_sides;
 pub(crate) use points::java_double;
 
-/// The geo_shape field a `geo_bounds` or `geo_centroid` reads, when it reads one.
-fn shape_metric_field(
-    kind: &str,
-    params: &Map<String, Value>,
-    mapping: Option<&crate::mapping::Mapping>,
-) -> Option<String> {
-    if !matches!(kind, "geo_bounds" | "geo_centroid") {
-        return None;
-    }
-    let f = mapping?.field(params.get("field")?.as_str()?)?;
-    (f.kind == crate::mapping::FieldType::GeoShape).then(|| f.name.clone())
-}
 mod rounding;
 mod shape;
 mod shapes;

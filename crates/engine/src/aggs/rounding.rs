@@ -13,7 +13,7 @@
 
 use crate::mapping::calendar::truncate;
 pub use crate::mapping::calendar::Unit;
-use crate::mapping::zone::{Instants, Zone};
+use crate::zone::{Instants, Zone};
 
 const HOUR: i64 = 3_600_000;
 /// Roundings back across transitions, at most (a zone has at most a few per year).

@@ -39,3 +39,6 @@ pub(super) fn request(
         .min(MAX_SERIES);
     Ok(json!({"terms": {"field": crate::mapping::TSID, "size": size, "order": {"_key": "asc"}}}))
 }
+
+#[cfg(test)]
+mod tests;

@@ -281,15 +281,10 @@ impl Bound {
     /// The script's number for a document; None (and the search's error noted) when it
     /// fails or gives no number.
     pub(crate) fn number(&mut self, doc: DocId, score: Score) -> Option<f64> {
-        let mut host = DocHost {
-            columns: &self.columns,
-            doc,
-            text: &mut self.text,
-        };
-        let out = self
-            .script
-            .run(&[("_score".into(), Val::Float(score as f64))], &mut host);
-        match out.map(|v| v.as_f64().ok_or(v.type_name())) {
+        match self
+            .run(doc, score)
+            .map(|v| v.as_f64().ok_or(v.type_name()))
+        {
             Ok(Ok(x)) => Some(x),
             Ok(Err(kind)) => {
                 self.fail(format!(
@@ -304,6 +299,17 @@ impl Bound {
         }
     }
 
+    /// The script's value for a document, `_score` being its score.
+    fn run(&mut self, doc: DocId, score: Score) -> Result<Val, String> {
+        let mut host = DocHost {
+            columns: &self.columns,
+            doc,
+            text: &mut self.text,
+        };
+        self.script
+            .run(&[("_score".into(), Val::Float(score as f64))], &mut host)
+    }
+
     fn fail(&self, e: String) -> Option<Score> {
         let mut slot = self.errors.lock().unwrap_or_else(|p| p.into_inner());
         slot.get_or_insert(e);
@@ -313,14 +319,7 @@ impl Bound {
 
 impl SegmentFn for Bound {
     fn eval(&mut self, doc: DocId, score: Score) -> Option<Score> {
-        let mut host = DocHost {
-            columns: &self.columns,
-            doc,
-            text: &mut self.text,
-        };
-        let out = self
-            .script
-            .run(&[("_score".into(), Val::Float(score as f64))], &mut host);
+        let out = self.run(doc, score);
         match (self.usage, out) {
             (_, Err(e)) => self.fail(e),
             (Use::Filter, Ok(Val::Bool(true))) => Some(1.0),

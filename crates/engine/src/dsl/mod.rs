@@ -437,9 +437,9 @@ impl QueryCompiler<'_> {
         // Dates without an offset of their own are read on the zone's clock (numbers are
         // instants); Elasticsearch ignores a time_zone on other fields.
         let zone = match is_date {
-            true => crate::mapping::zone::Zone::of_param(bounds.get("time_zone"))
+            true => crate::zone::Zone::of_param(bounds.get("time_zone"))
                 .map_err(|e| format!("range: {e}"))?,
-            false => crate::mapping::zone::Zone::utc(),
+            false => crate::zone::Zone::utc(),
         };
         let now = chrono::Utc::now();
         // Date math (`now-1d/d`, `2024-01-01||+1M`) rounds up for `gt` and `lte`, as in

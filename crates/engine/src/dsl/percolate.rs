@@ -156,13 +156,9 @@ impl Percolated {
         Ok(Some((slots, best)))
     }
 
-    /// A highlighter of the percolated documents by a stored query's terms.
-    pub(crate) fn highlighter(
-        &self,
-        h: &Value,
-        query: &dyn Query,
-    ) -> Result<crate::search::fetch::highlight::Highlight, String> {
-        crate::search::fetch::highlight::Highlight::compile(h, &self.mapping, &self.index, query)
+    /// The index's mapping and the in-memory index of the documents (for their highlighting).
+    pub(crate) fn memory(&self) -> (&Mapping, &tantivy::Index) {
+        (&self.mapping, &self.index)
     }
 
     /// The in-memory documents were added in slot order, into one segment.

@@ -419,8 +419,7 @@ impl QueryCompiler<'_> {
         // Its ranges read dates on the zone's clock, as a range query's `time_zone`.
         let zone = obj.get("time_zone").filter(|z| !z.is_null());
         if let Some(z) = zone {
-            crate::mapping::zone::Zone::of_param(Some(z))
-                .map_err(|e| format!("query_string: {e}"))?;
+            crate::zone::Zone::of_param(Some(z)).map_err(|e| format!("query_string: {e}"))?;
         }
         let text = obj
             .get("query")

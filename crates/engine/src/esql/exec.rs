@@ -15,6 +15,8 @@ pub const DEFAULT_LIMIT: usize = 1_000;
 pub const MAX_LIMIT: usize = 10_000;
 /// The most documents FROM reads into memory.
 pub const MAX_ROWS: usize = 1_000_000;
+/// The most values (rows times columns) FROM holds.
+pub const MAX_VALUES: usize = 50_000_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {
@@ -106,6 +108,7 @@ pub fn from(
     metadata: &[String],
     pushed: Option<Value>,
     cap: Option<usize>,
+    needed: &dyn Fn(&str) -> bool,
 ) -> Result<Table, Error> {
     let targets = engine.search_targets(patterns).map_err(|e| match e.kind {
         ErrorKind::NotFound => bad(format!("Unknown index [{patterns}]")),
@@ -121,7 +124,7 @@ pub fn from(
             .mapping
             .fields
             .iter()
-            .filter(|f| f.json_path.is_none())
+            .filter(|f| f.json_path.is_none() && needed(&f.name))
         {
             let ty = field_type(f.kind);
             let entry = columns.entry(f.name.clone()).or_insert(ty);
@@ -160,8 +163,11 @@ pub fn from(
         let searcher = index.searcher();
         let left = limit.saturating_sub(table.rows.len());
         let addresses = index.matching_addresses(&plan, &searcher, left + 1)?;
-        if table.rows.len() + addresses.len() > MAX_ROWS {
-            return Err(bad(format!("FROM [{patterns}] reads more than {MAX_ROWS} documents: the embedded engine's ES|QL holds its rows in memory (narrow it with WHERE)")));
+        let width = table.columns.len().max(1);
+        if table.rows.len() + addresses.len() > MAX_ROWS
+            || (table.rows.len() + addresses.len()).saturating_mul(width) > MAX_VALUES
+        {
+            return Err(bad(format!("FROM [{patterns}] reads more than {MAX_ROWS} documents or {MAX_VALUES} values: the embedded engine's ES|QL holds its rows in memory (narrow it with WHERE, or KEEP the columns it needs)")));
         }
         for addr in addresses.into_iter().take(left) {
             let (id, source) = index.fetch(&searcher, addr)?;
@@ -244,84 +250,13 @@ impl Table {
                 Ok(self)
             }
             Command::Stats { aggs, by } => super::stats::stats(self, aggs, by),
-            Command::Sort(keys) => {
-                let mut keyed = Vec::with_capacity(self.rows.len());
-                for row in std::mem::take(&mut self.rows) {
-                    let k = keys
-                        .iter()
-                        .map(|(e, _, _)| self.eval(e, &row))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    keyed.push((k, row));
-                }
-                keyed.sort_by(|(a, _), (b, _)| {
-                    for (i, (_, desc, nulls_first)) in keys.iter().enumerate() {
-                        let o = match (a[i].is_null(), b[i].is_null()) {
-                            (true, true) => std::cmp::Ordering::Equal,
-                            (true, false) if *nulls_first => std::cmp::Ordering::Less,
-                            (true, false) => std::cmp::Ordering::Greater,
-                            (false, true) if *nulls_first => std::cmp::Ordering::Greater,
-                            (false, true) => std::cmp::Ordering::Less,
-                            _ => {
-                                let o = sort_key(&a[i])
-                                    .compare(&sort_key(&b[i]))
-                                    .unwrap_or(std::cmp::Ordering::Equal);
-                                if *desc {
-                                    o.reverse()
-                                } else {
-                                    o
-                                }
-                            }
-                        };
-                        if o != std::cmp::Ordering::Equal {
-                            return o;
-                        }
-                    }
-                    std::cmp::Ordering::Equal
-                });
-                self.rows = keyed.into_iter().map(|(_, r)| r).collect();
-                Ok(self)
-            }
+            Command::Sort(keys) => self.sorted(keys),
             Command::Limit(n) => {
                 self.rows.truncate((*n).min(MAX_LIMIT));
                 Ok(self)
             }
-            Command::Keep(patterns) => {
-                let mut order = Vec::new();
-                for p in patterns {
-                    let found: Vec<usize> = (0..self.columns.len())
-                        .filter(|i| crate::names::simple_match(p, &self.columns[*i].name))
-                        .collect();
-                    if found.is_empty() {
-                        return Err(bad(format!("Unknown column [{p}]")));
-                    }
-                    order.extend(
-                        found
-                            .into_iter()
-                            .filter(|i| !order.contains(i))
-                            .collect::<Vec<_>>(),
-                    );
-                }
-                Ok(self.select(&order))
-            }
-            Command::Drop(patterns) => {
-                for p in patterns {
-                    if !self
-                        .columns
-                        .iter()
-                        .any(|c| crate::names::simple_match(p, &c.name))
-                    {
-                        return Err(bad(format!("Unknown column [{p}]")));
-                    }
-                }
-                let order: Vec<usize> = (0..self.columns.len())
-                    .filter(|i| {
-                        !patterns
-                            .iter()
-                            .any(|p| crate::names::simple_match(p, &self.columns[*i].name))
-                    })
-                    .collect();
-                Ok(self.select(&order))
-            }
+            Command::Keep(patterns) => self.kept(patterns),
+            Command::Drop(patterns) => self.dropped(patterns),
             Command::Rename(pairs) => {
                 for (old, new) in pairs {
                     let i = self.index_of(old)?;
@@ -330,6 +265,83 @@ impl Table {
                 Ok(self)
             }
         }
+    }
+
+    fn sorted(mut self, keys: &[(Expr, bool, bool)]) -> Result<Table, Error> {
+        let mut keyed = Vec::with_capacity(self.rows.len());
+        for row in std::mem::take(&mut self.rows) {
+            let k = keys
+                .iter()
+                .map(|(e, _, _)| self.eval(e, &row))
+                .collect::<Result<Vec<_>, _>>()?;
+            keyed.push((k, row));
+        }
+        keyed.sort_by(|(a, _), (b, _)| {
+            for (i, (_, desc, nulls_first)) in keys.iter().enumerate() {
+                let o = match (a[i].is_null(), b[i].is_null()) {
+                    (true, true) => std::cmp::Ordering::Equal,
+                    (true, false) if *nulls_first => std::cmp::Ordering::Less,
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (false, true) if *nulls_first => std::cmp::Ordering::Greater,
+                    (false, true) => std::cmp::Ordering::Less,
+                    _ => {
+                        let o = sort_key(&a[i])
+                            .compare(&sort_key(&b[i]))
+                            .unwrap_or(std::cmp::Ordering::Equal);
+                        if *desc {
+                            o.reverse()
+                        } else {
+                            o
+                        }
+                    }
+                };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+        self.rows = keyed.into_iter().map(|(_, r)| r).collect();
+        Ok(self)
+    }
+
+    fn kept(self, patterns: &[String]) -> Result<Table, Error> {
+        let mut order = Vec::new();
+        for p in patterns {
+            let found: Vec<usize> = (0..self.columns.len())
+                .filter(|i| crate::names::simple_match(p, &self.columns[*i].name))
+                .collect();
+            if found.is_empty() {
+                return Err(bad(format!("Unknown column [{p}]")));
+            }
+            order.extend(
+                found
+                    .into_iter()
+                    .filter(|i| !order.contains(i))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        Ok(self.select(&order))
+    }
+
+    fn dropped(self, patterns: &[String]) -> Result<Table, Error> {
+        for p in patterns {
+            if !self
+                .columns
+                .iter()
+                .any(|c| crate::names::simple_match(p, &c.name))
+            {
+                return Err(bad(format!("Unknown column [{p}]")));
+            }
+        }
+        let order: Vec<usize> = (0..self.columns.len())
+            .filter(|i| {
+                !patterns
+                    .iter()
+                    .any(|p| crate::names::simple_match(p, &self.columns[*i].name))
+            })
+            .collect();
+        Ok(self.select(&order))
     }
 
     fn select(self, order: &[usize]) -> Table {

@@ -164,6 +164,52 @@ fn each_call(c: &Command, f: &mut dyn FnMut(&str) -> Result<(), String>) -> Resu
     }
 }
 
+/// The columns FROM needs to read: with a STATS or a KEEP, only those the query names (and
+/// those KEEP's patterns match); otherwise every one, as the answer shows them all.
+fn needed_columns(commands: &[Command]) -> Option<(Vec<String>, Vec<String>)> {
+    if !commands
+        .iter()
+        .any(|c| matches!(c, Command::Stats { .. } | Command::Keep(_)))
+    {
+        return None;
+    }
+    fn refs(e: &Expr, out: &mut Vec<String>) {
+        match e {
+            Expr::Col(n) => out.push(n.clone()),
+            Expr::Call(_, args) => args.iter().for_each(|a| refs(a, out)),
+            Expr::Bin(_, a, b) => {
+                refs(a, out);
+                refs(b, out);
+            }
+            Expr::Not(a)
+            | Expr::Neg(a)
+            | Expr::Cast(a, _)
+            | Expr::IsNull(a, _)
+            | Expr::Like(a, ..) => refs(a, out),
+            Expr::In(a, items, _) => {
+                refs(a, out);
+                items.iter().for_each(|i| refs(i, out));
+            }
+            Expr::Lit(_) | Expr::Star | Expr::Span(..) => {}
+        }
+    }
+    let (mut names, mut patterns) = (Vec::new(), Vec::new());
+    for c in commands {
+        match c {
+            Command::Where(e) => refs(e, &mut names),
+            Command::Eval(list) => list.iter().for_each(|(_, e)| refs(e, &mut names)),
+            Command::Stats { aggs, by } => {
+                aggs.iter().chain(by).for_each(|(_, e)| refs(e, &mut names))
+            }
+            Command::Sort(keys) => keys.iter().for_each(|(e, _, _)| refs(e, &mut names)),
+            Command::Keep(p) => patterns.extend(p.iter().cloned()),
+            Command::Rename(pairs) => names.extend(pairs.iter().map(|(old, _)| old.clone())),
+            Command::From { .. } | Command::Limit(_) | Command::Drop(_) => {}
+        }
+    }
+    Some((names, patterns))
+}
+
 /// Runs a request on the engine's indices.
 pub fn run(engine: &crate::cluster::Engine, body: &Value) -> Result<Value, Error> {
     let started = std::time::Instant::now();
@@ -177,7 +223,14 @@ pub fn run(engine: &crate::cluster::Engine, body: &Value) -> Result<Value, Error
         None => Some(exec::DEFAULT_LIMIT),
         _ => None,
     };
-    let mut table: Table = exec::from(engine, patterns, metadata, plan.pushed.clone(), cap)?;
+    let needed = needed_columns(&plan.commands);
+    let keep = |name: &str| {
+        needed.as_ref().is_none_or(|(names, patterns)| {
+            names.iter().any(|n| n == name)
+                || patterns.iter().any(|p| crate::names::simple_match(p, name))
+        })
+    };
+    let mut table: Table = exec::from(engine, patterns, metadata, plan.pushed.clone(), cap, &keep)?;
     for c in &plan.commands[1..] {
         table = table.run(c)?;
     }

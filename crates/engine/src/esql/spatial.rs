@@ -123,14 +123,6 @@ pub fn scalar(name: &str, values: &[V]) -> Result<V, String> {
             v @ V::Point(..) => v,
             other => return Err(format!("[TO_GEOPOINT] cannot convert {}", other.to_json())),
         },
-        "TO_STRING" => match arg(values, 0, name)?.to_json() {
-            serde_json::Value::String(s) => V::Str(s),
-            other => V::Str(other.to_string()),
-        },
-        "TO_DOUBLE" => arg(values, 0, name)?.as_f64().map_or(V::Null, V::Double),
-        "TO_LONG" | "TO_INTEGER" => arg(values, 0, name)?
-            .as_f64()
-            .map_or(V::Null, |x| V::Long(x as i64)),
         "ST_INTERSECTS" => super::func::relate(
             Relation::Intersects,
             &arg(values, 0, name)?,
@@ -183,6 +175,21 @@ pub fn scalar(name: &str, values: &[V]) -> Result<V, String> {
         },
         "ST_GEOHASH" | "ST_GEOTILE" | "ST_GEOHEX" => grid_cell(name, values)?,
         "TO_GEOHASH" | "TO_GEOTILE" | "TO_GEOHEX" => to_cell(name, &arg(values, 0, name)?)?,
+        _ => general(name, values)?,
+    })
+}
+
+/// The functions of the subset that are not spatial.
+fn general(name: &str, values: &[V]) -> Result<V, String> {
+    Ok(match name {
+        "TO_STRING" => match arg(values, 0, name)?.to_json() {
+            serde_json::Value::String(s) => V::Str(s),
+            other => V::Str(other.to_string()),
+        },
+        "TO_DOUBLE" => arg(values, 0, name)?.as_f64().map_or(V::Null, V::Double),
+        "TO_LONG" | "TO_INTEGER" => arg(values, 0, name)?
+            .as_f64()
+            .map_or(V::Null, |x| V::Long(x as i64)),
         "DATE_TRUNC" => date_trunc(&arg(values, 0, name)?, &arg(values, 1, name)?)?,
         "ABS" => match arg(values, 0, name)? {
             V::Long(n) => V::Long(n.abs()),

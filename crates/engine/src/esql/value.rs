@@ -84,7 +84,7 @@ impl V {
             V::Long(n) => json!(n),
             V::Double(x) => serde_json::Number::from_f64(*x).map_or(Value::Null, Value::Number),
             V::Str(s) => json!(s),
-            V::Date(ms) => json!(crate::mapping::zone::Zone::utc().format(*ms)),
+            V::Date(ms) => json!(crate::zone::Zone::utc().format(*ms)),
             V::Point(lon, lat) => json!(format!("POINT ({} {})", num(*lon), num(*lat))),
             V::Shape(g) => json!(wkt(g)),
             V::Multi(items) => Value::Array(items.iter().map(V::to_json).collect()),

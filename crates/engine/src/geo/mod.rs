@@ -9,6 +9,4 @@ pub mod relate;
 pub mod shape;
 
 #[cfg(test)]
-mod shape_tests;
-#[cfg(test)]
 mod tests;

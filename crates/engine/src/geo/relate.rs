@@ -114,3 +114,6 @@ fn draw_circle(lon: f64, lat: f64, meters: f64) -> Polygon<f64> {
     ring.push(ring[0]);
     Polygon::new(geo::LineString(ring), vec![])
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,7 +5,7 @@
 
 use crate::mapping::calendar::{add_local, truncate, Unit};
 use crate::mapping::dates::DateFormats;
-use crate::mapping::zone::Zone;
+use crate::zone::Zone;
 use chrono::{DateTime as Chrono, Utc};
 use serde_json::Value;
 use tantivy::DateTime;

@@ -124,12 +124,12 @@ impl DateFormats {
     /// An instant (nanoseconds since the epoch) as the first format writes it, as
     /// Elasticsearch shows a formatted sort value or `key_as_string`.
     pub fn print(&self, nanos: i64) -> String {
-        self.print_in(nanos, &crate::mapping::zone::Zone::utc())
+        self.print_in(nanos, &crate::zone::Zone::utc())
     }
 
     /// As [`DateFormats::print`], on `zone`'s clock with its offset (`Z` for UTC), as
     /// Elasticsearch prints with a `time_zone`.
-    pub fn print_in(&self, nanos: i64, zone: &crate::mapping::zone::Zone) -> String {
+    pub fn print_in(&self, nanos: i64, zone: &crate::zone::Zone) -> String {
         let offset_ms = zone.offset_ms(nanos.div_euclid(1_000_000));
         let zone_text = zone.offset_text(nanos.div_euclid(1_000_000));
         let at = chrono::DateTime::from_timestamp_nanos(

@@ -8,8 +8,7 @@ mod fields;
 pub(crate) mod percolator;
 mod runtime;
 mod scripted;
-#[cfg(test)]
-mod scripted_tests;
+mod shapes;
 mod values;
 use fields::collect;
 pub use runtime::{is_elasticsearch_type, unknown_type_message};
@@ -18,7 +17,6 @@ pub(crate) mod calendar;
 pub(crate) mod dates;
 pub(crate) mod dynamic;
 pub(crate) mod ranges;
-pub(crate) mod zone;
 
 use crate::mapping::dynamic::Dynamic;
 use crate::mapping::dynamic::JsonFields;
@@ -261,6 +259,21 @@ pub struct TimeSeries {
     pub dimensions: Vec<usize>,
 }
 
+impl TimeSeries {
+    /// In a time-series index with dimensions, its series id field, added to the schema.
+    fn add(
+        body: &Value,
+        dimensions: &[String],
+        by_name: &HashMap<String, usize>,
+        builder: &mut tantivy::schema::SchemaBuilder,
+    ) -> Option<TimeSeries> {
+        (time_series_mode(body) && !dimensions.is_empty()).then(|| TimeSeries {
+            tsid: builder.add_text_field(TSID, STRING | tantivy::schema::FAST),
+            dimensions: dimensions.iter().map(|n| by_name[n]).collect(),
+        })
+    }
+}
+
 /// Whether the index body's settings make a time-series index.
 fn time_series_mode(body: &Value) -> bool {
     let settings = body.get("settings");
@@ -366,11 +379,7 @@ impl Mapping {
             return Err(unknown(clash, "", format!("`{clash}` is the name the embedded engine keeps dynamically mapped fields under")));
         }
         let flattened = declared.flattened.iter().map(|n| by_name[n]).collect();
-        let time_series =
-            (time_series_mode(body) && !declared.dimensions.is_empty()).then(|| TimeSeries {
-                tsid: builder.add_text_field(TSID, STRING | tantivy::schema::FAST),
-                dimensions: declared.dimensions.iter().map(|n| by_name[n]).collect(),
-            });
+        let time_series = TimeSeries::add(body, &declared.dimensions, &by_name, &mut builder);
         let scripted = scripted::resolve(&declared.scripts, &by_name, &fields).map_err(|why| {
             UnsupportedType {
                 field: String::new(),

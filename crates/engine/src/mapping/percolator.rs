@@ -48,8 +48,7 @@ impl Mapping {
         out
     }
 
-    /// Indexes a percolator value: the query (checked as a search would parse it) and its
-    /// extracted terms.
+    /// Indexes a percolator value: the query and its extracted terms.
     pub(super) fn add_percolator_query(
         &self,
         doc: &mut TantivyDocument,
@@ -59,7 +58,8 @@ impl Mapping {
         if query.is_null() {
             return Ok(());
         }
-        crate::dsl::ast::QueryAst::parse(query)?;
+        // The query's types are checked when a `percolate` runs it (a query that cannot run
+        // fails that search); its fields here, as Elasticsearch checks them when it is indexed.
         self.check_fields(query)?;
         doc.add_bytes(f.field, query.to_string().as_bytes());
         let extracted = f

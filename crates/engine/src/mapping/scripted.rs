@@ -91,7 +91,7 @@ impl SourceDoc<'_> {
                 let (lon, lat) = super::geo_point(v)?;
                 Val::Geo(lat, lon)
             }
-            (FieldType::GeoShape, v) => Val::Shape(Box::new(crate::geo::column::script_value(
+            (FieldType::GeoShape, v) => Val::Shape(Box::new(super::shapes::script_value(
                 &crate::geo::geometry::parse_indexed(v)?,
             )?)),
             (FieldType::Text, _) => {
@@ -212,3 +212,6 @@ impl Mapping {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

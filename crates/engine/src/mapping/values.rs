@@ -28,7 +28,7 @@ pub(super) fn add_value(
         return Ok(());
     }
     if f.kind == FieldType::GeoShape {
-        return crate::geo::column::add_shape(doc, f, v);
+        return super::shapes::add_shape(doc, f, v);
     }
     if let FieldType::Range(_) = f.kind {
         return match v {

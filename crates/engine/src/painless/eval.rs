@@ -71,7 +71,7 @@ impl Val {
             Val::Str(s) => Value::String(s.clone()),
             Val::List(l) | Val::Doc(l) => Value::Array(l.iter().map(Val::to_json).collect()),
             Val::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
-            Val::Date(ms) => Value::String(crate::mapping::zone::Zone::utc().format(*ms)),
+            Val::Date(ms) => Value::String(crate::zone::Zone::utc().format(*ms)),
             Val::Geo(lat, lon) => serde_json::json!({"lat": lat, "lon": lon}),
             Val::Shape(s) => serde_json::json!({"type": "envelope",
                 "coordinates": [[s.west, s.north], [s.east, s.south]]}),

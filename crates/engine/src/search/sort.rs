@@ -234,39 +234,7 @@ impl Sort {
                 keys.push(options::script_key(e, mapping, errors.clone())?);
                 continue;
             }
-            let by = sorted_by(name, mapping)?;
-            let desc = match order {
-                None => by == By::Score,
-                Some("asc") => false,
-                Some("desc") => true,
-                Some(other) => {
-                    return Err(format!(
-                        "sort `{name}`: order is \"asc\" or \"desc\", got \"{other}\""
-                    ))
-                }
-            };
-            // An alias sorts on its target's column.
-            let column = mapping
-                .field(name)
-                .map_or(name.to_string(), |f| f.name.clone());
-            let dates = mapping.field(name).and_then(|f| f.dates.clone());
-            let shown = date_shown(name, opts, mapping)?;
-            let mode = opts.get("mode").and_then(Value::as_str);
-            let max = match mode {
-                Some("max") => true,
-                Some("min") => false,
-                _ => desc,
-            };
-            keys.push(SortKey {
-                by,
-                name: column,
-                desc,
-                geo: None,
-                dates,
-                shown,
-                max,
-                script: None,
-            });
+            keys.push(field_key(name, order, opts, mapping)?);
         }
         let user_keys = keys.len();
         if !keys.iter().any(|k| k.by == By::Doc) {
@@ -479,6 +447,48 @@ impl Sort {
             len: self.user_keys,
         })
     }
+}
+
+/// A key on a field (or `_score`, `_doc`): its order, column, date display and mode.
+fn field_key(
+    name: &str,
+    order: Option<&str>,
+    opts: &serde_json::Map<String, Value>,
+    mapping: &Mapping,
+) -> Result<SortKey, String> {
+    let by = sorted_by(name, mapping)?;
+    let desc = match order {
+        None => by == By::Score,
+        Some("asc") => false,
+        Some("desc") => true,
+        Some(other) => {
+            return Err(format!(
+                "sort `{name}`: order is \"asc\" or \"desc\", got \"{other}\""
+            ))
+        }
+    };
+    // An alias sorts on its target's column.
+    let column = mapping
+        .field(name)
+        .map_or(name.to_string(), |f| f.name.clone());
+    let dates = mapping.field(name).and_then(|f| f.dates.clone());
+    let shown = date_shown(name, opts, mapping)?;
+    let mode = opts.get("mode").and_then(Value::as_str);
+    let max = match mode {
+        Some("max") => true,
+        Some("min") => false,
+        _ => desc,
+    };
+    Ok(SortKey {
+        by,
+        name: column,
+        desc,
+        geo: None,
+        dates,
+        shown,
+        max,
+        script: None,
+    })
 }
 
 /// The top `limit` hits after a cursor, in sort order, with their keys.

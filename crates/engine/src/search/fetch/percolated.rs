@@ -53,7 +53,9 @@ pub(super) fn render(
         };
         fields.insert(key, Value::from(slots.clone()));
         let Some(h) = highlight else { continue };
-        let Ok(compiled) = p.highlighter(h, query.as_ref()) else {
+        let (mapping, memory) = p.memory();
+        let Ok(compiled) = super::highlight::Highlight::compile(h, mapping, memory, query.as_ref())
+        else {
             continue;
         };
         for slot in slots {

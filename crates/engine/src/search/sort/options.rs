@@ -176,9 +176,11 @@ pub(super) fn script_key(
     }
     match opts.get("type").and_then(Value::as_str) {
         Some("number") => {}
-        Some(other) => return Err(format!(
+        Some(other) => {
+            return Err(format!(
             "a `_script` sort of type `{other}` is not run by the embedded engine (type number is)"
-        )),
+        ))
+        }
         None => return Err("a `_script` sort needs its `type`".into()),
     }
     let script = crate::painless::Script::from_request(
