@@ -85,16 +85,18 @@ def make_corpus(py, shared, track_dir, data, home):
         print(f"no corpus for {track_dir}: {(out.stderr.strip().splitlines() or ['?'])[-1]}", file=sys.stderr)
 
 
-def without_scripted_fields(track_dir, data, home):
-    """The generator fills every mapped field, those an index-time `script` computes too, which
-    Elasticsearch refuses in a document ("Cannot index data directly into a field with a [script]
-    parameter"); a real corpus has none. They are removed from the generated documents."""
-    import bz2, gzip
+def fit_generated_corpus(track_dir, data, home):
+    """What the generator writes that a real corpus never holds, and Elasticsearch refuses:
+    a value for a field an index-time `script` computes ("Cannot index data directly into a
+    field with a [script] parameter"), removed; and vectors of any length for a `dot_product`
+    dense_vector ("can only be used with unit-length vectors"), scaled to unit length."""
+    import bz2, gzip, math
     out_dir = tempfile.mkdtemp(prefix="converted-", dir=home)
     shutil.rmtree(out_dir)
     # The track of ours it converts to holds each index body rendered, inline.
     # An empty results directory: the generated corpus files are smaller than the track says.
-    subprocess.run([BIN, "convert-rally", "--out", out_dir, "--results-dir", out_dir + "-home", track_dir],
+    subprocess.run([BIN, "convert-rally", "--on-unsupported", "skip", "--out", out_dir,
+                    "--results-dir", out_dir + "-home", track_dir],
                    capture_output=True, text=True, timeout=120)
     try:
         import yaml
@@ -102,7 +104,7 @@ def without_scripted_fields(track_dir, data, home):
             indices = (yaml.safe_load(f) or {}).get("indices", [])
     except (OSError, ImportError, ValueError):
         return
-    scripted = set()
+    scripted, unit = set(), set()
 
     def walk(props, prefix):
         for name, d in (props or {}).items():
@@ -110,11 +112,21 @@ def without_scripted_fields(track_dir, data, home):
                 continue
             if "script" in d:
                 scripted.add(prefix + name)
+            if d.get("type") == "dense_vector" and d.get("similarity") == "dot_product" \
+                    and d.get("element_type", "float") == "float":
+                unit.add(prefix + name)
             walk(d.get("properties"), prefix + name + ".")
     for idx in indices:
         walk(((idx.get("body") or {}).get("mappings") or {}).get("properties"), "")
-    if not scripted or not os.path.isdir(data):
+    if not (scripted or unit) or not os.path.isdir(data):
         return
+
+    def parent_of(doc, field):
+        *parents, leaf = field.split(".")
+        at = doc
+        for p in parents:
+            at = at.get(p) if isinstance(at, dict) else None
+        return at if isinstance(at, dict) else None, leaf
     opener = {".bz2": bz2.open, ".gz": gzip.open}
     for name in os.listdir(data):
         path = os.path.join(data, name)
@@ -129,12 +141,15 @@ def without_scripted_fields(track_dir, data, home):
                 kept.append(line)
                 continue
             for field in scripted:
-                *parents, leaf = field.split(".")
-                at = doc
-                for p in parents:
-                    at = at.get(p) if isinstance(at, dict) else None
-                if isinstance(at, dict):
+                at, leaf = parent_of(doc, field)
+                if at is not None:
                     at.pop(leaf, None)
+            for field in unit:
+                at, leaf = parent_of(doc, field)
+                v = at.get(leaf) if at is not None else None
+                if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
+                    norm = math.sqrt(sum(x * x for x in v)) or 1.0
+                    at[leaf] = [x / norm for x in v]
             kept.append(json.dumps(doc))
         with op(path, "wt") as f:
             f.write("\n".join(kept) + "\n")
@@ -301,7 +316,7 @@ def main():
             data = os.path.join(home, "data", os.path.basename(d))
             os.makedirs(data, exist_ok=True)
             make_corpus(py, a.shared, d, data, home)
-            without_scripted_fields(d, data, home)
+            fit_generated_corpus(d, data, home)
             render = ""
             if a.render:
                 if renderers is None:

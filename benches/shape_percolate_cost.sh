@@ -100,15 +100,5 @@ for round in $(seq "$rounds"); do
   home="$work/home-$round"
   taskset -c 1 "$bin" --results-dir "$home" race --track-path "$track" -q \
     --report-format json > "$work/report.json"
-  python3 - "$work/report.json" "$round" <<'PY'
-import json, sys
-text = open(sys.argv[1]).read()
-report = json.loads(text[: text.rindex("}") + 1])
-for t in report["tasks"]:
-    if t["task"] in ("d", "c", "r") or t["task"].startswith("index-"):
-        continue
-    s, tp = t["service_time_ms"], t["throughput"]
-    ops = tp.get("median", tp.get("mean")) if isinstance(tp, dict) else tp
-    print(f'{sys.argv[2]},{t["task"]},{ops:.1f},{s["p50"]},{s["p99"]},{t.get("hits", "")}')
-PY
+  python3 "$root/benches/search_rows.py" "$work/report.json" "$round"
 done
