@@ -67,10 +67,10 @@ fn grid_cell(name: &str, values: &[V]) -> Result<V, String> {
         return Ok(V::Null);
     };
     let precision = match arg(values, 1, name)? {
-        V::Long(p) if p >= 0 => p as u32,
+        V::Long(p) if (0..=29).contains(&p) => p as u32,
         other => {
             return Err(format!(
-                "[{name}] precision is a whole number, got {}",
+                "[{name}] precision is a whole number 0 to 29, got {}",
                 other.to_json()
             ))
         }
@@ -250,7 +250,7 @@ fn date_trunc(span: &V, date: &V) -> Result<V, String> {
         .parse()
         .map_err(|_| "[DATE_TRUNC] takes a whole number of units")?;
     let unit = unit.trim_end_matches('s');
-    let fixed = match unit {
+    let fixed: Option<i64> = match unit {
         "millisecond" => Some(1),
         "second" => Some(1_000),
         "minute" => Some(60_000),
@@ -260,7 +260,9 @@ fn date_trunc(span: &V, date: &V) -> Result<V, String> {
         _ => None,
     };
     if let Some(step) = fixed {
-        let step = step * n.max(1);
+        let step = step
+            .checked_mul(n.max(1))
+            .ok_or("[DATE_TRUNC] the span is too long")?;
         return Ok(V::Date(ms.div_euclid(step) * step));
     }
     let months = match unit {

@@ -23,6 +23,8 @@ pub const AGGREGATIONS: [&str; 8] = [
 
 /// The most groups one STATS may make.
 const MAX_GROUPS: usize = 1_000_000;
+/// The most groups one row may count in (its multi-valued keys' combinations).
+const MAX_KEYS_PER_ROW: usize = 10_000;
 
 fn bad(m: impl Into<String>) -> Error {
     Error::new(ErrorKind::BadRequest, m.into())
@@ -232,6 +234,11 @@ pub fn stats(table: Table, aggs: &[(String, Expr)], by: &[(String, Expr)]) -> Re
                 V::Multi(items) => items,
                 one => vec![one],
             };
+            if keys.len().saturating_mul(options.len()) > MAX_KEYS_PER_ROW {
+                return Err(bad(format!(
+                    "a row's multi-valued BY keys make more than {MAX_KEYS_PER_ROW} groups"
+                )));
+            }
             keys = keys
                 .into_iter()
                 .flat_map(|k| {
