@@ -187,7 +187,7 @@ pub fn eval(e: &Expr, row: &Row<'_>) -> Result<V, String> {
     })
 }
 
-fn cast(v: V, ty: &str) -> Result<V, String> {
+pub(super) fn cast(v: V, ty: &str) -> Result<V, String> {
     Ok(match (ty, v) {
         (_, V::Null) => V::Null,
         ("double", v) => number(&v)?.map_or(V::Null, V::Double),

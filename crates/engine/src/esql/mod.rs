@@ -133,35 +133,12 @@ fn full_text(e: &Expr) -> Result<Option<Value>, String> {
 
 /// Calls `f` with the name of every function the command calls.
 fn each_call(c: &Command, f: &mut dyn FnMut(&str) -> Result<(), String>) -> Result<(), String> {
-    fn walk(e: &Expr, f: &mut dyn FnMut(&str) -> Result<(), String>) -> Result<(), String> {
-        match e {
-            Expr::Call(name, args) => {
-                f(name)?;
-                args.iter().try_for_each(|a| walk(a, f))
-            }
-            Expr::Bin(_, a, b) => {
-                walk(a, f)?;
-                walk(b, f)
-            }
-            Expr::Not(a)
-            | Expr::Neg(a)
-            | Expr::Cast(a, _)
-            | Expr::IsNull(a, _)
-            | Expr::Like(a, ..) => walk(a, f),
-            Expr::In(a, items, _) => {
-                walk(a, f)?;
-                items.iter().try_for_each(|i| walk(i, f))
-            }
-            Expr::Lit(_) | Expr::Col(_) | Expr::Star | Expr::Span(..) => Ok(()),
-        }
-    }
-    match c {
-        Command::Where(e) => walk(e, f),
-        Command::Eval(list) => list.iter().try_for_each(|(_, e)| walk(e, f)),
-        Command::Stats { aggs, by } => aggs.iter().chain(by).try_for_each(|(_, e)| walk(e, f)),
-        Command::Sort(keys) => keys.iter().try_for_each(|(e, _, _)| walk(e, f)),
-        _ => Ok(()),
-    }
+    c.exprs().into_iter().try_for_each(|e| {
+        e.visit(&mut |x| match x {
+            Expr::Call(name, _) => f(name),
+            _ => Ok(()),
+        })
+    })
 }
 
 /// The columns FROM needs to read: with a STATS or a KEEP, only those the query names (and
@@ -173,38 +150,21 @@ fn needed_columns(commands: &[Command]) -> Option<(Vec<String>, Vec<String>)> {
     {
         return None;
     }
-    fn refs(e: &Expr, out: &mut Vec<String>) {
-        match e {
-            Expr::Col(n) => out.push(n.clone()),
-            Expr::Call(_, args) => args.iter().for_each(|a| refs(a, out)),
-            Expr::Bin(_, a, b) => {
-                refs(a, out);
-                refs(b, out);
-            }
-            Expr::Not(a)
-            | Expr::Neg(a)
-            | Expr::Cast(a, _)
-            | Expr::IsNull(a, _)
-            | Expr::Like(a, ..) => refs(a, out),
-            Expr::In(a, items, _) => {
-                refs(a, out);
-                items.iter().for_each(|i| refs(i, out));
-            }
-            Expr::Lit(_) | Expr::Star | Expr::Span(..) => {}
-        }
-    }
     let (mut names, mut patterns) = (Vec::new(), Vec::new());
     for c in commands {
+        for e in c.exprs() {
+            // Infallible: the visitor only collects.
+            let _ = e.visit(&mut |x| {
+                if let Expr::Col(n) = x {
+                    names.push(n.clone());
+                }
+                Ok(())
+            });
+        }
         match c {
-            Command::Where(e) => refs(e, &mut names),
-            Command::Eval(list) => list.iter().for_each(|(_, e)| refs(e, &mut names)),
-            Command::Stats { aggs, by } => {
-                aggs.iter().chain(by).for_each(|(_, e)| refs(e, &mut names))
-            }
-            Command::Sort(keys) => keys.iter().for_each(|(e, _, _)| refs(e, &mut names)),
             Command::Keep(p) => patterns.extend(p.iter().cloned()),
             Command::Rename(pairs) => names.extend(pairs.iter().map(|(old, _)| old.clone())),
-            Command::From { .. } | Command::Limit(_) | Command::Drop(_) => {}
+            _ => {}
         }
     }
     Some((names, patterns))

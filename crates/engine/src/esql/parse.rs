@@ -152,6 +152,43 @@ pub enum Command {
     Rename(Vec<(String, String)>),
 }
 
+impl Expr {
+    /// Calls `f` with this expression and each one inside it, outermost first.
+    pub fn visit(&self, f: &mut dyn FnMut(&Expr) -> Result<(), String>) -> Result<(), String> {
+        f(self)?;
+        match self {
+            Expr::Call(_, args) => args.iter().try_for_each(|a| a.visit(f)),
+            Expr::Bin(_, a, b) => {
+                a.visit(f)?;
+                b.visit(f)
+            }
+            Expr::Not(a)
+            | Expr::Neg(a)
+            | Expr::Cast(a, _)
+            | Expr::IsNull(a, _)
+            | Expr::Like(a, ..) => a.visit(f),
+            Expr::In(a, items, _) => {
+                a.visit(f)?;
+                items.iter().try_for_each(|i| i.visit(f))
+            }
+            Expr::Lit(_) | Expr::Col(_) | Expr::Star | Expr::Span(..) => Ok(()),
+        }
+    }
+}
+
+impl Command {
+    /// The expressions the command evaluates.
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            Command::Where(e) => vec![e],
+            Command::Eval(list) => list.iter().map(|(_, e)| e).collect(),
+            Command::Stats { aggs, by } => aggs.iter().chain(by).map(|(_, e)| e).collect(),
+            Command::Sort(keys) => keys.iter().map(|(e, _, _)| e).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 struct Parser<'t> {
     toks: Vec<(Tok, usize)>,
     at: usize,

@@ -182,10 +182,7 @@ pub fn scalar(name: &str, values: &[V]) -> Result<V, String> {
 /// The functions of the subset that are not spatial.
 fn general(name: &str, values: &[V]) -> Result<V, String> {
     Ok(match name {
-        "TO_STRING" => match arg(values, 0, name)?.to_json() {
-            serde_json::Value::String(s) => V::Str(s),
-            other => V::Str(other.to_string()),
-        },
+        "TO_STRING" => super::func::cast(arg(values, 0, name)?, "string")?,
         "TO_DOUBLE" => arg(values, 0, name)?.as_f64().map_or(V::Null, V::Double),
         "TO_LONG" | "TO_INTEGER" => arg(values, 0, name)?
             .as_f64()

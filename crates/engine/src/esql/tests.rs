@@ -150,8 +150,14 @@ fn what_the_subset_lacks_is_named() {
         ("FROM pts | KEEP nope", "Unknown column [nope]"),
         ("FROM pts | EVAL x = FOO(n)", "`FOO` is not run"),
         ("FROM nothing", "Unknown index [nothing]"),
-        ("FROM logs-* | EVAL x = DATE_TRUNC(9223372036854775 DAYS, @timestamp)", "too long"),
-        ("FROM pts | EVAL g = ST_GEOHASH(location, 4294967297)", "precision"),
+        (
+            "FROM logs-* | EVAL x = DATE_TRUNC(9223372036854775 DAYS, @timestamp)",
+            "too long",
+        ),
+        (
+            "FROM pts | EVAL g = ST_GEOHASH(location, 4294967297)",
+            "precision",
+        ),
         (
             "FROM pts | SORT n | WHERE MATCH(name, \"a\")",
             "directly after FROM",
