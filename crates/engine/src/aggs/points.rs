@@ -310,12 +310,17 @@ enum Counts {
 /// Where one aggregation reads a segment's documents.
 enum Source {
     Points(Points),
-    Shapes(ShapeColumn),
+    /// The index of the field's column among the segment's shape columns.
+    Shapes(usize),
 }
 
 pub struct PointSegment {
     aggs: Arc<Vec<(String, PointAgg)>>,
     sources: Vec<Source>,
+    /// One column per geo_shape field the aggregations read, and the current document's
+    /// shape of each, decoded once however many aggregations read it.
+    shapes: Vec<(String, ShapeColumn)>,
+    decoded: Vec<Option<Option<geo::Geometry<f64>>>>,
     counts: Vec<Counts>,
     cells: Vec<Cell>,
     overflow: bool,
@@ -341,15 +346,24 @@ impl Collector for PointAggs {
         _: SegmentOrdinal,
         reader: &SegmentReader,
     ) -> tantivy::Result<PointSegment> {
+        let mut shapes: Vec<(String, ShapeColumn)> = Vec::new();
+        let mut sources = Vec::with_capacity(self.0.len());
+        for (_, a) in self.0.iter() {
+            sources.push(match a.on_shapes() {
+                false => Source::Points(Points::open(reader, a.field())?),
+                true => match shapes.iter().position(|(f, _)| f == a.field()) {
+                    Some(i) => Source::Shapes(i),
+                    None => {
+                        shapes.push((a.field().to_string(), ShapeColumn::open(reader, a.field())?));
+                        Source::Shapes(shapes.len() - 1)
+                    }
+                },
+            });
+        }
         Ok(PointSegment {
-            sources: self
-                .0
-                .iter()
-                .map(|(_, a)| match a.on_shapes() {
-                    true => ShapeColumn::open(reader, a.field()).map(Source::Shapes),
-                    false => Points::open(reader, a.field()).map(Source::Points),
-                })
-                .collect::<Result<_, _>>()?,
+            sources,
+            decoded: (0..shapes.len()).map(|_| None).collect(),
+            shapes,
             counts: empty_counts(&self.0),
             aggs: self.0.clone(),
             cells: Vec::new(),
@@ -409,6 +423,7 @@ impl SegmentCollector for PointSegment {
     type Fruit = PointResults;
 
     fn collect(&mut self, doc: DocId, _: Score) {
+        self.decoded.iter_mut().for_each(|d| *d = None);
         for ((_, agg), (source, counts)) in self
             .aggs
             .iter()
@@ -416,11 +431,13 @@ impl SegmentCollector for PointSegment {
         {
             let points = match source {
                 Source::Points(points) => points,
-                Source::Shapes(shapes) => {
-                    let Some(shape) = shapes.get(doc) else {
-                        continue;
-                    };
-                    self.overflow |= collect_shape(agg, &shape, counts, &mut self.cells).is_err();
+                Source::Shapes(i) => {
+                    let column = &mut self.shapes[*i].1;
+                    let shape = self.decoded[*i].get_or_insert_with(|| column.get(doc));
+                    if let Some(shape) = shape {
+                        self.overflow |=
+                            collect_shape(agg, shape, counts, &mut self.cells).is_err();
+                    }
                     continue;
                 }
             };
