@@ -9,10 +9,12 @@ rounds=${1:-3}
 seconds=${2:-8}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${RUNNER_BIN:-$root/target/release/runner}
+. "$root/benches/search_rounds.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ln -s "$root/tracks/geonames" "$work/geonames"
 mkdir "$work/script-cost"
+track="$work/script-cost"
 cp "$root/tracks/geonames/index.json" "$work/script-cost/index.json"
 searches=(match-phrase script-score-painless field-value-factor script-score-expression decay-geo-gauss script-filter)
 write_track() {
@@ -51,20 +53,8 @@ challenges:
       - {operation: {name: index, type: bulk, params: {corpus: geonames, bulk-size: 5000}}, clients: 2}
       - {operation: {name: r, type: refresh}}
 YAML
-    for s in "${order[@]}"; do
-      echo "      - {name: $s, operation: $s, clients: 1, warmup: 2s, time-period: ${seconds}s}"
-    done
-  } > "$work/script-cost/track.yaml"
+    timed_tasks "${order[@]}"
+  } > "$track/track.yaml"
 }
-echo "round,search,ops_per_s,service_p50_ms,service_p99_ms,hits"
-for round in $(seq "$rounds"); do
-  order=("${searches[@]}")
-  if [ $((round % 2)) -eq 0 ]; then
-    order=(); for ((i=${#searches[@]}-1; i>=0; i--)); do order+=("${searches[$i]}"); done
-  fi
-  write_track "${order[@]}"
-  home="$work/home-$round"
-  taskset -c 1 "$bin" --results-dir "$home" race --track-path "$work/script-cost" -q \
-    --report-format json > "$work/report.json"
-  python3 "$root/benches/search_rows.py" "$work/report.json" "$round"
-done
+search_rounds
+

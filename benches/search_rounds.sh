@@ -1,0 +1,26 @@
+# Sourced by the search-cost benches: the rounds they share. Each round writes the track
+# with the searches in alternating order (the caller's `write_track ORDER...`), races it with
+# one client pinned to core 1, and prints the report's rows (benches/search_rows.py).
+# Needs: rounds, searches (array), track (the track directory), work, bin, root.
+search_rounds() {
+  echo "round,search,ops_per_s,service_p50_ms,service_p99_ms,hits"
+  local round order i
+  for round in $(seq "$rounds"); do
+    order=("${searches[@]}")
+    if [ $((round % 2)) -eq 0 ]; then
+      order=(); for ((i=${#searches[@]}-1; i>=0; i--)); do order+=("${searches[$i]}"); done
+    fi
+    write_track "${order[@]}"
+    taskset -c 1 "$bin" --results-dir "$work/home-$round" race --track-path "$track" -q \
+      --report-format json > "$work/report.json"
+    python3 "$root/benches/search_rows.py" "$work/report.json" "$round"
+  done
+}
+
+# The schedule's timed tasks, one per search in the order given.
+timed_tasks() {
+  local s
+  for s in "$@"; do
+    echo "      - {name: $s, operation: $s, clients: 1, warmup: 2s, time-period: ${seconds}s}"
+  done
+}
