@@ -7,11 +7,14 @@ use crate::search::SearchPlan;
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::{DocAddress, DocId, Score, Searcher, SegmentOrdinal, SegmentReader};
 
-struct First(usize);
+/// The bound, and the documents taken so far over every segment: no more than the bound are
+/// held, however many segments there are.
+struct First(usize, std::sync::Arc<std::sync::atomic::AtomicUsize>);
 
 struct FirstInSegment {
     segment: SegmentOrdinal,
     limit: usize,
+    taken: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     docs: Vec<DocAddress>,
 }
 
@@ -27,6 +30,7 @@ impl Collector for First {
         Ok(FirstInSegment {
             segment,
             limit: self.0,
+            taken: self.1.clone(),
             docs: Vec::new(),
         })
     }
@@ -47,7 +51,11 @@ impl SegmentCollector for FirstInSegment {
     type Fruit = Vec<DocAddress>;
 
     fn collect(&mut self, doc: DocId, _: Score) {
-        if self.docs.len() < self.limit {
+        if self
+            .taken
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            < self.limit
+        {
             self.docs.push(DocAddress::new(self.segment, doc));
         }
     }
@@ -66,7 +74,7 @@ impl EmbeddedIndex {
         limit: usize,
     ) -> Result<Vec<DocAddress>, Error> {
         let found = searcher
-            .search(plan.query.as_ref(), &First(limit))
+            .search(plan.query.as_ref(), &First(limit, Default::default()))
             .map_err(|e| Error::new(crate::error::ErrorKind::Internal, e.to_string()))?;
         plan.script_failure()?;
         Ok(found)
