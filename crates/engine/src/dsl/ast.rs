@@ -75,8 +75,8 @@ pub enum QueryAst {
         filter: Box<QueryAst>,
         boost: f32,
     },
-    /// Nested objects are flattened here: the inner query runs on the document.
-    Nested(Box<QueryAst>),
+    /// The inner query runs on the path's objects, joined to their documents.
+    Nested(Box<crate::dsl::nested::NestedAst>),
     FunctionScore(FunctionScoreAst),
     /// The k nearest documents to a vector (Elasticsearch's or OpenSearch's `knn` query).
     Knn(Box<crate::dsl::knn::KnnAst>),
@@ -148,9 +148,9 @@ impl QueryAst {
                     boost: body.get("boost").and_then(Value::as_f64).unwrap_or(1.0) as f32,
                 })
             }
-            "nested" => Ok(QueryAst::Nested(Box::new(QueryAst::parse(
-                crate::dsl::nested::inner(body)?,
-            )?))),
+            "nested" => Ok(QueryAst::Nested(Box::new(
+                crate::dsl::nested::NestedAst::parse(body)?,
+            ))),
             "function_score" => parse_function_score(body),
             "knn" => Ok(QueryAst::Knn(Box::new(crate::dsl::knn::KnnAst::parse(
                 body,

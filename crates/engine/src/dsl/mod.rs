@@ -7,8 +7,9 @@ pub(crate) mod doc_script;
 pub(crate) mod functions;
 pub(crate) mod geo;
 mod geo_shape;
+mod join;
 pub(crate) mod knn;
-pub(crate) mod nested;
+pub mod nested;
 pub(crate) mod percolate;
 pub(crate) mod query_string;
 pub(crate) mod scoring;
@@ -112,7 +113,7 @@ impl QueryCompiler<'_> {
                 self.compile(filter)?,
                 *boost,
             ))),
-            QueryAst::Nested(inner) => self.compile(inner),
+            QueryAst::Nested(n) => self.nested_query(n),
             QueryAst::FunctionScore(f) => self.function_score(f),
             QueryAst::Knn(k) => self.knn_query(k),
             QueryAst::ScriptScore(s) => self.script_score(s),
@@ -447,7 +448,10 @@ impl QueryCompiler<'_> {
         let bound = |v: &Value, round| -> Result<Term, String> {
             match (is_date, v.as_str()) {
                 (true, Some(text))
-                    if formats.is_some() || datemath::is_math(v) || !zone.is_utc() =>
+                    if formats.is_some()
+                        || datemath::is_math(v)
+                        || !zone.is_utc()
+                        || round == Round::Up =>
                 {
                     let read = formats
                         .as_ref()

@@ -2,6 +2,7 @@
 //! the same layers tantivy itself has.
 
 mod counters;
+mod nested;
 pub mod storage;
 mod stored;
 mod write;
@@ -87,6 +88,8 @@ pub struct EmbeddedIndex {
     stored: stored::StoredFields,
     /// Writes, refreshes, merges and queries, for `_stats`.
     pub(crate) counters: counters::Counters,
+    /// The stores of its nested fields' objects, one per top-level nested path.
+    nested: Vec<nested::NestedStore>,
     /// The index's directory on disk, removed after the writer and reader are dropped
     /// (fields drop in order); None in RAM.
     _dir: Option<crate::index::storage::OwnedDir>,
@@ -180,14 +183,28 @@ impl EmbeddedIndex {
         let writer = index
             .writer_with_num_threads(threads, threads * WRITER_BUDGET_PER_THREAD)
             .map_err(internal)?;
-        let mut reader = index.reader_builder().reload_policy(ReloadPolicy::Manual);
+        let nested = mapping
+            .nested
+            .iter()
+            .map(|n| nested::NestedStore::create(n, dir.as_ref().map(|d| d.path())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut warmers = Vec::new();
         if !mapping.vectors.is_empty() {
             // Each new segment's vector graphs are built before a searcher sees it.
             if let Some(d) = &dir {
                 mapping.vectors.keep_in(d.path());
             }
             let warmer: std::sync::Arc<dyn tantivy::Warmer> = mapping.vectors.clone();
-            reader = reader.warmers(vec![std::sync::Arc::downgrade(&warmer)]);
+            warmers.push(std::sync::Arc::downgrade(&warmer));
+        }
+        for n in &mapping.nested {
+            // Each searcher is paired with its nested objects' searcher of the same refresh.
+            let warmer: std::sync::Arc<dyn tantivy::Warmer> = n.views.clone();
+            warmers.push(std::sync::Arc::downgrade(&warmer));
+        }
+        let mut reader = index.reader_builder().reload_policy(ReloadPolicy::Manual);
+        if !warmers.is_empty() {
+            reader = reader.warmers(warmers);
         }
         let reader = reader.try_into().map_err(internal)?;
         let live = std::array::from_fn(|_| Mutex::new(HashMap::new()));
@@ -220,6 +237,7 @@ impl EmbeddedIndex {
             settings: RwLock::new(settings),
             stored: stored::StoredFields::default(),
             counters: counters::Counters::default(),
+            nested,
             _dir: dir,
         })
     }
@@ -336,6 +354,9 @@ impl EmbeddedIndex {
         let started = std::time::Instant::now();
         let mut writer = self.writer.write().unwrap_or_else(|p| p.into_inner());
         self.unrefreshed_appends.store(false, Ordering::Relaxed);
+        for store in &self.nested {
+            store.refresh()?;
+        }
         writer.commit().map_err(internal)?;
         self.reader.reload().map_err(internal)?;
         self.prune_live();
@@ -362,7 +383,8 @@ impl EmbeddedIndex {
         let searcher = self.reader.searcher();
         let segments = searcher.segment_readers();
         IndexStats {
-            docs: searcher.num_docs(),
+            // As Elasticsearch's: nested objects are documents of their own.
+            docs: searcher.num_docs() + self.nested.iter().map(|s| s.objects()).sum::<u64>(),
             deleted: segments
                 .iter()
                 .map(|s| u64::from(s.num_deleted_docs()))

@@ -82,7 +82,9 @@ impl EmbeddedIndex {
                     seq_no: self.next_seq_no(),
                 };
                 self.stamp(&mut doc, meta);
+                let objects = self.nested_docs(id, item.body, meta.seq_no)?;
                 let writer = self.writer.read().unwrap_or_else(|p| p.into_inner());
+                self.put_nested(id, objects, false)?;
                 writer.add_document(doc).map_err(item_internal)?;
                 // Not kept for realtime gets (a bulk load would hold every source): a get
                 // that misses refreshes first, as Elasticsearch's "unsafe" version map does.
@@ -173,6 +175,7 @@ impl EmbeddedIndex {
             version,
             seq_no: self.next_seq_no(),
         };
+        let objects = self.nested_docs(id, doc.as_ref().and(source.as_deref()), meta.seq_no)?;
         writer.delete_term(Term::from_field_text(self.mapping.id, id));
         match (&mut doc, source) {
             (Some(doc), Some(source)) => {
@@ -195,6 +198,7 @@ impl EmbeddedIndex {
                 );
             }
         }
+        self.put_nested(id, objects, true)?;
         if let Some(doc) = doc {
             writer.add_document(doc).map_err(item_internal)?;
         }
@@ -248,6 +252,47 @@ impl EmbeddedIndex {
             },
         };
         Ok(Some((Some(merged.to_string()), done)))
+    }
+
+    /// The nested objects of a document written under `id`, one list per store; checked
+    /// before anything is written, so a bad object fails the document alone.
+    fn nested_docs(
+        &self,
+        id: &str,
+        source: Option<&str>,
+        seq_no: u64,
+    ) -> Result<Vec<Vec<tantivy::TantivyDocument>>, ItemError> {
+        if self.nested.is_empty() {
+            return Ok(Vec::new());
+        }
+        let parsed: Option<Value> = source.and_then(|s| serde_json::from_str(s.trim()).ok());
+        let obj = parsed.as_ref().and_then(Value::as_object);
+        self.nested
+            .iter()
+            .map(|store| {
+                let mut docs = Vec::new();
+                if let Some(obj) = obj {
+                    store
+                        .nested
+                        .documents(obj, id, seq_no, &mut docs)
+                        .map_err(|m| ItemError::new(400, "document_parsing_exception", m))?;
+                }
+                Ok(docs)
+            })
+            .collect()
+    }
+
+    /// Writes a document's nested objects, replacing its earlier ones.
+    fn put_nested(
+        &self,
+        id: &str,
+        docs: Vec<Vec<tantivy::TantivyDocument>>,
+        replace: bool,
+    ) -> Result<(), ItemError> {
+        for (store, docs) in self.nested.iter().zip(docs) {
+            store.write(id, replace, docs).map_err(item_internal)?;
+        }
+        Ok(())
     }
 
     fn document(&self, id: &str, source: &str) -> Result<tantivy::TantivyDocument, ItemError> {

@@ -36,6 +36,28 @@ pub fn eval(
 /// a `time_zone`: a date without an offset of its own is a wall-clock time there (epoch
 /// numbers are instants), `+1d`, `+1M`, `/d` and `/M` count the zone's days and months, and
 /// `+1h`, `+1m`, `+1s` are elapsed time.
+/// What Elasticsearch adds to a `gt` or `lte` date that leaves out its time's last
+/// components: it fills them with their largest values (`2011-01-01` is
+/// `2011-01-01T23:59:59.999`; the month and the day stay the first). Only for dates written
+/// as strict_date_optional_time writes them; 0 for anything else.
+fn missing_time_up(text: &str) -> i64 {
+    let (date, time) = text.split_once('T').unwrap_or((text, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let date_ok = date.len() >= 4 && date.split('-').all(digits) && date.split('-').count() <= 3;
+    if !date_ok {
+        return 0;
+    }
+    let time = time.trim_end_matches('Z');
+    match time.split(':').collect::<Vec<_>>()[..] {
+        [""] if text.contains('T') => 0,
+        [""] => 86_399_999,
+        [h] if digits(h) => 3_599_999,
+        [_, m] if digits(m) => 59_999,
+        [_, _, s] if digits(s) => 999,
+        _ => 0,
+    }
+}
+
 pub fn eval_in(
     text: &str,
     formats: &DateFormats,
@@ -56,7 +78,11 @@ pub fn eval_in(
     } else if let Some((date, rest)) = text.split_once("||") {
         (read(date)?, rest)
     } else {
-        return Ok(DateTime::from_timestamp_millis(read(text)?));
+        let at = read(text)?;
+        return Ok(DateTime::from_timestamp_millis(match round {
+            Round::Up => at + missing_time_up(text),
+            Round::Down => at,
+        }));
     };
     let bad = |why: &str| format!("date math `{text}`: {why}");
     while let Some(op) = ops.chars().next() {
@@ -191,6 +217,12 @@ mod tests {
                 .unwrap();
             idx.search_hits(&plan, &idx.searcher()).unwrap().0
         };
+        // A date with no time: `lte` and `gt` fill it with the day's last millisecond.
+        assert_eq!(hits(json!({"lte": "2024-03-14"})), 24);
+        assert_eq!(hits(json!({"gt": "2024-03-14"})), 24);
+        assert_eq!(hits(json!({"lt": "2024-03-15"})), 24);
+        assert_eq!(hits(json!({"lte": "2024-03-15T05"})), 30);
+        assert_eq!(hits(json!({"gte": "2024"})), 48);
         // `lte` rounds up to the day's end, `lt` down to its start; `gt` up, `gte` down.
         assert_eq!(hits(json!({"lte": "2024-03-14T10:00:00Z||/d"})), 24);
         assert_eq!(hits(json!({"lt": "2024-03-14T10:00:00Z||/d"})), 0);

@@ -252,7 +252,23 @@ fn optional_time(text: &str) -> Option<DateTime> {
             return instant(dt.and_utc());
         }
     }
-    let date = chrono::NaiveDate::parse_from_str(local, "%Y-%m-%d").ok()?;
+    if let Some(hour) = local.split_once('T').and_then(|(d, h)| {
+        let h: u32 = h.parse().ok().filter(|_| h.len() == 2)?;
+        chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
+            .ok()?
+            .and_hms_opt(h, 0, 0)
+    }) {
+        return instant(hour.and_utc());
+    }
+    // `yyyy` and `yyyy-MM`, which strict_date_optional_time takes too (the first of the
+    // year or month).
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    let full = match local.split_once('-') {
+        None if digits(local, 4) => format!("{local}-01-01"),
+        Some((y, m)) if digits(y, 4) && digits(m, 2) => format!("{local}-01"),
+        _ => local.to_string(),
+    };
+    let date = chrono::NaiveDate::parse_from_str(&full, "%Y-%m-%d").ok()?;
     Some(DateTime::from_timestamp_micros(
         date.and_hms_opt(0, 0, 0)?.and_utc().timestamp_micros(),
     ))

@@ -5,6 +5,7 @@ pub(crate) mod datemath;
 mod ip;
 pub use ip::{ip_block, read_ip};
 mod fields;
+pub mod nested;
 pub(crate) mod percolator;
 mod runtime;
 mod scripted;
@@ -247,6 +248,8 @@ pub struct Mapping {
     /// In a time-series index (`index.mode: time_series`): each document's series id field
     /// and the dimension fields it is made of.
     pub time_series: Option<TimeSeries>,
+    /// The top-level `nested` fields, each with its objects' store (see [`nested`]).
+    pub nested: Vec<Arc<nested::NestedMapping>>,
 }
 
 /// The name of a time-series index's series id field: the document's dimensions as a JSON
@@ -311,19 +314,35 @@ pub struct UnsupportedType {
 
 impl Mapping {
     pub fn from_index_body(body: &Value) -> Result<Mapping, UnsupportedType> {
-        let mut builder = Schema::builder();
-        let id = builder.add_text_field("_id", STRING | STORED);
-        let source = builder.add_bytes_field("_source", STORED);
-        let version = builder.add_u64_field("_version", STORED);
-        let seq_no = builder.add_u64_field("_seq_no", STORED);
-        let json = JsonFields::add(&mut builder);
-        let mut fields = Vec::new();
-        let mut declared = Declared::default();
+        Self::build(body, false).map(|(m, _)| m)
+    }
+
+    /// The mapping of `body`; for the objects of a nested field (`objects`), also the field
+    /// keeping each object's offset.
+    fn build(body: &Value, objects: bool) -> Result<(Mapping, Option<Field>), UnsupportedType> {
         let with_runtime = runtime::runtime_fields(body)?;
         let props = with_runtime.as_ref().or_else(|| {
             body.pointer("/mappings/properties")
                 .and_then(Value::as_object)
         });
+        let joined = objects || props.is_some_and(nested::has_nested);
+        let mut builder = Schema::builder();
+        let id = builder.add_text_field("_id", STRING | STORED);
+        let source = builder.add_bytes_field("_source", STORED);
+        let version = builder.add_u64_field("_version", STORED);
+        // Where nested objects are joined to their documents by it, `_seq_no` is a column.
+        let seq_no = match joined {
+            true => builder.add_u64_field(
+                "_seq_no",
+                STORED | tantivy::schema::FAST | tantivy::schema::INDEXED,
+            ),
+            false => builder.add_u64_field("_seq_no", STORED),
+        };
+        let offset = objects
+            .then(|| builder.add_u64_field("_nested_offset", STORED | tantivy::schema::FAST));
+        let json = JsonFields::add(&mut builder);
+        let mut fields = Vec::new();
+        let mut declared = Declared::default();
         if let Some(props) = props {
             collect(
                 props,
@@ -394,7 +413,15 @@ impl Mapping {
                 .filter_map(|f| Some((f.name.clone(), f.vector.clone()?)))
                 .collect(),
         );
-        Ok(Mapping {
+        let mut nested_defs = Vec::new();
+        if let Some(props) = props.filter(|_| !objects) {
+            nested::nested_paths(props, &mut Vec::new(), &mut nested_defs);
+        }
+        let nested = nested_defs
+            .into_iter()
+            .map(|(segments, def)| nested::NestedMapping::build(body, segments, &def).map(Arc::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mapping = Mapping {
             schema: builder.build(),
             id,
             source,
@@ -408,7 +435,9 @@ impl Mapping {
             vectors: Arc::new(vectors),
             scripted: Arc::new(scripted),
             time_series,
-        })
+            nested,
+        };
+        Ok((mapping, offset))
     }
 
     /// A field the mapping names, or one learned from the documents so far.

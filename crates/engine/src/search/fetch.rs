@@ -30,6 +30,8 @@ pub struct FetchPlan {
     percolates: Vec<std::sync::Arc<crate::dsl::percolate::Percolated>>,
     percolate_highlight: Option<Value>,
     script_fields: Option<script_fields::ScriptFields>,
+    /// The inner hits of the query's nested queries.
+    pub inner_hits: Vec<crate::dsl::nested::InnerHitsPlan>,
 }
 
 impl FetchPlan {
@@ -132,6 +134,22 @@ impl FetchPlan {
             }
         }
         Ok(())
+    }
+
+    /// [`FetchPlan::render`] with the hit's inner hits, for the hit at `at` of `index`.
+    pub fn render_at(
+        &self,
+        source: &[u8],
+        searcher: &tantivy::Searcher,
+        at: tantivy::DocAddress,
+        index: &str,
+    ) -> Result<Option<String>, String> {
+        let extra = self.render(source)?;
+        if self.inner_hits.is_empty() {
+            return Ok(extra);
+        }
+        let inner = inner_hits::render(&self.inner_hits, searcher, at, index)?;
+        Ok(Some(extra.unwrap_or_default() + &inner))
     }
 
     /// The hit's `fields` and `highlight`, as a JSON fragment to follow its `_source`
@@ -270,6 +288,7 @@ fn shown(f: &MappedField, v: &Value) -> Option<Value> {
 }
 
 pub(crate) mod highlight;
+pub(crate) mod inner_hits;
 mod percolated;
 mod script_fields;
 

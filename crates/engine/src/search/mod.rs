@@ -359,8 +359,9 @@ fn compile_search_with(
         .map(|a| crate::aggs::AggPlan::compile(a, mapping, index))
         .transpose()
         .map_err(bad)?;
-    let fetch = crate::search::fetch::FetchPlan::compile(body, mapping, index, query.as_ref())
+    let mut fetch = crate::search::fetch::FetchPlan::compile(body, mapping, index, query.as_ref())
         .map_err(bad)?;
+    fetch.inner_hits = compiler.inner_hits(&parsed).map_err(bad)?;
     Ok(SearchPlan {
         query,
         size,
@@ -513,7 +514,7 @@ impl EmbeddedIndex {
             score,
             id,
             extra: fetch
-                .render(&source)
+                .render_at(&source, searcher, addr, &self.name)
                 .map_err(|e| Error::new(ErrorKind::BadRequest, e))?,
             source: fetch.source.apply(source),
             sort,
@@ -608,7 +609,7 @@ impl EmbeddedIndex {
                 let source = self.fetch(&cursor.searcher, *addr)?.1;
                 let extra = plan
                     .fetch
-                    .render(&source)
+                    .render_at(&source, &cursor.searcher, *addr, &self.name)
                     .map_err(|e| Error::new(ErrorKind::BadRequest, e))?
                     .map_or(0, |e| e.len());
                 bytes += plan.fetch.source.apply(source).map_or(0, |s| s.len()) + extra;

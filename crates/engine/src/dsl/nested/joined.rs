@@ -1,0 +1,153 @@
+//! Nested queries, inner hits and aggregations on a real index, against answers worked out
+//! by hand from Elasticsearch's documented semantics.
+
+use crate::index::EmbeddedIndex;
+use serde_json::{json, Value};
+
+fn questions() -> EmbeddedIndex {
+    let index = EmbeddedIndex::create(
+        "q",
+        &json!({"mappings": {"properties": {
+            "tag": {"type": "keyword"},
+            "answers": {"type": "nested", "properties": {
+                "user": {"type": "keyword"}, "date": {"type": "date"}, "text": {"type": "text"}}}}}}),
+    )
+    .unwrap();
+    for (id, doc) in [
+        (
+            "1",
+            json!({"tag": "a", "answers": [{"user": "u1", "date": "2010-01-01", "text": "red fox"}, {"user": "u2", "date": "2012-01-01", "text": "red red fox"}]}),
+        ),
+        (
+            "2",
+            json!({"tag": "a", "answers": [{"user": "u1", "date": "2013-01-01", "text": "blue"}]}),
+        ),
+        (
+            "3",
+            json!({"tag": "b", "answers": {"user": "u2", "date": "2009-01-01", "text": "red"}}),
+        ),
+        ("4", json!({"tag": "a"})),
+    ] {
+        index.index_one(Some(id), &doc.to_string()).unwrap();
+    }
+    index.refresh().unwrap();
+    index
+}
+
+fn ids(index: &EmbeddedIndex, body: Value) -> Vec<String> {
+    let plan = index.compile(&body).unwrap();
+    let searcher = index.searcher();
+    let (_, hits, _) = index.search_hits(&plan, &searcher).unwrap();
+    let mut ids: Vec<String> = hits.into_iter().map(|h| h.id).collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn several_fields_match_inside_one_object() {
+    let index = questions();
+    // u1 answered before 2011 only in document 1; u1's 2013 answer and u2's 2009 answer
+    // each match one of the two fields, in documents 2 and 3.
+    let both = json!({"query": {"nested": {"path": "answers", "query": {"bool": {"must": [
+        {"term": {"answers.user": "u1"}}, {"range": {"answers.date": {"lte": "2011-01-01"}}}]}}}}});
+    assert_eq!(ids(&index, both), ["1"]);
+    let either = json!({"query": {"nested": {"path": "answers", "query": {"bool": {"should": [
+        {"term": {"answers.user": "u1"}}, {"range": {"answers.date": {"lte": "2011-01-01"}}}]}}}}});
+    assert_eq!(ids(&index, either), ["1", "2", "3"]);
+}
+
+#[test]
+fn documents_score_by_the_score_mode() {
+    let index = questions();
+    let scores = |mode: &str| {
+        let body = json!({"query": {"nested": {"path": "answers", "score_mode": mode,
+            "query": {"match": {"answers.text": "red"}}}}});
+        let plan = index.compile(&body).unwrap();
+        let (_, hits, _) = index.search_hits(&plan, &index.searcher()).unwrap();
+        hits.into_iter()
+            .map(|h| (h.id, h.score))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let (sum, avg, max, min, none) = (
+        scores("sum"),
+        scores("avg"),
+        scores("max"),
+        scores("min"),
+        scores("none"),
+    );
+    assert_eq!(sum.keys().collect::<Vec<_>>(), ["1", "3"]);
+    // Document 1 has two matching answers: avg is half their sum, max and min bound it.
+    let close = |a: f32, b: f32| (a - b).abs() < 1e-5;
+    assert!(close(avg["1"] * 2.0, sum["1"]));
+    assert!(close(max["1"] + min["1"], sum["1"]));
+    assert!(max["1"] > min["1"]);
+    // Document 3 has one: every mode gives its score, except none.
+    assert!(close(sum["3"], avg["3"]) && close(max["3"], min["3"]) && close(sum["3"], max["3"]));
+    assert_eq!((none["1"], none["3"]), (0.0, 0.0));
+}
+
+#[test]
+fn inner_hits_show_each_hits_matching_objects() {
+    let index = questions();
+    let body = json!({"query": {"nested": {"path": "answers",
+        "query": {"range": {"answers.date": {"gte": "2010-01-01"}}},
+        "inner_hits": {"name": "recent", "size": 1}}}, "sort": [{"tag": "asc"}]});
+    let plan = index.compile(&body).unwrap();
+    let (_, hits, _) = index.search_hits(&plan, &index.searcher()).unwrap();
+    let shown: Vec<(String, Value)> = hits
+        .into_iter()
+        .map(|h| {
+            let extra: Value =
+                serde_json::from_str(&format!("{{{}}}", &h.extra.unwrap()[1..])).unwrap();
+            (h.id, extra["inner_hits"]["recent"]["hits"].clone())
+        })
+        .collect();
+    assert_eq!(shown.len(), 2);
+    let one = &shown.iter().find(|(id, _)| id == "1").unwrap().1;
+    // Both of document 1's answers match (constant scores): the first in the document first.
+    assert_eq!(one["total"], json!({"value": 2, "relation": "eq"}));
+    assert_eq!(
+        one["hits"],
+        json!([{"_index": "q", "_id": "1", "_nested": {"field": "answers", "offset": 0},
+                "_score": 1.0, "_source": {"user": "u1", "date": "2010-01-01", "text": "red fox"}}])
+    );
+    let two = &shown.iter().find(|(id, _)| id == "2").unwrap().1;
+    assert_eq!(two["total"]["value"], 1);
+    assert_eq!(two["hits"][0]["_source"]["user"], "u1");
+}
+
+#[test]
+fn rewritten_and_deleted_documents_take_their_objects_along() {
+    let index = questions();
+    let by = |user: &str| json!({"query": {"nested": {"path": "answers", "query": {"term": {"answers.user": user}}}}});
+    index
+        .index_one(
+            Some("1"),
+            &json!({"tag": "a", "answers": [{"user": "u9", "date": "2020-01-01"}]}).to_string(),
+        )
+        .unwrap();
+    index
+        .apply(&crate::bulk::Item::new(
+            crate::bulk::Verb::Delete,
+            Some("3"),
+            None,
+        ))
+        .unwrap();
+    index.refresh().unwrap();
+    assert_eq!(ids(&index, by("u9")), ["1"]);
+    assert_eq!(ids(&index, by("u2")), Vec::<String>::new());
+    assert_eq!(ids(&index, by("u1")), ["2"]);
+    // A path that is no nested field is Elasticsearch's error, or nothing when told so.
+    let e = index
+        .compile(&json!({"query": {"nested": {"path": "tag", "query": {"match_all": {}}}}}))
+        .err()
+        .unwrap();
+    assert!(
+        e.message
+            .contains("failed to find nested object under path [tag]"),
+        "{}",
+        e.message
+    );
+    let ignored = json!({"query": {"nested": {"path": "tag", "ignore_unmapped": true, "query": {"match_all": {}}}}});
+    assert_eq!(ids(&index, ignored), Vec::<String>::new());
+}
