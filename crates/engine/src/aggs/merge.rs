@@ -14,6 +14,8 @@ impl AggPlan {
             Some("auto_date_histogram, and date_histogram in calendar units or a zone with daylight saving,")
         } else if !self.significant.is_empty() {
             Some("significant_terms")
+        } else if !self.nested.is_empty() {
+            Some("nested")
         } else if !self.exact_buckets.is_empty() {
             Some("percentiles under a bucket aggregation")
         } else {
@@ -60,6 +62,7 @@ impl AggPlan {
             autos: Vec::new(),
             significant: Vec::new(),
             parts: None,
+            nested: Vec::new(),
         })
     }
 }

@@ -12,8 +12,9 @@ use tantivy::aggregation::intermediate_agg_result::IntermediateAggregationResult
 use tantivy::aggregation::{AggContextParams, DistributedAggregationCollector};
 
 /// Aggregation types the engine runs.
-pub const RUN: [&str; 28] = [
+pub const RUN: [&str; 29] = [
     "terms",
+    "nested",
     "time_series",
     "geohex_grid",
     "significant_terms",
@@ -76,6 +77,8 @@ pub struct AggPlan {
     /// Percentiles under a top-level bucket aggregation, collected exactly in its small
     /// buckets by a second pass.
     exact_buckets: std::sync::Arc<Vec<exact::ExactPercentiles>>,
+    /// The top-level nested aggregations, run on the objects of the matched documents.
+    nested: std::sync::Arc<Vec<nested::NestedAgg>>,
     /// Each search keeps its collected parts unfinished, for the answers of several indices
     /// to be merged into one ([`AggPlan::merge`]).
     pub keep_parts: bool,
@@ -102,6 +105,8 @@ pub struct AggFruit {
     significant: Vec<(String, Value)>,
     /// The parts, unfinished, when the plan keeps them for merging.
     parts: Option<Parts>,
+    /// Each nested aggregation's answer, by name.
+    nested: Vec<(String, Value)>,
 }
 
 /// The collector of one search's aggregations. The point aggregations' collector is left out
@@ -125,6 +130,8 @@ pub struct Finish {
     /// The request tantivy ran, to finish its intermediate results; None when the parts are
     /// kept unfinished.
     request: Option<Aggregations>,
+    /// The nested aggregations, with the search's searcher and query.
+    nested: Option<nested::NestedPass>,
 }
 
 impl Finish {
@@ -138,6 +145,7 @@ impl Finish {
                 autos: self.autos,
                 significant: Vec::new(),
                 parts: Some((intermediate, points, exact)),
+                nested: Vec::new(),
             });
         };
         let mut results = intermediate.into_final_result(request, Default::default())?;
@@ -164,6 +172,10 @@ impl Finish {
             autos: self.autos,
             significant: answers,
             parts: None,
+            nested: match &self.nested {
+                Some(pass) => pass.run()?,
+                None => Vec::new(),
+            },
         })
     }
 }
@@ -204,6 +216,7 @@ impl AggPlan {
             exact: Vec::new(),
             exact_buckets: Vec::new(),
             parent: None,
+            nested: Vec::new(),
         };
         let rewritten = level.rewrite(aggs, "aggs", &[])?;
         let mut request: Aggregations =
@@ -227,6 +240,7 @@ impl AggPlan {
             shapes: level.shapes,
             exact: exact::ExactAggs(std::sync::Arc::new(level.exact)),
             exact_buckets: std::sync::Arc::new(level.exact_buckets),
+            nested: std::sync::Arc::new(level.nested),
             keep_parts: false,
         })
     }
@@ -243,6 +257,7 @@ impl AggPlan {
                 map.extend(self.points.to_json(points));
             }
             map.extend(fruit.significant.iter().cloned());
+            map.extend(fruit.nested.iter().cloned());
         }
         if let Some(exact) = &fruit.exact {
             self.exact.apply(exact, &mut v);
@@ -304,6 +319,11 @@ impl AggPlan {
                     searcher: searcher.clone(),
                 }),
                 request: finishing,
+                nested: (!self.nested.is_empty()).then(|| nested::NestedPass {
+                    aggs: self.nested.clone(),
+                    searcher: searcher.clone(),
+                    query: query.box_clone(),
+                }),
             },
         ))
     }
@@ -359,6 +379,7 @@ struct Level<'a> {
     exact_buckets: Vec<exact::ExactPercentiles>,
     /// The top-level bucket aggregation whose sub-aggregations are being rewritten.
     parent: Option<exact_buckets::Parent>,
+    nested: Vec<nested::NestedAgg>,
 }
 
 impl Level<'_> {
@@ -409,6 +430,10 @@ impl Level<'_> {
                 .as_object()
                 .ok_or_else(|| format!("aggregation `{here}`: `{kind}` must be an object"))?;
             let sub = def.get("aggs").or_else(|| def.get("aggregations"));
+            let field = params.get("field").and_then(Value::as_str);
+            if let Some(p) = field.and_then(|f| self.mapping?.nested_only(f)) {
+                return Err(format!("aggregation `{here}`: `{}` is a field of the nested `{p}`, which Elasticsearch finds no values of outside a `nested` aggregation (put it under one)", field.unwrap_or_default()));
+            }
             self.shapes.note(path, name, kind, def);
             let at = Here {
                 name,
@@ -573,6 +598,14 @@ impl Level<'_> {
             ));
             return Ok(true);
         }
+        if kind == "nested" {
+            if !path.is_empty() {
+                return Err(format!("aggregation `{here}`: the embedded engine runs `nested` at the top level of a request"));
+            }
+            self.nested
+                .extend(nested::parse(name, params, sub, self.ctx, here)?);
+            return Ok(true);
+        }
         if kind == "significant_terms" {
             if !path.is_empty() || sub.is_some() {
                 return Err(format!("aggregation `{here}`: the embedded engine runs `significant_terms` at the top level of a request, with no sub-aggregations"));
@@ -617,7 +650,7 @@ fn why_not(kind: &str) -> &'static str {
         | "cumulative_cardinality" | "inference" => {
             " (of the pipeline aggregations it runs max_bucket, min_bucket, avg_bucket, sum_bucket, stats_bucket, derivative, cumulative_sum, moving_fn, bucket_script, bucket_selector and bucket_sort)"
         }
-        "nested" | "reverse_nested" => " (nested objects are flattened here)",
+        "reverse_nested" => " (it runs under a top-level `nested` aggregation)",
         "significant_text"
         | "sampler"
         | "rare_terms"
@@ -737,6 +770,8 @@ mod exact_buckets;
 mod filters;
 mod geo;
 mod merge;
+mod nested;
+mod reverse;
 mod pipeline;
 mod points;
 mod time_series;

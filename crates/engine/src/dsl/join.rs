@@ -147,9 +147,32 @@ impl Query for NestedJoin {
 }
 
 /// The documents of one search's join, by `_seq_no`.
+#[derive(Clone)]
 pub(crate) struct JoinWeight {
     pub documents: Arc<SeqMap<Score>>,
     pub seq_no: Field,
+}
+
+/// The documents (or objects) whose `_seq_no` is one of a set's, each scoring its score.
+#[derive(Clone)]
+pub(crate) struct SeqIn(JoinWeight);
+
+impl SeqIn {
+    pub fn new(documents: Arc<SeqMap<Score>>, seq_no: Field) -> Self {
+        SeqIn(JoinWeight { documents, seq_no })
+    }
+}
+
+impl std::fmt::Debug for SeqIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SeqIn({} documents)", self.0.documents.len())
+    }
+}
+
+impl Query for SeqIn {
+    fn weight(&self, _: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(self.0.clone()))
+    }
 }
 
 impl JoinWeight {

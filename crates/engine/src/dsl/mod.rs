@@ -7,7 +7,7 @@ pub(crate) mod doc_script;
 pub(crate) mod functions;
 pub(crate) mod geo;
 mod geo_shape;
-mod join;
+pub(crate) mod join;
 pub(crate) mod knn;
 pub mod nested;
 pub(crate) mod percolate;
@@ -83,6 +83,9 @@ pub(crate) fn single_entry<'v>(
     }
 }
 
+/// How [`QueryCompiler::field`] names a field only the nested objects have.
+const INSIDE_NESTED: &str = "outside a `nested` query, ";
+
 /// Whether a compile error is [`QueryCompiler::field`]'s: a field the index does not map.
 fn is_unmapped(e: &str) -> bool {
     e.starts_with("field `") && e.contains("` is not in the index mapping")
@@ -144,6 +147,8 @@ impl QueryCompiler<'_> {
     fn leaf(&self, leaf: Leaf, body: &Value) -> Result<Box<dyn Query>, String> {
         match self.leaf_query(leaf, body) {
             Err(e) if self.unmapped_matches_none && is_unmapped(&e) => Ok(Box::new(EmptyQuery)),
+            // Elasticsearch's documents do not hold their nested objects' fields.
+            Err(e) if e.starts_with(INSIDE_NESTED) => Ok(Box::new(EmptyQuery)),
             other => other,
         }
     }
@@ -305,6 +310,10 @@ impl QueryCompiler<'_> {
     }
 
     pub(crate) fn field(&self, name: &str) -> Result<FieldRef<'_>, String> {
+        if let Some(path) = self.mapping.nested_only(name) {
+            // `leaf` recognises this message: such a query matches no document.
+            return Err(format!("{INSIDE_NESTED}`{name}` is a field of the nested `{path}`"));
+        }
         // `is_unmapped` recognises this message.
         self.mapping.field_or_unseen(name).ok_or_else(|| {
             let hint = crate::util::did_you_mean(

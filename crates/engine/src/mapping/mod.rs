@@ -475,6 +475,20 @@ impl Mapping {
         })
     }
 
+    /// The nested field holding `name`, when only its objects have the field (a query on
+    /// the documents finds no value for it, as in Elasticsearch).
+    pub fn nested_only(&self, name: &str) -> Option<&str> {
+        self.nested
+            .iter()
+            .find(|n| {
+                !n.in_parent
+                    && name.len() > n.path.len()
+                    && name.starts_with(n.path.as_str())
+                    && name.as_bytes()[n.path.len()] == b'.'
+            })
+            .map(|n| n.path.as_str())
+    }
+
     fn is_mapped(&self, path: &str) -> bool {
         self.by_name.contains_key(path)
     }

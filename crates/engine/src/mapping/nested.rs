@@ -28,6 +28,8 @@ pub struct NestedMapping {
     /// Each object's place in its document's array, `_nested.offset` of an inner hit.
     pub offset: Field,
     pub views: Arc<Views>,
+    /// `include_in_parent` or `include_in_root`: the objects' fields are the document's too.
+    pub in_parent: bool,
 }
 
 /// Whether a mapping body declares a nested field anywhere.
@@ -110,6 +112,9 @@ impl NestedMapping {
             mapping,
             offset: offset.expect("a nested mapping has an offset field"),
             views: Arc::new(Views::default()),
+            in_parent: ["include_in_parent", "include_in_root"]
+                .iter()
+                .any(|k| def.get(k) == Some(&Value::Bool(true))),
         })
     }
 

@@ -234,6 +234,9 @@ impl Sort {
                 keys.push(options::script_key(e, mapping, errors.clone())?);
                 continue;
             }
+            if mapping.nested_only(name).is_some() && !opts.contains_key("nested") {
+                return Err(format!("it is mandatory to set the [nested] context on the nested sort field: [{name}]."));
+            }
             keys.push(field_key(name, order, opts, mapping)?);
         }
         let user_keys = keys.len();

@@ -151,3 +151,95 @@ fn rewritten_and_deleted_documents_take_their_objects_along() {
     let ignored = json!({"query": {"nested": {"path": "tag", "ignore_unmapped": true, "query": {"match_all": {}}}}});
     assert_eq!(ids(&index, ignored), Vec::<String>::new());
 }
+
+fn aggregations(index: &EmbeddedIndex, body: Value) -> Value {
+    let plan = index.compile(&body).unwrap();
+    let (_, fruit) = index
+        .count_and_aggregate(&plan, &index.searcher())
+        .unwrap();
+    plan.aggregations_json(&fruit.unwrap()).unwrap()
+}
+
+#[test]
+fn nested_aggregations_count_the_matched_documents_objects() {
+    let index = questions();
+    // Tag `a`: documents 1, 2 (and 4, with no answers): three answers, in 2010, 2012, 2013.
+    let body = json!({"size": 0, "query": {"term": {"tag": "a"}}, "aggs": {"answers": {
+        "nested": {"path": "answers"},
+        "aggs": {"years": {"date_histogram": {"field": "answers.date", "calendar_interval": "year", "min_doc_count": 1}},
+                 "users": {"terms": {"field": "answers.user"}}}}}});
+    let a = aggregations(&index, body);
+    assert_eq!(a["answers"]["doc_count"], 3);
+    let years: Vec<(String, u64)> = a["answers"]["years"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["key_as_string"].as_str().unwrap()[..4].to_string(), b["doc_count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(years, [("2010".into(), 1), ("2012".into(), 1), ("2013".into(), 1)]);
+    assert_eq!(
+        a["answers"]["users"]["buckets"],
+        json!([{"key": "u1", "doc_count": 2}, {"key": "u2", "doc_count": 1}])
+    );
+}
+
+#[test]
+fn reverse_nested_counts_the_documents_of_each_bucket() {
+    let index = questions();
+    // All documents: u1 answered twice in 1 and 2 (two questions, tags a and a), u2 in 1
+    // and 3 (tags a and b).
+    let body = json!({"size": 0, "aggs": {"answers": {"nested": {"path": "answers"}, "aggs": {
+        "users": {"terms": {"field": "answers.user"}, "aggs": {
+            "questions": {"reverse_nested": {}, "aggs": {"tags": {"terms": {"field": "tag"}}}}}}}}}});
+    let a = aggregations(&index, body);
+    let users = a["answers"]["users"]["buckets"].as_array().unwrap();
+    assert_eq!(a["answers"]["doc_count"], 4);
+    assert_eq!(users[0]["key"], "u1");
+    assert_eq!(users[0]["doc_count"], 2);
+    assert_eq!(users[0]["questions"]["doc_count"], 2);
+    assert_eq!(users[0]["questions"]["tags"]["buckets"], json!([{"key": "a", "doc_count": 2}]));
+    assert_eq!(users[1]["key"], "u2");
+    assert_eq!(users[1]["questions"]["doc_count"], 2);
+    assert_eq!(
+        users[1]["questions"]["tags"]["buckets"],
+        json!([{"key": "a", "doc_count": 1}, {"key": "b", "doc_count": 1}])
+    );
+    // Directly under nested: the documents with any answer.
+    let body = json!({"size": 0, "aggs": {"answers": {"nested": {"path": "answers"}, "aggs": {
+        "back": {"reverse_nested": {}}}}}});
+    assert_eq!(aggregations(&index, body)["answers"]["back"]["doc_count"], 3);
+    // Where the engine cannot find a bucket's objects again, it says so.
+    let body = json!({"size": 0, "aggs": {"answers": {"nested": {"path": "answers"}, "aggs": {
+        "d": {"date_histogram": {"field": "answers.date", "calendar_interval": "year"}, "aggs": {
+            "back": {"reverse_nested": {}}}}}}}});
+    let e = index.compile(&body).err().unwrap();
+    assert!(e.message.contains("under a `date_histogram`"), "{}", e.message);
+}
+
+#[test]
+fn the_documents_do_not_hold_their_objects_fields() {
+    let index = questions();
+    // In Elasticsearch a nested field's values are its objects' only.
+    assert_eq!(ids(&index, json!({"query": {"term": {"answers.user": "u1"}}})), Vec::<String>::new());
+    let e = index
+        .compile(&json!({"aggs": {"u": {"terms": {"field": "answers.user"}}}}))
+        .err()
+        .unwrap();
+    assert!(e.message.contains("field of the nested `answers`"), "{}", e.message);
+}
+
+#[test]
+fn a_sort_on_an_objects_field_names_its_nested_path() {
+    let index = questions();
+    let e = index
+        .compile(&json!({"sort": [{"answers.date": "asc"}]}))
+        .err()
+        .unwrap();
+    assert!(e.message.contains("mandatory to set the [nested] context"), "{}", e.message);
+    // With it, the latest answer of each document orders them (as the nested track sorts).
+    let body = json!({"sort": [{"answers.date": {"mode": "max", "order": "desc", "nested": {"path": "answers"}}}]});
+    let plan = index.compile(&body).unwrap();
+    let (_, hits, _) = index.search_hits(&plan, &index.searcher()).unwrap();
+    let order: Vec<String> = hits.into_iter().map(|h| h.id).collect();
+    assert_eq!(order, ["2", "1", "3", "4"]);
+}
