@@ -83,10 +83,7 @@ pub(super) fn parse(
 
 /// The documents matching `query`, by `_seq_no`; on a store of objects, the documents
 /// owning the objects matching it.
-pub(crate) fn owners(
-    searcher: &Searcher,
-    query: &dyn Query,
-) -> tantivy::Result<SeqMap<Score>> {
+pub(crate) fn owners(searcher: &Searcher, query: &dyn Query) -> tantivy::Result<SeqMap<Score>> {
     let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
     let mut found = SeqMap::default();
     for segment in searcher.segment_readers() {

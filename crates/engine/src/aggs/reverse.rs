@@ -63,7 +63,10 @@ fn strip(
         let at = format!("{here}.{name}");
         let kind = def
             .as_object()
-            .and_then(|d| d.keys().find(|k| !["aggs", "aggregations", "meta"].contains(&k.as_str())))
+            .and_then(|d| {
+                d.keys()
+                    .find(|k| !["aggs", "aggregations", "meta"].contains(&k.as_str()))
+            })
             .cloned()
             .unwrap_or_default();
         let sub = def.get("aggs").or_else(|| def.get("aggregations"));
@@ -109,7 +112,11 @@ impl Found {
         self.sub.as_ref().map_or(Ok(()), AggPlan::check)
     }
 
-    pub fn compile(self, mapping: &Mapping, index: &tantivy::Index) -> Result<ReverseNested, String> {
+    pub fn compile(
+        self,
+        mapping: &Mapping,
+        index: &tantivy::Index,
+    ) -> Result<ReverseNested, String> {
         Ok(ReverseNested {
             sub: self
                 .sub
@@ -181,7 +188,11 @@ fn walk(
         more.push(objects_query(nested, &Value::Object(step.params.clone())).map_err(bad)?);
         return walk(nested, agg, rest, more, each);
     }
-    let field = step.params.get("field").and_then(Value::as_str).unwrap_or_default();
+    let field = step
+        .params
+        .get("field")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let buckets: Vec<&mut Value> = match agg.get_mut("buckets") {
         Some(Value::Array(b)) => b.iter_mut().collect(),
         Some(Value::Object(b)) => b.values_mut().collect(),

@@ -312,7 +312,9 @@ impl QueryCompiler<'_> {
     pub(crate) fn field(&self, name: &str) -> Result<FieldRef<'_>, String> {
         if let Some(path) = self.mapping.nested_only(name) {
             // `leaf` recognises this message: such a query matches no document.
-            return Err(format!("{INSIDE_NESTED}`{name}` is a field of the nested `{path}`"));
+            return Err(format!(
+                "{INSIDE_NESTED}`{name}` is a field of the nested `{path}`"
+            ));
         }
         // `is_unmapped` recognises this message.
         self.mapping.field_or_unseen(name).ok_or_else(|| {

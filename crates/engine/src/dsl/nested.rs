@@ -81,9 +81,11 @@ impl InnerHitsAst {
         let source = match obj.get("_source") {
             None | Some(Value::Bool(true)) => true,
             Some(Value::Bool(false)) => false,
-            Some(other) => return Err(format!(
+            Some(other) => {
+                return Err(format!(
                 "`inner_hits` `_source` {other} is not run by the embedded engine (true or false)"
-            )),
+            ))
+            }
         };
         Ok(InnerHitsAst {
             name: obj

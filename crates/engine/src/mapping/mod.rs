@@ -303,6 +303,70 @@ struct Declared {
     dimensions: Vec<String>,
 }
 
+/// The fields every document has: `_id`, `_source`, `_version`, `_seq_no` (a column where
+/// nested objects are joined to their documents by it: `joined`) and, for the objects of a
+/// nested field, `_nested_offset`.
+fn meta_fields(
+    builder: &mut tantivy::schema::SchemaBuilder,
+    joined: bool,
+    objects: bool,
+) -> (Field, Field, Field, Field, Option<Field>) {
+    let id = builder.add_text_field("_id", STRING | STORED);
+    let source = builder.add_bytes_field("_source", STORED);
+    let version = builder.add_u64_field("_version", STORED);
+    let seq_no = match joined {
+        true => builder.add_u64_field(
+            "_seq_no",
+            STORED | tantivy::schema::FAST | tantivy::schema::INDEXED,
+        ),
+        false => builder.add_u64_field("_seq_no", STORED),
+    };
+    let offset =
+        objects.then(|| builder.add_u64_field("_nested_offset", STORED | tantivy::schema::FAST));
+    (id, source, version, seq_no, offset)
+}
+
+impl Declared {
+    /// Aliases added to `by_name`, and each `copy_to`'s targets, once every field is known.
+    fn resolve_links(
+        &self,
+        by_name: &mut HashMap<String, usize>,
+    ) -> Result<Vec<(usize, Vec<usize>)>, UnsupportedType> {
+        let unknown = |field: &str, kind: &str, why: String| UnsupportedType {
+            field: field.to_string(),
+            kind: kind.to_string(),
+            why: Some(why),
+        };
+        for (alias, path) in &self.aliases {
+            let target = *by_name.get(path).ok_or_else(|| {
+                unknown(
+                    alias,
+                    "alias",
+                    format!("its path `{path}` names no field of the mapping"),
+                )
+            })?;
+            by_name.insert(alias.clone(), target);
+        }
+        let mut copies = Vec::new();
+        for (from, targets) in &self.copy_to {
+            let targets = targets
+                .iter()
+                .map(|t| {
+                    by_name.get(t).copied().ok_or_else(|| {
+                        unknown(
+                            from,
+                            "copy_to",
+                            format!("`copy_to` names `{t}`, which is no field of the mapping"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            copies.push((by_name[from], targets));
+        }
+        Ok(copies)
+    }
+}
+
 /// Field types the embedded engine does not map are reported, not silently dropped.
 #[derive(Debug)]
 pub struct UnsupportedType {
@@ -327,19 +391,7 @@ impl Mapping {
         });
         let joined = objects || props.is_some_and(nested::has_nested);
         let mut builder = Schema::builder();
-        let id = builder.add_text_field("_id", STRING | STORED);
-        let source = builder.add_bytes_field("_source", STORED);
-        let version = builder.add_u64_field("_version", STORED);
-        // Where nested objects are joined to their documents by it, `_seq_no` is a column.
-        let seq_no = match joined {
-            true => builder.add_u64_field(
-                "_seq_no",
-                STORED | tantivy::schema::FAST | tantivy::schema::INDEXED,
-            ),
-            false => builder.add_u64_field("_seq_no", STORED),
-        };
-        let offset = objects
-            .then(|| builder.add_u64_field("_nested_offset", STORED | tantivy::schema::FAST));
+        let (id, source, version, seq_no, offset) = meta_fields(&mut builder, joined, objects);
         let json = JsonFields::add(&mut builder);
         let mut fields = Vec::new();
         let mut declared = Declared::default();
@@ -357,37 +409,7 @@ impl Mapping {
             .enumerate()
             .map(|(i, f): (usize, &MappedField)| (f.name.clone(), i))
             .collect();
-        let unknown = |field: &str, kind: &str, why: String| UnsupportedType {
-            field: field.to_string(),
-            kind: kind.to_string(),
-            why: Some(why),
-        };
-        for (alias, path) in &declared.aliases {
-            let target = *by_name.get(path).ok_or_else(|| {
-                unknown(
-                    alias,
-                    "alias",
-                    format!("its path `{path}` names no field of the mapping"),
-                )
-            })?;
-            by_name.insert(alias.clone(), target);
-        }
-        let mut copies = Vec::new();
-        for (from, targets) in &declared.copy_to {
-            let targets = targets
-                .iter()
-                .map(|t| {
-                    by_name.get(t).copied().ok_or_else(|| {
-                        unknown(
-                            from,
-                            "copy_to",
-                            format!("`copy_to` names `{t}`, which is no field of the mapping"),
-                        )
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            copies.push((by_name[from], targets));
-        }
+        let copies = declared.resolve_links(&mut by_name)?;
         if let Some(clash) = [
             crate::mapping::dynamic::KEYWORDS,
             crate::mapping::dynamic::TEXT,
@@ -395,7 +417,11 @@ impl Mapping {
         .into_iter()
         .find(|n| by_name.contains_key(*n))
         {
-            return Err(unknown(clash, "", format!("`{clash}` is the name the embedded engine keeps dynamically mapped fields under")));
+            return Err(UnsupportedType {
+                field: clash.to_string(),
+                kind: String::new(),
+                why: Some(format!("`{clash}` is the name the embedded engine keeps dynamically mapped fields under")),
+            });
         }
         let flattened = declared.flattened.iter().map(|n| by_name[n]).collect();
         let time_series = TimeSeries::add(body, &declared.dimensions, &by_name, &mut builder);
@@ -413,14 +439,10 @@ impl Mapping {
                 .filter_map(|f| Some((f.name.clone(), f.vector.clone()?)))
                 .collect(),
         );
-        let mut nested_defs = Vec::new();
-        if let Some(props) = props.filter(|_| !objects) {
-            nested::nested_paths(props, &mut Vec::new(), &mut nested_defs);
-        }
-        let nested = nested_defs
-            .into_iter()
-            .map(|(segments, def)| nested::NestedMapping::build(body, segments, &def).map(Arc::new))
-            .collect::<Result<Vec<_>, _>>()?;
+        let nested = match props.filter(|_| !objects) {
+            Some(props) => nested::NestedMapping::all(body, props)?,
+            None => Vec::new(),
+        };
         let mapping = Mapping {
             schema: builder.build(),
             id,

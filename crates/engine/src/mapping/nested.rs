@@ -44,7 +44,7 @@ pub(super) fn has_nested(props: &Map<String, Value>) -> bool {
 }
 
 /// The top-level nested paths of `props`, with their definitions.
-pub(super) fn nested_paths(
+fn nested_paths(
     props: &Map<String, Value>,
     prefix: &mut Vec<String>,
     out: &mut Vec<(Vec<String>, Value)>,
@@ -88,6 +88,18 @@ fn as_object(def: &Value) -> Value {
 }
 
 impl NestedMapping {
+    /// The mappings of every top-level nested path of `props`.
+    pub(super) fn all(
+        body: &Value,
+        props: &Map<String, Value>,
+    ) -> Result<Vec<Arc<NestedMapping>>, UnsupportedType> {
+        let mut defs = Vec::new();
+        nested_paths(props, &mut Vec::new(), &mut defs);
+        defs.into_iter()
+            .map(|(segments, def)| Self::build(body, segments, &def).map(Arc::new))
+            .collect()
+    }
+
     /// The mapping of one nested path's objects, from the index body's.
     pub(super) fn build(
         body: &Value,

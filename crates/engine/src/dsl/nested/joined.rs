@@ -154,9 +154,7 @@ fn rewritten_and_deleted_documents_take_their_objects_along() {
 
 fn aggregations(index: &EmbeddedIndex, body: Value) -> Value {
     let plan = index.compile(&body).unwrap();
-    let (_, fruit) = index
-        .count_and_aggregate(&plan, &index.searcher())
-        .unwrap();
+    let (_, fruit) = index.count_and_aggregate(&plan, &index.searcher()).unwrap();
     plan.aggregations_json(&fruit.unwrap()).unwrap()
 }
 
@@ -174,9 +172,17 @@ fn nested_aggregations_count_the_matched_documents_objects() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|b| (b["key_as_string"].as_str().unwrap()[..4].to_string(), b["doc_count"].as_u64().unwrap()))
+        .map(|b| {
+            (
+                b["key_as_string"].as_str().unwrap()[..4].to_string(),
+                b["doc_count"].as_u64().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(years, [("2010".into(), 1), ("2012".into(), 1), ("2013".into(), 1)]);
+    assert_eq!(
+        years,
+        [("2010".into(), 1), ("2012".into(), 1), ("2013".into(), 1)]
+    );
     assert_eq!(
         a["answers"]["users"]["buckets"],
         json!([{"key": "u1", "doc_count": 2}, {"key": "u2", "doc_count": 1}])
@@ -197,7 +203,10 @@ fn reverse_nested_counts_the_documents_of_each_bucket() {
     assert_eq!(users[0]["key"], "u1");
     assert_eq!(users[0]["doc_count"], 2);
     assert_eq!(users[0]["questions"]["doc_count"], 2);
-    assert_eq!(users[0]["questions"]["tags"]["buckets"], json!([{"key": "a", "doc_count": 2}]));
+    assert_eq!(
+        users[0]["questions"]["tags"]["buckets"],
+        json!([{"key": "a", "doc_count": 2}])
+    );
     assert_eq!(users[1]["key"], "u2");
     assert_eq!(users[1]["questions"]["doc_count"], 2);
     assert_eq!(
@@ -207,25 +216,39 @@ fn reverse_nested_counts_the_documents_of_each_bucket() {
     // Directly under nested: the documents with any answer.
     let body = json!({"size": 0, "aggs": {"answers": {"nested": {"path": "answers"}, "aggs": {
         "back": {"reverse_nested": {}}}}}});
-    assert_eq!(aggregations(&index, body)["answers"]["back"]["doc_count"], 3);
+    assert_eq!(
+        aggregations(&index, body)["answers"]["back"]["doc_count"],
+        3
+    );
     // Where the engine cannot find a bucket's objects again, it says so.
     let body = json!({"size": 0, "aggs": {"answers": {"nested": {"path": "answers"}, "aggs": {
         "d": {"date_histogram": {"field": "answers.date", "calendar_interval": "year"}, "aggs": {
             "back": {"reverse_nested": {}}}}}}}});
     let e = index.compile(&body).err().unwrap();
-    assert!(e.message.contains("under a `date_histogram`"), "{}", e.message);
+    assert!(
+        e.message.contains("under a `date_histogram`"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
 fn the_documents_do_not_hold_their_objects_fields() {
     let index = questions();
     // In Elasticsearch a nested field's values are its objects' only.
-    assert_eq!(ids(&index, json!({"query": {"term": {"answers.user": "u1"}}})), Vec::<String>::new());
+    assert_eq!(
+        ids(&index, json!({"query": {"term": {"answers.user": "u1"}}})),
+        Vec::<String>::new()
+    );
     let e = index
         .compile(&json!({"aggs": {"u": {"terms": {"field": "answers.user"}}}}))
         .err()
         .unwrap();
-    assert!(e.message.contains("field of the nested `answers`"), "{}", e.message);
+    assert!(
+        e.message.contains("field of the nested `answers`"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -235,7 +258,11 @@ fn a_sort_on_an_objects_field_names_its_nested_path() {
         .compile(&json!({"sort": [{"answers.date": "asc"}]}))
         .err()
         .unwrap();
-    assert!(e.message.contains("mandatory to set the [nested] context"), "{}", e.message);
+    assert!(
+        e.message.contains("mandatory to set the [nested] context"),
+        "{}",
+        e.message
+    );
     // With it, the latest answer of each document orders them (as the nested track sorts).
     let body = json!({"sort": [{"answers.date": {"mode": "max", "order": "desc", "nested": {"path": "answers"}}}]});
     let plan = index.compile(&body).unwrap();
