@@ -205,21 +205,15 @@ impl Views {
         let _ = self.store.set((index, reader));
     }
 
-    /// The store's searcher of the same refresh as `documents`.
+    /// The store's searcher of the same refresh as `documents`. Every searcher of the
+    /// index's reader is paired as it is warmed; any other (a percolated document's) has no
+    /// objects here.
     pub fn searcher_for(&self, documents: &Searcher) -> Result<Searcher, String> {
-        let generation = documents.generation().generation_id();
-        if let Some(s) = self
-            .paired
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&generation)
-        {
-            return Ok(s.clone());
+        let key = generation_key(documents.generation());
+        match self.paired.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            Some(s) => Ok(s.clone()),
+            None => Err("a nested query runs on an index's own documents only (not inside a percolator query)".into()),
         }
-        self.store
-            .get()
-            .map(|(_, r)| r.searcher())
-            .ok_or_else(|| "the nested objects' store is not open".to_string())
     }
 
     /// The index whose analyzers a query on the store's fields uses.
@@ -233,13 +227,22 @@ impl Views {
     }
 }
 
+/// A searcher generation by its segments (random ids) and their deletes: the generation
+/// numbers of tantivy's readers each count from 0.
+fn generation_key(g: &SearcherGeneration) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    g.segments().hash(&mut h);
+    h.finish()
+}
+
 impl Warmer for Views {
     fn warm(&self, documents: &Searcher) -> tantivy::Result<()> {
         if let Some((_, reader)) = self.store.get() {
             self.paired
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .insert(documents.generation().generation_id(), reader.searcher());
+                .insert(generation_key(documents.generation()), reader.searcher());
         }
         Ok(())
     }
@@ -248,6 +251,6 @@ impl Warmer for Views {
         self.paired
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .retain(|g, _| live.iter().any(|l| l.generation_id() == *g));
+            .retain(|g, _| live.iter().any(|l| generation_key(l) == *g));
     }
 }
