@@ -5,14 +5,14 @@
 //! documents.
 
 use super::AggPlan;
-use crate::dsl::join::{SeqIn, SeqMap};
+use crate::dsl::join::{SeqIn, SeqSet, SeqSetBuilder};
 use crate::mapping::nested::NestedMapping;
 use crate::mapping::Mapping;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use tantivy::collector::Count;
 use tantivy::query::{EnableScoring, Query};
-use tantivy::{Score, Searcher};
+use tantivy::Searcher;
 
 /// One top-level `nested` aggregation, compiled.
 #[derive(Debug, Clone)]
@@ -83,21 +83,21 @@ pub(super) fn parse(
 
 /// The documents matching `query`, by `_seq_no`; on a store of objects, the documents
 /// owning the objects matching it.
-pub(crate) fn owners(searcher: &Searcher, query: &dyn Query) -> tantivy::Result<SeqMap<Score>> {
+pub(crate) fn owners(searcher: &Searcher, query: &dyn Query) -> tantivy::Result<SeqSet> {
     let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
-    let mut found = SeqMap::default();
+    let mut found = SeqSetBuilder::new(crate::dsl::nested::ScoreMode::None, false);
     for segment in searcher.segment_readers() {
         let seq_nos = segment.fast_fields().u64("_seq_no")?;
         let alive = segment.alive_bitset();
         weight.for_each(segment, &mut |doc, _| {
             if alive.is_none_or(|a| a.is_alive(doc)) {
                 if let Some(s) = seq_nos.first(doc) {
-                    found.insert(s, 1.0);
+                    found.add(s, 0.0);
                 }
             }
         })?;
     }
-    Ok(found)
+    Ok(found.build())
 }
 
 /// The nested aggregations of one search, run after it on the documents it matched.
@@ -110,7 +110,14 @@ pub struct NestedPass {
 impl NestedPass {
     /// Each nested aggregation's answer, by name.
     pub fn run(&self) -> tantivy::Result<Vec<(String, Value)>> {
-        let documents = Arc::new(owners(&self.searcher, self.query.as_ref())?);
+        let everything = self
+            .query
+            .downcast_ref::<tantivy::query::AllQuery>()
+            .is_some();
+        let documents = Arc::new(match everything {
+            true => SeqSet::default(),
+            false => owners(&self.searcher, self.query.as_ref())?,
+        });
         let mut out = Vec::new();
         for agg in self.aggs.iter() {
             let objects = agg
@@ -118,15 +125,19 @@ impl NestedPass {
                 .views
                 .searcher_for(&self.searcher)
                 .map_err(tantivy::TantivyError::InvalidArgument)?;
-            let theirs = SeqIn::new(documents.clone(), agg.nested.mapping.seq_no);
+            // Every object belongs to a live document: all of them when all documents match.
+            let theirs: Box<dyn Query> = match everything {
+                true => Box::new(tantivy::query::AllQuery),
+                false => Box::new(SeqIn::new(documents.clone(), agg.nested.mapping.seq_no)),
+            };
             let mut answer = match &agg.sub {
                 None => {
-                    let n = objects.search(&theirs, &Count)?;
+                    let n = objects.search(theirs.as_ref(), &Count)?;
                     serde_json::json!({ "doc_count": n })
                 }
                 Some(plan) => {
-                    let (collector, finish) = plan.prepare(&objects, &theirs)?;
-                    let (n, parts) = objects.search(&theirs, &(Count, collector))?;
+                    let (collector, finish) = plan.prepare(&objects, theirs.as_ref())?;
+                    let (n, parts) = objects.search(theirs.as_ref(), &(Count, collector))?;
                     let fruit = finish.finish(parts)?;
                     let mut v = plan
                         .to_json(&fruit)
@@ -138,7 +149,13 @@ impl NestedPass {
                 }
             };
             for r in &agg.reverse {
-                r.fill(&agg.nested, &mut answer, &theirs, &objects, &self.searcher)?;
+                r.fill(
+                    &agg.nested,
+                    &mut answer,
+                    theirs.as_ref(),
+                    &objects,
+                    &self.searcher,
+                )?;
             }
             out.push((agg.name.clone(), answer));
         }

@@ -5,32 +5,13 @@
 
 use super::nested::ScoreMode;
 use crate::mapping::nested::NestedMapping;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use tantivy::query::{EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::Field;
 use tantivy::{DocId, DocSet, Score, Searcher, SegmentReader, TERMINATED};
 
-/// A multiplicative hash for `_seq_no` keys: SipHash would cost more than the join itself.
-#[derive(Default)]
-pub(crate) struct SeqHasher(u64);
-
-impl Hasher for SeqHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (n ^ (n >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-pub(crate) type SeqMap<V> = HashMap<u64, V, BuildHasherDefault<SeqHasher>>;
+mod seqset;
+pub(crate) use seqset::{SeqSet, SeqSetBuilder};
 
 #[derive(Clone)]
 pub struct NestedJoin {
@@ -63,13 +44,6 @@ impl NestedJoin {
     }
 }
 
-/// Each matching object's document, with its objects' scores combined as far as they go.
-#[derive(Clone, Copy)]
-struct Combined {
-    score: Score,
-    count: u32,
-}
-
 /// The documents (by `_seq_no`) whose objects match `inner` on `objects`, each with its
 /// objects' scores combined by `mode`.
 pub(crate) fn matching_documents(
@@ -77,13 +51,14 @@ pub(crate) fn matching_documents(
     inner: &dyn Query,
     scoring: bool,
     mode: ScoreMode,
-) -> tantivy::Result<SeqMap<Score>> {
-    let enable = match scoring && mode != ScoreMode::None {
+) -> tantivy::Result<SeqSet> {
+    let scoring = scoring && mode != ScoreMode::None;
+    let enable = match scoring {
         true => EnableScoring::enabled_from_searcher(objects),
         false => EnableScoring::disabled_from_searcher(objects),
     };
     let weight = inner.weight(enable)?;
-    let mut found: SeqMap<Combined> = SeqMap::default();
+    let mut found = SeqSetBuilder::new(mode, scoring);
     for segment in objects.segment_readers() {
         let owners = segment.fast_fields().u64("_seq_no")?;
         let alive = segment.alive_bitset();
@@ -91,33 +66,12 @@ pub(crate) fn matching_documents(
             if alive.is_some_and(|a| !a.is_alive(doc)) {
                 return;
             }
-            let Some(owner) = owners.first(doc) else {
-                return;
-            };
-            let e = found.entry(owner).or_insert(Combined {
-                score: match mode {
-                    ScoreMode::Min => Score::MAX,
-                    ScoreMode::Max => Score::MIN,
-                    _ => 0.0,
-                },
-                count: 0,
-            });
-            e.count += 1;
-            e.score = match mode {
-                ScoreMode::Avg | ScoreMode::Sum => e.score + score,
-                ScoreMode::Max => e.score.max(score),
-                ScoreMode::Min => e.score.min(score),
-                ScoreMode::None => 0.0,
-            };
+            if let Some(owner) = owners.first(doc) {
+                found.add(owner, score);
+            }
         })?;
     }
-    Ok(found
-        .into_iter()
-        .map(|(k, c)| match mode {
-            ScoreMode::Avg => (k, c.score / c.count as Score),
-            _ => (k, c.score),
-        })
-        .collect())
+    Ok(found.build())
 }
 
 impl Query for NestedJoin {
@@ -149,7 +103,7 @@ impl Query for NestedJoin {
 /// The documents of one search's join, by `_seq_no`.
 #[derive(Clone)]
 pub(crate) struct JoinWeight {
-    pub documents: Arc<SeqMap<Score>>,
+    pub documents: Arc<SeqSet>,
     pub seq_no: Field,
 }
 
@@ -158,7 +112,7 @@ pub(crate) struct JoinWeight {
 pub(crate) struct SeqIn(JoinWeight);
 
 impl SeqIn {
-    pub fn new(documents: Arc<SeqMap<Score>>, seq_no: Field) -> Self {
+    pub fn new(documents: Arc<SeqSet>, seq_no: Field) -> Self {
         SeqIn(JoinWeight { documents, seq_no })
     }
 }
@@ -184,7 +138,7 @@ impl JoinWeight {
         let name = reader.schema().get_field_name(self.seq_no).to_string();
         let column = reader.fast_fields().u64(&name)?;
         for doc in 0..reader.max_doc() {
-            if let Some(score) = column.first(doc).and_then(|s| self.documents.get(&s)) {
+            if let Some(score) = column.first(doc).and_then(|s| self.documents.score(s)) {
                 m.docs.push(doc);
                 m.scores.push(score * boost);
             }
