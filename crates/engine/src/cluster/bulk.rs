@@ -269,6 +269,7 @@ impl State {
             index: index.name.clone(),
             id: item.id.as_deref().map(str::to_string),
             timestamp: timestamp.to_string(),
+            ingest: Default::default(),
         };
         let (mut index, mut settings) = (index.clone(), settings.clone());
         let mut visited = vec![index.name.clone()];

@@ -10,6 +10,8 @@ pub struct IngestDoc {
     pub id: Option<String>,
     /// `_ingest.timestamp`: when the pipeline started on the document, RFC 3339.
     pub timestamp: String,
+    /// The other `_ingest` metadata: `_value` in a `foreach`, `_grok_match_index`.
+    pub ingest: Map<String, Value>,
 }
 
 /// A path's place: a metadata field or one in the source.
@@ -17,6 +19,7 @@ enum Place<'p> {
     Index,
     Id,
     Timestamp,
+    Ingest(&'p str),
     Source(&'p str),
 }
 
@@ -25,7 +28,10 @@ fn place(path: &str) -> Place<'_> {
         "_index" => Place::Index,
         "_id" => Place::Id,
         "_ingest.timestamp" => Place::Timestamp,
-        p => Place::Source(p.strip_prefix("_source.").unwrap_or(p)),
+        p => match p.strip_prefix("_ingest.") {
+            Some(rest) => Place::Ingest(rest),
+            None => Place::Source(p.strip_prefix("_source.").unwrap_or(p)),
+        },
     }
 }
 
@@ -67,18 +73,8 @@ impl IngestDoc {
             Place::Index => Some(Cow::Owned(Value::String(self.index.clone()))),
             Place::Id => self.id.clone().map(|id| Cow::Owned(Value::String(id))),
             Place::Timestamp => Some(Cow::Owned(Value::String(self.timestamp.clone()))),
-            Place::Source(p) => {
-                let mut parts = p.split('.');
-                let mut at = self.source.get(parts.next()?)?;
-                for part in parts {
-                    at = match at {
-                        Value::Object(m) => m.get(part)?,
-                        Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,
-                        _ => return None,
-                    };
-                }
-                Some(Cow::Borrowed(at))
-            }
+            Place::Source(p) => get_in(&self.source, p).map(Cow::Borrowed),
+            Place::Ingest(p) => get_in(&self.ingest, p).map(Cow::Borrowed),
         }
     }
 
@@ -101,25 +97,8 @@ impl IngestDoc {
                 );
             }
             Place::Timestamp => return Err("`_ingest.timestamp` cannot be set".into()),
-            Place::Source(p) => {
-                let (parents, last) = split_last(p);
-                let mut at = &mut self.source;
-                for part in parents {
-                    let next = at
-                        .entry(part.to_string())
-                        .or_insert_with(|| Value::Object(Map::new()));
-                    at = match next {
-                        Value::Object(m) => m,
-                        other => {
-                            return Err(format!(
-                                "cannot set [{last}] as part of path [{p}]: [{part}] is {}, not an object",
-                                kind(other)
-                            ))
-                        }
-                    };
-                }
-                at.insert(last.to_string(), value);
-            }
+            Place::Source(p) => set_in(&mut self.source, p, value)?,
+            Place::Ingest(p) => set_in(&mut self.ingest, p, value)?,
         }
         Ok(())
     }
@@ -128,14 +107,8 @@ impl IngestDoc {
         match place(path) {
             Place::Index | Place::Timestamp => None,
             Place::Id => self.id.take().map(Value::String),
-            Place::Source(p) => {
-                let (parents, last) = split_last(p);
-                let mut at = &mut self.source;
-                for part in parents {
-                    at = at.get_mut(part)?.as_object_mut()?;
-                }
-                at.remove(last)
-            }
+            Place::Source(p) => remove_in(&mut self.source, p),
+            Place::Ingest(p) => remove_in(&mut self.ingest, p),
         }
     }
 
@@ -171,6 +144,52 @@ impl IngestDoc {
         out.push_str(rest);
         out
     }
+}
+
+/// The value at a dotted path (through objects, and lists by index).
+fn get_in<'a>(root: &'a Map<String, Value>, p: &str) -> Option<&'a Value> {
+    let mut parts = p.split('.');
+    let mut at = root.get(parts.next()?)?;
+    for part in parts {
+        at = match at {
+            Value::Object(m) => m.get(part)?,
+            Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(at)
+}
+
+/// Sets a dotted path, making the objects on the way; a scalar on the way is an error, as in
+/// Elasticsearch.
+fn set_in(root: &mut Map<String, Value>, p: &str, value: Value) -> Result<(), String> {
+    let (parents, last) = split_last(p);
+    let mut at = root;
+    for part in parents {
+        let next = at
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        at = match next {
+            Value::Object(m) => m,
+            other => {
+                return Err(format!(
+                    "cannot set [{last}] as part of path [{p}]: [{part}] is {}, not an object",
+                    kind(other)
+                ))
+            }
+        };
+    }
+    at.insert(last.to_string(), value);
+    Ok(())
+}
+
+fn remove_in(root: &mut Map<String, Value>, p: &str) -> Option<Value> {
+    let (parents, last) = split_last(p);
+    let mut at = root;
+    for part in parents {
+        at = at.get_mut(part)?.as_object_mut()?;
+    }
+    at.remove(last)
 }
 
 /// A dotted path's parent parts, and its last part.
@@ -225,6 +244,7 @@ pub fn doc(v: Value) -> IngestDoc {
         index: "logs".into(),
         id: None,
         timestamp: "2026-12-05T10:00:00.000Z".into(),
+        ingest: Map::new(),
     }
 }
 

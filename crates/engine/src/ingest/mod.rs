@@ -8,6 +8,7 @@
 
 mod doc;
 mod fingerprint;
+mod grok;
 mod processors;
 
 pub use doc::IngestDoc;

@@ -11,7 +11,7 @@ mod run;
 pub use run::Flow;
 
 /// The processors the engine runs, named in refusals.
-pub const SUPPORTED: &str = "set, remove, rename, append, lowercase, uppercase, trim, convert, date, fingerprint, split, join, gsub, json, drop, fail, pipeline, reroute";
+pub const SUPPORTED: &str = "set, remove, rename, append, lowercase, uppercase, trim, convert, date, fingerprint, split, join, gsub, json, grok, drop, fail, pipeline, reroute";
 
 pub enum Processor {
     Set {
@@ -85,6 +85,7 @@ pub enum Processor {
         ignore_missing_pipeline: bool,
     },
     Reroute(String),
+    Grok(Box<crate::ingest::grok::Grok>),
 }
 
 pub enum SetValue {
@@ -271,6 +272,7 @@ impl Processor {
                 add_to_root: o.flag("add_to_root", false)?,
             },
             "script" => parse_script(o)?,
+            "grok" => Processor::Grok(Box::new(crate::ingest::grok::Grok::parse(o)?)),
             "drop" => Processor::Drop,
             "fail" => Processor::Fail(o.required("message")?),
             "pipeline" => Processor::Pipeline {

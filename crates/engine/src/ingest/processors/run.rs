@@ -92,6 +92,7 @@ impl Processor {
                 name,
                 ignore_missing_pipeline,
             } => return Ok(Flow::Call(doc.render(name), *ignore_missing_pipeline)),
+            Processor::Grok(g) => g.run(doc)?,
             Processor::Reroute(destination) => {
                 doc.index = doc.render(destination);
             }
