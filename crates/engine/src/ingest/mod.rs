@@ -7,9 +7,12 @@
 //! it, never skipped at index time.
 
 mod doc;
+mod domain;
 mod fingerprint;
 mod grok;
+mod kv;
 mod processors;
+mod uri_parts;
 
 pub use doc::IngestDoc;
 
@@ -170,7 +173,16 @@ impl Pipelines {
                 }
             }
             let started = Instant::now();
-            let ran = match step.processor.run(doc) {
+            let flow = match &step.processor {
+                Processor::Foreach(each) => {
+                    self.run_foreach(each, doc, depth).map(|kept| match kept {
+                        true => Flow::Next,
+                        false => Flow::Drop,
+                    })
+                }
+                other => other.run(doc),
+            };
+            let ran = match flow {
                 Ok(Flow::Next) => Ok(true),
                 Ok(Flow::Drop) => return Ok(false),
                 Ok(Flow::Call(name, ignore_missing)) => {
@@ -195,6 +207,97 @@ impl Pipelines {
                 Err(e) => return Err(e),
             }
         }
+        Ok(true)
+    }
+}
+
+/// A `foreach`: its processor, run on each element of a list (each entry of an object)
+/// as `_ingest._value` (and `_ingest._key`), the element then replaced by what it left.
+pub struct Foreach {
+    field: String,
+    ignore_missing: bool,
+    step: Box<Step>,
+}
+
+impl Foreach {
+    pub(crate) fn parse(o: &mut Options) -> Result<Foreach, String> {
+        let field = o.required("field")?;
+        let ignore_missing = o.flag("ignore_missing", false)?;
+        let inner = o
+            .take("processor")
+            .ok_or("[processor] required property is missing (processor [foreach])")?;
+        Ok(Foreach {
+            field,
+            ignore_missing,
+            step: Box::new(step(&inner)?),
+        })
+    }
+}
+
+impl Pipelines {
+    fn run_foreach(
+        &self,
+        each: &Foreach,
+        doc: &mut IngestDoc,
+        depth: usize,
+    ) -> Result<bool, String> {
+        let value = match doc.get(&each.field) {
+            Some(v) if !v.is_null() => v.into_owned(),
+            _ if each.ignore_missing => return Ok(true),
+            _ => {
+                return Err(format!(
+                    "field [{}] not present as part of path [{}]",
+                    each.field, each.field
+                ))
+            }
+        };
+        let saved = (doc.remove("_ingest._value"), doc.remove("_ingest._key"));
+        let entries: Vec<(Option<String>, Value)> = match value {
+            Value::Array(a) => a.into_iter().map(|v| (None, v)).collect(),
+            Value::Object(m) => m.into_iter().map(|(k, v)| (Some(k), v)).collect(),
+            other => {
+                return Err(format!(
+                    "field [{}] of type [{}] cannot be cast to a list or a map",
+                    each.field,
+                    crate::ingest::doc::kind(&other)
+                ))
+            }
+        };
+        let is_map = entries.first().is_some_and(|(k, _)| k.is_some());
+        let mut list = Vec::new();
+        let mut map = serde_json::Map::new();
+        for (key, v) in entries {
+            doc.set("_ingest._value", v)?;
+            if let Some(k) = &key {
+                doc.set("_ingest._key", Value::from(k.clone()))?;
+            }
+            if !self.run_steps(std::slice::from_ref(&each.step), doc, depth)? {
+                return Ok(false);
+            }
+            let after = doc.remove("_ingest._value").unwrap_or(Value::Null);
+            match key {
+                Some(_) => {
+                    let k = doc
+                        .remove("_ingest._key")
+                        .and_then(|k| k.as_str().map(str::to_string));
+                    map.insert(k.unwrap_or_default(), after);
+                }
+                None => list.push(after),
+            }
+        }
+        for (path, v) in [("_ingest._value", saved.0), ("_ingest._key", saved.1)] {
+            if let Some(v) = v {
+                doc.set(path, v)?;
+            }
+        }
+        doc.set(
+            &each.field,
+            if is_map {
+                Value::Object(map)
+            } else {
+                Value::Array(list)
+            },
+        )?;
         Ok(true)
     }
 }
@@ -437,8 +540,8 @@ mod tests {
     fn what_the_engine_does_not_run_is_refused_when_put() {
         let refused = |body: Value| Pipelines::default().put("x", body).unwrap_err();
         assert!(
-            refused(json!({"processors": [{"grok": {"field": "m", "patterns": []}}]}))
-                .contains("No processor type exists with name [grok]")
+            refused(json!({"processors": [{"user_agent": {"field": "m"}}]}))
+                .contains("No processor type exists with name [user_agent]")
         );
         assert!(refused(
             json!({"processors": [{"set": {"field": "a", "value": 1, "if": "ctx.list.removeIf(x -> x == null)"}}]})

@@ -11,7 +11,7 @@ mod run;
 pub use run::Flow;
 
 /// The processors the engine runs, named in refusals.
-pub const SUPPORTED: &str = "set, remove, rename, append, lowercase, uppercase, trim, convert, date, fingerprint, split, join, gsub, json, grok, drop, fail, pipeline, reroute";
+pub const SUPPORTED: &str = "set, remove, rename, append, lowercase, uppercase, trim, convert, date, fingerprint, split, join, gsub, json, grok, kv, uri_parts, registered_domain, geoip (with no database: it tags the document as Elasticsearch does before its databases are downloaded), foreach, drop, fail, pipeline, reroute";
 
 pub enum Processor {
     Set {
@@ -50,6 +50,8 @@ pub enum Processor {
         field: String,
         target: String,
         formats: Vec<DateFormats>,
+        /// The zone of dates without an offset, and of the date written (a template).
+        timezone: Option<String>,
     },
     Fingerprint(Fingerprint),
     /// A Painless script changing `ctx` (the engine's subset).
@@ -86,6 +88,13 @@ pub enum Processor {
     },
     Reroute(String),
     Grok(Box<crate::ingest::grok::Grok>),
+    Kv(Box<crate::ingest::kv::Kv>),
+    UriParts(Box<crate::ingest::uri_parts::UriParts>),
+    RegisteredDomain(Box<crate::ingest::domain::RegisteredDomain>),
+    /// A geoip lookup in the named database, which the engine does not have.
+    GeoIpUnavailable(String),
+    /// A processor run on each element of a list (or each entry of an object).
+    Foreach(Box<crate::ingest::Foreach>),
 }
 
 pub enum SetValue {
@@ -273,6 +282,13 @@ impl Processor {
             },
             "script" => parse_script(o)?,
             "grok" => Processor::Grok(Box::new(crate::ingest::grok::Grok::parse(o)?)),
+            "kv" => Processor::Kv(Box::new(crate::ingest::kv::Kv::parse(o)?)),
+            "uri_parts" => Processor::UriParts(Box::new(crate::ingest::uri_parts::UriParts::parse(o)?)),
+            "registered_domain" => Processor::RegisteredDomain(Box::new(
+                crate::ingest::domain::RegisteredDomain::parse(o)?,
+            )),
+            "geoip" => parse_geoip(o)?,
+            "foreach" => Processor::Foreach(Box::new(crate::ingest::Foreach::parse(o)?)),
             "drop" => Processor::Drop,
             "fail" => Processor::Fail(o.required("message")?),
             "pipeline" => Processor::Pipeline {
@@ -364,13 +380,17 @@ fn parse_date(o: &mut Options) -> Result<Processor, String> {
         .iter()
         .map(|f| date_format(f))
         .collect::<Result<_, _>>()?;
-    for (key, fine) in [("timezone", "UTC"), ("locale", "ENGLISH")] {
-        match o.string(key)? {
-                Some(v) if !v.eq_ignore_ascii_case(fine) && !(key == "locale" && v.starts_with("en")) => {
-                    return Err(format!("[{key}] `{v}` of processor [date]: the engine reads dates in UTC and English only"))
-                }
-                _ => {}
-            }
+    match o.string("locale")? {
+        Some(v) if !v.eq_ignore_ascii_case("ENGLISH") && !v.starts_with("en") => {
+            return Err(format!(
+                "[locale] `{v}` of processor [date]: the engine reads dates in English only"
+            ))
+        }
+        _ => {}
+    }
+    let timezone = o.string("timezone")?;
+    if let Some(t) = timezone.as_deref().filter(|t| !t.contains("{{")) {
+        crate::zone::Zone::parse(t).map_err(|e| format!("[timezone] of processor [date]: {e}"))?;
     }
     if let Some(f) = o.string("output_format")? {
         if f != "yyyy-MM-dd'T'HH:mm:ss.SSSXXX" {
@@ -381,7 +401,27 @@ fn parse_date(o: &mut Options) -> Result<Processor, String> {
         field,
         target,
         formats,
+        timezone,
     })
+}
+
+/// `geoip`: the engine has no GeoIP database, as Elasticsearch has none until its
+/// downloader fetches them: each document is tagged `_geoip_database_unavailable_<file>`.
+fn parse_geoip(o: &mut Options) -> Result<Processor, String> {
+    o.required("field")?;
+    for key in [
+        "target_field",
+        "properties",
+        "ignore_missing",
+        "first_only",
+        "download_database_on_pipeline_creation",
+    ] {
+        o.take(key);
+    }
+    let database = o
+        .string("database_file")?
+        .unwrap_or_else(|| "GeoLite2-City.mmdb".into());
+    Ok(Processor::GeoIpUnavailable(database))
 }
 
 /// `split`: a separator pattern; `preserve_trailing` refused.

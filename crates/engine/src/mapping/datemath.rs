@@ -145,7 +145,7 @@ fn step(zone: &Zone, at: i64, unit: Unit, n: i64) -> Option<i64> {
 }
 
 /// Whether a date's text gives its own offset (`Z`, `+01:00`, `-0500` after its time).
-fn names_its_offset(date: &str) -> bool {
+pub(crate) fn names_its_offset(date: &str) -> bool {
     let Some(t) = date.find(['T', ' ']) else {
         return false;
     };

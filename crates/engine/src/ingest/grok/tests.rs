@@ -139,3 +139,62 @@ fn bad_patterns_are_refused_when_put() {
     let g = grok(json!({"field": "nope", "patterns": ["x"], "ignore_missing": true})).unwrap();
     assert!(g.run(&mut doc(json!({}))).is_ok());
 }
+
+#[test]
+fn the_date_processor_reads_and_writes_on_its_zones_clock() {
+    let mut pipelines = crate::ingest::Pipelines::default();
+    pipelines
+        .put("p", json!({"processors": [{"date": {"field": "t", "formats": ["yyyy-MM-dd HH:mm:ss", "ISO8601"], "timezone": "{{ event.timezone }}"}}]}))
+        .unwrap();
+    let mut d = doc(json!({"t": "2024-07-01 12:00:00", "event": {"timezone": "Europe/Vienna"}}));
+    pipelines.run("p", &mut d).unwrap();
+    // Noon in Vienna in summer is 10:00 UTC, written with Vienna's offset.
+    assert_eq!(d.source["@timestamp"], "2024-07-01T12:00:00.000+02:00");
+    // A date naming its offset is that instant, written on the zone's clock.
+    let mut d = doc(json!({"t": "2024-01-01T00:00:00Z", "event": {"timezone": "-05:00"}}));
+    pipelines.run("p", &mut d).unwrap();
+    assert_eq!(d.source["@timestamp"], "2023-12-31T19:00:00.000-05:00");
+    let mut d = doc(json!({"t": "2024-01-01T00:00:00Z", "event": {"timezone": "Mars/Olympus"}}));
+    assert!(pipelines.run("p", &mut d).is_err());
+}
+
+#[test]
+fn foreach_geoip_and_the_text_processors_run_in_a_pipeline() {
+    let mut pipelines = crate::ingest::Pipelines::default();
+    pipelines
+        .put("p", json!({"processors": [
+            {"foreach": {"field": "hosts", "processor": {"uppercase": {"field": "_ingest._value"}}}},
+            {"foreach": {"field": "ports", "processor": {"convert": {"field": "_ingest._value", "type": "integer"}}}},
+            {"geoip": {"field": "source.ip"}},
+            {"geoip": {"field": "source.ip", "database_file": "GeoLite2-ASN.mmdb", "target_field": "source.as"}},
+            {"uri_parts": {"field": "request"}},
+            {"registered_domain": {"field": "url.domain", "target_field": "url"}},
+            {"kv": {"field": "pairs", "field_split": "&", "value_split": "=", "target_field": "q"}}
+        ]}))
+        .unwrap();
+    let mut d = doc(
+        json!({"hosts": ["a", "b"], "ports": {"http": "80", "https": "443"}, "source": {"ip": "89.160.20.128"},
+        "request": "https://www.shop.example.co.uk/cart.php?id=1", "pairs": "x=1&y=2"}),
+    );
+    pipelines.run("p", &mut d).unwrap();
+    let out = Value::Object(d.source);
+    assert_eq!(out["hosts"], json!(["A", "B"]));
+    assert_eq!(out["ports"], json!({"http": 80, "https": 443}));
+    // No database: tagged, as Elasticsearch tags documents before its databases download.
+    assert_eq!(
+        out["tags"],
+        json!([
+            "_geoip_database_unavailable_GeoLite2-City.mmdb",
+            "_geoip_database_unavailable_GeoLite2-ASN.mmdb"
+        ])
+    );
+    assert!(out["source"].get("geo").is_none());
+    assert_eq!(out["url"]["path"], "/cart.php");
+    assert_eq!(out["url"]["extension"], "php");
+    assert_eq!(out["url"]["registered_domain"], "example.co.uk");
+    assert_eq!(out["url"]["subdomain"], "www.shop");
+    assert_eq!(out["url"]["top_level_domain"], "co.uk");
+    assert_eq!(out["q"], json!({"x": "1", "y": "2"}));
+    // `_ingest._value` is gone once the foreach ends.
+    assert!(d.ingest.is_empty());
+}

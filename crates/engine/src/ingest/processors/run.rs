@@ -57,7 +57,8 @@ impl Processor {
                 field,
                 target,
                 formats,
-            } => run_date(doc, field, target, formats)?,
+                timezone,
+            } => run_date(doc, field, target, formats, timezone.as_deref())?,
             Processor::Fingerprint(f) => f.run(doc)?,
             Processor::Script(script) => {
                 let (_, ctx) = script.run_ctx(doc.ctx())?;
@@ -93,6 +94,16 @@ impl Processor {
                 ignore_missing_pipeline,
             } => return Ok(Flow::Call(doc.render(name), *ignore_missing_pipeline)),
             Processor::Grok(g) => g.run(doc)?,
+            Processor::Kv(kv) => kv.run(doc)?,
+            Processor::UriParts(u) => u.run(doc)?,
+            Processor::RegisteredDomain(r) => r.run(doc)?,
+            Processor::GeoIpUnavailable(database) => {
+                let tag = Value::from(format!("_geoip_database_unavailable_{database}"));
+                run_append(doc, "tags", std::slice::from_ref(&tag), &true)?
+            }
+            Processor::Foreach(_) => {
+                return Err("a foreach runs from its pipeline (this is the engine's bug)".into())
+            }
             Processor::Reroute(destination) => {
                 doc.index = doc.render(destination);
             }
@@ -324,22 +335,34 @@ fn run_date(
     field: &str,
     target: &str,
     formats: &[DateFormats],
+    timezone: Option<&str>,
 ) -> Result<(), String> {
     let Some(v) = doc.get(field).map(|v| v.into_owned()) else {
         return Err(format!(
             "field [{field}] not present as part of path [{field}]"
         ));
     };
+    let zone = match timezone {
+        None => crate::zone::Zone::utc(),
+        Some(t) => crate::zone::Zone::parse(doc.render(t).trim())?,
+    };
     let at = formats
         .iter()
         .find_map(|f| f.read(&v).ok())
         .ok_or_else(|| format!("unable to parse date [{v}]"))?;
-    let millis = at.into_timestamp_millis();
-    let text = chrono::DateTime::from_timestamp_millis(millis)
-        .ok_or_else(|| format!("date [{v}] is out of range"))?
-        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string();
-    doc.set(target, Value::String(text))?;
+    let mut millis = at.into_timestamp_millis();
+    // A date with no offset of its own is a time on the zone's clock.
+    let text = scalar_text(&v).unwrap_or_default();
+    let instant = v.is_number()
+        || text.trim().parse::<f64>().is_ok()
+        || crate::mapping::datemath::names_its_offset(&text);
+    if !instant {
+        millis = zone.from_local(millis);
+    }
+    chrono::DateTime::from_timestamp_millis(millis)
+        .ok_or_else(|| format!("date [{v}] is out of range"))?;
+    // Written in the zone, with its offset (`Z` in UTC), as Elasticsearch's default format.
+    doc.set(target, Value::String(zone.format(millis)))?;
     Ok(())
 }
 
