@@ -7,8 +7,8 @@ use serde_json::Value;
 
 pub struct Kv {
     field: String,
-    field_split: regex::Regex,
-    value_split: regex::Regex,
+    field_split: fancy_regex::Regex,
+    value_split: fancy_regex::Regex,
     target: Option<String>,
     include: Option<Vec<String>>,
     exclude: Vec<String>,
@@ -19,9 +19,10 @@ pub struct Kv {
     ignore_missing: bool,
 }
 
-fn regex(pattern: &str, key: &str) -> Result<regex::Regex, String> {
-    regex::RegexBuilder::new(pattern)
-        .size_limit(1 << 20)
+/// Java's patterns, lookarounds included (the system integration splits on `(?<=") `).
+fn regex(pattern: &str, key: &str) -> Result<fancy_regex::Regex, String> {
+    fancy_regex::RegexBuilder::new(pattern)
+        .backtrack_limit(1_000_000)
         .build()
         .map_err(|e| {
             format!("[{key}] of processor [kv] is not a regular expression the engine reads: {e}")
@@ -117,10 +118,10 @@ fn append(doc: &mut IngestDoc, path: &str, value: Value) -> Result<(), String> {
 
 /// Java's `Pattern.split(text, limit)`: at most `limit` parts, trailing empty parts dropped
 /// when unlimited, no empty leading part for a match of nothing at the start.
-fn java_split<'t>(re: &regex::Regex, text: &'t str, limit: usize) -> Vec<&'t str> {
+fn java_split<'t>(re: &fancy_regex::Regex, text: &'t str, limit: usize) -> Vec<&'t str> {
     let mut parts = Vec::new();
     let mut start = 0;
-    for m in re.find_iter(text) {
+    for m in re.find_iter(text).map_while(Result::ok) {
         if parts.len() + 1 >= limit {
             break;
         }
