@@ -4,8 +4,10 @@
 # answers each (the nested track's mapping: tag, user and date per answer), indexed once per
 # round, then each search unthrottled with one client on one pinned core for a fixed time, in
 # rounds whose order alternates: a term query on the questions alone, the nested track's
-# nested query (a tag and an answer date), the same with inner hits, a nested query on two
-# fields of one answer, and the nested track's nested date_histogram. Prints one CSV line per
+# nested query (a tag and an answer date: a range on one field, read from the documents'
+# flattened copy), the same forced through the join (the range inside `bool.must`), the same
+# with inner hits, a nested query on two fields of one answer (the join), and the nested
+# track's nested date_histogram. Prints one CSV line per
 # round and search.
 # Usage: RUNNER_BIN=target/release/runner bash benches/nested_cost.sh [ROUNDS] [SECONDS]
 set -eu
@@ -33,7 +35,7 @@ with open(f"{out}/questions.json", "w") as f:
         f.write(json.dumps({"qid": str(i), "tag": rng.choice(tags), "user": f"u{rng.randrange(5_000)}",
                             "answer_count": len(answers), "answers": answers}) + "\n")
 PY
-searches=(term nested-range nested-inner-hits nested-two-fields nested-date-histo)
+searches=(term nested-range nested-range-joined nested-inner-hits nested-two-fields nested-date-histo)
 write_track() {
   local order=("$@")
   {
@@ -60,6 +62,9 @@ operations:
   - name: nested-range
     type: search
     params: {index: questions, body: {query: {bool: {must: [{match: {tag: t7}}, {nested: {path: answers, query: {range: {answers.date: {lte: "2012-06-01T00:00:00Z"}}}}}]}}}}
+  - name: nested-range-joined
+    type: search
+    params: {index: questions, body: {query: {bool: {must: [{match: {tag: t7}}, {nested: {path: answers, query: {bool: {must: [{range: {answers.date: {lte: "2012-06-01T00:00:00Z"}}}]}}}}]}}}}
   - name: nested-inner-hits
     type: search
     params: {index: questions, body: {size: 10, query: {bool: {must: [{match: {tag: t7}}, {nested: {path: answers, query: {range: {answers.date: {lte: "2012-06-01T00:00:00Z"}}}, inner_hits: {size: 3}}}]}}}}

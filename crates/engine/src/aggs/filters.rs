@@ -44,6 +44,7 @@ impl QueryBuilder for EsFilter {
             unmapped_matches_none: false,
             size: 10,
             script_errors: None,
+            flattened_objects: false,
         };
         match &self.parsed {
             Some(q) => compiler.compile(q),
@@ -77,6 +78,7 @@ pub fn check_query(
             unmapped_matches_none: false,
             size: 10,
             script_errors: None,
+            flattened_objects: false,
         }
         .compile(&parsed)
         .map_err(|e| format!("aggregation `{at}`: {e}"))?;

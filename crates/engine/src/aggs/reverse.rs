@@ -237,6 +237,7 @@ fn objects_query(nested: &NestedMapping, q: &Value) -> Result<Box<dyn Query>, St
         unmapped_matches_none: true,
         size: 0,
         script_errors: None,
+        flattened_objects: false,
     }
     .compile_json(q)
 }

@@ -67,6 +67,10 @@ pub struct QueryCompiler<'a> {
     /// Where the search's scripts keep a failure; None where scripts are not run (the
     /// queries of filter aggregations).
     pub script_errors: Option<doc_script::ErrorSlot>,
+    /// Reads the documents' flattened copies of their nested objects' fields (a nested
+    /// query run on the documents where that gives the same answer); else such a field
+    /// matches nothing, as in Elasticsearch.
+    pub flattened_objects: bool,
 }
 
 pub(crate) fn single_entry<'v>(
@@ -310,7 +314,11 @@ impl QueryCompiler<'_> {
     }
 
     pub(crate) fn field(&self, name: &str) -> Result<FieldRef<'_>, String> {
-        if let Some(path) = self.mapping.nested_only(name) {
+        if let Some(path) = self
+            .mapping
+            .nested_only(name)
+            .filter(|_| !self.flattened_objects)
+        {
             // `leaf` recognises this message: such a query matches no document.
             return Err(format!(
                 "{INSIDE_NESTED}`{name}` is a field of the nested `{path}`"

@@ -190,6 +190,7 @@ impl QueryCompiler<'_> {
             unmapped_matches_none: self.unmapped_matches_none,
             size: self.size,
             script_errors: self.script_errors.clone(),
+            flattened_objects: false,
         };
         inner.compile(q)
     }
@@ -198,6 +199,9 @@ impl QueryCompiler<'_> {
         let Some(nested) = self.nested_path(n)? else {
             return Ok(Box::new(tantivy::query::EmptyQuery));
         };
+        if let Some(same) = self.on_flattened_copy(n, nested)? {
+            return Ok(same);
+        }
         let inner = self.nested_inner(nested, &n.query)?;
         let join: Box<dyn Query> = Box::new(super::join::NestedJoin::new(
             nested.clone(),
@@ -209,6 +213,56 @@ impl QueryCompiler<'_> {
             b if b == 1.0 => join,
             b => Box::new(tantivy::query::BoostQuery::new(join, b)),
         })
+    }
+
+    /// The query on the documents' flattened copy of the objects' fields, where it gives the
+    /// join's answer: a `range` or `exists` on one field matches a document exactly when one
+    /// of its objects matches, and scores 1 (0 with `score_mode: none`), which is what avg,
+    /// max, min and none make of its objects' scores of 1. Summed, the score would count
+    /// them, so `sum` joins.
+    fn on_flattened_copy(
+        &self,
+        n: &NestedAst,
+        nested: &NestedMapping,
+    ) -> Result<Option<Box<dyn Query>>, String> {
+        use super::ast::Leaf;
+        let QueryAst::Leaf(leaf @ (Leaf::Range | Leaf::Exists), body) = &n.query else {
+            return Ok(None);
+        };
+        let field = match leaf {
+            Leaf::Exists => body.get("field").and_then(Value::as_str),
+            _ => body
+                .as_object()
+                .and_then(|o| o.keys().next())
+                .map(String::as_str),
+        };
+        let inside = field.is_some_and(|f| f.starts_with(&format!("{}.", nested.path)));
+        if !inside || n.score_mode == ScoreMode::Sum || nested.in_parent {
+            return Ok(None);
+        }
+        let flattened = QueryCompiler {
+            flattened_objects: true,
+            ..self.clone_settings()
+        };
+        let q = flattened.compile(&n.query)?;
+        let score = match n.score_mode {
+            ScoreMode::None => 0.0,
+            _ => n.boost,
+        };
+        Ok(Some(Box::new(tantivy::query::ConstScoreQuery::new(
+            q, score,
+        ))))
+    }
+
+    fn clone_settings(&self) -> QueryCompiler<'_> {
+        QueryCompiler {
+            mapping: self.mapping,
+            index: self.index,
+            unmapped_matches_none: self.unmapped_matches_none,
+            size: self.size,
+            script_errors: self.script_errors.clone(),
+            flattened_objects: self.flattened_objects,
+        }
     }
 
     /// The inner hits a query asks for, in the order its nested queries are written; two of

@@ -132,6 +132,7 @@ impl Percolated {
             unmapped_matches_none: false,
             size: 10,
             script_errors: None,
+            flattened_objects: false,
         }
         .compile_json(&q)
     }

@@ -324,6 +324,7 @@ fn compile_search_with(
         unmapped_matches_none: among_others,
         size,
         script_errors: Some(script_errors.clone()),
+        flattened_objects: false,
     };
     let parsed = match body.get("query") {
         Some(q) => QueryAst::parse(q).map_err(bad)?,

@@ -270,3 +270,31 @@ fn a_sort_on_an_objects_field_names_its_nested_path() {
     let order: Vec<String> = hits.into_iter().map(|h| h.id).collect();
     assert_eq!(order, ["2", "1", "3", "4"]);
 }
+
+#[test]
+fn a_range_on_one_field_reads_the_flattened_copy_with_the_joins_answer() {
+    let index = questions();
+    let scored = |query: Value| {
+        let plan = index.compile(&json!({"query": query})).unwrap();
+        let (_, hits, _) = index.search_hits(&plan, &index.searcher()).unwrap();
+        hits.into_iter()
+            .map(|h| (h.id, h.score))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let range = json!({"range": {"answers.date": {"gte": "2011-06-01"}}});
+    for mode in ["avg", "max", "min", "none"] {
+        let flattened =
+            scored(json!({"nested": {"path": "answers", "score_mode": mode, "query": range}}));
+        // `bool.must` around it takes the join, scoring each object as the range does.
+        let joined = scored(
+            json!({"nested": {"path": "answers", "score_mode": mode, "query": {"bool": {"must": [range]}}}}),
+        );
+        assert_eq!(flattened, joined, "{mode}");
+        assert_eq!(flattened.keys().collect::<Vec<_>>(), ["1", "2"], "{mode}");
+    }
+    // Summed, document 1's two answers count twice: that one joins.
+    let summed = scored(
+        json!({"nested": {"path": "answers", "score_mode": "sum", "query": {"exists": {"field": "answers.user"}}}}),
+    );
+    assert_eq!((summed["1"], summed["2"]), (2.0, 1.0));
+}
