@@ -209,9 +209,9 @@ impl QueryCompiler<'_> {
             n.score_mode,
             self.mapping.seq_no,
         ));
-        Ok(match n.boost {
-            b if b == 1.0 => join,
-            b => Box::new(tantivy::query::BoostQuery::new(join, b)),
+        Ok(match n.boost == 1.0 {
+            true => join,
+            false => Box::new(tantivy::query::BoostQuery::new(join, n.boost)),
         })
     }
 

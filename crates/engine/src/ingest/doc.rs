@@ -78,6 +78,23 @@ impl IngestDoc {
         }
     }
 
+    /// The text of the field a processor reads (a string, number or boolean); None (the
+    /// processor does nothing) when it is missing and `ignore_missing` says so.
+    pub fn text_of(&self, field: &str, ignore_missing: bool) -> Result<Option<String>, String> {
+        match self.get(field) {
+            Some(v) if !v.is_null() => scalar_text(&v).map(Some).ok_or_else(|| {
+                format!(
+                    "field [{field}] of type [{}] cannot be cast to a string",
+                    kind(&v)
+                )
+            }),
+            _ if ignore_missing => Ok(None),
+            _ => Err(format!(
+                "field [{field}] not present as part of path [{field}]"
+            )),
+        }
+    }
+
     pub fn has(&self, path: &str) -> bool {
         self.get(path).is_some()
     }

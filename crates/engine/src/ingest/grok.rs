@@ -6,7 +6,7 @@
 
 mod patterns;
 
-use crate::ingest::doc::{scalar_text, IngestDoc};
+use crate::ingest::doc::IngestDoc;
 use crate::ingest::processors::Options;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -88,20 +88,8 @@ impl Grok {
     }
 
     pub fn run(&self, doc: &mut IngestDoc) -> Result<(), String> {
-        let text = match doc.get(&self.field) {
-            Some(v) if !v.is_null() => scalar_text(&v).ok_or_else(|| {
-                format!(
-                    "field [{}] of type [{v}] cannot be cast to a string",
-                    self.field
-                )
-            })?,
-            _ if self.ignore_missing => return Ok(()),
-            _ => {
-                return Err(format!(
-                    "field [{}] not present as part of path [{}]",
-                    self.field, self.field
-                ))
-            }
+        let Some(text) = doc.text_of(&self.field, self.ignore_missing)? else {
+            return Ok(());
         };
         for (index, p) in self.patterns.iter().enumerate() {
             let found = p.regex.captures(&text).map_err(|e| {

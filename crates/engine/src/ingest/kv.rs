@@ -1,7 +1,7 @@
 //! The `kv` processor: a string of `key=value` pairs into fields, as Elasticsearch's
 //! KeyValueProcessor splits it (Java's `Pattern.split`: trailing empty parts dropped).
 
-use crate::ingest::doc::{scalar_text, IngestDoc};
+use crate::ingest::doc::IngestDoc;
 use crate::ingest::processors::Options;
 use serde_json::Value;
 
@@ -64,15 +64,8 @@ impl Kv {
     }
 
     pub fn run(&self, doc: &mut IngestDoc) -> Result<(), String> {
-        let text = match doc.get(&self.field) {
-            Some(v) if !v.is_null() => scalar_text(&v).ok_or_else(|| {
-                format!(
-                    "field [{}] of type [{v}] cannot be cast to a string",
-                    self.field
-                )
-            })?,
-            _ if self.ignore_missing => return Ok(()),
-            _ => return Err(format!("field [{}] doesn't exist", self.field)),
+        let Some(text) = doc.text_of(&self.field, self.ignore_missing)? else {
+            return Ok(());
         };
         for pair in java_split(&self.field_split, &text, usize::MAX) {
             let parts = java_split(&self.value_split, pair, 2);

@@ -4,7 +4,7 @@
 //! ones too: a request line's `/index.html?x=1`), with the parts percent-decoded as
 //! `java.net.URI`'s getters give them.
 
-use crate::ingest::doc::{scalar_text, IngestDoc};
+use crate::ingest::doc::IngestDoc;
 use crate::ingest::processors::Options;
 use serde_json::{Map, Value};
 
@@ -28,20 +28,8 @@ impl UriParts {
     }
 
     pub fn run(&self, doc: &mut IngestDoc) -> Result<(), String> {
-        let text = match doc.get(&self.field) {
-            Some(v) if !v.is_null() => scalar_text(&v).ok_or_else(|| {
-                format!(
-                    "field [{}] of type [{v}] cannot be cast to a string",
-                    self.field
-                )
-            })?,
-            _ if self.ignore_missing => return Ok(()),
-            _ => {
-                return Err(format!(
-                    "field [{}] not present as part of path [{}]",
-                    self.field, self.field
-                ))
-            }
+        let Some(text) = doc.text_of(&self.field, self.ignore_missing)? else {
+            return Ok(());
         };
         let mut parts = parts(&text)?;
         if self.keep_original {
