@@ -281,14 +281,6 @@ impl Processor {
                 add_to_root: o.flag("add_to_root", false)?,
             },
             "script" => parse_script(o)?,
-            "grok" => Processor::Grok(Box::new(crate::ingest::grok::Grok::parse(o)?)),
-            "kv" => Processor::Kv(Box::new(crate::ingest::kv::Kv::parse(o)?)),
-            "uri_parts" => Processor::UriParts(Box::new(crate::ingest::uri_parts::UriParts::parse(o)?)),
-            "registered_domain" => Processor::RegisteredDomain(Box::new(
-                crate::ingest::domain::RegisteredDomain::parse(o)?,
-            )),
-            "geoip" => parse_geoip(o)?,
-            "foreach" => Processor::Foreach(Box::new(crate::ingest::Foreach::parse(o)?)),
             "drop" => Processor::Drop,
             "fail" => Processor::Fail(o.required("message")?),
             "pipeline" => Processor::Pipeline {
@@ -303,13 +295,33 @@ impl Processor {
                 }
                 Processor::Reroute(o.required("destination")?)
             }
-            other => {
-                return Err(format!(
-                    "No processor type exists with name [{other}] in the embedded engine (it runs {SUPPORTED})"
-                ))
-            }
+            _ => match parse_extracting(o)? {
+                Some(p) => p,
+                None => {
+                    return Err(format!(
+                        "No processor type exists with name [{}] in the embedded engine (it runs {SUPPORTED})",
+                        o.kind
+                    ))
+                }
+            },
         })
     }
+}
+
+/// The processors that read structure out of text (grok, kv, URIs, domains, addresses) and
+/// `foreach`; None for a type the engine does not run.
+fn parse_extracting(o: &mut Options) -> Result<Option<Processor>, String> {
+    Ok(Some(match o.kind {
+        "grok" => Processor::Grok(Box::new(crate::ingest::grok::Grok::parse(o)?)),
+        "kv" => Processor::Kv(Box::new(crate::ingest::kv::Kv::parse(o)?)),
+        "uri_parts" => Processor::UriParts(Box::new(crate::ingest::uri_parts::UriParts::parse(o)?)),
+        "registered_domain" => Processor::RegisteredDomain(Box::new(
+            crate::ingest::domain::RegisteredDomain::parse(o)?,
+        )),
+        "geoip" => parse_geoip(o)?,
+        "foreach" => Processor::Foreach(Box::new(crate::ingest::Foreach::parse(o)?)),
+        _ => return Ok(None),
+    }))
 }
 
 /// A date processor's format: Elasticsearch's names, else a Java pattern.
