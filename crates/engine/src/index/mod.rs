@@ -186,7 +186,8 @@ impl EmbeddedIndex {
         let nested = mapping
             .nested
             .iter()
-            .map(|n| nested::NestedStore::create(n, dir.as_ref().map(|d| d.path())))
+            .enumerate()
+            .map(|(i, n)| nested::NestedStore::create(n, i, dir.as_ref().map(|d| d.path())))
             .collect::<Result<Vec<_>, _>>()?;
         let mut warmers = Vec::new();
         if !mapping.vectors.is_empty() {

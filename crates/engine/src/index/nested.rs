@@ -20,12 +20,14 @@ impl NestedStore {
     /// The store of one path, in `dir` (beside the index's own files) or in RAM.
     pub fn create(
         nested: &Arc<NestedMapping>,
+        position: usize,
         dir: Option<&std::path::Path>,
     ) -> Result<Self, Error> {
         let schema = nested.mapping.schema.clone();
         let index = match dir {
             Some(d) => {
-                let d = d.join(format!("nested-{}", nested.path));
+                // By position: a field's name is no file name.
+                let d = d.join(format!("nested-{position}"));
                 std::fs::create_dir_all(&d).map_err(internal)?;
                 Index::create_in_dir(&d, schema).map_err(internal)?
             }

@@ -267,19 +267,22 @@ impl EmbeddedIndex {
         }
         let parsed: Option<Value> = source.and_then(|s| serde_json::from_str(s.trim()).ok());
         let obj = parsed.as_ref().and_then(Value::as_object);
-        self.nested
-            .iter()
-            .map(|store| {
-                let mut docs = Vec::new();
-                if let Some(obj) = obj {
-                    store
-                        .nested
-                        .documents(obj, id, seq_no, &mut docs)
-                        .map_err(|m| ItemError::new(400, "document_parsing_exception", m))?;
-                }
-                Ok(docs)
-            })
-            .collect()
+        // One list for all paths while they are made, so the limit counts them together.
+        let mut all = Vec::new();
+        let mut starts = Vec::with_capacity(self.nested.len());
+        for store in &self.nested {
+            starts.push(all.len());
+            if let Some(obj) = obj {
+                store
+                    .nested
+                    .documents(obj, id, seq_no, &mut all)
+                    .map_err(|m| ItemError::new(400, "document_parsing_exception", m))?;
+            }
+        }
+        // Split from the back (the last store's first), then put them back in order.
+        let mut per_store: Vec<_> = starts.iter().rev().map(|s| all.split_off(*s)).collect();
+        per_store.reverse();
+        Ok(per_store)
     }
 
     /// Writes a document's nested objects, replacing its earlier ones.

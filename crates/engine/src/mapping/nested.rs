@@ -30,6 +30,26 @@ pub struct NestedMapping {
     pub views: Arc<Views>,
     /// `include_in_parent` or `include_in_root`: the objects' fields are the document's too.
     pub in_parent: bool,
+    /// `index.mapping.nested_objects.limit`: the objects one document may hold, over all its
+    /// nested fields.
+    pub limit: usize,
+}
+
+/// Elasticsearch's default `index.mapping.nested_objects.limit`.
+const DEFAULT_LIMIT: usize = 10_000;
+
+/// The index's `index.mapping.nested_objects.limit`, in any of the ways settings are written.
+fn objects_limit(body: &Value) -> usize {
+    [
+        "/settings/index/mapping/nested_objects/limit",
+        "/settings/index.mapping.nested_objects.limit",
+        "/settings/index/mapping.nested_objects.limit",
+        "/settings/mapping/nested_objects/limit",
+    ]
+    .iter()
+    .find_map(|p| body.pointer(p))
+    .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
+    .map_or(DEFAULT_LIMIT, |n| n as usize)
 }
 
 /// Whether a mapping body declares a nested field anywhere.
@@ -124,13 +144,15 @@ impl NestedMapping {
             mapping,
             offset: offset.expect("a nested mapping has an offset field"),
             views: Arc::new(Views::default()),
+            limit: objects_limit(body),
             in_parent: ["include_in_parent", "include_in_root"]
                 .iter()
                 .any(|k| def.get(k) == Some(&Value::Bool(true))),
         })
     }
 
-    /// The objects of the document `obj` at this path, each as a document of the store.
+    /// The objects of the document `obj` at this path, each as a document of the store,
+    /// added to `out` (which holds those of the document's other nested fields).
     pub fn documents(
         &self,
         obj: &Map<String, Value>,
@@ -149,6 +171,10 @@ impl NestedMapping {
             for item in items {
                 if !item.is_object() {
                     continue;
+                }
+                // Counted over every nested field of the document (`out` holds the others').
+                if out.len() >= self.limit {
+                    return Err(format!("The number of nested documents has exceeded the allowed limit of [{}]. This limit can be set by changing the [index.mapping.nested_objects.limit] index level setting.", self.limit));
                 }
                 let mut wrapped = item.clone();
                 for name in self.segments.iter().rev() {

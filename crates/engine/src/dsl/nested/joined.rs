@@ -298,3 +298,37 @@ fn a_range_on_one_field_reads_the_flattened_copy_with_the_joins_answer() {
     );
     assert_eq!((summed["1"], summed["2"]), (2.0, 1.0));
 }
+
+#[test]
+fn a_document_past_the_nested_objects_limit_fails_alone() {
+    let index = EmbeddedIndex::create(
+        "limited",
+        &json!({"settings": {"index.mapping.nested_objects.limit": 3},
+                "mappings": {"properties": {"a": {"type": "nested"}, "b": {"type": "nested"}}}}),
+    )
+    .unwrap();
+    // Two and one: three in all, at the limit.
+    index
+        .index_one(
+            Some("ok"),
+            &json!({"a": [{"x": 1}, {"x": 2}], "b": {"y": 1}}).to_string(),
+        )
+        .unwrap();
+    // Two and two: past it, counted over both fields.
+    let e = index
+        .index_one(
+            Some("over"),
+            &json!({"a": [{"x": 1}, {"x": 2}], "b": [{"y": 1}, {"y": 2}]}).to_string(),
+        )
+        .err()
+        .unwrap();
+    assert!(
+        e.message.contains("exceeded the allowed limit of [3]"),
+        "{}",
+        e.message
+    );
+    index.refresh().unwrap();
+    assert_eq!(index.searchable_docs(), 1);
+    let body = json!({"query": {"nested": {"path": "b", "query": {"match_all": {}}}}});
+    assert_eq!(ids(&index, body), ["ok"]);
+}
