@@ -82,7 +82,8 @@ impl Engine {
     }
 
     /// `_stats` at `level` `cluster`, `indices` (the default) or `shards` (one primary shard
-    /// per index, as here).
+    /// per index, as here). Closed indices have none: a pattern passes over them, a name is
+    /// refused, as Elasticsearch's broadcast requests do.
     pub(crate) fn index_stats(&self, names: Option<&str>, query: &str) -> RestResponse {
         let level = crate::rest::param(query, "level");
         let (per_index, shards) = match level.as_deref() {
@@ -97,7 +98,7 @@ impl Engine {
                 )
             }
         };
-        let indices = match self.resolve(names) {
+        let indices = match self.resolve_open(names) {
             Ok(i) => i,
             Err(r) => return r,
         };

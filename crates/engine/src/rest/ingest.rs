@@ -117,6 +117,10 @@ impl Engine {
                 "index.version.created".into(),
                 crate::rest::VERSION_ID.to_string(),
             );
+            // Elasticsearch marks an index it closed cleanly.
+            if index.is_closed() {
+                all.insert("index.verified_before_close".into(), "true".into());
+            }
             let kept = all.into_iter().filter(|(k, _)| {
                 filter.is_none_or(|f| {
                     f.split(',').any(|p| {
