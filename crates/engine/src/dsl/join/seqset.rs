@@ -32,12 +32,14 @@ pub(crate) type SeqMap<V> = HashMap<u64, V, BuildHasherDefault<SeqHasher>>;
 
 #[derive(Debug, Default)]
 pub(crate) struct SeqSet {
-    /// Bit `s` is set when document `s` is in; empty when `each` holds every member.
+    /// Bit `s` is set when document `s` (below [`MAX_BITS`]) is in.
     bits: Vec<u64>,
+    /// The members at or past [`MAX_BITS`].
+    far: SeqMap<()>,
     len: usize,
     /// The score of every member, when they all score the same.
     same: Score,
-    /// Each member's score, when they differ or the bitset would be too large.
+    /// Each member's score, when they differ.
     each: Option<SeqMap<Score>>,
 }
 
@@ -53,19 +55,20 @@ impl SeqSet {
     /// Document `s`'s score, when it is in the set.
     #[inline]
     pub fn score(&self, s: u64) -> Option<Score> {
-        if !self.bits.is_empty() {
-            let word = self.bits.get((s / 64) as usize)?;
-            if word & (1 << (s % 64)) == 0 {
-                return None;
-            }
-            if self.each.is_none() {
-                return Some(self.same);
-            }
+        let member = match s < MAX_BITS {
+            true => self
+                .bits
+                .get((s / 64) as usize)
+                .is_some_and(|w| w & (1 << (s % 64)) != 0),
+            false => self.far.contains_key(&s),
+        };
+        if !member {
+            return None;
         }
-        match &self.each {
-            Some(m) => m.get(&s).copied(),
-            None => None,
-        }
+        Some(match &self.each {
+            Some(m) => m.get(&s).copied().unwrap_or(self.same),
+            None => self.same,
+        })
     }
 }
 
@@ -73,13 +76,11 @@ impl SeqSet {
 pub(crate) struct SeqSetBuilder {
     mode: ScoreMode,
     scoring: bool,
-    bits: Vec<u64>,
-    len: usize,
+    set: SeqSet,
     /// With scores: every match, combined at the end unless they all score `first`.
     matches: Vec<(u64, Score)>,
     first: Option<Score>,
     all_same: bool,
-    large: bool,
 }
 
 impl SeqSetBuilder {
@@ -87,32 +88,29 @@ impl SeqSetBuilder {
         SeqSetBuilder {
             mode,
             scoring: scoring && mode != ScoreMode::None,
-            bits: Vec::new(),
-            len: 0,
+            set: SeqSet::default(),
             matches: Vec::new(),
             first: None,
             all_same: true,
-            large: false,
         }
     }
 
     #[inline]
     pub fn add(&mut self, s: u64, score: Score) {
-        if s >= MAX_BITS {
-            self.large = true;
-        }
-        if !self.large {
+        let new = if s < MAX_BITS {
             let word = (s / 64) as usize;
-            if word >= self.bits.len() {
-                self.bits.resize((word + 1).next_power_of_two(), 0);
+            if word >= self.set.bits.len() {
+                self.set.bits.resize((word + 1).next_power_of_two(), 0);
             }
             let bit = 1u64 << (s % 64);
-            if self.bits[word] & bit == 0 {
-                self.bits[word] |= bit;
-                self.len += 1;
-            }
-        }
-        if self.scoring || self.large {
+            let new = self.set.bits[word] & bit == 0;
+            self.set.bits[word] |= bit;
+            new
+        } else {
+            self.set.far.insert(s, ()).is_none()
+        };
+        self.set.len += usize::from(new);
+        if self.scoring {
             match self.first {
                 None => self.first = Some(score),
                 Some(f) if f != score => self.all_same = false,
@@ -123,25 +121,18 @@ impl SeqSetBuilder {
     }
 
     pub fn build(self) -> SeqSet {
-        let same = match self.mode {
+        let mut set = self.set;
+        set.same = match self.mode {
             ScoreMode::None => 0.0,
             _ if !self.scoring => 1.0,
             _ => self.first.unwrap_or(1.0),
         };
         // Equal scores combine to that score, except summed over several objects.
-        let combine =
-            self.large || (self.scoring && (!self.all_same || self.mode == ScoreMode::Sum));
-        if !combine {
-            return SeqSet {
-                bits: self.bits,
-                len: self.len,
-                same,
-                each: None,
-            };
+        if !self.scoring || (self.all_same && self.mode != ScoreMode::Sum) {
+            return set;
         }
         let mut sums: SeqMap<(Score, u32)> = SeqMap::default();
         for (s, score) in self.matches {
-            let score = if self.scoring { score } else { same };
             let e = sums.entry(s).or_insert(match self.mode {
                 ScoreMode::Min => (Score::MAX, 0),
                 ScoreMode::Max => (Score::MIN, 0),
@@ -155,20 +146,15 @@ impl SeqSetBuilder {
                 ScoreMode::None => 0.0,
             };
         }
-        let len = sums.len();
-        let each = sums
-            .into_iter()
-            .map(|(s, (score, n))| match self.mode {
-                ScoreMode::Avg => (s, score / n as Score),
-                _ => (s, score),
-            })
-            .collect();
-        SeqSet {
-            bits: if self.large { Vec::new() } else { self.bits },
-            len,
-            same,
-            each: Some(each),
-        }
+        set.each = Some(
+            sums.into_iter()
+                .map(|(s, (score, n))| match self.mode {
+                    ScoreMode::Avg => (s, score / n as Score),
+                    _ => (s, score),
+                })
+                .collect(),
+        );
+        set
     }
 }
 
