@@ -51,8 +51,17 @@ fn a_capacity_search_brackets_a_known_limit_and_every_report_shows_it() {
         ["found", "driver-limited", "max-probes"].contains(&conclusion),
         "{conclusion}: {c}"
     );
+    // A loaded machine may start the first probes late (and rightly call them the driver's
+    // limit) before any rate holds: then nothing is bracketed, and the search says why.
+    let Some(capacity) = c["capacity"].as_f64() else {
+        assert!(
+            ["driver-limited", "max-probes"].contains(&conclusion),
+            "no rate held, yet {conclusion}: {c}"
+        );
+        assert!(probes[1..].iter().all(|p| p["verdict"] != "held"), "{c}");
+        return;
+    };
     // Nothing above what the clients can physically do holds, nor is reached unthrottled.
-    let capacity = c["capacity"].as_f64().expect("some rate held");
     assert!(
         capacity <= LIMIT,
         "capacity {capacity} above 400 ops/s: {c}"
