@@ -504,7 +504,7 @@ impl Pipeline {
             }
             let clamp = |i: i64| i.clamp(0, values.len() as i64) as usize;
             let (from, to) = (clamp(index - window as i64 + shift), clamp(index + shift));
-            let window_values = Val::List(
+            let window_values = Val::list(
                 values[from..to.max(from)]
                     .iter()
                     .map(|v| Val::Float(*v))

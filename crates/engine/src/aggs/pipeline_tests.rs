@@ -165,7 +165,7 @@ fn pipelines_are_checked_before_the_search() {
         "b": {"bucket_script": {"buckets_path": {"c": "_count"}, "script": "params.c + params.nope.size()"}}}}}))
     .unwrap_err();
     assert!(
-        e.contains("null has no method `size`") || e.contains("no method `size`"),
+        e.contains("NullPointerException") && e.contains("`size`"),
         "{e}"
     );
 }

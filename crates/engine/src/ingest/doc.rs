@@ -46,12 +46,17 @@ impl IngestDoc {
             .collect();
         m.push(("_index".into(), Val::Str(self.index.clone())));
         m.push(("_id".into(), self.id.clone().map_or(Val::Null, Val::Str)));
-        Val::Map(m)
+        Val::map(m)
+    }
+
+    /// `_ingest.timestamp` in epoch milliseconds (a script's `metadata().now`).
+    pub fn now_ms(&self) -> i64 {
+        chrono::DateTime::parse_from_rfc3339(&self.timestamp).map_or(0, |t| t.timestamp_millis())
     }
 
     /// Takes back the `ctx` a script changed: the source, and `_index` and `_id`.
     pub fn set_ctx(&mut self, ctx: crate::painless::Val) -> Result<(), String> {
-        let Value::Object(mut m) = ctx.to_json() else {
+        let Value::Object(mut m) = ctx.to_json().map_err(|e| e.to_string())? else {
             return Err("the script left `ctx` something other than a map".into());
         };
         match m.remove("_index") {

@@ -30,6 +30,7 @@ const MAX_PROCESSORS: usize = 1_000;
 
 struct Step {
     kind: String,
+    tag: Option<String>,
     /// The `if` condition: the processor runs where it returns true.
     condition: Option<Arc<crate::painless::Script>>,
     processor: Processor,
@@ -146,20 +147,31 @@ impl Pipelines {
             return Err(format!("pipeline with id [{id}] does not exist"));
         };
         let started = Instant::now();
-        let result = match self.run_steps(&pipeline.steps, doc, depth) {
+        let result = match self.run_steps(&pipeline.steps, doc, id, depth) {
             Ok(kept) => Ok(kept),
             Err(e) if pipeline.on_failure.is_empty() => Err(e),
-            // The pipeline's own handlers take the failure; the document is then indexed.
-            Err(_) => self.run_steps(&pipeline.on_failure, doc, depth),
+            // The pipeline's own handlers take the failure (with `_ingest.on_failure_*`
+            // telling them what failed); the document is then indexed.
+            Err(_) => {
+                let handled = self.run_steps(&pipeline.on_failure, doc, id, depth);
+                forget_failure(doc);
+                handled
+            }
         };
         pipeline.counts.record(started, result.is_ok());
         result
     }
 
-    fn run_steps(&self, steps: &[Step], doc: &mut IngestDoc, depth: usize) -> Result<bool, String> {
+    fn run_steps(
+        &self,
+        steps: &[Step],
+        doc: &mut IngestDoc,
+        id: &str,
+        depth: usize,
+    ) -> Result<bool, String> {
         for step in steps {
             if let Some(cond) = &step.condition {
-                match cond.run_ctx(doc.ctx()) {
+                match cond.run_ctx(doc.ctx(), doc.now_ms()) {
                     Ok((crate::painless::Val::Bool(true), _)) => {}
                     Ok((crate::painless::Val::Bool(false), _)) => continue,
                     Ok((other, _)) => {
@@ -175,10 +187,11 @@ impl Pipelines {
             let started = Instant::now();
             let flow = match &step.processor {
                 Processor::Foreach(each) => {
-                    self.run_foreach(each, doc, depth).map(|kept| match kept {
-                        true => Flow::Next,
-                        false => Flow::Drop,
-                    })
+                    self.run_foreach(each, doc, id, depth)
+                        .map(|kept| match kept {
+                            true => Flow::Next,
+                            false => Flow::Drop,
+                        })
                 }
                 other => other.run(doc),
             };
@@ -192,7 +205,12 @@ impl Pipelines {
                         self.run_at(&name, doc, depth + 1)
                     }
                 }
-                Err(e) => Err(format!("processor [{}]: {e}", step.kind)),
+                Err(e) => {
+                    if !step.ignore_failure {
+                        note_failure(doc, step, id, &e);
+                    }
+                    Err(format!("processor [{}]: {e}", step.kind))
+                }
             };
             step.counts.record(started, ran.is_ok());
             match ran {
@@ -200,7 +218,9 @@ impl Pipelines {
                 Ok(false) => return Ok(false),
                 Err(_) if step.ignore_failure => {}
                 Err(_) if !step.on_failure.is_empty() => {
-                    if !self.run_steps(&step.on_failure, doc, depth)? {
+                    let kept = self.run_steps(&step.on_failure, doc, id, depth)?;
+                    forget_failure(doc);
+                    if !kept {
                         return Ok(false);
                     }
                 }
@@ -239,6 +259,7 @@ impl Pipelines {
         &self,
         each: &Foreach,
         doc: &mut IngestDoc,
+        id: &str,
         depth: usize,
     ) -> Result<bool, String> {
         let value = match doc.get(&each.field) {
@@ -271,7 +292,7 @@ impl Pipelines {
             if let Some(k) = &key {
                 doc.set("_ingest._key", Value::from(k.clone()))?;
             }
-            if !self.run_steps(std::slice::from_ref(&each.step), doc, depth)? {
+            if !self.run_steps(std::slice::from_ref(&each.step), doc, id, depth)? {
                 return Ok(false);
             }
             let after = doc.remove("_ingest._value").unwrap_or(Value::Null);
@@ -357,6 +378,34 @@ fn parse_steps(v: &Value, key: &str) -> Result<Vec<Step>, String> {
     list.iter().map(step).collect()
 }
 
+/// What failed, for the `on_failure` handlers: Elasticsearch's `_ingest.on_failure_message`,
+/// `_processor_type`, `_processor_tag` and `_pipeline`.
+fn note_failure(doc: &mut IngestDoc, step: &Step, pipeline: &str, message: &str) {
+    let m = &mut doc.ingest;
+    m.insert("on_failure_message".into(), Value::from(message));
+    m.insert(
+        "on_failure_processor_type".into(),
+        Value::from(step.kind.as_str()),
+    );
+    match &step.tag {
+        Some(tag) => m.insert("on_failure_processor_tag".into(), Value::from(tag.as_str())),
+        None => m.remove("on_failure_processor_tag"),
+    };
+    m.insert("on_failure_pipeline".into(), Value::from(pipeline));
+}
+
+/// The failure's metadata is the handlers' only: gone once they have run.
+fn forget_failure(doc: &mut IngestDoc) {
+    for key in [
+        "on_failure_message",
+        "on_failure_processor_type",
+        "on_failure_processor_tag",
+        "on_failure_pipeline",
+    ] {
+        doc.ingest.remove(key);
+    }
+}
+
 fn step(v: &Value) -> Result<Step, String> {
     let one = v.as_object().filter(|m| m.len() == 1);
     let Some((kind, config)) = one.and_then(|m| m.iter().next()) else {
@@ -368,12 +417,11 @@ fn step(v: &Value) -> Result<Step, String> {
         return Err(format!("processor [{kind}]: its options are an object"));
     };
     let mut o = Options::new(kind, config.clone());
-    for key in ["tag", "description"] {
-        o.take(key);
-    }
+    let tag = o.take("tag").and_then(|t| t.as_str().map(str::to_string));
+    o.take("description");
     let condition = match o.take("if") {
         Some(cond) => Some(Arc::new(
-            crate::painless::Script::from_request(&cond)
+            crate::painless::Script::for_ingest(&cond)
                 .map_err(|e| format!("processor [{kind}]: `if`: {e}"))?,
         )),
         None => None,
@@ -387,6 +435,7 @@ fn step(v: &Value) -> Result<Step, String> {
     o.finish()?;
     Ok(Step {
         kind: kind.clone(),
+        tag,
         condition,
         processor,
         ignore_failure,
@@ -395,6 +444,8 @@ fn step(v: &Value) -> Result<Step, String> {
     })
 }
 
+#[cfg(test)]
+mod failure_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -544,7 +595,7 @@ mod tests {
                 .contains("No processor type exists with name [user_agent]")
         );
         assert!(refused(
-            json!({"processors": [{"set": {"field": "a", "value": 1, "if": "ctx.list.removeIf(x -> x == null)"}}]})
+            json!({"processors": [{"set": {"field": "a", "value": 1, "if": "ctx.list.stream().reduce(0, (a, b) -> a + b) > 1"}}]})
         )
         .contains("`if`: script"));
         assert!(refused(

@@ -11,7 +11,7 @@ mod run;
 pub use run::Flow;
 
 /// The processors the engine runs, named in refusals.
-pub const SUPPORTED: &str = "set, remove, rename, append, lowercase, uppercase, trim, convert, date, fingerprint, split, join, gsub, json, grok, kv, uri_parts, registered_domain, geoip (with no database: it tags the document as Elasticsearch does before its databases are downloaded), foreach, drop, fail, pipeline, reroute";
+pub const SUPPORTED: &str = "set, remove, rename, append, lowercase, uppercase, trim, convert, date, fingerprint, split, join, gsub, json, grok, kv, uri_parts, registered_domain, geoip (with no database: it tags the document as Elasticsearch does before its databases are downloaded), set_security_user (no user: it fails as on a cluster without security), foreach, drop, fail, pipeline, reroute";
 
 pub enum Processor {
     Set {
@@ -95,6 +95,10 @@ pub enum Processor {
     GeoIpUnavailable(String),
     /// A processor run on each element of a list (or each entry of an object).
     Foreach(Box<crate::ingest::Foreach>),
+    /// `set_security_user`: the engine has no authentication, so there is no user; as on an
+    /// Elasticsearch cluster without security, the pipeline is accepted and the processor
+    /// fails on each document (its `on_failure` handlers then run).
+    NoActiveUser,
 }
 
 pub enum SetValue {
@@ -118,6 +122,7 @@ pub enum ConvertTo {
     Double,
     Boolean,
     String,
+    Ip,
     Auto,
 }
 
@@ -320,6 +325,7 @@ fn parse_extracting(o: &mut Options) -> Result<Option<Processor>, String> {
         )),
         "geoip" => parse_geoip(o)?,
         "foreach" => Processor::Foreach(Box::new(crate::ingest::Foreach::parse(o)?)),
+        "set_security_user" => parse_security_user(o)?,
         _ => return Ok(None),
     }))
 }
@@ -360,19 +366,24 @@ fn parse_set(o: &mut Options) -> Result<Processor, String> {
     })
 }
 
-/// `convert`: the types Elasticsearch converts to (not `ip`).
+/// `convert`: the types Elasticsearch converts to.
 fn parse_convert(o: &mut Options) -> Result<Processor, String> {
     let f = o.required("field")?;
     let to = match o.required("type")?.as_str() {
-            "integer" => ConvertTo::Integer,
-            "long" => ConvertTo::Long,
-            "float" => ConvertTo::Float,
-            "double" => ConvertTo::Double,
-            "boolean" => ConvertTo::Boolean,
-            "string" => ConvertTo::String,
-            "auto" => ConvertTo::Auto,
-            other => return Err(format!("type [{other}] not supported, cannot convert field (processor [convert]; ip is not converted here)")),
-        };
+        "integer" => ConvertTo::Integer,
+        "long" => ConvertTo::Long,
+        "float" => ConvertTo::Float,
+        "double" => ConvertTo::Double,
+        "boolean" => ConvertTo::Boolean,
+        "string" => ConvertTo::String,
+        "ip" => ConvertTo::Ip,
+        "auto" => ConvertTo::Auto,
+        other => {
+            return Err(format!(
+                "type [{other}] not supported, cannot convert field."
+            ))
+        }
+    };
     Ok(Processor::Convert {
         target: target_or(o, &f)?,
         field: f,
@@ -436,6 +447,45 @@ fn parse_geoip(o: &mut Options) -> Result<Processor, String> {
     Ok(Processor::GeoIpUnavailable(database))
 }
 
+/// `set_security_user`: its field and properties checked as Elasticsearch checks them.
+fn parse_security_user(o: &mut Options) -> Result<Processor, String> {
+    const PROPERTIES: [&str; 8] = [
+        "username",
+        "full_name",
+        "email",
+        "roles",
+        "metadata",
+        "api_key",
+        "realm",
+        "authentication_type",
+    ];
+    o.required("field")?;
+    match o.take("properties") {
+        None => {}
+        Some(Value::Array(names)) => {
+            for name in names {
+                let known = name
+                    .as_str()
+                    .is_some_and(|n| PROPERTIES.contains(&n.to_ascii_lowercase().as_str()));
+                if !known {
+                    // Elasticsearch's own words, typo included.
+                    return Err(format!(
+                        "[properties] Property value [{}] is in valid",
+                        name.as_str()
+                            .map_or_else(|| name.to_string(), str::to_string)
+                    ));
+                }
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "[properties] property isn't a list, but of type [{other}]"
+            ))
+        }
+    }
+    Ok(Processor::NoActiveUser)
+}
+
 /// `split`: a separator pattern; `preserve_trailing` refused.
 fn parse_split(o: &mut Options) -> Result<Processor, String> {
     let f = o.required("field")?;
@@ -459,6 +509,6 @@ fn parse_script(o: &mut Options) -> Result<Processor, String> {
             config.insert(key.to_string(), v);
         }
     }
-    let script = crate::painless::Script::from_request(&Value::Object(config))?;
+    let script = crate::painless::Script::for_ingest(&Value::Object(config))?;
     Ok(Processor::Script(std::sync::Arc::new(script)))
 }

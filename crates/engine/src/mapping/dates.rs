@@ -27,6 +27,9 @@ enum Format {
         print: String,
         zoned: bool,
         timed: bool,
+        /// The pattern ends with a zone's name or id (`z`, `zz`, `zzz`, `VV`): the text's
+        /// last word names the zone its time is on.
+        zone_name: bool,
     },
 }
 
@@ -185,6 +188,23 @@ impl Format {
             Format::OptionalTime(_) => None,
             Format::Pattern {
                 chrono,
+                zone_name: true,
+                ..
+            } => {
+                let split = text
+                    .char_indices()
+                    .rev()
+                    .take_while(|(_, c)| c.is_ascii_alphanumeric() || "/_+-:".contains(*c))
+                    .last()
+                    .map(|(i, _)| i)?;
+                let (local, name) = text.split_at(split);
+                let zone = zone_by_name(name)?;
+                let at = chrono::NaiveDateTime::parse_from_str(local, chrono).ok()?;
+                let millis = zone.from_local(at.and_utc().timestamp_millis());
+                Some(DateTime::from_timestamp_millis(millis))
+            }
+            Format::Pattern {
+                chrono,
                 zoned,
                 timed,
                 ..
@@ -207,6 +227,53 @@ impl Format {
             }
         }
     }
+}
+
+/// A zone as Java's `z` and `VV` read it: an id (`Europe/Vienna`), `UTC`/`GMT`, or a short
+/// name, which Java takes as its region's zone (`PST` is America/Los_Angeles, whose rules
+/// then give the offset at that time, daylight saving or not).
+fn zone_by_name(name: &str) -> Option<crate::zone::Zone> {
+    const SHORT: [(&str, &str); 34] = [
+        ("EST", "America/New_York"),
+        ("EDT", "America/New_York"),
+        ("CST", "America/Chicago"),
+        ("CDT", "America/Chicago"),
+        ("MST", "America/Denver"),
+        ("MDT", "America/Denver"),
+        ("PST", "America/Los_Angeles"),
+        ("PDT", "America/Los_Angeles"),
+        ("AKST", "America/Anchorage"),
+        ("AKDT", "America/Anchorage"),
+        ("HST", "Pacific/Honolulu"),
+        ("CET", "CET"),
+        ("CEST", "CET"),
+        ("MET", "MET"),
+        ("MEST", "MET"),
+        ("EET", "EET"),
+        ("EEST", "EET"),
+        ("WET", "WET"),
+        ("WEST", "WET"),
+        ("BST", "Europe/London"),
+        ("IST", "Asia/Kolkata"),
+        ("MSK", "Europe/Moscow"),
+        ("JST", "Asia/Tokyo"),
+        ("KST", "Asia/Seoul"),
+        ("HKT", "Asia/Hong_Kong"),
+        ("SGT", "Asia/Singapore"),
+        ("AEST", "Australia/Sydney"),
+        ("AEDT", "Australia/Sydney"),
+        ("ACST", "Australia/Adelaide"),
+        ("AWST", "Australia/Perth"),
+        ("NZST", "Pacific/Auckland"),
+        ("NZDT", "Pacific/Auckland"),
+        ("BRT", "America/Sao_Paulo"),
+        ("ART", "America/Argentina/Buenos_Aires"),
+    ];
+    let id = SHORT
+        .iter()
+        .find(|(short, _)| *short == name)
+        .map_or(name, |(_, id)| *id);
+    crate::zone::Zone::parse(id).ok()
 }
 
 /// Epoch seconds or milliseconds, with a fraction as Elasticsearch allows.
@@ -305,6 +372,9 @@ fn pattern(java: &str) -> Result<Format, String> {
             continue;
         }
         let run = chars[i..].iter().take_while(|x| **x == c).count();
+        if matches!((c, run), ('z', 1..=3) | ('V', 2)) {
+            return zone_named(java, chrono, print, i + run == chars.len());
+        }
         let spec = match (c, run) {
             ('y' | 'u', 4) | ('y' | 'u', 1) => "%Y",
             ('y' | 'u', 2) => "%y",
@@ -356,6 +426,31 @@ fn pattern(java: &str) -> Result<Format, String> {
         print,
         zoned,
         timed: timed || zoned,
+        zone_name: false,
+    })
+}
+
+/// A pattern ending with a zone's name (`z`, `zz`, `zzz`, `VV`).
+fn zone_named(
+    java: &str,
+    chrono: String,
+    mut print: String,
+    at_end: bool,
+) -> Result<Format, String> {
+    if !at_end {
+        return Err(format!(
+            "date format `{java}`: a zone name (`z`, `VV`) is read only at the pattern's end"
+        ));
+    }
+    // Printed as Java prints UTC's (the engine prints in UTC).
+    print.push_str("UTC");
+    Ok(Format::Pattern {
+        java: java.to_string(),
+        chrono,
+        print,
+        zoned: false,
+        timed: true,
+        zone_name: true,
     })
 }
 
@@ -406,6 +501,19 @@ mod tests {
             day + 7
         );
         assert_eq!(millis("basic_date", json!("20260102")), day);
+        // A zone's short name or id at the end, as Java's `zz` and `VV` read them.
+        let pg = "yyyy-MM-dd HH:mm:ss.SSS zz";
+        assert_eq!(millis(pg, json!("2026-01-02 00:00:00.000 UTC")), day);
+        assert_eq!(millis(pg, json!("2026-01-02 01:00:00.000 CET")), day);
+        // PST in July is Los Angeles on daylight saving time, as Java resolves it.
+        assert_eq!(
+            millis(pg, json!("2026-07-01 17:00:00.000 PST")),
+            1_782_950_400_000
+        );
+        assert_eq!(
+            millis("yyyy-MM-dd HH:mm VV", json!("2026-01-02 09:00 Asia/Tokyo")),
+            day
+        );
     }
 
     #[test]

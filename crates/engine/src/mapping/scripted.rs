@@ -141,10 +141,14 @@ impl Host for SourceDoc<'_> {
             return Some(Err(format!("Runtime field [{}] is emitting [{}] values while the maximum number of values allowed is [{MAX_EMITTED}]", target.name, MAX_EMITTED + 1)));
         }
         let v = match (target.kind, args) {
-            (FieldType::GeoPoint, [lat, lon]) => {
-                json!({"lat": lat.to_json(), "lon": lon.to_json()})
-            }
-            (_, [one]) => one.to_json(),
+            (FieldType::GeoPoint, [lat, lon]) => match (lat.to_json(), lon.to_json()) {
+                (Ok(lat), Ok(lon)) => json!({"lat": lat, "lon": lon}),
+                (Err(e), _) | (_, Err(e)) => return Some(Err(e.to_string())),
+            },
+            (_, [one]) => match one.to_json() {
+                Ok(v) => v,
+                Err(e) => return Some(Err(e.to_string())),
+            },
             _ => {
                 return Some(Err(format!(
                     "`emit` for a {:?} field takes one value",

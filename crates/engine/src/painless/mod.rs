@@ -4,13 +4,19 @@
 //! refused before the race, naming it; a run is bounded in steps.
 
 mod ast;
+mod check;
 mod eval;
+mod fault;
+mod lex;
 mod lib;
+mod objects;
 mod parse;
+mod val;
 
-pub use eval::{Host, NoDoc, ShapeVal, Val};
+pub use eval::{Host, NoDoc};
 pub use lib::text;
 use serde_json::{Map, Value};
+pub use val::{ShapeVal, Val};
 
 /// Lucene expressions' functions (`lang: expression`), Math's of the same names.
 pub const EXPRESSION_FUNCTIONS: [&str; 19] = [
@@ -20,12 +26,14 @@ pub const EXPRESSION_FUNCTIONS: [&str; 19] = [
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Script {
+    functions: Vec<ast::Function>,
     stmts: Vec<ast::Stmt>,
     /// `lang: expression`: one Lucene expression (a field's value is a number, 0 where the
     /// document has none; functions without `Math.`).
     expression: bool,
-    /// The request's `params` as the script sees them (converted once, not per run).
-    params_val: Val,
+    /// The request's `params`, made into the script's own map at each run (a run may change
+    /// it, and a value with references is not shared between threads).
+    params: Value,
 }
 
 impl Script {
@@ -73,17 +81,19 @@ impl Script {
             other => return Err(format!("a script is a string or an object, got {other}")),
         };
         let expression = v.get("lang").and_then(Value::as_str) == Some("expression");
-        let stmts = parse::parse(source).map_err(|e| format!("script `{}`: {e}", short(source)))?;
+        let (functions, stmts) =
+            parse::parse(source).map_err(|e| format!("script `{}`: {e}", short(source)))?;
+        check::check(&functions, &stmts).map_err(|e| format!("script `{}`: {e}", short(source)))?;
         if expression && !matches!(stmts.as_slice(), [ast::Stmt::Expr(_)]) {
             return Err(format!(
                 "script `{}`: a Lucene expression is one expression",
                 short(source)
             ));
         }
-        let params_val = Val::from_json(&Value::Object(params));
         Ok(Script {
+            functions,
             stmts,
-            params_val,
+            params: Value::Object(params),
             expression,
         })
     }
@@ -91,21 +101,39 @@ impl Script {
     /// Runs the script with `params` (the request's, then `extra` on top) and further
     /// variables (`values` of a moving_fn, `_score`...).
     pub fn run(&self, extra: &[(String, Val)], host: &mut dyn Host) -> Result<Val, String> {
-        let mut params = self.params_val.clone();
+        let params = Val::from_json(&self.params);
         let mut vars = Vec::new();
         for (k, v) in extra {
-            match (k.strip_prefix("params."), &mut params) {
+            match (k.strip_prefix("params."), &params) {
                 (Some(name), Val::Map(m)) => {
-                    m.retain(|(n, _)| n != name);
-                    m.push((name.to_string(), v.clone()));
+                    m.remove(name);
+                    m.put(name.to_string(), v.clone())
+                        .map_err(|e| e.to_string())?;
                 }
                 _ => vars.push((k.clone(), v.clone())),
             }
         }
         vars.push(("params".to_string(), params));
-        let mut run = eval::Run::new(vars, host);
+        let mut run = eval::Run::new(vars, &self.functions, host);
         run.expression = self.expression;
-        run.script(&self.stmts)
+        run.script(&self.stmts).map_err(|e| e.to_string())
+    }
+
+    /// An ingest script (a `script` processor, an `if`): its context functions are
+    /// `metadata()` only, checked now rather than on a document.
+    pub fn for_ingest(v: &Value) -> Result<Script, String> {
+        let script = Script::from_request(v)?;
+        if let Some(c) = script
+            .calls()
+            .into_iter()
+            .find(|c| !INGEST_FUNCTIONS.contains(&c.as_str()))
+        {
+            return Err(format!(
+                "function `{c}` is not in an ingest script's context (it has {})",
+                INGEST_FUNCTIONS.join(", ")
+            ));
+        }
+        Ok(script)
     }
 
     pub fn is_expression(&self) -> bool {
@@ -114,16 +142,39 @@ impl Script {
 
     /// Runs the script on an ingest document's `ctx` (a map): its result, and `ctx` as the
     /// script left it.
-    pub fn run_ctx(&self, ctx: Val) -> Result<(Val, Val), String> {
+    ///
+    /// `metadata()` gives the ingest metadata (`now`: when the pipeline started, epoch ms).
+    pub fn run_ctx(&self, ctx: Val, now_ms: i64) -> Result<(Val, Val), String> {
         let vars = vec![
-            ("params".to_string(), self.params_val.clone()),
+            ("params".to_string(), Val::from_json(&self.params)),
             ("ctx".to_string(), ctx),
         ];
-        let mut host = NoDoc;
-        let mut run = eval::Run::new(vars, &mut host);
-        let out = run.script(&self.stmts)?;
+        let mut host = Ingest { now_ms };
+        let mut run = eval::Run::new(vars, &self.functions, &mut host);
+        let out = run.script(&self.stmts).map_err(|e| e.to_string())?;
         let ctx = run.take("ctx").unwrap_or(Val::Null);
         Ok((out, ctx))
+    }
+
+    /// The context functions the script calls (those it declares itself aside).
+    pub fn calls(&self) -> Vec<String> {
+        let mut calls = Vec::new();
+        let mut visit = |e: &ast::Expr| {
+            if let ast::Expr::Call(name, args) = e {
+                let own = self
+                    .functions
+                    .iter()
+                    .any(|f| f.name == *name && f.params.len() == args.len());
+                if !own && !calls.contains(name) {
+                    calls.push(name.clone());
+                }
+            }
+        };
+        self.stmts.iter().for_each(|s| s.walk(&mut visit));
+        for f in &self.functions {
+            f.body.iter().for_each(|s| s.walk(&mut visit));
+        }
+        calls
     }
 }
 
@@ -150,7 +201,12 @@ impl Script {
                 {
                     args.first()
                 }
-                Expr::Call(name, _) => {
+                Expr::Call(name, args)
+                    if !self
+                        .functions
+                        .iter()
+                        .any(|f| f.name == *name && f.params.len() == args.len()) =>
+                {
                     calls.push(name.clone());
                     None
                 }
@@ -165,7 +221,27 @@ impl Script {
             }
         };
         self.stmts.iter().for_each(|s| s.walk(&mut visit));
+        for f in &self.functions {
+            f.body.iter().for_each(|s| s.walk(&mut visit));
+        }
         bad.map_or(Ok((fields, calls)), Err)
+    }
+}
+
+/// An ingest script's context: `metadata()`.
+struct Ingest {
+    now_ms: i64,
+}
+
+/// The functions an ingest script's context has.
+pub const INGEST_FUNCTIONS: [&str; 1] = ["metadata"];
+
+impl Host for Ingest {
+    fn call(&mut self, name: &str, args: &[Val]) -> Option<Result<Val, String>> {
+        match (name, args) {
+            ("metadata", []) => Some(Ok(Val::map(vec![("now".into(), Val::Date(self.now_ms))]))),
+            _ => None,
+        }
     }
 }
 

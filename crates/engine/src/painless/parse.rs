@@ -4,157 +4,17 @@
 //! casts, calls, members, indexes, `new ArrayList()`). What is not in the subset is refused
 //! naming it, with its line and column.
 
-use super::ast::{BinOp, Expr, Stmt};
+use super::ast::{BinOp, Catch, Expr, Function, Lambda, Regex, Stmt};
+use super::lex::{at, lex, Tok, TYPES};
+use std::sync::Arc;
 
 /// Scripts nest at most this deep (a hostile script cannot exhaust the stack).
 const MAX_DEPTH: usize = 64;
 /// And are at most this long.
 pub const MAX_SOURCE: usize = 64 * 1024;
 
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Num(f64, bool),
-    Str(String),
-    Ident(String),
-    Op(&'static str),
-}
-
-/// Declaration types the subset knows (and any capitalised type name, such as
-/// `ScriptDocValues.Geometry`).
-const TYPES: [&str; 11] = [
-    "def", "int", "long", "double", "float", "boolean", "short", "byte", "char", "var", "String",
-];
-
-const OPS: [&str; 37] = [
-    ">>>", "<<=", ">>=", "?.", "==", "!=", "<=", ">=", "&&", "||", "++", "--", "+=", "-=", "*=",
-    "/=", "%=", "->", "::", "<<", ">>", "+", "-", "*", "/", "%", "<", ">", "=", "!", "?", ":", ".",
-    ",", ";", "(", ")",
-];
-const SINGLE: [&str; 7] = ["[", "]", "{", "}", "&", "|", "~"];
-
-fn lex(src: &str) -> Result<Vec<(Tok, usize)>, String> {
-    let chars: Vec<char> = src.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let start = i;
-        if c.is_whitespace() {
-            i += 1;
-        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
-            i += 2;
-            while i + 1 < chars.len() && !(chars[i] == '*' && chars[i + 1] == '/') {
-                i += 1;
-            }
-            i += 2;
-        } else if c.is_ascii_digit()
-            || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit))
-        {
-            let (tok, next) = lex_number(&chars, i, src)?;
-            i = next;
-            out.push((tok, start));
-        } else if c == '"' || c == '\'' {
-            i += 1;
-            let mut s = String::new();
-            while i < chars.len() && chars[i] != c {
-                if chars[i] == '\\' && i + 1 < chars.len() {
-                    i += 1;
-                    s.push(match chars[i] {
-                        'n' => '\n',
-                        't' => '\t',
-                        other => other,
-                    });
-                } else {
-                    s.push(chars[i]);
-                }
-                i += 1;
-            }
-            if i >= chars.len() {
-                return Err(format!("a string is not closed (at {})", at(src, start)));
-            }
-            i += 1;
-            out.push((Tok::Str(s), start));
-        } else if c.is_alphabetic() || c == '_' || c == '$' {
-            let mut s = String::new();
-            while i < chars.len()
-                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
-            {
-                s.push(chars[i]);
-                i += 1;
-            }
-            out.push((Tok::Ident(s), start));
-        } else {
-            let rest: String = chars[i..chars.len().min(i + 4)].iter().collect();
-            let op = OPS
-                .iter()
-                .chain(SINGLE.iter())
-                .find(|op| rest.starts_with(**op))
-                .ok_or_else(|| format!("unexpected `{c}` (at {})", at(src, start)))?;
-            i += op.chars().count();
-            out.push((Tok::Op(op), start));
-        }
-    }
-    Ok(out)
-}
-
-/// A number from `chars[i]`: its token and the position after it (`1`, `2.5`, `1e3`, `10L`,
-/// `0.5d`, `0x1F`).
-fn lex_number(chars: &[char], mut i: usize, src: &str) -> Result<(Tok, usize), String> {
-    let start = i;
-    let mut text = String::new();
-    let mut float = false;
-    while i < chars.len()
-        && (chars[i].is_ascii_alphanumeric() || chars[i] == '.' || chars[i] == '_')
-    {
-        if chars[i] == '.' {
-            // `1.foo()` is not a number's fraction.
-            if !chars.get(i + 1).is_some_and(char::is_ascii_digit) {
-                break;
-            }
-            float = true;
-        }
-        if matches!(chars[i], 'e' | 'E') && text.chars().all(|c| c.is_ascii_digit() || c == '.') {
-            float = true;
-            text.push(chars[i]);
-            i += 1;
-            if matches!(chars.get(i), Some('+' | '-')) {
-                text.push(chars[i]);
-                i += 1;
-            }
-            continue;
-        }
-        if chars[i] != '_' {
-            text.push(chars[i]);
-        }
-        i += 1;
-    }
-    let (digits, suffix_float) = match text.chars().last() {
-        Some('d' | 'D' | 'f' | 'F') => (&text[..text.len() - 1], true),
-        Some('l' | 'L') => (&text[..text.len() - 1], false),
-        _ => (text.as_str(), false),
-    };
-    let n = if let Some(hex) = digits.strip_prefix("0x") {
-        i64::from_str_radix(hex, 16).map(|n| n as f64).ok()
-    } else {
-        digits.parse::<f64>().ok()
-    };
-    let n = n.ok_or_else(|| format!("`{text}` is not a number (at {})", at(src, start)))?;
-    Ok((Tok::Num(n, float || suffix_float), i))
-}
-
-/// `line:column` of a character offset.
-fn at(src: &str, char_pos: usize) -> String {
-    let before: String = src.chars().take(char_pos).collect();
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    format!("{line}:{column}")
-}
-
-pub fn parse(src: &str) -> Result<Vec<Stmt>, String> {
+/// A script: the functions it declares first, then its statements.
+pub fn parse(src: &str) -> Result<(Vec<Function>, Vec<Stmt>), String> {
     if src.len() > MAX_SOURCE {
         return Err(format!("a script is at most {MAX_SOURCE} bytes"));
     }
@@ -165,11 +25,25 @@ pub fn parse(src: &str) -> Result<Vec<Stmt>, String> {
         i: 0,
         depth: 0,
     };
+    let mut functions = Vec::new();
+    while let Some(f) = p.function()? {
+        if functions
+            .iter()
+            .any(|g: &Function| g.name == f.name && g.params.len() == f.params.len())
+        {
+            return Err(format!(
+                "function `{}` with {} parameter(s) is declared twice",
+                f.name,
+                f.params.len()
+            ));
+        }
+        functions.push(f);
+    }
     let mut out = Vec::new();
     while p.i < p.toks.len() {
         out.push(p.stmt()?);
     }
-    Ok(out)
+    Ok((functions, out))
 }
 
 struct Parser<'a> {
@@ -199,6 +73,7 @@ impl Parser<'_> {
             Some(Tok::Str(s)) => format!("\"{s}\""),
             Some(Tok::Ident(s)) => format!("`{s}`"),
             Some(Tok::Op(o)) => format!("`{o}`"),
+            Some(Tok::Regex(r, f)) => format!("/{r}/{f}"),
         };
         format!("{what}, found {found} (at {})", at(self.src, pos))
     }
@@ -355,7 +230,14 @@ impl Parser<'_> {
                     self.eat(";");
                     return Ok(Stmt::Continue);
                 }
-                "do" | "try" | "throw" | "switch" | "class" | "instanceof" => {
+                "try" => return self.try_stmt(),
+                "throw" => {
+                    self.i += 1;
+                    let e = self.expr()?;
+                    self.eat(";");
+                    return Ok(Stmt::Throw(e));
+                }
+                "do" | "switch" | "class" | "instanceof" | "finally" => {
                     return Err(
                         self.err(&format!("`{word}` is not in the engine's Painless subset"))
                     )
@@ -368,6 +250,80 @@ impl Parser<'_> {
             return Err(self.err("expected `;`"));
         }
         Ok(s)
+    }
+
+    /// A function declared before the statements: `boolean name(def a, Map b) { ... }`.
+    fn function(&mut self) -> Result<Option<Function>, String> {
+        let Some(k) = self.declaration_len() else {
+            return Ok(None);
+        };
+        if !matches!(self.peek_at(k + 1), Some(Tok::Op("("))) {
+            return Ok(None);
+        }
+        let Some(Tok::Ident(returns)) = self.peek().cloned() else {
+            return Ok(None);
+        };
+        self.i += k;
+        let name = self.ident()?;
+        self.expect("(")?;
+        let mut params = Vec::new();
+        while !self.eat(")") {
+            if !params.is_empty() {
+                self.expect(",")?;
+            }
+            let Some(k) = self.declaration_len() else {
+                return Err(self.err("expected a parameter's type and name"));
+            };
+            let Some(Tok::Ident(kind)) = self.peek().cloned() else {
+                return Err(self.err("expected a parameter's type"));
+            };
+            self.i += k;
+            params.push((kind, self.ident()?));
+        }
+        if !self.is_op("{") {
+            return Err(self.err("expected a function's body"));
+        }
+        let body = self.block_or_stmt()?;
+        Ok(Some(Function {
+            name,
+            returns,
+            params,
+            body,
+        }))
+    }
+
+    /// `try { ... } catch (Exception e) { ... }`, one catch or more (Painless has no `finally`).
+    fn try_stmt(&mut self) -> Result<Stmt, String> {
+        self.i += 1;
+        if !self.is_op("{") {
+            return Err(self.err("expected `{` after `try`"));
+        }
+        let body = self.block_or_stmt()?;
+        let mut catches = Vec::new();
+        while matches!(self.peek(), Some(Tok::Ident(w)) if w == "catch") {
+            self.i += 1;
+            self.expect("(")?;
+            let class = self.ident()?;
+            if !super::fault::is_exception_class(&class) {
+                return Err(self.err(&format!(
+                    "`catch ({class} ...)`: `{class}` is not an exception class of the engine's Painless subset"
+                )));
+            }
+            let var = self.ident()?;
+            self.expect(")")?;
+            if !self.is_op("{") {
+                return Err(self.err("expected `{` after `catch (...)`"));
+            }
+            catches.push(Catch {
+                class,
+                var,
+                body: self.block_or_stmt()?,
+            });
+        }
+        if catches.is_empty() {
+            return Err(self.err("a `try` needs a `catch`"));
+        }
+        Ok(Stmt::Try(body, catches))
     }
 
     fn for_stmt(&mut self) -> Result<Stmt, String> {
@@ -482,7 +438,12 @@ impl Parser<'_> {
         const LEVELS: [&[(&str, BinOp)]; 6] = [
             &[("||", BinOp::Or)],
             &[("&&", BinOp::And)],
-            &[("==", BinOp::Eq), ("!=", BinOp::Ne)],
+            &[
+                ("==~", BinOp::Matches),
+                ("=~", BinOp::Find),
+                ("==", BinOp::Eq),
+                ("!=", BinOp::Ne),
+            ],
             &[
                 ("<=", BinOp::Le),
                 (">=", BinOp::Ge),
@@ -504,8 +465,17 @@ impl Parser<'_> {
                     continue 'outer;
                 }
             }
-            if matches!(self.peek(), Some(Tok::Ident(w)) if w == "instanceof") {
-                return Err(self.err("`instanceof` is not in the engine's Painless subset"));
+            if level == 3 && matches!(self.peek(), Some(Tok::Ident(w)) if w == "instanceof") {
+                self.i += 1;
+                let mut class = self.ident()?;
+                while self.eat(".") {
+                    class = format!("{class}.{}", self.ident()?);
+                }
+                super::val::Val::Null
+                    .instance_of(&class)
+                    .map_err(|e| self.err(&e))?;
+                left = Expr::InstanceOf(Box::new(left), class);
+                continue 'outer;
             }
             return Ok(left);
         }
@@ -575,12 +545,60 @@ impl Parser<'_> {
             if !out.is_empty() {
                 self.expect(",")?;
             }
-            if self.is_op("->") || matches!(self.peek_at(1), Some(Tok::Op("->"))) {
-                return Err(self.err("lambdas are not in the engine's Painless subset"));
+            if let Some(lambda) = self.lambda()? {
+                out.push(lambda);
+                continue;
             }
             out.push(self.expr()?);
         }
         Ok(out)
+    }
+
+    /// A lambda argument, if one starts here: `x -> ...`, `(a, b) -> ...`, `(def x) -> ...`,
+    /// with an expression or a block for its body.
+    fn lambda(&mut self) -> Result<Option<Expr>, String> {
+        let mut params = Vec::new();
+        let after = match (self.peek(), self.peek_at(1)) {
+            (Some(Tok::Ident(name)), Some(Tok::Op("->"))) => {
+                params.push(name.clone());
+                2
+            }
+            (Some(Tok::Op("(")), _) => {
+                // `(a, b) ->`, `(def a) ->`, `() ->`: names (typed or not) to a `)` then `->`.
+                let mut k = 1;
+                let mut names = Vec::new();
+                loop {
+                    match (self.peek_at(k), self.peek_at(k + 1)) {
+                        (Some(Tok::Op(")")), _) => break,
+                        (Some(Tok::Ident(_)), Some(Tok::Ident(n))) => {
+                            names.push(n.clone());
+                            k += 2;
+                        }
+                        (Some(Tok::Ident(n)), _) => {
+                            names.push(n.clone());
+                            k += 1;
+                        }
+                        _ => return Ok(None),
+                    }
+                    if matches!(self.peek_at(k), Some(Tok::Op(","))) {
+                        k += 1;
+                    }
+                }
+                if !matches!(self.peek_at(k + 1), Some(Tok::Op("->"))) {
+                    return Ok(None);
+                }
+                params = names;
+                k + 2
+            }
+            _ => return Ok(None),
+        };
+        self.i += after;
+        let body = if self.is_op("{") {
+            self.block_or_stmt()?
+        } else {
+            vec![Stmt::Return(Some(self.expr()?))]
+        };
+        Ok(Some(Expr::Lambda(Arc::new(Lambda { params, body }))))
     }
 
     fn primary(&mut self) -> Result<Expr, String> {
@@ -593,6 +611,12 @@ impl Parser<'_> {
             Tok::Num(n, false) if n.fract() == 0.0 && n.abs() < 9.0e18 => Expr::Int(n as i64),
             Tok::Num(n, _) => Expr::Float(n),
             Tok::Str(s) => Expr::Str(s),
+            Tok::Regex(source, flags) => {
+                Expr::Regex(Arc::new(Regex::new(&source, &flags).map_err(|e| {
+                    self.i -= 1;
+                    self.err(&e)
+                })?))
+            }
             Tok::Op("(") => {
                 let e = self.expr()?;
                 self.expect(")")?;

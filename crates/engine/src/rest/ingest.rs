@@ -199,7 +199,7 @@ mod tests {
                 "PUT",
                 "/_ingest/pipeline/default",
                 &pipeline(json!({"processors": [
-            {"set": {"field": "via", "value": "default"}}, {"drop": {"if": "ctx.n.stream().anyMatch(x -> x == 2)"}}]}))
+            {"set": {"field": "via", "value": "default"}}, {"drop": {"if": "ctx.n.stream().reduce(0, (a, b) -> a + b) == 2"}}]}))
             )
             .0,
             400

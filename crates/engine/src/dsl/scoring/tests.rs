@@ -139,8 +139,8 @@ fn function_score_scores_as_elasticsearch_documents() {
 fn scripts_are_refused_by_name() {
     let idx = index();
     for q in [
-        json!({"function_score": {"script_score": {"script": "doc['pop'].stream().map(x -> x)"}}}),
-        json!({"script_score": {"query": {"match_all": {}}, "script": "doc['pop'].stream().map(x -> x * 2)"}}),
+        json!({"function_score": {"script_score": {"script": "doc['pop'].stream().reduce(0, (a, b) -> a + b)"}}}),
+        json!({"script_score": {"query": {"match_all": {}}, "script": "doc['pop'].stream().mapToDouble(x -> x * 2).sum()"}}),
         json!({"function_score": {"functions": [{"weight": 2}, {"script_score": {"script": "x -> 1"}}]}}),
     ] {
         let body = json!({"query": q});

@@ -61,7 +61,7 @@ impl Processor {
             } => run_date(doc, field, target, formats, timezone.as_deref())?,
             Processor::Fingerprint(f) => f.run(doc)?,
             Processor::Script(script) => {
-                let (_, ctx) = script.run_ctx(doc.ctx())?;
+                let (_, ctx) = script.run_ctx(doc.ctx(), doc.now_ms())?;
                 doc.set_ctx(ctx)?;
             }
             Processor::Split {
@@ -103,6 +103,9 @@ impl Processor {
             }
             Processor::Foreach(_) => {
                 return Err("a foreach runs from its pipeline (this is the engine's bug)".into())
+            }
+            Processor::NoActiveUser => {
+                return Err("Security (authentication) is not enabled on this cluster, so there is no active user - the [set_security_user] processor cannot be used without security".into())
             }
             Processor::Reroute(destination) => {
                 doc.index = doc.render(destination);
@@ -182,6 +185,18 @@ fn convert(v: &Value, to: ConvertTo) -> Result<Value, String> {
             }
         },
         ConvertTo::String => Value::String(text),
+        // The value stays as it is when it is an IPv4 or IPv6 address (an IPv6 scope,
+        // `%eth0`, allowed), as Elasticsearch checks it.
+        ConvertTo::Ip => {
+            let bare = match text.split_once('%') {
+                Some((addr, scope)) if addr.contains(':') && !scope.is_empty() => addr,
+                _ => text.as_str(),
+            };
+            if bare.parse::<std::net::IpAddr>().is_err() {
+                return Err(format!("[{text}] is not a valid ipv4/ipv6 address"));
+            }
+            v.clone()
+        }
         ConvertTo::Auto => match v {
             Value::String(_) => {
                 if let Ok(n) = t.parse::<i64>() {

@@ -3,7 +3,7 @@
 //! in the hit's `fields` as a list, as Elasticsearch shows it.
 
 use crate::mapping::Mapping;
-use crate::painless::{Script, Val};
+use crate::painless::Script;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -68,12 +68,15 @@ impl ScriptFields {
         for (name, script, ignore) in &self.fields {
             match self.mapping.run_on_source(script, source) {
                 Ok(v) => {
-                    let shown = match v {
-                        Val::List(items) | Val::Doc(items) => {
-                            items.iter().map(Val::to_json).collect()
+                    let shown = match v.to_json() {
+                        Ok(Value::Array(items)) => items,
+                        Ok(Value::Null) => Vec::new(),
+                        Ok(one) => vec![one],
+                        Err(e) if *ignore => {
+                            let _ = e;
+                            continue;
                         }
-                        Val::Null => Vec::new(),
-                        one => vec![one.to_json()],
+                        Err(e) => return Err(format!("script field [{name}]: {e}")),
                     };
                     out.insert(name.clone(), Value::Array(shown));
                 }
