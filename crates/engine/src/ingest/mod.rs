@@ -13,6 +13,7 @@ mod grok;
 mod kv;
 mod processors;
 mod uri_parts;
+mod user_agent;
 
 pub use doc::IngestDoc;
 
@@ -591,8 +592,8 @@ mod tests {
     fn what_the_engine_does_not_run_is_refused_when_put() {
         let refused = |body: Value| Pipelines::default().put("x", body).unwrap_err();
         assert!(
-            refused(json!({"processors": [{"user_agent": {"field": "m"}}]}))
-                .contains("No processor type exists with name [user_agent]")
+            refused(json!({"processors": [{"inference": {"model_id": "m"}}]}))
+                .contains("No processor type exists with name [inference]")
         );
         assert!(refused(
             json!({"processors": [{"set": {"field": "a", "value": 1, "if": "ctx.list.stream().reduce(0, (a, b) -> a + b) > 1"}}]})

@@ -11,7 +11,7 @@ mod run;
 pub use run::Flow;
 
 /// The processors the engine runs, named in refusals.
-pub const SUPPORTED: &str = "set, remove, rename, append, lowercase, uppercase, trim, convert, date, fingerprint, split, join, gsub, json, grok, kv, uri_parts, registered_domain, geoip (with no database: it tags the document as Elasticsearch does before its databases are downloaded), set_security_user (no user: it fails as on a cluster without security), foreach, drop, fail, pipeline, reroute";
+pub const SUPPORTED: &str = "set, remove, rename, append, lowercase, uppercase, trim, convert, date, fingerprint, split, join, gsub, json, grok, kv, uri_parts, registered_domain, geoip (with no database: it tags the document as Elasticsearch does before its databases are downloaded), set_security_user (no user: it fails as on a cluster without security), user_agent, foreach, drop, fail, pipeline, reroute";
 
 pub enum Processor {
     Set {
@@ -99,6 +99,7 @@ pub enum Processor {
     /// Elasticsearch cluster without security, the pipeline is accepted and the processor
     /// fails on each document (its `on_failure` handlers then run).
     NoActiveUser,
+    UserAgent(Box<crate::ingest::user_agent::UserAgent>),
 }
 
 pub enum SetValue {
@@ -326,6 +327,9 @@ fn parse_extracting(o: &mut Options) -> Result<Option<Processor>, String> {
         "geoip" => parse_geoip(o)?,
         "foreach" => Processor::Foreach(Box::new(crate::ingest::Foreach::parse(o)?)),
         "set_security_user" => parse_security_user(o)?,
+        "user_agent" => {
+            Processor::UserAgent(Box::new(crate::ingest::user_agent::UserAgent::parse(o)?))
+        }
         _ => return Ok(None),
     }))
 }

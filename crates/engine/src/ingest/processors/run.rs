@@ -104,6 +104,7 @@ impl Processor {
             Processor::Foreach(_) => {
                 return Err("a foreach runs from its pipeline (this is the engine's bug)".into())
             }
+            Processor::UserAgent(u) => u.run(doc)?,
             Processor::NoActiveUser => {
                 return Err("Security (authentication) is not enabled on this cluster, so there is no active user - the [set_security_user] processor cannot be used without security".into())
             }
