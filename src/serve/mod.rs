@@ -61,6 +61,8 @@ pub async fn serve(
     on_bound: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
     let engine = Engine::with_storage(opts.storage, &opts.home)?;
+    // Written documents become searchable on Elasticsearch's schedule, unasked.
+    let _refreshes = engine.schedule_refreshes();
     serve_engine(engine, opts, cancel, on_bound).await
 }
 

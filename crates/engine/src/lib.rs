@@ -34,7 +34,7 @@ pub(crate) mod zone;
 
 pub use cluster::aliases::with_filter as with_alias_filter;
 pub use cluster::terms_lookup::lookups_emptied;
-pub use cluster::{CreateError, Engine};
+pub use cluster::{CreateError, Engine, RefreshSchedule};
 pub use error::{Error, ErrorKind};
 pub use index::storage;
 pub use index::EmbeddedIndex;

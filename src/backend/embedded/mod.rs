@@ -29,6 +29,9 @@ impl From<engine::Error> for OpError {
 #[derive(Default, Clone)]
 pub struct EmbeddedBackend {
     engine: Engine,
+    /// Refreshes on Elasticsearch's schedule (`index.refresh_interval`), so that a search
+    /// sees what was written as it would there; stops with the last clone.
+    _refreshes: Option<std::sync::Arc<engine::RefreshSchedule>>,
 }
 
 /// One request of a raw-request operation, for the engine's REST layer.
@@ -106,8 +109,10 @@ impl EmbeddedBackend {
         storage: storage::EngineStorage,
         home: &std::path::Path,
     ) -> std::io::Result<Self> {
+        let engine = Engine::with_storage(storage, home)?;
         Ok(EmbeddedBackend {
-            engine: Engine::with_storage(storage, home)?,
+            _refreshes: Some(std::sync::Arc::new(engine.schedule_refreshes())),
+            engine,
         })
     }
 
@@ -382,6 +387,7 @@ impl EmbeddedClient {
     ) -> Result<Outcome, OpError> {
         let backend = EmbeddedBackend {
             engine: self.engine.clone(),
+            _refreshes: None,
         };
         for r in requests {
             // A body drawn from bindings replaces the (one) request's.

@@ -1,5 +1,6 @@
 //! Percentiles as Elasticsearch computes them on few values. Its t-digest keeps every value
-//! while there are few (a sorting digest, up to twice the `compression`) and interpolates
+//! while there are few (its HybridDigest is a sorting digest below `round(compression) * 20`
+//! values, 2,000 by default, then a merging one) and interpolates
 //! between them, so `percentiles` of {1, 51, 101, 151} is exactly 26 at the 25th. tantivy's
 //! sketch is relative-error (1.01 where Elasticsearch says 1.0), so a top-level `percentiles`
 //! also collects its values here, up to that bound, and answers exactly when it holds them
@@ -17,8 +18,12 @@ use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 /// Elasticsearch's default t-digest `compression`.
 pub const DEFAULT_COMPRESSION: f64 = 100.0;
 
-/// The most values one percentiles aggregation holds exactly, per search.
+/// The most values one percentiles aggregation holds exactly, per search (or per bucket).
 pub const MAX_HELD: usize = 10_000;
+
+/// The most values one percentiles under a parent holds over all its buckets (8 MB); past
+/// it, the estimate stands for every bucket.
+const MAX_HELD_IN_BUCKETS: usize = 1_000_000;
 
 /// Elasticsearch's default `percents`.
 pub const DEFAULT_PERCENTS: [f64; 7] = [1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0];
@@ -74,6 +79,8 @@ pub struct ExactSegment {
     scratch: Vec<LocalKey>,
     /// The values of the document being collected (reused).
     doc_values: Vec<f64>,
+    /// Per aggregation, the values held over all its buckets.
+    held_in_buckets: Vec<usize>,
 }
 
 const NUMERIC: [ColumnType; 3] = [ColumnType::I64, ColumnType::U64, ColumnType::F64];
@@ -113,6 +120,7 @@ impl Collector for ExactAggs {
             values: self.0.iter().map(Held::empty).collect(),
             scratch: Vec::new(),
             doc_values: Vec::new(),
+            held_in_buckets: vec![0; self.0.len()],
         })
     }
 
@@ -150,7 +158,8 @@ fn merge_held(into: &mut Held<BucketKey>, from: Held<BucketKey>, cap: usize) {
                 };
                 a.insert(k, merged);
             }
-            match a.len() <= MAX_BUCKETS {
+            let held: usize = a.values().flatten().map(Vec::len).sum();
+            match a.len() <= MAX_BUCKETS && held <= MAX_HELD_IN_BUCKETS {
                 true => Held::Buckets(Some(a)),
                 false => Held::Buckets(None),
             }
@@ -181,12 +190,14 @@ impl SegmentCollector for ExactSegment {
                         let held = buckets.entry(*key).or_insert_with(|| Some(Vec::new()));
                         if let Some(h) = held {
                             h.extend_from_slice(&self.doc_values);
+                            self.held_in_buckets[i] += self.doc_values.len();
                             if h.len() > agg.cap {
                                 *held = None;
                             }
                         }
                     }
-                    if buckets.len() > MAX_BUCKETS {
+                    if buckets.len() > MAX_BUCKETS || self.held_in_buckets[i] > MAX_HELD_IN_BUCKETS
+                    {
                         self.values[i] = Held::Buckets(None);
                     }
                 }
@@ -422,8 +433,10 @@ pub(super) fn exact_percentiles(
             .map(|a| a.iter().filter_map(Value::as_f64).collect())
             .unwrap_or_else(|| DEFAULT_PERCENTS.to_vec()),
         keyed: given.get("keyed").and_then(Value::as_bool).unwrap_or(true),
-        // Bounded whatever `compression` a request names: past it, the estimate stands.
-        cap: (2.0 * compression).clamp(1.0, MAX_HELD as f64) as usize,
+        // Exact below HybridDigest's switch (`round(compression) * 20` values, the last
+        // value added reaching it switches); bounded whatever `compression` a request names:
+        // past it, the estimate stands.
+        cap: (compression.round() * 20.0 - 1.0).clamp(1.0, MAX_HELD as f64) as usize,
         parent,
     }
 }

@@ -38,6 +38,24 @@ pub(crate) struct State {
     pub(crate) disk: Option<crate::index::storage::EngineDir>,
 }
 
+/// How often the refresh schedule looks for indices whose interval has passed.
+const REFRESH_TICK: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The running refresh schedule; dropping it stops it.
+pub struct RefreshSchedule {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for RefreshSchedule {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Why an index could not be created.
 pub enum CreateError {
     Exists,
@@ -134,6 +152,38 @@ impl Engine {
                 ..State::default()
             }),
         })
+    }
+
+    /// Starts refreshing indices as Elasticsearch schedules refreshes (`index.refresh_interval`,
+    /// search-idle indices left to their next search), in a thread that ends when the engine
+    /// is dropped or the handle is.
+    pub fn schedule_refreshes(&self) -> RefreshSchedule {
+        let state = Arc::downgrade(&self.state);
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("engine-refresh".into())
+            .spawn(move || {
+                while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::sleep(REFRESH_TICK);
+                    let Some(state) = state.upgrade() else { return };
+                    let indices: Vec<Arc<EmbeddedIndex>> = state
+                        .indices
+                        .read()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .values()
+                        .cloned()
+                        .collect();
+                    drop(state);
+                    for index in indices {
+                        // A failed refresh is tried again next tick; an explicit `_refresh`
+                        // reports the error.
+                        let _ = index.refresh_if_due();
+                    }
+                }
+            })
+            .ok();
+        RefreshSchedule { stop, thread }
     }
 
     /// Whether indices live on disk (else in RAM).

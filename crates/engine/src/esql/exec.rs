@@ -160,6 +160,7 @@ pub fn from(
             body = crate::cluster::aliases::with_filter(&body, f);
         }
         let plan = index.compile(&body)?;
+        index.before_search()?;
         let searcher = index.searcher();
         let left = limit.saturating_sub(table.rows.len());
         let addresses = index.matching_addresses(&plan, &searcher, left + 1)?;

@@ -3,6 +3,7 @@
 
 mod counters;
 mod nested;
+mod schedule;
 pub mod storage;
 mod stored;
 mod write;
@@ -90,6 +91,8 @@ pub struct EmbeddedIndex {
     pub(crate) counters: counters::Counters,
     /// The stores of its nested fields' objects, one per top-level nested path.
     nested: Vec<nested::NestedStore>,
+    /// When its writes become searchable unasked (`index.refresh_interval`).
+    pub(crate) schedule: schedule::Schedule,
     /// The index's directory on disk, removed after the writer and reader are dropped
     /// (fields drop in order); None in RAM.
     _dir: Option<crate::index::storage::OwnedDir>,
@@ -239,6 +242,7 @@ impl EmbeddedIndex {
             stored: stored::StoredFields::default(),
             counters: counters::Counters::default(),
             nested,
+            schedule: schedule::Schedule::default(),
             _dir: dir,
         })
     }
@@ -355,6 +359,7 @@ impl EmbeddedIndex {
         let started = std::time::Instant::now();
         let mut writer = self.writer.write().unwrap_or_else(|p| p.into_inner());
         self.unrefreshed_appends.store(false, Ordering::Relaxed);
+        self.schedule.refreshing();
         for store in &self.nested {
             store.refresh()?;
         }

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct IndexSettings {
     pub default_pipeline: Option<String>,
     pub final_pipeline: Option<String>,
@@ -14,6 +14,66 @@ pub struct IndexSettings {
     pub write_blocks: Vec<&'static str>,
     /// Every setting given, as `index.<name>` with its text, for `GET _settings`.
     pub given: std::collections::BTreeMap<String, String>,
+    /// `index.refresh_interval`: when written documents become searchable.
+    pub refresh: Refresh,
+    /// `index.search.idle.after`: unsearched this long, an index with the default refresh
+    /// interval is refreshed by its next search instead of on schedule.
+    pub search_idle_after: std::time::Duration,
+}
+
+/// `index.refresh_interval`, as Elasticsearch schedules refreshes.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Refresh {
+    /// Not given: every second, and not while the index is search-idle.
+    #[default]
+    Default,
+    /// Given: every this long, searched or not.
+    Every(std::time::Duration),
+    /// `-1`: only when asked.
+    Never,
+}
+
+impl Refresh {
+    /// Elasticsearch's default interval.
+    pub const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+    pub fn interval(self) -> Option<std::time::Duration> {
+        match self {
+            Refresh::Default => Some(Self::DEFAULT_INTERVAL),
+            Refresh::Every(d) => Some(d),
+            Refresh::Never => None,
+        }
+    }
+}
+
+/// Elasticsearch's default `index.search.idle.after`.
+pub const SEARCH_IDLE_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
+
+fn time_setting(key: &str, v: &Value) -> Result<Option<std::time::Duration>, String> {
+    let text = match v {
+        Value::String(s) => s.clone(),
+        Value::Null => return Ok(None),
+        other => other.to_string(),
+    };
+    if text == "-1" {
+        return Ok(None);
+    }
+    crate::util::parse_time(&text).map(Some).map_err(|e| {
+        format!("failed to parse setting [index.{key}] with value [{text}] as a time value: {e}")
+    })
+}
+
+impl Default for IndexSettings {
+    fn default() -> Self {
+        IndexSettings {
+            default_pipeline: None,
+            final_pipeline: None,
+            write_blocks: Vec::new(),
+            given: Default::default(),
+            refresh: Refresh::Default,
+            search_idle_after: SEARCH_IDLE_AFTER,
+        }
+    }
 }
 
 /// Blocks that refuse writes to an index's documents.
@@ -38,6 +98,16 @@ impl IndexSettings {
             match key {
                 "default_pipeline" => self.default_pipeline = pipeline_name(key, v)?,
                 "final_pipeline" => self.final_pipeline = pipeline_name(key, v)?,
+                "refresh_interval" => {
+                    self.refresh = match (v, time_setting(key, v)?) {
+                        (Value::Null, _) => Refresh::Default,
+                        (_, None) => Refresh::Never,
+                        (_, Some(d)) => Refresh::Every(d),
+                    }
+                }
+                "search.idle.after" => {
+                    self.search_idle_after = time_setting(key, v)?.unwrap_or(SEARCH_IDLE_AFTER)
+                }
                 "soft_deletes.enabled" if truth(v) == Some(false) => {
                     return Err("Creating indices with soft-deletes disabled is no longer supported. Please do not specify a value for setting [index.soft_deletes.enabled].".into())
                 }

@@ -65,8 +65,11 @@ impl EmbeddedIndex {
         }
         let started = Instant::now();
         let result = self.apply_untimed(item);
-        if result.is_ok() && item.verb != Verb::Delete {
-            self.counters.indexed.record(started);
+        if result.is_ok() {
+            self.schedule.wrote();
+            if item.verb != Verb::Delete {
+                self.counters.indexed.record(started);
+            }
         }
         result
     }

@@ -153,6 +153,9 @@ impl Engine {
         let plan = index.compile(&search).map_err(|e| {
             RestResponse::error(400, "search_phase_execution_exception", &e.message)
         })?;
+        if let Err(e) = index.before_search() {
+            return Err(RestResponse::from_error(&e));
+        }
         let searcher = index.searcher();
         let (mut cursor, mut page) = Cursor::open(index, searcher, &plan, options.scroll_size, 0)
             .map_err(|e| RestResponse::from_error(&e))?;

@@ -75,17 +75,21 @@ impl Engine {
     /// what a search reads, and what a point in time keeps.
     pub(crate) fn snapshots(&self, names: &str) -> Result<Vec<PitTarget>, RestResponse> {
         match self.state.search_targets(names) {
-            Ok(t) => Ok(t
+            Ok(t) => t
                 .into_iter()
                 .map(|(index, filter)| {
+                    // A search-idle index with writes pending refreshes first.
+                    index
+                        .before_search()
+                        .map_err(|e| RestResponse::from_error(&e))?;
                     let searcher = index.searcher();
-                    PitTarget {
+                    Ok(PitTarget {
                         index,
                         filter,
                         searcher,
-                    }
+                    })
                 })
-                .collect()),
+                .collect(),
             // In Elasticsearch's words, `no such index [name]`, for the name that is missing.
             Err(e) if e.kind == crate::error::ErrorKind::NotFound => Err(crate::rest::not_found(
                 e.message.split('`').nth(1).unwrap_or(names),

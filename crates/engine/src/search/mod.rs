@@ -563,6 +563,7 @@ impl EmbeddedIndex {
     /// Runs a search as a client's call does: counts all hits and loads the sources of the
     /// page, as Elasticsearch's query and fetch phases do. Answers the total hits.
     pub fn search(&self, plan: &SearchPlan) -> Result<u64, Error> {
+        self.before_search()?;
         let searcher = self.searcher();
         let (total, hits, aggregations) = self.search_hits(plan, &searcher)?;
         std::hint::black_box(
@@ -583,6 +584,7 @@ impl EmbeddedIndex {
 
     /// As [`EmbeddedIndex::search`], also giving the hits' ids, in order, in `ids`.
     pub fn search_ids(&self, plan: &SearchPlan, ids: &mut Vec<String>) -> Result<u64, Error> {
+        self.before_search()?;
         let searcher = self.searcher();
         let (total, hits, _) = self.search_hits(plan, &searcher)?;
         ids.clear();
@@ -595,6 +597,7 @@ impl EmbeddedIndex {
     /// each page from the last hit's sort values, as a client does. Units are pages.
     pub fn paged(&self, plan: &SearchPlan, paging: Paging) -> Result<Paged, Error> {
         let per_page = paging.per_page as usize;
+        self.before_search()?;
         let (mut cursor, mut page) =
             scroll::Cursor::open(self, self.searcher(), plan, per_page, 0)?;
         // The first page carries the aggregations, as Elasticsearch's does.
