@@ -1,4 +1,4 @@
-//! esrally 2.13 itself races real Rally tracks (geonames, nested), unmodified, against
+//! esrally 2.13 itself races real Rally tracks (geonames, nested, elastic/logs), unmodified, against
 //! `runner serve`, one race at a time (esrally allows no other on the machine):
 //! `--pipeline=benchmark-only`, test mode, its always-on telemetry reading `_nodes/stats`,
 //! `_stats` and `_cluster/*` as from Elasticsearch. `.ci/run` installs esrally in a venv
@@ -55,6 +55,13 @@ fn run_bounded(mut cmd: Command, limit: Duration) -> (Option<i32>, String) {
 /// fresh `runner serve`, on a generated corpus of 1,000 documents; None where esrally or the
 /// shared tracks are not here (CI has both).
 fn race(track: &str) -> Option<String> {
+    race_with(track, &[]).map(|(report, _, _)| report)
+}
+
+/// As [`race`], for a track at `elastic/<path>` with esrally's `extra` arguments; also the
+/// serve it raced against, still running. Each generated corpus file is put where Rally
+/// looks for it, under its corpus's name (the generator writes them side by side).
+fn race_with(path: &str, extra: &[&str]) -> Option<(String, crate::elasticsearch::Serve, Env)> {
     // esrally refuses to race while another esrally runs on the machine.
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -71,14 +78,16 @@ fn race(track: &str) -> Option<String> {
         eprintln!("NOT CHECKED: esrally or the shared Rally tracks are not here (RUNNER_TEST_ESRALLY, RUNNER_TEST_RALLY_TRACKS; .ci/run sets both)");
         return None;
     };
-    let path = format!("{shared}/elastic/{track}");
+    let track_path = format!("{shared}/elastic/{path}");
+    let name = path.rsplit('/').next().unwrap_or(path);
     let home = tempfile::tempdir().unwrap();
-    let data = home.path().join(format!(".rally/benchmarks/data/{track}"));
+    let data = home.path().join(format!(".rally/benchmarks/data/{name}"));
+    let generated = home.path().join("generated");
     std::fs::create_dir_all(&data).unwrap();
     let python = std::path::Path::new(&esrally).with_file_name("python");
     let made = Command::new(&python)
         .arg(format!("{shared}/tools/make_corpus.py"))
-        .args([&path, data.to_str().unwrap(), "--docs", "1000"])
+        .args([&track_path, generated.to_str().unwrap(), "--docs", "1000"])
         .output()
         .expect("the corpus generator runs");
     assert!(
@@ -86,26 +95,47 @@ fn race(track: &str) -> Option<String> {
         "{}",
         String::from_utf8_lossy(&made.stderr)
     );
+    place_corpora(&made.stdout, &generated, &data);
     let env = Env::new();
     let server = serve(&env, &[]);
     let report = home.path().join("report.md");
     let mut cmd = Command::new(&esrally);
     cmd.env("HOME", home.path())
         .arg("race")
-        .arg(format!("--track-path={path}"))
+        .arg(format!("--track-path={track_path}"))
         .args([
             "--pipeline=benchmark-only",
             "--test-mode",
             "--offline",
             "--on-error=continue",
         ])
+        .args(extra)
         .arg(format!("--target-hosts=127.0.0.1:{}", server.port))
         .arg(format!("--report-file={}", report.display()));
-    let (code, log) = run_bounded(cmd, Duration::from_secs(600));
+    let (code, log) = run_bounded(cmd, Duration::from_secs(900));
     // Its actor processes leave the process group; the next race would see them running.
     stop_processes_of(home.path());
     assert_eq!(code, Some(0), "esrally: {log}");
-    Some(std::fs::read_to_string(&report).expect("esrally wrote its report"))
+    let report = std::fs::read_to_string(&report).expect("esrally wrote its report");
+    Some((report, server, env))
+}
+
+/// Puts each file the generator made (its summary on stdout: `file`, `corpus`) where Rally
+/// reads it: flat for a track of one corpus, under the corpus's name for several.
+fn place_corpora(summary: &[u8], generated: &std::path::Path, data: &std::path::Path) {
+    let made: serde_json::Value = serde_json::from_slice(summary).expect("the generator's summary");
+    let files = made.as_array().cloned().unwrap_or_default();
+    let corpora: std::collections::BTreeSet<&str> =
+        files.iter().filter_map(|f| f["corpus"].as_str()).collect();
+    for f in &files {
+        let file = f["file"].as_str().expect("a file name");
+        let mut to = data.to_path_buf();
+        if corpora.len() > 1 {
+            to.push(f["corpus"].as_str().unwrap_or_default());
+        }
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::copy(generated.join(file), to.join(file)).unwrap();
+    }
 }
 
 /// Waits, at most `limit`, until no esrally process is left on the machine (an earlier
@@ -222,4 +252,57 @@ fn esrally_races_nested_against_runner_serve() {
             "no `{task}` in the report:\n{report}"
         );
     }
+}
+
+/// elastic/logs (its default challenge, logging-indexing): its 15 integration pipelines and
+/// Fleet's final pipeline put and run on every document, its data streams, templates and
+/// ILM; every task without error. One node holds no replica, so the race is told so, as on
+/// a one-node Elasticsearch (`number_of_replicas:0`; with the track's default of 1 its
+/// health check waits for green forever there too).
+#[test]
+fn esrally_races_elastic_logs_against_runner_serve() {
+    let Some((report, server, _env)) =
+        race_with("elastic/logs", &["--track-params=number_of_replicas:0"])
+    else {
+        return;
+    };
+    let rates = error_rates(&report);
+    for (task, rate) in &rates {
+        assert!(
+            *rate == 0.0,
+            "`{task}` failed {rate}% of its operations against runner serve:\n{report}"
+        );
+    }
+    let tasks: Vec<&str> = rates.iter().map(|(t, _)| t.as_str()).collect();
+    for task in ["insert-pipelines", "bulk-index"] {
+        assert!(
+            tasks.contains(&task),
+            "no `{task}` in the report:\n{report}"
+        );
+    }
+    // The documents went through the pipelines, none failing, and are searchable.
+    let get = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&http_body(server.port, "GET", path, "")).unwrap()
+    };
+    let stats = get("/_nodes/stats/ingest");
+    let node = stats["nodes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .clone();
+    assert!(
+        node["ingest"]["total"]["count"].as_u64().unwrap() > 0,
+        "{node}"
+    );
+    assert_eq!(
+        node["ingest"]["total"]["failed"].as_u64(),
+        Some(0),
+        "{node}"
+    );
+    let pipelines = node["ingest"]["pipelines"].as_object().unwrap();
+    assert!(pipelines.len() >= 16, "{}", pipelines.len());
+    let count = get("/logs-*/_count");
+    assert!(count["count"].as_u64().unwrap() > 0, "{count}");
 }
