@@ -24,16 +24,36 @@ pub const EXPRESSION_FUNCTIONS: [&str; 19] = [
     "cos", "tan", "asin", "acos", "atan", "atan2", "hypot",
 ];
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Script {
     functions: Vec<ast::Function>,
     stmts: Vec<ast::Stmt>,
     /// `lang: expression`: one Lucene expression (a field's value is a number, 0 where the
     /// document has none; functions without `Math.`).
     expression: bool,
-    /// The request's `params`, made into the script's own map at each run (a run may change
-    /// it, and a value with references is not shared between threads).
+    /// The request's `params`: made into the script's map once per thread (see
+    /// [`Script::params`]).
     params: Value,
+    /// Tells this script's converted params apart in a thread's cache (clones share it, as
+    /// they share the params).
+    id: u64,
+}
+
+/// Scripts are equal when they say the same (their cache ids aside).
+impl PartialEq for Script {
+    fn eq(&self, other: &Self) -> bool {
+        self.functions == other.functions
+            && self.stmts == other.stmts
+            && self.expression == other.expression
+            && self.params == other.params
+    }
+}
+
+/// Scripts whose converted params one thread keeps.
+const PARAMS_CACHED: usize = 16;
+
+thread_local! {
+    static PARAMS: std::cell::RefCell<Vec<(u64, Val)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Script {
@@ -90,10 +110,12 @@ impl Script {
                 short(source)
             ));
         }
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Ok(Script {
             functions,
             stmts,
             params: Value::Object(params),
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             expression,
         })
     }
@@ -101,7 +123,7 @@ impl Script {
     /// Runs the script with `params` (the request's, then `extra` on top) and further
     /// variables (`values` of a moving_fn, `_score`...).
     pub fn run(&self, extra: &[(String, Val)], host: &mut dyn Host) -> Result<Val, String> {
-        let params = Val::from_json(&self.params);
+        let params = self.params();
         let mut vars = Vec::new();
         for (k, v) in extra {
             match (k.strip_prefix("params."), &params) {
@@ -146,7 +168,7 @@ impl Script {
     /// `metadata()` gives the ingest metadata (`now`: when the pipeline started, epoch ms).
     pub fn run_ctx(&self, ctx: Val, now_ms: i64) -> Result<(Val, Val), String> {
         let vars = vec![
-            ("params".to_string(), Val::from_json(&self.params)),
+            ("params".to_string(), self.params()),
             ("ctx".to_string(), ctx),
         ];
         let mut host = Ingest { now_ms };
@@ -154,6 +176,24 @@ impl Script {
         let out = run.script(&self.stmts).map_err(|e| e.to_string())?;
         let ctx = run.take("ctx").unwrap_or(Val::Null);
         Ok((out, ctx))
+    }
+
+    /// The params as the script sees them: converted from JSON once per thread, not per run
+    /// (a script scoring every document would pay it per document). Like Elasticsearch's,
+    /// one map serves the script's runs, so a run that changes it changes it for the next.
+    fn params(&self) -> Val {
+        PARAMS.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if let Some((_, v)) = cache.iter().find(|(id, _)| *id == self.id) {
+                return v.clone();
+            }
+            let v = Val::from_json(&self.params);
+            if cache.len() >= PARAMS_CACHED {
+                cache.remove(0);
+            }
+            cache.push((self.id, v.clone()));
+            v
+        })
     }
 
     /// The context functions the script calls (those it declares itself aside).

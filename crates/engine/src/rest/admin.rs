@@ -16,7 +16,8 @@ use serde_json::{json, Map, Value};
 pub(crate) fn stats_json(s: IndexStats) -> Value {
     json!({
         "docs": { "count": s.docs, "deleted": s.deleted },
-        "store": { "size_in_bytes": s.bytes, "total_data_set_size_in_bytes": s.bytes },
+        // Nothing is reserved for incoming recoveries on one node.
+        "store": { "size_in_bytes": s.bytes, "total_data_set_size_in_bytes": s.bytes, "reserved_in_bytes": 0 },
         "segments": { "count": s.segments },
         "indexing": { "index_total": s.indexed.count, "index_time_in_millis": s.indexed.millis, "index_current": 0, "throttle_time_in_millis": 0 },
         "refresh": { "total": s.refreshes.count, "total_time_in_millis": s.refreshes.millis },
