@@ -4,23 +4,14 @@
 //! `_stats` and `_cluster/*` as from Elasticsearch. `.ci/run` installs esrally in a venv
 //! (RUNNER_TEST_ESRALLY) and the shared tracks are beside the repository
 //! (RUNNER_TEST_RALLY_TRACKS); their corpus comes from the shared generator. The race must exit
-//! 0 and every task run without error, except those running scripts (out of reach, as
-//! docs/rally.md lists).
+//! 0 and every task run without error (geonames' Painless and expression script tasks
+//! included).
 
 use crate::elasticsearch::serve;
 use crate::util::*;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// geonames' tasks that run Painless or expression scripts.
-const SCRIPT_TASKS: [&str; 5] = [
-    "expression",
-    "painless_static",
-    "painless_dynamic",
-    "decay_geo_gauss_script_score",
-    "field_value_script_score",
-];
 
 /// Runs `cmd` in a process group of its own, killed whole when it ends or at `limit` (esrally
 /// leaves actor processes behind).
@@ -217,7 +208,7 @@ fn esrally_races_geonames_against_runner_serve() {
     let rates = error_rates(&report);
     for (task, rate) in &rates {
         assert!(
-            *rate == 0.0 || SCRIPT_TASKS.contains(&task.as_str()),
+            *rate == 0.0,
             "`{task}` failed {rate}% of its operations against runner serve:\n{report}"
         );
     }
