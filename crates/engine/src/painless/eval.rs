@@ -106,6 +106,7 @@ impl<'a> Run<'a> {
         functions: &'a [Function],
         host: &'a mut dyn Host,
     ) -> Run<'a> {
+        super::val::reset_cycle_budget();
         Run {
             expression: false,
             scopes: vec![vars

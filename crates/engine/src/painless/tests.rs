@@ -422,3 +422,18 @@ fn cycles_and_depth_are_refused_or_survived() {
         Val::Str("{b=2}".into())
     );
 }
+
+#[test]
+fn checking_for_cycles_is_bounded_by_the_run() {
+    // Each put of the big map into another walks it: a loop of them stops at the bound, not
+    // after minutes.
+    let source = "List big = []; for (int i = 0; i < 20000; i++) { big.add([i]); } \
+                  for (int j = 0; j < 100000; j++) { Map m = [:]; m.put('b', big); } return 1;";
+    let e = run(source, &[]).unwrap_err();
+    assert!(e.contains("lists and maps"), "{e}");
+    // A run starts with the whole budget again.
+    assert_eq!(
+        val("Map m = [:]; m.put('a', [1, [2]]); return m.a.size();"),
+        Val::Int(2)
+    );
+}

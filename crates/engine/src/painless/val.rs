@@ -159,6 +159,31 @@ impl MapRef {
     }
 }
 
+/// Values one run may walk checking for cycles (a script putting a large map into others in a
+/// loop would otherwise take time its step bound does not see).
+const CYCLE_CHECK_BUDGET: u64 = 10_000_000;
+
+thread_local! {
+    static CYCLE_CHECKS_LEFT: std::cell::Cell<u64> = const { std::cell::Cell::new(CYCLE_CHECK_BUDGET) };
+}
+
+/// A run starts with the whole budget of cycle checks.
+pub fn reset_cycle_budget() {
+    CYCLE_CHECKS_LEFT.with(|c| c.set(CYCLE_CHECK_BUDGET));
+}
+
+fn spend_cycle_check() -> Result<(), Fault> {
+    CYCLE_CHECKS_LEFT.with(|c| match c.get() {
+        0 => Err(Fault::halt(format!(
+            "the script put values holding more than {CYCLE_CHECK_BUDGET} lists and maps into others"
+        ))),
+        n => {
+            c.set(n - 1);
+            Ok(())
+        }
+    })
+}
+
 /// Refuses to put `v` into `container` when `v` reaches `container` (Java would allow it,
 /// and then fail writing it out; here it would also never be freed).
 pub fn refuse_cycle(container: &Val, v: &Val) -> Result<(), Fault> {
@@ -167,8 +192,12 @@ pub fn refuse_cycle(container: &Val, v: &Val) -> Result<(), Fault> {
         Val::Map(m) => Rc::as_ptr(&m.0) as *const (),
         _ => return Ok(()),
     };
+    if !v.is_container() {
+        return Ok(());
+    }
     let mut stack = vec![v.clone()];
     while let Some(v) = stack.pop() {
+        spend_cycle_check()?;
         match &v {
             Val::List(l) if Rc::as_ptr(&l.0) as *const () == target => {}
             Val::Map(m) if Rc::as_ptr(&m.0) as *const () == target => {}
