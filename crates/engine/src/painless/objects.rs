@@ -237,7 +237,12 @@ impl Matcher {
         };
         self.groups = match found {
             Some((end, groups)) => {
-                self.from = if end == self.from { end + 1 } else { end };
+                // After an empty match the next find starts one character on (a byte offset
+                // inside a character is no place to search from).
+                self.from = match end == self.from {
+                    true => end + self.text[end..].chars().next().map_or(1, char::len_utf8),
+                    false => end,
+                };
                 Some(groups)
             }
             None => None,

@@ -437,3 +437,10 @@ fn checking_for_cycles_is_bounded_by_the_run() {
         Val::Int(2)
     );
 }
+
+#[test]
+fn finding_empty_matches_steps_over_whole_characters() {
+    let source = "def m = /x*/.matcher('éé'); int n = 0; while (m.find()) { n++; } return n;";
+    // Java finds the empty match before each character and at the end: 3.
+    assert_eq!(val(source), Val::Int(3));
+}
