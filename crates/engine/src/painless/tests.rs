@@ -123,6 +123,11 @@ fn what_is_outside_the_subset_is_named_with_its_place() {
             "`Foo` is not an exception class",
         ),
         ("params.list.frobnicate()", "method `frobnicate`"),
+        // Java has it; the subset does not: refused when parsed, never caught at run time.
+        (
+            "try { params.list.iterator() } catch (Exception e) {}",
+            "method `iterator`",
+        ),
         ("new Random()", "`new Random(...)`"),
         ("x instanceof Widget", "`Widget` is not a class"),
         ("Math.foo(1)", "`Math.foo`"),
