@@ -60,7 +60,12 @@ impl EmbeddedIndex {
     pub fn before_search(&self) -> Result<(), Error> {
         let s = &self.schedule;
         let now = now_ms();
-        let last = s.searched_at.swap(now, Ordering::Relaxed);
+        // Stored only when the millisecond changed: many clients searching at once do not
+        // all write the same line.
+        let last = s.searched_at.load(Ordering::Relaxed);
+        if last != now {
+            s.searched_at.store(now, Ordering::Relaxed);
+        }
         if !s.unrefreshed.load(Ordering::Relaxed) || self.is_closed() {
             return Ok(());
         }

@@ -15,6 +15,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 const REGEXES: &str = include_str!("user_agent/regexes.yaml");
 /// Strings whose details are kept, as Elasticsearch's default cache.
 const CACHE_SIZE: usize = 1_000;
+/// Longer strings are parsed each time rather than kept (the cache stays a few MB however
+/// long a document's field is).
+const CACHED_LEN: usize = 4_096;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Property {
@@ -289,6 +292,9 @@ impl Parser {
             os: self.systems.first(text),
             device: self.devices.first(text),
         });
+        if text.len() > CACHED_LEN {
+            return d;
+        }
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= CACHE_SIZE {
             cache.clear();

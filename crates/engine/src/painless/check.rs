@@ -37,7 +37,7 @@ fn problem(e: &Expr) -> Option<String> {
                         format!("`{class}.{name}` is not in the engine's Painless subset")
                     });
                 }
-                if class.starts_with(char::is_uppercase) && class != "Math" {
+                if class.starts_with(char::is_uppercase) {
                     return Some(format!(
                         "`{class}.{name}`: `{class}` is not a class of the engine's Painless subset"
                     ));
