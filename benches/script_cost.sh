@@ -10,12 +10,7 @@ seconds=${2:-8}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${RUNNER_BIN:-$root/target/release/runner}
 . "$root/benches/search_rounds.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-ln -s "$root/tracks/geonames" "$work/geonames"
-mkdir "$work/script-cost"
-track="$work/script-cost"
-cp "$root/tracks/geonames/index.json" "$work/script-cost/index.json"
+geonames_track script-cost
 searches=(match-phrase script-score-painless field-value-factor script-score-expression decay-geo-gauss script-filter)
 write_track() {
   local order=("$@")

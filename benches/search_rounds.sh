@@ -24,3 +24,14 @@ timed_tasks() {
     echo "      - {name: $s, operation: $s, clients: 1, warmup: 2s, time-period: ${seconds}s}"
   done
 }
+
+# A work directory (removed at exit) with the geonames track linked, and the directory of the
+# caller's track NAME holding geonames' index body. Sets work and track.
+geonames_track() {
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  ln -s "$root/tracks/geonames" "$work/geonames"
+  track="$work/$1"
+  mkdir "$track"
+  cp "$root/tracks/geonames/index.json" "$track/index.json"
+}

@@ -12,12 +12,7 @@ seconds=${2:-6}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${RUNNER_BIN:-$root/target/release/runner}
 . "$root/benches/search_rounds.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-ln -s "$root/tracks/geonames" "$work/geonames"
-track="$work/shape-percolate"
-mkdir "$track"
-cp "$root/tracks/geonames/index.json" "$track/index.json"
+geonames_track shape-percolate
 python3 - "$track" <<'PY'
 import json, random, sys
 out = sys.argv[1]

@@ -16,7 +16,7 @@ impl AggPlan {
             Some("significant_terms")
         } else if !self.nested.is_empty() {
             Some("nested")
-        } else if !self.exact_buckets.is_empty() {
+        } else if !self.bucket_percentiles.is_empty() {
             Some("percentiles under a bucket aggregation")
         } else {
             None
@@ -27,7 +27,7 @@ impl AggPlan {
     /// any of them: they are compiled from one body).
     pub fn merge(&self, fruits: Vec<AggFruit>) -> Result<AggFruit, String> {
         let mut intermediate: Option<IntermediateAggregationResults> = None;
-        let (mut points, mut exact) = (Vec::new(), Vec::new());
+        let (mut points, mut digests) = (Vec::new(), Vec::new());
         for fruit in fruits {
             let (i, p, e) = fruit
                 .parts
@@ -37,7 +37,7 @@ impl AggPlan {
                 Some(all) => all.merge_fruits(i).map_err(|e| e.to_string())?,
             }
             points.extend(p);
-            exact.extend(e);
+            digests.extend(e);
         }
         let results = match intermediate {
             Some(i) => i
@@ -50,15 +50,14 @@ impl AggPlan {
             .then(|| self.points.merge_fruits(points))
             .transpose()
             .map_err(|e| e.to_string())?;
-        let exact = (!exact.is_empty())
-            .then(|| self.exact.merge_fruits(exact))
-            .transpose()
-            .map_err(|e| e.to_string())?;
+        // Each index is one of Elasticsearch's shards: their digests are reduced in order.
+        let percentiles =
+            (!digests.is_empty()).then(|| super::percentiles::reduce(&self.percentiles, digests));
         Ok(AggFruit {
             results,
             points,
-            exact,
-            exact_buckets: Vec::new(),
+            percentiles,
+            bucket_percentiles: Vec::new(),
             autos: Vec::new(),
             significant: Vec::new(),
             parts: None,

@@ -72,11 +72,11 @@ pub struct AggPlan {
     significant: Vec<significant::Significant>,
     /// `meta`, integer keys and counts, as Elasticsearch shows them.
     shapes: shape::Shapes,
-    /// Top-level percentiles, also collected exactly while their values are few.
-    exact: exact::ExactAggs,
-    /// Percentiles under a top-level bucket aggregation, collected exactly in its small
-    /// buckets by a second pass.
-    exact_buckets: std::sync::Arc<Vec<exact::ExactPercentiles>>,
+    /// Top-level percentiles, whose t-digests the search's own pass collects.
+    percentiles: std::sync::Arc<Vec<percentiles::PercentilesAgg>>,
+    /// Percentiles under bucket aggregations, collected in each shown bucket by a second
+    /// pass.
+    bucket_percentiles: std::sync::Arc<Vec<percentiles::PercentilesAgg>>,
     /// The top-level nested aggregations, run on the objects of the matched documents.
     nested: std::sync::Arc<Vec<nested::NestedAgg>>,
     /// Each search keeps its collected parts unfinished, for the answers of several indices
@@ -89,7 +89,7 @@ pub struct AggPlan {
 pub type Parts = (
     IntermediateAggregationResults,
     Option<points::PointResults>,
-    Option<exact::ExactResults>,
+    Option<percentiles::Collected>,
 );
 
 /// What a search's aggregations collect: tantivy's, those on geo positions, and the buckets
@@ -97,9 +97,9 @@ pub type Parts = (
 pub struct AggFruit {
     results: AggregationResults,
     points: Option<points::PointResults>,
-    exact: Option<exact::ExactResults>,
+    percentiles: Option<percentiles::Collected>,
     /// The second pass's answers, each with the percentiles it ran.
-    exact_buckets: Vec<(exact::ExactAggs, exact::ExactResults)>,
+    bucket_percentiles: percentiles::BucketAnswers,
     autos: Vec<auto_date::Chosen>,
     /// Each significant_terms' answer, by name.
     significant: Vec<(String, Value)>,
@@ -114,7 +114,7 @@ pub struct AggFruit {
 pub type AggCollector = (
     DistributedAggregationCollector,
     Option<points::PointAggs>,
-    Option<exact::ExactAggs>,
+    Option<percentiles::DigestCollector>,
 );
 
 /// What turns a search's collected aggregations into its [`AggFruit`]: the buckets chosen
@@ -126,7 +126,7 @@ pub struct Finish {
     significant: Option<(Vec<significant::Significant>, u64, tantivy::Searcher)>,
     /// The percentiles under bucket aggregations, with the query and searcher their second
     /// pass runs on.
-    second: Option<exact::SecondPass>,
+    second: Option<percentiles::SecondPass>,
     /// The request tantivy ran, to finish its intermediate results; None when the parts are
     /// kept unfinished.
     request: Option<Aggregations>,
@@ -135,16 +135,16 @@ pub struct Finish {
 }
 
 impl Finish {
-    pub fn finish(self, (intermediate, points, exact): Parts) -> tantivy::Result<AggFruit> {
+    pub fn finish(self, (intermediate, points, digests): Parts) -> tantivy::Result<AggFruit> {
         let Some(request) = self.request else {
             return Ok(AggFruit {
                 results: AggregationResults::default(),
                 points: None,
-                exact: None,
-                exact_buckets: Vec::new(),
+                percentiles: None,
+                bucket_percentiles: Vec::new(),
                 autos: self.autos,
                 significant: Vec::new(),
-                parts: Some((intermediate, points, exact)),
+                parts: Some((intermediate, points, digests)),
                 nested: Vec::new(),
             });
         };
@@ -160,15 +160,15 @@ impl Finish {
                 answers.push((sig_name(sig), sig.answer(&fg, *fg_size, searcher)?));
             }
         }
-        let exact_buckets = match &self.second {
+        let bucket_percentiles = match &self.second {
             Some(second) => second.run(&to_json(&results))?,
             None => Vec::new(),
         };
         Ok(AggFruit {
             results,
             points,
-            exact,
-            exact_buckets,
+            percentiles: digests,
+            bucket_percentiles,
             autos: self.autos,
             significant: answers,
             parts: None,
@@ -213,9 +213,9 @@ impl AggPlan {
             enclosing: None,
             significant: Vec::new(),
             shapes: shape::Shapes::default(),
-            exact: Vec::new(),
-            exact_buckets: Vec::new(),
-            parent: None,
+            percentiles: Vec::new(),
+            bucket_percentiles: Vec::new(),
+            parents: Vec::new(),
             nested: Vec::new(),
         };
         let rewritten = level.rewrite(aggs, "aggs", &[])?;
@@ -238,8 +238,8 @@ impl AggPlan {
             pipelines: level.pipelines,
             significant: level.significant,
             shapes: level.shapes,
-            exact: exact::ExactAggs(std::sync::Arc::new(level.exact)),
-            exact_buckets: std::sync::Arc::new(level.exact_buckets),
+            percentiles: std::sync::Arc::new(level.percentiles),
+            bucket_percentiles: std::sync::Arc::new(level.bucket_percentiles),
             nested: std::sync::Arc::new(level.nested),
             keep_parts: false,
         })
@@ -259,11 +259,11 @@ impl AggPlan {
             map.extend(fruit.significant.iter().cloned());
             map.extend(fruit.nested.iter().cloned());
         }
-        if let Some(exact) = &fruit.exact {
-            self.exact.apply(exact, &mut v);
+        if let Some(digests) = &fruit.percentiles {
+            percentiles::apply(&self.percentiles, digests, &mut v)?;
         }
-        for (aggs, held) in &fruit.exact_buckets {
-            aggs.apply(held, &mut v);
+        for (agg, digests) in &fruit.bucket_percentiles {
+            percentiles::apply(std::slice::from_ref(agg), digests, &mut v)?;
         }
         self.pipelines.apply(&mut v)?;
         self.shapes.apply(&mut v);
@@ -303,7 +303,8 @@ impl AggPlan {
             (
                 DistributedAggregationCollector::from_aggs(request, AggContextParams::default()),
                 (!self.points.is_empty()).then(|| self.points.clone()),
-                (!self.exact.is_empty()).then(|| self.exact.clone()),
+                (!self.percentiles.is_empty())
+                    .then(|| percentiles::DigestCollector::top_level(self.percentiles.clone())),
             ),
             Finish {
                 autos: chosen,
@@ -313,8 +314,8 @@ impl AggPlan {
                     let fg_size = searcher.search(query, &tantivy::collector::Count)? as u64;
                     Some((self.significant.clone(), fg_size, searcher.clone()))
                 },
-                second: (!self.exact_buckets.is_empty()).then(|| exact::SecondPass {
-                    aggs: self.exact_buckets.clone(),
+                second: (!self.bucket_percentiles.is_empty()).then(|| percentiles::SecondPass {
+                    aggs: self.bucket_percentiles.clone(),
                     query: query.box_clone(),
                     searcher: searcher.clone(),
                 }),
@@ -375,10 +376,12 @@ struct Level<'a> {
     enclosing: Option<String>,
     significant: Vec<significant::Significant>,
     shapes: shape::Shapes,
-    exact: Vec<exact::ExactPercentiles>,
-    exact_buckets: Vec<exact::ExactPercentiles>,
-    /// The top-level bucket aggregation whose sub-aggregations are being rewritten.
-    parent: Option<exact_buckets::Parent>,
+    percentiles: Vec<percentiles::PercentilesAgg>,
+    bucket_percentiles: Vec<percentiles::PercentilesAgg>,
+    /// The bucket aggregations whose sub-aggregations are being rewritten, outermost first,
+    /// each as the digest collector buckets it (None where it cannot). Other kinds with
+    /// sub-aggregations push nothing, so the stack is shorter than the path under them.
+    parents: Vec<Option<bucket_keys::Parent>>,
     nested: Vec<nested::NestedAgg>,
 }
 
@@ -529,51 +532,34 @@ impl Level<'_> {
         }
         let mut rewritten = Map::new();
         let tantivy_params = params_for(kind, params, mapping, &here)?;
-        if kind == "percentiles" {
-            self.note_exact(name, params, &tantivy_params, path);
+        // A percentiles the digest collector runs is its alone (tantivy's would only be
+        // replaced).
+        if kind == "percentiles" && self.note_percentiles(name, params, &tantivy_params, path) {
+            return Ok(());
         }
         rewritten.insert(kind.to_string(), Value::Object(tantivy_params.clone()));
         if let Some(sub) = sub {
             let mut inner = path.to_vec();
             inner.push(name.clone());
-            // A percentiles directly under a top-level bucket aggregation is exact in each
-            // bucket with few values, as at the top level.
+            // Percentiles under bucket aggregations get a t-digest per bucket.
             let keyword = params
                 .get("field")
                 .and_then(Value::as_str)
                 .and_then(|f| mapping?.field(f))
                 .is_some_and(|f| f.kind == crate::mapping::FieldType::Keyword);
-            let parent = path
-                .is_empty()
-                .then(|| exact_buckets::Parent::of(name, kind, params, &tantivy_params, keyword))
-                .flatten();
-            let outer = std::mem::replace(&mut self.parent, parent);
+            self.parents.push(bucket_keys::Parent::of(
+                name,
+                kind,
+                params,
+                &tantivy_params,
+                keyword,
+            ));
             let rewritten_sub = self.rewrite(sub, &here, &inner);
-            self.parent = outer;
+            self.parents.pop();
             rewritten.insert("aggs".into(), rewritten_sub?);
         }
         out.insert(name.clone(), Value::Object(rewritten));
         Ok(())
-    }
-
-    /// A `percentiles` the exact collector runs beside tantivy's: at the top level, or directly
-    /// under a top-level bucket aggregation it buckets as tantivy does.
-    fn note_exact(
-        &mut self,
-        name: &str,
-        params: &Map<String, Value>,
-        tantivy_params: &Map<String, Value>,
-        path: &[String],
-    ) {
-        let parent = self.parent.clone().filter(|_| path.len() == 1);
-        let under = parent.is_some();
-        if path.is_empty() || under {
-            let agg = exact::exact_percentiles(name, params, tantivy_params, parent);
-            match under {
-                true => self.exact_buckets.push(agg),
-                false => self.exact.push(agg),
-            }
-        }
     }
 
     /// The aggregations the engine runs at the top level of a request only, by collectors of
@@ -716,7 +702,7 @@ fn params_for(
         ));
     }
     if kind == "percentiles" {
-        exact::percentiles_params(&mut out, at)?;
+        percentiles::percentiles_params(&mut out, at)?;
     }
     if kind == "cardinality" {
         // Elasticsearch's memory-for-accuracy knob: tantivy's sketch has one precision (near
@@ -763,10 +749,9 @@ fn date_histogram(p: &mut Map<String, Value>, at: &str) -> Result<(), String> {
 mod auto_date;
 mod checks;
 use checks::{order_by_buckets, unread};
+mod bucket_keys;
 mod date_histogram;
 mod date_range;
-mod exact;
-mod exact_buckets;
 mod filters;
 mod geo;
 mod merge;
@@ -778,10 +763,12 @@ mod time_series;
 pub(crate) use geo::pick_sides;
 pub(crate) use points::java_double;
 
+mod percentiles;
 mod rounding;
 mod shape;
 mod shapes;
 mod significant;
+pub(crate) mod tdigest;
 
 #[cfg(test)]
 mod pipeline_tests;

@@ -19,6 +19,8 @@ mod multi;
 mod nodes;
 mod params;
 #[cfg(test)]
+mod percentiles_tests;
+#[cfg(test)]
 mod percolate_tests;
 pub(crate) mod pit;
 mod recovery;

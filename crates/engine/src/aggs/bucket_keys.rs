@@ -1,11 +1,11 @@
-//! The buckets of a top-level `terms`, `histogram` or fixed-length `date_histogram` as the
-//! exact percentiles collector finds them, so that a `percentiles` directly under one is exact
-//! in each bucket with few values, as Elasticsearch's t-digest is (see `exact`). It runs after
-//! the search's own pass, over the documents of the buckets that pass showed small enough
-//! (a filter on their keys), so a large bucket costs nothing more. A parent the collector
-//! cannot bucket as tantivy does (a `missing` bucket, a calendar month, an offset on a
-//! calendar interval, a field it cannot name) leaves its percentiles to tantivy's estimate.
+//! The buckets of the bucket aggregations above a `percentiles` (`terms`, `histogram`,
+//! fixed-length `date_histogram`, nested in one another), as its digests are collected: each
+//! document's keys at each level, and a filter on the top level's shown buckets so that the
+//! pass that collects them reads only their documents. A parent the collector cannot bucket
+//! as tantivy does (a `missing` bucket, a script, a calendar month) leaves the percentiles
+//! under it to tantivy's estimate.
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Value};
 use tantivy::columnar::{ColumnType, MonotonicallyMappableToU64, StrColumn};
 use tantivy::{DocId, SegmentReader};
@@ -43,14 +43,17 @@ pub enum BucketKey {
 }
 
 impl BucketKey {
-    /// Whether a response bucket's `key` is this one.
-    pub fn is(&self, key: &Value) -> bool {
-        match (self, key) {
-            (BucketKey::Text(t), Value::String(s)) => t == s,
-            (BucketKey::Number(bits), Value::Number(n)) => {
-                n.as_f64().is_some_and(|n| n == f64::from_bits(*bits))
-            }
-            _ => false,
+    /// A number's key (-0.0 as 0.0, as the response prints both).
+    pub fn number(n: f64) -> BucketKey {
+        BucketKey::Number((n + 0.0).to_bits())
+    }
+
+    /// A response bucket's `key`.
+    pub fn of_json(key: &Value) -> Option<BucketKey> {
+        match key {
+            Value::String(s) => Some(BucketKey::Text(s.clone())),
+            Value::Number(n) => n.as_f64().map(BucketKey::number),
+            _ => None,
         }
     }
 }
@@ -110,34 +113,48 @@ fn signed_millis(text: &str) -> Option<f64> {
     Some(sign * d.as_secs_f64() * 1000.0)
 }
 
+/// How the pass over a parent's shown buckets reads documents.
+pub enum ShownFilter {
+    /// The parent shows no bucket: nothing to collect.
+    Nothing,
+    /// Only the documents of the shown buckets.
+    Only(Box<dyn tantivy::query::Query>),
+    /// Every match (more shown buckets than a filter is worth, or keys it cannot name).
+    All,
+}
+
 impl Parent {
-    /// A filter matching the documents of the parent's buckets (in the first pass's `answer`)
-    /// that hold at most `cap` documents; None when there is none, or no such filter.
-    pub fn small_buckets(
-        &self,
-        answer: &Value,
-        cap: usize,
-        schema: &tantivy::schema::Schema,
-    ) -> Option<Box<dyn tantivy::query::Query>> {
+    /// A filter matching the documents of this (top-level) parent's buckets in the first
+    /// pass's `answer`.
+    pub fn shown_filter(&self, answer: &Value, schema: &tantivy::schema::Schema) -> ShownFilter {
         use std::ops::Bound;
         use tantivy::query::{BooleanQuery, Occur, Query, RangeQuery, TermSetQuery};
         use tantivy::schema::FieldType as Kind;
         use tantivy::Term;
-        let buckets = answer.get(&self.name)?.get("buckets")?.as_array()?;
-        let small = buckets
-            .iter()
-            .filter(|b| {
-                b.get("doc_count")
-                    .and_then(Value::as_u64)
-                    .is_some_and(|n| n as usize <= cap)
-            })
-            .filter_map(|b| b.get("key"));
+        let Some(buckets) = answer
+            .get(&self.name)
+            .and_then(|a| a.get("buckets"))
+            .and_then(Value::as_array)
+        else {
+            return ShownFilter::All;
+        };
+        if buckets.is_empty() {
+            return ShownFilter::Nothing;
+        }
+        // Past this many buckets the filter would cost more than the documents it skips.
+        const MAX_FILTERED: usize = 1_000;
+        if buckets.len() > MAX_FILTERED {
+            return ShownFilter::All;
+        }
+        let shown = buckets.iter().filter_map(|b| b.get("key"));
         let name = match &self.by {
             BucketBy::Keywords { field }
             | BucketBy::Numbers { field }
             | BucketBy::Intervals { field, .. } => field,
         };
-        let field = schema.get_field(name).ok()?;
+        let Ok(field) = schema.get_field(name) else {
+            return ShownFilter::All;
+        };
         let kind = schema.get_field_entry(field).field_type().clone();
         // The term of a number in the field's own type (dates in milliseconds).
         let term = |n: f64| -> Option<Term> {
@@ -151,33 +168,21 @@ impl Parent {
                 _ => return None,
             })
         };
-        // More small buckets than this are left to the estimate: the filter would cost more
-        // than the buckets are worth.
-        const MAX_SMALL: usize = 1_000;
-        let small: Vec<&Value> = small.take(MAX_SMALL + 1).collect();
-        if small.len() > MAX_SMALL {
-            return None;
-        }
-        let small = small.into_iter();
-        let filter: Box<dyn Query> = match &self.by {
+        let filter: Option<Box<dyn Query>> = match &self.by {
             BucketBy::Keywords { .. } => {
-                let terms: Vec<Term> = small
-                    .filter_map(Value::as_str)
-                    .map(|k| Term::from_field_text(field, k))
+                let terms: Option<Vec<Term>> = shown
+                    .map(|k| Some(Term::from_field_text(field, k.as_str()?)))
                     .collect();
-                if terms.is_empty() {
-                    return None;
-                }
-                Box::new(TermSetQuery::new(terms))
+                terms.map(|t| Box::new(TermSetQuery::new(t)) as Box<dyn Query>)
             }
             BucketBy::Numbers { .. } | BucketBy::Intervals { .. } => {
                 let width = match &self.by {
                     BucketBy::Intervals { interval, .. } => Some(*interval),
                     _ => None,
                 };
-                let ranges: Vec<(Occur, Box<dyn Query>)> = small
-                    .filter_map(Value::as_f64)
-                    .filter_map(|k| {
+                let ranges: Option<Vec<(Occur, Box<dyn Query>)>> = shown
+                    .map(|k| {
+                        let k = k.as_f64()?;
                         let upper = match width {
                             Some(w) => Bound::Excluded(term(k + w)?),
                             None => Bound::Included(term(k)?),
@@ -187,13 +192,63 @@ impl Parent {
                         Some((Occur::Should, range))
                     })
                     .collect();
-                if ranges.is_empty() {
-                    return None;
-                }
-                Box::new(BooleanQuery::new(ranges))
+                ranges.map(|r| Box::new(BooleanQuery::new(r)) as Box<dyn Query>)
             }
         };
-        Some(filter)
+        match filter {
+            Some(f) => ShownFilter::Only(f),
+            None => ShownFilter::All,
+        }
+    }
+}
+
+/// The bucket chains a pass collects: those the first pass's answer shows along the
+/// parents (outermost first), each key numbered per level so that a document's chains are
+/// a few integers, not strings.
+#[derive(Debug, Default)]
+pub struct Shown {
+    ids: Vec<FxHashMap<BucketKey, u32>>,
+    chains: FxHashSet<Vec<u32>>,
+}
+
+impl Shown {
+    pub fn of(answer: &Value, parents: &[Parent]) -> Shown {
+        let mut shown = Shown {
+            ids: vec![FxHashMap::default(); parents.len()],
+            chains: FxHashSet::default(),
+        };
+        shown.walk(answer, parents, &mut Vec::new());
+        shown
+    }
+
+    fn walk(&mut self, level: &Value, parents: &[Parent], chain: &mut Vec<u32>) {
+        let Some((parent, deeper)) = parents.split_first() else {
+            self.chains.insert(chain.clone());
+            return;
+        };
+        let buckets = level
+            .get(&parent.name)
+            .and_then(|a| a.get("buckets"))
+            .and_then(Value::as_array);
+        for bucket in buckets.into_iter().flatten() {
+            let Some(key) = bucket.get("key").and_then(BucketKey::of_json) else {
+                continue;
+            };
+            let ids = &mut self.ids[chain.len()];
+            let next = ids.len() as u32;
+            chain.push(*ids.entry(key).or_insert(next));
+            self.walk(bucket, deeper, chain);
+            chain.pop();
+        }
+    }
+
+    /// The number of `key` at `level`, if a shown chain has it.
+    pub fn id(&self, level: usize, key: &BucketKey) -> Option<u32> {
+        self.ids.get(level)?.get(key).copied()
+    }
+
+    pub fn contains(&self, chain: &[u32]) -> bool {
+        self.chains.contains(chain)
     }
 }
 
@@ -264,10 +319,12 @@ impl KeyReader {
         match self {
             KeyReader::Keywords(c) => out.extend(c.term_ords(doc).map(LocalKey::Ord)),
             KeyReader::Numbers(c, kind) => {
-                out.extend(
-                    c.values_for_doc(doc)
-                        .map(|v| LocalKey::Number(number(v, *kind).to_bits())),
-                );
+                for v in c.values_for_doc(doc) {
+                    let key = LocalKey::Number((number(v, *kind) + 0.0).to_bits());
+                    if !out.contains(&key) {
+                        out.push(key);
+                    }
+                }
             }
             KeyReader::Intervals {
                 column,
@@ -281,7 +338,7 @@ impl KeyReader {
                         ColumnType::DateTime => millis(v) as f64,
                         _ => number(v, *kind),
                     };
-                    let start = ((v - offset) / interval).floor() * interval + offset;
+                    let start = ((v - offset) / interval).floor() * interval + offset + 0.0;
                     let key = LocalKey::Number(start.to_bits());
                     if !out.contains(&key) {
                         out.push(key);
