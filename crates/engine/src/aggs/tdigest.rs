@@ -4,8 +4,9 @@
 //! weight limit, two-level compression, alternating merge direction, a stable sort, and its
 //! quantile interpolation). Its estimates depend on the order values arrive in, so callers add
 //! them as Elasticsearch collects them: documents in index order, a document's values
-//! ascending. The answers are checked against Elasticsearch's own Java code (the table in
-//! `tdigest/es_quantiles.txt`, produced by it).
+//! ascending. The merging digest's answers are checked bit for bit against Elasticsearch's
+//! own Java code (the table in `tdigest/es_quantiles.txt`; `tdigest/EsQuantiles.java` made
+//! it); the sorting part interpolates between values as Elasticsearch's REST tests expect.
 
 /// The largest `compression` the engine builds a digest for: its merging digest then holds
 /// about 1.3 MB, and its sorting part up to 200,000 values.

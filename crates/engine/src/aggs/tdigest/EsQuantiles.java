@@ -1,10 +1,14 @@
 // How es_quantiles.txt (and the Java answers in rest/percentiles_tests.rs) were made: this
 // program run against Elasticsearch's own libs/tdigest (org.elasticsearch.tdigest:
-// MergingDigest, HybridDigest, SortingDigest, Sort, ScaleFunction, AbstractTDigest, TDigest,
-// Centroid, arrays/*, the 8.15-and-later sources with TDigestArrays), which are not copied
-// here. Give it stand-ins for the few outside classes those import (Lucene's
-// RamUsageEstimator, org.elasticsearch.core.Releasable[s]; `new TDigestArrays()` below is such a
-// stand-in, a class handing out plain arrays), compile, and run:
+// MergingDigest, HybridDigest, Sort, ScaleFunction's K_2, AbstractTDigest; the 8.15-and-later
+// sources with TDigestArrays), which are not copied here, with stand-ins for what those
+// import: TDigest's and Centroid's members, Lucene's RamUsageEstimator,
+// org.elasticsearch.core.Releasable[s], the arrays (`new TDigestArrays()` below hands out
+// plain arrays), and SortingDigest, whose stand-in interpolates between values as
+// Elasticsearch's REST tests expect of it (26.0 at the 25th of 1, 51, 101, 151: see
+// search.aggregation/180_percentiles_tdigest_metric.yml). So the merging digest's lines check
+// the port against Elasticsearch's code; the sorting digest's (1,999 values) the port's
+// switch and interpolation against those tests' rule. Compile, and run:
 //   java EsQuantiles table > es_quantiles.txt      java EsQuantiles documents
 import org.elasticsearch.tdigest.*;
 import org.elasticsearch.tdigest.arrays.TDigestArrays;
