@@ -1,6 +1,8 @@
 //! One answer from several indices' searches (a pattern, a list, an alias of several): each
 //! index's aggregations kept unfinished (tantivy's intermediate results and the engine's own
-//! collectors'), merged, then finished once, as Elasticsearch reduces its shards' answers.
+//! collectors'), merged, then finished once, as Elasticsearch reduces its shards' answers;
+//! percentiles under buckets are then collected by each index in the merged answer's buckets
+//! and reduced.
 
 use super::{AggFruit, AggPlan};
 use tantivy::aggregation::agg_result::AggregationResults;
@@ -16,8 +18,6 @@ impl AggPlan {
             Some("significant_terms")
         } else if !self.nested.is_empty() {
             Some("nested")
-        } else if !self.bucket_percentiles.is_empty() {
-            Some("percentiles under a bucket aggregation")
         } else {
             None
         }
@@ -27,8 +27,9 @@ impl AggPlan {
     /// any of them: they are compiled from one body).
     pub fn merge(&self, fruits: Vec<AggFruit>) -> Result<AggFruit, String> {
         let mut intermediate: Option<IntermediateAggregationResults> = None;
-        let (mut points, mut digests) = (Vec::new(), Vec::new());
+        let (mut points, mut digests, mut seconds) = (Vec::new(), Vec::new(), Vec::new());
         for fruit in fruits {
+            seconds.extend(fruit.second);
             let (i, p, e) = fruit
                 .parts
                 .ok_or("a search's aggregations were finished before merging")?;
@@ -53,11 +54,20 @@ impl AggPlan {
         // Each index is one of Elasticsearch's shards: their digests are reduced in order.
         let percentiles =
             (!digests.is_empty()).then(|| super::percentiles::reduce(&self.percentiles, digests));
+        // Percentiles under buckets: each index collects the buckets the merged answer shows
+        // (as each shard collects its own), then their digests are reduced in order.
+        let first = super::to_json(&results);
+        let answers = seconds
+            .iter()
+            .map(|s| s.run(&first))
+            .collect::<tantivy::Result<Vec<_>>>()
+            .map_err(|e| e.to_string())?;
         Ok(AggFruit {
             results,
             points,
             percentiles,
-            bucket_percentiles: Vec::new(),
+            bucket_percentiles: super::percentiles::reduce_buckets(answers),
+            second: None,
             autos: Vec::new(),
             significant: Vec::new(),
             parts: None,

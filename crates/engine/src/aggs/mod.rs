@@ -103,8 +103,10 @@ pub struct AggFruit {
     autos: Vec<auto_date::Chosen>,
     /// Each significant_terms' answer, by name.
     significant: Vec<(String, Value)>,
-    /// The parts, unfinished, when the plan keeps them for merging.
+    /// The parts, unfinished, when the plan keeps them for merging, with the second pass
+    /// to run once the merged answer shows the buckets.
     parts: Option<Parts>,
+    second: Option<percentiles::SecondPass>,
     /// Each nested aggregation's answer, by name.
     nested: Vec<(String, Value)>,
 }
@@ -145,6 +147,7 @@ impl Finish {
                 autos: self.autos,
                 significant: Vec::new(),
                 parts: Some((intermediate, points, digests)),
+                second: self.second,
                 nested: Vec::new(),
             });
         };
@@ -172,6 +175,7 @@ impl Finish {
             autos: self.autos,
             significant: answers,
             parts: None,
+            second: None,
             nested: match &self.nested {
                 Some(pass) => pass.run()?,
                 None => Vec::new(),

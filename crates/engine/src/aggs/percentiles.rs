@@ -8,7 +8,7 @@
 //! and they replace the values of tantivy's percentiles, which lays out the buckets' answers.
 
 use super::bucket_keys::{number, BucketKey, KeyReader, LocalKey, Parent, Shown, ShownFilter};
-use super::tdigest::{Digest, MAX_COMPRESSION};
+use super::tdigest::Digest;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
@@ -82,6 +82,17 @@ impl Collected {
         }
     }
 
+    /// The chains each aggregation collected (None at the top level).
+    fn shown(&self) -> Vec<Option<Arc<Shown>>> {
+        self.digests
+            .iter()
+            .map(|d| match d {
+                Digests::One(_) => None,
+                Digests::Buckets { shown, .. } => Some(shown.clone()),
+            })
+            .collect()
+    }
+
     /// Merges what is pending in every digest, so that answers are read without changing it.
     fn settle(&mut self) {
         for d in &mut self.digests {
@@ -119,10 +130,8 @@ fn reduce_parts(
                     Digests::Buckets { digests: into, .. },
                     Digests::Buckets { digests: from, .. },
                 ) => {
-                    for (key, mut from) in from {
-                        into.entry(key)
-                            .or_insert_with(|| Digest::new(agg.compression))
-                            .add_digest(&mut from);
+                    for (key, from) in from {
+                        reduce_bucket(into, key, from, agg.compression);
                     }
                 }
                 _ => {}
@@ -131,6 +140,55 @@ fn reduce_parts(
     }
     all.settle();
     all
+}
+
+/// One part's digest of a bucket into the reduced ones. A bucket only one part has stands as
+/// it is (Elasticsearch reduces nothing for a bucket one shard has); one several have is a
+/// fresh digest (marked reduced) adding each part's in turn.
+fn reduce_bucket(
+    into: &mut FxHashMap<Vec<u32>, Digest>,
+    key: Vec<u32>,
+    mut from: Digest,
+    compression: f64,
+) {
+    match into.get_mut(&key) {
+        None => {
+            into.insert(key, from);
+        }
+        Some(existing) if !existing.is_reduced() => {
+            let mut fresh = Digest::new(compression);
+            fresh.add_digest(existing);
+            fresh.add_digest(&mut from);
+            fresh.mark_reduced();
+            *existing = fresh;
+        }
+        Some(existing) => existing.add_digest(&mut from),
+    }
+}
+
+/// Several indices' second-pass answers (each index's, in the order of the indices' names),
+/// reduced per aggregation as shards' are. Every index ran the same aggregations over the
+/// same shown buckets (the merged answer's), so their chains are numbered alike.
+pub fn reduce_buckets(per_index: Vec<BucketAnswers>) -> BucketAnswers {
+    let mut per_index = per_index.into_iter();
+    let Some(first) = per_index.next() else {
+        return Vec::new();
+    };
+    let mut parts: Vec<(PercentilesAgg, Vec<Collected>)> =
+        first.into_iter().map(|(agg, c)| (agg, vec![c])).collect();
+    for answers in per_index {
+        for ((_, into), (_, c)) in parts.iter_mut().zip(answers) {
+            into.push(c);
+        }
+    }
+    parts
+        .into_iter()
+        .map(|(agg, collected)| {
+            let shown = collected.first().map(Collected::shown).unwrap_or_default();
+            let reduced = reduce_parts(std::slice::from_ref(&agg), &shown, collected);
+            (agg, reduced)
+        })
+        .collect()
 }
 
 /// The collector of one pass's percentiles. Its segments hand their digests on to the next
@@ -515,126 +573,5 @@ impl SecondPass {
     }
 }
 
-impl super::Level<'_> {
-    /// A `percentiles` the digest collector runs: at the top level, or under bucket
-    /// aggregations it buckets as tantivy does; true when it noted one (tantivy's is then
-    /// not needed).
-    pub(super) fn note_percentiles(
-        &mut self,
-        name: &str,
-        params: &Map<String, Value>,
-        tantivy_params: &Map<String, Value>,
-        path: &[String],
-    ) -> bool {
-        // Every aggregation above it must have pushed a parent it can bucket by.
-        if self.parents.len() != path.len() {
-            return false;
-        }
-        let Some(parents) = self.parents.iter().cloned().collect::<Option<Vec<_>>>() else {
-            return false;
-        };
-        let agg = percentiles_agg(name, params, tantivy_params, parents);
-        match agg.parents.is_empty() {
-            true => self.percentiles.push(agg),
-            false => self.bucket_percentiles.push(agg),
-        }
-        true
-    }
-}
-
-/// `percentiles`' own parameters, checked as Elasticsearch checks them: `percents` a
-/// non-empty list of numbers; `tdigest.compression` not negative (and within the engine's
-/// bound), `execution_hint` `default` (`high_accuracy` is another digest, not run here); HDR
-/// histograms are another estimate, not run here.
-pub(super) fn percentiles_params(p: &mut Map<String, Value>, at: &str) -> Result<(), String> {
-    if p.contains_key("hdr") {
-        return Err(format!("aggregation `{at}`: `percentiles` with `hdr` is not run by the embedded engine (it estimates as t-digest does)"));
-    }
-    if let Some(t) = p.remove("tdigest") {
-        tdigest_params(&t, at)?;
-    }
-    match p.get("percents") {
-        None => {}
-        Some(Value::Null) => return Err(format!("[percents] must not be null: [{at}]")),
-        Some(Value::Array(items)) if items.is_empty() => {
-            return Err(format!("[percents] must not be empty: [{at}]"))
-        }
-        Some(Value::Array(items)) => {
-            if let Some(bad) = items
-                .iter()
-                .find(|i| !i.as_f64().is_some_and(|x| (0.0..=100.0).contains(&x)))
-            {
-                return Err(format!(
-                    "aggregation `{at}`: percent {bad} is not a number from 0 to 100"
-                ));
-            }
-        }
-        Some(other) => {
-            return Err(format!(
-                "aggregation `{at}`: [percents] must be a list of numbers, got {other}"
-            ))
-        }
-    }
-    Ok(())
-}
-
-fn tdigest_params(t: &Value, at: &str) -> Result<(), String> {
-    let known = ["compression", "execution_hint"];
-    if let Some(k) = t
-        .as_object()
-        .and_then(|o| o.keys().find(|k| !known.contains(&k.as_str())))
-    {
-        return Err(format!(
-            "aggregation `{at}`: `tdigest` parameter `{k}` is not run by the embedded engine"
-        ));
-    }
-    if let Some(c) = t.get("compression").and_then(Value::as_f64) {
-        if c < 0.0 {
-            return Err(format!(
-                "[compression] must be greater than or equal to 0. Found [{c:?}] in [{at}]"
-            ));
-        }
-        if c > MAX_COMPRESSION {
-            return Err(format!("aggregation `{at}`: the embedded engine builds t-digests of `compression` up to {MAX_COMPRESSION}, not {c}"));
-        }
-    }
-    match t.get("execution_hint").map(Value::as_str) {
-        None | Some(Some("default")) => Ok(()),
-        Some(Some("high_accuracy")) => Err(format!("aggregation `{at}`: `execution_hint` `high_accuracy` (Elasticsearch's AVL-tree digest) is not run by the embedded engine; it runs the default digest")),
-        Some(other) => Err(format!(
-            "Invalid execution_hint [{}], valid values are [default, high_accuracy]",
-            other.unwrap_or_default()
-        )),
-    }
-}
-
-/// A `percentiles` as the digest collector runs it (the field as tantivy reads it), under
-/// `parents`.
-pub(super) fn percentiles_agg(
-    name: &str,
-    given: &Map<String, Value>,
-    tantivy: &Map<String, Value>,
-    parents: Vec<Parent>,
-) -> PercentilesAgg {
-    PercentilesAgg {
-        name: name.to_string(),
-        field: tantivy
-            .get("field")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        missing: given.get("missing").and_then(Value::as_f64),
-        percents: given
-            .get("percents")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_f64).collect())
-            .unwrap_or_else(|| DEFAULT_PERCENTS.to_vec()),
-        keyed: given.get("keyed").and_then(Value::as_bool).unwrap_or(true),
-        compression: given
-            .get("tdigest")
-            .and_then(|t| t.get("compression"))
-            .and_then(Value::as_f64)
-            .unwrap_or(DEFAULT_COMPRESSION),
-        parents,
-    }
-}
+mod request;
+pub(super) use request::percentiles_params;

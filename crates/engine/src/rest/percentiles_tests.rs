@@ -257,3 +257,47 @@ fn empty_buckets_show_nulls_and_an_order_by_percentiles_is_refused() {
         "{r}"
     );
 }
+
+/// Percentiles under buckets over several indices: each index collects the buckets the
+/// merged answer shows, then a bucket several indices have is a fresh digest adding each
+/// one's (in the order of the indices' names), and a bucket one index has stands as it is,
+/// as Elasticsearch reduces its shards' buckets.
+#[test]
+fn several_indices_reduce_bucket_digests_as_shards_are_reduced() {
+    let b = Engine::new();
+    load(&b, "q1", 0..2500);
+    // The second index's documents 2500..6000, and 2,600 more with a tag of its own.
+    load(&b, "q2", 2500..6000);
+    let mut bulk = String::new();
+    for i in 6000..8600u64 {
+        bulk.push_str(&format!("{{\"index\":{{\"_id\":\"{i}\"}}}}\n"));
+        bulk.push_str(&serde_json::json!({"v": values(i), "tag": "d"}).to_string());
+        bulk.push('\n');
+    }
+    assert_eq!(call(&b, "POST", "/q2/_bulk?refresh=true", &bulk).0, 200);
+    let body = r#"{"size":0,"aggs":{"t":{"terms":{"field":"tag"},"aggs":{"p":{"percentiles":{"field":"v","percents":[1,50,99.9]}}}}}}"#;
+    let (s, r) = call(&b, "POST", "/q*/_search", body);
+    assert_eq!(s, 200, "{r}");
+    let (o1, o2) = (index_order(&b, "q1"), index_order(&b, "q2"));
+    let tag_of = |i: u64| match i {
+        6000.. => 3,
+        _ => i % 3,
+    };
+    let buckets = r["aggregations"]["t"]["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 4, "{r}");
+    for (t, tag) in ["a", "b", "c", "d"].iter().enumerate() {
+        let bucket = buckets.iter().find(|b| b["key"] == *tag).unwrap();
+        let in_q2 = fed(&o2, 100.0, |i| tag_of(i) == t as u64);
+        let want = match t {
+            // Only the second index has `d`: its digest stands as it is.
+            3 => in_q2,
+            _ => {
+                let mut fresh = Digest::new(100.0);
+                fresh.add_digest(&mut fed(&o1, 100.0, |i| tag_of(i) == t as u64));
+                fresh.add_digest(&mut { in_q2 });
+                fresh
+            }
+        };
+        assert_eq!(bits(&bucket["p"]), answers(&want), "tag {tag}");
+    }
+}
