@@ -1,9 +1,9 @@
 //! The buckets of the bucket aggregations above a `percentiles` (`terms`, `histogram`,
-//! fixed-length `date_histogram`, nested in one another), as its digests are collected: each
-//! document's keys at each level, and a filter on the top level's shown buckets so that the
-//! pass that collects them reads only their documents. A parent the collector cannot bucket
-//! as tantivy does (a `missing` bucket, a script, a calendar month) leaves the percentiles
-//! under it to tantivy's estimate.
+//! fixed-length `date_histogram`, `filter`, nested in one another), as its digests are
+//! collected: each document's keys at each level, and a filter on the top level's shown
+//! buckets so that the pass that collects them reads only their documents. A parent the
+//! collector cannot bucket as tantivy does (a `missing` bucket, a script, a calendar month)
+//! leaves the percentiles under it to tantivy's estimate.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Value};
@@ -25,7 +25,28 @@ pub enum BucketBy {
         offset: f64,
         dates: bool,
     },
+    /// `filter`: the documents its query matches, in its one bucket.
+    Filter(FilterQuery),
 }
+
+/// A `filter` aggregation's query, compiled for the index.
+#[derive(Clone)]
+pub struct FilterQuery(pub std::sync::Arc<dyn tantivy::query::Query>);
+
+impl std::fmt::Debug for FilterQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FilterQuery({:?})", self.0)
+    }
+}
+
+impl PartialEq for FilterQuery {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The key of a `filter`'s one bucket.
+const FILTER_KEY: u64 = 0;
 
 /// The parent: its name in the response, and how it buckets.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +80,36 @@ impl BucketKey {
 }
 
 impl Parent {
+    /// A `filter` named `name` matching `query`.
+    pub fn filter(name: &str, query: Box<dyn tantivy::query::Query>) -> Parent {
+        Parent {
+            name: name.to_string(),
+            by: BucketBy::Filter(FilterQuery(query.into())),
+        }
+    }
+
+    /// The parent's buckets in a level of the response: each one's key, and its JSON
+    /// pointer from that level (a `filter`'s one bucket is the aggregation itself).
+    pub fn buckets(&self, level: &Value) -> Vec<(BucketKey, String)> {
+        let Some(agg) = level.get(&self.name) else {
+            return Vec::new();
+        };
+        let at = format!("/{}", self.name.replace('~', "~0").replace('/', "~1"));
+        if let BucketBy::Filter(_) = self.by {
+            return vec![(BucketKey::Number(FILTER_KEY), at)];
+        }
+        let buckets = agg.get("buckets").and_then(Value::as_array);
+        buckets
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter_map(|(i, b)| {
+                let key = b.get("key").and_then(BucketKey::of_json)?;
+                Some((key, format!("{at}/buckets/{i}")))
+            })
+            .collect()
+    }
+
     /// The parent `kind` with its request `params` and tantivy's (`field` as tantivy names
     /// it), when the collector buckets it as tantivy does.
     pub fn of(
@@ -131,6 +182,12 @@ impl Parent {
         use tantivy::query::{BooleanQuery, Occur, Query, RangeQuery, TermSetQuery};
         use tantivy::schema::FieldType as Kind;
         use tantivy::Term;
+        if let BucketBy::Filter(query) = &self.by {
+            return match answer.get(&self.name) {
+                Some(_) => ShownFilter::Only(query.0.box_clone()),
+                None => ShownFilter::Nothing,
+            };
+        }
         let Some(buckets) = answer
             .get(&self.name)
             .and_then(|a| a.get("buckets"))
@@ -151,6 +208,7 @@ impl Parent {
             BucketBy::Keywords { field }
             | BucketBy::Numbers { field }
             | BucketBy::Intervals { field, .. } => field,
+            BucketBy::Filter(_) => return ShownFilter::All,
         };
         let Ok(field) = schema.get_field(name) else {
             return ShownFilter::All;
@@ -194,6 +252,7 @@ impl Parent {
                     .collect();
                 ranges.map(|r| Box::new(BooleanQuery::new(r)) as Box<dyn Query>)
             }
+            BucketBy::Filter(_) => None,
         };
         match filter {
             Some(f) => ShownFilter::Only(f),
@@ -226,12 +285,8 @@ impl Shown {
             self.chains.insert(chain.clone());
             return;
         };
-        let buckets = level
-            .get(&parent.name)
-            .and_then(|a| a.get("buckets"))
-            .and_then(Value::as_array);
-        for bucket in buckets.into_iter().flatten() {
-            let Some(key) = bucket.get("key").and_then(BucketKey::of_json) else {
+        for (key, at) in parent.buckets(level) {
+            let Some(bucket) = level.pointer(&at) else {
                 continue;
             };
             let ids = &mut self.ids[chain.len()];
@@ -262,6 +317,8 @@ pub enum KeyReader {
         interval: f64,
         offset: f64,
     },
+    /// A `filter`'s matches in the segment, walked in step with the collected documents.
+    Filter(Box<dyn tantivy::query::Scorer>),
     /// The segment has no values of the field: no document is in any bucket.
     Nothing,
 }
@@ -310,13 +367,27 @@ impl KeyReader {
                 Some(_) => KeyReader::Nothing,
                 None => KeyReader::Nothing,
             },
+            BucketBy::Filter(query) => {
+                let scoring = tantivy::query::EnableScoring::disabled_from_schema(reader.schema());
+                KeyReader::Filter(query.0.weight(scoring)?.scorer(reader, 1.0)?)
+            }
         })
     }
 
-    /// The buckets `doc` is in, into `out` (cleared first).
-    pub fn keys(&self, doc: DocId, out: &mut Vec<LocalKey>) {
+    /// The buckets `doc` is in, into `out` (cleared first). Documents come in increasing
+    /// order within a segment.
+    pub fn keys(&mut self, doc: DocId, out: &mut Vec<LocalKey>) {
         out.clear();
         match self {
+            KeyReader::Filter(matches) => {
+                let mut at = matches.doc();
+                if at < doc {
+                    at = matches.seek(doc);
+                }
+                if at == doc {
+                    out.push(LocalKey::Number(FILTER_KEY));
+                }
+            }
             KeyReader::Keywords(c) => out.extend(c.term_ords(doc).map(LocalKey::Ord)),
             KeyReader::Numbers(c, kind) => {
                 for v in c.values_for_doc(doc) {
@@ -332,6 +403,7 @@ impl KeyReader {
                 interval,
                 offset,
             } => {
+                let (interval, offset) = (*interval, *offset);
                 for v in column.values_for_doc(doc) {
                     // Dates are bucketed in milliseconds, as their keys are.
                     let v = match kind {

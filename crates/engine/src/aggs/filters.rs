@@ -71,19 +71,26 @@ pub fn check_query(
     ctx: Option<(&Mapping, &tantivy::Index)>,
 ) -> Result<QueryAst, String> {
     let parsed = QueryAst::parse(q).map_err(|why| format!("aggregation `{at}`: {why}"))?;
-    if let Some((mapping, index)) = ctx {
-        QueryCompiler {
-            mapping,
-            index,
-            unmapped_matches_none: false,
-            size: 10,
-            script_errors: None,
-            flattened_objects: false,
-        }
-        .compile(&parsed)
-        .map_err(|e| format!("aggregation `{at}`: {e}"))?;
+    if let Some(ctx) = ctx {
+        compile(&parsed, ctx).map_err(|e| format!("aggregation `{at}`: {e}"))?;
     }
     Ok(parsed)
+}
+
+/// A filter's parsed query compiled for an index, as its aggregation runs it.
+pub fn compile(
+    parsed: &QueryAst,
+    (mapping, index): (&Mapping, &tantivy::Index),
+) -> Result<Box<dyn tantivy::query::Query>, String> {
+    QueryCompiler {
+        mapping,
+        index,
+        unmapped_matches_none: false,
+        size: 10,
+        script_errors: None,
+        flattened_objects: false,
+    }
+    .compile(parsed)
 }
 
 /// A `filters` aggregation's queries: (name in tantivy's request, query).

@@ -493,8 +493,17 @@ impl Level<'_> {
                 inner.push(n.clone());
                 let mut rewritten = Map::new();
                 rewritten.insert("filter".into(), Value::String("*".into()));
-                if let Some(sub) = sub {
-                    rewritten.insert("aggs".into(), self.rewrite(sub, &here, &inner)?);
+                // A `filter` is one bucket percentiles' digests can be collected in.
+                let parent = match (kind, self.ctx) {
+                    ("filter", Some(ctx)) => filters::compile(&parsed, ctx).ok(),
+                    _ => None,
+                };
+                self.parents
+                    .push(parent.map(|q| bucket_keys::Parent::filter(&n, q)));
+                let rewritten_sub = sub.map(|sub| self.rewrite(sub, &here, &inner));
+                self.parents.pop();
+                if let Some(sub) = rewritten_sub.transpose()? {
+                    rewritten.insert("aggs".into(), sub);
                 }
                 self.filters.push(inner, q, parsed);
                 out.insert(n, Value::Object(rewritten));

@@ -3,11 +3,11 @@
 //! segment after segment; a document's values ascending), exact below
 //! `round(compression) * 20` values and Elasticsearch's own estimate past them. At the top
 //! level they are collected in the search's own pass and answer alone. Under bucket
-//! aggregations (`terms`, `histogram`, fixed-length `date_histogram`, nested) a second pass
-//! collects them over the documents of the buckets the first pass showed ([`SecondPass`]),
-//! and they replace the values of tantivy's percentiles, which lays out the buckets' answers.
+//! aggregations (`terms`, `histogram`, fixed-length `date_histogram`, `filter`, nested) a
+//! second pass collects them over the documents of the buckets the first pass showed
+//! ([`SecondPass`]); they are the answer there too, in tantivy's layout of the buckets.
 
-use super::bucket_keys::{number, BucketKey, KeyReader, LocalKey, Parent, Shown, ShownFilter};
+use super::bucket_keys::{number, KeyReader, LocalKey, Parent, Shown, ShownFilter};
 use super::tdigest::Digest;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Map, Value};
@@ -515,15 +515,8 @@ impl PercentilesAgg {
             self.show(digests.get(chain.as_slice()), level);
             return;
         };
-        let buckets = level
-            .get_mut(&parent.name)
-            .and_then(|p| p.get_mut("buckets"))
-            .and_then(Value::as_array_mut);
-        for bucket in buckets.into_iter().flatten() {
-            let Some(id) = bucket
-                .get("key")
-                .and_then(BucketKey::of_json)
-                .and_then(|k| shown.id(chain.len(), &k))
+        for (key, at) in parent.buckets(level) {
+            let (Some(id), Some(bucket)) = (shown.id(chain.len(), &key), level.pointer_mut(&at))
             else {
                 continue;
             };

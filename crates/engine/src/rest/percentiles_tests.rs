@@ -301,3 +301,30 @@ fn several_indices_reduce_bucket_digests_as_shards_are_reduced() {
         assert_eq!(bits(&bucket["p"]), answers(&want), "tag {tag}");
     }
 }
+
+/// A `filter` is one bucket: its percentiles are the digest of the documents it matches, at
+/// the top level or under other buckets.
+#[test]
+fn a_filter_is_a_bucket_of_its_own() {
+    let b = Engine::new();
+    load(&b, "f", 0..6000);
+    let order = index_order(&b, "f");
+    let body = r#"{"size":0,"aggs":{
+        "big":{"filter":{"range":{"v":{"gte":500}}},"aggs":{"p":{"percentiles":{"field":"v","percents":[1,50,99.9]}}}},
+        "tags":{"terms":{"field":"tag"},"aggs":{"only_a":{"filter":{"term":{"tag":"a"}},
+            "aggs":{"p":{"percentiles":{"field":"v","percents":[1,50,99.9]}}}}}}}}"#;
+    let (s, r) = call(&b, "POST", "/f/_search", body);
+    assert_eq!(s, 200, "{r}");
+    let aggs = &r["aggregations"];
+    // A document matches when any of its values does; all its values count.
+    let big = fed(&order, 100.0, |i| values(i).iter().any(|v| *v >= 500.0));
+    assert!(!big.is_exact());
+    assert_eq!(bits(&aggs["big"]["p"]), answers(&big));
+    for bucket in aggs["tags"]["buckets"].as_array().unwrap() {
+        let p = &bucket["only_a"]["p"];
+        match bucket["key"].as_str().unwrap() {
+            "a" => assert_eq!(bits(p), answers(&fed(&order, 100.0, |i| i % 3 == 0))),
+            _ => assert_eq!(p["values"]["50.0"], Value::Null, "{bucket}"),
+        }
+    }
+}
