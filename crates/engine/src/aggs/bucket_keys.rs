@@ -5,6 +5,7 @@
 //! collector cannot bucket as tantivy does (a `missing` bucket, a script, a calendar month)
 //! leaves the percentiles under it to tantivy's estimate.
 
+use crate::mapping::FieldType;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Value};
 use tantivy::columnar::{ColumnType, MonotonicallyMappableToU64, StrColumn};
@@ -111,22 +112,24 @@ impl Parent {
     }
 
     /// The parent `kind` with its request `params` and tantivy's (`field` as tantivy names
-    /// it), when the collector buckets it as tantivy does.
+    /// it), on a field mapped as `mapped`, when the collector buckets it as tantivy does
+    /// (from the same column: keywords, numbers, dates).
     pub fn of(
         name: &str,
         kind: &str,
         params: &Map<String, Value>,
         tantivy: &Map<String, Value>,
-        keyword: bool,
+        mapped: Option<&FieldType>,
     ) -> Option<Parent> {
         if params.contains_key("missing") || params.contains_key("script") {
             return None;
         }
         let field = tantivy.get("field")?.as_str()?.to_string();
+        let number = matches!(mapped, Some(FieldType::Long | FieldType::Double));
         let by = match kind {
-            "terms" if keyword => BucketBy::Keywords { field },
-            "terms" => BucketBy::Numbers { field },
-            "histogram" => BucketBy::Intervals {
+            "terms" if mapped == Some(&FieldType::Keyword) => BucketBy::Keywords { field },
+            "terms" if number => BucketBy::Numbers { field },
+            "histogram" if number => BucketBy::Intervals {
                 field,
                 interval: params.get("interval")?.as_f64().filter(|i| *i > 0.0)?,
                 offset: params.get("offset").map_or(Some(0.0), Value::as_f64)?,
@@ -135,7 +138,7 @@ impl Parent {
             // tantivy's parameters: a calendar interval of a fixed length is already a
             // `fixed_interval` there (a week, 7d from a Monday), a time zone other than UTC
             // refused; months, quarters and years never reach here (`auto_date`).
-            "date_histogram" => BucketBy::Intervals {
+            "date_histogram" if mapped == Some(&FieldType::Date) => BucketBy::Intervals {
                 field,
                 interval: signed_millis(tantivy.get("fixed_interval")?.as_str()?)
                     .filter(|i| *i > 0.0)?,
@@ -464,15 +467,34 @@ mod tests {
         let week =
             params(serde_json::json!({"field": "at", "fixed_interval": "7d", "offset": "4d"}));
         assert!(matches!(
-            Parent::of("w", "date_histogram", &given, &week, false).unwrap().by,
+            Parent::of("w", "date_histogram", &given, &week, Some(&FieldType::Date))
+                .unwrap()
+                .by,
             BucketBy::Intervals { interval, offset, dates: true, .. }
                 if interval == 604_800_000.0 && offset == 345_600_000.0
         ));
         let missing = params(serde_json::json!({"field": "at", "missing": "x"}));
-        assert_eq!(Parent::of("t", "terms", &missing, &week, true), None);
+        let keyword = Some(&FieldType::Keyword);
+        assert_eq!(Parent::of("t", "terms", &missing, &week, keyword), None);
+        // A parent on a column the collector does not read as tantivy buckets it.
+        let at = params(serde_json::json!({"field": "at"}));
+        assert_eq!(
+            Parent::of("b", "terms", &at, &at, Some(&FieldType::Boolean)),
+            None
+        );
+        assert_eq!(
+            Parent::of("d", "date_histogram", &given, &week, Some(&FieldType::Long)),
+            None
+        );
         let no_interval = params(serde_json::json!({"field": "at"}));
         assert_eq!(
-            Parent::of("h", "date_histogram", &given, &no_interval, false),
+            Parent::of(
+                "h",
+                "date_histogram",
+                &given,
+                &no_interval,
+                Some(&FieldType::Date)
+            ),
             None
         );
     }

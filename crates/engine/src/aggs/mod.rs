@@ -555,17 +555,16 @@ impl Level<'_> {
             let mut inner = path.to_vec();
             inner.push(name.clone());
             // Percentiles under bucket aggregations get a t-digest per bucket.
-            let keyword = params
+            let mapped = params
                 .get("field")
                 .and_then(Value::as_str)
-                .and_then(|f| mapping?.field(f))
-                .is_some_and(|f| f.kind == crate::mapping::FieldType::Keyword);
+                .and_then(|f| mapping?.field(f).map(|d| d.kind.clone()));
             self.parents.push(bucket_keys::Parent::of(
                 name,
                 kind,
                 params,
                 &tantivy_params,
-                keyword,
+                mapped.as_ref(),
             ));
             let rewritten_sub = self.rewrite(sub, &here, &inner);
             self.parents.pop();

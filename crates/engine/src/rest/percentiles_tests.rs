@@ -328,3 +328,28 @@ fn a_filter_is_a_bucket_of_its_own() {
         }
     }
 }
+
+/// Under a parent the digest collector does not bucket (a `terms` on a boolean), the
+/// percentiles is tantivy's, as documented: never nulls where there are values.
+#[test]
+fn under_other_parents_tantivys_estimate_answers() {
+    let b = Engine::new();
+    let mapping = r#"{"mappings":{"properties":{"v":{"type":"double"},"flag":{"type":"boolean"}}}}"#;
+    assert_eq!(call(&b, "PUT", "/o", mapping).0, 200);
+    let mut bulk = String::new();
+    for i in 0..50 {
+        bulk.push_str("{\"index\":{}}\n");
+        bulk.push_str(&serde_json::json!({"v": i, "flag": i % 2 == 0}).to_string());
+        bulk.push('\n');
+    }
+    assert_eq!(call(&b, "POST", "/o/_bulk?refresh=true", &bulk).0, 200);
+    let body = r#"{"size":0,"aggs":{"f":{"terms":{"field":"flag"},"aggs":{"p":{"percentiles":{"field":"v","percents":[50]}}}}}}"#;
+    let (s, r) = call(&b, "POST", "/o/_search", body);
+    assert_eq!(s, 200, "{r}");
+    let buckets = r["aggregations"]["f"]["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 2, "{r}");
+    for bucket in buckets {
+        let median = bucket["p"]["values"]["50.0"].as_f64();
+        assert!(median.is_some_and(|m| (20.0..=30.0).contains(&m)), "{bucket}");
+    }
+}
