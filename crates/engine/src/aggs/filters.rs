@@ -236,3 +236,44 @@ pub fn regroup(v: &mut Value) {
         _ => {}
     }
 }
+
+impl super::Level<'_> {
+    /// A `filter`, or a `filters` (one `filter` per query): a `filter` aggregation each in
+    /// tantivy's request, a placeholder here, its compiled query attached after.
+    pub(super) fn rewrite_filters(
+        &mut self,
+        kind: &str,
+        params: &Map<String, Value>,
+        sub: Option<&Value>,
+        at: &super::Here<'_>,
+        out: &mut Map<String, Value>,
+    ) -> Result<(), String> {
+        let (name, here, path) = (at.name, at.here, at.path);
+        let queries: Vec<(String, Value)> = match kind {
+            "filter" => vec![(name.clone(), Value::Object(params.clone()))],
+            _ => expand(name, params, here)?,
+        };
+        for (n, q) in queries {
+            let parsed = check_query(&q, here, self.ctx)?;
+            let mut inner = path.to_vec();
+            inner.push(n.clone());
+            let mut rewritten = Map::new();
+            rewritten.insert("filter".into(), Value::String("*".into()));
+            // A `filter` is one bucket percentiles' digests can be collected in.
+            let parent = match (kind, self.ctx) {
+                ("filter", Some(ctx)) => compile(&parsed, ctx).ok(),
+                _ => None,
+            };
+            self.parents
+                .push(parent.map(|q| super::bucket_keys::Parent::filter(&n, q)));
+            let rewritten_sub = sub.map(|sub| self.rewrite(sub, here, &inner));
+            self.parents.pop();
+            if let Some(sub) = rewritten_sub.transpose()? {
+                rewritten.insert("aggs".into(), sub);
+            }
+            self.filters.push(inner, q, parsed);
+            out.insert(n, Value::Object(rewritten));
+        }
+        Ok(())
+    }
+}

@@ -479,36 +479,8 @@ impl Level<'_> {
     ) -> Result<(), String> {
         let (name, here, path) = (at.name, at.here, at.path);
         let mapping = self.mapping;
-        // A filter's query, and each of a `filters`' queries, is a `filter` aggregation in
-        // tantivy's request: a placeholder here, its compiled query attached after.
-        let queries: Vec<(String, Value)> = match kind {
-            "filter" => vec![(name.clone(), Value::Object(params.clone()))],
-            "filters" => filters::expand(name, params, &here)?,
-            _ => Vec::new(),
-        };
-        if !queries.is_empty() {
-            for (n, q) in queries {
-                let parsed = filters::check_query(&q, &here, self.ctx)?;
-                let mut inner = path.to_vec();
-                inner.push(n.clone());
-                let mut rewritten = Map::new();
-                rewritten.insert("filter".into(), Value::String("*".into()));
-                // A `filter` is one bucket percentiles' digests can be collected in.
-                let parent = match (kind, self.ctx) {
-                    ("filter", Some(ctx)) => filters::compile(&parsed, ctx).ok(),
-                    _ => None,
-                };
-                self.parents
-                    .push(parent.map(|q| bucket_keys::Parent::filter(&n, q)));
-                let rewritten_sub = sub.map(|sub| self.rewrite(sub, &here, &inner));
-                self.parents.pop();
-                if let Some(sub) = rewritten_sub.transpose()? {
-                    rewritten.insert("aggs".into(), sub);
-                }
-                self.filters.push(inner, q, parsed);
-                out.insert(n, Value::Object(rewritten));
-            }
-            return Ok(());
+        if matches!(kind, "filter" | "filters") {
+            return self.rewrite_filters(kind, params, sub, at, out);
         }
         if kind == "time_series" {
             let mut request = time_series::request(params, mapping, &here)?;
