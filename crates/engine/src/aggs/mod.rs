@@ -519,7 +519,9 @@ impl Level<'_> {
         let tantivy_params = params_for(kind, params, mapping, &here)?;
         // A percentiles the digest collector runs is its alone (tantivy's would only be
         // replaced).
-        if kind == "percentiles" && self.note_percentiles(name, params, &tantivy_params, path) {
+        if kind == "percentiles"
+            && self.note_percentiles(name, params, &tantivy_params, path, &here)?
+        {
             return Ok(());
         }
         rewritten.insert(kind.to_string(), Value::Object(tantivy_params.clone()));

@@ -41,6 +41,8 @@ pub struct PercentilesAgg {
     pub compression: f64,
     /// The bucket aggregations it is under, outermost first (none at the top level).
     pub parents: Vec<Parent>,
+    /// On a date field: how its answers print (`<percent>_as_string`).
+    pub dates: Option<(crate::mapping::dates::DateFormats, crate::zone::Zone)>,
 }
 
 /// One aggregation's digests: one, or one per shown chain of bucket keys (numbered).
@@ -235,7 +237,13 @@ struct KeyLevel {
     ids: FxHashMap<LocalKey, Option<u32>>,
 }
 
-const NUMERIC: [ColumnType; 3] = [ColumnType::I64, ColumnType::U64, ColumnType::F64];
+/// The columns a percentiles reads (dates as epoch milliseconds).
+const NUMERIC: [ColumnType; 4] = [
+    ColumnType::I64,
+    ColumnType::U64,
+    ColumnType::F64,
+    ColumnType::DateTime,
+];
 
 impl Collector for DigestCollector {
     type Fruit = Collected;
@@ -475,22 +483,37 @@ pub fn apply(
 
 impl PercentilesAgg {
     /// Puts the answer of `digest` (nulls without one: a bucket with no values) in the
-    /// aggregation's slot under `parent`, made if tantivy did not lay it out.
+    /// aggregation's slot under `parent`, made if tantivy did not lay it out. On a date
+    /// field each answer is also printed, as Elasticsearch prints `(long) value`.
     fn show(&self, digest: Option<&Digest>, parent: &mut Value) {
-        let answers = self
-            .percents
-            .iter()
-            .map(|p| (*p, digest.and_then(|d| d.quantile(p / 100.0))));
+        let printed = |v: Option<f64>| -> Option<String> {
+            let (formats, zone) = self.dates.as_ref()?;
+            Some(formats.print_in((v? as i64).saturating_mul(1_000_000), zone))
+        };
+        let answers = self.percents.iter().map(|p| {
+            let v = digest.and_then(|d| d.quantile(p / 100.0));
+            (*p, v, printed(v))
+        });
         let shown = if self.keyed {
-            Value::Object(
-                answers
-                    .map(|(p, v)| (super::points::java_double(p), json!(v)))
-                    .collect::<Map<_, _>>(),
-            )
+            let mut values = Map::new();
+            for (p, v, s) in answers {
+                let key = super::points::java_double(p);
+                values.insert(key.clone(), json!(v));
+                if let Some(s) = s {
+                    values.insert(format!("{key}_as_string"), json!(s));
+                }
+            }
+            Value::Object(values)
         } else {
             Value::Array(
                 answers
-                    .map(|(p, v)| json!({ "key": p, "value": v }))
+                    .map(|(p, v, s)| {
+                        let mut one = json!({ "key": p, "value": v });
+                        if let Some(s) = s {
+                            one["value_as_string"] = json!(s);
+                        }
+                        one
+                    })
                     .collect(),
             )
         };

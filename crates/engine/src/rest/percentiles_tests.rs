@@ -357,3 +357,38 @@ fn under_other_parents_tantivys_estimate_answers() {
         );
     }
 }
+
+/// On a date field the answers are epoch milliseconds, each also printed in the field's
+/// format, as Elasticsearch prints `(long) value` (`<percent>_as_string`).
+#[test]
+fn percentiles_of_dates_are_milliseconds_and_printed() {
+    let b = Engine::new();
+    load(&b, "d", 0..10);
+    let body = r#"{"size":0,"aggs":{"p":{"percentiles":{"field":"at","percents":[50,100]}},
+        "q":{"percentiles":{"field":"at","percents":[50],"keyed":false}}}}"#;
+    let (s, r) = call(&b, "POST", "/d/_search", body);
+    assert_eq!(s, 200, "{r}");
+    // Documents 0..10 at minutes i % 4: 0,1,2,3,0,1,2,3,0,1 -> sorted, the median is the
+    // centre of the 5th and 6th values, minute 1 (exact: 10 values).
+    let p = &r["aggregations"]["p"]["values"];
+    assert_eq!(p["50.0"], 1_767_225_660_000.0, "{r}");
+    assert_eq!(p["50.0_as_string"], "2026-01-01T00:01:00.000Z");
+    assert_eq!(p["100.0_as_string"], "2026-01-01T00:03:00.000Z");
+    let keys: Vec<&String> = p.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["50.0", "50.0_as_string", "100.0", "100.0_as_string"]);
+    let q = &r["aggregations"]["q"]["values"][0];
+    assert_eq!(q["value_as_string"], "2026-01-01T00:01:00.000Z", "{q}");
+    // A `format` prints dates; on a number (a decimal pattern) it is not run: refused.
+    let body =
+        r#"{"size":0,"aggs":{"p":{"percentiles":{"field":"at","format":"yyyy-MM-dd HH:mm"}}}}"#;
+    let (s, r) = call(&b, "POST", "/d/_search", body);
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(
+        r["aggregations"]["p"]["values"]["50.0_as_string"], "2026-01-01 00:01",
+        "{r}"
+    );
+    let body = r#"{"size":0,"aggs":{"p":{"percentiles":{"field":"v","format":"0.00"}}}}"#;
+    let (s, r) = call(&b, "POST", "/d/_search", body);
+    assert_eq!(s, 400, "{r}");
+    assert!(r.to_string().contains("`format`"), "{r}");
+}

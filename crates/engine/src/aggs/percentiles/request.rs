@@ -9,27 +9,47 @@ use serde_json::{Map, Value};
 impl super::super::Level<'_> {
     /// A `percentiles` the digest collector runs: at the top level, or under bucket
     /// aggregations it buckets as tantivy does; true when it noted one (tantivy's is then
-    /// not needed).
+    /// not needed). A `format` prints dates; on another field it is refused (Elasticsearch
+    /// would add `_as_string` values in a decimal pattern, not run here).
     pub(in crate::aggs) fn note_percentiles(
         &mut self,
         name: &str,
         params: &Map<String, Value>,
         tantivy_params: &Map<String, Value>,
         path: &[String],
-    ) -> bool {
+        here: &str,
+    ) -> Result<bool, String> {
+        let dates = params
+            .get("field")
+            .and_then(Value::as_str)
+            .and_then(|f| self.mapping?.field(f))
+            .is_some_and(|f| f.kind == crate::mapping::FieldType::Date);
+        // (Types are known only with a mapping: a check before the race has none.)
+        if params.contains_key("format") && self.mapping.is_some() && !dates {
+            return Err(format!("aggregation `{here}`: `format` on a field other than a date is not run by the embedded engine (it prints no `_as_string` values)"));
+        }
         // Every aggregation above it must have pushed a parent it can bucket by.
         if self.parents.len() != path.len() {
-            return false;
+            return Ok(false);
         }
         let Some(parents) = self.parents.iter().cloned().collect::<Option<Vec<_>>>() else {
-            return false;
+            return Ok(false);
         };
-        let agg = percentiles_agg(name, params, tantivy_params, parents);
+        let mut agg = percentiles_agg(name, params, tantivy_params, parents);
+        // On a date field the answers are epoch milliseconds, each also printed in the
+        // field's format (or the request's), as Elasticsearch prints them.
+        if dates {
+            agg.dates = Some(crate::aggs::date_histogram::key_printer(
+                params,
+                self.mapping,
+                here,
+            )?);
+        }
         match agg.parents.is_empty() {
             true => self.percentiles.push(agg),
             false => self.bucket_percentiles.push(agg),
         }
-        true
+        Ok(true)
     }
 }
 
@@ -130,5 +150,6 @@ fn percentiles_agg(
             .and_then(Value::as_f64)
             .unwrap_or(DEFAULT_COMPRESSION),
         parents,
+        dates: None,
     }
 }
