@@ -29,14 +29,8 @@ operations:
   - {name: percentiles-top, type: search, params: {body: {size: 0, aggs: {p: {percentiles: {field: population}}}}}}
   - {name: percentiles-terms, type: search, params: {body: {size: 0, aggs: {c: {terms: {field: country_code}, aggs: {p: {percentiles: {field: population}}}}}}}}
   - {name: percentiles-terms-terms, type: search, params: {body: {size: 0, aggs: {c: {terms: {field: country_code}, aggs: {e: {terms: {field: feature_class}, aggs: {p: {percentiles: {field: population}}}}}}}}}}
-challenges:
-  - name: c
-    schedule:
-      - {operation: {name: d, type: delete-index}}
-      - {operation: {name: c, type: create-index}}
-      - {operation: {name: index, type: bulk, params: {corpus: geonames, bulk-size: 5000}}, clients: 2}
-      - {operation: {name: r, type: refresh}}
 YAML
+    geonames_schedule
     timed_tasks "${order[@]}"
   } > "$track/track.yaml"
 }

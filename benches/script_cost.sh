@@ -40,14 +40,8 @@ operations:
   - name: script-filter
     type: search
     params: {body: {query: {bool: {filter: [{script: {script: "doc['population'].value > 100000"}}]}}}}
-challenges:
-  - name: c
-    schedule:
-      - {operation: {name: d, type: delete-index}}
-      - {operation: {name: c, type: create-index}}
-      - {operation: {name: index, type: bulk, params: {corpus: geonames, bulk-size: 5000}}, clients: 2}
-      - {operation: {name: r, type: refresh}}
 YAML
+    geonames_schedule
     timed_tasks "${order[@]}"
   } > "$track/track.yaml"
 }

@@ -35,3 +35,17 @@ geonames_track() {
   mkdir "$track"
   cp "$root/tracks/geonames/index.json" "$track/index.json"
 }
+
+# The challenge's head for a track on geonames alone: the index made anew and loaded, then
+# refreshed (the caller's timed tasks follow).
+geonames_schedule() {
+  cat <<'YAML'
+challenges:
+  - name: c
+    schedule:
+      - {operation: {name: d, type: delete-index}}
+      - {operation: {name: c, type: create-index}}
+      - {operation: {name: index, type: bulk, params: {corpus: geonames, bulk-size: 5000}}, clients: 2}
+      - {operation: {name: r, type: refresh}}
+YAML
+}

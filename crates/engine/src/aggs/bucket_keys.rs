@@ -310,6 +310,14 @@ impl Shown {
     }
 }
 
+/// The numeric columns read: numbers, and dates (as epoch milliseconds, see [`number`]).
+pub const NUMERIC: [ColumnType; 4] = [
+    ColumnType::I64,
+    ColumnType::U64,
+    ColumnType::F64,
+    ColumnType::DateTime,
+];
+
 /// A segment's reader of the parent's bucket keys.
 pub enum KeyReader {
     Keywords(StrColumn),
@@ -336,12 +344,6 @@ pub enum LocalKey {
 impl KeyReader {
     pub fn open(by: &BucketBy, reader: &SegmentReader) -> tantivy::Result<KeyReader> {
         let fast = reader.fast_fields();
-        const NUMERIC: [ColumnType; 4] = [
-            ColumnType::I64,
-            ColumnType::U64,
-            ColumnType::F64,
-            ColumnType::DateTime,
-        ];
         Ok(match by {
             BucketBy::Keywords { field } => match fast.str(field)? {
                 Some(c) => KeyReader::Keywords(c),

@@ -7,7 +7,7 @@
 //! second pass collects them over the documents of the buckets the first pass showed
 //! ([`SecondPass`]); they are the answer there too, in tantivy's layout of the buckets.
 
-use super::bucket_keys::{number, KeyReader, LocalKey, Parent, Shown, ShownFilter};
+use super::bucket_keys::{number, KeyReader, LocalKey, Parent, Shown, ShownFilter, NUMERIC};
 use super::tdigest::Digest;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Map, Value};
@@ -122,50 +122,48 @@ fn reduce_parts(
         return parts.remove(0);
     }
     let mut all = Collected::new(aggs, shown);
+    // Each bucket's digests from the parts that have it, in the parts' order.
+    let mut buckets: Vec<FxHashMap<Vec<u32>, Vec<Digest>>> = vec![FxHashMap::default(); aggs.len()];
     for mut part in parts {
         all.over = all.over.or(part.over.take());
         all.bytes += part.bytes;
-        for ((into, from), agg) in all.digests.iter_mut().zip(part.digests).zip(aggs) {
+        for ((into, from), per_bucket) in all.digests.iter_mut().zip(part.digests).zip(&mut buckets)
+        {
             match (into, from) {
                 (Digests::One(into), Digests::One(mut from)) => into.add_digest(&mut from),
-                (
-                    Digests::Buckets { digests: into, .. },
-                    Digests::Buckets { digests: from, .. },
-                ) => {
-                    for (key, from) in from {
-                        reduce_bucket(into, key, from, agg.compression);
+                (Digests::Buckets { .. }, Digests::Buckets { digests, .. }) => {
+                    for (key, from) in digests {
+                        per_bucket.entry(key).or_default().push(from);
                     }
                 }
                 _ => {}
             }
         }
     }
+    for ((into, per_bucket), agg) in all.digests.iter_mut().zip(buckets).zip(aggs) {
+        let Digests::Buckets { digests, .. } = into else {
+            continue;
+        };
+        for (key, mut parts) in per_bucket {
+            digests.insert(key, reduce_bucket(&mut parts, agg.compression));
+        }
+    }
     all.settle();
     all
 }
 
-/// One part's digest of a bucket into the reduced ones. A bucket only one part has stands as
-/// it is (Elasticsearch reduces nothing for a bucket one shard has); one several have is a
-/// fresh digest (marked reduced) adding each part's in turn.
-fn reduce_bucket(
-    into: &mut FxHashMap<Vec<u32>, Digest>,
-    key: Vec<u32>,
-    mut from: Digest,
-    compression: f64,
-) {
-    match into.get_mut(&key) {
-        None => {
-            into.insert(key, from);
-        }
-        Some(existing) if !existing.is_reduced() => {
-            let mut fresh = Digest::new(compression);
-            fresh.add_digest(existing);
-            fresh.add_digest(&mut from);
-            fresh.mark_reduced();
-            *existing = fresh;
-        }
-        Some(existing) => existing.add_digest(&mut from),
+/// A bucket's digests from the parts that have it: one part's stands as it is
+/// (Elasticsearch reduces nothing for a bucket one shard has); several are a fresh digest
+/// adding each in turn.
+fn reduce_bucket(parts: &mut Vec<Digest>, compression: f64) -> Digest {
+    if parts.len() == 1 {
+        return parts.remove(0);
     }
+    let mut fresh = Digest::new(compression);
+    for part in parts {
+        fresh.add_digest(part);
+    }
+    fresh
 }
 
 /// Several indices' second-pass answers (each index's, in the order of the indices' names),
@@ -228,6 +226,8 @@ pub struct DigestSegment {
     local: Vec<LocalKey>,
     keys: Vec<Vec<u32>>,
     chain: Vec<u32>,
+    /// Scratch: which key of each level the chain being visited takes.
+    at: Vec<usize>,
 }
 
 struct KeyLevel {
@@ -236,14 +236,6 @@ struct KeyLevel {
     /// segment); None for a key no shown chain has.
     ids: FxHashMap<LocalKey, Option<u32>>,
 }
-
-/// The columns a percentiles reads (dates as epoch milliseconds).
-const NUMERIC: [ColumnType; 4] = [
-    ColumnType::I64,
-    ColumnType::U64,
-    ColumnType::F64,
-    ColumnType::DateTime,
-];
 
 impl Collector for DigestCollector {
     type Fruit = Collected;
@@ -289,6 +281,7 @@ impl Collector for DigestCollector {
             local: Vec::new(),
             keys: Vec::new(),
             chain: Vec::new(),
+            at: Vec::new(),
         })
     }
 
@@ -392,7 +385,9 @@ impl DigestSegment {
             let compression = self.aggs[i].compression;
             // Every chain of one key per level (a document with two terms is in both
             // buckets), the innermost level turning fastest.
-            let mut at = vec![0usize; self.keys.len()];
+            let at = &mut self.at;
+            at.clear();
+            at.resize(self.keys.len(), 0);
             'chains: loop {
                 self.chain.clear();
                 self.chain

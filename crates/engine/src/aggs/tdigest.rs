@@ -16,8 +16,6 @@ pub const MAX_COMPRESSION: f64 = 10_000.0;
 #[derive(Debug, Clone)]
 pub struct Digest {
     compression: f64,
-    /// Made by a reduce of several parts' digests (see `percentiles::reduce_bucket`).
-    reduced: bool,
     /// Values past which the sorting part becomes a merging digest.
     max_sorting: u64,
     state: State,
@@ -34,7 +32,6 @@ impl Digest {
     pub fn new(compression: f64) -> Digest {
         Digest {
             compression,
-            reduced: false,
             max_sorting: java_round(compression).saturating_mul(20).max(0) as u64,
             state: State::Sorting(Sorting::default()),
         }
@@ -72,14 +69,6 @@ impl Digest {
                 State::Merging(m) => m.add(mean, count as f64),
             }
         }
-    }
-
-    pub fn is_reduced(&self) -> bool {
-        self.reduced
-    }
-
-    pub fn mark_reduced(&mut self) {
-        self.reduced = true;
     }
 
     /// How many values were added.
