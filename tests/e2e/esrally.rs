@@ -1,10 +1,11 @@
-//! esrally 2.13 itself races real Rally tracks (geonames, nested, elastic/logs), unmodified, against
-//! `runner serve`, one race at a time (esrally allows no other on the machine):
+//! esrally 2.13 itself races real Rally tracks (geonames, nested; elastic/logs by hand), unmodified,
+//! against `runner serve`, one race at a time (esrally allows no other on the machine):
 //! `--pipeline=benchmark-only`, test mode, its always-on telemetry reading `_nodes/stats`,
 //! `_stats` and `_cluster/*` as from Elasticsearch. `.ci/run` installs esrally in a venv
-//! (RUNNER_TEST_ESRALLY) and the shared tracks are beside the repository
-//! (RUNNER_TEST_RALLY_TRACKS); their corpus comes from the shared generator. The race must exit
-//! 0 and every task run without error (geonames' Painless and expression script tasks
+//! (RUNNER_TEST_ESRALLY) and the shared tracks' data are beside the repository
+//! (RUNNER_TEST_RALLY_TRACKS), their param sources from the project's own Python
+//! (tests/fixtures/rally-own-python); their corpus comes from the shared generator. The race must
+//! exit 0 and every task run without error (geonames' Painless and expression script tasks
 //! included).
 
 use crate::elasticsearch::serve;
@@ -42,24 +43,34 @@ fn run_bounded(mut cmd: Command, limit: Duration) -> (Option<i32>, String) {
     )
 }
 
-/// esrally's report of a race of the shared track `track` (under `elastic/`) against a
-/// fresh `runner serve`, on a generated corpus of 1,000 documents; None where esrally or the
-/// shared tracks are not here (CI has both).
+/// esrally's report of a race of the shared track `track` (under `elastic/`, with the project's
+/// own Python beside it) against a fresh `runner serve`, on a generated corpus of 1,000
+/// documents; None where esrally or the shared tracks are not here (CI has both).
 fn race(track: &str) -> Option<String> {
-    race_with(track, &[]).map(|(report, _, _)| report)
+    let Some(tracks) = shared_tracks_with_own_python(&[&format!("elastic/{track}")]) else {
+        eprintln!("NOT CHECKED: the shared Rally tracks are not here (RUNNER_TEST_RALLY_TRACKS; .ci/run sets it)");
+        return None;
+    };
+    race_with(tracks.path(), track, &[]).map(|(report, _, _)| report)
 }
 
-/// As [`race`], for a track at `elastic/<path>` with esrally's `extra` arguments; also the
-/// serve it raced against, still running. Each generated corpus file is put where Rally
-/// looks for it, under its corpus's name (the generator writes them side by side).
-fn race_with(path: &str, extra: &[&str]) -> Option<(String, crate::elasticsearch::Serve, Env)> {
+/// As [`race`], for a track at `<tracks>/elastic/<path>` with esrally's `extra` arguments
+/// (`tracks` holds `tools/` too); also the serve it raced against, still running. Each
+/// generated corpus file is put where Rally looks for it, under its corpus's name (the
+/// generator writes them side by side).
+fn race_with(
+    tracks: &std::path::Path,
+    path: &str,
+    extra: &[&str],
+) -> Option<(String, crate::elasticsearch::Serve, Env)> {
     // esrally refuses to race while another esrally runs on the machine.
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     wait_for_no_esrally(Duration::from_secs(60));
-    let (Ok(esrally), Ok(shared)) = (
+    let shared = tracks.display();
+    let (Ok(esrally), true) = (
         std::env::var("RUNNER_TEST_ESRALLY"),
-        std::env::var("RUNNER_TEST_RALLY_TRACKS"),
+        std::env::var_os("RUNNER_TEST_RALLY_TRACKS").is_some(),
     ) else {
         assert!(
             std::env::var_os("CI").is_none()
@@ -249,12 +260,32 @@ fn esrally_races_nested_against_runner_serve() {
 /// Fleet's final pipeline put and run on every document, its data streams, templates and
 /// ILM; every task without error. One node holds no replica, so the race is told so, as on
 /// a one-node Elasticsearch (`number_of_replicas:0`; with the track's default of 1 its
-/// health check waits for green forever there too).
+/// health check waits for green forever there too). Its Python is a package of its own
+/// (param sources, runners, processors) that is never committed here, so this runs by hand on
+/// a checkout of the public elastic/rally-tracks:
+/// `RUNNER_TEST_RALLY_TRACKS_REPO=DIR cargo test esrally_races_elastic_logs -- --ignored`
+/// (with RUNNER_TEST_ESRALLY and RUNNER_TEST_RALLY_TRACKS as .ci/run sets them).
 #[test]
+#[ignore = "needs elastic/logs' own Python: a checkout of elastic/rally-tracks (RUNNER_TEST_RALLY_TRACKS_REPO)"]
 fn esrally_races_elastic_logs_against_runner_serve() {
-    let Some((report, server, _env)) =
-        race_with("elastic/logs", &["--track-params=number_of_replicas:0"])
-    else {
+    let repo = std::env::var("RUNNER_TEST_RALLY_TRACKS_REPO")
+        .expect("RUNNER_TEST_RALLY_TRACKS_REPO: a checkout of elastic/rally-tracks");
+    let shared = std::env::var("RUNNER_TEST_RALLY_TRACKS").expect("RUNNER_TEST_RALLY_TRACKS");
+    let tracks = tempfile::tempdir().unwrap();
+    // elastic/logs imports elastic/shared: the repository's whole `elastic` folder.
+    copy_tree(
+        &std::path::Path::new(&repo).join("elastic"),
+        &tracks.path().join("elastic/elastic"),
+    );
+    copy_tree(
+        &std::path::Path::new(&shared).join("tools"),
+        &tracks.path().join("tools"),
+    );
+    let Some((report, server, _env)) = race_with(
+        tracks.path(),
+        "elastic/logs",
+        &["--track-params=number_of_replicas:0"],
+    ) else {
         return;
     };
     let rates = every_task_without_error(&report);

@@ -450,16 +450,17 @@ fn sigterm_stops_the_workers_with_the_race() {
     }
 }
 
-/// geonames' default challenge with its large-terms tasks from its own track.py: every body
-/// the server receives holds the track's terms.txt and the number each source adds to avoid
-/// caching (RUNNER_TEST_RALLY_TRACKS: the shared Rally tracks).
+/// geonames' default challenge with its large-terms tasks drawn by a track.py (the project's
+/// own, beside the shared track's data): every body the server receives holds the track's
+/// terms.txt and the number each source adds to avoid caching (RUNNER_TEST_RALLY_TRACKS: the
+/// shared Rally tracks).
 #[test]
-fn geonames_large_terms_come_from_its_own_track_py() {
-    let Ok(shared) = std::env::var("RUNNER_TEST_RALLY_TRACKS") else {
+fn geonames_large_terms_come_from_its_track_py() {
+    let Some(shared) = shared_tracks_with_own_python(&["elastic/geonames"]) else {
         eprintln!("RUNNER_TEST_RALLY_TRACKS is not set: the shared Rally tracks are not here");
         return;
     };
-    let track = std::path::Path::new(&shared).join("elastic/geonames");
+    let track = shared.path().join("elastic/geonames");
     let terms = std::fs::read_to_string(track.join("terms.txt"))
         .unwrap()
         .lines()

@@ -1,7 +1,8 @@
 //! Part of benches/rally_tracks.py's table, in CI: real Rally tracks and OSB workloads from
 //! `../shared/rally-tracks` (RUNNER_TEST_RALLY_TRACKS; `.ci/run` sets it when the folder is
 //! there), with corpora from its generator, raced in test mode on the embedded engine and
-//! through `runner serve`, their track.py run by esrally's venv's Python. What the engine cannot
+//! through `runner serve`, the param sources of geonames and nested from the project's own
+//! Python (the shared folder holds data only), run by esrally's venv's Python. What the engine cannot
 //! run must be named: skipped before the race with its reason in-process, a 400 naming it through
 //! serve; each for a feature the docs/rally.md lists as out of reach. Nothing may fail to load, and everything else runs with no
 //! error.
@@ -10,10 +11,23 @@ use crate::util::*;
 
 #[test]
 fn shared_rally_tracks_load_and_run_what_they_can() {
-    let Ok(shared) = std::env::var("RUNNER_TEST_RALLY_TRACKS") else {
+    // The shared folder holds the tracks' data; geonames' and nested's param sources come
+    // from the project's own Python (tests/fixtures/rally-own-python).
+    let tracks = [
+        "elastic/geonames",
+        "elastic/nested",
+        "elastic/so",
+        "elastic/geopoint",
+        "opensearch/geonames",
+        "opensearch/nested",
+        "opensearch/so",
+        "opensearch/geopoint",
+    ];
+    let Some(laid) = shared_tracks_with_own_python(&tracks) else {
         eprintln!("RUNNER_TEST_RALLY_TRACKS is not set: the shared Rally tracks are not here");
         return;
     };
+    let shared = laid.path().to_str().unwrap();
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("rows.json");
     // The tracks' own track.py runs on esrally's venv (esrally and its client), as Rally's would.
@@ -29,7 +43,7 @@ fn shared_rally_tracks_load_and_run_what_they_can() {
         .args(&python)
         .args([
             "--shared",
-            &shared,
+            shared,
             "--only",
             "geonames,nested,so,geopoint",
             "--others",

@@ -199,3 +199,36 @@ where
         }
     })
 }
+
+/// The shared Rally tracks' folder (`../shared/rally-tracks`, RUNNER_TEST_RALLY_TRACKS), laid
+/// out anew in a temporary folder with the project's own Python beside the tracks that need it
+/// (tests/fixtures/rally-own-python): the shared folder holds data only, never a track's
+/// third-party `track.py`. `tracks` are paths under the shared folder (`elastic/geonames`);
+/// `tools/` comes along.
+pub fn shared_tracks_with_own_python(tracks: &[&str]) -> Option<tempfile::TempDir> {
+    let shared = PathBuf::from(std::env::var_os("RUNNER_TEST_RALLY_TRACKS")?);
+    let out = tempfile::tempdir().expect("temp dir");
+    let own = repo().join("tests/fixtures/rally-own-python");
+    for rel in tracks.iter().copied().chain(["tools"]) {
+        copy_tree(&shared.join(rel), &out.path().join(rel));
+        let python = own.join(rel);
+        if python.is_dir() {
+            copy_tree(&python, &out.path().join(rel));
+        }
+    }
+    Some(out)
+}
+
+/// Copies the folder `from` into `to`, recursively (files overwritten).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
