@@ -144,3 +144,74 @@ pub enum Framing {
     /// Action line, document line, ...; files with their own action lines keep them.
     Bulk(Box<dyn ActionLines>),
 }
+
+/// A bulk request body given whole (a track's Python draws it): each action line and the
+/// document after it (none after a `delete`) as [`BatchItem`]s, and the number of actions.
+/// Lines are `\n`-separated; blank lines are passed over, as Elasticsearch passes them.
+pub fn frame_bulk_body(body: &str) -> Result<(Vec<BatchItem>, u64), String> {
+    let mut items = Vec::new();
+    let mut lines = body
+        .split_terminator('\n')
+        .scan(0usize, |at, line| {
+            let start = *at;
+            *at += line.len() + 1;
+            Some((start, line))
+        })
+        .filter(|(_, l)| !l.trim().is_empty())
+        .enumerate();
+    while let Some((n, (start, line))) = lines.next() {
+        let (verb, index, id) =
+            parse_action_line(line.trim_end_matches('\r')).ok_or_else(|| {
+                format!(
+                "line {} of the bulk body is no action line (index, create, update or delete): {}",
+                n + 1,
+                line.chars().take(120).collect::<String>()
+            )
+            })?;
+        let shift = |r: Option<Range<usize>>| r.map(|r| start + r.start..start + r.end);
+        let document = if verb == Verb::Delete {
+            start + line.len()..start + line.len()
+        } else {
+            let (_, (doc_start, doc)) = lines.next().ok_or_else(|| {
+                format!(
+                    "the bulk body ends after the action on line {} with no document",
+                    n + 1
+                )
+            })?;
+            doc_start..doc_start + doc.trim_end_matches('\r').len()
+        };
+        items.push(BatchItem {
+            verb,
+            index: shift(index),
+            id: shift(id),
+            document,
+        });
+    }
+    let count = items.len() as u64;
+    Ok((items, count))
+}
+
+#[cfg(test)]
+mod body_tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_body_is_framed_pair_by_pair_and_deletes_take_no_document() {
+        let body = "{\"index\":{\"_index\":\"a\",\"_id\":\"1\"}}\n{\"n\":1}\n\n{\"delete\":{\"_id\":\"2\"}}\n{\"create\":{}}\n{\"n\":3}\n";
+        let (items, count) = frame_bulk_body(body).unwrap();
+        assert_eq!(count, 3);
+        let pairs: Vec<Pair> = Pairs::Listed(&items).iter(body).collect();
+        assert_eq!(pairs[0].index.as_deref(), Some("a"));
+        assert_eq!(pairs[0].id.as_deref(), Some("1"));
+        assert_eq!(pairs[0].document, "{\"n\":1}");
+        assert_eq!((pairs[1].verb, pairs[1].document), (Verb::Delete, ""));
+        assert_eq!(
+            (pairs[2].verb, pairs[2].document),
+            (Verb::Create, "{\"n\":3}")
+        );
+        let e = frame_bulk_body("{\"n\":1}\n").unwrap_err();
+        assert!(e.contains("line 1") && e.contains("no action line"), "{e}");
+        let e = frame_bulk_body("{\"index\":{}}\n").unwrap_err();
+        assert!(e.contains("no document"), "{e}");
+    }
+}

@@ -75,7 +75,9 @@ mod error;
 mod framing;
 
 pub use error::{CorpusError, MAX_BLANK_LINES};
-pub use framing::{parse_action_line, Action, ActionLines, BatchItem, Framing, Pair, Pairs, Verb};
+pub use framing::{
+    frame_bulk_body, parse_action_line, Action, ActionLines, BatchItem, Framing, Pair, Pairs, Verb,
+};
 
 /// Writes the documents of a compressed corpus file to `target` (through `target.part`,
 /// renamed when whole): for readers that need the plain file, as Rally's preparator leaves it.

@@ -364,6 +364,14 @@ async fn execute<C: BackendClient>(
         (Exec::Backend(op), _) | (Exec::Drawn, Some(Call::Op(op))) => {
             client.execute(op, payload).await
         }
+        (Exec::Drawn, Some(Call::Bulk(op, batch))) => {
+            let documents = Payload::Documents {
+                body: &batch.body,
+                count: batch.docs,
+                pairs: batch.pairs(),
+            };
+            client.execute(op, &documents).await
+        }
         (Exec::Runner(r), _) => {
             let reply = r.pool.call(index, &r.name, r.params()).await;
             return super::python::runner_result(r, reply, shared);

@@ -18,6 +18,8 @@ use std::time::Duration;
 pub enum Call<P> {
     /// A built-in operation, prepared from the drawn params.
     Op(P),
+    /// A bulk whose body was drawn whole, prepared, with its documents.
+    Bulk(P, Box<super::work::Batch>),
     /// A custom runner's call: its params wait in its worker, drawn there.
     InWorker,
 }
@@ -278,6 +280,11 @@ impl Converter {
             return Ok(Call::InWorker);
         }
         let mut drawn = parse_drawn(raw)?;
+        if self.kind == "bulk" && self.dialect == DrawnDialect::Rally {
+            if let Some(bulk) = crate::ops::drawn_bulk(&mut drawn) {
+                return self.whole_bulk(backend, bulk?);
+            }
+        }
         // A search's body is set aside while the rest converts, then put in its place: it can
         // hold tens of thousands of terms, and each copy of it costs milliseconds a call.
         let body = match drawn.get_mut("body") {
@@ -303,6 +310,27 @@ impl Converter {
                 e.message
             )
         })
+    }
+
+    /// A bulk drawn whole: sent as drawn, its documents framed for backends that index them.
+    fn whole_bulk<B: Backend>(
+        &self,
+        backend: &B,
+        bulk: crate::ops::DrawnBulk,
+    ) -> Result<Call<B::Prepared>, String> {
+        let op = OpSpec::Bulk(crate::ops::BulkSpec::whole_body(bulk.docs, bulk.pipeline));
+        let prepared = backend
+            .prepare(&op)
+            .map_err(|e| format!("drew a bulk the backend cannot prepare: {}", e.message))?;
+        let batch = super::work::Batch {
+            body: bulk.body,
+            items: bulk.items,
+            uniform: None,
+            docs: bulk.docs,
+            first_doc: 0,
+            seq: 0,
+        };
+        Ok(Call::Bulk(prepared, Box::new(batch)))
     }
 
     /// One drawn params dict as our operation.

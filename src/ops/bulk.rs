@@ -70,6 +70,25 @@ pub struct BulkSpec {
     pub pipeline: Option<String>,
 }
 
+impl BulkSpec {
+    /// A bulk whose body comes whole with each call (a track's Python draws it), sent to
+    /// `/_bulk`: its action lines name the targets.
+    pub fn whole_body(docs: u64, pipeline: Option<String>) -> BulkSpec {
+        BulkSpec {
+            index: String::new(),
+            corpus: String::new(),
+            files: Vec::new(),
+            bulk_size: BulkSize(docs.max(1)),
+            flush_bytes: None,
+            ingest_percentage: None,
+            conflicts: None,
+            looped: false,
+            create: false,
+            pipeline,
+        }
+    }
+}
+
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
     let (corpus, mut files) = corpus_files(p, ctx)?;
     if let Some(targets) = target_filter(p)? {

@@ -15,7 +15,7 @@ pub use admin::IndexSpec;
 pub use bindings::{BodyDraw, BoundBody};
 pub use bulk::{BulkSpec, Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
 pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec};
-pub use python::{DrawnDialect, PythonSpec};
+pub use python::{drawn_bulk, DrawnBulk, DrawnDialect, PythonSpec};
 pub use rest::{ClusterHealthSpec, HealthStatus, RawCall, RawRequestSpec, StatusSet};
 pub use search::{PageBy, Paging, SearchSpec};
 pub use vector::VectorSearchSpec;

@@ -145,3 +145,82 @@ fn parse(p: &Params, ctx: &TrackContext) -> Result<PythonSpec, ParamError> {
         unit,
     })
 }
+
+/// A bulk a param source drew whole: Rally's bulk runner sends any source's `body`, so tracks
+/// generate their documents in Python with no corpus at all.
+#[derive(Debug)]
+pub struct DrawnBulk {
+    /// NDJSON, an action line before each document.
+    pub body: String,
+    pub items: Vec<crate::corpus::BatchItem>,
+    pub docs: u64,
+    pub pipeline: Option<String>,
+}
+
+/// Rally's bulk runner's params from a drawn dict: `body` (NDJSON text, or a list of lines or
+/// of action and document objects, as the official client takes it), and its mandatory
+/// `action-metadata-present`, `bulk-size` and `unit`; `pipeline` as `?pipeline=`. None where
+/// the dict has no `body` (a bulk over the track's corpora).
+pub fn drawn_bulk(drawn: &mut Map<String, Value>) -> Option<Result<DrawnBulk, String>> {
+    let body = drawn.remove("body")?;
+    Some(read_drawn_bulk(drawn, body))
+}
+
+fn read_drawn_bulk(drawn: &Map<String, Value>, body: Value) -> Result<DrawnBulk, String> {
+    for key in ["action-metadata-present", "bulk-size", "unit"] {
+        if !drawn.contains_key(key) {
+            // Rally's own words (its runner's `mandatory`).
+            return Err(format!(
+                "Parameter source for operation 'bulk-index' did not provide the mandatory parameter '{key}'"
+            ));
+        }
+    }
+    if drawn
+        .get("action-metadata-present")
+        .and_then(Value::as_bool)
+        != Some(true)
+    {
+        return Err("the drawn body has no action lines (`action-metadata-present` is not true); a bulk request needs one before each document".into());
+    }
+    for key in ["refresh", "timeout", "retries_on_429", "detailed-results"] {
+        if drawn.contains_key(key) {
+            return Err(format!("drawn `{key}` is one runner's bulk does not send; leave it out of the drawn params"));
+        }
+    }
+    let body = match body {
+        Value::String(s) => s,
+        Value::Array(lines) => {
+            let mut out = String::new();
+            for line in lines {
+                match line {
+                    Value::String(s) => out.push_str(s.trim_end_matches('\n')),
+                    obj @ Value::Object(_) => out.push_str(&obj.to_string()),
+                    other => {
+                        return Err(format!(
+                            "a bulk body line is text or an object, not {other}"
+                        ))
+                    }
+                }
+                out.push('\n');
+            }
+            out
+        }
+        other => {
+            return Err(format!(
+                "`body` is NDJSON text or a list of lines, not {other}"
+            ))
+        }
+    };
+    let (items, docs) = crate::corpus::frame_bulk_body(&body)?;
+    let pipeline = match drawn.get("pipeline") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(p)) => Some(p.clone()),
+        Some(other) => return Err(format!("`pipeline` names a pipeline, not {other}")),
+    };
+    Ok(DrawnBulk {
+        body,
+        items,
+        docs,
+        pipeline,
+    })
+}

@@ -198,6 +198,8 @@ struct Builder<'a> {
     challenge_trials: u64,
     results: Vec<ResultSlot>,
     steps: Vec<Step>,
+    /// While a parallel block's leaf is built: whether another task's end stops it.
+    stopped_by_block: bool,
 }
 
 pub fn build(track: &Track, challenge: &Challenge, opts: &PlanOptions) -> Result<Plan, TrackError> {
@@ -263,6 +265,7 @@ fn build_unlocated(
         challenge_trials: challenge.trials,
         results: Vec::new(),
         steps: Vec::new(),
+        stopped_by_block: false,
     };
     // Result slots are made once per task x sweep point; every trial (of the task, and of the
     // challenge) adds a leaf to the same slot.
@@ -574,8 +577,8 @@ impl Builder<'_> {
                     Work::Time { warmup, measured }
                 }
             }
-            (None, None) if matches!(spec, OpSpec::Bulk(b) if b.looped) => {
-                return Err(invalid("a `looped` bulk never runs out of documents: give it `iterations` or a `time-period`".into()))
+            (None, None) if matches!(spec, OpSpec::Bulk(b) if b.looped) && !self.stopped_by_block => {
+                return Err(invalid("a `looped` bulk never runs out of documents: give it `iterations` or a `time-period`, or run it in a `parallel` block `completed-by` another task".into()))
             }
             (None, None) if matches!(spec, OpSpec::Bulk(_)) => match task.warmup {
                 Warmup::None => Work::Corpus { warmup_fraction: 0.0, warmup_time: Duration::ZERO, warmup_requests: 0 },
@@ -743,7 +746,12 @@ impl Builder<'_> {
             let mut leaves = Vec::new();
             for (task, slot) in tasks.iter().zip(ids) {
                 let point = expand(task).remove(0);
-                let mut leaf = self.leaf(task, &point, *slot, challenge_trial * trials + t)?;
+                // Another task's end stops this one (Rally's `completed-by`): a looped bulk
+                // needs no end of its own.
+                self.stopped_by_block = completing.is_some_and(|c| c != task.name);
+                let leaf = self.leaf(task, &point, *slot, challenge_trial * trials + t);
+                self.stopped_by_block = false;
+                let mut leaf = leaf?;
                 leaf.completes_block = completing == Some(task.name.as_str());
                 leaves.push(leaf);
             }

@@ -88,7 +88,8 @@ pub struct TrackPython {
     pub spec: Value,
     pub registry: Registry,
     pub python_version: String,
-    /// The installed esrally's version; None where runner's stand-in serves.
+    /// The installed esrally's version (OpenSearch Benchmark's for a workload); None where
+    /// runner's stand-in serves.
     pub esrally: Option<String>,
     /// Rally's data root, which track processors prepare data below (`<home>/data`).
     pub data_root: Option<PathBuf>,

@@ -71,6 +71,10 @@ fn documents(
     test_mode: bool,
 ) -> Map<String, Value> {
     let mut out = Map::new();
+    // Absolute: the track's Python runs in another directory, and Rally's paths are absolute.
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let data_dir = data_dir.map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf()));
+    let data_dir = data_dir.as_deref();
     for (source, used) in corpus_files(rally, test_mode) {
         let archive = data_dir
             .map(|d| d.join(&used))
@@ -162,9 +166,13 @@ pub(super) fn summary(py: &TrackPython) -> String {
         py.dialect.entry(),
         py.python_version,
         py.interpreter.display(),
-        match &py.esrally {
-            Some(v) => format!("esrally {v}"),
-            None => "runner's stand-in for esrally".into(),
+        match (&py.esrally, py.dialect) {
+            (Some(v), crate::python::Dialect::Rally) => format!("esrally {v}"),
+            (Some(v), crate::python::Dialect::Osb) => format!("OpenSearch Benchmark {v}"),
+            (None, crate::python::Dialect::Rally) => "runner's stand-in for esrally".into(),
+            (None, crate::python::Dialect::Osb) => {
+                "runner's stand-in for OpenSearch Benchmark".into()
+            }
         },
         if parts.is_empty() {
             "it registers nothing".into()

@@ -63,23 +63,8 @@ fn race_with(
     path: &str,
     extra: &[&str],
 ) -> Option<(String, crate::elasticsearch::Serve, Env)> {
-    // esrally refuses to race while another esrally runs on the machine.
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    wait_for_no_esrally(Duration::from_secs(60));
+    let esrally = esrally_here()?;
     let shared = tracks.display();
-    let (Ok(esrally), true) = (
-        std::env::var("RUNNER_TEST_ESRALLY"),
-        std::env::var_os("RUNNER_TEST_RALLY_TRACKS").is_some(),
-    ) else {
-        assert!(
-            std::env::var_os("CI").is_none()
-                || std::env::var_os("RUNNER_TEST_RALLY_TRACKS").is_none(),
-            "CI must provide esrally (RUNNER_TEST_ESRALLY, see .ci/run)"
-        );
-        eprintln!("NOT CHECKED: esrally or the shared Rally tracks are not here (RUNNER_TEST_ESRALLY, RUNNER_TEST_RALLY_TRACKS; .ci/run sets both)");
-        return None;
-    };
     let track_path = format!("{shared}/elastic/{path}");
     let name = path.rsplit('/').next().unwrap_or(path);
     let home = tempfile::tempdir().unwrap();
@@ -98,13 +83,51 @@ fn race_with(
         String::from_utf8_lossy(&made.stderr)
     );
     place_corpora(&made.stdout, &generated, &data);
+    Some(esrally_race(
+        &esrally,
+        home,
+        std::path::Path::new(&track_path),
+        extra,
+    ))
+}
+
+/// esrally, where CI installed it (RUNNER_TEST_ESRALLY); None elsewhere, said.
+fn esrally_here() -> Option<String> {
+    let (Ok(esrally), true) = (
+        std::env::var("RUNNER_TEST_ESRALLY"),
+        std::env::var_os("RUNNER_TEST_RALLY_TRACKS").is_some(),
+    ) else {
+        assert!(
+            std::env::var_os("CI").is_none()
+                || std::env::var_os("RUNNER_TEST_RALLY_TRACKS").is_none(),
+            "CI must provide esrally (RUNNER_TEST_ESRALLY, see .ci/run)"
+        );
+        eprintln!("NOT CHECKED: esrally or the shared Rally tracks are not here (RUNNER_TEST_ESRALLY, RUNNER_TEST_RALLY_TRACKS; .ci/run sets both)");
+        return None;
+    };
+    Some(esrally)
+}
+
+/// esrally races `track` in test mode against a fresh `runner serve`, with `home` as its
+/// HOME (corpora placed under `.rally/benchmarks/data` already): its report (the race must
+/// exit 0), and the serve, still running.
+fn esrally_race(
+    esrally: &str,
+    home: tempfile::TempDir,
+    track: &std::path::Path,
+    extra: &[&str],
+) -> (String, crate::elasticsearch::Serve, Env) {
+    // esrally refuses to race while another esrally runs on the machine.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    wait_for_no_esrally(Duration::from_secs(60));
     let env = Env::new();
     let server = serve(&env, &[]);
     let report = home.path().join("report.md");
-    let mut cmd = Command::new(&esrally);
+    let mut cmd = Command::new(esrally);
     cmd.env("HOME", home.path())
         .arg("race")
-        .arg(format!("--track-path={track_path}"))
+        .arg(format!("--track-path={}", track.display()))
         .args([
             "--pipeline=benchmark-only",
             "--test-mode",
@@ -119,7 +142,54 @@ fn race_with(
     stop_processes_of(home.path());
     assert_eq!(code, Some(0), "esrally: {log}");
     let report = std::fs::read_to_string(&report).expect("esrally wrote its report");
-    Some((report, server, env))
+    (report, server, env)
+}
+
+/// The project's fixture of Rally's general rules (tests/fixtures/rally-rules), raced by
+/// esrally itself against `runner serve`: every task without error, and the documents where
+/// Rally put them (the looped bulk's count aside, which its completing task decides).
+#[test]
+fn esrally_races_the_rally_rules_fixture_against_runner_serve() {
+    let Some(esrally) = esrally_here() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let fixture = repo().join("tests/fixtures/rally-rules");
+    let data = home.path().join(".rally/benchmarks/data/docs");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::copy(
+        fixture.join("documents-1k.json"),
+        data.join("documents-1k.json"),
+    )
+    .unwrap();
+    let (report, server, _env) = esrally_race(&esrally, home, &fixture, &[]);
+    let rates = every_task_without_error(&report);
+    let tasks: Vec<&str> = rates.iter().map(|(t, _)| t.as_str()).collect();
+    for task in ["generated-bulk", "sliced-bulk", "looped-bulk", "index-docs"] {
+        assert!(
+            tasks.contains(&task),
+            "no `{task}` in the report:\n{report}"
+        );
+    }
+    let count = |index: &str| -> u64 {
+        let answer: serde_json::Value = serde_json::from_str(&http_body(
+            server.port,
+            "GET",
+            &format!("/{index}/_count"),
+            "",
+        ))
+        .unwrap();
+        answer["count"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{index}: {answer}"))
+    };
+    assert_eq!(
+        count("generated"),
+        2,
+        "one drawn bulk of two (test mode: an iteration a client)"
+    );
+    assert_eq!(count("sliced"), 3, "the corpus through Slice");
+    assert!(count("docs") >= 3, "the corpus and the looped bulk");
 }
 
 /// Puts each file the generator made (its summary on stdout: `file`, `corpus`) where Rally

@@ -13,6 +13,9 @@ pub enum ErrorKind {
     ErrorReply,
     /// The index is closed (`_close`): nothing reads or writes it until `_open` (400).
     Closed,
+    /// The request cannot run on this index's mapping (Elasticsearch's `query_shard_exception`):
+    /// a search of several indices fails this index's shard alone (400 where all fail).
+    QueryShard,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]

@@ -303,7 +303,11 @@ impl CallBuilder<'_> {
             }
             OpSpec::Refresh(names) => vec![self.call(
                 Method::POST,
-                format!("/{}/_refresh", indices_segment(names)),
+                // Every index as Rally's client asks for it: `/_refresh`.
+                match names.as_slice() {
+                    [all] if all == "_all" => "/_refresh".to_string(),
+                    _ => format!("/{}/_refresh", indices_segment(names)),
+                },
                 none,
                 None,
                 Expect::Status,

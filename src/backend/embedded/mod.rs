@@ -18,7 +18,9 @@ impl From<engine::Error> for OpError {
     fn from(e: engine::Error) -> Self {
         let kind = match e.kind {
             engine::ErrorKind::NotFound => ErrorKind::NotFound,
-            engine::ErrorKind::BadRequest | engine::ErrorKind::Closed => ErrorKind::BadRequest,
+            engine::ErrorKind::BadRequest
+            | engine::ErrorKind::Closed
+            | engine::ErrorKind::QueryShard => ErrorKind::BadRequest,
             engine::ErrorKind::Internal => ErrorKind::Internal,
             engine::ErrorKind::ErrorReply => ErrorKind::ErrorReply,
         };

@@ -118,13 +118,17 @@ def error_reply(e, root=None):
     reply = {"ok": False, "error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=20)[-4000:]}
     if isinstance(e, ModuleNotFoundError) and e.name:
         reply["missing"] = e.name.split(".")[0]
-    elif isinstance(e, ImportError) and (e.name or "").split(".")[0] == "esrally":
-        # A name esrally lacks here: where it is runner's small stand-in, the track needs
-        # esrally itself.
-        reply["missing"] = "esrally"
-        esrally = sys.modules.get("esrally")
-        if "compat" in (getattr(esrally, "__file__", None) or ""):
-            reply["error"] += " (runner's stand-in for esrally has only the names tracks commonly import)"
+    elif isinstance(e, ImportError) and (e.name or "").split(".")[0] in ("esrally", "osbenchmark"):
+        # A name the package lacks here: where it is runner's stand-in, the track needs the
+        # package itself.
+        package = e.name.split(".")[0]
+        reply["missing"] = package
+        module = sys.modules.get(package)
+        if "compat" in (getattr(module, "__file__", None) or ""):
+            reply["error"] += (
+                f" (runner's stand-in for {package} has every name the public Rally and OSB catalogues import, "
+                "not this one)"
+            )
     if isinstance(e, SyntaxError) and e.filename:
         reply["at"] = {"file": e.filename, "line": e.lineno}
     elif root is not None:
@@ -325,11 +329,12 @@ class Worker:
                     setattr(processor, attr, None)
             processor.on_after_load_track(self.track)
         track_model.absolute_paths(self.track, self.root, req.get("data_root"))
+        # The installed package's version (esrally's, or OSB's for a workload); None where
+        # runner's stand-in serves (it has no `version` module).
         esrally_version = None
         try:
-            import esrally.version
-
-            esrally_version = getattr(esrally.version, "__version__", None) or esrally.version.release_version()
+            package = importlib.import_module("osbenchmark.version" if dialect == "osb" else "esrally.version")
+            esrally_version = getattr(package, "__version__", None) or package.release_version()
         except Exception:
             pass
         return {

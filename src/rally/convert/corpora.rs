@@ -2,20 +2,69 @@
 
 use super::*;
 
+/// Rally's corpora (its loader's `_create_corpora`): each file's target is its own, else its
+/// corpus's, else the track's only index or only data stream; files holding their own action
+/// lines have none. What Rally refuses is refused with its words.
 pub(super) fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value>, TrackError> {
-    let mut out = Vec::new();
-    for (i, corpus) in top
+    let names = |key: &str| -> Vec<String> {
+        top.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.get("name").and_then(Value::as_str).map(str::to_string))
+            .collect()
+    };
+    let (indices, streams) = (names("indices"), names("data-streams"));
+    let corpora: Vec<&Value> = top
         .get("corpora")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .enumerate()
-    {
+        .collect();
+    if !indices.is_empty() && !streams.is_empty() && !corpora.is_empty() {
+        return Err(c.err("/", "indices and data-streams cannot both be specified"));
+    }
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, corpus) in corpora.into_iter().enumerate() {
         let path = format!("/corpora/{i}");
         let name = corpus
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| c.err(&path, "a corpus needs a name"))?;
+        if !seen.insert(name) {
+            return Err(c.err(&path, format!("Duplicate document corpus name [{name}].")));
+        }
+        if corpus.get("target-type").is_some() {
+            return Err(c.err(&format!("{path}/target-type"), format!("Track corpus '{name}' specifies 'target-type', which is no longer supported by Rally (document types were removed in Elasticsearch 7.0). Remove the 'target-type' key.")));
+        }
+        // Rally reads a corpus's default index only where the track has indices, and its
+        // default data stream only where it has data streams.
+        let default_of = |key: &str, declared: &[String]| -> Option<String> {
+            match declared {
+                [] => None,
+                [only] => Some(
+                    corpus
+                        .get(key)
+                        .and_then(Value::as_str)
+                        .unwrap_or(only)
+                        .to_string(),
+                ),
+                _ => corpus.get(key).and_then(Value::as_str).map(str::to_string),
+            }
+        };
+        let (index_default, stream_default) = (
+            default_of("target-index", &indices),
+            default_of("target-data-stream", &streams),
+        );
+        let defaults = Targets {
+            index: index_default.as_deref(),
+            stream: stream_default.as_deref(),
+            actions: corpus
+                .get("includes-action-and-meta-data")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        };
         let mut docs = Vec::new();
         for (j, d) in corpus
             .get("documents")
@@ -25,46 +74,125 @@ pub(super) fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value
             .enumerate()
         {
             let dpath = format!("{path}/documents/{j}");
-            let source = d
-                .get("source-file")
-                .and_then(Value::as_str)
-                .ok_or_else(|| c.err(&dpath, "documents need a `source-file`"))?;
-            let mut count = d.get("document-count").and_then(Value::as_u64);
-            // Rally's test mode reads `<name>-1k.<ext>`: the first 1,000 documents.
-            let source = if c.test_mode {
-                count = count.map(|n| n.min(1000));
-                test_mode_file(source)
-            } else {
-                source.to_string()
-            };
-            let mut o = Map::new();
-            o.insert("source-file".into(), json!(source));
-            if let Some(n) = count {
-                o.insert("document-count".into(), json!(n));
-            }
-            // As Rally: a data stream (the documents' or the corpus's) wins over an index.
-            if let Some(t) = d
-                .get("target-data-stream")
-                .or_else(|| corpus.get("target-data-stream"))
-            {
-                o.insert("target-data-stream".into(), t.clone());
-            } else if let Some(t) = d.get("target-index").or_else(|| corpus.get("target-index")) {
-                o.insert("target-index".into(), t.clone());
-            }
-            if d.get("includes-action-and-meta-data")
-                .and_then(Value::as_bool)
-                == Some(true)
-            {
-                o.insert("includes-action-and-meta-data".into(), json!(true));
-            }
-            if d.get("compressed-bytes").is_some() || d.get("uncompressed-bytes").is_some() {
-                c.notes.push(format!("{dpath}: compressed-bytes/uncompressed-bytes are not checked; document-count is"));
-            }
-            docs.push(Value::Object(o));
+            docs.push(document(
+                c,
+                d,
+                &dpath,
+                &defaults,
+                !indices.is_empty(),
+                !streams.is_empty(),
+            )?);
         }
         out.push(json!({"name": name, "documents": docs}));
     }
     Ok(out)
+}
+
+/// A corpus's defaults for its files.
+struct Targets<'a> {
+    index: Option<&'a str>,
+    stream: Option<&'a str>,
+    actions: bool,
+}
+
+/// One file of a corpus as ours: its name (`-1k` under test mode), count and target.
+fn document(
+    c: &mut Ctx,
+    d: &Value,
+    dpath: &str,
+    defaults: &Targets,
+    has_indices: bool,
+    has_streams: bool,
+) -> Result<Value, TrackError> {
+    let format = d
+        .get("source-format")
+        .and_then(Value::as_str)
+        .unwrap_or("bulk");
+    if format != "bulk" {
+        return Err(c.err(
+            &format!("{dpath}/source-format"),
+            format!("Unknown source-format [{format}] in document corpus"),
+        ));
+    }
+    let source = d
+        .get("source-file")
+        .and_then(Value::as_str)
+        .ok_or_else(|| c.err(dpath, "documents need a `source-file`"))?;
+    if d.get("target-type").is_some() {
+        return Err(c.err(&format!("{dpath}/target-type"), format!("Track document set '{source}' specifies 'target-type', which is no longer supported by Rally (document types were removed in Elasticsearch 7.0). Remove the 'target-type' key.")));
+    }
+    let name = source;
+    let mut count = d.get("document-count").and_then(Value::as_u64);
+    // Rally's test mode reads `<name>-1k.<ext>`: the first 1,000 documents.
+    let source = if c.test_mode {
+        count = count.map(|n| n.min(1000));
+        test_mode_file(source)
+    } else {
+        source.to_string()
+    };
+    let mut o = Map::new();
+    o.insert("source-file".into(), json!(source));
+    if let Some(n) = count {
+        o.insert("document-count".into(), json!(n));
+    }
+    let actions = d
+        .get("includes-action-and-meta-data")
+        .and_then(Value::as_bool)
+        .unwrap_or(defaults.actions);
+    if actions {
+        o.insert("includes-action-and-meta-data".into(), json!(true));
+    } else {
+        let stream = d
+            .get("target-data-stream")
+            .and_then(Value::as_str)
+            .or(defaults.stream);
+        let index = d
+            .get("target-index")
+            .and_then(Value::as_str)
+            .or(defaults.index);
+        match (stream, index) {
+            (Some(_), _) if has_indices => {
+                return Err(c.err(
+                    dpath,
+                    "target-data-stream cannot be used when using indices",
+                ))
+            }
+            (_, Some(_)) if has_streams => {
+                return Err(c.err(dpath, "target-index cannot be used when using data-streams"))
+            }
+            (Some(s), _) => {
+                o.insert("target-data-stream".into(), json!(s));
+            }
+            (None, Some(i)) => {
+                o.insert("target-index".into(), json!(i));
+            }
+            // Rally's words: a declared kind with no default makes its key mandatory; with
+            // neither declared, the file still needs a target.
+            (None, None) if has_indices || has_streams => {
+                let key = if has_indices {
+                    "target-index"
+                } else {
+                    "target-data-stream"
+                };
+                return Err(c.err(
+                    dpath,
+                    format!("Mandatory element '{key}' is missing in '{name}'"),
+                ));
+            }
+            (None, None) => {
+                return Err(c.err(
+                    dpath,
+                    format!("a target-data-stream is required for {name}"),
+                ));
+            }
+        }
+    }
+    if d.get("compressed-bytes").is_some() || d.get("uncompressed-bytes").is_some() {
+        c.notes.push(format!(
+            "{dpath}: compressed-bytes/uncompressed-bytes are not checked; document-count is"
+        ));
+    }
+    Ok(Value::Object(o))
 }
 
 /// `name` split as Python's `os.path.splitext` does (the last dot of the file name, not a

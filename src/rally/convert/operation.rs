@@ -126,7 +126,8 @@ pub(super) fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Operation
             bulk(c, map)
         }
         "search" | "paginated-search" | "scroll-search" => search(c, map, kind, path),
-        "create-index" | "delete-index" | "refresh" | "force-merge" => admin(c, map, kind),
+        "create-index" => create_index(c, map, &name),
+        "delete-index" | "refresh" | "force-merge" => admin(c, map, kind),
         "cluster-health" => cluster_health(map),
         "raw-request" => raw_request(map),
         "index-stats" | "node-stats" => stats(map, kind),
@@ -303,7 +304,13 @@ fn admin(c: &Ctx, map: &Map<String, Value>, kind: &str) -> Becomes {
     let get = |k: &str| map.get(k).cloned();
     if let Some(v) = index_of(get("index")) {
         params.insert("index".into(), v);
-    } else if !c.has_indices && matches!(kind, "refresh" | "force-merge") {
+    } else if kind == "refresh" {
+        // Rally's refresh runner: `_all` unless the operation names an index.
+        params.insert("index".into(), json!("_all"));
+    } else if let Some(stream) = get("data-stream").filter(|_| kind == "force-merge") {
+        // Rally's ForceMergeParamSource: `index`, else `data-stream`, else its default.
+        params.insert("index".into(), stream);
+    } else if !c.has_indices && kind == "force-merge" {
         // Rally's default with no indices declared: the data streams, else `_all`.
         let target = match c.declared.data_streams.as_slice() {
             [] => "_all".to_string(),
@@ -317,6 +324,58 @@ fn admin(c: &Ctx, map: &Map<String, Value>, kind: &str) -> Becomes {
         }
     }
     Ok((ours(kind)?, params))
+}
+
+/// Rally's `create-index` (its CreateIndexParamSource): where the track declares indices, those
+/// `index` names (one or a list; all when absent), each with the operation's `settings` merged
+/// into its body; a name the track does not declare makes nothing. Where it declares none,
+/// `index` is required and each is made from the operation's `body`.
+fn create_index(c: &mut Ctx, map: &Map<String, Value>, name: &str) -> Becomes {
+    let wanted: Option<Vec<String>> = match map.get("index") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(vec![s.clone()]),
+        Some(Value::Array(a)) => Some(
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+        ),
+        Some(other) => {
+            return Err(format!(
+                "create-index takes an index name or a list of them, not {other}"
+            ))
+        }
+    };
+    let mut params = Map::new();
+    if c.has_indices {
+        if let Some(wanted) = wanted {
+            let (kept, dropped): (Vec<String>, Vec<String>) = wanted
+                .into_iter()
+                .partition(|n| c.declared.indices.contains(n));
+            if !dropped.is_empty() {
+                c.notes.push(format!(
+                    "operation `{name}`: create-index makes no index the track does not declare ({}), as Rally's CreateIndexParamSource (esrally 2.13 then fails the task: it times no request)",
+                    dropped.join(", ")
+                ));
+            }
+            params.insert("index".into(), json!(kept));
+        }
+        if let Some(settings) = map.get("settings").filter(|s| !s.is_null()) {
+            params.insert("settings".into(), settings.clone());
+        }
+    } else {
+        let wanted = wanted
+            .ok_or("Please set the property 'index' for the create-index operation (Rally's own words: the track declares no indices)")?;
+        params.insert("index".into(), json!(wanted));
+        params.insert(
+            "body".into(),
+            map.get("body")
+                .filter(|b| !b.is_null())
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        );
+    }
+    Ok(("create-index", params))
 }
 
 /// `cluster-health`: Rally's `wait_for_status` URL parameter is our `wait-for-status`.

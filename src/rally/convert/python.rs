@@ -110,29 +110,53 @@ pub(super) fn operation(
         };
         py.extents.insert(name.to_string(), sample.infinite);
         if runner.is_none() {
-            match sample.first {
-                Some(Value::Object(drawn)) => match drawn_operation(kind, drawn, c.file) {
-                    Ok((t, p)) => ours["first"] = json!({"type": t, "params": p}),
-                    Err(why) => {
-                        return Some(OperationAs::Unsupported(format!(
-                            "param source `{s}` draws params that cannot run as Rally's `{kind}`: {why}"
-                        )))
-                    }
-                },
-                Some(other) => {
-                    return Some(OperationAs::Unsupported(format!(
-                        "param source `{s}` drew {other}, not a dict of params"
-                    )))
-                }
-                None => c.notes.push(format!(
-                    "operation `{name}`: param source `{s}` ended before its first params"
-                )),
+            if let Err(why) = check_first(c, (name, kind, s), sample.first, &mut ours) {
+                return Some(OperationAs::Unsupported(why));
             }
         }
     }
     Some(OperationAs::Ours(
         json!({"name": name, "type": "python", "params": ours}),
     ))
+}
+
+/// The first params a source drew for a built-in type, checked as Rally's runner would take
+/// them: converted (kept as the operation's `first`), or a bulk's whole body framed. Why it
+/// cannot run, if it cannot.
+fn check_first(
+    c: &mut Ctx,
+    (name, kind, source): (&str, &str, &str),
+    first: Option<Value>,
+    ours: &mut Value,
+) -> Result<(), String> {
+    match first {
+        Some(Value::Object(mut drawn)) if kind == "bulk" && drawn.contains_key("body") => {
+            match crate::ops::drawn_bulk(&mut drawn) {
+                Some(Err(why)) => Err(format!(
+                    "param source `{source}` draws a bulk that cannot be sent: {why}"
+                )),
+                _ => Ok(()),
+            }
+        }
+        Some(Value::Object(drawn)) => match drawn_operation(kind, drawn, c.file) {
+            Ok((t, p)) => {
+                ours["first"] = json!({"type": t, "params": p});
+                Ok(())
+            }
+            Err(why) => Err(format!(
+                "param source `{source}` draws params that cannot run as Rally's `{kind}`: {why}"
+            )),
+        },
+        Some(other) => Err(format!(
+            "param source `{source}` drew {other}, not a dict of params"
+        )),
+        None => {
+            c.notes.push(format!(
+                "operation `{name}`: param source `{source}` ended before its first params"
+            ));
+            Ok(())
+        }
+    }
 }
 
 fn params_of(ours: &Value) -> Value {

@@ -16,14 +16,17 @@ fn convert_json(v: Value, on_unsupported: OnUnsupported) -> Result<Converted, Tr
 }
 
 #[test]
-fn refresh_and_force_merge_default_as_rallys_without_declared_indices() {
+fn refresh_and_force_merge_default_as_rallys() {
     let rally = json!({
         "data-streams": [{"name": "logs-a"}, {"name": "logs-b"}],
         "schedule": [{"operation": "refresh"}, {"operation": "force-merge"}]
     });
     let c = convert_json(rally, OnUnsupported::Fail).unwrap();
     let schedule = &c.track["challenges"][0]["schedule"];
-    assert_eq!(schedule[0]["operation"]["params"]["index"], "logs-a,logs-b");
+    // Rally's refresh runner refreshes everything unless told; its force-merge source
+    // defaults to the track's data streams.
+    assert_eq!(schedule[0]["operation"]["params"]["index"], "_all");
+    assert_eq!(schedule[1]["operation"]["params"]["index"], "logs-a,logs-b");
     let none = json!({"schedule": [{"operation": "refresh"}]});
     let c = convert_json(none, OnUnsupported::Fail).unwrap();
     assert_eq!(

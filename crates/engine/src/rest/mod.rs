@@ -112,6 +112,7 @@ impl RestResponse {
                 RestResponse::error(400, "illegal_argument_exception", &e.message)
             }
             ErrorKind::Closed => RestResponse::error(400, "index_closed_exception", &e.message),
+            ErrorKind::QueryShard => RestResponse::error(400, "query_shard_exception", &e.message),
             _ => RestResponse::error(500, "exception", &e.message),
         }
     }

@@ -9,7 +9,7 @@ use crate::index::IndexStats;
 use crate::rest::RestResponse;
 use serde_json::json;
 
-const NODE_ID: &str = "runner-0";
+pub(crate) const NODE_ID: &str = "runner-0";
 
 /// This process's resident memory (Linux), or 0.
 fn resident_bytes() -> u64 {

@@ -103,13 +103,77 @@ fn with_knn_profile(
     answer
 }
 
+/// The shards a search ran on, as Elasticsearch accounts them (here, one per index): how
+/// many, and each that failed, with its index and why.
+#[derive(Default)]
+struct Shards {
+    total: usize,
+    failures: Vec<(String, String)>,
+}
+
+impl Shards {
+    fn one() -> Shards {
+        Shards {
+            total: 1,
+            failures: Vec::new(),
+        }
+    }
+
+    /// `_shards` as Elasticsearch writes it: `failures` only where some failed.
+    fn json(&self) -> Value {
+        let failed = self.failures.len();
+        let mut shards = json!({
+            "total": self.total,
+            "successful": self.total - failed,
+            "skipped": 0,
+            "failed": failed,
+        });
+        if failed > 0 {
+            shards["failures"] = Value::Array(self.failures.iter().map(shard_failure).collect());
+        }
+        shards
+    }
+}
+
+/// One failed shard as Elasticsearch lists it.
+fn shard_failure((index, reason): &(String, String)) -> Value {
+    json!({
+        "shard": 0,
+        "index": index,
+        "node": crate::rest::nodes::NODE_ID,
+        "reason": {"type": "query_shard_exception", "reason": reason, "index": index},
+    })
+}
+
+/// Every shard failed: Elasticsearch's `search_phase_execution_exception`, "all shards failed".
+fn all_shards_failed(failures: &[(String, String)]) -> RestResponse {
+    let causes: Vec<Value> = failures
+        .iter()
+        .map(|(index, reason)| json!({"type": "query_shard_exception", "reason": reason, "index": index}))
+        .collect();
+    RestResponse::json(
+        400,
+        &json!({
+            "error": {
+                "root_cause": causes,
+                "type": "search_phase_execution_exception",
+                "reason": "all shards failed",
+                "phase": "query",
+                "grouped": true,
+                "failed_shards": failures.iter().map(shard_failure).collect::<Vec<_>>(),
+            },
+            "status": 400,
+        }),
+    )
+}
+
 /// A search response; sources are stored JSON, spliced in as they are.
 fn hits_body(
     index: HitIndex,
     took: Duration,
     (total, shown): (u64, TotalShown),
     hits: &[Hit],
-    context: Option<Context>,
+    (context, shards): (Option<Context>, &Shards),
     aggregations: Option<&Value>,
 ) -> RestResponse {
     let mut out = String::with_capacity(
@@ -133,8 +197,9 @@ fn hits_body(
         .map_or("null".to_string(), |h| h.score.to_string());
     let _ = write!(
         out,
-        r#""took":{},"timed_out":false,"_shards":{{"total":1,"successful":1,"skipped":0,"failed":0}},"hits":{{"#,
-        took.as_millis()
+        r#""took":{},"timed_out":false,"_shards":{},"hits":{{"#,
+        took.as_millis(),
+        shards.json()
     );
     if let Some(t) = shown.render(total) {
         let _ = write!(out, r#""total":{t},"#);
@@ -201,19 +266,23 @@ fn searched(
     count_only: Option<Option<u64>>,
     (started, shown): (Instant, TotalShown),
     pit: Option<&str>,
+    failures: Vec<(String, String)>,
 ) -> RestResponse {
-    let shards = plans.len();
+    let shards = Shards {
+        total: plans.len() + failures.len(),
+        failures,
+    };
     let terminate_after = count_only.flatten();
     let mut terminated_early = false;
     let count = |n: u64, early: bool| {
-        let mut answer = json!({ "count": n, "_shards": { "total": shards, "successful": shards, "skipped": 0, "failed": 0 } });
+        let mut answer = json!({ "count": n, "_shards": shards.json() });
         if early {
             answer["terminated_early"] = json!(true);
         }
         RestResponse::json(200, &answer)
     };
     let count_only = count_only.is_some();
-    if shards > 1 && !count_only {
+    if plans.len() > 1 && !count_only {
         let mut plans = plans;
         let mut page = (0, 10);
         for (_, plan, _) in plans.iter_mut() {
@@ -234,7 +303,7 @@ fn searched(
             started.elapsed(),
             (merged.total, shown),
             &found,
-            pit.map(Context::Pit),
+            (pit.map(Context::Pit), &shards),
             merged.aggregations.as_ref(),
         );
     }
@@ -268,13 +337,66 @@ fn searched(
         started.elapsed(),
         (total, shown),
         &found,
-        pit.map(Context::Pit),
+        (pit.map(Context::Pit), &shards),
         aggregations.as_ref(),
     )
 }
 
 /// A search of one index: the index, its compiled plan, and the snapshot it reads.
 type Planned = (Arc<EmbeddedIndex>, crate::search::SearchPlan, Searcher);
+
+/// The search compiled for each of its indices (with the index's alias filter), and the
+/// indices whose shard fails on their mapping (Elasticsearch's partial results); a fault of
+/// the request itself is the answer.
+#[allow(clippy::type_complexity)]
+fn planned_each(
+    targets: Vec<PitTarget>,
+    body: &Value,
+    count_only: bool,
+) -> Result<(Vec<Planned>, Vec<(String, String)>), RestResponse> {
+    let mut plans = Vec::with_capacity(targets.len());
+    let mut failures = Vec::new();
+    let several = targets.len() > 1;
+    for PitTarget {
+        index,
+        filter,
+        searcher,
+    } in targets
+    {
+        let body = match &filter {
+            Some(f) => crate::cluster::aliases::with_filter(&body, f),
+            None => body.clone(),
+        };
+        let compiled = match several {
+            true => index.compile_among_others(&body),
+            false => index.compile(&body),
+        };
+        match compiled {
+            Ok(mut plan) => {
+                if count_only {
+                    plan.size = 0;
+                }
+                plans.push((index, plan, searcher));
+            }
+            Err(e) if e.kind == crate::error::ErrorKind::Closed => {
+                return Err(RestResponse::from_error(&e))
+            }
+            // This index's shard fails; the others answer (Elasticsearch's partial
+            // results), the search failing only where every one does.
+            Err(e) if e.kind == crate::error::ErrorKind::QueryShard => {
+                failures.push((index.name.clone(), e.message));
+            }
+            Err(e) => {
+                return Err(RestResponse::error(
+                    400,
+                    "search_phase_execution_exception",
+                    &e.message,
+                ))
+            }
+        }
+    }
+    Ok((plans, failures))
+}
 
 /// A `slice` outside a scroll or a point in time, refused as Elasticsearch refuses it.
 fn slice_without_context(body: &Value, pit: bool, query: &str) -> Option<RestResponse> {
@@ -334,36 +456,13 @@ impl Engine {
             Ok(s) => s,
             Err(r) => return r,
         };
-        let mut plans = Vec::with_capacity(targets.len());
-        let several = targets.len() > 1;
-        for PitTarget {
-            index,
-            filter,
-            searcher,
-        } in targets
-        {
-            let body = match &filter {
-                Some(f) => crate::cluster::aliases::with_filter(&body, f),
-                None => body.clone(),
-            };
-            let compiled = match several {
-                true => index.compile_among_others(&body),
-                false => index.compile(&body),
-            };
-            match compiled {
-                Ok(mut plan) => {
-                    if count_only {
-                        plan.size = 0;
-                    }
-                    plans.push((index, plan, searcher));
-                }
-                Err(e) if e.kind == crate::error::ErrorKind::Closed => {
-                    return RestResponse::from_error(&e)
-                }
-                Err(e) => {
-                    return RestResponse::error(400, "search_phase_execution_exception", &e.message)
-                }
-            }
+        let (plans, failures) = match planned_each(targets, &body, count_only) {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
+        let mut plans = plans;
+        if plans.is_empty() && !failures.is_empty() {
+            return all_shards_failed(&failures);
         }
         let scroll = param(query, "scroll").filter(|_| !count_only);
         let visits: Vec<_> = plans.iter().map(|(_, p, _)| p.knn_visits.clone()).collect();
@@ -390,6 +489,7 @@ impl Engine {
                 count_only.then_some(count_limit),
                 (started, shown),
                 pit.as_ref().map(|(id, _)| id.as_str()),
+                failures,
             ),
         };
         with_knn_profile(answer, &visits)
@@ -492,7 +592,7 @@ impl Engine {
             started.elapsed(),
             (page.total, shown),
             &hits,
-            Some(Context::Scroll(&id)),
+            (Some(Context::Scroll(&id)), &Shards::one()),
             aggregations.as_ref(),
         )
     }
@@ -574,7 +674,7 @@ impl Engine {
                 started.elapsed(),
                 (total, shown),
                 &hits,
-                Some(Context::Scroll(&id)),
+                (Some(Context::Scroll(&id)), &Shards::one()),
                 None,
             ),
             Err(r) => r,

@@ -323,3 +323,50 @@ fn stats_settings_and_templates_answer_as_elasticsearch_does() {
     assert_eq!(call(&b, "DELETE", "/_index_template/t", "").0, 404);
     assert_eq!(call(&b, "GET", "/nope/_stats", "").0, 404);
 }
+
+/// A sort on a field one of the searched indices lacks fails that index's shard alone, as in
+/// Elasticsearch: the others answer (200, the failure under `_shards.failures`); where every
+/// index lacks it, the search fails whole ("all shards failed").
+#[test]
+fn an_index_lacking_the_sort_field_is_a_failed_shard_not_a_failed_search() {
+    let b = Engine::new();
+    let with = r#"{"mappings":{"properties":{"pop":{"type":"long"}}}}"#;
+    let without = r#"{"mappings":{"properties":{"name":{"type":"keyword"}}}}"#;
+    assert_eq!(call(&b, "PUT", "/a", with).0, 200);
+    assert_eq!(call(&b, "PUT", "/b", without).0, 200);
+    let docs = "{\"index\":{\"_index\":\"a\"}}\n{\"pop\":2}\n{\"index\":{\"_index\":\"a\"}}\n{\"pop\":1}\n{\"index\":{\"_index\":\"b\"}}\n{\"name\":\"x\"}\n";
+    assert_eq!(call(&b, "POST", "/_bulk?refresh=true", docs).0, 200);
+    let sorted = r#"{"sort":[{"pop":"asc"}]}"#;
+    let (s, r) = call(&b, "POST", "/a,b/_search", sorted);
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["_shards"]["total"], 2, "{r}");
+    assert_eq!(r["_shards"]["successful"], 1, "{r}");
+    assert_eq!(r["_shards"]["failed"], 1, "{r}");
+    let failure = &r["_shards"]["failures"][0];
+    assert_eq!(failure["index"], "b", "{r}");
+    assert_eq!(failure["reason"]["type"], "query_shard_exception", "{r}");
+    assert_eq!(
+        failure["reason"]["reason"],
+        "No mapping found for [pop] in order to sort on"
+    );
+    assert_eq!(r["hits"]["total"]["value"], 2, "{r}");
+    assert_eq!(r["hits"]["hits"][0]["sort"][0], 1, "{r}");
+    let (s, r) = call(&b, "POST", "/a,b/_count", r#"{"query":{"match_all":{}}}"#);
+    assert_eq!((s, r["_shards"]["total"].clone()), (200, json!(2)), "{r}");
+    let (s, r) = call(&b, "POST", "/b/_search", sorted);
+    assert_eq!(s, 400, "{r}");
+    assert_eq!(
+        r["error"]["type"], "search_phase_execution_exception",
+        "{r}"
+    );
+    assert_eq!(r["error"]["reason"], "all shards failed", "{r}");
+    assert_eq!(
+        r["error"]["root_cause"][0]["type"], "query_shard_exception",
+        "{r}"
+    );
+    assert_eq!(r["error"]["failed_shards"][0]["index"], "b", "{r}");
+    // `unmapped_type` names the type the field would have: no failure.
+    let typed = r#"{"sort":[{"pop":{"order":"asc","unmapped_type":"long"}}]}"#;
+    let (s, r) = call(&b, "POST", "/a/_search", typed);
+    assert_eq!((s, r["_shards"]["failed"].clone()), (200, json!(0)), "{r}");
+}

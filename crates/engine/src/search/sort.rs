@@ -113,6 +113,43 @@ fn score_from_bits(bits: u64) -> f32 {
     })
 }
 
+/// A sort on a field `mapping` lacks (with no `unmapped_type`): Elasticsearch's shard failure,
+/// in its words. A search of several indices fails that index's shard alone.
+pub fn unmapped_sort(v: &Value, mapping: &Mapping) -> Option<crate::error::Error> {
+    unmapped_field(v, mapping).map(|field| {
+        crate::error::Error::new(
+            crate::error::ErrorKind::QueryShard,
+            format!("No mapping found for [{field}] in order to sort on"),
+        )
+    })
+}
+
+/// The first field a request's `sort` orders by that `mapping` does not have (and that gives
+/// no `unmapped_type`).
+fn unmapped_field(v: &Value, mapping: &Mapping) -> Option<String> {
+    let entries: Vec<&Value> = match v {
+        Value::Array(a) => a.iter().collect(),
+        one => vec![one],
+    };
+    entries.into_iter().find_map(|entry| {
+        let (name, opts) = match entry {
+            Value::String(name) => (name.as_str(), None),
+            Value::Object(o) if o.len() == 1 => {
+                let (name, opts) = o.iter().next()?;
+                (name.as_str(), opts.as_object())
+            }
+            _ => return None,
+        };
+        let special = name.starts_with('_')
+            && matches!(
+                name,
+                "_score" | "_doc" | "_shard_doc" | "_script" | "_geo_distance"
+            );
+        let given_type = opts.is_some_and(|o| o.contains_key("unmapped_type"));
+        (!special && !given_type && mapping.field(name).is_none()).then(|| name.to_string())
+    })
+}
+
 /// What a sort entry named `name` orders by.
 fn sorted_by(name: &str, mapping: &Mapping) -> Result<By, String> {
     Ok(match name {

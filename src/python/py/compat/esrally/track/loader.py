@@ -1,20 +1,3 @@
-"""esrally.track.loader: the track processor base classes. DefaultTrackPreparator's work
-(downloading and decompressing corpora) is what runner does natively before the race, so here
-it prepares nothing."""
-
-
-class TrackProcessor:
-    def on_after_load_track(self, track):
-        pass
-
-    def on_prepare_track(self, track, data_root_dir):
-        return []
-
-
-class DefaultTrackPreparator(TrackProcessor):
-    def __init__(self):
-        super().__init__()
-        self.cfg = None
-        self.downloader = None
-        self.decompressor = None
-        self.track = None
+"""esrally.track.loader: the track processor base classes and the corpus preparator."""
+from standin.loader import *  # noqa: F401,F403
+from track_model import TrackSyntaxError  # noqa: F401

@@ -1,0 +1,2 @@
+"""osbenchmark.utils.io: as esrally.utils.io."""
+from standin.io import *  # noqa: F401,F403

@@ -1,0 +1,168 @@
+//! Rally's general rules, followed from esrally's source, on the project's fixture
+//! (tests/fixtures/rally-rules): runner races it with its stand-in for esrally (python3, no
+//! esrally), with esrally's own track model (esrally's venv, where CI installed it), and through
+//! the elasticsearch backend against `runner serve`. esrally races the same fixture in
+//! esrally.rs. Each rule's outcome is checked by what the engine holds afterwards.
+
+use crate::elasticsearch::serve;
+use crate::util::*;
+
+fn fixture() -> String {
+    repo()
+        .join("tests/fixtures/rally-rules")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Each task's units (documents for a bulk) and hits in the race, by task name.
+fn by_task(race: &serde_json::Value) -> std::collections::BTreeMap<String, (u64, u64)> {
+    race["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let trial = &t["trials"][0];
+            assert_eq!(
+                trial["errors"], 0,
+                "{}: {}",
+                t["task"], trial["error_messages"]
+            );
+            (
+                t["task"].as_str().unwrap().to_string(),
+                (
+                    trial["units"].as_u64().unwrap(),
+                    trial["hits"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The rules' outcomes in one race: every task without error; a drawn bulk of two (one
+/// iteration a client in Rally's test mode); the corpus to the track's only index, through
+/// Slice to `sliced`, and looped until the parallel block's completing task ended.
+fn check(race: &serde_json::Value) {
+    let t = by_task(race);
+    assert_eq!(t["generated-bulk"].0, 2, "{t:?}");
+    assert_eq!(t["sliced-bulk"].0, 3, "{t:?}");
+    assert_eq!(t["index-docs"].0, 3, "{t:?}");
+    let looped = t["looped-bulk"].0;
+    assert!(looped >= 1, "{t:?}");
+    assert_eq!(t["count-docs"].1, 3 + looped, "{t:?}");
+    assert_eq!(t["count-generated"].1, 2, "{t:?}");
+    assert_eq!(t["count-sliced"].1, 3, "{t:?}");
+    // Rally's test mode: one iteration a client, the throttle lifted.
+    assert_eq!(t["search-while-looping"].0, 1, "{t:?}");
+}
+
+fn race(env: &Env, extra: &[&str]) -> serde_json::Value {
+    let fixture = fixture();
+    let mut args = vec![
+        "race",
+        "--quiet",
+        "--test-mode",
+        "--track-path",
+        fixture.as_str(),
+        "--report-format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let out = env.ok(&args);
+    serde_json::from_str::<serde_json::Value>(&out).unwrap()["race"].clone()
+}
+
+#[test]
+fn rallys_rules_hold_with_runners_stand_in_for_esrally() {
+    let env = Env::new();
+    let race = race(&env, &["--python", "python3"]);
+    check(&race);
+    let deviations = race["deviations"].to_string();
+    assert!(
+        deviations.contains("runner's stand-in for esrally"),
+        "{deviations}"
+    );
+}
+
+#[test]
+fn rallys_rules_hold_with_esrallys_own_track_model() {
+    let Ok(esrally) = std::env::var("RUNNER_TEST_ESRALLY") else {
+        eprintln!("NOT CHECKED: esrally is not here (RUNNER_TEST_ESRALLY; .ci/run sets it)");
+        return;
+    };
+    let python = std::path::Path::new(&esrally).with_file_name("python");
+    let env = Env::new();
+    let race = race(&env, &["--python", python.to_str().unwrap()]);
+    check(&race);
+    assert!(race["deviations"].to_string().contains("esrally 2.13"));
+}
+
+/// Through the elasticsearch backend: the drawn bulks are sent as drawn, to `/_bulk`.
+#[test]
+fn rallys_rules_hold_through_the_elasticsearch_backend() {
+    let env = Env::new();
+    let server = serve(&env, &[]);
+    let target = format!("http://127.0.0.1:{}", server.port);
+    let race = race(
+        &env,
+        &[
+            "--python",
+            "python3",
+            "--backend",
+            "elasticsearch",
+            "--target-hosts",
+            &target,
+        ],
+    );
+    check(&race);
+    let count = |index: &str| -> serde_json::Value {
+        serde_json::from_str(&http_body(
+            server.port,
+            "GET",
+            &format!("/{index}/_count"),
+            "",
+        ))
+        .unwrap()
+    };
+    assert_eq!(count("generated")["count"], 2);
+    assert_eq!(count("sliced")["count"], 3);
+}
+
+/// An OSB workload whose Python imports osbenchmark's names (tests/fixtures/osb-rules) runs
+/// on runner's stand-in for OSB where OSB is not installed: its param source draws, its runner
+/// counts the documents with opensearch-py (CI's clients venv, RUNNER_TEST_CLIENTS_PYTHON).
+#[test]
+fn an_osb_workload_runs_on_runners_stand_in_for_osbenchmark() {
+    let Ok(python) = std::env::var("RUNNER_TEST_CLIENTS_PYTHON") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide the clients (RUNNER_TEST_CLIENTS_PYTHON, see .ci/run)"
+        );
+        eprintln!("NOT CHECKED: no Python with the official clients (RUNNER_TEST_CLIENTS_PYTHON)");
+        return;
+    };
+    let env = Env::new();
+    let fixture = repo().join("tests/fixtures/osb-rules");
+    let out = env.ok(&[
+        "race",
+        "--quiet",
+        "--test-mode",
+        "--workload-path",
+        fixture.to_str().unwrap(),
+        "--python",
+        &python,
+        "--report-format",
+        "json",
+    ]);
+    let race = serde_json::from_str::<serde_json::Value>(&out).unwrap()["race"].clone();
+    let t = by_task(&race);
+    assert_eq!(t["index-docs"].0, 3, "{t:?}");
+    assert_eq!(t["search-drawn"].1, 1, "a term query on one name: {t:?}");
+    assert_eq!(t["count-by-runner"].0, 1, "{t:?}");
+    assert!(
+        race["deviations"]
+            .to_string()
+            .contains("runner's stand-in for OpenSearch Benchmark"),
+        "{}",
+        race["deviations"]
+    );
+}
