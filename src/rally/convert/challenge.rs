@@ -20,6 +20,87 @@ pub(super) fn selected_challenge(challenges: &[Value], wanted: Option<&str>) -> 
     }
 }
 
+/// The name Rally gives a task: its own, else its operation's (a declared name, a type
+/// written as a string, or an inline operation's name or type).
+fn rally_task_name(t: &Value) -> String {
+    if let Some(n) = t.get("name").and_then(Value::as_str) {
+        return n.to_string();
+    }
+    match t.get("operation") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Object(op)) => op
+            .get("name")
+            .or_else(|| op.get("operation-type"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Rally's rules over one challenge's tasks: names unique in the challenge, and each
+/// `parallel`'s `completed-by` naming exactly one of its tasks (or `any`); a task's
+/// `ramp-up-time-period` only as its block's.
+pub(super) fn rallys_task_rules(
+    c: &Ctx,
+    ch: &Value,
+    challenge: &str,
+    path: &str,
+) -> Result<(), TrackError> {
+    // As Rally: every block parsed (and checked) first, then the names over the challenge.
+    let mut names = Vec::new();
+    for (i, item) in ch
+        .get("schedule")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let ipath = format!("{path}/schedule/{i}");
+        let (tasks, par) = match item.get("parallel") {
+            Some(par) => (
+                par.get("tasks")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+                Some(par),
+            ),
+            None => (vec![item.clone()], None),
+        };
+        names.extend(tasks.iter().map(|t| (ipath.clone(), rally_task_name(t))));
+        let Some(par) = par else { continue };
+        let ramp = par.get("ramp-up-time-period");
+        for t in &tasks {
+            let own = t.get("ramp-up-time-period");
+            if own.is_some() && own != ramp {
+                let name = rally_task_name(t);
+                return Err(c.err(&ipath, match ramp {
+                    None => format!("task '{name}' in 'parallel' element of challenge '{challenge}' specifies a ramp-up-time-period but it is only allowed on the 'parallel' element."),
+                    Some(_) => format!("task '{name}' specifies a different ramp-up-time-period than its enclosing 'parallel' element in challenge '{challenge}'."),
+                }));
+            }
+        }
+        if let Some(by) = par
+            .get("completed-by")
+            .and_then(Value::as_str)
+            .filter(|b| *b != "any")
+        {
+            match tasks.iter().filter(|t| rally_task_name(t) == by).count() {
+                1 => {}
+                0 => return Err(c.err(&ipath, format!("'parallel' element for challenge '{challenge}' is marked with 'completed-by' with task name '{by}' but no task with this name exists."))),
+                _ => return Err(c.err(&ipath, format!("'parallel' element for challenge '{challenge}' contains multiple tasks with the name '{by}' marked with 'completed-by' but only task is allowed to match."))),
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (ipath, name) in names {
+        if !seen.insert(name.clone()) {
+            return Err(c.err(&ipath, format!("Challenge '{challenge}' contains multiple tasks with the name '{name}'. Please use the task's name property to assign a unique name for each task.")));
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn challenge(
     c: &mut Ctx,
     ch: &Value,
@@ -35,7 +116,8 @@ pub(super) fn challenge(
     if let Some(d) = ch.get("description").and_then(Value::as_str) {
         out.insert("description".into(), json!(d));
     }
-    if ch.get("default").and_then(Value::as_bool) == Some(true) {
+    // Rally: a sole challenge is the default, whatever it says.
+    if ch.get("default").and_then(Value::as_bool) == Some(true) || c.sole_challenge {
         out.insert("default".into(), json!(true));
     }
     let mut schedule = Vec::new();
@@ -49,6 +131,7 @@ pub(super) fn challenge(
         let ipath = format!("{path}/schedule/{i}");
         if let Some(par) = item.get("parallel") {
             let defaults = par.as_object().cloned().unwrap_or_default();
+            block_clients_note(c, par, &ipath);
             let mut tasks = Vec::new();
             for (j, t) in par
                 .get("tasks")
@@ -57,9 +140,13 @@ pub(super) fn challenge(
                 .flatten()
                 .enumerate()
             {
-                let mut merged = defaults.clone();
-                merged.remove("tasks");
-                merged.remove("completed-by");
+                // Rally's parse_parallel hands its tasks these defaults, and no others
+                // (`clients` bounds the block; it is no task's).
+                let mut merged: Map<String, Value> = defaults
+                    .iter()
+                    .filter(|(k, _)| PARALLEL_DEFAULTS.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 if let Some(m) = t.as_object() {
                     merged.extend(m.clone());
                 }
@@ -101,6 +188,35 @@ pub(super) fn challenge(
     }
     out.insert("schedule".into(), Value::Array(schedule));
     Ok(Value::Object(out))
+}
+
+/// What a `parallel` element hands its tasks, as Rally's parse_parallel does.
+const PARALLEL_DEFAULTS: [&str; 5] = [
+    "warmup-iterations",
+    "iterations",
+    "warmup-time-period",
+    "time-period",
+    "ramp-up-time-period",
+];
+
+/// A block's `clients` below its tasks' own: Rally runs the block on that many clients, its
+/// tasks taking turns; runner runs every task's clients at once, and says so.
+fn block_clients_note(c: &mut Ctx, par: &Value, path: &str) {
+    let Some(bound) = par.get("clients").and_then(Value::as_u64) else {
+        return;
+    };
+    let wanted: u64 = par
+        .get("tasks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|t| t.get("clients").and_then(Value::as_u64).unwrap_or(1))
+        .sum();
+    if bound < wanted {
+        c.notes.push(format!(
+            "{path}: the parallel block's `clients: {bound}` is below its tasks' {wanted}: Rally runs them on {bound} clients taking turns, runner runs all {wanted} at once"
+        ));
+    }
 }
 
 /// One task as ours; None when it is skipped.

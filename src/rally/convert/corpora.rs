@@ -123,6 +123,9 @@ fn document(
     }
     let name = source;
     let mut count = d.get("document-count").and_then(Value::as_u64);
+    if count.is_none() {
+        return Err(c.err(dpath, "Mandatory element 'document-count' is missing."));
+    }
     // Rally's test mode reads `<name>-1k.<ext>`: the first 1,000 documents.
     let source = if c.test_mode {
         count = count.map(|n| n.min(1000));

@@ -59,6 +59,8 @@ struct Ctx<'a> {
     /// Declared operations whose params could not be converted: an error only for a task that
     /// uses them (Rally builds param sources only for the tasks it runs).
     failed_ops: std::collections::HashMap<String, TrackError>,
+    /// Whether the track has one challenge (Rally's default then, whatever it says).
+    sole_challenge: bool,
 }
 
 impl Ctx<'_> {
@@ -96,6 +98,7 @@ pub fn convert(
         skipped_templates: None,
         made_templates: false,
         failed_ops: Default::default(),
+        sole_challenge: false,
     };
     let Some(top) = rally.as_object() else {
         return Err(c.err("/", "a Rally track is a JSON object"));
@@ -258,6 +261,8 @@ fn challenges(
             ))
         }
     };
+    rallys_challenge_rules(c, &challenges)?;
+    c.sole_challenge = challenges.len() == 1;
     let selected = selected_challenge(&challenges, challenge_wanted);
     let mut our = Vec::new();
     for (i, ch) in challenges.iter().enumerate() {
@@ -281,6 +286,48 @@ fn challenges(
     Ok(our)
 }
 
+/// Rally's loader's rules over challenges (`_create_challenges`, `parse_parallel`), refused in
+/// its words: one default challenge (a sole one is the default), unique challenge names, unique
+/// task names in a challenge (a task is named after its operation unless named), and a
+/// `completed-by` naming exactly one task of its block (or `any`).
+fn rallys_challenge_rules(c: &Ctx, challenges: &[Value]) -> Result<(), TrackError> {
+    let name_of = |ch: &Value| {
+        ch.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("default")
+            .to_string()
+    };
+    let mut default: Option<String> = None;
+    let mut seen = std::collections::HashSet::new();
+    for (i, ch) in challenges.iter().enumerate() {
+        let path = format!("/challenges/{i}");
+        let name = name_of(ch);
+        let is_default =
+            challenges.len() == 1 || ch.get("default").and_then(Value::as_bool) == Some(true);
+        if is_default {
+            if let Some(first) = &default {
+                return Err(c.err(&path, format!("Both '{first}' and '{name}' are defined as default challenges. Please define only one of them as default.")));
+            }
+            default = Some(name.clone());
+        }
+        if !seen.insert(name.clone()) {
+            return Err(c.err(&path, format!("Duplicate challenge with name '{name}'.")));
+        }
+        challenge::rallys_task_rules(c, ch, &name, &path)?;
+    }
+    if !challenges.is_empty() && default.is_none() {
+        let names: Vec<String> = challenges.iter().map(name_of).collect();
+        return Err(c.err(
+            "/challenges",
+            format!(
+                "No default challenge specified. Please edit the track and add \"default\": true to one of the challenges {}.",
+                names.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A commented operation to start from where a track.py param source made the params: the
 /// same name and type, a body with a `${value}` slot, and a binding to fill it.
 fn binding_stub(name: &str, op: &Value, source: &str) -> String {
@@ -299,5 +346,7 @@ fn binding_stub(name: &str, op: &Value, source: &str) -> String {
     )
 }
 
+#[cfg(test)]
+mod loader_cases;
 #[cfg(test)]
 mod tests;

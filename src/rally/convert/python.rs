@@ -192,6 +192,7 @@ pub fn drawn_operation(
         skipped_templates: None,
         made_templates: false,
         failed_ops: Default::default(),
+        sole_challenge: false,
     };
     // Taken, not copied: a drawn body may hold tens of thousands of terms.
     let mut op = drawn;

@@ -251,8 +251,8 @@ fn an_operation_no_raced_task_uses_may_name_a_corpus_the_track_lacks() {
     let rally = json!({
         "indices": [{"name": "a"}, {"name": "b"}],
         "corpora": [{"name": "docs", "documents": [
-            {"source-file": "a.json", "target-index": "a"},
-            {"source-file": "b.json", "target-index": "b"}]}],
+            {"source-file": "a.json", "document-count": 1, "target-index": "a"},
+            {"source-file": "b.json", "document-count": 1, "target-index": "b"}]}],
         "operations": [
             {"name": "both", "operation-type": "bulk", "indices": ["a", "b"]},
             {"name": "elsewhere", "operation-type": "bulk", "corpora": ["gone"]},
@@ -297,7 +297,7 @@ fn a_data_stream_target_wins_over_an_index_as_in_rally() {
     let rally = json!({
         "data-streams": [{"name": "logs-x"}],
         "corpora": [{"name": "logs", "target-index": "ignored", "documents": [
-            {"source-file": "d.json", "target-data-stream": "logs-x"}]}],
+            {"source-file": "d.json", "document-count": 1, "target-data-stream": "logs-x"}]}],
         "schedule": [{"operation": {"operation-type": "bulk"}}]
     });
     let c = convert_json(rally, OnUnsupported::Fail).unwrap();

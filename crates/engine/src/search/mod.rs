@@ -340,7 +340,10 @@ fn compile_search_with(
     if let Some(slice) = body.get("slice") {
         query = sliced(query, slice, mapping).map_err(bad)?;
     }
-    if let Some(e) = body.get("sort").and_then(|s| sort::unmapped_sort(s, mapping)) {
+    if let Some(e) = body
+        .get("sort")
+        .and_then(|s| sort::unmapped_sort(s, mapping))
+    {
         return Err(e);
     }
     let sort = body

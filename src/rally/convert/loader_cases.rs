@@ -1,0 +1,242 @@
+//! Cases of Rally's own loader tests (esrally's `tests/track/loader_test.py`) that concern the
+//! track format, ported: the same track specifications, the same outcome (refused with
+//! Rally's words where it refuses, read as it reads them where it accepts).
+
+use super::*;
+
+fn converted(v: Value) -> Result<Converted, TrackError> {
+    convert(
+        &v,
+        Path::new("track.json"),
+        "unittest",
+        false,
+        OnUnsupported::Fail,
+        None,
+        &|_| Ok(json!({})),
+        None,
+    )
+}
+
+fn refused(v: Value) -> String {
+    match converted(v) {
+        Ok(c) => panic!("accepted: {}", c.track),
+        Err(e) => e.message,
+    }
+}
+
+fn bulk_schedule() -> Value {
+    json!([{"clients": 8, "operation": {"name": "index-append", "operation-type": "bulk", "bulk-size": 5000}}])
+}
+
+/// test_document_count_mandatory_if_file_present
+#[test]
+fn document_count_is_mandatory() {
+    let e = refused(json!({
+        "indices": [{"name": "test-index"}],
+        "corpora": [{"name": "test", "base-url": "https://localhost/data",
+            "documents": [{"source-file": "documents-main.json.bz2"}]}],
+        "schedule": [{"operation": "refresh"}]
+    }));
+    assert!(
+        e.contains("Mandatory element 'document-count' is missing."),
+        "{e}"
+    );
+}
+
+/// test_parse_invalid_data_streams_with_indices
+#[test]
+fn data_streams_and_indices_together_are_refused() {
+    let e = refused(json!({
+        "indices": [{"name": "index-historical"}],
+        "data-streams": [{"name": "historical-data-stream"}],
+        "corpora": [{"name": "test", "documents": [
+            {"source-file": "documents-main.json.bz2", "document-count": 10}]}],
+        "schedule": bulk_schedule()
+    }));
+    assert!(
+        e.contains("indices and data-streams cannot both be specified"),
+        "{e}"
+    );
+}
+
+/// test_parse_invalid_data_streams_with_target_index
+#[test]
+fn a_target_index_beside_data_streams_is_refused() {
+    let e = refused(json!({
+        "data-streams": [{"name": "historical-data-stream"}],
+        "corpora": [{"name": "test", "documents": [{"source-file": "documents-main.json.bz2",
+            "document-count": 10, "target-index": "historical-index"}]}],
+        "schedule": bulk_schedule()
+    }));
+    assert!(
+        e.contains("target-index cannot be used when using data-streams"),
+        "{e}"
+    );
+}
+
+/// test_parse_invalid_no_data_stream_target
+#[test]
+fn several_data_streams_need_a_target() {
+    let e = refused(json!({
+        "data-streams": [{"name": "historical-data-stream"}, {"name": "historical-data-stream-2"}],
+        "corpora": [{"name": "test", "documents": [
+            {"source-file": "documents-main.json.bz2", "document-count": 10}]}],
+        "schedule": bulk_schedule()
+    }));
+    assert!(
+        e.contains(
+            "Mandatory element 'target-data-stream' is missing in 'documents-main.json.bz2'"
+        ),
+        "{e}"
+    );
+}
+
+/// test_parse_valid_without_indices: the track's only data stream is the corpus's target.
+#[test]
+fn the_only_data_stream_is_the_target() {
+    let c = converted(json!({
+        "data-streams": [{"name": "historical-data-stream"}],
+        "corpora": [{"name": "test", "documents": [
+            {"source-file": "documents-main.json.bz2", "document-count": 10}]}],
+        "schedule": bulk_schedule()
+    }))
+    .unwrap();
+    assert_eq!(
+        c.track["corpora"][0]["documents"][0]["target-data-stream"],
+        "historical-data-stream"
+    );
+}
+
+/// test_rejects_corpus_target_type, test_rejects_document_target_type
+#[test]
+fn target_types_are_refused() {
+    for corpus in [
+        json!({"name": "test", "target-type": "docs", "documents": [{"source-file": "d.json", "document-count": 1}]}),
+        json!({"name": "test", "documents": [{"source-file": "d.json", "document-count": 1, "target-type": "docs"}]}),
+    ] {
+        let e = refused(json!({
+            "indices": [{"name": "test-index"}],
+            "corpora": [corpus],
+            "schedule": bulk_schedule()
+        }));
+        assert!(e.contains("which is no longer supported by Rally"), "{e}");
+    }
+}
+
+/// test_not_more_than_one_default_challenge_possible
+#[test]
+fn two_default_challenges_are_refused() {
+    let e = refused(json!({
+        "indices": [{"name": "test-index"}],
+        "operations": [{"name": "index-append", "operation-type": "bulk"}],
+        "challenges": [
+            {"name": "default-challenge", "default": true, "schedule": [{"operation": "index-append"}]},
+            {"name": "another-challenge", "default": true, "schedule": [{"operation": "index-append"}]}]
+    }));
+    assert!(
+        e.contains("Both 'default-challenge' and 'another-challenge' are defined as default challenges. Please define only one of them as default."),
+        "{e}"
+    );
+}
+
+/// test_at_least_one_default_challenge
+#[test]
+fn several_challenges_need_a_default() {
+    let e = refused(json!({
+        "indices": [{"name": "test-index"}],
+        "operations": [{"name": "index-append", "operation-type": "bulk"}],
+        "challenges": [
+            {"name": "challenge", "schedule": [{"operation": "index-append"}]},
+            {"name": "another-challenge", "schedule": [{"operation": "index-append"}]}]
+    }));
+    assert!(
+        e.contains("No default challenge specified. Please edit the track and add \"default\": true to one of the challenges challenge, another-challenge."),
+        "{e}"
+    );
+}
+
+/// test_selects_sole_challenge_implicitly_as_default
+#[test]
+fn a_sole_challenge_is_the_default() {
+    let c = converted(json!({
+        "indices": [{"name": "test-index"}],
+        "operations": [{"name": "index-append", "operation-type": "bulk"}],
+        "challenges": [{"name": "challenge", "schedule": [{"operation": "index-append"}]}]
+    }))
+    .unwrap();
+    let challenges = c.track["challenges"].as_array().unwrap();
+    assert_eq!(challenges.len(), 1);
+    assert_eq!(challenges[0]["default"], true, "{}", c.track);
+}
+
+/// test_parallel_tasks_with_completed_by_set_no_task_matches
+#[test]
+fn completed_by_must_name_a_task_of_the_block() {
+    let e = refused(json!({
+        "indices": [{"name": "test-index"}],
+        "operations": [{"name": "index-1", "operation-type": "bulk"}, {"name": "index-2", "operation-type": "bulk"}],
+        "challenges": [{"name": "default-challenge", "schedule": [{"parallel": {
+            "completed-by": "non-existing-task",
+            "tasks": [{"operation": "index-1"}, {"operation": "index-2"}]}}]}]
+    }));
+    assert!(
+        e.contains("'parallel' element for challenge 'default-challenge' is marked with 'completed-by' with task name 'non-existing-task' but no task with this name exists."),
+        "{e}"
+    );
+}
+
+/// test_parallel_tasks_with_completed_by_set_multiple_tasks_match
+#[test]
+fn completed_by_must_name_one_task() {
+    let e = refused(json!({
+        "indices": [{"name": "test-index"}],
+        "operations": [{"name": "index-1", "operation-type": "bulk"}],
+        "challenges": [{"name": "default-challenge", "schedule": [{"parallel": {
+            "completed-by": "index-1",
+            "tasks": [{"operation": "index-1"}, {"operation": "index-1"}]}}]}]
+    }));
+    assert!(
+        e.contains("'parallel' element for challenge 'default-challenge' contains multiple tasks with the name 'index-1' marked with 'completed-by' but only task is allowed to match."),
+        "{e}"
+    );
+}
+
+/// test_parse_duplicate_implicit_task_names
+#[test]
+fn tasks_named_alike_by_their_operation_are_refused() {
+    let e = refused(json!({
+        "operations": [{"name": "search", "operation-type": "search", "index": "_all"}],
+        "challenge": {"name": "default-challenge", "schedule": [
+            {"operation": "search", "clients": 1}, {"operation": "search", "clients": 2}]}
+    }));
+    assert!(
+        e.contains("Challenge 'default-challenge' contains multiple tasks with the name 'search'. Please use the task's name property to assign a unique name for each task."),
+        "{e}"
+    );
+}
+
+/// test_parallel_tasks_with_default_clients_does_not_propagate: a block's `clients` bounds the
+/// block; each task has one client.
+#[test]
+fn a_blocks_clients_do_not_propagate_to_its_tasks() {
+    let c = converted(json!({
+        "indices": [{"name": "test-index"}],
+        "operations": [{"name": "index-1", "operation-type": "bulk"}],
+        "challenges": [{"name": "default-challenge", "schedule": [{"parallel": {
+            "warmup-time-period": 2400, "time-period": 36000, "clients": 2,
+            "tasks": [
+                {"name": "index-1-1", "operation": "index-1"},
+                {"name": "index-1-2", "operation": "index-1"},
+                {"name": "index-1-3", "operation": "index-1"},
+                {"name": "index-1-4", "operation": "index-1"}]}}]}]
+    }))
+    .unwrap();
+    let tasks = c.track["challenges"][0]["schedule"][0]["parallel"]["tasks"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(tasks.len(), 4);
+    for t in tasks {
+        assert!(t.get("clients").is_none_or(|c| c == 1), "{t}");
+    }
+}
