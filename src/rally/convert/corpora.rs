@@ -145,50 +145,8 @@ fn document(
     if actions {
         o.insert("includes-action-and-meta-data".into(), json!(true));
     } else {
-        let stream = d
-            .get("target-data-stream")
-            .and_then(Value::as_str)
-            .or(defaults.stream);
-        let index = d
-            .get("target-index")
-            .and_then(Value::as_str)
-            .or(defaults.index);
-        match (stream, index) {
-            (Some(_), _) if has_indices => {
-                return Err(c.err(
-                    dpath,
-                    "target-data-stream cannot be used when using indices",
-                ))
-            }
-            (_, Some(_)) if has_streams => {
-                return Err(c.err(dpath, "target-index cannot be used when using data-streams"))
-            }
-            (Some(s), _) => {
-                o.insert("target-data-stream".into(), json!(s));
-            }
-            (None, Some(i)) => {
-                o.insert("target-index".into(), json!(i));
-            }
-            // Rally's words: a declared kind with no default makes its key mandatory; with
-            // neither declared, the file still needs a target.
-            (None, None) if has_indices || has_streams => {
-                let key = if has_indices {
-                    "target-index"
-                } else {
-                    "target-data-stream"
-                };
-                return Err(c.err(
-                    dpath,
-                    format!("Mandatory element '{key}' is missing in '{name}'"),
-                ));
-            }
-            (None, None) => {
-                return Err(c.err(
-                    dpath,
-                    format!("a target-data-stream is required for {name}"),
-                ));
-            }
-        }
+        let (key, target) = target(c, d, dpath, defaults, (has_indices, has_streams), name)?;
+        o.insert(key.into(), json!(target));
     }
     if d.get("compressed-bytes").is_some() || d.get("uncompressed-bytes").is_some() {
         c.notes.push(format!(
@@ -196,6 +154,54 @@ fn document(
         ));
     }
     Ok(Value::Object(o))
+}
+
+/// A file's target, as Rally's loader finds it: its own, else its corpus's default; refused in
+/// Rally's words where it finds none or one of a kind the track does not use.
+fn target<'a>(
+    c: &Ctx,
+    d: &'a Value,
+    dpath: &str,
+    defaults: &Targets<'a>,
+    (has_indices, has_streams): (bool, bool),
+    name: &str,
+) -> Result<(&'static str, &'a str), TrackError> {
+    let stream = d
+        .get("target-data-stream")
+        .and_then(Value::as_str)
+        .or(defaults.stream);
+    let index = d
+        .get("target-index")
+        .and_then(Value::as_str)
+        .or(defaults.index);
+    match (stream, index) {
+        (Some(_), _) if has_indices => Err(c.err(
+            dpath,
+            "target-data-stream cannot be used when using indices",
+        )),
+        (_, Some(_)) if has_streams => {
+            Err(c.err(dpath, "target-index cannot be used when using data-streams"))
+        }
+        (Some(s), _) => Ok(("target-data-stream", s)),
+        (None, Some(i)) => Ok(("target-index", i)),
+        // Rally's words: a declared kind with no default makes its key mandatory; with
+        // neither declared, the file still needs a target.
+        (None, None) if has_indices || has_streams => {
+            let key = if has_indices {
+                "target-index"
+            } else {
+                "target-data-stream"
+            };
+            Err(c.err(
+                dpath,
+                format!("Mandatory element '{key}' is missing in '{name}'"),
+            ))
+        }
+        (None, None) => Err(c.err(
+            dpath,
+            format!("a target-data-stream is required for {name}"),
+        )),
+    }
 }
 
 /// `name` split as Python's `os.path.splitext` does (the last dot of the file name, not a

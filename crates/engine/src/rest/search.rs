@@ -364,7 +364,7 @@ fn planned_each(
     } in targets
     {
         let body = match &filter {
-            Some(f) => crate::cluster::aliases::with_filter(&body, f),
+            Some(f) => crate::cluster::aliases::with_filter(body, f),
             None => body.clone(),
         };
         let compiled = match several {
