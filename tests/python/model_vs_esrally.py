@@ -45,7 +45,9 @@ SPECS = [
         ],
     },
     {"indices": [{"name": "a"}, {"name": "b"}],
-     "challenges": [{"name": "only", "schedule": [{"operation": "refresh", "clients": 2}]}]},
+     "parameters": {"ratio": 1, "nested": {"a": 1, "b": {"c": 2}}, "keep": "track"},
+     "challenges": [{"name": "only", "parameters": {"ratio": 2, "nested": {"b": {"d": 3}}},
+                     "schedule": [{"operation": "refresh", "clients": 2}]}]},
     {"challenge": {"name": "single", "schedule": [{"operation": {"operation-type": "search", "index": "a"}}]}},
 ]
 
@@ -57,7 +59,7 @@ def describe(t):
         "selected": t.selected_challenge_or_default.name,
         "default": t.default_challenge.name if t.default_challenge else None,
         "documents": t.number_of_documents,
-        "challenges": [(c.name, c.default, c.selected, c.auto_generated) for c in t.challenges],
+        "challenges": [(c.name, c.default, c.selected, c.auto_generated, c.parameters) for c in t.challenges],
     }
     for c in t.challenges:
         out[c.name + "/blocks"] = [(type(i).__name__, getattr(i, "clients", None)) for i in c.schedule]

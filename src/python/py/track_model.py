@@ -768,6 +768,24 @@ def _corpora(spec, indices, data_streams, documents):
     return out
 
 
+def _merged(base, over):
+    """Rally's merge_dicts: nested dicts merged key by key, two lists joined as a set (in no
+    order, as Rally's), anything else from `over`."""
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merged(out[k], v)
+        elif isinstance(v, list) and isinstance(out.get(k), list):
+            try:
+                out[k] = list(set(out[k] + v))
+            except TypeError:
+                # Unhashable items (Rally would fail here): both lists, in order.
+                out[k] = out[k] + v
+        else:
+            out[k] = v
+    return out
+
+
 def _standalone(req, spec, root):
     bodies = req.get("bodies") or {}
     documents = req.get("documents") or {}
@@ -805,7 +823,8 @@ def _standalone(req, spec, root):
             default=True if len(challenge_specs) == 1 else c.get("default"),
             selected=(wanted is not None and c.get("name") == wanted) or len(challenge_specs) == 1,
             auto_generated=bool(c.get("auto-generated", False)),
-            parameters=c.get("parameters"),
+            # Rally: the track's `parameters` merged with the challenge's (the challenge's win).
+            parameters=_merged(spec.get("parameters") or {}, c.get("parameters") or {}),
             meta_data=c.get("meta"),
             schedule=_schedule(c.get("schedule"), declared),
         ))
