@@ -377,6 +377,9 @@ pub struct Outcome {
     /// Requests (commands) the operation consisted of: a pipeline of N is one operation and
     /// N requests. 0 means one.
     pub requests: u64,
+    /// Shards that failed in a search the others answered (Elasticsearch's partial results,
+    /// `_shards.failed`): a success, as Rally counts it, and reported.
+    pub failed_shards: u64,
 }
 
 /// Per-operation input that changes from call to call; the driver fills it without allocating.

@@ -43,6 +43,7 @@ const OK: Result<Outcome, OpError> = Ok(Outcome {
     hits: 0,
     failed_items: 0,
     requests: 0,
+    failed_shards: 0,
 });
 
 #[tokio::test(start_paused = true)]

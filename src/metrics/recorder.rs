@@ -29,6 +29,8 @@ pub struct Counts {
     /// Measured operations the driver started over `LATE_START` after their intended start
     /// although their client was free: the driver's lag, not the system's.
     pub late_starts: u64,
+    /// Measured searches answered by only some of their shards (`_shards.failed` above 0).
+    pub partial_searches: u64,
 }
 
 /// How late a start may be, with its client free, before the driver is said to lag.
@@ -45,6 +47,7 @@ impl Counts {
         self.warmup_units += o.warmup_units;
         self.interrupted_operations += o.interrupted_operations;
         self.late_starts += o.late_starts;
+        self.partial_searches += o.partial_searches;
         for (i, n) in o.errors.iter().enumerate() {
             self.errors[i] += n;
             if self.first_error[i].is_none() {
@@ -350,6 +353,7 @@ impl Recorder {
             Ok(outcome) => {
                 self.counts.units += outcome.units;
                 self.counts.hits += outcome.hits;
+                self.counts.partial_searches += u64::from(outcome.failed_shards > 0);
                 if outcome.failed_items > 0 {
                     self.counts
                         .count_error(ErrorKind::ItemFailures, outcome.failed_items, None);

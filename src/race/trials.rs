@@ -227,6 +227,7 @@ fn trial_record(run: &TrialRun, redactor: &Redactor, shard: Option<&Member>) -> 
         }),
         per_shard: Vec::new(),
         late_starts: c.late_starts,
+        partial_searches: c.partial_searches,
         capacity: run.capacity.clone(),
         rate_by_second: None,
         imported: false,

@@ -526,7 +526,23 @@ fn busiest<'a>(t: &'a super::TaskSummary) -> Option<&'a crate::results::DriverRe
 pub fn runner_warnings(s: &Summary) -> Vec<String> {
     let mut lines = param_source_warnings(s);
     lines.extend(cpu_warnings(s));
+    lines.extend(partial_search_warnings(s));
     lines
+}
+
+/// Tasks whose searches were answered by only some shards: successes, as Rally counts them,
+/// but not the whole answer.
+fn partial_search_warnings(s: &Summary) -> Vec<String> {
+    s.tasks
+        .iter()
+        .filter_map(|t| {
+            let partial: u64 = t.record.trials.iter().map(|tr| tr.partial_searches).sum();
+            (partial > 0).then(|| format!(
+                "{} [{}]: {partial} searches were answered by only some of their shards (`_shards.failed` above 0); they count as successes, as in Rally, but are partial results.",
+                t.record.slot.task, t.sweep_label
+            ))
+        })
+        .collect()
 }
 
 /// Tasks whose param source (the track's Python) fell behind: calls waited for their params.

@@ -279,6 +279,10 @@ pub struct TrialRecord {
     /// (the driver's lag, not the system's).
     #[serde(default, skip_serializing_if = "crate::units::is_zero")]
     pub late_starts: u64,
+    /// Measured searches answered by only some of their shards (Elasticsearch's partial
+    /// results): successes, as Rally counts them, named in every report.
+    #[serde(default, skip_serializing_if = "crate::units::is_zero")]
+    pub partial_searches: u64,
     /// A capacity search (`target-throughput: max`): its probes and conclusion; the trial's
     /// own numbers are those of the probe at the capacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]

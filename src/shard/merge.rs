@@ -367,6 +367,7 @@ fn summed_counts(parts: &[ShardPart<'_>]) -> TrialRecord {
     m.hits = sum(|t| t.hits);
     m.interrupted_operations = sum(|t| t.interrupted_operations);
     m.late_starts = sum(|t| t.late_starts);
+    m.partial_searches = sum(|t| t.partial_searches);
     m.errors_by_kind.clear();
     m.error_messages.clear();
     m.parts.clear();

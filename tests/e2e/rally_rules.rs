@@ -166,3 +166,67 @@ fn an_osb_workload_runs_on_runners_stand_in_for_osbenchmark() {
         race["deviations"]
     );
 }
+
+/// A search of two indices, one lacking the sort field, through the elasticsearch backend
+/// against `runner serve`: Elasticsearch's partial results. Each search succeeds (as esrally
+/// counts it: 200), its failed shard counted as a partial search and named in the report.
+#[test]
+fn searches_answered_by_some_shards_count_as_rally_counts_them_and_are_reported() {
+    let track = serde_json::json!({
+        "version": 2,
+        "indices": [{"name": "with-pop", "body": "with.json"}, {"name": "without-pop", "body": "without.json"}],
+        "corpora": [{"name": "c", "documents": [
+            {"source-file": "a.json", "document-count": 2, "target-index": "with-pop"},
+            {"source-file": "b.json", "document-count": 1, "target-index": "without-pop"}]}],
+        "schedule": [
+            {"operation": {"operation-type": "delete-index"}},
+            {"operation": {"operation-type": "create-index"}},
+            {"operation": {"name": "index", "operation-type": "bulk", "bulk-size": 10}},
+            {"operation": {"operation-type": "refresh"}},
+            {"name": "sorted", "operation": {"operation-type": "search", "index": "with-pop,without-pop",
+                "body": {"sort": [{"pop": "asc"}]}}, "iterations": 4}]
+    });
+    let dir = track_dir(&[
+        ("track.json", &track.to_string()),
+        (
+            "with.json",
+            r#"{"mappings": {"properties": {"pop": {"type": "long"}}}}"#,
+        ),
+        (
+            "without.json",
+            r#"{"mappings": {"properties": {"name": {"type": "keyword"}}}}"#,
+        ),
+        ("a.json", "{\"pop\": 2}\n{\"pop\": 1}\n"),
+        ("b.json", "{\"name\": \"x\"}\n"),
+    ]);
+    let env = Env::new();
+    let server = serve(&env, &[]);
+    let target = format!("http://127.0.0.1:{}", server.port);
+    let out = env.ok(&[
+        "race",
+        "--quiet",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--backend",
+        "elasticsearch",
+        "--target-hosts",
+        &target,
+        "--report-format",
+        "json",
+    ]);
+    let race = serde_json::from_str::<serde_json::Value>(&out).unwrap()["race"].clone();
+    let sorted = tasks(&race, "sorted")[0]["trials"][0].clone();
+    assert_eq!(sorted["errors"], 0, "{sorted}");
+    assert_eq!(sorted["operations"], 4, "{sorted}");
+    assert_eq!(sorted["partial_searches"], 4, "{sorted}");
+    assert_eq!(
+        sorted["hits"], 8,
+        "each answered with the two documents that have `pop`"
+    );
+    let id = race["race_id"].as_str().unwrap();
+    let shown = env.ok(&["show", id]);
+    assert!(
+        shown.contains("4 searches were answered by only some of their shards"),
+        "{shown}"
+    );
+}

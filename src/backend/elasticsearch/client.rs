@@ -94,7 +94,15 @@ fn outcome(call: &HttpCall, bytes: &[u8], docs: u64) -> Result<(Outcome, Option<
         Expect::Search => {
             let hits = response::search_hits(bytes)
                 .ok_or_else(|| protocol(label, "the response has no hits.total"))?;
-            Ok((Outcome { hits, ..one }, None))
+            let failed_shards = response::failed_shards(bytes);
+            Ok((
+                Outcome {
+                    hits,
+                    failed_shards,
+                    ..one
+                },
+                None,
+            ))
         }
         Expect::Bulk => match response::bulk_has_errors(bytes) {
             Some(false) => {

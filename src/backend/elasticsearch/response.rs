@@ -27,6 +27,26 @@ pub fn search_hits(body: &[u8]) -> Option<u64> {
     std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
 }
 
+/// `_shards.failed` of a search response: the shards that failed while the others answered
+/// (0 where none did, or the response has no `_shards`). Elasticsearch writes `_shards` before
+/// `hits`; only the object after it is scanned.
+pub fn failed_shards(body: &[u8]) -> u64 {
+    let Some(at) = find(body, b"\"_shards\"") else {
+        return 0;
+    };
+    let rest = &body[at..];
+    let end = rest.iter().position(|&b| b == b'}').unwrap_or(rest.len());
+    let Some(failed) = find(&rest[..end], b"\"failed\"") else {
+        return 0;
+    };
+    let rest = skip_ws_colon(&rest[failed + 8..end]);
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    std::str::from_utf8(&rest[..digits])
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(0)
+}
+
 /// What paging needs from one page of a search: the scroll id, the total, how many hits
 /// came back and the last one's `sort` values. Sources are skipped, not parsed.
 pub struct PageSummary {
@@ -319,6 +339,16 @@ pub fn hit_ids(body: &[u8], max: usize, mut each: impl FnMut(&[u8])) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn failed_shards_are_read_from_shards_alone() {
+        let partial = br#"{"took":1,"timed_out":false,"_shards":{"total":2,"successful":1,"skipped":0,"failed":1,"failures":[{"shard":0}]},"hits":{"total":{"value":2,"relation":"eq"},"hits":[{"_source":{"failed":7}}]}}"#;
+        assert_eq!(super::failed_shards(partial), 1);
+        let whole = br#"{"_shards":{"total":1,"successful":1,"skipped":0,"failed":0},"hits":{"total":1,"hits":[{"_source":{"failed":7}}]}}"#;
+        assert_eq!(super::failed_shards(whole), 0);
+        assert_eq!(super::failed_shards(br#"{"hits":{"total":0}}"#), 0);
+    }
+
     use super::*;
 
     #[test]

@@ -544,8 +544,8 @@ impl EmbeddedClient {
         Ok(Outcome {
             units: 1,
             hits: found,
-            failed_items: 0,
             requests: commands.len() as u64,
+            ..Outcome::default()
         })
     }
 }

@@ -670,8 +670,8 @@ impl BackendClient for RedisClient {
             Ok((None, hits)) => Ok(Outcome {
                 units: 1,
                 hits,
-                failed_items: 0,
                 requests: commands.len() as u64,
+                ..Outcome::default()
             }),
             Err(e) => Err(e),
         }
