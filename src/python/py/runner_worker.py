@@ -353,6 +353,10 @@ class Worker:
         index, count = int(req.get("index", 0)), max(1, int(req.get("count", 1)))
         job = 0
         for processor in self.registry.track_processors:
+            if prepares_corpora_only(processor):
+                # Rally's DefaultTrackPreparator downloads and unpacks the corpora: runner
+                # did that before the race.
+                continue
             for fn, kwargs in processor.on_prepare_track(self.track, req["data_root"]) or []:
                 if job % count == index:
                     fn(**kwargs)
@@ -454,6 +458,20 @@ class Worker:
                 pass
 
 
+def prepares_corpora_only(processor):
+    """Whether `processor` is Rally's (or OSB's) DefaultTrackPreparator as it is, its
+    on_prepare_track not overridden."""
+    for module, name in (("esrally.track.loader", "DefaultTrackPreparator"),
+                         ("osbenchmark.workload.loader", "DefaultWorkloadPreparator")):
+        try:
+            base = getattr(importlib.import_module(module), name)
+        except Exception:
+            continue
+        if isinstance(processor, base) and type(processor).on_prepare_track is base.on_prepare_track:
+            return True
+    return False
+
+
 def rally_runner(kind):
     """esrally's own runner for one of Rally's operation types (None without esrally)."""
     try:
@@ -499,19 +517,21 @@ async def serve(out):
         if kind == "exit":
             break
         try:
+            # A track's own code (register, processors, sources) runs off the event loop, as
+            # in Rally, where it may run one of its own (`asyncio.run`).
             if kind == "load":
                 try:
-                    reply = worker.load(req)
+                    reply = await loop.run_in_executor(None, worker.load, req)
                 except BaseException as e:  # noqa: B902 - a track's SystemExit is an error too
                     worker.send(dict(error_reply(e, req.get("dir")), rid=rid))
                     continue
                 worker.send(dict(reply, rid=rid, ok=True))
             elif kind == "prepare":
-                worker.send(dict(worker.prepare(req), rid=rid, ok=True))
+                worker.send(dict(await loop.run_in_executor(None, worker.prepare, req), rid=rid, ok=True))
             elif kind == "check-client":
                 worker.send(dict(worker.check_client(req), rid=rid, ok=True))
             elif kind == "source":
-                worker.send(dict(worker.source(req), rid=rid, ok=True))
+                worker.send(dict(await loop.run_in_executor(None, worker.source, req), rid=rid, ok=True))
             elif kind == "draw":
                 items, ended = worker.draw(req)
                 worker.send_raw(rid, '"end":%s' % ("true" if ended else "false"), items)

@@ -240,3 +240,35 @@ fn a_blocks_clients_do_not_propagate_to_its_tasks() {
         assert!(t.get("clients").is_none_or(|c| c == 1), "{t}");
     }
 }
+
+/// SearchParamSource's `get_target`: a search naming no index reaches the track's only index
+/// (or only data stream); with several, Rally refuses it.
+#[test]
+fn a_search_naming_no_index_reaches_the_only_one() {
+    let one = converted(json!({
+        "indices": [{"name": "logs"}],
+        "schedule": [{"operation": {"name": "q", "operation-type": "search", "body": {}}}]
+    }))
+    .unwrap();
+    assert_eq!(
+        one.track["challenges"][0]["schedule"][0]["operation"]["params"]["index"],
+        "logs"
+    );
+    let lists = converted(json!({
+        "indices": [{"name": "a"}, {"name": "b"}],
+        "schedule": [{"operation": {"name": "q", "operation-type": "search", "index": ["a", "b"]}}]
+    }))
+    .unwrap();
+    assert_eq!(
+        lists.track["challenges"][0]["schedule"][0]["operation"]["params"]["index"],
+        "a,b"
+    );
+    let e = refused(json!({
+        "indices": [{"name": "a"}, {"name": "b"}],
+        "schedule": [{"operation": {"name": "q", "operation-type": "search"}}]
+    }));
+    assert!(
+        e.contains("'index' or 'data-stream' is mandatory and is missing for operation 'q'"),
+        "{e}"
+    );
+}

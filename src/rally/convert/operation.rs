@@ -251,9 +251,7 @@ fn bulk(c: &Ctx, map: &Map<String, Value>) -> Becomes {
 fn search(c: &mut Ctx, map: &Map<String, Value>, kind: &str, path: &str) -> Becomes {
     let mut params = Map::new();
     let get = |k: &str| map.get(k).cloned();
-    if let Some(v) = index_of(get("index").or_else(|| get("indices"))) {
-        params.insert("index".into(), v);
-    }
+    params.insert("index".into(), json!(search_target(c, map)?));
     // Rally before 2.x scrolled with a `search` that had `pages`.
     let kind = if kind == "search" && map.contains_key("pages") {
         "scroll-search"
@@ -376,6 +374,36 @@ fn create_index(c: &mut Ctx, map: &Map<String, Value>, name: &str) -> Becomes {
         );
     }
     Ok(("create-index", params))
+}
+
+/// What a search reaches, as Rally's `get_target`: its `index` (a list joined with commas, as
+/// the client joins it), else its `data-stream`, else the track's only index, else its only
+/// data stream; none of them is Rally's InvalidSyntax.
+fn search_target(c: &Ctx, map: &Map<String, Value>) -> Result<String, String> {
+    let named = |v: Option<&Value>| -> Option<String> {
+        match v? {
+            Value::String(s) if !s.is_empty() => Some(s.clone()),
+            Value::Array(a) if !a.is_empty() => Some(
+                a.iter()
+                    .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            _ => None,
+        }
+    };
+    let only = |names: &[String]| match names {
+        [one] => Some(one.clone()),
+        _ => None,
+    };
+    named(map.get("index").or_else(|| map.get("indices")))
+        .or_else(|| named(map.get("data-stream")))
+        .or_else(|| only(&c.declared.indices))
+        .or_else(|| only(&c.declared.data_streams))
+        .ok_or_else(|| {
+            let name = map.get("name").and_then(Value::as_str).unwrap_or("search");
+            format!("'index' or 'data-stream' is mandatory and is missing for operation '{name}' (Rally's words: the track declares no one index or data stream to default to)")
+        })
 }
 
 /// `cluster-health`: Rally's `wait_for_status` URL parameter is our `wait-for-status`.

@@ -199,7 +199,13 @@ pub fn drawn_operation(
     op.insert("operation-type".into(), json!(kind));
     op.entry("name").or_insert(json!(kind));
     op.remove("param-source");
-    if op.get("index").is_some_and(Value::is_null) {
+    // Rally's search runner hands the client no index where the drawn params name none:
+    // every index.
+    let searches = matches!(
+        kind,
+        "search" | "paginated-search" | "scroll-search" | "composite-agg"
+    );
+    if op.get("index").is_some_and(Value::is_null) || (searches && !op.contains_key("index")) {
         op.insert("index".into(), json!("_all"));
     }
     match super::operation::operation(&mut c, &Value::Object(op), "") {
