@@ -5,8 +5,8 @@ challenge and up to two others, each in --test-mode with --on-unsupported skip, 
 engine and through `runner serve` (the elasticsearch backend). Prints one row per track ×
 challenge × backend: the exit code, the tasks that ran with no error, those skipped (each with
 its reason, from the race's deviations), and those that failed (with their first error).
-OSB workloads are raced from a copy beside benches/fixtures/osb-common-operations, a stand-in
-for OSB's common_operations folder, which the snapshot does not hold.
+OSB workloads are raced from a copy beside the repository's common_operations folder (where it is
+beside them), else beside benches/fixtures/osb-common-operations, a stand-in.
 
     python3 benches/rally_tracks.py [--shared ../shared/rally-tracks] [--others 2]
         [--only geonames,nested] [--timeout 300]
@@ -51,10 +51,13 @@ def tracks(shared, only):
 
 
 def beside_common_operations(d, scratch):
-    """A copy of OSB workload `d` at scratch/<name>, with scratch/common_operations."""
+    """A copy of OSB workload `d` at scratch/<name>, with scratch/common_operations: the
+    workloads repository's own where it is beside the workload, else runner's stand-in."""
     common = os.path.join(scratch, "common_operations")
     if not os.path.exists(common):
-        shutil.copytree(os.path.join(ROOT, "benches", "fixtures", "osb-common-operations"), common)
+        real = os.path.join(os.path.dirname(os.path.normpath(d)), "common_operations")
+        source = real if os.path.isdir(real) else os.path.join(ROOT, "benches", "fixtures", "osb-common-operations")
+        shutil.copytree(source, common)
     copy = os.path.join(scratch, os.path.basename(d))
     if not os.path.exists(copy):
         shutil.copytree(d, copy)
@@ -191,6 +194,10 @@ OUT_OF_REACH = [
     ("transforms", r"/_transform"),
     ("downsampling", r"_downsample"),
     ("remote clusters", r"remote|/_ccr/"),
+    ("EQL", r"/_eql/"),
+    ("SQL", r"/_sql\b"),
+    ("PPL", r"/_plugins/_ppl"),
+    ("search applications and query rules", r"_application/|query type `rule`|`retriever`"),
     ("snapshots", r"/_snapshot"),
     ("KQL", r"`kql`"),
     ("streaming ingestion", r"produce-stream-message"),

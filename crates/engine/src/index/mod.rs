@@ -25,6 +25,8 @@ pub use write::{DocMeta, Written, PRIMARY_TERM};
 
 /// Indexing memory for all writer threads together; tantivy needs at least 15 MB a thread.
 const WRITER_BUDGET_PER_THREAD: usize = 64 * 1024 * 1024;
+/// How often a force-merge lists the segments again when a background merge took some of them.
+const MERGE_ATTEMPTS: u32 = 20;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct IndexStats {
@@ -300,18 +302,34 @@ impl EmbeddedIndex {
     }
 
     fn merge_to(&self, max_segments: u64) -> Result<(), Error> {
-        let mut segments = self.index.searchable_segment_metas().map_err(internal)?;
         let keep = max_segments.max(1) as usize;
-        if segments.len() > keep {
+        let mut writer = self.writer.write().unwrap_or_else(|p| p.into_inner());
+        // A background merge may take segments listed here before this merge starts (tantivy
+        // then finds them gone): list them again, a bounded number of times.
+        let mut attempts = 0;
+        loop {
+            let mut segments = self.index.searchable_segment_metas().map_err(internal)?;
+            if segments.len() <= keep {
+                break;
+            }
             segments.sort_by_key(|m| m.num_docs());
             let merge: Vec<_> = segments[..=segments.len() - keep]
                 .iter()
                 .map(|m| m.id())
                 .collect();
-            let mut writer = self.writer.write().unwrap_or_else(|p| p.into_inner());
-            writer.merge(&merge).wait().map_err(internal)?;
-            writer.commit().map_err(internal)?;
+            match writer.merge(&merge).wait() {
+                Ok(_) => {
+                    writer.commit().map_err(internal)?;
+                    break;
+                }
+                Err(tantivy::TantivyError::InvalidArgument(_)) if attempts < MERGE_ATTEMPTS => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(internal(e)),
+            }
         }
+        drop(writer);
         self.reader.reload().map_err(internal)
     }
 

@@ -533,3 +533,24 @@ fn geo_centroid_is_the_mean_of_the_points() {
         e.message
     );
 }
+
+/// A force-merge while the writer's merge policy merges in the background: segments listed for
+/// the merge may be taken by a background merge first (tantivy then finds them gone, as
+/// elastic/metricbeat's force-merge met); the merge lists them again and ends with the count
+/// asked for, every document kept.
+#[test]
+fn a_force_merge_beside_background_merges_ends_merged() {
+    let idx = index();
+    let mut written = 0;
+    for round in 0..6 {
+        for i in 0..12 {
+            add(&idx, &format!(r#"{{"cc":"C{round}","population":{i}}}"#));
+            written += 1;
+            idx.refresh().unwrap();
+        }
+        idx.force_merge(1).unwrap();
+        assert_eq!(idx.index.searchable_segment_metas().unwrap().len(), 1);
+    }
+    let all = idx.compile(&json!({"query": {"match_all": {}}})).unwrap();
+    assert_eq!(idx.search_hits(&all, &idx.searcher()).unwrap().0, written);
+}
