@@ -237,7 +237,7 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
         })?;
         parse_rendered(&render_file(&path, &source, params)?, &path)
     };
-    let python = python::load(&dir, &name, &rally, opts, data_dir.as_deref())?;
+    let python = python::load(&dir, &name, &rally, opts, data_dir.as_deref(), &render_body)?;
     let converted = convert::convert(
         &rally,
         file,

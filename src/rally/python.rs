@@ -15,6 +15,7 @@ pub(super) fn load(
     rally: &Value,
     opts: &crate::track::LoadOptions,
     data_dir: Option<&Path>,
+    render_body: &dyn Fn(&str) -> Result<Value, TrackError>,
 ) -> Result<Option<PythonConv>, TrackError> {
     let dialect =
         if dir.join("track.py").is_file() || dir.join("track").join("__init__.py").is_file() {
@@ -32,6 +33,7 @@ pub(super) fn load(
         "challenge": opts.challenge,
         "params": opts.params,
         "documents": documents(rally, dir, data_dir, opts.test_mode),
+        "bodies": bodies(rally, render_body),
         "test_mode": opts.test_mode,
     });
     let failed = |e: crate::python::PythonError| {
@@ -59,6 +61,45 @@ pub(super) fn load(
         client_checked: false,
         rallys_own: Default::default(),
     }))
+}
+
+/// Each index's and template's body, rendered, by name, as Rally's model holds it (where
+/// esrally is not installed, the stand-in model reads them from here); a template's
+/// `template-path` followed. One that does not render is left out: the conversion names it.
+fn bodies(
+    rally: &Value,
+    render_body: &dyn Fn(&str) -> Result<Value, TrackError>,
+) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (key, file_key) in [
+        ("indices", "body"),
+        ("templates", "template"),
+        ("composable-templates", "template"),
+        ("component-templates", "template"),
+    ] {
+        for item in rally[key].as_array().into_iter().flatten() {
+            let Some(name) = item["name"].as_str() else {
+                continue;
+            };
+            let body = match &item[file_key] {
+                Value::String(file) => match render_body(file) {
+                    Ok(b) => b,
+                    Err(_) => continue,
+                },
+                b @ Value::Object(_) => b.clone(),
+                _ => continue,
+            };
+            let at = item["template-path"].as_str().unwrap_or("");
+            let body = at
+                .split('.')
+                .filter(|f| !f.is_empty())
+                .try_fold(body, |b, field| b.get(field).cloned());
+            if let Some(body) = body {
+                out.insert(name.to_string(), body);
+            }
+        }
+    }
+    out
 }
 
 /// Each corpus file the track names, by the names Rally's model knows it by (the archive and

@@ -793,8 +793,9 @@ def _standalone(req, spec, root):
     data_streams = [DataStream(d["name"]) for d in spec.get("data-streams") or []]
 
     def templates(key):
+        # Rally deletes what a template matched unless told not to.
         return [
-            IndexTemplate(t["name"], t.get("index-pattern"), bodies.get(t["name"]), t.get("delete-matching-indices", False))
+            IndexTemplate(t["name"], t.get("index-pattern"), bodies.get(t["name"]), t.get("delete-matching-indices", True))
             for t in spec.get(key) or []
         ]
 

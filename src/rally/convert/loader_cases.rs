@@ -272,3 +272,27 @@ fn a_search_naming_no_index_reaches_the_only_one() {
         "{e}"
     );
 }
+
+/// `_create_index_template`'s `template-path`: the template is found in its file at that
+/// dot-separated path (k8s_metrics' files hold `{"index_template": {...}}`).
+#[test]
+fn a_templates_body_is_found_at_its_template_path() {
+    let rally = json!({
+        "indices": [{"name": "a"}],
+        "composable-templates": [{"name": "t", "index-pattern": "t-*", "template": "t.json", "template-path": "index_template"}],
+        "schedule": [{"operation": {"operation-type": "create-composable-template"}}]
+    });
+    let c = convert(
+        &rally,
+        Path::new("track.json"),
+        "unittest",
+        false,
+        OnUnsupported::Fail,
+        None,
+        &|_| Ok(json!({"name": "t", "index_template": {"index_patterns": ["t-*"], "template": {}}})),
+        None,
+    )
+    .unwrap();
+    let body = &c.track["challenges"][0]["schedule"][0]["operation"]["params"]["body"];
+    assert_eq!(body, &json!({"index_patterns": ["t-*"], "template": {}}));
+}

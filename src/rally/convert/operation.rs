@@ -73,7 +73,7 @@ pub(super) fn declared(
             let Some(name) = t.get("name").and_then(Value::as_str) else {
                 return Err(c.err(&format!("/{key}/{i}"), "a template needs a `name`"));
             };
-            let body = match t.get("template") {
+            let mut body = match t.get("template") {
                 Some(Value::String(f)) => (c.render_body)(f)?,
                 Some(b @ Value::Object(_)) => b.clone(),
                 _ => {
@@ -83,6 +83,22 @@ pub(super) fn declared(
                     ))
                 }
             };
+            // Rally's `template-path`: where in the file the template is (dot-separated keys).
+            if let Some(at) = t.get("template-path").and_then(Value::as_str) {
+                for field in at.split('.') {
+                    body = match body {
+                        Value::Object(mut m) if m.contains_key(field) => {
+                            m.remove(field).unwrap_or_default()
+                        }
+                        _ => {
+                            return Err(c.err(
+                                &format!("/{key}/{i}/template-path"),
+                                format!("the template file has no `{field}` on the path `{at}`"),
+                            ))
+                        }
+                    };
+                }
+            }
             out.templates
                 .push(crate::rally::registry::DeclaredTemplate {
                     kind,
@@ -188,12 +204,25 @@ fn known_corpora(c: &Ctx, map: &Map<String, Value>, path: &str) -> Result<(), Tr
     ))
 }
 
+/// A number as Rally's `int(...)` reads it: a float truncated, a string of digits parsed;
+/// None for anything else (left for the check to name).
+fn rally_int(v: &Value) -> Option<Value> {
+    match v {
+        Value::Number(n) if n.is_f64() => n
+            .as_f64()
+            .filter(|f| f.is_finite())
+            .map(|f| json!(f.trunc() as i64)),
+        Value::String(s) => s.trim().parse::<i64>().ok().map(|n| json!(n)),
+        _ => None,
+    }
+}
+
 /// Rally's `bulk`: the corpora it indexes (one, several, else all) and its id-conflict and pipeline params.
 fn bulk(c: &Ctx, map: &Map<String, Value>) -> Becomes {
     let mut params = Map::new();
     let get = |k: &str| map.get(k).cloned();
     if let Some(v) = get("bulk-size") {
-        params.insert("bulk-size".into(), v);
+        params.insert("bulk-size".into(), rally_int(&v).unwrap_or(v));
     }
     // Rally's `corpora` (one name or several, else every corpus of the track).
     match get("corpora") {
