@@ -61,6 +61,12 @@ def beside_common_operations(d, scratch):
     copy = os.path.join(scratch, os.path.basename(d))
     if not os.path.exists(copy):
         shutil.copytree(d, copy)
+    # Workloads import their siblings (neural_search imports nyc_taxis): the others beside it.
+    parent = os.path.dirname(os.path.normpath(d))
+    for sibling in os.listdir(parent):
+        there, here = os.path.join(parent, sibling), os.path.join(scratch, sibling)
+        if os.path.isdir(there) and not os.path.exists(here):
+            os.symlink(os.path.realpath(there), here)
     return copy
 
 
