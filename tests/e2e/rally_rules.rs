@@ -168,7 +168,7 @@ fn an_osb_workload_runs_on_runners_stand_in_for_osbenchmark() {
 }
 
 /// A search of two indices, one lacking the sort field, through the elasticsearch backend
-/// against `runner serve`: Elasticsearch's partial results. Each search succeeds (as esrally
+/// against `runner serve` and on the embedded engine: Elasticsearch's partial results. Each search succeeds (as esrally
 /// counts it: 200), its failed shard counted as a partial search and named in the report.
 #[test]
 fn searches_answered_by_some_shards_count_as_rally_counts_them_and_are_reported() {
@@ -202,31 +202,33 @@ fn searches_answered_by_some_shards_count_as_rally_counts_them_and_are_reported(
     let env = Env::new();
     let server = serve(&env, &[]);
     let target = format!("http://127.0.0.1:{}", server.port);
-    let out = env.ok(&[
-        "race",
-        "--quiet",
-        "--track-path",
-        dir.path().to_str().unwrap(),
-        "--backend",
-        "elasticsearch",
-        "--target-hosts",
-        &target,
-        "--report-format",
-        "json",
-    ]);
-    let race = serde_json::from_str::<serde_json::Value>(&out).unwrap()["race"].clone();
-    let sorted = tasks(&race, "sorted")[0]["trials"][0].clone();
-    assert_eq!(sorted["errors"], 0, "{sorted}");
-    assert_eq!(sorted["operations"], 4, "{sorted}");
-    assert_eq!(sorted["partial_searches"], 4, "{sorted}");
-    assert_eq!(
-        sorted["hits"], 8,
-        "each answered with the two documents that have `pop`"
-    );
-    let id = race["race_id"].as_str().unwrap();
-    let shown = env.ok(&["show", id]);
-    assert!(
-        shown.contains("4 searches were answered by only some of their shards"),
-        "{shown}"
-    );
+    // Through `runner serve`, and on the embedded engine itself: the same partial answers.
+    let elasticsearch = ["--backend", "elasticsearch", "--target-hosts", &target];
+    for backend in [&elasticsearch[..], &[]] {
+        let mut args = vec![
+            "race",
+            "--quiet",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--report-format",
+            "json",
+        ];
+        args.extend_from_slice(backend);
+        let out = env.ok(&args);
+        let race = serde_json::from_str::<serde_json::Value>(&out).unwrap()["race"].clone();
+        let sorted = tasks(&race, "sorted")[0]["trials"][0].clone();
+        assert_eq!(sorted["errors"], 0, "{backend:?}: {sorted}");
+        assert_eq!(sorted["operations"], 4, "{backend:?}: {sorted}");
+        assert_eq!(sorted["partial_searches"], 4, "{backend:?}: {sorted}");
+        assert_eq!(
+            sorted["hits"], 8,
+            "{backend:?}: each answered with the two documents that have `pop`"
+        );
+        let id = race["race_id"].as_str().unwrap();
+        let shown = env.ok(&["show", id]);
+        assert!(
+            shown.contains("4 searches were answered by only some of their shards"),
+            "{backend:?}: {shown}"
+        );
+    }
 }

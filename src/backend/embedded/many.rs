@@ -15,6 +15,27 @@ pub struct Many {
     /// The filter each index's aliases add (to bodies drawn per call too).
     filters: Vec<Option<serde_json::Value>>,
     page: (usize, usize),
+    /// Indices whose shard fails on its mapping (a sort field it lacks): left out of every
+    /// call, each call a partial answer, as Elasticsearch's.
+    failed_shards: u64,
+}
+
+/// A search's compile on one index: its plan, or None where its shard fails on its mapping
+/// (Elasticsearch answers from the others).
+fn plan_or_failed_shard(
+    index: &EmbeddedIndex,
+    body: &serde_json::Value,
+    filter: Option<&serde_json::Value>,
+) -> Result<Option<engine::SearchPlan>, engine::Error> {
+    let compiled = match filter {
+        Some(f) => index.compile(&engine::with_alias_filter(body, f)),
+        None => index.compile(body),
+    };
+    match compiled {
+        Ok(plan) => Ok(Some(plan)),
+        Err(e) if e.kind == engine::ErrorKind::QueryShard => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 type Targets = Vec<(Arc<EmbeddedIndex>, Option<serde_json::Value>)>;
@@ -24,7 +45,8 @@ pub(super) fn prepare(
     spec: &crate::ops::SearchSpec,
     targets: Targets,
 ) -> Result<Prepared, OpError> {
-    let names: Vec<&str> = targets.iter().map(|(i, _)| i.name.as_str()).collect();
+    let owned_names: Vec<String> = targets.iter().map(|(i, _)| i.name.clone()).collect();
+    let names: Vec<&str> = owned_names.iter().map(String::as_str).collect();
     let refuse = |what: &str| {
         Ok(Prepared::Fails(OpError::new(
             ErrorKind::BadRequest,
@@ -42,23 +64,34 @@ pub(super) fn prepare(
         return refuse("a search with a terms lookup");
     }
     let mut parts = Vec::with_capacity(targets.len());
+    let mut filters = Vec::with_capacity(targets.len());
     let mut page = (0, 10);
-    for (index, filter) in &targets {
-        let mut plan = match filter {
-            Some(f) => index.compile(&engine::with_alias_filter(&spec.body, f))?,
-            None => index.compile(&spec.body)?,
+    let mut failed_shards = 0;
+    for (index, filter) in targets {
+        let Some(mut plan) = plan_or_failed_shard(&index, &spec.body, filter.as_ref())? else {
+            failed_shards += 1;
+            continue;
         };
         if let Some(why) = engine::search::many::not_merged(&plan, &names) {
             return Ok(Prepared::Fails(OpError::new(ErrorKind::BadRequest, why)));
         }
         page = engine::search::many::for_merging(&mut plan);
-        parts.push((index.clone(), plan));
+        parts.push((index, plan));
+        filters.push(filter);
     }
-    let filters = targets.into_iter().map(|(_, f)| f).collect();
+    if parts.is_empty() {
+        // Every shard failed: the search fails whole, as Elasticsearch's.
+        let why = match spec.body.get("sort") {
+            Some(_) => "all shards failed: no index it reaches has the field it sorts on",
+            None => "all shards failed",
+        };
+        return Ok(Prepared::Fails(OpError::new(ErrorKind::BadRequest, why)));
+    }
     Ok(Prepared::SearchMany(Many {
         parts,
         filters,
         page,
+        failed_shards,
     }))
 }
 
@@ -75,20 +108,33 @@ impl Many {
                     )
                 })?;
                 let mut page = self.page;
+                let mut failed = self.failed_shards;
                 drawn = self
                     .parts
                     .iter()
                     .zip(&self.filters)
-                    .map(|((index, _), filter)| {
-                        let mut plan = match filter {
-                            Some(f) => index.compile(&engine::with_alias_filter(&body, f))?,
-                            None => index.compile(&body)?,
-                        };
-                        page = engine::search::many::for_merging(&mut plan);
-                        Ok(plan)
+                    .filter_map(|((index, _), filter)| {
+                        match plan_or_failed_shard(index, &body, filter.as_ref()) {
+                            Ok(Some(mut plan)) => {
+                                page = engine::search::many::for_merging(&mut plan);
+                                Some(Ok((&**index, plan)))
+                            }
+                            Ok(None) => {
+                                failed += 1;
+                                None
+                            }
+                            Err(e) => Some(Err(e)),
+                        }
                     })
                     .collect::<Result<Vec<_>, engine::Error>>()?;
-                (drawn.iter().collect(), page)
+                if drawn.is_empty() {
+                    return Err(OpError::new(ErrorKind::BadRequest, "all shards failed"));
+                }
+                let parts: Vec<engine::search::many::Part<'_>> = drawn
+                    .iter()
+                    .map(|(index, plan)| (*index, plan, index.searcher()))
+                    .collect();
+                return answered(&parts, page, failed);
             }
             _ => (self.parts.iter().map(|(_, p)| p).collect(), self.page),
         };
@@ -98,12 +144,22 @@ impl Many {
             .zip(plans)
             .map(|((index, _), plan)| (&**index, plan, index.searcher()))
             .collect();
-        let merged = engine::search::many::search_many(&parts, page)?;
-        std::hint::black_box((&merged.hits, &merged.aggregations));
-        Ok(Outcome {
-            units: 1,
-            hits: merged.total,
-            ..Outcome::default()
-        })
+        answered(&parts, page, self.failed_shards)
     }
+}
+
+/// One merged search's outcome: a search, its total hits, and the shards that failed.
+fn answered(
+    parts: &[engine::search::many::Part<'_>],
+    page: (usize, usize),
+    failed_shards: u64,
+) -> Result<Outcome, OpError> {
+    let merged = engine::search::many::search_many(parts, page)?;
+    std::hint::black_box((&merged.hits, &merged.aggregations));
+    Ok(Outcome {
+        units: 1,
+        hits: merged.total,
+        failed_shards,
+        ..Outcome::default()
+    })
 }

@@ -289,7 +289,9 @@ fn a_templates_body_is_found_at_its_template_path() {
         false,
         OnUnsupported::Fail,
         None,
-        &|_| Ok(json!({"name": "t", "index_template": {"index_patterns": ["t-*"], "template": {}}})),
+        &|_| {
+            Ok(json!({"name": "t", "index_template": {"index_patterns": ["t-*"], "template": {}}}))
+        },
         None,
     )
     .unwrap();
