@@ -68,6 +68,9 @@ pub(super) fn rallys_task_rules(
             None => (vec![item.clone()], None),
         };
         names.extend(tasks.iter().map(|t| (ipath.clone(), rally_task_name(t))));
+        for t in &tasks {
+            task_work_rules(c, t, par, challenge, &ipath)?;
+        }
         let Some(par) = par else { continue };
         let ramp = par.get("ramp-up-time-period");
         for t in &tasks {
@@ -99,6 +102,60 @@ pub(super) fn rallys_task_rules(
         }
     }
     Ok(())
+}
+
+/// The name Rally gives a task's operation: a declared or type name written as a string, else
+/// an inline operation's name or type.
+fn rally_op_name(t: &Value) -> String {
+    match t.get("operation") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Object(op)) => op
+            .get("name")
+            .or_else(|| op.get("operation-type"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Rally's parse_task checks of one task's work (its own keys, else its block's): iterations
+/// and time periods not mixed, a ramp-up only with a warmup time period at least as long.
+fn task_work_rules(
+    c: &Ctx,
+    t: &Value,
+    par: Option<&Value>,
+    challenge: &str,
+    path: &str,
+) -> Result<(), TrackError> {
+    let get = |k: &str| {
+        t.get(k)
+            .or_else(|| par.and_then(|p| p.get(k)))
+            .filter(|v| !v.is_null())
+    };
+    let op = rally_op_name(t);
+    let shown = |v: Option<&Value>| v.map_or("None".to_string(), Value::to_string);
+    let (warmup_iterations, iterations) = (get("warmup-iterations"), get("iterations"));
+    let (warmup_time, time_period) = (get("warmup-time-period"), get("time-period"));
+    let ramp_up = get("ramp-up-time-period");
+    let refuse = |m: String| Err(c.err(path, m));
+    if let (Some(w), Some(tp)) = (warmup_iterations, time_period) {
+        return refuse(format!("Operation '{op}' in challenge '{challenge}' defines {w} warmup iterations and a time period of {tp} seconds but mixing time periods and iterations is not allowed."));
+    }
+    if let (Some(w), Some(n)) = (warmup_time, iterations) {
+        return refuse(format!("Operation '{op}' in challenge '{challenge}' defines a warmup time period of {w} seconds and {n} iterations but mixing time periods and iterations is not allowed."));
+    }
+    let Some(ramp) = ramp_up else {
+        return Ok(());
+    };
+    if warmup_iterations.is_some() || iterations.is_some() {
+        return refuse(format!("Operation '{op}' in challenge '{challenge}' defines a ramp-up time period of {ramp} seconds as well as {} warmup iterations and {} iterations but mixing time periods and iterations is not allowed.", shown(warmup_iterations), shown(iterations)));
+    }
+    match warmup_time.and_then(Value::as_f64) {
+        None => refuse(format!("Operation '{op}' in challenge '{challenge}' defines a ramp-up time period of {ramp} seconds but no warmup-time-period.")),
+        Some(w) if ramp.as_f64().is_some_and(|r| w < r) => refuse(format!("The warmup-time-period of operation '{op}' in challenge '{challenge}' is {} seconds but must be greater than or equal to the ramp-up-time-period of {ramp} seconds.", shown(warmup_time))),
+        Some(_) => Ok(()),
+    }
 }
 
 pub(super) fn challenge(

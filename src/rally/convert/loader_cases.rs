@@ -298,3 +298,54 @@ fn a_templates_body_is_found_at_its_template_path() {
     let body = &c.track["challenges"][0]["schedule"][0]["operation"]["params"]["body"];
     assert_eq!(body, &json!({"index_patterns": ["t-*"], "template": {}}));
 }
+
+fn one_task(task: Value) -> Value {
+    json!({
+        "indices": [{"name": "test-index"}],
+        "operations": [{"name": "index-append", "operation-type": "bulk", "bulk-size": 5000}],
+        "challenge": {"name": "default-challenge", "schedule": [task]}
+    })
+}
+
+/// test_parse_with_mixed_warmup_iterations_and_measurement,
+/// test_parse_with_mixed_warmup_time_period_and_iterations, test_ramp_up_but_no_warmup,
+/// test_warmup_shorter_than_ramp_up, test_parse_with_mixed_iterations_and_ramp_up
+#[test]
+fn iterations_and_time_periods_are_not_mixed_and_a_ramp_up_needs_its_warmup() {
+    for (task, words) in [
+        (
+            json!({"operation": "index-append", "warmup-iterations": 3, "time-period": 60}),
+            "Operation 'index-append' in challenge 'default-challenge' defines 3 warmup iterations and a time period of 60 seconds but mixing time periods and iterations is not allowed.",
+        ),
+        (
+            json!({"operation": "index-append", "warmup-time-period": 20, "iterations": 1000}),
+            "Operation 'index-append' in challenge 'default-challenge' defines a warmup time period of 20 seconds and 1000 iterations but mixing time periods and iterations is not allowed.",
+        ),
+        (
+            json!({"operation": "index-append", "time-period": 120, "ramp-up-time-period": 60}),
+            "Operation 'index-append' in challenge 'default-challenge' defines a ramp-up time period of 60 seconds but no warmup-time-period.",
+        ),
+        (
+            json!({"operation": "index-append", "time-period": 120, "ramp-up-time-period": 60, "warmup-time-period": 59}),
+            "The warmup-time-period of operation 'index-append' in challenge 'default-challenge' is 59 seconds but must be greater than or equal to the ramp-up-time-period of 60 seconds.",
+        ),
+        (
+            json!({"operation": "index-append", "iterations": 10, "ramp-up-time-period": 60}),
+            "Operation 'index-append' in challenge 'default-challenge' defines a ramp-up time period of 60 seconds as well as None warmup iterations and 10 iterations but mixing time periods and iterations is not allowed.",
+        ),
+    ] {
+        let e = refused(one_task(task));
+        assert!(e.contains(words), "{e}");
+    }
+    converted(one_task(json!({"operation": "index-append", "time-period": 120, "ramp-up-time-period": 60, "warmup-time-period": 60}))).unwrap();
+}
+
+/// test_parse_challenge_and_challenges_are_defined
+#[test]
+fn challenge_and_challenges_together_are_refused() {
+    let e = refused(json!({"challenge": {"name": "a", "schedule": []}, "challenges": []}));
+    assert!(
+        e.contains("Multiple out of 'challenge', 'challenges' or 'schedule' are defined but only one of them is allowed."),
+        "{e}"
+    );
+}

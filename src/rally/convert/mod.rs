@@ -245,6 +245,18 @@ fn challenges(
     ops: &[Value],
     unsupported_ops: &Map<String, Value>,
 ) -> Result<Vec<Value>, TrackError> {
+    // Rally's `_get_challenge_specs`: exactly one of them.
+    let given = [
+        top.get("challenges").or_else(|| top.get("test_procedures")),
+        top.get("challenge").or_else(|| top.get("test_procedure")),
+        top.get("schedule"),
+    ];
+    if given.iter().filter(|g| g.is_some()).count() > 1 {
+        return Err(c.err(
+            "/",
+            "Multiple out of 'challenge', 'challenges' or 'schedule' are defined but only one of them is allowed.",
+        ));
+    }
     // OpenSearch Benchmark names challenges test procedures.
     let challenges: Vec<Value> = match (
         top.get("challenges").or_else(|| top.get("test_procedures")),
