@@ -23,18 +23,9 @@ pub(super) fn selected_challenge(challenges: &[Value], wanted: Option<&str>) -> 
 /// The name Rally gives a task: its own, else its operation's (a declared name, a type
 /// written as a string, or an inline operation's name or type).
 fn rally_task_name(t: &Value) -> String {
-    if let Some(n) = t.get("name").and_then(Value::as_str) {
-        return n.to_string();
-    }
-    match t.get("operation") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Object(op)) => op
-            .get("name")
-            .or_else(|| op.get("operation-type"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        _ => String::new(),
+    match t.get("name").and_then(Value::as_str) {
+        Some(n) => n.to_string(),
+        None => rally_op_name(t),
     }
 }
 
