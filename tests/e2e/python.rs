@@ -570,3 +570,32 @@ fn the_stand_in_track_model_reads_tracks_as_esrally_does() {
     );
     assert!(text.contains("0 differences"), "{text}");
 }
+
+/// The stand-in's runners (BulkIndex, ClusterHealth, DeleteIndex, PutSettings, Query, Retry)
+/// called with the official async client against `runner serve`
+/// (tests/python/standin_runners_live.py): every call one the client takes and the server answers.
+#[test]
+fn the_stand_in_runners_work_with_the_official_client() {
+    let Some(python) = clients_python() else {
+        return;
+    };
+    let env = Env::new();
+    let server = crate::elasticsearch::serve(&env, &[]);
+    let py = repo().join("src/python/py");
+    let out = std::process::Command::new(&python)
+        .arg(repo().join("tests/python/standin_runners_live.py"))
+        .arg(server.port.to_string())
+        .env(
+            "PYTHONPATH",
+            format!("{}:{}", py.display(), py.join("compat").display()),
+        )
+        .output()
+        .expect("the clients' python runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("stand-in runners: ok"));
+}

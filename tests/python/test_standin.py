@@ -236,7 +236,8 @@ class Runners(unittest.TestCase):
         self.assertEqual((meta["weight"], meta["success"], meta["error-count"]), (2, False, 1))
         kwargs = es.calls[0][1]
         self.assertNotIn("index", kwargs)
-        self.assertEqual(kwargs["params"], {"pipeline": "p"})
+        self.assertEqual(kwargs["pipeline"], "p")
+        self.assertNotIn("params", kwargs)
         self.assertEqual(kwargs["body"], "{\"index\":{}}\n{}\n{\"index\":{}}\n{}\n")
 
     def test_retry_retries_what_rally_retries(self):

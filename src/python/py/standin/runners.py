@@ -182,8 +182,10 @@ class BulkIndex(Runner):
         body = kwargs.get("body")
         if isinstance(body, list):
             kwargs["body"] = "".join(line if line.endswith("\n") else line + "\n" for line in body)
-        if bulk_params:
-            kwargs["params"] = dict(kwargs.get("params") or {}, **bulk_params)
+        # URL parameters as keyword arguments: both official clients (elasticsearch-py and
+        # opensearch-py) take them so.
+        kwargs.update(kwargs.pop("params", None) or {})
+        kwargs.update(bulk_params)
         response = _body_of(await es.bulk(**kwargs))
         errors_seen = 0
         if response.get("errors"):
@@ -292,10 +294,10 @@ Refresh = _simple("refresh", lambda es, p: es.indices.refresh(index=_index(p)))
 ForceMerge = _simple("force-merge", lambda es, p: es.indices.forcemerge(
     index=_index(p), **({"max_num_segments": p["max-num-segments"]} if "max-num-segments" in p else {})))
 ClusterHealth = _simple("cluster-health", lambda es, p: es.cluster.health(
-    index=p.get("index"), params=p.get("request-params") or {}))
+    index=p.get("index"), **(p.get("request-params") or {})))
 CreateIndex = _simple("create-index", lambda es, p: es.indices.create(index=mandatory(p, "index", "create-index"), body=p.get("body")))
 DeleteIndex = _simple("delete-index", lambda es, p: es.indices.delete(
-    index=mandatory(p, "index", "delete-index"), params={"ignore_unavailable": "true"}))
+    index=mandatory(p, "index", "delete-index"), ignore_unavailable=True))
 IndicesStats = _simple("index-stats", lambda es, p: es.indices.stats(index=_index(p)))
 NodeStats = _simple("node-stats", lambda es, p: es.nodes.stats())
 PutPipeline = _simple("put-pipeline", lambda es, p: es.ingest.put_pipeline(
