@@ -13,23 +13,6 @@ fn fixture() -> String {
         .to_string()
 }
 
-/// A Python with the official client and aiohttp (custom runners need them); None outside CI.
-fn clients_python() -> Option<String> {
-    match std::env::var("RUNNER_TEST_CLIENTS_PYTHON") {
-        Ok(p) => Some(p),
-        Err(_) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must provide the clients (RUNNER_TEST_CLIENTS_PYTHON, see .ci/run)"
-            );
-            eprintln!(
-                "NOT CHECKED: no Python with the official clients (RUNNER_TEST_CLIENTS_PYTHON)"
-            );
-            None
-        }
-    }
-}
-
 fn trials<'a>(race: &'a serde_json::Value, task: &str) -> &'a serde_json::Value {
     let t = race["tasks"]
         .as_array()

@@ -232,3 +232,19 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The Python with the official clients (RUNNER_TEST_CLIENTS_PYTHON, which `.ci/run` sets);
+/// None, said, outside CI.
+pub fn clients_python() -> Option<String> {
+    match std::env::var("RUNNER_TEST_CLIENTS_PYTHON") {
+        Ok(p) => Some(p),
+        Err(_) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must provide the clients (RUNNER_TEST_CLIENTS_PYTHON, see .ci/run)"
+            );
+            eprintln!("NOT CHECKED: no Python with the official clients (RUNNER_TEST_CLIENTS_PYTHON; .ci/run sets it)");
+            None
+        }
+    }
+}
