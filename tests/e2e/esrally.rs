@@ -64,6 +64,8 @@ fn race_with(
     extra: &[&str],
 ) -> Option<(String, crate::elasticsearch::Serve, Env)> {
     let esrally = esrally_here()?;
+    // The corpus generator runs on esrally's venv too: the whole race holds the lock.
+    let _one = esrally_venv_lock();
     let shared = tracks.display();
     let track_path = format!("{shared}/elastic/{path}");
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -110,16 +112,14 @@ fn esrally_here() -> Option<String> {
 
 /// esrally races `track` in test mode against a fresh `runner serve`, with `home` as its
 /// HOME (corpora placed under `.rally/benchmarks/data` already): its report (the race must
-/// exit 0), and the serve, still running.
+/// exit 0), and the serve, still running. The caller holds `esrally_venv_lock`.
 fn esrally_race(
     esrally: &str,
     home: tempfile::TempDir,
     track: &std::path::Path,
     extra: &[&str],
 ) -> (String, crate::elasticsearch::Serve, Env) {
-    // esrally refuses to race while another esrally runs on the machine.
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    // The caller holds `esrally_venv_lock`; a race killed before may linger still.
     wait_for_no_esrally(Duration::from_secs(60));
     let env = Env::new();
     let server = serve(&env, &[]);
@@ -153,6 +153,7 @@ fn esrally_races_the_rally_rules_fixture_against_runner_serve() {
     let Some(esrally) = esrally_here() else {
         return;
     };
+    let _one = esrally_venv_lock();
     let home = tempfile::tempdir().unwrap();
     let fixture = repo().join("tests/fixtures/rally-rules");
     let data = home.path().join(".rally/benchmarks/data/docs");

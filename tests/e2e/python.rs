@@ -540,6 +540,7 @@ fn the_stand_in_track_model_reads_tracks_as_esrally_does() {
         return;
     };
     let python = std::path::Path::new(&esrally).with_file_name("python");
+    let _one = esrally_venv_lock();
     let out = std::process::Command::new(python)
         .arg(repo().join("tests/python/model_vs_esrally.py"))
         .env("PYTHONPATH", repo().join("src/python/py"))

@@ -90,6 +90,7 @@ fn rallys_rules_hold_with_esrallys_own_track_model() {
         return;
     };
     let python = std::path::Path::new(&esrally).with_file_name("python");
+    let _one = esrally_venv_lock();
     let env = Env::new();
     let race = race(&env, &["--python", python.to_str().unwrap()]);
     check(&race);

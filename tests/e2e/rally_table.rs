@@ -38,6 +38,8 @@ fn shared_rally_tracks_load_and_run_what_they_can() {
         }
         Err(_) => Vec::new(),
     };
+    // Its track.py workers run on esrally's venv: no esrally race meanwhile.
+    let _one = esrally_venv_lock();
     let status = std::process::Command::new("python3")
         .arg(repo().join("benches/rally_tracks.py"))
         .args(&python)

@@ -248,3 +248,11 @@ pub fn clients_python() -> Option<String> {
         }
     }
 }
+
+/// esrally refuses to race while any Python whose command line names esrally runs, and its
+/// venv's own path does: every test that starts esrally, or a Python of its venv (track.py
+/// workers, the corpus generator, the model comparison), holds this while it runs.
+pub fn esrally_venv_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
