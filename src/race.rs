@@ -370,7 +370,11 @@ fn started_record(
     } = inputs;
     RaceRecord {
         format: FORMAT_VERSION,
-        race_id: member.map_or_else(crate::results::new_race_id, |m| m.shard_race_id()),
+        race_id: match (member, &opts.race_id) {
+            (Some(m), _) => m.shard_race_id(),
+            (None, Some(id)) => id.clone(),
+            (None, None) => crate::results::new_race_id(),
+        },
         status: RaceStatus::Running,
         stop_reason: None,
         started_at: Timestamp::now_seconds(),

@@ -57,6 +57,8 @@ pub struct RaceRequest {
     pub engine_storage: engine::storage::EngineStorage,
     /// This process's shard of a race run by several; None runs it whole.
     pub shard: Option<crate::shard::ShardSpec>,
+    /// The race's id as the user gave it (`--race-id`), checked to be new; None draws one.
+    pub race_id: Option<String>,
     /// Each request's timings kept, at most this many per trial (`--keep-samples`).
     pub keep_samples: Option<usize>,
     /// Where the race is shown live as it runs (`--dashboard`).

@@ -18,12 +18,16 @@ pub const NAMES: [&str; 5] = [
 #[derive(Clone, Default)]
 pub struct Credentials {
     from_file: BTreeMap<String, String>,
+    /// Rally's credential options (`basic_auth_password:...`), under the names above; they win
+    /// over the environment and the file, as the command line names them for this race.
+    from_options: BTreeMap<String, String>,
 }
 
 impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Credentials")
             .field("from_file", &self.from_file.keys().collect::<Vec<_>>())
+            .field("from_options", &self.from_options.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -95,15 +99,27 @@ impl Credentials {
             };
             from_file.insert(name, value);
         }
-        Ok(Credentials { from_file })
+        Ok(Credentials {
+            from_file,
+            from_options: BTreeMap::new(),
+        })
     }
 
-    /// The environment variable `name` if set and not empty, else the file's value.
+    /// These credentials with those given as client options (`RUNNER_ES_PASSWORD` for
+    /// `basic_auth_password`), which win.
+    pub fn with_options(mut self, given: Vec<(&'static str, String)>) -> Credentials {
+        self.from_options
+            .extend(given.into_iter().map(|(k, v)| (k.to_string(), v)));
+        self
+    }
+
+    /// A client option's value if given, else the environment variable `name` if set and not
+    /// empty, else the file's value.
     pub fn get(&self, name: &str) -> Option<String> {
-        std::env::var(name)
-            .ok()
-            .filter(|v| !v.is_empty())
-            .or_else(|| self.from_file.get(name).cloned().filter(|v| !v.is_empty()))
+        let given = |m: &BTreeMap<String, String>| m.get(name).cloned().filter(|v| !v.is_empty());
+        given(&self.from_options)
+            .or_else(|| std::env::var(name).ok().filter(|v| !v.is_empty()))
+            .or_else(|| given(&self.from_file))
     }
 
     /// What must never be stored or printed: every password and API key, and the forms a

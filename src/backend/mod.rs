@@ -12,7 +12,7 @@ pub mod scripted;
 pub mod server_stats;
 pub mod tls;
 
-pub use options::ClientOptions;
+pub use options::{read_bounded, ClientOptions};
 
 use crate::ops::{KvCommand, OpSpec};
 use serde::{Deserialize, Serialize};

@@ -12,9 +12,18 @@ use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct TrackArgs {
-    /// A built-in track (see `runner list tracks`).
+    /// A track by name: a built-in one (see `runner list tracks`), else one of Rally's track
+    /// repository as esrally keeps it (~/.rally/benchmarks/tracks/default).
     #[arg(long, conflicts_with = "track_path", value_name = "NAME")]
     pub track: Option<String>,
+    /// The Rally track repository `--track` names a track of: a folder under
+    /// ~/.rally/benchmarks/tracks (esrally's `default` unless given), or a path to one.
+    #[arg(long, value_name = "NAME|PATH", conflicts_with = "track_path")]
+    pub track_repository: Option<String>,
+    /// A git revision (commit, tag or branch) of the Rally track repository to read the track
+    /// from, instead of the files checked out.
+    #[arg(long, value_name = "REVISION", conflicts_with = "track_path")]
+    pub track_revision: Option<String>,
     /// A track directory (holding track.yaml, a Rally track.json or an OpenSearch Benchmark
     /// workload.json) or a track file.
     #[arg(long, value_name = "PATH", visible_alias = "workload-path")]
@@ -22,15 +31,24 @@ pub struct TrackArgs {
     /// Challenge to run (default: the track's default challenge); OSB's test procedure.
     #[arg(long, visible_alias = "test-procedure")]
     pub challenge: Option<String>,
-    /// Track parameters: `k=v,k2=[1,2]`, or a .yaml/.json file.
+    /// Track parameters: `key:value,...` (esrally's form; `key=value` too), or a .yaml/.json
+    /// file.
     #[arg(long, value_name = "PARAMS", visible_alias = "workload-params")]
     pub track_params: Option<String>,
     /// Shrink the race to seconds: first 1,000 documents, few iterations, short periods.
     #[arg(long)]
     pub test_mode: bool,
-    /// Run only these tasks (task names, operation names or types), comma-separated.
-    #[arg(long, value_delimiter = ',', value_name = "TASKS")]
+    /// Run only these tasks, comma-separated: a task name, `type:OPERATION-TYPE` or `tag:TAG`.
+    #[arg(long, value_delimiter = ',', value_name = "TASKS", conflicts_with = "exclude_tasks")]
     pub include_tasks: Option<Vec<String>>,
+    /// Run every task but these, comma-separated: a task name, `type:OPERATION-TYPE` or
+    /// `tag:TAG`.
+    #[arg(long, value_delimiter = ',', value_name = "TASKS")]
+    pub exclude_tasks: Option<Vec<String>>,
+    /// Never download: corpora must be on disk already (in the results directory's data
+    /// folder, beside the track, or where esrally keeps them).
+    #[arg(long)]
+    pub offline: bool,
     /// Rally tracks: allow --track-params that no template of the track uses.
     #[arg(long)]
     pub ignore_unused_track_params: bool,
@@ -95,9 +113,10 @@ pub(crate) fn cancel_on_signals(cancel: &CancellationToken, message: Option<&'st
     });
 }
 
-/// A built-in name, or a path to a directory or file.
-pub(crate) fn track_location(name: Option<&str>, path: Option<&Path>) -> Result<PathBuf, CliError> {
-    match (name, path) {
+/// A path, a built-in name, or a track of Rally's track repository.
+pub(crate) fn track_location(args: &TrackArgs, home: &Path) -> Result<PathBuf, CliError> {
+    let rally_repo = args.track_repository.is_some() || args.track_revision.is_some();
+    match (args.track.as_deref(), args.track_path.as_deref()) {
         (_, Some(p)) => Ok(p.to_path_buf()),
         (Some(n), None)
             if Path::new(n).exists()
@@ -105,7 +124,17 @@ pub(crate) fn track_location(name: Option<&str>, path: Option<&Path>) -> Result<
         {
             Ok(PathBuf::from(n))
         }
-        (Some(n), None) => Ok(track::builtin_track(n)?),
+        (Some(n), None) if rally_repo => Ok(crate::rally::repository::track(
+            n,
+            args.track_repository.as_deref(),
+            args.track_revision.as_deref(),
+            home,
+        )?),
+        (Some(n), None) => match track::builtin_track(n, home) {
+            Ok(dir) => Ok(dir),
+            Err(builtin_error) => crate::rally::repository::track(n, None, None, home)
+                .map_err(|_| CliError::Track(builtin_error)),
+        },
         (None, None) => Err(CliError::Usage(
             "name a track with --track NAME or --track-path DIR (see `runner list tracks`)".into(),
         )),
@@ -115,7 +144,7 @@ pub(crate) fn track_location(name: Option<&str>, path: Option<&Path>) -> Result<
 /// The track request the flags describe: where the track is, its parameters, test mode and
 /// the Rally options, loaded the same way by every command.
 pub(crate) fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackRequest, CliError> {
-    let location = track_location(args.track.as_deref(), args.track_path.as_deref())?;
+    let location = track_location(args, home)?;
     let params = args
         .track_params
         .as_deref()
@@ -135,12 +164,29 @@ pub(crate) fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackReques
             corpora_may_be_missing: false,
             python: args.python.clone(),
             distribution_version: args.distribution_version.clone(),
+            offline: args.offline,
         },
         challenge: args.challenge.clone(),
         plan: crate::plan::PlanOptions {
             test_mode: args.test_mode,
-            include_tasks: args.include_tasks.clone(),
+            tasks: task_selection(args)?,
         },
+    })
+}
+
+/// `--include-tasks` or `--exclude-tasks`, each filter read as esrally reads it.
+fn task_selection(args: &TrackArgs) -> Result<crate::plan::TaskSelection, CliError> {
+    use crate::plan::{TaskFilter, TaskSelection};
+    let read = |list: &[String]| -> Result<Vec<TaskFilter>, CliError> {
+        list.iter()
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| t.parse().map_err(CliError::Usage))
+            .collect()
+    };
+    Ok(match (&args.include_tasks, &args.exclude_tasks) {
+        (Some(list), _) => TaskSelection::Include(read(list)?),
+        (None, Some(list)) => TaskSelection::Exclude(read(list)?),
+        (None, None) => TaskSelection::All,
     })
 }
 

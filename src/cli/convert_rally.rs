@@ -52,6 +52,7 @@ pub fn run(args: ConvertRallyArgs, home: &Path) -> Result<u8, CliError> {
         corpora_may_be_missing: true,
         python: None,
         distribution_version: args.distribution_version,
+        offline: false,
     };
     let (text, target) = crate::rally::write_converted(&args.dir, &args.out, &opts)?;
     out(&text);

@@ -38,14 +38,14 @@ pub struct RaceFilter {
 
 pub fn run(args: ListArgs, home: &Path) -> Result<u8, CliError> {
     match args.what {
-        ListWhat::Tracks => list_tracks(),
+        ListWhat::Tracks => list_tracks(home),
         ListWhat::Races => list_races(&args.filter, home),
     }
 }
 
-fn list_tracks() -> Result<u8, CliError> {
-    for name in track::builtin_track_names() {
-        let desc = track::load(&track::builtin_track(&name)?, &Default::default())
+fn list_tracks(home: &Path) -> Result<u8, CliError> {
+    for name in track::builtin_track_names(home)? {
+        let desc = track::load(&track::builtin_track(&name, home)?, &Default::default())
             .map(|t| t.description)
             .unwrap_or_else(|e| format!("(does not load: {e})"));
         out(&format!("{name:<16} {desc}\n"));

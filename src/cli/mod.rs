@@ -17,6 +17,7 @@ mod render_track;
 mod report;
 mod serve;
 mod show;
+mod target;
 mod trend;
 mod validate;
 

@@ -20,15 +20,26 @@ use tokio_util::sync::CancellationToken;
 pub struct RaceArgs {
     #[command(flatten)]
     pub track: TrackArgs,
-    #[arg(long, value_enum, default_value = "embedded")]
-    pub backend: BackendKind,
-    /// Hosts of a network backend, comma-separated (unused by the embedded backend).
-    #[arg(long, value_delimiter = ',', value_name = "HOSTS")]
-    pub target_hosts: Vec<String>,
-    /// Client settings of a network backend: `key:value,...` (redis: tls, verify_certs,
-    /// tls_ca_file, tls_cert_file, tls_key_file, tls_server_name, timeout, busy_poll;
-    /// elasticsearch: verify_certs, tls_ca_file, tls_cert_file, tls_key_file, timeout,
-    /// compression). Credentials go in environment variables, not here.
+    /// The system raced. Default: elasticsearch when --target-hosts (redis:// hosts: redis) or
+    /// --pipeline benchmark-only is given, else embedded (the engine inside runner).
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendKind>,
+    /// The cluster to race, as esrally takes it: `host:port,...` (https:// or the client option
+    /// use_ssl:true for TLS), `{"default": ["host:port"]}` or a .json file holding that.
+    /// Hosts select the elasticsearch backend.
+    #[arg(long, value_name = "HOSTS")]
+    pub target_hosts: Option<String>,
+    /// esrally's pipeline: `benchmark-only` (race a cluster that is running) is what runner
+    /// does; the pipelines that install Elasticsearch are refused.
+    #[arg(long, value_name = "PIPELINE")]
+    pub pipeline: Option<String>,
+    /// The client's settings, as esrally takes them: `key:value,...` (strings in single
+    /// quotes), `{"default": {...}}` or a .json file. elasticsearch: use_ssl, verify_certs,
+    /// ca_certs, client_cert, client_key, basic_auth_user, basic_auth_password, api_key,
+    /// timeout (seconds or None), http_compress, max_connections, enable_cleanup_closed;
+    /// redis: tls, verify_certs, tls_ca_file, tls_cert_file, tls_key_file, tls_server_name,
+    /// timeout, busy_poll. Credentials are better kept in RUNNER_ES_USERNAME,
+    /// RUNNER_ES_PASSWORD, RUNNER_ES_API_KEY (RUNNER_REDIS_*) or the credentials file.
     #[arg(long, value_name = "OPTIONS", default_value = "")]
     pub client_options: String,
     #[arg(long, value_enum, default_value = "continue")]
@@ -36,9 +47,13 @@ pub struct RaceArgs {
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Tags stored with the race, `key:value`; repeatable.
-    #[arg(long = "user-tag", value_name = "KEY:VALUE")]
+    /// Tags stored with the race, `key:value,...` (esrally's --user-tags); repeatable.
+    #[arg(long = "user-tags", visible_alias = "user-tag", value_name = "KEY:VALUE", value_delimiter = ',')]
     pub user_tags: Vec<String>,
+    /// The race's id (esrally's --race-id): letters, digits, `.`, `_` and `-`, unique in the
+    /// results directory. Default: the start time and a random suffix.
+    #[arg(long, value_name = "ID")]
+    pub race_id: Option<String>,
     /// A pass/fail criterion, `[TASK:]METRIC OP VALUE` (e.g. `search:service_time.p99 < 5ms`,
     /// `error_rate < 0.1%`: every task without `TASK:`); repeatable. A failed one exits 3.
     #[arg(long = "threshold", value_name = "[TASK:]CRITERION")]
@@ -98,9 +113,6 @@ fn parse_shard(text: &str) -> Result<crate::shard::ShardArg, String> {
 pub fn run(args: RaceArgs, home: &Path) -> Result<u8, CliError> {
     let mut request = race_request(&args, home)?;
     let track = load_track(&request.track)?;
-    if args.backend == crate::backend::BackendKind::Embedded && !args.target_hosts.is_empty() {
-        eprintln!("note: --target-hosts is ignored by the embedded backend, which runs in-process");
-    }
     let runtime = runtime()?;
     let cancel = CancellationToken::new();
     let hub = args
@@ -189,13 +201,36 @@ fn show_report_until_stopped(
 }
 
 fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
+    let (backend, target_hosts) = super::target::resolve(
+        args.backend,
+        args.target_hosts.as_deref(),
+        args.pipeline.as_deref(),
+    )?;
     let mut client_options =
         crate::backend::ClientOptions::parse(&args.client_options).map_err(CliError::Usage)?;
-    if args.backend != crate::backend::BackendKind::Embedded {
-        let file = crate::backend::credentials::Credentials::default_file(home);
-        client_options.credentials =
-            crate::backend::credentials::Credentials::load(&file).map_err(CliError::Usage)?;
+    if backend == BackendKind::Embedded && !args.client_options.trim().is_empty() {
+        return Err(CliError::Usage(
+            "--client-options set a network client; the embedded backend has none (race a cluster with --target-hosts, or drop --client-options)".into(),
+        ));
     }
+    if backend != BackendKind::Embedded {
+        let file = crate::backend::credentials::Credentials::default_file(home);
+        let given = match backend {
+            BackendKind::Elasticsearch => client_options.take_rally_credentials(),
+            _ => Vec::new(),
+        };
+        if given.iter().any(|(name, _)| !name.ends_with("_USERNAME")) {
+            eprintln!("note: a password or API key in --client-options is seen by other users of this machine (ps); RUNNER_ES_PASSWORD, RUNNER_ES_API_KEY or the credentials file keep it out of sight");
+        }
+        client_options.credentials = crate::backend::credentials::Credentials::load(&file)
+            .map_err(CliError::Usage)?
+            .with_options(given);
+    }
+    let race_id = args
+        .race_id
+        .as_deref()
+        .map(|id| crate::results::RaceStore::new(home).check_new_id(id))
+        .transpose()?;
     let shard = crate::shard::resolve(
         args.shard.shard,
         args.shard.coordinator.as_deref(),
@@ -203,6 +238,11 @@ fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
         |name| std::env::var(name).ok(),
     )
     .map_err(CliError::Usage)?;
+    if race_id.is_some() && shard.is_some() {
+        return Err(CliError::Usage(
+            "--race-id is not taken by a sharded race: its shards agree on one id at the rendezvous (race whole, or without it)".into(),
+        ));
+    }
     if args.keep_samples.is_some() && shard.is_some() {
         return Err(CliError::Usage(
             "--keep-samples is not run in a sharded race: the merged race has no per-request samples to keep (race whole, or without it)".into(),
@@ -210,8 +250,8 @@ fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
     }
     Ok(RaceRequest {
         track: track_request(&args.track, home)?,
-        backend: args.backend,
-        target_hosts: args.target_hosts.clone(),
+        backend,
+        target_hosts,
         client_options,
         on_error: args.on_error,
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
@@ -226,6 +266,7 @@ fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
         engine_storage: args.engine_storage,
         keep_samples: args.keep_samples.map(|n| n as usize),
         shard,
+        race_id,
         live: None,
     })
 }

@@ -3,10 +3,12 @@
 //! blocks become one step of several leaves. The graph is the only thing the driver runs.
 
 mod estimate;
+mod filter;
 mod rate;
 mod render;
 
 pub use estimate::{leaf_duration, step_duration};
+pub use filter::{TaskFilter, TaskSelection};
 pub use render::render_text;
 
 use crate::ops::{self, OpSpec};
@@ -29,8 +31,8 @@ const TEST_MODE_RAMP_UP: Duration = Duration::from_millis(200);
 #[derive(Debug, Clone, Default)]
 pub struct PlanOptions {
     pub test_mode: bool,
-    /// Only tasks whose name (or operation name, or operation type) is listed.
-    pub include_tasks: Option<Vec<String>>,
+    /// The tasks that run (`--include-tasks`, `--exclude-tasks`).
+    pub tasks: TaskSelection,
 }
 
 #[derive(Debug, Serialize)]
@@ -325,10 +327,10 @@ fn build_unlocated(
         }
     }
     if b.steps.iter().all(|s| matches!(s, Step::Reset { .. })) {
-        let what = match &opts.include_tasks {
-            Some(list) => format!("--include-tasks {} matches no task", list.join(",")),
-            None => "the challenge has no tasks".into(),
-        };
+        let what = opts
+            .tasks
+            .describe()
+            .unwrap_or_else(|| "the challenge has no tasks".into());
         return Err(TrackError::new(
             TrackErrorKind::Invalid,
             &track.file,
@@ -457,12 +459,7 @@ fn expand(task: &TaskSpec) -> Vec<Point> {
 
 impl Builder<'_> {
     fn included(&self, t: &TaskSpec) -> bool {
-        match &self.opts.include_tasks {
-            None => true,
-            Some(list) => list
-                .iter()
-                .any(|n| *n == t.name || *n == t.operation.name || *n == t.operation.kind),
-        }
+        self.opts.tasks.keeps(t)
     }
 
     fn spec(

@@ -151,7 +151,7 @@ fn test_mode_shrinks_work() {
         &t.challenges[0],
         &PlanOptions {
             test_mode: true,
-            include_tasks: None,
+            tasks: TaskSelection::All,
         },
     )
     .unwrap();
@@ -201,7 +201,7 @@ fn fraction_warmup_splits_iterations_and_include_tasks_filters() {
         &t.challenges[0],
         &PlanOptions {
             test_mode: false,
-            include_tasks: Some(vec!["s".into()]),
+            tasks: TaskSelection::Include(vec![TaskFilter::Name("s".into())]),
         },
     )
     .unwrap();
@@ -218,7 +218,7 @@ fn fraction_warmup_splits_iterations_and_include_tasks_filters() {
         &t.challenges[0],
         &PlanOptions {
             test_mode: false,
-            include_tasks: Some(vec!["zzz".into()]),
+            tasks: TaskSelection::Include(vec![TaskFilter::Name("zzz".into())]),
         },
     )
     .unwrap_err();

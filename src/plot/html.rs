@@ -36,7 +36,12 @@ pub fn report_html(summary: &Summary, comparison: Option<&Comparison>, plots: &[
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>Race {id}</title><link rel=\"icon\" href=\"data:,\">\n<style>{STYLE}</style></head><body>\n",
         id = esc(&r.race_id)
     );
-    let _ = writeln!(out, "<h1>Race {}</h1>", esc(&r.race_id));
+    let _ = writeln!(
+        out,
+        "<h1>Race {}: {}</h1>",
+        esc(&r.race_id),
+        esc(&r.backend.system())
+    );
     let _ = writeln!(
         out,
         "<p class=\"meta\">track <b>{}</b> · challenge <b>{}</b> · backend <b>{}</b> · status <b>{:?}</b>{} · started {} · host {} ({} cpus)</p>",

@@ -69,7 +69,7 @@ pub(super) async fn start<B: Backend>(
                 vec![format!("http://{addr}")]
             }
             None if opts.backend == BackendKind::Elasticsearch => {
-                hosts_of(&opts.target_hosts, &opts.client_options)
+                hosts_of(&opts.target_hosts, &opts.client_options)?
             }
             None => {
                 return Err(RaceError::Unsupported(format!(
@@ -156,35 +156,44 @@ async fn loopback(
 }
 
 /// The race's hosts as URLs the Python client takes (`use_ssl` or a `https://` host: TLS).
-fn hosts_of(hosts: &[String], options: &ClientOptions) -> Vec<String> {
-    let tls = options.peek("use_ssl") == Some("true") || options.peek("tls") == Some("true");
-    let hosts: Vec<&str> = if hosts.is_empty() {
-        vec!["127.0.0.1:9200"]
-    } else {
-        hosts.iter().map(String::as_str).collect()
-    };
-    hosts
-        .iter()
-        .map(|h| match h.contains("://") {
-            true => h.to_string(),
-            false if tls => format!("https://{h}"),
-            false => format!("http://{h}"),
-        })
-        .collect()
+fn hosts_of(hosts: &[String], options: &ClientOptions) -> Result<Vec<String>, RaceError> {
+    let tls = matches!(options.peek("use_ssl"), Some(v) if v.eq_ignore_ascii_case("true"));
+    crate::backend::elasticsearch::host_urls(hosts, tls).map_err(RaceError::Unsupported)
 }
 
-/// Rally's client options for the Python client: the race's own, and its credentials (from
-/// the environment or the credentials file; they travel only down the worker's pipe).
+/// Rally's client options for the Python client: the race's own (Rally's names, or runner's
+/// older ones translated), and its credentials (from the options, the environment or the
+/// credentials file; they travel only down the worker's pipe).
 fn client_options(options: &ClientOptions) -> Value {
     let mut out = Map::new();
-    if let Some(t) = options.peek("timeout").and_then(|t| t.parse::<f64>().ok()) {
-        out.insert("timeout".into(), json!(t));
+    let flag = |v: &str| v.eq_ignore_ascii_case("true");
+    match options.peek("timeout") {
+        Some("None") => {
+            out.insert("timeout".into(), Value::Null);
+        }
+        Some(t) => {
+            if let Ok(t) = t.parse::<f64>() {
+                out.insert("timeout".into(), json!(t));
+            }
+        }
+        None => {}
     }
-    if let Some(v) = options.peek("verify_certs") {
-        out.insert("verify_certs".into(), json!(v == "true"));
+    for key in ["use_ssl", "verify_certs"] {
+        if let Some(v) = options.peek(key) {
+            out.insert(key.into(), json!(flag(v)));
+        }
     }
-    if let Some(ca) = options.peek("tls_ca_file") {
-        out.insert("ca_certs".into(), json!(ca));
+    if let Some(v) = options.peek("http_compress").or(options.peek("compression")) {
+        out.insert("http_compress".into(), json!(flag(v)));
+    }
+    for (rally, ours) in [
+        ("ca_certs", "tls_ca_file"),
+        ("client_cert", "tls_cert_file"),
+        ("client_key", "tls_key_file"),
+    ] {
+        if let Some(v) = options.peek(rally).or(options.peek(ours)) {
+            out.insert(rally.into(), json!(v));
+        }
     }
     let secret = |k: &str| options.credentials.get(k);
     if let Some(key) = secret("RUNNER_ES_API_KEY") {

@@ -12,6 +12,7 @@ mod inline;
 mod jinja;
 mod python;
 mod registry;
+pub mod repository;
 
 pub use convert::python::drawn_operation;
 pub use convert::{test_mode_file, OnUnsupported};
@@ -253,8 +254,7 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
         file,
         &dir,
         data_dir.as_deref(),
-        opts.test_mode,
-        opts.corpora_may_be_missing,
+        opts,
     )?;
     let track = serde_json::to_string_pretty(&converted.track)
         .map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
@@ -366,9 +366,9 @@ fn fetch_and_check_corpora(
     file: &Path,
     dir: &Path,
     data_dir: Option<&Path>,
-    test_mode: bool,
-    may_be_missing: bool,
+    opts: &crate::track::LoadOptions,
 ) -> Result<Vec<String>, TrackError> {
+    let (test_mode, may_be_missing) = (opts.test_mode, opts.corpora_may_be_missing);
     let mut missing = Vec::new();
     for (i, corpus) in rally["corpora"]
         .as_array()
@@ -393,10 +393,17 @@ fn fetch_and_check_corpora(
             let local = crate::files::resolve_inside(dir, source)
                 .ok_or_else(|| err(format!("`{source}` is outside the track directory")))?;
             let cached = data_dir.map(|d| d.join(source));
+            let from_rally = || {
+                let corpus_name = corpus["name"].as_str()?;
+                let kept = repository::corpus_file(corpus_name, source)?;
+                link_rallys_corpus(&kept, data_dir?, source)
+            };
             let found = if local.is_file() {
                 local
             } else if let Some(c) = cached.filter(|c| c.is_file()) {
                 c
+            } else if let Some(kept) = from_rally() {
+                kept
             } else {
                 let Some(base) = d["base-url"]
                     .as_str()
@@ -411,6 +418,14 @@ fn fetch_and_check_corpora(
                     continue;
                 };
                 let url = format!("{}/{source}", base.trim_end_matches('/'));
+                if opts.offline {
+                    let m = format!("`{source}` is not on disk and --offline forbids downloading it from {url}; put it in {} (or where esrally keeps corpora)", target.parent().unwrap_or(&target).display());
+                    if may_be_missing {
+                        missing.push(format!("{path}: {m}"));
+                        continue;
+                    }
+                    return Err(err(m));
+                }
                 match download::fetch(&url, &target) {
                     Ok(()) => target,
                     Err(m) if may_be_missing => {
@@ -439,6 +454,31 @@ fn fetch_and_check_corpora(
         }
     }
     Ok(missing)
+}
+
+/// A corpus file esrally downloaded, linked into runner's data folder of the track (a hard
+/// link, else a symbolic one: nothing is copied or downloaded again), with its unpacked file
+/// if esrally kept it too.
+fn link_rallys_corpus(kept: &Path, data_dir: &Path, source: &str) -> Option<PathBuf> {
+    let target = crate::files::resolve_inside(data_dir, source)?;
+    std::fs::create_dir_all(target.parent()?).ok()?;
+    let link = |from: &Path, to: &Path| {
+        if !to.exists() {
+            let _ = std::fs::remove_file(to);
+            if std::fs::hard_link(from, to).is_err() {
+                let _ = std::os::unix::fs::symlink(from, to);
+            }
+        }
+    };
+    link(kept, &target);
+    let unpacked = python::unpacked_name(source);
+    if let (Some(kept_dir), Some(our)) = (kept.parent(), target.parent()) {
+        let kept_plain = kept_dir.join(&unpacked);
+        if unpacked != source && kept_plain.is_file() {
+            link(&kept_plain, &our.join(&unpacked));
+        }
+    }
+    target.is_file().then_some(target)
 }
 
 /// Every variable any template of the track refers to: `track.json` and each `.json` file

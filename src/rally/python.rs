@@ -178,7 +178,7 @@ fn unpack_corpora(
     Ok(())
 }
 
-fn unpacked_name(name: &str) -> String {
+pub(crate) fn unpacked_name(name: &str) -> String {
     [".bz2", ".gz", ".zst"]
         .iter()
         .find_map(|ext| name.strip_suffix(ext))

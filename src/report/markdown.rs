@@ -11,7 +11,7 @@ impl Render<Summary<'_>> for Markdown {
     fn render(&self, s: &Summary) -> String {
         let r = s.race;
         let mut out = String::new();
-        let _ = writeln!(out, "# Race {}\n", r.race_id);
+        let _ = writeln!(out, "# Race {}: {}\n", r.race_id, r.backend.system());
         let _ = writeln!(
             out,
             "track **{}** · challenge **{}** · backend **{}** · status **{}**{}",

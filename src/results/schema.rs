@@ -218,6 +218,28 @@ pub struct BackendRecord {
     pub details: Map<String, Value>,
 }
 
+impl BackendRecord {
+    /// The system raced, in a phrase: what it is, its version, where it is.
+    pub fn system(&self) -> String {
+        let hosts: Vec<&str> = self
+            .details
+            .get("hosts")
+            .and_then(Value::as_array)
+            .map(|h| h.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        // Elasticsearch's version names its distribution (`opensearch 2.19.0`); Redis's not.
+        let what = match self.kind.as_str() {
+            "embedded" => return format!("the embedded engine inside runner ({})", self.version),
+            "redis" => format!("redis {}", self.version),
+            _ => self.version.clone(),
+        };
+        match hosts.is_empty() {
+            true => what,
+            false => format!("{what} at {}", hosts.join(", ")),
+        }
+    }
+}
+
 impl From<&crate::backend::BackendInfo> for BackendRecord {
     fn from(b: &crate::backend::BackendInfo) -> BackendRecord {
         BackendRecord {

@@ -38,6 +38,8 @@ pub enum StoreError {
         "a race id cannot be empty: give an id, a unique prefix of one, `latest` or `latest~N`"
     )]
     EmptyId,
+    #[error("--race-id `{id}`: {why}")]
+    BadNewId { id: String, why: String },
 }
 
 /// A new race's id: its UTC start time, then a random suffix.
@@ -47,6 +49,12 @@ pub fn new_race_id() -> String {
     // Microseconds keep ids in start order even for races started in the same second, so that
     // sorting ids sorts races (and `latest` is the newest).
     format!("{}-{suffix:04x}", now.format("%Y%m%dT%H%M%S%.6fZ"))
+}
+
+/// `20261207T192150...`: an id runner drew, which sorts by start time as it is.
+fn starts_with_time(id: &str) -> bool {
+    let b = id.as_bytes();
+    b.len() >= 15 && b[..8].iter().all(u8::is_ascii_digit) && b[8] == b'T' && b[9..15].iter().all(u8::is_ascii_digit)
 }
 
 pub struct RaceStore {
@@ -341,18 +349,63 @@ impl RaceStore {
         fs::remove_dir_all(&dir).map_err(|source| StoreError::Write { path: dir, source })
     }
 
-    /// Race ids, newest first (ids start with their UTC start time).
+    /// Race ids, newest first. runner's ids start with their UTC start time; an id the user
+    /// gave (`--race-id`) is placed by the start time its record holds.
     pub fn ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = fs::read_dir(&self.root)
+        let mut ids: Vec<(String, String)> = fs::read_dir(&self.root)
             .into_iter()
             .flatten()
             .flatten()
             .filter(|e| e.path().join("race.json").is_file())
             .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .map(|id| (self.order_key(&id), id))
             .collect();
         ids.sort();
         ids.reverse();
-        ids
+        ids.into_iter().map(|(_, id)| id).collect()
+    }
+
+    /// What sorts races in start order: runner's ids as they are; another id by its record's
+    /// `started_at` in the same form (unreadable: first of all).
+    fn order_key(&self, id: &str) -> String {
+        if starts_with_time(id) {
+            return id.to_string();
+        }
+        #[derive(serde::Deserialize)]
+        struct Started {
+            started_at: String,
+        }
+        let started = fs::read(self.race_dir(id).join("race.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Started>(&b).ok())
+            .and_then(|s| chrono::DateTime::parse_from_rfc3339(&s.started_at).ok());
+        match started {
+            Some(t) => format!(
+                "{}-{id}",
+                t.with_timezone(&chrono::Utc).format("%Y%m%dT%H%M%S%.6fZ")
+            ),
+            None => format!("0-{id}"),
+        }
+    }
+
+    /// A race id the user chose: a directory name (letters, digits, `.`, `_`, `-`) that no
+    /// stored race has, and that `latest` or a time prefix cannot be mistaken for.
+    pub fn check_new_id(&self, id: &str) -> Result<String, StoreError> {
+        let bad = |why: &str| StoreError::BadNewId {
+            id: id.to_string(),
+            why: why.to_string(),
+        };
+        let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+        if id.is_empty() || id.len() > 128 || !id.chars().all(allowed) || id.starts_with('.') {
+            return Err(bad("an id is 1 to 128 letters, digits, `.`, `_` or `-`, not starting with `.`"));
+        }
+        if id.starts_with("latest") {
+            return Err(bad("`latest` names the newest race; choose another id"));
+        }
+        if self.race_dir(id).exists() {
+            return Err(bad("a stored race has this id (see `runner list races`)"));
+        }
+        Ok(id.to_string())
     }
 
     /// Resolves a full id, a unique prefix, `latest` or `latest~N`.

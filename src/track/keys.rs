@@ -42,6 +42,8 @@ pub enum Parser {
     Params,
     /// `metric: condition` pairs.
     Thresholds,
+    /// A string or a list of strings.
+    Tags,
 }
 
 /// One key of a task.
@@ -165,6 +167,13 @@ pub static TASK_KEYS: &[TaskKey] = &[
         sweepable: false,
         schema: r##"{"type": "boolean", "description": "false: the task runs and is stored, but is left out of reports, plots and comparisons (Rally's key; Rally's administrative operations default to false)."}"##,
         about: "false: run and stored, left out of reports",
+    },
+    TaskKey {
+        name: "tags",
+        parser: Parser::Tags,
+        sweepable: false,
+        schema: r##"{"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}], "description": "Labels of the task, for `--include-tasks tag:NAME` and `--exclude-tasks tag:NAME` (Rally's key)."}"##,
+        about: "labels for `--include-tasks tag:NAME` and `--exclude-tasks tag:NAME`",
     },
     TaskKey {
         name: "ramp-up-time-period",
@@ -319,6 +328,10 @@ mod tests {
                 }
                 Parser::Flag => {
                     assert_eq!(fragment["type"], "boolean", "`{}`", key.name);
+                    continue;
+                }
+                Parser::Tags => {
+                    assert!(fragment.get("oneOf").is_some(), "`{}`", key.name);
                     continue;
                 }
                 Parser::Params | Parser::Thresholds => {

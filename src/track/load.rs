@@ -74,6 +74,8 @@ pub struct LoadOptions {
     /// Rally tracks and OSB workloads: the template variable `distribution_version` (the
     /// version their `{% if %}`s compare), which they otherwise default themselves.
     pub distribution_version: Option<String>,
+    /// Rally tracks: never download a corpus (`--offline`); one not on disk is an error.
+    pub offline: bool,
 }
 
 /// The file of a track given as a directory (its `track.yaml`) or as a file.

@@ -117,6 +117,8 @@ pub struct TaskSpec {
     pub ignore_response_errors: bool,
     /// Shown in reports and comparisons (`include-in-reporting`, default true).
     pub reported: bool,
+    /// Labels the task filters select by (`tags`).
+    pub tags: Vec<String>,
     /// Pass/fail criteria on the task's merged results.
     pub thresholds: Vec<crate::thresholds::Threshold>,
     /// Client i of n starts i/n of this after the first (`ramp-up-time-period`).

@@ -131,6 +131,9 @@ pub struct RawScheduleItem {
     /// `false`: the task runs and is stored but left out of reports and comparisons.
     #[serde(default)]
     pub include_in_reporting: Option<bool>,
+    /// Labels for `--include-tasks tag:NAME` (Rally's key): a string or a list of strings.
+    #[serde(default)]
+    pub tags: Option<Value>,
     /// `non-fatal`: under `--on-error abort`, error responses do not stop the race (Rally's key).
     #[serde(default)]
     pub ignore_response_error_level: Option<String>,

@@ -243,6 +243,7 @@ pub(super) fn resolve_task(
         warmup_trials: t.warmup_trials.unwrap_or(0),
         ignore_response_errors: t.ignore_response_error_level.as_deref() == Some("non-fatal"),
         reported: t.include_in_reporting.unwrap_or(true),
+        tags: tags(&t.tags, r, path)?,
         ramp_up,
         capacity,
         ramp,
@@ -250,6 +251,20 @@ pub(super) fn resolve_task(
         params: t.params.clone(),
         operation,
     })
+}
+
+/// `tags`: a string, or a list of strings.
+fn tags(v: &Option<Value>, r: &Resolver, path: &str) -> Result<Vec<String>, TrackError> {
+    let bad = || r.err(TrackErrorKind::Invalid, &format!("{path}/tags"), "tags are a string or a list of strings");
+    match v {
+        None => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(vec![s.clone()]),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string).ok_or_else(bad))
+            .collect(),
+        Some(_) => Err(bad()),
+    }
 }
 
 /// A list in `params` sweeps only where the operation type allows it, and is never empty.

@@ -47,11 +47,12 @@ pub struct Settings {
     next_client: AtomicUsize,
 }
 
-fn parse_host(h: &str) -> Result<Url, String> {
-    let with_scheme = if h.contains("://") {
-        h.to_string()
-    } else {
-        format!("http://{h}")
+/// A host as a URL: `http://` unless it names its scheme, or Rally's `use_ssl` is on.
+fn parse_host(h: &str, use_ssl: bool) -> Result<Url, String> {
+    let with_scheme = match (h.contains("://"), use_ssl) {
+        (true, _) => h.to_string(),
+        (false, true) => format!("https://{h}"),
+        (false, false) => format!("http://{h}"),
     };
     let shown = super::masked_host(h);
     let mut url = Url::parse(&with_scheme).map_err(|e| {
@@ -76,6 +77,70 @@ fn parse_host(h: &str) -> Result<Url, String> {
     Ok(url)
 }
 
+/// TLS as Rally's client options set it (`verify_certs`, `ca_certs`, `client_cert`,
+/// `client_key`), or runner's older names for the same (`tls_ca_file`, ...).
+fn tls_options(options: &mut ClientOptions) -> Result<TlsOptions, String> {
+    let tls = TlsOptions {
+        verify: options.bool("verify_certs")?.unwrap_or(true),
+        ca_file: options.either("ca_certs", "tls_ca_file")?.map(Into::into),
+        cert_file: options.either("client_cert", "tls_cert_file")?.map(Into::into),
+        key_file: options.either("client_key", "tls_key_file")?.map(Into::into),
+        server_name: None,
+    };
+    match (&tls.cert_file, &tls.key_file) {
+        (Some(_), None) => Err("client option `client_cert` is given without `client_key`; a client certificate needs both".into()),
+        (None, Some(_)) => Err("client option `client_key` is given without `client_cert`; a client certificate needs both".into()),
+        _ => Ok(tls),
+    }
+}
+
+/// `http_compress` (Rally), `compressed` (Rally's deprecated name) or `compression` (ours).
+fn compression(options: &mut ClientOptions) -> Result<bool, String> {
+    let deprecated = options.bool("compressed")?;
+    if deprecated.is_some() {
+        eprintln!("note: client option `compressed` is deprecated (as in Rally); use `http_compress`");
+    }
+    let given = match (options.bool("http_compress")?, options.bool("compression")?) {
+        (Some(_), Some(_)) => {
+            return Err("client options `http_compress` and `compression` name the same setting; give one".into())
+        }
+        (a, b) => a.or(b),
+    };
+    Ok(given.or(deprecated).unwrap_or(false))
+}
+
+/// Rally's own client options: those that change nothing here are read (and their values
+/// checked); those runner cannot do are refused, saying what to use instead.
+fn rally_options_without_effect(options: &mut ClientOptions) -> Result<(), String> {
+    // Each of Rally's clients has its own pool of at least 256 connections and uses one at a
+    // time; runner's clients hold one connection each, the same.
+    options.count("max_connections")?;
+    // aiohttp's cleanup of half-closed TLS connections; hyper closes its connections itself.
+    options.bool("enable_cleanup_closed")?;
+    // A warning of the Python client; runner prints none.
+    options.bool("ssl_show_warn")?;
+    if options.string("static_responses").is_some() {
+        return Err("client option `static_responses` is not run: runner's client always sends its requests; race `runner serve --stub` (answers _search and _bulk without work) to measure the driver alone".into());
+    }
+    if options.bool("create_api_key_per_client")? == Some(true) {
+        return Err("client option `create_api_key_per_client` is not run: runner does not create API keys; give one key (api_key, or RUNNER_ES_API_KEY) that every client uses".into());
+    }
+    Ok(())
+}
+
+/// The hosts a Rally user names and the Python client takes; the Rust client parses the same.
+pub fn host_urls(hosts: &[String], use_ssl: bool) -> Result<Vec<String>, String> {
+    let hosts = if hosts.is_empty() {
+        vec![DEFAULT_HOST.to_string()]
+    } else {
+        hosts.to_vec()
+    };
+    hosts
+        .iter()
+        .map(|h| parse_host(h, use_ssl).map(|u| u.as_str().trim_end_matches('/').to_string()))
+        .collect()
+}
+
 fn basic_auth(user: &str, password: &str) -> String {
     use base64::Engine as _;
     format!(
@@ -85,8 +150,10 @@ fn basic_auth(user: &str, password: &str) -> String {
 }
 
 impl Settings {
-    /// Hosts and client options; credentials from the environment.
+    /// Hosts and client options (Rally's names, or runner's older ones); credentials from the
+    /// options, the environment or the credentials file.
     pub fn new(hosts: Vec<String>, mut options: ClientOptions) -> Result<Settings, String> {
+        let use_ssl = options.bool("use_ssl")?.unwrap_or(false);
         let hosts = if hosts.is_empty() {
             vec![DEFAULT_HOST.to_string()]
         } else {
@@ -94,17 +161,17 @@ impl Settings {
         };
         let hosts = hosts
             .iter()
-            .map(|h| parse_host(h))
+            .map(|h| parse_host(h, use_ssl))
             .collect::<Result<Vec<_>, _>>()?;
-        let tls = TlsOptions {
-            verify: options.bool("verify_certs")?.unwrap_or(true),
-            ca_file: options.string("tls_ca_file").map(Into::into),
-            cert_file: options.string("tls_cert_file").map(Into::into),
-            key_file: options.string("tls_key_file").map(Into::into),
-            server_name: None,
+        let tls = tls_options(&mut options)?;
+        // Rally's `timeout:None` is no limit; a year stands for it (a deadline must exist).
+        let timeout = match options.secs_or_none("timeout")? {
+            None => Duration::from_secs(60),
+            Some(Some(d)) => d,
+            Some(None) => Duration::from_secs(365 * 86_400),
         };
-        let timeout = options.secs("timeout")?.unwrap_or(Duration::from_secs(60));
-        let gzip = options.bool("compression")?.unwrap_or(false);
+        let gzip = compression(&mut options)?;
+        rally_options_without_effect(&mut options)?;
         options.finish("elasticsearch")?;
         let mut tls_config = (*crate::backend::tls::client_config(&tls)?).clone();
         tls_config.alpn_protocols = vec![b"http/1.1".to_vec()];
@@ -349,27 +416,27 @@ mod tests {
     #[test]
     fn hosts_get_a_scheme_port_and_trailing_slash_and_refuse_credentials() {
         assert_eq!(
-            parse_host("localhost").unwrap().as_str(),
+            parse_host("localhost", false).unwrap().as_str(),
             "http://localhost:9200/"
         );
         assert_eq!(
-            parse_host("https://es.example:443/proxy").unwrap().as_str(),
+            parse_host("https://es.example:443/proxy", false).unwrap().as_str(),
             "https://es.example/proxy/"
         );
-        assert!(parse_host("http://elastic:secret@h:9200")
+        assert!(parse_host("http://elastic:secret@h:9200", false)
             .unwrap_err()
             .contains("RUNNER_ES_USERNAME"));
-        assert!(!parse_host("http://elastic:secret@h:9200")
+        assert!(!parse_host("http://elastic:secret@h:9200", false)
             .unwrap_err()
             .contains("secret"));
-        assert!(parse_host("ftp://h").is_err());
+        assert!(parse_host("ftp://h", false).is_err());
         // Unparsable, with a password in it: the message shows the host, never the password.
         for bad in [
             "http://elastic:s3cret@[bad",
             "ftp://u:s3cret@h",
             "u:s3cret@h:notaport",
         ] {
-            let e = parse_host(bad).unwrap_err();
+            let e = parse_host(bad, false).unwrap_err();
             assert!(!e.contains("s3cret") && e.contains("***@"), "{bad}: {e}");
         }
     }

@@ -15,7 +15,8 @@ def _options(options, kind):
     if user is not None:
         out["basic_auth" if kind == "elasticsearch" else "http_auth"] = (user, password or "")
     if "timeout" in opts:
-        t = float(opts.pop("timeout"))
+        t = opts.pop("timeout")
+        t = None if t is None else float(t)
         out["request_timeout" if kind == "elasticsearch" else "timeout"] = t
     for key in ("verify_certs", "ca_certs", "client_cert", "client_key", "api_key", "headers"):
         if key in opts:

@@ -324,6 +324,10 @@ pub(super) fn self_task(
     if !python_paced {
         rates(c, map, path, ops, op_value.as_ref(), &mut out)?;
     }
+    // Rally's task tags, for `--include-tasks tag:NAME`.
+    if let Some(tags) = map.get("tags").filter(|t| t.is_string() || t.is_array()) {
+        out.insert("tags".into(), tags.clone());
+    }
     if let Some(level) = map
         .get("ignore-response-error-level")
         .and_then(Value::as_str)
