@@ -68,6 +68,7 @@ pub struct TrackArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ReportArgs {
+    /// The report printed on stdout (as esrally's --report-format, with JSON too).
     #[arg(long, value_enum, default_value = "markdown")]
     pub report_format: ReportFormat,
     /// Also write the report to this file.
@@ -246,4 +247,20 @@ pub(crate) fn parse_positive_duration(text: &str) -> Result<std::time::Duration,
         return Err(format!("`{text}` must be longer than zero"));
     }
     Ok(d)
+}
+
+/// `--since`: a day (YYYY-MM-DD, from its midnight UTC) or an RFC 3339 instant.
+pub(crate) fn parse_since(text: &str) -> Result<chrono::DateTime<chrono::Utc>, CliError> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(t.with_timezone(&chrono::Utc));
+    }
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc())
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "--since `{text}`: expected YYYY-MM-DD or an RFC 3339 instant"
+            ))
+        })
 }

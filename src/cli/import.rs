@@ -14,12 +14,14 @@ pub struct ImportArgs {
     /// RUNNER_ES_USERNAME/RUNNER_ES_PASSWORD or RUNNER_ES_API_KEY).
     #[arg(long, value_name = "URL")]
     from: String,
-    #[arg(long)]
+    /// Only races of this track.
+    #[arg(long, value_name = "NAME")]
     track: Option<String>,
-    #[arg(long)]
+    /// Only races of this challenge (OSB: test procedure).
+    #[arg(long, value_name = "NAME")]
     challenge: Option<String>,
-    /// Only races on or after this day (YYYY-MM-DD).
-    #[arg(long, value_name = "DAY")]
+    /// Only races started on or after this day (YYYY-MM-DD) or instant (RFC 3339).
+    #[arg(long, value_name = "WHEN")]
     since: Option<String>,
     /// TLS and timeout options, as for races (`verify_certs:false,timeout:30`).
     #[arg(long, value_name = "OPTIONS", default_value = "")]
@@ -27,15 +29,13 @@ pub struct ImportArgs {
 }
 
 pub fn run(args: ImportArgs, home: &Path) -> Result<u8, CliError> {
-    let since = match &args.since {
-        Some(day) => Some(
-            chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
-                .map_err(|_| CliError::Usage(format!("--since `{day}`: expected YYYY-MM-DD")))?
-                .format("%Y%m%dT000000Z")
-                .to_string(),
-        ),
-        None => None,
-    };
+    // Rally's race timestamps: `20260101T120000Z`.
+    let since = args
+        .since
+        .as_deref()
+        .map(super::common::parse_since)
+        .transpose()?
+        .map(|t| t.format("%Y%m%dT%H%M%SZ").to_string());
     let filter = ImportFilter {
         track: args.track.clone(),
         challenge: args.challenge.clone(),

@@ -23,7 +23,9 @@ pub struct K8sJobArgs {
     /// The Job's (and Service's) name.
     #[arg(long, default_value = "runner-race")]
     pub name: String,
-    #[arg(long)]
+    /// The Kubernetes namespace of the Job, Service and ConfigMap (default: none written, the
+    /// one kubectl applies them in).
+    #[arg(long, value_name = "NAME")]
     pub namespace: Option<String>,
     /// Shard 0's rendezvous port.
     #[arg(long, default_value_t = crate::shard::DEFAULT_PORT)]

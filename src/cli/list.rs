@@ -10,6 +10,7 @@ use std::path::Path;
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    /// What to list: the built-in tracks, or the stored races (newest first).
     #[arg(value_enum)]
     what: ListWhat,
     #[command(flatten)]
@@ -18,21 +19,26 @@ pub struct ListArgs {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ListWhat {
+    /// The built-in tracks.
     Tracks,
+    /// The stored races.
     Races,
 }
 
 /// Filters of `list races`.
 #[derive(Debug, Args, Clone, Default)]
 pub struct RaceFilter {
-    #[arg(long)]
+    /// Only races of this track (its name).
+    #[arg(long, value_name = "NAME")]
     pub track: Option<String>,
-    #[arg(long)]
+    /// Only races of this challenge.
+    #[arg(long, value_name = "NAME")]
     pub challenge: Option<String>,
-    #[arg(long)]
+    /// Only races against this backend (embedded, redis, elasticsearch).
+    #[arg(long, value_name = "KIND")]
     pub backend: Option<String>,
-    /// `key:value`; repeatable, all must match.
-    #[arg(long = "user-tag", value_name = "KEY:VALUE")]
+    /// Only races with these tags, `key:value,...`; repeatable, all must match.
+    #[arg(long = "user-tags", visible_alias = "user-tag", value_name = "KEY:VALUE", value_delimiter = ',')]
     pub user_tags: Vec<String>,
 }
 

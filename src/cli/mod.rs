@@ -13,6 +13,7 @@ mod merge;
 mod plan;
 mod plot;
 mod race;
+mod reference;
 mod render_track;
 mod report;
 mod serve;

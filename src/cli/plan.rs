@@ -9,20 +9,23 @@ use std::path::Path;
 pub struct PlanArgs {
     #[command(flatten)]
     pub track: TrackArgs,
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: PlanFormat,
+    /// The plan as text, or as JSON (its task graph, as the driver receives it).
+    #[arg(long, value_enum, default_value = "text", alias = "format")]
+    pub report_format: PlanFormat,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum PlanFormat {
+    /// Steps and their tasks, one per line.
     Text,
+    /// The task graph.
     Json,
 }
 
 pub fn run(args: PlanArgs, home: &Path) -> Result<u8, CliError> {
     let request = track_request(&args.track, home)?;
     let plan = request.plan(&load_track(&request)?)?;
-    match args.format {
+    match args.report_format {
         PlanFormat::Text => out(&crate::plan::render_text(&plan)),
         PlanFormat::Json => out(&format!(
             "{}\n",

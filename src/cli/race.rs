@@ -42,6 +42,8 @@ pub struct RaceArgs {
     /// RUNNER_ES_PASSWORD, RUNNER_ES_API_KEY (RUNNER_REDIS_*) or the credentials file.
     #[arg(long, value_name = "OPTIONS", default_value = "")]
     pub client_options: String,
+    /// What an error response does: counted and reported (continue, as esrally), or the race
+    /// stops at the first one, keeping what was measured (abort).
     #[arg(long, value_enum, default_value = "continue")]
     pub on_error: OnError,
     /// No progress bars.

@@ -113,7 +113,7 @@ pub(super) fn load_races(
     last: Option<usize>,
     home: &Path,
 ) -> Result<Vec<(crate::results::RaceRecord, crate::results::RaceHistograms)>, CliError> {
-    let since = since.map(parse_since).transpose()?;
+    let since = since.map(super::common::parse_since).transpose()?;
     let tags = parse_tags(&f.user_tags)?;
     let store = RaceStore::new(home);
     let mut races = Vec::new();
@@ -183,17 +183,3 @@ fn describe(f: &RaceFilter, since: Option<&String>) -> String {
     }
 }
 
-fn parse_since(text: &str) -> Result<chrono::DateTime<chrono::Utc>, CliError> {
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
-        return Ok(t.with_timezone(&chrono::Utc));
-    }
-    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
-        .ok()
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|t| t.and_utc())
-        .ok_or_else(|| {
-            CliError::Usage(format!(
-                "--since `{text}`: expected YYYY-MM-DD or an RFC 3339 instant"
-            ))
-        })
-}

@@ -8,22 +8,18 @@ use std::path::Path;
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Built-in track name, track directory or track file.
-    track: String,
-    #[arg(long, value_name = "PARAMS")]
-    track_params: Option<String>,
-    /// Rally tracks with a track.py: the Python interpreter that runs it (default: `python3`).
-    #[arg(long, value_name = "PATH")]
-    python: Option<std::path::PathBuf>,
+    /// A built-in track's name, a track directory or a track file (or --track, --track-path).
+    #[arg(value_name = "TRACK", conflicts_with_all = ["track", "track_path"])]
+    given: Option<String>,
+    #[command(flatten)]
+    track: TrackArgs,
 }
 
 pub fn run(args: ValidateArgs, home: &Path) -> Result<u8, CliError> {
-    let track_args = TrackArgs {
-        track: Some(args.track),
-        track_params: args.track_params,
-        python: args.python,
-        ..TrackArgs::default()
-    };
+    let mut track_args = args.track;
+    if let Some(given) = args.given {
+        track_args.track = Some(given);
+    }
     let mut request = track_request(&track_args, home)?;
     let t = load_track(&request)?;
     for c in &t.challenges {

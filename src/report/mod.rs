@@ -20,8 +20,11 @@ use crate::results::{RaceHistograms, RaceRecord};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {
+    /// Tables for a terminal or a pull request.
     Markdown,
+    /// One row per task and metric (esrally's csv).
     Csv,
+    /// Everything the tables show, for programs.
     Json,
 }
 

@@ -25,6 +25,7 @@ mod plot;
 mod python;
 mod race;
 mod rally;
+mod rally_cli;
 mod rally_rules;
 mod rally_table;
 mod redis;

@@ -134,7 +134,7 @@ fn plan_prints_the_graph_as_text_and_json() {
     assert!(text
         .contains("reset before index-append [bulk-size=500] trial 1: delete-index, create-index"));
     let json: Value =
-        serde_json::from_str(&env.ok(&["plan", "--track", "geonames", "--format", "json"]))
+        serde_json::from_str(&env.ok(&["plan", "--track", "geonames", "--report-format", "json"]))
             .unwrap();
     assert_eq!(json["results"].as_array().unwrap().len(), 8);
     let runs = json["steps"]

@@ -325,7 +325,7 @@ fn rally_semantics_are_translated_and_unsupported_tasks_fail_or_are_skipped() {
         path,
         "--on-unsupported",
         "skip",
-        "--format",
+        "--report-format",
         "json",
     ]);
     let plan: serde_json::Value = serde_json::from_str(&plan).unwrap();

@@ -1,0 +1,330 @@
+//! esrally's command line as a Rally user types it: hosts race the cluster they name, Rally's
+//! client options against a cluster that demands TLS and basic auth (runner serve behind
+//! nginx), esrally's task filters, race ids and tags, Rally's track repository and corpora
+//! where esrally keeps them, and the binary alone racing a built-in track.
+
+use crate::elasticsearch::{serve, Serve};
+use crate::redis::{free_port, wait_for_port};
+use crate::util::*;
+use std::path::Path;
+use std::process::{Child, Command, Output};
+
+const PASSWORD: &str = "s3cret-Rally-pass";
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// nginx in front of `runner serve`: TLS with the test CA's certificate and basic auth for
+/// `elastic`; killed when dropped.
+struct Nginx {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+    _serve: Serve,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn nginx(env: &Env, certs: &Path) -> Option<Nginx> {
+    if Command::new("nginx").arg("-v").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "CI must install nginx");
+        eprintln!("NOT CHECKED: nginx is not installed");
+        return None;
+    }
+    let served = serve(env, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    std::fs::write(dir.path().join("htpasswd"), format!("elastic:{{PLAIN}}{PASSWORD}\n")).unwrap();
+    let d = dir.path().display();
+    let conf = format!(
+        r#"daemon off;
+master_process off;
+worker_processes 1;
+pid {d}/nginx.pid;
+error_log {d}/error.log;
+events {{ worker_connections 256; }}
+http {{
+  access_log off;
+  client_body_temp_path {d}/body;
+  proxy_temp_path {d}/proxy;
+  fastcgi_temp_path {d}/fastcgi;
+  uwsgi_temp_path {d}/uwsgi;
+  scgi_temp_path {d}/scgi;
+  client_max_body_size 64m;
+  server {{
+    listen 127.0.0.1:{port} ssl;
+    ssl_certificate {cert};
+    ssl_certificate_key {key};
+    auth_basic "cluster";
+    auth_basic_user_file {d}/htpasswd;
+    location / {{
+      proxy_pass http://127.0.0.1:{upstream};
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Authorization "";
+    }}
+  }}
+}}
+"#,
+        cert = certs.join("server.pem").display(),
+        key = certs.join("server.key").display(),
+        upstream = served.port,
+    );
+    std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+    let child = Command::new("nginx")
+        .args(["-e", &format!("{d}/error.log"), "-p"])
+        .arg(dir.path())
+        .arg("-c")
+        .arg(dir.path().join("nginx.conf"))
+        .spawn()
+        .expect("nginx starts");
+    wait_for_port(port);
+    Some(Nginx {
+        child,
+        port,
+        _dir: dir,
+        _serve: served,
+    })
+}
+
+#[test]
+fn a_secured_cluster_as_the_readme_shows_it_and_a_wrong_password_refused() {
+    if Command::new("openssl").arg("version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "CI must install openssl");
+        return;
+    }
+    let certs = tempfile::tempdir().unwrap();
+    crate::redis_tls::make_certs(certs.path());
+    let env = Env::new();
+    let Some(proxy) = nginx(&env, certs.path()) else { return };
+    let ca = certs.path().join("ca.pem");
+    let hosts = format!("localhost:{}", proxy.port);
+    let race = |password: &str, options: String| {
+        env.command(&[
+            "race",
+            "--track",
+            "geonames",
+            "--test-mode",
+            "--quiet",
+            "--include-tasks",
+            "delete-index,create-index,index-append,refresh,search-sankt-georgen",
+            "--target-hosts",
+            &hosts,
+            "--client-options",
+            &options,
+        ])
+        .env("RUNNER_ES_USERNAME", "elastic")
+        .env("RUNNER_ES_PASSWORD", password)
+        .output()
+        .unwrap()
+    };
+    // The README's four lines: credentials in the environment, TLS in Rally's options.
+    let tls = format!("use_ssl:true,verify_certs:true,ca_certs:'{}'", ca.display());
+    let out = race(PASSWORD, tls.clone());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    let first = report.lines().next().unwrap_or_default();
+    assert!(
+        first.contains(&format!("at https://localhost:{}", proxy.port)) && !first.contains("embedded"),
+        "the first line names the system raced: {first}"
+    );
+    let record = env.only_race();
+    let search = &tasks(&record, "search-sankt-georgen")[0]["trials"][0];
+    assert_eq!((search["errors"].as_u64(), search["hits"].as_u64()), (Some(0), Some(20 * 17)), "{search}");
+    // Rally's own credential options work too, and never reach what is stored.
+    let out = race("", format!("{tls},basic_auth_user:'elastic',basic_auth_password:'{PASSWORD}'"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains(PASSWORD));
+    for dir in env.race_dirs() {
+        for f in std::fs::read_dir(&dir).unwrap().flatten() {
+            let text = String::from_utf8_lossy(&std::fs::read(f.path()).unwrap_or_default()).into_owned();
+            assert!(!text.contains(PASSWORD), "{} holds the password", f.path().display());
+        }
+    }
+    // A wrong password: refused before the race, saying so, and stored nowhere.
+    let wrong = "Wrong-Password-123";
+    let out = race(wrong, tls);
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.contains("401") && !e.contains(wrong), "{e}");
+    assert_eq!(env.race_dirs().len(), 2, "the refused race stored nothing");
+}
+
+#[test]
+fn hosts_race_the_cluster_and_contradictory_flags_exit_2() {
+    let env = Env::new();
+    // Hosts without --backend: the cluster there (none answers: exit 1), never the engine.
+    let port = free_port();
+    let out = env.run(&["race", "--track", "geonames", "--test-mode", "--quiet", "--target-hosts", &format!("127.0.0.1:{port}")]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("127.0.0.1:{port}")), "{}", stderr(&out));
+    assert!(env.race_dirs().is_empty());
+    for (args, says) in [
+        (vec!["--backend", "embedded", "--target-hosts", "es:9200"], "--backend embedded"),
+        (vec!["--pipeline", "from-distribution"], "never provisions"),
+        (vec!["--pipeline", "benchmark-only", "--backend", "embedded"], "drop one"),
+        (vec!["--target-hosts", "es:9200", "--client-options", "use_ssl:maybe"], "true or false, not `maybe`"),
+        (vec!["--target-hosts", "es:9200", "--client-options", "static_responses:'r.json'"], "runner serve --stub"),
+        (vec!["--target-hosts", "es:9200", "--client-options", "retry_on_timeout:true"], "no client option `retry_on_timeout`"),
+        (vec!["--target-hosts", r#"{"default": ["a:9200"], "remote": ["b:9200"]}"#], "`remote`"),
+        (vec!["--client-options", "timeout:5"], "the embedded backend has none"),
+        (vec!["--include-tasks", "kind:search"], "`kind:` is not a filter"),
+        (vec!["--race-id", "latest-one"], "`latest` names the newest race"),
+    ] {
+        let mut full = vec!["race", "--track", "geonames", "--test-mode", "--quiet"];
+        full.extend(args.iter().copied());
+        let out = env.run(&full);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}
+
+const TAGGED: &str = r#"
+name: tagged
+operations:
+  - {name: nap, type: sleep}
+challenges:
+  - name: c
+    schedule:
+      - {name: setup, operation: nap, iterations: 1, tags: [setup, admin]}
+      - {name: work, operation: nap, iterations: 3, tags: work}
+      - parallel:
+          tasks:
+            - {name: side, operation: nap, iterations: 2, tags: [work]}
+            - {name: other, operation: nap, iterations: 2}
+"#;
+
+#[test]
+fn task_filters_read_names_types_and_tags_as_esrally_does() {
+    let dir = track_dir(&[("track.yaml", TAGGED)]);
+    let track = dir.path().display().to_string();
+    let env = Env::new();
+    let planned = |filter: &[&str]| -> Vec<String> {
+        let mut args = vec!["plan", "--track-path", &track, "--report-format", "json"];
+        args.extend_from_slice(filter);
+        let plan: serde_json::Value = serde_json::from_str(&env.ok(&args)).unwrap();
+        let mut names: Vec<String> = plan["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["task"].as_str().unwrap().to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(planned(&["--include-tasks", "tag:work"]), ["side", "work"]);
+    assert_eq!(planned(&["--exclude-tasks", "tag:work,setup"]), ["other"]);
+    let out = env.run(&["plan", "--track-path", &track, "--exclude-tasks", "type:sleep"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--exclude-tasks type:sleep leaves no task"), "{}", stderr(&out));
+}
+
+#[test]
+fn race_ids_and_tags_as_esrally_sets_them() {
+    let dir = track_dir(&[("track.yaml", TAGGED)]);
+    let track = dir.path().display().to_string();
+    let env = Env::new();
+    env.ok(&["race", "--track-path", &track, "--quiet", "--race-id", "baseline-1", "--user-tags", "intention:baseline,ticket:12345", "--include-tasks", "setup"]);
+    let race = env.only_race();
+    assert_eq!(race["race_id"], "baseline-1");
+    assert_eq!(race["user_tags"]["ticket"], "12345");
+    assert_eq!(race["user_tags"]["intention"], "baseline");
+    assert!(env.ok(&["show", "baseline-1"]).contains("baseline-1"));
+    let out = env.run(&["race", "--track-path", &track, "--quiet", "--race-id", "baseline-1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("a stored race has this id"));
+    // A race after it is `latest`, whatever the ids' letters.
+    env.ok(&["race", "--track-path", &track, "--quiet", "--include-tasks", "setup"]);
+    let latest = env.ok(&["show", "latest", "--report-format", "json"]);
+    assert!(!latest.contains("\"baseline-1\""), "{latest}");
+    let before = env.ok(&["show", "latest~1", "--report-format", "json"]);
+    assert!(before.contains("\"baseline-1\""), "{before}");
+}
+
+#[test]
+fn the_binary_alone_races_a_built_in_track_from_an_empty_directory() {
+    let installed = tempfile::tempdir().unwrap();
+    let bin = installed.path().join("runner");
+    std::fs::copy(runner_bin(), &bin).unwrap();
+    let (cwd, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let run = |args: &[&str]| {
+        Command::new(&bin)
+            .args(args)
+            .current_dir(cwd.path())
+            .env_remove("RUNNER_TRACKS_DIR")
+            .env("RUNNER_HOME", home.path())
+            .output()
+            .unwrap()
+    };
+    let out = run(&["race", "--track", "geonames", "--test-mode", "--quiet", "--include-tasks", "delete-index,create-index,index-append,refresh,search-sankt-georgen"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = String::from_utf8_lossy(&run(&["list", "tracks"]).stdout).into_owned();
+    for name in ["bulk-indexer", "client-bench", "geonames", "kv-mix", "redis-kv"] {
+        assert!(listed.contains(name), "{listed}");
+    }
+    // Errors name no folder of the machine the binary was built on.
+    let out = run(&["race", "--track", "geonams"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(e.contains("did you mean `geonames`") && !e.contains(&repo().display().to_string()), "{e}");
+}
+
+const RALLY_TRACK: &str = r#"{
+  "version": 2,
+  "description": "A track of Rally's repository",
+  "indices": [{"name": "tiny"}],
+  "corpora": [{"name": "tiny-corpus", "base-url": "http://127.0.0.1:9/corpora",
+    "documents": [{"source-file": "docs.json", "document-count": 3}]}],
+  "schedule": [
+    {"operation": {"operation-type": "create-index"}},
+    {"operation": {"name": "index", "operation-type": "bulk", "bulk-size": 3}, "clients": 1}
+  ]
+}"#;
+
+#[test]
+fn a_track_and_its_corpus_found_where_esrally_keeps_them() {
+    let rally_home = tempfile::tempdir().unwrap();
+    let repo_dir = rally_home.path().join(".rally/benchmarks/tracks/default");
+    std::fs::create_dir_all(repo_dir.join("tiny")).unwrap();
+    std::fs::write(repo_dir.join("tiny/track.json"), RALLY_TRACK).unwrap();
+    let data = rally_home.path().join(".rally/benchmarks/data/tiny-corpus");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("docs.json"), "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n").unwrap();
+    let env = Env::new();
+    let race = |extra: &[&str]| {
+        let mut args = vec!["race", "--track", "tiny", "--quiet", "--offline"];
+        args.extend_from_slice(extra);
+        env.command(&args).env("RALLY_HOME", rally_home.path()).output().unwrap()
+    };
+    let out = race(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let race_record = env.only_race();
+    assert_eq!(tasks(&race_record, "index")[0]["trials"][0]["units"].as_u64(), Some(3));
+    // Offline, a corpus that is nowhere is an error naming --offline, not a download.
+    std::fs::remove_file(data.join("docs.json")).unwrap();
+    std::fs::remove_dir_all(env.home.path().join("data")).unwrap();
+    let out = race(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--offline"), "{}", stderr(&out));
+    // A revision of the repository: the committed track, not the files checked out.
+    std::fs::write(data.join("docs.json"), "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n").unwrap();
+    let git = |args: &[&str]| {
+        let o = Command::new("git").arg("-C").arg(&repo_dir).args(args).output().unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tiny"]);
+    std::fs::write(repo_dir.join("tiny/track.json"), "{ not json").unwrap();
+    let out = race(&["--track-revision", "HEAD"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = race(&["--track-revision", "no-such-branch"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no-such-branch"), "{}", stderr(&out));
+}
