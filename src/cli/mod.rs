@@ -13,6 +13,8 @@ mod merge;
 mod plan;
 mod plot;
 mod race;
+mod rally_flags;
+#[cfg(test)]
 mod reference;
 mod render_track;
 mod report;

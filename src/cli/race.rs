@@ -82,6 +82,8 @@ pub struct RaceArgs {
     #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
+    pub rally_only: super::rally_flags::RallyOnlyFlags,
+    #[command(flatten)]
     pub report: ReportArgs,
 }
 
@@ -203,6 +205,7 @@ fn show_report_until_stopped(
 }
 
 fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
+    args.rally_only.check()?;
     let (backend, target_hosts) = super::target::resolve(
         args.backend,
         args.target_hosts.as_deref(),

@@ -5,7 +5,7 @@ use super::common::{emit_report, parse_tags, ReportArgs};
 use super::list::RaceFilter;
 use super::{CliError, EXIT_GATE_FAILED};
 use crate::results::RaceStore;
-use crate::trend::{TrendMetric, TrendOptions};
+use crate::trend::{TrendError, TrendMetric, TrendOptions};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 
@@ -61,13 +61,22 @@ pub fn run(args: TrendArgs, home: &Path) -> Result<u8, CliError> {
         max_p: args.max_p,
         noise_threshold: args.noise_threshold / 100.0,
     };
-    let trend = crate::trend::trend(
+    let trend = match crate::trend::trend(
         &races,
         &metrics,
         &describe(&args.filter, args.since.as_ref()),
         opts,
-    )
-    .map_err(|e| CliError::Usage(e.to_string()))?;
+    ) {
+        Ok(t) => t,
+        // A CI gate's first runs have no history yet: nothing can have regressed.
+        Err(e @ (TrendError::NoRace(_) | TrendError::TooFew { .. }))
+            if args.fail_on.is_some() =>
+        {
+            eprintln!("--fail-on regression: nothing to judge yet ({e}); the gate passes");
+            return Ok(0);
+        }
+        Err(e) => return Err(CliError::Usage(e.to_string())),
+    };
     for w in &trend.warnings {
         eprintln!("warning: {w}");
     }

@@ -176,6 +176,8 @@ fn hosts_race_the_cluster_and_contradictory_flags_exit_2() {
         (vec!["--client-options", "timeout:5"], "the embedded backend has none"),
         (vec!["--include-tasks", "kind:search"], "`kind:` is not a filter"),
         (vec!["--race-id", "latest-one"], "`latest` names the newest race"),
+        (vec!["--car", "4gheap"], "never provisions"),
+        (vec!["--telemetry", "gc"], "_nodes/stats"),
     ] {
         let mut full = vec!["race", "--track", "geonames", "--test-mode", "--quiet"];
         full.extend(args.iter().copied());

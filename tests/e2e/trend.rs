@@ -174,6 +174,10 @@ fn too_few_races_or_none_are_clear_errors() {
     let out = env.run(&["trend", "--track", "nightly"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no stored race matches --track nightly"));
+    // A CI gate on a fresh runner: no history, nothing regressed, the gate passes, saying so.
+    let out = env.run(&["trend", "--track", "nightly", "--fail-on", "regression"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to judge yet"));
     let path = dir.path().to_str().unwrap();
     for _ in 0..2 {
         env.ok(&["race", "--track-path", path, "--quiet"]);
