@@ -460,7 +460,7 @@ fn a_cluster_wanting_credentials_names_the_variables_and_never_the_secret() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("check the credentials") && !stderr.contains("s3cr3t-pw"),
+        stderr.contains("refused the credentials") && !stderr.contains("s3cr3t-pw"),
         "{stderr}"
     );
 }

@@ -133,7 +133,7 @@ pub(super) async fn fetch_json(
     if let Some(kind) = status_error(status) {
         let hint = match (kind, auth) {
             (ErrorKind::Unauthorized, "none") => " (the cluster wants credentials: set RUNNER_ES_USERNAME and RUNNER_ES_PASSWORD, or RUNNER_ES_API_KEY)",
-            (ErrorKind::Unauthorized, _) => " (check the credentials in RUNNER_ES_USERNAME/RUNNER_ES_PASSWORD or RUNNER_ES_API_KEY)",
+            (ErrorKind::Unauthorized, _) => " (the cluster refused the credentials: check RUNNER_ES_USERNAME/RUNNER_ES_PASSWORD or RUNNER_ES_API_KEY, or the client options basic_auth_user/basic_auth_password/api_key)",
             _ => "",
         };
         return Err(OpError::new(

@@ -258,7 +258,24 @@ pub fn error_summary(body: &[u8]) -> String {
     if text.is_empty() {
         return "(empty body)".into();
     }
-    text.chars().take(200).collect()
+    // A proxy's HTML error page (nginx's 401): its title says it, on one line.
+    if let Some(title) = html_title(text) {
+        return format!("an HTML page, \"{title}\"");
+    }
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(200)
+        .collect()
+}
+
+fn html_title(text: &str) -> Option<String> {
+    let lower = text.to_ascii_lowercase();
+    let start = lower.find("<title>")? + "<title>".len();
+    let end = start + lower[start..].find("</title>")?;
+    let title: String = text[start..end].split_whitespace().collect::<Vec<_>>().join(" ");
+    (!title.is_empty()).then(|| title.chars().take(120).collect())
 }
 
 fn error_text(e: &Value) -> String {
@@ -339,6 +356,16 @@ pub fn hit_ids(body: &[u8], max: usize, mut each: impl FnMut(&[u8])) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_proxys_html_error_page_is_summed_up_by_its_title() {
+        let page = b"<html>\n<head><title>401 Authorization Required</title></head>\n<body>...</body></html>";
+        assert_eq!(
+            super::error_summary(page),
+            "an HTML page, \"401 Authorization Required\""
+        );
+        assert_eq!(super::error_summary(b"plain\n  text"), "plain text");
+    }
 
     #[test]
     fn failed_shards_are_read_from_shards_alone() {
