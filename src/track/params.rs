@@ -45,7 +45,7 @@ pub fn parse_track_params(arg: &str) -> Result<Map<String, Value>, TrackError> {
         return Err(TrackError::new(
             TrackErrorKind::Params,
             "--track-params",
-            format!("`{arg}` has {opened} opening and {closed} closing brackets (example: --track-params clients=[1,2],bulk_size=500)"),
+            format!("`{arg}` has {opened} opening and {closed} closing brackets (example: --track-params clients:[1,2],bulk_size:500)"),
         ));
     }
     let mut out = Map::new();
@@ -59,7 +59,7 @@ pub fn parse_track_params(arg: &str) -> Result<Map<String, Value>, TrackError> {
                 TrackErrorKind::Params,
                 "--track-params",
                 format!(
-                    "`{pair}` is not key=value (example: --track-params bulk_size=5000,clients=4)"
+                    "`{pair}` is not key:value (example: --track-params bulk_size:5000,clients:4)"
                 ),
             ));
         };
