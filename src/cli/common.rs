@@ -264,3 +264,22 @@ pub(crate) fn parse_since(text: &str) -> Result<chrono::DateTime<chrono::Utc>, C
             ))
         })
 }
+
+/// `--client-options` of a command that talks to an Elasticsearch cluster (import, export):
+/// Rally's forms, its credential options moved into the credentials (with the environment's
+/// and the credentials file's).
+pub(crate) fn cluster_client_options(
+    text: &str,
+    home: &Path,
+) -> Result<crate::backend::ClientOptions, CliError> {
+    use crate::backend::credentials::Credentials;
+    let mut options = crate::backend::ClientOptions::parse(text).map_err(CliError::Usage)?;
+    let given = options.take_rally_credentials();
+    if given.iter().any(|(name, _)| !name.ends_with("_USERNAME")) {
+        eprintln!("note: a password or API key in --client-options is seen by other users of this machine (ps); RUNNER_ES_PASSWORD, RUNNER_ES_API_KEY or the credentials file keep it out of sight");
+    }
+    options.credentials = Credentials::load(&Credentials::default_file(home))
+        .map_err(CliError::Usage)?
+        .with_options(given);
+    Ok(options)
+}

@@ -43,12 +43,7 @@ pub fn run(args: ExportArgs, home: &Path) -> Result<u8, CliError> {
         eprintln!("wrote {}", file.display());
     }
     if let Some(url) = to {
-        let mut options =
-            crate::backend::ClientOptions::parse(&client_options).map_err(CliError::Usage)?;
-        options.credentials = crate::backend::credentials::Credentials::load(
-            &crate::backend::credentials::Credentials::default_file(home),
-        )
-        .map_err(CliError::Usage)?;
+        let options = super::common::cluster_client_options(&client_options, home)?;
         let admin = crate::backend::elasticsearch::Admin::new(vec![url], options)
             .map_err(CliError::Usage)?;
         let docs = crate::export::rally_documents(&summary);

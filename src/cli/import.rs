@@ -41,12 +41,7 @@ pub fn run(args: ImportArgs, home: &Path) -> Result<u8, CliError> {
         challenge: args.challenge.clone(),
         since,
     };
-    let mut options =
-        crate::backend::ClientOptions::parse(&args.client_options).map_err(CliError::Usage)?;
-    options.credentials = crate::backend::credentials::Credentials::load(
-        &crate::backend::credentials::Credentials::default_file(home),
-    )
-    .map_err(CliError::Usage)?;
+    let options = super::common::cluster_client_options(&args.client_options, home)?;
     let admin = crate::backend::elasticsearch::Admin::new(vec![args.from.clone()], options)
         .map_err(CliError::Usage)?;
     let docs = runtime()?

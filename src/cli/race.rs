@@ -211,26 +211,23 @@ fn race_request(args: &RaceArgs, home: &Path) -> Result<RaceRequest, CliError> {
         args.target_hosts.as_deref(),
         args.pipeline.as_deref(),
     )?;
-    let mut client_options =
-        crate::backend::ClientOptions::parse(&args.client_options).map_err(CliError::Usage)?;
-    if backend == BackendKind::Embedded && !args.client_options.trim().is_empty() {
-        return Err(CliError::Usage(
-            "--client-options set a network client; the embedded backend has none (race a cluster with --target-hosts, or drop --client-options)".into(),
-        ));
-    }
-    if backend != BackendKind::Embedded {
-        let file = crate::backend::credentials::Credentials::default_file(home);
-        let given = match backend {
-            BackendKind::Elasticsearch => client_options.take_rally_credentials(),
-            _ => Vec::new(),
-        };
-        if given.iter().any(|(name, _)| !name.ends_with("_USERNAME")) {
-            eprintln!("note: a password or API key in --client-options is seen by other users of this machine (ps); RUNNER_ES_PASSWORD, RUNNER_ES_API_KEY or the credentials file keep it out of sight");
+    let client_options = match backend {
+        BackendKind::Embedded if !args.client_options.trim().is_empty() => {
+            return Err(CliError::Usage(
+                "--client-options set a network client; the embedded backend has none (race a cluster with --target-hosts, or drop --client-options)".into(),
+            ))
         }
-        client_options.credentials = crate::backend::credentials::Credentials::load(&file)
-            .map_err(CliError::Usage)?
-            .with_options(given);
-    }
+        BackendKind::Embedded => crate::backend::ClientOptions::default(),
+        BackendKind::Elasticsearch => super::common::cluster_client_options(&args.client_options, home)?,
+        BackendKind::Redis => {
+            let mut options = crate::backend::ClientOptions::parse(&args.client_options)
+                .map_err(CliError::Usage)?;
+            let file = crate::backend::credentials::Credentials::default_file(home);
+            options.credentials = crate::backend::credentials::Credentials::load(&file)
+                .map_err(CliError::Usage)?;
+            options
+        }
+    };
     let race_id = args
         .race_id
         .as_deref()
