@@ -24,6 +24,10 @@ pub struct ServeArgs {
     /// Write one line per request to stderr: method, path, status and time taken.
     #[arg(long)]
     pub log_requests: bool,
+    /// Write every request whole to FILE (appended), one JSON line each: order, method,
+    /// path, query, status and body (never headers), to compare two clients' requests.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<std::path::PathBuf>,
     /// Serve HTTPS with this PEM certificate chain (needs --tls-key).
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<std::path::PathBuf>,
@@ -69,6 +73,7 @@ pub fn run(args: ServeArgs, home: &Path) -> Result<u8, CliError> {
         addr: std::net::SocketAddr::new(args.host, args.port),
         stub: args.stub,
         log_requests: args.log_requests,
+        record: args.record.clone(),
         tls,
         limits,
         storage: args.engine_storage,

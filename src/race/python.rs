@@ -126,6 +126,7 @@ async fn loopback(
         addr: ([127, 0, 0, 1], 0).into(),
         stub: false,
         log_requests: false,
+        record: None,
         tls: None,
         limits: Default::default(),
         storage: Default::default(),

@@ -24,6 +24,7 @@ const STUB_SEARCH: &[u8] =
     br#"{"took":0,"timed_out":false,"_shards":{"total":1,"successful":1,"skipped":0,"failed":0},"hits":{"total":{"value":0,"relation":"eq"},"max_score":null,"hits":[]}}"#;
 
 mod limits;
+mod record;
 
 pub use limits::Limits;
 use limits::{Connections, InFlightBytes};
@@ -36,6 +37,8 @@ pub struct ServeOptions {
     pub log_requests: bool,
     /// Serve HTTPS with this config instead of plain HTTP.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Write every request whole to this file, one JSON line each (`--record`).
+    pub record: Option<std::path::PathBuf>,
     pub limits: Limits,
     /// Where the engine keeps its indices, under `home/engine/` on disk.
     pub storage: engine::storage::EngineStorage,
@@ -46,6 +49,7 @@ struct Server {
     engine: Engine,
     stub: bool,
     log_requests: bool,
+    record: Option<record::Recorder>,
     in_flight: InFlightBytes,
     body_timeout: Duration,
 }
@@ -77,10 +81,16 @@ pub async fn serve_engine(
     let listener = TcpListener::bind(opts.addr).await?;
     let max_connections = connections_the_system_allows(opts.limits.max_connections);
     on_bound(listener.local_addr()?);
+    let record = opts
+        .record
+        .as_deref()
+        .map(record::Recorder::create)
+        .transpose()?;
     let server = Arc::new(Server {
         engine,
         stub: opts.stub,
         log_requests: opts.log_requests,
+        record,
         in_flight: InFlightBytes::new(opts.limits.max_in_flight_bytes),
         body_timeout: opts.limits.body_timeout,
     });
@@ -239,19 +249,44 @@ async fn handle(
         Err(refused) => return Ok(refused.response(&server.in_flight)),
     };
     let path = parts.uri.path();
+    let response = answer(&server, &parts, path, &body);
+    if let Some(r) = &server.record {
+        let query = parts.uri.query().unwrap_or("");
+        r.record(parts.method.as_str(), path, query, response.status().as_u16(), &body);
+    }
+    if server.log_requests {
+        // The query string is left out: it may carry what a client did not mean to log.
+        eprintln!(
+            "{} {} {} {:.3}ms",
+            parts.method,
+            path,
+            response.status().as_u16(),
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    Ok(response)
+}
+
+/// The stub's answer, else the engine's.
+fn answer(
+    server: &Server,
+    parts: &hyper::http::request::Parts,
+    path: &str,
+    body: &[u8],
+) -> Response<Full<Bytes>> {
     if server.stub {
         if path.ends_with("/_search") {
-            return Ok(respond(200, Bytes::from_static(STUB_SEARCH)));
+            return respond(200, Bytes::from_static(STUB_SEARCH));
         }
         if path.ends_with("/_bulk") {
-            return Ok(respond(200, stub_bulk_reply(&body)));
+            return respond(200, stub_bulk_reply(body));
         }
     }
     let request = RestRequest {
         method: parts.method.as_str(),
         path,
         query: parts.uri.query().unwrap_or(""),
-        body: &body,
+        body,
     };
     // The engine's work is synchronous CPU work: keep the other connections' threads free.
     let RestResponse { status, body } =
@@ -260,16 +295,7 @@ async fn handle(
     if parts.method == hyper::Method::HEAD {
         *response.body_mut() = Full::new(Bytes::new());
     }
-    if server.log_requests {
-        // The query string is left out: it may carry what a client did not mean to log.
-        eprintln!(
-            "{} {} {status} {:.3}ms",
-            parts.method,
-            path,
-            started.elapsed().as_secs_f64() * 1e3
-        );
-    }
-    Ok(response)
+    response
 }
 
 /// Why a request body was not read whole.
