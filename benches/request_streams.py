@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""runner's requests against esrally's, track by track: each races a track in test mode against
+its own `runner serve --record`, which writes every request whole (method, path, query, body).
+The two streams are then compared run by run (a run: consecutive requests of one method, path
+and query, what one task sends), by method, path with index names, query parameters, request
+count, and each body's structure (keys and value types), its values too where the track fixes
+them (any body but a bulk's documents).
+
+esrally 2.13 races Rally tracks (`--pipeline=benchmark-only --test-mode --offline`); runner
+races the same directory with the same corpora (generated from the track's mappings by the
+shared tools/make_corpus.py, placed where esrally keeps corpora; runner finds them there).
+Requests neither driver makes for a task (esrally's version check and telemetry, runner's
+cluster check and _nodes/stats around trials) are left out on both sides, by path.
+
+    python3 benches/request_streams.py --esrally /tmp/venvs/esrally/bin/esrally \
+        [--shared ../shared/rally-tracks] [--only geonames,nested] [--python PY] [--json FILE]
+
+Never run it while another esrally runs on the machine (CI's tests included): esrally refuses
+to race beside one.
+"""
+import argparse, difflib, json, os, shutil, signal, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from http_side_by_side import free_port, wait_for  # noqa: E402
+from rally_tracks import tracks, python_with_jinja2, challenges  # noqa: E402
+
+# Requests that are no task's: each driver's own look at the cluster (runner's check before the
+# race and _nodes/stats around each trial; esrally's version check and telemetry), by method,
+# path and query. A track's own node-stats or index-stats task asks other paths or queries.
+NOT_A_TASK = {
+    ("GET", "/", ()),
+    ("HEAD", "/", ()),
+    ("GET", "/_cluster/health", ()),
+    ("GET", "/_nodes/stats/process,jvm,indices", ()),
+}
+
+
+def serve(bin_, home, record):
+    port = free_port()
+    p = subprocess.Popen([bin_, "serve", "--port", str(port), "--results-dir", home, "--record", record],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(port)
+    return p, port
+
+
+def place_corpora(py, shared, track_dir, rally_home):
+    """The generator's corpora, where esrally keeps them: `.rally/benchmarks/data/<corpus>/`."""
+    made = os.path.join(rally_home, "generated")
+    out = subprocess.run([py, os.path.join(shared, "tools", "make_corpus.py"), track_dir, made, "--docs", "1000"],
+                         capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        return (out.stderr.strip().splitlines() or ["the generator failed"])[-1]
+    for f in json.loads(out.stdout):
+        to = os.path.join(rally_home, ".rally", "benchmarks", "data", f.get("corpus") or "corpus")
+        os.makedirs(to, exist_ok=True)
+        shutil.copy(os.path.join(made, f["file"]), os.path.join(to, f["file"]))
+    return ""
+
+
+def kill_group_of(home):
+    """esrally's actor processes outlive it: every process whose HOME is `home`."""
+    wanted = f"HOME={home}".encode()
+    for _ in range(40):
+        pids = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if wanted in f.read().split(b"\0"):
+                        pids.append(int(pid))
+            except OSError:
+                pass
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.25)
+
+
+def race_runner(bin_, track_dir, challenge, port, home, rally_home, python, timeout):
+    args = [bin_, "race", "--track-path", track_dir, "--test-mode", "--on-unsupported", "skip", "--quiet",
+            "--offline", "--target-hosts", f"127.0.0.1:{port}", "--results-dir", home, "--report-format", "json"]
+    if challenge:
+        args += ["--challenge", challenge]
+    if python:
+        args += ["--python", python]
+    env = dict(os.environ, RALLY_HOME=rally_home)
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return "timeout", []
+    skipped = []
+    try:
+        skipped = [d for d in json.loads(out.stdout)["race"].get("deviations", []) if "skipped" in d]
+    except (json.JSONDecodeError, KeyError):
+        pass
+    return out.returncode if out.returncode == 0 else f"{out.returncode}: {(out.stderr.strip().splitlines() or [''])[-1][:160]}", skipped
+
+
+def race_esrally(esrally, track_dir, challenge, port, rally_home, timeout):
+    args = [esrally, "race", f"--track-path={track_dir}", "--pipeline=benchmark-only", "--test-mode",
+            "--offline", "--on-error=continue", f"--target-hosts=127.0.0.1:{port}"]
+    if challenge:
+        args.append(f"--challenge={challenge}")
+    env = dict(os.environ, HOME=rally_home)
+    env.pop("RALLY_HOME", None)
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, start_new_session=True)
+        code = out.returncode
+        tail = (out.stdout + out.stderr).strip().splitlines()
+    except subprocess.TimeoutExpired:
+        code, tail = "timeout", []
+    kill_group_of(rally_home)
+    if code == 0:
+        return 0
+    why = next((l for l in reversed(tail) if "ERROR" in l or "Error" in l or "error" in l), tail[-1] if tail else "")
+    return f"{code}: {why.strip()[:200]}"
+
+
+def load(record):
+    out = []
+    if not os.path.exists(record):
+        return out
+    with open(record) as f:
+        for line in f:
+            r = json.loads(line)
+            if signature(r) in NOT_A_TASK:
+                continue
+            out.append(r)
+    return out
+
+
+def signature(r):
+    return (r["method"], r["path"], tuple(sorted(tuple(p) for p in r["query"])))
+
+
+def shape(v):
+    """Keys and value types, recursively; a list by the shapes of its items (each once)."""
+    if isinstance(v, dict):
+        return {k: shape(x) for k, x in sorted(v.items())}
+    if isinstance(v, list):
+        seen = []
+        for x in v:
+            s = shape(x)
+            if s not in seen:
+                seen.append(s)
+        return ["list", seen]
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    return type(v).__name__
+
+
+def runs(records):
+    """Consecutive requests of one signature, with their bodies."""
+    out = []
+    for r in records:
+        sig = signature(r)
+        if out and out[-1][0] == sig:
+            out[-1][1].append(r)
+        else:
+            out.append((sig, [r]))
+    return out
+
+
+def bulk_shape(body):
+    """A bulk's actions and the shapes of its documents (their values are the corpus's)."""
+    if not isinstance(body, list):
+        return shape(body)
+    actions = [sorted(line.keys()) for line in body[0::2] if isinstance(line, dict)]
+    return ["bulk", sorted({json.dumps(a) for a in actions}), len(body)]
+
+
+def compare_run(a, b):
+    """'same', or how runner's run `a` differs from esrally's `b` (same signature)."""
+    sig = a[0]
+    ra, rb = a[1], b[1]
+    bulk = sig[1].endswith("/_bulk")
+    if bulk:
+        sa = sorted({json.dumps(bulk_shape(r["body"])) for r in ra})
+        sb = sorted({json.dumps(bulk_shape(r["body"])) for r in rb})
+        if sa != sb:
+            return "bulk bodies differ"
+    else:
+        sa = [json.dumps(shape(r["body"]), sort_keys=True) for r in ra]
+        sb = [json.dumps(shape(r["body"]), sort_keys=True) for r in rb]
+        if sorted(set(sa)) != sorted(set(sb)):
+            return "body structure differs"
+        va = sorted({json.dumps(r["body"], sort_keys=True) for r in ra})
+        vb = sorted({json.dumps(r["body"], sort_keys=True) for r in rb})
+        if va != vb:
+            return "body values differ"
+    if len(ra) != len(rb):
+        return f"{len(ra)} requests, esrally {len(rb)}"
+    return "same"
+
+
+def compare(ours, theirs):
+    """Aligned runs: (what, runner's run or None, esrally's run or None)."""
+    a, b = runs(ours), runs(theirs)
+    sm = difflib.SequenceMatcher(a=[r[0] for r in a], b=[r[0] for r in b], autojunk=False)
+    rows = []
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            for x, y in zip(a[i1:i2], b[j1:j2]):
+                rows.append((compare_run(x, y), x, y))
+        else:
+            for x in a[i1:i2]:
+                rows.append(("runner only", x, None))
+            for y in b[j1:j2]:
+                rows.append(("esrally only", None, y))
+    return rows
+
+
+def describe(sig):
+    method, path, query = sig
+    q = "&".join(f"{k}={v}" for k, v in query)
+    return f"{method} {path}" + (f"?{q}" if q else "")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "rally-tracks"))
+    ap.add_argument("--esrally", required=True, help="esrally 2.13's executable (a venv's bin/esrally)")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--others", type=int, default=0, help="challenges besides the default")
+    ap.add_argument("--python", default="", help="the Python that runs a track.py for runner")
+    ap.add_argument("--bin", default="")
+    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--json", default="")
+    ap.add_argument("--keep", default="", help="keep the recorded streams in this folder")
+    a = ap.parse_args()
+    bin_ = a.bin or os.path.join(ROOT, "target", "release", "runner")
+    if not a.bin:
+        subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    py = python_with_jinja2()
+    only = set(x for x in a.only.split(",") if x)
+    work = tempfile.mkdtemp(prefix="request-streams-")
+    table, totals = [], {"runs": 0, "same": 0}
+    for family, name, d in tracks(a.shared, only):
+        if family != "elastic":
+            continue  # OSB workloads: OSB 2.4 against runner's stream is not done yet
+        rally_home = os.path.join(work, name.replace("/", "-"))
+        os.makedirs(rally_home, exist_ok=True)
+        problem = place_corpora(py, a.shared, d, rally_home)
+        names, render_problem = challenges(d, os.path.join(rally_home, "render"), a.others)
+        if names is None:
+            table.append({"track": name, "challenge": "-", "error": render_problem[0]})
+            continue
+        for challenge, _ in names:
+            tag = f"{name.replace('/', '-')}-{challenge or 'default'}"
+            rec_ours, rec_theirs = (os.path.join(work, f"{tag}.{who}.jsonl") for who in ("runner", "esrally"))
+            s1, p1 = serve(bin_, os.path.join(work, tag + "-s1"), rec_ours)
+            try:
+                ours, skipped = race_runner(bin_, d, challenge, p1, os.path.join(work, tag + "-home"),
+                                            rally_home, a.python, a.timeout)
+            finally:
+                s1.kill(); s1.wait()
+            s2, p2 = serve(bin_, os.path.join(work, tag + "-s2"), rec_theirs)
+            try:
+                theirs = race_esrally(a.esrally, d, challenge, p2, rally_home, a.timeout)
+            finally:
+                s2.kill(); s2.wait()
+            rows = compare(load(rec_ours), load(rec_theirs))
+            same = sum(1 for r in rows if r[0] == "same")
+            totals["runs"] += len(rows)
+            totals["same"] += same
+            table.append({"track": name, "challenge": challenge or "(default)", "runner": ours,
+                          "esrally": theirs, "corpus": problem, "skipped": skipped, "runs": len(rows), "same": same,
+                          "differences": [f"{what}: {describe((x or y)[0])}" for what, x, y in rows if what != "same"]})
+            if a.keep:
+                os.makedirs(a.keep, exist_ok=True)
+                for f in (rec_ours, rec_theirs):
+                    shutil.copy(f, a.keep)
+    print("| track | challenge | runner exit | esrally exit | runs equal / runs | differences |")
+    print("|---|---|---|---|--:|---|")
+    for r in table:
+        if "error" in r:
+            print(f"| {r['track']} | - | render: {r['error'][:80]} | | | |")
+            continue
+        diffs = "; ".join(r["differences"][:6]) + (f"; and {len(r['differences']) - 6} more" if len(r["differences"]) > 6 else "")
+        print(f"| {r['track']} | {r['challenge']} | {r['runner']} | {r['esrally']} | {r['same']} / {r['runs']} | {diffs.replace('|', '/')} |")
+    if totals["runs"]:
+        print(f"\nruns equal: {totals['same']} of {totals['runs']} ({100 * totals['same'] / totals['runs']:.0f}%)")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(table, f, indent=1)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
