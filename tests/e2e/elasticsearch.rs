@@ -689,3 +689,43 @@ fn an_endless_body_is_cut_off_within_bounded_memory() {
         "{trial}"
     );
 }
+
+/// `runner serve --record FILE`: every request of a race whole, in order, one JSON line each,
+/// and no credential (headers are never written).
+#[test]
+fn serve_records_every_request_whole_and_no_header() {
+    let env = Env::new();
+    let record = env.home.path().join("requests.jsonl");
+    let server = serve(&env, &["--record", record.to_str().unwrap()]);
+    let out = env
+        .command(&[
+            "race",
+            "--track",
+            "geonames",
+            "--test-mode",
+            "--quiet",
+            "--include-tasks",
+            "delete-index,create-index,index-append,search-sankt-georgen",
+            "--target-hosts",
+            &url(server.port),
+        ])
+        .env("RUNNER_ES_USERNAME", "elastic")
+        .env("RUNNER_ES_PASSWORD", "recorded-never-pw")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(!text.contains("recorded-never-pw") && !text.contains("Authorization"));
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(l["seq"].as_u64(), Some(i as u64), "in order: {l}");
+    }
+    let bulks: Vec<&serde_json::Value> = lines.iter().filter(|l| l["path"] == "/geonames/_bulk").collect();
+    let documents: usize = bulks.iter().map(|b| b["body"].as_array().unwrap().len() / 2).sum();
+    // Three bulk sizes × three trials, the 1,000 documents of test mode each time.
+    assert_eq!(documents, 9000, "every document sent, as NDJSON lines");
+    assert_eq!(bulks[0]["body_format"], "ndjson");
+    let search = lines.iter().find(|l| l["path"] == "/geonames/_search").expect("a search");
+    assert_eq!(search["body"]["query"]["match_phrase"]["name"], "Sankt Georgen", "{search}");
+    assert!(lines.iter().any(|l| l["method"] == "DELETE" && l["path"] == "/geonames"));
+}
