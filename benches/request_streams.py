@@ -12,11 +12,12 @@ shared tools/make_corpus.py, placed where esrally keeps corpora; runner finds th
 Requests neither driver makes for a task (esrally's version check and telemetry, runner's
 cluster check and _nodes/stats around trials) are left out on both sides, by path.
 
-    python3 benches/request_streams.py --esrally /tmp/venvs/esrally/bin/esrally \
+    RALLY_PEER=/tmp/venvs/esrally/bin/esrally python3 benches/request_streams.py \
         [--shared ../shared/rally-tracks] [--only geonames,nested] [--python PY] [--json FILE]
 
-Never run it while another esrally runs on the machine (CI's tests included): esrally refuses
-to race beside one.
+esrally's path comes from the environment (RALLY_PEER), not the command line: esrally counts
+any Python whose command line names esrally as a race running, this script's own too. Never
+run it while another esrally runs on the machine (CI's tests included).
 """
 import argparse, difflib, json, os, shutil, signal, subprocess, sys, tempfile, time
 
@@ -29,11 +30,36 @@ from rally_tracks import tracks, python_with_jinja2, challenges  # noqa: E402
 # race and _nodes/stats around each trial; esrally's version check and telemetry), by method,
 # path and query. A track's own node-stats or index-stats task asks other paths or queries.
 NOT_A_TASK = {
+    # runner's
     ("GET", "/", ()),
     ("HEAD", "/", ()),
     ("GET", "/_cluster/health", ()),
     ("GET", "/_nodes/stats/process,jvm,indices", ()),
+    # esrally's: its wait for the cluster, and its always-on telemetry before and after the race
+    ("GET", "/_cluster/health", (("wait_for_nodes", ">=1"),)),
+    ("GET", "/_nodes/_all", ()),
+    ("GET", "/_nodes/stats/jvm", ()),
+    ("GET", "/_nodes/stats/ingest", ()),
+    ("GET", "/_stats/_all", (("level", "shards"),)),
+    ("POST", "/.ml-anomalies-*/_search", ()),
 }
+
+# Differences known and why: (what the comparison says, a path fragment) -> the reason. Each is
+# named in the table; none is counted as equal.
+KNOWN = [
+    ("runner only", "/_bulk",
+     "Rally names the index in each action line and sends PUT /_bulk; runner names it in the URL (POST /<index>/_bulk)"),
+    ("esrally only", "PUT /_bulk",
+     "Rally names the index in each action line and sends PUT /_bulk; runner names it in the URL (POST /<index>/_bulk)"),
+    ("bulk bodies differ", "/_bulk",
+     "Rally names the index in each action line and sends PUT /_bulk; runner names it in the URL (POST /<index>/_bulk)"),
+    ("requests, esrally", "/_bulk",
+     "Rally slices a corpus per worker process (one per core here) before bulk-size batches; runner feeds every client from one queue of bulk-size batches"),
+    ("runner only", "ignore_unavailable",
+     "delete-index: runner deletes with ignore_unavailable; Rally asks HEAD first and lifts action.destructive_requires_name around it"),
+    ("esrally only", "/_cluster/settings", "delete-index: Rally lifts action.destructive_requires_name around its delete"),
+    ("esrally only", "HEAD /", "delete-index: Rally asks whether the index exists first"),
+]
 
 
 def serve(bin_, home, record):
@@ -118,8 +144,14 @@ def race_esrally(esrally, track_dir, challenge, port, rally_home, timeout):
     kill_group_of(rally_home)
     if code == 0:
         return 0
-    why = next((l for l in reversed(tail) if "ERROR" in l or "Error" in l or "error" in l), tail[-1] if tail else "")
-    return f"{code}: {why.strip()[:200]}"
+    # esrally's own words: the last error its log holds, else its console's.
+    log = os.path.join(rally_home, ".rally", "logs", "rally.log")
+    lines = open(log, errors="replace").read().splitlines() if os.path.exists(log) else []
+    if os.environ.get("REQUEST_STREAMS_DEBUG"):
+        print("\n".join(lines[-40:]), file=sys.stderr)
+    why = next((l for l in reversed(lines) if " ERROR " in l), "") or \
+        next((l for l in reversed(tail) if "ERROR" in l or "rror" in l), tail[-1] if tail else "")
+    return f"{code}: {why.strip()[-240:]}"
 
 
 def load(record):
@@ -130,6 +162,9 @@ def load(record):
         for line in f:
             r = json.loads(line)
             if signature(r) in NOT_A_TASK:
+                continue
+            # esrally's telemetry reads node stats once before the first task writes anything.
+            if not out and signature(r) == ("GET", "/_nodes/stats/_all", ()):
                 continue
             out.append(r)
     return out
@@ -177,8 +212,14 @@ def bulk_shape(body):
     return ["bulk", sorted({json.dumps(a) for a in actions}), len(body)]
 
 
-def compare_run(a, b):
-    """'same', or how runner's run `a` differs from esrally's `b` (same signature)."""
+def values_of(run):
+    return sorted({json.dumps(r["body"], sort_keys=True) for r in run[1]})
+
+
+def compare_run(a, b, drawn=False):
+    """'same', or how runner's run `a` differs from esrally's `b` (same signature). `drawn`:
+    the values of this run differ between two runs of runner itself (the track draws them at
+    random, unseeded), so only their structure is the track's to fix."""
     sig = a[0]
     ra, rb = a[1], b[1]
     bulk = sig[1].endswith("/_bulk")
@@ -192,24 +233,31 @@ def compare_run(a, b):
         sb = [json.dumps(shape(r["body"]), sort_keys=True) for r in rb]
         if sorted(set(sa)) != sorted(set(sb)):
             return "body structure differs"
-        va = sorted({json.dumps(r["body"], sort_keys=True) for r in ra})
-        vb = sorted({json.dumps(r["body"], sort_keys=True) for r in rb})
-        if va != vb:
+        if not drawn and values_of(a) != values_of(b):
             return "body values differ"
     if len(ra) != len(rb):
         return f"{len(ra)} requests, esrally {len(rb)}"
     return "same"
 
 
-def compare(ours, theirs):
+def drawn_runs(ours, again):
+    """The runs (by position) whose bodies differ between two races of runner: values the
+    track draws at random on every run."""
+    a, b = runs(ours), runs(again)
+    if [r[0] for r in a] != [r[0] for r in b]:
+        return set()
+    return {i for i, (x, y) in enumerate(zip(a, b)) if values_of(x) != values_of(y)}
+
+
+def compare(ours, theirs, drawn=frozenset()):
     """Aligned runs: (what, runner's run or None, esrally's run or None)."""
     a, b = runs(ours), runs(theirs)
     sm = difflib.SequenceMatcher(a=[r[0] for r in a], b=[r[0] for r in b], autojunk=False)
     rows = []
     for op, i1, i2, j1, j2 in sm.get_opcodes():
         if op == "equal":
-            for x, y in zip(a[i1:i2], b[j1:j2]):
-                rows.append((compare_run(x, y), x, y))
+            for k, (x, y) in enumerate(zip(a[i1:i2], b[j1:j2])):
+                rows.append((compare_run(x, y, i1 + k in drawn), x, y))
         else:
             for x in a[i1:i2]:
                 rows.append(("runner only", x, None))
@@ -224,10 +272,15 @@ def describe(sig):
     return f"{method} {path}" + (f"?{q}" if q else "")
 
 
+def difference(what, x, y):
+    described = describe((x or y)[0])
+    why = next((r for w, frag, r in KNOWN if w in what and frag in described), "")
+    return f"{what}: {described}" + (f" ({why})" if why else "")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "rally-tracks"))
-    ap.add_argument("--esrally", required=True, help="esrally 2.13's executable (a venv's bin/esrally)")
     ap.add_argument("--only", default="")
     ap.add_argument("--others", type=int, default=0, help="challenges besides the default")
     ap.add_argument("--python", default="", help="the Python that runs a track.py for runner")
@@ -236,6 +289,9 @@ def main():
     ap.add_argument("--json", default="")
     ap.add_argument("--keep", default="", help="keep the recorded streams in this folder")
     a = ap.parse_args()
+    esrally = os.environ.get("RALLY_PEER")
+    if not esrally:
+        sys.exit("set RALLY_PEER to esrally 2.13's executable (a venv's bin/esrally)")
     bin_ = a.bin or os.path.join(ROOT, "target", "release", "runner")
     if not a.bin:
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
@@ -256,24 +312,30 @@ def main():
         for challenge, _ in names:
             tag = f"{name.replace('/', '-')}-{challenge or 'default'}"
             rec_ours, rec_theirs = (os.path.join(work, f"{tag}.{who}.jsonl") for who in ("runner", "esrally"))
-            s1, p1 = serve(bin_, os.path.join(work, tag + "-s1"), rec_ours)
-            try:
-                ours, skipped = race_runner(bin_, d, challenge, p1, os.path.join(work, tag + "-home"),
-                                            rally_home, a.python, a.timeout)
-            finally:
-                s1.kill(); s1.wait()
+            rec_again = os.path.join(work, f"{tag}.runner-again.jsonl")
+            # runner twice: what differs between its own two races, the track draws at random.
+            for n, rec in enumerate((rec_ours, rec_again)):
+                s1, p1 = serve(bin_, os.path.join(work, f"{tag}-s1-{n}"), rec)
+                try:
+                    result = race_runner(bin_, d, challenge, p1, os.path.join(work, f"{tag}-home-{n}"),
+                                         rally_home, a.python, a.timeout)
+                finally:
+                    s1.kill(); s1.wait()
+                if n == 0:
+                    ours, skipped = result
             s2, p2 = serve(bin_, os.path.join(work, tag + "-s2"), rec_theirs)
             try:
-                theirs = race_esrally(a.esrally, d, challenge, p2, rally_home, a.timeout)
+                theirs = race_esrally(esrally, d, challenge, p2, rally_home, a.timeout)
             finally:
                 s2.kill(); s2.wait()
-            rows = compare(load(rec_ours), load(rec_theirs))
+            ours_stream = load(rec_ours)
+            rows = compare(ours_stream, load(rec_theirs), drawn_runs(ours_stream, load(rec_again)))
             same = sum(1 for r in rows if r[0] == "same")
             totals["runs"] += len(rows)
             totals["same"] += same
             table.append({"track": name, "challenge": challenge or "(default)", "runner": ours,
                           "esrally": theirs, "corpus": problem, "skipped": skipped, "runs": len(rows), "same": same,
-                          "differences": [f"{what}: {describe((x or y)[0])}" for what, x, y in rows if what != "same"]})
+                          "differences": [difference(what, x, y) for what, x, y in rows if what != "same"]})
             if a.keep:
                 os.makedirs(a.keep, exist_ok=True)
                 for f in (rec_ours, rec_theirs):

@@ -393,7 +393,7 @@ impl Backend for ElasticsearchBackend {
             },
         ) = op
         {
-            let path = format!("/{}/_search", request::escape_segment(&spec.index));
+            let path = request::search_path(&spec.index);
             return paged::build(&builder, spec, *paging, &path)
                 .map(|p| Prepared::Paged(Box::new(p)))
                 .map_err(|m| OpError::new(ErrorKind::BadRequest, m));

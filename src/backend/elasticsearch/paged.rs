@@ -36,10 +36,15 @@ pub fn build(
     let none: &[(String, String)] = &[];
     let mut params = spec.request_params.clone();
     if paging.by == PageBy::Scroll {
+        // Rally's scroll runner asks the first page in the URL: by `_doc`, kept 10 s, a page
+        // of `results-per-page`.
+        params.push(("sort".into(), "_doc".into()));
         params.push(("scroll".into(), KEEP_ALIVE.into()));
+        params.push(("size".into(), paging.per_page.to_string()));
     }
+    // Rally's runners search with GET and a body, scroll pages too.
     let first = builder.call(
-        Method::POST,
+        Method::GET,
         path.to_string(),
         &params,
         Some(Bytes::from(spec.body.to_string())),
@@ -47,14 +52,14 @@ pub fn build(
     )?;
     let next = match paging.by {
         PageBy::Scroll => builder.call(
-            Method::POST,
+            Method::GET,
             "/_search/scroll".into(),
             none,
             None,
             Expect::Search,
         )?,
         PageBy::SearchAfter => builder.call(
-            Method::POST,
+            Method::GET,
             path.to_string(),
             &spec.request_params,
             None,
@@ -214,7 +219,8 @@ mod tests {
         .unwrap();
         assert_eq!(
             scroll.first.urls[0].as_str(),
-            "http://a:9200/i/_search?scroll=10s"
+            "http://a:9200/i/_search?sort=_doc&scroll=10s&size=2",
+            "as Rally's scroll runner asks the first page"
         );
         assert_eq!(scroll.next.urls[0].as_str(), "http://a:9200/_search/scroll");
     }

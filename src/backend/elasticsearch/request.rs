@@ -163,6 +163,16 @@ fn indices_segment(names: &[String]) -> String {
         .join(",")
 }
 
+/// Where a search of `index` goes: `/_search` for every index (`_all`, what runner makes of a
+/// Rally search naming none, which Rally's runner sends to `/_search`; no catalogue track names
+/// `_all` for a search), else `/<index>/_search`.
+pub(super) fn search_path(index: &str) -> String {
+    match index {
+        "_all" => "/_search".to_string(),
+        one => format!("/{}/_search", escape_segment(one)),
+    }
+}
+
 /// Escapes what would change a path segment's meaning (`/`, `?`, `#`, `%`, spaces).
 pub(super) fn escape_segment(s: &str) -> String {
     crate::ops::percent_encode(s, b"-_.~*,+:@")
@@ -333,8 +343,9 @@ impl CallBuilder<'_> {
             }
             OpSpec::Search(spec) => {
                 vec![self.call(
-                    Method::POST,
-                    format!("/{}/_search", escape_segment(&spec.index)),
+                    // Rally's and OSB's search runner: a GET with the body.
+                    Method::GET,
+                    search_path(&spec.index),
                     &spec.request_params,
                     Self::json(&spec.body),
                     Expect::Search,

@@ -491,12 +491,15 @@ fn raw_request(map: &Map<String, Value>) -> Becomes {
 fn stats(map: &Map<String, Value>, kind: &str) -> Becomes {
     let mut params = Map::new();
     let get = |k: &str| map.get(k).cloned();
+    // Rally's runners: `es.indices.stats(index=<index or _all>, metric="_all")` and
+    // `es.nodes.stats(metric="_all")`, which the client sends to these paths.
     let p = if kind == "index-stats" {
-        index_of(get("index"))
-            .and_then(|v| v.as_str().map(|i| format!("/{i}/_stats")))
-            .unwrap_or_else(|| "/_stats".into())
+        let index = index_of(get("index"))
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| "_all".into());
+        format!("/{index}/_stats/_all")
     } else {
-        "/_nodes/stats".into()
+        "/_nodes/stats/_all".into()
     };
     params.insert("method".into(), json!("GET"));
     params.insert("path".into(), json!(p));
