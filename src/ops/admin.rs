@@ -14,7 +14,12 @@ pub const DELETE_INDEX: OperationType = OperationType {
     name: "delete-index",
     unit: ThroughputUnit::Operations,
     sweepable: &[],
-    parse: |p, ctx| Ok(OpSpec::DeleteIndex(index_names(p, ctx)?)),
+    parse: |p, ctx| {
+        Ok(OpSpec::DeleteIndex(DeleteIndexSpec {
+            names: index_names(p, ctx)?,
+            only_if_exists: p.bool("only-if-exists")?,
+        }))
+    },
 };
 
 pub const REFRESH: OperationType = OperationType {
@@ -24,6 +29,15 @@ pub const REFRESH: OperationType = OperationType {
     parse: |p, ctx| Ok(OpSpec::Refresh(index_names(p, ctx)?)),
 };
 use serde_json::Value;
+
+/// Indices to delete. `only_if_exists` set: Rally's DeleteIndex runner (its setting lifted
+/// around the deletes; `true`: each index asked for first); unset: one DELETE that ignores
+/// indices that are not there.
+#[derive(Debug, Clone)]
+pub struct DeleteIndexSpec {
+    pub names: Vec<String>,
+    pub only_if_exists: Option<bool>,
+}
 
 /// An index as the track declares it: a name and Elasticsearch-style settings/mappings.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -11,7 +11,7 @@ mod rest;
 mod search;
 pub mod vector;
 
-pub use admin::IndexSpec;
+pub use admin::{DeleteIndexSpec, IndexSpec};
 pub use bindings::{BodyDraw, BoundBody};
 pub use bulk::{BulkSpec, Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
 pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec};
@@ -116,7 +116,7 @@ pub enum PayloadSource<'a> {
 #[derive(Debug, Clone)]
 pub enum OpSpec {
     CreateIndex(Vec<IndexSpec>),
-    DeleteIndex(Vec<String>),
+    DeleteIndex(DeleteIndexSpec),
     Refresh(Vec<String>),
     /// Merge each index down to `max_num_segments` segments (default: the backend's choice).
     ForceMerge {
@@ -333,6 +333,14 @@ impl<'a> Params<'a> {
                 key,
                 format!("expected a string, got {other}"),
             )),
+        }
+    }
+
+    pub fn bool(&self, key: &'static str) -> Result<Option<bool>, ParamError> {
+        match self.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(ParamError::new(key, format!("expected true or false, got {other}"))),
         }
     }
 

@@ -330,3 +330,59 @@ fn a_track_and_its_corpus_found_where_esrally_keeps_them() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no-such-branch"), "{}", stderr(&out));
 }
+
+/// A Rally track's requests as Rally's runners send them (recorded by `runner serve
+/// --record`): delete-index lifts `action.destructive_requires_name` around a HEAD and the
+/// DELETE of an index that exists, searches are GETs with their body, index-stats asks
+/// `/_all/_stats/_all`.
+#[test]
+fn a_rally_tracks_requests_are_rallys() {
+    let dir = track_dir(&[
+        ("track.json", r#"{
+  "version": 2,
+  "indices": [{"name": "tiny"}],
+  "corpora": [{"name": "tiny-corpus", "documents": [{"source-file": "docs.json", "document-count": 3}]}],
+  "schedule": [
+    {"operation": {"operation-type": "delete-index"}},
+    {"operation": {"operation-type": "create-index"}},
+    {"operation": {"name": "index", "operation-type": "bulk", "bulk-size": 3}},
+    {"operation": {"operation-type": "refresh"}},
+    {"operation": {"name": "all", "operation-type": "search", "body": {"query": {"match_all": {}}}}, "iterations": 2},
+    {"operation": {"name": "stats", "operation-type": "index-stats"}, "iterations": 1}
+  ]
+}"#),
+        ("docs.json", "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n"),
+    ]);
+    let env = Env::new();
+    let record = env.home.path().join("requests.jsonl");
+    let server = serve(&env, &["--record", record.to_str().unwrap()]);
+    let hosts = format!("127.0.0.1:{}", server.port);
+    for _ in 0..2 {
+        env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--target-hosts", &hosts]);
+    }
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let said = |l: &serde_json::Value| {
+        let q: Vec<String> = l["query"].as_array().unwrap().iter().map(|p| format!("{}={}", p[0].as_str().unwrap(), p[1].as_str().unwrap())).collect();
+        format!("{} {}{}", l["method"].as_str().unwrap(), l["path"].as_str().unwrap(), if q.is_empty() { String::new() } else { format!("?{}", q.join("&")) })
+    };
+    let requests: Vec<String> = lines.iter().map(said).filter(|r| !r.contains("/_nodes/stats/process") && r != "GET /" && r != "GET /_cluster/health").collect();
+    // The second race's delete: the index exists now.
+    let second = requests.iter().rposition(|r| r == "GET /_cluster/settings?flat_settings=true").unwrap();
+    assert_eq!(
+        requests[second..second + 5],
+        ["GET /_cluster/settings?flat_settings=true", "PUT /_cluster/settings", "HEAD /tiny", "DELETE /tiny", "PUT /_cluster/settings"],
+        "{requests:#?}"
+    );
+    let puts: Vec<&serde_json::Value> = lines.iter().filter(|l| l["path"] == "/_cluster/settings" && l["method"] == "PUT").collect();
+    assert_eq!(puts[0]["body"]["transient"]["action.destructive_requires_name"], false);
+    assert!(puts[1]["body"]["transient"]["action.destructive_requires_name"].is_null(), "put back as found: none");
+    // The first race's: nothing to delete yet.
+    assert_eq!(requests[3], "PUT /_cluster/settings", "{requests:#?}");
+    assert_eq!(requests[2], "HEAD /tiny");
+    assert!(requests.iter().filter(|r| *r == "GET /tiny/_search").count() >= 4, "{requests:#?}");
+    assert!(requests.contains(&"GET /_all/_stats/_all".to_string()), "{requests:#?}");
+}

@@ -157,6 +157,12 @@ pub(super) struct Answer {
     response: connection::Response,
 }
 
+impl Answer {
+    pub(super) fn status(&self) -> u16 {
+        self.response.status
+    }
+}
+
 impl ElasticsearchClient {
     /// The host of the next call (requests go round-robin).
     pub(super) fn next_host(&mut self) -> usize {
@@ -324,6 +330,7 @@ impl BackendClient for ElasticsearchClient {
                 Ok(outcome)
             }
             Prepared::Paged(p) => self.paged(p).await,
+            Prepared::DeleteIndices(d) => self.delete_indices(d).await,
             Prepared::Vectors(calls) => {
                 let Payload::Vector(i) = payload else {
                     return Err(OpError::new(

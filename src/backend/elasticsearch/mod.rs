@@ -8,6 +8,7 @@
 mod admin;
 mod client;
 mod connection;
+mod delete;
 mod paged;
 mod request;
 pub(crate) mod response;
@@ -327,6 +328,8 @@ pub enum Prepared {
     /// A vector search: one call per query vector; each call sends the one its payload names.
     Vectors(Vec<HttpCall>),
     Paged(Box<paged::PagedSearch>),
+    /// Rally's delete-index: its setting lifted around the deletes.
+    DeleteIndices(Box<delete::DeleteSequence>),
 }
 
 const DOCUMENTS_ONLY: &str =
@@ -396,6 +399,15 @@ impl Backend for ElasticsearchBackend {
             let path = request::search_path(&spec.index);
             return paged::build(&builder, spec, *paging, &path)
                 .map(|p| Prepared::Paged(Box::new(p)))
+                .map_err(|m| OpError::new(ErrorKind::BadRequest, m));
+        }
+        if let OpSpec::DeleteIndex(crate::ops::DeleteIndexSpec {
+            names,
+            only_if_exists: Some(only_if_exists),
+        }) = op
+        {
+            return delete::build(&builder, names, *only_if_exists)
+                .map(|d| Prepared::DeleteIndices(Box::new(d)))
                 .map_err(|m| OpError::new(ErrorKind::BadRequest, m));
         }
         match builder.build(op) {

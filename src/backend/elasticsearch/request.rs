@@ -301,7 +301,7 @@ impl CallBuilder<'_> {
                     )
                 })
                 .collect::<Result<Vec<_>, _>>()?,
-            OpSpec::DeleteIndex(names) => {
+            OpSpec::DeleteIndex(crate::ops::DeleteIndexSpec { names, .. }) => {
                 let lenient = [("ignore_unavailable".to_string(), "true".to_string())];
                 vec![self.call(
                     Method::DELETE,
@@ -488,7 +488,10 @@ mod tests {
             calls[0].urls[0].as_str(),
             "http://a:9200/_cluster/health?wait_for_status=green"
         );
-        let delete = OpSpec::DeleteIndex(vec!["a".into(), "b".into()]);
+        let delete = OpSpec::DeleteIndex(crate::ops::DeleteIndexSpec {
+            names: vec!["a".into(), "b".into()],
+            only_if_exists: None,
+        });
         assert_eq!(
             b.build(&delete).unwrap().unwrap()[0].urls[0].as_str(),
             "http://a:9200/a,b?ignore_unavailable=true"

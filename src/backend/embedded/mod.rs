@@ -290,7 +290,7 @@ impl Backend for EmbeddedBackend {
                 return Err(OpError::new(ErrorKind::BadRequest, super::PYTHON_RUNS_IT))
             }
             OpSpec::CreateIndex(specs) => Prepared::CreateIndex(specs.clone()),
-            OpSpec::DeleteIndex(names) => Prepared::DeleteIndex(names.clone()),
+            OpSpec::DeleteIndex(spec) => Prepared::DeleteIndex(spec.names.clone()),
             OpSpec::Refresh(names) => Prepared::Refresh(names.clone()),
             OpSpec::ForceMerge {
                 indices,

@@ -350,6 +350,11 @@ fn admin(c: &Ctx, map: &Map<String, Value>, kind: &str) -> Becomes {
             params.insert("max-num-segments".into(), v);
         }
     }
+    if kind == "delete-index" {
+        // Rally's DeleteIndexParamSource: `only-if-exists` defaults to true.
+        let only = get("only-if-exists").and_then(|v| v.as_bool()).unwrap_or(true);
+        params.insert("only-if-exists".into(), json!(only));
+    }
     Ok((ours(kind)?, params))
 }
 
