@@ -13,6 +13,46 @@ const RECENCY_SLOPE: f64 = 30.0;
 /// The action line of a document created in a data stream.
 const BULK_CREATE_LINE: &str = "{\"create\":{}}\n";
 
+/// Rally's action lines, naming the index (`GenerateActionMetaData`'s format, spaces and all).
+#[derive(Clone, Copy)]
+struct RallyLines {
+    index: &'static str,
+    create: &'static str,
+    /// Up to the id of an `index` or `update` with an id: `{"index": {"_index": "x", "_id": `.
+    index_with_id: &'static str,
+    update_with_id: &'static str,
+}
+
+impl RallyLines {
+    fn new(index: &str) -> RallyLines {
+        let name = serde_json::Value::String(index.to_string()).to_string();
+        RallyLines {
+            index: interned(format!("{{\"index\": {{\"_index\": {name}}}}}\n")),
+            create: interned(format!("{{\"create\": {{\"_index\": {name}}}}}\n")),
+            index_with_id: interned(format!("{{\"index\": {{\"_index\": {name}, \"_id\": ")),
+            update_with_id: interned(format!("{{\"update\": {{\"_index\": {name}, \"_id\": ")),
+        }
+    }
+}
+
+/// A line kept for the life of the process, once per distinct text: a race names few indices,
+/// and the corpus reader frames every document with the same `&'static str`.
+fn interned(line: String) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static LINES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut set = LINES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = set.get(line.as_str()) {
+        return s;
+    }
+    let s: &'static str = Box::leak(line.into_boxed_str());
+    set.insert(s);
+    s
+}
+
 pub struct BulkActions {
     conflicts: Option<Conflicts>,
     /// Random ids: a permutation of the corpus positions, so no id list is held in memory.
@@ -22,6 +62,8 @@ pub struct BulkActions {
     rng: SmallRng,
     /// Every document is a `create` (into a data stream).
     create: bool,
+    /// Rally's lines naming the index, instead of `{"index":{}}`.
+    rally: Option<RallyLines>,
 }
 
 impl BulkActions {
@@ -44,7 +86,14 @@ impl BulkActions {
             issued: 0,
             rng: SmallRng::seed_from_u64(seed),
             create: false,
+            rally: None,
         }
+    }
+
+    /// Action lines naming `index` as Rally writes them (a Rally track's bulk).
+    pub fn naming(mut self, index: Option<&str>) -> Self {
+        self.rally = index.map(RallyLines::new);
+        self
     }
 
     /// Every document as a `create` action, as a data stream takes them.
@@ -87,20 +136,19 @@ impl BulkActions {
 
 impl ActionLines for BulkActions {
     fn constant(&self) -> Option<&'static str> {
-        match (self.conflicts, self.create) {
-            (None, true) => Some(BULK_CREATE_LINE),
-            (None, false) => Some(BULK_ACTION_LINE),
+        match (self.conflicts, self.create, self.rally) {
+            (None, true, None) => Some(BULK_CREATE_LINE),
+            (None, false, None) => Some(BULK_ACTION_LINE),
+            (None, true, Some(r)) => Some(r.create),
+            (None, false, Some(r)) => Some(r.index),
             _ => None,
         }
     }
 
     fn write_action(&mut self, buf: &mut String) -> Action {
         let Some(c) = self.conflicts else {
-            let (line, verb) = match self.create {
-                true => (BULK_CREATE_LINE, Verb::Create),
-                false => (BULK_ACTION_LINE, Verb::Index),
-            };
-            buf.push_str(line);
+            let verb = if self.create { Verb::Create } else { Verb::Index };
+            buf.push_str(self.constant().unwrap_or(BULK_ACTION_LINE));
             return Action { verb, id: None };
         };
         let (id, action) = self.next(c);
@@ -108,9 +156,11 @@ impl ActionLines for BulkActions {
             OnConflict::Index => Verb::Index,
             OnConflict::Update => Verb::Update,
         };
-        buf.push_str(match verb {
-            Verb::Update => "{\"update\":{\"_id\":",
-            _ => "{\"index\":{\"_id\":",
+        buf.push_str(match (verb, self.rally) {
+            (Verb::Update, None) => "{\"update\":{\"_id\":",
+            (_, None) => "{\"index\":{\"_id\":",
+            (Verb::Update, Some(r)) => r.update_with_id,
+            (_, Some(r)) => r.index_with_id,
         });
         // Rally's ids: ten digits, zero-padded.
         let start = buf.len();
@@ -210,6 +260,26 @@ mod tests {
     fn without_conflicts_every_document_gets_a_plain_index_action() {
         let mut a = BulkActions::new(None, None, 1);
         assert_eq!(lines(&mut a, 2), vec![BULK_ACTION_LINE, BULK_ACTION_LINE]);
+    }
+
+    #[test]
+    fn rallys_lines_name_the_index_as_rally_writes_them() {
+        let mut a = BulkActions::new(None, None, 1).naming(Some("geo \"names\""));
+        assert_eq!(a.constant(), Some("{\"index\": {\"_index\": \"geo \\\"names\\\"\"}}\n"));
+        let mut a = BulkActions::new(
+            conflicts(IdOrder::Sequential, 0.0, OnConflict::Index, 0.0),
+            None,
+            1,
+        )
+        .naming(Some("geonames"));
+        let mut buf = String::new();
+        let action = a.write_action(&mut buf);
+        assert_eq!(buf, "{\"index\": {\"_index\": \"geonames\", \"_id\": \"0000000000\"}}\n");
+        assert_eq!(&buf[action.id.unwrap()], "\"0000000000\"");
+        let parsed = crate::corpus::parse_action_line(buf.trim_end()).unwrap();
+        assert_eq!(parsed.0, Verb::Index);
+        let creating = BulkActions::new(None, None, 1).creating(true).naming(Some("logs"));
+        assert_eq!(creating.constant(), Some("{\"create\": {\"_index\": \"logs\"}}\n"));
     }
 
     #[test]

@@ -73,8 +73,9 @@ pub(super) async fn start_feed(
             _ => CorpusWarmup::Requests(0),
         },
     };
-    let actions =
-        actions::BulkActions::new(bulk.conflicts, total, 0x1D5 ^ leaf.trial).creating(bulk.create);
+    let actions = actions::BulkActions::new(bulk.conflicts, total, 0x1D5 ^ leaf.trial)
+        .creating(bulk.create)
+        .naming(bulk.rally_action_lines.then_some(bulk.index.as_str()).filter(|i| !i.is_empty()));
     CorpusFeed::start(
         bulk.files.clone(),
         limits,

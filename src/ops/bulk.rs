@@ -68,6 +68,10 @@ pub struct BulkSpec {
     pub create: bool,
     /// The ingest pipeline every document goes through (Rally's `pipeline`).
     pub pipeline: Option<String>,
+    /// `action-lines: rally`: each action line names the index as Rally writes it
+    /// (`{"index": {"_index": "x"}}`), and the request goes to `/_bulk` as Rally's client
+    /// sends it (PUT); else `{"index":{}}` lines to `/<index>/_bulk`.
+    pub rally_action_lines: bool,
 }
 
 impl BulkSpec {
@@ -85,6 +89,7 @@ impl BulkSpec {
             looped: false,
             create: false,
             pipeline,
+            rally_action_lines: false,
         }
     }
 }
@@ -141,6 +146,16 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
         looped,
         create,
         pipeline: p.string("pipeline")?,
+        rally_action_lines: match p.string("action-lines")?.as_deref() {
+            None | Some("plain") => false,
+            Some("rally") => true,
+            Some(other) => {
+                return Err(ParamError::new(
+                    "action-lines",
+                    format!("expected `plain` or `rally`, got `{other}`"),
+                ))
+            }
+        },
     })
 }
 

@@ -385,4 +385,9 @@ fn a_rally_tracks_requests_are_rallys() {
     assert_eq!(requests[2], "HEAD /tiny");
     assert!(requests.iter().filter(|r| *r == "GET /tiny/_search").count() >= 4, "{requests:#?}");
     assert!(requests.contains(&"GET /_all/_stats/_all".to_string()), "{requests:#?}");
+    // Bulks as Rally's client sends them: PUT /_bulk, each action line naming the index.
+    let bulk = lines.iter().find(|l| l["path"] == "/_bulk").expect("a bulk to /_bulk");
+    assert_eq!(bulk["method"], "PUT");
+    assert_eq!(bulk["body"][0], serde_json::json!({"index": {"_index": "tiny"}}));
+    assert_eq!(bulk["body"].as_array().unwrap().len(), 6);
 }

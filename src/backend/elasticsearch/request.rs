@@ -328,18 +328,19 @@ impl CallBuilder<'_> {
             } => vec![self.force_merge(indices, *max_num_segments)?],
             OpSpec::ClusterHealth(spec) => vec![self.cluster_health(spec)?],
             OpSpec::Bulk(spec) => {
-                // A corpus whose own action lines name the index is sent to `/_bulk`.
-                let path = if spec.index.is_empty() {
-                    "/_bulk".to_string()
+                // Action lines that name the index (a corpus's own, a Python-drawn body,
+                // Rally's) go to `/_bulk`, with PUT as Rally's client sends it.
+                let (method, path) = if spec.index.is_empty() || spec.rally_action_lines {
+                    (Method::PUT, "/_bulk".to_string())
                 } else {
-                    format!("/{}/_bulk", escape_segment(&spec.index))
+                    (Method::POST, format!("/{}/_bulk", escape_segment(&spec.index)))
                 };
                 let pipeline: Vec<(String, String)> = spec
                     .pipeline
                     .iter()
                     .map(|p| ("pipeline".to_string(), p.clone()))
                     .collect();
-                vec![self.call(Method::POST, path, &pipeline, None, Expect::Bulk)?]
+                vec![self.call(method, path, &pipeline, None, Expect::Bulk)?]
             }
             OpSpec::Search(spec) => {
                 vec![self.call(

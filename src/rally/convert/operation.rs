@@ -273,6 +273,8 @@ fn bulk(c: &Ctx, map: &Map<String, Value>) -> Becomes {
             params.insert(same.into(), v);
         }
     }
+    // Rally's bulk bodies: each action line names the index, sent to `/_bulk`.
+    params.insert("action-lines".into(), json!("rally"));
     Ok(("bulk", params))
 }
 
