@@ -19,7 +19,7 @@ esrally's path comes from the environment (RALLY_PEER), not the command line: es
 any Python whose command line names esrally as a race running, this script's own too. Never
 run it while another esrally runs on the machine (CI's tests included).
 """
-import argparse, difflib, json, os, shutil, signal, subprocess, sys, tempfile, time
+import argparse, difflib, json, os, re, shutil, signal, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -42,6 +42,7 @@ NOT_A_TASK = {
     ("GET", "/_nodes/stats/ingest", ()),
     ("GET", "/_stats/_all", (("level", "shards"),)),
     ("POST", "/.ml-anomalies-*/_search", ()),
+    ("GET", "/_cluster/state/master_node", ()),
 }
 
 # Differences known and why: (what the comparison says, a path fragment) -> the reason. Each is
@@ -162,6 +163,9 @@ def load(record):
         for line in f:
             r = json.loads(line)
             if signature(r) in NOT_A_TASK:
+                continue
+            # esrally's telemetry asks each node's OS (`/_nodes/<name>/os`).
+            if r["method"] == "GET" and re.fullmatch(r"/_nodes/[^/]+/os", r["path"]):
                 continue
             # esrally's telemetry reads node stats once before the first task writes anything.
             if not out and signature(r) == ("GET", "/_nodes/stats/_all", ()):

@@ -118,10 +118,11 @@ pub enum OpSpec {
     CreateIndex(Vec<IndexSpec>),
     DeleteIndex(DeleteIndexSpec),
     Refresh(Vec<String>),
-    /// Merge each index down to `max_num_segments` segments (default: the backend's choice).
+    /// Merge each index down to `max_num_segments` segments (default: the backend's choice;
+    /// -1, as Rally's tracks write it, is Elasticsearch's default, sent as written).
     ForceMerge {
         indices: Vec<String>,
-        max_num_segments: Option<u64>,
+        max_num_segments: Option<i64>,
     },
     ClusterHealth(ClusterHealthSpec),
     Bulk(BulkSpec),
@@ -439,7 +440,7 @@ mod tests {
                 Err(e) => Err(e.message),
             }
         };
-        assert_eq!(segments(serde_json::json!(-1)), Ok(None));
+        assert_eq!(segments(serde_json::json!(-1)), Ok(Some(-1)), "sent as Rally sends it");
         assert_eq!(segments(serde_json::json!(0)), Ok(None));
         assert_eq!(segments(serde_json::json!(5)), Ok(Some(5)));
         assert!(segments(serde_json::json!(-2)).is_err());

@@ -17,13 +17,13 @@ pub const FORCE_MERGE: OperationType = OperationType {
     },
 };
 
-/// Rally passes `max-num-segments` on when it is truthy: -1, its tracks' default, is
-/// Elasticsearch's own default (merge as needed), and 0 is not sent. Both mean the backend's
-/// choice here.
-fn max_num_segments(p: &Params) -> Result<Option<u64>, ParamError> {
+/// Rally passes `max-num-segments` on when it is truthy: -1, its tracks' default, is sent as
+/// it is (Elasticsearch's own default, merge as needed), and 0 is not sent.
+fn max_num_segments(p: &Params) -> Result<Option<i64>, ParamError> {
     match p.get("max-num-segments").and_then(Value::as_i64) {
-        Some(-1 | 0) => Ok(None),
-        _ => p.positive_int("max-num-segments"),
+        Some(-1) => Ok(Some(-1)),
+        Some(0) => Ok(None),
+        _ => Ok(p.positive_int("max-num-segments")?.map(|n| n.min(i64::MAX as u64) as i64)),
     }
 }
 

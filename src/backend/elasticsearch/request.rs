@@ -382,7 +382,7 @@ impl CallBuilder<'_> {
     fn force_merge(
         &self,
         indices: &[String],
-        max_num_segments: Option<u64>,
+        max_num_segments: Option<i64>,
     ) -> Result<HttpCall, String> {
         let params: Vec<(String, String)> = max_num_segments
             .iter()

@@ -297,7 +297,8 @@ impl Backend for EmbeddedBackend {
                 max_num_segments,
             } => Prepared::ForceMerge {
                 indices: indices.clone(),
-                max_num_segments: max_num_segments.unwrap_or(1),
+                // -1 (Elasticsearch's default) and none: the engine's choice, one segment.
+                max_num_segments: max_num_segments.filter(|n| *n > 0).map_or(1, |n| n as u64),
             },
             OpSpec::ClusterHealth(spec) => Prepared::ClusterHealth(spec.index.clone()),
             OpSpec::IndexDocument { index, id, body } => match self.index_or_fail(index) {
