@@ -457,6 +457,20 @@ fn expand(task: &TaskSpec) -> Vec<Point> {
         .collect()
 }
 
+/// The documents a test-mode race reads of an operation's corpus: the first 1,000, or the
+/// whole of a corpus whose every file declares at most 1,000 (Rally's test mode shrinks each
+/// file to its `-1k` variant, file by file, and a converted Rally track says so).
+fn test_mode_documents(spec: &OpSpec) -> u64 {
+    let OpSpec::Bulk(bulk) = spec else {
+        return TEST_MODE_DOCUMENTS;
+    };
+    let counts: Option<Vec<u64>> = bulk.files.iter().map(|f| f.document_count).collect();
+    match counts {
+        Some(c) if c.len() > 1 && c.iter().all(|n| *n <= TEST_MODE_DOCUMENTS) => c.iter().sum(),
+        _ => TEST_MODE_DOCUMENTS,
+    }
+}
+
 impl Builder<'_> {
     fn included(&self, t: &TaskSpec) -> bool {
         self.opts.tasks.keeps(t)
@@ -503,6 +517,7 @@ impl Builder<'_> {
         defs.iter()
             .map(|def| {
                 let (op_type, spec) = self.spec(def, "reset")?;
+                let document_limit = self.opts.test_mode.then(|| test_mode_documents(&spec));
                 Ok(Leaf {
                     result: None,
                     task: format!("reset of {owner}"),
@@ -521,7 +536,7 @@ impl Builder<'_> {
                     ignore_response_errors: false,
                     completes_block: false,
                     ramp_up: Duration::ZERO,
-                    document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
+                    document_limit,
                     capacity: None,
                     ramp: None,
                 })
@@ -607,6 +622,7 @@ impl Builder<'_> {
         let mut def = task.operation.clone();
         def.params.extend(point.params.clone());
         let (op_type, spec) = self.spec(&def, &task.path)?;
+        let document_limit = self.opts.test_mode.then(|| test_mode_documents(&spec));
         let work = match rate::special_work(task, self.opts.test_mode) {
             Some(work) => work,
             None => self.work(task, &spec, point.iterations)?,
@@ -639,7 +655,7 @@ impl Builder<'_> {
             } else {
                 task.ramp_up
             },
-            document_limit: self.opts.test_mode.then_some(TEST_MODE_DOCUMENTS),
+            document_limit,
         })
     }
 

@@ -1,7 +1,8 @@
 //! delete-index as Rally's DeleteIndex runner sends it (a Rally track's, or a track of ours that
 //! sets `only-if-exists`): `action.destructive_requires_name` lifted around the deletes (the
-//! cluster's transient setting read first, put back after), and with `only-if-exists` a HEAD
-//! of each index first, deleting those that exist; without, a DELETE that ignores a 404.
+//! settings read and the setting put, before and after, as Rally's
+//! `set_destructive_requires_name` does both times), and with `only-if-exists` a HEAD of each
+//! index first, deleting those that exist; without, a DELETE that ignores a 404.
 
 use super::request::{CallBuilder, Expect, HttpCall};
 use super::ElasticsearchClient;
@@ -59,8 +60,12 @@ impl ElasticsearchClient {
         let lifted = json!({ "transient": { SETTING: false } }).to_string();
         self.send(&d.put_settings, host, Some(lifted.as_bytes())).await?;
         let deleted = self.delete_each(d, host).await;
+        // Rally puts the setting back through the same function: it reads the settings again.
         let restore = json!({ "transient": { SETTING: prior } }).to_string();
-        let restored = self.send(&d.put_settings, host, Some(restore.as_bytes())).await;
+        let restored = match self.send(&d.get_settings, host, None).await {
+            Ok(_) => self.send(&d.put_settings, host, Some(restore.as_bytes())).await,
+            Err(e) => Err(e),
+        };
         let deleted = deleted?;
         restored?;
         Ok(Outcome { units: deleted.max(1), ..Outcome::default() })
