@@ -568,7 +568,7 @@ impl Builder<'_> {
                 if measured == 0 {
                     return Err(invalid(format!("the warmup takes all {n} iterations: nothing would be measured")));
                 }
-                if tm {
+                if tm && !self.track.shrunk_for_test_mode {
                     Work::Iterations { warmup: warmup.min(TEST_MODE_WARMUP_ITERATIONS), measured: measured.min(TEST_MODE_ITERATIONS) }
                 } else {
                     Work::Iterations { warmup, measured }
@@ -605,7 +605,7 @@ impl Builder<'_> {
             },
             (None, None) => match task.warmup {
                 Warmup::None => Work::Iterations { warmup: 0, measured: 1 },
-                Warmup::Iterations(w) => Work::Iterations { warmup: w.min(if tm { TEST_MODE_WARMUP_ITERATIONS } else { u64::MAX }), measured: 1 },
+                Warmup::Iterations(w) => Work::Iterations { warmup: w.min(if tm && !self.track.shrunk_for_test_mode { TEST_MODE_WARMUP_ITERATIONS } else { u64::MAX }), measured: 1 },
                 _ => return Err(invalid("give `iterations` or `time-period` for this warmup".into())),
             },
         };

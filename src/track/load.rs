@@ -147,6 +147,7 @@ pub(super) fn load_as(path: &Path, opts: &LoadOptions, role: Role) -> Result<Tra
         })?;
         track.notes = notes;
         track.python = loaded.python;
+        track.shrunk_for_test_mode = opts.test_mode;
         return Ok(track);
     }
     let file = track_file(path);

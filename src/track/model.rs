@@ -33,6 +33,9 @@ pub struct Track {
     pub notes: Vec<String>,
     /// The track's own Python (a Rally track's track.py), for the race's workers.
     pub python: Option<std::sync::Arc<crate::python::TrackPython>>,
+    /// Its front end shrank it for test mode by its own rules (Rally's TestModeTrackProcessor:
+    /// as many iterations a client as clients): the plan leaves its iteration counts as they are.
+    pub shrunk_for_test_mode: bool,
 }
 
 /// An operation as written: name, type and params (before task overrides and sweeps).
@@ -231,6 +234,7 @@ pub fn from_raw(
         challenges,
         positions: std::sync::Arc::new(r.locator.clone()),
         notes: Vec::new(),
+        shrunk_for_test_mode: false,
         python: None,
     })
 }
