@@ -113,15 +113,44 @@ def race_runner(bin_, track_dir, challenge, port, home, rally_home, python, time
         out = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return "timeout", []
-    skipped = []
+    skipped, failed = [], []
     try:
-        skipped = [d for d in json.loads(out.stdout)["race"].get("deviations", []) if "skipped" in d]
-    except (json.JSONDecodeError, KeyError):
+        race = json.loads(out.stdout)["race"]
+        skipped = [d for d in race.get("deviations", []) if "skipped" in d]
+        for t in race["tasks"]:
+            for tr in t["trials"]:
+                why = tr.get("failure") or next(iter((tr.get("error_messages") or {}).values()), None)
+                if why:
+                    failed.append(f"{t['task']}: {why}")
+                    break
+    except (json.JSONDecodeError, KeyError, TypeError):
         pass
-    return out.returncode if out.returncode == 0 else f"{out.returncode}: {(out.stderr.strip().splitlines() or [''])[-1][:160]}", skipped
+    if out.returncode == 0:
+        return 0, skipped
+    why = failed[0] if failed else (out.stderr.strip().splitlines() or [""])[-1]
+    return f"{out.returncode}: {why[:200]}", skipped
+
+
+def wait_for_no_esrally(limit=60):
+    """esrally refuses to start beside another, and counts a killed one until it is reaped."""
+    end = time.time() + limit
+    while time.time() < end:
+        busy = False
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    busy = busy or f.read().strip().startswith("esrally")
+            except OSError:
+                pass
+        if not busy:
+            return
+        time.sleep(0.5)
 
 
 def race_esrally(esrally, track_dir, challenge, port, rally_home, timeout):
+    wait_for_no_esrally()
     args = [esrally, "race", f"--track-path={track_dir}", "--pipeline=benchmark-only", "--test-mode",
             "--offline", "--on-error=continue", f"--target-hosts=127.0.0.1:{port}"]
     if challenge:
@@ -387,7 +416,8 @@ def main():
             totals["same"] += same
             table.append({"track": name, "challenge": challenge or "(default)", "runner": ours,
                           "esrally": theirs, "corpus": problem, "skipped": skipped, "runs": len(rows), "same": same,
-                          "differences": [difference(what, x, y) for what, x, y in rows if what != "same"]})
+                          "differences": [difference(what, x, y) for what, x, y in rows if what != "same"]
+                          + [f"runner skipped: {k[:160]}" for k in skipped]})
             if a.keep:
                 os.makedirs(a.keep, exist_ok=True)
                 for f in (rec_ours, rec_theirs):
