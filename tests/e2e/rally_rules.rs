@@ -40,14 +40,16 @@ fn by_task(race: &serde_json::Value) -> std::collections::BTreeMap<String, (u64,
 
 /// The rules' outcomes in one race: every task without error; a drawn bulk of two (one
 /// iteration a client in Rally's test mode); the corpus to the track's only index, through
-/// Slice to `sliced`, and looped until the parallel block's completing task ended.
+/// Slice to `sliced`, and looped until the parallel block's completing task ended (the race
+/// ends, and the index holds what the looped bulk reported).
 fn check(race: &serde_json::Value) {
     let t = by_task(race);
     assert_eq!(t["generated-bulk"].0, 2, "{t:?}");
     assert_eq!(t["sliced-bulk"].0, 3, "{t:?}");
     assert_eq!(t["index-docs"].0, 3, "{t:?}");
+    // How many the looped bulk sends before the search ends it is a matter of timing (it may
+    // be none, in Rally too): what it sent is what the index holds beyond the corpus.
     let looped = t["looped-bulk"].0;
-    assert!(looped >= 1, "{t:?}");
     assert_eq!(t["count-docs"].1, 3 + looped, "{t:?}");
     assert_eq!(t["count-generated"].1, 2, "{t:?}");
     assert_eq!(t["count-sliced"].1, 3, "{t:?}");
