@@ -66,6 +66,20 @@ pub fn read_text(path: &Path) -> std::io::Result<String> {
     })
 }
 
+/// The names of the folders in `root` holding a file `file` (tracks: `track.yaml`,
+/// `track.json`), sorted; none where `root` cannot be read.
+pub fn folders_holding(root: &Path, file: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join(file).is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    names.sort();
+    names
+}
+
 /// Resolves `name` inside `dir`, refusing absolute paths and any `..` that would leave it.
 pub fn resolve_inside(dir: &Path, name: &str) -> Option<PathBuf> {
     let rel = Path::new(name);

@@ -457,16 +457,16 @@ fn expand(task: &TaskSpec) -> Vec<Point> {
         .collect()
 }
 
-/// The documents a test-mode race reads of an operation's corpus: the first 1,000, or the
-/// whole of a corpus whose every file declares at most 1,000 (Rally's test mode shrinks each
-/// file to its `-1k` variant, file by file, and a converted Rally track says so).
-fn test_mode_documents(spec: &OpSpec) -> u64 {
+/// The documents a test-mode race reads of an operation's corpus: the first 1,000; or, for a
+/// track its front end shrank (Rally's test mode: each file's `-1k` variant, at most 1,000
+/// documents of each), every file as its count declares.
+fn test_mode_documents(spec: &OpSpec, shrunk: bool) -> u64 {
     let OpSpec::Bulk(bulk) = spec else {
         return TEST_MODE_DOCUMENTS;
     };
-    let counts: Option<Vec<u64>> = bulk.files.iter().map(|f| f.document_count).collect();
-    match counts {
-        Some(c) if c.len() > 1 && c.iter().all(|n| *n <= TEST_MODE_DOCUMENTS) => c.iter().sum(),
+    let declared: Option<u64> = bulk.files.iter().map(|f| f.document_count).sum();
+    match declared {
+        Some(n) if shrunk => n,
         _ => TEST_MODE_DOCUMENTS,
     }
 }
@@ -517,7 +517,7 @@ impl Builder<'_> {
         defs.iter()
             .map(|def| {
                 let (op_type, spec) = self.spec(def, "reset")?;
-                let document_limit = self.opts.test_mode.then(|| test_mode_documents(&spec));
+                let document_limit = self.opts.test_mode.then(|| test_mode_documents(&spec, self.track.shrunk_for_test_mode));
                 Ok(Leaf {
                     result: None,
                     task: format!("reset of {owner}"),
@@ -622,7 +622,7 @@ impl Builder<'_> {
         let mut def = task.operation.clone();
         def.params.extend(point.params.clone());
         let (op_type, spec) = self.spec(&def, &task.path)?;
-        let document_limit = self.opts.test_mode.then(|| test_mode_documents(&spec));
+        let document_limit = self.opts.test_mode.then(|| test_mode_documents(&spec, self.track.shrunk_for_test_mode));
         let work = match rate::special_work(task, self.opts.test_mode) {
             Some(work) => work,
             None => self.work(task, &spec, point.iterations)?,

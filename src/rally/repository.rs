@@ -86,26 +86,13 @@ pub fn track(
     if dir.join("track.json").is_file() {
         return Ok(dir);
     }
-    let names = tracks_in(&root);
+    let names = crate::files::folders_holding(&root, "track.json");
     let hint = crate::suggest::did_you_mean(name, names.iter().map(String::as_str));
     Err(err(format!(
         "no track `{name}`{hint} in the Rally track repository at {}; it holds {}",
         root.display(),
         if names.is_empty() { "none".to_string() } else { names.join(", ") }
     )))
-}
-
-/// The folders of a repository holding a track.json, sorted.
-fn tracks_in(root: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(root)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().join("track.json").is_file())
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .collect();
-    names.sort();
-    names
 }
 
 /// The repository's files at `revision`, exported once per commit under

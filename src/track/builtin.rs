@@ -63,15 +63,7 @@ fn write_out(dir: &Path) -> Result<(), TrackError> {
 
 /// Names of the built-in tracks (folders holding a track.yaml), sorted.
 pub fn builtin_track_names(home: &Path) -> Result<Vec<String>, TrackError> {
-    let mut names: Vec<String> = std::fs::read_dir(builtin_tracks_dir(home)?)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().join("track.yaml").is_file())
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .collect();
-    names.sort();
-    Ok(names)
+    Ok(crate::files::folders_holding(&builtin_tracks_dir(home)?, "track.yaml"))
 }
 
 /// The folder of built-in track `name`, or an error listing the ones there are.
