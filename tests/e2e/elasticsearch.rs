@@ -551,7 +551,7 @@ fn https_with_a_ca_file_verifies_and_measures_and_an_unknown_ca_is_refused() {
             "--test-mode",
             "--quiet",
             "--include-tasks",
-            "delete-index,create-index,index-append,refresh,search-sankt-georgen",
+            GEONAMES_INDEX_AND_SEARCH,
             "--backend",
             "elasticsearch",
             "--target-hosts",
@@ -705,7 +705,7 @@ fn serve_records_every_request_whole_and_no_header() {
             "--test-mode",
             "--quiet",
             "--include-tasks",
-            "delete-index,create-index,index-append,search-sankt-georgen",
+            GEONAMES_INDEX_AND_SEARCH,
             "--target-hosts",
             &url(server.port),
         ])

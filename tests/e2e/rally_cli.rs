@@ -113,7 +113,7 @@ fn a_secured_cluster_as_the_readme_shows_it_and_a_wrong_password_refused() {
             "--test-mode",
             "--quiet",
             "--include-tasks",
-            "delete-index,create-index,index-append,refresh,search-sankt-georgen",
+            GEONAMES_INDEX_AND_SEARCH,
             "--target-hosts",
             &hosts,
             "--client-options",
@@ -264,7 +264,7 @@ fn the_binary_alone_races_a_built_in_track_from_an_empty_directory() {
             .output()
             .unwrap()
     };
-    let out = run(&["race", "--track", "geonames", "--test-mode", "--quiet", "--include-tasks", "delete-index,create-index,index-append,refresh,search-sankt-georgen"]);
+    let out = run(&["race", "--track", "geonames", "--test-mode", "--quiet", "--include-tasks", GEONAMES_INDEX_AND_SEARCH]);
     assert!(out.status.success(), "{}", stderr(&out));
     let listed = String::from_utf8_lossy(&run(&["list", "tracks"]).stdout).into_owned();
     for name in ["bulk-indexer", "client-bench", "geonames", "kv-mix", "redis-kv"] {

@@ -7,6 +7,10 @@ pub struct Env {
     pub home: tempfile::TempDir,
 }
 
+/// geonames' tasks that index its test-mode corpus and search it once: a quick race.
+pub const GEONAMES_INDEX_AND_SEARCH: &str =
+    "delete-index,create-index,index-append,refresh,search-sankt-georgen";
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
