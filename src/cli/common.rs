@@ -171,6 +171,7 @@ pub(crate) fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackReques
         plan: crate::plan::PlanOptions {
             test_mode: args.test_mode,
             tasks: task_selection(args)?,
+            rally_workers: None,
         },
     })
 }

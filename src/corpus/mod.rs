@@ -208,6 +208,9 @@ pub struct CorpusReader {
     /// Each generated action line names its file's target index (`_index`): a bulk over files
     /// for several indices goes to `/_bulk`.
     name_index: bool,
+    /// Documents passed over at the start of each file (a slice of the file, as Rally's
+    /// workers read theirs).
+    skip: u64,
 }
 
 impl CorpusReader {
@@ -237,7 +240,14 @@ impl CorpusReader {
             uniform: None,
             blank_run: 0,
             name_index: false,
+            skip: 0,
         })
+    }
+
+    /// Starts each file after its first `documents` (the limit counts only those after).
+    pub fn skipping(mut self, documents: u64) -> Self {
+        self.skip = documents;
+        self
     }
 
     /// Action lines name each file's target index (files for several indices in one bulk).
@@ -616,7 +626,28 @@ impl CorpusReader {
             docs_read: 0,
         });
         self.next_file += 1;
+        self.pass_over(self.skip)?;
         Ok(true)
+    }
+
+    /// Reads the current file's next `documents` and drops them (a generator jumps there).
+    fn pass_over(&mut self, documents: u64) -> Result<(), CorpusError> {
+        while let Some(file) = self.current.as_mut() {
+            if file.docs_read >= documents {
+                break;
+            }
+            if let Source::Made { .. } = file.source {
+                file.docs_read = documents;
+                break;
+            }
+            if self.read_aside()? == ReadOne::Added {
+                self.blank_run = 0;
+                if let Some(file) = self.current.as_mut() {
+                    file.docs_read += 1;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -64,6 +64,9 @@ pub struct BulkActions {
     create: bool,
     /// Rally's lines naming the index, instead of `{"index":{}}`.
     rally: Option<RallyLines>,
+    /// Added to every id: a slice of a file numbers its documents from where it starts
+    /// (Rally's `build_conflicting_ids(..., offset)`).
+    first_id: u64,
 }
 
 impl BulkActions {
@@ -87,7 +90,14 @@ impl BulkActions {
             rng: SmallRng::seed_from_u64(seed),
             create: false,
             rally: None,
+            first_id: 0,
         }
+    }
+
+    /// Ids from `first` on (the documents of a slice starting there).
+    pub fn numbering_from(mut self, first: u64) -> Self {
+        self.first_id = first;
+        self
     }
 
     /// Action lines naming `index` as Rally writes them (a Rally track's bulk).
@@ -104,11 +114,12 @@ impl BulkActions {
 
     /// The id of the `i`-th new document.
     fn id_of(&self, i: u64) -> u64 {
-        match &self.permutation {
-            // A looped corpus indexes the same ids again on each pass.
-            Some(p) => p.apply(i % p.n),
-            None => i,
-        }
+        self.first_id
+            + match &self.permutation {
+                // A looped corpus indexes the same ids again on each pass.
+                Some(p) => p.apply(i % p.n),
+                None => i,
+            }
     }
 
     /// The new id or the reused one, and the action, of the next document.
@@ -264,7 +275,7 @@ mod tests {
 
     #[test]
     fn rallys_lines_name_the_index_as_rally_writes_them() {
-        let mut a = BulkActions::new(None, None, 1).naming(Some("geo \"names\""));
+        let a = BulkActions::new(None, None, 1).naming(Some("geo \"names\""));
         assert_eq!(a.constant(), Some("{\"index\": {\"_index\": \"geo \\\"names\\\"\"}}\n"));
         let mut a = BulkActions::new(
             conflicts(IdOrder::Sequential, 0.0, OnConflict::Index, 0.0),

@@ -2,6 +2,7 @@
 //! warmup (a fraction, a time, the first requests) and its limits.
 
 use super::actions;
+use super::parts::{FeedReader, PartedReader};
 use super::work::{CorpusFeed, CorpusWarmup, FeedLimits};
 use super::Slice;
 use crate::plan::{Leaf, Work};
@@ -73,16 +74,22 @@ pub(super) async fn start_feed(
             _ => CorpusWarmup::Requests(0),
         },
     };
-    let actions = actions::BulkActions::new(bulk.conflicts, total, 0x1D5 ^ leaf.trial)
-        .creating(bulk.create)
-        .naming(bulk.rally_action_lines.then_some(bulk.index.as_str()).filter(|i| !i.is_empty()));
-    CorpusFeed::start(
-        bulk.files.clone(),
-        limits,
-        actions,
-        leaf.clients,
-        warmup_docs,
-        cancel,
-    )
-    .map_err(|e| e.to_string())
+    let seed = 0x1D5 ^ leaf.trial;
+    // A Rally track's bulk on one machine: cut in esrally's workers' slices.
+    let parted = match (&leaf.corpus_parts[..], slice.is_whole()) {
+        ([_, ..], true) => PartedReader::new(bulk, &leaf.corpus_parts, leaf.clients, seed)
+            .map_err(|e| e.to_string())?
+            .map(FeedReader::Parts),
+        _ => None,
+    };
+    let reader = match parted {
+        Some(reader) => reader,
+        None => {
+            let actions = actions::BulkActions::new(bulk.conflicts, total, seed)
+                .creating(bulk.create)
+                .naming(bulk.rally_action_lines.then_some(bulk.index.as_str()).filter(|i| !i.is_empty()));
+            CorpusFeed::one_queue(bulk.files.clone(), &limits, actions).map_err(|e| e.to_string())?
+        }
+    };
+    CorpusFeed::start(reader, limits, leaf.clients, warmup_docs, cancel).map_err(|e| e.to_string())
 }

@@ -9,6 +9,7 @@ mod feed;
 mod group_recorder;
 mod groups;
 mod live;
+mod parts;
 mod progress;
 mod python;
 mod schedule;

@@ -2,6 +2,7 @@
 //! payload of the next operation (a batch of documents, a set of keys). Buffers are reused.
 
 use crate::backend::Payload;
+use super::parts::FeedReader;
 use crate::corpus::{BatchItem, CorpusError, CorpusReader, DocumentSet, Framing, Pairs};
 use crate::ops::{KeyDistribution, KvCommand, KvSpec};
 use rand::rngs::SmallRng;
@@ -83,25 +84,34 @@ pub struct FeedLimits {
 }
 
 impl CorpusFeed {
-    /// Starts the feeder: bulk bodies (action line, document) of the files, in order.
-    pub fn start(
+    /// The reader of a bulk task's files as one queue, framing each document as a bulk item.
+    pub fn one_queue(
         files: Vec<DocumentSet>,
-        limits: FeedLimits,
+        limits: &FeedLimits,
         actions: super::actions::BulkActions,
-        clients: u64,
-        warmup: CorpusWarmup,
-        cancel: CancellationToken,
-    ) -> Result<CorpusFeed, CorpusError> {
+    ) -> Result<FeedReader, CorpusError> {
         // Files for several indices in one bulk: each action line names its index.
         let first = files
             .first()
             .map(|f| f.target_index.clone())
             .unwrap_or_default();
         let several = files.iter().any(|f| f.target_index != first);
-        let mut reader = CorpusReader::open(files, limits.document_limit)?
-            .with_framing(Framing::Bulk(Box::new(actions)))
-            .naming_indices(several)
-            .looped(limits.looped);
+        Ok(FeedReader::One(
+            CorpusReader::open(files, limits.document_limit)?
+                .with_framing(Framing::Bulk(Box::new(actions)))
+                .naming_indices(several)
+                .looped(limits.looped),
+        ))
+    }
+
+    /// Starts the feeder: bulk bodies (action line, document) read from `reader`, in order.
+    pub fn start(
+        mut reader: FeedReader,
+        limits: FeedLimits,
+        clients: u64,
+        warmup: CorpusWarmup,
+        cancel: CancellationToken,
+    ) -> Result<CorpusFeed, CorpusError> {
         let uniform = reader.uniform_actions();
         let depth = (clients as usize * 2).max(2);
         let (tx, rx) = async_channel::bounded::<Batch>(depth);

@@ -72,6 +72,13 @@ pub struct BulkSpec {
     /// (`{"index": {"_index": "x"}}`), and the request goes to `/_bulk` as Rally's client
     /// sends it (PUT); else `{"index":{}}` lines to `/<index>/_bulk`.
     pub rally_action_lines: bool,
+    /// `split: rally`: the corpus is cut as esrally cuts it, one slice per load-driver worker
+    /// (see `plan::rally_workers`), each slice's files cut into bulks on their own; else
+    /// (`split: queue`) every client takes the next bulk of one queue over the files.
+    pub rally_split: bool,
+    /// The corpus (0, 1, ... in the order named) of each of `files`: Rally's readers take
+    /// turns between corpora.
+    pub file_corpus: Vec<usize>,
 }
 
 impl BulkSpec {
@@ -90,6 +97,8 @@ impl BulkSpec {
             create: false,
             pipeline,
             rally_action_lines: false,
+            rally_split: false,
+            file_corpus: Vec::new(),
         }
     }
 }
@@ -97,7 +106,7 @@ impl BulkSpec {
 pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
     let (corpus, mut files) = corpus_files(p, ctx)?;
     if let Some(targets) = target_filter(p)? {
-        files.retain(|f| targets.contains(&f.target_index));
+        files.retain(|(_, f)| targets.contains(&f.target_index));
         if files.is_empty() {
             return Err(ParamError::new(
                 "indices",
@@ -108,6 +117,7 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
             ));
         }
     }
+    let (file_corpus, mut files): (Vec<usize>, Vec<_>) = files.into_iter().unzip();
     if let Some(index) = p.string("index")? {
         files
             .iter_mut()
@@ -146,16 +156,9 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
         looped,
         create,
         pipeline: p.string("pipeline")?,
-        rally_action_lines: match p.string("action-lines")?.as_deref() {
-            None | Some("plain") => false,
-            Some("rally") => true,
-            Some(other) => {
-                return Err(ParamError::new(
-                    "action-lines",
-                    format!("expected `plain` or `rally`, got `{other}`"),
-                ))
-            }
-        },
+        rally_action_lines: ours_or_rallys(p, "action-lines", "plain")?,
+        rally_split: ours_or_rallys(p, "split", "queue")?,
+        file_corpus,
     })
 }
 
@@ -185,7 +188,7 @@ fn target_filter(p: &Params) -> Result<Option<Vec<String>>, ParamError> {
 fn corpus_files(
     p: &Params,
     ctx: &TrackContext,
-) -> Result<(String, Vec<crate::corpus::DocumentSet>), ParamError> {
+) -> Result<(String, Vec<(usize, crate::corpus::DocumentSet)>), ParamError> {
     let find = |name: &str| {
         ctx.corpora.iter().find(|(n, _)| n == name).ok_or_else(|| {
             let hint =
@@ -197,20 +200,18 @@ fn corpus_files(
         })
     };
     // Several corpora, one after another (Rally's `corpora: [a, b]`).
-    let several;
     let (corpus, files) = match p.get("corpus") {
         Some(Value::Array(names)) if !names.is_empty() => {
             let mut files = Vec::new();
             let mut joined = Vec::new();
-            for n in names {
+            for (i, n) in names.iter().enumerate() {
                 let n = n.as_str().ok_or_else(|| {
                     ParamError::new("corpus", format!("expected corpus names, got {n}"))
                 })?;
-                files.extend(find(n)?.1.iter().cloned());
+                files.extend(find(n)?.1.iter().map(|f| (i, f.clone())));
                 joined.push(n);
             }
-            several = (joined.join("+"), files);
-            (&several.0, &several.1)
+            return Ok((joined.join("+"), files));
         }
         Some(Value::String(name)) => {
             let (n, f) = find(name)?;
@@ -238,7 +239,20 @@ fn corpus_files(
             }
         },
     };
-    Ok((corpus.clone(), files.clone()))
+    Ok((corpus.clone(), files.iter().map(|f| (0, f.clone())).collect()))
+}
+
+/// A key whose value is `ours` (the default: false) or `rally` (true).
+fn ours_or_rallys(p: &Params, key: &'static str, ours: &str) -> Result<bool, ParamError> {
+    match p.string(key)?.as_deref() {
+        None => Ok(false),
+        Some(v) if v == ours => Ok(false),
+        Some("rally") => Ok(true),
+        Some(other) => Err(ParamError::new(
+            key,
+            format!("expected `{ours}` or `rally`, got `{other}`"),
+        )),
+    }
 }
 
 /// `flush-bytes`: a size (`5mb`) or a number of bytes.

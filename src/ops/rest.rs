@@ -120,6 +120,13 @@ pub struct RawCall {
     pub request_params: Vec<(String, String)>,
     /// Sent again until its answer says this condition holds (Rally's `wait-for-*`).
     pub poll: Option<super::poll::Poll>,
+    /// `if-found`: sent only when the request before it answered 2xx (a HEAD asking whether
+    /// the target exists: Rally's `only-if-exists`).
+    pub if_found: bool,
+    /// `destructive`: a delete by wildcard. Elasticsearch refuses it while
+    /// `action.destructive_requires_name` holds, so the setting is lifted around the
+    /// operation's requests and put back after, as Rally's `set_destructive_requires_name`.
+    pub destructive: bool,
 }
 
 /// At most this many requests in one raw-request operation.
@@ -370,12 +377,19 @@ fn raw_call(p: &Params) -> Result<RawCall, ParamError> {
             })
         }
     };
+    let flag = |key: &'static str| match p.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(ParamError::new(key, format!("expected true or false, got {other}"))),
+    };
     Ok(RawCall {
         method,
         path,
         body,
         request_params: request_params(p)?,
         poll,
+        if_found: flag("if-found")?,
+        destructive: flag("destructive")?,
     })
 }
 

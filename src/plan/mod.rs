@@ -5,6 +5,7 @@
 mod estimate;
 mod filter;
 mod rate;
+mod rally_workers;
 mod render;
 
 pub use estimate::{leaf_duration, step_duration};
@@ -33,6 +34,9 @@ pub struct PlanOptions {
     pub test_mode: bool,
     /// The tasks that run (`--include-tasks`, `--exclude-tasks`).
     pub tasks: TaskSelection,
+    /// esrally's worker processes, which cut a Rally track's bulks (`split: rally`); this
+    /// machine's cores when unset, as esrally's `available.cores`.
+    pub rally_workers: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -192,6 +196,10 @@ pub struct Leaf {
     /// Arrival rates that follow a ramp instead of `target_throughput`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ramp: Option<crate::track::rate::Ramp>,
+    /// A Rally track's bulk: the task-client ranges of esrally's workers, each reading its
+    /// own slice of the corpus (see `rally_workers`); empty: one queue for every client.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub corpus_parts: Vec<std::ops::Range<u64>>,
 }
 
 struct Builder<'a> {
@@ -337,6 +345,10 @@ fn build_unlocated(
             format!("nothing to run: {what} in challenge `{}`", challenge.name),
         ));
     }
+    let workers = opts
+        .rally_workers
+        .unwrap_or_else(rally_workers::this_machines_workers);
+    rally_workers::split_rally_bulks(&mut b.steps, workers);
     Ok(Plan {
         track: track.name.clone(),
         challenge: challenge.name.clone(),
@@ -539,6 +551,7 @@ impl Builder<'_> {
                     document_limit,
                     capacity: None,
                     ramp: None,
+                    corpus_parts: Vec::new(),
                 })
             })
             .collect()
@@ -656,6 +669,7 @@ impl Builder<'_> {
                 task.ramp_up
             },
             document_limit,
+            corpus_parts: Vec::new(),
         })
     }
 

@@ -152,6 +152,7 @@ fn test_mode_shrinks_work() {
         &PlanOptions {
             test_mode: true,
             tasks: TaskSelection::All,
+            rally_workers: None,
         },
     )
     .unwrap();
@@ -202,6 +203,7 @@ fn fraction_warmup_splits_iterations_and_include_tasks_filters() {
         &PlanOptions {
             test_mode: false,
             tasks: TaskSelection::Include(vec![TaskFilter::Name("s".into())]),
+            rally_workers: None,
         },
     )
     .unwrap();
@@ -219,6 +221,7 @@ fn fraction_warmup_splits_iterations_and_include_tasks_filters() {
         &PlanOptions {
             test_mode: false,
             tasks: TaskSelection::Include(vec![TaskFilter::Name("zzz".into())]),
+            rally_workers: None,
         },
     )
     .unwrap_err();

@@ -322,6 +322,8 @@ mod made_tests {
             body,
             request_params: Vec::new(),
             poll: None,
+            if_found: false,
+            destructive: false,
         }
     }
 

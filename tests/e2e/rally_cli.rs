@@ -333,25 +333,30 @@ fn a_track_and_its_corpus_found_where_esrally_keeps_them() {
 
 /// A Rally track's requests as Rally's runners send them (recorded by `runner serve
 /// --record`): delete-index lifts `action.destructive_requires_name` around a HEAD and the
-/// DELETE of an index that exists, searches are GETs with their body, index-stats asks
-/// `/_all/_stats/_all`.
+/// DELETE of an index that exists, a template is deleted after a HEAD found it and its
+/// indices by wildcard with the setting lifted, bulks are cut per esrally worker, searches
+/// are GETs with their body, index-stats asks `/_all/_stats/_all`.
 #[test]
 fn a_rally_tracks_requests_are_rallys() {
     let dir = track_dir(&[
         ("track.json", r#"{
   "version": 2,
   "indices": [{"name": "tiny"}],
-  "corpora": [{"name": "tiny-corpus", "documents": [{"source-file": "docs.json", "document-count": 3}]}],
+  "composable-templates": [{"name": "tpl", "index-pattern": "tiny-*", "delete-matching-indices": true, "template": "tpl.json"}],
+  "corpora": [{"name": "tiny-corpus", "documents": [{"source-file": "docs.json", "document-count": 4}]}],
   "schedule": [
+    {"operation": {"operation-type": "delete-composable-template"}},
+    {"operation": {"operation-type": "create-composable-template"}},
     {"operation": {"operation-type": "delete-index"}},
     {"operation": {"operation-type": "create-index"}},
-    {"operation": {"name": "index", "operation-type": "bulk", "bulk-size": 3}},
+    {"operation": {"name": "index", "operation-type": "bulk", "bulk-size": 4}, "clients": 2},
     {"operation": {"operation-type": "refresh"}},
     {"operation": {"name": "all", "operation-type": "search", "body": {"query": {"match_all": {}}}}, "iterations": 2},
     {"operation": {"name": "stats", "operation-type": "index-stats"}, "iterations": 1}
   ]
 }"#),
-        ("docs.json", "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n"),
+        ("tpl.json", r#"{"index_patterns": ["tiny-*"], "template": {"settings": {"number_of_shards": 1}}}"#),
+        ("docs.json", "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n{\"a\": 4}\n"),
     ]);
     let env = Env::new();
     let record = env.home.path().join("requests.jsonl");
@@ -370,25 +375,38 @@ fn a_rally_tracks_requests_are_rallys() {
         format!("{} {}{}", l["method"].as_str().unwrap(), l["path"].as_str().unwrap(), if q.is_empty() { String::new() } else { format!("?{}", q.join("&")) })
     };
     let requests: Vec<String> = lines.iter().map(said).filter(|r| !r.contains("/_nodes/stats/process") && r != "GET /" && r != "GET /_cluster/health").collect();
-    // The second race's delete: the index exists now.
-    let second = requests.iter().rposition(|r| r == "GET /_cluster/settings?flat_settings=true").unwrap();
-    let second = requests[..second].iter().rposition(|r| r == "GET /_cluster/settings?flat_settings=true").unwrap();
+    const LIFT: [&str; 2] = ["GET /_cluster/settings?flat_settings=true", "PUT /_cluster/settings"];
+    // The first race: no template to delete yet; the indices it matched are deleted by
+    // wildcard with the setting lifted, as Rally's DeleteComposableTemplate does.
     assert_eq!(
-        requests[second..second + 6],
-        ["GET /_cluster/settings?flat_settings=true", "PUT /_cluster/settings", "HEAD /tiny", "DELETE /tiny", "GET /_cluster/settings?flat_settings=true", "PUT /_cluster/settings"],
+        requests[..7],
+        ["HEAD /_index_template/tpl", LIFT[0], LIFT[1], "DELETE /tiny-*", LIFT[0], LIFT[1], "PUT /_index_template/tpl"],
+        "{requests:#?}"
+    );
+    // ... and no index to delete: HEAD, found nothing.
+    assert_eq!(requests[7..10], [LIFT[0], LIFT[1], "HEAD /tiny"], "{requests:#?}");
+    // The second race: the template and the index exist now, and are deleted after a HEAD.
+    let second = requests.iter().rposition(|r| r == "HEAD /_index_template/tpl").unwrap();
+    assert_eq!(requests[second + 1], "DELETE /_index_template/tpl", "{requests:#?}");
+    let delete = requests.iter().rposition(|r| r == "HEAD /tiny").unwrap();
+    assert_eq!(
+        requests[delete - 2..delete + 4],
+        [LIFT[0], LIFT[1], "HEAD /tiny", "DELETE /tiny", LIFT[0], LIFT[1]],
         "{requests:#?}"
     );
     let puts: Vec<&serde_json::Value> = lines.iter().filter(|l| l["path"] == "/_cluster/settings" && l["method"] == "PUT").collect();
     assert_eq!(puts[0]["body"]["transient"]["action.destructive_requires_name"], false);
     assert!(puts[1]["body"]["transient"]["action.destructive_requires_name"].is_null(), "put back as found: none");
-    // The first race's: nothing to delete yet.
-    assert_eq!(requests[2], "HEAD /tiny", "{requests:#?}");
-    assert_eq!(requests[3], "GET /_cluster/settings?flat_settings=true");
     assert!(requests.iter().filter(|r| *r == "GET /tiny/_search").count() >= 4, "{requests:#?}");
     assert!(requests.contains(&"GET /_all/_stats/_all".to_string()), "{requests:#?}");
     // Bulks as Rally's client sends them: PUT /_bulk, each action line naming the index.
     let bulk = lines.iter().find(|l| l["path"] == "/_bulk").expect("a bulk to /_bulk");
     assert_eq!(bulk["method"], "PUT");
     assert_eq!(bulk["body"][0], serde_json::json!({"index": {"_index": "tiny"}}));
-    assert_eq!(bulk["body"].as_array().unwrap().len(), 6);
+    // The corpus cut as esrally cuts it: one slice per worker (a core each) of the two
+    // clients, each slice its own bulk.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2);
+    let bulks: Vec<usize> = lines.iter().filter(|l| l["path"] == "/_bulk").map(|l| l["body"].as_array().unwrap().len() / 2).collect();
+    assert_eq!(bulks.len(), 2 * workers, "{bulks:?}");
+    assert!(bulks.iter().all(|&docs| docs == 4 / workers), "{bulks:?}");
 }

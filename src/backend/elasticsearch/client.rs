@@ -178,7 +178,7 @@ impl ElasticsearchClient {
         }
     }
 
-    async fn run(&mut self, call: &HttpCall, payload: &Payload<'_>) -> Result<Outcome, OpError> {
+    pub(super) async fn run(&mut self, call: &HttpCall, payload: &Payload<'_>) -> Result<Outcome, OpError> {
         let host = self.next_host();
         let answer = match (call.expect, payload) {
             // The feeder wrote the whole body, action lines included: it goes to the socket
@@ -199,7 +199,7 @@ impl ElasticsearchClient {
 
     /// Sends `call` until its answer says `poll`'s condition holds, waiting `poll.interval`
     /// between answers, at most `poll.timeout` in all.
-    async fn poll(
+    pub(super) async fn poll(
         &mut self,
         call: &HttpCall,
         poll: crate::ops::poll::Poll,
@@ -221,7 +221,7 @@ impl ElasticsearchClient {
         }
     }
 
-    fn finish(&mut self, call: &HttpCall, answer: &Answer, docs: u64) -> Result<Outcome, OpError> {
+    pub(super) fn finish(&mut self, call: &HttpCall, answer: &Answer, docs: u64) -> Result<Outcome, OpError> {
         let (outcome, reason) = outcome(call, self.body(answer), docs)?;
         self.last_item_failure = reason;
         Ok(outcome)
@@ -331,6 +331,7 @@ impl BackendClient for ElasticsearchClient {
             }
             Prepared::Paged(p) => self.paged(p).await,
             Prepared::DeleteIndices(d) => self.delete_indices(d).await,
+            Prepared::Guarded(g) => self.guarded(g, payload).await,
             Prepared::Vectors(calls) => {
                 let Payload::Vector(i) = payload else {
                     return Err(OpError::new(

@@ -6,13 +6,12 @@
 
 use super::request::{CallBuilder, Expect, HttpCall};
 use super::ElasticsearchClient;
-use crate::backend::{ErrorKind, OpError, Outcome};
+use crate::backend::{ErrorKind, OpError, Outcome, Payload};
 use reqwest::Method;
 use serde_json::{json, Value};
 
 pub struct DeleteSequence {
-    get_settings: HttpCall,
-    put_settings: HttpCall,
+    settings: Settings,
     /// Per index: the HEAD (with `only-if-exists`) and the DELETE.
     indices: Vec<(Option<HttpCall>, HttpCall)>,
 }
@@ -25,7 +24,6 @@ pub fn build(
     only_if_exists: bool,
 ) -> Result<DeleteSequence, String> {
     let none: &[(String, String)] = &[];
-    let flat = [("flat_settings".to_string(), "true".to_string())];
     let mut not_found = crate::ops::StatusSet::default();
     not_found.insert(404);
     let indices = names
@@ -42,33 +40,113 @@ pub fn build(
         })
         .collect::<Result<Vec<_>, String>>()?;
     Ok(DeleteSequence {
-        get_settings: builder.call(Method::GET, "/_cluster/settings".into(), &flat, None, Expect::Status)?,
-        put_settings: builder.call(Method::PUT, "/_cluster/settings".into(), none, None, Expect::Status)?,
+        settings: settings_calls(builder)?,
         indices,
     })
 }
 
+/// Calls run in order where some wait on the HEAD before them (`if_found`), or delete by
+/// wildcard (`destructive`): then the setting is lifted once before the first of those and
+/// put back after the last call, as Rally's template deletes do.
+pub struct Guarded {
+    calls: Vec<HttpCall>,
+    settings: Settings,
+}
+
+/// The two calls that read and put `action.destructive_requires_name`.
+struct Settings {
+    get: HttpCall,
+    put: HttpCall,
+}
+
+fn settings_calls(builder: &CallBuilder) -> Result<Settings, String> {
+    let none: &[(String, String)] = &[];
+    let flat = [("flat_settings".to_string(), "true".to_string())];
+    Ok(Settings {
+        get: builder.call(Method::GET, "/_cluster/settings".into(), &flat, None, Expect::Status)?,
+        put: builder.call(Method::PUT, "/_cluster/settings".into(), none, None, Expect::Status)?,
+    })
+}
+
+pub fn guard(builder: &CallBuilder, calls: Vec<HttpCall>) -> Result<Guarded, String> {
+    Ok(Guarded {
+        calls,
+        settings: settings_calls(builder)?,
+    })
+}
+
 impl ElasticsearchClient {
-    pub(super) async fn delete_indices(&mut self, d: &DeleteSequence) -> Result<Outcome, OpError> {
-        let host = self.next_host();
-        let answer = self.send(&d.get_settings, host, None).await?;
+    /// Reads the setting's transient value and puts it false; returns the value read.
+    async fn lift(&mut self, s: &Settings, host: usize) -> Result<Value, OpError> {
+        let answer = self.send(&s.get, host, None).await?;
         let settings: Value = serde_json::from_slice(self.body(&answer)).map_err(|_| {
-            OpError::new(ErrorKind::Protocol, format!("{}: the answer is not JSON", d.get_settings.label))
+            OpError::new(ErrorKind::Protocol, format!("{}: the answer is not JSON", s.get.label))
         })?;
         // Rally puts back the transient value it found (none: null, the default).
         let prior = settings.pointer("/transient").and_then(|t| t.get(SETTING)).cloned().unwrap_or(Value::Null);
         let lifted = json!({ "transient": { SETTING: false } }).to_string();
-        self.send(&d.put_settings, host, Some(lifted.as_bytes())).await?;
-        let deleted = self.delete_each(d, host).await;
-        // Rally puts the setting back through the same function: it reads the settings again.
+        self.send(&s.put, host, Some(lifted.as_bytes())).await?;
+        Ok(prior)
+    }
+
+    /// Puts `prior` back, reading the settings first as Rally's same function does.
+    async fn restore(&mut self, s: &Settings, host: usize, prior: Value) -> Result<(), OpError> {
         let restore = json!({ "transient": { SETTING: prior } }).to_string();
-        let restored = match self.send(&d.get_settings, host, None).await {
-            Ok(_) => self.send(&d.put_settings, host, Some(restore.as_bytes())).await,
-            Err(e) => Err(e),
-        };
+        self.send(&s.get, host, None).await?;
+        self.send(&s.put, host, Some(restore.as_bytes())).await?;
+        Ok(())
+    }
+
+    pub(super) async fn delete_indices(&mut self, d: &DeleteSequence) -> Result<Outcome, OpError> {
+        let host = self.next_host();
+        let prior = self.lift(&d.settings, host).await?;
+        let deleted = self.delete_each(d, host).await;
+        let restored = self.restore(&d.settings, host, prior).await;
         let deleted = deleted?;
         restored?;
         Ok(Outcome { units: deleted.max(1), ..Outcome::default() })
+    }
+
+    pub(super) async fn guarded(&mut self, g: &Guarded, payload: &Payload<'_>) -> Result<Outcome, OpError> {
+        let host = self.next_host();
+        let mut lifted = None;
+        let ran = self.guarded_calls(g, payload, host, &mut lifted).await;
+        let restored = match lifted {
+            Some(prior) => self.restore(&g.settings, host, prior).await,
+            None => Ok(()),
+        };
+        let outcome = ran?;
+        restored?;
+        Ok(outcome)
+    }
+
+    async fn guarded_calls(
+        &mut self,
+        g: &Guarded,
+        payload: &Payload<'_>,
+        host: usize,
+        lifted: &mut Option<Value>,
+    ) -> Result<Outcome, OpError> {
+        let mut outcome = Outcome { units: 1, ..Outcome::default() };
+        let mut found = true;
+        for call in &g.calls {
+            if call.if_found && !found {
+                continue;
+            }
+            if call.destructive && lifted.is_none() {
+                *lifted = Some(self.lift(&g.settings, host).await?);
+            }
+            outcome = match call.poll {
+                Some(poll) => self.poll(call, poll).await?,
+                None if call.method == Method::HEAD => {
+                    let answer = self.send(call, host, None).await?;
+                    found = (200..300).contains(&answer.status());
+                    self.finish(call, &answer, 0)?
+                }
+                None => self.run(call, payload).await?,
+            };
+        }
+        Ok(outcome)
     }
 
     async fn delete_each(&mut self, d: &DeleteSequence, host: usize) -> Result<u64, OpError> {

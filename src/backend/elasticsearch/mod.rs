@@ -330,6 +330,8 @@ pub enum Prepared {
     Paged(Box<paged::PagedSearch>),
     /// Rally's delete-index: its setting lifted around the deletes.
     DeleteIndices(Box<delete::DeleteSequence>),
+    /// Requests some of which wait on a HEAD before them, or delete by wildcard.
+    Guarded(Box<delete::Guarded>),
 }
 
 const DOCUMENTS_ONLY: &str =
@@ -413,6 +415,11 @@ impl Backend for ElasticsearchBackend {
         match builder.build(op) {
             Ok(Some(calls)) if matches!(op, OpSpec::VectorSearch(_)) => {
                 Ok(Prepared::Vectors(calls))
+            }
+            Ok(Some(calls)) if calls.iter().any(|c| c.if_found || c.destructive) => {
+                delete::guard(&builder, calls)
+                    .map(|g| Prepared::Guarded(Box::new(g)))
+                    .map_err(|m| OpError::new(ErrorKind::BadRequest, m))
             }
             Ok(Some(calls)) => Ok(Prepared::Calls(calls)),
             Ok(None) => Err(OpError::new(ErrorKind::BadRequest, DOCUMENTS_ONLY)),

@@ -40,6 +40,10 @@ pub struct HttpCall {
     pub expect: Expect,
     /// Sent again until its answer says a condition holds (Rally's `wait-for-*`).
     pub poll: Option<crate::ops::poll::Poll>,
+    /// Sent only when the HEAD before it found its target (Rally's `only-if-exists`).
+    pub if_found: bool,
+    /// A wildcard delete: `action.destructive_requires_name` lifted around the operation.
+    pub destructive: bool,
     /// `GET /index/_doc/1`, for messages.
     pub label: String,
 }
@@ -256,6 +260,8 @@ impl CallBuilder<'_> {
             timeout: None,
             expect,
             poll: None,
+            if_found: false,
+            destructive: false,
         })
     }
 
@@ -441,6 +447,8 @@ impl CallBuilder<'_> {
                     expect,
                 )?;
                 call.poll = r.poll;
+                call.if_found = r.if_found;
+                call.destructive = r.destructive;
                 Ok::<_, String>(call)
             })
             .collect::<Result<Vec<_>, _>>()

@@ -44,6 +44,8 @@ pub struct RawPrepared {
     query: String,
     body: Vec<u8>,
     poll: Option<crate::ops::poll::Poll>,
+    /// Sent only when the request before it answered 2xx.
+    if_found: bool,
 }
 
 /// What a client runs per call. Index handles are looked up once per task, not per call.
@@ -323,6 +325,9 @@ impl Backend for EmbeddedBackend {
                             .map(|b| b.to_string().into_bytes())
                             .unwrap_or_default(),
                         poll: r.poll,
+                        // The engine keeps no `action.destructive_requires_name`: a wildcard
+                        // delete needs no lift here.
+                        if_found: r.if_found,
                     })
                     .collect(),
                 ignore_status: spec.ignore_status,
@@ -392,7 +397,11 @@ impl EmbeddedClient {
             engine: self.engine.clone(),
             _refreshes: None,
         };
+        let mut found = true;
         for r in requests {
+            if r.if_found && !found {
+                continue;
+            }
             // A body drawn from bindings replaces the (one) request's.
             let body = match payload {
                 Payload::Body(b) => b,
@@ -408,6 +417,7 @@ impl EmbeddedClient {
                 None => tokio::task::block_in_place(|| backend.engine.rest(&request)),
                 Some(poll) => backend.poll(&request, poll).await?,
             };
+            found = (200..300).contains(&response.status);
             if ignore_status.contains(response.status) {
                 continue;
             }

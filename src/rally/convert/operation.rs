@@ -296,6 +296,7 @@ fn bulk(c: &Ctx, map: &Map<String, Value>) -> Becomes {
     }
     // Rally's bulk bodies: each action line names the index, sent to `/_bulk`.
     params.insert("action-lines".into(), json!("rally"));
+    params.insert("split".into(), json!("rally"));
     Ok(("bulk", params))
 }
 

@@ -126,7 +126,7 @@ fn action_line_corpora_conflicts_and_paged_searches_convert_as_they_are() {
     );
     assert_eq!(
         t["operations"][0]["params"],
-        json!({"bulk-size": 5, "conflicts": "sequential", "conflict-probability": 10, "on-conflict": "update", "recency": 0.2, "looped": true, "action-lines": "rally"})
+        json!({"bulk-size": 5, "conflicts": "sequential", "conflict-probability": 10, "on-conflict": "update", "recency": 0.2, "looped": true, "action-lines": "rally", "split": "rally"})
     );
     assert_eq!(
         (

@@ -150,6 +150,10 @@ struct Call {
     params: Map<String, Value>,
     /// `until`, `poll-interval` and `poll-timeout`: a request polled (Rally's `wait-for-*`).
     poll: Map<String, Value>,
+    /// Sent only when the HEAD before it found the target (Rally's `only-if-exists`).
+    if_found: bool,
+    /// A wildcard delete, with `action.destructive_requires_name` lifted around it.
+    destructive: bool,
 }
 
 impl Call {
@@ -160,7 +164,25 @@ impl Call {
             body: None,
             params: Map::new(),
             poll: Map::new(),
+            if_found: false,
+            destructive: false,
         }
+    }
+
+    /// A DELETE as Rally's delete runners send it: with `only-if-exists` (their default), a
+    /// HEAD of `head` first and the DELETE only when it found the target; else the DELETE
+    /// alone, a 404 ignored. Rally's `request-params` go with the DELETE only.
+    fn deletes(head: String, delete: String, only_if_exists: bool, rp: Option<&Value>) -> Vec<Call> {
+        let delete = Call::new("DELETE", delete).params(rp);
+        if !only_if_exists {
+            return vec![delete];
+        }
+        vec![Call::new("HEAD", head), Call { if_found: true, ..delete }]
+    }
+
+    /// A delete by wildcard: the setting that forbids it lifted around it.
+    fn destructive(self) -> Call {
+        Call { destructive: true, ..self }
     }
 
     /// Polled until `until` holds, every `interval` seconds (Rally's default 1), at most
@@ -211,6 +233,12 @@ impl Call {
             o.insert("request-params".into(), Value::Object(self.params.clone()));
         }
         o.extend(self.poll.clone());
+        if self.if_found {
+            o.insert("if-found".into(), json!(true));
+        }
+        if self.destructive {
+            o.insert("destructive".into(), json!(true));
+        }
         Value::Object(o)
     }
 }
@@ -246,6 +274,11 @@ pub fn rest_operation(
         params.insert("ignore-status".into(), json!(404));
     }
     Some(Ok(params))
+}
+
+/// Rally's `only-if-exists` of its delete operations: true unless the operation says false.
+fn only_if_exists(op: &Map<String, Value>) -> bool {
+    op.get("only-if-exists").and_then(Value::as_bool).unwrap_or(true)
 }
 
 fn string(op: &Map<String, Value>, k: &str) -> Option<String> {
@@ -401,7 +434,20 @@ mod tests {
             .unwrap();
         assert_eq!(
             Value::Object(p),
-            json!({"requests": [{"method": "DELETE", "path": "/_data_stream/logs-a"}, {"method": "DELETE", "path": "/_data_stream/logs-b"}], "ignore-status": 404})
+            json!({"requests": [
+                {"method": "HEAD", "path": "/logs-a"},
+                {"method": "DELETE", "path": "/_data_stream/logs-a", "if-found": true},
+                {"method": "HEAD", "path": "/logs-b"},
+                {"method": "DELETE", "path": "/_data_stream/logs-b", "if-found": true}
+            ], "ignore-status": 404})
+        );
+        // `only-if-exists: false`: the DELETE alone, a 404 ignored.
+        let p = rest_operation("delete-data-stream", &op(json!({"only-if-exists": false, "data-stream": "x"})), &declared)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            Value::Object(p),
+            json!({"method": "DELETE", "path": "/_data_stream/x", "ignore-status": 404})
         );
         let p = rest_operation(
             "esql",
@@ -419,7 +465,11 @@ mod tests {
             .unwrap();
         assert_eq!(
             p["requests"],
-            json!([{"method": "DELETE", "path": "/_index_template/t1"}, {"method": "DELETE", "path": "/logs-*"}])
+            json!([
+                {"method": "HEAD", "path": "/_index_template/t1"},
+                {"method": "DELETE", "path": "/_index_template/t1", "if-found": true},
+                {"method": "DELETE", "path": "/logs-*", "destructive": true}
+            ])
         );
         let p = rest_operation(
             "create-transform",

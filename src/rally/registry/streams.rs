@@ -1,6 +1,6 @@
 //! Data streams: `create-data-stream` and `delete-data-stream`.
 
-use super::{enc, Call, Calls, Declared};
+use super::{enc, only_if_exists, Call, Calls, Declared};
 use serde_json::{Map, Value};
 
 pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) -> Option<Calls> {
@@ -23,12 +23,13 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) ->
             };
             let calls = targets
                 .iter()
-                .map(|n| {
-                    Call::new(
-                        if create { "PUT" } else { "DELETE" },
-                        format!("/_data_stream/{}", enc(n)),
-                    )
-                    .params(rp)
+                .flat_map(|n| {
+                    let path = format!("/_data_stream/{}", enc(n));
+                    match create {
+                        true => vec![Call::new("PUT", path).params(rp)],
+                        // Rally asks whether the stream exists as an index (`indices.exists`).
+                        false => Call::deletes(format!("/{}", enc(n)), path, only_if_exists(op), rp),
+                    }
                 })
                 .collect();
             Ok((calls, !create))

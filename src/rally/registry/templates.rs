@@ -1,6 +1,6 @@
 //! Index, composable and component templates: create and delete, from the operation or the track's declared templates, as Rally's param sources.
 
-use super::{enc, string, Call, Calls, Declared, DeclaredTemplate};
+use super::{enc, only_if_exists, string, Call, Calls, Declared, DeclaredTemplate};
 use serde_json::{json, Map, Value};
 
 pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) -> Option<Calls> {
@@ -44,10 +44,12 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) ->
             };
             let mut calls = Vec::new();
             for (n, pattern, delete) in targets {
-                calls.push(Call::new("DELETE", format!("/{endpoint}/{}", enc(&n))).params(rp));
-                // Rally deletes the indices a template matched when asked to.
+                let path = format!("/{endpoint}/{}", enc(&n));
+                calls.extend(Call::deletes(path.clone(), path, only_if_exists(op), rp));
+                // Rally deletes the indices a template matched when asked to, whether or not
+                // the template was there, with the setting that forbids wildcards lifted.
                 if let (Some(p), true) = (pattern, delete && kind != "delete-component-template") {
-                    calls.push(Call::new("DELETE", format!("/{}", enc(&p))));
+                    calls.push(Call::new("DELETE", format!("/{}", enc(&p))).destructive());
                 }
             }
             Ok((calls, true))
