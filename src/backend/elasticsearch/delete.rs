@@ -1,8 +1,10 @@
-//! delete-index as Rally's DeleteIndex runner sends it (a Rally track's, or a track of ours that
-//! sets `only-if-exists`): `action.destructive_requires_name` lifted around the deletes (the
-//! settings read and the setting put, before and after, as Rally's
+//! Rally's deletes. delete-index as Rally's DeleteIndex runner sends it (a Rally track's, or a
+//! track of ours that sets `only-if-exists`): `action.destructive_requires_name` lifted around
+//! the deletes (the settings read and the setting put, before and after, as Rally's
 //! `set_destructive_requires_name` does both times), and with `only-if-exists` a HEAD of each
-//! index first, deleting those that exist; without, a DELETE that ignores a 404.
+//! index first, deleting those that exist; without, a DELETE that ignores a 404. And raw
+//! requests guarded the same way (Rally's template and data-stream deletes): a DELETE sent
+//! only when the HEAD before it found its target, a wildcard delete with the setting lifted.
 
 use super::request::{CallBuilder, Expect, HttpCall};
 use super::ElasticsearchClient;
