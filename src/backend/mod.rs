@@ -270,6 +270,9 @@ pub enum ErrorKind {
     /// The server answered with a redirect (HTTP 3xx), which is not followed: following would
     /// turn a POST into a body-less GET whose 200 is not the work asked for.
     Redirect,
+    /// The answer says the condition the task waits for does not hold (a cluster health below
+    /// the status waited for): Rally's runner result with `success: false`.
+    Unmet,
 }
 
 /// A poll that ended without its condition, as an operation's error.
@@ -291,7 +294,7 @@ impl ErrorKind {
         )
     }
 
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::NotFound,
         ErrorKind::BadRequest,
         ErrorKind::ItemFailures,
@@ -304,6 +307,7 @@ impl ErrorKind {
         ErrorKind::TooManyRequests,
         ErrorKind::ServerError,
         ErrorKind::Redirect,
+        ErrorKind::Unmet,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -325,6 +329,7 @@ impl ErrorKind {
             ErrorKind::TooManyRequests => "too-many-requests",
             ErrorKind::ServerError => "server-error",
             ErrorKind::Redirect => "redirect",
+            ErrorKind::Unmet => "unmet",
         }
     }
 }

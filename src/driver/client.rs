@@ -74,6 +74,8 @@ pub struct Shared {
     /// The task's `ignore-response-error-level: non-fatal`: only broken connections, timeouts
     /// and garbage abort.
     pub ignore_response_errors: bool,
+    /// The task's `retry`: which failed operations are tried again.
+    pub retry: Option<crate::track::RetryPolicy>,
     pub race_cancel: CancellationToken,
     /// Set in a `completed-by` block: cancelled when the completing task ends, which stops
     /// this one without cutting it short.
@@ -336,7 +338,8 @@ async fn wait_for(
     true
 }
 
-/// Runs one call: the leaf's operation, the one drawn with it, or the track's runner.
+/// Runs one call: the leaf's operation, the one drawn with it, or the track's runner; tried
+/// again as the task's `retry` says (the attempts and the waits between them are one call).
 async fn execute<C: BackendClient>(
     client: &mut C,
     exec: &Exec<C::Prepared>,
@@ -346,7 +349,39 @@ async fn execute<C: BackendClient>(
     shared: &Shared,
     timer: Option<&PreciseTimer>,
 ) -> Done {
-    let result = match (exec, call) {
+    if let Exec::Runner(r) = exec {
+        let reply = r.pool.call(index, &r.name, r.params()).await;
+        return super::python::runner_result(r, reply, shared);
+    }
+    let mut result = attempt(client, exec, call, payload, timer).await;
+    if let Some(policy) = shared.retry {
+        let first = Instant::now();
+        let mut tries = 0;
+        while super::retry::again(&policy, &result) && policy.another(tries, first.elapsed()) {
+            if !wait_until(Instant::now() + policy.wait, &shared.cancel, timer).await {
+                break;
+            }
+            tries += 1;
+            result = attempt(client, exec, call, payload, timer).await;
+        }
+    }
+    Done {
+        result,
+        service: None,
+        runner: None,
+        source_ended: false,
+    }
+}
+
+/// One attempt at a call of the backend (or a sleep).
+async fn attempt<C: BackendClient>(
+    client: &mut C,
+    exec: &Exec<C::Prepared>,
+    call: Option<&Call<C::Prepared>>,
+    payload: &Payload<'_>,
+    timer: Option<&PreciseTimer>,
+) -> Result<Outcome, crate::backend::OpError> {
+    match (exec, call) {
         (Exec::Sleep(d), _) => {
             if !d.is_zero() {
                 // On the client's timerfd where it has one: tokio's timer rounds up to the
@@ -372,20 +407,10 @@ async fn execute<C: BackendClient>(
             };
             client.execute(op, &documents).await
         }
-        (Exec::Runner(r), _) => {
-            let reply = r.pool.call(index, &r.name, r.params()).await;
-            return super::python::runner_result(r, reply, shared);
-        }
-        (Exec::Drawn, _) => Err(crate::backend::OpError::new(
+        (Exec::Runner(_), _) | (Exec::Drawn, _) => Err(crate::backend::OpError::new(
             crate::backend::ErrorKind::Internal,
             "a drawn operation came without its draw",
         )),
-    };
-    Done {
-        result,
-        service: None,
-        runner: None,
-        source_ended: false,
     }
 }
 

@@ -12,6 +12,7 @@ mod live;
 mod parts;
 mod progress;
 mod python;
+mod retry;
 mod schedule;
 mod slice;
 mod spawn;
@@ -484,6 +485,7 @@ impl<B: Backend> Driver<B> {
             abort: self.abort.clone(),
             abort_on_error: self.opts.on_error == OnError::Abort,
             ignore_response_errors: leaf.ignore_response_errors,
+            retry: leaf.retry,
             race_cancel: self.cancel.clone(),
             block_done: block_done.filter(|_| !leaf.completes_block).cloned(),
             task_label: label.to_string(),

@@ -178,6 +178,9 @@ pub struct Leaf {
     /// `ignore-response-error-level: non-fatal`: error responses do not abort.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ignore_response_errors: bool,
+    /// When an operation is tried again after a failure (the task's `retry`).
+    #[serde(skip)]
+    pub retry: Option<crate::track::RetryPolicy>,
     /// In a parallel block with `completed-by`: this leaf's end stops the others.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub completes_block: bool,
@@ -546,6 +549,7 @@ impl Builder<'_> {
                     trial: 0,
                     warmup_trial: false,
                     ignore_response_errors: false,
+                    retry: None,
                     completes_block: false,
                     ramp_up: Duration::ZERO,
                     document_limit,
@@ -662,6 +666,7 @@ impl Builder<'_> {
             trial,
             warmup_trial: false,
             ignore_response_errors: task.ignore_response_errors,
+            retry: task.retry,
             completes_block: false,
             ramp_up: if self.opts.test_mode {
                 task.ramp_up.min(TEST_MODE_RAMP_UP)

@@ -283,6 +283,7 @@ pub enum ErrorKindRecord {
     TooManyRequests,
     ServerError,
     Redirect,
+    Unmet,
 }
 
 impl From<crate::backend::ErrorKind> for ErrorKindRecord {
@@ -301,6 +302,7 @@ impl From<crate::backend::ErrorKind> for ErrorKindRecord {
             K::TooManyRequests => ErrorKindRecord::TooManyRequests,
             K::ServerError => ErrorKindRecord::ServerError,
             K::Redirect => ErrorKindRecord::Redirect,
+            K::Unmet => ErrorKindRecord::Unmet,
         }
     }
 }
@@ -321,6 +323,7 @@ impl ErrorKindRecord {
             ErrorKindRecord::TooManyRequests => "too-many-requests",
             ErrorKindRecord::ServerError => "server-error",
             ErrorKindRecord::Redirect => "redirect",
+            ErrorKindRecord::Unmet => "unmet",
         }
     }
 }

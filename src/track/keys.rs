@@ -44,6 +44,8 @@ pub enum Parser {
     Thresholds,
     /// A string or a list of strings.
     Tags,
+    /// An object: when an operation is tried again.
+    Retry,
 }
 
 /// One key of a task.
@@ -160,6 +162,13 @@ pub static TASK_KEYS: &[TaskKey] = &[
         sweepable: false,
         schema: r##"{"enum": ["non-fatal"], "description": "Under --on-error abort, error responses of this task (HTTP statuses, error replies, failed bulk items) do not stop the race; broken connections, timeouts and garbage still do (Rally's key of the same name)."}"##,
         about: "non-fatal: error responses do not stop a race under --on-error abort",
+    },
+    TaskKey {
+        name: "retry",
+        parser: Parser::Retry,
+        sweepable: false,
+        schema: r##"{"type": "object", "additionalProperties": false, "description": "An operation tried again after a failure, as Rally's Retry runner: `retries` (more attempts), `until-success` (retry until one succeeds, at most `give-up-after`, default 10m), `wait-period` (between attempts, default 0.5s), `on-timeout` (retry broken connections, timeouts and 408s, default true), `on-error` (retry answers that say the work is not done: a cluster health below the status waited for, failed bulk items). The attempts and waits are one operation.", "properties": {"retries": {"type": "integer", "minimum": 0, "maximum": 1000000}, "until-success": {"type": "boolean"}, "wait-period": {"$ref": "#/$defs/duration"}, "on-timeout": {"type": "boolean"}, "on-error": {"type": "boolean"}, "give-up-after": {"$ref": "#/$defs/duration"}}}"##,
+        about: "when an operation is tried again after a failure (Rally's retries)",
     },
     TaskKey {
         name: "include-in-reporting",
@@ -334,7 +343,7 @@ mod tests {
                     assert!(fragment.get("oneOf").is_some(), "`{}`", key.name);
                     continue;
                 }
-                Parser::Params | Parser::Thresholds => {
+                Parser::Params | Parser::Thresholds | Parser::Retry => {
                     assert_eq!(fragment["type"], "object", "`{}`", key.name);
                     continue;
                 }

@@ -9,6 +9,7 @@ mod model;
 mod params;
 pub mod rate;
 mod raw;
+mod retry;
 mod schema;
 mod task;
 mod task_rate;
@@ -21,6 +22,7 @@ pub use load::{
 };
 pub use model::{Challenge, OperationDef, ScheduleItem, ScheduleKind, TaskSpec, Track, Warmup};
 pub use params::parse_track_params;
+pub use retry::RetryPolicy;
 pub use schema::TRACK_SCHEMA;
 
 

@@ -118,6 +118,8 @@ pub struct TaskSpec {
     pub warmup_trials: u64,
     /// Error responses (not broken connections or timeouts) do not abort the race.
     pub ignore_response_errors: bool,
+    /// When an operation is tried again after a failure.
+    pub retry: Option<super::RetryPolicy>,
     /// Shown in reports and comparisons (`include-in-reporting`, default true).
     pub reported: bool,
     /// Labels the task filters select by (`tags`).

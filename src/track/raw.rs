@@ -137,6 +137,9 @@ pub struct RawScheduleItem {
     /// `non-fatal`: under `--on-error abort`, error responses do not stop the race (Rally's key).
     #[serde(default)]
     pub ignore_response_error_level: Option<String>,
+    /// Attempts after a failure (Rally's `Retry` parameters, as one object).
+    #[serde(default)]
+    pub retry: Option<Value>,
     /// Pass/fail criteria on the task's results: metric → condition (`service_time.p99: "< 5ms"`).
     #[serde(default)]
     pub thresholds: Map<String, Value>,

@@ -242,6 +242,7 @@ pub(super) fn resolve_task(
         trials: t.trials.unwrap_or(1),
         warmup_trials: t.warmup_trials.unwrap_or(0),
         ignore_response_errors: t.ignore_response_error_level.as_deref() == Some("non-fatal"),
+        retry: super::retry::parse(&t.retry, r, path)?,
         reported: t.include_in_reporting.unwrap_or(true),
         tags: tags(&t.tags, r, path)?,
         ramp_up,

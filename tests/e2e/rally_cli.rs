@@ -410,3 +410,36 @@ fn a_rally_tracks_requests_are_rallys() {
     assert_eq!(bulks.len(), 2 * workers, "{bulks:?}");
     assert!(bulks.iter().all(|&docs| docs == 4 / workers), "{bulks:?}");
 }
+
+/// Rally's `Retry` around a runner: `retries` more attempts of a cluster-health that the
+/// server answers 408 (its wait for green timed out: replicas on one node), waiting
+/// `retry-wait-period` between them; the attempts are one operation, its one error.
+#[test]
+fn rallys_retries_try_an_operation_again() {
+    let dir = track_dir(&[
+        ("track.json", r#"{
+  "version": 2,
+  "indices": [{"name": "replicated", "body": "index.json"}],
+  "schedule": [
+    {"operation": {"operation-type": "create-index"}},
+    {"operation": {"name": "health", "operation-type": "cluster-health", "index": "replicated",
+      "request-params": {"wait_for_status": "green", "timeout": "1ms"}, "retries": 2, "retry-wait-period": 0.05},
+     "include-in-reporting": true}
+  ]
+}"#),
+        ("index.json", r#"{"settings": {"index": {"number_of_replicas": 1}}}"#),
+    ]);
+    let env = Env::new();
+    let record = env.home.path().join("requests.jsonl");
+    let server = serve(&env, &["--record", record.to_str().unwrap()]);
+    let hosts = format!("127.0.0.1:{}", server.port);
+    let out = env.run(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--target-hosts", &hosts]);
+    let recorded = std::fs::read_to_string(&record).unwrap();
+    let health = recorded.lines().filter(|l| l.contains("\"/_cluster/health/replicated\"")).count();
+    assert_eq!(health, 3, "one attempt and two retries: {recorded}\n{}", stderr(&out));
+    let race = env.only_race();
+    let trial = &tasks(&race, "health")[0]["trials"][0];
+    assert_eq!(trial["errors_by_kind"]["timeout"].as_u64(), Some(1), "{trial}");
+    // The attempts and the two waits between them are the one operation's service time.
+    assert!(trial["service_time_ms"]["min"].as_f64().unwrap() >= 100.0, "{trial}");
+}

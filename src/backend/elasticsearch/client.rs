@@ -134,7 +134,7 @@ fn outcome(call: &HttpCall, bytes: &[u8], docs: u64) -> Result<(Outcome, Option<
                     let kind = if v.get("timed_out").and_then(|t| t.as_bool()) == Some(true) {
                         ErrorKind::Timeout
                     } else {
-                        ErrorKind::ServerError
+                        ErrorKind::Unmet
                     };
                     Err(OpError::new(
                         kind,

@@ -324,6 +324,16 @@ pub(super) fn self_task(
     if !python_paced {
         rates(c, map, path, ops, op_value.as_ref(), &mut out)?;
     }
+    // Rally's `Retry` around the runner: the operation's parameters, the task's over them.
+    let none = Map::new();
+    let rally_op = match map.get("operation") {
+        Some(Value::Object(inline)) => inline,
+        Some(Value::String(n)) => c.rally_ops.get(n).unwrap_or(&none),
+        _ => &none,
+    };
+    if let Some(retry) = rally_retry(rally_op, map) {
+        out.insert("retry".into(), retry);
+    }
     // Rally's task tags, for `--include-tasks tag:NAME`.
     if let Some(tags) = map.get("tags").filter(|t| t.is_string() || t.is_array()) {
         out.insert("tags".into(), tags.clone());
@@ -581,4 +591,25 @@ pub(super) fn requests_per_second(
             if bulk_size.is_some() { "ops/s or docs/s" } else { "ops/s" }
         )),
     }
+}
+
+/// Rally's `Retry` parameters (runner.py) of an operation, overridden by the task's own, as
+/// our task key `retry`; None when nothing is retried (`retries: 0`, no `retry-until-success`).
+pub(super) fn rally_retry(op: &Map<String, Value>, task: &Map<String, Value>) -> Option<Value> {
+    const KEYS: [(&str, &str); 5] = [
+        ("retries", "retries"),
+        ("retry-until-success", "until-success"),
+        ("retry-wait-period", "wait-period"),
+        ("retry-on-timeout", "on-timeout"),
+        ("retry-on-error", "on-error"),
+    ];
+    let mut out = Map::new();
+    for (rally, ours) in KEYS {
+        if let Some(v) = task.get(rally).or_else(|| op.get(rally)) {
+            out.insert(ours.into(), v.clone());
+        }
+    }
+    let retries = out.get("retries").and_then(Value::as_u64).unwrap_or(0);
+    let until = out.get("until-success").and_then(Value::as_bool).unwrap_or(false);
+    (retries > 0 || until).then_some(Value::Object(out))
 }

@@ -40,6 +40,9 @@ struct Ctx<'a> {
     notes: Vec<String>,
     /// Rally's operation type of each declared operation, by name.
     rally_types: std::collections::HashMap<String, String>,
+    /// Each declared operation, by name, as Rally wrote it (its `Retry` parameters become
+    /// the `retry` of the tasks that run it).
+    rally_ops: std::collections::HashMap<String, Map<String, Value>>,
     /// Rendered index bodies by file name (Rally bodies are templates too).
     render_body: &'a dyn Fn(&str) -> Result<Value, TrackError>,
     /// The track's data streams and templates, which operations naming no target act on.
@@ -91,6 +94,7 @@ pub fn convert(
         on_unsupported,
         notes: Vec::new(),
         rally_types: Default::default(),
+        rally_ops: Default::default(),
         render_body,
         declared: Default::default(),
         corpus_names: Vec::new(),
@@ -205,6 +209,9 @@ fn operations(
             op.get("operation-type").and_then(Value::as_str),
         ) {
             c.rally_types.insert(n.to_string(), t.to_string());
+        }
+        if let (Some(n), Some(m)) = (op.get("name").and_then(Value::as_str), op.as_object()) {
+            c.rally_ops.insert(n.to_string(), m.clone());
         }
         let converted = match (
             operation(c, op, &format!("/operations/{i}")),

@@ -151,15 +151,11 @@ pub(super) fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Operation
         "sleep" => sleep(map),
         other => rest(c, map, other),
     };
-    // Rally wraps every runner in `Retry`; runner sends an operation once (said, not hidden).
-    let retry: Vec<&str> = RALLY_RETRY
-        .into_iter()
-        .filter(|k| map.get(*k).is_some_and(|v| v != &json!(false) && v != &json!(0)))
-        .collect();
-    if converted.is_ok() && !retry.is_empty() {
+    // Rally's `Retry` parameters become the task's `retry`; index-stats' `condition`, which
+    // decides whether an attempt succeeded, is not run (said, not hidden).
+    if converted.is_ok() && map.get("condition").is_some() {
         c.notes.push(format!(
-            "{path}: Rally's `{}` not run: the operation is sent once and its answer taken as it is (a cluster-health still waits for its status on the server)",
-            retry.join("`, `")
+            "{path}: Rally's `condition` not run: each attempt's answer is taken as a success"
         ));
     }
     Ok(match converted {
@@ -169,16 +165,6 @@ pub(super) fn operation(c: &mut Ctx, op: &Value, path: &str) -> Result<Operation
         Err(why) => OperationAs::Unsupported(why),
     })
 }
-
-/// The parameters of Rally's `Retry` wrapper, which runner does not run.
-const RALLY_RETRY: [&str; 6] = [
-    "retries",
-    "retry-until-success",
-    "retry-wait-period",
-    "retry-on-timeout",
-    "retry-on-error",
-    "condition",
-];
 
 /// What an operation of one family becomes: our type and its params, or why it cannot run.
 type Becomes = Result<(&'static str, Map<String, Value>), String>;

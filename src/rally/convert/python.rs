@@ -185,6 +185,7 @@ pub fn drawn_operation(
         on_unsupported: crate::track::OnUnsupported::Fail,
         notes: Vec::new(),
         rally_types: Default::default(),
+        rally_ops: Default::default(),
         render_body: &no_files,
         declared: Default::default(),
         corpus_names: Vec::new(),

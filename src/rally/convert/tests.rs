@@ -36,6 +36,28 @@ fn refresh_and_force_merge_default_as_rallys() {
 }
 
 #[test]
+fn rallys_retry_parameters_become_the_tasks_retry() {
+    let rally = json!({
+        "indices": [{"name": "i"}],
+        "operations": [{"name": "health", "operation-type": "cluster-health", "request-params": {"wait_for_status": "green"}, "retry-until-success": true}],
+        "schedule": [
+            {"operation": "health"},
+            {"operation": "health", "name": "once", "retry-until-success": false},
+            {"operation": {"operation-type": "refresh", "retries": 3, "retry-wait-period": 2, "retry-on-timeout": false}},
+            {"operation": {"operation-type": "refresh", "retries": 0}, "name": "no-retry"}
+        ]
+    });
+    let c = convert_json(rally, OnUnsupported::Fail).unwrap();
+    let schedule = &c.track["challenges"][0]["schedule"];
+    assert_eq!(schedule[0]["retry"], json!({"until-success": true}));
+    // The task's own parameters over its operation's.
+    assert!(schedule[1].get("retry").is_none(), "{}", schedule[1]);
+    assert_eq!(schedule[2]["retry"], json!({"retries": 3, "wait-period": 2, "on-timeout": false}));
+    assert!(schedule[3].get("retry").is_none(), "{}", schedule[3]);
+    assert!(c.notes.iter().all(|n| !n.contains("retry")), "{:?}", c.notes);
+}
+
+#[test]
 fn a_raw_request_path_with_a_query_string_becomes_request_params() {
     let rally = json!({
         "operations": [{"name": "r", "operation-type": "raw-request", "method": "GET",
