@@ -73,15 +73,16 @@ def beside_common_operations(d, scratch):
 def make_corpus(py, shared, track_dir, data, home):
     """The shared generator's corpora for a track. Its own renderer is a simplified Jinja2 one;
     where it cannot render a track (github_archive, eventdata), it is given runner's render in a
-    scratch copy of the track instead (the mappings it reads are files beside it)."""
+    scratch copy of the track instead (the mappings it reads are files beside it). Returns the
+    generator's list of the files it wrote (its JSON), or an error's last line."""
     tool = os.path.join(shared, "tools", "make_corpus.py")
     out = subprocess.run([py, tool, track_dir, data, "--docs", "1000"], capture_output=True, text=True, timeout=600)
     if out.returncode == 0:
-        return
+        return out.stdout
     rendered = subprocess.run([BIN, "render-track", "--track-path", track_dir, "--results-dir", home],
                               capture_output=True, text=True, timeout=120)
     if rendered.returncode != 0:
-        return
+        return (rendered.stderr.strip().splitlines() or ["render failed"])[-1]
     copy = os.path.join(home, "rendered", os.path.basename(track_dir))
     if not os.path.exists(copy):
         shutil.copytree(track_dir, copy)
@@ -91,7 +92,10 @@ def make_corpus(py, shared, track_dir, data, home):
         f.write("{% raw %}" + rendered.stdout + "{% endraw %}")
     out = subprocess.run([py, tool, copy, data, "--docs", "1000"], capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
-        print(f"no corpus for {track_dir}: {(out.stderr.strip().splitlines() or ['?'])[-1]}", file=sys.stderr)
+        why = (out.stderr.strip().splitlines() or ['?'])[-1]
+        print(f"no corpus for {track_dir}: {why}", file=sys.stderr)
+        return why
+    return out.stdout
 
 
 def fit_generated_corpus(track_dir, data, home):

@@ -6,25 +6,29 @@ and query, what one task sends), by method, path with index names, query paramet
 count, and each body's structure (keys and value types), its values too where the track fixes
 them (any body but a bulk's documents).
 
-esrally 2.13 races Rally tracks (`--pipeline=benchmark-only --test-mode --offline`); runner
-races the same directory with the same corpora (generated from the track's mappings by the
-shared tools/make_corpus.py, placed where esrally keeps corpora; runner finds them there).
+esrally 2.13 races Rally tracks (`--pipeline=benchmark-only --test-mode --offline`), and
+OpenSearch Benchmark 2.4 the OSB workloads (`run` with the same flags, each workload copied
+beside its repository's common_operations); runner races the same directory with the same
+corpora (generated from the track's mappings by the shared tools/make_corpus.py, placed where
+esrally and OSB keep corpora; runner finds them there).
 Requests neither driver makes for a task (esrally's version check and telemetry, runner's
 cluster check and _nodes/stats around trials) are left out on both sides, by path.
 
-    RALLY_PEER=/tmp/venvs/esrally/bin/esrally python3 benches/request_streams.py \
-        [--shared ../shared/rally-tracks] [--only geonames,nested] [--python PY] [--json FILE]
+    RALLY_PEER=/tmp/venvs/esrally/bin/esrally OSB_PEER=/tmp/venvs/osb/bin/opensearch-benchmark \
+        python3 benches/request_streams.py [--shared ../shared/rally-tracks] \
+        [--only geonames,nested] [--family elastic|opensearch] [--python PY] [--json FILE]
 
-esrally's path comes from the environment (RALLY_PEER), not the command line: esrally counts
-any Python whose command line names esrally as a race running, this script's own too. Never
-run it while another esrally runs on the machine (CI's tests included).
+The peers' paths come from the environment (RALLY_PEER, OSB_PEER), not the command line:
+esrally counts any Python whose command line names esrally as a race running, this script's
+own too. Never run it while another esrally runs on the machine (CI's tests included). Without
+OSB_PEER the OSB workloads are left out.
 """
 import argparse, difflib, json, os, re, shutil, signal, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_side_by_side import free_port, wait_for  # noqa: E402
-from rally_tracks import tracks, python_with_jinja2, challenges  # noqa: E402
+from rally_tracks import tracks, python_with_jinja2, challenges, beside_common_operations, make_corpus  # noqa: E402
 
 # Requests that are no task's: each driver's own look at the cluster (runner's check before the
 # race and _nodes/stats around each trial; esrally's version check and telemetry), by method,
@@ -48,8 +52,6 @@ NOT_A_TASK = {
 # Differences known and why: (what the comparison says, a path fragment) -> the reason. Each is
 # named in the table; none is counted as equal.
 KNOWN = [
-    ("requests, esrally", "/_bulk",
-     "Rally slices a corpus per worker process (one per core here), each slice in bulk-size batches; runner feeds every client from one queue of bulk-size batches: the same documents, other request boundaries"),
     ("drawn values differ", "",
      "the track's param source draws these values at random, unseeded: no two races share them, esrally's own neither"),
 ]
@@ -64,16 +66,19 @@ def serve(bin_, home, record):
 
 
 def place_corpora(py, shared, track_dir, rally_home):
-    """The generator's corpora, where esrally keeps them: `.rally/benchmarks/data/<corpus>/`."""
+    """The generator's corpora, where esrally and OSB keep them: `.rally/benchmarks/data/<corpus>/`
+    and `.benchmark/benchmarks/data/<corpus>/`."""
     made = os.path.join(rally_home, "generated")
-    out = subprocess.run([py, os.path.join(shared, "tools", "make_corpus.py"), track_dir, made, "--docs", "1000"],
-                         capture_output=True, text=True, timeout=600)
-    if out.returncode != 0:
-        return (out.stderr.strip().splitlines() or ["the generator failed"])[-1]
-    for f in json.loads(out.stdout):
-        to = os.path.join(rally_home, ".rally", "benchmarks", "data", f.get("corpus") or "corpus")
-        os.makedirs(to, exist_ok=True)
-        shutil.copy(os.path.join(made, f["file"]), os.path.join(to, f["file"]))
+    out = make_corpus(py, shared, track_dir, made, os.path.join(rally_home, "render-home"))
+    try:
+        files = json.loads(out)
+    except json.JSONDecodeError:
+        return out or "the generator failed"
+    for f in files:
+        for conf in (".rally", ".benchmark"):
+            to = os.path.join(rally_home, conf, "benchmarks", "data", f.get("corpus") or "corpus")
+            os.makedirs(to, exist_ok=True)
+            shutil.copy(os.path.join(made, f["file"]), os.path.join(to, f["file"]))
     return ""
 
 
@@ -132,7 +137,8 @@ def race_runner(bin_, track_dir, challenge, port, home, rally_home, python, time
 
 
 def wait_for_no_esrally(limit=60):
-    """esrally refuses to start beside another, and counts a killed one until it is reaped."""
+    """esrally (and OSB) refuse to start beside another, and count a killed one until it is
+    reaped."""
     end = time.time() + limit
     while time.time() < end:
         busy = False
@@ -141,7 +147,7 @@ def wait_for_no_esrally(limit=60):
                 continue
             try:
                 with open(f"/proc/{pid}/comm") as f:
-                    busy = busy or f.read().strip().startswith("esrally")
+                    busy = busy or f.read().strip().startswith(("esrally", "opensearch-ben"))
             except OSError:
                 pass
         if not busy:
@@ -149,12 +155,14 @@ def wait_for_no_esrally(limit=60):
         time.sleep(0.5)
 
 
-def race_esrally(esrally, track_dir, challenge, port, rally_home, timeout):
+def race_esrally(esrally, track_dir, challenge, port, rally_home, timeout, osb=False):
+    """esrally races a Rally track, or (osb) OpenSearch Benchmark an OSB workload."""
     wait_for_no_esrally()
-    args = [esrally, "race", f"--track-path={track_dir}", "--pipeline=benchmark-only", "--test-mode",
+    run, path, pick = ("run", "--workload-path", "--test-procedure") if osb else ("race", "--track-path", "--challenge")
+    args = [esrally, run, f"{path}={track_dir}", "--pipeline=benchmark-only", "--test-mode",
             "--offline", "--on-error=continue", f"--target-hosts=127.0.0.1:{port}"]
     if challenge:
-        args.append(f"--challenge={challenge}")
+        args.append(f"{pick}={challenge}")
     env = dict(os.environ, HOME=rally_home)
     env.pop("RALLY_HOME", None)
     try:
@@ -167,7 +175,8 @@ def race_esrally(esrally, track_dir, challenge, port, rally_home, timeout):
     if code == 0:
         return 0
     # esrally's own words: the last error its log holds, else its console's.
-    log = os.path.join(rally_home, ".rally", "logs", "rally.log")
+    log = os.path.join(rally_home, ".benchmark", "logs", "benchmark.log") if osb else \
+        os.path.join(rally_home, ".rally", "logs", "rally.log")
     lines = open(log, errors="replace").read().splitlines() if os.path.exists(log) else []
     if os.environ.get("REQUEST_STREAMS_DEBUG"):
         print("\n".join(lines[-40:]), file=sys.stderr)
@@ -357,10 +366,12 @@ def main():
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--json", default="")
     ap.add_argument("--keep", default="", help="keep the recorded streams in this folder")
+    ap.add_argument("--family", default="", help="elastic or opensearch only")
     a = ap.parse_args()
-    esrally = os.environ.get("RALLY_PEER")
-    if not esrally:
-        sys.exit("set RALLY_PEER to esrally 2.13's executable (a venv's bin/esrally)")
+    peers = {"elastic": os.environ.get("RALLY_PEER"), "opensearch": os.environ.get("OSB_PEER")}
+    if not any(peers.values()):
+        sys.exit("set RALLY_PEER to esrally 2.13's executable (a venv's bin/esrally), "
+                 "OSB_PEER to OpenSearch Benchmark 2.4's, or both")
     bin_ = a.bin or os.path.join(ROOT, "target", "release", "runner")
     if not a.bin:
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
@@ -369,17 +380,20 @@ def main():
     work = tempfile.mkdtemp(prefix="request-streams-")
     table, totals = [], {"runs": 0, "same": 0}
     for family, name, d in tracks(a.shared, only):
-        if family != "elastic":
-            continue  # OSB workloads: OSB 2.4 against runner's stream is not done yet
-        rally_home = os.path.join(work, name.replace("/", "-"))
+        esrally, osb = peers[family], family == "opensearch"
+        if not esrally or (a.family and a.family != family):
+            continue
+        rally_home = os.path.join(work, f"{family}-{name.replace('/', '-')}")
         os.makedirs(rally_home, exist_ok=True)
+        if osb:
+            d = beside_common_operations(d, os.path.join(rally_home, "workloads"))
         problem = place_corpora(py, a.shared, d, rally_home)
         names, render_problem = challenges(d, os.path.join(rally_home, "render"), a.others)
         if names is None:
-            table.append({"track": name, "challenge": "-", "error": render_problem[0]})
+            table.append({"track": f"{family}/{name}", "peer": "osb" if osb else "esrally", "challenge": "-", "error": render_problem[0]})
             continue
         for challenge, _ in names:
-            tag = f"{name.replace('/', '-')}-{challenge or 'default'}"
+            tag = f"{family}-{name.replace('/', '-')}-{challenge or 'default'}"
             rec_ours, rec_theirs = (os.path.join(work, f"{tag}.{who}.jsonl") for who in ("runner", "esrally"))
             rec_again = os.path.join(work, f"{tag}.runner-again.jsonl")
             # runner twice: what differs between its own two races, the track draws at random.
@@ -394,7 +408,7 @@ def main():
                     ours, skipped = result
             s2, p2 = serve(bin_, os.path.join(work, tag + "-s2"), rec_theirs)
             try:
-                theirs = race_esrally(esrally, d, challenge, p2, rally_home, a.timeout)
+                theirs = race_esrally(esrally, d, challenge, p2, rally_home, a.timeout, osb)
             finally:
                 s2.kill(); s2.wait()
             ours_stream, theirs_stream = load(rec_ours), load(rec_theirs)
@@ -406,7 +420,7 @@ def main():
                 rec_theirs_again = os.path.join(work, f"{tag}.esrally-again.jsonl")
                 s3, p3 = serve(bin_, os.path.join(work, tag + "-s3"), rec_theirs_again)
                 try:
-                    race_esrally(esrally, d, challenge, p3, rally_home, a.timeout)
+                    race_esrally(esrally, d, challenge, p3, rally_home, a.timeout, osb)
                 finally:
                     s3.kill(); s3.wait()
                 rows = compare(ours_stream, theirs_stream, drawn,
@@ -414,7 +428,7 @@ def main():
             same = sum(1 for r in rows if r[0] == "same")
             totals["runs"] += len(rows)
             totals["same"] += same
-            table.append({"track": name, "challenge": challenge or "(default)", "runner": ours,
+            table.append({"track": f"{family}/{name}", "peer": "osb" if osb else "esrally", "challenge": challenge or "(default)", "runner": ours,
                           "esrally": theirs, "corpus": problem, "skipped": skipped, "runs": len(rows), "same": same,
                           "differences": [difference(what, x, y) for what, x, y in rows if what != "same"]
                           + [f"runner skipped: {k[:160]}" for k in skipped]})
@@ -422,14 +436,14 @@ def main():
                 os.makedirs(a.keep, exist_ok=True)
                 for f in (rec_ours, rec_theirs):
                     shutil.copy(f, a.keep)
-    print("| track | challenge | runner exit | esrally exit | runs equal / runs | differences |")
+    print("| track | challenge | runner exit | peer exit | runs equal / runs | differences |")
     print("|---|---|---|---|--:|---|")
     for r in table:
         if "error" in r:
             print(f"| {r['track']} | - | render: {r['error'][:80]} | | | |")
             continue
         diffs = "; ".join(r["differences"][:6]) + (f"; and {len(r['differences']) - 6} more" if len(r["differences"]) > 6 else "")
-        print(f"| {r['track']} | {r['challenge']} | {r['runner']} | {r['esrally']} | {r['same']} / {r['runs']} | {diffs.replace('|', '/')} |")
+        print(f"| {r['track']} | {r['challenge']} | {r['runner']} | {r['peer']} {r['esrally']} | {r['same']} / {r['runs']} | {diffs.replace('|', '/')} |")
     if totals["runs"]:
         print(f"\nruns equal: {totals['same']} of {totals['runs']} ({100 * totals['same'] / totals['runs']:.0f}%)")
     if a.json:

@@ -87,7 +87,7 @@ pub(super) async fn start_feed(
         None => {
             let actions = actions::BulkActions::new(bulk.conflicts, total, seed)
                 .creating(bulk.create)
-                .naming(bulk.rally_action_lines.then_some(bulk.index.as_str()).filter(|i| !i.is_empty()));
+                .naming(bulk.action_lines.name_the_index().then_some(bulk.index.as_str()).filter(|i| !i.is_empty()));
             CorpusFeed::one_queue(bulk.files.clone(), &limits, actions).map_err(|e| e.to_string())?
         }
     };

@@ -148,7 +148,7 @@ impl PartedReader {
             });
         }
         let (conflicts, create, rally_lines) =
-            (bulk.conflicts, bulk.create, bulk.rally_action_lines);
+            (bulk.conflicts, bulk.create, bulk.action_lines.name_the_index());
         let make = move |w: &Window| {
             let index = w.file.target_index.as_str();
             let actions = BulkActions::new(conflicts, Some(w.take), seed)
@@ -293,7 +293,7 @@ mod tests {
                 ..DocumentSet::file(&path, "idx")
             }],
             file_corpus: vec![0],
-            rally_action_lines: true,
+            action_lines: crate::ops::ActionLines::Rally,
             rally_split: true,
             ..BulkSpec::whole_body(bulk_size, None)
         }

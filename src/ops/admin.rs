@@ -18,6 +18,7 @@ pub const DELETE_INDEX: OperationType = OperationType {
         Ok(OpSpec::DeleteIndex(DeleteIndexSpec {
             names: index_names(p, ctx)?,
             only_if_exists: p.bool("only-if-exists")?,
+            lift_destructive: p.bool("lift-destructive")?.unwrap_or(true),
         }))
     },
 };
@@ -31,12 +32,13 @@ pub const REFRESH: OperationType = OperationType {
 use serde_json::Value;
 
 /// Indices to delete. `only_if_exists` set: Rally's DeleteIndex runner (its setting lifted
-/// around the deletes; `true`: each index asked for first); unset: one DELETE that ignores
-/// indices that are not there.
+/// around the deletes unless `lift_destructive` is false, as OSB's runner lifts none; `true`:
+/// each index asked for first); unset: one DELETE that ignores indices that are not there.
 #[derive(Debug, Clone)]
 pub struct DeleteIndexSpec {
     pub names: Vec<String>,
     pub only_if_exists: Option<bool>,
+    pub lift_destructive: bool,
 }
 
 /// An index as the track declares it: a name and Elasticsearch-style settings/mappings.

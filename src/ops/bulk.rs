@@ -68,10 +68,8 @@ pub struct BulkSpec {
     pub create: bool,
     /// The ingest pipeline every document goes through (Rally's `pipeline`).
     pub pipeline: Option<String>,
-    /// `action-lines: rally`: each action line names the index as Rally writes it
-    /// (`{"index": {"_index": "x"}}`), and the request goes to `/_bulk` as Rally's client
-    /// sends it (PUT); else `{"index":{}}` lines to `/<index>/_bulk`.
-    pub rally_action_lines: bool,
+    /// How action lines are written and the request sent: ours, Rally's or OSB's.
+    pub action_lines: ActionLines,
     /// `split: rally`: the corpus is cut as esrally cuts it, one slice per load-driver worker
     /// (see `plan::rally_workers`), each slice's files cut into bulks on their own; else
     /// (`split: queue`) every client takes the next bulk of one queue over the files.
@@ -79,6 +77,29 @@ pub struct BulkSpec {
     /// The corpus (0, 1, ... in the order named) of each of `files`: Rally's readers take
     /// turns between corpora.
     pub file_corpus: Vec<usize>,
+}
+
+/// A bulk's action lines and request, by whose driver they follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActionLines {
+    /// `{"index":{}}` lines to `/<index>/_bulk` (POST).
+    Plain,
+    /// Each line names the index as Rally's bulk writes it (`{"index": {"_index": "x"}}`),
+    /// sent to `/_bulk` with PUT, as Rally's Elasticsearch client sends it.
+    Rally,
+    /// Rally's lines (OSB keeps their format), sent to `/_bulk` with POST, as opensearch-py
+    /// sends it.
+    Osb,
+}
+
+impl ActionLines {
+    /// Each action line names its index (a driver's lines, not ours).
+    pub fn name_the_index(self) -> bool {
+        match self {
+            ActionLines::Plain => false,
+            ActionLines::Rally | ActionLines::Osb => true,
+        }
+    }
 }
 
 impl BulkSpec {
@@ -96,7 +117,7 @@ impl BulkSpec {
             looped: false,
             create: false,
             pipeline,
-            rally_action_lines: false,
+            action_lines: ActionLines::Plain,
             rally_split: false,
             file_corpus: Vec::new(),
         }
@@ -156,7 +177,17 @@ pub fn parse(p: &Params, ctx: &TrackContext) -> Result<BulkSpec, ParamError> {
         looped,
         create,
         pipeline: p.string("pipeline")?,
-        rally_action_lines: ours_or_rallys(p, "action-lines", "plain")?,
+        action_lines: match p.string("action-lines")?.as_deref() {
+            None | Some("plain") => ActionLines::Plain,
+            Some("rally") => ActionLines::Rally,
+            Some("osb") => ActionLines::Osb,
+            Some(other) => {
+                return Err(ParamError::new(
+                    "action-lines",
+                    format!("expected `plain`, `rally` or `osb`, got `{other}`"),
+                ))
+            }
+        },
         rally_split: ours_or_rallys(p, "split", "queue")?,
         file_corpus,
     })
@@ -242,15 +273,16 @@ fn corpus_files(
     Ok((corpus.clone(), files.iter().map(|f| (0, f.clone())).collect()))
 }
 
-/// A key whose value is `ours` (the default: false) or `rally` (true).
+/// A key whose value is `ours` (the default: false) or `rally` (true); OSB's load driver cuts
+/// a corpus as Rally's does, so `osb` is `rally` here.
 fn ours_or_rallys(p: &Params, key: &'static str, ours: &str) -> Result<bool, ParamError> {
     match p.string(key)?.as_deref() {
         None => Ok(false),
         Some(v) if v == ours => Ok(false),
-        Some("rally") => Ok(true),
+        Some("rally" | "osb") => Ok(true),
         Some(other) => Err(ParamError::new(
             key,
-            format!("expected `{ours}` or `rally`, got `{other}`"),
+            format!("expected `{ours}`, `rally` or `osb`, got `{other}`"),
         )),
     }
 }

@@ -13,7 +13,7 @@ pub mod vector;
 
 pub use admin::{DeleteIndexSpec, IndexSpec};
 pub use bindings::{BodyDraw, BoundBody};
-pub use bulk::{BulkSpec, Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
+pub use bulk::{ActionLines, BulkSpec, Conflicts, IdOrder, OnConflict, BULK_ACTION_LINE};
 pub use kv::{ArgPart, CustomCommand, KeyDistribution, KvCommand, KvInfo, KvSpec};
 pub use python::{drawn_bulk, DrawnBulk, DrawnDialect, PythonSpec};
 pub use rest::{ClusterHealthSpec, HealthStatus, RawCall, RawRequestSpec, StatusSet};

@@ -13,6 +13,8 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 pub struct DeleteSequence {
+    /// Rally lifts the setting around its deletes; OSB does not.
+    lift: bool,
     settings: Settings,
     /// Per index: the HEAD (with `only-if-exists`) and the DELETE.
     indices: Vec<(Option<HttpCall>, HttpCall)>,
@@ -24,6 +26,7 @@ pub fn build(
     builder: &CallBuilder,
     names: &[String],
     only_if_exists: bool,
+    lift: bool,
 ) -> Result<DeleteSequence, String> {
     let none: &[(String, String)] = &[];
     let mut not_found = crate::ops::StatusSet::default();
@@ -42,6 +45,7 @@ pub fn build(
         })
         .collect::<Result<Vec<_>, String>>()?;
     Ok(DeleteSequence {
+        lift,
         settings: settings_calls(builder)?,
         indices,
     })
@@ -101,6 +105,10 @@ impl ElasticsearchClient {
 
     pub(super) async fn delete_indices(&mut self, d: &DeleteSequence) -> Result<Outcome, OpError> {
         let host = self.next_host();
+        if !d.lift {
+            let deleted = self.delete_each(d, host).await?;
+            return Ok(Outcome { units: deleted.max(1), ..Outcome::default() });
+        }
         let prior = self.lift(&d.settings, host).await?;
         let deleted = self.delete_each(d, host).await;
         let restored = self.restore(&d.settings, host, prior).await;

@@ -406,9 +406,10 @@ impl Backend for ElasticsearchBackend {
         if let OpSpec::DeleteIndex(crate::ops::DeleteIndexSpec {
             names,
             only_if_exists: Some(only_if_exists),
+            lift_destructive,
         }) = op
         {
-            return delete::build(&builder, names, *only_if_exists)
+            return delete::build(&builder, names, *only_if_exists, *lift_destructive)
                 .map(|d| Prepared::DeleteIndices(Box::new(d)))
                 .map_err(|m| OpError::new(ErrorKind::BadRequest, m));
         }

@@ -335,11 +335,17 @@ impl CallBuilder<'_> {
             OpSpec::ClusterHealth(spec) => vec![self.cluster_health(spec)?],
             OpSpec::Bulk(spec) => {
                 // Action lines that name the index (a corpus's own, a Python-drawn body,
-                // Rally's) go to `/_bulk`, with PUT as Rally's client sends it.
-                let (method, path) = if spec.index.is_empty() || spec.rally_action_lines {
-                    (Method::PUT, "/_bulk".to_string())
-                } else {
-                    (Method::POST, format!("/{}/_bulk", escape_segment(&spec.index)))
+                // Rally's) go to `/_bulk`, with PUT as Rally's client sends it, POST as
+                // opensearch-py sends OSB's.
+                let (method, path) = match spec.action_lines {
+                    crate::ops::ActionLines::Osb => (Method::POST, "/_bulk".to_string()),
+                    crate::ops::ActionLines::Rally => (Method::PUT, "/_bulk".to_string()),
+                    crate::ops::ActionLines::Plain if spec.index.is_empty() => {
+                        (Method::PUT, "/_bulk".to_string())
+                    }
+                    crate::ops::ActionLines::Plain => {
+                        (Method::POST, format!("/{}/_bulk", escape_segment(&spec.index)))
+                    }
                 };
                 let pipeline: Vec<(String, String)> = spec
                     .pipeline
@@ -500,6 +506,7 @@ mod tests {
         let delete = OpSpec::DeleteIndex(crate::ops::DeleteIndexSpec {
             names: vec!["a".into(), "b".into()],
             only_if_exists: None,
+            lift_destructive: true,
         });
         assert_eq!(
             b.build(&delete).unwrap().unwrap()[0].urls[0].as_str(),

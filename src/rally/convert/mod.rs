@@ -43,6 +43,9 @@ struct Ctx<'a> {
     /// Each declared operation, by name, as Rally wrote it (its `Retry` parameters become
     /// the `retry` of the tasks that run it).
     rally_ops: std::collections::HashMap<String, Map<String, Value>>,
+    /// An OpenSearch Benchmark workload (`workload.json`): its runners and opensearch-py send
+    /// some requests otherwise than Rally's (no setting lifted around deletes, bulks POSTed).
+    osb: bool,
     /// Rendered index bodies by file name (Rally bodies are templates too).
     render_body: &'a dyn Fn(&str) -> Result<Value, TrackError>,
     /// The track's data streams and templates, which operations naming no target act on.
@@ -95,6 +98,7 @@ pub fn convert(
         notes: Vec::new(),
         rally_types: Default::default(),
         rally_ops: Default::default(),
+        osb: file.file_name().is_some_and(|n| n == "workload.json"),
         render_body,
         declared: Default::default(),
         corpus_names: Vec::new(),
@@ -116,6 +120,7 @@ pub fn convert(
     c.has_indices = !our_indices.is_empty();
     out.insert("indices".into(), Value::Array(our_indices));
     c.declared = declared(&c, top)?;
+    c.declared.osb = c.osb;
     c.declared.indices = out["indices"]
         .as_array()
         .into_iter()

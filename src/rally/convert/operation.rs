@@ -280,9 +280,11 @@ fn bulk(c: &Ctx, map: &Map<String, Value>) -> Becomes {
             params.insert(same.into(), v);
         }
     }
-    // Rally's bulk bodies: each action line names the index, sent to `/_bulk`.
-    params.insert("action-lines".into(), json!("rally"));
-    params.insert("split".into(), json!("rally"));
+    // Rally's bulk bodies: each action line names the index, sent to `/_bulk` (POSTed by
+    // OSB's client); the corpus cut per load-driver worker, as both drivers cut it.
+    let driver = if c.osb { "osb" } else { "rally" };
+    params.insert("action-lines".into(), json!(driver));
+    params.insert("split".into(), json!(driver));
     Ok(("bulk", params))
 }
 
@@ -364,6 +366,10 @@ fn admin(c: &Ctx, map: &Map<String, Value>, kind: &str) -> Becomes {
         // Rally's DeleteIndexParamSource: `only-if-exists` defaults to true.
         let only = get("only-if-exists").and_then(|v| v.as_bool()).unwrap_or(true);
         params.insert("only-if-exists".into(), json!(only));
+        // OSB's DeleteIndex lifts no `action.destructive_requires_name`.
+        if c.osb {
+            params.insert("lift-destructive".into(), json!(false));
+        }
     }
     Ok((ours(kind)?, params))
 }

@@ -186,6 +186,7 @@ pub fn drawn_operation(
         notes: Vec::new(),
         rally_types: Default::default(),
         rally_ops: Default::default(),
+        osb: false,
         render_body: &no_files,
         declared: Default::default(),
         corpus_names: Vec::new(),

@@ -133,6 +133,8 @@ pub struct Declared {
     /// (kind, name, body, index pattern, delete matching indices) per template; kind is
     /// `composable`, `component` or `legacy`.
     pub templates: Vec<DeclaredTemplate>,
+    /// The workload is OpenSearch Benchmark's: its template deletes lift no setting.
+    pub osb: bool,
 }
 
 pub struct DeclaredTemplate {
@@ -363,6 +365,7 @@ mod tests {
                 index_pattern: Some("a-*".into()),
                 delete_matching_indices: false,
             }],
+            osb: false,
         };
         let p = rest_operation(
             "create-composable-template",
@@ -428,6 +431,7 @@ mod tests {
                 index_pattern: Some("logs-*".into()),
                 delete_matching_indices: true,
             }],
+            osb: false,
         };
         let p = rest_operation("delete-data-stream", &Map::new(), &declared)
             .unwrap()
@@ -471,6 +475,11 @@ mod tests {
                 {"method": "DELETE", "path": "/logs-*", "destructive": true}
             ])
         );
+        // OSB's runner deletes the matching indices lifting no setting.
+        let osb = Declared { osb: true, ..declared };
+        let p = rest_operation("delete-composable-template", &Map::new(), &osb).unwrap().unwrap();
+        assert_eq!(p["requests"][2], json!({"method": "DELETE", "path": "/logs-*"}));
+        let declared = Declared { osb: false, ..osb };
         let p = rest_operation(
             "create-transform",
             &op(json!({"transform-id": "t", "body": {"x": 1}})),

@@ -49,7 +49,8 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) ->
                 // Rally deletes the indices a template matched when asked to, whether or not
                 // the template was there, with the setting that forbids wildcards lifted.
                 if let (Some(p), true) = (pattern, delete && kind != "delete-component-template") {
-                    calls.push(Call::new("DELETE", format!("/{}", enc(&p))).destructive());
+                    let delete = Call::new("DELETE", format!("/{}", enc(&p)));
+                    calls.push(if declared.osb { delete } else { delete.destructive() });
                 }
             }
             Ok((calls, true))
