@@ -443,3 +443,37 @@ fn rallys_retries_try_an_operation_again() {
     // The attempts and the two waits between them are the one operation's service time.
     assert!(trial["service_time_ms"]["min"].as_f64().unwrap() >= 100.0, "{trial}");
 }
+
+/// An OSB workload's requests as OSB 2.4 sends them: delete-index asks with a HEAD and lifts
+/// no setting, bulks are POSTed to `/_bulk` (opensearch-py) with Rally's action lines.
+#[test]
+fn an_osb_workloads_requests_are_osbs() {
+    let dir = track_dir(&[
+        ("workload.json", r#"{
+  "version": 2,
+  "indices": [{"name": "tiny"}],
+  "corpora": [{"name": "tiny-corpus", "documents": [{"source-file": "docs.json", "document-count": 2}]}],
+  "schedule": [
+    {"operation": {"operation-type": "delete-index"}},
+    {"operation": {"operation-type": "create-index"}},
+    {"operation": {"name": "index", "operation-type": "bulk", "bulk-size": 2}}
+  ]
+}"#),
+        ("docs.json", "{\"a\": 1}\n{\"a\": 2}\n"),
+    ]);
+    let env = Env::new();
+    let record = env.home.path().join("requests.jsonl");
+    let server = serve(&env, &["--record", record.to_str().unwrap()]);
+    let hosts = format!("127.0.0.1:{}", server.port);
+    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--target-hosts", &hosts]);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.iter().all(|l| l["path"] != "/_cluster/settings"), "OSB lifts no setting: {lines:#?}");
+    assert!(lines.iter().any(|l| l["method"] == "HEAD" && l["path"] == "/tiny"), "{lines:#?}");
+    let bulk = lines.iter().find(|l| l["path"] == "/_bulk").expect("a bulk to /_bulk");
+    assert_eq!(bulk["method"], "POST");
+    assert_eq!(bulk["body"][0], serde_json::json!({"index": {"_index": "tiny"}}));
+}
