@@ -127,7 +127,13 @@ pub struct RawCall {
     /// `action.destructive_requires_name` holds, so the setting is lifted around the
     /// operation's requests and put back after, as Rally's `set_destructive_requires_name`.
     pub destructive: bool,
+    /// `cursor-pages`: the request, then this many pages in all, each next one sent with the
+    /// answer's `cursor` as its body (`{"cursor": ...}`), as Rally's sql runner pages.
+    pub cursor_pages: u64,
 }
+
+/// At most this many pages followed by cursor in one request.
+const MAX_CURSOR_PAGES: u64 = 100_000;
 
 /// At most this many requests in one raw-request operation.
 const MAX_RAW_REQUESTS: usize = 1000;
@@ -390,6 +396,12 @@ fn raw_call(p: &Params) -> Result<RawCall, ParamError> {
         poll,
         if_found: flag("if-found")?,
         destructive: flag("destructive")?,
+        cursor_pages: match p.get("cursor-pages") {
+            None | Some(Value::Null) => 1,
+            Some(v) => v.as_u64().filter(|n| (1..=MAX_CURSOR_PAGES).contains(n)).ok_or_else(|| {
+                ParamError::new("cursor-pages", format!("expected 1 to {MAX_CURSOR_PAGES} pages, got {v}"))
+            })?,
+        },
     })
 }
 

@@ -324,6 +324,7 @@ mod made_tests {
             poll: None,
             if_found: false,
             destructive: false,
+            cursor_pages: 1,
         }
     }
 

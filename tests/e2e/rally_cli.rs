@@ -477,3 +477,46 @@ fn an_osb_workloads_requests_are_osbs() {
     assert_eq!(bulk["method"], "POST");
     assert_eq!(bulk["body"][0], serde_json::json!({"index": {"_index": "tiny"}}));
 }
+
+/// Rally's sql runner pages by cursor: `pages` requests in all, each after the first sent
+/// with the answer's `cursor`; an answer with no cursor before the last page is an error in
+/// Rally's words.
+#[test]
+fn rallys_sql_follows_each_answers_cursor() {
+    let dir = track_dir(&[("track.json", r#"{
+  "version": 2,
+  "schedule": [
+    {"operation": {"name": "three", "operation-type": "sql", "body": {"query": "SELECT 1", "fetch_size": 1}, "pages": 3}},
+    {"operation": {"name": "too-many", "operation-type": "sql", "body": {"query": "SELECT 2"}, "pages": 5}}
+  ]
+}"#)]);
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = bodies.clone();
+    let port = json_server(move |line, body| {
+        if !line.contains("/_sql") {
+            return r#"{"version":{"number":"8.15.0"},"status":"green"}"#.to_string();
+        }
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        kept.lock().unwrap().push(body.clone());
+        // Two more pages after the first, then none.
+        match body["cursor"].as_str() {
+            None => r#"{"rows":[[1]],"cursor":"c1"}"#.into(),
+            Some("c1") => r#"{"rows":[[1]],"cursor":"c2"}"#.into(),
+            Some(_) => r#"{"rows":[[1]]}"#.into(),
+        }
+    });
+    let env = Env::new();
+    env.run(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--target-hosts", &format!("127.0.0.1:{port}")]);
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(
+        bodies[..3],
+        [serde_json::json!({"query": "SELECT 1", "fetch_size": 1}), serde_json::json!({"cursor": "c1"}), serde_json::json!({"cursor": "c2"})],
+        "{bodies:#?}"
+    );
+    let race = env.only_race();
+    let three = &tasks(&race, "three")[0]["trials"][0];
+    assert_eq!(three["errors"].as_u64(), Some(0), "{three}");
+    let too_many = &tasks(&race, "too-many")[0]["trials"][0];
+    let why = too_many["error_messages"]["unmet"].as_str().unwrap_or_default();
+    assert!(why.contains("exhausted before all pages have been fetched, 2 page(s) remaining"), "{too_many}");
+}

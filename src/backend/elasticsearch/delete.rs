@@ -51,9 +51,9 @@ pub fn build(
     })
 }
 
-/// Calls run in order where some wait on the HEAD before them (`if_found`), or delete by
-/// wildcard (`destructive`): then the setting is lifted once before the first of those and
-/// put back after the last call, as Rally's template deletes do.
+/// Calls run in order where some wait on the HEAD before them (`if_found`), delete by
+/// wildcard (`destructive`: then the setting is lifted once before the first of those and
+/// put back after the last call, as Rally's template deletes do), or page by cursor.
 pub struct Guarded {
     calls: Vec<HttpCall>,
     settings: Settings,
@@ -153,10 +153,30 @@ impl ElasticsearchClient {
                     found = (200..300).contains(&answer.status());
                     self.finish(call, &answer, 0)?
                 }
+                None if call.cursor_pages > 1 => self.cursor_pages(call, host).await?,
                 None => self.run(call, payload).await?,
             };
         }
         Ok(outcome)
+    }
+
+    /// The call, then the next pages by the cursor each answer gives, `cursor_pages` in all.
+    async fn cursor_pages(&mut self, call: &HttpCall, host: usize) -> Result<Outcome, OpError> {
+        let mut answer = self.send(call, host, None).await?;
+        for page in 1..call.cursor_pages {
+            let cursor = serde_json::from_slice::<Value>(self.body(&answer))
+                .ok()
+                .and_then(|v| v.get("cursor").cloned())
+                .filter(Value::is_string)
+                .ok_or_else(|| {
+                    let left = call.cursor_pages - page;
+                    OpError::new(ErrorKind::Unmet, format!("{}: Result set has been exhausted before all pages have been fetched, {left} page(s) remaining.", call.label))
+                })?;
+            let next = json!({ "cursor": cursor }).to_string();
+            answer = self.send(call, host, Some(next.as_bytes())).await?;
+        }
+        self.finish(call, &answer, 0)?;
+        Ok(Outcome { units: call.cursor_pages, requests: call.cursor_pages, ..Outcome::default() })
     }
 
     async fn delete_each(&mut self, d: &DeleteSequence, host: usize) -> Result<u64, OpError> {

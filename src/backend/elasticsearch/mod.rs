@@ -330,7 +330,8 @@ pub enum Prepared {
     Paged(Box<paged::PagedSearch>),
     /// Rally's delete-index: its setting lifted around the deletes.
     DeleteIndices(Box<delete::DeleteSequence>),
-    /// Requests some of which wait on a HEAD before them, or delete by wildcard.
+    /// Requests some of which wait on a HEAD before them, delete by wildcard, or page by
+    /// cursor.
     Guarded(Box<delete::Guarded>),
 }
 
@@ -417,7 +418,9 @@ impl Backend for ElasticsearchBackend {
             Ok(Some(calls)) if matches!(op, OpSpec::VectorSearch(_)) => {
                 Ok(Prepared::Vectors(calls))
             }
-            Ok(Some(calls)) if calls.iter().any(|c| c.if_found || c.destructive) => {
+            Ok(Some(calls))
+                if calls.iter().any(|c| c.if_found || c.destructive || c.cursor_pages > 1) =>
+            {
                 delete::guard(&builder, calls)
                     .map(|g| Prepared::Guarded(Box::new(g)))
                     .map_err(|m| OpError::new(ErrorKind::BadRequest, m))

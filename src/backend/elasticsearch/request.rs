@@ -44,6 +44,8 @@ pub struct HttpCall {
     pub if_found: bool,
     /// A wildcard delete: `action.destructive_requires_name` lifted around the operation.
     pub destructive: bool,
+    /// Pages in all, each after the first sent with the answer's `cursor` (Rally's sql).
+    pub cursor_pages: u64,
     /// `GET /index/_doc/1`, for messages.
     pub label: String,
 }
@@ -262,6 +264,7 @@ impl CallBuilder<'_> {
             poll: None,
             if_found: false,
             destructive: false,
+            cursor_pages: 1,
         })
     }
 
@@ -455,6 +458,7 @@ impl CallBuilder<'_> {
                 call.poll = r.poll;
                 call.if_found = r.if_found;
                 call.destructive = r.destructive;
+                call.cursor_pages = r.cursor_pages;
                 Ok::<_, String>(call)
             })
             .collect::<Result<Vec<_>, _>>()

@@ -46,6 +46,8 @@ pub struct RawPrepared {
     poll: Option<crate::ops::poll::Poll>,
     /// Sent only when the request before it answered 2xx.
     if_found: bool,
+    /// Pages in all, each after the first asked with the answer's `cursor`.
+    cursor_pages: u64,
 }
 
 /// What a client runs per call. Index handles are looked up once per task, not per call.
@@ -328,6 +330,7 @@ impl Backend for EmbeddedBackend {
                         // The engine keeps no `action.destructive_requires_name`: a wildcard
                         // delete needs no lift here.
                         if_found: r.if_found,
+                        cursor_pages: r.cursor_pages,
                     })
                     .collect(),
                 ignore_status: spec.ignore_status,
@@ -413,10 +416,26 @@ impl EmbeddedClient {
                 query: &r.query,
                 body,
             };
-            let response = match r.poll {
+            let mut response = match r.poll {
                 None => tokio::task::block_in_place(|| backend.engine.rest(&request)),
                 Some(poll) => backend.poll(&request, poll).await?,
             };
+            for page in 1..r.cursor_pages {
+                if response.status >= 300 {
+                    break;
+                }
+                let cursor = serde_json::from_slice::<serde_json::Value>(&response.body)
+                    .ok()
+                    .and_then(|v| v.get("cursor").cloned())
+                    .filter(serde_json::Value::is_string)
+                    .ok_or_else(|| {
+                        let left = r.cursor_pages - page;
+                        OpError::new(ErrorKind::Unmet, format!("{} {}: Result set has been exhausted before all pages have been fetched, {left} page(s) remaining.", r.method, r.path))
+                    })?;
+                let next = serde_json::json!({ "cursor": cursor }).to_string();
+                let request = RestRequest { body: next.as_bytes(), ..request };
+                response = tokio::task::block_in_place(|| backend.engine.rest(&request));
+            }
             found = (200..300).contains(&response.status);
             if ignore_status.contains(response.status) {
                 continue;

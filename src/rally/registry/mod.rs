@@ -156,6 +156,8 @@ struct Call {
     if_found: bool,
     /// A wildcard delete, with `action.destructive_requires_name` lifted around it.
     destructive: bool,
+    /// Pages in all, each after the first sent with the answer's `cursor`.
+    cursor_pages: u64,
 }
 
 impl Call {
@@ -168,6 +170,7 @@ impl Call {
             poll: Map::new(),
             if_found: false,
             destructive: false,
+            cursor_pages: 1,
         }
     }
 
@@ -185,6 +188,11 @@ impl Call {
     /// A delete by wildcard: the setting that forbids it lifted around it.
     fn destructive(self) -> Call {
         Call { destructive: true, ..self }
+    }
+
+    /// `pages` in all, each after the first sent with the answer's `cursor`.
+    fn cursor_pages(self, pages: u64) -> Call {
+        Call { cursor_pages: pages, ..self }
     }
 
     /// Polled until `until` holds, every `interval` seconds (Rally's default 1), at most
@@ -240,6 +248,9 @@ impl Call {
         }
         if self.destructive {
             o.insert("destructive".into(), json!(true));
+        }
+        if self.cursor_pages > 1 {
+            o.insert("cursor-pages".into(), json!(self.cursor_pages));
         }
         Value::Object(o)
     }
@@ -488,14 +499,15 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(p["request-params"], json!({"defer_validation": "false"}));
-        let e = rest_operation(
+        // Rally's sql pages follow each answer's cursor.
+        let p = rest_operation(
             "sql",
             &op(json!({"body": {"query": "SELECT 1"}, "pages": 3})),
             &declared,
         )
         .unwrap()
-        .unwrap_err();
-        assert!(e.contains("cursor"), "{e}");
+        .unwrap();
+        assert_eq!(p["cursor-pages"], 3);
         let e = rest_operation("create-data-stream", &Map::new(), &Declared::default())
             .unwrap()
             .unwrap_err();

@@ -23,10 +23,10 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, _declared: &Declared) -
         }),
         "sql" => match get("body") {
             Some(b) if b.get("query").is_some() => {
-                if op.get("pages").and_then(Value::as_u64).unwrap_or(1) > 1 {
-                    return Some(Err("`sql` with more than one page follows each answer's cursor, which runner does not carry between requests".into()));
-                }
-                one(Call::new("POST", "/_sql".into()).body(b))
+                // Rally's sql runner: `pages` in all, each after the first asked with the
+                // answer's cursor.
+                let pages = op.get("pages").and_then(Value::as_u64).unwrap_or(1).max(1);
+                one(Call::new("POST", "/_sql".into()).body(b).cursor_pages(pages))
             }
             _ => Err("`sql` needs `body.query`".into()),
         },
