@@ -258,6 +258,27 @@ mod tests {
         assert_eq!(bounds(7, 0..1, 2), (0, 4));
     }
 
+    /// Rally's own cases (tests/track/params_test.py, `test_calculate_*bounds*`): the first
+    /// document and the count of clients `first..=last` of `clients`.
+    #[test]
+    fn bounds_are_rallys_in_rallys_own_cases() {
+        let rally = |docs, first, last, clients| bounds(docs, first..last + 1, clients);
+        assert_eq!(rally(1000, 0, 0, 1), (0, 1000));
+        assert_eq!((rally(1000, 0, 0, 2), rally(1000, 1, 1, 2)), ((0, 500), (500, 500)));
+        // With action lines Rally counts lines, twice the documents; here documents.
+        assert_eq!(rally(800, 3, 3, 4), (600, 200));
+        for i in 0..8 {
+            assert_eq!(rally(2000, i, i, 8), (250 * i, 250));
+        }
+        let twelve: Vec<(u64, u64)> = (0..12).map(|i| rally(16000, i, i, 12)).collect();
+        assert_eq!(twelve[..4], [(0, 1333), (1333, 1334), (2667, 1333), (4000, 1333)]);
+        assert_eq!(twelve[11], (14667, 1333));
+        let six: Vec<(u64, u64)> = (0..6).map(|i| rally(3500, i, i, 6)).collect();
+        assert_eq!(six, [(0, 583), (583, 584), (1167, 583), (1750, 583), (2333, 584), (2917, 583)]);
+        // Several clients on one worker (`test_calculate_bounds_for_multiple_clients_per_worker`).
+        assert_eq!((rally(2000, 0, 3, 8), rally(2000, 4, 7, 8)), ((0, 1000), (1000, 1000)));
+    }
+
     #[test]
     fn a_worker_starts_with_its_own_corpus_and_takes_turns() {
         let files = [file("a1", 10), file("a2", 10), file("b1", 10)];

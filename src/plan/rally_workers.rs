@@ -92,6 +92,16 @@ mod tests {
         assert_eq!(worker_client_ranges(0, 8, 8, 1), vec![0..8]);
     }
 
+    /// Rally's own cases (tests/driver/driver_test.py, `TestWorkerAssignment`, one host of 4
+    /// cores): the clients each worker serves, here as a task's ranges.
+    #[test]
+    fn workers_are_assigned_as_in_rallys_own_cases() {
+        assert_eq!(worker_client_ranges(0, 4, 4, 4), vec![0..1, 1..2, 2..3, 3..4]);
+        assert_eq!(worker_client_ranges(0, 6, 6, 4), vec![0..2, 2..4, 4..5, 5..6]);
+        // Fewer clients than cores: the workers without clients read nothing.
+        assert_eq!(worker_client_ranges(0, 2, 2, 4), vec![0..1, 1..2]);
+    }
+
     #[test]
     fn a_task_beside_others_is_split_by_the_workers_of_its_own_clients() {
         // A parallel block of 2 + 2 clients on 2 cores: the second task's clients are the
