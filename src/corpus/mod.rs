@@ -250,6 +250,16 @@ impl CorpusReader {
         self
     }
 
+    /// Opens the first file now, passing over what `skipping` skips, so that the first read
+    /// finds its documents at once (a slice far into a compressed file costs a read of all
+    /// before it: done before a race, not inside it).
+    pub fn opened(mut self) -> Result<Self, CorpusError> {
+        if self.current.is_none() && self.next_file == 0 {
+            self.open_next()?;
+        }
+        Ok(self)
+    }
+
     /// Action lines name each file's target index (files for several indices in one bulk).
     pub fn naming_indices(mut self, name: bool) -> Self {
         self.name_index = name;

@@ -77,9 +77,15 @@ pub(super) async fn start_feed(
     let seed = 0x1D5 ^ leaf.trial;
     // A Rally track's bulk on one machine: cut in esrally's workers' slices.
     let parted = match (&leaf.corpus_parts[..], slice.is_whole()) {
-        ([_, ..], true) => PartedReader::new(bulk, &leaf.corpus_parts, leaf.clients, seed)
-            .map_err(|e| e.to_string())?
-            .map(FeedReader::Parts),
+        ([_, ..], true) => {
+            // Each slice's start is reached here, off the async threads and before the race.
+            let (bulk, parts, clients) = (bulk.clone(), leaf.corpus_parts.clone(), leaf.clients);
+            tokio::task::spawn_blocking(move || PartedReader::new(&bulk, &parts, clients, seed))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?
+                .map(FeedReader::Parts)
+        }
         _ => None,
     };
     let reader = match parted {

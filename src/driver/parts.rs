@@ -11,6 +11,9 @@ use crate::corpus::{BatchItem, CorpusError, CorpusReader, DocumentSet, Framing, 
 use crate::ops::BulkSpec;
 use std::ops::Range;
 
+/// Readers opened before the race at most (each holds a read buffer and a decoder).
+const OPEN_AHEAD: usize = 64;
+
 /// The feeder's source of bulks.
 pub enum FeedReader {
     One(CorpusReader),
@@ -95,11 +98,14 @@ pub fn windows(
     Some(out)
 }
 
-/// One worker's slice: its windows, read one after another, each cut into bulks.
+/// One worker's slice: its windows, read one after another, each cut into bulks. The
+/// windows' readers are opened (and their starts reached) before the race, not when they are
+/// due, up to `OPEN_AHEAD` readers in all; the rest when due.
 struct Part {
     windows: Vec<Window>,
+    /// The next window without a reader.
     next: usize,
-    reader: Option<CorpusReader>,
+    readers: std::collections::VecDeque<CorpusReader>,
     /// Bulks of each pass (`ingest-percentage`), else every bulk of the windows.
     budget: Option<u64>,
     sent: u64,
@@ -141,7 +147,7 @@ impl PartedReader {
                     .map(|pct| (bulks as f64 * pct / 100.0).ceil() as u64),
                 windows,
                 next: 0,
-                reader: None,
+                readers: Default::default(),
                 sent: 0,
                 read_this_pass: 0,
                 done: false,
@@ -155,16 +161,30 @@ impl PartedReader {
                 .numbering_from(w.skip)
                 .creating(create)
                 .naming(rally_lines.then_some(index).filter(|i| !i.is_empty()));
-            Ok(CorpusReader::open(vec![w.file.clone()], Some(w.take))?
+            CorpusReader::open(vec![w.file.clone()], Some(w.take))?
                 .skipping(w.skip)
                 .with_framing(Framing::Bulk(Box::new(actions)))
-                .naming_indices(!rally_lines && !index.is_empty()))
+                .naming_indices(!rally_lines && !index.is_empty())
+                .opened()
         };
+        // Each slice's first window first, then the next ones, while the budget lasts.
+        let mut budget = OPEN_AHEAD;
+        while budget > 0 && slices.iter().any(|p| p.next < p.windows.len()) {
+            for part in slices.iter_mut().filter(|p| p.next < p.windows.len()) {
+                if budget == 0 {
+                    break;
+                }
+                part.readers.push_back(make(&part.windows[part.next])?);
+                part.next += 1;
+                budget -= 1;
+            }
+        }
         // Every window frames its documents alike but for the index its lines name.
-        let uniform = match slices.iter().flat_map(|p| p.windows.first()).next() {
-            Some(w) => make(w)?.uniform_actions(),
-            None => None,
-        };
+        let uniform = slices
+            .iter()
+            .flat_map(|p| p.readers.front())
+            .next()
+            .and_then(CorpusReader::uniform_actions);
         Ok(Some(PartedReader {
             parts: slices,
             turn: 0,
@@ -210,27 +230,28 @@ impl PartedReader {
             if part.done {
                 return Ok(0);
             }
-            let pass_over = part.budget.is_some_and(|b| part.sent >= b)
-                || (part.reader.is_none() && part.next >= part.windows.len());
-            if pass_over {
+            let read_all = part.readers.is_empty() && part.next >= part.windows.len();
+            if part.budget.is_some_and(|b| part.sent >= b) || read_all {
                 if !looped || part.read_this_pass == 0 {
                     part.done = true;
                     return Ok(0);
                 }
-                (part.next, part.sent, part.read_this_pass, part.reader) = (0, 0, 0, None);
+                // A looped slice starts over from its own first document.
+                part.readers.clear();
+                (part.next, part.sent, part.read_this_pass) = (0, 0, 0);
             }
-            if part.reader.is_none() {
-                part.reader = Some((self.make)(&part.windows[part.next])?);
+            if part.readers.is_empty() {
+                part.readers.push_back((self.make)(&part.windows[part.next])?);
                 part.next += 1;
             }
-            let reader = part.reader.as_mut().expect("opened above");
+            let reader = part.readers.front_mut().expect("opened above");
             let docs = reader.fill_items(body, items, bulk_size, flush_bytes)?;
             if docs > 0 {
                 part.sent += 1;
                 part.read_this_pass += docs;
                 return Ok(docs);
             }
-            part.reader = None;
+            part.readers.pop_front();
         }
     }
 }
@@ -391,5 +412,27 @@ mod tests {
         items.clear();
         r.fill_items(&mut body, &mut items, 10, None).unwrap();
         assert!(body.starts_with("{\"index\": {\"_index\": \"idx\", \"_id\": \"0000000002\"}}\n{\"n\":2}\n"), "{body}");
+    }
+
+    #[test]
+    fn a_bulk_never_spans_two_files_of_a_slice() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bulk = bulk_of(dir.path(), 4, 3);
+        let second = dir.path().join("more.json");
+        std::fs::write(&second, "{\"n\":10}\n{\"n\":11}\n{\"n\":12}\n{\"n\":13}\n").unwrap();
+        bulk.files.push(DocumentSet {
+            document_count: Some(4),
+            ..DocumentSet::file(&second, "idx")
+        });
+        bulk.file_corpus = vec![0, 0];
+        // One worker: each file cut on its own, 3 + 1 documents each.
+        let mut r = PartedReader::new(&bulk, &[0..2], 2, 1).unwrap().unwrap();
+        assert_eq!(bulks(&mut r, 3), vec![vec![0, 1, 2], vec![3], vec![10, 11, 12], vec![13]]);
+        // Two workers: each a half of each file, in turn.
+        let mut r = PartedReader::new(&bulk, &[0..1, 1..2], 2, 1).unwrap().unwrap();
+        assert_eq!(
+            bulks(&mut r, 3),
+            vec![vec![0, 1], vec![2, 3], vec![10, 11], vec![12, 13]]
+        );
     }
 }
