@@ -123,6 +123,9 @@ pub enum OpSpec {
     ForceMerge {
         indices: Vec<String>,
         max_num_segments: Option<i64>,
+        /// `mode: polling`: the merge asked not to wait, its task polled this often until it
+        /// completes (Rally's `poll-period`), so that no request waits hours for a merge.
+        poll: Option<std::time::Duration>,
     },
     ClusterHealth(ClusterHealthSpec),
     Bulk(BulkSpec),

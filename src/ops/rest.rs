@@ -13,9 +13,26 @@ pub const FORCE_MERGE: OperationType = OperationType {
         Ok(OpSpec::ForceMerge {
             indices: admin::index_names(p, ctx)?,
             max_num_segments: max_num_segments(p)?,
+            poll: merge_polling(p)?,
         })
     },
 };
+
+/// Rally's `mode` (`blocking`, the default, or `polling`) and `poll-period` (10 s).
+fn merge_polling(p: &Params) -> Result<Option<std::time::Duration>, ParamError> {
+    match p.string("mode")?.as_deref() {
+        None | Some("blocking") => Ok(None),
+        Some("polling") => match p.duration("poll-period")? {
+            Some(d) if d.is_zero() => Err(ParamError::new("poll-period", "must be above 0")),
+            Some(d) => Ok(Some(d)),
+            None => Ok(Some(std::time::Duration::from_secs(10))),
+        },
+        Some(other) => Err(ParamError::new(
+            "mode",
+            format!("expected `blocking` or `polling`, got `{other}`"),
+        )),
+    }
+}
 
 /// Rally passes `max-num-segments` on when it is truthy: -1, its tracks' default, is sent as
 /// it is (Elasticsearch's own default, merge as needed), and 0 is not sent.

@@ -520,3 +520,32 @@ fn rallys_sql_follows_each_answers_cursor() {
     let why = too_many["error_messages"]["unmet"].as_str().unwrap_or_default();
     assert!(why.contains("exhausted before all pages have been fetched, 2 page(s) remaining"), "{too_many}");
 }
+
+/// Rally's force-merge in `polling` mode: the merge asked not to wait, its task polled every
+/// `poll-period` until it completed (`runner serve` merges, then answers the task's id).
+#[test]
+fn a_polled_force_merge_asks_for_its_task() {
+    let dir = track_dir(&[("track.json", r#"{
+  "version": 2,
+  "indices": [{"name": "merged"}],
+  "schedule": [
+    {"operation": {"operation-type": "create-index"}},
+    {"operation": {"name": "merge", "operation-type": "force-merge", "max-num-segments": 1, "mode": "polling", "poll-period": 0.01}}
+  ]
+}"#)]);
+    let env = Env::new();
+    let record = env.home.path().join("requests.jsonl");
+    let server = serve(&env, &["--record", record.to_str().unwrap()]);
+    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--target-hosts", &format!("127.0.0.1:{}", server.port)]);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let at = lines.iter().position(|l| l["path"] == "/merged/_forcemerge").expect("a force-merge");
+    assert_eq!(lines[at]["query"], serde_json::json!([["max_num_segments", "1"], ["wait_for_completion", "false"]]));
+    assert_eq!(lines[at + 1]["method"], "GET");
+    assert_eq!(lines[at + 1]["path"], "/_tasks/runner:1");
+    let race = env.only_race();
+    assert_eq!(tasks(&race, "merge")[0]["trials"][0]["errors"].as_u64(), Some(0));
+}

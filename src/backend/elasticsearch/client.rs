@@ -332,6 +332,7 @@ impl BackendClient for ElasticsearchClient {
             Prepared::Paged(p) => self.paged(p).await,
             Prepared::DeleteIndices(d) => self.delete_indices(d).await,
             Prepared::Guarded(g) => self.guarded(g, payload).await,
+            Prepared::PolledMerge(m) => self.polled_merge(m).await,
             Prepared::Vectors(calls) => {
                 let Payload::Vector(i) = payload else {
                     return Err(OpError::new(

@@ -11,6 +11,7 @@ mod connection;
 mod delete;
 mod paged;
 mod request;
+mod tasks;
 pub(crate) mod response;
 mod wire;
 
@@ -330,6 +331,8 @@ pub enum Prepared {
     Paged(Box<paged::PagedSearch>),
     /// Rally's delete-index: its setting lifted around the deletes.
     DeleteIndices(Box<delete::DeleteSequence>),
+    /// A force-merge that does not wait, its task polled until done (Rally's `polling`).
+    PolledMerge(Box<tasks::PolledMerge>),
     /// Requests some of which wait on a HEAD before them, delete by wildcard, or page by
     /// cursor.
     Guarded(Box<delete::Guarded>),
@@ -402,6 +405,16 @@ impl Backend for ElasticsearchBackend {
             let path = request::search_path(&spec.index);
             return paged::build(&builder, spec, *paging, &path)
                 .map(|p| Prepared::Paged(Box::new(p)))
+                .map_err(|m| OpError::new(ErrorKind::BadRequest, m));
+        }
+        if let OpSpec::ForceMerge {
+            indices,
+            max_num_segments,
+            poll: Some(period),
+        } = op
+        {
+            return tasks::build(&builder, self.settings.clone(), indices, *max_num_segments, *period)
+                .map(|m| Prepared::PolledMerge(Box::new(m)))
                 .map_err(|m| OpError::new(ErrorKind::BadRequest, m));
         }
         if let OpSpec::DeleteIndex(crate::ops::DeleteIndexSpec {

@@ -331,10 +331,12 @@ impl CallBuilder<'_> {
                 None,
                 Expect::Status,
             )?],
+            // A polled merge is prepared apart (`tasks`); this is the blocking one.
             OpSpec::ForceMerge {
                 indices,
                 max_num_segments,
-            } => vec![self.force_merge(indices, *max_num_segments)?],
+                poll: _,
+            } => vec![self.force_merge(indices, *max_num_segments, &[])?],
             OpSpec::ClusterHealth(spec) => vec![self.cluster_health(spec)?],
             OpSpec::Bulk(spec) => {
                 // Action lines that name the index (a corpus's own, a Python-drawn body,
@@ -394,14 +396,16 @@ impl CallBuilder<'_> {
     }
 
     /// `_forcemerge`, with the admin timeout (a merge takes long).
-    fn force_merge(
+    pub(super) fn force_merge(
         &self,
         indices: &[String],
         max_num_segments: Option<i64>,
+        more: &[(String, String)],
     ) -> Result<HttpCall, String> {
         let params: Vec<(String, String)> = max_num_segments
             .iter()
             .map(|n| ("max_num_segments".to_string(), n.to_string()))
+            .chain(more.iter().cloned())
             .collect();
         let mut call = self.call(
             Method::POST,

@@ -296,9 +296,11 @@ impl Backend for EmbeddedBackend {
             OpSpec::CreateIndex(specs) => Prepared::CreateIndex(specs.clone()),
             OpSpec::DeleteIndex(spec) => Prepared::DeleteIndex(spec.names.clone()),
             OpSpec::Refresh(names) => Prepared::Refresh(names.clone()),
+            // The engine merges before it answers: nothing to poll.
             OpSpec::ForceMerge {
                 indices,
                 max_num_segments,
+                poll: _,
             } => Prepared::ForceMerge {
                 indices: indices.clone(),
                 // -1 (Elasticsearch's default) and none: the engine's choice, one segment.

@@ -358,8 +358,12 @@ fn admin(c: &Ctx, map: &Map<String, Value>, kind: &str) -> Becomes {
         params.insert("index".into(), json!(target));
     }
     if kind == "force-merge" {
-        if let Some(v) = get("max-num-segments") {
-            params.insert("max-num-segments".into(), v);
+        // Rally's ForceMergeParamSource: `mode` (`polling`: the task polled every
+        // `poll-period`, 10 s unless given) beside `max-num-segments`.
+        for k in ["max-num-segments", "mode", "poll-period"] {
+            if let Some(v) = get(k) {
+                params.insert(k.into(), v);
+            }
         }
     }
     if kind == "delete-index" {

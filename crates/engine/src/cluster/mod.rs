@@ -31,6 +31,9 @@ pub(crate) struct State {
     pub(crate) data_streams: RwLock<std::collections::BTreeMap<String, String>>,
     pub(crate) pipelines: RwLock<crate::ingest::Pipelines>,
     pub(crate) aliases: RwLock<aliases::Aliases>,
+    /// Tasks handed out (`wait_for_completion=false`): each done before its id is answered,
+    /// so an id up to this count is a completed task.
+    pub(crate) tasks_issued: std::sync::atomic::AtomicU64,
     /// Cluster settings as last put (`persistent`, `transient`); they change nothing here.
     pub(crate) cluster_settings: RwLock<serde_json::Value>,
     /// Where indices live on disk; None keeps them in RAM. Last, so that it is removed after

@@ -189,6 +189,9 @@ fn resolve_date_math(segments: &mut [std::borrow::Cow<'_, str>]) -> Result<(), S
     Ok(())
 }
 
+/// The node name in the ids of the tasks the engine hands out.
+const TASK_NODE: &str = "runner";
+
 impl Engine {
     pub fn rest(&self, req: &RestRequest) -> RestResponse {
         let mut owned = segments(req.path);
@@ -227,6 +230,7 @@ impl Engine {
             Route::Bulk(index) => self.bulk_request(index, req.query, req.body),
             Route::Refresh(index) => self.each_index(index, EmbeddedIndex::refresh),
             Route::ForceMerge(index) => self.force_merge(index, req.query),
+            Route::GetTask(id) => self.get_task(id),
             Route::Stats(index, metric) => {
                 match metric.and_then(|m| routes::unknown_stats_metric(req.path, m)) {
                     Some(why) => RestResponse::error(400, "illegal_argument_exception", &why),
@@ -533,10 +537,33 @@ impl Engine {
                 return RestResponse::from_error(&e);
             }
         }
+        // Asked not to wait: Elasticsearch answers the task's id, which is done here already.
+        if param(query, "wait_for_completion").as_deref() == Some("false") {
+            let n = 1 + self.state.tasks_issued.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return RestResponse::json(200, &json!({ "task": format!("{TASK_NODE}:{n}") }));
+        }
         RestResponse::json(
             200,
             &json!({ "_shards": { "total": indices.len(), "successful": indices.len(), "failed": 0 } }),
         )
+    }
+
+    /// A task handed out before: completed (each is done before its id is answered).
+    fn get_task(&self, id: &str) -> RestResponse {
+        let issued = self.state.tasks_issued.load(std::sync::atomic::Ordering::Relaxed);
+        let known = id
+            .strip_prefix(TASK_NODE)
+            .and_then(|n| n.strip_prefix(':'))
+            .and_then(|n| n.parse::<u64>().ok())
+            .filter(|n| (1..=issued).contains(n));
+        match known {
+            Some(n) => RestResponse::json(200, &json!({
+                "completed": true,
+                "task": {"node": TASK_NODE, "id": n, "type": "transport", "action": "indices:admin/forcemerge", "cancellable": false},
+                "response": {"_shards": {"failed": 0}}
+            })),
+            None => RestResponse::error(404, "resource_not_found_exception", &format!("task [{id}] isn't running and hasn't stored its results")),
+        }
     }
 
     fn put_index(&self, name: &str, body: &[u8]) -> RestResponse {

@@ -62,6 +62,8 @@ pub(crate) enum Route<'a> {
     GetAlias(Option<&'a str>, Option<&'a str>),
     /// `POST /_query`: ES|QL.
     Esql,
+    /// `GET /_tasks/<node:id>`: a task handed out by `wait_for_completion=false`.
+    GetTask(&'a str),
 }
 
 pub(crate) fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>> {
@@ -76,6 +78,7 @@ pub(crate) fn route<'a>(method: &str, segments: &[&'a str]) -> Option<Route<'a>>
         ("POST" | "GET", [index, "_refresh"]) => Route::Refresh(Some(index)),
         ("POST", ["_forcemerge"]) => Route::ForceMerge(None),
         ("POST", [index, "_forcemerge"]) => Route::ForceMerge(Some(index)),
+        ("GET", ["_tasks", id]) => Route::GetTask(id),
         // A metric (`_all`, `docs,store`, ...) shows what the engine keeps: docs, store, segments.
         ("GET", ["_stats"]) => Route::Stats(None, None),
         ("GET", ["_stats", metric]) => Route::Stats(None, Some(metric)),
@@ -408,6 +411,7 @@ impl Route<'_> {
             Route::UpdateDoc(..) => &UPDATE_PARAMS,
             Route::MultiSearch(_) => &MSEARCH_PARAMS,
             Route::Esql => &["format"],
+            Route::GetTask(_) => &["wait_for_completion", "timeout"],
             Route::MultiGet(_) => &GET_PARAMS,
             Route::CatIndices(_) => &CAT_INDICES_PARAMS,
             Route::DeleteDoc(..) => &DELETE_PARAMS,
@@ -437,6 +441,10 @@ const ONLY_VALUES: [(&str, &[&str]); 2] = [
 /// The first URL parameter `route` does not run, in Elasticsearch's words.
 pub(crate) fn unrecognized(route: &Route, path: &str, query: &str) -> Option<String> {
     for (name, value) in crate::rest::params::pairs(query) {
+        // A force-merge asked not to wait answers a task id (done before it is answered).
+        if matches!(route, Route::ForceMerge(_)) && name == "wait_for_completion" {
+            continue;
+        }
         if let Some((_, allowed)) = ONLY_VALUES.iter().find(|(n, _)| *n == name) {
             if !allowed.contains(&value.as_ref()) {
                 return Some(format!(
