@@ -341,10 +341,17 @@ impl Engine {
                 "name": "runner",
                 "cluster_name": "runner",
                 "cluster_uuid": "runner-embedded",
+                // Elasticsearch's fields, each one: clients read them (OSB's `build_hash`).
                 "version": {
                     "number": COMPATIBLE_VERSION,
                     "build_flavor": "runner-embedded",
+                    "build_type": "runner",
+                    "build_hash": concat!("runner-", env!("CARGO_PKG_VERSION")),
+                    "build_date": "1970-01-01T00:00:00.000Z",
+                    "build_snapshot": false,
                     "lucene_version": "tantivy 0.27",
+                    "minimum_wire_compatibility_version": "7.17.0",
+                    "minimum_index_compatibility_version": "7.0.0",
                     "runner_version": env!("CARGO_PKG_VERSION"),
                 },
                 "tagline": "You Know, for Search"
