@@ -215,7 +215,18 @@ def load(record):
             # esrally's telemetry reads node stats once before the first task writes anything.
             if not out and signature(r) == ("GET", "/_nodes/stats/_all", ()):
                 continue
+            # OSB's telemetry: each index's shard stats and its document count, after the race.
+            query = dict(tuple(p) for p in r["query"])
+            if r["method"] == "GET" and re.fullmatch(r"/[^/_][^/]*/_stats/_all", r["path"]) \
+                    and query == {"level": "shards"}:
+                continue
+            if r["method"] == "GET" and r["path"].startswith("/_cat/indices/") \
+                    and query == {"format": "json", "h": "index,docs.count"}:
+                continue
             out.append(r)
+    # OSB's telemetry reads node stats again after the last task.
+    while out and signature(out[-1]) == ("GET", "/_nodes/stats/_all", ()):
+        out.pop()
     return out
 
 

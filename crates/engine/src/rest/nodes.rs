@@ -74,7 +74,12 @@ impl Engine {
                     },
                     "jvm": {
                         "mem": { "heap_used_in_bytes": rss, "pools": {} },
-                        "gc": { "collectors": {} },
+                        // Elasticsearch's two collectors, which drivers read (OSB's
+                        // telemetry): nothing collected, the engine has no garbage collector.
+                        "gc": { "collectors": {
+                            "young": { "collection_count": 0, "collection_time_in_millis": 0 },
+                            "old": { "collection_count": 0, "collection_time_in_millis": 0 },
+                        } },
                         "buffer_pools": {},
                     },
                     "os": { "available_processors": cores() },
