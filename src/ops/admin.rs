@@ -27,7 +27,12 @@ pub const REFRESH: OperationType = OperationType {
     name: "refresh",
     unit: ThroughputUnit::Operations,
     sweepable: &[],
-    parse: |p, ctx| Ok(OpSpec::Refresh(index_names(p, ctx)?)),
+    parse: |p, ctx| {
+        Ok(OpSpec::Refresh {
+            indices: index_names(p, ctx)?,
+            all_in_path: p.bool("all-in-path")?.unwrap_or(false),
+        })
+    },
 };
 use serde_json::Value;
 

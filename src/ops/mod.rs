@@ -117,7 +117,12 @@ pub enum PayloadSource<'a> {
 pub enum OpSpec {
     CreateIndex(Vec<IndexSpec>),
     DeleteIndex(DeleteIndexSpec),
-    Refresh(Vec<String>),
+    /// Refresh these indices. `_all` alone goes to `/_refresh`, as Rally's client sends a
+    /// refresh naming no index, unless `all_in_path` (OSB's client sends `/_all/_refresh`).
+    Refresh {
+        indices: Vec<String>,
+        all_in_path: bool,
+    },
     /// Merge each index down to `max_num_segments` segments (default: the backend's choice;
     /// -1, as Rally's tracks write it, is Elasticsearch's default, sent as written).
     ForceMerge {
@@ -183,7 +188,7 @@ impl OpSpec {
             OpSpec::GetDocument { index, .. } | OpSpec::IndexDocument { index, .. } => {
                 vec![index.as_str()]
             }
-            OpSpec::Refresh(names) | OpSpec::ForceMerge { indices: names, .. } => {
+            OpSpec::Refresh { indices: names, .. } | OpSpec::ForceMerge { indices: names, .. } => {
                 names.iter().map(String::as_str).collect()
             }
             OpSpec::ClusterHealth(h) => h.index.as_deref().into_iter().collect(),

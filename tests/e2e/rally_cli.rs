@@ -445,7 +445,8 @@ fn rallys_retries_try_an_operation_again() {
 }
 
 /// An OSB workload's requests as OSB 2.4 sends them: delete-index asks with a HEAD and lifts
-/// no setting, bulks are POSTed to `/_bulk` (opensearch-py) with Rally's action lines.
+/// no setting, bulks are POSTed to `/_bulk` (opensearch-py) with Rally's action lines, a
+/// refresh of everything goes to `/_all/_refresh`.
 #[test]
 fn an_osb_workloads_requests_are_osbs() {
     let dir = track_dir(&[
@@ -456,7 +457,8 @@ fn an_osb_workloads_requests_are_osbs() {
   "schedule": [
     {"operation": {"operation-type": "delete-index"}},
     {"operation": {"operation-type": "create-index"}},
-    {"operation": {"name": "index", "operation-type": "bulk", "bulk-size": 2}}
+    {"operation": {"name": "index", "operation-type": "bulk", "bulk-size": 2}},
+    {"operation": {"operation-type": "refresh"}}
   ]
 }"#),
         ("docs.json", "{\"a\": 1}\n{\"a\": 2}\n"),
@@ -476,6 +478,8 @@ fn an_osb_workloads_requests_are_osbs() {
     let bulk = lines.iter().find(|l| l["path"] == "/_bulk").expect("a bulk to /_bulk");
     assert_eq!(bulk["method"], "POST");
     assert_eq!(bulk["body"][0], serde_json::json!({"index": {"_index": "tiny"}}));
+    // opensearch-py names `_all` in a refresh's path.
+    assert!(lines.iter().any(|l| l["method"] == "POST" && l["path"] == "/_all/_refresh"), "{lines:#?}");
 }
 
 /// Rally's sql runner pages by cursor: `pages` requests in all, each after the first sent

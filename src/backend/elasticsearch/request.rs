@@ -320,11 +320,14 @@ impl CallBuilder<'_> {
                     Expect::Status,
                 )?]
             }
-            OpSpec::Refresh(names) => vec![self.call(
+            OpSpec::Refresh {
+                indices: names,
+                all_in_path,
+            } => vec![self.call(
                 Method::POST,
                 // Every index as Rally's client asks for it: `/_refresh`.
                 match names.as_slice() {
-                    [all] if all == "_all" => "/_refresh".to_string(),
+                    [all] if all == "_all" && !all_in_path => "/_refresh".to_string(),
                     _ => format!("/{}/_refresh", indices_segment(names)),
                 },
                 none,

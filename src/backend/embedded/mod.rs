@@ -295,7 +295,7 @@ impl Backend for EmbeddedBackend {
             }
             OpSpec::CreateIndex(specs) => Prepared::CreateIndex(specs.clone()),
             OpSpec::DeleteIndex(spec) => Prepared::DeleteIndex(spec.names.clone()),
-            OpSpec::Refresh(names) => Prepared::Refresh(names.clone()),
+            OpSpec::Refresh { indices, .. } => Prepared::Refresh(indices.clone()),
             // The engine merges before it answers: nothing to poll.
             OpSpec::ForceMerge {
                 indices,

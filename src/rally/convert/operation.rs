@@ -344,8 +344,12 @@ fn admin(c: &Ctx, map: &Map<String, Value>, kind: &str) -> Becomes {
     if let Some(v) = index_of(get("index")) {
         params.insert("index".into(), v);
     } else if kind == "refresh" {
-        // Rally's refresh runner: `_all` unless the operation names an index.
+        // Rally's refresh runner: `_all` unless the operation names an index (sent to
+        // `/_refresh` by Rally's client, to `/_all/_refresh` by OSB's).
         params.insert("index".into(), json!("_all"));
+        if c.osb {
+            params.insert("all-in-path".into(), json!(true));
+        }
     } else if let Some(stream) = get("data-stream").filter(|_| kind == "force-merge") {
         // Rally's ForceMergeParamSource: `index`, else `data-stream`, else its default.
         params.insert("index".into(), stream);
