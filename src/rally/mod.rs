@@ -222,6 +222,15 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
         .unwrap_or_else(|| "rally-track".into());
     let data_dir = opts.data_root.as_ref().map(|root| root.join(&name));
     let render_body = |body: &str| -> Result<serde_json::Value, TrackError> {
+        // A file name the template left blank: the track expects it from its params. (An
+        // index body left blank is no body, as in Rally; the converter passes it over.)
+        if body.trim().is_empty() {
+            return Err(TrackError::new(
+                TrackErrorKind::Invalid,
+                file,
+                "a `template` file renders empty: the track sets it from a parameter it was not given (pass the track's params with --track-params, e.g. its params file)",
+            ));
+        }
         let path = crate::files::resolve_inside(&dir, body).ok_or_else(|| {
             TrackError::new(
                 TrackErrorKind::Io,
@@ -383,7 +392,7 @@ fn fetch_and_check_corpora(
             .enumerate()
         {
             let path = format!("/corpora/{i}/documents/{j}");
-            let Some(source) = d["source-file"].as_str() else {
+            let Some(source) = d["source-file"].as_str().filter(|_| convert::is_bulk(corpus, d)) else {
                 continue;
             };
             // Test mode reads the -1k file, whose size the track does not give.

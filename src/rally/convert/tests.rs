@@ -36,6 +36,16 @@ fn refresh_and_force_merge_default_as_rallys() {
 }
 
 #[test]
+fn an_index_body_that_renders_empty_is_no_body_as_in_rally() {
+    let rally = json!({
+        "indices": [{"name": "a", "body": ""}, {"name": "b", "body": "  "}],
+        "schedule": [{"operation": "create-index"}]
+    });
+    let c = convert_json(rally, OnUnsupported::Fail).unwrap();
+    assert_eq!(c.track["indices"], json!([{"name": "a"}, {"name": "b"}]));
+}
+
+#[test]
 fn rallys_retry_parameters_become_the_tasks_retry() {
     let rally = json!({
         "indices": [{"name": "i"}],
