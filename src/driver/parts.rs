@@ -153,18 +153,21 @@ impl PartedReader {
                 done: false,
             });
         }
-        let (conflicts, create, rally_lines) =
-            (bulk.conflicts, bulk.create, bulk.action_lines.name_the_index());
+        let (conflicts, create) = (bulk.conflicts, bulk.create);
+        // As the one queue frames them (`CorpusFeed::one_queue`): one index, named in Rally's
+        // lines where the driver's; files for several indices, each line naming its own (the
+        // batch then lists its items, so that every backend reads each one's index).
+        let several = bulk.index.is_empty();
+        let rally_index = bulk.action_lines.name_the_index().then(|| bulk.index.clone()).filter(|i| !i.is_empty());
         let make = move |w: &Window| {
-            let index = w.file.target_index.as_str();
             let actions = BulkActions::new(conflicts, Some(w.take), seed)
                 .numbering_from(w.skip)
                 .creating(create)
-                .naming(rally_lines.then_some(index).filter(|i| !i.is_empty()));
+                .naming(rally_index.as_deref());
             CorpusReader::open(vec![w.file.clone()], Some(w.take))?
                 .skipping(w.skip)
                 .with_framing(Framing::Bulk(Box::new(actions)))
-                .naming_indices(!rally_lines && !index.is_empty())
+                .naming_indices(several)
                 .opened()
         };
         // Each slice's first window first, then the next ones, while the budget lasts.
@@ -434,5 +437,28 @@ mod tests {
             bulks(&mut r, 3),
             vec![vec![0, 1], vec![2, 3], vec![10, 11], vec![12, 13]]
         );
+    }
+
+    #[test]
+    fn files_for_several_indices_name_each_documents_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bulk = bulk_of(dir.path(), 2, 10);
+        let other = dir.path().join("other.json");
+        std::fs::write(&other, "{\"n\":10}\n{\"n\":11}\n").unwrap();
+        bulk.files.push(DocumentSet {
+            document_count: Some(2),
+            ..DocumentSet::file(&other, "second")
+        });
+        bulk.file_corpus = vec![0, 0];
+        bulk.index = String::new();
+        let mut r = PartedReader::new(&bulk, &[0..1], 1, 1).unwrap().unwrap();
+        assert_eq!(r.uniform, None, "the batch lists its items, with their indices");
+        for want in ["idx", "second"] {
+            let (mut body, mut items) = (String::new(), Vec::new());
+            assert_eq!(r.fill_items(&mut body, &mut items, 10, None).unwrap(), 2);
+            for item in &items {
+                assert_eq!(BatchItem::text(&body, &item.index).as_deref(), Some(want), "{body}");
+            }
+        }
     }
 }
