@@ -240,20 +240,17 @@ fn the_rally_fixture_races_against_runner_serve() {
         (130..175).contains(&embedded),
         "{embedded} distinct documents of 200 at 25% conflicts"
     );
-    // ingest-percentage indexes the first share of the corpus.
-    let env = Env::new();
-    env.ok(&[
-        "race",
-        "--track-path",
-        &fixture(),
-        "--quiet",
-        "--track-params",
-        "ingest_percentage:50",
-    ]);
-    assert_eq!(
-        tasks(&env.only_race(), "index-append")[0]["trials"][0]["units"],
-        100
-    );
+    // ingest-percentage indexes the first share of the bulks of each worker's slice, rounded
+    // up, as Rally's param source counts it: 200 documents in bulks of 50 are 4 bulks (2 on
+    // each of two workers), and half of them is 100 documents.
+    let ingested = |params: &str| {
+        let env = Env::new();
+        env.ok(&["race", "--track-path", &fixture(), "--quiet", "--track-params", params]);
+        tasks(&env.only_race(), "index-append")[0]["trials"][0]["units"].clone()
+    };
+    assert_eq!(ingested("ingest_percentage:50,bulk_size:50"), 100);
+    // One bulk of 500 holds each slice: half a bulk rounds up to the whole corpus.
+    assert_eq!(ingested("ingest_percentage:50"), 200);
     // Rally's --test-mode reads the -1k file.
     let env = Env::new();
     env.ok(&["race", "--track-path", &fixture(), "--test-mode", "--quiet"]);
