@@ -5,9 +5,11 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+mod check;
 mod generate;
 mod scale;
 
+pub use check::{check_first, check_first_document, count_documents};
 pub use generate::Dataset;
 
 /// One line longer than this is treated as a broken corpus, not buffered without bound.
@@ -159,7 +161,6 @@ struct OpenFile {
     docs_read: u64,
 }
 
-/// Reads documents from the files in order, up to an optional limit.
 /// What one read did.
 /// One more blank line in a row: skipped, or an error once there are too many.
 fn blank_line(run: &mut u64, set: &DocumentSet, docs_read: u64) -> Result<ReadOne, CorpusError> {
@@ -183,6 +184,7 @@ enum ReadOne {
     FileDone,
 }
 
+/// Reads documents from the files in order, up to an optional limit.
 pub struct CorpusReader {
     files: Vec<DocumentSet>,
     current: Option<OpenFile>,
@@ -727,8 +729,6 @@ fn read_until_newline(
     }
 }
 
-/// At the end of a file: its declared document count must be what it held (unless a limit
-/// stopped reading early).
 /// Puts `"_index":"<target>"` first in the action line written at `at`
 /// (`{"index":{...}}`): the index's range (quotes included), and how far what followed moved.
 fn name_target(
@@ -749,6 +749,8 @@ fn name_target(
     (Some(start..start + name.len()), insert.len())
 }
 
+/// At the end of a file: its declared document count must be what it held (unless a limit
+/// stopped reading early).
 fn check_count(meta: &DocumentSet, read: u64, limit: Option<u64>) -> Result<(), CorpusError> {
     match meta.document_count {
         Some(declared) if declared != read && limit.is_none() => Err(CorpusError::CountMismatch {
@@ -758,53 +760,6 @@ fn check_count(meta: &DocumentSet, read: u64, limit: Option<u64>) -> Result<(), 
         }),
         _ => Ok(()),
     }
-}
-
-/// Reads the first document of a corpus file, so that a file compressed in another format than
-/// its extension says, one that is not NDJSON, or an empty one is refused before a race starts.
-/// (A file truncated further in is found when the race reaches it, and fails that trial.)
-pub fn check_first_document(path: &Path) -> Result<(), CorpusError> {
-    check_first(DocumentSet::file(path, ""))
-}
-
-/// [`check_first_document`] for a documents entry (which may hold action lines).
-pub fn check_first(set: DocumentSet) -> Result<(), CorpusError> {
-    let path = set.describe();
-    let mut reader = CorpusReader::open(vec![set], Some(1))?;
-    let mut buf = String::new();
-    if reader.fill(&mut buf, 1, None)? == 0 {
-        return Err(CorpusError::Empty { path });
-    }
-    Ok(())
-}
-
-/// Counts documents by reading the corpus once (used when no document-count is declared);
-/// generators are not run, they make exactly their count.
-pub fn count_documents(files: &[DocumentSet], limit: Option<u64>) -> Result<u64, CorpusError> {
-    let mut total = 0u64;
-    for set in files {
-        let left = limit.map_or(u64::MAX, |l| l.saturating_sub(total));
-        if left == 0 {
-            break;
-        }
-        total += match set.origin {
-            Origin::Generated { .. } | Origin::Scaled { .. } => {
-                set.document_count.unwrap_or(0).min(left)
-            }
-            Origin::File(_) => {
-                let mut reader =
-                    CorpusReader::open(vec![set.clone()], Some(left).filter(|_| limit.is_some()))?;
-                let mut buf = String::new();
-                loop {
-                    buf.clear();
-                    if reader.fill(&mut buf, 10_000, None)? == 0 {
-                        break reader.documents_read();
-                    }
-                }
-            }
-        };
-    }
-    Ok(total)
 }
 
 #[cfg(test)]

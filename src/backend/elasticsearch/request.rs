@@ -341,27 +341,7 @@ impl CallBuilder<'_> {
                 poll: _,
             } => vec![self.force_merge(indices, *max_num_segments, &[])?],
             OpSpec::ClusterHealth(spec) => vec![self.cluster_health(spec)?],
-            OpSpec::Bulk(spec) => {
-                // Action lines that name the index (a corpus's own, a Python-drawn body,
-                // Rally's) go to `/_bulk`, with PUT as Rally's client sends it, POST as
-                // opensearch-py sends OSB's.
-                let (method, path) = match spec.action_lines {
-                    crate::ops::ActionLines::Osb => (Method::POST, "/_bulk".to_string()),
-                    crate::ops::ActionLines::Rally => (Method::PUT, "/_bulk".to_string()),
-                    crate::ops::ActionLines::Plain if spec.index.is_empty() => {
-                        (Method::PUT, "/_bulk".to_string())
-                    }
-                    crate::ops::ActionLines::Plain => {
-                        (Method::POST, format!("/{}/_bulk", escape_segment(&spec.index)))
-                    }
-                };
-                let pipeline: Vec<(String, String)> = spec
-                    .pipeline
-                    .iter()
-                    .map(|p| ("pipeline".to_string(), p.clone()))
-                    .collect();
-                vec![self.call(method, path, &pipeline, None, Expect::Bulk)?]
-            }
+            OpSpec::Bulk(spec) => vec![self.bulk(spec)?],
             OpSpec::Search(spec) => {
                 vec![self.call(
                     // Rally's and OSB's search runner: a GET with the body.
@@ -399,6 +379,28 @@ impl CallBuilder<'_> {
     }
 
     /// `_forcemerge`, with the admin timeout (a merge takes long).
+    /// A bulk's call. Action lines that name the index (a corpus's own, a Python-drawn
+    /// body, Rally's) go to `/_bulk`, with PUT as Rally's client sends it, POST as
+    /// opensearch-py sends OSB's.
+    fn bulk(&self, spec: &crate::ops::BulkSpec) -> Result<HttpCall, String> {
+        let (method, path) = match spec.action_lines {
+            crate::ops::ActionLines::Osb => (Method::POST, "/_bulk".to_string()),
+            crate::ops::ActionLines::Rally => (Method::PUT, "/_bulk".to_string()),
+            crate::ops::ActionLines::Plain if spec.index.is_empty() => {
+                (Method::PUT, "/_bulk".to_string())
+            }
+            crate::ops::ActionLines::Plain => {
+                (Method::POST, format!("/{}/_bulk", escape_segment(&spec.index)))
+            }
+        };
+        let pipeline: Vec<(String, String)> = spec
+            .pipeline
+            .iter()
+            .map(|p| ("pipeline".to_string(), p.clone()))
+            .collect();
+        self.call(method, path, &pipeline, None, Expect::Bulk)
+    }
+
     pub(super) fn force_merge(
         &self,
         indices: &[String],

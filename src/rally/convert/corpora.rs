@@ -65,48 +65,55 @@ pub(super) fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
         };
-        // The loaders' corpus-level default of each file's `source-format`.
-        let corpus_format = corpus.get("source-format").and_then(Value::as_str).unwrap_or("bulk");
-        let mut docs = Vec::new();
-        for (j, d) in corpus
-            .get("documents")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let dpath = format!("{path}/documents/{j}");
-            let format = d.get("source-format").and_then(Value::as_str).unwrap_or(corpus_format);
-            match format {
-                "bulk" => {}
-                // OSB's vector data sets, read by its bulk-vector-data-set operation (which
-                // runner does not run): left out, and said.
-                "hdf5" | "big-ann" if c.osb => {
-                    c.notes.push(format!("{dpath}: a `{format}` vector data set is left out: runner reads NDJSON corpora, and OSB's bulk-vector-data-set, which reads these, is not supported"));
-                    continue;
-                }
-                other => {
-                    return Err(c.err(
-                        &format!("{dpath}/source-format"),
-                        format!("Unknown source-format [{other}] in document corpus"),
-                    ))
-                }
-            }
-            docs.push(document(
-                c,
-                d,
-                &dpath,
-                &defaults,
-                !indices.is_empty(),
-                !streams.is_empty(),
-            )?);
-        }
+        let docs = documents(c, corpus, &path, &defaults, !indices.is_empty(), !streams.is_empty())?;
         if docs.is_empty() && c.osb {
             continue;
         }
         out.push(json!({"name": name, "documents": docs}));
     }
     Ok(out)
+}
+
+/// A corpus's documents entries as ours: NDJSON ones converted, OSB's vector data sets left
+/// out (named), any other format refused as the loaders refuse it.
+fn documents(
+    c: &mut Ctx,
+    corpus: &Value,
+    path: &str,
+    defaults: &Targets,
+    has_indices: bool,
+    has_streams: bool,
+) -> Result<Vec<Value>, TrackError> {
+    // The loaders' corpus-level default of each file's `source-format`.
+    let corpus_format = corpus.get("source-format").and_then(Value::as_str).unwrap_or("bulk");
+    let mut docs = Vec::new();
+    for (j, d) in corpus
+        .get("documents")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let dpath = format!("{path}/documents/{j}");
+        let format = d.get("source-format").and_then(Value::as_str).unwrap_or(corpus_format);
+        match format {
+            "bulk" => {}
+            // OSB's vector data sets, read by its bulk-vector-data-set operation (which
+            // runner does not run): left out, and said.
+            "hdf5" | "big-ann" if c.osb => {
+                c.notes.push(format!("{dpath}: a `{format}` vector data set is left out: runner reads NDJSON corpora, and OSB's bulk-vector-data-set, which reads these, is not supported"));
+                continue;
+            }
+            other => {
+                return Err(c.err(
+                    &format!("{dpath}/source-format"),
+                    format!("Unknown source-format [{other}] in document corpus"),
+                ))
+            }
+        }
+        docs.push(document(c, d, &dpath, defaults, has_indices, has_streams)?);
+    }
+    Ok(docs)
 }
 
 /// Whether a corpus's documents entry is NDJSON to bulk (`source-format`, the entry's else
