@@ -151,7 +151,9 @@ pub fn indices_to_create(p: &Params, ctx: &TrackContext) -> Result<Vec<IndexSpec
                     ));
                 }
             };
-            if let Some(settings) = settings {
+            // Rally merges only settings that say something (`if new_content:`): an empty
+            // object leaves the body as it is, none where the index has none.
+            if let Some(settings) = settings.filter(|s| !s.is_empty()) {
                 merge_settings(&mut spec.body, settings);
             }
             Ok(spec)
@@ -216,6 +218,12 @@ mod tests {
             made[0].body,
             json!({"settings": {"index.number_of_shards": 2, "index.refresh_interval": "-1"}})
         );
+    }
+
+    #[test]
+    fn empty_settings_leave_the_body_as_it_is_as_in_rally() {
+        let made = create(&[("a", json!({}))], json!({"settings": {}})).unwrap();
+        assert_eq!(made[0].body, json!({}));
     }
 
     #[test]
