@@ -344,10 +344,13 @@ pub(super) fn self_task(
     {
         out.insert("ignore-response-error-level".into(), json!(level));
     }
+    // Rally's `run_unthrottled`: a built-in schedule with no target throughput runs
+    // unthrottled (only a track's own scheduler paces a task without one).
+    let throttled = out.contains_key("target-throughput") || out.contains_key("target-interval");
     if let Some(s) = map
         .get("schedule")
         .and_then(Value::as_str)
-        .filter(|_| !python_paced)
+        .filter(|s| !python_paced && (throttled || !["poisson", "deterministic"].contains(s)))
     {
         out.insert("schedule".into(), json!(s));
     }

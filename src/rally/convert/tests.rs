@@ -46,6 +46,21 @@ fn an_index_body_that_renders_empty_is_no_body_as_in_rally() {
 }
 
 #[test]
+fn a_built_in_schedule_without_a_target_runs_unthrottled_as_in_rally() {
+    let rally = json!({
+        "indices": [{"name": "i"}],
+        "schedule": [
+            {"operation": {"operation-type": "search", "name": "s1"}, "schedule": "poisson", "iterations": 2},
+            {"operation": {"operation-type": "search", "name": "s2"}, "schedule": "poisson", "target-throughput": 5, "iterations": 2}
+        ]
+    });
+    let c = convert_json(rally, OnUnsupported::Fail).unwrap();
+    let schedule = &c.track["challenges"][0]["schedule"];
+    assert!(schedule[0].get("schedule").is_none(), "{}", schedule[0]);
+    assert_eq!(schedule[1]["schedule"], "poisson");
+}
+
+#[test]
 fn rallys_retry_parameters_become_the_tasks_retry() {
     let rally = json!({
         "indices": [{"name": "i"}],
