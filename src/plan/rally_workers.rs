@@ -71,11 +71,9 @@ pub fn split_rally_bulks(steps: &mut [Step], workers: u64) {
     }
 }
 
-/// How many workers esrally starts on this machine: one per core, or rally.ini's
-/// `available.cores` where the user set it.
+/// How many workers esrally starts on this machine: one per core.
 pub fn this_machines_workers() -> u64 {
-    crate::rally::repository::available_cores()
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u64))
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
 }
 
 #[cfg(test)]
