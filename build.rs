@@ -22,17 +22,28 @@ fn main() {
             hash ^= u64::from(*b);
             hash = hash.wrapping_mul(0x100_0000_01b3);
         }
-        writeln!(table, "    ({rel:?}, include_bytes!({:?})),", path.display().to_string()).unwrap();
+        writeln!(
+            table,
+            "    ({rel:?}, include_bytes!({:?})),",
+            path.display().to_string()
+        )
+        .unwrap();
     }
     table.push_str("];\n");
-    writeln!(table, "/// A digest of the files above.\npub const DIGEST: &str = \"{hash:016x}\";").unwrap();
+    writeln!(
+        table,
+        "/// A digest of the files above.\npub const DIGEST: &str = \"{hash:016x}\";"
+    )
+    .unwrap();
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("builtin_tracks.rs");
     std::fs::write(out, table).unwrap();
 }
 
 /// Every file below `dir`, as a path relative to `root` with `/` separators.
 fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -40,7 +51,12 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
             walk(root, &p, out);
         } else if p.is_file() {
             let rel = p.strip_prefix(root).unwrap();
-            out.push(rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/"));
+            out.push(
+                rel.components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/"),
+            );
         }
     }
 }

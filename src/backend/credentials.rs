@@ -27,7 +27,10 @@ impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Credentials")
             .field("from_file", &self.from_file.keys().collect::<Vec<_>>())
-            .field("from_options", &self.from_options.keys().collect::<Vec<_>>())
+            .field(
+                "from_options",
+                &self.from_options.keys().collect::<Vec<_>>(),
+            )
             .finish()
     }
 }

@@ -419,6 +419,23 @@ pub struct BackendInfo {
     pub details: serde_json::Map<String, serde_json::Value>,
 }
 
+/// A search with its encoded body read into place; what the conversion added to it (`size`)
+/// wins over the body's own.
+pub fn with_encoded_body(mut spec: crate::ops::SearchSpec, body: &[u8]) -> Result<OpSpec, OpError> {
+    let mut real: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body)
+        .map_err(|e| {
+            OpError::new(
+                ErrorKind::BadRequest,
+                format!("the body is not a JSON object: {e}"),
+            )
+        })?;
+    if let serde_json::Value::Object(added) = std::mem::take(&mut spec.body) {
+        real.extend(added);
+    }
+    spec.body = serde_json::Value::Object(real);
+    Ok(OpSpec::Search(spec))
+}
+
 /// A system under test. `prepare` turns an operation into whatever the backend wants to run
 /// per call (a compiled query, a serialised body), once per task, outside the measured loop.
 pub trait Backend: Send + Sync + 'static {
@@ -432,6 +449,17 @@ pub trait Backend: Send + Sync + 'static {
     /// Turns `op` into what each call runs. An operation [`Backend::cannot_run`] refuses is
     /// never prepared: the race checks every task first.
     fn prepare(&self, op: &OpSpec) -> Result<Self::Prepared, OpError>;
+
+    /// A search whose body came encoded (drawn by a track's Python): `spec.body` holds what
+    /// the conversion added, `body` the drawn body's JSON. A backend that sends bodies as they
+    /// are sends these bytes; the others read them first.
+    fn prepare_encoded_search(
+        &self,
+        spec: crate::ops::SearchSpec,
+        body: bytes::Bytes,
+    ) -> Result<Self::Prepared, OpError> {
+        self.prepare(&with_encoded_body(spec, &body)?)
+    }
 
     /// Why this backend can never run `op` (None: it can). It needs no connection, so a track
     /// meant for another backend fails before the race, and the message can name the

@@ -76,7 +76,11 @@ impl ClientOptions {
     }
 
     /// One setting two names may give (Rally's and runner's own older one); both is an error.
-    pub fn either(&mut self, rally: &'static str, ours: &'static str) -> Result<Option<String>, String> {
+    pub fn either(
+        &mut self,
+        rally: &'static str,
+        ours: &'static str,
+    ) -> Result<Option<String>, String> {
         match (self.string(rally), self.string(ours)) {
             (Some(_), Some(_)) => Err(format!(
                 "client options `{rally}` and `{ours}` name the same setting; give one (`{rally}` is Rally's name)"
@@ -99,7 +103,9 @@ impl ClientOptions {
             None => Ok(None),
             Some(v) => match v.parse::<u64>() {
                 Ok(n) if n > 0 => Ok(Some(n)),
-                _ => Err(format!("client option `{key}` is a whole number from 1, not `{v}`")),
+                _ => Err(format!(
+                    "client option `{key}` is a whole number from 1, not `{v}`"
+                )),
             },
         }
     }
@@ -114,7 +120,9 @@ impl ClientOptions {
             Some("None") => Ok(Some(None)),
             Some(v) => {
                 let bad = || {
-                    format!("client option `{key}` is a number of seconds above 0, or None, not `{v}`")
+                    format!(
+                        "client option `{key}` is a number of seconds above 0, or None, not `{v}`"
+                    )
                 };
                 let secs = v.parse::<f64>().map_err(|_| bad())?;
                 match crate::units::duration_from_secs(secs) {
@@ -169,9 +177,12 @@ fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
 fn from_pairs(text: &str) -> Result<BTreeMap<String, String>, String> {
     let mut values = BTreeMap::new();
     for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-        let (k, v) = item
-            .split_once(':')
-            .ok_or_else(|| format!("client option `{}` is not key:value (e.g. use_ssl:true)", shown_key(item)))?;
+        let (k, v) = item.split_once(':').ok_or_else(|| {
+            format!(
+                "client option `{}` is not key:value (e.g. use_ssl:true)",
+                shown_key(item)
+            )
+        })?;
         let v = v.trim();
         let v = v
             .strip_prefix('\'')
@@ -198,11 +209,15 @@ fn insert(values: &mut BTreeMap<String, String>, k: &str, v: String) -> Result<(
 /// are refused.
 fn from_json(text: &str, source: &str) -> Result<BTreeMap<String, String>, String> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        format!("{source}: not a JSON object of cluster names (line {}, column {})", e.line(), e.column())
+        format!(
+            "{source}: not a JSON object of cluster names (line {}, column {})",
+            e.line(),
+            e.column()
+        )
     })?;
-    let clusters = value
-        .as_object()
-        .ok_or_else(|| format!("{source}: not a JSON object of cluster names such as {{\"default\": {{...}}}}"))?;
+    let clusters = value.as_object().ok_or_else(|| {
+        format!("{source}: not a JSON object of cluster names such as {{\"default\": {{...}}}}")
+    })?;
     if let Some(other) = clusters.keys().find(|k| *k != "default") {
         return Err(format!(
             "{source}: names the cluster `{other}`; runner races one cluster, `default` (multi-cluster races are not run)"
@@ -219,7 +234,11 @@ fn from_json(text: &str, source: &str) -> Result<BTreeMap<String, String>, Strin
             serde_json::Value::Bool(b) => b.to_string(),
             serde_json::Value::Number(n) => n.to_string(),
             serde_json::Value::Null => "None".into(),
-            _ => return Err(format!("{source}: client option `{k}` must be a string, number, boolean or null")),
+            _ => {
+                return Err(format!(
+                    "{source}: client option `{k}` must be a string, number, boolean or null"
+                ))
+            }
         };
         insert(&mut values, k, text)?;
     }
@@ -228,7 +247,8 @@ fn from_json(text: &str, source: &str) -> Result<BTreeMap<String, String>, Strin
 
 /// A file a user named, read only if it is small (it holds a few options).
 pub fn read_bounded(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if meta.len() > MAX_OPTIONS_FILE {
         return Err(format!(
             "{} holds {} bytes; client options and hosts files hold at most {MAX_OPTIONS_FILE}",
@@ -286,31 +306,44 @@ mod tests {
             ]
         );
         assert!(o.peek("basic_auth_password").is_none());
-        let shown = format!("{:?}", ClientOptions::parse("basic_auth_password:'hunter22'").unwrap());
+        let shown = format!(
+            "{:?}",
+            ClientOptions::parse("basic_auth_password:'hunter22'").unwrap()
+        );
         assert!(!shown.contains("hunter22"), "{shown}");
     }
 
     #[test]
     fn reads_rallys_json_form_of_one_cluster() {
-        let o = ClientOptions::parse(r#"{"default": {"use_ssl": true, "timeout": 30, "ca_certs": "/x", "api_key": null}}"#)
-            .unwrap();
+        let o = ClientOptions::parse(
+            r#"{"default": {"use_ssl": true, "timeout": 30, "ca_certs": "/x", "api_key": null}}"#,
+        )
+        .unwrap();
         assert_eq!(o.peek("use_ssl"), Some("true"));
         assert_eq!(o.peek("timeout"), Some("30"));
         assert_eq!(o.peek("api_key"), Some("None"));
         let e = ClientOptions::parse(r#"{"default": {}, "remote": {}}"#).unwrap_err();
         assert!(e.contains("`remote`") && e.contains("one cluster"), "{e}");
-        assert!(ClientOptions::parse("{nope").unwrap_err().contains("line 1"));
+        assert!(ClientOptions::parse("{nope")
+            .unwrap_err()
+            .contains("line 1"));
     }
 
     #[test]
     fn a_malformed_item_is_named_without_its_value() {
         let e = ClientOptions::parse("basic_auth_password=hunter22").unwrap_err();
-        assert!(e.contains("basic_auth_password") && !e.contains("hunter22"), "{e}");
+        assert!(
+            e.contains("basic_auth_password") && !e.contains("hunter22"),
+            "{e}"
+        );
     }
 
     #[test]
     fn one_setting_under_two_names_is_refused() {
         let mut o = ClientOptions::parse("ca_certs:/a,tls_ca_file:/b").unwrap();
-        assert!(o.either("ca_certs", "tls_ca_file").unwrap_err().contains("same setting"));
+        assert!(o
+            .either("ca_certs", "tls_ca_file")
+            .unwrap_err()
+            .contains("same setting"));
     }
 }

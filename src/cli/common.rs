@@ -39,7 +39,12 @@ pub struct TrackArgs {
     #[arg(long)]
     pub test_mode: bool,
     /// Run only these tasks, comma-separated: a task name, `type:OPERATION-TYPE` or `tag:TAG`.
-    #[arg(long, value_delimiter = ',', value_name = "TASKS", conflicts_with = "exclude_tasks")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "TASKS",
+        conflicts_with = "exclude_tasks"
+    )]
     pub include_tasks: Option<Vec<String>>,
     /// Run every task but these, comma-separated: a task name, `type:OPERATION-TYPE` or
     /// `tag:TAG`.

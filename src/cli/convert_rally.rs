@@ -26,7 +26,8 @@ pub fn run(args: ConvertRallyArgs, home: &Path) -> Result<u8, CliError> {
     // A conversion may be written before the corpus is fetched: what is missing is named in
     // the track's notes.
     request.load.corpora_may_be_missing = true;
-    let (text, target) = crate::rally::write_converted(&request.location, &args.out, &request.load)?;
+    let (text, target) =
+        crate::rally::write_converted(&request.location, &args.out, &request.load)?;
     out(&text);
     eprintln!("wrote {}", target.display());
     Ok(0)

@@ -38,7 +38,12 @@ pub struct RaceFilter {
     #[arg(long, value_name = "KIND")]
     pub backend: Option<String>,
     /// Only races with these tags, `key:value,...`; repeatable, all must match.
-    #[arg(long = "user-tags", visible_alias = "user-tag", value_name = "KEY:VALUE", value_delimiter = ',')]
+    #[arg(
+        long = "user-tags",
+        visible_alias = "user-tag",
+        value_name = "KEY:VALUE",
+        value_delimiter = ','
+    )]
     pub user_tags: Vec<String>,
 }
 

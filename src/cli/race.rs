@@ -50,7 +50,12 @@ pub struct RaceArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// Tags stored with the race, `key:value,...` (esrally's --user-tags); repeatable.
-    #[arg(long = "user-tags", visible_alias = "user-tag", value_name = "KEY:VALUE", value_delimiter = ',')]
+    #[arg(
+        long = "user-tags",
+        visible_alias = "user-tag",
+        value_name = "KEY:VALUE",
+        value_delimiter = ','
+    )]
     pub user_tags: Vec<String>,
     /// The race's id (esrally's --race-id): letters, digits, `.`, `_` and `-`, unique in the
     /// results directory. Default: the start time and a random suffix.

@@ -76,7 +76,9 @@ impl RallyOnlyFlags {
             (self.kill_running_processes, "--kill-running-processes", "runner never kills other processes; several runners may race at once"),
         ];
         match given.iter().find(|(set, _, _)| *set) {
-            Some((_, flag, why)) => Err(CliError::Usage(format!("{flag} is esrally's and has no meaning here: {why}"))),
+            Some((_, flag, why)) => Err(CliError::Usage(format!(
+                "{flag} is esrally's and has no meaning here: {why}"
+            ))),
             None => Ok(()),
         }
     }

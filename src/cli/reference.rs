@@ -64,7 +64,12 @@ fn flag(a: &clap::Arg) -> String {
     if let Some(short) = a.get_short() {
         names.insert(0, format!("-{short}"));
     }
-    names.extend(a.get_visible_aliases().into_iter().flatten().map(|s| format!("--{s}")));
+    names.extend(
+        a.get_visible_aliases()
+            .into_iter()
+            .flatten()
+            .map(|s| format!("--{s}")),
+    );
     let optional = a.get_num_args().is_some_and(|n| n.min_values() == 0);
     let shown = names.join(", ");
     match (takes_value, optional) {
@@ -137,8 +142,12 @@ mod tests {
     fn docs_cli_md_is_the_cli_definition() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cli.md");
         let text = std::fs::read_to_string(&path).unwrap();
-        let start = text.find(BEGIN).expect("docs/cli.md holds the reference's start marker");
-        let end = text.find(END).expect("docs/cli.md holds the reference's end marker");
+        let start = text
+            .find(BEGIN)
+            .expect("docs/cli.md holds the reference's start marker");
+        let end = text
+            .find(END)
+            .expect("docs/cli.md holds the reference's end marker");
         let wanted = format!("{BEGIN}\n\n{}\n{END}", markdown());
         let current = &text[start..end + END.len()];
         if current == wanted {

@@ -111,19 +111,26 @@ pub fn parse_hosts(text: &str) -> Result<Vec<String>, CliError> {
             "{source}: names the cluster `{other}`; runner races one cluster, `default` (multi-cluster races are not run)"
         )));
     }
-    let list = clusters.get("default").and_then(|v| v.as_array()).ok_or_else(|| {
-        CliError::Usage(format!("{source}: holds no `default` list of hosts"))
-    })?;
+    let list = clusters
+        .get("default")
+        .and_then(|v| v.as_array())
+        .ok_or_else(|| CliError::Usage(format!("{source}: holds no `default` list of hosts")))?;
     list.iter()
         .map(|h| match h {
             serde_json::Value::String(s) => Ok(s.clone()),
             // Rally also takes {"host": ..., "port": ...}.
-            serde_json::Value::Object(o) => match (o.get("host").and_then(|v| v.as_str()), o.get("port")) {
-                (Some(host), Some(port)) => Ok(format!("{host}:{port}")),
-                (Some(host), None) => Ok(host.to_string()),
-                _ => Err(CliError::Usage(format!("{source}: a host object needs `host` (and `port`)"))),
-            },
-            _ => Err(CliError::Usage(format!("{source}: each host is \"host:port\" or {{\"host\": ..., \"port\": ...}}"))),
+            serde_json::Value::Object(o) => {
+                match (o.get("host").and_then(|v| v.as_str()), o.get("port")) {
+                    (Some(host), Some(port)) => Ok(format!("{host}:{port}")),
+                    (Some(host), None) => Ok(host.to_string()),
+                    _ => Err(CliError::Usage(format!(
+                        "{source}: a host object needs `host` (and `port`)"
+                    ))),
+                }
+            }
+            _ => Err(CliError::Usage(format!(
+                "{source}: each host is \"host:port\" or {{\"host\": ..., \"port\": ...}}"
+            ))),
         })
         .collect()
 }
@@ -143,11 +150,16 @@ mod tests {
     fn hosts_select_a_cluster_never_the_embedded_engine() {
         assert_eq!(
             resolve(None, Some("https://es:9200"), None).unwrap(),
-            (BackendKind::Elasticsearch, vec!["https://es:9200".to_string()])
+            (
+                BackendKind::Elasticsearch,
+                vec!["https://es:9200".to_string()]
+            )
         );
         assert_eq!(resolve(None, None, None).unwrap().0, BackendKind::Embedded);
         assert_eq!(
-            resolve(None, Some("redis://127.0.0.1:6379"), None).unwrap().0,
+            resolve(None, Some("redis://127.0.0.1:6379"), None)
+                .unwrap()
+                .0,
             BackendKind::Redis
         );
         assert_eq!(
@@ -155,8 +167,15 @@ mod tests {
             (BackendKind::Elasticsearch, vec![])
         );
         let e = usage(resolve(Some(BackendKind::Embedded), Some("es:9200"), None));
-        assert!(e.contains("--backend embedded") && e.contains("--target-hosts"), "{e}");
-        let e = usage(resolve(Some(BackendKind::Embedded), None, Some("benchmark-only")));
+        assert!(
+            e.contains("--backend embedded") && e.contains("--target-hosts"),
+            "{e}"
+        );
+        let e = usage(resolve(
+            Some(BackendKind::Embedded),
+            None,
+            Some("benchmark-only"),
+        ));
         assert!(e.contains("drop one"), "{e}");
     }
 
@@ -171,7 +190,8 @@ mod tests {
     #[test]
     fn reads_rallys_json_hosts_of_one_cluster() {
         assert_eq!(
-            parse_hosts(r#"{"default": ["10.0.0.1:9200", {"host": "10.0.0.2", "port": 9200}]}"#).unwrap(),
+            parse_hosts(r#"{"default": ["10.0.0.1:9200", {"host": "10.0.0.2", "port": 9200}]}"#)
+                .unwrap(),
             vec!["10.0.0.1:9200", "10.0.0.2:9200"]
         );
         let e = parse_hosts(r#"{"default": ["a:1"], "remote": ["b:1"]}"#).unwrap_err();

@@ -69,9 +69,7 @@ pub fn run(args: TrendArgs, home: &Path) -> Result<u8, CliError> {
     ) {
         Ok(t) => t,
         // A CI gate's first runs have no history yet: nothing can have regressed.
-        Err(e @ (TrendError::NoRace(_) | TrendError::TooFew { .. }))
-            if args.fail_on.is_some() =>
-        {
+        Err(e @ (TrendError::NoRace(_) | TrendError::TooFew { .. })) if args.fail_on.is_some() => {
             eprintln!("--fail-on regression: nothing to judge yet ({e}); the gate passes");
             return Ok(0);
         }
@@ -191,4 +189,3 @@ fn describe(f: &RaceFilter, since: Option<&String>) -> String {
         parts.join(" ")
     }
 }
-

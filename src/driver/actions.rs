@@ -158,7 +158,11 @@ impl ActionLines for BulkActions {
 
     fn write_action(&mut self, buf: &mut String) -> Action {
         let Some(c) = self.conflicts else {
-            let verb = if self.create { Verb::Create } else { Verb::Index };
+            let verb = if self.create {
+                Verb::Create
+            } else {
+                Verb::Index
+            };
             buf.push_str(self.constant().unwrap_or(BULK_ACTION_LINE));
             return Action { verb, id: None };
         };
@@ -276,7 +280,10 @@ mod tests {
     #[test]
     fn rallys_lines_name_the_index_as_rally_writes_them() {
         let a = BulkActions::new(None, None, 1).naming(Some("geo \"names\""));
-        assert_eq!(a.constant(), Some("{\"index\": {\"_index\": \"geo \\\"names\\\"\"}}\n"));
+        assert_eq!(
+            a.constant(),
+            Some("{\"index\": {\"_index\": \"geo \\\"names\\\"\"}}\n")
+        );
         let mut a = BulkActions::new(
             conflicts(IdOrder::Sequential, 0.0, OnConflict::Index, 0.0),
             None,
@@ -285,12 +292,20 @@ mod tests {
         .naming(Some("geonames"));
         let mut buf = String::new();
         let action = a.write_action(&mut buf);
-        assert_eq!(buf, "{\"index\": {\"_index\": \"geonames\", \"_id\": \"0000000000\"}}\n");
+        assert_eq!(
+            buf,
+            "{\"index\": {\"_index\": \"geonames\", \"_id\": \"0000000000\"}}\n"
+        );
         assert_eq!(&buf[action.id.unwrap()], "\"0000000000\"");
         let parsed = crate::corpus::parse_action_line(buf.trim_end()).unwrap();
         assert_eq!(parsed.0, Verb::Index);
-        let creating = BulkActions::new(None, None, 1).creating(true).naming(Some("logs"));
-        assert_eq!(creating.constant(), Some("{\"create\": {\"_index\": \"logs\"}}\n"));
+        let creating = BulkActions::new(None, None, 1)
+            .creating(true)
+            .naming(Some("logs"));
+        assert_eq!(
+            creating.constant(),
+            Some("{\"create\": {\"_index\": \"logs\"}}\n")
+        );
     }
 
     #[test]

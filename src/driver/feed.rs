@@ -93,8 +93,14 @@ pub(super) async fn start_feed(
         None => {
             let actions = actions::BulkActions::new(bulk.conflicts, total, seed)
                 .creating(bulk.create)
-                .naming(bulk.action_lines.name_the_index().then_some(bulk.index.as_str()).filter(|i| !i.is_empty()));
-            CorpusFeed::one_queue(bulk.files.clone(), &limits, actions).map_err(|e| e.to_string())?
+                .naming(
+                    bulk.action_lines
+                        .name_the_index()
+                        .then_some(bulk.index.as_str())
+                        .filter(|i| !i.is_empty()),
+                );
+            CorpusFeed::one_queue(bulk.files.clone(), &limits, actions)
+                .map_err(|e| e.to_string())?
         }
     };
     CorpusFeed::start(reader, limits, leaf.clients, warmup_docs, cancel).map_err(|e| e.to_string())

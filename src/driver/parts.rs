@@ -158,7 +158,11 @@ impl PartedReader {
         // lines where the driver's; files for several indices, each line naming its own (the
         // batch then lists its items, so that every backend reads each one's index).
         let several = bulk.index.is_empty();
-        let rally_index = bulk.action_lines.name_the_index().then(|| bulk.index.clone()).filter(|i| !i.is_empty());
+        let rally_index = bulk
+            .action_lines
+            .name_the_index()
+            .then(|| bulk.index.clone())
+            .filter(|i| !i.is_empty());
         let make = move |w: &Window| {
             let actions = BulkActions::new(conflicts, Some(w.take), seed)
                 .numbering_from(w.skip)
@@ -244,7 +248,8 @@ impl PartedReader {
                 (part.next, part.sent, part.read_this_pass) = (0, 0, 0);
             }
             if part.readers.is_empty() {
-                part.readers.push_back((self.make)(&part.windows[part.next])?);
+                part.readers
+                    .push_back((self.make)(&part.windows[part.next])?);
                 part.next += 1;
             }
             let reader = part.readers.front_mut().expect("opened above");
@@ -288,19 +293,38 @@ mod tests {
     fn bounds_are_rallys_in_rallys_own_cases() {
         let rally = |docs, first, last, clients| bounds(docs, first..last + 1, clients);
         assert_eq!(rally(1000, 0, 0, 1), (0, 1000));
-        assert_eq!((rally(1000, 0, 0, 2), rally(1000, 1, 1, 2)), ((0, 500), (500, 500)));
+        assert_eq!(
+            (rally(1000, 0, 0, 2), rally(1000, 1, 1, 2)),
+            ((0, 500), (500, 500))
+        );
         // With action lines Rally counts lines, twice the documents; here documents.
         assert_eq!(rally(800, 3, 3, 4), (600, 200));
         for i in 0..8 {
             assert_eq!(rally(2000, i, i, 8), (250 * i, 250));
         }
         let twelve: Vec<(u64, u64)> = (0..12).map(|i| rally(16000, i, i, 12)).collect();
-        assert_eq!(twelve[..4], [(0, 1333), (1333, 1334), (2667, 1333), (4000, 1333)]);
+        assert_eq!(
+            twelve[..4],
+            [(0, 1333), (1333, 1334), (2667, 1333), (4000, 1333)]
+        );
         assert_eq!(twelve[11], (14667, 1333));
         let six: Vec<(u64, u64)> = (0..6).map(|i| rally(3500, i, i, 6)).collect();
-        assert_eq!(six, [(0, 583), (583, 584), (1167, 583), (1750, 583), (2333, 584), (2917, 583)]);
+        assert_eq!(
+            six,
+            [
+                (0, 583),
+                (583, 584),
+                (1167, 583),
+                (1750, 583),
+                (2333, 584),
+                (2917, 583)
+            ]
+        );
         // Several clients on one worker (`test_calculate_bounds_for_multiple_clients_per_worker`).
-        assert_eq!((rally(2000, 0, 3, 8), rally(2000, 4, 7, 8)), ((0, 1000), (1000, 1000)));
+        assert_eq!(
+            (rally(2000, 0, 3, 8), rally(2000, 4, 7, 8)),
+            ((0, 1000), (1000, 1000))
+        );
     }
 
     #[test]
@@ -314,12 +338,20 @@ mod tests {
         // Worker of clients 0..1 of 2: corpus a first, then b, then a's second file.
         assert_eq!(
             names(windows(&files, &[0, 0, 1], &(0..1), 2).unwrap()),
-            [("a1".into(), 0, 5), ("b1".into(), 0, 5), ("a2".into(), 0, 5)]
+            [
+                ("a1".into(), 0, 5),
+                ("b1".into(), 0, 5),
+                ("a2".into(), 0, 5)
+            ]
         );
         // Worker of client 1: corpus b first.
         assert_eq!(
             names(windows(&files, &[0, 0, 1], &(1..2), 2).unwrap()),
-            [("b1".into(), 5, 5), ("a1".into(), 5, 5), ("a2".into(), 5, 5)]
+            [
+                ("b1".into(), 5, 5),
+                ("a1".into(), 5, 5),
+                ("a2".into(), 5, 5)
+            ]
         );
         // No declared count: not split.
         let mut unknown = files.clone();
@@ -349,7 +381,9 @@ mod tests {
         let mut out = Vec::new();
         loop {
             let (mut body, mut items) = (String::new(), Vec::new());
-            let n = reader.fill_items(&mut body, &mut items, bulk_size, None).unwrap();
+            let n = reader
+                .fill_items(&mut body, &mut items, bulk_size, None)
+                .unwrap();
             if n == 0 || out.len() > 100 {
                 return out;
             }
@@ -367,7 +401,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bulk = bulk_of(dir.path(), 10, 3);
         // Two workers of 8 clients: documents 0-4 and 5-9, each cut in bulks of 3.
-        let mut r = PartedReader::new(&bulk, &[0..4, 4..8], 8, 1).unwrap().unwrap();
+        let mut r = PartedReader::new(&bulk, &[0..4, 4..8], 8, 1)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             bulks(&mut r, 3),
             vec![vec![0, 1, 2], vec![5, 6, 7], vec![3, 4], vec![8, 9]]
@@ -377,7 +413,10 @@ mod tests {
         let mut r = PartedReader::new(&bulk, &[0..8], 8, 1).unwrap().unwrap();
         let (mut body, mut items) = (String::new(), Vec::new());
         r.fill_items(&mut body, &mut items, 3, None).unwrap();
-        assert!(body.starts_with("{\"index\": {\"_index\": \"idx\"}}\n{\"n\":0}\n"), "{body}");
+        assert!(
+            body.starts_with("{\"index\": {\"_index\": \"idx\"}}\n{\"n\":0}\n"),
+            "{body}"
+        );
     }
 
     #[test]
@@ -386,14 +425,18 @@ mod tests {
         let mut bulk = bulk_of(dir.path(), 20, 2);
         bulk.ingest_percentage = Some(40.0);
         // Each slice of 10 has 5 bulks; 40% of them is 2.
-        let mut r = PartedReader::new(&bulk, &[0..1, 1..2], 2, 1).unwrap().unwrap();
+        let mut r = PartedReader::new(&bulk, &[0..1, 1..2], 2, 1)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             bulks(&mut r, 2),
             vec![vec![0, 1], vec![10, 11], vec![2, 3], vec![12, 13]]
         );
         // Looped, each slice starts over from its own first document.
         bulk.looped = true;
-        let mut r = PartedReader::new(&bulk, &[0..1, 1..2], 2, 1).unwrap().unwrap();
+        let mut r = PartedReader::new(&bulk, &[0..1, 1..2], 2, 1)
+            .unwrap()
+            .unwrap();
         let got = bulks(&mut r, 2);
         assert_eq!(got[4..6], [vec![0, 1], vec![10, 11]]);
     }
@@ -408,13 +451,20 @@ mod tests {
             on_conflict: crate::ops::OnConflict::Index,
             recency: 0.0,
         });
-        let mut r = PartedReader::new(&bulk, &[0..1, 1..2], 2, 1).unwrap().unwrap();
+        let mut r = PartedReader::new(&bulk, &[0..1, 1..2], 2, 1)
+            .unwrap()
+            .unwrap();
         let (mut body, mut items) = (String::new(), Vec::new());
         r.fill_items(&mut body, &mut items, 10, None).unwrap();
         body.clear();
         items.clear();
         r.fill_items(&mut body, &mut items, 10, None).unwrap();
-        assert!(body.starts_with("{\"index\": {\"_index\": \"idx\", \"_id\": \"0000000002\"}}\n{\"n\":2}\n"), "{body}");
+        assert!(
+            body.starts_with(
+                "{\"index\": {\"_index\": \"idx\", \"_id\": \"0000000002\"}}\n{\"n\":2}\n"
+            ),
+            "{body}"
+        );
     }
 
     #[test]
@@ -430,9 +480,14 @@ mod tests {
         bulk.file_corpus = vec![0, 0];
         // One worker: each file cut on its own, 3 + 1 documents each.
         let mut r = PartedReader::new(&bulk, &[0..2], 2, 1).unwrap().unwrap();
-        assert_eq!(bulks(&mut r, 3), vec![vec![0, 1, 2], vec![3], vec![10, 11, 12], vec![13]]);
+        assert_eq!(
+            bulks(&mut r, 3),
+            vec![vec![0, 1, 2], vec![3], vec![10, 11, 12], vec![13]]
+        );
         // Two workers: each a half of each file, in turn.
-        let mut r = PartedReader::new(&bulk, &[0..1, 1..2], 2, 1).unwrap().unwrap();
+        let mut r = PartedReader::new(&bulk, &[0..1, 1..2], 2, 1)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             bulks(&mut r, 3),
             vec![vec![0, 1], vec![2, 3], vec![10, 11], vec![12, 13]]
@@ -452,12 +507,19 @@ mod tests {
         bulk.file_corpus = vec![0, 0];
         bulk.index = String::new();
         let mut r = PartedReader::new(&bulk, &[0..1], 1, 1).unwrap().unwrap();
-        assert_eq!(r.uniform, None, "the batch lists its items, with their indices");
+        assert_eq!(
+            r.uniform, None,
+            "the batch lists its items, with their indices"
+        );
         for want in ["idx", "second"] {
             let (mut body, mut items) = (String::new(), Vec::new());
             assert_eq!(r.fill_items(&mut body, &mut items, 10, None).unwrap(), 2);
             for item in &items {
-                assert_eq!(BatchItem::text(&body, &item.index).as_deref(), Some(want), "{body}");
+                assert_eq!(
+                    BatchItem::text(&body, &item.index).as_deref(),
+                    Some(want),
+                    "{body}"
+                );
             }
         }
     }

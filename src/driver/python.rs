@@ -6,8 +6,8 @@
 use super::client::{Done, RunnerExec, Shared};
 use crate::backend::{status_error, Backend, ErrorKind, OpError, Outcome};
 use crate::ops::{DrawnDialect, OpSpec, PythonSpec};
+use crate::python::frames::Drawn;
 use crate::python::{Pool, RunnerReply};
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -117,7 +117,7 @@ pub async fn start<B: Backend>(
         (_, Some(_)) => {
             let make: MakeCall<B::Prepared> = {
                 let (backend, converter) = (backend.clone(), converter.clone());
-                Arc::new(move |raw: &RawValue| converter.call(backend.as_ref(), raw))
+                Arc::new(move |drawn: &Drawn| converter.call(backend.as_ref(), drawn))
             };
             for &client in &ids {
                 feeds.feeds.push(ClientFeed::Paced(Pacer {
@@ -182,7 +182,7 @@ impl Feeder {
             .draw(self.sid, self.client, FIRST_BATCH, &self.what)
             .await
             .map_err(|e| e.to_string())?;
-        let bytes: usize = first.params.iter().map(|p| p.get().len()).sum();
+        let bytes: usize = first.params.iter().map(Drawn::len).sum();
         let per_call = bytes / first.params.len().max(1);
         let depth = (QUEUE_BYTES / per_call.max(1))
             .clamp(2, 1024)
@@ -275,41 +275,59 @@ struct Converter {
 }
 
 impl Converter {
-    fn call<B: Backend>(&self, backend: &B, raw: &RawValue) -> Result<Call<B::Prepared>, String> {
+    fn call<B: Backend>(&self, backend: &B, drawn: &Drawn) -> Result<Call<B::Prepared>, String> {
         if self.runner {
             return Ok(Call::InWorker);
         }
-        let mut drawn = parse_drawn(raw)?;
-        if self.kind == "bulk" && self.dialect == DrawnDialect::Rally {
-            if let Some(bulk) = crate::ops::drawn_bulk(&mut drawn) {
-                return self.whole_bulk(backend, bulk?);
+        let mut params = parse_drawn(&drawn.params)?;
+        let body = match &drawn.body {
+            // A body drawn for a search is converted apart (an empty one in its place) and
+            // reaches the request as the bytes Python encoded: it can hold tens of thousands of
+            // terms, and each decoding or copy of it costs milliseconds a call.
+            Some(body) if self.searches() => {
+                params.insert("body".into(), Value::Object(Map::new()));
+                body
+            }
+            Some(body) => {
+                params.insert("body".into(), parse_body(body)?);
+                return self.prepared(backend, self.spec_of(params)?);
+            }
+            None => {
+                if self.kind == "bulk" && self.dialect == DrawnDialect::Rally {
+                    if let Some(bulk) = crate::ops::drawn_bulk(&mut params) {
+                        return self.whole_bulk(backend, bulk?);
+                    }
+                }
+                return self.prepared(backend, self.spec_of(params)?);
+            }
+        };
+        match self.spec_of(params)? {
+            OpSpec::Search(s) => backend
+                .prepare_encoded_search(s, body.clone())
+                .map(Call::Op)
+                .map_err(cannot_prepare),
+            // Converted as something else: again, with its body in place.
+            _ => {
+                let mut params = parse_drawn(&drawn.params)?;
+                params.insert("body".into(), parse_body(body)?);
+                self.prepared(backend, self.spec_of(params)?)
             }
         }
-        // A search's body is set aside while the rest converts, then put in its place: it can
-        // hold tens of thousands of terms, and each copy of it costs milliseconds a call.
-        let body = match drawn.get_mut("body") {
-            Some(b @ Value::Object(_)) => Some(std::mem::replace(b, Value::Object(Map::new()))),
-            _ => None,
-        };
-        let op = match (self.spec_of(drawn)?, body) {
-            // What the conversion added to the empty body (`size`) goes into the real one.
-            (OpSpec::Search(mut s), Some(Value::Object(mut real))) => {
-                if let Value::Object(added) = std::mem::take(&mut s.body) {
-                    real.extend(added);
-                }
-                s.body = Value::Object(real);
-                OpSpec::Search(s)
-            }
-            (op, None) => op,
-            // Not a search: converted again with its body in place.
-            (_, Some(_)) => self.spec_of(parse_drawn(raw)?)?,
-        };
-        backend.prepare(&op).map(Call::Op).map_err(|e| {
-            format!(
-                "drew an operation the backend cannot prepare: {}",
-                e.message
-            )
-        })
+    }
+
+    /// Whether the drawn params are a search's (their body passed on, not read).
+    fn searches(&self) -> bool {
+        match self.dialect {
+            DrawnDialect::Rally => matches!(
+                self.kind.as_str(),
+                "search" | "paginated-search" | "scroll-search"
+            ),
+            DrawnDialect::Ours => self.kind == "search",
+        }
+    }
+
+    fn prepared<B: Backend>(&self, backend: &B, op: OpSpec) -> Result<Call<B::Prepared>, String> {
+        backend.prepare(&op).map(Call::Op).map_err(cannot_prepare)
     }
 
     /// A bulk drawn whole: sent as drawn, its documents framed for backends that index them.
@@ -362,9 +380,20 @@ impl Converter {
     }
 }
 
-fn parse_drawn(raw: &RawValue) -> Result<Map<String, Value>, String> {
-    serde_json::from_str(raw.get())
+fn parse_drawn(params: &[u8]) -> Result<Map<String, Value>, String> {
+    serde_json::from_slice(params)
         .map_err(|e| format!("drew params that are not a JSON object: {e}"))
+}
+
+fn parse_body(body: &[u8]) -> Result<Value, String> {
+    serde_json::from_slice(body).map_err(|e| format!("drew a body that is not JSON: {e}"))
+}
+
+fn cannot_prepare(e: crate::backend::OpError) -> String {
+    format!(
+        "drew an operation the backend cannot prepare: {}",
+        e.message
+    )
 }
 
 /// A custom runner's reply as the call's result; a fatal one stops the race (Rally's runner
@@ -451,7 +480,7 @@ async fn waited<P>(queue: &async_channel::Receiver<Call<P>>, shared: &Shared) ->
     call
 }
 
-type MakeCall<P> = Arc<dyn Fn(&RawValue) -> Result<Call<P>, String> + Send + Sync>;
+type MakeCall<P> = Arc<dyn Fn(&Drawn) -> Result<Call<P>, String> + Send + Sync>;
 
 /// One client of a task the track's scheduler paces: each call's intended start and params
 /// come from its worker one at a time (Rally's ScheduleHandle), the last call's account going

@@ -43,12 +43,22 @@ mod tests {
         assert!(again(&p, &err(ErrorKind::Timeout)));
         assert!(again(&p, &err(ErrorKind::Connection)));
         assert!(!again(&p, &err(ErrorKind::Unmet)), "on-error is off");
-        assert!(!again(&p, &err(ErrorKind::BadRequest)), "Rally raises a 400 at once");
+        assert!(
+            !again(&p, &err(ErrorKind::BadRequest)),
+            "Rally raises a 400 at once"
+        );
         assert!(!again(&p, &err(ErrorKind::ServerError)));
-        let p = RetryPolicy { on_error: true, on_timeout: false, ..p };
+        let p = RetryPolicy {
+            on_error: true,
+            on_timeout: false,
+            ..p
+        };
         assert!(again(&p, &err(ErrorKind::Unmet)));
         assert!(!again(&p, &err(ErrorKind::Timeout)));
-        let failed_items = Ok(Outcome { failed_items: 2, ..Outcome::default() });
+        let failed_items = Ok(Outcome {
+            failed_items: 2,
+            ..Outcome::default()
+        });
         assert!(again(&p, &failed_items));
         assert!(!again(&p, &Ok(Outcome::default())));
     }

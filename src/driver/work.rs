@@ -1,8 +1,8 @@
 //! What each client does next: how much work is left (iterations, time, corpus) and the
 //! payload of the next operation (a batch of documents, a set of keys). Buffers are reused.
 
-use crate::backend::Payload;
 use super::parts::FeedReader;
+use crate::backend::Payload;
 use crate::corpus::{BatchItem, CorpusError, CorpusReader, DocumentSet, Framing, Pairs};
 use crate::ops::{KeyDistribution, KvCommand, KvSpec};
 use rand::rngs::SmallRng;

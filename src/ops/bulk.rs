@@ -270,7 +270,10 @@ fn corpus_files(
             }
         },
     };
-    Ok((corpus.clone(), files.iter().map(|f| (0, f.clone())).collect()))
+    Ok((
+        corpus.clone(),
+        files.iter().map(|f| (0, f.clone())).collect(),
+    ))
 }
 
 /// A key whose value is `ours` (the default: false) or `rally` (true); OSB's load driver cuts

@@ -349,7 +349,10 @@ impl<'a> Params<'a> {
         match self.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(other) => Err(ParamError::new(key, format!("expected true or false, got {other}"))),
+            Some(other) => Err(ParamError::new(
+                key,
+                format!("expected true or false, got {other}"),
+            )),
         }
     }
 
@@ -448,7 +451,11 @@ mod tests {
                 Err(e) => Err(e.message),
             }
         };
-        assert_eq!(segments(serde_json::json!(-1)), Ok(Some(-1)), "sent as Rally sends it");
+        assert_eq!(
+            segments(serde_json::json!(-1)),
+            Ok(Some(-1)),
+            "sent as Rally sends it"
+        );
         assert_eq!(segments(serde_json::json!(0)), Ok(None));
         assert_eq!(segments(serde_json::json!(5)), Ok(Some(5)));
         assert!(segments(serde_json::json!(-2)).is_err());

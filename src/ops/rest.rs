@@ -40,7 +40,9 @@ fn max_num_segments(p: &Params) -> Result<Option<i64>, ParamError> {
     match p.get("max-num-segments").and_then(Value::as_i64) {
         Some(-1) => Ok(Some(-1)),
         Some(0) => Ok(None),
-        _ => Ok(p.positive_int("max-num-segments")?.map(|n| n.min(i64::MAX as u64) as i64)),
+        _ => Ok(p
+            .positive_int("max-num-segments")?
+            .map(|n| n.min(i64::MAX as u64) as i64)),
     }
 }
 
@@ -403,7 +405,10 @@ fn raw_call(p: &Params) -> Result<RawCall, ParamError> {
     let flag = |key: &'static str| match p.get(key) {
         None | Some(Value::Null) => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
-        Some(other) => Err(ParamError::new(key, format!("expected true or false, got {other}"))),
+        Some(other) => Err(ParamError::new(
+            key,
+            format!("expected true or false, got {other}"),
+        )),
     };
     Ok(RawCall {
         method,
@@ -415,9 +420,15 @@ fn raw_call(p: &Params) -> Result<RawCall, ParamError> {
         destructive: flag("destructive")?,
         cursor_pages: match p.get("cursor-pages") {
             None | Some(Value::Null) => 1,
-            Some(v) => v.as_u64().filter(|n| (1..=MAX_CURSOR_PAGES).contains(n)).ok_or_else(|| {
-                ParamError::new("cursor-pages", format!("expected 1 to {MAX_CURSOR_PAGES} pages, got {v}"))
-            })?,
+            Some(v) => v
+                .as_u64()
+                .filter(|n| (1..=MAX_CURSOR_PAGES).contains(n))
+                .ok_or_else(|| {
+                    ParamError::new(
+                        "cursor-pages",
+                        format!("expected 1 to {MAX_CURSOR_PAGES} pages, got {v}"),
+                    )
+                })?,
         },
     })
 }

@@ -54,7 +54,10 @@ impl TaskFilter {
             TaskFilter::Name(n) => *n == t.name || *n == t.operation.name,
             TaskFilter::Type(k) => {
                 *k == t.operation.kind
-                    || t.operation.params.get("operation-type").and_then(|v| v.as_str())
+                    || t.operation
+                        .params
+                        .get("operation-type")
+                        .and_then(|v| v.as_str())
                         == Some(k.as_str())
             }
             TaskFilter::Tag(tag) => t.tags.iter().any(|x| x == tag),
@@ -82,11 +85,20 @@ impl TaskSelection {
 
     /// How the selection was asked for, for an error that nothing is left.
     pub fn describe(&self) -> Option<String> {
-        let list = |f: &[TaskFilter]| f.iter().map(ToString::to_string).collect::<Vec<_>>().join(",");
+        let list = |f: &[TaskFilter]| {
+            f.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
         match self {
             TaskSelection::All => None,
-            TaskSelection::Include(f) => Some(format!("--include-tasks {} matches no task", list(f))),
-            TaskSelection::Exclude(f) => Some(format!("--exclude-tasks {} leaves no task", list(f))),
+            TaskSelection::Include(f) => {
+                Some(format!("--include-tasks {} matches no task", list(f)))
+            }
+            TaskSelection::Exclude(f) => {
+                Some(format!("--exclude-tasks {} leaves no task", list(f)))
+            }
         }
     }
 }
@@ -97,7 +109,10 @@ mod tests {
 
     #[test]
     fn reads_rallys_three_forms_and_refuses_others() {
-        assert_eq!("index-append".parse(), Ok(TaskFilter::Name("index-append".into())));
+        assert_eq!(
+            "index-append".parse(),
+            Ok(TaskFilter::Name("index-append".into()))
+        );
         assert_eq!("type:search".parse(), Ok(TaskFilter::Type("search".into())));
         assert_eq!("tag:setup".parse(), Ok(TaskFilter::Tag("setup".into())));
         let e = "kind:search".parse::<TaskFilter>().unwrap_err();

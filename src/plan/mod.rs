@@ -4,8 +4,8 @@
 
 mod estimate;
 mod filter;
-mod rate;
 mod rally_workers;
+mod rate;
 mod render;
 
 pub use estimate::{leaf_duration, step_duration};
@@ -532,7 +532,10 @@ impl Builder<'_> {
         defs.iter()
             .map(|def| {
                 let (op_type, spec) = self.spec(def, "reset")?;
-                let document_limit = self.opts.test_mode.then(|| test_mode_documents(&spec, self.track.shrunk_for_test_mode));
+                let document_limit = self
+                    .opts
+                    .test_mode
+                    .then(|| test_mode_documents(&spec, self.track.shrunk_for_test_mode));
                 Ok(Leaf {
                     result: None,
                     task: format!("reset of {owner}"),
@@ -639,7 +642,10 @@ impl Builder<'_> {
         let mut def = task.operation.clone();
         def.params.extend(point.params.clone());
         let (op_type, spec) = self.spec(&def, &task.path)?;
-        let document_limit = self.opts.test_mode.then(|| test_mode_documents(&spec, self.track.shrunk_for_test_mode));
+        let document_limit = self
+            .opts
+            .test_mode
+            .then(|| test_mode_documents(&spec, self.track.shrunk_for_test_mode));
         let work = match rate::special_work(task, self.opts.test_mode) {
             Some(work) => work,
             None => self.work(task, &spec, point.iterations)?,

@@ -96,8 +96,14 @@ mod tests {
     /// cores): the clients each worker serves, here as a task's ranges.
     #[test]
     fn workers_are_assigned_as_in_rallys_own_cases() {
-        assert_eq!(worker_client_ranges(0, 4, 4, 4), vec![0..1, 1..2, 2..3, 3..4]);
-        assert_eq!(worker_client_ranges(0, 6, 6, 4), vec![0..2, 2..4, 4..5, 5..6]);
+        assert_eq!(
+            worker_client_ranges(0, 4, 4, 4),
+            vec![0..1, 1..2, 2..3, 3..4]
+        );
+        assert_eq!(
+            worker_client_ranges(0, 6, 6, 4),
+            vec![0..2, 2..4, 4..5, 5..6]
+        );
         // Fewer clients than cores: the workers without clients read nothing.
         assert_eq!(worker_client_ranges(0, 2, 2, 4), vec![0..1, 1..2]);
     }

@@ -60,8 +60,117 @@ pub async fn read(r: &mut (impl AsyncRead + Unpin)) -> std::io::Result<Option<Ve
     Ok(Some(body))
 }
 
+/// A reply's JSON head and the bytes after it: a reply of drawn params is its head, a newline,
+/// then the params laid end to end (Python's compact JSON has no raw newline, so the first one
+/// ends the head; the params are never scanned for it).
+pub fn head_and_tail(frame: &[u8]) -> (&[u8], &[u8]) {
+    match frame.iter().position(|&b| b == b'\n') {
+        Some(i) => (&frame[..i], &frame[i + 1..]),
+        None => (frame, &[]),
+    }
+}
+
+/// One params dict a source drew, as the worker encoded it: the params without a dict `body`,
+/// and that body apart, so that a body only passed on reaches the request as these bytes.
+#[derive(Debug, Clone)]
+pub struct Drawn {
+    /// A JSON object: the params, without the body.
+    pub params: bytes::Bytes,
+    /// A JSON object: the params' `body`, when it was one.
+    pub body: Option<bytes::Bytes>,
+}
+
+impl Drawn {
+    pub fn len(&self) -> usize {
+        self.params.len() + self.body.as_ref().map_or(0, |b| b.len())
+    }
+
+    /// The params as one JSON object, the body in its place.
+    pub fn to_value(&self) -> Result<serde_json::Value, String> {
+        let mut params: serde_json::Value = serde_json::from_slice(&self.params)
+            .map_err(|e| format!("drew params that are not JSON: {e}"))?;
+        if let Some(body) = &self.body {
+            let body: serde_json::Value = serde_json::from_slice(body)
+                .map_err(|e| format!("drew a body that is not JSON: {e}"))?;
+            match params.as_object_mut() {
+                Some(p) => {
+                    p.insert("body".into(), body);
+                }
+                None => return Err("drew params that are not a JSON object".into()),
+            }
+        }
+        Ok(params)
+    }
+}
+
+/// The items a head lays out over `tail`: each a params length and a body length (None: no
+/// body). Lengths past the tail, or bytes left over, are an error, not a guess.
+pub fn drawn_items(
+    lengths: &[(usize, Option<usize>)],
+    tail: bytes::Bytes,
+) -> Result<Vec<Drawn>, String> {
+    let mut out = Vec::with_capacity(lengths.len().min(tail.len() + 1));
+    let mut at = 0usize;
+    let mut take = |n: usize| -> Result<bytes::Bytes, String> {
+        let end = at
+            .checked_add(n)
+            .filter(|&e| e <= tail.len())
+            .ok_or_else(|| {
+                format!(
+                    "the worker's reply lays out {n} bytes at {at}, past its {} bytes of params",
+                    tail.len()
+                )
+            })?;
+        let part = tail.slice(at..end);
+        at = end;
+        Ok(part)
+    };
+    for &(params, body) in lengths {
+        let params = take(params)?;
+        let body = body.map(&mut take).transpose()?;
+        out.push(Drawn { params, body });
+    }
+    if at != tail.len() {
+        return Err(format!(
+            "the worker's reply has {} bytes of params past what its head lays out",
+            tail.len() - at
+        ));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn drawn_items_are_cut_as_the_head_says_and_nothing_is_guessed() {
+        let frame =
+            b"{\"rid\":3,\"ok\":true,\"items\":[[2,9],[11,null]]}\n{}{\"size\":1}{\"index\":1}";
+        let (head, tail) = super::head_and_tail(frame);
+        assert!(head.ends_with(b"]]}"));
+        let tail = bytes::Bytes::copy_from_slice(tail);
+        let items = super::drawn_items(&[(2, Some(10)), (11, None)], tail.clone()).unwrap();
+        assert_eq!(&items[0].params[..], b"{}");
+        assert_eq!(items[0].body.as_deref(), Some(&b"{\"size\":1}"[..]));
+        assert_eq!(
+            items[0].to_value().unwrap(),
+            serde_json::json!({"body": {"size": 1}})
+        );
+        assert_eq!(
+            items[1].to_value().unwrap(),
+            serde_json::json!({"index": 1})
+        );
+        assert_eq!(items[0].len() + items[1].len(), tail.len());
+        let past = super::drawn_items(&[(2, Some(usize::MAX))], tail.clone()).unwrap_err();
+        assert!(past.contains("past its"), "{past}");
+        let left = super::drawn_items(&[(2, None)], tail).unwrap_err();
+        assert!(left.contains("past what its head"), "{left}");
+        // A frame with no tail is all head.
+        assert_eq!(
+            super::head_and_tail(b"{\"ok\":true}"),
+            (&b"{\"ok\":true}"[..], &b""[..])
+        );
+    }
+
     #[test]
     fn frames_round_trip_and_refuse_what_is_too_large() {
         let mut buf = Vec::new();

@@ -178,9 +178,11 @@ pub(crate) fn reply_error(interpreter: &Path, reply: &Value) -> String {
 /// A worker's reply decoded: its JSON, or an error about `what` when it is none or says the
 /// request failed.
 pub(crate) fn ok_reply(interpreter: &Path, what: &str, frame: &[u8]) -> Result<Value, PythonError> {
-    let reply: Value = serde_json::from_slice(frame).map_err(|e| PythonError::Failed {
-        what: what.into(),
-        message: format!("the worker's reply is not JSON: {e}"),
+    let reply: Value = serde_json::from_slice(frames::head_and_tail(frame).0).map_err(|e| {
+        PythonError::Failed {
+            what: what.into(),
+            message: format!("the worker's reply is not JSON: {e}"),
+        }
     })?;
     if reply["ok"] != serde_json::json!(true) {
         return Err(PythonError::Failed {

@@ -4,10 +4,10 @@
 //! its replies and hands each to whoever waits for it. A worker that dies fails what waits on
 //! it with its exit status and last words.
 
+use super::frames::{self, Drawn};
 use super::probe::{command, forward_stderr, STDERR_TAIL};
-use super::{frames, PythonError, TrackPython};
+use super::{PythonError, TrackPython};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -99,36 +99,54 @@ impl RunnerReply {
 
 /// One call of a paced task: when it is due (seconds from the client's start, Rally's
 /// `next_scheduled`) and its params.
-#[derive(Deserialize)]
 pub struct Step {
     pub at: f64,
     /// The params; none when they stay in the worker for a runner.
-    #[serde(default)]
-    pub params: Vec<Box<RawValue>>,
+    pub params: Vec<Drawn>,
 }
 
-/// A reply's outcome, read without building its params (a draw may hold megabytes).
+/// A reply's head, read without touching the params after it (a draw may hold megabytes).
 #[derive(Deserialize, Default)]
-struct Head {
+pub(super) struct Head {
     #[serde(default)]
     ok: bool,
     #[serde(default)]
     end: bool,
+    #[serde(default)]
+    at: f64,
+    /// How the drawn params after the head are laid out.
+    #[serde(default)]
+    items: Vec<(usize, Option<usize>)>,
 }
 
 impl Head {
     fn of(frame: &[u8]) -> Head {
-        serde_json::from_slice(frame).unwrap_or_default()
+        serde_json::from_slice(frames::head_and_tail(frame).0).unwrap_or_default()
     }
 }
 
 /// One batch of draws.
-#[derive(Deserialize)]
 pub struct Draws {
-    #[serde(default)]
-    pub params: Vec<Box<RawValue>>,
-    #[serde(default)]
+    pub params: Vec<Drawn>,
     pub end: bool,
+}
+
+/// The drawn params of a reply, cut as its head lays them out.
+pub(super) fn drawn(frame: Vec<u8>, what: &str) -> Result<(Head, Vec<Drawn>), PythonError> {
+    let failed = |message: String| PythonError::Failed {
+        what: what.into(),
+        message,
+    };
+    let (head, tail) = frames::head_and_tail(&frame);
+    let head: Head = serde_json::from_slice(head).map_err(|e| {
+        failed(format!(
+            "the worker's reply head is not what runner reads: {e}"
+        ))
+    })?;
+    let start = frame.len() - tail.len();
+    let tail = bytes::Bytes::from(frame).slice(start..);
+    let items = frames::drawn_items(&head.items, tail).map_err(failed)?;
+    Ok((head, items))
 }
 
 impl Pool {
@@ -245,9 +263,10 @@ impl Pool {
         if !Head::of(&frame).ok {
             ok_reply(&self.python, what, &frame)?;
         }
-        serde_json::from_slice(&frame).map_err(|e| PythonError::Failed {
-            what: what.into(),
-            message: format!("the worker's draws are not JSON: {e}"),
+        let (head, params) = drawn(frame, what)?;
+        Ok(Draws {
+            params,
+            end: head.end,
         })
     }
 
@@ -275,11 +294,11 @@ impl Pool {
         if head.end {
             return Ok(None);
         }
-        let step: Step = serde_json::from_slice(&frame).map_err(|e| PythonError::Failed {
-            what: what.into(),
-            message: format!("the worker's step is not what runner reads: {e}"),
-        })?;
-        Ok(Some(step))
+        let (head, params) = drawn(frame, what)?;
+        Ok(Some(Step {
+            at: head.at,
+            params,
+        }))
     }
 
     /// Calls custom runner `runner` for client `client` with params already encoded as JSON.
@@ -459,9 +478,8 @@ fn route(pending: &Pending, frame: Vec<u8>) {
     struct Rid {
         rid: u64,
     }
-    // Every reply begins with its rid (the worker writes it first in draws; serde finds it
-    // anywhere in the others).
-    let Ok(Rid { rid }) = serde_json::from_slice::<Rid>(&frame) else {
+    // Every reply's head names its rid; drawn params after the head are not read here.
+    let Ok(Rid { rid }) = serde_json::from_slice::<Rid>(frames::head_and_tail(&frame).0) else {
         return;
     };
     if let Some(tx) = lock(pending).remove(&rid) {

@@ -128,10 +128,21 @@ impl Session {
 
     fn request_within(
         &mut self,
-        mut msg: Value,
+        msg: Value,
         what: &str,
         timeout: Duration,
     ) -> Result<Value, PythonError> {
+        let frame = self.request_frame(msg, what, timeout)?;
+        super::ok_reply(&self.interpreter, what, &frame)
+    }
+
+    /// A request's whole reply frame (drawn params follow its head), checked to be no error.
+    fn request_frame(
+        &mut self,
+        mut msg: Value,
+        what: &str,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, PythonError> {
         let rid = self.next_rid;
         self.next_rid += 1;
         msg["rid"] = json!(rid);
@@ -155,7 +166,8 @@ impl Session {
                 })
             }
         };
-        super::ok_reply(&self.interpreter, what, &frame)
+        super::ok_reply(&self.interpreter, what, &frame)?;
+        Ok(frame)
     }
 
     fn died(&mut self, what: &str, how: &str) -> PythonError {
@@ -271,16 +283,25 @@ impl Session {
             json!({"t": "source", "sid": sid, "name": u.source, "params": u.params, "clients": [0], "total": 1}),
             &what,
         )?;
-        let first = self.request(
+        let first = self.request_frame(
             json!({"t": "draw", "sid": sid, "client": 0, "n": 1, "check": u.for_runner}),
             &what,
+            super::request_timeout(),
         )?;
         let _ = self.request(json!({"t": "close-source", "sid": sid}), &what);
+        let failed = |message| PythonError::Failed {
+            what: what.clone(),
+            message,
+        };
+        let first = match super::pool::drawn(first, &what)?.1.first() {
+            Some(drawn) => Some(drawn.to_value().map_err(failed)?),
+            None => None,
+        };
         let client = &built["clients"][0];
         Ok(SourceSample {
             infinite: client["infinite"].as_bool().unwrap_or(true),
             size: client["size"].as_u64(),
-            first: first["params"].as_array().and_then(|p| p.first().cloned()),
+            first,
         })
     }
 

@@ -184,7 +184,10 @@ fn client_options(options: &ClientOptions) -> Value {
             out.insert(key.into(), json!(flag(v)));
         }
     }
-    if let Some(v) = options.peek("http_compress").or(options.peek("compression")) {
+    if let Some(v) = options
+        .peek("http_compress")
+        .or(options.peek("compression"))
+    {
         out.insert("http_compress".into(), json!(flag(v)));
     }
     for (rally, ours) in [

@@ -258,13 +258,7 @@ pub fn load_converted(file: &Path, opts: &crate::track::LoadOptions) -> Result<L
         &render_body,
         python,
     )?;
-    let missing = fetch_and_check_corpora(
-        &rally,
-        file,
-        &dir,
-        data_dir.as_deref(),
-        opts,
-    )?;
+    let missing = fetch_and_check_corpora(&rally, file, &dir, data_dir.as_deref(), opts)?;
     let track = serde_json::to_string_pretty(&converted.track)
         .map_err(|e| TrackError::new(TrackErrorKind::Invalid, file, e.to_string()))?;
     let mut notes = converted.notes;
@@ -392,7 +386,10 @@ fn fetch_and_check_corpora(
             .enumerate()
         {
             let path = format!("/corpora/{i}/documents/{j}");
-            let Some(source) = d["source-file"].as_str().filter(|_| convert::is_bulk(corpus, d)) else {
+            let Some(source) = d["source-file"]
+                .as_str()
+                .filter(|_| convert::is_bulk(corpus, d))
+            else {
                 continue;
             };
             // Test mode reads the -1k file, whose size the track does not give.

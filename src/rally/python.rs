@@ -138,7 +138,10 @@ fn corpus_files(rally: &Value, test_mode: bool) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for corpus in rally["corpora"].as_array().into_iter().flatten() {
         for d in corpus["documents"].as_array().into_iter().flatten() {
-            if let Some(source) = d["source-file"].as_str().filter(|_| super::convert::is_bulk(corpus, d)) {
+            if let Some(source) = d["source-file"]
+                .as_str()
+                .filter(|_| super::convert::is_bulk(corpus, d))
+            {
                 let used = if test_mode {
                     super::test_mode_file(source)
                 } else {

@@ -91,7 +91,11 @@ pub fn track(
     Err(err(format!(
         "no track `{name}`{hint} in the Rally track repository at {}; it holds {}",
         root.display(),
-        if names.is_empty() { "none".to_string() } else { names.join(", ") }
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
     )))
 }
 
@@ -100,7 +104,9 @@ pub fn track(
 fn export_revision(repo: &Path, revision: &str, home: &Path) -> Result<PathBuf, TrackError> {
     let err = |m: String| TrackError::new(TrackErrorKind::UnknownTrack, repo, m);
     if revision.starts_with('-') {
-        return Err(err(format!("--track-revision `{revision}` is not a revision")));
+        return Err(err(format!(
+            "--track-revision `{revision}` is not a revision"
+        )));
     }
     let out = Command::new("git")
         .arg("-C")
@@ -108,7 +114,11 @@ fn export_revision(repo: &Path, revision: &str, home: &Path) -> Result<PathBuf, 
         .args(["rev-parse", "--verify", "--quiet"])
         .arg(format!("{revision}^{{commit}}"))
         .output()
-        .map_err(|e| err(format!("cannot run git to read --track-revision {revision}: {e}")))?;
+        .map_err(|e| {
+            err(format!(
+                "cannot run git to read --track-revision {revision}: {e}"
+            ))
+        })?;
     let commit = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if !out.status.success() || commit.is_empty() {
         return Err(err(format!(
@@ -134,12 +144,19 @@ fn export_revision(repo: &Path, revision: &str, home: &Path) -> Result<PathBuf, 
         .status()
         .map_err(|e| err(format!("cannot export revision {revision}: {e}")))?;
     if !status.success() {
-        return Err(err(format!("cannot export revision {revision} of {} (git archive | tar failed)", repo.display())));
+        return Err(err(format!(
+            "cannot export revision {revision} of {} (git archive | tar failed)",
+            repo.display()
+        )));
     }
     let _ = std::fs::write(partial.join(".complete"), commit.as_bytes());
     let _ = std::fs::remove_dir_all(&target);
-    std::fs::rename(&partial, &target)
-        .map_err(|e| err(format!("cannot move the exported revision to {}: {e}", target.display())))?;
+    std::fs::rename(&partial, &target).map_err(|e| {
+        err(format!(
+            "cannot move the exported revision to {}: {e}",
+            target.display()
+        ))
+    })?;
     Ok(target)
 }
 
@@ -149,7 +166,8 @@ mod tests {
 
     #[test]
     fn reads_the_dataset_cache_of_rally_ini() {
-        let ini = "[meta]\nconfig.version = 17\n\n[benchmarks]\nlocal.dataset.cache = /data/rally\n";
+        let ini =
+            "[meta]\nconfig.version = 17\n\n[benchmarks]\nlocal.dataset.cache = /data/rally\n";
         assert_eq!(
             ini_value(ini, "benchmarks", "local.dataset.cache").as_deref(),
             Some("/data/rally")

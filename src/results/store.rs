@@ -54,7 +54,10 @@ pub fn new_race_id() -> String {
 /// `20261207T192150...`: an id runner drew, which sorts by start time as it is.
 fn starts_with_time(id: &str) -> bool {
     let b = id.as_bytes();
-    b.len() >= 15 && b[..8].iter().all(u8::is_ascii_digit) && b[8] == b'T' && b[9..15].iter().all(u8::is_ascii_digit)
+    b.len() >= 15
+        && b[..8].iter().all(u8::is_ascii_digit)
+        && b[8] == b'T'
+        && b[9..15].iter().all(u8::is_ascii_digit)
 }
 
 pub struct RaceStore {
@@ -397,7 +400,9 @@ impl RaceStore {
         };
         let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
         if id.is_empty() || id.len() > 128 || !id.chars().all(allowed) || id.starts_with('.') {
-            return Err(bad("an id is 1 to 128 letters, digits, `.`, `_` or `-`, not starting with `.`"));
+            return Err(bad(
+                "an id is 1 to 128 letters, digits, `.`, `_` or `-`, not starting with `.`",
+            ));
         }
         if id.starts_with("latest") {
             return Err(bad("`latest` names the newest race; choose another id"));

@@ -252,7 +252,13 @@ async fn handle(
     let response = answer(&server, &parts, path, &body);
     if let Some(r) = &server.record {
         let query = parts.uri.query().unwrap_or("");
-        r.record(parts.method.as_str(), path, query, response.status().as_u16(), &body);
+        r.record(
+            parts.method.as_str(),
+            path,
+            query,
+            response.status().as_u16(),
+            &body,
+        );
     }
     if server.log_requests {
         // The query string is left out: it may carry what a client did not mean to log.

@@ -90,10 +90,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.jsonl");
         let r = Recorder::create(&path).unwrap();
-        r.record("POST", "/i/_search", "size=0", 200, b"{\"query\":{\"match_all\":{}}}");
+        r.record(
+            "POST",
+            "/i/_search",
+            "size=0",
+            200,
+            b"{\"query\":{\"match_all\":{}}}",
+        );
         r.record("GET", "/", "", 200, b"");
         let text = std::fs::read_to_string(&path).unwrap();
-        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0]["body"]["query"]["match_all"], json!({}));
         assert_eq!(lines[1]["seq"], 1);

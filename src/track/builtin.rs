@@ -37,7 +37,11 @@ fn write_out(dir: &Path) -> Result<(), TrackError> {
     };
     let parent = dir.parent().unwrap_or(dir);
     std::fs::create_dir_all(parent).map_err(|e| err(parent, e))?;
-    let staging = parent.join(format!(".writing-{}-{}", std::process::id(), bundle::DIGEST));
+    let staging = parent.join(format!(
+        ".writing-{}-{}",
+        std::process::id(),
+        bundle::DIGEST
+    ));
     let _ = std::fs::remove_dir_all(&staging);
     for (rel, bytes) in bundle::FILES {
         let path = staging.join(rel);
@@ -63,13 +67,18 @@ fn write_out(dir: &Path) -> Result<(), TrackError> {
 
 /// Names of the built-in tracks (folders holding a track.yaml), sorted.
 pub fn builtin_track_names(home: &Path) -> Result<Vec<String>, TrackError> {
-    Ok(crate::files::folders_holding(&builtin_tracks_dir(home)?, "track.yaml"))
+    Ok(crate::files::folders_holding(
+        &builtin_tracks_dir(home)?,
+        "track.yaml",
+    ))
 }
 
 /// The folder of built-in track `name`, or an error listing the ones there are.
 pub fn builtin_track(name: &str, home: &Path) -> Result<PathBuf, TrackError> {
     let root = builtin_tracks_dir(home)?;
-    if let Some(dir) = crate::files::resolve_inside(&root, name).filter(|d| d.join("track.yaml").is_file()) {
+    if let Some(dir) =
+        crate::files::resolve_inside(&root, name).filter(|d| d.join("track.yaml").is_file())
+    {
         return Ok(dir);
     }
     let names = builtin_track_names(home)?;
@@ -90,9 +99,17 @@ mod tests {
 
     #[test]
     fn the_binary_carries_every_track_and_writes_it_out_once() {
-        for name in ["geonames", "client-bench", "bulk-indexer", "redis-kv", "kv-mix"] {
+        for name in [
+            "geonames",
+            "client-bench",
+            "bulk-indexer",
+            "redis-kv",
+            "kv-mix",
+        ] {
             assert!(
-                bundle::FILES.iter().any(|(p, _)| *p == format!("{name}/track.yaml")),
+                bundle::FILES
+                    .iter()
+                    .any(|(p, _)| *p == format!("{name}/track.yaml")),
                 "{name} is built in"
             );
         }

@@ -24,5 +24,3 @@ pub use model::{Challenge, OperationDef, ScheduleItem, ScheduleKind, TaskSpec, T
 pub use params::parse_track_params;
 pub use retry::RetryPolicy;
 pub use schema::TRACK_SCHEMA;
-
-

@@ -9,8 +9,8 @@
 //! The attempts and waits are one operation: its service time spans them all, as in Rally.
 
 use super::error::{TrackError, TrackErrorKind};
-use super::task::duration_at;
 use super::model::Resolver;
+use super::task::duration_at;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -43,23 +43,46 @@ impl RetryPolicy {
     }
 }
 
-const KEYS: [&str; 6] = ["retries", "until-success", "wait-period", "on-timeout", "on-error", "give-up-after"];
+const KEYS: [&str; 6] = [
+    "retries",
+    "until-success",
+    "wait-period",
+    "on-timeout",
+    "on-error",
+    "give-up-after",
+];
 
 /// `retry`: an object of the keys above; None when the task retries nothing.
-pub(super) fn parse(v: &Option<Value>, r: &Resolver, path: &str) -> Result<Option<RetryPolicy>, TrackError> {
+pub(super) fn parse(
+    v: &Option<Value>,
+    r: &Resolver,
+    path: &str,
+) -> Result<Option<RetryPolicy>, TrackError> {
     let Some(v) = v else { return Ok(None) };
     let at = format!("{path}/retry");
     let Value::Object(m) = v else {
-        return Err(r.err(TrackErrorKind::Schema, &at, format!("`retry` is an object of {}, not {v}", KEYS.join(", "))));
+        return Err(r.err(
+            TrackErrorKind::Schema,
+            &at,
+            format!("`retry` is an object of {}, not {v}", KEYS.join(", ")),
+        ));
     };
     if let Some(k) = m.keys().find(|k| !KEYS.contains(&k.as_str())) {
         let hint = crate::suggest::did_you_mean(k, KEYS.iter().copied());
-        return Err(r.err(TrackErrorKind::Schema, &format!("{at}/{k}"), format!("`retry` takes no `{k}`{hint}")));
+        return Err(r.err(
+            TrackErrorKind::Schema,
+            &format!("{at}/{k}"),
+            format!("`retry` takes no `{k}`{hint}"),
+        ));
     }
     let flag = |k: &str, default: bool| match m.get(k) {
         None => Ok(default),
         Some(Value::Bool(b)) => Ok(*b),
-        Some(other) => Err(r.err(TrackErrorKind::Schema, &format!("{at}/{k}"), format!("`{k}` is true or false, not {other}"))),
+        Some(other) => Err(r.err(
+            TrackErrorKind::Schema,
+            &format!("{at}/{k}"),
+            format!("`{k}` is true or false, not {other}"),
+        )),
     };
     let time = |k: &str, default: Duration| match m.get(k) {
         None => Ok(default),
@@ -69,7 +92,11 @@ pub(super) fn parse(v: &Option<Value>, r: &Resolver, path: &str) -> Result<Optio
     let retries = match m.get("retries") {
         None => 0,
         Some(v) => v.as_u64().filter(|n| *n <= MAX_RETRIES).ok_or_else(|| {
-            r.err(TrackErrorKind::Schema, &format!("{at}/retries"), format!("`retries` is a whole number from 0 to {MAX_RETRIES}, not {v}"))
+            r.err(
+                TrackErrorKind::Schema,
+                &format!("{at}/retries"),
+                format!("`retries` is a whole number from 0 to {MAX_RETRIES}, not {v}"),
+            )
         })?,
     };
     let policy = RetryPolicy {
@@ -80,7 +107,11 @@ pub(super) fn parse(v: &Option<Value>, r: &Resolver, path: &str) -> Result<Optio
         on_error: until_success || flag("on-error", false)?,
         give_up_after: time(
             "give-up-after",
-            if r.test_mode { TEST_MODE_GIVE_UP_AFTER } else { DEFAULT_GIVE_UP_AFTER },
+            if r.test_mode {
+                TEST_MODE_GIVE_UP_AFTER
+            } else {
+                DEFAULT_GIVE_UP_AFTER
+            },
         )?,
     };
     Ok((policy.retries > 0).then_some(policy))
@@ -102,7 +133,10 @@ mod tests {
         assert!(p.another(1_000, Duration::from_secs(8)));
         assert!(!p.another(1_000, Duration::from_secs(9)));
         let three = RetryPolicy { retries: 3, ..p };
-        assert!(three.another(2, Duration::from_secs(3600)), "counted retries ignore the time");
+        assert!(
+            three.another(2, Duration::from_secs(3600)),
+            "counted retries ignore the time"
+        );
         assert!(!three.another(3, Duration::ZERO));
     }
 }

@@ -256,7 +256,13 @@ pub(super) fn resolve_task(
 
 /// `tags`: a string, or a list of strings.
 fn tags(v: &Option<Value>, r: &Resolver, path: &str) -> Result<Vec<String>, TrackError> {
-    let bad = || r.err(TrackErrorKind::Invalid, &format!("{path}/tags"), "tags are a string or a list of strings");
+    let bad = || {
+        r.err(
+            TrackErrorKind::Invalid,
+            &format!("{path}/tags"),
+            "tags are a string or a list of strings",
+        )
+    };
     match v {
         None => Ok(Vec::new()),
         Some(Value::String(s)) => Ok(vec![s.clone()]),

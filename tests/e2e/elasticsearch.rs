@@ -713,19 +713,40 @@ fn serve_records_every_request_whole_and_no_header() {
         .env("RUNNER_ES_PASSWORD", "recorded-never-pw")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&record).unwrap();
     assert!(!text.contains("recorded-never-pw") && !text.contains("Authorization"));
-    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     for (i, l) in lines.iter().enumerate() {
         assert_eq!(l["seq"].as_u64(), Some(i as u64), "in order: {l}");
     }
-    let bulks: Vec<&serde_json::Value> = lines.iter().filter(|l| l["path"] == "/geonames/_bulk").collect();
-    let documents: usize = bulks.iter().map(|b| b["body"].as_array().unwrap().len() / 2).sum();
+    let bulks: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["path"] == "/geonames/_bulk")
+        .collect();
+    let documents: usize = bulks
+        .iter()
+        .map(|b| b["body"].as_array().unwrap().len() / 2)
+        .sum();
     // Three bulk sizes × three trials, the 1,000 documents of test mode each time.
     assert_eq!(documents, 9000, "every document sent, as NDJSON lines");
     assert_eq!(bulks[0]["body_format"], "ndjson");
-    let search = lines.iter().find(|l| l["path"] == "/geonames/_search").expect("a search");
-    assert_eq!(search["body"]["query"]["match_phrase"]["name"], "Sankt Georgen", "{search}");
-    assert!(lines.iter().any(|l| l["method"] == "DELETE" && l["path"] == "/geonames"));
+    let search = lines
+        .iter()
+        .find(|l| l["path"] == "/geonames/_search")
+        .expect("a search");
+    assert_eq!(
+        search["body"]["query"]["match_phrase"]["name"], "Sankt Georgen",
+        "{search}"
+    );
+    assert!(lines
+        .iter()
+        .any(|l| l["method"] == "DELETE" && l["path"] == "/geonames"));
 }

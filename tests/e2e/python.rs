@@ -176,6 +176,59 @@ fn what_a_param_source_draws_is_what_the_server_receives() {
     );
 }
 
+#[test]
+fn a_drawn_body_reaches_the_server_as_the_bytes_python_encoded() {
+    // ASCII escapes, key order and a float's `.0` are Python's: a body decoded and encoded
+    // again on the way would lose them. What Rally puts in the body (`results-per-page` as its
+    // `size`) still reaches it.
+    let source = r#"
+def src(track, params, **kwargs):
+    return {"index": "i", "body": {"query": {"match": {"name": "caf\u00e9"}}, "z": 1.0, "a": [1, 2]}}
+
+def sized(track, params, **kwargs):
+    return {"index": "i", "results-per-page": 3, "body": {"query": {"match_all": {}}}}
+
+def register(registry):
+    registry.register_param_source("src", src)
+    registry.register_param_source("sized", sized)
+"#;
+    let ops = r#"{"name": "op", "operation-type": "search", "param-source": "src"},
+        {"name": "op2", "operation-type": "search", "param-source": "sized"}"#;
+    let track = format!(
+        r#"{{"version": 2, "indices": [{{"name": "i"}}], "operations": [{ops}],
+  "challenges": [{{"name": "c", "default": true, "schedule": [
+    {{"operation": "op", "iterations": 5}}, {{"operation": "op2", "iterations": 5}}]}}]}}"#
+    );
+    let dir = track_dir(&[("track.json", &track), ("track.py", source)]);
+    let (port, bodies) = crate::bindings::recording_server();
+    let target = format!("http://127.0.0.1:{port}");
+    race_json(
+        &Env::new(),
+        &[
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--backend",
+            "elasticsearch",
+            "--target-hosts",
+            &target,
+        ],
+    );
+    let bodies = bodies.lock().unwrap().clone();
+    let drawn = r#"{"query":{"match":{"name":"caf\u00e9"}},"z":1.0,"a":[1,2]}"#;
+    assert_eq!(
+        bodies.iter().filter(|b| *b == drawn).count(),
+        5,
+        "{bodies:?}"
+    );
+    let sized: Vec<serde_json::Value> = bodies
+        .iter()
+        .filter(|b| b.contains("match_all"))
+        .map(|b| serde_json::from_str(b).unwrap())
+        .collect();
+    assert_eq!(sized.len(), 5, "{bodies:?}");
+    assert!(sized.iter().all(|b| b["size"] == 3), "{sized:?}");
+}
+
 /// A Rally track of `track.json` and `track.py` in a temporary directory.
 fn python_track(track_py: &str, operation: &str) -> tempfile::TempDir {
     let track = format!(

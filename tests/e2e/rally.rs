@@ -245,7 +245,14 @@ fn the_rally_fixture_races_against_runner_serve() {
     // each of two workers), and half of them is 100 documents.
     let ingested = |params: &str| {
         let env = Env::new();
-        env.ok(&["race", "--track-path", &fixture(), "--quiet", "--track-params", params]);
+        env.ok(&[
+            "race",
+            "--track-path",
+            &fixture(),
+            "--quiet",
+            "--track-params",
+            params,
+        ]);
         tasks(&env.only_race(), "index-append")[0]["trials"][0]["units"].clone()
     };
     assert_eq!(ingested("ingest_percentage:50,bulk_size:50"), 100);

@@ -40,7 +40,11 @@ fn nginx(env: &Env, certs: &Path) -> Option<Nginx> {
     let served = serve(env, &[]);
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    std::fs::write(dir.path().join("htpasswd"), format!("elastic:{{PLAIN}}{PASSWORD}\n")).unwrap();
+    std::fs::write(
+        dir.path().join("htpasswd"),
+        format!("elastic:{{PLAIN}}{PASSWORD}\n"),
+    )
+    .unwrap();
     let d = dir.path().display();
     let conf = format!(
         r#"daemon off;
@@ -102,7 +106,9 @@ fn a_secured_cluster_as_the_readme_shows_it_and_a_wrong_password_refused() {
     let certs = tempfile::tempdir().unwrap();
     crate::redis_tls::make_certs(certs.path());
     let env = Env::new();
-    let Some(proxy) = nginx(&env, certs.path()) else { return };
+    let Some(proxy) = nginx(&env, certs.path()) else {
+        return;
+    };
     let ca = certs.path().join("ca.pem");
     let hosts = format!("localhost:{}", proxy.port);
     let race = |password: &str, options: String| {
@@ -131,20 +137,33 @@ fn a_secured_cluster_as_the_readme_shows_it_and_a_wrong_password_refused() {
     let report = String::from_utf8_lossy(&out.stdout);
     let first = report.lines().next().unwrap_or_default();
     assert!(
-        first.contains(&format!("at https://localhost:{}", proxy.port)) && !first.contains("embedded"),
+        first.contains(&format!("at https://localhost:{}", proxy.port))
+            && !first.contains("embedded"),
         "the first line names the system raced: {first}"
     );
     let record = env.only_race();
     let search = &tasks(&record, "search-sankt-georgen")[0]["trials"][0];
-    assert_eq!((search["errors"].as_u64(), search["hits"].as_u64()), (Some(0), Some(20 * 17)), "{search}");
+    assert_eq!(
+        (search["errors"].as_u64(), search["hits"].as_u64()),
+        (Some(0), Some(20 * 17)),
+        "{search}"
+    );
     // Rally's own credential options work too, and never reach what is stored.
-    let out = race("", format!("{tls},basic_auth_user:'elastic',basic_auth_password:'{PASSWORD}'"));
+    let out = race(
+        "",
+        format!("{tls},basic_auth_user:'elastic',basic_auth_password:'{PASSWORD}'"),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains(PASSWORD));
     for dir in env.race_dirs() {
         for f in std::fs::read_dir(&dir).unwrap().flatten() {
-            let text = String::from_utf8_lossy(&std::fs::read(f.path()).unwrap_or_default()).into_owned();
-            assert!(!text.contains(PASSWORD), "{} holds the password", f.path().display());
+            let text =
+                String::from_utf8_lossy(&std::fs::read(f.path()).unwrap_or_default()).into_owned();
+            assert!(
+                !text.contains(PASSWORD),
+                "{} holds the password",
+                f.path().display()
+            );
         }
     }
     // A wrong password: refused before the race, saying so, and stored nowhere.
@@ -161,21 +180,78 @@ fn hosts_race_the_cluster_and_contradictory_flags_exit_2() {
     let env = Env::new();
     // Hosts without --backend: the cluster there (none answers: exit 1), never the engine.
     let port = free_port();
-    let out = env.run(&["race", "--track", "geonames", "--test-mode", "--quiet", "--target-hosts", &format!("127.0.0.1:{port}")]);
+    let out = env.run(&[
+        "race",
+        "--track",
+        "geonames",
+        "--test-mode",
+        "--quiet",
+        "--target-hosts",
+        &format!("127.0.0.1:{port}"),
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains(&format!("127.0.0.1:{port}")), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("127.0.0.1:{port}")),
+        "{}",
+        stderr(&out)
+    );
     assert!(env.race_dirs().is_empty());
     for (args, says) in [
-        (vec!["--backend", "embedded", "--target-hosts", "es:9200"], "--backend embedded"),
+        (
+            vec!["--backend", "embedded", "--target-hosts", "es:9200"],
+            "--backend embedded",
+        ),
         (vec!["--pipeline", "from-distribution"], "never provisions"),
-        (vec!["--pipeline", "benchmark-only", "--backend", "embedded"], "drop one"),
-        (vec!["--target-hosts", "es:9200", "--client-options", "use_ssl:maybe"], "true or false, not `maybe`"),
-        (vec!["--target-hosts", "es:9200", "--client-options", "static_responses:'r.json'"], "runner serve --stub"),
-        (vec!["--target-hosts", "es:9200", "--client-options", "retry_on_timeout:true"], "no client option `retry_on_timeout`"),
-        (vec!["--target-hosts", r#"{"default": ["a:9200"], "remote": ["b:9200"]}"#], "`remote`"),
-        (vec!["--client-options", "timeout:5"], "the embedded backend has none"),
-        (vec!["--include-tasks", "kind:search"], "`kind:` is not a filter"),
-        (vec!["--race-id", "latest-one"], "`latest` names the newest race"),
+        (
+            vec!["--pipeline", "benchmark-only", "--backend", "embedded"],
+            "drop one",
+        ),
+        (
+            vec![
+                "--target-hosts",
+                "es:9200",
+                "--client-options",
+                "use_ssl:maybe",
+            ],
+            "true or false, not `maybe`",
+        ),
+        (
+            vec![
+                "--target-hosts",
+                "es:9200",
+                "--client-options",
+                "static_responses:'r.json'",
+            ],
+            "runner serve --stub",
+        ),
+        (
+            vec![
+                "--target-hosts",
+                "es:9200",
+                "--client-options",
+                "retry_on_timeout:true",
+            ],
+            "no client option `retry_on_timeout`",
+        ),
+        (
+            vec![
+                "--target-hosts",
+                r#"{"default": ["a:9200"], "remote": ["b:9200"]}"#,
+            ],
+            "`remote`",
+        ),
+        (
+            vec!["--client-options", "timeout:5"],
+            "the embedded backend has none",
+        ),
+        (
+            vec!["--include-tasks", "kind:search"],
+            "`kind:` is not a filter",
+        ),
+        (
+            vec!["--race-id", "latest-one"],
+            "`latest` names the newest race",
+        ),
         (vec!["--car", "4gheap"], "never provisions"),
         (vec!["--telemetry", "gc"], "_nodes/stats"),
     ] {
@@ -222,9 +298,19 @@ fn task_filters_read_names_types_and_tags_as_esrally_does() {
     };
     assert_eq!(planned(&["--include-tasks", "tag:work"]), ["side", "work"]);
     assert_eq!(planned(&["--exclude-tasks", "tag:work,setup"]), ["other"]);
-    let out = env.run(&["plan", "--track-path", &track, "--exclude-tasks", "type:sleep"]);
+    let out = env.run(&[
+        "plan",
+        "--track-path",
+        &track,
+        "--exclude-tasks",
+        "type:sleep",
+    ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--exclude-tasks type:sleep leaves no task"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--exclude-tasks type:sleep leaves no task"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -232,17 +318,42 @@ fn race_ids_and_tags_as_esrally_sets_them() {
     let dir = track_dir(&[("track.yaml", TAGGED)]);
     let track = dir.path().display().to_string();
     let env = Env::new();
-    env.ok(&["race", "--track-path", &track, "--quiet", "--race-id", "baseline-1", "--user-tags", "intention:baseline,ticket:12345", "--include-tasks", "setup"]);
+    env.ok(&[
+        "race",
+        "--track-path",
+        &track,
+        "--quiet",
+        "--race-id",
+        "baseline-1",
+        "--user-tags",
+        "intention:baseline,ticket:12345",
+        "--include-tasks",
+        "setup",
+    ]);
     let race = env.only_race();
     assert_eq!(race["race_id"], "baseline-1");
     assert_eq!(race["user_tags"]["ticket"], "12345");
     assert_eq!(race["user_tags"]["intention"], "baseline");
     assert!(env.ok(&["show", "baseline-1"]).contains("baseline-1"));
-    let out = env.run(&["race", "--track-path", &track, "--quiet", "--race-id", "baseline-1"]);
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        &track,
+        "--quiet",
+        "--race-id",
+        "baseline-1",
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("a stored race has this id"));
     // A race after it is `latest`, whatever the ids' letters.
-    env.ok(&["race", "--track-path", &track, "--quiet", "--include-tasks", "setup"]);
+    env.ok(&[
+        "race",
+        "--track-path",
+        &track,
+        "--quiet",
+        "--include-tasks",
+        "setup",
+    ]);
     let latest = env.ok(&["show", "latest", "--report-format", "json"]);
     assert!(!latest.contains("\"baseline-1\""), "{latest}");
     let before = env.ok(&["show", "latest~1", "--report-format", "json"]);
@@ -264,17 +375,34 @@ fn the_binary_alone_races_a_built_in_track_from_an_empty_directory() {
             .output()
             .unwrap()
     };
-    let out = run(&["race", "--track", "geonames", "--test-mode", "--quiet", "--include-tasks", GEONAMES_INDEX_AND_SEARCH]);
+    let out = run(&[
+        "race",
+        "--track",
+        "geonames",
+        "--test-mode",
+        "--quiet",
+        "--include-tasks",
+        GEONAMES_INDEX_AND_SEARCH,
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let listed = String::from_utf8_lossy(&run(&["list", "tracks"]).stdout).into_owned();
-    for name in ["bulk-indexer", "client-bench", "geonames", "kv-mix", "redis-kv"] {
+    for name in [
+        "bulk-indexer",
+        "client-bench",
+        "geonames",
+        "kv-mix",
+        "redis-kv",
+    ] {
         assert!(listed.contains(name), "{listed}");
     }
     // Errors name no folder of the machine the binary was built on.
     let out = run(&["race", "--track", "geonams"]);
     assert_eq!(out.status.code(), Some(2));
     let e = stderr(&out);
-    assert!(e.contains("did you mean `geonames`") && !e.contains(&repo().display().to_string()), "{e}");
+    assert!(
+        e.contains("did you mean `geonames`") && !e.contains(&repo().display().to_string()),
+        "{e}"
+    );
 }
 
 const RALLY_TRACK: &str = r#"{
@@ -297,17 +425,27 @@ fn a_track_and_its_corpus_found_where_esrally_keeps_them() {
     std::fs::write(repo_dir.join("tiny/track.json"), RALLY_TRACK).unwrap();
     let data = rally_home.path().join(".rally/benchmarks/data/tiny-corpus");
     std::fs::create_dir_all(&data).unwrap();
-    std::fs::write(data.join("docs.json"), "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n").unwrap();
+    std::fs::write(
+        data.join("docs.json"),
+        "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n",
+    )
+    .unwrap();
     let env = Env::new();
     let race = |extra: &[&str]| {
         let mut args = vec!["race", "--track", "tiny", "--quiet", "--offline"];
         args.extend_from_slice(extra);
-        env.command(&args).env("RALLY_HOME", rally_home.path()).output().unwrap()
+        env.command(&args)
+            .env("RALLY_HOME", rally_home.path())
+            .output()
+            .unwrap()
     };
     let out = race(&[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let race_record = env.only_race();
-    assert_eq!(tasks(&race_record, "index")[0]["trials"][0]["units"].as_u64(), Some(3));
+    assert_eq!(
+        tasks(&race_record, "index")[0]["trials"][0]["units"].as_u64(),
+        Some(3)
+    );
     // Offline, a corpus that is nowhere is an error naming --offline, not a download.
     std::fs::remove_file(data.join("docs.json")).unwrap();
     std::fs::remove_dir_all(env.home.path().join("data")).unwrap();
@@ -315,14 +453,31 @@ fn a_track_and_its_corpus_found_where_esrally_keeps_them() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--offline"), "{}", stderr(&out));
     // A revision of the repository: the committed track, not the files checked out.
-    std::fs::write(data.join("docs.json"), "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n").unwrap();
+    std::fs::write(
+        data.join("docs.json"),
+        "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n",
+    )
+    .unwrap();
     let git = |args: &[&str]| {
-        let o = Command::new("git").arg("-C").arg(&repo_dir).args(args).output().unwrap();
+        let o = Command::new("git")
+            .arg("-C")
+            .arg(&repo_dir)
+            .args(args)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
     };
     git(&["init", "-q"]);
     git(&["add", "."]);
-    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tiny"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "tiny",
+    ]);
     std::fs::write(repo_dir.join("tiny/track.json"), "{ not json").unwrap();
     let out = race(&["--track-revision", "HEAD"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -339,7 +494,9 @@ fn a_track_and_its_corpus_found_where_esrally_keeps_them() {
 #[test]
 fn a_rally_tracks_requests_are_rallys() {
     let dir = track_dir(&[
-        ("track.json", r#"{
+        (
+            "track.json",
+            r#"{
   "version": 2,
   "indices": [{"name": "tiny"}],
   "composable-templates": [{"name": "tpl", "index-pattern": "tiny-*", "delete-matching-indices": true, "template": "tpl.json"}],
@@ -354,16 +511,30 @@ fn a_rally_tracks_requests_are_rallys() {
     {"operation": {"name": "all", "operation-type": "search", "body": {"query": {"match_all": {}}}}, "iterations": 2},
     {"operation": {"name": "stats", "operation-type": "index-stats"}, "iterations": 1}
   ]
-}"#),
-        ("tpl.json", r#"{"index_patterns": ["tiny-*"], "template": {"settings": {"number_of_shards": 1}}}"#),
-        ("docs.json", "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n{\"a\": 4}\n"),
+}"#,
+        ),
+        (
+            "tpl.json",
+            r#"{"index_patterns": ["tiny-*"], "template": {"settings": {"number_of_shards": 1}}}"#,
+        ),
+        (
+            "docs.json",
+            "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n{\"a\": 4}\n",
+        ),
     ]);
     let env = Env::new();
     let record = env.home.path().join("requests.jsonl");
     let server = serve(&env, &["--record", record.to_str().unwrap()]);
     let hosts = format!("127.0.0.1:{}", server.port);
     for _ in 0..2 {
-        env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--target-hosts", &hosts]);
+        env.ok(&[
+            "race",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+            "--target-hosts",
+            &hosts,
+        ]);
     }
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&record)
         .unwrap()
@@ -371,42 +542,122 @@ fn a_rally_tracks_requests_are_rallys() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let said = |l: &serde_json::Value| {
-        let q: Vec<String> = l["query"].as_array().unwrap().iter().map(|p| format!("{}={}", p[0].as_str().unwrap(), p[1].as_str().unwrap())).collect();
-        format!("{} {}{}", l["method"].as_str().unwrap(), l["path"].as_str().unwrap(), if q.is_empty() { String::new() } else { format!("?{}", q.join("&")) })
+        let q: Vec<String> = l["query"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| format!("{}={}", p[0].as_str().unwrap(), p[1].as_str().unwrap()))
+            .collect();
+        format!(
+            "{} {}{}",
+            l["method"].as_str().unwrap(),
+            l["path"].as_str().unwrap(),
+            if q.is_empty() {
+                String::new()
+            } else {
+                format!("?{}", q.join("&"))
+            }
+        )
     };
-    let requests: Vec<String> = lines.iter().map(said).filter(|r| !r.contains("/_nodes/stats/process") && r != "GET /" && r != "GET /_cluster/health").collect();
-    const LIFT: [&str; 2] = ["GET /_cluster/settings?flat_settings=true", "PUT /_cluster/settings"];
+    let requests: Vec<String> = lines
+        .iter()
+        .map(said)
+        .filter(|r| {
+            !r.contains("/_nodes/stats/process") && r != "GET /" && r != "GET /_cluster/health"
+        })
+        .collect();
+    const LIFT: [&str; 2] = [
+        "GET /_cluster/settings?flat_settings=true",
+        "PUT /_cluster/settings",
+    ];
     // The first race: no template to delete yet; the indices it matched are deleted by
     // wildcard with the setting lifted, as Rally's DeleteComposableTemplate does.
     assert_eq!(
         requests[..7],
-        ["HEAD /_index_template/tpl", LIFT[0], LIFT[1], "DELETE /tiny-*", LIFT[0], LIFT[1], "PUT /_index_template/tpl"],
+        [
+            "HEAD /_index_template/tpl",
+            LIFT[0],
+            LIFT[1],
+            "DELETE /tiny-*",
+            LIFT[0],
+            LIFT[1],
+            "PUT /_index_template/tpl"
+        ],
         "{requests:#?}"
     );
     // ... and no index to delete: HEAD, found nothing.
-    assert_eq!(requests[7..10], [LIFT[0], LIFT[1], "HEAD /tiny"], "{requests:#?}");
+    assert_eq!(
+        requests[7..10],
+        [LIFT[0], LIFT[1], "HEAD /tiny"],
+        "{requests:#?}"
+    );
     // The second race: the template and the index exist now, and are deleted after a HEAD.
-    let second = requests.iter().rposition(|r| r == "HEAD /_index_template/tpl").unwrap();
-    assert_eq!(requests[second + 1], "DELETE /_index_template/tpl", "{requests:#?}");
+    let second = requests
+        .iter()
+        .rposition(|r| r == "HEAD /_index_template/tpl")
+        .unwrap();
+    assert_eq!(
+        requests[second + 1],
+        "DELETE /_index_template/tpl",
+        "{requests:#?}"
+    );
     let delete = requests.iter().rposition(|r| r == "HEAD /tiny").unwrap();
     assert_eq!(
         requests[delete - 2..delete + 4],
-        [LIFT[0], LIFT[1], "HEAD /tiny", "DELETE /tiny", LIFT[0], LIFT[1]],
+        [
+            LIFT[0],
+            LIFT[1],
+            "HEAD /tiny",
+            "DELETE /tiny",
+            LIFT[0],
+            LIFT[1]
+        ],
         "{requests:#?}"
     );
-    let puts: Vec<&serde_json::Value> = lines.iter().filter(|l| l["path"] == "/_cluster/settings" && l["method"] == "PUT").collect();
-    assert_eq!(puts[0]["body"]["transient"]["action.destructive_requires_name"], false);
-    assert!(puts[1]["body"]["transient"]["action.destructive_requires_name"].is_null(), "put back as found: none");
-    assert!(requests.iter().filter(|r| *r == "GET /tiny/_search").count() >= 4, "{requests:#?}");
-    assert!(requests.contains(&"GET /_all/_stats/_all".to_string()), "{requests:#?}");
+    let puts: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["path"] == "/_cluster/settings" && l["method"] == "PUT")
+        .collect();
+    assert_eq!(
+        puts[0]["body"]["transient"]["action.destructive_requires_name"],
+        false
+    );
+    assert!(
+        puts[1]["body"]["transient"]["action.destructive_requires_name"].is_null(),
+        "put back as found: none"
+    );
+    assert!(
+        requests
+            .iter()
+            .filter(|r| *r == "GET /tiny/_search")
+            .count()
+            >= 4,
+        "{requests:#?}"
+    );
+    assert!(
+        requests.contains(&"GET /_all/_stats/_all".to_string()),
+        "{requests:#?}"
+    );
     // Bulks as Rally's client sends them: PUT /_bulk, each action line naming the index.
-    let bulk = lines.iter().find(|l| l["path"] == "/_bulk").expect("a bulk to /_bulk");
+    let bulk = lines
+        .iter()
+        .find(|l| l["path"] == "/_bulk")
+        .expect("a bulk to /_bulk");
     assert_eq!(bulk["method"], "PUT");
-    assert_eq!(bulk["body"][0], serde_json::json!({"index": {"_index": "tiny"}}));
+    assert_eq!(
+        bulk["body"][0],
+        serde_json::json!({"index": {"_index": "tiny"}})
+    );
     // The corpus cut as esrally cuts it: one slice per worker (a core each) of the two
     // clients, each slice its own bulk.
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(2);
-    let bulks: Vec<usize> = lines.iter().filter(|l| l["path"] == "/_bulk").map(|l| l["body"].as_array().unwrap().len() / 2).collect();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(2);
+    let bulks: Vec<usize> = lines
+        .iter()
+        .filter(|l| l["path"] == "/_bulk")
+        .map(|l| l["body"].as_array().unwrap().len() / 2)
+        .collect();
     assert_eq!(bulks.len(), 2 * workers, "{bulks:?}");
     assert!(bulks.iter().all(|&docs| docs == 4 / workers), "{bulks:?}");
 }
@@ -417,7 +668,9 @@ fn a_rally_tracks_requests_are_rallys() {
 #[test]
 fn rallys_retries_try_an_operation_again() {
     let dir = track_dir(&[
-        ("track.json", r#"{
+        (
+            "track.json",
+            r#"{
   "version": 2,
   "indices": [{"name": "replicated", "body": "index.json"}],
   "schedule": [
@@ -426,22 +679,48 @@ fn rallys_retries_try_an_operation_again() {
       "request-params": {"wait_for_status": "green", "timeout": "1ms"}, "retries": 2, "retry-wait-period": 0.05},
      "include-in-reporting": true}
   ]
-}"#),
-        ("index.json", r#"{"settings": {"index": {"number_of_replicas": 1}}}"#),
+}"#,
+        ),
+        (
+            "index.json",
+            r#"{"settings": {"index": {"number_of_replicas": 1}}}"#,
+        ),
     ]);
     let env = Env::new();
     let record = env.home.path().join("requests.jsonl");
     let server = serve(&env, &["--record", record.to_str().unwrap()]);
     let hosts = format!("127.0.0.1:{}", server.port);
-    let out = env.run(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--target-hosts", &hosts]);
+    let out = env.run(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+        "--target-hosts",
+        &hosts,
+    ]);
     let recorded = std::fs::read_to_string(&record).unwrap();
-    let health = recorded.lines().filter(|l| l.contains("\"/_cluster/health/replicated\"")).count();
-    assert_eq!(health, 3, "one attempt and two retries: {recorded}\n{}", stderr(&out));
+    let health = recorded
+        .lines()
+        .filter(|l| l.contains("\"/_cluster/health/replicated\""))
+        .count();
+    assert_eq!(
+        health,
+        3,
+        "one attempt and two retries: {recorded}\n{}",
+        stderr(&out)
+    );
     let race = env.only_race();
     let trial = &tasks(&race, "health")[0]["trials"][0];
-    assert_eq!(trial["errors_by_kind"]["timeout"].as_u64(), Some(1), "{trial}");
+    assert_eq!(
+        trial["errors_by_kind"]["timeout"].as_u64(),
+        Some(1),
+        "{trial}"
+    );
     // The attempts and the two waits between them are the one operation's service time.
-    assert!(trial["service_time_ms"]["min"].as_f64().unwrap() >= 100.0, "{trial}");
+    assert!(
+        trial["service_time_ms"]["min"].as_f64().unwrap() >= 100.0,
+        "{trial}"
+    );
 }
 
 /// An OSB workload's requests as OSB 2.4 sends them: delete-index asks with a HEAD and lifts
@@ -450,7 +729,9 @@ fn rallys_retries_try_an_operation_again() {
 #[test]
 fn an_osb_workloads_requests_are_osbs() {
     let dir = track_dir(&[
-        ("workload.json", r#"{
+        (
+            "workload.json",
+            r#"{
   "version": 2,
   "indices": [{"name": "tiny"}],
   "corpora": [{"name": "tiny-corpus", "documents": [{"source-file": "docs.json", "document-count": 2}]}],
@@ -460,26 +741,53 @@ fn an_osb_workloads_requests_are_osbs() {
     {"operation": {"name": "index", "operation-type": "bulk", "bulk-size": 2}},
     {"operation": {"operation-type": "refresh"}}
   ]
-}"#),
+}"#,
+        ),
         ("docs.json", "{\"a\": 1}\n{\"a\": 2}\n"),
     ]);
     let env = Env::new();
     let record = env.home.path().join("requests.jsonl");
     let server = serve(&env, &["--record", record.to_str().unwrap()]);
     let hosts = format!("127.0.0.1:{}", server.port);
-    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--target-hosts", &hosts]);
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+        "--target-hosts",
+        &hosts,
+    ]);
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&record)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert!(lines.iter().all(|l| l["path"] != "/_cluster/settings"), "OSB lifts no setting: {lines:#?}");
-    assert!(lines.iter().any(|l| l["method"] == "HEAD" && l["path"] == "/tiny"), "{lines:#?}");
-    let bulk = lines.iter().find(|l| l["path"] == "/_bulk").expect("a bulk to /_bulk");
+    assert!(
+        lines.iter().all(|l| l["path"] != "/_cluster/settings"),
+        "OSB lifts no setting: {lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["method"] == "HEAD" && l["path"] == "/tiny"),
+        "{lines:#?}"
+    );
+    let bulk = lines
+        .iter()
+        .find(|l| l["path"] == "/_bulk")
+        .expect("a bulk to /_bulk");
     assert_eq!(bulk["method"], "POST");
-    assert_eq!(bulk["body"][0], serde_json::json!({"index": {"_index": "tiny"}}));
+    assert_eq!(
+        bulk["body"][0],
+        serde_json::json!({"index": {"_index": "tiny"}})
+    );
     // opensearch-py names `_all` in a refresh's path.
-    assert!(lines.iter().any(|l| l["method"] == "POST" && l["path"] == "/_all/_refresh"), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["method"] == "POST" && l["path"] == "/_all/_refresh"),
+        "{lines:#?}"
+    );
 }
 
 /// Rally's sql runner pages by cursor: `pages` requests in all, each after the first sent
@@ -487,13 +795,16 @@ fn an_osb_workloads_requests_are_osbs() {
 /// Rally's words.
 #[test]
 fn rallys_sql_follows_each_answers_cursor() {
-    let dir = track_dir(&[("track.json", r#"{
+    let dir = track_dir(&[(
+        "track.json",
+        r#"{
   "version": 2,
   "schedule": [
     {"operation": {"name": "three", "operation-type": "sql", "body": {"query": "SELECT 1", "fetch_size": 1}, "pages": 3}},
     {"operation": {"name": "too-many", "operation-type": "sql", "body": {"query": "SELECT 2"}, "pages": 5}}
   ]
-}"#)]);
+}"#,
+    )]);
     let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let kept = bodies.clone();
     let port = json_server(move |line, body| {
@@ -510,46 +821,81 @@ fn rallys_sql_follows_each_answers_cursor() {
         }
     });
     let env = Env::new();
-    env.run(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--target-hosts", &format!("127.0.0.1:{port}")]);
+    env.run(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+        "--target-hosts",
+        &format!("127.0.0.1:{port}"),
+    ]);
     let bodies = bodies.lock().unwrap().clone();
     assert_eq!(
         bodies[..3],
-        [serde_json::json!({"query": "SELECT 1", "fetch_size": 1}), serde_json::json!({"cursor": "c1"}), serde_json::json!({"cursor": "c2"})],
+        [
+            serde_json::json!({"query": "SELECT 1", "fetch_size": 1}),
+            serde_json::json!({"cursor": "c1"}),
+            serde_json::json!({"cursor": "c2"})
+        ],
         "{bodies:#?}"
     );
     let race = env.only_race();
     let three = &tasks(&race, "three")[0]["trials"][0];
     assert_eq!(three["errors"].as_u64(), Some(0), "{three}");
     let too_many = &tasks(&race, "too-many")[0]["trials"][0];
-    let why = too_many["error_messages"]["unmet"].as_str().unwrap_or_default();
-    assert!(why.contains("exhausted before all pages have been fetched, 2 page(s) remaining"), "{too_many}");
+    let why = too_many["error_messages"]["unmet"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        why.contains("exhausted before all pages have been fetched, 2 page(s) remaining"),
+        "{too_many}"
+    );
 }
 
 /// Rally's force-merge in `polling` mode: the merge asked not to wait, its task polled every
 /// `poll-period` until it completed (`runner serve` merges, then answers the task's id).
 #[test]
 fn a_polled_force_merge_asks_for_its_task() {
-    let dir = track_dir(&[("track.json", r#"{
+    let dir = track_dir(&[(
+        "track.json",
+        r#"{
   "version": 2,
   "indices": [{"name": "merged"}],
   "schedule": [
     {"operation": {"operation-type": "create-index"}},
     {"operation": {"name": "merge", "operation-type": "force-merge", "max-num-segments": 1, "mode": "polling", "poll-period": 0.01}}
   ]
-}"#)]);
+}"#,
+    )]);
     let env = Env::new();
     let record = env.home.path().join("requests.jsonl");
     let server = serve(&env, &["--record", record.to_str().unwrap()]);
-    env.ok(&["race", "--track-path", dir.path().to_str().unwrap(), "--quiet", "--target-hosts", &format!("127.0.0.1:{}", server.port)]);
+    env.ok(&[
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+        "--target-hosts",
+        &format!("127.0.0.1:{}", server.port),
+    ]);
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&record)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let at = lines.iter().position(|l| l["path"] == "/merged/_forcemerge").expect("a force-merge");
-    assert_eq!(lines[at]["query"], serde_json::json!([["max_num_segments", "1"], ["wait_for_completion", "false"]]));
+    let at = lines
+        .iter()
+        .position(|l| l["path"] == "/merged/_forcemerge")
+        .expect("a force-merge");
+    assert_eq!(
+        lines[at]["query"],
+        serde_json::json!([["max_num_segments", "1"], ["wait_for_completion", "false"]])
+    );
     assert_eq!(lines[at + 1]["method"], "GET");
     assert_eq!(lines[at + 1]["path"], "/_tasks/runner:1");
     let race = env.only_race();
-    assert_eq!(tasks(&race, "merge")[0]["trials"][0]["errors"].as_u64(), Some(0));
+    assert_eq!(
+        tasks(&race, "merge")[0]["trials"][0]["errors"].as_u64(),
+        Some(0)
+    );
 }

@@ -178,7 +178,11 @@ impl ElasticsearchClient {
         }
     }
 
-    pub(super) async fn run(&mut self, call: &HttpCall, payload: &Payload<'_>) -> Result<Outcome, OpError> {
+    pub(super) async fn run(
+        &mut self,
+        call: &HttpCall,
+        payload: &Payload<'_>,
+    ) -> Result<Outcome, OpError> {
         let host = self.next_host();
         let answer = match (call.expect, payload) {
             // The feeder wrote the whole body, action lines included: it goes to the socket
@@ -221,7 +225,12 @@ impl ElasticsearchClient {
         }
     }
 
-    pub(super) fn finish(&mut self, call: &HttpCall, answer: &Answer, docs: u64) -> Result<Outcome, OpError> {
+    pub(super) fn finish(
+        &mut self,
+        call: &HttpCall,
+        answer: &Answer,
+        docs: u64,
+    ) -> Result<Outcome, OpError> {
         let (outcome, reason) = outcome(call, self.body(answer), docs)?;
         self.last_item_failure = reason;
         Ok(outcome)

@@ -36,10 +36,22 @@ pub fn build(
         .map(|name| {
             let path = format!("/{}", super::request::escape_segment(name));
             let head = only_if_exists
-                .then(|| builder.call(Method::HEAD, path.clone(), none, None, Expect::StatusOr(not_found)))
+                .then(|| {
+                    builder.call(
+                        Method::HEAD,
+                        path.clone(),
+                        none,
+                        None,
+                        Expect::StatusOr(not_found),
+                    )
+                })
                 .transpose()?;
             // Without `only-if-exists`, Rally's delete ignores a 404.
-            let expect = if only_if_exists { Expect::Status } else { Expect::StatusOr(not_found) };
+            let expect = if only_if_exists {
+                Expect::Status
+            } else {
+                Expect::StatusOr(not_found)
+            };
             let delete = builder.call(Method::DELETE, path, none, None, expect)?;
             Ok((head, delete))
         })
@@ -69,8 +81,20 @@ fn settings_calls(builder: &CallBuilder) -> Result<Settings, String> {
     let none: &[(String, String)] = &[];
     let flat = [("flat_settings".to_string(), "true".to_string())];
     Ok(Settings {
-        get: builder.call(Method::GET, "/_cluster/settings".into(), &flat, None, Expect::Status)?,
-        put: builder.call(Method::PUT, "/_cluster/settings".into(), none, None, Expect::Status)?,
+        get: builder.call(
+            Method::GET,
+            "/_cluster/settings".into(),
+            &flat,
+            None,
+            Expect::Status,
+        )?,
+        put: builder.call(
+            Method::PUT,
+            "/_cluster/settings".into(),
+            none,
+            None,
+            Expect::Status,
+        )?,
     })
 }
 
@@ -86,10 +110,17 @@ impl ElasticsearchClient {
     async fn lift(&mut self, s: &Settings, host: usize) -> Result<Value, OpError> {
         let answer = self.send(&s.get, host, None).await?;
         let settings: Value = serde_json::from_slice(self.body(&answer)).map_err(|_| {
-            OpError::new(ErrorKind::Protocol, format!("{}: the answer is not JSON", s.get.label))
+            OpError::new(
+                ErrorKind::Protocol,
+                format!("{}: the answer is not JSON", s.get.label),
+            )
         })?;
         // Rally puts back the transient value it found (none: null, the default).
-        let prior = settings.pointer("/transient").and_then(|t| t.get(SETTING)).cloned().unwrap_or(Value::Null);
+        let prior = settings
+            .pointer("/transient")
+            .and_then(|t| t.get(SETTING))
+            .cloned()
+            .unwrap_or(Value::Null);
         let lifted = json!({ "transient": { SETTING: false } }).to_string();
         self.send(&s.put, host, Some(lifted.as_bytes())).await?;
         Ok(prior)
@@ -107,17 +138,27 @@ impl ElasticsearchClient {
         let host = self.next_host();
         if !d.lift {
             let deleted = self.delete_each(d, host).await?;
-            return Ok(Outcome { units: deleted.max(1), ..Outcome::default() });
+            return Ok(Outcome {
+                units: deleted.max(1),
+                ..Outcome::default()
+            });
         }
         let prior = self.lift(&d.settings, host).await?;
         let deleted = self.delete_each(d, host).await;
         let restored = self.restore(&d.settings, host, prior).await;
         let deleted = deleted?;
         restored?;
-        Ok(Outcome { units: deleted.max(1), ..Outcome::default() })
+        Ok(Outcome {
+            units: deleted.max(1),
+            ..Outcome::default()
+        })
     }
 
-    pub(super) async fn guarded(&mut self, g: &Guarded, payload: &Payload<'_>) -> Result<Outcome, OpError> {
+    pub(super) async fn guarded(
+        &mut self,
+        g: &Guarded,
+        payload: &Payload<'_>,
+    ) -> Result<Outcome, OpError> {
         let host = self.next_host();
         let mut lifted = None;
         let ran = self.guarded_calls(g, payload, host, &mut lifted).await;
@@ -137,7 +178,10 @@ impl ElasticsearchClient {
         host: usize,
         lifted: &mut Option<Value>,
     ) -> Result<Outcome, OpError> {
-        let mut outcome = Outcome { units: 1, ..Outcome::default() };
+        let mut outcome = Outcome {
+            units: 1,
+            ..Outcome::default()
+        };
         let mut found = true;
         for call in &g.calls {
             if call.if_found && !found {
@@ -176,7 +220,11 @@ impl ElasticsearchClient {
             answer = self.send(call, host, Some(next.as_bytes())).await?;
         }
         self.finish(call, &answer, 0)?;
-        Ok(Outcome { units: call.cursor_pages, requests: call.cursor_pages, ..Outcome::default() })
+        Ok(Outcome {
+            units: call.cursor_pages,
+            requests: call.cursor_pages,
+            ..Outcome::default()
+        })
     }
 
     async fn delete_each(&mut self, d: &DeleteSequence, host: usize) -> Result<u64, OpError> {

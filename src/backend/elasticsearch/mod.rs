@@ -11,8 +11,8 @@ mod connection;
 mod delete;
 mod paged;
 mod request;
-mod tasks;
 pub(crate) mod response;
+mod tasks;
 mod wire;
 
 pub use admin::Admin;
@@ -85,8 +85,12 @@ fn tls_options(options: &mut ClientOptions) -> Result<TlsOptions, String> {
     let tls = TlsOptions {
         verify: options.bool("verify_certs")?.unwrap_or(true),
         ca_file: options.either("ca_certs", "tls_ca_file")?.map(Into::into),
-        cert_file: options.either("client_cert", "tls_cert_file")?.map(Into::into),
-        key_file: options.either("client_key", "tls_key_file")?.map(Into::into),
+        cert_file: options
+            .either("client_cert", "tls_cert_file")?
+            .map(Into::into),
+        key_file: options
+            .either("client_key", "tls_key_file")?
+            .map(Into::into),
         server_name: None,
     };
     match (&tls.cert_file, &tls.key_file) {
@@ -100,14 +104,18 @@ fn tls_options(options: &mut ClientOptions) -> Result<TlsOptions, String> {
 fn compression(options: &mut ClientOptions) -> Result<bool, String> {
     let deprecated = options.bool("compressed")?;
     if deprecated.is_some() {
-        eprintln!("note: client option `compressed` is deprecated (as in Rally); use `http_compress`");
+        eprintln!(
+            "note: client option `compressed` is deprecated (as in Rally); use `http_compress`"
+        );
     }
-    let given = match (options.bool("http_compress")?, options.bool("compression")?) {
-        (Some(_), Some(_)) => {
-            return Err("client options `http_compress` and `compression` name the same setting; give one".into())
-        }
-        (a, b) => a.or(b),
-    };
+    let given =
+        match (options.bool("http_compress")?, options.bool("compression")?) {
+            (Some(_), Some(_)) => return Err(
+                "client options `http_compress` and `compression` name the same setting; give one"
+                    .into(),
+            ),
+            (a, b) => a.or(b),
+        };
     Ok(given.or(deprecated).unwrap_or(false))
 }
 
@@ -341,6 +349,18 @@ pub enum Prepared {
 const DOCUMENTS_ONLY: &str =
     "the elasticsearch backend runs document and search operations, not key-value ones";
 
+impl ElasticsearchBackend {
+    fn builder(&self) -> CallBuilder<'_> {
+        CallBuilder {
+            hosts: &self.settings.hosts,
+            fixed: request::Fixed {
+                auth: self.settings.auth_line.as_deref(),
+                gzip: self.settings.gzip,
+            },
+        }
+    }
+}
+
 impl Backend for ElasticsearchBackend {
     type Client = ElasticsearchClient;
     type Prepared = Prepared;
@@ -387,14 +407,26 @@ impl Backend for ElasticsearchBackend {
         Some(read.await)
     }
 
+    /// A drawn body the conversion added nothing to is sent as the bytes Python encoded.
+    fn prepare_encoded_search(
+        &self,
+        spec: crate::ops::SearchSpec,
+        body: bytes::Bytes,
+    ) -> Result<Prepared, OpError> {
+        let as_drawn = spec.paging.is_none()
+            && spec.bound.is_none()
+            && spec.body.as_object().is_some_and(|added| added.is_empty());
+        if !as_drawn {
+            return self.prepare(&crate::backend::with_encoded_body(spec, &body)?);
+        }
+        self.builder()
+            .search(&spec, Some(body))
+            .map(|call| Prepared::Calls(vec![call]))
+            .map_err(|m| OpError::new(ErrorKind::BadRequest, m))
+    }
+
     fn prepare(&self, op: &OpSpec) -> Result<Prepared, OpError> {
-        let builder = CallBuilder {
-            hosts: &self.settings.hosts,
-            fixed: request::Fixed {
-                auth: self.settings.auth_line.as_deref(),
-                gzip: self.settings.gzip,
-            },
-        };
+        let builder = self.builder();
         if let OpSpec::Search(
             spec @ crate::ops::SearchSpec {
                 paging: Some(paging),
@@ -413,9 +445,15 @@ impl Backend for ElasticsearchBackend {
             poll: Some(period),
         } = op
         {
-            return tasks::build(&builder, self.settings.clone(), indices, *max_num_segments, *period)
-                .map(|m| Prepared::PolledMerge(Box::new(m)))
-                .map_err(|m| OpError::new(ErrorKind::BadRequest, m));
+            return tasks::build(
+                &builder,
+                self.settings.clone(),
+                indices,
+                *max_num_segments,
+                *period,
+            )
+            .map(|m| Prepared::PolledMerge(Box::new(m)))
+            .map_err(|m| OpError::new(ErrorKind::BadRequest, m));
         }
         if let OpSpec::DeleteIndex(crate::ops::DeleteIndexSpec {
             names,
@@ -432,7 +470,9 @@ impl Backend for ElasticsearchBackend {
                 Ok(Prepared::Vectors(calls))
             }
             Ok(Some(calls))
-                if calls.iter().any(|c| c.if_found || c.destructive || c.cursor_pages > 1) =>
+                if calls
+                    .iter()
+                    .any(|c| c.if_found || c.destructive || c.cursor_pages > 1) =>
             {
                 delete::guard(&builder, calls)
                     .map(|g| Prepared::Guarded(Box::new(g)))
@@ -456,7 +496,9 @@ mod tests {
             "http://localhost:9200/"
         );
         assert_eq!(
-            parse_host("https://es.example:443/proxy", false).unwrap().as_str(),
+            parse_host("https://es.example:443/proxy", false)
+                .unwrap()
+                .as_str(),
             "https://es.example/proxy/"
         );
         assert!(parse_host("http://elastic:secret@h:9200", false)

@@ -269,7 +269,8 @@ impl CallBuilder<'_> {
     }
 
     fn json(v: &serde_json::Value) -> Option<Bytes> {
-        Some(Bytes::from(v.to_string()))
+        // Straight into bytes: `to_string` goes through a formatter, a third slower on big bodies.
+        serde_json::to_vec(v).ok().map(Bytes::from)
     }
 
     /// A vector search's calls: one per query vector, each call sending one.
@@ -345,16 +346,7 @@ impl CallBuilder<'_> {
             } => vec![self.force_merge(indices, *max_num_segments, &[])?],
             OpSpec::ClusterHealth(spec) => vec![self.cluster_health(spec)?],
             OpSpec::Bulk(spec) => vec![self.bulk(spec)?],
-            OpSpec::Search(spec) => {
-                vec![self.call(
-                    // Rally's and OSB's search runner: a GET with the body.
-                    Method::GET,
-                    search_path(&spec.index),
-                    &spec.request_params,
-                    Self::json(&spec.body),
-                    Expect::Search,
-                )?]
-            }
+            OpSpec::Search(spec) => vec![self.search(spec, Self::json(&spec.body))?],
             OpSpec::GetDocument { index, id } => {
                 vec![self.call(
                     Method::GET,
@@ -381,6 +373,21 @@ impl CallBuilder<'_> {
         Ok(Some(calls))
     }
 
+    /// A search's call: Rally's and OSB's search runner, a GET with the body.
+    pub(super) fn search(
+        &self,
+        spec: &crate::ops::SearchSpec,
+        body: Option<Bytes>,
+    ) -> Result<HttpCall, String> {
+        self.call(
+            Method::GET,
+            search_path(&spec.index),
+            &spec.request_params,
+            body,
+            Expect::Search,
+        )
+    }
+
     /// `_forcemerge`, with the admin timeout (a merge takes long).
     /// A bulk's call. Action lines that name the index (a corpus's own, a Python-drawn
     /// body, Rally's) go to `/_bulk`, with PUT as Rally's client sends it, POST as
@@ -392,9 +399,10 @@ impl CallBuilder<'_> {
             crate::ops::ActionLines::Plain if spec.index.is_empty() => {
                 (Method::PUT, "/_bulk".to_string())
             }
-            crate::ops::ActionLines::Plain => {
-                (Method::POST, format!("/{}/_bulk", escape_segment(&spec.index)))
-            }
+            crate::ops::ActionLines::Plain => (
+                Method::POST,
+                format!("/{}/_bulk", escape_segment(&spec.index)),
+            ),
         };
         let pipeline: Vec<(String, String)> = spec
             .pipeline

@@ -274,7 +274,10 @@ fn html_title(text: &str) -> Option<String> {
     let lower = text.to_ascii_lowercase();
     let start = lower.find("<title>")? + "<title>".len();
     let end = start + lower[start..].find("</title>")?;
-    let title: String = text[start..end].split_whitespace().collect::<Vec<_>>().join(" ");
+    let title: String = text[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     (!title.is_empty()).then(|| title.chars().take(120).collect())
 }
 

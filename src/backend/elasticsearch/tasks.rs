@@ -43,7 +43,10 @@ impl ElasticsearchClient {
         let task = serde_json::from_slice::<Value>(self.body(&answer))
             .ok()
             .and_then(|v| v.get("task").and_then(Value::as_str).map(str::to_string));
-        let one = Outcome { units: 1, ..Outcome::default() };
+        let one = Outcome {
+            units: 1,
+            ..Outcome::default()
+        };
         let Some(task) = task else {
             return Ok(one);
         };
@@ -73,7 +76,11 @@ impl ElasticsearchClient {
             if started.elapsed() > MAX_POLLING {
                 return Err(OpError::new(
                     ErrorKind::Timeout,
-                    format!("{}: task {task} not completed after {}h of polling", m.merge.label, MAX_POLLING.as_secs() / 3600),
+                    format!(
+                        "{}: task {task} not completed after {}h of polling",
+                        m.merge.label,
+                        MAX_POLLING.as_secs() / 3600
+                    ),
                 ));
             }
         }

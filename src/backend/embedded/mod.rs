@@ -435,7 +435,10 @@ impl EmbeddedClient {
                         OpError::new(ErrorKind::Unmet, format!("{} {}: Result set has been exhausted before all pages have been fetched, {left} page(s) remaining.", r.method, r.path))
                     })?;
                 let next = serde_json::json!({ "cursor": cursor }).to_string();
-                let request = RestRequest { body: next.as_bytes(), ..request };
+                let request = RestRequest {
+                    body: next.as_bytes(),
+                    ..request
+                };
                 response = tokio::task::block_in_place(|| backend.engine.rest(&request));
             }
             found = (200..300).contains(&response.status);

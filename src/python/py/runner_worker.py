@@ -7,7 +7,11 @@ the official client, timed as Rally times them).
 
 Protocol: frames on the standard input and on the original standard output, each a 4-byte
 big-endian length and that many bytes of JSON. Every request carries `rid`; its reply echoes
-it. What the track prints goes to the standard error, which runner shows.
+it. A reply carrying drawn params is a JSON head, a newline, then the params' bytes: the head's
+`items` gives each params dict's length as JSON without a dict `body`, and that body's length
+(null: none), laid end to end. A body is sent as the bytes Python encoded, never decoded and
+encoded again on the way to the request. What the track prints goes to the standard error,
+which runner shows.
 """
 
 import asyncio
@@ -222,7 +226,7 @@ class Source:
             if keep:
                 self.pending[client] = p
                 return float(self.scheduled[client]), ""
-            return float(self.scheduled[client]), encode(p)
+            return float(self.scheduled[client]), encode_params(p)
         finally:
             self.states[client] = random.getstate()
 
@@ -237,8 +241,9 @@ class Source:
         return {"infinite": bool(getattr(part, "infinite", True)), "size": size if isinstance(size, int) else None}
 
     def draw(self, client, n, check=False):
-        """Up to n params, as JSON texts; with `check`, drawn and checked but not encoded (a
-        runner's params may hold what JSON cannot carry: they stay in Python)."""
+        """Up to n params, as encoded items (`encode_params`); with `check`, drawn and checked
+        but not encoded (a runner's params may hold what JSON cannot carry: they stay in
+        Python)."""
         part = self.parts[client]
         random.setstate(self.states[client])
         out = []
@@ -253,9 +258,9 @@ class Source:
                     break
                 if not isinstance(p, dict):
                     raise TypeError(f"params() returned {type(p).__name__}, not a dict: {str(p)[:200]}")
-                text = "{}" if check else encode(p)
-                size += len(text)
-                out.append(text)
+                item = (b"{}", None) if check else encode_params(p)
+                size += len(item[0]) + len(item[1] or b"")
+                out.append(item)
         finally:
             self.states[client] = random.getstate()
         return out, ended
@@ -270,6 +275,17 @@ def encode(value):
         raise TypeError(f"a {type(o).__name__} ({str(o)[:100]}) cannot be sent as JSON")
 
     return json.dumps(value, default=fallback, separators=(",", ":"))
+
+
+def encode_params(p):
+    """A params dict as (its JSON without a dict `body`, that body's JSON or None), as bytes.
+    A search body can hold tens of thousands of terms: encoded once, here, it reaches the
+    request as these bytes."""
+    body = p.get("body")
+    if isinstance(body, dict):
+        rest = {k: v for k, v in p.items() if k != "body"}
+        return encode(rest).encode(), encode(body).encode()
+    return encode(p).encode(), None
 
 
 class Worker:
@@ -288,15 +304,29 @@ class Worker:
         data = encode(obj).encode()
         if len(data) > MAX_FRAME:
             data = encode({"rid": obj.get("rid"), "ok": False, "error": f"a reply of {len(data)} bytes is over the {MAX_FRAME}-byte limit"}).encode()
-        self.out.write(struct.pack(">I", len(data)) + data)
-        self.out.flush()
+        self.write(struct.pack(">I", len(data)) + data)
 
-    def send_raw(self, rid, head, items):
-        # A draw reply: the params are JSON already; spliced, not decoded and encoded again.
-        body = '{"rid":%d,"ok":true,%s,"params":[%s]}' % (rid, head, ",".join(items))
-        data = body.encode()
-        self.out.write(struct.pack(">I", len(data)) + data)
-        self.out.flush()
+    def write(self, frame):
+        # An unbuffered pipe may take part of a large frame (a signal mid-write): the rest follows.
+        view = memoryview(frame)
+        while view:
+            view = view[self.out.write(view):]
+
+    def send_items(self, rid, head, items):
+        """A reply of drawn params: its head, a newline, then each item's bytes end to end."""
+        lengths = [[len(rest), None if body is None else len(body)] for rest, body in items]
+        top = ('{"rid":%d,"ok":true,%s,"items":%s}\n' % (rid, head, json.dumps(lengths, separators=(",", ":")))).encode()
+        parts = [top]
+        for rest, body in items:
+            parts.append(rest)
+            if body is not None:
+                parts.append(body)
+        size = sum(len(x) for x in parts)
+        if size > MAX_FRAME:
+            self.send({"rid": rid, "ok": False, "error": f"a reply of {size} bytes is over the {MAX_FRAME}-byte limit"})
+            return
+        # One copy of the params, into the frame.
+        self.write(b"".join([struct.pack(">I", size)] + parts))
 
     # -- requests ---------------------------------------------------------------------------
 
@@ -534,7 +564,7 @@ async def serve(out):
                 worker.send(dict(await loop.run_in_executor(None, worker.source, req), rid=rid, ok=True))
             elif kind == "draw":
                 items, ended = worker.draw(req)
-                worker.send_raw(rid, '"end":%s' % ("true" if ended else "false"), items)
+                worker.send_items(rid, '"end":%s' % ("true" if ended else "false"), items)
             elif kind == "step":
                 at, params = worker.step(req)
                 if params is None:
@@ -542,7 +572,7 @@ async def serve(out):
                 elif params == "":
                     worker.send({"rid": rid, "ok": True, "end": False, "at": at})
                 else:
-                    worker.send_raw(rid, '"end":false,"at":%s' % json.dumps(at), [params])
+                    worker.send_items(rid, '"end":false,"at":%s' % json.dumps(at), [params])
             elif kind == "close-source":
                 worker.sources.pop(req.get("sid"), None)
                 worker.send({"rid": rid, "ok": True})

@@ -613,6 +613,9 @@ pub(super) fn rally_retry(op: &Map<String, Value>, task: &Map<String, Value>) ->
         }
     }
     let retries = out.get("retries").and_then(Value::as_u64).unwrap_or(0);
-    let until = out.get("until-success").and_then(Value::as_bool).unwrap_or(false);
+    let until = out
+        .get("until-success")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     (retries > 0 || until).then_some(Value::Object(out))
 }

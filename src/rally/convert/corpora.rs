@@ -65,7 +65,14 @@ pub(super) fn corpora(c: &mut Ctx, top: &Map<String, Value>) -> Result<Vec<Value
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
         };
-        let docs = documents(c, corpus, &path, &defaults, !indices.is_empty(), !streams.is_empty())?;
+        let docs = documents(
+            c,
+            corpus,
+            &path,
+            &defaults,
+            !indices.is_empty(),
+            !streams.is_empty(),
+        )?;
         if docs.is_empty() && c.osb {
             continue;
         }
@@ -85,7 +92,10 @@ fn documents(
     has_streams: bool,
 ) -> Result<Vec<Value>, TrackError> {
     // The loaders' corpus-level default of each file's `source-format`.
-    let corpus_format = corpus.get("source-format").and_then(Value::as_str).unwrap_or("bulk");
+    let corpus_format = corpus
+        .get("source-format")
+        .and_then(Value::as_str)
+        .unwrap_or("bulk");
     let mut docs = Vec::new();
     for (j, d) in corpus
         .get("documents")
@@ -95,7 +105,10 @@ fn documents(
         .enumerate()
     {
         let dpath = format!("{path}/documents/{j}");
-        let format = d.get("source-format").and_then(Value::as_str).unwrap_or(corpus_format);
+        let format = d
+            .get("source-format")
+            .and_then(Value::as_str)
+            .unwrap_or(corpus_format);
         match format {
             "bulk" => {}
             // OSB's vector data sets, read by its bulk-vector-data-set operation (which

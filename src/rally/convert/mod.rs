@@ -18,8 +18,8 @@ mod operation;
 pub mod python;
 
 use challenge::*;
-pub use corpora::{is_bulk, test_mode_file};
 use corpora::*;
+pub use corpora::{is_bulk, test_mode_file};
 use operation::*;
 
 #[derive(Debug)]

@@ -313,6 +313,14 @@ fn search(c: &mut Ctx, map: &Map<String, Value>, kind: &str, path: &str) -> Beco
             params.insert(k.into(), v);
         }
     }
+    // Rally's Query runner sets a search's body `size` to `results-per-page`, when not zero.
+    // (Elasticsearch reads a number given as a string too.)
+    let per_page = get("results-per-page")
+        .and_then(|v| v.as_u64().or_else(|| v.as_str()?.trim().parse().ok()))
+        .filter(|&n| kind == "search" && n != 0);
+    if let Some(size) = per_page {
+        params.insert("size".into(), json!(size));
+    }
     // Rally's `cache` is the request cache URL parameter.
     if let Some(cache) = map.get("cache").and_then(Value::as_bool) {
         let rp = params.entry("request-params").or_insert(json!({}));
@@ -372,7 +380,9 @@ fn admin(c: &Ctx, map: &Map<String, Value>, kind: &str) -> Becomes {
     }
     if kind == "delete-index" {
         // Rally's DeleteIndexParamSource: `only-if-exists` defaults to true.
-        let only = get("only-if-exists").and_then(|v| v.as_bool()).unwrap_or(true);
+        let only = get("only-if-exists")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true);
         params.insert("only-if-exists".into(), json!(only));
         // OSB's DeleteIndex lifts no `action.destructive_requires_name`.
         if c.osb {

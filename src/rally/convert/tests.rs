@@ -77,9 +77,16 @@ fn rallys_retry_parameters_become_the_tasks_retry() {
     assert_eq!(schedule[0]["retry"], json!({"until-success": true}));
     // The task's own parameters over its operation's.
     assert!(schedule[1].get("retry").is_none(), "{}", schedule[1]);
-    assert_eq!(schedule[2]["retry"], json!({"retries": 3, "wait-period": 2, "on-timeout": false}));
+    assert_eq!(
+        schedule[2]["retry"],
+        json!({"retries": 3, "wait-period": 2, "on-timeout": false})
+    );
     assert!(schedule[3].get("retry").is_none(), "{}", schedule[3]);
-    assert!(c.notes.iter().all(|n| !n.contains("retry")), "{:?}", c.notes);
+    assert!(
+        c.notes.iter().all(|n| !n.contains("retry")),
+        "{:?}",
+        c.notes
+    );
 }
 
 #[test]
@@ -208,6 +215,24 @@ fn old_style_scrolls_and_the_request_cache_convert() {
         "{:?}",
         converted.notes
     );
+}
+
+#[test]
+fn a_plain_search_sends_results_per_page_as_its_size_as_rallys_query_runner_does() {
+    let rally = json!({
+        "indices": [{"name": "i"}],
+        "operations": [
+            {"name": "s", "operation-type": "search", "results-per-page": 50, "body": {"query": {"match_all": {}}, "size": 1}},
+            {"name": "z", "operation-type": "search", "results-per-page": 0, "body": {"size": 1}}
+        ],
+        "schedule": [{"operation": "s"}, {"operation": "z"}]
+    });
+    let converted = convert_json(rally, OnUnsupported::Fail).unwrap();
+    let ops = &converted.track["operations"];
+    assert_eq!(ops[0]["type"], "search");
+    assert_eq!(ops[0]["params"]["size"], 50);
+    // Zero is no size to Rally (`if size:`): the body's own stays.
+    assert!(ops[1]["params"].get("size").is_none(), "{}", ops[1]);
 }
 
 #[test]

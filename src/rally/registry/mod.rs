@@ -177,22 +177,39 @@ impl Call {
     /// A DELETE as Rally's delete runners send it: with `only-if-exists` (their default), a
     /// HEAD of `head` first and the DELETE only when it found the target; else the DELETE
     /// alone, a 404 ignored. Rally's `request-params` go with the DELETE only.
-    fn deletes(head: String, delete: String, only_if_exists: bool, rp: Option<&Value>) -> Vec<Call> {
+    fn deletes(
+        head: String,
+        delete: String,
+        only_if_exists: bool,
+        rp: Option<&Value>,
+    ) -> Vec<Call> {
         let delete = Call::new("DELETE", delete).params(rp);
         if !only_if_exists {
             return vec![delete];
         }
-        vec![Call::new("HEAD", head), Call { if_found: true, ..delete }]
+        vec![
+            Call::new("HEAD", head),
+            Call {
+                if_found: true,
+                ..delete
+            },
+        ]
     }
 
     /// A delete by wildcard: the setting that forbids it lifted around it.
     fn destructive(self) -> Call {
-        Call { destructive: true, ..self }
+        Call {
+            destructive: true,
+            ..self
+        }
     }
 
     /// `pages` in all, each after the first sent with the answer's `cursor`.
     fn cursor_pages(self, pages: u64) -> Call {
-        Call { cursor_pages: pages, ..self }
+        Call {
+            cursor_pages: pages,
+            ..self
+        }
     }
 
     /// Polled until `until` holds, every `interval` seconds (Rally's default 1), at most
@@ -291,7 +308,9 @@ pub fn rest_operation(
 
 /// Rally's `only-if-exists` of its delete operations: true unless the operation says false.
 fn only_if_exists(op: &Map<String, Value>) -> bool {
-    op.get("only-if-exists").and_then(Value::as_bool).unwrap_or(true)
+    op.get("only-if-exists")
+        .and_then(Value::as_bool)
+        .unwrap_or(true)
 }
 
 fn string(op: &Map<String, Value>, k: &str) -> Option<String> {
@@ -457,9 +476,13 @@ mod tests {
             ], "ignore-status": 404})
         );
         // `only-if-exists: false`: the DELETE alone, a 404 ignored.
-        let p = rest_operation("delete-data-stream", &op(json!({"only-if-exists": false, "data-stream": "x"})), &declared)
-            .unwrap()
-            .unwrap();
+        let p = rest_operation(
+            "delete-data-stream",
+            &op(json!({"only-if-exists": false, "data-stream": "x"})),
+            &declared,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(
             Value::Object(p),
             json!({"method": "DELETE", "path": "/_data_stream/x", "ignore-status": 404})
@@ -487,9 +510,17 @@ mod tests {
             ])
         );
         // OSB's runner deletes the matching indices lifting no setting.
-        let osb = Declared { osb: true, ..declared };
-        let p = rest_operation("delete-composable-template", &Map::new(), &osb).unwrap().unwrap();
-        assert_eq!(p["requests"][2], json!({"method": "DELETE", "path": "/logs-*"}));
+        let osb = Declared {
+            osb: true,
+            ..declared
+        };
+        let p = rest_operation("delete-composable-template", &Map::new(), &osb)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            p["requests"][2],
+            json!({"method": "DELETE", "path": "/logs-*"})
+        );
         let declared = Declared { osb: false, ..osb };
         let p = rest_operation(
             "create-transform",

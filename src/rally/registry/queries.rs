@@ -26,7 +26,9 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, _declared: &Declared) -
                 // Rally's sql runner: `pages` in all, each after the first asked with the
                 // answer's cursor.
                 let pages = op.get("pages").and_then(Value::as_u64).unwrap_or(1).max(1);
-                one(Call::new("POST", "/_sql".into()).body(b).cursor_pages(pages))
+                one(Call::new("POST", "/_sql".into())
+                    .body(b)
+                    .cursor_pages(pages))
             }
             _ => Err("`sql` needs `body.query`".into()),
         },

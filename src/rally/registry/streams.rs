@@ -28,7 +28,9 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) ->
                     match create {
                         true => vec![Call::new("PUT", path).params(rp)],
                         // Rally asks whether the stream exists as an index (`indices.exists`).
-                        false => Call::deletes(format!("/{}", enc(n)), path, only_if_exists(op), rp),
+                        false => {
+                            Call::deletes(format!("/{}", enc(n)), path, only_if_exists(op), rp)
+                        }
                     }
                 })
                 .collect();

@@ -50,7 +50,11 @@ pub(super) fn calls(kind: &str, op: &Map<String, Value>, declared: &Declared) ->
                 // the template was there, with the setting that forbids wildcards lifted.
                 if let (Some(p), true) = (pattern, delete && kind != "delete-component-template") {
                     let delete = Call::new("DELETE", format!("/{}", enc(&p)));
-                    calls.push(if declared.osb { delete } else { delete.destructive() });
+                    calls.push(if declared.osb {
+                        delete
+                    } else {
+                        delete.destructive()
+                    });
                 }
             }
             Ok((calls, true))

@@ -546,7 +546,10 @@ impl Engine {
         }
         // Asked not to wait: Elasticsearch answers the task's id, which is done here already.
         if param(query, "wait_for_completion").as_deref() == Some("false") {
-            let n = 1 + self.state.tasks_issued.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let n = 1 + self
+                .state
+                .tasks_issued
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return RestResponse::json(200, &json!({ "task": format!("{TASK_NODE}:{n}") }));
         }
         RestResponse::json(
@@ -557,19 +560,29 @@ impl Engine {
 
     /// A task handed out before: completed (each is done before its id is answered).
     fn get_task(&self, id: &str) -> RestResponse {
-        let issued = self.state.tasks_issued.load(std::sync::atomic::Ordering::Relaxed);
+        let issued = self
+            .state
+            .tasks_issued
+            .load(std::sync::atomic::Ordering::Relaxed);
         let known = id
             .strip_prefix(TASK_NODE)
             .and_then(|n| n.strip_prefix(':'))
             .and_then(|n| n.parse::<u64>().ok())
             .filter(|n| (1..=issued).contains(n));
         match known {
-            Some(n) => RestResponse::json(200, &json!({
-                "completed": true,
-                "task": {"node": TASK_NODE, "id": n, "type": "transport", "action": "indices:admin/forcemerge", "cancellable": false},
-                "response": {"_shards": {"failed": 0}}
-            })),
-            None => RestResponse::error(404, "resource_not_found_exception", &format!("task [{id}] isn't running and hasn't stored its results")),
+            Some(n) => RestResponse::json(
+                200,
+                &json!({
+                    "completed": true,
+                    "task": {"node": TASK_NODE, "id": n, "type": "transport", "action": "indices:admin/forcemerge", "cancellable": false},
+                    "response": {"_shards": {"failed": 0}}
+                }),
+            ),
+            None => RestResponse::error(
+                404,
+                "resource_not_found_exception",
+                &format!("task [{id}] isn't running and hasn't stored its results"),
+            ),
         }
     }
 

@@ -121,7 +121,16 @@ fn a_parameter_not_run_is_a_400_naming_it() {
     assert_eq!(r["completed"], true, "{r}");
     assert_eq!(call(&b, "GET", "/_tasks/runner:999", "").0, 404);
     // Other requests asked not to wait still are not run.
-    assert_eq!(call(&b, "POST", "/places/_delete_by_query?wait_for_completion=false", r#"{"query":{"match_all":{}}}"#).0, 400);
+    assert_eq!(
+        call(
+            &b,
+            "POST",
+            "/places/_delete_by_query?wait_for_completion=false",
+            r#"{"query":{"match_all":{}}}"#
+        )
+        .0,
+        400
+    );
     assert_eq!(call(&b, "GET", "/places/_doc/1?realtime=false", "").0, 400);
     assert_eq!(call(&b, "GET", "/places/_doc/1?realtime=true", "").0, 200);
     let (s, _) = call(&b, "GET", "/places/_count?size=1", "");
