@@ -6,7 +6,7 @@
 use super::client::{Done, RunnerExec, Shared};
 use crate::backend::{status_error, Backend, ErrorKind, OpError, Outcome};
 use crate::ops::{DrawnDialect, OpSpec, PythonSpec};
-use crate::python::frames::Drawn;
+use crate::python::frames::{Drawn, DrawnBody};
 use crate::python::{Pool, RunnerReply};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
@@ -280,39 +280,49 @@ impl Converter {
             return Ok(Call::InWorker);
         }
         let mut params = parse_drawn(&drawn.params)?;
-        let body = match &drawn.body {
+        let json = match &drawn.body {
             // A body drawn for a search is converted apart (an empty one in its place) and
             // reaches the request as the bytes Python encoded: it can hold tens of thousands of
             // terms, and each decoding or copy of it costs milliseconds a call.
-            Some(body) if self.searches() => {
+            Some(DrawnBody::Json(json)) if self.searches() => {
                 params.insert("body".into(), Value::Object(Map::new()));
-                body
+                json
             }
             Some(body) => {
-                params.insert("body".into(), parse_body(body)?);
-                return self.prepared(backend, self.spec_of(params)?);
+                params.insert("body".into(), body.to_value()?);
+                return self.in_place(backend, params);
             }
-            None => {
-                if self.kind == "bulk" && self.dialect == DrawnDialect::Rally {
-                    if let Some(bulk) = crate::ops::drawn_bulk(&mut params) {
-                        return self.whole_bulk(backend, bulk?);
-                    }
-                }
-                return self.prepared(backend, self.spec_of(params)?);
-            }
+            None => return self.in_place(backend, params),
         };
         match self.spec_of(params)? {
             OpSpec::Search(s) => backend
-                .prepare_encoded_search(s, body.clone())
+                .prepare_encoded_search(s, json.clone())
                 .map(Call::Op)
                 .map_err(cannot_prepare),
             // Converted as something else: again, with its body in place.
             _ => {
                 let mut params = parse_drawn(&drawn.params)?;
-                params.insert("body".into(), parse_body(body)?);
-                self.prepared(backend, self.spec_of(params)?)
+                params.insert("body".into(), DrawnBody::Json(json.clone()).to_value()?);
+                self.in_place(backend, params)
             }
         }
+    }
+
+    /// Drawn params with their body in place: a Rally bulk's whole body, or any operation.
+    fn in_place<B: Backend>(
+        &self,
+        backend: &B,
+        mut params: Map<String, Value>,
+    ) -> Result<Call<B::Prepared>, String> {
+        if self.kind == "bulk" && self.dialect == DrawnDialect::Rally {
+            if let Some(bulk) = crate::ops::drawn_bulk(&mut params) {
+                return self.whole_bulk(backend, bulk?);
+            }
+        }
+        backend
+            .prepare(&self.spec_of(params)?)
+            .map(Call::Op)
+            .map_err(cannot_prepare)
     }
 
     /// Whether the drawn params are a search's (their body passed on, not read).
@@ -324,10 +334,6 @@ impl Converter {
             ),
             DrawnDialect::Ours => self.kind == "search",
         }
-    }
-
-    fn prepared<B: Backend>(&self, backend: &B, op: OpSpec) -> Result<Call<B::Prepared>, String> {
-        backend.prepare(&op).map(Call::Op).map_err(cannot_prepare)
     }
 
     /// A bulk drawn whole: sent as drawn, its documents framed for backends that index them.
@@ -383,10 +389,6 @@ impl Converter {
 fn parse_drawn(params: &[u8]) -> Result<Map<String, Value>, String> {
     serde_json::from_slice(params)
         .map_err(|e| format!("drew params that are not a JSON object: {e}"))
-}
-
-fn parse_body(body: &[u8]) -> Result<Value, String> {
-    serde_json::from_slice(body).map_err(|e| format!("drew a body that is not JSON: {e}"))
 }
 
 fn cannot_prepare(e: crate::backend::OpError) -> String {

@@ -70,19 +70,47 @@ pub fn head_and_tail(frame: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
-/// One params dict a source drew, as the worker encoded it: the params without a dict `body`,
+/// One params dict a source drew, as the worker encoded it: the params without their `body`,
 /// and that body apart, so that a body only passed on reaches the request as these bytes.
 #[derive(Debug, Clone)]
 pub struct Drawn {
     /// A JSON object: the params, without the body.
     pub params: bytes::Bytes,
-    /// A JSON object: the params' `body`, when it was one.
-    pub body: Option<bytes::Bytes>,
+    pub body: Option<DrawnBody>,
+}
+
+/// A drawn `body`, as Python gave it.
+#[derive(Debug, Clone)]
+pub enum DrawnBody {
+    /// A dict, as its JSON.
+    Json(bytes::Bytes),
+    /// A str or bytes (a bulk's NDJSON), as its UTF-8: never escaped into a JSON string.
+    Text(bytes::Bytes),
+}
+
+impl DrawnBody {
+    pub fn bytes(&self) -> &bytes::Bytes {
+        match self {
+            DrawnBody::Json(b) | DrawnBody::Text(b) => b,
+        }
+    }
+
+    /// The body as a JSON value (a text one as a string).
+    pub fn to_value(&self) -> Result<serde_json::Value, String> {
+        match self {
+            DrawnBody::Json(b) => {
+                serde_json::from_slice(b).map_err(|e| format!("drew a body that is not JSON: {e}"))
+            }
+            DrawnBody::Text(b) => std::str::from_utf8(b)
+                .map(|t| serde_json::Value::String(t.to_string()))
+                .map_err(|e| format!("drew a body that is not UTF-8: {e}")),
+        }
+    }
 }
 
 impl Drawn {
     pub fn len(&self) -> usize {
-        self.params.len() + self.body.as_ref().map_or(0, |b| b.len())
+        self.params.len() + self.body.as_ref().map_or(0, |b| b.bytes().len())
     }
 
     /// The params as one JSON object, the body in its place.
@@ -90,8 +118,7 @@ impl Drawn {
         let mut params: serde_json::Value = serde_json::from_slice(&self.params)
             .map_err(|e| format!("drew params that are not JSON: {e}"))?;
         if let Some(body) = &self.body {
-            let body: serde_json::Value = serde_json::from_slice(body)
-                .map_err(|e| format!("drew a body that is not JSON: {e}"))?;
+            let body = body.to_value()?;
             match params.as_object_mut() {
                 Some(p) => {
                     p.insert("body".into(), body);
@@ -103,12 +130,13 @@ impl Drawn {
     }
 }
 
-/// The items a head lays out over `tail`: each a params length and a body length (None: no
-/// body). Lengths past the tail, or bytes left over, are an error, not a guess.
-pub fn drawn_items(
-    lengths: &[(usize, Option<usize>)],
-    tail: bytes::Bytes,
-) -> Result<Vec<Drawn>, String> {
+/// How a reply's head lays out one item: its params' length, its body's (None: no body), and
+/// the body's kind (0: JSON, 1: text).
+pub type ItemLayout = (usize, Option<usize>, u8);
+
+/// The items a head lays out over `tail`. Lengths past the tail, a kind not known, or bytes
+/// left over, are an error, not a guess.
+pub fn drawn_items(lengths: &[ItemLayout], tail: bytes::Bytes) -> Result<Vec<Drawn>, String> {
     let mut out = Vec::with_capacity(lengths.len().min(tail.len() + 1));
     let mut at = 0usize;
     let mut take = |n: usize| -> Result<bytes::Bytes, String> {
@@ -125,9 +153,18 @@ pub fn drawn_items(
         at = end;
         Ok(part)
     };
-    for &(params, body) in lengths {
+    for &(params, body, kind) in lengths {
         let params = take(params)?;
-        let body = body.map(&mut take).transpose()?;
+        let body = match (body.map(&mut take).transpose()?, kind) {
+            (None, _) => None,
+            (Some(b), 0) => Some(DrawnBody::Json(b)),
+            (Some(b), 1) => Some(DrawnBody::Text(b)),
+            (Some(_), other) => {
+                return Err(format!(
+                    "the worker's reply names body kind {other}, not 0 or 1"
+                ))
+            }
+        };
         out.push(Drawn { params, body });
     }
     if at != tail.len() {
@@ -143,14 +180,13 @@ pub fn drawn_items(
 mod tests {
     #[test]
     fn drawn_items_are_cut_as_the_head_says_and_nothing_is_guessed() {
-        let frame =
-            b"{\"rid\":3,\"ok\":true,\"items\":[[2,9],[11,null]]}\n{}{\"size\":1}{\"index\":1}";
+        let frame = b"{\"rid\":3,\"ok\":true,\"items\":[[2,10,0],[11,null,0],[2,3,1]]}\n{}{\"size\":1}{\"index\":1}{}a\"b";
         let (head, tail) = super::head_and_tail(frame);
         assert!(head.ends_with(b"]]}"));
         let tail = bytes::Bytes::copy_from_slice(tail);
-        let items = super::drawn_items(&[(2, Some(10)), (11, None)], tail.clone()).unwrap();
+        let layout = [(2, Some(10), 0), (11, None, 0), (2, Some(3), 1)];
+        let items = super::drawn_items(&layout, tail.clone()).unwrap();
         assert_eq!(&items[0].params[..], b"{}");
-        assert_eq!(items[0].body.as_deref(), Some(&b"{\"size\":1}"[..]));
         assert_eq!(
             items[0].to_value().unwrap(),
             serde_json::json!({"body": {"size": 1}})
@@ -159,32 +195,26 @@ mod tests {
             items[1].to_value().unwrap(),
             serde_json::json!({"index": 1})
         );
-        assert_eq!(items[0].len() + items[1].len(), tail.len());
-        let past = super::drawn_items(&[(2, Some(usize::MAX))], tail.clone()).unwrap_err();
+        // A text body is its bytes, read as a string where a value is wanted.
+        assert_eq!(
+            items[2].to_value().unwrap(),
+            serde_json::json!({"body": "a\"b"})
+        );
+        assert_eq!(
+            items.iter().map(super::Drawn::len).sum::<usize>(),
+            tail.len()
+        );
+        let past = super::drawn_items(&[(2, Some(usize::MAX), 0)], tail.clone()).unwrap_err();
         assert!(past.contains("past its"), "{past}");
-        let left = super::drawn_items(&[(2, None)], tail).unwrap_err();
+        let left = super::drawn_items(&[(2, None, 0)], tail.clone()).unwrap_err();
         assert!(left.contains("past what its head"), "{left}");
+        let kind = super::drawn_items(&[(2, Some(10), 7), (11, None, 0), (2, Some(3), 1)], tail)
+            .unwrap_err();
+        assert!(kind.contains("kind 7"), "{kind}");
         // A frame with no tail is all head.
         assert_eq!(
             super::head_and_tail(b"{\"ok\":true}"),
             (&b"{\"ok\":true}"[..], &b""[..])
         );
-    }
-
-    #[test]
-    fn frames_round_trip_and_refuse_what_is_too_large() {
-        let mut buf = Vec::new();
-        super::write_sync(&mut buf, b"{\"a\":1}").unwrap();
-        super::write_sync(&mut buf, b"").unwrap();
-        let mut r = buf.as_slice();
-        assert_eq!(super::read_sync(&mut r).unwrap().unwrap(), b"{\"a\":1}");
-        assert_eq!(super::read_sync(&mut r).unwrap().unwrap(), b"");
-        assert!(super::read_sync(&mut r).unwrap().is_none());
-        let huge = ((super::MAX_FRAME + 1) as u32).to_be_bytes();
-        let err = super::read_sync(&mut huge.as_slice()).unwrap_err();
-        assert!(err.to_string().contains("over the"), "{err}");
-        // A frame cut short is an error, not a clean end.
-        let cut = [0u8, 0, 0, 9, b'{'];
-        assert!(super::read_sync(&mut cut.as_slice()).is_err());
     }
 }

@@ -116,7 +116,7 @@ pub(super) struct Head {
     at: f64,
     /// How the drawn params after the head are laid out.
     #[serde(default)]
-    items: Vec<(usize, Option<usize>)>,
+    items: Vec<frames::ItemLayout>,
 }
 
 impl Head {

@@ -8,9 +8,9 @@ the official client, timed as Rally times them).
 Protocol: frames on the standard input and on the original standard output, each a 4-byte
 big-endian length and that many bytes of JSON. Every request carries `rid`; its reply echoes
 it. A reply carrying drawn params is a JSON head, a newline, then the params' bytes: the head's
-`items` gives each params dict's length as JSON without a dict `body`, and that body's length
-(null: none), laid end to end. A body is sent as the bytes Python encoded, never decoded and
-encoded again on the way to the request. What the track prints goes to the standard error,
+`items` gives, for each params dict, the length of its JSON without its `body`, that body's
+length (null: none) and its kind (0: JSON, 1: text), laid end to end. A body is sent as the
+bytes Python encoded, never decoded and encoded again on the way to the request. What the track prints goes to the standard error,
 which runner shows.
 """
 
@@ -258,7 +258,7 @@ class Source:
                     break
                 if not isinstance(p, dict):
                     raise TypeError(f"params() returned {type(p).__name__}, not a dict: {str(p)[:200]}")
-                item = (b"{}", None) if check else encode_params(p)
+                item = (b"{}", None, 0) if check else encode_params(p)
                 size += len(item[0]) + len(item[1] or b"")
                 out.append(item)
         finally:
@@ -277,15 +277,26 @@ def encode(value):
     return json.dumps(value, default=fallback, separators=(",", ":"))
 
 
+TEXT_BODY = 1
+
+
 def encode_params(p):
-    """A params dict as (its JSON without a dict `body`, that body's JSON or None), as bytes.
-    A search body can hold tens of thousands of terms: encoded once, here, it reaches the
-    request as these bytes."""
+    """A params dict as bytes: (its JSON without its `body`, that body, how it is sent). A dict
+    body goes as its JSON (a search body can hold tens of thousands of terms: encoded once,
+    here, it reaches the request as these bytes); a text or bytes body (a bulk's NDJSON) as
+    its UTF-8, never escaped into a JSON string; any other body stays in the params."""
     body = p.get("body")
     if isinstance(body, dict):
-        rest = {k: v for k, v in p.items() if k != "body"}
-        return encode(rest).encode(), encode(body).encode()
-    return encode(p).encode(), None
+        return encode_rest(p), encode(body).encode(), 0
+    if isinstance(body, str):
+        return encode_rest(p), body.encode("utf-8"), TEXT_BODY
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return encode_rest(p), bytes(body), TEXT_BODY
+    return encode(p).encode(), None, 0
+
+
+def encode_rest(p):
+    return encode({k: v for k, v in p.items() if k != "body"}).encode()
 
 
 class Worker:
@@ -314,10 +325,10 @@ class Worker:
 
     def send_items(self, rid, head, items):
         """A reply of drawn params: its head, a newline, then each item's bytes end to end."""
-        lengths = [[len(rest), None if body is None else len(body)] for rest, body in items]
+        lengths = [[len(rest), None if body is None else len(body), kind] for rest, body, kind in items]
         top = ('{"rid":%d,"ok":true,%s,"items":%s}\n' % (rid, head, json.dumps(lengths, separators=(",", ":")))).encode()
         parts = [top]
-        for rest, body in items:
+        for rest, body, _ in items:
             parts.append(rest)
             if body is not None:
                 parts.append(body)
