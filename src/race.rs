@@ -174,6 +174,7 @@ pub async fn run(
     add_thresholds(&mut plan, &opts.thresholds)?;
     checks::check_recall_criteria(&plan, opts.shard.is_some())?;
     let mut deviations = track.notes.clone();
+    deviations.extend(checks::uncut_rally_bulks(&plan));
     deviations.extend(check_supported(
         opts.backend,
         &mut plan,

@@ -294,6 +294,37 @@ pub(super) fn check_shardable(kind: BackendKind, plan: &Plan) -> Result<(), Race
     Ok(())
 }
 
+/// Rally's bulks whose corpus cannot be cut per esrally worker, said as deviations: a file
+/// with no declared document count (Rally requires one) has no slices to cut, so the task's
+/// clients read the corpus as one queue.
+pub(super) fn uncut_rally_bulks(plan: &Plan) -> Vec<String> {
+    let mut notes = Vec::new();
+    for step in &plan.steps {
+        let plan::Step::Run { leaves } = step else {
+            continue;
+        };
+        for leaf in leaves {
+            let crate::ops::OpSpec::Bulk(bulk) = &leaf.spec else {
+                continue;
+            };
+            if leaf.corpus_parts.is_empty() {
+                continue;
+            }
+            if let Some(file) = bulk.files.iter().find(|f| f.document_count.is_none()) {
+                let note = format!(
+                    "task `{}`: `{}` declares no document count, so its corpus is read as one queue by all clients, not cut per load-driver worker as esrally cuts it",
+                    leaf.task,
+                    file.describe().display()
+                );
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+        }
+    }
+    notes
+}
+
 #[cfg(test)]
 mod tests {
     use crate::ops::index_pattern_matches as wildcard_match;

@@ -310,3 +310,53 @@ fn bad_paging_and_bulk_params_are_refused_before_the_race() {
         assert!(env.race_dirs().is_empty());
     }
 }
+
+/// `split: rally` over a file with no declared document count: there are no esrally slices to
+/// cut, so the clients share one queue, and the race says so in its deviations.
+#[test]
+fn a_rally_split_with_no_document_count_is_a_deviation_not_a_silent_queue() {
+    let dir = track_dir(&[
+        ("docs.json", "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n"),
+        (
+            "track.yaml",
+            r#"name: uncut
+indices: [{name: tiny}]
+corpora:
+  - name: c
+    documents: [{source-file: docs.json, target-index: tiny}]
+operations:
+  - {name: create-index, type: create-index}
+  - {name: load, type: bulk, params: {bulk-size: 2, split: rally}}
+challenges:
+  - name: c
+    schedule:
+      - {operation: create-index}
+      - {operation: load, clients: 2}
+"#,
+        ),
+    ]);
+    let env = Env::new();
+    let out = env.ok(&[
+        "race",
+        "--quiet",
+        "--report-format",
+        "json",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+    ]);
+    let race: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let deviations = race["race"]["deviations"].to_string();
+    assert!(
+        deviations.contains("task `load`") && deviations.contains("declares no document count"),
+        "{deviations}"
+    );
+    let load = race["race"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["task"] == "load")
+        .unwrap();
+    // Every document still indexed once, in bulks of two.
+    assert_eq!(load["trials"][0]["errors"], 0, "{load}");
+    assert_eq!(load["trials"][0]["units"], 4, "{load}");
+}
