@@ -176,7 +176,9 @@ pub(crate) fn track_request(args: &TrackArgs, home: &Path) -> Result<TrackReques
         plan: crate::plan::PlanOptions {
             test_mode: args.test_mode,
             tasks: task_selection(args)?,
-            rally_workers: None,
+            // esrally's load-driver workers: rally.ini's `available.cores` where the user
+            // set it, else one per core (the plan's default).
+            rally_workers: crate::rally::repository::available_cores(),
         },
     })
 }

@@ -27,6 +27,16 @@ pub fn data_dir() -> Option<PathBuf> {
     })
 }
 
+/// The load-driver cores esrally is configured with: rally.ini's `[system] available.cores`
+/// (esrally's `num_cores`), when set to a positive whole number.
+pub fn available_cores() -> Option<u64> {
+    let text = std::fs::read_to_string(rally_confdir()?.join("rally.ini")).ok()?;
+    ini_value(&text, "system", "available.cores")?
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+}
+
 /// A corpus file esrally downloaded: `<data>/<corpus>/<file>`.
 pub fn corpus_file(corpus: &str, file: &str) -> Option<PathBuf> {
     if corpus.contains(['/', '\\']) || corpus.starts_with('.') {

@@ -899,3 +899,60 @@ fn a_polled_force_merge_asks_for_its_task() {
         Some(0)
     );
 }
+
+/// esrally's `available.cores` (rally.ini, `[system]`) sets its workers, and so how a Rally
+/// bulk's corpus is cut: one core, one slice, one bulk of the four documents.
+#[test]
+fn rally_ini_available_cores_sets_the_workers_that_cut_a_bulk() {
+    let dir = track_dir(&[
+        (
+            "track.json",
+            r#"{
+  "version": 2,
+  "indices": [{"name": "tiny"}],
+  "corpora": [{"name": "c", "documents": [{"source-file": "docs.json", "document-count": 4}]}],
+  "schedule": [
+    {"operation": {"operation-type": "create-index"}},
+    {"operation": {"name": "index", "operation-type": "bulk", "bulk-size": 4}, "clients": 2}
+  ]
+}"#,
+        ),
+        (
+            "docs.json",
+            "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n{\"a\": 4}\n",
+        ),
+    ]);
+    let env = Env::new();
+    let rally_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(rally_home.path().join(".rally")).unwrap();
+    std::fs::write(
+        rally_home.path().join(".rally/rally.ini"),
+        "[system]\navailable.cores = 1\n",
+    )
+    .unwrap();
+    let record = env.home.path().join("requests.jsonl");
+    let server = serve(&env, &["--record", record.to_str().unwrap()]);
+    let hosts = format!("127.0.0.1:{}", server.port);
+    let args = [
+        "race",
+        "--track-path",
+        dir.path().to_str().unwrap(),
+        "--quiet",
+        "--target-hosts",
+        &hosts,
+    ];
+    let out = env
+        .command(&args)
+        .env("RALLY_HOME", rally_home.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bulks: Vec<usize> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["path"] == "/_bulk")
+        .map(|l| l["body"].as_array().unwrap().len() / 2)
+        .collect();
+    assert_eq!(bulks, [4], "one worker: one slice, one bulk");
+}

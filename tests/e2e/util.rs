@@ -27,6 +27,9 @@ impl Env {
         c.args(args)
             .env("RUNNER_HOME", self.home.path())
             .env("RUNNER_TRACKS_DIR", repo().join("tracks"))
+            // esrally's settings (rally.ini: its cores, its corpora) are the test's, not the
+            // machine's.
+            .env("RALLY_HOME", self.home.path())
             .current_dir(repo());
         c
     }
