@@ -185,6 +185,34 @@ fn test_mode_shrinks_work() {
             warmup_requests: 0
         }
     );
+    // A track its front end shrank (Rally's: time periods to 10 s, iterations to one a
+    // client) keeps what the front end left.
+    let mut shrunk = t.clone();
+    shrunk.shrunk_for_test_mode = true;
+    let p = build(
+        &shrunk,
+        &shrunk.challenges[0],
+        &PlanOptions {
+            test_mode: true,
+            tasks: TaskSelection::All,
+            rally_workers: None,
+        },
+    )
+    .unwrap();
+    let r = runs(&p);
+    assert_eq!(
+        (&r[0].work, &r[1].work),
+        (
+            &Work::Iterations {
+                warmup: 10000,
+                measured: 10000
+            },
+            &Work::Time {
+                warmup: Duration::ZERO,
+                measured: Duration::from_secs(90)
+            }
+        )
+    );
 }
 
 #[test]

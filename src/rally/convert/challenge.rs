@@ -472,6 +472,9 @@ fn template_order(
 /// `time-period` after `warmup-time-period` (ours includes the warmup). Rally's test mode (its
 /// TestModeTrackProcessor) runs at most as many iterations and warmup iterations as the task
 /// has clients; its shorter time periods are runner's test mode's own.
+/// The longest time period of a task in Rally's test mode.
+const RALLY_TEST_MODE_SECONDS: f64 = 10.0;
+
 fn work(map: &Map<String, Value>, clients: u64, test_mode: bool, out: &mut Map<String, Value>) {
     let at_most_clients = |n: u64| if test_mode { n.min(clients) } else { n };
     let iterations = map
@@ -482,8 +485,18 @@ fn work(map: &Map<String, Value>, clients: u64, test_mode: bool, out: &mut Map<S
         .get("warmup-iterations")
         .and_then(Value::as_u64)
         .map(at_most_clients);
-    let warmup_time = map.get("warmup-time-period").and_then(Value::as_f64);
-    let time_period = map.get("time-period").and_then(Value::as_f64);
+    // Rally's TestModeTrackProcessor: no warmup time, a time period of at most 10 s.
+    let warmup_time = map
+        .get("warmup-time-period")
+        .and_then(Value::as_f64)
+        .filter(|_| !test_mode);
+    let time_period = map.get("time-period").and_then(Value::as_f64).map(|tp| {
+        if test_mode {
+            tp.min(RALLY_TEST_MODE_SECONDS)
+        } else {
+            tp
+        }
+    });
     if let Some(r) = map.get("ramp-up-time-period").and_then(seconds) {
         out.insert("ramp-up-time-period".into(), json!(r));
     }

@@ -377,3 +377,41 @@ fn a_data_stream_target_wins_over_an_index_as_in_rally() {
     assert_eq!(doc["target-data-stream"], "logs-x");
     assert!(doc.get("target-index").is_none(), "{doc}");
 }
+
+/// Rally's TestModeTrackProcessor: no warmup time, time periods cut to 10 s, iterations and
+/// warmup iterations to one a client, targets lifted.
+#[test]
+fn test_mode_shrinks_as_rallys_track_processor_does() {
+    let rally = json!({
+        "indices": [{"name": "i"}],
+        "operations": [{"name": "s", "operation-type": "search", "body": {}}],
+        "schedule": [
+            {"operation": "s", "name": "long", "clients": 2, "warmup-time-period": 30, "time-period": 120, "target-throughput": 5},
+            {"operation": "s", "name": "short", "time-period": 4},
+            {"operation": "s", "name": "counted", "clients": 4, "warmup-iterations": 50, "iterations": 100}
+        ]
+    });
+    let c = convert(
+        &rally,
+        Path::new("track.json"),
+        "t",
+        true,
+        OnUnsupported::Fail,
+        None,
+        &|_| Ok(json!({})),
+        None,
+    )
+    .unwrap();
+    let schedule = &c.track["challenges"][0]["schedule"];
+    assert_eq!(schedule[0]["time-period"], "10s", "{}", schedule[0]);
+    assert!(schedule[0].get("warmup").is_none(), "{}", schedule[0]);
+    assert!(
+        schedule[0].get("target-throughput").is_none(),
+        "{}",
+        schedule[0]
+    );
+    assert_eq!(schedule[1]["time-period"], "4s", "{}", schedule[1]);
+    // Per client at most as many as there are clients, then counted over all four.
+    assert_eq!(schedule[2]["iterations"], 16, "{}", schedule[2]);
+    assert_eq!(schedule[2]["warmup"], 16, "{}", schedule[2]);
+}
