@@ -150,6 +150,14 @@ pub struct Page {
 impl Page {
     /// Calls a DevTools method and returns its result, keeping the events that came first.
     pub fn call(&mut self, method: &str, params: Value) -> Value {
+        match self.try_call(method, params) {
+            Ok(result) => result,
+            Err(error) => panic!("{method}: {error}"),
+        }
+    }
+
+    /// A DevTools call's result, or the error chromium answered.
+    fn try_call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         self.next += 1;
         let id = self.next;
         let text = json!({"id": id, "method": method, "params": params}).to_string();
@@ -162,8 +170,10 @@ impl Page {
             );
             let Some(v) = self.read() else { continue };
             if v["id"] == id {
-                assert!(v.get("error").is_none(), "{method}: {v}");
-                return v["result"].clone();
+                return match v.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(v["result"].clone()),
+                };
             }
             self.note(&v);
         }
@@ -240,12 +250,23 @@ impl Page {
         r["result"]["value"].clone()
     }
 
-    /// Waits for an expression to be true; false at the deadline.
+    /// Waits for an expression to be true; false at the deadline. A page between two
+    /// documents (a redirect, a navigation) has no context to evaluate in: asked again.
     pub fn wait_until(&mut self, expression: &str, timeout: Duration) -> bool {
         let end = Instant::now() + timeout;
         while Instant::now() < end {
-            if self.eval(expression) == Value::Bool(true) {
-                return true;
+            let answer = self.try_call(
+                "Runtime.evaluate",
+                json!({"expression": expression, "returnByValue": true}),
+            );
+            match answer {
+                Ok(r) if r.get("exceptionDetails").is_some() => {
+                    panic!("{expression}: {}", r["exceptionDetails"])
+                }
+                Ok(r) if r["result"]["value"] == Value::Bool(true) => return true,
+                Ok(_) => {}
+                Err(e) if navigating(&e) => {}
+                Err(e) => panic!("Runtime.evaluate of {expression}: {e}"),
             }
             self.settle(Duration::from_millis(200));
         }
@@ -268,4 +289,10 @@ impl Page {
             .decode(r["data"].as_str().unwrap())
             .unwrap()
     }
+}
+
+/// Chromium's answer when an evaluation's page navigated away under it.
+fn navigating(error: &Value) -> bool {
+    let message = error["message"].as_str().unwrap_or_default();
+    message.contains("navigated or closed") || message.contains("Cannot find context")
 }
