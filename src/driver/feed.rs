@@ -79,7 +79,9 @@ pub(super) async fn start_feed(
     let parted = match (&leaf.corpus_parts[..], slice.is_whole()) {
         ([_, ..], true) => {
             // Each slice's start is reached here, off the async threads and before the race.
-            let (bulk, parts, clients) = (bulk.clone(), leaf.corpus_parts.clone(), leaf.clients);
+            // The plan's limit (test mode's), not an ingest share: each slice takes its own share.
+            let bulk = within_limit(bulk, leaf.document_limit);
+            let (parts, clients) = (leaf.corpus_parts.clone(), leaf.clients);
             tokio::task::spawn_blocking(move || PartedReader::new(&bulk, &parts, clients, seed))
                 .await
                 .map_err(|e| e.to_string())?
@@ -104,4 +106,20 @@ pub(super) async fn start_feed(
         }
     };
     CorpusFeed::start(reader, limits, leaf.clients, warmup_docs, cancel).map_err(|e| e.to_string())
+}
+
+/// A bulk whose files are cut to the first `limit` documents of the corpus, in file order:
+/// the slices are then cut from what is left, as the one queue reads the same first documents.
+fn within_limit(bulk: &crate::ops::BulkSpec, limit: Option<u64>) -> crate::ops::BulkSpec {
+    let mut bulk = bulk.clone();
+    if let Some(mut left) = limit {
+        for file in &mut bulk.files {
+            if let Some(n) = file.document_count {
+                let kept = n.min(left);
+                file.document_count = Some(kept);
+                left -= kept;
+            }
+        }
+    }
+    bulk
 }

@@ -335,28 +335,72 @@ challenges:
 "#,
         ),
     ]);
-    let env = Env::new();
-    let out = env.ok(&[
-        "race",
-        "--quiet",
-        "--report-format",
-        "json",
-        "--track-path",
-        dir.path().to_str().unwrap(),
-    ]);
-    let race: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let deviations = race["race"]["deviations"].to_string();
+    let (race, load) = race_and_task(&dir, &[], "load");
+    let deviations = race["deviations"].to_string();
     assert!(
         deviations.contains("task `load`") && deviations.contains("declares no document count"),
         "{deviations}"
     );
-    let load = race["race"]["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["task"] == "load")
-        .unwrap();
     // Every document still indexed once, in bulks of two.
     assert_eq!(load["trials"][0]["errors"], 0, "{load}");
     assert_eq!(load["trials"][0]["units"], 4, "{load}");
+}
+
+/// Test mode's first 1,000 documents hold for a corpus cut per esrally worker too: the files
+/// are cut to the first 1,000 in file order, then sliced.
+#[test]
+fn a_rally_split_in_test_mode_reads_the_first_thousand_documents() {
+    let docs = |from: u32| -> String {
+        (from..from + 600)
+            .map(|n| format!("{{\"n\":{n}}}\n"))
+            .collect()
+    };
+    let (a, b) = (docs(0), docs(600));
+    let dir = track_dir(&[
+        ("a.json", &a),
+        ("b.json", &b),
+        (
+            "track.yaml",
+            r#"name: parted
+indices: [{name: tiny}]
+corpora:
+  - name: c
+    documents:
+      - {source-file: a.json, target-index: tiny, document-count: 600}
+      - {source-file: b.json, target-index: tiny, document-count: 600}
+operations:
+  - {name: create-index, type: create-index}
+  - {name: load, type: bulk, params: {bulk-size: 100, split: rally}}
+challenges:
+  - name: c
+    schedule:
+      - {operation: create-index}
+      - {operation: load, clients: 2}
+"#,
+        ),
+    ]);
+    let (_, load) = race_and_task(&dir, &["--test-mode"], "load");
+    assert_eq!(load["trials"][0]["errors"], 0, "{load}");
+    assert_eq!(load["trials"][0]["units"], 1000, "{load}");
+}
+
+/// Races the track in `dir` on the embedded engine: the race's JSON and its task `task`.
+fn race_and_task(
+    dir: &tempfile::TempDir,
+    extra: &[&str],
+    task: &str,
+) -> (serde_json::Value, serde_json::Value) {
+    let mut args = vec!["race", "--quiet", "--report-format", "json", "--track-path"];
+    args.push(dir.path().to_str().unwrap());
+    args.extend_from_slice(extra);
+    let out = Env::new().ok(&args);
+    let race = serde_json::from_str::<serde_json::Value>(&out).unwrap()["race"].clone();
+    let found = race["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["task"] == task)
+        .cloned()
+        .unwrap_or_else(|| panic!("no task `{task}`: {race}"));
+    (race, found)
 }
