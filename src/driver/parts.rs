@@ -376,6 +376,20 @@ mod tests {
         }
     }
 
+    /// A second file of the same corpus, `count` documents numbered from 10, for `index`.
+    fn add_file(bulk: &mut BulkSpec, dir: &std::path::Path, count: u64, index: &str) {
+        let path = dir.join(format!("more-{}.json", bulk.files.len()));
+        let body: String = (10..10 + count)
+            .map(|i| format!("{{\"n\":{i}}}\n"))
+            .collect();
+        std::fs::write(&path, body).unwrap();
+        bulk.files.push(DocumentSet {
+            document_count: Some(count),
+            ..DocumentSet::file(&path, index)
+        });
+        bulk.file_corpus.push(0);
+    }
+
     /// Every bulk the reader hands out, as the numbers of its documents.
     fn bulks(reader: &mut PartedReader, bulk_size: u64) -> Vec<Vec<u64>> {
         let mut out = Vec::new();
@@ -471,13 +485,7 @@ mod tests {
     fn a_bulk_never_spans_two_files_of_a_slice() {
         let dir = tempfile::tempdir().unwrap();
         let mut bulk = bulk_of(dir.path(), 4, 3);
-        let second = dir.path().join("more.json");
-        std::fs::write(&second, "{\"n\":10}\n{\"n\":11}\n{\"n\":12}\n{\"n\":13}\n").unwrap();
-        bulk.files.push(DocumentSet {
-            document_count: Some(4),
-            ..DocumentSet::file(&second, "idx")
-        });
-        bulk.file_corpus = vec![0, 0];
+        add_file(&mut bulk, dir.path(), 4, "idx");
         // One worker: each file cut on its own, 3 + 1 documents each.
         let mut r = PartedReader::new(&bulk, &[0..2], 2, 1).unwrap().unwrap();
         assert_eq!(
@@ -498,13 +506,7 @@ mod tests {
     fn files_for_several_indices_name_each_documents_index() {
         let dir = tempfile::tempdir().unwrap();
         let mut bulk = bulk_of(dir.path(), 2, 10);
-        let other = dir.path().join("other.json");
-        std::fs::write(&other, "{\"n\":10}\n{\"n\":11}\n").unwrap();
-        bulk.files.push(DocumentSet {
-            document_count: Some(2),
-            ..DocumentSet::file(&other, "second")
-        });
-        bulk.file_corpus = vec![0, 0];
+        add_file(&mut bulk, dir.path(), 2, "second");
         bulk.index = String::new();
         let mut r = PartedReader::new(&bulk, &[0..1], 1, 1).unwrap().unwrap();
         assert_eq!(

@@ -146,16 +146,19 @@ fn test_mode_shrinks_work() {
       - {{operation: bulk, warmup: 30s}}
 "
     ));
-    let p = build(
-        &t,
-        &t.challenges[0],
-        &PlanOptions {
-            test_mode: true,
-            tasks: TaskSelection::All,
-            rally_workers: None,
-        },
-    )
-    .unwrap();
+    let test_mode = |t: &Track| {
+        build(
+            t,
+            &t.challenges[0],
+            &PlanOptions {
+                test_mode: true,
+                tasks: TaskSelection::All,
+                rally_workers: None,
+            },
+        )
+        .unwrap()
+    };
+    let p = test_mode(&t);
     let r = runs(&p);
     assert_eq!(
         r[0].work,
@@ -189,16 +192,7 @@ fn test_mode_shrinks_work() {
     // client) keeps what the front end left.
     let mut shrunk = t.clone();
     shrunk.shrunk_for_test_mode = true;
-    let p = build(
-        &shrunk,
-        &shrunk.challenges[0],
-        &PlanOptions {
-            test_mode: true,
-            tasks: TaskSelection::All,
-            rally_workers: None,
-        },
-    )
-    .unwrap();
+    let p = test_mode(&shrunk);
     let r = runs(&p);
     assert_eq!(
         (&r[0].work, &r[1].work),

@@ -319,20 +319,7 @@ fn a_rally_split_with_no_document_count_is_a_deviation_not_a_silent_queue() {
         ("docs.json", "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n"),
         (
             "track.yaml",
-            r#"name: uncut
-indices: [{name: tiny}]
-corpora:
-  - name: c
-    documents: [{source-file: docs.json, target-index: tiny}]
-operations:
-  - {name: create-index, type: create-index}
-  - {name: load, type: bulk, params: {bulk-size: 2, split: rally}}
-challenges:
-  - name: c
-    schedule:
-      - {operation: create-index}
-      - {operation: load, clients: 2}
-"#,
+            &split_track("[{source-file: docs.json, target-index: tiny}]", 2),
         ),
     ]);
     let (race, load) = race_and_task(&dir, &[], "load");
@@ -361,27 +348,36 @@ fn a_rally_split_in_test_mode_reads_the_first_thousand_documents() {
         ("b.json", &b),
         (
             "track.yaml",
-            r#"name: parted
-indices: [{name: tiny}]
-corpora:
-  - name: c
-    documents:
-      - {source-file: a.json, target-index: tiny, document-count: 600}
-      - {source-file: b.json, target-index: tiny, document-count: 600}
-operations:
-  - {name: create-index, type: create-index}
-  - {name: load, type: bulk, params: {bulk-size: 100, split: rally}}
-challenges:
-  - name: c
-    schedule:
-      - {operation: create-index}
-      - {operation: load, clients: 2}
-"#,
+            &split_track(
+                "[{source-file: a.json, target-index: tiny, document-count: 600}, {source-file: b.json, target-index: tiny, document-count: 600}]",
+                100,
+            ),
         ),
     ]);
     let (_, load) = race_and_task(&dir, &["--test-mode"], "load");
     assert_eq!(load["trials"][0]["errors"], 0, "{load}");
     assert_eq!(load["trials"][0]["units"], 1000, "{load}");
+}
+
+/// A track whose task `load` bulks `documents` in `bulk_size`s with two clients, its corpus
+/// cut per esrally worker (`split: rally`).
+fn split_track(documents: &str, bulk_size: u64) -> String {
+    format!(
+        "name: split
+indices: [{{name: tiny}}]
+corpora:
+  - name: c
+    documents: {documents}
+operations:
+  - {{name: create-index, type: create-index}}
+  - {{name: load, type: bulk, params: {{bulk-size: {bulk_size}, split: rally}}}}
+challenges:
+  - name: c
+    schedule:
+      - {{operation: create-index}}
+      - {{operation: load, clients: 2}}
+"
+    )
 }
 
 /// Races the track in `dir` on the embedded engine: the race's JSON and its task `task`.

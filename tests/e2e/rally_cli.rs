@@ -11,6 +11,63 @@ use std::process::{Child, Command, Output};
 
 const PASSWORD: &str = "s3cret-Rally-pass";
 
+/// `runner serve` recording every request it answers, and races of a track against it.
+struct Recording {
+    env: Env,
+    record: std::path::PathBuf,
+    server: Serve,
+}
+
+impl Recording {
+    fn new() -> Recording {
+        let env = Env::new();
+        let record = env.home.path().join("requests.jsonl");
+        let server = serve(&env, &["--record", record.to_str().unwrap()]);
+        Recording {
+            env,
+            record,
+            server,
+        }
+    }
+
+    /// Races the track in `dir` against the server, quietly; its output, success or not.
+    fn race(&self, dir: &tempfile::TempDir) -> Output {
+        let hosts = format!("127.0.0.1:{}", self.server.port);
+        self.env.run(&[
+            "race",
+            "--track-path",
+            dir.path().to_str().unwrap(),
+            "--quiet",
+            "--target-hosts",
+            &hosts,
+        ])
+    }
+
+    /// Races, and insists on success.
+    fn race_ok(&self, dir: &tempfile::TempDir) {
+        let out = self.race(dir);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+
+    /// Every request recorded so far, in order.
+    fn lines(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.record)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// The documents of each recorded bulk to `/_bulk` (an action line before each).
+fn bulk_sizes(lines: &[serde_json::Value]) -> Vec<usize> {
+    lines
+        .iter()
+        .filter(|l| l["path"] == "/_bulk")
+        .map(|l| l["body"].as_array().unwrap().len() / 2)
+        .collect()
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -522,25 +579,11 @@ fn a_rally_tracks_requests_are_rallys() {
             "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n{\"a\": 4}\n",
         ),
     ]);
-    let env = Env::new();
-    let record = env.home.path().join("requests.jsonl");
-    let server = serve(&env, &["--record", record.to_str().unwrap()]);
-    let hosts = format!("127.0.0.1:{}", server.port);
+    let server = Recording::new();
     for _ in 0..2 {
-        env.ok(&[
-            "race",
-            "--track-path",
-            dir.path().to_str().unwrap(),
-            "--quiet",
-            "--target-hosts",
-            &hosts,
-        ]);
+        server.race_ok(&dir);
     }
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&record)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = server.lines();
     let said = |l: &serde_json::Value| {
         let q: Vec<String> = l["query"]
             .as_array()
@@ -653,11 +696,7 @@ fn a_rally_tracks_requests_are_rallys() {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(2);
-    let bulks: Vec<usize> = lines
-        .iter()
-        .filter(|l| l["path"] == "/_bulk")
-        .map(|l| l["body"].as_array().unwrap().len() / 2)
-        .collect();
+    let bulks = bulk_sizes(&lines);
     assert_eq!(bulks.len(), 2 * workers, "{bulks:?}");
     assert!(bulks.iter().all(|&docs| docs == 4 / workers), "{bulks:?}");
 }
@@ -686,19 +725,9 @@ fn rallys_retries_try_an_operation_again() {
             r#"{"settings": {"index": {"number_of_replicas": 1}}}"#,
         ),
     ]);
-    let env = Env::new();
-    let record = env.home.path().join("requests.jsonl");
-    let server = serve(&env, &["--record", record.to_str().unwrap()]);
-    let hosts = format!("127.0.0.1:{}", server.port);
-    let out = env.run(&[
-        "race",
-        "--track-path",
-        dir.path().to_str().unwrap(),
-        "--quiet",
-        "--target-hosts",
-        &hosts,
-    ]);
-    let recorded = std::fs::read_to_string(&record).unwrap();
+    let server = Recording::new();
+    let out = server.race(&dir);
+    let recorded = std::fs::read_to_string(&server.record).unwrap();
     let health = recorded
         .lines()
         .filter(|l| l.contains("\"/_cluster/health/replicated\""))
@@ -709,7 +738,7 @@ fn rallys_retries_try_an_operation_again() {
         "one attempt and two retries: {recorded}\n{}",
         stderr(&out)
     );
-    let race = env.only_race();
+    let race = server.env.only_race();
     let trial = &tasks(&race, "health")[0]["trials"][0];
     assert_eq!(
         trial["errors_by_kind"]["timeout"].as_u64(),
@@ -745,23 +774,9 @@ fn an_osb_workloads_requests_are_osbs() {
         ),
         ("docs.json", "{\"a\": 1}\n{\"a\": 2}\n"),
     ]);
-    let env = Env::new();
-    let record = env.home.path().join("requests.jsonl");
-    let server = serve(&env, &["--record", record.to_str().unwrap()]);
-    let hosts = format!("127.0.0.1:{}", server.port);
-    env.ok(&[
-        "race",
-        "--track-path",
-        dir.path().to_str().unwrap(),
-        "--quiet",
-        "--target-hosts",
-        &hosts,
-    ]);
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&record)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let server = Recording::new();
+    server.race_ok(&dir);
+    let lines = server.lines();
     assert!(
         lines.iter().all(|l| l["path"] != "/_cluster/settings"),
         "OSB lifts no setting: {lines:#?}"
@@ -867,22 +882,9 @@ fn a_polled_force_merge_asks_for_its_task() {
   ]
 }"#,
     )]);
-    let env = Env::new();
-    let record = env.home.path().join("requests.jsonl");
-    let server = serve(&env, &["--record", record.to_str().unwrap()]);
-    env.ok(&[
-        "race",
-        "--track-path",
-        dir.path().to_str().unwrap(),
-        "--quiet",
-        "--target-hosts",
-        &format!("127.0.0.1:{}", server.port),
-    ]);
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&record)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let server = Recording::new();
+    server.race_ok(&dir);
+    let lines = server.lines();
     let at = lines
         .iter()
         .position(|l| l["path"] == "/merged/_forcemerge")
@@ -893,7 +895,7 @@ fn a_polled_force_merge_asks_for_its_task() {
     );
     assert_eq!(lines[at + 1]["method"], "GET");
     assert_eq!(lines[at + 1]["path"], "/_tasks/runner:1");
-    let race = env.only_race();
+    let race = server.env.only_race();
     assert_eq!(
         tasks(&race, "merge")[0]["trials"][0]["errors"].as_u64(),
         Some(0)
@@ -922,37 +924,12 @@ fn rally_ini_available_cores_sets_the_workers_that_cut_a_bulk() {
             "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n{\"a\": 4}\n",
         ),
     ]);
-    let env = Env::new();
-    let rally_home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(rally_home.path().join(".rally")).unwrap();
-    std::fs::write(
-        rally_home.path().join(".rally/rally.ini"),
-        "[system]\navailable.cores = 1\n",
-    )
-    .unwrap();
-    let record = env.home.path().join("requests.jsonl");
-    let server = serve(&env, &["--record", record.to_str().unwrap()]);
-    let hosts = format!("127.0.0.1:{}", server.port);
-    let args = [
-        "race",
-        "--track-path",
-        dir.path().to_str().unwrap(),
-        "--quiet",
-        "--target-hosts",
-        &hosts,
-    ];
-    let out = env
-        .command(&args)
-        .env("RALLY_HOME", rally_home.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let bulks: Vec<usize> = std::fs::read_to_string(&record)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|l| l["path"] == "/_bulk")
-        .map(|l| l["body"].as_array().unwrap().len() / 2)
-        .collect();
+    let server = Recording::new();
+    // The test's RALLY_HOME is its own home (`Env`).
+    let conf = server.env.home.path().join(".rally");
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::write(conf.join("rally.ini"), "[system]\navailable.cores = 1\n").unwrap();
+    server.race_ok(&dir);
+    let bulks = bulk_sizes(&server.lines());
     assert_eq!(bulks, [4], "one worker: one slice, one bulk");
 }
